@@ -1,0 +1,126 @@
+#pragma once
+// tickinfer's C++ API: load a Keras model, compile it into a plan, run the plan on
+// caller-provided buffers.
+//
+//   auto model = tickinfer::Model::load("mlp_small.keras");   // throws tickinfer::Error
+//   auto plan  = tickinfer::compile(model);                     // packs weights, sizes the arena
+//   float x[10] = {...}, y[1];
+//   plan.run(x, y);                                             // noexcept, allocation-free
+//
+// Thread safety: a Model is immutable and may be shared by any number of threads. A Plan owns
+// mutable scratch (its arena and, in stream mode, the recurrent state), so each thread runs its
+// own Plan; Plan::clone() makes another plan that shares the packed weights read-only and has its
+// own arena. Loading and compiling may allocate and throw; Plan::run never does either.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer {
+
+struct Graph;
+using Shape = std::vector<int>;
+
+struct TensorInfo {
+  std::string name;  // Keras input layer / output layer name
+  Shape shape;       // without the batch dimension
+};
+
+// Static cost of one inference (batch 1, window mode), per layer and in total.
+struct LayerStats {
+  std::string name, keras_class;
+  Shape output_shape;
+  int64_t params = 0;        // weights and biases as stored in the model
+  int64_t flops = 0;         // 2 per multiply-add, plus elementwise work counted as 1 per op
+  int64_t weight_bytes = 0;  // bytes of weights read per inference (fp32)
+};
+struct ModelStats {
+  std::vector<LayerStats> layers;
+  int64_t params = 0, flops = 0, weight_bytes = 0;
+};
+
+class Model {
+ public:
+  // Loads a Keras 3 `.keras` archive or a legacy Keras 2 `.h5` file (detected from the
+  // content, not the extension). Throws tickinfer::Error naming the file, and the layer and
+  // option where relevant, for anything unreadable or unsupported.
+  static Model load(const std::string& path);
+  // Wraps an already-built graph (importers, tests). Validates it (shapes, weights).
+  static Model from_graph(Graph graph);
+
+  const Graph& graph() const { return *graph_; }
+  std::vector<TensorInfo> inputs() const;
+  std::vector<TensorInfo> outputs() const;
+  ModelStats stats() const;
+
+ private:
+  std::shared_ptr<const Graph> graph_;
+};
+
+enum class RecurrentMode : uint8_t {
+  // Exactly what Keras computes: each run() takes the whole [T, features] window and starts
+  // the recurrent state from zero.
+  Window,
+  // One time step per run(): inputs are [features] (the last axis of a sequence input); the
+  // recurrent state carries over between calls until reset_state(). O(1) work per tick.
+  // Only for models whose sequence part is recurrent layers and per-step ops; see
+  // docs/streaming.md for when it equals the trained model.
+  Stream,
+};
+
+struct CompileOptions {
+  // Kernel set: "" picks the fastest the CPU supports (or $TICKINFER_ISA when set);
+  // "scalar", "avx2" or "avx512" force one (an Error if the CPU lacks it).
+  std::string isa;
+  RecurrentMode mode = RecurrentMode::Window;
+  // Window mode only: the sequence length to use for an input saved with an unknown (None)
+  // time dimension. 0 means the model must fix it.
+  int window_length = 0;
+};
+
+class Plan {
+ public:
+  Plan(Plan&&) noexcept;
+  Plan& operator=(Plan&&) noexcept;
+  ~Plan();
+
+  // inputs[i] points at input_size(i) floats, outputs[i] at output_size(i) floats, row-major
+  // in the shapes below. Never allocates, locks, throws or makes a syscall. Input and output
+  // buffers may not overlap the plan's arena (they cannot: it is private).
+  void run(const float* const* inputs, float* const* outputs) noexcept;
+  // Single-input, single-output convenience.
+  void run(const float* input, float* output) noexcept;
+  // Stream mode: zero the recurrent state (start of a new sequence). Window mode: no-op.
+  void reset_state() noexcept;
+
+  size_t num_inputs() const;
+  size_t num_outputs() const;
+  const Shape& input_shape(size_t i) const;   // per call: [features] in stream mode
+  const Shape& output_shape(size_t i) const;
+  size_t input_size(size_t i) const;
+  size_t output_size(size_t i) const;
+
+  RecurrentMode mode() const;
+  const char* isa() const;       // kernel set in use
+  size_t arena_bytes() const;    // activation + state scratch owned by this plan
+  std::string describe() const;  // one line per step, for `tickinfer inspect --plan`
+
+  // A new plan sharing this plan's packed weights, with its own arena and state.
+  Plan clone() const;
+
+  struct Impl;
+  explicit Plan(std::unique_ptr<Impl> impl);
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Builds a plan: resolves shapes, folds BatchNormalization into the preceding layer where
+// possible, packs weights for the chosen kernels and sizes one arena. Throws tickinfer::Error
+// (e.g. stream mode on a model with a Flatten over time, an ISA the CPU lacks).
+Plan compile(const Model& model, const CompileOptions& options = {});
+
+}  // namespace tickinfer

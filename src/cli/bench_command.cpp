@@ -1,0 +1,210 @@
+// `tickinfer bench MODEL`: closed-loop latency of single Plan::run calls, back to back.
+//
+// Method: 1024 input sets of N(0, 1) values (fixed seed) are prepared up front and cycled through
+// so branch predictors and caches see varied data without any generation cost in the loop. After
+// a warm-up, each call is bracketed by a clock read pair (see bench_clock.hpp: rdtsc when the TSC
+// is invariant, else steady_clock) and recorded into a LatencyHistogram. Numbers are raw: they
+// include one clock pair, whose median cost is reported separately as timer_overhead_ns.
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cli/bench_clock.hpp"
+#include "cli/commands.hpp"
+#include "cli/machine_info.hpp"
+#include "cli/plan_options.hpp"
+#include "stats/latency_histogram.hpp"
+#include "stats/latency_summary.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::cli {
+
+namespace {
+
+constexpr size_t kInputSets = 1024;  // power of two: the loop cycles with a mask
+constexpr double kCalibrationSeconds = 0.05;
+constexpr int kOverheadPairs = 20000;
+
+// Inputs for every run, prepared before timing. pointers[k * num_inputs + i] is input i of set k.
+struct PreparedInputs {
+  std::vector<std::vector<float>> storage;
+  std::vector<const float*> pointers;
+};
+
+PreparedInputs prepare_inputs(const Plan& plan, uint64_t seed) {
+  PreparedInputs p;
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  p.storage.resize(plan.num_inputs());
+  for (size_t i = 0; i < plan.num_inputs(); ++i) {
+    p.storage[i].resize(kInputSets * plan.input_size(i));
+    for (float& v : p.storage[i]) v = normal(rng);
+  }
+  p.pointers.resize(kInputSets * plan.num_inputs());
+  for (size_t k = 0; k < kInputSets; ++k) {
+    for (size_t i = 0; i < plan.num_inputs(); ++i) {
+      p.pointers[k * plan.num_inputs() + i] = p.storage[i].data() + k * plan.input_size(i);
+    }
+  }
+  return p;
+}
+
+struct TimedLoop {
+  double ns_per_tick = 1.0;
+  double warmup_seconds = 0.5;
+  double seconds = 2.0;
+};
+
+// Runs the plan untimed for the warm-up, then timed until `seconds` have passed. Nothing in
+// the timed loop allocates: the histogram and all buffers exist beforehand.
+template <typename Clock>
+void timed_loop(Plan& plan, const PreparedInputs& inputs, float* const* outputs, const TimedLoop& cfg,
+                stats::LatencyHistogram& histogram) {
+  const size_t n_in = plan.num_inputs();
+  const auto ticks_for = [&](double s) { return static_cast<uint64_t>(s * 1e9 / cfg.ns_per_tick); };
+  size_t k = 0;
+  const uint64_t warm_end = Clock::now() + ticks_for(cfg.warmup_seconds);
+  while (Clock::now() < warm_end) {
+    plan.run(&inputs.pointers[k * n_in], outputs);
+    k = (k + 1) & (kInputSets - 1);
+  }
+  const uint64_t end = Clock::now() + ticks_for(cfg.seconds);
+  while (true) {
+    const uint64_t t0 = Clock::start();
+    plan.run(&inputs.pointers[k * n_in], outputs);
+    const uint64_t t1 = Clock::stop();
+    histogram.record(std::llround(static_cast<double>(t1 - t0) * cfg.ns_per_tick));
+    k = (k + 1) & (kInputSets - 1);
+    if (t1 >= end) break;
+  }
+}
+
+std::string format_ns(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", ns);
+  return buf;
+}
+
+}  // namespace
+
+ArgParser bench_parser() {
+  ArgParser p("bench", "measure the latency of single Plan::run calls (p50/p90/p99/p99.9/max)");
+  p.positional("MODEL", "a .keras (Keras 3) or .h5 (Keras 2) model file");
+  declare_plan_options(p);
+  p.option("seconds", "S", "how long to time runs", "2");
+  p.option("warmup-seconds", "W", "untimed runs before timing", "0.5");
+  p.option("pin", "CPU", "pin the benchmark thread to this CPU");
+  p.option("timer", "auto|rdtsc|steady", "clock for timing each run (auto: rdtsc if the TSC is invariant)",
+           "auto");
+  p.option("seed", "N", "seed for the random inputs", "1");
+  p.flag("json", "print one JSON object instead of text");
+  p.flag("floor", "also report FLOPs, weight bytes and the compute floor at --peak-gflops");
+  p.option("peak-gflops", "G", "peak fp32 GFLOP/s of one core for --floor", "215");
+  return p;
+}
+
+int run_bench(const ArgParser& args) {
+  const std::string& path = args.positional_value("MODEL");
+  const CompileOptions options = plan_options(args);
+  TimedLoop cfg;
+  cfg.seconds = args.number("seconds", 1e-3, 86400.0);
+  cfg.warmup_seconds = args.number("warmup-seconds", 0.0, 86400.0);
+  const double peak_gflops = args.number("peak-gflops", 1e-3, 1e9);
+  const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 2147483647L));
+  const std::string timer = args.value("timer");
+  if (timer != "auto" && timer != "rdtsc" && timer != "steady") {
+    throw UsageError("option '--timer': unknown timer '" + timer + "' (auto, rdtsc or steady)");
+  }
+  int pinned_cpu = -1;
+  if (args.given("pin")) {
+    pinned_cpu = static_cast<int>(args.integer("pin", 0, 1 << 20));
+    pin_current_thread(pinned_cpu);  // before anything is allocated, so memory is local to it
+  }
+
+  const Model model = Model::load(path);
+  Plan plan = compile(model, options);
+  const ModelStats model_stats = model.stats();
+  const PreparedInputs inputs = prepare_inputs(plan, seed);
+  std::vector<std::vector<float>> output_storage(plan.num_outputs());
+  std::vector<float*> outputs(plan.num_outputs());
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    output_storage[o].resize(plan.output_size(o));
+    outputs[o] = output_storage[o].data();
+  }
+  plan.reset_state();
+
+  bool use_tsc = false;
+  if (timer == "rdtsc") {
+    if (!tsc_usable()) throw Error("--timer rdtsc: this CPU has no invariant TSC (use --timer steady)");
+    use_tsc = true;
+  } else if (timer == "auto") {
+    use_tsc = tsc_usable();
+  }
+  stats::LatencyHistogram histogram;
+  double timer_overhead_ns = 0.0;
+  std::string timer_text;
+#if TICKINFER_CLI_HAVE_TSC
+  if (use_tsc) {
+    cfg.ns_per_tick = calibrate_tsc_ns_per_tick(kCalibrationSeconds);
+    timer_overhead_ns = measure_timer_overhead_ns<TscClock>(cfg.ns_per_tick, kOverheadPairs);
+    timer_text = std::string("rdtsc (") + format_ns(1.0 / cfg.ns_per_tick) + " GHz, calibrated against steady_clock)";
+    timed_loop<TscClock>(plan, inputs, outputs.data(), cfg, histogram);
+  }
+#endif
+  if (!use_tsc) {
+    timer_overhead_ns = measure_timer_overhead_ns<SteadyClock>(1.0, kOverheadPairs);
+    timer_text = "steady_clock";
+    timed_loop<SteadyClock>(plan, inputs, outputs.data(), cfg, histogram);
+  }
+  const auto summary = stats::LatencySummary::from(histogram);
+  const std::string cpu = cpu_model_name();
+  // The compute floor: FLOPs at the stated peak. GFLOP/s is FLOPs per ns.
+  const double floor_ns = static_cast<double>(model_stats.flops) / peak_gflops;
+
+  if (args.flag_set("json")) {
+    auto j = nlohmann::json::parse(summary.to_json());
+    j["model"] = path;
+    j["mode"] = mode_name(plan.mode());
+    j["isa"] = plan.isa();
+    j["cpu"] = cpu;
+    j["pinned_cpu"] = pinned_cpu >= 0 ? nlohmann::json(pinned_cpu) : nlohmann::json(nullptr);
+    j["timer"] = use_tsc ? "rdtsc" : "steady_clock";
+    j["timer_overhead_ns"] = std::round(timer_overhead_ns * 10.0) / 10.0;
+    j["seconds"] = cfg.seconds;
+    j["warmup_seconds"] = cfg.warmup_seconds;
+    j["input_sets"] = kInputSets;
+    j["seed"] = seed;
+    if (args.flag_set("floor")) {
+      j["flops"] = model_stats.flops;
+      j["weight_bytes"] = model_stats.weight_bytes;
+      j["peak_gflops"] = peak_gflops;
+      j["compute_floor_ns"] = std::round(floor_ns * 100.0) / 100.0;
+      j["p50_over_floor"] = floor_ns > 0 ? nlohmann::json(static_cast<double>(summary.p50_ns) / floor_ns)
+                                         : nlohmann::json(nullptr);
+    }
+    std::printf("%s\n", j.dump().c_str());
+    return 0;
+  }
+  std::printf("model    %s\n", path.c_str());
+  std::printf("plan     mode %s, isa %s\n", mode_name(plan.mode()), plan.isa());
+  std::printf("cpu      %s (%s)\n", cpu.c_str(),
+              pinned_cpu >= 0 ? ("pinned to cpu " + std::to_string(pinned_cpu)).c_str() : "not pinned");
+  std::printf("timer    %s; overhead %s ns per read pair, included below (not subtracted)\n",
+              timer_text.c_str(), format_ns(timer_overhead_ns).c_str());
+  std::printf("latency  ns per Plan::run, batch 1, %.3g s after %.3g s warm-up, %zu input sets\n",
+              cfg.seconds, cfg.warmup_seconds, kInputSets);
+  std::printf("%s\n%s\n", stats::LatencySummary::table_header().c_str(), summary.table_row().c_str());
+  if (args.flag_set("floor")) {
+    std::printf("floor    %lld FLOPs, %lld weight bytes; at %g GFLOP/s the compute floor is %s ns",
+                static_cast<long long>(model_stats.flops), static_cast<long long>(model_stats.weight_bytes),
+                peak_gflops, format_ns(floor_ns).c_str());
+    if (floor_ns > 0) std::printf("; p50 is %.1fx the floor", static_cast<double>(summary.p50_ns) / floor_ns);
+    std::printf("%s\n", plan.mode() == RecurrentMode::Stream ? " (FLOPs are for a whole window)" : "");
+  }
+  return 0;
+}
+
+}  // namespace tickinfer::cli

@@ -1,0 +1,32 @@
+#pragma once
+// The `tickinfer` subcommands. Each takes the arguments after its name, writes its report to
+// stdout and returns the process exit code (0 on success). Usage mistakes throw UsageError
+// (exit 2); every other failure throws tickinfer::Error or another std::exception (exit 1).
+// main() prints either as "tickinfer: error: <message>" on stderr.
+#include <string>
+#include <vector>
+
+#include "cli/arg_parser.hpp"
+
+namespace tickinfer::cli {
+
+struct Command {
+  const char* name;
+  // Declares the command's arguments on a parser (also used by `tickinfer help`).
+  ArgParser (*make_parser)();
+  int (*run)(const ArgParser& args);
+};
+
+ArgParser inspect_parser();
+int run_inspect(const ArgParser& args);
+
+ArgParser predict_parser();
+int run_predict(const ArgParser& args);
+
+ArgParser bench_parser();
+int run_bench(const ArgParser& args);
+
+// Every subcommand, in the order `tickinfer help` lists them.
+const std::vector<Command>& all_commands();
+
+}  // namespace tickinfer::cli

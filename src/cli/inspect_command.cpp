@@ -1,0 +1,147 @@
+// `tickinfer inspect MODEL`: what a model is made of (layers with their static cost, inputs and
+// outputs) and what compile() makes of it (kernel set, arena size, plan steps).
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "cli/array_file.hpp"
+#include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
+#include "model/graph.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::cli {
+
+namespace {
+
+std::vector<int64_t> widen(const Shape& shape) { return {shape.begin(), shape.end()}; }
+
+// Renders rows as aligned columns separated by two spaces; column 0 and 1 left-aligned, the
+// rest right-aligned (they are numbers or shapes).
+std::string render_table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    if (width.size() < row.size()) width.resize(row.size(), 0);
+    for (size_t c = 0; c < row.size(); ++c) width[c] = std::max(width[c], row[c].size());
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    std::string line;
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      if (c) line += "  ";
+      line += c < 2 ? row[c] + pad : pad + row[c];
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+nlohmann::json tensors_json(const std::vector<TensorInfo>& tensors) {
+  auto arr = nlohmann::json::array();
+  for (const auto& t : tensors) arr.push_back({{"name", t.name}, {"shape", t.shape}});
+  return arr;
+}
+
+std::string tensors_text(const std::vector<TensorInfo>& tensors) {
+  std::string s;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (i) s += ", ";
+    s += tensors[i].name + " " + shape_text(widen(tensors[i].shape));
+  }
+  return s;
+}
+
+}  // namespace
+
+ArgParser inspect_parser() {
+  ArgParser p("inspect", "show a model's layers, cost and compiled plan");
+  p.positional("MODEL", "a .keras (Keras 3) or .h5 (Keras 2) model file");
+  p.flag("json", "print one JSON object instead of tables");
+  declare_plan_options(p);
+  return p;
+}
+
+int run_inspect(const ArgParser& args) {
+  const std::string& path = args.positional_value("MODEL");
+  const CompileOptions options = plan_options(args);
+  const Model model = Model::load(path);
+  const ModelStats stats = model.stats();
+  const auto inputs = model.inputs();
+  const auto outputs = model.outputs();
+
+  // A model that loads but cannot be compiled (e.g. stream mode over a Conv1D) is still worth
+  // describing; the compile error is reported after the description, with exit code 1.
+  std::string compile_error;
+  std::optional<Plan> plan;
+  try {
+    plan.emplace(compile(model, options));
+  } catch (const Error& e) {
+    compile_error = e.what();
+  }
+
+  if (args.flag_set("json")) {
+    nlohmann::json j;
+    j["model"] = path;
+    j["name"] = model.graph().name;
+    j["format"] = model.graph().source_format;
+    j["inputs"] = tensors_json(inputs);
+    j["outputs"] = tensors_json(outputs);
+    auto layers = nlohmann::json::array();
+    for (const auto& l : stats.layers) {
+      layers.push_back({{"name", l.name},
+                        {"class", l.keras_class},
+                        {"output_shape", l.output_shape},
+                        {"params", l.params},
+                        {"flops", l.flops},
+                        {"weight_bytes", l.weight_bytes}});
+    }
+    j["layers"] = std::move(layers);
+    j["totals"] = {{"params", stats.params}, {"flops", stats.flops}, {"weight_bytes", stats.weight_bytes}};
+    if (plan) {
+      j["plan"] = {{"isa", plan->isa()},
+                   {"mode", mode_name(plan->mode())},
+                   {"arena_bytes", plan->arena_bytes()},
+                   {"steps", split_lines(plan->describe())}};
+    } else {
+      j["plan"] = {{"error", compile_error}};
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("model    %s\n", path.c_str());
+    std::printf("name     %s (%s)\n", model.graph().name.c_str(), model.graph().source_format.c_str());
+    std::printf("inputs   %s\n", tensors_text(inputs).c_str());
+    std::printf("outputs  %s\n\n", tensors_text(outputs).c_str());
+    std::vector<std::vector<std::string>> rows = {
+        {"layer", "class", "output", "params", "FLOPs", "weight bytes"}};
+    for (const auto& l : stats.layers) {
+      rows.push_back({l.name, l.keras_class, shape_text(widen(l.output_shape)), std::to_string(l.params),
+                      std::to_string(l.flops), std::to_string(l.weight_bytes)});
+    }
+    rows.push_back({"total", "", "", std::to_string(stats.params), std::to_string(stats.flops),
+                    std::to_string(stats.weight_bytes)});
+    std::fputs(render_table(rows).c_str(), stdout);
+    if (plan) {
+      std::printf("\nplan     isa %s, mode %s, arena %zu bytes\n", plan->isa(), mode_name(plan->mode()),
+                  plan->arena_bytes());
+      for (const auto& line : split_lines(plan->describe())) std::printf("  %s\n", line.c_str());
+    } else {
+      std::printf("\nplan     not compiled (%s mode)\n", mode_name(options.mode));
+    }
+  }
+  if (!plan) throw Error(compile_error);
+  return 0;
+}
+
+}  // namespace tickinfer::cli

@@ -1,0 +1,38 @@
+#include "cli/plan_options.hpp"
+
+namespace tickinfer::cli {
+
+void declare_plan_options(ArgParser& parser) {
+  parser.option("mode", "window|stream",
+                "window: each run takes a whole [T, features] window; stream: one tick per run, "
+                "recurrent state carried over",
+                "window");
+  parser.option("isa", "scalar|avx2|avx512",
+                "force a kernel set (default: the fastest the CPU supports, or $TICKINFER_ISA)");
+}
+
+CompileOptions plan_options(const ArgParser& args) {
+  CompileOptions options;
+  const std::string& mode = args.value("mode");
+  if (mode == "window") {
+    options.mode = RecurrentMode::Window;
+  } else if (mode == "stream") {
+    options.mode = RecurrentMode::Stream;
+  } else {
+    throw UsageError("option '--mode': unknown mode '" + mode + "' (window or stream)");
+  }
+  if (args.given("isa")) {
+    const std::string& isa = args.value("isa");
+    if (isa != "scalar" && isa != "avx2" && isa != "avx512") {
+      throw UsageError("option '--isa': unknown kernel set '" + isa + "' (scalar, avx2 or avx512)");
+    }
+    options.isa = isa;
+  }
+  return options;
+}
+
+const char* mode_name(RecurrentMode mode) {
+  return mode == RecurrentMode::Stream ? "stream" : "window";
+}
+
+}  // namespace tickinfer::cli

@@ -1,0 +1,17 @@
+#pragma once
+// The --mode and --isa options shared by inspect, predict and bench, turned into
+// CompileOptions. An unknown mode or ISA name is a UsageError; an ISA the CPU lacks is left for
+// compile() to refuse (tickinfer::Error).
+#include <string>
+
+#include "cli/arg_parser.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::cli {
+
+// Declares --mode (default window) and --isa (default: best the CPU supports).
+void declare_plan_options(ArgParser& parser);
+CompileOptions plan_options(const ArgParser& args);
+const char* mode_name(RecurrentMode mode);  // "window" or "stream"
+
+}  // namespace tickinfer::cli

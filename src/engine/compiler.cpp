@@ -1,0 +1,490 @@
+// compile(): Graph -> PlanLayout. Resolves shapes for the chosen mode, folds BatchNormalization,
+// packs weights for the kernels, assigns every tensor an arena offset and emits the step list.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "engine/plan_impl.hpp"
+#include "engine/stream_check.hpp"
+
+namespace tickinfer {
+namespace {
+
+using engine::AlignedBuffer;
+using engine::PackedWeights;
+using engine::PlanLayout;
+using engine::Step;
+using engine::StepKind;
+using engine::TensorRef;
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// W (K x N) row-major -> the shared packed gemv layout.
+const float* pack(PackedWeights& pw, const float* w, int K, int N) {
+  AlignedBuffer b(kernels::packed_floats(K, N));
+  kernels::pack_weights(w, K, N, b.data());
+  return pw.add(std::move(b));
+}
+
+const float* copy_vec(PackedWeights& pw, const std::vector<float>& v) {
+  AlignedBuffer b(v.size());
+  std::copy(v.begin(), v.end(), b.data());
+  return pw.add(std::move(b));
+}
+
+// Columns [c0, c0 + n) of a (K x N) row-major matrix.
+std::vector<float> columns(const Weight& w, int c0, int n) {
+  const int K = w.shape[0], N = w.shape[1];
+  std::vector<float> out(static_cast<size_t>(K) * n);
+  for (int k = 0; k < K; ++k) {
+    std::copy_n(w.data.begin() + static_cast<size_t>(k) * N + c0, n, out.begin() + static_cast<size_t>(k) * n);
+  }
+  return out;
+}
+
+// A relu that a gemv clamp expresses exactly, or linear.
+bool clamp_for(const ActivationSpec& a, float& lo, float& hi) {
+  if (a.kind == ActKind::Linear) {
+    lo = -kInf, hi = kInf;
+    return true;
+  }
+  if (a.kind == ActKind::Relu && a.alpha == 0.0f && a.threshold == 0.0f) {
+    lo = 0.0f, hi = a.max_value;
+    return true;
+  }
+  return false;
+}
+
+class Compiler {
+ public:
+  Compiler(Graph g, const CompileOptions& opt, const kernels::KernelSet& ks)
+      : g_(std::move(g)), opt_(opt) {
+    L_.mode = opt.mode;
+    L_.kernels = &ks;
+  }
+
+  void run(PackedWeights& pw) {
+    pw_ = &pw;
+    count_consumers();
+    refs_.resize(g_.nodes.size());
+    for (size_t i = 0; i < g_.nodes.size(); ++i) emit(static_cast<int>(i));
+    for (int o : g_.outputs) {
+      L_.outputs.push_back(refs_[o]);
+      L_.output_shapes.push_back(g_.nodes[o].shape);
+    }
+    for (int in : g_.inputs) L_.input_shapes.push_back(stream_shape(g_.nodes[in].shape));
+  }
+
+  PlanLayout take() { return std::move(L_); }
+
+ private:
+  // In stream mode a sequence input [1, F] is fed one step at a time as [F].
+  Shape stream_shape(const Shape& s) const {
+    if (opt_.mode == RecurrentMode::Stream && s.size() == 2 && s[0] == 1) return {s[1]};
+    return s;
+  }
+
+  void count_consumers() {
+    consumers_.assign(g_.nodes.size(), 0);
+    for (const Node& n : g_.nodes) {
+      for (int in : n.inputs) ++consumers_[in];
+    }
+    for (int o : g_.outputs) ++consumers_[o];  // an output can never be folded away
+  }
+
+  uint32_t alloc(int64_t floats) {
+    const uint32_t off = static_cast<uint32_t>(L_.arena_floats);
+    L_.arena_floats += static_cast<size_t>((floats + 15) / 16 * 16);  // keep 64-byte alignment
+    return off;
+  }
+  TensorRef new_tensor(const Node& n) { return TensorRef{0, alloc(shape_size(n.shape))}; }
+
+  const Node& in_node(const Node& n, size_t i = 0) const { return g_.nodes[n.inputs[i]]; }
+  TensorRef in_ref(const Node& n, size_t i = 0) const { return refs_[n.inputs[i]]; }
+
+  // Appends an activation step unless the activation is linear or already fused.
+  void add_activation(const Node& n, const ActivationSpec& a, TensorRef t, bool fused) {
+    if (fused) return;
+    Step s;
+    s.label = n.name;
+    s.in = s.out = t;
+    s.act = a;
+    const int last = n.shape.back();
+    if (a.kind == ActKind::Softmax) {
+      s.kind = StepKind::Softmax;
+      s.n = last;
+      s.rows = static_cast<int>(shape_size(n.shape) / last);
+    } else {
+      s.kind = StepKind::Activation;
+      s.n = static_cast<int>(shape_size(n.shape));
+    }
+    L_.steps.push_back(std::move(s));
+  }
+
+  // BatchNorm as y = x * scale + shift, per channel.
+  static void bn_affine(const Node& bn, std::vector<float>& scale, std::vector<float>& shift) {
+    const auto& gamma = bn.weights[0].data;
+    const auto& beta = bn.weights[1].data;
+    const auto& mean = bn.weights[2].data;
+    const auto& var = bn.weights[3].data;
+    scale.resize(gamma.size());
+    shift.resize(gamma.size());
+    for (size_t c = 0; c < gamma.size(); ++c) {
+      scale[c] = gamma[c] / std::sqrt(var[c] + bn.epsilon);
+      shift[c] = beta[c] - mean[c] * scale[c];
+    }
+  }
+
+  // A BatchNorm can fold into its producer when the producer is a Dense/Conv1D with a linear
+  // activation whose only consumer is this BatchNorm.
+  bool foldable(const Node& bn) const {
+    const Node& p = in_node(bn);
+    return (p.kind == OpKind::Dense || p.kind == OpKind::Conv1D) &&
+           p.activation.kind == ActKind::Linear && consumers_[bn.inputs[0]] == 1;
+  }
+
+  void emit(int idx) {
+    Node& n = g_.nodes[idx];
+    switch (n.kind) {
+      case OpKind::Input: {
+        const auto pos = std::find(g_.inputs.begin(), g_.inputs.end(), idx) - g_.inputs.begin();
+        refs_[idx] = TensorRef{static_cast<uint32_t>(1 + pos), 0};
+        return;
+      }
+      case OpKind::Identity:
+      case OpKind::Flatten:
+      case OpKind::Reshape:
+        refs_[idx] = in_ref(n);  // same floats, new shape
+        return;
+      case OpKind::Activation:
+        if (n.activation.kind == ActKind::Linear) {
+          refs_[idx] = in_ref(n);
+          return;
+        }
+        refs_[idx] = new_tensor(n);
+        emit_activation_into(n, in_ref(n), refs_[idx]);
+        return;
+      case OpKind::Dense:
+        emit_dense(idx);
+        return;
+      case OpKind::BatchNorm:
+        emit_batchnorm(idx);
+        return;
+      case OpKind::LayerNorm: {
+        refs_[idx] = new_tensor(n);
+        Step s;
+        s.kind = StepKind::LayerNorm;
+        s.label = n.name;
+        s.in = in_ref(n);
+        s.out = refs_[idx];
+        s.n = n.shape.back();
+        s.rows = static_cast<int>(shape_size(n.shape) / s.n);
+        s.w0 = copy_vec(*pw_, n.weights[0].data);
+        s.w1 = copy_vec(*pw_, n.weights[1].data);
+        s.epsilon = n.epsilon;
+        L_.steps.push_back(std::move(s));
+        return;
+      }
+      case OpKind::LSTM:
+        emit_lstm(idx);
+        return;
+      case OpKind::GRU:
+        emit_gru(idx);
+        return;
+      case OpKind::Conv1D:
+        emit_conv(idx);
+        return;
+      case OpKind::MaxPool1D:
+      case OpKind::AvgPool1D:
+      case OpKind::GlobalAvgPool1D:
+      case OpKind::GlobalMaxPool1D:
+        emit_pool(idx);
+        return;
+      case OpKind::Add:
+      case OpKind::Subtract:
+      case OpKind::Multiply: {
+        refs_[idx] = new_tensor(n);
+        Step s;
+        s.kind = n.kind == OpKind::Add ? StepKind::Add
+                 : n.kind == OpKind::Subtract ? StepKind::Sub : StepKind::Mul;
+        s.label = n.name;
+        s.in = in_ref(n, 0);
+        s.in2 = in_ref(n, 1);
+        for (size_t i = 2; i < n.inputs.size(); ++i) s.extra_inputs.push_back(in_ref(n, i));
+        s.out = refs_[idx];
+        s.n = static_cast<int>(shape_size(n.shape));
+        L_.steps.push_back(std::move(s));
+        return;
+      }
+      case OpKind::Concatenate: {
+        refs_[idx] = new_tensor(n);
+        const int axis = n.axis - 1;  // infer_shapes left the Keras (batched) convention
+        Step s;
+        s.kind = StepKind::Concat;
+        s.label = n.name;
+        s.out = refs_[idx];
+        int64_t outer = 1;
+        for (int d = 0; d < axis; ++d) outer *= n.shape[d];
+        s.rows = static_cast<int>(outer);
+        for (size_t i = 0; i < n.inputs.size(); ++i) {
+          s.extra_inputs.push_back(in_ref(n, i));
+          s.concat_widths.push_back(static_cast<int>(shape_size(in_node(n, i).shape) / outer));
+        }
+        L_.steps.push_back(std::move(s));
+        return;
+      }
+    }
+  }
+
+  void emit_activation_into(const Node& n, TensorRef in, TensorRef out) {
+    Step s;
+    s.label = n.name;
+    s.in = in;
+    s.out = out;
+    s.act = n.activation;
+    if (n.activation.kind == ActKind::Softmax) {
+      s.kind = StepKind::Softmax;
+      s.n = n.shape.back();
+      s.rows = static_cast<int>(shape_size(n.shape) / s.n);
+    } else {
+      s.kind = StepKind::Activation;
+      s.n = static_cast<int>(shape_size(n.shape));
+    }
+    L_.steps.push_back(std::move(s));
+  }
+
+  // Finds the BatchNorm that will fold into node idx, if any.
+  const Node* folded_bn(int idx) const {
+    for (const Node& m : g_.nodes) {
+      if (m.kind == OpKind::BatchNorm && m.inputs.size() == 1 && m.inputs[0] == idx && foldable(m)) {
+        return &m;
+      }
+    }
+    return nullptr;
+  }
+
+  // Kernel (K x N) and bias with a following BatchNorm folded in: W' = W * scale (per column),
+  // b' = b * scale + shift.
+  void fold(const Node* bn, std::vector<float>& w, std::vector<float>& b, int N) {
+    if (!bn) return;
+    std::vector<float> scale, shift;
+    bn_affine(*bn, scale, shift);
+    for (size_t i = 0; i < w.size(); ++i) w[i] *= scale[i % N];
+    for (int j = 0; j < N; ++j) b[j] = b[j] * scale[j] + shift[j];
+  }
+
+  void emit_dense(int idx) {
+    const Node& n = g_.nodes[idx];
+    const int K = in_node(n).shape.back(), N = n.units;
+    std::vector<float> w = n.weights[0].data, b = n.weights[1].data;
+    fold(folded_bn(idx), w, b, N);
+    refs_[idx] = new_tensor(n);
+    Step s;
+    s.kind = StepKind::Dense;
+    s.label = n.name;
+    s.in = in_ref(n);
+    s.out = refs_[idx];
+    s.k = K;
+    s.n = N;
+    s.rows = static_cast<int>(shape_size(n.shape) / N);
+    s.w0 = pack(*pw_, w.data(), K, N);
+    s.w1 = copy_vec(*pw_, b);
+    const bool fused = clamp_for(n.activation, s.lo, s.hi);
+    if (!fused) s.lo = -kInf, s.hi = kInf;
+    L_.steps.push_back(std::move(s));
+    add_activation(n, n.activation, refs_[idx], fused);
+  }
+
+  void emit_batchnorm(int idx) {
+    const Node& n = g_.nodes[idx];
+    if (foldable(n)) {
+      refs_[idx] = in_ref(n);  // the producer already applied it
+      return;
+    }
+    std::vector<float> scale, shift;
+    bn_affine(n, scale, shift);
+    refs_[idx] = new_tensor(n);
+    Step s;
+    s.kind = StepKind::Affine;
+    s.label = n.name;
+    s.in = in_ref(n);
+    s.out = refs_[idx];
+    s.n = n.shape.back();
+    s.rows = static_cast<int>(shape_size(n.shape) / s.n);
+    s.w0 = copy_vec(*pw_, scale);
+    s.w1 = copy_vec(*pw_, shift);
+    L_.steps.push_back(std::move(s));
+  }
+
+  void recurrent_common(const Node& n, Step& s, int state_floats, int scratch_floats) {
+    const Shape& in = in_node(n).shape;
+    s.label = n.name;
+    s.in = in_ref(n);
+    s.out = refs_[&n - g_.nodes.data()];
+    s.k = in[1];
+    s.n = n.units;
+    s.steps = in[0];
+    s.return_sequences = n.return_sequences;
+    s.act = n.activation;
+    s.rec = n.recurrent_activation;
+    s.state = alloc(state_floats);
+    s.scratch = alloc(scratch_floats);
+    s.zero_state = opt_.mode == RecurrentMode::Window;
+    L_.state_ranges.emplace_back(s.state, static_cast<uint32_t>(state_floats));
+  }
+
+  void emit_lstm(int idx) {
+    const Node& n = g_.nodes[idx];
+    refs_[idx] = new_tensor(n);
+    const int in = in_node(n).shape[1], u = n.units;
+    // [W; U] stacked so one gemv over [x | h] computes x W + h U.
+    std::vector<float> wu(static_cast<size_t>(in + u) * 4 * u);
+    std::copy(n.weights[0].data.begin(), n.weights[0].data.end(), wu.begin());
+    std::copy(n.weights[1].data.begin(), n.weights[1].data.end(),
+              wu.begin() + static_cast<ptrdiff_t>(n.weights[0].data.size()));
+    Step s;
+    s.kind = StepKind::Lstm;
+    recurrent_common(n, s, in + 2 * u, 4 * u);
+    s.w0 = pack(*pw_, wu.data(), in + u, 4 * u);
+    s.w1 = copy_vec(*pw_, n.weights[2].data);
+    L_.steps.push_back(std::move(s));
+  }
+
+  void emit_gru(int idx) {
+    const Node& n = g_.nodes[idx];
+    refs_[idx] = new_tensor(n);
+    const int in = in_node(n).shape[1], u = n.units;
+    Step s;
+    s.w0 = pack(*pw_, n.weights[0].data.data(), in, 3 * u);
+    if (n.reset_after) {
+      s.kind = StepKind::Gru;
+      recurrent_common(n, s, u, 6 * u);
+      const auto& bias = n.weights[2].data;  // (2, 3u): input bias, then recurrent bias
+      s.w1 = copy_vec(*pw_, std::vector<float>(bias.begin(), bias.begin() + 3 * u));
+      s.w2 = pack(*pw_, n.weights[1].data.data(), u, 3 * u);
+      s.w3 = copy_vec(*pw_, std::vector<float>(bias.begin() + 3 * u, bias.end()));
+    } else {
+      s.kind = StepKind::GruClassic;
+      recurrent_common(n, s, u, 4 * u);
+      s.w1 = copy_vec(*pw_, n.weights[2].data);
+      const std::vector<float> zr = columns(n.weights[1], 0, 2 * u);
+      const std::vector<float> hcol = columns(n.weights[1], 2 * u, u);
+      s.w2 = pack(*pw_, zr.data(), u, 2 * u);
+      s.w3 = pack(*pw_, hcol.data(), u, u);
+    }
+    L_.steps.push_back(std::move(s));
+  }
+
+  void emit_conv(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;
+    const int k = n.kernel_size, C = in[1], F = n.units;
+    std::vector<float> w = n.weights[0].data, b = n.weights[1].data;  // (k, C, F) == (k*C, F)
+    fold(folded_bn(idx), w, b, F);
+    refs_[idx] = new_tensor(n);
+    Step s;
+    s.kind = StepKind::Conv1D;
+    s.label = n.name;
+    s.in = in_ref(n);
+    s.out = refs_[idx];
+    s.in_len = in[0];
+    s.in_ch = C;
+    s.window = k;
+    s.stride = n.stride;
+    s.dilation = n.dilation;
+    s.n = F;
+    s.steps = n.shape[0];
+    const int span = (k - 1) * n.dilation + 1;
+    s.pad_left = pad_left(n.padding, s.in_len, s.steps, span, n.stride);
+    s.scratch = alloc(static_cast<int64_t>(k) * C);
+    s.w0 = pack(*pw_, w.data(), k * C, F);
+    s.w1 = copy_vec(*pw_, b);
+    const bool fused = clamp_for(n.activation, s.lo, s.hi);
+    if (!fused) s.lo = -kInf, s.hi = kInf;
+    L_.steps.push_back(std::move(s));
+    add_activation(n, n.activation, refs_[idx], fused);
+  }
+
+  // Left padding as TensorFlow chooses it: SAME splits the total with the extra on the right;
+  // causal pads the whole receptive field on the left.
+  static int pad_left(Padding p, int len, int out_len, int span, int stride) {
+    if (p == Padding::Causal) return span - 1;
+    if (p == Padding::Same) return std::max((out_len - 1) * stride + span - len, 0) / 2;
+    return 0;
+  }
+
+  void emit_pool(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;
+    refs_[idx] = new_tensor(n);
+    Step s;
+    s.label = n.name;
+    s.in = in_ref(n);
+    s.out = refs_[idx];
+    s.in_len = in[0];
+    s.in_ch = in[1];
+    switch (n.kind) {
+      case OpKind::MaxPool1D: s.kind = StepKind::MaxPool; break;
+      case OpKind::AvgPool1D: s.kind = StepKind::AvgPool; break;
+      case OpKind::GlobalAvgPool1D: s.kind = StepKind::GlobalAvgPool; break;
+      default: s.kind = StepKind::GlobalMaxPool; break;
+    }
+    if (n.kind == OpKind::MaxPool1D || n.kind == OpKind::AvgPool1D) {
+      s.window = n.pool_size;
+      s.stride = n.pool_stride;
+      s.steps = n.shape[0];
+      s.pad_left = pad_left(n.padding, s.in_len, s.steps, n.pool_size, n.pool_stride);
+    }
+    L_.steps.push_back(std::move(s));
+  }
+
+  Graph g_;
+  CompileOptions opt_;
+  PlanLayout L_;
+  PackedWeights* pw_ = nullptr;
+  std::vector<TensorRef> refs_;
+  std::vector<int> consumers_;
+};
+
+// Substitutes unknown sequence lengths and, in stream mode, makes every sequence input one
+// step long.
+Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
+  Graph g = src;
+  for (int idx : g.inputs) {
+    Node& in = g.nodes[idx];
+    const bool sequence = in.shape.size() == 2;
+    if (opt.mode == RecurrentMode::Stream && sequence) {
+      in.shape[0] = 1;
+    }
+    if (sequence && in.shape[0] < 1 && opt.window_length > 0) in.shape[0] = opt.window_length;
+    for (int& d : in.shape) {
+      if (d < 1) {
+        throw Error("input '" + in.name + "' has shape " + shape_str(in.shape) +
+                    " with an unknown dimension; set a window length (CompileOptions::window_length, "
+                    "--window) or use stream mode");
+      }
+    }
+  }
+  infer_shapes(g);
+  if (opt.mode == RecurrentMode::Stream) engine::check_streamable(g);
+  return g;
+}
+
+}  // namespace
+
+Plan compile(const Model& model, const CompileOptions& options) {
+  const kernels::Isa isa = options.isa.empty() ? kernels::best_isa() : kernels::parse_isa(options.isa.c_str());
+  const kernels::KernelSet& ks = kernels::kernel_set(isa);
+  Compiler c(resolve_for_mode(model.graph(), options), options, ks);
+  auto weights = std::make_shared<engine::PackedWeights>();
+  c.run(*weights);
+  auto impl = std::make_unique<Plan::Impl>();
+  impl->layout = std::make_shared<const PlanLayout>(c.take());
+  impl->weights = std::move(weights);
+  impl->arena = AlignedBuffer(std::max<size_t>(impl->layout->arena_floats, 1));
+  impl->bufs.assign(1 + impl->layout->input_shapes.size(), nullptr);
+  impl->bufs[0] = impl->arena.data();
+  return Plan(std::move(impl));
+}
+
+}  // namespace tickinfer

@@ -1,0 +1,51 @@
+// Model: an immutable, validated Graph, shareable across threads.
+#include "formats/model_file.hpp"
+#include "model/graph.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+bool shapes_known(const Graph& g) {
+  for (int idx : g.inputs) {
+    for (int d : g.nodes[idx].shape) {
+      if (d < 1) return false;
+    }
+  }
+  return true;
+}
+}  // namespace
+
+Model Model::load(const std::string& path) {
+  return from_graph(formats::load_model_file(path));
+}
+
+Model Model::from_graph(Graph graph) {
+  // With an unknown sequence length the shapes are resolved per plan (compile() substitutes
+  // the window length); validate what can be validated now by trying a length of 1.
+  if (shapes_known(graph)) {
+    infer_shapes(graph);
+  } else {
+    Graph probe = graph;
+    for (int idx : probe.inputs) {
+      for (int& d : probe.nodes[idx].shape) d = d < 1 ? 1 : d;
+    }
+    infer_shapes(probe);
+  }
+  Model m;
+  m.graph_ = std::make_shared<const Graph>(std::move(graph));
+  return m;
+}
+
+std::vector<TensorInfo> Model::inputs() const {
+  std::vector<TensorInfo> out;
+  for (int idx : graph_->inputs) out.push_back({graph_->nodes[idx].name, graph_->nodes[idx].shape});
+  return out;
+}
+
+std::vector<TensorInfo> Model::outputs() const {
+  std::vector<TensorInfo> out;
+  for (int idx : graph_->outputs) out.push_back({graph_->nodes[idx].name, graph_->nodes[idx].shape});
+  return out;
+}
+
+}  // namespace tickinfer

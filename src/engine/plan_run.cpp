@@ -1,0 +1,256 @@
+// Plan::run: walks the compiled step list. No allocation, no locks, no syscalls, no exceptions:
+// every size and pointer was fixed by the compiler; only memcpy/memset and kernel calls happen.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "engine/plan_impl.hpp"
+
+namespace tickinfer {
+namespace {
+
+using engine::Step;
+using engine::StepKind;
+using kernels::KernelSet;
+
+struct Ctx {
+  float* const* bufs;
+  const KernelSet& ks;
+  float* at(engine::TensorRef r) const noexcept { return bufs[r.buf] + r.offset; }
+  float* arena(uint32_t off) const noexcept { return bufs[0] + off; }
+};
+
+void run_dense(const Ctx& c, const Step& s) noexcept {
+  const float* x = c.at(s.in);
+  float* y = c.at(s.out);
+  for (int r = 0; r < s.rows; ++r) {
+    c.ks.gemv(x + static_cast<size_t>(r) * s.k, s.k, s.w0, s.n, s.w1,
+              y + static_cast<size_t>(r) * s.n, s.lo, s.hi);
+  }
+}
+
+// LSTM over s.steps time steps. Scratch layout: xh [k + n] (input then h), z [4n], c [n].
+// In stream mode (zero_state false) xh's h part and c persist between runs: they are the state.
+void run_lstm(const Ctx& c, const Step& s) noexcept {
+  const int in = s.k, u = s.n;
+  float* xh = c.arena(s.state);
+  float* h = xh + in;
+  float* cell = h + u;
+  float* z = c.arena(s.scratch);
+  if (s.zero_state) {
+    std::memset(h, 0, sizeof(float) * 2 * u);
+  }
+  const float* x = c.at(s.in);
+  float* out = c.at(s.out);
+  for (int t = 0; t < s.steps; ++t) {
+    std::memcpy(xh, x + static_cast<size_t>(t) * in, sizeof(float) * in);
+    c.ks.gemv(xh, in + u, s.w0, 4 * u, s.w1, z, -std::numeric_limits<float>::infinity(),
+              std::numeric_limits<float>::infinity());
+    c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
+    if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
+  }
+  if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
+}
+
+// GRU with reset_after = true. State: h [n]. Scratch: zx [3n], zh [3n].
+void run_gru(const Ctx& c, const Step& s) noexcept {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const int in = s.k, u = s.n;
+  float* h = c.arena(s.state);
+  float* zx = c.arena(s.scratch);
+  float* zh = zx + 3 * u;
+  if (s.zero_state) std::memset(h, 0, sizeof(float) * u);
+  const float* x = c.at(s.in);
+  float* out = c.at(s.out);
+  for (int t = 0; t < s.steps; ++t) {
+    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.w0, 3 * u, s.w1, zx, -inf, inf);
+    c.ks.gemv(h, u, s.w2, 3 * u, s.w3, zh, -inf, inf);
+    c.ks.gru_cell(zx, zh, h, u, s.rec, s.act);
+    if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
+  }
+  if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
+}
+
+// GRU with reset_after = false: the reset gate scales h before the candidate's matmul.
+// w0: kernel (in x 3n) packed, w1: bias (3n), w2: recurrent z|r columns (n x 2n) packed,
+// w3: recurrent h columns (n x n) packed. Scratch: zx [3n], rh [n].
+void run_gru_classic(const Ctx& c, const Step& s) noexcept {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const int in = s.k, u = s.n;
+  float* h = c.arena(s.state);
+  float* zx = c.arena(s.scratch);
+  float* rh = zx + 3 * u;
+  if (s.zero_state) std::memset(h, 0, sizeof(float) * u);
+  const float* x = c.at(s.in);
+  float* out = c.at(s.out);
+  for (int t = 0; t < s.steps; ++t) {
+    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.w0, 3 * u, s.w1, zx, -inf, inf);
+    c.ks.gemv(h, u, s.w2, 2 * u, zx, zx, -inf, inf);
+    c.ks.activation(s.rec, zx, zx, 2 * u);
+    c.ks.mul(zx + u, h, rh, u);
+    c.ks.gemv(rh, u, s.w3, u, zx + 2 * u, zx + 2 * u, -inf, inf);
+    c.ks.activation(s.act, zx + 2 * u, zx + 2 * u, u);
+    for (int j = 0; j < u; ++j) h[j] = zx[j] * h[j] + (1.0f - zx[j]) * zx[2 * u + j];
+    if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
+  }
+  if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
+}
+
+// Conv1D as one gemv per output position over the k taps laid out contiguously: taps are read
+// in place when they are (dilation 1, no padding needed), gathered into scratch otherwise.
+void run_conv1d(const Ctx& c, const Step& s) noexcept {
+  const float* x = c.at(s.in);
+  float* y = c.at(s.out);
+  float* gather = c.arena(s.scratch);
+  const int ch = s.in_ch, taps = s.window;
+  for (int o = 0; o < s.steps; ++o) {
+    const int start = o * s.stride - s.pad_left;
+    const float* src;
+    if (s.dilation == 1 && start >= 0 && start + taps <= s.in_len) {
+      src = x + static_cast<size_t>(start) * ch;
+    } else {
+      for (int j = 0; j < taps; ++j) {
+        const int t = start + j * s.dilation;
+        float* dst = gather + static_cast<size_t>(j) * ch;
+        if (t >= 0 && t < s.in_len) {
+          std::memcpy(dst, x + static_cast<size_t>(t) * ch, sizeof(float) * ch);
+        } else {
+          std::memset(dst, 0, sizeof(float) * ch);
+        }
+      }
+      src = gather;
+    }
+    c.ks.gemv(src, taps * ch, s.w0, s.n, s.w1, y + static_cast<size_t>(o) * s.n, s.lo, s.hi);
+  }
+}
+
+// Pooling windows clipped to the input: padded positions are ignored by max and not counted by
+// average, as TensorFlow's SAME pooling does.
+void run_pool(const Ctx& c, const Step& s, bool is_max) noexcept {
+  const float* x = c.at(s.in);
+  float* y = c.at(s.out);
+  const int ch = s.in_ch;
+  for (int o = 0; o < s.steps; ++o) {
+    const int start = o * s.stride - s.pad_left;
+    const int lo = std::max(start, 0), hi = std::min(start + s.window, s.in_len);
+    float* dst = y + static_cast<size_t>(o) * ch;
+    const float* first = x + static_cast<size_t>(lo) * ch;
+    std::memcpy(dst, first, sizeof(float) * ch);
+    for (int t = lo + 1; t < hi; ++t) {
+      const float* row = x + static_cast<size_t>(t) * ch;
+      if (is_max) {
+        for (int j = 0; j < ch; ++j) dst[j] = std::max(dst[j], row[j]);
+      } else {
+        for (int j = 0; j < ch; ++j) dst[j] += row[j];
+      }
+    }
+    if (!is_max) {
+      const float inv = 1.0f / static_cast<float>(hi - lo);
+      for (int j = 0; j < ch; ++j) dst[j] *= inv;
+    }
+  }
+}
+
+void run_global_pool(const Ctx& c, const Step& s, bool is_max) noexcept {
+  const float* x = c.at(s.in);
+  float* y = c.at(s.out);
+  const int ch = s.in_ch;
+  std::memcpy(y, x, sizeof(float) * ch);
+  for (int t = 1; t < s.in_len; ++t) {
+    const float* row = x + static_cast<size_t>(t) * ch;
+    if (is_max) {
+      for (int j = 0; j < ch; ++j) y[j] = std::max(y[j], row[j]);
+    } else {
+      for (int j = 0; j < ch; ++j) y[j] += row[j];
+    }
+  }
+  if (!is_max) {
+    // Keras divides the sum by the step count (ops.mean), not multiplies by its reciprocal.
+    const float len = static_cast<float>(s.in_len);
+    for (int j = 0; j < ch; ++j) y[j] /= len;
+  }
+}
+
+void run_binary(const Ctx& c, const Step& s) noexcept {
+  auto fn = s.kind == StepKind::Add ? c.ks.add : s.kind == StepKind::Sub ? c.ks.sub : c.ks.mul;
+  float* y = c.at(s.out);
+  fn(c.at(s.in), c.at(s.in2), y, s.n);
+  for (const engine::TensorRef& r : s.extra_inputs) fn(y, c.at(r), y, s.n);
+}
+
+// Concatenation of inputs whose shapes agree except on the axis: `rows` outer blocks, each
+// input contributing concat_widths[i] floats per block.
+void run_concat(const Ctx& c, const Step& s) noexcept {
+  float* y = c.at(s.out);
+  for (int r = 0; r < s.rows; ++r) {
+    for (size_t i = 0; i < s.extra_inputs.size(); ++i) {
+      const int w = s.concat_widths[i];
+      std::memcpy(y, c.at(s.extra_inputs[i]) + static_cast<size_t>(r) * w, sizeof(float) * w);
+      y += w;
+    }
+  }
+}
+
+}  // namespace
+
+void Plan::run(const float* const* inputs, float* const* outputs) noexcept {
+  Impl& im = *impl_;
+  const engine::PlanLayout& L = *im.layout;
+  float** bufs = im.bufs.data();
+  for (size_t i = 0; i + 1 < im.bufs.size(); ++i) bufs[i + 1] = const_cast<float*>(inputs[i]);
+  const Ctx c{bufs, *L.kernels};
+  for (const Step& s : L.steps) {
+    switch (s.kind) {
+      case StepKind::Dense: run_dense(c, s); break;
+      case StepKind::Activation: c.ks.activation(s.act, c.at(s.in), c.at(s.out), s.n); break;
+      case StepKind::Softmax:
+        for (int r = 0; r < s.rows; ++r) {
+          c.ks.softmax(c.at(s.in) + static_cast<size_t>(r) * s.n,
+                       c.at(s.out) + static_cast<size_t>(r) * s.n, s.n);
+        }
+        break;
+      case StepKind::Affine:
+        for (int r = 0; r < s.rows; ++r) {
+          c.ks.affine(c.at(s.in) + static_cast<size_t>(r) * s.n, s.w0, s.w1,
+                      c.at(s.out) + static_cast<size_t>(r) * s.n, s.n);
+        }
+        break;
+      case StepKind::LayerNorm:
+        for (int r = 0; r < s.rows; ++r) {
+          c.ks.layer_norm(c.at(s.in) + static_cast<size_t>(r) * s.n, s.w0, s.w1, s.epsilon,
+                          c.at(s.out) + static_cast<size_t>(r) * s.n, s.n);
+        }
+        break;
+      case StepKind::Lstm: run_lstm(c, s); break;
+      case StepKind::Gru: run_gru(c, s); break;
+      case StepKind::GruClassic: run_gru_classic(c, s); break;
+      case StepKind::Conv1D: run_conv1d(c, s); break;
+      case StepKind::MaxPool: run_pool(c, s, true); break;
+      case StepKind::AvgPool: run_pool(c, s, false); break;
+      case StepKind::GlobalAvgPool: run_global_pool(c, s, false); break;
+      case StepKind::GlobalMaxPool: run_global_pool(c, s, true); break;
+      case StepKind::Add:
+      case StepKind::Sub:
+      case StepKind::Mul: run_binary(c, s); break;
+      case StepKind::Concat: run_concat(c, s); break;
+    }
+  }
+  for (size_t i = 0; i < L.outputs.size(); ++i) {
+    std::memcpy(outputs[i], c.at(L.outputs[i]),
+                sizeof(float) * static_cast<size_t>(shape_size(L.output_shapes[i])));
+  }
+}
+
+void Plan::run(const float* input, float* output) noexcept {
+  const float* const ins[1] = {input};
+  float* const outs[1] = {output};
+  run(ins, outs);
+}
+
+void Plan::reset_state() noexcept {
+  for (const auto& [off, len] : impl_->layout->state_ranges) {
+    std::memset(impl_->arena.data() + off, 0, sizeof(float) * len);
+  }
+}
+
+}  // namespace tickinfer

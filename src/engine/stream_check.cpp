@@ -1,0 +1,52 @@
+#include "engine/stream_check.hpp"
+
+#include <vector>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::engine {
+
+void check_streamable(const Graph& g) {
+  // has_time[i]: node i's output still carries the time axis of a sequence input.
+  std::vector<bool> has_time(g.nodes.size(), false);
+  bool any_sequence = false;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    bool timed = false;
+    for (int in : n.inputs) timed = timed || has_time[in];
+    auto reject = [&](const char* why) {
+      throw Error("stream mode: layer '" + n.name + "' (" + n.keras_class + ") " + why +
+                  "; run this model in window mode");
+    };
+    switch (n.kind) {
+      case OpKind::Input:
+        timed = n.shape.size() == 2;
+        any_sequence = any_sequence || timed;
+        break;
+      case OpKind::LSTM:
+      case OpKind::GRU:
+        timed = n.return_sequences;
+        break;
+      case OpKind::Conv1D:
+      case OpKind::MaxPool1D:
+      case OpKind::AvgPool1D:
+      case OpKind::GlobalAvgPool1D:
+      case OpKind::GlobalMaxPool1D:
+      case OpKind::Flatten:
+      case OpKind::Reshape:
+        if (timed) reject("combines several time steps");
+        break;
+      case OpKind::Concatenate:
+        if (timed && n.axis == 1) reject("concatenates along the time axis");
+        break;
+      default:
+        break;
+    }
+    has_time[i] = timed;
+  }
+  if (!any_sequence) {
+    throw Error("stream mode needs a sequence input [timesteps, features]; this model has none");
+  }
+}
+
+}  // namespace tickinfer::engine

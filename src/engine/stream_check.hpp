@@ -1,0 +1,13 @@
+#pragma once
+#include "model/graph.hpp"
+
+namespace tickinfer::engine {
+
+// Stream mode feeds one time step per call and keeps recurrent state, which equals the trained
+// model only if no layer looks across time steps other than through its recurrent state. Throws
+// tickinfer::Error naming the first layer that does (Conv1D, pooling, Flatten, Reshape or a
+// concatenation along the time axis applied to a sequence), or when the model has no sequence
+// input at all.
+void check_streamable(const Graph& graph);
+
+}  // namespace tickinfer::engine

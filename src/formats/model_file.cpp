@@ -1,0 +1,56 @@
+#include "formats/model_file.hpp"
+
+#include <cstring>
+#include <fstream>
+
+#include "formats/keras_h5_file.hpp"
+#include "formats/keras_v3_file.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::formats {
+
+namespace {
+
+constexpr uint64_t kMaxModelFileBytes = uint64_t{4} << 30;
+
+bool starts_with_bytes(const void* data, size_t size, size_t offset, const char* magic, size_t len) {
+  return size >= offset + len && std::memcmp(static_cast<const char*>(data) + offset, magic, len) == 0;
+}
+
+bool is_zip(const void* data, size_t size) {
+  // A local file header, or the end-of-central-directory record of an empty archive.
+  return starts_with_bytes(data, size, 0, "PK\x03\x04", 4) || starts_with_bytes(data, size, 0, "PK\x05\x06", 4);
+}
+
+bool is_hdf5(const void* data, size_t size) {
+  // The superblock signature sits at offset 0 or after a user block of 512, 1024, 2048, ... bytes.
+  static const char kSignature[] = "\x89HDF\r\n\x1a\n";
+  if (starts_with_bytes(data, size, 0, kSignature, 8)) return true;
+  for (size_t offset = 512; offset + 8 <= size && offset <= (size_t{1} << 30); offset *= 2) {
+    if (starts_with_bytes(data, size, offset, kSignature, 8)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Graph load_model_bytes(const void* data, size_t size, const std::string& label) {
+  if (data == nullptr && size != 0) throw Error(label + ": no data");
+  if (is_zip(data, size)) return load_keras3_archive(data, size, label);
+  if (is_hdf5(data, size)) return load_keras_h5(data, size, label);
+  throw Error(label + ": unknown model format (expected a Keras .keras ZIP archive or a .h5 HDF5 file)");
+}
+
+Graph load_model_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(path + ": cannot open file");
+  std::streamoff size = in.tellg();
+  if (size < 0) throw Error(path + ": cannot determine the file size");
+  if (static_cast<uint64_t>(size) > kMaxModelFileBytes) throw Error(path + ": file is larger than 4 GiB");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size)) throw Error(path + ": cannot read file");
+  return load_model_bytes(bytes.data(), bytes.size(), path);
+}
+
+}  // namespace tickinfer::formats

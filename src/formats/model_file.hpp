@@ -1,0 +1,23 @@
+#pragma once
+// Entry points of the model importers. The format is sniffed from the content, not the file name:
+// a ZIP archive is a Keras 3 `.keras` file, an HDF5 file a legacy Keras `.h5` model.
+//
+// Every function throws tickinfer::Error, whose message starts with the file's label (path) and
+// names the layer, its class and the option at fault, e.g.
+//   "model.keras: layer 'lstm_2' (LSTM): go_backwards=true is not supported".
+// They never crash on malformed input. The returned Graph has Node::shape set for Input nodes only;
+// call infer_shapes() (model/graph.hpp) to validate and complete it. Safe to call from several
+// threads (HDF5 access is serialised internally).
+#include <cstddef>
+#include <string>
+
+#include "model/graph.hpp"
+
+namespace tickinfer::formats {
+
+Graph load_model_file(const std::string& path);
+
+// Same from memory; `label` stands for the file name in error messages.
+Graph load_model_bytes(const void* data, size_t size, const std::string& label);
+
+}  // namespace tickinfer::formats

@@ -1,0 +1,95 @@
+#pragma once
+// Internal: softmax, layer norm and binary elementwise ops, written once against a Simd traits
+// type and instantiated per ISA in elementwise_<isa>.cpp. Reductions sum in vector lanes, so
+// results differ from the scalar reference by rounding only (tolerances in the tests).
+#include "kernels/vector_math.hpp"
+
+namespace tickinfer::kernels::simd {
+
+// y = f(a, b) elementwise; y may alias a or b.
+template <class S, class F>
+inline void map_binary(const float* a, const float* b, float* y, int n, F f) {
+  int i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) S::store(y + i, f(S::load(a + i), S::load(b + i)));
+  if (i < n) {
+    const int r = n - i;
+    S::store_partial(y + i, f(S::load_partial(a + i, r), S::load_partial(b + i, r)), r);
+  }
+}
+
+template <class S>
+inline void softmax(const float* x, float* y, int n) {
+  using V = typename S::V;
+  constexpr float kNegInf = -__builtin_inff();
+  const int full = n - n % S::kWidth;  // elements covered by whole vectors
+  const int rest = n - full;
+  V vmax = S::set1(kNegInf);
+  for (int i = 0; i < full; i += S::kWidth) vmax = S::max(vmax, S::load(x + i));
+  if (rest) vmax = S::max(vmax, S::load_partial(x + full, rest, kNegInf));
+  const V mx = S::set1(S::reduce_max(vmax));
+  V vsum = S::zero();
+  for (int i = 0; i < full; i += S::kWidth) {
+    const V e = vmath::exp<S>(S::sub(S::load(x + i), mx));
+    S::store(y + i, e);
+    vsum = S::add(vsum, e);
+  }
+  if (rest) {  // padding lanes are -inf, so they add exp(-inf) = 0
+    const V e = vmath::exp<S>(S::sub(S::load_partial(x + full, rest, kNegInf), mx));
+    S::store_partial(y + full, e, rest);
+    vsum = S::add(vsum, e);
+  }
+  const V sum = S::set1(S::reduce_add(vsum));
+  map_binary<S>(y, y, y, n, [&sum](V e, V) { return S::div(e, sum); });
+}
+
+template <class S>
+inline void layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y,
+                       int n) {
+  using V = typename S::V;
+  const int full = n - n % S::kWidth;
+  const int rest = n - full;
+  V vsum = S::zero();
+  for (int i = 0; i < full; i += S::kWidth) vsum = S::add(vsum, S::load(x + i));
+  if (rest) vsum = S::add(vsum, S::load_partial(x + full, rest));
+  const float mean = S::reduce_add(vsum) / static_cast<float>(n);
+  const V vmean = S::set1(mean);
+  V vsq = S::zero();  // two-pass population variance; padding lanes hold the mean, adding 0
+  for (int i = 0; i < full; i += S::kWidth) {
+    const V d = S::sub(S::load(x + i), vmean);
+    vsq = S::fmadd(d, d, vsq);
+  }
+  if (rest) {
+    const V d = S::sub(S::load_partial(x + full, rest, mean), vmean);
+    vsq = S::fmadd(d, d, vsq);
+  }
+  const float var = S::reduce_add(vsq) / static_cast<float>(n);
+  const V inv_std = S::div(S::set1(1.0f), S::set1(__builtin_sqrtf(var + eps)));
+  auto norm = [&](V xv, V g, V b) { return S::fmadd(S::mul(S::sub(xv, vmean), inv_std), g, b); };
+  int i = 0;
+  for (; i < full; i += S::kWidth) {
+    S::store(y + i, norm(S::load(x + i), S::load(gamma + i), S::load(beta + i)));
+  }
+  if (rest) {
+    S::store_partial(y + i,
+                     norm(S::load_partial(x + i, rest), S::load_partial(gamma + i, rest),
+                          S::load_partial(beta + i, rest)),
+                     rest);
+  }
+}
+
+template <class S>
+inline void affine(const float* x, const float* scale, const float* shift, float* y, int n) {
+  int i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) {
+    S::store(y + i, S::fmadd(S::load(x + i), S::load(scale + i), S::load(shift + i)));
+  }
+  if (i < n) {
+    const int r = n - i;
+    S::store_partial(y + i,
+                     S::fmadd(S::load_partial(x + i, r), S::load_partial(scale + i, r),
+                              S::load_partial(shift + i, r)),
+                     r);
+  }
+}
+
+}  // namespace tickinfer::kernels::simd

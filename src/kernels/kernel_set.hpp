@@ -1,0 +1,88 @@
+#pragma once
+// The table of fp32 compute kernels for one instruction set. The compiler picks one KernelSet
+// when a plan is built (dispatch once, high up) and stores its function pointers in the plan's
+// steps; nothing below this table branches on the CPU.
+//
+// Contracts shared by every variant:
+//  * No allocation, no locks, no syscalls; all functions are noexcept.
+//  * Pointers need no particular alignment; n/K/N may be any size >= 1.
+//  * Output buffers are written only in [0, n) (tests put guard bytes after them).
+//  * in-place (y == x) is allowed wherever stated.
+#include <cstddef>
+#include <cstdint>
+
+#include "model/graph.hpp"
+
+namespace tickinfer::kernels {
+
+enum class Isa : uint8_t {
+  Scalar,   // plain C++ loops: the reference every other variant is tested against, and the
+            // portable fallback on any CPU (non-x86 included)
+  Avx2,     // AVX2 + FMA, 256-bit
+  Avx512,   // AVX-512F (+DQ/BW/VL), 512-bit
+};
+
+// Packed weight layout for gemv, shared by all variants so one packed copy serves any kernel set.
+// A (K x N) row-major matrix W[k][n] becomes ceil(N / kPanel) panels; panel p holds K rows of
+// kPanel floats:  packed[(p * K + k) * kPanel + j] = W[k][p * kPanel + j], zero where
+// p * kPanel + j >= N. Zero padding means kernels may compute whole panels and store only N.
+inline constexpr int kPanel = 16;
+inline size_t packed_floats(int K, int N) {
+  return static_cast<size_t>((N + kPanel - 1) / kPanel) * static_cast<size_t>(K) * kPanel;
+}
+void pack_weights(const float* w, int K, int N, float* packed) noexcept;
+
+struct KernelSet {
+  Isa isa;
+  const char* name;  // "scalar", "avx2", "avx512"
+
+  // y[n] = clamp(init[n] + sum_k x[k] * W[k][n], lo, hi) for n in [0, N).
+  // W is packed (see above). init may be nullptr (treated as zeros) or alias y. Pass
+  // lo = -inf, hi = +inf for no clamp; relu is lo = 0, relu6 is lo = 0, hi = 6.
+  void (*gemv)(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
+               float lo, float hi) noexcept;
+
+  // y[i] = act(x[i]) for i in [0, n); in-place allowed. Softmax is not handled here.
+  void (*activation)(const ActivationSpec& act, const float* x, float* y, int n) noexcept;
+
+  // y = softmax(x) over n elements (max-subtracted); in-place allowed.
+  void (*softmax)(const float* x, float* y, int n) noexcept;
+
+  // One LSTM step after the matmuls. z holds 4u pre-activations in gate order i, f, c, o
+  // (z = x W + h U + b). Updates c and h (u each) in place:
+  //   i = rec(z_i); f = rec(z_f); g = act(z_c); o = rec(z_o); c = f*c + i*g; h = o * act(c)
+  // z may be overwritten (used as scratch).
+  void (*lstm_cell)(float* z, float* c, float* h, int u, const ActivationSpec& rec,
+                    const ActivationSpec& act) noexcept;
+
+  // One GRU step (reset_after = true). zx = x Wx + bx and zh = h U + bh, each 3u in gate order
+  // z, r, h. Updates h (u) in place:
+  //   z = rec(zx_z + zh_z); r = rec(zx_r + zh_r); hh = act(zx_h + r * zh_h); h = z*h + (1-z)*hh
+  // zx may be overwritten (used as scratch).
+  void (*gru_cell)(float* zx, const float* zh, float* h, int u, const ActivationSpec& rec,
+                   const ActivationSpec& act) noexcept;
+
+  // y = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta over n elements (population variance,
+  // as Keras computes it); in-place allowed.
+  void (*layer_norm)(const float* x, const float* gamma, const float* beta, float eps, float* y,
+                     int n) noexcept;
+
+  // Elementwise binary ops over n elements; y may alias a or b.
+  void (*add)(const float* a, const float* b, float* y, int n) noexcept;
+  void (*sub)(const float* a, const float* b, float* y, int n) noexcept;
+  void (*mul)(const float* a, const float* b, float* y, int n) noexcept;
+  // y[i] = x[i] * scale[i] + shift[i] (folded BatchNorm when it cannot join a Dense/Conv1D)
+  void (*affine)(const float* x, const float* scale, const float* shift, float* y, int n) noexcept;
+};
+
+// The table for one ISA. Throws tickinfer::Error if the ISA was not compiled in or the CPU
+// lacks it.
+const KernelSet& kernel_set(Isa isa);
+bool isa_supported(Isa isa);     // compiled in and the CPU has it
+Isa best_isa();                  // the fastest supported ISA, or TICKINFER_ISA if set
+                                 // ("scalar", "avx2", "avx512"); an unknown or unsupported
+                                 // value there is an Error
+const char* isa_name(Isa isa);
+Isa parse_isa(const char* name); // throws Error on unknown names
+
+}  // namespace tickinfer::kernels

@@ -1,0 +1,20 @@
+// Packing of a row-major (K x N) gemv weight matrix into kPanel-wide column panels; the layout
+// is documented beside kPanel in kernel_set.hpp.
+#include "kernels/kernel_set.hpp"
+
+namespace tickinfer::kernels {
+
+void pack_weights(const float* w, int K, int N, float* packed) noexcept {
+  const int panels = (N + kPanel - 1) / kPanel;
+  for (int p = 0; p < panels; ++p) {
+    for (int k = 0; k < K; ++k) {
+      float* dst = packed + (static_cast<size_t>(p) * K + k) * kPanel;
+      for (int j = 0; j < kPanel; ++j) {
+        const int n = p * kPanel + j;
+        dst[j] = n < N ? w[static_cast<size_t>(k) * N + n] : 0.0f;  // zero padding past N
+      }
+    }
+  }
+}
+
+}  // namespace tickinfer::kernels

@@ -1,0 +1,137 @@
+#pragma once
+// Internal: vectorized fp32 elementary functions, written once against a Simd traits type
+// (avx2::Simd or avx512::Simd) and instantiated in the ISA-specific translation units. Every
+// function here is a template on S, so ISA-specific code can never be merged into portable code.
+//
+// Accuracy (checked against <cmath> by tests/kernels_activation_test.cpp):
+//   exp ~1 ulp (Cody-Waite reduction, degree-5 polynomial for (e^r - 1 - r) / r^2);
+//   expm1_nonpositive, log1p_unit, tanh, erf: a few ulp, relative accuracy kept near 0.
+// IEEE specials: NaN in gives NaN out; exp(+inf) = inf, exp(-inf) = 0; tanh/erf saturate to +-1.
+// The polynomial coefficients were fitted (least squares on Chebyshev nodes) for this project.
+
+namespace tickinfer::kernels::vmath {
+
+// Horner evaluation c[0] + c[1] t + ... + c[N-1] t^(N-1).
+template <class S, int N>
+inline typename S::V horner(typename S::V t, const float (&c)[N]) {
+  typename S::V acc = S::set1(c[N - 1]);
+  for (int i = N - 2; i >= 0; --i) acc = S::fmadd(acc, t, S::set1(c[i]));
+  return acc;
+}
+
+inline constexpr float kLog2e = 1.44269504088896341f;
+// ln 2 split so that n * kLn2Hi is exact for |n| <= 2^15 (kLn2Hi has 9 significant bits).
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440054690583e-4f;
+// (e^r - 1 - r) / r^2 on |r| <= ln2 / 2; max relative error of e^r 2.3e-10.
+inline constexpr float kExpPoly[] = {0.50000000134710740f, 0.16666666719040610f,
+                                     0.041666464887679375f, 0.0083332984657471680f,
+                                     0.0013933653340272496f, 0.00019899288385651214f};
+
+// e^r - 1 for the reduced argument r (|r| <= ln2/2): r + r^2 q(r), relatively accurate near 0.
+template <class S>
+inline typename S::V expm1_reduced(typename S::V r) {
+  return S::fmadd(S::mul(r, r), horner<S>(r, kExpPoly), r);
+}
+
+// e^x for every x. Results below FLT_MIN are subnormal (correctly scaled), above FLT_MAX inf.
+template <class S>
+inline typename S::V exp(typename S::V x) {
+  x = S::min(S::set1(88.8f), x);    // > ln(FLT_MAX): still overflows to inf
+  x = S::max(S::set1(-104.0f), x);  // < ln(smallest subnormal / 2): still underflows to 0
+  const typename S::V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
+  typename S::V r = S::fnmadd(n, S::set1(kLn2Hi), x);
+  r = S::fnmadd(n, S::set1(kLn2Lo), r);
+  return S::ldexp(S::add(expm1_reduced<S>(r), S::set1(1.0f)), n);
+}
+
+// e^x - 1 for x <= 0 (positive inputs are treated as 0: callers select x there, as elu does).
+// 2^n e^r - 1 = 2^n (e^r - 1) + (2^n - 1): exact at n = 0, so small |x| keeps full relative
+// accuracy; below -20 the result is -1 in float anyway, so n stays in [-29, 0].
+template <class S>
+inline typename S::V expm1_nonpositive(typename S::V x) {
+  x = S::min(S::zero(), x);
+  x = S::max(S::set1(-20.0f), x);
+  const typename S::V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
+  typename S::V r = S::fnmadd(n, S::set1(kLn2Hi), x);
+  r = S::fnmadd(n, S::set1(kLn2Lo), r);
+  const typename S::V scale = S::ldexp(S::set1(1.0f), n);
+  return S::fmadd(scale, expm1_reduced<S>(r), S::sub(scale, S::set1(1.0f)));
+}
+
+// (log1p(z) - z + z^2/2) / z^3 on z in [sqrt(1/2) - 1, sqrt(2) - 1]; relative error 6.9e-9.
+inline constexpr float kLog1pPoly[] = {
+    0.33333354191856934f, -0.25000852664846310f, 0.19999817163586622f, -0.16621335195103400f,
+    0.14227281869473800f, -0.13202627004746690f, 0.12619448874915182f, -0.073603695786415550f};
+
+// log(1 + t) for t in [0, 1] (what softplus needs). For t <= sqrt(2) - 1 the polynomial takes t
+// itself (no rounding of 1 + t); above, log(1 + t) = ln 2 + log1p(u/2 - 1) with u = fl(1 + t),
+// and the rounding error of u is added back as (t - (u - 1)) / u.
+template <class S>
+inline typename S::V log1p_unit(typename S::V t) {
+  using V = typename S::V;
+  const V one = S::set1(1.0f);
+  const V u = S::add(one, t);
+  const auto big = S::gt(t, S::set1(0.41421356f));
+  const V z = S::select(big, S::fmadd(u, S::set1(0.5f), S::neg(one)), t);
+  const V poly = S::fmadd(z, horner<S>(z, kLog1pPoly), S::set1(-0.5f));
+  const V lz = S::fmadd(S::mul(z, z), poly, z);
+  const V corr = S::div(S::sub(t, S::sub(u, one)), u);
+  return S::add(lz, S::select(big, S::add(S::set1(0.69314718055994531f), corr), S::zero()));
+}
+
+// (tanh(x) - x) / x^3 as a polynomial in x^2 for |x| < 0.625; relative error 4.6e-9.
+inline constexpr float kTanhPoly[] = {-0.33333285252512870f, 0.13331513327410058f,
+                                      -0.053744701432021126f, 0.020653240054061887f,
+                                      -0.0057190695859795050f};
+
+// tanh(x): odd polynomial near 0 (relative accuracy), 1 - 2 / (e^(2|x|) + 1) beyond, with the
+// sign of x restored at the end (so tanh(-0) = -0). Saturates to +-1 once e^(2|x|) overflows.
+template <class S>
+inline typename S::V tanh(typename S::V x) {
+  using V = typename S::V;
+  const V ax = S::abs(x);
+  const V s = S::mul(ax, ax);
+  const V small = S::fmadd(S::mul(ax, s), horner<S>(s, kTanhPoly), ax);
+  const V one = S::set1(1.0f);
+  const V e = exp<S>(S::add(ax, ax));
+  const V large = S::sub(one, S::div(S::set1(2.0f), S::add(e, one)));
+  const V r = S::select(S::lt(ax, S::set1(0.625f)), small, large);
+  return S::or_bits(r, S::sign_bits(x));
+}
+
+// erf(x) / x as a polynomial in x^2 for |x| < 1; relative error 1.6e-9.
+inline constexpr float kErfSmallPoly[] = {1.1283791665915894f,    -0.37612629871729900f,
+                                          0.11283625666094580f,   -0.026855397052025550f,
+                                          0.0051912137596679770f, -0.00080348048195205130f,
+                                          0.000079333502357680870f};
+// erfc(x) * e^(x^2) as a polynomial in (x - 2) for 1 <= x <= 4; absolute error of erfc 7.3e-10.
+inline constexpr float kErfcLargePoly[] = {
+    0.25539556684131637f,   -0.10679764729045915f,  0.041803669875009185f,
+    -0.015439831519897960f, 0.0054685103002556110f, -0.0018749121890926804f,
+    0.00050003335313720830f, -0.00018917711139101973f, 0.00011422305215625895f};
+
+// erf(x): x P(x^2) for |x| < 1, 1 - e^(-x^2) Q(|x| - 2) up to 4, +-1 beyond (erf(x) rounds to 1
+// in float from x ~ 3.92).
+template <class S>
+inline typename S::V erf(typename S::V x) {
+  using V = typename S::V;
+  const V ax = S::abs(x);
+  const V s = S::mul(ax, ax);
+  const V small = S::mul(ax, horner<S>(s, kErfSmallPoly));
+  const V xc = S::min(S::set1(4.0f), ax);  // NaN stays NaN
+  const V erfc = S::mul(exp<S>(S::neg(S::mul(xc, xc))),
+                        horner<S>(S::sub(xc, S::set1(2.0f)), kErfcLargePoly));
+  const V large = S::sub(S::set1(1.0f), erfc);
+  const V r = S::select(S::lt(ax, S::set1(1.0f)), small, large);
+  return S::or_bits(r, S::sign_bits(x));
+}
+
+// 1 / (1 + e^-x) with a true division.
+template <class S>
+inline typename S::V sigmoid(typename S::V x) {
+  const typename S::V one = S::set1(1.0f);
+  return S::div(one, S::add(one, exp<S>(S::neg(x))));
+}
+
+}  // namespace tickinfer::kernels::vmath

@@ -1,0 +1,123 @@
+#pragma once
+// The model representation shared by every importer (Keras 3, Keras 2 .h5, later TFLite) and the
+// compiler. A Graph is a DAG of Nodes in topological order; every node has exactly one output
+// tensor. Shapes exclude the batch dimension (batch is always 1 at run time).
+//
+// Importers normalise Keras' many spellings into this form, so the compiler never sees a
+// Keras-version difference. Weights keep Keras' own layouts (documented per op below); packing
+// into kernel layouts is the compiler's job.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace tickinfer {
+
+using Shape = std::vector<int>;  // without the batch dimension, e.g. {10} or {32, 10}
+
+enum class ActKind : uint8_t {
+  Linear,
+  Relu,           // generalised Keras ReLU: see ActivationSpec
+  LeakyRelu,      // x >= 0 ? x : alpha * x
+  Elu,            // x > 0 ? x : alpha * (exp(x) - 1)
+  Selu,           // scale * elu(x, alpha) with the fixed SELU constants
+  Sigmoid,
+  HardSigmoid,    // clamp(slope * x + offset, 0, 1): Keras 2 uses 0.2/0.5, Keras 3 uses 1/6 and 0.5
+  Tanh,
+  Softmax,        // over the last axis
+  Gelu,           // exact: 0.5 * x * (1 + erf(x / sqrt(2)))
+  GeluTanh,       // approximate: 0.5 * x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))
+  Swish,          // x * sigmoid(x) (silu)
+  Softplus,       // log(1 + exp(x))
+  Softsign,       // x / (1 + |x|)
+  Exponential,    // exp(x)
+};
+
+struct ActivationSpec {
+  ActKind kind = ActKind::Linear;
+  // Relu: y = x >= threshold ? min(x, max_value) : alpha * (x - threshold)   (Keras ReLU layer)
+  //       relu6 is Relu with max_value = 6.
+  // LeakyRelu: alpha is the negative slope. Elu: alpha. HardSigmoid: alpha = slope, beta = offset.
+  float alpha = 0.0f;
+  float beta = 0.0f;
+  float max_value = std::numeric_limits<float>::infinity();
+  float threshold = 0.0f;
+
+  bool operator==(const ActivationSpec&) const = default;
+};
+
+enum class OpKind : uint8_t {
+  Input,          // a model input; shape in Node::shape
+  Dense,          // w[0] kernel (in, units), w[1] bias (units). Applies to the last axis.
+  Activation,     // elementwise (or softmax over the last axis) by Node::activation
+  BatchNorm,      // w = gamma, beta, moving_mean, moving_variance (each (C,)); epsilon. Last axis.
+  LayerNorm,      // w = gamma, beta (each (C,)); epsilon. Normalises over the last axis.
+  Identity,       // Dropout, GaussianNoise, ... : inference no-ops
+  LSTM,           // w = kernel (in, 4u), recurrent (u, 4u), bias (4u); gate order i, f, c, o
+  GRU,            // w = kernel (in, 3u), recurrent (u, 3u), bias (2, 3u) if reset_after else (3u);
+                  // gate order z, r, h
+  Conv1D,         // w = kernel (k, in, filters), bias (filters)
+  MaxPool1D,
+  AvgPool1D,
+  GlobalAvgPool1D,
+  GlobalMaxPool1D,
+  Flatten,
+  Reshape,        // target_shape
+  Add,
+  Subtract,       // exactly two inputs: in0 - in1
+  Multiply,
+  Concatenate,    // along Node::axis
+};
+
+enum class Padding : uint8_t { Valid, Same, Causal };
+
+struct Weight {
+  Shape shape;              // Keras' shape, row-major
+  std::vector<float> data;  // size == product(shape)
+};
+
+struct Node {
+  std::string name;          // the Keras layer name (unique in the graph)
+  std::string keras_class;   // e.g. "Dense", for error messages and `inspect`
+  OpKind kind = OpKind::Identity;
+  std::vector<int> inputs;   // indices of producer nodes (earlier in Graph::nodes)
+  // Output shape. Importers set it for Input nodes (-1 marks an unknown dimension such as a
+  // variable sequence length: the compiler substitutes the window length); infer_shapes sets
+  // the rest.
+  Shape shape;
+
+  ActivationSpec activation;            // fused output activation (Dense, Conv1D, LSTM/GRU "activation")
+  ActivationSpec recurrent_activation;  // LSTM/GRU gate activation
+  int units = 0;                        // Dense, LSTM, GRU
+  bool return_sequences = false;        // LSTM, GRU
+  bool reset_after = true;              // GRU
+  int kernel_size = 1, stride = 1, dilation = 1;  // Conv1D
+  int pool_size = 1, pool_stride = 1;             // pooling
+  Padding padding = Padding::Valid;               // Conv1D, pooling
+  bool keepdims = false;                          // global pooling
+  // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),
+  // negative from the end. infer_shapes rewrites it to a 0-based axis of the un-batched shape.
+  int axis = -1;
+  float epsilon = 1e-3f;                          // BatchNorm, LayerNorm
+  Shape target_shape;                             // Reshape (may contain one -1)
+  std::vector<Weight> weights;                    // see OpKind
+};
+
+struct Graph {
+  std::string name;
+  std::string source_format;   // "keras3" or "keras2-h5"
+  std::vector<Node> nodes;     // topological order
+  std::vector<int> inputs;     // node indices of OpKind::Input nodes, in model input order
+  std::vector<int> outputs;    // node indices whose outputs are the model outputs, in order
+};
+
+// Fills Node::shape for every non-Input node and validates each op's parameters and weight
+// shapes against its input shapes. Throws tickinfer::Error naming the layer on any mismatch.
+void infer_shapes(Graph& graph);
+
+const char* op_name(OpKind kind);
+const char* activation_name(ActKind kind);
+int64_t shape_size(const Shape& shape);
+std::string shape_str(const Shape& shape);
+
+}  // namespace tickinfer

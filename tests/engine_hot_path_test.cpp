@@ -1,0 +1,169 @@
+// The run path's promises, checked rather than assumed:
+//  * no heap allocation: global operator new and malloc/calloc/realloc are replaced by counters;
+//  * no lock: pthread_mutex_lock is interposed and counted;
+//  * no syscall: a forked child enters seccomp strict mode (only read/write/exit allowed; any
+//    other syscall kills it) and then runs every plan many times.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+#include <random>
+
+#include "kernels/kernel_set.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocs{0};
+std::atomic<long> g_locks{0};
+void note_alloc() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void* malloc(size_t n) {
+  note_alloc();
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t a, size_t b) {
+  note_alloc();
+  return __libc_calloc(a, b);
+}
+extern "C" void* realloc(void* p, size_t n) {
+  note_alloc();
+  return __libc_realloc(p, n);
+}
+void* operator new(size_t n) {
+  note_alloc();
+  if (void* p = __libc_malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+extern "C" int pthread_mutex_lock(pthread_mutex_t* m) {
+  using Fn = int (*)(pthread_mutex_t*);
+  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pthread_mutex_lock"));
+  if (g_counting.load(std::memory_order_relaxed)) g_locks.fetch_add(1, std::memory_order_relaxed);
+  return real(m);
+}
+
+namespace tickinfer {
+namespace {
+
+struct Subject {
+  std::string label;
+  Plan plan;
+  std::vector<std::vector<float>> in, out;
+  std::vector<const float*> in_ptrs;
+  std::vector<float*> out_ptrs;
+};
+
+std::vector<Subject> make_subjects() {
+  const std::string dir = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/";
+  std::vector<Subject> out;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd;
+  for (const char* name : {"mlp_small", "mlp_large", "lstm_window", "gru_window", "tcn", "lstm_tiny"}) {
+    const Model model = Model::load(dir + name + "/model.keras");
+    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+      if (!kernels::isa_supported(isa)) continue;
+      for (RecurrentMode mode : {RecurrentMode::Window, RecurrentMode::Stream}) {
+        const bool recurrent = std::string(name).find("lstm") == 0 || std::string(name).find("gru") == 0;
+        if (mode == RecurrentMode::Stream && !recurrent) continue;
+        CompileOptions opt;
+        opt.isa = kernels::isa_name(isa);
+        opt.mode = mode;
+        Subject s{std::string(name) + "/" + opt.isa + (mode == RecurrentMode::Stream ? "/stream" : ""),
+                  compile(model, opt), {}, {}, {}, {}};
+        for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
+          s.in.emplace_back(s.plan.input_size(i));
+          for (float& v : s.in.back()) v = nd(rng);
+        }
+        for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
+        out.push_back(std::move(s));
+      }
+    }
+  }
+  for (Subject& s : out) {  // pointers taken after the vector stops moving
+    for (auto& v : s.in) s.in_ptrs.push_back(v.data());
+    for (auto& v : s.out) s.out_ptrs.push_back(v.data());
+  }
+  return out;
+}
+
+TEST(HotPath, RunNeverAllocatesOrLocks) {
+  std::vector<Subject> subjects = make_subjects();
+  ASSERT_GE(subjects.size(), 6u);
+  for (Subject& s : subjects) {
+    s.plan.run(s.in_ptrs.data(), s.out_ptrs.data());  // first run outside the counted region
+    g_allocs = 0;
+    g_locks = 0;
+    g_counting = true;
+    for (int i = 0; i < 200; ++i) {
+      s.plan.run(s.in_ptrs.data(), s.out_ptrs.data());
+      s.plan.reset_state();
+    }
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << s.label;
+    EXPECT_EQ(g_locks.load(), 0) << s.label;
+  }
+}
+
+TEST(HotPath, CountersSeeAllocationsAndLocks) {
+  // The instruments themselves work: without this, the test above could pass vacuously.
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  auto* p = new std::vector<int>(100);
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&m);
+  pthread_mutex_unlock(&m);
+  g_counting = false;
+  delete p;
+  EXPECT_GE(g_allocs.load(), 1);
+  EXPECT_EQ(g_locks.load(), 1);
+}
+
+// Runs fn in a forked child under seccomp strict mode; true if it finished without being
+// killed for a forbidden syscall.
+template <class Fn>
+bool runs_without_syscalls(Fn fn) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) != 0) _exit(3);
+    fn();
+    syscall(SYS_exit, 0);  // plain _exit uses exit_group, which strict mode forbids
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST(HotPath, RunMakesNoSyscalls) {
+  std::vector<Subject> subjects = make_subjects();
+  EXPECT_TRUE(runs_without_syscalls([&] {
+    for (Subject& s : subjects) {
+      for (int i = 0; i < 100; ++i) s.plan.run(s.in_ptrs.data(), s.out_ptrs.data());
+    }
+  }));
+  // And the harness does catch one.
+  EXPECT_FALSE(runs_without_syscalls([] { (void)syscall(SYS_getpid); }));
+}
+
+}  // namespace
+}  // namespace tickinfer

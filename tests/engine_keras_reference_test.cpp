@@ -1,0 +1,170 @@
+// Every fixture model, run through every kernel set this CPU supports, must reproduce the
+// outputs real TensorFlow/Keras computed for it (tools/make_fixtures.py). Window mode runs each
+// row as its own batch-1 call; stream mode feeds a sequence tick by tick and must match Keras on
+// each prefix window.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "formats/npy.hpp"
+#include "kernels/kernel_set.hpp"
+#include "support/fixture_manifest.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+using testing::FixtureCase;
+
+struct Param {
+  FixtureCase c;
+  kernels::Isa isa;
+};
+void PrintTo(const Param& p, std::ostream* os) { *os << p.c.name << "/" << kernels::isa_name(p.isa); }
+
+std::vector<Param> all_params() {
+  std::vector<Param> out;
+  const std::string dirs[] = {testing::fixtures_dir(),
+                              std::string(TICKINFER_SOURCE_DIR) + "/bench/models"};
+  for (const std::string& d : dirs) {
+    for (const FixtureCase& c : testing::load_manifest(d)) {
+      for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+        out.push_back({c, isa});
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<Param> stream_params() {
+  std::vector<Param> out;
+  for (const Param& p : all_params()) {
+    if (!p.c.stream_in.empty()) out.push_back(p);
+  }
+  return out;
+}
+
+// |got - want| <= atol + rtol * |want|, element by element; reports the worst offender.
+void expect_close(const std::vector<float>& got, const float* want, size_t n, double rtol,
+                  double atol, const std::string& what) {
+  size_t worst = 0;
+  double worst_excess = -1;
+  for (size_t i = 0; i < n; ++i) {
+    const double err = std::fabs(double(got[i]) - double(want[i]));
+    const double excess = err - (atol + rtol * std::fabs(double(want[i])));
+    if (std::isnan(got[i]) != std::isnan(want[i])) {
+      ADD_FAILURE() << what << ": NaN mismatch at " << i;
+      return;
+    }
+    if (excess > worst_excess) worst_excess = excess, worst = i;
+  }
+  EXPECT_LE(worst_excess, 0.0) << what << ": element " << worst << " got " << got[worst]
+                               << " want " << want[worst] << " (rtol " << rtol << ", atol "
+                               << atol << ")";
+}
+
+class KerasReference : public ::testing::TestWithParam<Param> {};
+
+TEST_P(KerasReference, WindowModeMatchesKeras) {
+  const Param& p = GetParam();
+  if (!kernels::isa_supported(p.isa)) GTEST_SKIP() << kernels::isa_name(p.isa) << " not supported here";
+  const Model model = Model::load(p.c.file);
+  CompileOptions opt;
+  opt.isa = kernels::isa_name(p.isa);
+  Plan plan = compile(model, opt);
+  ASSERT_EQ(plan.num_inputs(), p.c.inputs.size());
+  ASSERT_EQ(plan.num_outputs(), p.c.outputs.size());
+
+  std::vector<formats::NpyArray> ins, wants;
+  for (const auto& f : p.c.inputs) ins.push_back(formats::read_npy(f));
+  for (const auto& f : p.c.outputs) wants.push_back(formats::read_npy(f));
+  const int64_t rows = ins[0].shape[0];
+  for (size_t i = 0; i < ins.size(); ++i) {
+    ASSERT_EQ(ins[i].data.size(), rows * plan.input_size(i)) << "input " << i << " shape";
+  }
+  for (size_t o = 0; o < wants.size(); ++o) {
+    ASSERT_EQ(wants[o].data.size(), rows * plan.output_size(o)) << "output " << o << " shape";
+  }
+  std::vector<std::vector<float>> outs(plan.num_outputs());
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<const float*> in_ptrs;
+    std::vector<float*> out_ptrs;
+    for (size_t i = 0; i < ins.size(); ++i) in_ptrs.push_back(ins[i].data.data() + r * plan.input_size(i));
+    for (size_t o = 0; o < outs.size(); ++o) {
+      outs[o].assign(plan.output_size(o), -12345.0f);
+      out_ptrs.push_back(outs[o].data());
+    }
+    plan.run(in_ptrs.data(), out_ptrs.data());
+    for (size_t o = 0; o < outs.size(); ++o) {
+      std::ostringstream what;
+      what << p.c.name << " [" << plan.isa() << "] row " << r << " output " << o;
+      expect_close(outs[o], wants[o].data.data() + r * plan.output_size(o), plan.output_size(o),
+                   p.c.rtol, p.c.atol, what.str());
+    }
+  }
+}
+
+class KerasStreamReference : public ::testing::TestWithParam<Param> {};
+
+TEST_P(KerasStreamReference, MatchesKerasOnEveryPrefix) {
+  const Param& p = GetParam();
+  if (!kernels::isa_supported(p.isa)) GTEST_SKIP() << kernels::isa_name(p.isa) << " not supported here";
+  const Model model = Model::load(p.c.file);
+  CompileOptions opt;
+  opt.isa = kernels::isa_name(p.isa);
+  opt.mode = RecurrentMode::Stream;
+  Plan plan = compile(model, opt);
+  const formats::NpyArray in = formats::read_npy(p.c.stream_in);    // [N, T, F]
+  const formats::NpyArray want = formats::read_npy(p.c.stream_out); // [N, T, out]
+  ASSERT_EQ(in.shape.size(), 3u);
+  const int64_t N = in.shape[0], T = in.shape[1], F = in.shape[2];
+  ASSERT_EQ(static_cast<size_t>(F), plan.input_size(0));
+  const size_t out_n = plan.output_size(0);
+  ASSERT_EQ(want.data.size(), N * T * out_n);
+  std::vector<float> y(out_n);
+  for (int64_t s = 0; s < N; ++s) {
+    plan.reset_state();
+    for (int64_t t = 0; t < T; ++t) {
+      plan.run(in.data.data() + (s * T + t) * F, y.data());
+      std::ostringstream what;
+      what << p.c.name << " [" << plan.isa() << "] stream " << s << " tick " << t;
+      expect_close(y, want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
+    }
+  }
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  std::string n = info.param.c.name + "_" + kernels::isa_name(info.param.isa);
+  if (info.param.c.dir.find("bench") != std::string::npos) n = "bench_" + n;
+  for (char& ch : n) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, KerasReference, ::testing::ValuesIn(all_params()), param_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, KerasStreamReference, ::testing::ValuesIn(stream_params()),
+                         param_name);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KerasReference);
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KerasStreamReference);
+
+}  // namespace
+}  // namespace tickinfer
+
+namespace tickinfer {
+namespace {
+// Guards against the suite passing vacuously: the fixtures must exist and cover both formats.
+TEST(KerasFixtures, ManifestListsModelsInBothFormats) {
+  const auto cases = testing::load_manifest(testing::fixtures_dir());
+  ASSERT_GE(cases.size(), 20u) << "no fixtures under " << testing::fixtures_dir();
+  bool k2 = false, k3 = false;
+  for (const auto& c : cases) {
+    k2 = k2 || c.format == "keras2";
+    k3 = k3 || c.format == "keras3";
+  }
+  EXPECT_TRUE(k2 && k3);
+  EXPECT_GE(testing::load_manifest(std::string(TICKINFER_SOURCE_DIR) + "/bench/models").size(), 6u);
+}
+}  // namespace
+}  // namespace tickinfer

@@ -1,0 +1,98 @@
+// Layer norm and the binary elementwise ops: scalar against known values, optimized sets
+// against scalar. add/sub/mul are exact (one IEEE operation per element) and must match bit for
+// bit; affine may be fused (tolerance 1 ulp-ish: 2e-7 relative); layer norm 2e-6 * (1 + |want|).
+#include <cmath>
+
+#include "kernels/kernel_set.hpp"
+#include "kernels_test_support.hpp"
+
+namespace tickinfer::kernels {
+namespace {
+
+using namespace tickinfer::kernels::testing;
+
+TEST(KernelsElementwiseScalar, LayerNormOfKnownValues) {
+  const float x[4] = {1, 2, 3, 4};  // mean 2.5, population variance 1.25
+  const float gamma[4] = {1, 1, 2, 1}, beta[4] = {0, 0, 0, 10};
+  float y[4];
+  kernel_set(Isa::Scalar).layer_norm(x, gamma, beta, 0.0f, y, 4);
+  const float s = 1.0f / std::sqrt(1.25f);
+  EXPECT_FLOAT_EQ(y[0], -1.5f * s);
+  EXPECT_FLOAT_EQ(y[1], -0.5f * s);
+  EXPECT_FLOAT_EQ(y[2], 2.0f * 0.5f * s);
+  EXPECT_FLOAT_EQ(y[3], 1.5f * s + 10.0f);
+}
+
+class KernelsElementwiseIsa : public ::testing::TestWithParam<Isa> {};
+
+TEST_P(KernelsElementwiseIsa, BinaryOpsMatchScalarExactlyIncludingInPlace) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937 rng(seed);
+  const KernelSet& ref = kernel_set(Isa::Scalar);
+  const KernelSet& ks = kernel_set(isa);
+  using Op = void (*)(const float*, const float*, float*, int) noexcept;
+  const struct { const char* name; Op opt, scalar; } ops[] = {
+      {"add", ks.add, ref.add}, {"sub", ks.sub, ref.sub}, {"mul", ks.mul, ref.mul}};
+  int round = 0;
+  for (const auto& op : ops) {
+    for (int n : kSizes) {
+      for (int alias = 0; alias < 3; ++alias) {  // 0: separate y, 1: y == a, 2: y == b
+        ++round;
+        const auto av = random_vector(rng, n, -5.0f, 5.0f), bv = random_vector(rng, n, -5.0f, 5.0f);
+        std::vector<float> want(n);
+        op.scalar(av.data(), bv.data(), want.data(), n);
+        GuardedBuffer a(n, round % 4), b(n, (round + 1) % 4), y(n, (round + 2) % 4);
+        a.fill(av);
+        b.fill(bv);
+        float* out = alias == 0 ? y.data() : alias == 1 ? a.data() : b.data();
+        op.opt(a.data(), b.data(), out, n);
+        for (int i = 0; i < n; ++i) ASSERT_EQ(out[i], want[i]) << op.name << " n=" << n << " i=" << i;
+        ASSERT_TRUE(a.guards_intact() && b.guards_intact() && y.guards_intact()) << op.name << " n=" << n;
+      }
+    }
+  }
+}
+
+TEST_P(KernelsElementwiseIsa, AffineAndLayerNormMatchScalar) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937 rng(seed);
+  const KernelSet& ref = kernel_set(Isa::Scalar);
+  const KernelSet& ks = kernel_set(isa);
+  int round = 0;
+  for (int n : kSizes) {
+    for (bool in_place : {false, true}) {
+      ++round;
+      const auto xv = random_vector(rng, n, -3.0f, 5.0f);
+      const auto g = random_vector(rng, n, 0.5f, 2.0f), bt = random_vector(rng, n, -1.0f, 1.0f);
+      std::vector<float> want(n);
+      GuardedBuffer x(n, round % 4), y(n, (round + 1) % 4);
+      float* out = in_place ? x.data() : y.data();
+
+      ref.affine(xv.data(), g.data(), bt.data(), want.data(), n);
+      x.fill(xv);
+      ks.affine(x.data(), g.data(), bt.data(), out, n);
+      for (int i = 0; i < n; ++i)
+        ASSERT_NEAR(out[i], want[i], 2e-7 * (std::fabs(xv[i] * g[i]) + std::fabs(bt[i])))
+            << "affine n=" << n << " i=" << i;
+
+      ref.layer_norm(xv.data(), g.data(), bt.data(), 1e-3f, want.data(), n);
+      x.fill(xv);
+      ks.layer_norm(x.data(), g.data(), bt.data(), 1e-3f, out, n);
+      for (int i = 0; i < n; ++i)
+        ASSERT_NEAR(out[i], want[i], 2e-6 * (1.0 + std::fabs(want[i]))) << "layer_norm n=" << n << " i=" << i;
+      ASSERT_TRUE(x.guards_intact() && y.guards_intact()) << "n=" << n;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Optimized, KernelsElementwiseIsa, ::testing::ValuesIn(kOptimizedIsas),
+                         [](const auto& info) { return std::string(isa_name(info.param)); });
+
+}  // namespace
+}  // namespace tickinfer::kernels

@@ -1,0 +1,51 @@
+#pragma once
+// Reads the manifest written by tools/make_fixtures.py: the models, their inputs and the
+// outputs real TensorFlow/Keras produced for them. The directory comes from $TICKINFER_FIXTURES
+// (set by CTest to the committed tests/fixtures; `make test` also points it at a directory the
+// script just regenerated against live TensorFlow).
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace tickinfer::testing {
+
+struct FixtureCase {
+  std::string name, format, dir, file;
+  std::vector<std::string> inputs, outputs;
+  double rtol = 1e-5, atol = 1e-6;
+  std::string stream_in, stream_out;  // empty when the case has no stream fixture
+};
+
+inline std::string fixtures_dir() {
+  const char* env = std::getenv("TICKINFER_FIXTURES");
+  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures";
+}
+
+// All cases of <dir>/manifest.json; an empty list if the file is missing.
+inline std::vector<FixtureCase> load_manifest(const std::string& dir) {
+  std::ifstream f(dir + "/manifest.json");
+  std::vector<FixtureCase> out;
+  if (!f) return out;
+  const nlohmann::json m = nlohmann::json::parse(f);
+  for (const auto& c : m.at("cases")) {
+    FixtureCase fc;
+    fc.dir = dir;
+    fc.name = c.at("name");
+    fc.format = c.value("format", "");
+    fc.file = dir + "/" + c.at("file").get<std::string>();
+    for (const auto& p : c.at("inputs")) fc.inputs.push_back(dir + "/" + p.get<std::string>());
+    for (const auto& p : c.at("outputs")) fc.outputs.push_back(dir + "/" + p.get<std::string>());
+    fc.rtol = c.value("rtol", 1e-5);
+    fc.atol = c.value("atol", 1e-6);
+    if (c.contains("stream") && c["stream"].is_object()) {
+      fc.stream_in = dir + "/" + c["stream"].at("inputs").get<std::string>();
+      fc.stream_out = dir + "/" + c["stream"].at("outputs").get<std::string>();
+    }
+    out.push_back(std::move(fc));
+  }
+  return out;
+}
+
+}  // namespace tickinfer::testing
