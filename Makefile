@@ -51,7 +51,8 @@ demo: build
 
 # Latency of every bench-suite model (tickinfer bench), and the kernel microbenchmarks.
 bench: build
-	tools/bench_suite.sh $(BUILD)
+	python3 tools/bench_suite.py $(BUILD) --pin 1 --json $(BUILD)/bench_suite.json
+	$(BUILD)/bench/kernels_bench --benchmark_min_time=0.1
 
 fixtures:
 	tools/setup_venv.sh $(VENV)

@@ -21,21 +21,50 @@ std::vector<float> packed(const std::vector<float>& w, int K, int N) {
   return p;
 }
 
-TEST(KernelsPack, PanelLayoutAndZeroPadding) {
-  const int K = 3, N = 18;  // two panels, the second holding 2 real columns
+// W[k][n] = 100 k + n + 1, so every packed value names its source element.
+std::vector<float> numbered(int K, int N) {
   std::vector<float> w(K * N);
   for (int k = 0; k < K; ++k)
     for (int n = 0; n < N; ++n) w[k * N + n] = static_cast<float>(100 * k + n + 1);
+  return w;
+}
+
+TEST(KernelsPack, ColumnGroupsAreRowInterleavedAndZeroPadded) {
+  const int K = 3, N = 82;  // one full 64-column group, then a 32-wide group with 18 real columns
+  const std::vector<float> w = numbered(K, N);
   const std::vector<float> p = packed(w, K, N);
-  ASSERT_EQ(p.size(), 2u * K * kPanel);
+  ASSERT_EQ(p.size(), 96u * K);
+  ASSERT_EQ(group_width(N, 0), 64);
+  ASSERT_EQ(group_width(N, 1), 32);
   for (int k = 0; k < K; ++k) {
-    for (int j = 0; j < kPanel; ++j) {
-      EXPECT_EQ(p[(0 * K + k) * kPanel + j], w[k * N + j]);
-      const float want = j < 2 ? w[k * N + 16 + j] : 0.0f;
-      EXPECT_EQ(p[(1 * K + k) * kPanel + j], want) << "k=" << k << " j=" << j;
+    for (int j = 0; j < 64; ++j) EXPECT_EQ(p[k * 64 + j], w[k * N + j]) << "k=" << k << " j=" << j;
+    for (int j = 0; j < 32; ++j) {
+      const float want = j < 18 ? w[k * N + 64 + j] : 0.0f;
+      EXPECT_EQ(p[64 * K + k * 32 + j], want) << "k=" << k << " j=" << j;
     }
   }
 }
+
+TEST(KernelsPack, SmallNUsesZeroPaddedDotRows) {
+  for (int N = 1; N <= kDotMaxN; ++N) {
+    const int K = 19;  // rows padded to 32
+    const std::vector<float> w = numbered(K, N);
+    const std::vector<float> p = packed(w, K, N);
+    ASSERT_EQ(dot_row_floats(K), 32);
+    ASSERT_EQ(p.size(), static_cast<size_t>(32 * N));
+    for (int n = 0; n < N; ++n)
+      for (int k = 0; k < 32; ++k)
+        EXPECT_EQ(p[n * 32 + k], k < K ? w[k * N + n] : 0.0f) << "N=" << N << " n=" << n << " k=" << k;
+  }
+  EXPECT_FALSE(is_dot_form(kDotMaxN + 1));
+  EXPECT_EQ(packed_floats(16, kDotMaxN + 1), static_cast<size_t>(16 * kPanel));
+}
+
+// N on both sides of the dot-form threshold and of each column-group width (16, 32, 48, 64 and
+// a 64 group followed by a narrower one); K around the 8/16-float vectors and the K-split
+// unrolls of the dot kernels (up to 4 vectors per step).
+const int kLayoutK[] = {1, 5, 8, 9, 16, 23, 24, 31, 32, 40, 47, 48, 63, 64, 65, 95, 96, 97, 130};
+const int kLayoutN[] = {1, 2, 3, 4, 5, 6, 47, 48, 49, 79, 80, 96, 112, 113, 191, 192, 193};
 
 // Plain y = clamp(init + x W) with W unpacked row-major (K x N), accumulated in double.
 std::vector<double> triple_loop(const std::vector<float>& x, const std::vector<float>& w,
@@ -56,13 +85,15 @@ double magnitude(const std::vector<float>& x, const std::vector<float>& w, const
   return m;
 }
 
-TEST(KernelsGemv, ScalarMatchesUnpackedTripleLoop) {
+// Checks the scalar gemv (both packed forms) against the unpacked triple loop.
+template <size_t NK, size_t NN>
+void expect_scalar_matches_triple_loop(const int (&k_sizes)[NK], const int (&n_sizes)[NN]) {
   const uint32_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   std::mt19937 rng(seed);
   const KernelSet& ks = kernel_set(Isa::Scalar);
-  for (int K : kSizes) {
-    for (int N : kSizes) {
+  for (int K : k_sizes) {
+    for (int N : n_sizes) {
       const auto x = random_vector(rng, K, -1.0f, 1.0f);
       const auto w = random_vector(rng, K * N, -1.0f, 1.0f);
       const auto b = random_vector(rng, N, -1.0f, 1.0f);
@@ -77,6 +108,11 @@ TEST(KernelsGemv, ScalarMatchesUnpackedTripleLoop) {
       ASSERT_TRUE(y.guards_intact()) << "K=" << K << " N=" << N;
     }
   }
+}
+
+TEST(KernelsGemv, ScalarMatchesUnpackedTripleLoop) {
+  expect_scalar_matches_triple_loop(kSizes, kSizes);
+  expect_scalar_matches_triple_loop(kLayoutK, kLayoutN);
 }
 
 TEST(KernelsGemv, ScalarClampIsReluAndRelu6) {
@@ -96,18 +132,18 @@ enum class InitMode { None, Separate, AliasesY };
 
 class KernelsGemvIsa : public ::testing::TestWithParam<Isa> {};
 
-TEST_P(KernelsGemvIsa, MatchesScalarAcrossSizesOffsetsInitAndClamp) {
-  const Isa isa = GetParam();
-  TICKINFER_SKIP_UNSUPPORTED(isa);
+// Compares ks.gemv with the scalar gemv for every (K, N) in the two lists, cycling through init
+// modes, clamps and misalignments.
+template <size_t NK, size_t NN>
+void expect_matches_scalar(const KernelSet& ks, const int (&k_sizes)[NK], const int (&n_sizes)[NN]) {
   const uint32_t seed = test_seed();
   SCOPED_TRACE(seed_note(seed));
   std::mt19937 rng(seed);
   const KernelSet& ref = kernel_set(Isa::Scalar);
-  const KernelSet& ks = kernel_set(isa);
   const struct { float lo, hi; } clamps[] = {{-kInf, kInf}, {0.0f, kInf}, {0.0f, 6.0f}};
   int variant = 0;
-  for (int K : kSizes) {
-    for (int N : kSizes) {
+  for (int K : k_sizes) {
+    for (int N : n_sizes) {
       const auto w = random_vector(rng, K * N, -1.0f, 1.0f);
       const auto pw = packed(w, K, N);
       for (InitMode mode : {InitMode::None, InitMode::Separate, InitMode::AliasesY}) {
@@ -140,6 +176,19 @@ TEST_P(KernelsGemvIsa, MatchesScalarAcrossSizesOffsetsInitAndClamp) {
       }
     }
   }
+}
+
+TEST_P(KernelsGemvIsa, MatchesScalarAcrossSizesOffsetsInitAndClamp) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  expect_matches_scalar(kernel_set(isa), kSizes, kSizes);
+}
+
+// Sizes chosen around the layout thresholds (kLayoutK / kLayoutN above).
+TEST_P(KernelsGemvIsa, MatchesScalarAroundLayoutThresholds) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  expect_matches_scalar(kernel_set(isa), kLayoutK, kLayoutN);
 }
 
 TEST_P(KernelsGemvIsa, NanInInputPropagatesThroughClamp) {

@@ -721,7 +721,8 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, help="write the test fixture suite here")
     p.add_argument("--bench-out", type=Path, help="write the bench model suite here")
-    p.add_argument("--only", nargs="+", metavar="NAME", help="only these case names")
+    p.add_argument("--only", nargs="+", metavar="NAME",
+                   help="only these case names (the written manifest then lists only them)")
     p.add_argument("--check", type=Path, metavar="DIR",
                    help="regenerate DIR's suite in a temp dir and compare expected outputs")
     a = p.parse_args(argv)
@@ -729,6 +730,10 @@ def main(argv=None) -> int:
         return check(a.check)
     if not a.out and not a.bench_out:
         p.error("give --out and/or --bench-out (or --check DIR)")
+    known = {c.name for c in test_cases() + unsupported_cases() + bench_cases()}
+    unknown = sorted(set(a.only or []) - known)
+    if unknown:
+        p.error(f"--only: unknown case name(s) {unknown}; known: {sorted(known)}")
     for suite, out, cases, unsup in (("tests", a.out, test_cases(), unsupported_cases()),
                                      ("bench", a.bench_out, bench_cases(), [])):
         if out is None:

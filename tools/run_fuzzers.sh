@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer binary in DIR for SECONDS each. Seeds come from tests/fuzz/corpus/<name>/
-# when present (copied, so the committed corpus is never modified). Any crash fails the run.
+# Runs every libFuzzer binary in DIR for SECONDS each, seeded from the committed fixtures (model
+# files, their config.json, .npy arrays, a CSV made from them) copied into a scratch corpus, so
+# nothing in the repository is modified. Any crash, leak or timeout fails the run.
 set -euo pipefail
 dir=$1
 seconds=${2:-20}
@@ -10,7 +11,18 @@ for bin in "$dir"/*_fuzz; do
   [ -x "$bin" ] || continue
   name=$(basename "$bin")
   work=$(mktemp -d)
-  if [ -d "$root/tests/fuzz/corpus/$name" ]; then cp -r "$root/tests/fuzz/corpus/$name/." "$work/"; fi
+  fx="$root/tests/fixtures"
+  case "$name" in
+    keras_file_fuzz)
+      for f in "$fx"/*/model.keras "$fx"/*/model.h5; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
+    keras_config_fuzz)
+      for f in "$fx"/*/model.keras; do unzip -p "$f" config.json >"$work/$(basename "$(dirname "$f")").json" 2>/dev/null || true; done ;;
+    npy_fuzz)
+      for f in "$fx"/*/in0.npy; do cp "$f" "$work/$(basename "$(dirname "$f")").npy"; done ;;
+    csv_fuzz)
+      printf 'a,b,c\n1,2.5,-3e-4\nnan,inf,-inf\n' >"$work/header.csv"
+      printf '1,2\n3,4\n' >"$work/plain.csv" ;;
+  esac
   echo "fuzz: $name for ${seconds}s"
   if ! "$bin" "$work" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
         -artifact_prefix="$dir/$name-" -print_final_stats=0 >"$dir/$name.log" 2>&1; then

@@ -1,7 +1,9 @@
 // `tickinfer inspect MODEL`: what a model is made of (layers with their static cost, inputs and
 // outputs) and what compile() makes of it (kernel set, arena size, plan steps).
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "cli/array_file.hpp"

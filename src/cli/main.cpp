@@ -61,8 +61,9 @@ int run_help(const std::vector<std::string>& args) {
     print_overview(stdout);
     return 0;
   }
+  if (args.size() > 1) return report_usage_error("help takes at most one command name", nullptr);
   const Command* c = find_command(args[0]);
-  if (!c || args.size() > 1) return report_usage_error("help: unknown command '" + args[0] + "'", nullptr);
+  if (!c) return report_usage_error("help: unknown command '" + args[0] + "'", nullptr);
   std::fputs(c->make_parser().help().c_str(), stdout);
   return 0;
 }

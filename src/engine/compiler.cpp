@@ -73,9 +73,44 @@ class Compiler {
       L_.output_shapes.push_back(g_.nodes[o].shape);
     }
     for (int in : g_.inputs) L_.input_shapes.push_back(stream_shape(g_.nodes[in].shape));
+    count_cost();
   }
 
   PlanLayout take() { return std::move(L_); }
+
+  // FLOPs (2 per multiply-accumulate) and weight bytes of one run of the emitted steps.
+  void count_cost() {
+    for (const Step& s : L_.steps) {
+      int64_t macs = 0, weights = 0;
+      switch (s.kind) {
+        case StepKind::Dense:
+          macs = int64_t{s.rows} * s.k * s.n;
+          weights = int64_t{s.k} * s.n + s.n;
+          break;
+        case StepKind::Lstm:
+          macs = int64_t{s.steps} * (s.k + s.n) * 4 * s.n;
+          weights = int64_t{s.k + s.n} * 4 * s.n + 4 * s.n;
+          break;
+        case StepKind::Gru:
+        case StepKind::GruClassic:
+          macs = int64_t{s.steps} * (s.k + s.n) * 3 * s.n;
+          weights = int64_t{s.k + s.n} * 3 * s.n + 6 * s.n;
+          break;
+        case StepKind::Conv1D:
+          macs = int64_t{s.steps} * s.window * s.in_ch * s.n;
+          weights = int64_t{s.window} * s.in_ch * s.n + s.n;
+          break;
+        case StepKind::Affine:
+        case StepKind::LayerNorm:
+          weights = 2 * int64_t{s.n};
+          break;
+        default:
+          break;
+      }
+      L_.flops += 2 * macs;
+      L_.weight_bytes += weights * static_cast<int64_t>(sizeof(float));
+    }
+  }
 
  private:
   // In stream mode a sequence input [1, F] is fed one step at a time as [F].

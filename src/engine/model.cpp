@@ -16,7 +16,12 @@ bool shapes_known(const Graph& g) {
 }  // namespace
 
 Model Model::load(const std::string& path) {
-  return from_graph(formats::load_model_file(path));
+  Graph graph = formats::load_model_file(path);  // its errors already name the file
+  try {
+    return from_graph(std::move(graph));
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
 }
 
 Model Model::from_graph(Graph graph) {

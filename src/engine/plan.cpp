@@ -19,6 +19,8 @@ size_t Plan::output_size(size_t i) const { return static_cast<size_t>(shape_size
 RecurrentMode Plan::mode() const { return impl_->layout->mode; }
 const char* Plan::isa() const { return impl_->layout->kernels->name; }
 size_t Plan::arena_bytes() const { return impl_->layout->arena_floats * sizeof(float); }
+int64_t Plan::flops() const { return impl_->layout->flops; }
+int64_t Plan::weight_bytes() const { return impl_->layout->weight_bytes; }
 
 Plan Plan::clone() const {
   auto impl = std::make_unique<Impl>();
@@ -61,7 +63,7 @@ std::string Plan::describe() const {
   std::ostringstream os;
   os << "plan: " << L.steps.size() << " steps, kernels " << L.kernels->name << ", mode "
      << (L.mode == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
-     << " B\n";
+     << " B, " << L.flops << " FLOP and " << L.weight_bytes << " weight bytes per run\n";
   for (const engine::Step& s : L.steps) {
     os << "  " << step_name(s.kind) << "  " << s.label;
     switch (s.kind) {

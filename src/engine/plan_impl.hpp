@@ -78,6 +78,8 @@ struct PlanLayout {
   std::vector<Shape> input_shapes, output_shapes;
   std::vector<std::pair<uint32_t, uint32_t>> state_ranges;  // arena (offset, floats) zeroed by reset
   size_t arena_floats = 0;
+  int64_t flops = 0;         // per run(), see Plan::flops()
+  int64_t weight_bytes = 0;  // per run(), see Plan::weight_bytes()
   RecurrentMode mode = RecurrentMode::Window;
   const kernels::KernelSet* kernels = nullptr;
 };

@@ -48,7 +48,8 @@ inline constexpr int64_t kMaxTotalWeightValues = (int64_t{1} << 30) / 4;
 // "config": {...}}, optionally with Keras 3's top-level "build_config"). `label` prefixes every
 // error ("model.keras"). Node::shape is set for Input nodes only; call infer_shapes() next.
 // Throws tickinfer::Error "<label>: layer '<name>' (<Class>): <problem>" for anything unsupported
-// or malformed; never crashes on hostile input.
+// or malformed; never crashes on hostile input. A shared layer (one called several times) becomes
+// one node per call, named "<name>", "<name>#1", "<name>#2", ... with copies of its weights.
 Graph graph_from_keras_config(const nlohmann::json& model_config, WeightSource& weights,
                               KerasDialect dialect, const std::string& label);
 

@@ -18,13 +18,13 @@ constexpr std::array<std::string_view, 6> kIdentityClasses = {
     "Dropout",      "SpatialDropout1D", "GaussianNoise",
     "GaussianDropout", "AlphaDropout",  "ActivityRegularization"};
 
-constexpr std::array<std::string_view, 23> kSupportedClasses = {
+constexpr std::array<std::string_view, 22> kSupportedClasses = {
     "Dense",      "Activation",         "ReLU",          "LeakyReLU",
     "ELU",        "Softmax",            "BatchNormalization", "LayerNormalization",
     "LSTM",       "GRU",                "Conv1D",        "MaxPooling1D",
     "AveragePooling1D", "GlobalAveragePooling1D", "GlobalMaxPooling1D", "Flatten",
     "Reshape",    "Add",                "Subtract",      "Multiply",
-    "Concatenate", "Identity",          "InputLayer"};
+    "Concatenate", "Identity"};
 
 bool in_list(std::string_view name, auto const& list) {
   return std::find(list.begin(), list.end(), name) != list.end();
@@ -260,8 +260,7 @@ Node concatenate(const json& c, const std::vector<int>& ranks, const std::string
 }  // namespace
 
 bool is_supported_layer_class(const std::string& keras_class) {
-  return keras_class != "InputLayer" &&
-         (in_list(keras_class, kSupportedClasses) || in_list(keras_class, kIdentityClasses));
+  return in_list(keras_class, kSupportedClasses) || in_list(keras_class, kIdentityClasses);
 }
 
 bool layer_weights_in_cell(const std::string& keras_class) {

@@ -1,5 +1,6 @@
-// Reference gemv over the packed layout: one output at a time, k in order. Deliberately plain;
-// it is the oracle for the SIMD variants (and is itself checked against an unpacked loop).
+// Reference gemv over the packed layout (kernel_set.hpp): one output at a time, k in order.
+// Deliberately plain; it is the oracle for the SIMD variants (and is itself checked against an
+// unpacked loop), so it only locates W[k][n] in either packed form and accumulates.
 #include "kernels/kernels_by_isa.hpp"
 
 namespace tickinfer::kernels::scalar {
@@ -7,10 +8,19 @@ namespace tickinfer::kernels::scalar {
 void gemv(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
           float lo, float hi) noexcept {
   for (int n = 0; n < N; ++n) {
-    const float* panel = packed_w + static_cast<size_t>(n / kPanel) * K * kPanel;
-    const int j = n % kPanel;
+    // W[k][n] = column[k * stride]
+    const float* column;
+    size_t stride;
+    if (is_dot_form(N)) {
+      column = packed_w + static_cast<size_t>(n) * dot_row_floats(K);
+      stride = 1;
+    } else {
+      const int g = n / kGroup;
+      column = packed_w + static_cast<size_t>(g) * kGroup * K + n % kGroup;
+      stride = static_cast<size_t>(group_width(N, g));
+    }
     float acc = 0.0f;
-    for (int k = 0; k < K; ++k) acc += x[k] * panel[static_cast<size_t>(k) * kPanel + j];
+    for (int k = 0; k < K; ++k) acc += x[k] * column[k * stride];
     float v = (init ? init[n] : 0.0f) + acc;
     v = v < lo ? lo : v;  // comparisons are false for NaN, so NaN propagates
     v = v > hi ? hi : v;

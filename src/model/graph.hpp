@@ -77,7 +77,8 @@ struct Weight {
 };
 
 struct Node {
-  std::string name;          // the Keras layer name (unique in the graph)
+  std::string name;          // the Keras layer name; a shared layer called k > 0 more times
+                             // adds nodes named "<name>#<k>" (unique in the graph)
   std::string keras_class;   // e.g. "Dense", for error messages and `inspect`
   OpKind kind = OpKind::Identity;
   std::vector<int> inputs;   // indices of producer nodes (earlier in Graph::nodes)

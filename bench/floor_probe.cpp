@@ -1,0 +1,116 @@
+// Measures this core's floors in the same run as the model benchmarks, so measured/floor ratios
+// do not depend on numbers taken on another day on a shared machine:
+//   * peak fp32 FMA throughput (512-bit where the CPU has AVX-512, else 256-bit, else scalar),
+//     with 12 (256-bit: 10) independent accumulator chains to cover FMA latency while leaving
+//     registers for the operands;
+//   * read bandwidth from a buffer of a given size (the model's weight bytes), repeatedly
+//     streamed so it is cache-resident, as the model's weights are.
+// Prints one JSON object: {"peak_gflops": ..., "isa": ..., "read_gbps": {"<bytes>": ...}}.
+//
+//   floor_probe [BYTES ...]
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+__attribute__((target("avx512f"))) double fma512_gflops() {
+  constexpr int kChains = 12;
+  __m512 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm512_set1_ps(0.001f * i);
+  const __m512 a = _mm512_set1_ps(0.999999f), b = _mm512_set1_ps(1e-7f);
+  const long iters = 20'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm512_fmadd_ps(acc[j], a, b);
+    }
+    best = std::max(best, iters * kChains * 32.0 / seconds_since(t0) / 1e9);
+  }
+  float sink = 0;
+  for (auto& v : acc) sink += _mm512_reduce_add_ps(v);
+  if (sink == 12345.0f) std::puts("");
+  return best;
+}
+
+__attribute__((target("avx2,fma"))) double fma256_gflops() {
+  constexpr int kChains = 10;
+  __m256 acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_ps(0.001f * i);
+  const __m256 a = _mm256_set1_ps(0.999999f), b = _mm256_set1_ps(1e-7f);
+  const long iters = 20'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+#pragma GCC unroll 16
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm256_fmadd_ps(acc[j], a, b);
+    }
+    best = std::max(best, iters * kChains * 16.0 / seconds_since(t0) / 1e9);
+  }
+  float sink = 0;
+  for (auto& v : acc) {
+    alignas(32) float t[8];
+    _mm256_store_ps(t, v);
+    for (float x : t) sink += x;
+  }
+  if (sink == 12345.0f) std::puts("");
+  return best;
+}
+
+// GB/s reading `bytes` repeatedly (best of several passes) with 256-bit loads into 8
+// independent sums: what a kernel streaming cache-resident weights can reach.
+__attribute__((target("avx2"))) double read_gbps(size_t bytes) {
+  const size_t n = std::max<size_t>(bytes / sizeof(float), 64) / 64 * 64;
+  std::vector<float> buf(n, 1.0f);
+  const size_t passes = std::max<size_t>(2, (size_t{1} << 30) / (n * sizeof(float)));
+  double best = 0;
+  __m256 sink = _mm256_setzero_ps();
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    for (size_t p = 0; p < passes; ++p) {
+      __m256 s[8];
+      for (auto& v : s) v = _mm256_setzero_ps();
+      for (size_t i = 0; i < n; i += 64) {
+#pragma GCC unroll 8
+        for (int j = 0; j < 8; ++j) s[j] = _mm256_add_ps(s[j], _mm256_loadu_ps(&buf[i + 8 * j]));
+      }
+      for (auto& v : s) sink = _mm256_add_ps(sink, v);
+      __asm__ volatile("" ::: "memory");
+    }
+    best = std::max(best, double(passes) * n * sizeof(float) / seconds_since(t0) / 1e9);
+  }
+  alignas(32) float t[8];
+  _mm256_store_ps(t, sink);
+  if (t[0] == 12345.0f) std::puts("");
+  return best;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const double peak = avx512 ? fma512_gflops() : avx2 ? fma256_gflops() : 0.0;
+  std::printf("{\"peak_gflops\": %.1f, \"isa\": \"%s\", \"read_gbps\": {", peak,
+              avx512 ? "avx512" : avx2 ? "avx2" : "none");
+  for (int i = 1; i < argc; ++i) {
+    const size_t bytes = std::strtoull(argv[i], nullptr, 10);
+    std::printf("%s\"%zu\": %.1f", i > 1 ? ", " : "", bytes, read_gbps(bytes));
+  }
+  std::printf("}}\n");
+  return 0;
+}

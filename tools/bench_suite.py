@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Latency of every bench-suite model against this machine's floor, measured in one run.
+
+For each model in bench/models/manifest.json (window mode, plus stream mode for recurrent models)
+runs `tickinfer bench --json`, and runs bench/floor_probe once to measure this core's peak FMA
+rate and cache read bandwidth at each model's weight size. Floor = max(FLOPs / peak,
+weight bytes / bandwidth). Prints a markdown table and writes JSON.
+
+    tools/bench_suite.py BUILD_DIR [--seconds S] [--pin CPU] [--json OUT]
+
+Uses only the Python standard library.
+"""
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+RECURRENT = ("lstm_window", "gru_window", "lstm_tiny")
+# The issue's targets (one core of a 2-core AMD Zen 5 with AVX-512), for the verdict column.
+TARGETS = {
+    ("mlp_small", "window"): ("p50 <= 200 ns, p99 <= 2 x p50",
+                              lambda r: r["p50_ns"] <= 200 and r["p99_ns"] <= 2 * r["p50_ns"]),
+    ("mlp_large", "window"): ("p50 <= 600 ns", lambda r: r["p50_ns"] <= 600),
+    ("lstm_window", "window"): ("p50 <= 12 us", lambda r: r["p50_ns"] <= 12000),
+    ("lstm_window", "stream"): ("p50 <= 400 ns", lambda r: r["p50_ns"] <= 400),
+    ("lstm_tiny", "stream"): ("p99 <= 6 us", lambda r: r["p99_ns"] <= 6000),
+}
+
+
+def run_json(cmd):
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--pin", type=int, default=None)
+    ap.add_argument("--isa", default="")
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args()
+    cli = os.path.join(args.build, "tickinfer")
+    manifest = json.load(open(os.path.join(ROOT, "bench", "models", "manifest.json")))
+
+    runs = []
+    for case in manifest["cases"]:
+        name = case["name"]
+        model = os.path.join(ROOT, "bench", "models", case["file"])
+        for mode in ("window", "stream") if name in RECURRENT else ("window",):
+            cmd = [cli, "bench", model, "--mode", mode, "--seconds", str(args.seconds), "--json", "--floor"]
+            if args.pin is not None:
+                cmd += ["--pin", str(args.pin)]
+            if args.isa:
+                cmd += ["--isa", args.isa]
+            r = run_json(cmd)
+            r["name"], r["mode"] = name, mode
+            runs.append(r)
+            print(f"  {name:12s} {mode:6s} p50 {r['p50_ns']:>8} ns  p99 {r['p99_ns']:>8} ns", file=sys.stderr)
+
+    sizes = sorted({max(int(r["weight_bytes"]), 1024) for r in runs})
+    probe = run_json([os.path.join(args.build, "bench", "floor_probe")] + [str(s) for s in sizes])
+    peak = probe["peak_gflops"]
+    for r in runs:
+        bw = probe["read_gbps"][str(max(int(r["weight_bytes"]), 1024))]
+        compute_ns = r["flops"] / peak
+        memory_ns = r["weight_bytes"] / bw
+        r["floor_ns"] = max(compute_ns, memory_ns)
+        r["floor_bound"] = "compute" if compute_ns >= memory_ns else "cache"
+        r["p50_over_floor"] = r["p50_ns"] / r["floor_ns"] if r["floor_ns"] else None
+        target = TARGETS.get((r["name"], r["mode"]))
+        r["target"] = target[0] if target else ""
+        r["meets_target"] = target[1](r) if target else None
+
+    cpu = runs[0].get("cpu", platform.processor()) if runs else ""
+    print(f"\nmachine: {cpu}; one core{'' if args.pin is None else f' (pinned to cpu {args.pin})'}; "
+          f"kernels {runs[0]['isa'] if runs else '?'}; {args.seconds:g} s per model after warm-up; "
+          f"measured peak {peak:.1f} GFLOP/s ({probe['isa']})\n")
+    print("| model | mode | p50 ns | p90 ns | p99 ns | p99.9 ns | max ns | mean ns | kFLOP | weights KB "
+          "| floor ns | p50/floor | target | met |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    for r in runs:
+        met = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "no")
+        print(f"| {r['name']} | {r['mode']} | {r['p50_ns']} | {r['p90_ns']} | {r['p99_ns']} | {r['p999_ns']} "
+              f"| {r['max_ns']} | {r['mean_ns']:.0f} | {r['flops'] / 1e3:.1f} | {r['weight_bytes'] / 1024:.1f} "
+              f"| {r['floor_ns']:.0f} ({r['floor_bound']}) | {r['p50_over_floor']:.2f} | {r['target']} | {met} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"probe": probe, "runs": runs, "seconds": args.seconds, "pin": args.pin}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
