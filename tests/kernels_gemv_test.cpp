@@ -29,18 +29,16 @@ std::vector<float> numbered(int K, int N) {
   return w;
 }
 
-TEST(KernelsPack, ColumnGroupsAreRowInterleavedAndZeroPadded) {
-  const int K = 3, N = 82;  // one full 64-column group, then a 32-wide group with 18 real columns
+TEST(KernelsPack, PanelLayoutAndZeroPadding) {
+  const int K = 3, N = 18;  // two panels, the second holding 2 real columns
   const std::vector<float> w = numbered(K, N);
   const std::vector<float> p = packed(w, K, N);
-  ASSERT_EQ(p.size(), 96u * K);
-  ASSERT_EQ(group_width(N, 0), 64);
-  ASSERT_EQ(group_width(N, 1), 32);
+  ASSERT_EQ(p.size(), 2u * K * kPanel);
   for (int k = 0; k < K; ++k) {
-    for (int j = 0; j < 64; ++j) EXPECT_EQ(p[k * 64 + j], w[k * N + j]) << "k=" << k << " j=" << j;
-    for (int j = 0; j < 32; ++j) {
-      const float want = j < 18 ? w[k * N + 64 + j] : 0.0f;
-      EXPECT_EQ(p[64 * K + k * 32 + j], want) << "k=" << k << " j=" << j;
+    for (int j = 0; j < kPanel; ++j) {
+      EXPECT_EQ(p[(0 * K + k) * kPanel + j], w[k * N + j]);
+      const float want = j < 2 ? w[k * N + 16 + j] : 0.0f;
+      EXPECT_EQ(p[(1 * K + k) * kPanel + j], want) << "k=" << k << " j=" << j;
     }
   }
 }
@@ -60,10 +58,10 @@ TEST(KernelsPack, SmallNUsesZeroPaddedDotRows) {
   EXPECT_EQ(packed_floats(16, kDotMaxN + 1), static_cast<size_t>(16 * kPanel));
 }
 
-// N on both sides of the dot-form threshold and of each column-group width (16, 32, 48, 64 and
-// a 64 group followed by a narrower one); K around the 8/16-float vectors and the K-split
-// unrolls of the dot kernels (up to 4 vectors per step).
-const int kLayoutK[] = {1, 5, 8, 9, 16, 23, 24, 31, 32, 40, 47, 48, 63, 64, 65, 95, 96, 97, 130};
+// N on both sides of the dot-form threshold and of each panel-block size (1-3 trailing panels
+// after blocks of 4); K around the 8/16-float vectors and the K-split unrolls of the dot kernels
+// (up to 8 vectors per step).
+const int kLayoutK[] = {1, 5, 8, 9, 16, 23, 24, 31, 32, 40, 47, 48, 63, 64, 65, 95, 96, 97, 130, 200};
 const int kLayoutN[] = {1, 2, 3, 4, 5, 6, 47, 48, 49, 79, 80, 96, 112, 113, 191, 192, 193};
 
 // Plain y = clamp(init + x W) with W unpacked row-major (K x N), accumulated in double.
@@ -194,14 +192,34 @@ TEST_P(KernelsGemvIsa, MatchesScalarAroundLayoutThresholds) {
 TEST_P(KernelsGemvIsa, NanInInputPropagatesThroughClamp) {
   const Isa isa = GetParam();
   TICKINFER_SKIP_UNSUPPORTED(isa);
-  const int K = 5, N = 20;
-  std::vector<float> w(K * N, 0.5f);
-  const auto pw = packed(w, K, N);
-  std::vector<float> x(K, 1.0f);
-  x[3] = std::numeric_limits<float>::quiet_NaN();
-  std::vector<float> y(N);
-  kernel_set(isa).gemv(x.data(), K, pw.data(), N, nullptr, y.data(), 0.0f, 6.0f);
-  for (int n = 0; n < N; ++n) EXPECT_TRUE(std::isnan(y[n])) << "n=" << n;
+  const int K = 5;
+  for (int N : {1, kDotMaxN, 20, 70}) {  // dot form; panel form with 2 and 5 panels
+    std::vector<float> w(K * N, 0.5f);
+    const auto pw = packed(w, K, N);
+    std::vector<float> x(K, 1.0f);
+    x[3] = std::numeric_limits<float>::quiet_NaN();
+    std::vector<float> y(N);
+    kernel_set(isa).gemv(x.data(), K, pw.data(), N, nullptr, y.data(), 0.0f, 6.0f);
+    for (int n = 0; n < N; ++n) EXPECT_TRUE(std::isnan(y[n])) << "N=" << N << " n=" << n;
+  }
+}
+
+// The dot form reads x[K..] only through a masked load: values past x[K-1] (here NaN, which
+// would poison any sum they entered) must not reach the result.
+TEST_P(KernelsGemvIsa, DotFormIgnoresFloatsPastTheEndOfX) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  for (int K : {1, 7, 9, 15, 17, 33}) {
+    for (int N = 1; N <= kDotMaxN; ++N) {
+      std::vector<float> w(K * N, 1.0f);
+      const auto pw = packed(w, K, N);
+      std::vector<float> x(K + 32, std::numeric_limits<float>::quiet_NaN());
+      for (int k = 0; k < K; ++k) x[k] = 1.0f;
+      std::vector<float> y(N);
+      kernel_set(isa).gemv(x.data(), K, pw.data(), N, nullptr, y.data(), -kInf, kInf);
+      for (int n = 0; n < N; ++n) EXPECT_EQ(y[n], static_cast<float>(K)) << "K=" << K << " N=" << N;
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimized, KernelsGemvIsa, ::testing::ValuesIn(kOptimizedIsas),

@@ -3,13 +3,13 @@
 // Throughput model (Zen 3 / Intel alike): an FMA has 4 cycles of latency and two pipes issue one
 // each per cycle, so at least 8 independent accumulator chains must be in flight; 16 ymm
 // registers bound how many. Each weight is used exactly once, so one 8-float weight load feeds
-// one FMA and the loop is as fast as weights stream from L1/L2; the column form is laid out so
-// that this stream is sequential.
+// one FMA: once W no longer fits in L1 (32 KiB) the loop runs at the L2 -> L1 bandwidth
+// (~32 bytes per cycle on Zen 3, i.e. one FMA per cycle, about half the FMA peak).
 //
-//  * Column form: a full 64-column group is 8 ymm accumulators fed by one x[k] broadcast per
-//    row of 64 weights. A narrower last group of P panels (2P accumulators) also splits K into S
-//    interleaved sets so that 2 P S >= 8. A partial panel is stored through a stack buffer and a
-//    scalar loop, so nothing past y[N-1] is written and init is not read past init[N-1].
+//  * Panel form: blocks of 4 panels are 8 ymm accumulators fed by one x[k] broadcast per 64
+//    weights. A last block of P < 4 panels (2P accumulators) also splits K into S interleaved
+//    sets so that 2 P S >= 8. A partial panel is stored through a stack buffer and a scalar
+//    loop, so nothing past y[N-1] is written and init is not read past init[N-1].
 //  * Dot form (N <= kDotMaxN): each output is a dot product of x with a zero-padded row, using S
 //    K-split accumulators per row; the last K % 8 elements of x are read with a masked load
 //    (the weight rows are padded, x is not). The N row sums come out of one horizontal-add tree.
@@ -46,65 +46,78 @@ inline void store_columns(__m256 acc, const float* init, float* y, int n0, int N
   for (int j = 0; j < N - n0; ++j) y[n0 + j] = finish_one(tmp[j], init ? init + n0 + j : nullptr, lo, hi);
 }
 
-// One column group of P panels (width 16 P) starting at w: out[v] = columns [8 v, 8 v + 8).
+// Pairwise sum of sets[B..E) (compile-time indices only, so the sets stay in registers).
+template <int B, int E, int S>
+inline __m256 sum_sets(const __m256 (&sets)[S]) {
+  if constexpr (E - B == 1) {
+    return sets[B];
+  } else {
+    constexpr int M = B + (E - B) / 2;
+    return _mm256_add_ps(sum_sets<B, M>(sets), sum_sets<M, E>(sets));
+  }
+}
+
+// P consecutive panels, the first at w: out[v] = columns [8 v, 8 v + 8) of the block.
 template <int P, int S>
-inline void column_group(const float* x, int K, const float* w, __m256 (&out)[2 * P]) {
+inline void panel_block(const float* x, int K, const float* w, __m256 (&out)[2 * P]) {
   constexpr int V = 2 * P;
-  constexpr int width = P * kPanel;
-  __m256 acc[S][V];
+  const size_t panel_stride = static_cast<size_t>(K) * kPanel;
+  __m256 acc[V][S];  // acc[v][s]: columns 8 v .. 8 v + 7, rows k = s mod S
   TICKINFER_UNROLL
-  for (int s = 0; s < S; ++s)
+  for (int v = 0; v < V; ++v)
     TICKINFER_UNROLL
-    for (int v = 0; v < V; ++v) acc[s][v] = _mm256_setzero_ps();
+    for (int s = 0; s < S; ++s) acc[v][s] = _mm256_setzero_ps();
   int k = 0;
   for (; k + S <= K; k += S) {
     TICKINFER_UNROLL
     for (int s = 0; s < S; ++s) {
       const __m256 xb = _mm256_broadcast_ss(x + k + s);
-      const float* row = w + static_cast<size_t>(k + s) * width;
+      const float* row = w + static_cast<size_t>(k + s) * kPanel;
       TICKINFER_UNROLL
-      for (int v = 0; v < V; ++v) acc[s][v] = _mm256_fmadd_ps(xb, _mm256_loadu_ps(row + 8 * v), acc[s][v]);
+      for (int v = 0; v < V; ++v)
+        acc[v][s] = _mm256_fmadd_ps(xb, _mm256_loadu_ps(row + (v / 2) * panel_stride + 8 * (v % 2)), acc[v][s]);
     }
   }
   for (; k < K; ++k) {
     const __m256 xb = _mm256_broadcast_ss(x + k);
-    const float* row = w + static_cast<size_t>(k) * width;
+    const float* row = w + static_cast<size_t>(k) * kPanel;
     TICKINFER_UNROLL
-    for (int v = 0; v < V; ++v) acc[0][v] = _mm256_fmadd_ps(xb, _mm256_loadu_ps(row + 8 * v), acc[0][v]);
+    for (int v = 0; v < V; ++v)
+      acc[v][0] = _mm256_fmadd_ps(xb, _mm256_loadu_ps(row + (v / 2) * panel_stride + 8 * (v % 2)), acc[v][0]);
   }
   TICKINFER_UNROLL
-  for (int v = 0; v < V; ++v) {
-    TICKINFER_UNROLL
-    for (int step = 1; step < S; step *= 2)  // pairwise tree over the S sets
-      TICKINFER_UNROLL
-      for (int s = 0; s + step < S; s += 2 * step) acc[s][v] = _mm256_add_ps(acc[s][v], acc[s + step][v]);
-    out[v] = acc[0][v];
-  }
+  for (int v = 0; v < V; ++v) out[v] = sum_sets<0, S>(acc[v]);
 }
 
 template <int P, int S>
-inline void column_group_store(const float* x, int K, const float* w, int n0, int N,
-                               const float* init, float* y, float lo, float hi) {
+inline void panel_block_store(const float* x, int K, const float* packed_w, int p0, int N,
+                              const float* init, float* y, float lo, float hi) {
   __m256 out[2 * P];
-  column_group<P, S>(x, K, w, out);
+  panel_block<P, S>(x, K, packed_w + static_cast<size_t>(p0) * K * kPanel, out);
+  const int n0 = p0 * kPanel;
+  if (N - n0 >= 2 * P * 8) {  // whole block: full-width stores only
+    const __m256 vlo = _mm256_set1_ps(lo), vhi = _mm256_set1_ps(hi);
+    TICKINFER_UNROLL
+    for (int v = 0; v < 2 * P; ++v)
+      _mm256_storeu_ps(y + n0 + 8 * v, finish(out[v], init ? init + n0 + 8 * v : nullptr, vlo, vhi));
+    return;
+  }
   TICKINFER_UNROLL
   for (int v = 0; v < 2 * P; ++v) {
     if (n0 + 8 * v < N) store_columns(out[v], init, y, n0 + 8 * v, N, lo, hi);
   }
 }
 
-void gemv_columns(const float* x, int K, const float* packed_w, int N, const float* init,
-                  float* y, float lo, float hi) {
-  const int groups = (N + kGroup - 1) / kGroup;
-  for (int g = 0; g < groups; ++g) {
-    const float* w = packed_w + static_cast<size_t>(g) * kGroup * K;
-    const int n0 = g * kGroup;
-    switch (group_width(N, g) / kPanel) {
-      case 4: column_group_store<4, 1>(x, K, w, n0, N, init, y, lo, hi); break;
-      case 3: column_group_store<3, 2>(x, K, w, n0, N, init, y, lo, hi); break;
-      case 2: column_group_store<2, 2>(x, K, w, n0, N, init, y, lo, hi); break;
-      default: column_group_store<1, 4>(x, K, w, n0, N, init, y, lo, hi); break;
-    }
+void gemv_panels(const float* x, int K, const float* packed_w, int N, const float* init,
+                 float* y, float lo, float hi) {
+  const int panels = (N + kPanel - 1) / kPanel;
+  int p = 0;
+  for (; p + 4 <= panels; p += 4) panel_block_store<4, 1>(x, K, packed_w, p, N, init, y, lo, hi);
+  switch (panels - p) {
+    case 3: panel_block_store<3, 2>(x, K, packed_w, p, N, init, y, lo, hi); break;
+    case 2: panel_block_store<2, 2>(x, K, packed_w, p, N, init, y, lo, hi); break;
+    case 1: panel_block_store<1, 4>(x, K, packed_w, p, N, init, y, lo, hi); break;
+    default: break;
   }
 }
 
@@ -116,7 +129,9 @@ inline __m256i first_lanes(int n) {  // n in [0, 8]
 template <int R>
 inline void dot_rows(const float* x, int K, const float* w, const float* init, float* y, float lo,
                      float hi) {
-  constexpr int S = R <= 2 ? 4 : 2;  // K-split accumulators per row: R * S >= 6 chains
+  // K-split accumulators per row: R * S >= 8 chains, except a single row keeps 4 (its K is
+  // usually short, a final Dense(1) after 16-64 units, where the reduction depth costs more).
+  constexpr int S = R == 1 ? 4 : (8 + R - 1) / R;
   const size_t stride = static_cast<size_t>(dot_row_floats(K));
   __m256 acc[R][S];
   TICKINFER_UNROLL
@@ -154,11 +169,7 @@ inline void dot_rows(const float* x, int K, const float* w, const float* init, f
       row[r] = _mm256_setzero_ps();
       continue;
     }
-    TICKINFER_UNROLL
-    for (int step = 1; step < S; step *= 2)
-      TICKINFER_UNROLL
-      for (int t = 0; t + step < S; t += 2 * step) acc[r][t] = _mm256_add_ps(acc[r][t], acc[r][t + step]);
-    row[r] = acc[r][0];
+    row[r] = sum_sets<0, S>(acc[r]);
   }
   // hadd tree: lane r of `sums` is the full sum of row r.
   const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(row[0], row[1]), _mm256_hadd_ps(row[2], row[3]));
@@ -179,7 +190,7 @@ void gemv(const float* x, int K, const float* packed_w, int N, const float* init
     case 2: return dot_rows<2>(x, K, packed_w, init, y, lo, hi);
     case 3: return dot_rows<3>(x, K, packed_w, init, y, lo, hi);
     case 4: return dot_rows<4>(x, K, packed_w, init, y, lo, hi);
-    default: return gemv_columns(x, K, packed_w, N, init, y, lo, hi);
+    default: return gemv_panels(x, K, packed_w, N, init, y, lo, hi);
   }
 }
 

@@ -2,7 +2,7 @@
 // 16-wide panel.
 //
 // At least 8 independent FMA chains are kept in flight (4 cycles latency, two pipes):
-//  * Column form: a group of P panels (P zmm accumulators) with K split into S interleaved sets,
+//  * Panel form: blocks of P panels (P zmm accumulators) with K split into S interleaved sets,
 //    P S >= 8, summed pairwise at the end. The N tail is stored with a lane mask, so nothing past
 //    y[N-1] is written and init is never read past init[N-1].
 //  * Dot form (N <= kDotMaxN): S K-split accumulators per output row; the last K % 16 elements
@@ -21,38 +21,53 @@ inline float finish_one(float acc, const float* init, float lo, float hi) {
   return v > hi ? hi : v;
 }
 
-// One column group of P panels (width 16 P) starting at w: out[p] = columns [16 p, 16 p + 16).
+// Pairwise sum of sets[B..E) (compile-time indices only, so the sets stay in registers).
+template <int B, int E, int S>
+inline __m512 sum_sets(const __m512 (&sets)[S]) {
+  if constexpr (E - B == 1) {
+    return sets[B];
+  } else {
+    constexpr int M = B + (E - B) / 2;
+    return _mm512_add_ps(sum_sets<B, M>(sets), sum_sets<M, E>(sets));
+  }
+}
+
+// P consecutive panels, the first at w: out[p] = columns [16 p, 16 p + 16) of the block.
 template <int P, int S>
-inline void column_group(const float* x, int K, const float* w, __m512 (&out)[P]) {
-  constexpr int width = P * kPanel;
-  __m512 acc[S][P];
-  for (int s = 0; s < S; ++s)
-    for (int p = 0; p < P; ++p) acc[s][p] = _mm512_setzero_ps();
+inline void panel_block(const float* x, int K, const float* w, __m512 (&out)[P]) {
+  const size_t panel_stride = static_cast<size_t>(K) * kPanel;
+  __m512 acc[P][S];  // acc[p][s]: panel p, rows k = s mod S
+  TICKINFER_UNROLL
+  for (int p = 0; p < P; ++p)
+    TICKINFER_UNROLL
+    for (int s = 0; s < S; ++s) acc[p][s] = _mm512_setzero_ps();
   int k = 0;
   for (; k + S <= K; k += S) {
+    TICKINFER_UNROLL
     for (int s = 0; s < S; ++s) {
       const __m512 xb = _mm512_set1_ps(x[k + s]);
-      const float* row = w + static_cast<size_t>(k + s) * width;
-      for (int p = 0; p < P; ++p) acc[s][p] = _mm512_fmadd_ps(xb, _mm512_loadu_ps(row + 16 * p), acc[s][p]);
+      const float* row = w + static_cast<size_t>(k + s) * kPanel;
+      TICKINFER_UNROLL
+      for (int p = 0; p < P; ++p) acc[p][s] = _mm512_fmadd_ps(xb, _mm512_loadu_ps(row + p * panel_stride), acc[p][s]);
     }
   }
   for (; k < K; ++k) {
     const __m512 xb = _mm512_set1_ps(x[k]);
-    const float* row = w + static_cast<size_t>(k) * width;
-    for (int p = 0; p < P; ++p) acc[0][p] = _mm512_fmadd_ps(xb, _mm512_loadu_ps(row + 16 * p), acc[0][p]);
+    const float* row = w + static_cast<size_t>(k) * kPanel;
+    TICKINFER_UNROLL
+    for (int p = 0; p < P; ++p) acc[p][0] = _mm512_fmadd_ps(xb, _mm512_loadu_ps(row + p * panel_stride), acc[p][0]);
   }
-  for (int p = 0; p < P; ++p) {
-    for (int step = 1; step < S; step *= 2)  // pairwise tree over the S sets
-      for (int s = 0; s + step < S; s += 2 * step) acc[s][p] = _mm512_add_ps(acc[s][p], acc[s + step][p]);
-    out[p] = acc[0][p];
-  }
+  TICKINFER_UNROLL
+  for (int p = 0; p < P; ++p) out[p] = sum_sets<0, S>(acc[p]);
 }
 
 template <int P, int S>
-inline void column_group_store(const float* x, int K, const float* w, int n0, int N,
-                               const float* init, float* y, __m512 lo, __m512 hi) {
+inline void panel_block_store(const float* x, int K, const float* packed_w, int p0, int N,
+                              const float* init, float* y, __m512 lo, __m512 hi) {
   __m512 out[P];
-  column_group<P, S>(x, K, w, out);
+  panel_block<P, S>(x, K, packed_w + static_cast<size_t>(p0) * K * kPanel, out);
+  const int n0 = p0 * kPanel;
+  TICKINFER_UNROLL
   for (int p = 0; p < P; ++p) {
     const int c0 = n0 + kPanel * p;
     const int lanes = N - c0 < kPanel ? N - c0 : kPanel;
@@ -65,19 +80,17 @@ inline void column_group_store(const float* x, int K, const float* w, int n0, in
   }
 }
 
-void gemv_columns(const float* x, int K, const float* packed_w, int N, const float* init,
-                  float* y, float lo, float hi) {
+void gemv_panels(const float* x, int K, const float* packed_w, int N, const float* init,
+                 float* y, float lo, float hi) {
   const __m512 vlo = _mm512_set1_ps(lo), vhi = _mm512_set1_ps(hi);
-  const int groups = (N + kGroup - 1) / kGroup;
-  for (int g = 0; g < groups; ++g) {
-    const float* w = packed_w + static_cast<size_t>(g) * kGroup * K;
-    const int n0 = g * kGroup;
-    switch (group_width(N, g) / kPanel) {
-      case 4: column_group_store<4, 2>(x, K, w, n0, N, init, y, vlo, vhi); break;
-      case 3: column_group_store<3, 3>(x, K, w, n0, N, init, y, vlo, vhi); break;
-      case 2: column_group_store<2, 4>(x, K, w, n0, N, init, y, vlo, vhi); break;
-      default: column_group_store<1, 8>(x, K, w, n0, N, init, y, vlo, vhi); break;
-    }
+  const int panels = (N + kPanel - 1) / kPanel;
+  int p = 0;
+  for (; p + 4 <= panels; p += 4) panel_block_store<4, 2>(x, K, packed_w, p, N, init, y, vlo, vhi);
+  switch (panels - p) {
+    case 3: panel_block_store<3, 3>(x, K, packed_w, p, N, init, y, vlo, vhi); break;
+    case 2: panel_block_store<2, 4>(x, K, packed_w, p, N, init, y, vlo, vhi); break;
+    case 1: panel_block_store<1, 8>(x, K, packed_w, p, N, init, y, vlo, vhi); break;
+    default: break;
   }
 }
 
@@ -85,35 +98,42 @@ void gemv_columns(const float* x, int K, const float* packed_w, int N, const flo
 template <int R>
 inline void dot_rows(const float* x, int K, const float* w, const float* init, float* y, float lo,
                      float hi) {
-  constexpr int S = R <= 2 ? 4 : 2;  // K-split accumulators per row
+  // K-split accumulators per row: R * S >= 8 chains, except a single row keeps 4 (its K is
+  // usually short, a final Dense(1) after 16-64 units, where the reduction depth costs more).
+  constexpr int S = R == 1 ? 4 : (8 + R - 1) / R;
   const size_t stride = static_cast<size_t>(dot_row_floats(K));
   __m512 acc[R][S];
+  TICKINFER_UNROLL
   for (int r = 0; r < R; ++r)
+    TICKINFER_UNROLL
     for (int s = 0; s < S; ++s) acc[r][s] = _mm512_setzero_ps();
   int k = 0;
   for (; k + 16 * S <= K; k += 16 * S) {
+    TICKINFER_UNROLL
     for (int s = 0; s < S; ++s) {
       const __m512 xv = _mm512_loadu_ps(x + k + 16 * s);
+      TICKINFER_UNROLL
       for (int r = 0; r < R; ++r)
         acc[r][s] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r * stride + k + 16 * s), acc[r][s]);
     }
   }
+  TICKINFER_UNROLL
   for (int t = 0; t + 1 < S; ++t) {  // at most S - 1 whole vectors remain
     if (k + 16 > K) break;
     const __m512 xv = _mm512_loadu_ps(x + k);
+    TICKINFER_UNROLL
     for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r * stride + k), acc[r][t]);
     k += 16;
   }
   if (k < K) {  // rows are zero-padded to a multiple of 16, so w + k .. k + 15 is readable
     const __m512 xv = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (K - k)) - 1u), x + k);
+    TICKINFER_UNROLL
     for (int r = 0; r < R; ++r)
       acc[r][S - 1] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r * stride + k), acc[r][S - 1]);
   }
-  for (int r = 0; r < R; ++r) {
-    for (int step = 1; step < S; step *= 2)
-      for (int t = 0; t + step < S; t += 2 * step) acc[r][t] = _mm512_add_ps(acc[r][t], acc[r][t + step]);
-    y[r] = finish_one(_mm512_reduce_add_ps(acc[r][0]), init ? init + r : nullptr, lo, hi);
-  }
+  TICKINFER_UNROLL
+  for (int r = 0; r < R; ++r)
+    y[r] = finish_one(_mm512_reduce_add_ps(sum_sets<0, S>(acc[r])), init ? init + r : nullptr, lo, hi);
 }
 
 }  // namespace
@@ -126,7 +146,7 @@ void gemv(const float* x, int K, const float* packed_w, int N, const float* init
     case 2: return dot_rows<2>(x, K, packed_w, init, y, lo, hi);
     case 3: return dot_rows<3>(x, K, packed_w, init, y, lo, hi);
     case 4: return dot_rows<4>(x, K, packed_w, init, y, lo, hi);
-    default: return gemv_columns(x, K, packed_w, N, init, y, lo, hi);
+    default: return gemv_panels(x, K, packed_w, N, init, y, lo, hi);
   }
 }
 

@@ -15,9 +15,8 @@ void gemv(const float* x, int K, const float* packed_w, int N, const float* init
       column = packed_w + static_cast<size_t>(n) * dot_row_floats(K);
       stride = 1;
     } else {
-      const int g = n / kGroup;
-      column = packed_w + static_cast<size_t>(g) * kGroup * K + n % kGroup;
-      stride = static_cast<size_t>(group_width(N, g));
+      column = packed_w + static_cast<size_t>(n / kPanel) * K * kPanel + n % kPanel;
+      stride = kPanel;
     }
     float acc = 0.0f;
     for (int k = 0; k < K; ++k) acc += x[k] * column[k * stride];

@@ -26,20 +26,15 @@ enum class Isa : uint8_t {
 // A (K x N) row-major matrix W[k][n] is stored in one of two forms, chosen by N alone (so every
 // ISA, the scalar reference included, reads the same bytes):
 //
-//  * Column form (N > kDotMaxN). Columns are cut into groups of up to kGroup = 64 columns; group
-//    g covers columns [64 g, 64 g + width_g) with width_g = min(64, round_up(N, 16) - 64 g), a
-//    multiple of kPanel = 16. The group starts at float 64 g K and holds K rows of width_g floats:
-//      packed[64 g K + k width_g + j] = W[k][64 g + j],  zero where 64 g + j >= N.
-//    A kernel walking one group therefore reads memory strictly sequentially (one x[k] broadcast
-//    feeds 64 contiguous weights), which keeps the hardware prefetchers ahead when W is in L2/L3.
-//    Zero padding means kernels may compute whole 16-wide panels and store only N.
+//  * Panel form (N > kDotMaxN). ceil(N / kPanel) panels; panel p holds K rows of kPanel floats:
+//      packed[(p K + k) kPanel + j] = W[k][p kPanel + j],  zero where p kPanel + j >= N.
+//    Zero padding means kernels may compute whole panels and store only N.
 //  * Dot form (N <= kDotMaxN, e.g. a final Dense(1)). One row of K weights per output, each row
 //    padded with zeros to dot_row_floats(K) (a multiple of kDotKAlign = 16):
 //      packed[n dot_row_floats(K) + k] = W[k][n],  zero for k >= K.
 //    Kernels compute dot products with several K-split accumulators and a horizontal sum,
 //    instead of a 16-wide panel of which one column is real.
 inline constexpr int kPanel = 16;      // columns per panel: one zmm, two ymm
-inline constexpr int kGroup = 64;      // columns per group in the column form (4 panels)
 inline constexpr int kDotMaxN = 4;     // N at or below this uses the dot form
 inline constexpr int kDotKAlign = 16;  // dot-form rows are padded to a multiple of this
 
@@ -47,11 +42,6 @@ inline bool is_dot_form(int N) { return N <= kDotMaxN; }
 inline int round_up(int v, int m) { return (v + m - 1) / m * m; }
 // Floats per output row in the dot form (K rounded up to kDotKAlign).
 inline int dot_row_floats(int K) { return round_up(K, kDotKAlign); }
-// Width in floats of column group g (column form): 64, or less for the last group.
-inline int group_width(int N, int g) {
-  const int rest = round_up(N, kPanel) - g * kGroup;
-  return rest < kGroup ? rest : kGroup;
-}
 // Total floats pack_weights writes for a (K x N) matrix.
 inline size_t packed_floats(int K, int N) {
   if (is_dot_form(N)) return static_cast<size_t>(N) * static_cast<size_t>(dot_row_floats(K));

@@ -1,5 +1,5 @@
 // Packing of a row-major (K x N) gemv weight matrix into the shared layout documented beside
-// kGroup / kDotMaxN in kernel_set.hpp (column groups, or dot rows for small N).
+// kPanel / kDotMaxN in kernel_set.hpp (16-wide panels, or dot rows for small N).
 #include "kernels/kernel_set.hpp"
 
 namespace tickinfer::kernels {
@@ -13,14 +13,12 @@ void pack_weights(const float* w, int K, int N, float* packed) noexcept {
     }
     return;
   }
-  const int groups = (N + kGroup - 1) / kGroup;
-  for (int g = 0; g < groups; ++g) {
-    const int width = group_width(N, g);
-    float* base = packed + static_cast<size_t>(g) * kGroup * K;
+  const int panels = (N + kPanel - 1) / kPanel;
+  for (int p = 0; p < panels; ++p) {
     for (int k = 0; k < K; ++k) {
-      float* dst = base + static_cast<size_t>(k) * width;
-      for (int j = 0; j < width; ++j) {
-        const int n = g * kGroup + j;
+      float* dst = packed + (static_cast<size_t>(p) * K + k) * kPanel;
+      for (int j = 0; j < kPanel; ++j) {
+        const int n = p * kPanel + j;
         dst[j] = n < N ? w[static_cast<size_t>(k) * N + n] : 0.0f;  // zero padding past N
       }
     }
