@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs every libFuzzer binary in DIR for SECONDS each, seeded from the committed fixtures (model
+# Runs every libFuzzer binary in DIR, deterministically (fixed -seed, a fixed number of runs, so
+# a given build always explores the same inputs: CI cannot flake), capped at SECONDS each, seeded from the committed fixtures (model
 # files, their config.json, .npy arrays, a CSV made from them) copied into a scratch corpus, so
 # nothing in the repository is modified. Any crash, leak or timeout fails the run.
 set -euo pipefail
 dir=$1
 seconds=${2:-20}
+runs=${FUZZ_RUNS:-30000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
 for bin in "$dir"/*_fuzz; do
@@ -24,7 +26,7 @@ for bin in "$dir"/*_fuzz; do
       printf '1,2\n3,4\n' >"$work/plain.csv" ;;
   esac
   echo "fuzz: $name for ${seconds}s"
-  if ! "$bin" "$work" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+  if ! "$bin" "$work" -seed=1 -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
         -artifact_prefix="$dir/$name-" -print_final_stats=0 >"$dir/$name.log" 2>&1; then
     echo "fuzz: $name FAILED; see $dir/$name.log"; tail -40 "$dir/$name.log"; status=1
   else

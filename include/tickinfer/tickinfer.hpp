@@ -107,11 +107,13 @@ class Plan {
   const char* isa() const;       // kernel set in use
   size_t arena_bytes() const;    // activation + state scratch owned by this plan
   // Cost of one run() of this plan (per tick in stream mode): FLOPs counted as 2 per
-  // multiply-accumulate of its matmuls, and the bytes of weights (model values as stored in
-  // fp32, excluding packing pad) it reads. FLOPs / peak and weight_bytes / cache bandwidth are
-  // its floors.
+  // multiply-accumulate of its matmuls, and the bytes of fp32 weights it must read (packing pad
+  // excluded; recurrent weights once per time step, since each step depends on the previous
+  // one; other weights once). FLOPs / peak and weight_bytes / cache bandwidth are its floors.
   int64_t flops() const;
   int64_t weight_bytes() const;
+  // Bytes of packed weights the plan keeps resident (shared by clones): what must fit in cache.
+  int64_t weight_footprint_bytes() const;
   std::string describe() const;  // one line per step, for `tickinfer inspect --plan`
 
   // A new plan sharing this plan's packed weights, with its own arena and state.

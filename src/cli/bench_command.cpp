@@ -181,6 +181,7 @@ int run_bench(const ArgParser& args) {
     if (args.flag_set("floor")) {
       j["flops"] = flops;
       j["weight_bytes"] = weight_bytes;
+      j["weight_footprint_bytes"] = plan.weight_footprint_bytes();
       j["peak_gflops"] = peak_gflops;
       j["compute_floor_ns"] = std::round(floor_ns * 100.0) / 100.0;
       j["p50_over_floor"] = floor_ns > 0 ? nlohmann::json(static_cast<double>(summary.p50_ns) / floor_ns)

@@ -79,6 +79,8 @@ class Compiler {
   PlanLayout take() { return std::move(L_); }
 
   // FLOPs (2 per multiply-accumulate) and weight bytes of one run of the emitted steps.
+  // Weights a layer could reuse across rows (Dense over a sequence, Conv1D positions) count
+  // once; recurrent weights count once per time step, since each step depends on the last.
   void count_cost() {
     for (const Step& s : L_.steps) {
       int64_t macs = 0, weights = 0;
@@ -89,12 +91,13 @@ class Compiler {
           break;
         case StepKind::Lstm:
           macs = int64_t{s.steps} * (s.k + s.n) * 4 * s.n;
-          weights = int64_t{s.k + s.n} * 4 * s.n + 4 * s.n;
+          // Each step needs all recurrent weights after the previous step: read T times.
+          weights = int64_t{s.steps} * (int64_t{s.k + s.n} * 4 * s.n + 4 * s.n);
           break;
         case StepKind::Gru:
         case StepKind::GruClassic:
           macs = int64_t{s.steps} * (s.k + s.n) * 3 * s.n;
-          weights = int64_t{s.k + s.n} * 3 * s.n + 6 * s.n;
+          weights = int64_t{s.steps} * (int64_t{s.k + s.n} * 3 * s.n + 6 * s.n);
           break;
         case StepKind::Conv1D:
           macs = int64_t{s.steps} * s.window * s.in_ch * s.n;

@@ -21,6 +21,13 @@ const char* Plan::isa() const { return impl_->layout->kernels->name; }
 size_t Plan::arena_bytes() const { return impl_->layout->arena_floats * sizeof(float); }
 int64_t Plan::flops() const { return impl_->layout->flops; }
 int64_t Plan::weight_bytes() const { return impl_->layout->weight_bytes; }
+int64_t Plan::weight_footprint_bytes() const {
+  int64_t bytes = 0;
+  for (const engine::AlignedBuffer& b : impl_->weights->buffers) {
+    bytes += static_cast<int64_t>(b.size() * sizeof(float));
+  }
+  return bytes;
+}
 
 Plan Plan::clone() const {
   auto impl = std::make_unique<Impl>();

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "formats/hdf5_global_heap_check.hpp"
 #include "formats/keras_config.hpp"
 #include "tickinfer/error.hpp"
 
@@ -91,6 +92,7 @@ Hdf5Image::Hdf5Image(const void* data, size_t size, std::string label)
     : lock_(hdf5_mutex()), label_(std::move(label)), image_size_(size) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   if (data == nullptr || size < 8) throw Error(label_ + ": not a readable HDF5 file (too small)");
+  check_global_heaps(static_cast<const unsigned char*>(data), size, label_);
   Handle fapl(H5Pcreate(H5P_FILE_ACCESS), H5Pclose);
   if (!fapl.ok() || H5Pset_fapl_core(fapl.get(), 1 << 16, /*backing_store=*/0) < 0 ||
       H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG) < 0 ||

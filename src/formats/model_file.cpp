@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "formats/isolated_load.hpp"
 #include "formats/keras_h5_file.hpp"
 #include "formats/keras_v3_file.hpp"
 #include "tickinfer/error.hpp"
@@ -36,8 +37,13 @@ bool is_hdf5(const void* data, size_t size) {
 
 Graph load_model_bytes(const void* data, size_t size, const std::string& label) {
   if (data == nullptr && size != 0) throw Error(label + ": no data");
-  if (is_zip(data, size)) return load_keras3_archive(data, size, label);
-  if (is_hdf5(data, size)) return load_keras_h5(data, size, label);
+  // Both formats go through libhdf5, which is only ever run in a child process.
+  if (is_zip(data, size)) {
+    return parse_in_child([&] { return load_keras3_archive(data, size, label); }, label);
+  }
+  if (is_hdf5(data, size)) {
+    return parse_in_child([&] { return load_keras_h5(data, size, label); }, label);
+  }
   throw Error(label + ": unknown model format (expected a Keras .keras ZIP archive or a .h5 HDF5 file)");
 }
 

@@ -7,7 +7,8 @@
 //   "model.keras: layer 'lstm_2' (LSTM): go_backwards=true is not supported".
 // They never crash on malformed input. The returned Graph has Node::shape set for Input nodes only;
 // call infer_shapes() (model/graph.hpp) to validate and complete it. Safe to call from several
-// threads (HDF5 access is serialised internally).
+// threads. Parsing runs in a child process (formats/isolated_load.hpp), so a file that crashes
+// or hangs libhdf5 becomes an Error here, never a crash of the caller.
 #include <cstddef>
 #include <string>
 

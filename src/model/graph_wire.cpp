@@ -1,0 +1,118 @@
+#include "model/graph_wire.hpp"
+
+#include <cstring>
+#include <type_traits>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer {
+namespace {
+
+class Writer {
+ public:
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void put(const T& v) {
+    out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void put(const std::string& s) {
+    put(static_cast<uint64_t>(s.size()));
+    out_.append(s);
+  }
+  template <class T>
+  void put(const std::vector<T>& v) {
+    put(static_cast<uint64_t>(v.size()));
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    } else {
+      for (const T& x : v) put(x);
+    }
+  }
+  void put(const Weight& w) {
+    put(w.shape);
+    put(w.data);
+  }
+  void put(const Node& n) {
+    put(n.name), put(n.keras_class), put(n.kind), put(n.inputs), put(n.shape);
+    put(n.activation), put(n.recurrent_activation), put(n.units), put(n.return_sequences);
+    put(n.reset_after), put(n.kernel_size), put(n.stride), put(n.dilation), put(n.pool_size);
+    put(n.pool_stride), put(n.padding), put(n.keepdims), put(n.axis), put(n.epsilon);
+    put(n.target_shape), put(n.weights);
+  }
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::string out_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& in) : in_(in) {}
+  template <class T>
+    requires std::is_trivially_copyable_v<T>
+  void get(T& v) {
+    need(sizeof(T));
+    std::memcpy(&v, in_.data() + pos_, sizeof(T));
+    pos_ += sizeof(T);
+  }
+  void get(std::string& s) {
+    const uint64_t n = count(1);
+    s.assign(in_.data() + pos_, n);
+    pos_ += n;
+  }
+  template <class T>
+  void get(std::vector<T>& v) {
+    const uint64_t n = count(std::is_trivially_copyable_v<T> ? sizeof(T) : 1);
+    v.resize(n);
+    if constexpr (std::is_trivially_copyable_v<T>) {
+      std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+      pos_ += n * sizeof(T);
+    } else {
+      for (T& x : v) get(x);
+    }
+  }
+  void get(Weight& w) {
+    get(w.shape);
+    get(w.data);
+  }
+  void get(Node& n) {
+    get(n.name), get(n.keras_class), get(n.kind), get(n.inputs), get(n.shape);
+    get(n.activation), get(n.recurrent_activation), get(n.units), get(n.return_sequences);
+    get(n.reset_after), get(n.kernel_size), get(n.stride), get(n.dilation), get(n.pool_size);
+    get(n.pool_stride), get(n.padding), get(n.keepdims), get(n.axis), get(n.epsilon);
+    get(n.target_shape), get(n.weights);
+  }
+  bool done() const { return pos_ == in_.size(); }
+
+ private:
+  // Reads an element count and checks that count * min_bytes more bytes exist.
+  uint64_t count(size_t min_bytes) {
+    uint64_t n = 0;
+    get(n);
+    if (n > (in_.size() - pos_) / min_bytes) throw Error("model graph encoding is truncated");
+    return n;
+  }
+  void need(size_t n) const {
+    if (in_.size() - pos_ < n) throw Error("model graph encoding is truncated");
+  }
+  const std::string& in_;
+  size_t pos_ = 0;
+};
+
+}  // namespace
+
+std::string encode_graph(const Graph& g) {
+  Writer w;
+  w.put(g.name), w.put(g.source_format), w.put(g.nodes), w.put(g.inputs), w.put(g.outputs);
+  return w.take();
+}
+
+Graph decode_graph(const std::string& bytes) {
+  Reader r(bytes);
+  Graph g;
+  r.get(g.name), r.get(g.source_format), r.get(g.nodes), r.get(g.inputs), r.get(g.outputs);
+  if (!r.done()) throw Error("model graph encoding has trailing bytes");
+  return g;
+}
+
+}  // namespace tickinfer
