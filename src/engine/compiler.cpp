@@ -90,6 +90,7 @@ class Compiler {
           weights = int64_t{s.k} * s.n + s.n;
           break;
         case StepKind::Lstm:
+        case StepKind::LstmWindow:
           macs = int64_t{s.steps} * (s.k + s.n) * 4 * s.n;
           // Each step needs all recurrent weights after the previous step: read T times.
           weights = int64_t{s.steps} * (int64_t{s.k + s.n} * 4 * s.n + 4 * s.n);
@@ -374,17 +375,26 @@ class Compiler {
   void emit_lstm(int idx) {
     const Node& n = g_.nodes[idx];
     refs_[idx] = new_tensor(n);
-    const int in = in_node(n).shape[1], u = n.units;
-    // [W; U] stacked so one gemv over [x | h] computes x W + h U.
-    std::vector<float> wu(static_cast<size_t>(in + u) * 4 * u);
-    std::copy(n.weights[0].data.begin(), n.weights[0].data.end(), wu.begin());
-    std::copy(n.weights[1].data.begin(), n.weights[1].data.end(),
-              wu.begin() + static_cast<ptrdiff_t>(n.weights[0].data.size()));
+    const int in = in_node(n).shape[1], u = n.units, T = in_node(n).shape[0];
     Step s;
-    s.kind = StepKind::Lstm;
-    recurrent_common(n, s, in + 2 * u, 4 * u);
-    s.w0 = pack(*pw_, wu.data(), in + u, 4 * u);
     s.w1 = copy_vec(*pw_, n.weights[2].data);
+    if (opt_.mode == RecurrentMode::Window) {
+      // Window: x W + b for all T steps first (W is small and stays in cache), then only h U
+      // per step, which is the serial part. State: h, c. Scratch: the T projected rows.
+      s.kind = StepKind::LstmWindow;
+      recurrent_common(n, s, 2 * u, T * 4 * u);
+      s.w0 = pack(*pw_, n.weights[0].data.data(), in, 4 * u);
+      s.w2 = pack(*pw_, n.weights[1].data.data(), u, 4 * u);
+    } else {
+      // Stream: [W; U] stacked so one gemv over [x | h] computes x W + h U.
+      std::vector<float> wu(static_cast<size_t>(in + u) * 4 * u);
+      std::copy(n.weights[0].data.begin(), n.weights[0].data.end(), wu.begin());
+      std::copy(n.weights[1].data.begin(), n.weights[1].data.end(),
+                wu.begin() + static_cast<ptrdiff_t>(n.weights[0].data.size()));
+      s.kind = StepKind::Lstm;
+      recurrent_common(n, s, in + 2 * u, 4 * u);
+      s.w0 = pack(*pw_, wu.data(), in + u, 4 * u);
+    }
     L_.steps.push_back(std::move(s));
   }
 

@@ -49,6 +49,7 @@ const char* step_name(engine::StepKind k) {
     case StepKind::Affine: return "affine";
     case StepKind::LayerNorm: return "layer_norm";
     case StepKind::Lstm: return "lstm";
+    case StepKind::LstmWindow: return "lstm(window)";
     case StepKind::Gru: return "gru";
     case StepKind::GruClassic: return "gru(reset_after=false)";
     case StepKind::Conv1D: return "conv1d";
@@ -79,6 +80,7 @@ std::string Plan::describe() const {
         if (s.lo == 0.0f) os << " +relu";
         break;
       case engine::StepKind::Lstm:
+      case engine::StepKind::LstmWindow:
       case engine::StepKind::Gru:
       case engine::StepKind::GruClassic:
         os << "  steps=" << s.steps << " in=" << s.k << " units=" << s.n

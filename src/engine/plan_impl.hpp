@@ -27,7 +27,8 @@ enum class StepKind : uint8_t {
   Softmax,       // rows x softmax over n
   Affine,        // rows x (in * scale + shift) over n (unfolded BatchNorm)
   LayerNorm,     // rows x layer_norm over n
-  Lstm,          // whole sequence (window) or one step (stream), see run_lstm
+  Lstm,          // stream mode: one step over [x | h] with stacked [W; U], see run_lstm
+  LstmWindow,    // window mode: input projection for all steps, then h U per step
   Gru,           // reset_after = true
   GruClassic,    // reset_after = false
   Conv1D,

@@ -29,8 +29,8 @@ void run_dense(const Ctx& c, const Step& s) noexcept {
   }
 }
 
-// LSTM over s.steps time steps. Scratch layout: xh [k + n] (input then h), z [4n], c [n].
-// In stream mode (zero_state false) xh's h part and c persist between runs: they are the state.
+// LSTM one step per run (stream mode; s.steps is 1). State: xh [k + n] (input then h), c [n];
+// h and c persist between runs until reset_state(). Scratch: z [4n].
 void run_lstm(const Ctx& c, const Step& s) noexcept {
   const int in = s.k, u = s.n;
   float* xh = c.arena(s.state);
@@ -46,6 +46,31 @@ void run_lstm(const Ctx& c, const Step& s) noexcept {
     std::memcpy(xh, x + static_cast<size_t>(t) * in, sizeof(float) * in);
     c.ks.gemv(xh, in + u, s.w0, 4 * u, s.w1, z, -std::numeric_limits<float>::infinity(),
               std::numeric_limits<float>::infinity());
+    c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
+    if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
+  }
+  if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
+}
+
+// LSTM over a whole window from a zero state. Scratch: xw [T][4n], the input projections
+// x_t W + b of every step, computed first since they do not depend on h. State: h [n], c [n].
+// Step 0 needs no h U (h is zero); each later step adds h U into its row in place.
+void run_lstm_window(const Ctx& c, const Step& s) noexcept {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const int in = s.k, u = s.n;
+  float* h = c.arena(s.state);
+  float* cell = h + u;
+  float* xw = c.arena(s.scratch);
+  std::memset(h, 0, sizeof(float) * 2 * u);
+  const float* x = c.at(s.in);
+  float* out = c.at(s.out);
+  for (int t = 0; t < s.steps; ++t) {
+    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.w0, 4 * u, s.w1,
+              xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
+  }
+  for (int t = 0; t < s.steps; ++t) {
+    float* z = xw + static_cast<size_t>(t) * 4 * u;
+    if (t > 0) c.ks.gemv(h, u, s.w2, 4 * u, z, z, -inf, inf);
     c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
@@ -222,6 +247,7 @@ void Plan::run(const float* const* inputs, float* const* outputs) noexcept {
         }
         break;
       case StepKind::Lstm: run_lstm(c, s); break;
+      case StepKind::LstmWindow: run_lstm_window(c, s); break;
       case StepKind::Gru: run_gru(c, s); break;
       case StepKind::GruClassic: run_gru_classic(c, s); break;
       case StepKind::Conv1D: run_conv1d(c, s); break;
