@@ -61,13 +61,18 @@ def main():
             runs.append(r)
             print(f"  {name:12s} {mode:6s} p50 {r['p50_ns']:>8} ns  p99 {r['p99_ns']:>8} ns", file=sys.stderr)
 
-    # Bandwidth is measured at each plan's resident weight size (the cache level it lives in);
-    # the bytes a run must read (recurrent weights once per step) are divided by it.
-    sizes = sorted({max(int(r["weight_footprint_bytes"]), 1024) for r in runs})
+    # Bandwidth is measured at each plan's working set per run, the smaller of its resident
+    # weights and the bytes one run reads (which fixes the cache level they stream from); the
+    # bytes a run must read (recurrent weights once per step) are divided by it. The probe is a
+    # plain streaming loop, so the floor is an estimate: a ratio near 1 means memory-bound.
+    def working_set(r):
+        return max(min(int(r["weight_footprint_bytes"]), int(r["weight_bytes"])), 1024)
+
+    sizes = sorted({working_set(r) for r in runs})
     probe = run_json([os.path.join(args.build, "bench", "floor_probe")] + [str(s) for s in sizes])
     peak = probe["peak_gflops"]
     for r in runs:
-        bw = probe["read_gbps"][str(max(int(r["weight_footprint_bytes"]), 1024))]
+        bw = probe["read_gbps"][str(working_set(r))]
         compute_ns = r["flops"] / peak
         memory_ns = r["weight_bytes"] / bw
         r["floor_ns"] = max(compute_ns, memory_ns)

@@ -90,10 +90,15 @@ class Compiler {
           weights = int64_t{s.k} * s.n + s.n;
           break;
         case StepKind::Lstm:
-        case StepKind::LstmWindow:
           macs = int64_t{s.steps} * (s.k + s.n) * 4 * s.n;
           // Each step needs all recurrent weights after the previous step: read T times.
           weights = int64_t{s.steps} * (int64_t{s.k + s.n} * 4 * s.n + 4 * s.n);
+          break;
+        case StepKind::LstmWindow:
+          // From a zero state the first step has no h U: W and b T times, U T - 1 times.
+          macs = int64_t{s.steps} * s.k * 4 * s.n + int64_t{s.steps - 1} * s.n * 4 * s.n;
+          weights = int64_t{s.steps} * (int64_t{s.k} * 4 * s.n + 4 * s.n) +
+                    int64_t{s.steps - 1} * s.n * 4 * s.n;
           break;
         case StepKind::Gru:
         case StepKind::GruClassic:
