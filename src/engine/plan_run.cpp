@@ -37,9 +37,6 @@ void run_lstm(const Ctx& c, const Step& s) noexcept {
   float* h = xh + in;
   float* cell = h + u;
   float* z = c.arena(s.scratch);
-  if (s.zero_state) {
-    std::memset(h, 0, sizeof(float) * 2 * u);
-  }
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
