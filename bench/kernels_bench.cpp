@@ -15,7 +15,7 @@ namespace tk = tickinfer::kernels;
 
 namespace {
 
-constexpr tk::Isa kIsas[] = {tk::Isa::Scalar, tk::Isa::Avx2, tk::Isa::Avx512};
+constexpr tk::Isa kIsas[] = {tk::Isa::Scalar, tk::Isa::Portable, tk::Isa::Avx2, tk::Isa::Avx512};
 
 std::vector<float> random_floats(size_t n, float lo, float hi, uint32_t seed) {
   std::mt19937 rng(seed);

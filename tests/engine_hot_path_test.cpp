@@ -80,7 +80,8 @@ std::vector<Subject> make_subjects() {
   std::normal_distribution<float> nd;
   for (const char* name : {"mlp_small", "mlp_large", "lstm_window", "gru_window", "tcn", "lstm_tiny"}) {
     const Model model = Model::load(dir + name + "/model.keras");
-    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2,
+                              kernels::Isa::Avx512}) {
       if (!kernels::isa_supported(isa)) continue;
       for (RecurrentMode mode : {RecurrentMode::Window, RecurrentMode::Stream}) {
         const bool recurrent = std::string(name).find("lstm") == 0 || std::string(name).find("gru") == 0;

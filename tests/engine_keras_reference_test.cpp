@@ -29,7 +29,8 @@ std::vector<Param> all_params() {
                               std::string(TICKINFER_SOURCE_DIR) + "/bench/models"};
   for (const std::string& d : dirs) {
     for (const FixtureCase& c : testing::load_manifest(d)) {
-      for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+      for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2,
+                                kernels::Isa::Avx512}) {
         out.push_back({c, isa});
       }
     }

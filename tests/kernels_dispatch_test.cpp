@@ -25,16 +25,21 @@ class ScopedIsaEnv {
 };
 
 TEST(KernelsDispatch, NamesRoundTrip) {
-  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  for (Isa isa : {Isa::Scalar, Isa::Portable, Isa::Avx2, Isa::Avx512})
+    EXPECT_EQ(parse_isa(isa_name(isa)), isa);
+  EXPECT_STREQ(isa_name(Isa::Portable), "portable");
   EXPECT_STREQ(isa_name(Isa::Avx512), "avx512");
   EXPECT_THROW(parse_isa("sse9"), Error);
   EXPECT_THROW(parse_isa(""), Error);
 }
 
-TEST(KernelsDispatch, ScalarIsAlwaysAvailable) {
+TEST(KernelsDispatch, ScalarAndPortableAreAlwaysAvailable) {
   EXPECT_TRUE(isa_supported(Isa::Scalar));
   EXPECT_EQ(kernel_set(Isa::Scalar).isa, Isa::Scalar);
   EXPECT_STREQ(kernel_set(Isa::Scalar).name, "scalar");
+  EXPECT_TRUE(isa_supported(Isa::Portable));
+  EXPECT_EQ(kernel_set(Isa::Portable).isa, Isa::Portable);
+  EXPECT_STREQ(kernel_set(Isa::Portable).name, "portable");
 }
 
 TEST(KernelsDispatch, EachSupportedSetReportsItsIsaAndUnsupportedOnesThrow) {
@@ -57,7 +62,8 @@ TEST(KernelsDispatch, BestIsaPrefersTheWidestSupportedWithoutOverride) {
   EXPECT_TRUE(isa_supported(best));
   if (isa_supported(Isa::Avx512)) EXPECT_EQ(best, Isa::Avx512);
   else if (isa_supported(Isa::Avx2)) EXPECT_EQ(best, Isa::Avx2);
-  else EXPECT_EQ(best, Isa::Scalar);
+  else EXPECT_EQ(best, Isa::Portable);  // never scalar unless forced
+  EXPECT_NE(best, Isa::Scalar);
 }
 
 TEST(KernelsDispatch, BestIsaHonoursTheEnvironmentOverride) {

@@ -17,7 +17,7 @@
 namespace tickinfer::kernels::testing {
 
 // Every optimized variant is compared with the Scalar set; this is the one list of them.
-inline const Isa kOptimizedIsas[] = {Isa::Avx2, Isa::Avx512};
+inline const Isa kOptimizedIsas[] = {Isa::Portable, Isa::Avx2, Isa::Avx512};
 
 // Sizes just below, at and above the SIMD widths (8, 16) and the 4-panel gemv tile (64).
 inline const int kSizes[] = {1,  2,  3,  7,   8,   15,  16,  17,  31,  32, 33,

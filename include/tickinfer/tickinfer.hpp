@@ -73,7 +73,7 @@ enum class RecurrentMode : uint8_t {
 
 struct CompileOptions {
   // Kernel set: "" picks the fastest the CPU supports (or $TICKINFER_ISA when set);
-  // "scalar", "avx2" or "avx512" force one (an Error if the CPU lacks it).
+  // "scalar", "portable", "avx2" or "avx512" force one (an Error if the CPU lacks it).
   std::string isa;
   RecurrentMode mode = RecurrentMode::Window;
   // Window mode only: the sequence length to use for an input saved with an unknown (None)

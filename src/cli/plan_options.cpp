@@ -7,7 +7,7 @@ void declare_plan_options(ArgParser& parser) {
                 "window: each run takes a whole [T, features] window; stream: one tick per run, "
                 "recurrent state carried over",
                 "window");
-  parser.option("isa", "scalar|avx2|avx512",
+  parser.option("isa", "scalar|portable|avx2|avx512",
                 "force a kernel set (default: the fastest the CPU supports, or $TICKINFER_ISA)");
 }
 
@@ -23,8 +23,8 @@ CompileOptions plan_options(const ArgParser& args) {
   }
   if (args.given("isa")) {
     const std::string& isa = args.value("isa");
-    if (isa != "scalar" && isa != "avx2" && isa != "avx512") {
-      throw UsageError("option '--isa': unknown kernel set '" + isa + "' (scalar, avx2 or avx512)");
+    if (isa != "scalar" && isa != "portable" && isa != "avx2" && isa != "avx512") {
+      throw UsageError("option '--isa': unknown kernel set '" + isa + "' (scalar, portable, avx2 or avx512)");
     }
     options.isa = isa;
   }

@@ -14,6 +14,7 @@ namespace {
 bool cpu_has(Isa isa) {
   switch (isa) {
     case Isa::Scalar:
+    case Isa::Portable:  // compiled without ISA flags: runs wherever the library runs
       return true;
 #if defined(TICKINFER_HAVE_X86)
     case Isa::Avx2:
@@ -36,6 +37,7 @@ const char* isa_name(Isa isa) {
     case Isa::Scalar: return "scalar";
     case Isa::Avx2: return "avx2";
     case Isa::Avx512: return "avx512";
+    case Isa::Portable: return "portable";
   }
   return "unknown";
 }
@@ -45,7 +47,8 @@ Isa parse_isa(const char* name) {
   if (s == "scalar") return Isa::Scalar;
   if (s == "avx2") return Isa::Avx2;
   if (s == "avx512") return Isa::Avx512;
-  throw Error("unknown ISA name '" + s + "' (expected scalar, avx2 or avx512)");
+  if (s == "portable") return Isa::Portable;
+  throw Error("unknown ISA name '" + s + "' (expected scalar, portable, avx2 or avx512)");
 }
 
 bool isa_supported(Isa isa) { return cpu_has(isa); }
@@ -60,6 +63,7 @@ const KernelSet& kernel_set(Isa isa) {
     case Isa::Avx2: return avx2::kernel_table();
     case Isa::Avx512: return avx512::kernel_table();
 #endif
+    case Isa::Portable: return portable::kernel_table();
     default: return scalar::kernel_table();
   }
 }
@@ -76,7 +80,7 @@ Isa best_isa() {
   for (Isa isa : {Isa::Avx512, Isa::Avx2}) {
     if (isa_supported(isa)) return isa;
   }
-  return Isa::Scalar;
+  return Isa::Portable;  // always supported; scalar is the reference, chosen only when forced
 }
 
 }  // namespace tickinfer::kernels

@@ -16,10 +16,12 @@
 namespace tickinfer::kernels {
 
 enum class Isa : uint8_t {
-  Scalar,   // plain C++ loops: the reference every other variant is tested against, and the
-            // portable fallback on any CPU (non-x86 included)
-  Avx2,     // AVX2 + FMA, 256-bit
-  Avx512,   // AVX-512F (+DQ/BW/VL), 512-bit
+  Scalar,    // plain C++ loops: the reference every other variant is tested against; used only
+             // when forced
+  Avx2,      // AVX2 + FMA, 256-bit
+  Avx512,    // AVX-512F (+DQ/BW/VL), 512-bit
+  Portable,  // 128-bit GCC/Clang vector extensions, no ISA flags: SSE2 on baseline x86-64, NEON
+             // on AArch64; the default on CPUs without AVX2. Last, so older values keep meaning.
 };
 
 // Packed weight layout for gemv, shared by all variants so one packed copy serves any kernel set.
@@ -52,7 +54,7 @@ void pack_weights(const float* w, int K, int N, float* packed) noexcept;
 
 struct KernelSet {
   Isa isa;
-  const char* name;  // "scalar", "avx2", "avx512"
+  const char* name;  // "scalar", "portable", "avx2", "avx512"
 
   // y[n] = clamp(init[n] + sum_k x[k] * W[k][n], lo, hi) for n in [0, N).
   // W is packed (see above). init may be nullptr (treated as zeros) or alias y. Pass
@@ -97,8 +99,9 @@ struct KernelSet {
 // lacks it.
 const KernelSet& kernel_set(Isa isa);
 bool isa_supported(Isa isa);     // compiled in and the CPU has it
-Isa best_isa();                  // the fastest supported ISA, or TICKINFER_ISA if set
-                                 // ("scalar", "avx2", "avx512"); an unknown or unsupported
+Isa best_isa();                  // the fastest supported ISA (avx512 > avx2 > portable; scalar
+                                 // never by default), or TICKINFER_ISA if set ("scalar",
+                                 // "portable", "avx2", "avx512"); an unknown or unsupported
                                  // value there is an Error
 const char* isa_name(Isa isa);
 Isa parse_isa(const char* name); // throws Error on unknown names

@@ -1,9 +1,10 @@
 #pragma once
 // Internal: the kernel functions of each ISA variant, one namespace per ISA with the same names,
 // so each kernel_set_<isa>.cpp fills its table from one list. Contracts are those of KernelSet
-// (kernel_set.hpp). The avx2/avx512 namespaces exist only where TICKINFER_HAVE_X86 is defined;
-// their definitions live in *_avx2.cpp / *_avx512.cpp files compiled with that ISA's flags, so
-// they must only be called after isa_supported() says the CPU has the ISA.
+// (kernel_set.hpp). scalar and portable exist on every architecture (compiled without ISA
+// flags). The avx2/avx512 namespaces exist only where TICKINFER_HAVE_X86 is defined; their
+// definitions live in *_avx2.cpp / *_avx512.cpp files compiled with that ISA's flags, so they
+// must only be called after isa_supported() says the CPU has the ISA.
 #include "kernels/kernel_set.hpp"
 
 // One declaration list shared by every ISA namespace (a single list, not hand-copied variants).
@@ -26,6 +27,7 @@
 
 namespace tickinfer::kernels {
 namespace scalar { TICKINFER_DECLARE_KERNELS() }
+namespace portable { TICKINFER_DECLARE_KERNELS() }
 #if defined(TICKINFER_HAVE_X86)
 namespace avx2 { TICKINFER_DECLARE_KERNELS() }
 namespace avx512 { TICKINFER_DECLARE_KERNELS() }

@@ -13,15 +13,5 @@
 #include <immintrin.h>
 #endif
 
-// Put before a loop whose trip count is a compile-time constant (over accumulator registers),
-// so it is unrolled early and arrays such as `__m256 acc[S][V]` stay in registers. Reductions
-// over such arrays are written without data-dependent loop bounds (see sum_sets in the gemv
-// files): GCC 12 otherwise keeps the array in memory and stores every accumulator on each k
-// step, which halves gemv speed. Check `objdump -d` of the hot loops after changing them.
-#if defined(__clang__)
-#define TICKINFER_UNROLL _Pragma("unroll")
-#elif defined(__GNUC__)
-#define TICKINFER_UNROLL _Pragma("GCC unroll 64")
-#else
-#define TICKINFER_UNROLL
-#endif
+// TICKINFER_UNROLL, used by every gemv file, portable ones included.
+#include "kernels/unroll.hpp"
