@@ -73,6 +73,7 @@ TEST_P(KerasReference, WindowModeMatchesKeras) {
   const Model model = Model::load(p.c.file);
   CompileOptions opt;
   opt.isa = kernels::isa_name(p.isa);
+  opt.window_length = p.c.window_length;
   Plan plan = compile(model, opt);
   ASSERT_EQ(plan.num_inputs(), p.c.inputs.size());
   ASSERT_EQ(plan.num_outputs(), p.c.outputs.size());
@@ -149,6 +150,24 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, KerasStreamReference, ::testing::ValuesIn(str
                          param_name);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KerasReference);
 GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(KerasStreamReference);
+
+TEST(VariableLength, WindowModeNeedsAWindowLength) {
+  for (const auto& c : testing::load_manifest(testing::fixtures_dir())) {
+    if (c.window_length == 0) continue;
+    const Model model = Model::load(c.file);
+    try {
+      compile(model);  // no window length: the None time axis cannot be resolved
+      ADD_FAILURE() << c.name << " compiled without a window length";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown dimension"), std::string::npos) << e.what();
+    }
+    CompileOptions stream;
+    stream.mode = RecurrentMode::Stream;  // needs none
+    EXPECT_EQ(compile(model, stream).input_shape(0), Shape{4}) << c.name;
+    return;
+  }
+  FAIL() << "no variable-length fixture";
+}
 
 }  // namespace
 }  // namespace tickinfer

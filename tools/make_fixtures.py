@@ -110,6 +110,7 @@ class Case:
     stream: bool = False  # recurrent-only sequence part whose last output is not a sequence
     large: tuple = (20.0, 50.0)  # |value| range of the "large magnitude" input entries
     stream_T: int | None = None  # prefix count for stream fixtures (default T)
+    window: int | None = None  # T is None (variable length): the window the inputs use
     expect_error: list = field(default_factory=list)  # unsupported cases only
 
 
@@ -398,6 +399,7 @@ def test_cases() -> list[Case]:
         *both("dense_seq", b_dense_seq, T=5),
         *both("inference_noops", b_inference_noops),
         *both("lstm_last", b_lstm_last, T=6, stream=True),
+        *both("lstm_variable_length", b_lstm_last, T=None, window=7, stream=True, stream_T=7),
         *both("lstm_seq", b_lstm_seq, T=6),
         *both("lstm_stacked", b_lstm_stacked, T=6, stream=True),
         *both("gru_reset_after", b_gru_reset_after, T=6, stream=True),
@@ -582,7 +584,8 @@ def make_case(case: Case, root: Path, rel: str) -> dict:
 
     loaded = load_saved(case.fmt, model_file)
     in_rng = np.random.RandomState(seed ^ 0x5EED)
-    inputs = [make_input(in_rng, tuple(t.shape)[1:], case.large) for t in loaded.inputs]
+    inputs = [make_input(in_rng, tuple(case.window if d is None else d for d in tuple(t.shape)[1:]),
+                         case.large) for t in loaded.inputs]
     outs = run_rows(loaded, inputs)
     for o in outs:
         if not np.all(np.isfinite(o)):
@@ -602,6 +605,8 @@ def make_case(case: Case, root: Path, rel: str) -> dict:
         "layers": layer_list(loaded),
         "stream": None,
     })
+    if case.window:
+        entry["window_length"] = case.window  # the model's time axis is None
     for i, x in enumerate(inputs):
         save_npy(case_dir / f"in{i}.npy", x)
         entry["inputs"].append(f"{rel}/in{i}.npy")

@@ -51,7 +51,7 @@ std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) s += ", ";
-    s += std::to_string(shape[i]);
+    s += shape[i] < 0 ? std::string("None") : std::to_string(shape[i]);  // variable length
   }
   return s + "]";
 }

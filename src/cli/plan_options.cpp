@@ -9,6 +9,9 @@ void declare_plan_options(ArgParser& parser) {
                 "window");
   parser.option("isa", "scalar|portable|avx2|avx512",
                 "force a kernel set (default: the fastest the CPU supports, or $TICKINFER_ISA)");
+  parser.option("window", "T",
+                "window mode, for a model saved with a variable (None) sequence length: the "
+                "number of time steps per window");
 }
 
 CompileOptions plan_options(const ArgParser& args) {
@@ -24,10 +27,12 @@ CompileOptions plan_options(const ArgParser& args) {
   if (args.given("isa")) {
     const std::string& isa = args.value("isa");
     if (isa != "scalar" && isa != "portable" && isa != "avx2" && isa != "avx512") {
-      throw UsageError("option '--isa': unknown kernel set '" + isa + "' (scalar, portable, avx2 or avx512)");
+      throw UsageError("option '--isa': unknown kernel set '" + isa +
+                       "' (scalar, portable, avx2 or avx512)");
     }
     options.isa = isa;
   }
+  if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }
 

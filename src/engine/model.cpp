@@ -30,11 +30,22 @@ Model Model::from_graph(Graph graph) {
   if (shapes_known(graph)) {
     infer_shapes(graph);
   } else {
-    Graph probe = graph;
-    for (int idx : probe.inputs) {
-      for (int& d : probe.nodes[idx].shape) d = d < 1 ? 1 : d;
+    // Resolve with lengths 1 and 2: a dimension that differs between the two follows the
+    // unknown length and is recorded as -1 (None); the rest are real.
+    Graph probes[2] = {graph, graph};
+    for (int len = 1; len <= 2; ++len) {
+      for (int idx : probes[len - 1].inputs) {
+        for (int& d : probes[len - 1].nodes[idx].shape) d = d < 1 ? len : d;
+      }
+      infer_shapes(probes[len - 1]);
     }
-    infer_shapes(probe);
+    for (size_t i = 0; i < graph.nodes.size(); ++i) {
+      Shape s = probes[0].nodes[i].shape;
+      for (size_t d = 0; d < s.size(); ++d) {
+        if (s[d] != probes[1].nodes[i].shape[d]) s[d] = -1;
+      }
+      graph.nodes[i].shape = std::move(s);
+    }
   }
   Model m;
   m.graph_ = std::make_shared<const Graph>(std::move(graph));

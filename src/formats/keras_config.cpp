@@ -77,8 +77,15 @@ Shape shape_from_batch_shape(const json& batch_shape, const std::string& ctx) {
   int64_t values = 1;
   for (size_t i = 1; i < batch_shape.size(); ++i) {
     if (batch_shape[i].is_null()) {
+      // A variable sequence length ([batch, None, features]) is the one unknown allowed: the
+      // compiler takes the window length from its options, or streams one step at a time.
+      if (i == 1 && batch_shape.size() == 3) {
+        shape.push_back(-1);
+        continue;
+      }
       throw Error(ctx + ": input dimension " + std::to_string(i) +
-                  " is unknown (None); tickinfer needs fixed input shapes");
+                  " is unknown (None); only the time axis of a [batch, time, features] input "
+                  "may be");
     }
     int d = json_value_int(batch_shape[i], 1, kMaxKerasDim, ctx + ": input dimension " + std::to_string(i));
     values *= d;

@@ -16,6 +16,7 @@ struct FixtureCase {
   std::vector<std::string> inputs, outputs;
   double rtol = 1e-5, atol = 1e-6;
   std::string stream_in, stream_out;  // empty when the case has no stream fixture
+  int window_length = 0;  // set when the model's time axis is None (variable length)
 };
 
 inline std::string fixtures_dir() {
@@ -39,6 +40,7 @@ inline std::vector<FixtureCase> load_manifest(const std::string& dir) {
     for (const auto& p : c.at("outputs")) fc.outputs.push_back(dir + "/" + p.get<std::string>());
     fc.rtol = c.value("rtol", 1e-5);
     fc.atol = c.value("atol", 1e-6);
+    fc.window_length = c.value("window_length", 0);
     if (c.contains("stream") && c["stream"].is_object()) {
       fc.stream_in = dir + "/" + c["stream"].at("inputs").get<std::string>();
       fc.stream_out = dir + "/" + c["stream"].at("outputs").get<std::string>();
