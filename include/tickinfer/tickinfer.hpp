@@ -91,7 +91,8 @@ class Plan {
   // in the shapes below. Never allocates, locks, throws or makes a syscall. Input and output
   // buffers may not overlap the plan's arena (they cannot: it is private).
   void run(const float* const* inputs, float* const* outputs) noexcept;
-  // Single-input, single-output convenience.
+  // Convenience for plans with exactly one input and one output (others must use the form
+  // above: this one passes only one pointer each way).
   void run(const float* input, float* output) noexcept;
   // Stream mode: zero the recurrent state (start of a new sequence). Window mode: no-op.
   void reset_state() noexcept;
