@@ -42,11 +42,13 @@ fuzz: deps
 	cmake --build $(FUZZ_BUILD) -j$(JOBS) --target fuzzers
 	tools/run_fuzzers.sh $(FUZZ_BUILD)/tests/fuzz $(FUZZ_SECONDS)
 
-# The main job on the bundled default model: what it is, its latency, and batch scoring.
+# The main job on the bundled default model: what it is, its latency, and batch scoring checked
+# against the outputs Keras itself produced for the same rows.
 demo: build
 	$(BUILD)/tickinfer inspect $(MODEL)
 	$(BUILD)/tickinfer bench $(MODEL) --seconds 2
-	$(BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(BUILD)/demo_predictions.csv
+	$(BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(BUILD)/demo_predictions.csv \
+	  --expect bench/models/mlp_small/out0.npy
 	@echo "predictions written to $(BUILD)/demo_predictions.csv:"; head -5 $(BUILD)/demo_predictions.csv
 
 # Latency of every bench-suite model (tickinfer bench), and the kernel microbenchmarks.

@@ -235,3 +235,29 @@ TEST_F(CliTest, VersionAndHelpSucceed) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST_F(CliTest, PredictExpectAgreesWithKerasAndCatchesADifference) {
+  const auto& c = model_case("mlp_small");
+  const std::string base = "predict " + quote(model_path("mlp_small")) + " --input " +
+                           quote(fixture(c["inputs"][0])) + " --output " + quote(temp("o.npy"));
+  const auto ok = run(base + " --expect " + quote(fixture(c["outputs"][0])));
+  ASSERT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_NE(ok.out.find("agrees with"), std::string::npos) << ok.out;
+
+  // A reference nudged by 1e-3 in one value must be caught and named.
+  NpyArray off = tickinfer::formats::read_npy(fixture(c["outputs"][0]));
+  off.data[3] += 1e-3f;
+  tickinfer::formats::write_npy(temp("off.npy"), off.shape, off.data);
+  const auto bad = run(base + " --expect " + quote(temp("off.npy")));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("flat index 3"), std::string::npos) << bad.err;
+
+  // A reference of the wrong size is an error, not a comparison.
+  const auto wrong = run(base + " --expect " + quote(fixture(c["inputs"][0])));
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("--expect"), std::string::npos) << wrong.err;
+}
+
+}  // namespace

@@ -6,6 +6,7 @@
 //   stream mode: S is one tick [features]. IN [N, features] is one sequence of N ticks (state
 //                reset once, then carried over); IN [B, T, features] is B sequences of T ticks,
 //                state reset at the start of each; OUT is [N, ...out] or [B, T, ...out].
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -96,8 +97,47 @@ ArgParser predict_parser() {
   p.option("output", "OUT", "where to write outputs, .npy or .csv; one per model output, in order", "", true);
   declare_plan_options(p);
   p.flag("allow-nonfinite", "run rows containing NaN or Inf instead of refusing them");
+  p.option("expect", "REF", "reference outputs (e.g. from Keras), .npy or .csv, one per output: "
+           "compare and exit 1 if any value differs by more than atol + rtol * |ref|", "", true);
+  p.option("rtol", "R", "relative tolerance for --expect", "1e-5");
+  p.option("atol", "A", "absolute tolerance for --expect", "1e-6");
   return p;
 }
+
+namespace {
+
+// Compares one output with its reference; prints the agreement, or returns false naming the
+// first value outside |got - ref| <= atol + rtol * |ref|.
+bool check_against(const HostArray& got, const std::string& ref_path, size_t o, double rtol,
+                   double atol) {
+  const HostArray ref = load_array(ref_path);
+  if (ref.data.size() != got.data.size()) {
+    throw Error("--expect '" + ref_path + "' holds " + std::to_string(ref.data.size()) +
+                " values " + shape_text(ref.shape) + " but output " + std::to_string(o) + " has " +
+                std::to_string(got.data.size()) + " " + shape_text(got.shape));
+  }
+  double max_abs = 0, max_rel = 0;
+  for (size_t i = 0; i < got.data.size(); ++i) {
+    const double g = got.data[i], r = ref.data[i], diff = std::fabs(g - r);
+    const bool both_nan = std::isnan(g) && std::isnan(r);
+    if (!both_nan && !(diff <= atol + rtol * std::fabs(r))) {
+      std::fprintf(stderr,
+                   "tickinfer: output %zu differs from '%s' at flat index %zu: got %.9g, "
+                   "reference %.9g (rtol %g, atol %g)\n",
+                   o, ref_path.c_str(), i, g, r, rtol, atol);
+      return false;
+    }
+    if (!both_nan) {
+      max_abs = std::max(max_abs, diff);
+      if (r != 0) max_rel = std::max(max_rel, diff / std::fabs(r));
+    }
+  }
+  std::printf("output %zu agrees with %s: %zu values, max |diff| %.3g, max rel %.3g\n", o,
+              ref_path.c_str(), got.data.size(), max_abs, max_rel);
+  return true;
+}
+
+}  // namespace
 
 int run_predict(const ArgParser& args) {
   const std::string& model_path = args.positional_value("MODEL");
@@ -169,7 +209,18 @@ int run_predict(const ArgParser& args) {
   std::printf("predicted %zu run(s) in %s mode with isa %s; wrote", runs, mode_name(plan.mode()), plan.isa());
   for (const auto& p : output_paths) std::printf(" %s", p.c_str());
   std::printf("\n");
-  return 0;
+  const auto& expect_paths = args.values("expect");
+  if (expect_paths.empty()) return 0;
+  if (expect_paths.size() != outputs.size()) {
+    throw UsageError("--expect: give one reference file per model output (" +
+                     std::to_string(outputs.size()) + "), got " + std::to_string(expect_paths.size()));
+  }
+  const double rtol = args.number("rtol", 0.0, 1.0), atol = args.number("atol", 0.0, 1e30);
+  bool all_agree = true;
+  for (size_t o = 0; o < outputs.size(); ++o) {
+    all_agree = check_against(outputs[o], expect_paths[o], o, rtol, atol) && all_agree;
+  }
+  return all_agree ? 0 : 1;
 }
 
 }  // namespace tickinfer::cli
