@@ -10,24 +10,18 @@
 //    weights. A last block of P < 4 panels (2P accumulators) also splits K into S interleaved
 //    sets so that 2 P S >= 8. A partial panel is stored through a stack buffer and a scalar
 //    loop, so nothing past y[N-1] is written and init is not read past init[N-1].
-//  * Dot form (N <= kDotMaxN): each output is a dot product of x with a zero-padded row, using S
-//    K-split accumulators per row; the last K % 8 elements of x are read with a masked load
-//    (the weight rows are padded, x is not). The N row sums come out of one horizontal-add tree.
+//  * Dot form (N <= kDotMaxN): shared with the other ISAs, gemv_dot_simd.hpp.
 #include "kernels/x86_intrinsics.hpp"
 
+#include "kernels/gemv_dot_simd.hpp"
 #include "kernels/kernels_by_isa.hpp"
+#include "kernels/simd_avx2.hpp"
 
 namespace tickinfer::kernels::avx2 {
 
 namespace {
 
-// y = clamp(init + acc, lo, hi) for one value, exactly as the scalar reference rounds it.
-inline float finish_one(float acc, const float* init, float lo, float hi) {
-  float v = (init ? *init : 0.0f) + acc;
-  v = v < lo ? lo : v;  // false for NaN: NaN propagates
-  return v > hi ? hi : v;
-}
-
+// y = clamp(init + acc, lo, hi) for 8 columns, rounding as the scalar reference does.
 inline __m256 finish(__m256 acc, const float* init, __m256 lo, __m256 hi) {
   if (init) acc = _mm256_add_ps(_mm256_loadu_ps(init), acc);
   return _mm256_min_ps(hi, _mm256_max_ps(lo, acc));  // data second: NaN propagates
@@ -43,18 +37,7 @@ inline void store_columns(__m256 acc, const float* init, float* y, int n0, int N
   }
   alignas(32) float tmp[8];
   _mm256_store_ps(tmp, acc);
-  for (int j = 0; j < N - n0; ++j) y[n0 + j] = finish_one(tmp[j], init ? init + n0 + j : nullptr, lo, hi);
-}
-
-// Pairwise sum of sets[B..E) (compile-time indices only, so the sets stay in registers).
-template <int B, int E, int S>
-inline __m256 sum_sets(const __m256 (&sets)[S]) {
-  if constexpr (E - B == 1) {
-    return sets[B];
-  } else {
-    constexpr int M = B + (E - B) / 2;
-    return _mm256_add_ps(sum_sets<B, M>(sets), sum_sets<M, E>(sets));
-  }
+  for (int j = 0; j < N - n0; ++j) y[n0 + j] = simd::clamp_one(tmp[j], init ? init + n0 + j : nullptr, lo, hi);
 }
 
 // P consecutive panels, the first at w: out[v] = columns [8 v, 8 v + 8) of the block.
@@ -86,7 +69,7 @@ inline void panel_block(const float* x, int K, const float* w, __m256 (&out)[2 *
       acc[v][0] = _mm256_fmadd_ps(xb, _mm256_loadu_ps(row + (v / 2) * panel_stride + 8 * (v % 2)), acc[v][0]);
   }
   TICKINFER_UNROLL
-  for (int v = 0; v < V; ++v) out[v] = sum_sets<0, S>(acc[v]);
+  for (int v = 0; v < V; ++v) out[v] = simd::sum_sets<Simd, 0, S>(acc[v]);
 }
 
 template <int P, int S>
@@ -121,77 +104,11 @@ void gemv_panels(const float* x, int K, const float* packed_w, int N, const floa
   }
 }
 
-inline __m256i first_lanes(int n) {  // n in [0, 8]
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
-
-// Dot form with R outputs (R <= 4): y[r] = clamp(init[r] + dot(x, row r), lo, hi).
-template <int R>
-inline void dot_rows(const float* x, int K, const float* w, const float* init, float* y, float lo,
-                     float hi) {
-  // K-split accumulators per row: R * S >= 8 chains, except a single row keeps 4 (its K is
-  // usually short, a final Dense(1) after 16-64 units, where the reduction depth costs more).
-  constexpr int S = R == 1 ? 4 : (8 + R - 1) / R;
-  const size_t stride = static_cast<size_t>(dot_row_floats(K));
-  __m256 acc[R][S];
-  TICKINFER_UNROLL
-  for (int r = 0; r < R; ++r)
-    TICKINFER_UNROLL
-    for (int s = 0; s < S; ++s) acc[r][s] = _mm256_setzero_ps();
-  int k = 0;
-  for (; k + 8 * S <= K; k += 8 * S) {
-    TICKINFER_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const __m256 xv = _mm256_loadu_ps(x + k + 8 * s);
-      TICKINFER_UNROLL
-      for (int r = 0; r < R; ++r)
-        acc[r][s] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w + r * stride + k + 8 * s), acc[r][s]);
-    }
-  }
-  TICKINFER_UNROLL
-  for (int t = 0; t + 1 < S; ++t) {  // at most S - 1 whole vectors remain
-    if (k + 8 > K) break;
-    const __m256 xv = _mm256_loadu_ps(x + k);
-    TICKINFER_UNROLL
-    for (int r = 0; r < R; ++r) acc[r][t] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w + r * stride + k), acc[r][t]);
-    k += 8;
-  }
-  if (k < K) {  // rows are zero-padded to a multiple of 16, so w + k .. k + 7 is readable
-    const __m256 xv = _mm256_maskload_ps(x + k, first_lanes(K - k));
-    TICKINFER_UNROLL
-    for (int r = 0; r < R; ++r)
-      acc[r][S - 1] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(w + r * stride + k), acc[r][S - 1]);
-  }
-  __m256 row[4];
-  TICKINFER_UNROLL
-  for (int r = 0; r < 4; ++r) {
-    if (r >= R) {
-      row[r] = _mm256_setzero_ps();
-      continue;
-    }
-    row[r] = sum_sets<0, S>(acc[r]);
-  }
-  // hadd tree: lane r of `sums` is the full sum of row r.
-  const __m256 h = _mm256_hadd_ps(_mm256_hadd_ps(row[0], row[1]), _mm256_hadd_ps(row[2], row[3]));
-  const __m128 sums = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-  alignas(16) float tmp[4];
-  _mm_store_ps(tmp, sums);
-  TICKINFER_UNROLL
-  for (int r = 0; r < R; ++r) y[r] = finish_one(tmp[r], init ? init + r : nullptr, lo, hi);
-}
-
 }  // namespace
 
 void gemv(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
           float lo, float hi) noexcept {
-  static_assert(kDotMaxN == 4, "one dot_rows instance per dot-form N");
-  switch (is_dot_form(N) ? N : 0) {
-    case 1: return dot_rows<1>(x, K, packed_w, init, y, lo, hi);
-    case 2: return dot_rows<2>(x, K, packed_w, init, y, lo, hi);
-    case 3: return dot_rows<3>(x, K, packed_w, init, y, lo, hi);
-    case 4: return dot_rows<4>(x, K, packed_w, init, y, lo, hi);
-    default: return gemv_panels(x, K, packed_w, N, init, y, lo, hi);
-  }
+  simd::gemv<Simd>(x, K, packed_w, N, init, y, lo, hi, gemv_panels);
 }
 
 }  // namespace tickinfer::kernels::avx2

@@ -5,32 +5,16 @@
 //  * Panel form: blocks of P panels (P zmm accumulators) with K split into S interleaved sets,
 //    P S >= 8, summed pairwise at the end. The N tail is stored with a lane mask, so nothing past
 //    y[N-1] is written and init is never read past init[N-1].
-//  * Dot form (N <= kDotMaxN): S K-split accumulators per output row; the last K % 16 elements
-//    of x are read with a masked load (weight rows are zero-padded to 16, x is not).
+//  * Dot form (N <= kDotMaxN): shared with the other ISAs, gemv_dot_simd.hpp.
 #include "kernels/x86_intrinsics.hpp"
 
+#include "kernels/gemv_dot_simd.hpp"
 #include "kernels/kernels_by_isa.hpp"
+#include "kernels/simd_avx512.hpp"
 
 namespace tickinfer::kernels::avx512 {
 
 namespace {
-
-inline float finish_one(float acc, const float* init, float lo, float hi) {
-  float v = (init ? *init : 0.0f) + acc;
-  v = v < lo ? lo : v;  // false for NaN: NaN propagates
-  return v > hi ? hi : v;
-}
-
-// Pairwise sum of sets[B..E) (compile-time indices only, so the sets stay in registers).
-template <int B, int E, int S>
-inline __m512 sum_sets(const __m512 (&sets)[S]) {
-  if constexpr (E - B == 1) {
-    return sets[B];
-  } else {
-    constexpr int M = B + (E - B) / 2;
-    return _mm512_add_ps(sum_sets<B, M>(sets), sum_sets<M, E>(sets));
-  }
-}
 
 // P consecutive panels, the first at w: out[p] = columns [16 p, 16 p + 16) of the block.
 template <int P, int S>
@@ -58,7 +42,7 @@ inline void panel_block(const float* x, int K, const float* w, __m512 (&out)[P])
     for (int p = 0; p < P; ++p) acc[p][0] = _mm512_fmadd_ps(xb, _mm512_loadu_ps(row + p * panel_stride), acc[p][0]);
   }
   TICKINFER_UNROLL
-  for (int p = 0; p < P; ++p) out[p] = sum_sets<0, S>(acc[p]);
+  for (int p = 0; p < P; ++p) out[p] = simd::sum_sets<Simd, 0, S>(acc[p]);
 }
 
 template <int P, int S>
@@ -94,60 +78,11 @@ void gemv_panels(const float* x, int K, const float* packed_w, int N, const floa
   }
 }
 
-// Dot form with R outputs (R <= 4): y[r] = clamp(init[r] + dot(x, row r), lo, hi).
-template <int R>
-inline void dot_rows(const float* x, int K, const float* w, const float* init, float* y, float lo,
-                     float hi) {
-  // K-split accumulators per row: R * S >= 8 chains, except a single row keeps 4 (its K is
-  // usually short, a final Dense(1) after 16-64 units, where the reduction depth costs more).
-  constexpr int S = R == 1 ? 4 : (8 + R - 1) / R;
-  const size_t stride = static_cast<size_t>(dot_row_floats(K));
-  __m512 acc[R][S];
-  TICKINFER_UNROLL
-  for (int r = 0; r < R; ++r)
-    TICKINFER_UNROLL
-    for (int s = 0; s < S; ++s) acc[r][s] = _mm512_setzero_ps();
-  int k = 0;
-  for (; k + 16 * S <= K; k += 16 * S) {
-    TICKINFER_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const __m512 xv = _mm512_loadu_ps(x + k + 16 * s);
-      TICKINFER_UNROLL
-      for (int r = 0; r < R; ++r)
-        acc[r][s] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r * stride + k + 16 * s), acc[r][s]);
-    }
-  }
-  TICKINFER_UNROLL
-  for (int t = 0; t + 1 < S; ++t) {  // at most S - 1 whole vectors remain
-    if (k + 16 > K) break;
-    const __m512 xv = _mm512_loadu_ps(x + k);
-    TICKINFER_UNROLL
-    for (int r = 0; r < R; ++r) acc[r][t] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r * stride + k), acc[r][t]);
-    k += 16;
-  }
-  if (k < K) {  // rows are zero-padded to a multiple of 16, so w + k .. k + 15 is readable
-    const __m512 xv = _mm512_maskz_loadu_ps(static_cast<__mmask16>((1u << (K - k)) - 1u), x + k);
-    TICKINFER_UNROLL
-    for (int r = 0; r < R; ++r)
-      acc[r][S - 1] = _mm512_fmadd_ps(xv, _mm512_loadu_ps(w + r * stride + k), acc[r][S - 1]);
-  }
-  TICKINFER_UNROLL
-  for (int r = 0; r < R; ++r)
-    y[r] = finish_one(_mm512_reduce_add_ps(sum_sets<0, S>(acc[r])), init ? init + r : nullptr, lo, hi);
-}
-
 }  // namespace
 
 void gemv(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
           float lo, float hi) noexcept {
-  static_assert(kDotMaxN == 4, "one dot_rows instance per dot-form N");
-  switch (is_dot_form(N) ? N : 0) {
-    case 1: return dot_rows<1>(x, K, packed_w, init, y, lo, hi);
-    case 2: return dot_rows<2>(x, K, packed_w, init, y, lo, hi);
-    case 3: return dot_rows<3>(x, K, packed_w, init, y, lo, hi);
-    case 4: return dot_rows<4>(x, K, packed_w, init, y, lo, hi);
-    default: return gemv_panels(x, K, packed_w, N, init, y, lo, hi);
-  }
+  simd::gemv<Simd>(x, K, packed_w, N, init, y, lo, hi, gemv_panels);
 }
 
 }  // namespace tickinfer::kernels::avx512

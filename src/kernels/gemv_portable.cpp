@@ -10,9 +10,8 @@
 //    x[k] broadcast per 32 weights. A last single panel (4 accumulators) splits K into 2
 //    interleaved sets to keep 8 chains. A partial panel is stored element by element, so nothing
 //    past y[N-1] is written and init is not read past init[N-1].
-//  * Dot form (N <= kDotMaxN): each output is a dot product of x with a zero-padded row, using S
-//    K-split accumulators per row (R S >= 8, 4 for a single row as in gemv_avx2.cpp); the last
-//    K % 4 elements of x are read one by one (the weight rows are padded, x is not).
+//  * Dot form (N <= kDotMaxN): shared with the other ISAs, gemv_dot_simd.hpp.
+#include "kernels/gemv_dot_simd.hpp"
 #include "kernels/kernels_by_isa.hpp"
 #include "kernels/simd_portable.hpp"
 #include "kernels/unroll.hpp"
@@ -27,12 +26,6 @@ constexpr int kVecsPerPanel = kPanel / kW;     // 4
 static_assert(kPanel % kW == 0 && kDotKAlign % kW == 0, "panels and dot rows are whole vectors");
 
 // y = clamp(init + acc, lo, hi) for one value, exactly as the scalar reference rounds it.
-inline float finish_one(float acc, const float* init, float lo, float hi) {
-  float v = (init ? *init : 0.0f) + acc;
-  v = v < lo ? lo : v;  // false for NaN: NaN propagates
-  return v > hi ? hi : v;
-}
-
 inline V finish(V acc, const float* init, V lo, V hi) {
   if (init) acc = Simd::load(init) + acc;
   return Simd::min(hi, Simd::max(lo, acc));  // data second: NaN propagates
@@ -45,18 +38,7 @@ inline void store_columns(V acc, const float* init, float* y, int n0, int N, flo
     return;
   }
   for (int j = 0; j < N - n0; ++j) {
-    y[n0 + j] = finish_one(acc[j], init ? init + n0 + j : nullptr, lo, hi);
-  }
-}
-
-// Pairwise sum of sets[B..E) (compile-time indices only, so the sets stay in registers).
-template <int B, int E, int S>
-inline V sum_sets(const V (&sets)[S]) {
-  if constexpr (E - B == 1) {
-    return sets[B];
-  } else {
-    constexpr int M = B + (E - B) / 2;
-    return sum_sets<B, M>(sets) + sum_sets<M, E>(sets);
+    y[n0 + j] = simd::clamp_one(acc[j], init ? init + n0 + j : nullptr, lo, hi);
   }
 }
 
@@ -90,7 +72,7 @@ inline void panel_block(const float* x, int K, const float* w, V (&out)[kVecsPer
     for (int v = 0; v < NV; ++v) acc[v][0] = Simd::fmadd(xb, column_vector(row, v), acc[v][0]);
   }
   TICKINFER_UNROLL
-  for (int v = 0; v < NV; ++v) out[v] = sum_sets<0, S>(acc[v]);
+  for (int v = 0; v < NV; ++v) out[v] = simd::sum_sets<Simd, 0, S>(acc[v]);
 }
 
 template <int P, int S>
@@ -121,60 +103,11 @@ void gemv_panels(const float* x, int K, const float* packed_w, int N, const floa
   if (p < panels) panel_block_store<1, 2>(x, K, packed_w, p, N, init, y, lo, hi);
 }
 
-// Dot form with R outputs (R <= 4): y[r] = clamp(init[r] + dot(x, row r), lo, hi).
-template <int R>
-inline void dot_rows(const float* x, int K, const float* w, const float* init, float* y, float lo,
-                     float hi) {
-  constexpr int S = R == 1 ? 4 : (8 + R - 1) / R;
-  const size_t stride = static_cast<size_t>(dot_row_floats(K));
-  V acc[R][S];
-  TICKINFER_UNROLL
-  for (int r = 0; r < R; ++r)
-    TICKINFER_UNROLL
-    for (int s = 0; s < S; ++s) acc[r][s] = Simd::zero();
-  int k = 0;
-  for (; k + kW * S <= K; k += kW * S) {
-    TICKINFER_UNROLL
-    for (int s = 0; s < S; ++s) {
-      const V xv = Simd::load(x + k + kW * s);
-      TICKINFER_UNROLL
-      for (int r = 0; r < R; ++r)
-        acc[r][s] = Simd::fmadd(xv, Simd::load(w + r * stride + k + kW * s), acc[r][s]);
-    }
-  }
-  TICKINFER_UNROLL
-  for (int t = 0; t + 1 < S; ++t) {  // at most S - 1 whole vectors remain
-    if (k + kW > K) break;
-    const V xv = Simd::load(x + k);
-    TICKINFER_UNROLL
-    for (int r = 0; r < R; ++r)
-      acc[r][t] = Simd::fmadd(xv, Simd::load(w + r * stride + k), acc[r][t]);
-    k += kW;
-  }
-  if (k < K) {  // rows are zero-padded to a multiple of 16, so w + k .. k + 3 is readable
-    const V xv = Simd::load_partial(x + k, K - k);
-    TICKINFER_UNROLL
-    for (int r = 0; r < R; ++r)
-      acc[r][S - 1] = Simd::fmadd(xv, Simd::load(w + r * stride + k), acc[r][S - 1]);
-  }
-  TICKINFER_UNROLL
-  for (int r = 0; r < R; ++r) {
-    y[r] = finish_one(Simd::reduce_add(sum_sets<0, S>(acc[r])), init ? init + r : nullptr, lo, hi);
-  }
-}
-
 }  // namespace
 
 void gemv(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
           float lo, float hi) noexcept {
-  static_assert(kDotMaxN == 4, "one dot_rows instance per dot-form N");
-  switch (is_dot_form(N) ? N : 0) {
-    case 1: return dot_rows<1>(x, K, packed_w, init, y, lo, hi);
-    case 2: return dot_rows<2>(x, K, packed_w, init, y, lo, hi);
-    case 3: return dot_rows<3>(x, K, packed_w, init, y, lo, hi);
-    case 4: return dot_rows<4>(x, K, packed_w, init, y, lo, hi);
-    default: return gemv_panels(x, K, packed_w, N, init, y, lo, hi);
-  }
+  simd::gemv<Simd>(x, K, packed_w, N, init, y, lo, hi, gemv_panels);
 }
 
 }  // namespace tickinfer::kernels::portable
