@@ -1,0 +1,115 @@
+// The `tickinfer._tickinfer` extension: Model (load, inspect, compile) and Plan (py_plan.cpp).
+// Engine errors (tickinfer::Error) surface as tickinfer.Error with the engine's message.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "array_args.hpp"
+#include "py_plan.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tickinfer::python {
+namespace {
+
+nb::tuple shape_tuple(const Shape& s) {
+  nb::list l;
+  for (int d : s) l.append(d);
+  return nb::tuple(l);
+}
+
+// A loaded model and the file it came from. Immutable; compile() may be called any number of
+// times (different modes, kernel sets) and from any thread.
+struct PyModel {
+  Model model;
+  std::string path;
+};
+
+RecurrentMode parse_mode(const std::string& mode) {
+  if (mode == "window") return RecurrentMode::Window;
+  if (mode == "stream") return RecurrentMode::Stream;
+  throw Error("compile: mode must be 'window' or 'stream', got '" + mode + "'");
+}
+
+PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length) {
+  if (window_length < 0) throw Error("compile: window_length must be >= 0, got " + std::to_string(window_length));
+  CompileOptions options;
+  options.isa = isa;
+  options.mode = parse_mode(mode);
+  options.window_length = window_length;
+  Plan plan = [&] {
+    nb::gil_scoped_release unlocked;  // packing large weights takes a while; nothing here needs Python
+    return compile(m.model, options);
+  }();
+  std::vector<std::string> in_names, out_names;
+  for (const TensorInfo& t : m.model.inputs()) in_names.push_back(t.name);
+  for (const TensorInfo& t : m.model.outputs()) out_names.push_back(t.name);
+  return PyPlan(std::move(plan), std::move(in_names), std::move(out_names));
+}
+
+}  // namespace
+}  // namespace tickinfer::python
+
+NB_MODULE(_tickinfer, m) {
+  using namespace tickinfer;
+  using namespace tickinfer::python;
+  m.doc() = "tickinfer: Keras models compiled to allocation-free plans, batch 1, from Python.";
+
+  init_numpy();
+  nb::exception<Error>(m, "Error", PyExc_RuntimeError);
+
+  nb::class_<TensorInfo>(m, "TensorInfo", "A model input or output: Keras layer name and shape (no batch axis).")
+      .def_ro("name", &TensorInfo::name)
+      .def_prop_ro("shape", [](const TensorInfo& t) { return shape_tuple(t.shape); })
+      .def("__repr__", [](const TensorInfo& t) {
+        return "TensorInfo(name='" + t.name + "', shape=" + nb::repr(shape_tuple(t.shape)).c_str() + ")";
+      });
+
+  nb::class_<LayerStats>(m, "LayerStats", "Static cost of one layer for one window-mode inference.")
+      .def_ro("name", &LayerStats::name)
+      .def_ro("keras_class", &LayerStats::keras_class)
+      .def_prop_ro("output_shape", [](const LayerStats& l) { return shape_tuple(l.output_shape); })
+      .def_ro("params", &LayerStats::params)
+      .def_ro("flops", &LayerStats::flops, "2 per multiply-add, 1 per elementwise op")
+      .def_ro("weight_bytes", &LayerStats::weight_bytes, "fp32 weight bytes read per inference");
+
+  nb::class_<ModelStats>(m, "ModelStats", "Static cost of one inference (batch 1, window mode).")
+      .def_ro("layers", &ModelStats::layers)
+      .def_ro("params", &ModelStats::params)
+      .def_ro("flops", &ModelStats::flops)
+      .def_ro("weight_bytes", &ModelStats::weight_bytes);
+
+  bind_plan(m);
+
+  nb::class_<PyModel>(m, "Model", "A loaded Keras model (immutable; safe to share between threads).")
+      .def_ro("path", &PyModel::path, "The file it was loaded from.")
+      .def_prop_ro("inputs", [](const PyModel& p) { return p.model.inputs(); }, "list[TensorInfo], in order.")
+      .def_prop_ro("outputs", [](const PyModel& p) { return p.model.outputs(); }, "list[TensorInfo], in order.")
+      .def("stats", [](const PyModel& p) { return p.model.stats(); }, "Parameters, FLOPs and weight bytes per layer.")
+      .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0,
+           "Compiles a Plan.\n\n"
+           "isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of\n"
+           "'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).\n"
+           "mode: 'window' (each run takes the whole [T, features] window, state from zero: what\n"
+           "Keras computes) or 'stream' (one tick per run, recurrent state carried).\n"
+           "window_length: window mode, for an input saved with an unknown time length.\n"
+           "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
+      .def("__repr__", [](const PyModel& p) {
+        std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";
+        auto ins = p.model.inputs();
+        for (size_t i = 0; i < ins.size(); ++i) s += (i ? ", " : "") + ins[i].name;
+        return s + "]>";
+      });
+
+  m.def(
+      "load",
+      [](const std::string& path) {
+        nb::gil_scoped_release unlocked;
+        return PyModel{Model::load(path), path};
+      },
+      "path"_a,
+      "Loads a Keras 3 .keras archive or a legacy Keras 2 .h5 file (detected from the content).\n"
+      "Raises tickinfer.Error naming the file, layer and option for anything unreadable or unsupported.");
+}

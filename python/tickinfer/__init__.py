@@ -1,0 +1,26 @@
+"""tickinfer from Python: Keras models compiled to allocation-free plans, run at batch 1.
+
+    import numpy as np, tickinfer
+    model = tickinfer.load("bench/models/mlp_small/model.keras")
+    plan = model.compile()                       # or compile(isa="avx2", mode="stream")
+    x = np.zeros(plan.input_shapes[0], np.float32)
+    y = plan.run(x)                              # new array
+    out = np.empty(plan.output_shapes[0], np.float32)
+    plan.run(x, out=out)                         # written in place: no allocation at all
+    Y = plan.run_batch(X)                        # X: [N, *input_shape]; loop in C++, GIL released
+
+The research code and the production service share one implementation: these are the C++
+engine's plans, not a re-implementation. Errors raise tickinfer.Error with the engine's
+message. See docs/python.md.
+"""
+from ._tickinfer import Error, LayerStats, Model, ModelStats, Plan, TensorInfo, load
+
+__all__ = ["Error", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
+__version__ = "0.1.0"
+
+
+def compile(model, isa: str = "", mode: str = "window", window_length: int = 0) -> Plan:
+    """Compiles `model` (a Model, or a path to load first) into a Plan; see Model.compile."""
+    if not isinstance(model, Model):
+        model = load(str(model))
+    return model.compile(isa=isa, mode=mode, window_length=window_length)

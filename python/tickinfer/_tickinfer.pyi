@@ -1,0 +1,184 @@
+"""
+tickinfer: Keras models compiled to allocation-free plans, batch 1, from Python.
+"""
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy
+import numpy.typing
+
+
+class Error(RuntimeError):
+    pass
+
+class TensorInfo:
+    """A model input or output: Keras layer name and shape (no batch axis)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def shape(self) -> tuple: ...
+
+    def __repr__(self) -> str: ...
+
+class LayerStats:
+    """Static cost of one layer for one window-mode inference."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def keras_class(self) -> str: ...
+
+    @property
+    def output_shape(self) -> tuple: ...
+
+    @property
+    def params(self) -> int: ...
+
+    @property
+    def flops(self) -> int:
+        """2 per multiply-add, 1 per elementwise op"""
+
+    @property
+    def weight_bytes(self) -> int:
+        """fp32 weight bytes read per inference"""
+
+class ModelStats:
+    """Static cost of one inference (batch 1, window mode)."""
+
+    @property
+    def layers(self) -> list[LayerStats]: ...
+
+    @property
+    def params(self) -> int: ...
+
+    @property
+    def flops(self) -> int: ...
+
+    @property
+    def weight_bytes(self) -> int: ...
+
+class Plan:
+    """
+    A compiled model: packed weights plus one private arena (and, in stream mode, the
+    recurrent state). Made by Model.compile(). One call at a time per plan: give each
+    thread its own plan.clone() (clones share the packed weights).
+    """
+
+    def run(self, x: numpy.typing.ArrayLike | Sequence[numpy.typing.ArrayLike], out: numpy.typing.NDArray[numpy.float32] | Sequence[numpy.typing.NDArray[numpy.float32]] | None = None, check_finite: bool = True) -> Any:
+        """
+        Runs the plan once.
+
+        x: the input, shaped like input_shapes[0] (optionally with a leading axis of 1); a list
+        of arrays for a model with several inputs. A C-contiguous float32 array is read in
+        place (no copy); anything else is converted to one first.
+        out: optional writable C-contiguous float32 array(s), written in place and returned;
+        with it the call allocates nothing. Otherwise new arrays are returned (a list when
+        the model has several outputs).
+        check_finite: refuse inputs holding NaN or Inf (tickinfer.Error).
+        Stream mode: x is one tick ([features]); the recurrent state carries to the next call.
+        Raises tickinfer.Error on a wrong shape, a non-finite input or concurrent use.
+        """
+
+    def run_batch(self, x: numpy.typing.ArrayLike | Sequence[numpy.typing.ArrayLike], out: numpy.typing.NDArray[numpy.float32] | Sequence[numpy.typing.NDArray[numpy.float32]] | None = None, check_finite: bool = True) -> Any:
+        """
+        Runs N rows back to back in C++ with the GIL released.
+
+        x: shaped [N, *input_shapes[i]] (a list for several inputs, same N).
+        Window mode: N independent rows, the same as N run() calls.
+        Stream mode: N consecutive ticks of one sequence; the state carries across the rows
+        and on to the next call (reset_state() starts a new sequence).
+        out: optional [N, *output_shapes[i]] float32 array(s) written in place.
+        """
+
+    def reset_state(self) -> None:
+        """
+        Stream mode: zero the recurrent state (start of a new sequence). Window mode: no-op.
+        """
+
+    def clone(self) -> Plan:
+        """A new plan sharing these packed weights, with its own arena and state."""
+
+    def describe(self) -> str:
+        """The compiled steps, one per line."""
+
+    @property
+    def mode(self) -> str:
+        """'window' or 'stream'."""
+
+    @property
+    def isa(self) -> str:
+        """Kernel set in use."""
+
+    @property
+    def input_names(self) -> list[str]: ...
+
+    @property
+    def output_names(self) -> list[str]: ...
+
+    @property
+    def input_shapes(self) -> list:
+        """Per-run input shapes (no batch axis; [features] in stream mode)."""
+
+    @property
+    def output_shapes(self) -> list:
+        """Per-run output shapes."""
+
+    @property
+    def arena_bytes(self) -> int:
+        """Activation and state scratch owned by this plan, in bytes."""
+
+    @property
+    def flops(self) -> int:
+        """FLOPs of one run (2 per multiply-add)."""
+
+    @property
+    def weight_bytes(self) -> int:
+        """Bytes of fp32 weights one run reads."""
+
+    @property
+    def weight_footprint_bytes(self) -> int:
+        """Bytes of packed weights kept resident (shared by clones)."""
+
+    def __repr__(self) -> str: ...
+
+class Model:
+    """A loaded Keras model (immutable; safe to share between threads)."""
+
+    @property
+    def path(self) -> str:
+        """The file it was loaded from."""
+
+    @property
+    def inputs(self) -> list[TensorInfo]:
+        """list[TensorInfo], in order."""
+
+    @property
+    def outputs(self) -> list[TensorInfo]:
+        """list[TensorInfo], in order."""
+
+    def stats(self) -> ModelStats:
+        """Parameters, FLOPs and weight bytes per layer."""
+
+    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0) -> Plan:
+        """
+        Compiles a Plan.
+
+        isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of
+        'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).
+        mode: 'window' (each run takes the whole [T, features] window, state from zero: what
+        Keras computes) or 'stream' (one tick per run, recurrent state carried).
+        window_length: window mode, for an input saved with an unknown time length.
+        Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).
+        """
+
+    def __repr__(self) -> str: ...
+
+def load(path: str) -> Model:
+    """
+    Loads a Keras 3 .keras archive or a legacy Keras 2 .h5 file (detected from the content).
+    Raises tickinfer.Error naming the file, layer and option for anything unreadable or unsupported.
+    """
