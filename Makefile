@@ -7,6 +7,7 @@ FUZZ_SECONDS ?= 20
 MODEL     ?= bench/models/mlp_small/model.keras
 
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
+.PHONY: python python-test compare
 
 all: build
 
@@ -25,6 +26,7 @@ test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	$(MAKE) live-reference
 	$(MAKE) fuzz
+	$(MAKE) python-test
 
 # Regenerates every fixture with the TensorFlow/Keras installed now and checks the engine
 # against those fresh outputs, so the suite stays honest when versions move.
@@ -55,6 +57,23 @@ demo: build
 bench: build
 	python3 tools/bench_suite.py $(BUILD) --pin 1 --json $(BUILD)/bench_suite.json
 	$(BUILD)/bench/kernels_bench --benchmark_min_time=0.1
+
+# The Python module (python/), built in $(BUILD)/python against the venv's interpreter:
+#   PYTHONPATH=$(BUILD)/python $(VENV)/bin/python -c "import tickinfer"
+python: build
+	tools/setup_venv.sh $(VENV)
+	cmake -S . -B $(BUILD) -DTICKINFER_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python >/dev/null
+	cmake --build $(BUILD) -j$(JOBS) --target _tickinfer
+
+# Its pytest suite: Keras references, zero-copy and in-place arrays, errors, threads.
+python-test: python
+	PYTHONPATH=$(abspath $(BUILD))/python $(VENV)/bin/python -m pytest -q python/tests
+
+# tickinfer against LiteRT, ONNX Runtime, OpenVINO and TensorFlow on the bench suite (bench/compare).
+COMPARE_ARGS ?=
+compare: python
+	bench/compare/setup_venv.sh .venv-compare
+	.venv-compare/bin/python bench/compare/run.py --build $(BUILD) --pin 1 $(COMPARE_ARGS)
 
 fixtures:
 	tools/setup_venv.sh $(VENV)

@@ -15,11 +15,26 @@ namespace {
 
 static_assert(sizeof(npy_intp) == sizeof(int64_t), "numpy dims are read as int64_t");
 
+// str(obj) for an error message; never throws (a failing __str__ gives "?").
+std::string str_of(PyObject* obj) {
+  PyObject* s = PyObject_Str(obj);
+  const char* c = s ? PyUnicode_AsUTF8(s) : nullptr;
+  std::string text = c ? c : "?";
+  Py_XDECREF(s);
+  if (!c) PyErr_Clear();
+  return text;
+}
+
 std::string type_text(nb::handle obj) {
-  std::string text = nb::type_name(obj.type()).c_str();
-  if (nb::hasattr(obj, "dtype") && nb::hasattr(obj, "shape")) {
-    text += " of dtype " + std::string(nb::str(obj.attr("dtype")).c_str()) + " and shape " +
-            std::string(nb::str(obj.attr("shape")).c_str());
+  std::string text = Py_TYPE(obj.ptr())->tp_name;
+  if (PyArray_Check(obj.ptr())) {
+    auto* a = reinterpret_cast<PyArrayObject*>(obj.ptr());
+    PyObject* shape = PyObject_GetAttrString(obj.ptr(), "shape");
+    text += " of dtype " + str_of(reinterpret_cast<PyObject*>(PyArray_DESCR(a))) + " and shape " +
+            (shape ? str_of(shape) : "?");
+    Py_XDECREF(shape);
+    if (!PyArray_CHKFLAGS(a, NPY_ARRAY_C_CONTIGUOUS)) text += ", not C-contiguous";
+    if (!PyArray_CHKFLAGS(a, NPY_ARRAY_WRITEABLE)) text += ", read-only";
   }
   return text;
 }

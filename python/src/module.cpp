@@ -103,6 +103,13 @@ NB_MODULE(_tickinfer, m) {
         return s + "]>";
       });
 
+  // Test hook: the address run() would read input `x` from (after any conversion), so tests
+  // can prove a C-contiguous float32 array is used in place.
+  m.def("_input_address", [](nb::handle x) {
+    ArrayView v = as_input_array(x, "x");
+    return reinterpret_cast<uintptr_t>(v.data);
+  });
+
   m.def(
       "load",
       [](const std::string& path) {
