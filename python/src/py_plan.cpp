@@ -268,6 +268,13 @@ void bind_plan(nb::module_& m) {
            "check_finite: refuse inputs holding NaN or Inf (tickinfer.Error).\n"
            "Stream mode: x is one tick ([features]); the recurrent state carries to the next call.\n"
            "Raises tickinfer.Error on a wrong shape, a non-finite input or concurrent use.")
+      .def("run_into",
+           [](PyPlan& p, nb::handle x, nb::handle out) { return p.run(x, out, true); }, "x"_a, "out"_a,
+           nb::sig("def run_into(self, x: numpy.typing.ArrayLike | typing.Sequence[numpy.typing.ArrayLike], "
+                   "out: numpy.typing.NDArray[numpy.float32] | typing.Sequence[numpy.typing.NDArray[numpy.float32]]"
+                   ") -> typing.Any"),
+           "run(x, out=out) with positional arguments only: the cheapest call from Python (no\n"
+           "keyword parsing, no allocation). Returns out.")
       .def("run_batch", &PyPlan::run_batch, "x"_a, "out"_a = nb::none(), "check_finite"_a = true,
            nb::sig("def run_batch(self, x: numpy.typing.ArrayLike | typing.Sequence[numpy.typing.ArrayLike], "
                    "out: numpy.typing.NDArray[numpy.float32] | typing.Sequence[numpy.typing.NDArray[numpy.float32]] "

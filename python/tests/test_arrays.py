@@ -121,3 +121,10 @@ def test_multi_input_multi_output(tickinfer):
     with pytest.raises(tickinfer.Error, match="has 3 rows but input 0 has 2"):
         plan.run_batch([np.zeros((2,) + plan.input_shapes[0], np.float32),
                         np.zeros((3,) + plan.input_shapes[1], np.float32)])
+
+
+def test_run_into_writes_in_place(plan, rows):
+    X, _ = rows
+    out = np.empty((1, 1), np.float32)
+    assert plan.run_into(X[:1], out) is out
+    np.testing.assert_array_equal(out, plan.run(X[:1]))

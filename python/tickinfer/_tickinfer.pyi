@@ -83,6 +83,12 @@ class Plan:
         Raises tickinfer.Error on a wrong shape, a non-finite input or concurrent use.
         """
 
+    def run_into(self, x: numpy.typing.ArrayLike | Sequence[numpy.typing.ArrayLike], out: numpy.typing.NDArray[numpy.float32] | Sequence[numpy.typing.NDArray[numpy.float32]]) -> Any:
+        """
+        run(x, out=out) with positional arguments only: the cheapest call from Python (no
+        keyword parsing, no allocation). Returns out.
+        """
+
     def run_batch(self, x: numpy.typing.ArrayLike | Sequence[numpy.typing.ArrayLike], out: numpy.typing.NDArray[numpy.float32] | Sequence[numpy.typing.NDArray[numpy.float32]] | None = None, check_finite: bool = True) -> Any:
         """
         Runs N rows back to back in C++ with the GIL released.

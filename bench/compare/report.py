@@ -1,0 +1,121 @@
+"""The comparison's outputs: the issue's bars, a markdown table and a log-scale bar chart."""
+
+
+def _peers(results, model):
+    return [r for r in results if r["model"] == model and r["via"] == "python" and r["mode"] == "window"
+            and not r["runtime"].startswith("tickinfer") and "p50_ns" in r]
+
+
+def _row(results, model, runtime, mode="window"):
+    return next((r for r in results if r["model"] == model and r["runtime"] == runtime and r["mode"] == mode
+                 and "p50_ns" in r), None)
+
+
+def bars(results, models):
+    """For each model: tickinfer via Python p50 <= fastest peer p50 / 3; native p50 at least 10x
+    below the fastest peer's; native p99 below every peer's p50. Window mode throughout."""
+    out = []
+    for m in models:
+        peers = _peers(results, m)
+        tp, tpo, nat = (_row(results, m, "tickinfer_python"), _row(results, m, "tickinfer_python_out"),
+                        _row(results, m, "tickinfer_native"))
+        if not peers or not tp or not nat:
+            out.append({"model": m, "complete": False})
+            continue
+        fastest = min(peers, key=lambda r: r["p50_ns"])
+        f = fastest["p50_ns"]
+        b = {"model": m, "complete": True, "fastest_peer": fastest["runtime"], "fastest_peer_p50_ns": f,
+             "python_p50_ns": tp["p50_ns"], "python_out_p50_ns": tpo["p50_ns"] if tpo else None,
+             "python_ratio": f / tp["p50_ns"], "python_out_ratio": f / tpo["p50_ns"] if tpo else None,
+             "native_p50_ns": nat["p50_ns"], "native_p99_ns": nat["p99_ns"], "native_ratio": f / nat["p50_ns"],
+             "min_peer_p50_ns": f}
+        b["python_bar"] = tp["p50_ns"] * 3 <= f
+        b["python_out_bar"] = bool(tpo) and tpo["p50_ns"] * 3 <= f
+        b["native_10x_bar"] = nat["p50_ns"] * 10 <= f
+        b["native_p99_bar"] = nat["p99_ns"] < f
+        stream = _row(results, m, "tickinfer_native", "stream")
+        if stream:
+            b["native_stream_p50_ns"] = stream["p50_ns"]
+            b["native_stream_ratio"] = f / stream["p50_ns"]
+        out.append(b)
+    return out
+
+
+def _us(ns):
+    return "" if ns is None else f"{ns / 1e3:.2f}" if ns < 1e5 else f"{ns / 1e3:.0f}"
+
+
+def markdown(doc):
+    meta, results = doc["meta"], doc["results"]
+    v = meta["versions"]
+    lines = [
+        f"machine: {meta['cpu']}, {meta['cores_online']} cores online (shared), Linux {meta['kernel']}; "
+        f"pinned to cpu {meta['pinned_cpu']}; tickinfer kernels {meta['tickinfer_isa']}; batch 1; "
+        f"{meta['seconds_per_runtime']:g} s timed per runtime after {meta['warmup_seconds']:g} s warm-up "
+        f"(at least {meta['min_calls']} calls); inputs {meta['inputs']}; outputs checked against Keras "
+        f"first (rtol {meta['rtol']:g}, atol {meta['atol']:g}); Python timer pair {meta['timer_overhead_ns']:.0f} ns "
+        f"included.",
+        "versions: " + ", ".join(f"{k} {val}" for k, val in v.items() if val),
+        "",
+        "| model | runtime | p50 us | p99 us | p99.9 us | calls | max abs err vs Keras | p50 / tickinfer native p50 |",
+        "|---|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for m in dict.fromkeys(r["model"] for r in results):
+        nat = _row(results, m, "tickinfer_native")
+        rows = [r for r in results if r["model"] == m]
+        rows.sort(key=lambda r: (r["mode"] != "window", r.get("p50_ns", float("inf"))))
+        for r in rows:
+            if "p50_ns" not in r:
+                why = r.get("error") or ("disagrees with Keras" if r.get("agrees") is False else "not run")
+                lines.append(f"| {m} | {r['label']} | - | - | - | - | {r.get('max_abs_err', '')} | {why} |")
+                continue
+            err = "" if "max_abs_err" not in r else f"{r['max_abs_err']:.1e}"
+            ratio = f"{r['p50_ns'] / nat['p50_ns']:.1f}x" if nat else ""
+            lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {_us(r['p999_ns'])} "
+                         f"| {r['calls']} | {err} | {ratio} |")
+    lines += ["", "Bars (window mode; 'fastest peer' is the lowest p50 among the other runtimes via Python):", "",
+              "| model | fastest peer (p50 us) | tickinfer Python run(x) p50 us (peer/ours) | run_into(x, buf) p50 us "
+              "(peer/ours) | native p50 us (peer/native) | native p99 us | Python <= 1/3 | native >= 10x "
+              "| native p99 < every peer p50 |",
+              "|---|---|---:|---:|---:|---:|---|---|---|"]
+    yn = {True: "yes", False: "**no**"}
+    for b in doc["bars"]:
+        if not b["complete"]:
+            lines.append(f"| {b['model']} | incomplete run | | | | | | | |")
+            continue
+        lines.append(
+            f"| {b['model']} | {b['fastest_peer']} ({_us(b['fastest_peer_p50_ns'])}) "
+            f"| {_us(b['python_p50_ns'])} ({b['python_ratio']:.1f}x) "
+            f"| {_us(b['python_out_p50_ns'])} ({b['python_out_ratio']:.1f}x) "
+            f"| {_us(b['native_p50_ns'])} ({b['native_ratio']:.1f}x) | {_us(b['native_p99_ns'])} "
+            f"| {yn[b['python_bar']]} | {yn[b['native_10x_bar']]} | {yn[b['native_p99_bar']]} |")
+    if meta.get("failures"):
+        lines += ["", "Failures: " + "; ".join(meta["failures"])]
+    return "\n".join(lines) + "\n"
+
+
+def chart(doc, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    results = doc["results"]
+    models = list(dict.fromkeys(r["model"] for r in results))
+    fig, axes = plt.subplots(len(models), 1, figsize=(10, 2.0 + 0.34 * 11 * len(models) / 1.6), squeeze=False)
+    for ax, m in zip(axes[:, 0], models):
+        rows = [r for r in results if r["model"] == m and "p50_ns" in r]
+        rows.sort(key=lambda r: (r["mode"] != "window", -r["p50_ns"]))
+        labels = [r["label"] for r in rows]
+        p50 = [r["p50_ns"] / 1e3 for r in rows]
+        p99 = [r["p99_ns"] / 1e3 for r in rows]
+        colors = ["#d62728" if r["runtime"].startswith("tickinfer") else "#7f7f7f" for r in rows]
+        y = range(len(rows))
+        ax.barh(y, p50, color=colors)
+        ax.scatter(p99, y, marker="|", color="black", s=120, zorder=3, label="p99")
+        ax.set_yticks(list(y), labels, fontsize=7)
+        ax.set_xscale("log")
+        ax.set_title(f"{m}: p50 per call (bar), p99 (tick); batch 1, one core", fontsize=9)
+        ax.set_xlabel("microseconds (log scale)", fontsize=8)
+        ax.grid(axis="x", which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

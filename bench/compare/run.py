@@ -1,0 +1,269 @@
+#!/usr/bin/env python3
+"""tickinfer side by side with the runtimes a desk would otherwise use, on the bench suite.
+
+    make compare                       (builds the module, creates .venv-compare, runs this)
+    .venv-compare/bin/python bench/compare/run.py --build build [--pin 1] [--seconds S]
+                                       [--models a,b] [--with-torch] [--out DIR]
+
+For each model of bench/models/manifest.json:
+ 1. converts it (convert.py: SavedModel -> TFLite, tf2onnx -> ONNX; OpenVINO reads the TFLite);
+ 2. checks every runtime against Keras on the same inputs (64 of the timing inputs plus the
+    committed in0.npy rows, whose Keras outputs out0.npy are checked too) BEFORE any timing;
+    a runtime that disagrees is not timed and the command exits non-zero;
+ 3. measures per-call latency at batch 1: warm-up, then each call timed alone with
+    time.perf_counter_ns, cycling through 1024 inputs drawn N(0, 1) with a fixed seed (the same
+    inputs for every runtime), until --seconds have passed and at least --min-calls calls;
+    exact p50/p99/p99.9 of the samples;
+ 4. runs tickinfer natively (`tickinfer bench --json`, the C++ harness: rdtsc per call over its
+    own 1024 N(0, 1) inputs) for the production number.
+Recurrent models are compared in window mode (what every peer computes: the whole window, state
+from zero). tickinfer's stream mode (one tick per call, state carried) is listed below them as
+what a streaming deployment would run; no peer offers it.
+
+Prints a markdown table and the issue's bars, writes OUT/compare.json, OUT/compare.md and a
+log-scale bar chart OUT/compare.png (OUT defaults to BUILD/compare).
+"""
+import argparse
+import json
+import os
+import pathlib
+import platform
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(HERE))
+
+RECURRENT = ("lstm_window", "gru_window", "lstm_tiny")
+BAR_MODELS = ("mlp_small", "lstm_window", "lstm_tiny")
+RTOL, ATOL = 1e-4, 1e-5  # peers sum in other orders (XNNPACK, oneDNN, MLAS): float32 noise only
+N_INPUTS, N_CHECK, SEED = 1024, 64, 20261130
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def versions(with_torch):
+    import importlib.metadata as md
+    names = ["tensorflow-cpu", "keras", "numpy", "ai-edge-litert", "onnxruntime", "onnx", "tf2onnx",
+             "openvino", "matplotlib"] + (["torch"] if with_torch else [])
+    v = {}
+    for n in names:
+        try:
+            v[n] = md.version(n)
+        except md.PackageNotFoundError:
+            v[n] = None
+    v["python"] = platform.python_version()
+    return v
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def timer_overhead_ns():
+    pc = time.perf_counter_ns
+    d = []
+    for _ in range(20000):
+        t0 = pc()
+        t1 = pc()
+        d.append(t1 - t0)
+    return float(np.median(d))
+
+
+def measure(call, xs, seconds, warmup_seconds, min_calls, max_calls):
+    """Per-call latency samples in ns: each call bracketed by perf_counter_ns alone."""
+    pc = time.perf_counter_ns
+    mask = len(xs) - 1
+    i = 0
+    end = pc() + int(warmup_seconds * 1e9)
+    while pc() < end or i < 20:
+        call(xs[i & mask])
+        i += 1
+    samples = np.empty(max_calls, np.int64)
+    end = pc() + int(seconds * 1e9)
+    n = 0
+    while n < max_calls:
+        x = xs[n & mask]
+        t0 = pc()
+        call(x)
+        t1 = pc()
+        samples[n] = t1 - t0
+        n += 1
+        if t1 >= end and n >= min_calls:
+            break
+    return samples[:n]
+
+
+def summarize(samples):
+    p = np.percentile(samples, [50, 90, 99, 99.9])
+    return {"p50_ns": float(p[0]), "p90_ns": float(p[1]), "p99_ns": float(p[2]), "p999_ns": float(p[3]),
+            "max_ns": float(samples.max()), "mean_ns": float(samples.mean()), "calls": int(samples.size)}
+
+
+def agreement(got, want):
+    """Worst |got - want| - (ATOL + RTOL |want|) over all elements: <= 0 means agreement."""
+    got = np.asarray(got, np.float64).reshape(want.shape)
+    excess = np.abs(got - want) - (ATOL + RTOL * np.abs(want))
+    return float(excess.max()), float(np.abs(got - want).max())
+
+
+def native_bench(build, model_path, mode, seconds, pin):
+    cmd = [str(pathlib.Path(build) / "tickinfer"), "bench", str(model_path), "--mode", mode,
+           "--seconds", str(seconds), "--json"]
+    if pin is not None:
+        cmd += ["--pin", str(pin)]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    r = json.loads(out.strip().splitlines()[-1])
+    return {k: float(r[k]) for k in ("p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns")} | {
+        "calls": int(r.get("runs", 0)), "isa": r.get("isa"),
+        "timer_overhead_ns": r.get("timer_overhead_ns")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=str(ROOT / "build"), help="CMake build dir with tickinfer and python/")
+    ap.add_argument("--out", default=None, help="results dir (default BUILD/compare)")
+    ap.add_argument("--models", default="", help="comma-separated subset of the suite")
+    ap.add_argument("--seconds", type=float, default=1.5, help="timed seconds per runtime and model")
+    ap.add_argument("--warmup", type=float, default=0.3, help="untimed warm-up seconds per runtime and model")
+    ap.add_argument("--min-calls", type=int, default=1000, help="at least this many timed calls")
+    ap.add_argument("--max-calls", type=int, default=400000)
+    ap.add_argument("--pin", type=int, default=None, help="pin this process (and the native bench) to a CPU")
+    ap.add_argument("--with-torch", action="store_true", help="add PyTorch (bench/compare/setup_venv.sh --with-torch)")
+    args = ap.parse_args()
+    started = time.perf_counter()
+
+    build = pathlib.Path(args.build).resolve()
+    out_dir = pathlib.Path(args.out or build / "compare")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sys.path.insert(0, str(build / "python"))
+    if args.pin is not None:
+        os.sched_setaffinity(0, {args.pin})  # every thread any runtime starts inherits it
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+    import tensorflow as tf
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    import keras
+    import tickinfer
+    import convert
+    import report
+    import runners
+
+    manifest = json.load(open(ROOT / "bench" / "models" / "manifest.json"))
+    cases = manifest["cases"]
+    if args.models:
+        wanted = args.models.split(",")
+        cases = [c for c in cases if c["name"] in wanted]
+    ver = versions(args.with_torch)
+    rt_table = dict(runners.PEERS)
+    if args.with_torch:
+        rt_table.update(runners.TORCH)
+    overhead = timer_overhead_ns()
+    log(f"timer: perf_counter_ns pair costs {overhead:.0f} ns (included in every Python-side sample)")
+
+    results, failures = [], []
+    for case in cases:
+        name = case["name"]
+        model_path = ROOT / "bench" / "models" / case["file"]
+        log(f"== {name}")
+        kmodel = keras.saving.load_model(model_path)
+        input_shape = tuple(kmodel.inputs[0].shape[1:])
+        conv = convert.convert(model_path, out_dir / "models" / name, kmodel, input_shape, ver, log)
+        ctx = {"model_path": str(model_path), "keras_model": kmodel, "input_shape": input_shape, **conv}
+
+        rng = np.random.default_rng(SEED)
+        xs = [np.ascontiguousarray(rng.standard_normal((1,) + input_shape), dtype=np.float32) for _ in range(N_INPUTS)]
+        # Reference: Keras itself, after checking this venv's Keras reproduces the committed outputs.
+        in0 = np.load(ROOT / "bench" / "models" / case["inputs"][0])
+        out0 = np.load(ROOT / "bench" / "models" / case["outputs"][0])
+        check_x = xs[:N_CHECK] + [np.ascontiguousarray(in0[r:r + 1]) for r in range(in0.shape[0])]
+        ref = np.stack([kmodel(x, training=False).numpy() for x in check_x])
+        k_excess, _ = agreement(ref[N_CHECK:, 0], out0)
+        if k_excess > 0:
+            failures.append(f"{name}: Keras in this venv does not reproduce out0.npy")
+
+        entries = dict(runners.TICKINFER) | rt_table
+        for key, (factory, label) in entries.items():
+            row = {"model": name, "runtime": key, "label": label, "mode": "window", "via": "python"}
+            try:
+                call = factory(ctx)
+                got = np.stack([np.asarray(call(x)).copy() for x in check_x])
+            except Exception as e:  # a runtime that cannot run this model is reported, not fatal
+                row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}"
+                log(f"  {key:22s} cannot run: {row['error']}")
+                failures.append(f"{name}/{key}: {row['error']}")
+                results.append(row)
+                continue
+            excess, max_abs = agreement(got, ref)
+            row["max_abs_err"] = max_abs
+            row["agrees"] = excess <= 0
+            if not row["agrees"]:
+                log(f"  {key:22s} DISAGREES with Keras (max |err| {max_abs:.3g}): not timed")
+                failures.append(f"{name}/{key}: outputs disagree with Keras (max |err| {max_abs:.3g})")
+                results.append(row)
+                continue
+            row.update(summarize(measure(call, xs, args.seconds, args.warmup, args.min_calls, args.max_calls)))
+            log(f"  {key:22s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us  "
+                f"(max |err| {max_abs:.2g}, {row['calls']} calls)")
+            results.append(row)
+            del call
+
+        # Native: the production path, the C++ harness.
+        modes = ("window", "stream") if name in RECURRENT else ("window",)
+        for mode in modes:
+            row = {"model": name, "runtime": "tickinfer_native", "mode": mode, "via": "native",
+                   "label": "tickinfer native (C++)" + (" stream: 1 tick/call" if mode == "stream" else "")}
+            row.update(native_bench(build, model_path, mode, args.seconds, args.pin))
+            log(f"  native {mode:15s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us")
+            results.append(row)
+        if name in RECURRENT:
+            # Python, stream mode: one tick per call; checked against Keras on each prefix of the
+            # committed stream fixture when there is one.
+            call = runners.tickinfer_python(ctx, mode="stream")
+            plan_in = (1,) + tuple(input_shape[1:])
+            ticks = [np.ascontiguousarray(x[:, -1]).reshape(plan_in) for x in xs]
+            row = {"model": name, "runtime": "tickinfer_python_stream", "mode": "stream", "via": "python",
+                   "label": "tickinfer via Python stream: 1 tick/call"}
+            row.update(summarize(measure(call, ticks, args.seconds, args.warmup, args.min_calls, args.max_calls)))
+            log(f"  python stream          p50 {row['p50_ns'] / 1e3:9.2f} us")
+            results.append(row)
+        del kmodel, ctx
+
+    meta = {"cpu": cpu_name(), "kernel": platform.release(), "pinned_cpu": args.pin,
+            "cores_online": os.cpu_count(), "versions": ver, "tickinfer_isa": next(
+                (r.get("isa") for r in results if r.get("via") == "native"), None),
+            "seconds_per_runtime": args.seconds, "warmup_seconds": args.warmup, "min_calls": args.min_calls,
+            "inputs": f"{N_INPUTS} sets N(0,1), seed {SEED}, batch 1", "rtol": RTOL, "atol": ATOL,
+            "timer_overhead_ns": overhead, "failures": failures,
+            "wall_seconds": time.perf_counter() - started}
+    bars = report.bars(results, BAR_MODELS)
+    doc = {"meta": meta, "results": results, "bars": bars}
+    (out_dir / "compare.json").write_text(json.dumps(doc, indent=1))
+    md = report.markdown(doc)
+    (out_dir / "compare.md").write_text(md)
+    report.chart(doc, out_dir / "compare.png")
+    meta["wall_seconds"] = time.perf_counter() - started
+    (out_dir / "compare.json").write_text(json.dumps(doc, indent=1))
+    print(md)
+    log(f"wrote {out_dir / 'compare.json'}, compare.md, compare.png in {meta['wall_seconds']:.0f} s")
+    if failures:
+        log("FAILURES:\n  " + "\n  ".join(failures))
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""One function per runtime: given a bench-suite model, return a callable f(x) -> y for one
+batch-1 inference through that runtime's Python API, set up for single-thread latency.
+
+x is a C-contiguous float32 array of shape [1, *input_shape]; y is the model's single output
+as a numpy array of shape [1, *output_shape]. Every callable is what a user of that runtime
+would write; none keeps state between calls that another runtime does not (window mode).
+"""
+import functools
+
+import numpy as np
+
+
+def tickinfer_python(ctx, out_buffer=False, mode="window"):
+    """The engine through its Python module: plan.run(x) returns a new array (as the peers do);
+    with out_buffer, plan.run_into(x, buf) writes a preallocated array (no allocation per call).
+    mode="stream": x is one tick ([1, features]); the recurrent state carries between calls."""
+    import tickinfer
+    plan = tickinfer.load(ctx["model_path"]).compile(mode=mode)
+    if out_buffer:
+        out = np.empty((1,) + plan.output_shapes[0], np.float32)
+        run_into = plan.run_into
+
+        def call(x):
+            return run_into(x, out)
+        call.keepalive = plan
+        return call
+    return plan.run  # the bound method itself: no Python wrapper frame
+
+
+def litert(ctx):
+    """LiteRT interpreter on the converted .tflite, 1 thread (the default XNNPACK delegate)."""
+    from ai_edge_litert.interpreter import Interpreter
+    it = Interpreter(model_path=ctx["tflite"], num_threads=1)
+    it.allocate_tensors()
+    i = it.get_input_details()[0]["index"]
+    o = it.get_output_details()[0]["index"]
+    set_tensor, invoke, get_tensor = it.set_tensor, it.invoke, it.get_tensor
+
+    def call(x):
+        set_tensor(i, x)
+        invoke()
+        return get_tensor(o)
+    call.keepalive = it
+    return call
+
+
+def onnxruntime(ctx, spinning):
+    """ONNX Runtime CPU provider on the tf2onnx model: 1 intra-op and 1 inter-op thread,
+    sequential execution, full graph optimisation; intra-op spinning on or off."""
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
+    so.add_session_config_entry("session.inter_op.allow_spinning", "1" if spinning else "0")
+    sess = ort.InferenceSession(ctx["onnx"], so, providers=["CPUExecutionProvider"])
+    name = sess.get_inputs()[0].name
+    outs = [sess.get_outputs()[0].name]
+    run = sess.run
+
+    def call(x):
+        return run(outs, {name: x})[0]
+    call.keepalive = sess
+    return call
+
+
+def openvino(ctx):
+    """OpenVINO CPU plugin on the .tflite: latency hint, 1 stream, 1 inference thread."""
+    import openvino as ov
+    core = ov.Core()
+    model = core.read_model(ctx["tflite"])
+    compiled = core.compile_model(model, "CPU", {"PERFORMANCE_HINT": "LATENCY", "NUM_STREAMS": "1",
+                                                 "INFERENCE_NUM_THREADS": "1"})
+    req = compiled.create_infer_request()
+    infer = req.infer
+
+    def call(x):
+        return infer([x], share_inputs=True)[0]
+    call.keepalive = (core, compiled, req)
+    return call
+
+
+def tf_keras_call(ctx):
+    """TensorFlow eager: the Keras model called directly, model(x, training=False)."""
+    model = ctx["keras_model"]
+
+    def call(x):
+        return model(x, training=False).numpy()
+    return call
+
+
+def tf_function(ctx):
+    """TensorFlow graph mode: the same call wrapped in a tf.function with a fixed signature."""
+    import tensorflow as tf
+    model = ctx["keras_model"]
+    spec = tf.TensorSpec((1,) + tuple(ctx["input_shape"]), tf.float32)
+    fn = tf.function(lambda x: model(x, training=False), input_signature=[spec])
+
+    def call(x):
+        return fn(x).numpy()
+    return call
+
+
+def pytorch(ctx):
+    """PyTorch eager, 1 thread, inference_mode, the same weights (see torch_port.py)."""
+    import torch
+    from torch_port import port
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1) if hasattr(torch, "set_num_interop_threads") else None
+    module = port(ctx["keras_model"]).eval()
+    from_numpy = torch.from_numpy
+
+    def call(x):
+        with torch.inference_mode():
+            return module(from_numpy(x)).numpy()
+    call.keepalive = module
+    return call
+
+
+# name -> (factory, label for tables). Order is the table's order.
+PEERS = {
+    "litert": (litert, "LiteRT (XNNPACK, 1 thread)"),
+    "onnxruntime_spin": (functools.partial(onnxruntime, spinning=True), "ONNX Runtime (1 thread, spinning on)"),
+    "onnxruntime_nospin": (functools.partial(onnxruntime, spinning=False), "ONNX Runtime (1 thread, spinning off)"),
+    "openvino": (openvino, "OpenVINO (latency hint, 1 stream, 1 thread)"),
+    "tf_keras": (tf_keras_call, "TensorFlow: Keras model call"),
+    "tf_function": (tf_function, "TensorFlow: tf.function"),
+}
+TORCH = {"pytorch": (pytorch, "PyTorch eager (1 thread)")}
+TICKINFER = {
+    "tickinfer_python": (tickinfer_python, "tickinfer via Python: plan.run(x)"),
+    "tickinfer_python_out": (functools.partial(tickinfer_python, out_buffer=True),
+                             "tickinfer via Python: plan.run_into(x, buf)"),
+}
