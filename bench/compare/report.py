@@ -71,7 +71,8 @@ def markdown(doc):
                 continue
             err = "" if "max_abs_err" not in r else f"{r['max_abs_err']:.1e}"
             ratio = f"{r['p50_ns'] / nat['p50_ns']:.1f}x" if nat else ""
-            lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {_us(r['p999_ns'])} "
+            p999 = _us(r["p999_ns"]) + (" (n<1000)" if r["calls"] < 1000 else "")
+            lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {p999} "
                          f"| {r['calls']} | {err} | {ratio} |")
     lines += ["", "Bars (window mode; 'fastest peer' is the lowest p50 among the other runtimes via Python):", "",
               "| model | fastest peer (p50 us) | tickinfer Python run(x) p50 us (peer/ours) | run_into(x, buf) p50 us "

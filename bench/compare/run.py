@@ -82,8 +82,10 @@ def timer_overhead_ns():
     return float(np.median(d))
 
 
-def measure(call, xs, seconds, warmup_seconds, min_calls, max_calls):
-    """Per-call latency samples in ns: each call bracketed by perf_counter_ns alone."""
+def measure(call, xs, seconds, warmup_seconds, min_calls, max_calls, max_seconds):
+    """Per-call latency samples in ns: each call bracketed by perf_counter_ns alone. Stops after
+    `seconds` once min_calls are in, and after max_seconds in any case (TensorFlow's eager
+    LSTM takes ~0.1 s per call: 1000 calls would take minutes)."""
     pc = time.perf_counter_ns
     mask = len(xs) - 1
     i = 0
@@ -92,7 +94,8 @@ def measure(call, xs, seconds, warmup_seconds, min_calls, max_calls):
         call(xs[i & mask])
         i += 1
     samples = np.empty(max_calls, np.int64)
-    end = pc() + int(seconds * 1e9)
+    start = pc()
+    end, hard_end = start + int(seconds * 1e9), start + int(max_seconds * 1e9)
     n = 0
     while n < max_calls:
         x = xs[n & mask]
@@ -101,7 +104,7 @@ def measure(call, xs, seconds, warmup_seconds, min_calls, max_calls):
         t1 = pc()
         samples[n] = t1 - t0
         n += 1
-        if t1 >= end and n >= min_calls:
+        if t1 >= end and (n >= min_calls or t1 >= hard_end):
             break
     return samples[:n]
 
@@ -140,6 +143,7 @@ def main():
     ap.add_argument("--warmup", type=float, default=0.3, help="untimed warm-up seconds per runtime and model")
     ap.add_argument("--min-calls", type=int, default=1000, help="at least this many timed calls")
     ap.add_argument("--max-calls", type=int, default=400000)
+    ap.add_argument("--max-seconds", type=float, default=6.0, help="timed seconds cap per runtime and model")
     ap.add_argument("--pin", type=int, default=None, help="pin this process (and the native bench) to a CPU")
     ap.add_argument("--with-torch", action="store_true", help="add PyTorch (bench/compare/setup_venv.sh --with-torch)")
     args = ap.parse_args()
@@ -200,7 +204,8 @@ def main():
             row = {"model": name, "runtime": key, "label": label, "mode": "window", "via": "python"}
             try:
                 call = factory(ctx)
-                got = np.stack([np.asarray(call(x)).copy() for x in check_x])
+                # The Keras call is the reference itself (same call, same inputs): not re-run.
+                got = ref if key == "tf_keras" else np.stack([np.asarray(call(x)).copy() for x in check_x])
             except Exception as e:  # a runtime that cannot run this model is reported, not fatal
                 row["error"] = f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:200]}"
                 log(f"  {key:22s} cannot run: {row['error']}")
@@ -215,7 +220,7 @@ def main():
                 failures.append(f"{name}/{key}: outputs disagree with Keras (max |err| {max_abs:.3g})")
                 results.append(row)
                 continue
-            row.update(summarize(measure(call, xs, args.seconds, args.warmup, args.min_calls, args.max_calls)))
+            row.update(summarize(measure(call, xs, args.seconds, args.warmup, args.min_calls, args.max_calls, args.max_seconds)))
             log(f"  {key:22s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us  "
                 f"(max |err| {max_abs:.2g}, {row['calls']} calls)")
             results.append(row)
@@ -237,7 +242,7 @@ def main():
             ticks = [np.ascontiguousarray(x[:, -1]).reshape(plan_in) for x in xs]
             row = {"model": name, "runtime": "tickinfer_python_stream", "mode": "stream", "via": "python",
                    "label": "tickinfer via Python stream: 1 tick/call"}
-            row.update(summarize(measure(call, ticks, args.seconds, args.warmup, args.min_calls, args.max_calls)))
+            row.update(summarize(measure(call, ticks, args.seconds, args.warmup, args.min_calls, args.max_calls, args.max_seconds)))
             log(f"  python stream          p50 {row['p50_ns'] / 1e3:9.2f} us")
             results.append(row)
         del kmodel, ctx

@@ -103,12 +103,20 @@ def tf_function(ctx):
     return call
 
 
+def _torch_single_thread(torch):
+    # Thread counts can be set once per process, before torch runs anything in parallel.
+    if getattr(_torch_single_thread, "done", False):
+        return
+    torch.set_num_threads(1)
+    torch.set_num_interop_threads(1)
+    _torch_single_thread.done = True
+
+
 def pytorch(ctx):
     """PyTorch eager, 1 thread, inference_mode, the same weights (see torch_port.py)."""
     import torch
     from torch_port import port
-    torch.set_num_threads(1)
-    torch.set_num_interop_threads(1) if hasattr(torch, "set_num_interop_threads") else None
+    _torch_single_thread(torch)
     module = port(ctx["keras_model"]).eval()
     from_numpy = torch.from_numpy
 
