@@ -9,6 +9,9 @@ runtime would:
     accept Keras 3 models in from_keras, but converts the traced TensorFlow graph.
   - OpenVINO: ov.convert_model on the TFLite file. Its ONNX frontend rejects the Loop tf2onnx
     emits for a Keras 3 LSTM, and from the SavedModel it measured 2-4x slower than from TFLite.
+  - int8 (the peers that offer it without calibration data): LiteRT dynamic-range quantization
+    (converter.optimizations = [Optimize.DEFAULT]: int8 weights, activations quantized per call)
+    and ONNX Runtime's quantize_dynamic (int8 weights for MatMul/Gemm) on the tf2onnx model.
 Files are cached under OUT/<model>/ keyed by the model file's hash and the converter versions.
 """
 import hashlib
@@ -24,18 +27,58 @@ def _fingerprint(model_path, versions):
     return h.hexdigest()[:16]
 
 
-def convert(model_path, out_dir, keras_model, input_shape, versions, log):
-    """Returns {"saved_model": dir, "tflite": file, "onnx": file, "seconds": {...}}."""
+def _int8(paths, log):
+    """The int8 files, each tried once per cache: a converter that fails leaves <file>.failed with
+    its message (the row is then reported as not run, and does not fail the comparison)."""
+    import tensorflow as tf
+    seconds = {}
+
+    def attempt(key, make):
+        path = pathlib.Path(paths[key])
+        failed = path.with_name(path.name + ".failed")
+        if path.exists() or failed.exists():
+            return
+        t = time.perf_counter()
+        try:
+            make(path)
+            seconds[key] = time.perf_counter() - t
+        except Exception as e:  # recorded, not fatal: int8 rows are extras
+            failed.write_text(f"{type(e).__name__}: {str(e).strip().splitlines()[-1][:300]}")
+            log(f"    {key} conversion failed: {failed.read_text()}")
+
+    def tflite_dynamic(path):
+        converter = tf.lite.TFLiteConverter.from_saved_model(paths["saved_model"])
+        converter.optimizations = [tf.lite.Optimize.DEFAULT]
+        path.write_bytes(converter.convert())
+
+    def onnx_dynamic(path):
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+        quantize_dynamic(paths["onnx"], str(path), weight_type=QuantType.QInt8)
+
+    attempt("tflite_int8", tflite_dynamic)
+    attempt("onnx_int8", onnx_dynamic)
+    return seconds
+
+
+def convert(model_path, out_dir, keras_model, input_shape, versions, log, int8=True):
+    """Returns {"saved_model": dir, "tflite": file, "onnx": file, "tflite_int8": file,
+    "onnx_int8": file, "seconds": {...}} (an int8 file may be missing: see _int8)."""
     import tensorflow as tf
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = out_dir / "stamp"
     paths = {"saved_model": str(out_dir / "saved_model"), "tflite": str(out_dir / "model.tflite"),
              "onnx": str(out_dir / "model.onnx")}
+    int8_paths = {"tflite_int8": str(out_dir / "model_int8_dynamic.tflite"),
+                  "onnx_int8": str(out_dir / "model_int8_dynamic.onnx")}
     key = _fingerprint(model_path, versions)
     if stamp.exists() and stamp.read_text() == key and all(os.path.exists(p) for p in paths.values()):
         log(f"    conversions cached in {out_dir}")
-        return dict(paths, seconds={})
+        seconds = _int8(paths | int8_paths, log) if int8 else {}
+        return dict(paths, **int8_paths, seconds=seconds)
+    for p in int8_paths.values():  # stale int8 files from other weights or versions
+        for f in (pathlib.Path(p), pathlib.Path(p + ".failed")):
+            f.unlink(missing_ok=True)
 
     seconds = {}
     spec = tf.TensorSpec((1,) + tuple(input_shape), tf.float32, name="x")
@@ -53,7 +96,8 @@ def convert(model_path, out_dir, keras_model, input_shape, versions, log):
     fn = tf.function(lambda x: keras_model(x, training=False))
     tf2onnx.convert.from_function(fn, input_signature=(spec,), opset=17, output_path=paths["onnx"])
     seconds["onnx"] = time.perf_counter() - t
-
     stamp.write_text(key)
+    if int8:
+        seconds.update(_int8(paths | int8_paths, log))
     log("    converted: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
-    return dict(paths, seconds=seconds)
+    return dict(paths, **int8_paths, seconds=seconds)

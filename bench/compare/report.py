@@ -3,7 +3,7 @@
 
 def _peers(results, model):
     return [r for r in results if r["model"] == model and r["via"] == "python" and r["mode"] == "window"
-            and not r["runtime"].startswith("tickinfer") and "p50_ns" in r]
+            and not r["runtime"].startswith("tickinfer") and not r["runtime"].endswith("_int8") and "p50_ns" in r]
 
 
 def _row(results, model, runtime, mode="window"):
@@ -74,7 +74,8 @@ def markdown(doc):
             p999 = _us(r["p999_ns"]) + (" (n<1000)" if r["calls"] < 1000 else "")
             lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {p999} "
                          f"| {r['calls']} | {err} | {ratio} |")
-    lines += ["", "Bars (window mode; 'fastest peer' is the lowest p50 among the other runtimes via Python):", "",
+    lines += ["", "Bars (window mode; 'fastest peer' is the lowest fp32 p50 among the other runtimes via Python; "
+              "int8 rows are not counted: tickinfer's int8 lands with the quantization issue):", "",
               "| model | fastest peer (p50 us) | tickinfer Python run(x) p50 us (peer/ours) | run_into(x, buf) p50 us "
               "(peer/ours) | native p50 us (peer/native) | native p99 us | Python <= 1/3 | native >= 10x "
               "| native p99 < every peer p50 |",
@@ -90,6 +91,8 @@ def markdown(doc):
             f"| {_us(b['python_out_p50_ns'])} ({b['python_out_ratio']:.1f}x) "
             f"| {_us(b['native_p50_ns'])} ({b['native_ratio']:.1f}x) | {_us(b['native_p99_ns'])} "
             f"| {yn[b['python_bar']]} | {yn[b['native_10x_bar']]} | {yn[b['native_p99_bar']]} |")
+    if meta.get("notes"):
+        lines += ["", "Notes: " + "; ".join(meta["notes"])]
     if meta.get("failures"):
         lines += ["", "Failures: " + "; ".join(meta["failures"])]
     return "\n".join(lines) + "\n"
@@ -108,7 +111,8 @@ def chart(doc, path):
         labels = [r["label"] for r in rows]
         p50 = [r["p50_ns"] / 1e3 for r in rows]
         p99 = [r["p99_ns"] / 1e3 for r in rows]
-        colors = ["#d62728" if r["runtime"].startswith("tickinfer") else "#7f7f7f" for r in rows]
+        colors = ["#d62728" if r["runtime"].startswith("tickinfer") else
+                  "#bcbd22" if r["runtime"].endswith("_int8") else "#7f7f7f" for r in rows]
         y = range(len(rows))
         ax.barh(y, p50, color=colors)
         ax.scatter(p99, y, marker="|", color="black", s=120, zorder=3, label="p99")

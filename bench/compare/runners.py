@@ -27,10 +27,10 @@ def tickinfer_python(ctx, out_buffer=False, mode="window"):
     return plan.run  # the bound method itself: no Python wrapper frame
 
 
-def litert(ctx):
+def litert(ctx, file="tflite"):
     """LiteRT interpreter on the converted .tflite, 1 thread (the default XNNPACK delegate)."""
     from ai_edge_litert.interpreter import Interpreter
-    it = Interpreter(model_path=ctx["tflite"], num_threads=1)
+    it = Interpreter(model_path=ctx[file], num_threads=1)
     it.allocate_tensors()
     i = it.get_input_details()[0]["index"]
     o = it.get_output_details()[0]["index"]
@@ -44,7 +44,7 @@ def litert(ctx):
     return call
 
 
-def onnxruntime(ctx, spinning):
+def onnxruntime(ctx, spinning, file="onnx"):
     """ONNX Runtime CPU provider on the tf2onnx model: 1 intra-op and 1 inter-op thread,
     sequential execution, full graph optimisation; intra-op spinning on or off."""
     import onnxruntime as ort
@@ -55,7 +55,7 @@ def onnxruntime(ctx, spinning):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
     so.add_session_config_entry("session.intra_op.allow_spinning", "1" if spinning else "0")
     so.add_session_config_entry("session.inter_op.allow_spinning", "1" if spinning else "0")
-    sess = ort.InferenceSession(ctx["onnx"], so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(ctx[file], so, providers=["CPUExecutionProvider"])
     name = sess.get_inputs()[0].name
     outs = [sess.get_outputs()[0].name]
     run = sess.run
@@ -136,6 +136,14 @@ PEERS = {
     "tf_keras": (tf_keras_call, "TensorFlow: Keras model call"),
     "tf_function": (tf_function, "TensorFlow: tf.function"),
 }
+# int8 peers: checked against Keras at a quantization tolerance, never counted as "fastest peer"
+# for the fp32 bars. tickinfer's own int8 arrives with the quantization issue.
+INT8 = {
+    "litert_int8": (functools.partial(litert, file="tflite_int8"), "LiteRT int8 dynamic-range (XNNPACK, 1 thread)"),
+    "onnxruntime_int8": (functools.partial(onnxruntime, spinning=False, file="onnx_int8"),
+                         "ONNX Runtime int8 quantize_dynamic (1 thread)"),
+}
+INT8_FILES = {"litert_int8": "tflite_int8", "onnxruntime_int8": "onnx_int8"}  # row -> converted file
 TORCH = {"pytorch": (pytorch, "PyTorch eager (1 thread)")}
 TICKINFER = {
     "tickinfer_python": (tickinfer_python, "tickinfer via Python: plan.run(x)"),
