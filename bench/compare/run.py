@@ -227,7 +227,10 @@ def main():
             row["agrees"] = excess <= 0
             if not row["agrees"]:
                 log(f"  {key:22s} DISAGREES with Keras (max |err| {max_abs:.3g}): not timed")
-                failures.append(f"{name}/{key}: outputs disagree with Keras (max |err| {max_abs:.3g})")
+                # An int8 row outside its quantization tolerance is reported (not timed) but does
+                # not fail the fp32 comparison.
+                (notes if key in runners.INT8 else failures).append(
+                    f"{name}/{key}: outputs disagree with Keras (max |err| {max_abs:.3g}): not timed")
                 results.append(row)
                 continue
             row.update(summarize(measure(call, xs, args.seconds, args.warmup, args.min_calls, args.max_calls, args.max_seconds)))
