@@ -71,7 +71,8 @@ def markdown(doc):
                 lines.append(f"| {m} | {r['label']} | - | - | - | - | {err} | {why}: not timed |")
                 continue
             err = "" if "max_abs_err" not in r else f"{r['max_abs_err']:.1e}"
-            ratio = f"{r['p50_ns'] / nat['p50_ns']:.1f}x" if nat else ""
+            q = r["p50_ns"] / nat["p50_ns"] if nat else None
+            ratio = "" if q is None else f"{q:.1f}x" if q >= 0.95 else f"{q:.3f}x"
             p999 = _us(r["p999_ns"]) + (" (n<1000)" if r["calls"] < 1000 else "")
             lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {p999} "
                          f"| {r['calls']} | {err} | {ratio} |")

@@ -151,8 +151,17 @@ def main():
     ap.add_argument("--pin", type=int, default=None, help="pin this process (and the native bench) to a CPU")
     ap.add_argument("--no-int8", dest="int8", action="store_false", help="skip the peers' int8 rows")
     ap.add_argument("--with-torch", action="store_true", help="add PyTorch (bench/compare/setup_venv.sh --with-torch)")
+    ap.add_argument("--render", metavar="JSON", help="only re-render the table and chart from a compare.json")
     args = ap.parse_args()
     started = time.perf_counter()
+    if args.render:
+        import report
+        doc = json.load(open(args.render))
+        out = pathlib.Path(args.render).parent
+        (out / "compare.md").write_text(report.markdown(doc))
+        report.chart(doc, out / "compare.png")
+        print(report.markdown(doc))
+        return 0
 
     build = pathlib.Path(args.build).resolve()
     out_dir = pathlib.Path(args.out or build / "compare")
