@@ -60,7 +60,7 @@ bench: build
 
 # The Python module (python/), built in $(BUILD)/python against the venv's interpreter:
 #   PYTHONPATH=$(BUILD)/python $(VENV)/bin/python -c "import tickinfer"
-python: build
+python: deps $(BUILD)/CMakeCache.txt
 	tools/setup_venv.sh $(VENV)
 	cmake -S . -B $(BUILD) -DTICKINFER_PYTHON=ON -DPython_EXECUTABLE=$(abspath $(VENV))/bin/python >/dev/null
 	cmake --build $(BUILD) -j$(JOBS) --target _tickinfer
@@ -72,6 +72,7 @@ python-test: python
 # tickinfer against LiteRT, ONNX Runtime, OpenVINO and TensorFlow on the bench suite (bench/compare).
 COMPARE_ARGS ?=
 compare: python
+	cmake --build $(BUILD) -j$(JOBS) --target tickinfer
 	bench/compare/setup_venv.sh .venv-compare $(if $(findstring --with-torch,$(COMPARE_ARGS)),--with-torch)
 	.venv-compare/bin/python bench/compare/run.py --build $(BUILD) --pin 1 $(COMPARE_ARGS)
 
