@@ -5,8 +5,8 @@ runtime would:
   - TFLite (LiteRT): Keras `model.export` to a SavedModel with a fixed [1, ...] signature, then
     tf.lite.TFLiteConverter.from_saved_model. The fixed batch lets the converter fuse LSTM into
     TFLite's UnidirectionalSequenceLSTM (a dynamic batch leaves TensorList ops it cannot lower).
-  - ONNX: tf2onnx.convert.from_function on the same tf.function (opset 17). tf2onnx 1.17 does not
-    accept Keras 3 models in from_keras, but converts the traced TensorFlow graph.
+  - ONNX: tf2onnx.convert.from_function on the same tf.function (opset 17). tf2onnx 1.17's from_keras
+    fails on Keras 3 models (KeyError on a Keras tensor name); the traced graph converts fine.
   - OpenVINO: ov.convert_model on the TFLite file. Its ONNX frontend rejects the Loop tf2onnx
     emits for a Keras 3 LSTM, and from the SavedModel it measured 2-4x slower than from TFLite.
   - int8 (the peers that offer it without calibration data): LiteRT dynamic-range quantization

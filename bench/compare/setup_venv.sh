@@ -3,7 +3,7 @@
 # bench/compare/requirements.txt (plus requirements-torch.txt with --with-torch).
 #   bench/compare/setup_venv.sh [VENV_DIR] [--with-torch]     (default VENV_DIR: .venv-compare)
 # Idempotent: a stamp holds the hash of the requirements the venv was built from. Needs network
-# access to PyPI the first time (about 1.5 GB of wheels, a few minutes).
+# access to PyPI the first time (about 3 GB installed, 7 GB with PyTorch; a few minutes).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_root="$(cd "${here}/../.." && pwd)"
