@@ -2,9 +2,9 @@
 // Turning Python arguments into the float pointers Plan::run takes, and numpy arrays back out.
 //
 // Inputs: an aligned C-contiguous float32 numpy array is used in place, without a copy (checked
-// through numpy's C API: a few loads, no buffer-protocol round trip). Anything else array-like (float64, a
-// transposed view, a list) is converted once with numpy.ascontiguousarray(x, dtype=float32);
-// the copy lives until the call returns. Outputs given by the caller (`out=`) must already be
+// through numpy's C API: a few loads, no buffer-protocol round trip). Anything else array-like
+// (float64, a transposed view, a list) is converted once, as numpy.ascontiguousarray(x,
+// dtype=float32) would; the copy lives until the call returns. Outputs given by the caller (`out=`) must already be
 // writable C-contiguous float32 arrays of the right shape: they are written in place, never
 // converted (a converted copy would silently drop the results).
 //

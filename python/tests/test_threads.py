@@ -47,8 +47,8 @@ def test_clones_in_threads_match_one_thread(lstm):
     results = {}
 
     def worker(k, p):
-        results[k] = np.concatenate([p.run(x[None])[0:1] for x in X[k::4]] and
-                                    [p.run_batch(X[k::4])])
+        rows = X[k::4]
+        results[k] = (np.stack([p.run(x) for x in rows]), p.run_batch(rows))
 
     threads = [threading.Thread(target=worker, args=(k, plan.clone())) for k in range(4)]
     for t in threads:
@@ -56,7 +56,9 @@ def test_clones_in_threads_match_one_thread(lstm):
     for t in threads:
         t.join()
     for k in range(4):
-        np.testing.assert_array_equal(results[k], want[k::4])
+        per_row, batch = results[k]
+        np.testing.assert_array_equal(per_row, want[k::4])
+        np.testing.assert_array_equal(batch, want[k::4])
 
 
 def test_one_plan_shared_between_threads_is_refused(tickinfer, lstm):
