@@ -264,6 +264,18 @@ def main():
             ticks = [np.ascontiguousarray(x[:, -1]).reshape(plan_in) for x in xs]
             row = {"model": name, "runtime": "tickinfer_python_stream", "mode": "stream", "via": "python",
                    "label": "tickinfer via Python stream: 1 tick/call"}
+            if case.get("stream"):  # Keras on every prefix of the committed stream sequences
+                plan = call.__self__
+                s_in = np.load(ROOT / "bench" / "models" / case["stream"]["inputs"])    # [N, T, F]
+                s_out = np.load(ROOT / "bench" / "models" / case["stream"]["outputs"])  # [N, T, out]
+                got = []
+                for seq in s_in:
+                    plan.reset_state()
+                    got.append([np.asarray(plan.run(np.ascontiguousarray(t))).copy() for t in seq])
+                excess, row["max_abs_err"] = agreement(np.array(got), s_out.astype(np.float64))
+                if excess > 0:
+                    failures.append(f"{name}/tickinfer_python_stream: disagrees with Keras on the stream fixture")
+                plan.reset_state()
             row.update(summarize(measure(call, ticks, args.seconds, args.warmup, args.min_calls, args.max_calls, args.max_seconds)))
             log(f"  python stream          p50 {row['p50_ns'] / 1e3:9.2f} us")
             results.append(row)
