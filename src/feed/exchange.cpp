@@ -136,7 +136,7 @@ void Exchange::serve_rerequests() {
       if (first > published) continue;  // nothing to answer yet
       std::uint64_t want = std::min<std::uint64_t>(count, published - first + 1);
       if (cfg_.rerequest_answer_fraction < 1.0) {
-        want = static_cast<std::uint64_t>(std::floor(static_cast<double>(want) * cfg_.rerequest_answer_fraction));
+        want = static_cast<std::uint64_t>(std::ceil(static_cast<double>(want) * cfg_.rerequest_answer_fraction));
       }
       std::uint8_t buf[kMaxDatagramBytes];
       PacketBuilder b(buf, cfg_.max_packet_bytes);

@@ -38,7 +38,7 @@ struct ExchangeConfig {
   std::string rerequest_bind = "127.0.0.1";
   std::uint16_t rerequest_port = 0;      // 0: ephemeral (see Exchange::rerequest_port)
   bool rerequest_silent = false;         // fault: never answer
-  double rerequest_answer_fraction = 1.0;  // fault: answer only this share of each request
+  double rerequest_answer_fraction = 1.0;  // fault: answer only the first ceil(share) of each request
   std::int64_t linger_ns = 2'000'000'000;  // keep answering re-requests after the end
   std::int64_t end_of_session_interval_ns = 100'000'000;
 };
