@@ -74,6 +74,11 @@ class Exchange {
   // Opens its sockets; throws tickinfer::Error on a bad configuration or socket failure.
   explicit Exchange(const ExchangeConfig& config);
   std::uint16_t rerequest_port() const noexcept { return rerequest_.local_port(); }
+  // Where lines A and B go (before run()); lets receivers bind ephemeral ports first.
+  void set_destinations(const sockaddr_in& a, const sockaddr_in& b) noexcept {
+    cfg_.line_a = a;
+    cfg_.line_b = b;
+  }
 
   // Publishes every message at the configured rate, then End of Session, then lingers answering
   // re-requests. Returns early (after End of Session) when *stop becomes true.
