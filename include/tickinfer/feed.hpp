@@ -59,7 +59,7 @@ struct FeedConfig {
   bool join_at_first_seen = false;    // late join: start at the first sequence seen
   std::uint32_t window = 4096;        // reorder window, messages (power of two)
   std::int64_t gap_timeout_ns = 1'000'000;
-  std::uint32_t gap_packet_threshold = 64;
+  std::uint32_t gap_packet_threshold = 256;  // packets on all lines; several receive batches
   std::int64_t recovery_timeout_ns = 5'000'000;
   int recovery_attempts = 4;
   std::uint16_t recovery_max_per_request = 1024;

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -173,7 +174,7 @@ ArgParser listen_parser() {
   p.option("idle", "KIND", "spin, yield, backoff or block", "backoff");
   p.option("window", "N", "reorder window, messages (power of two)", "4096");
   p.option("gap-timeout-us", "US", "a hole open this long is requested/skipped", "1000");
-  p.option("gap-packets", "N", "... or after this many packets", "64");
+  p.option("gap-packets", "N", "... or after this many packets (all lines)", "256");
   p.option("recovery-timeout-us", "US", "per re-request attempt", "5000");
   p.option("recovery-attempts", "N", "attempts before a range is declared lost", "4");
   p.option("seconds", "S", "stop after this long (0: at End of Session)", "0");
@@ -411,7 +412,10 @@ ArgParser replay_parser() {
 }
 
 int run_replay(const ArgParser& a) {
-  const CaptureContents cap = read_capture(a.positional_value("FILE"));
+  CaptureContents cap = read_capture(a.positional_value("FILE"));
+  // The recorder writes in read order (a batch per socket); resend in kernel-receive order.
+  std::stable_sort(cap.records.begin(), cap.records.end(),
+                   [](const CaptureRecord& x, const CaptureRecord& y) { return x.rx_ns < y.rx_ns; });
   if (cap.corrupt_records) std::fprintf(stderr, "tickinfer: warning: %llu corrupt records skipped\n", (unsigned long long)cap.corrupt_records);
   if (cap.truncated_tail) std::fprintf(stderr, "tickinfer: warning: capture ends in a truncated record (ignored)\n");
   auto [ha, pa] = host_port("line-a", a.value("line-a"));

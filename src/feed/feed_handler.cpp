@@ -123,13 +123,18 @@ struct FeedHandler::Impl final : SequencerSink {
   }
 
   int poll() noexcept {
+    // One batch per socket per round, round-robin, until no socket has a full batch left: the
+    // lines are interleaved roughly as the kernel received them, so a backlog on line A cannot
+    // push a hole past the packet-count trigger before line B's copy is even read.
     int work = 0;
-    for (int s = 0; s < socket_count; ++s) {
-      const int line = line_of_socket[s];
-      for (;;) {  // drain this socket, a batch at a time
+    bool more = true;
+    while (more) {
+      more = false;
+      for (int s = 0; s < socket_count; ++s) {
+        const int line = line_of_socket[s];
         const int n = rx.receive(sockets[s].fd());
         counters.kernel_drops[line] = rx.kernel_drops();
-        if (n == 0) break;
+        if (n == 0) continue;
         const std::int64_t now = realtime_ns();
         for (int i = 0; i < n; ++i) {
           ++counters.datagrams;
@@ -147,7 +152,7 @@ struct FeedHandler::Impl final : SequencerSink {
           arbiter.on_packet(line, p, rx.kernel_rx_ns(i), now);
         }
         work += n;
-        if (n < rx.batch()) break;
+        if (n == rx.batch()) more = true;
       }
     }
     const std::int64_t now = realtime_ns();
