@@ -66,7 +66,7 @@ Outcome run(ExchangeConfig ex_cfg, FeedConfig feed_cfg, double deadline_s) {
     const int work = feed.poll();
     const FeedStats s = work == 0 ? feed.stats() : FeedStats{};
     if (work == 0 && s.end_of_session_next == end && out.seqs.size() + out.lost.size() == ex_cfg.messages &&
-        s.recovery.completed + s.recovery.failed >= s.recovery.ranges) {
+        s.recovery_outstanding == 0) {
       out.finished = true;
       break;
     }

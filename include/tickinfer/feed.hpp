@@ -82,6 +82,7 @@ struct FeedStats {
   std::uint64_t receive_errors = 0;
   std::uint64_t ring_full_spins = 0;  // ring delivery waited for the consumer
   std::uint64_t end_of_session_next = 0;  // next seq announced by End of Session (0: not seen)
+  std::uint64_t recovery_outstanding = 0; // re-requests still waiting for an answer
 };
 
 class FeedHandler {

@@ -283,7 +283,7 @@ int run_listen(const ArgParser& a) {
     if (seconds == 0 && work == 0) {
       const FeedStats s = feed.stats();
       const bool done = s.end_of_session_next != 0 && delivered + lost + 1 >= s.end_of_session_next &&
-                        s.recovery.completed + s.recovery.failed >= s.recovery.ranges;
+                        s.recovery_outstanding == 0;
       if (done) {
         if (!quiet_since) quiet_since = realtime_ns();
         if (realtime_ns() - quiet_since > 200'000'000) break;  // let late copies arrive and count
@@ -316,10 +316,10 @@ int run_listen(const ArgParser& a) {
                 (unsigned long long)ls.too_late_packets, (unsigned long long)ls.led, (long long)lead.p50_ns,
                 (long long)lead.p99_ns, (unsigned long long)s.kernel_drops[l]);
   }
-  std::printf("recovery: %llu ranges, %llu requests (%llu retries), %llu completed, %llu failed\n",
+  std::printf("recovery: %llu ranges, %llu requests (%llu retries), %llu completed, %llu failed, %llu cancelled\n",
               (unsigned long long)s.recovery.ranges, (unsigned long long)s.recovery.requests_sent,
               (unsigned long long)s.recovery.retries, (unsigned long long)s.recovery.completed,
-              (unsigned long long)s.recovery.failed);
+              (unsigned long long)s.recovery.failed, (unsigned long long)s.recovery.cancelled);
   std::printf("malformed %llu, truncated %llu, undecodable %llu\n", (unsigned long long)s.malformed,
               (unsigned long long)s.truncated, (unsigned long long)s.undecodable);
   const auto lat = stats::LatencySummary::from(feed.rx_to_delivered_ns());

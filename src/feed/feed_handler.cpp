@@ -192,7 +192,10 @@ FeedStats FeedHandler::stats() const {
   FeedStats s = impl_->counters;
   s.sequencer = impl_->sequencer.stats();
   for (int i = 0; i < 3; ++i) s.lines[i] = impl_->arbiter.line(i);
-  if (impl_->recovery) s.recovery = impl_->recovery->stats();
+  if (impl_->recovery) {
+    s.recovery = impl_->recovery->stats();
+    s.recovery_outstanding = impl_->recovery->outstanding();
+  }
   s.receive_errors = impl_->rx.errors();
   return s;
 }

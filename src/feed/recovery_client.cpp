@@ -30,7 +30,17 @@ void RecoveryClient::send(Pending& p, std::int64_t now_ns) noexcept {
   p.sent_ns = now_ns;
 }
 
+void RecoveryClient::check_session() noexcept {
+  const std::uint64_t epoch = seq_.stats().sessions;
+  if (epoch != session_epoch_) {
+    stats_.cancelled += count_;
+    count_ = 0;
+    session_epoch_ = epoch;
+  }
+}
+
 void RecoveryClient::request(std::uint64_t first, std::uint64_t count, std::int64_t now_ns) noexcept {
+  check_session();
   ++stats_.ranges;
   const std::uint64_t end = first + count;
   for (std::uint64_t s = first; s < end;) {
@@ -49,6 +59,7 @@ void RecoveryClient::request(std::uint64_t first, std::uint64_t count, std::int6
 }
 
 int RecoveryClient::poll(std::int64_t now_ns) noexcept {
+  check_session();
   int acted = 0;
   const std::uint64_t n = seq_.next_expected();
   for (std::size_t i = 0; i < count_;) {

@@ -12,7 +12,8 @@
 // The answer arrives as ordinary downstream packets on the socket the request was sent from; the
 // owner reads that socket and feeds it to the arbiter as kLineRecovery. Single-threaded, no
 // allocation after construction (requests live in a fixed table; when it is full a new range
-// widens the last entry instead).
+// widens the last entry instead). When the sequencer starts a new session, every outstanding
+// request is cancelled (counted): old sequence numbers mean nothing in the new space.
 #include <netinet/in.h>
 
 #include <cstdint>
@@ -39,6 +40,7 @@ struct RecoveryStats {
   std::uint64_t completed = 0;          // requests fully answered
   std::uint64_t failed = 0;             // requests given up after max_attempts
   std::uint64_t messages_abandoned = 0; // size of the failed requests (missing part may be less)
+  std::uint64_t cancelled = 0;          // dropped because the session changed
 };
 
 class RecoveryClient {
@@ -62,12 +64,15 @@ class RecoveryClient {
     int attempts;
   };
   void send(Pending& p, std::int64_t now_ns) noexcept;
+  // A new session is a new sequence space: requests for the old one are void.
+  void check_session() noexcept;
 
   const UdpSocket& socket_;
   Sequencer& seq_;
   RecoveryConfig cfg_;
   std::vector<Pending> table_;
   std::size_t count_ = 0;
+  std::uint64_t session_epoch_ = 0;  // Sequencer::stats().sessions the table belongs to
   RecoveryStats stats_;
 };
 
