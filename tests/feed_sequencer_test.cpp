@@ -192,10 +192,33 @@ TEST(FeedSequencer, WindowOverrunSkipsUnderSkipAndRequestsUnderRecover) {
     EXPECT_EQ(f.sink.delivered.back(), 30u);
   }
   {
+    Fixture f(config(GapPolicy::Recover, 1000, 0));
+    f.feed(1, 1);
+    f.feed(30, 1);
+    f.feed(31, 1);
+    EXPECT_EQ(f.seq.stats().window_overruns, 2u);
+    EXPECT_TRUE(f.sink.requested.empty());
+    f.now = 1000;
+    f.seq.poll(f.now);  // one range for the hole and both dropped messages
+    ASSERT_EQ(f.sink.requested.size(), 1u);
+    EXPECT_EQ(f.sink.requested[0], (std::pair<std::uint64_t, std::uint64_t>{2, 30}));
+    f.feed(2, 30, "S1", 2);
+    EXPECT_EQ(f.sink.delivered, iota(1, 31));
+  }
+  {
     Fixture f(config(GapPolicy::Recover, 0, 0));
     f.feed(1, 1);
     f.feed(30, 1);
-    EXPECT_EQ(f.seq.stats().window_overruns, 1u);
+    f.seq.poll(1'000'000);  // no trigger configured: nothing requested, nothing lost
+    EXPECT_TRUE(f.sink.requested.empty());
+    EXPECT_TRUE(f.sink.lost.empty());
+  }
+  {
+    Fixture f(config(GapPolicy::Recover, 1000, 0));
+    f.feed(1, 1);
+    f.feed(30, 1);
+    f.now = 1000;
+    f.seq.poll(f.now);
     ASSERT_EQ(f.sink.requested.size(), 1u);
     EXPECT_EQ(f.sink.requested[0], (std::pair<std::uint64_t, std::uint64_t>{2, 29}));
     f.feed(2, 29, "S1", 2);

@@ -195,6 +195,8 @@ void Exchange::run(const std::atomic<bool>* stop) {
           std::min<std::uint64_t>(1 + sizes() % cfg_.max_per_packet, cfg_.messages - generated));
       build_packet(count);
       generated += count;
+      // Behind schedule the loop never idles: still answer re-requests every 32 packets.
+      if ((packets_.size() & 31) == 0) serve_rerequests();
       for (int l = 0; l < lines; ++l) {
         rel.clear();
         inj_[l].offer(packets_.size() - 1, now, rel);

@@ -197,6 +197,9 @@ FeedStats FeedHandler::stats() const {
     s.recovery_outstanding = impl_->recovery->outstanding();
   }
   s.receive_errors = impl_->rx.errors();
+  s.next_expected = impl_->sequencer.next_expected();
+  s.highest_seen = impl_->sequencer.highest_seen();
+  s.buffered = impl_->sequencer.buffered();
   return s;
 }
 

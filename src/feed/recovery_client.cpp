@@ -18,14 +18,19 @@ RecoveryClient::RecoveryClient(const UdpSocket& socket, Sequencer& sequencer, co
 }
 
 void RecoveryClient::send(Pending& p, std::int64_t now_ns) noexcept {
-  // Ask only from the first message still missing.
+  // Ask for everything still missing from the first missing message to the end, in request
+  // packets of at most max_per_request (a widened entry may be larger than one packet).
   std::uint64_t first = std::max(p.first, seq_.next_expected());
   while (first < p.end && !seq_.is_missing(first)) ++first;
   std::uint8_t buf[kHeaderBytes];
-  const auto count = static_cast<std::uint16_t>(std::min<std::uint64_t>(p.end - first, cfg_.max_per_request));
-  encode_request(buf, seq_.session(), first, count);
-  if (!socket_.send_to(buf, sizeof buf, cfg_.server)) ++stats_.send_failures;
-  ++stats_.requests_sent;
+  int packets = 0;
+  do {
+    const auto count = static_cast<std::uint16_t>(std::min<std::uint64_t>(p.end - first, cfg_.max_per_request));
+    encode_request(buf, seq_.session(), first, count);
+    if (!socket_.send_to(buf, sizeof buf, cfg_.server)) ++stats_.send_failures;
+    ++stats_.requests_sent;
+    first += count;
+  } while (first < p.end && ++packets < kMaxPacketsPerSend);
   ++p.attempts;
   p.sent_ns = now_ns;
 }
@@ -43,6 +48,19 @@ void RecoveryClient::request(std::uint64_t first, std::uint64_t count, std::int6
   check_session();
   ++stats_.ranges;
   const std::uint64_t end = first + count;
+  // A range that continues the newest request, while that one is young (first attempt) and still
+  // fits one packet, joins it: one table entry instead of many for a run of small holes.
+  if (count_ > 0) {
+    Pending& last = table_[count_ - 1];
+    if (last.end == first && last.attempts == 1 && end - last.first <= cfg_.max_per_request) {
+      last.end = end;
+      std::uint8_t buf[kHeaderBytes];
+      encode_request(buf, seq_.session(), first, static_cast<std::uint16_t>(count));
+      if (!socket_.send_to(buf, sizeof buf, cfg_.server)) ++stats_.send_failures;
+      ++stats_.requests_sent;
+      return;
+    }
+  }
   for (std::uint64_t s = first; s < end;) {
     const std::uint64_t e = std::min<std::uint64_t>(end, s + cfg_.max_per_request);
     if (count_ < table_.size()) {

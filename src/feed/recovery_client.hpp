@@ -2,7 +2,8 @@
 // MoldUDP64 gap recovery: turns the sequencer's on_gap_detected ranges into unicast re-request
 // packets to the re-request server, and owns retry and timeout.
 //
-// Each range is split into requests of at most max_per_request messages. A request is complete
+// Each range is split into requests of at most max_per_request messages; a range that continues
+// the newest young request joins it. A request is complete
 // when the sequencer no longer misses anything in it. After timeout_ns without completion it is
 // sent again for what is still missing (so a partial answer shrinks the next request), up to
 // max_attempts sends in all. When the last attempt times out, recovery has FAILED for that
@@ -64,6 +65,7 @@ class RecoveryClient {
     int attempts;
   };
   void send(Pending& p, std::int64_t now_ns) noexcept;
+  static constexpr int kMaxPacketsPerSend = 64;  // bounds the burst one retry puts on the wire
   // A new session is a new sequence space: requests for the old one are void.
   void check_session() noexcept;
 

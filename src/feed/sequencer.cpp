@@ -218,13 +218,14 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
         break;
       }
       if (d >= window) {
-        ++stats_.gap_triggers_overrun;
         if (cfg_.policy == GapPolicy::Recover) {
+          // Dropped, but known to exist: the next time/count trigger requests it together with
+          // the hole that holds N back, as one range (not one request per dropped message).
           ++stats_.window_overruns;
           note_highest(s);
-          if (requested_end_ <= s) n += trigger(now_ns);
           continue;
         }
+        ++stats_.gap_triggers_overrun;
         n += skip_to(s - window + 1, LossReason::Skipped, now_ns);
         if (s < next_) {  // cannot happen (s was not buffered), kept for safety
           ++stats_.duplicates;

@@ -15,9 +15,9 @@
 //     with on_gap_detected (the recovery client re-requests it). Messages keep waiting. A range
 //     the recovery client gives up on is passed to abandon(): its still-missing messages are then
 //     reported lost (Unrecoverable) and delivery continues.
-// Messages that would overrun the window under Recover are dropped and counted (they lie inside a
-// requested range, so recovery brings them back); under Skip the window slides past the oldest
-// hole instead.
+// Messages that would overrun the window under Recover are dropped and counted, but remembered as
+// existing (highest_seen), so the next trigger requests them with the hole in one range and
+// recovery brings them back; under Skip the window slides past the oldest hole instead.
 //
 // Sequence numbers at or beyond N + far_future_limit are counted and dropped: they are corrupt or
 // hostile, and honouring them would declare millions of messages missing.
@@ -89,7 +89,7 @@ struct SequencerStats {
   std::uint64_t sessions = 0;             // sessions started
   std::uint64_t gap_triggers_time = 0;
   std::uint64_t gap_triggers_count = 0;
-  std::uint64_t gap_triggers_overrun = 0;
+  std::uint64_t gap_triggers_overrun = 0;  // Skip: the window slid past a hole
   std::uint64_t gap_ranges_requested = 0;
   std::uint64_t gap_messages_requested = 0;
   std::uint64_t lost = 0;                 // messages reported lost
