@@ -98,6 +98,7 @@ void Exchange::send_release(int line, const std::vector<LineInjector::Release>& 
     const Packet& p = packets_[r.packet];
     for (int c = 0; c < r.copies; ++c) {
       if (!out_.send_to(packet_bytes_.data() + p.offset, p.size, to)) ++stats_.send_failures;
+      last_send_ns_[line] = wall_ns();
       sends_.push_back(Send{static_cast<std::uint8_t>(line), static_cast<std::uint32_t>(r.packet)});
       ExchangeLineStats& ls = stats_.line[line];
       ++ls.packets_sent;
@@ -164,6 +165,17 @@ void Exchange::send_end_of_session() {
   if (cfg_.line_b_enabled) out_.send_to(buf, sizeof buf, cfg_.line_b);
 }
 
+void Exchange::send_heartbeats(std::int64_t now_ns) {
+  std::uint8_t buf[kHeaderBytes];
+  encode_control(buf, cfg_.session, next_seq_, false);
+  for (int l = 0; l < (cfg_.line_b_enabled ? 2 : 1); ++l) {
+    if (now_ns - last_send_ns_[l] < cfg_.heartbeat_interval_ns) continue;
+    out_.send_to(buf, sizeof buf, l == 0 ? cfg_.line_a : cfg_.line_b);
+    last_send_ns_[l] = now_ns;
+    ++stats_.heartbeats;
+  }
+}
+
 void Exchange::account() {
   const int lines = cfg_.line_b_enabled ? 2 : 1;
   stats_.both_lost.clear();
@@ -185,6 +197,7 @@ void Exchange::run(const std::atomic<bool>* stop) {
   std::vector<LineInjector::Release> rel;
   const double ns_per_msg = 1e9 / cfg_.rate;
   const std::int64_t t0 = wall_ns();
+  last_send_ns_[0] = last_send_ns_[1] = t0;
   std::uint64_t generated = 0;
   while (generated < cfg_.messages) {
     if (stop && stop->load(std::memory_order_relaxed)) break;
@@ -210,6 +223,7 @@ void Exchange::run(const std::atomic<bool>* stop) {
       send_release(l, rel);
     }
     serve_rerequests();
+    send_heartbeats(now);
     if (due - now > 150'000) sleep_ns(50'000);
   }
   for (int l = 0; l < lines; ++l) {  // nothing stays held at the end of the stream

@@ -41,6 +41,7 @@ struct ExchangeConfig {
   double rerequest_answer_fraction = 1.0;  // fault: answer only the first ceil(share) of each request
   std::int64_t linger_ns = 2'000'000'000;  // keep answering re-requests after the end
   std::int64_t end_of_session_interval_ns = 100'000'000;
+  std::int64_t heartbeat_interval_ns = 1'000'000'000;  // a line quiet this long gets a heartbeat
 };
 
 struct ExchangeLineStats {
@@ -62,6 +63,7 @@ struct ExchangeStats {
   std::uint64_t rerequests_ignored = 0;   // silent fault
   std::uint64_t messages_retransmitted = 0;
   std::uint64_t send_failures = 0;
+  std::uint64_t heartbeats = 0;  // per line sent
 };
 
 // FNV-1a 64 over (seq as 8 little-endian bytes, len as 2 little-endian bytes, bytes).
@@ -102,6 +104,7 @@ class Exchange {
   void send_release(int line, const std::vector<LineInjector::Release>& rel);
   void serve_rerequests();
   void send_end_of_session();
+  void send_heartbeats(std::int64_t now_ns);
   void account();
 
   ExchangeConfig cfg_;
@@ -117,6 +120,7 @@ class Exchange {
   std::vector<std::uint8_t> sent_[2];        // per line: seq was sent (index seq)
   std::uint64_t max_end_[2] = {1, 1};
   std::uint64_t next_seq_ = 1;
+  std::int64_t last_send_ns_[2] = {0, 0};
   ExchangeStats stats_;
 };
 
