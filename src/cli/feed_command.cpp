@@ -171,6 +171,7 @@ ArgParser listen_parser() {
   p.option("line-b", "HOST:PORT", "line B, or 'none'", "127.0.0.1:31002");
   p.option("recovery", "HOST:PORT", "re-request server, or 'none' (gaps are then skipped)", "127.0.0.1:31000");
   p.option("session", "NAME", "accept only this session", "");
+  p.option("interface", "ADDR", "local interface address for multicast groups", "0.0.0.0");
   p.option("idle", "KIND", "spin, yield, backoff or block", "backoff");
   p.option("window", "N", "reorder window, messages (power of two)", "4096");
   p.option("gap-timeout-us", "US", "a hole open this long is requested/skipped", "1000");
@@ -236,6 +237,7 @@ int run_listen(const ArgParser& a) {
     c.recovery_port = pr;
   }
   c.session = a.value("session");
+  c.line_a.interface = c.line_b.interface = a.value("interface");
   c.idle = a.value("idle");
   c.window = static_cast<std::uint32_t>(a.integer("window", 2, 1 << 24));
   c.gap_timeout_ns = a.integer("gap-timeout-us", 0, 60'000'000) * 1000;
