@@ -6,8 +6,8 @@
 //     when the cache says the ring looks full (producer) or empty (consumer);
 //   * the producer's and the consumer's hot fields sit on separate 64-byte cache lines (with
 //     padding before and after) so the two cores never false-share.
-// Storage is allocated once in the constructor. try_push/try_pop never allocate, lock, block or
-// make a system call; they return false when the ring is full/empty.
+// Storage is allocated once in the constructor. try_push/try_claim/try_pop never allocate, lock,
+// block or make a system call; they return false/nullptr when the ring is full/empty.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -41,6 +41,24 @@ class SpscRing {
     slots_[tail & mask_] = item;
     producer_.position.store(tail + 1, std::memory_order_release);
     return true;
+  }
+
+  // Producer thread only, zero-copy: the next free slot to fill in place, or nullptr when full.
+  // Nothing is visible to the consumer until commit(). Building an item field by field on the
+  // stack and then copying it in (try_push) makes the CPU reload freshly stored bytes with wider
+  // loads, which defeats store-to-load forwarding; writing into the slot avoids that copy.
+  T* try_claim() noexcept {
+    const std::int64_t tail = producer_.position.load(std::memory_order_relaxed);
+    if (tail - producer_.cached_other >= capacity_) {
+      producer_.cached_other = consumer_.position.load(std::memory_order_acquire);
+      if (tail - producer_.cached_other >= capacity_) return nullptr;
+    }
+    return &slots_[tail & mask_];
+  }
+  // Publishes the slot returned by the last successful try_claim().
+  void commit() noexcept {
+    producer_.position.store(producer_.position.load(std::memory_order_relaxed) + 1,
+                             std::memory_order_release);
   }
 
   // Consumer thread only.

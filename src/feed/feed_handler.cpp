@@ -95,21 +95,26 @@ struct FeedHandler::Impl final : SequencerSink {
 
   void on_message(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta,
                   std::int64_t sequenced_ns) noexcept override {
-    FeedEvent e;
-    if (decode_message(msg, len, e.event) != DecodeStatus::Ok) {
-      ++counters.undecodable;
-      return;
-    }
-    e.seq = seq;
-    e.line = meta.line;
-    e.ts.kernel_rx_ns = meta.kernel_rx_ns;
-    e.ts.sequenced_ns = sequenced_ns;
-    e.ts.delivered_ns = realtime_ns();
-    rx_to_delivered.record(e.ts.delivered_ns - e.ts.kernel_rx_ns);
+    // Ring delivery decodes straight into the claimed slot (no copy of a just-built event).
+    FeedEvent local;
+    FeedEvent* e = &local;
     if (ring) {
-      while (!ring->try_push(e)) ++counters.ring_full_spins;
+      while (!(e = ring->try_claim())) ++counters.ring_full_spins;
+    }
+    if (decode_message(msg, len, e->event) != DecodeStatus::Ok) {
+      ++counters.undecodable;
+      return;  // a claimed slot is simply not committed
+    }
+    e->seq = seq;
+    e->line = meta.line;
+    e->ts.kernel_rx_ns = meta.kernel_rx_ns;
+    e->ts.sequenced_ns = sequenced_ns;
+    e->ts.delivered_ns = realtime_ns();
+    rx_to_delivered.record(e->ts.delivered_ns - e->ts.kernel_rx_ns);
+    if (ring) {
+      ring->commit();
     } else {
-      callback(e);
+      callback(*e);
     }
   }
   void on_gap_detected(std::uint64_t first, std::uint64_t count, std::int64_t now_ns) noexcept override {
