@@ -28,6 +28,19 @@ TEST(FeedSpscRing, RejectsCapacitiesThatAreNotPowersOfTwo) {
     EXPECT_EQ(v, i);
   }
   EXPECT_FALSE(r.try_pop(v));
+  // Claim/commit: nothing is visible before commit; a full ring has no slot to claim.
+  int* slot = r.try_claim();
+  ASSERT_NE(slot, nullptr);
+  *slot = 42;
+  EXPECT_FALSE(r.try_pop(v));
+  r.commit();
+  ASSERT_TRUE(r.try_pop(v));
+  EXPECT_EQ(v, 42);
+  for (int i = 0; i < 4; ++i) {
+    *r.try_claim() = i;
+    r.commit();
+  }
+  EXPECT_EQ(r.try_claim(), nullptr);
 }
 
 TEST(FeedSpscRing, TwoThreadsPassEveryItemOnceInOrder) {
@@ -38,8 +51,17 @@ TEST(FeedSpscRing, TwoThreadsPassEveryItemOnceInOrder) {
   SpscRing<Item> ring(64);  // small: both the full and the empty paths run often
   constexpr std::uint64_t kItems = 200'000;
   std::thread producer([&] {
-    for (std::uint64_t i = 0; i < kItems;) {
-      if (ring.try_push(Item{i, i * 2654435761u})) ++i;
+    for (std::uint64_t i = 0; i < kItems;) {  // alternate copy-in and claim/commit
+      if (i & 1) {
+        if (Item* slot = ring.try_claim()) {
+          slot->seq = i;
+          slot->check = i * 2654435761u;
+          ring.commit();
+          ++i;
+        }
+      } else if (ring.try_push(Item{i, i * 2654435761u})) {
+        ++i;
+      }
     }
   });
   std::uint64_t expect = 0;
