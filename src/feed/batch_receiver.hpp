@@ -28,7 +28,9 @@ class BatchReceiver {
   bool truncated(int i) const noexcept { return (msgs_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0; }
   std::int64_t kernel_rx_ns(int i) const noexcept { return rx_ns_[i]; }
   const sockaddr_in& source(int i) const noexcept { return addrs_[i]; }
-  // Cumulative SO_RXQ_OVFL value last reported by the kernel for this socket.
+  // Cumulative SO_RXQ_OVFL value last reported by the kernel for this socket. The kernel stamps
+  // each datagram with the count at the time it was queued, so drops show up with the first
+  // datagram queued after them.
   std::uint32_t kernel_drops() const noexcept { return kernel_drops_; }
   std::uint64_t errors() const noexcept { return errors_; }
   int batch() const noexcept { return batch_; }

@@ -58,6 +58,9 @@ UdpSocket::~UdpSocket() {
 UdpSocket UdpSocket::receiver(const ReceiverConfig& c) {
   const std::string where = "udp receiver " + (c.group.empty() ? c.bind_address : c.group) + ":" +
                             std::to_string(c.port);
+  if (!c.group.empty() && !IN_MULTICAST(ntohl(make_address(c.group, 0).sin_addr.s_addr))) {
+    throw Error(where + ": " + c.group + " is not a multicast group (224.0.0.0/4)");
+  }
   UdpSocket s;
   s.fd_ = ::socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (s.fd_ < 0) fail(where + ": socket");
@@ -90,9 +93,6 @@ UdpSocket UdpSocket::receiver(const ReceiverConfig& c) {
     ip_mreq m{};
     m.imr_multiaddr = make_address(c.group, 0).sin_addr;
     m.imr_interface = make_address(c.interface, 0).sin_addr;
-    if (!IN_MULTICAST(ntohl(m.imr_multiaddr.s_addr))) {
-      throw Error(where + ": " + c.group + " is not a multicast group (224.0.0.0/4)");
-    }
     if (::setsockopt(s.fd_, IPPROTO_IP, IP_ADD_MEMBERSHIP, &m, sizeof m) != 0) fail(where + ": IP_ADD_MEMBERSHIP");
   }
   sockaddr_in bound{};
