@@ -71,12 +71,20 @@ std::string slurp(const std::string& path) {
   return ss.str();
 }
 
+// Waits until the process printed `ready` (its sockets are bound), at most 30 s.
+void wait_ready(const Process& p, const std::string& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (slurp(p.out_path).find(ready) == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 TEST(FeedCli, ServeAndListenCheckAgreeUnderFaultsOnBothLines) {
   const std::string log = temp("sent.log");
   Process listen = start({"feed", "listen", "--line-a", addr(1), "--line-b", addr(2), "--recovery", addr(0),
                           "--check", log, "--recovery-timeout-us", "25000", "--recovery-attempts", "12"},
                          temp("listen.out"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_ready(listen, "listening on");
   Process serve = start({"feed", "serve", "--messages", "30000", "--rate", "100000", "--seed", "9",
                          "--line-a", addr(1), "--line-b", addr(2), "--rerequest", addr(0), "--linger", "3",
                          "--faults-a", "loss=0.02,reorder=0.05,dup=0.01,burst=0.001",
@@ -95,7 +103,7 @@ TEST(FeedCli, ARecordedSessionReplaysIntoTheSameDelivery) {
   const std::string log = temp("sent2.log"), cap = temp("session.cap");
   Process record = start({"feed", "record", "--line-a", addr(3), "--line-b", addr(4), "--out", cap},
                          temp("record.out"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_ready(record, "recording");
   Process serve = start({"feed", "serve", "--messages", "20000", "--rate", "100000", "--seed", "10",
                          "--line-a", addr(3), "--line-b", addr(4), "--rerequest", addr(5), "--linger", "0.3",
                          "--faults-a", "loss=0.03,reorder=0.05,dup=0.02", "--sent-log", log},
@@ -106,7 +114,7 @@ TEST(FeedCli, ARecordedSessionReplaysIntoTheSameDelivery) {
   Process listen = start({"feed", "listen", "--line-a", addr(6), "--line-b", addr(7), "--recovery", "none",
                           "--check", log},
                          temp("listen2.out"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  wait_ready(listen, "listening on");
   Process replay = start({"feed", "replay", cap, "--line-a", addr(6), "--line-b", addr(7), "--speed", "1"},
                          temp("replay.out"));
   EXPECT_EQ(wait_for(replay, 60), 0) << slurp(replay.out_path);

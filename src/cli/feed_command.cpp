@@ -276,6 +276,10 @@ int run_listen(const ArgParser& a) {
   });
   feed.on_loss([&](std::uint64_t, std::uint64_t count, LossReason) { lost += count; });
   for (const auto& w : feed.warnings()) std::fprintf(stderr, "tickinfer: warning: %s\n", w.c_str());
+  std::printf("listening on line A %s:%u%s%s\n", c.line_a.address.c_str(), feed.port(kLineA),
+              c.has_line_b ? (", line B " + c.line_b.address + ":" + std::to_string(feed.port(kLineB))).c_str() : "",
+              c.recovery_host.empty() ? ", no recovery" : (", recovery via " + c.recovery_host + ":" + std::to_string(c.recovery_port)).c_str());
+  std::fflush(stdout);
   install_signals();
   const std::int64_t t_end = seconds > 0 ? realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
   IdleStrategy idle(parse_idle_kind(c.idle), c.max_park_ns);
@@ -376,6 +380,8 @@ int run_record(const ArgParser& a) {
   }
   CaptureWriter w(a.value("out"));
   BatchReceiver rx(32, 2048);
+  std::printf("recording %zu line(s) to %s\n", socks.size(), a.value("out").c_str());
+  std::fflush(stdout);
   install_signals();
   const double seconds = a.number("seconds", 0, 1e7);
   const std::int64_t t_end = seconds > 0 ? realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
