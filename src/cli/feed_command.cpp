@@ -113,7 +113,7 @@ ArgParser serve_parser() {
 int run_serve(const ArgParser& a) {
   ExchangeConfig c;
   c.market.seed = static_cast<std::uint64_t>(a.integer("seed", 0, 1L << 62));
-  c.messages = static_cast<std::uint64_t>(a.integer("messages", 1, 1L << 28));
+  c.messages = static_cast<std::uint64_t>(a.integer("messages", 1, 1L << 26));
   c.rate = a.number("rate", 1, 1e8);
   c.market.instruments = static_cast<std::uint32_t>(a.integer("instruments", 1, 100000));
   c.market.events_per_regime = static_cast<std::uint64_t>(a.integer("events-per-regime", 1, 1L << 40));

@@ -50,7 +50,8 @@ Exchange::Exchange(const ExchangeConfig& config)
       inj_{LineInjector(config.faults[0], config.market.seed * 0x9E3779B97F4A7C15ull + 0xA),
            LineInjector(config.faults[1], config.market.seed * 0x9E3779B97F4A7C15ull + 0xB)} {
   if (cfg_.messages == 0) throw Error("exchange: message count must be > 0");
-  if (cfg_.messages > (1ull << 28)) throw Error("exchange: at most 268435456 messages per run");
+  // Every message is kept (about 40 bytes each with its offset) to answer re-requests.
+  if (cfg_.messages > (1ull << 26)) throw Error("exchange: at most 67108864 messages per run (all are kept for re-requests)");
   if (!(cfg_.rate > 0)) throw Error("exchange: rate must be > 0 messages/s");
   if (cfg_.max_per_packet == 0 || cfg_.max_per_packet > 64) throw Error("exchange: messages per packet must be in [1, 64]");
   if (cfg_.max_packet_bytes < kHeaderBytes + 2 + kMaxMessageBytes * cfg_.max_per_packet ||

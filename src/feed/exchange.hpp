@@ -26,7 +26,7 @@ namespace tickinfer::feed {
 struct ExchangeConfig {
   Session session = Session::from("TICKINF001");
   GeneratorConfig market;
-  std::uint64_t messages = 100'000;
+  std::uint64_t messages = 100'000;     // at most 2^26: every message is kept for re-requests
   double rate = 50'000;                  // messages per second (wall clock)
   std::uint32_t max_per_packet = 4;      // messages per packet: uniform in [1, max]
   std::size_t max_packet_bytes = 1200;   // MTU-safe payload
