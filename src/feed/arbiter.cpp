@@ -1,5 +1,6 @@
 #include "feed/arbiter.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "tickinfer/error.hpp"
@@ -17,7 +18,10 @@ Arbiter::Arbiter(Sequencer& sequencer, std::uint32_t track_window) : seq_(sequen
     t.bits.assign(track_window / 64, 0);
     t.base = t.high = sequencer.config().first_seq;
   }
-  first_seen_.resize(track_window);
+  // Lead tracking only needs the packets in flight between the two lines: a small ring (96 KiB)
+  // stays in cache, where one as long as the loss bitmap (1.5 MiB) would miss on every packet.
+  first_seen_.resize(std::min<std::uint32_t>(track_window, kLeadWindow));
+  lead_mask_ = first_seen_.size() - 1;
 }
 
 void Arbiter::settle(Tracker& t, std::uint64_t new_base) noexcept {
@@ -76,7 +80,7 @@ std::size_t Arbiter::on_packet(int line, const PacketView& p, std::int64_t kerne
     t.stats.messages += p.count;
     if (line < kLiveLines) {
       track(t, p);
-      FirstSeen& f = first_seen_[p.seq & mask_];
+      FirstSeen& f = first_seen_[p.seq & lead_mask_];
       if (f.seq != p.seq) {
         f = FirstSeen{p.seq, kernel_rx_ns, static_cast<std::uint8_t>(line), false};
       } else if (f.line != line && !f.matched) {

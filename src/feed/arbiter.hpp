@@ -12,7 +12,8 @@
 //     one line, unlike the A/B copy).
 //   * reordered_packets: a packet whose first sequence is below one this line already delivered.
 //   * led / lead_ns: for each packet seen on both lines, the line that delivered it first gets a
-//     lead, and the kernel-receive time difference goes into that line's histogram.
+//     lead, and the kernel-receive time difference goes into that line's histogram (for lines
+//     less than 4096 sequence numbers apart; a larger skew is not timed).
 //
 // Packets count the same way on the exchange side (src/feed/exchange.cpp) so the two can be
 // compared one for one. Single-threaded; nothing here allocates after construction.
@@ -81,8 +82,10 @@ class Arbiter {
     return (t.bits[(s & mask_) >> 6] >> (s & 63)) & 1u;
   }
 
+  static constexpr std::uint32_t kLeadWindow = 4096;  // packets; a larger A/B skew is not timed
   Sequencer& seq_;
   std::uint64_t mask_;
+  std::uint64_t lead_mask_;
   std::uint64_t window_;
   Tracker lines_[kLiveLines + 1];
   std::vector<FirstSeen> first_seen_;
