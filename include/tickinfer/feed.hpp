@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "tickinfer/error.hpp"
 #include "tickinfer/market_data.hpp"
 #include "tickinfer/spsc_ring.hpp"
 #include "feed/arbiter.hpp"
