@@ -24,6 +24,15 @@ for bin in "$dir"/*_fuzz; do
     csv_fuzz)
       printf 'a,b,c\n1,2.5,-3e-4\nnan,inf,-inf\n' >"$work/header.csv"
       printf '1,2\n3,4\n' >"$work/plain.csv" ;;
+    feed_packet_fuzz)  # a data packet (a quote and a trade), a heartbeat, an end of session, a re-request
+      printf 'TICKINF001\0\0\0\0\0\0\0\1\0\2\0\45Q\0\0\0\1\0\0\0\0\0\0\0\1\0\0\0\0\0\0\0\144\0\0\0\0\0\0\0\145\0\0\0\1\0\0\0\1\0\32T\0\0\0\1\0\0\0\0\0\0\0\2\0\0\0\0\0\0\0\144\0\0\0\5B' >"$work/data.bin"
+      printf 'TICKINF001\0\0\0\0\0\0\0\3\0\0' >"$work/heartbeat.bin"
+      printf 'TICKINF001\0\0\0\0\0\0\0\3\377\377' >"$work/eos.bin"
+      printf 'TICKINF001\0\0\0\0\0\0\0\1\0\12' >"$work/request.bin" ;;
+    feed_sequencer_fuzz)
+      printf '\1\0\0\1\0\2\0\1\1\0\5\100\0\6\0\3\7\1\0' >"$work/script.bin" ;;
+    feed_capture_fuzz)
+      printf 'TICAPv01\1\0\0\0\0\0\0\0TECR\3\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0abc' >"$work/record.cap" ;;
   esac
   echo "fuzz: $name for ${seconds}s"
   if ! "$bin" "$work" -seed=1 -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \

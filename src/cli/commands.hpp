@@ -26,6 +26,11 @@ int run_predict(const ArgParser& args);
 ArgParser bench_parser();
 int run_bench(const ArgParser& args);
 
+ArgParser feed_parser();
+int run_feed(const ArgParser& args);
+// `feed` has actions with their own options: main() hands it the raw arguments.
+int run_feed_main(const std::vector<std::string>& args);
+
 // Every subcommand, in the order `tickinfer help` lists them.
 const std::vector<Command>& all_commands();
 

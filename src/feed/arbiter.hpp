@@ -1,0 +1,94 @@
+#pragma once
+// A/B arbitration: packets from line A (0), line B (1) and the recovery socket (2) are merged by
+// sequence number through one Sequencer, so a message is lost only if both lines (and recovery)
+// lost it. Beside that, each live line is tracked on its own, to say how good it is:
+//
+//   * lost_messages: sequence numbers this line never delivered. A per-line bitmap of
+//     `track_window` messages trails the line's highest sequence; a bit that leaves it unset is
+//     a loss. finish(next_seq) counts what is still unset, including the tail the line never
+//     reached. A copy arriving after its bit left the bitmap counts as `too_late` (not a loss
+//     correction).
+//   * duplicate_packets: a packet whose first sequence this line already delivered (abnormal on
+//     one line, unlike the A/B copy).
+//   * reordered_packets: a packet whose first sequence is below one this line already delivered.
+//   * led / lead_ns: for each packet seen on both lines, the line that delivered it first gets a
+//     lead, and the kernel-receive time difference goes into that line's histogram (for lines
+//     less than 4096 sequence numbers apart; a larger skew is not timed).
+//
+// Packets count the same way on the exchange side (src/feed/exchange.cpp) so the two can be
+// compared one for one. Single-threaded; nothing here allocates after construction.
+#include <cstdint>
+#include <vector>
+
+#include "feed/sequencer.hpp"
+#include "stats/latency_histogram.hpp"
+
+namespace tickinfer::feed {
+
+inline constexpr int kLineA = 0;
+inline constexpr int kLineB = 1;
+inline constexpr int kLineRecovery = 2;
+inline constexpr int kLiveLines = 2;
+
+struct LineStats {
+  std::uint64_t packets = 0;          // data packets
+  std::uint64_t messages = 0;         // message blocks in them
+  std::uint64_t control_packets = 0;  // heartbeats and end of session
+  std::uint64_t lost_messages = 0;
+  std::uint64_t duplicate_packets = 0;
+  std::uint64_t reordered_packets = 0;
+  std::uint64_t too_late_packets = 0;
+  std::uint64_t led = 0;              // packets this line delivered before the other line
+};
+
+class Arbiter {
+ public:
+  // track_window: messages per line bitmap (power of two, >= sequencer window). Throws
+  // tickinfer::Error otherwise.
+  Arbiter(Sequencer& sequencer, std::uint32_t track_window = 1u << 16);
+
+  // Arbitrates one validated packet from `line` (kLineA, kLineB or kLineRecovery). Returns the
+  // messages delivered.
+  std::size_t on_packet(int line, const PacketView& packet, std::int64_t kernel_rx_ns,
+                        std::int64_t now_ns) noexcept;
+  // Closes the per-line loss accounting at next_seq (the session's end, e.g. from End of
+  // Session): everything below it that a line never delivered counts as lost on that line.
+  void finish(std::uint64_t next_seq) noexcept;
+
+  const LineStats& line(int i) const noexcept { return lines_[i].stats; }
+  // Kernel-receive lead of line i over the other line, ns, one sample per packet it led.
+  const stats::LatencyHistogram& lead_ns(int i) const noexcept { return lines_[i].lead; }
+  Sequencer& sequencer() noexcept { return seq_; }
+
+ private:
+  struct Tracker {
+    LineStats stats;
+    stats::LatencyHistogram lead{60'000'000'000};
+    std::vector<std::uint64_t> bits;  // track_window bits, indexed by seq & mask
+    std::uint64_t base = 1;           // every seq < base is settled
+    std::uint64_t high = 1;           // one past the highest seq delivered on this line
+    bool seen = false;
+    Session session;
+  };
+  struct FirstSeen {
+    std::uint64_t seq = UINT64_MAX;
+    std::int64_t rx_ns = 0;
+    std::uint8_t line = 0;
+    bool matched = false;
+  };
+  void track(Tracker& t, const PacketView& p) noexcept;
+  void settle(Tracker& t, std::uint64_t new_base) noexcept;
+  bool test_bit(const Tracker& t, std::uint64_t s) const noexcept {
+    return (t.bits[(s & mask_) >> 6] >> (s & 63)) & 1u;
+  }
+
+  static constexpr std::uint32_t kLeadWindow = 4096;  // packets; a larger A/B skew is not timed
+  Sequencer& seq_;
+  std::uint64_t mask_;
+  std::uint64_t lead_mask_;
+  std::uint64_t window_;
+  Tracker lines_[kLiveLines + 1];
+  std::vector<FirstSeen> first_seen_;
+};
+
+}  // namespace tickinfer::feed

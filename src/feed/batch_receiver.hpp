@@ -1,0 +1,52 @@
+#pragma once
+// Batched non-blocking receive with recvmmsg(MSG_DONTWAIT): up to `batch` datagrams per system
+// call into buffers allocated once. For each datagram it reports the payload, the kernel receive
+// timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME ns; the read time when the socket has none), whether
+// it was truncated (longer than the buffer: the caller must drop it), the sender's address, and
+// the socket's cumulative kernel drop counter (SO_RXQ_OVFL: datagrams the kernel discarded
+// because the receive buffer was full).
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace tickinfer::feed {
+
+class BatchReceiver {
+ public:
+  // Throws tickinfer::Error if batch is not in [1, 1024] or max_datagram < 20.
+  explicit BatchReceiver(int batch = 32, std::size_t max_datagram = 2048);
+
+  // Receives what is queued on fd, up to batch datagrams. Returns how many (0 when none). Errors
+  // other than "nothing queued" are counted in errors() and return 0. Never blocks or throws.
+  int receive(int fd) noexcept;
+
+  const std::uint8_t* data(int i) const noexcept { return buffers_.data() + i * max_datagram_; }
+  std::size_t length(int i) const noexcept { return msgs_[i].msg_len; }
+  bool truncated(int i) const noexcept { return (msgs_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0; }
+  std::int64_t kernel_rx_ns(int i) const noexcept { return rx_ns_[i]; }
+  const sockaddr_in& source(int i) const noexcept { return addrs_[i]; }
+  // Cumulative SO_RXQ_OVFL value last reported by the kernel for this socket. The kernel stamps
+  // each datagram with the count at the time it was queued, so drops show up with the first
+  // datagram queued after them.
+  std::uint32_t kernel_drops() const noexcept { return kernel_drops_; }
+  std::uint64_t errors() const noexcept { return errors_; }
+  int batch() const noexcept { return batch_; }
+
+ private:
+  int batch_;
+  std::size_t max_datagram_;
+  static constexpr std::size_t kControlBytes = 128;  // room for the timestamp and drop cmsgs
+  std::vector<std::uint8_t> buffers_;
+  std::vector<std::uint8_t> control_;
+  std::vector<iovec> iov_;
+  std::vector<mmsghdr> msgs_;
+  std::vector<sockaddr_in> addrs_;
+  std::vector<std::int64_t> rx_ns_;
+  std::uint32_t kernel_drops_ = 0;
+  std::uint64_t errors_ = 0;
+};
+
+}  // namespace tickinfer::feed
