@@ -26,6 +26,9 @@ int run_predict(const ArgParser& args);
 ArgParser bench_parser();
 int run_bench(const ArgParser& args);
 
+ArgParser features_parser();
+int run_features(const ArgParser& args);
+
 // Every subcommand, in the order `tickinfer help` lists them.
 const std::vector<Command>& all_commands();
 

@@ -19,6 +19,7 @@ const std::vector<Command>& all_commands() {
       {"inspect", inspect_parser, run_inspect},
       {"predict", predict_parser, run_predict},
       {"bench", bench_parser, run_bench},
+      {"features", features_parser, run_features},
   };
   return commands;
 }
