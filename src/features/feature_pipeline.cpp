@@ -216,6 +216,12 @@ void FeaturePipeline::advance_to_bar(Instrument& in, std::int64_t bar) noexcept 
     close_bar(in);
   }
   if (in.any_emitted && bar <= in.last_emitted_bar) return;  // late event: its bar was closed by on_timer
+  // The bars before this one that nothing filled: if they can no longer be interpolated (the run
+  // already holds an invalid bar or is longer than the limit), say so now rather than later.
+  if (in.any_emitted || grid_set_) {
+    const std::int64_t start = in.any_emitted ? in.last_emitted_bar + 1 : grid_first_;
+    if (start < bar && (in.run_poisoned || bar - start > spec_.gap_limit)) emit_invalid_until(in, bar);
+  }
   in.bar_open = true;
   in.bar = bar;
   in.bar_observed = in.bar_marked = false;
