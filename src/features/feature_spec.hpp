@@ -80,6 +80,7 @@ struct FeatureSpec {
   // One line per feature "kind(param=value,...)" in order: what the signature compares.
   std::string canonical_features() const;
   // FNV-1a 64 of canonical_features(): the feature-set id used by the cache and the shm store.
+  // Formats text (allocates): compute it once at set-up, never per tick.
   std::uint64_t feature_set_id() const;
 };
 
