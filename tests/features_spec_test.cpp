@@ -148,6 +148,12 @@ TEST(FeaturesSpec, StructuralMistakesAreRefused) {
   EXPECT_NE(error_of(zero).find("scale values must be > 0"), std::string::npos);
 }
 
+TEST(FeaturesSpec, NonAsciiBytesAreRefusedWithTheirLine) {
+  EXPECT_NE(error_of("[feature_set]\ninstruments = [1] # \xC2\xB5s\n").find("line 2: byte 0xC2 is not allowed"),
+            std::string::npos);
+  EXPECT_NE(error_of(std::string("\xef\xbb\x88o/>")).find("line 1: byte 0xEF"), std::string::npos);
+}
+
 TEST(FeaturesSpec, MissingFileIsAnError) {
   EXPECT_THROW(load_feature_spec("/nonexistent/spec.toml"), Error);
 }

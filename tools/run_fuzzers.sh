@@ -24,6 +24,11 @@ for bin in "$dir"/*_fuzz; do
     csv_fuzz)
       printf 'a,b,c\n1,2.5,-3e-4\nnan,inf,-inf\n' >"$work/header.csv"
       printf '1,2\n3,4\n' >"$work/plain.csv" ;;
+    feature_spec_fuzz)
+      for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done ;;
+    tick_csv_fuzz)
+      head -c 4000 "$fx/features/ticks.csv" >"$work/ticks.csv"
+      printf 'ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n1,1,Q,nan,2,-1,1,,,\n5,2,T,,,,,0.5,3,B\n' >"$work/flaws.csv" ;;
   esac
   echo "fuzz: $name for ${seconds}s"
   if ! "$bin" "$work" -seed=1 -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
