@@ -2,6 +2,7 @@
 // measured in the same run:
 //   timer            an empty timed region: the cost of the rdtsc pair itself (subtract it)
 //   memcpy_80B       copying a 10-double vector: the floor for any read of 10 features
+//   update_1         FeaturePipeline::on_event with the single feature `mid`: the fixed cost
 //   update_10        FeaturePipeline::on_event, one instrument, 10 features, bars closing into
 //                    the window (~1 bar in 10 events), no standardization
 //   update_10_std    the same with rolling standardization (model input standardized per tick)
@@ -172,6 +173,12 @@ int main(int argc, char** argv) {
         asm volatile("" : : "r"(dst) : "memory");
       }), tp50);
 
+  {
+    // The pipeline's fixed cost per event: lookup, validation, bar tracking, one feature.
+    FeaturePipeline p(parse_feature_spec("[feature_set]\ninstruments = [1]\nwindow = 32\n[[feature]]\nkind = \"mid\"\n"));
+    std::size_t k = 0;
+    row("update_1", measure(samples, [&](std::size_t) { g_sink = p.on_event(events[k++], 0).values[0]; }), tp50);
+  }
   {
     FeaturePipeline p(plain);
     std::size_t k = 0;

@@ -24,7 +24,8 @@ void expect_matches(const FeatureMatrix& m, const std::vector<double>& got, cons
   for (std::size_t r = 0; r < want.rows; ++r) {
     for (std::size_t c = 0; c < want.cols; ++c) {
       const double a = got[r * want.cols + c], b = want.at(r, c);
-      if (!std::isnan(a) && !std::isnan(b) && b != 0) worst = std::max(worst, std::fabs(a - b) / std::fabs(b));
+      if (!std::isnan(a) && !std::isnan(b))  // share of the tolerance used
+        worst = std::max(worst, std::fabs(a - b) / (rel * std::fmax(std::fabs(a), std::fabs(b)) + abs));
       if (!close(a, b, rel, abs)) {
         if (++bad <= 10)
           ADD_FAILURE() << label << ": row " << r << " (instrument " << want.at(r, 0) << ", bar " << want.at(r, 1)
@@ -34,8 +35,9 @@ void expect_matches(const FeatureMatrix& m, const std::vector<double>& got, cons
     }
   }
   EXPECT_EQ(bad, 0u) << label;
-  ::testing::Test::RecordProperty(label + "_worst_relative_error", std::to_string(worst));
-  std::printf("%s: %zu rows x %zu columns, worst relative error %.3g\n", label.c_str(), want.rows, want.cols, worst);
+  ::testing::Test::RecordProperty(label + "_worst_tolerance_share", std::to_string(worst));
+  std::printf("%s: %zu rows x %zu columns, worst |got - reference| / tolerance = %.3g\n", label.c_str(), want.rows,
+              want.cols, worst);
 }
 
 FeatureMatrix run(const std::string& policy) {

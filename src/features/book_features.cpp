@@ -11,6 +11,7 @@ namespace {
 template <FeatureKind K>
 class BookFeature final : public Feature {
  public:
+  BookFeature() { warm_ = true; }
   void update(const TickContext& c) noexcept override {
     if (!c.is_quote) return;
     if constexpr (K == FeatureKind::Mid) {
@@ -23,11 +24,6 @@ class BookFeature final : public Feature {
       value_ = (c.bid_size - c.ask_size) / (c.bid_size + c.ask_size);
     }
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return true; }
-
- private:
-  double value_ = 0.0;
 };
 
 }  // namespace

@@ -14,9 +14,14 @@ class Feature {
  public:
   virtual ~Feature() = default;
   // Called for every accepted event of the instrument (quote or trade), after ctx is updated.
+  // Sets value_ and warm_: one indirect call per feature per event, the reads below are plain.
   virtual void update(const TickContext& ctx) noexcept = 0;
-  virtual double value() const noexcept = 0;
-  virtual bool warm() const noexcept = 0;
+  double value() const noexcept { return value_; }
+  bool warm() const noexcept { return warm_; }
+
+ protected:
+  double value_ = 0.0;
+  bool warm_ = false;
 };
 
 // Factories, one per family file.

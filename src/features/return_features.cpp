@@ -9,23 +9,27 @@
 namespace tickinfer::features {
 namespace {
 
-// ln(mid_t / mid_{t-k}); with fewer than k earlier quotes, against the first mid seen.
-// Ring of the last k+1 mids: front() is mid_{t-k} once full.
+// ln(mid_t / mid_{t-k}); with fewer than k earlier quotes, against the first mid seen. Computed
+// without a log per tick: ln(mid_t / mid_{t-k}) = r_{t-k+1} + ... + r_t (one-tick log returns,
+// r_0 = 0 makes the short-history case telescope to ln(mid_t / mid_0)), kept as a compensated
+// sum over a ring of the last k returns.
 class LogReturn final : public Feature {
  public:
-  explicit LogReturn(std::int64_t k) : mids_(static_cast<std::size_t>(k) + 1) {}
+  explicit LogReturn(std::int64_t k) : k_(k), r_(static_cast<std::size_t>(k)) {}
   void update(const TickContext& c) noexcept override {
     if (!c.is_quote) return;
-    if (mids_.empty()) first_ = c.mid;
-    mids_.push(c.mid);
-    value_ = std::log(c.mid / (mids_.full() ? mids_.front() : first_));
+    if (r_.full()) sum_.sub(r_.front());
+    r_.push(c.r1);
+    sum_.add(c.r1);
+    ++quotes_;
+    value_ = sum_.value();
+    warm_ = quotes_ > k_;
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return mids_.full(); }
 
  private:
-  Ring<double> mids_;
-  double first_ = 0, value_ = 0;
+  std::int64_t k_, quotes_ = 0;
+  Ring<double> r_;
+  CompensatedSum sum_;
 };
 
 // ln(mid_t / SMA_n(mid)), SMA over the last n quotes (fewer at the start).
@@ -37,15 +41,14 @@ class Momentum final : public Feature {
     if (mids_.full()) sum_.sub(mids_.front());
     mids_.push(c.mid);
     sum_.add(c.mid);
-    value_ = std::log(c.mid / (sum_.value() / static_cast<double>(mids_.size())));
+    // ln(mid / (sum / n)) as ln(mid * n / sum): one division on the latency chain, not two.
+    value_ = std::log(c.mid * static_cast<double>(mids_.size()) / sum_.value());
+    warm_ = mids_.full();
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return mids_.full(); }
 
  private:
   Ring<double> mids_;
   CompensatedSum sum_;
-  double value_ = 0;
 };
 
 }  // namespace

@@ -26,9 +26,8 @@ class TradeImbalance final : public Feature {
     total_.add(e.size);
     const double t = total_.value();
     value_ = t > 0 ? signed_.value() / t : 0.0;
+    warm_ = trades_.full();
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return trades_.full(); }
 
  private:
   struct Entry {
@@ -36,7 +35,6 @@ class TradeImbalance final : public Feature {
   };
   Ring<Entry> trades_;
   CompensatedSum signed_, total_;
-  double value_ = 0;
 };
 
 // ln(mid_t / VWAP), VWAP = sum(price * size) / sum(size) over the last n trades; recomputed on
@@ -56,9 +54,8 @@ class VwapDeviation final : public Feature {
       vol_.add(e.size);
     }
     value_ = (c.have_quote && !trades_.empty()) ? std::log(c.mid / (pv_.value() / vol_.value())) : 0.0;
+    warm_ = trades_.full();
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return trades_.full(); }
 
  private:
   struct Entry {
@@ -66,7 +63,6 @@ class VwapDeviation final : public Feature {
   };
   Ring<Entry> trades_;
   CompensatedSum pv_, vol_;
-  double value_ = 0;
 };
 
 // Seconds from the last trade (or, before any trade, from the instrument's first event) to the
@@ -78,12 +74,6 @@ class TimeSinceTrade final : public Feature {
     value_ = static_cast<double>(c.ts_ns - since) * 1e-9;
     warm_ = c.last_trade_ts_ns >= 0;
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return warm_; }
-
- private:
-  double value_ = 0;
-  bool warm_ = false;
 };
 
 // Accepted events (quotes and trades) with timestamp in (t - window, t], per second.
@@ -98,15 +88,11 @@ class TickRate final : public Feature {
     value_ = static_cast<double>(ts_.size()) * per_second_;
     warm_ = c.ts_ns - c.first_ts_ns >= window_ns_;
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return warm_; }
 
  private:
   std::int64_t window_ns_;
   double per_second_;
   Ring<std::int64_t> ts_;
-  double value_ = 0;
-  bool warm_ = false;
 };
 
 }  // namespace

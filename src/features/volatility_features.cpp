@@ -22,14 +22,12 @@ class RealizedVolCount final : public Feature {
     sum_.add(s);
     const double v = sum_.value();
     value_ = v > 0 ? std::sqrt(v) : 0.0;
+    warm_ = sq_.full();
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return sq_.full(); }
 
  private:
   Ring<double> sq_;
   CompensatedSum sum_;
-  double value_ = 0;
 };
 
 // sqrt(sum of r^2 over quotes with timestamp in (t - window, t]), t = the current event's time,
@@ -55,8 +53,6 @@ class RealizedVolTime final : public Feature {
     value_ = v > 0 ? std::sqrt(v) : 0.0;
     warm_ = c.ts_ns - c.first_ts_ns >= window_ns_;
   }
-  double value() const noexcept override { return value_; }
-  bool warm() const noexcept override { return warm_; }
 
  private:
   struct Sample {
@@ -66,8 +62,6 @@ class RealizedVolTime final : public Feature {
   std::int64_t window_ns_;
   Ring<Sample> sq_;
   CompensatedSum sum_;
-  double value_ = 0;
-  bool warm_ = false;
 };
 
 // m_t = a * x_t + (1 - a) * m_{t-1}, m_0 = x_0 (pandas ewm(alpha=a, adjust=False)). x is mid
@@ -81,9 +75,9 @@ class Ewma final : public Feature {
     const double x = kVol ? c.r1 * c.r1 : c.mid;
     m_ = n_ == 0 ? x : a_ * x + (1.0 - a_) * m_;
     ++n_;
+    value_ = kVol ? std::sqrt(m_) : m_;
+    warm_ = n_ >= warm_after_;
   }
-  double value() const noexcept override { return kVol ? std::sqrt(m_) : m_; }
-  bool warm() const noexcept override { return n_ >= warm_after_; }
 
  private:
   double a_;
