@@ -1,35 +1,34 @@
 #pragma once
-// One incremental feature of one instrument. Implementations hold their own preallocated
-// windows; update() is O(1) amortized (time windows evict at most what arrived), noexcept and
-// never allocates. The value is defined from the instrument's first quote on (partial windows
-// use what they have; see docs/features.md); warm() says the window is full.
-#include <memory>
+// One incremental feature of one instrument, as a closed set of concrete types. A std::variant
+// (not a virtual interface) so the per-event loop is a jump table into inlined update bodies
+// stored inline in the instrument's array: no pointer chase, no call per feature.
+#include <variant>
 
-#include "features/feature_spec.hpp"
-#include "features/tick_context.hpp"
+#include "features/book_features.hpp"
+#include "features/feature_base.hpp"
+#include "features/return_features.hpp"
+#include "features/trade_features.hpp"
+#include "features/volatility_features.hpp"
 
 namespace tickinfer::features {
 
-class Feature {
- public:
-  virtual ~Feature() = default;
-  // Called for every accepted event of the instrument (quote or trade), after ctx is updated.
-  // Sets value_ and warm_: one indirect call per feature per event, the reads below are plain.
-  virtual void update(const TickContext& ctx) noexcept = 0;
-  double value() const noexcept { return value_; }
-  bool warm() const noexcept { return warm_; }
+using AnyFeature =
+    std::variant<BookFeature<FeatureKind::Mid>, BookFeature<FeatureKind::Microprice>,
+                 BookFeature<FeatureKind::SpreadBps>, BookFeature<FeatureKind::BookImbalance>, LogReturn,
+                 Momentum, RealizedVolCount, RealizedVolTime, Ewma<false>, Ewma<true>, TradeImbalance,
+                 VwapDeviation, TimeSinceTrade, TickRate>;
 
- protected:
-  double value_ = 0.0;
-  bool warm_ = false;
-};
+// The feature `def` describes, with its windows allocated. def comes from a parsed spec.
+AnyFeature make_feature(const FeatureDef& def);
 
-// Factories, one per family file.
-std::unique_ptr<Feature> make_book_feature(const FeatureDef& def);        // book_features.cpp
-std::unique_ptr<Feature> make_return_feature(const FeatureDef& def);      // return_features.cpp
-std::unique_ptr<Feature> make_volatility_feature(const FeatureDef& def);  // volatility_features.cpp
-std::unique_ptr<Feature> make_trade_feature(const FeatureDef& def);       // trade_features.cpp
-// Dispatches on def.kind to the family factories above.
-std::unique_ptr<Feature> make_feature(const FeatureDef& def);
+// Updates f with the event and returns it as its common base (value(), warm()).
+inline const FeatureBase& update_feature(AnyFeature& f, const TickContext& c) noexcept {
+  return std::visit(
+      [&c](auto& x) -> const FeatureBase& {
+        x.update(c);
+        return x;
+      },
+      f);
+}
 
 }  // namespace tickinfer::features

@@ -40,7 +40,7 @@ struct FeaturePipeline::Instrument {
     for (const auto& d : spec.features) features.push_back(make_feature(d));
   }
   std::uint32_t id;
-  std::vector<std::unique_ptr<Feature>> features;
+  std::vector<AnyFeature> features;  // inline storage, spec order
   TickContext ctx;
   std::int64_t last_ts = kNoTs;  // last accepted event
   std::vector<double> values, z;
@@ -160,8 +160,7 @@ const FeatureUpdate& FeaturePipeline::on_tick(const SourceTick& tick, std::int64
     std::uint64_t warm = 0;
     const std::size_t n = in.features.size();
     for (std::size_t i = 0; i < n; ++i) {
-      Feature& f = *in.features[i];
-      f.update(c);
+      const FeatureBase& f = update_feature(in.features[i], c);
       in.values[i] = f.value();
       warm |= static_cast<std::uint64_t>(f.warm()) << i;
     }

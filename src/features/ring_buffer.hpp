@@ -43,15 +43,17 @@ class Ring {
   std::size_t head_ = 0, tail_ = 0, size_ = 0;
 };
 
-// A running sum with Neumaier compensation, so adding and removing values over millions of
-// window slides keeps the error near one rounding of the true window sum (the reference is a
-// fresh sum of the window).
+// A running sum with error compensation (Knuth's TwoSum: the exact rounding error of every
+// addition is accumulated separately), so adding and removing values over millions of window
+// slides keeps the error near one rounding of the true window sum (the reference is a fresh sum
+// of the window). Branch-free on purpose: Neumaier's |sum| >= |x| test mispredicts on
+// sign-changing data like returns, which cost more than the two extra flops.
 class CompensatedSum {
  public:
   void add(double x) noexcept {
     const double t = sum_ + x;
-    if ((sum_ >= 0 ? sum_ : -sum_) >= (x >= 0 ? x : -x)) comp_ += (sum_ - t) + x;
-    else comp_ += (x - t) + sum_;
+    const double bp = t - sum_;
+    comp_ += (sum_ - (t - bp)) + (x - bp);
     sum_ = t;
   }
   void sub(double x) noexcept { add(-x); }

@@ -1,20 +1,19 @@
+#pragma once
 // Volatility and smoothing: realized volatility over the last n quote returns or over a time
 // window, EWMA of mid, EWMA volatility. r is the one-tick log return of mid (0 for the first
 // quote), so every window is defined from the first quote on.
 #include <cmath>
-#include <memory>
 
-#include "features/feature.hpp"
+#include "features/feature_base.hpp"
 #include "features/ring_buffer.hpp"
 
 namespace tickinfer::features {
-namespace {
 
 // sqrt(sum of r^2 over the last n quotes).
-class RealizedVolCount final : public Feature {
+class RealizedVolCount final : public FeatureBase {
  public:
   explicit RealizedVolCount(std::int64_t n) : sq_(static_cast<std::size_t>(n)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (!c.is_quote) return;
     if (sq_.full()) sum_.sub(sq_.front());
     const double s = c.r1 * c.r1;
@@ -34,11 +33,11 @@ class RealizedVolCount final : public Feature {
 // so the value also decays on trades and quiet quotes. The ring holds at most `capacity`
 // returns; a window holding more than that drops its oldest returns (size capacity for the
 // busiest instrument: docs/features.md).
-class RealizedVolTime final : public Feature {
+class RealizedVolTime final : public FeatureBase {
  public:
   RealizedVolTime(std::int64_t window_ns, std::int64_t capacity)
       : window_ns_(window_ns), sq_(static_cast<std::size_t>(capacity)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (c.is_quote) {
       if (sq_.full()) sum_.sub(sq_.front().sq);
       sq_.push({c.ts_ns, c.r1 * c.r1});
@@ -67,10 +66,10 @@ class RealizedVolTime final : public Feature {
 // m_t = a * x_t + (1 - a) * m_{t-1}, m_0 = x_0 (pandas ewm(alpha=a, adjust=False)). x is mid
 // (EwmaMean) or r^2 (EwmaVol, value sqrt(m)). Warm after ceil(1/a) quotes.
 template <bool kVol>
-class Ewma final : public Feature {
+class Ewma final : public FeatureBase {
  public:
   explicit Ewma(double alpha) : a_(alpha), warm_after_(static_cast<std::int64_t>(std::ceil(1.0 / alpha))) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (!c.is_quote) return;
     const double x = kVol ? c.r1 * c.r1 : c.mid;
     m_ = n_ == 0 ? x : a_ * x + (1.0 - a_) * m_;
@@ -85,17 +84,5 @@ class Ewma final : public Feature {
   double m_ = 0;
   std::int64_t n_ = 0;
 };
-
-}  // namespace
-
-std::unique_ptr<Feature> make_volatility_feature(const FeatureDef& def) {
-  switch (def.kind) {
-    case FeatureKind::RealizedVol:
-      if (def.window_ns > 0) return std::make_unique<RealizedVolTime>(def.window_ns, def.capacity);
-      return std::make_unique<RealizedVolCount>(def.count);
-    case FeatureKind::EwmaMean: return std::make_unique<Ewma<false>>(def.alpha);
-    default: return std::make_unique<Ewma<true>>(def.alpha);
-  }
-}
 
 }  // namespace tickinfer::features

@@ -1,20 +1,19 @@
+#pragma once
 // Trade-flow features: signed-volume imbalance and VWAP deviation over the last n trades, time
 // since the last trade, and the event rate over a time window.
 #include <cmath>
-#include <memory>
 
-#include "features/feature.hpp"
+#include "features/feature_base.hpp"
 #include "features/ring_buffer.hpp"
 
 namespace tickinfer::features {
-namespace {
 
 // sum(sign * size) / sum(size) over the last n trades; 0 before the first trade. sign is +1 for
 // a buyer aggressor, -1 for a seller, 0 when unknown (its size still counts in the denominator).
-class TradeImbalance final : public Feature {
+class TradeImbalance final : public FeatureBase {
  public:
   explicit TradeImbalance(std::int64_t n) : trades_(static_cast<std::size_t>(n)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (c.is_quote) return;
     if (trades_.full()) {
       signed_.sub(trades_.front().signed_size);
@@ -39,10 +38,10 @@ class TradeImbalance final : public Feature {
 
 // ln(mid_t / VWAP), VWAP = sum(price * size) / sum(size) over the last n trades; recomputed on
 // every event because mid moves on quotes. 0 until both a quote and a trade were seen.
-class VwapDeviation final : public Feature {
+class VwapDeviation final : public FeatureBase {
  public:
   explicit VwapDeviation(std::int64_t n) : trades_(static_cast<std::size_t>(n)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (!c.is_quote) {
       if (trades_.full()) {
         pv_.sub(trades_.front().pv);
@@ -67,9 +66,9 @@ class VwapDeviation final : public Feature {
 
 // Seconds from the last trade (or, before any trade, from the instrument's first event) to the
 // current event.
-class TimeSinceTrade final : public Feature {
+class TimeSinceTrade final : public FeatureBase {
  public:
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     const std::int64_t since = c.last_trade_ts_ns >= 0 ? c.last_trade_ts_ns : c.first_ts_ns;
     value_ = static_cast<double>(c.ts_ns - since) * 1e-9;
     warm_ = c.last_trade_ts_ns >= 0;
@@ -77,12 +76,12 @@ class TimeSinceTrade final : public Feature {
 };
 
 // Accepted events (quotes and trades) with timestamp in (t - window, t], per second.
-class TickRate final : public Feature {
+class TickRate final : public FeatureBase {
  public:
   TickRate(std::int64_t window_ns, std::int64_t capacity)
       : window_ns_(window_ns), per_second_(1e9 / static_cast<double>(window_ns)),
         ts_(static_cast<std::size_t>(capacity)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     ts_.push(c.ts_ns);
     while (ts_.front() <= c.ts_ns - window_ns_) ts_.pop_front();
     value_ = static_cast<double>(ts_.size()) * per_second_;
@@ -94,16 +93,5 @@ class TickRate final : public Feature {
   double per_second_;
   Ring<std::int64_t> ts_;
 };
-
-}  // namespace
-
-std::unique_ptr<Feature> make_trade_feature(const FeatureDef& def) {
-  switch (def.kind) {
-    case FeatureKind::TradeImbalance: return std::make_unique<TradeImbalance>(def.count);
-    case FeatureKind::VwapDeviation: return std::make_unique<VwapDeviation>(def.count);
-    case FeatureKind::TimeSinceTrade: return std::make_unique<TimeSinceTrade>();
-    default: return std::make_unique<TickRate>(def.window_ns, def.capacity);
-  }
-}
 
 }  // namespace tickinfer::features

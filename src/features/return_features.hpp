@@ -1,22 +1,21 @@
+#pragma once
 // Price-path features over the last n quote ticks: log return over k ticks and momentum
 // (log distance of mid from its n-tick simple moving average).
 #include <cmath>
-#include <memory>
 
-#include "features/feature.hpp"
+#include "features/feature_base.hpp"
 #include "features/ring_buffer.hpp"
 
 namespace tickinfer::features {
-namespace {
 
 // ln(mid_t / mid_{t-k}); with fewer than k earlier quotes, against the first mid seen. Computed
 // without a log per tick: ln(mid_t / mid_{t-k}) = r_{t-k+1} + ... + r_t (one-tick log returns,
 // r_0 = 0 makes the short-history case telescope to ln(mid_t / mid_0)), kept as a compensated
 // sum over a ring of the last k returns.
-class LogReturn final : public Feature {
+class LogReturn final : public FeatureBase {
  public:
   explicit LogReturn(std::int64_t k) : k_(k), r_(static_cast<std::size_t>(k)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (!c.is_quote) return;
     if (r_.full()) sum_.sub(r_.front());
     r_.push(c.r1);
@@ -33,10 +32,10 @@ class LogReturn final : public Feature {
 };
 
 // ln(mid_t / SMA_n(mid)), SMA over the last n quotes (fewer at the start).
-class Momentum final : public Feature {
+class Momentum final : public FeatureBase {
  public:
   explicit Momentum(std::int64_t n) : mids_(static_cast<std::size_t>(n)) {}
-  void update(const TickContext& c) noexcept override {
+  void update(const TickContext& c) noexcept {
     if (!c.is_quote) return;
     if (mids_.full()) sum_.sub(mids_.front());
     mids_.push(c.mid);
@@ -50,12 +49,5 @@ class Momentum final : public Feature {
   Ring<double> mids_;
   CompensatedSum sum_;
 };
-
-}  // namespace
-
-std::unique_ptr<Feature> make_return_feature(const FeatureDef& def) {
-  if (def.kind == FeatureKind::LogReturn) return std::make_unique<LogReturn>(def.count);
-  return std::make_unique<Momentum>(def.count);
-}
 
 }  // namespace tickinfer::features
