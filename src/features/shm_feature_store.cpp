@@ -162,6 +162,7 @@ ShmFeatureReader::ShmFeatureReader(const std::string& name, const FeatureSpec& s
 }
 
 ShmRead ShmFeatureReader::read(std::size_t slot, double* values, ShmRowMeta* meta, int max_retries) const noexcept {
+  if (slot >= slots_) return ShmRead::Empty;
   const Word* s = words(map_.base()) + kHeaderWords + slot * stride_;
   const Word* v = s + kSlotHeaderWords;
   for (int attempt = 0; attempt <= max_retries; ++attempt) {

@@ -62,7 +62,8 @@ class ShmFeatureWriter {
   // Creates (or re-attaches to a compatible) store `name` ("/tickinfer-features"), sized for
   // spec.instruments x spec.width(); bumps the writer generation. Error on failure.
   ShmFeatureWriter(const std::string& name, const FeatureSpec& spec);
-  // Publishes the vector of the slot-th instrument (spec order). noexcept, no syscall.
+  // Publishes the vector of the slot-th instrument (spec order; slot < spec.instruments.size(),
+  // not checked on this path). noexcept, no syscall.
   void publish(std::size_t slot, const double* values, const ShmRowMeta& meta) noexcept;
   void heartbeat(std::int64_t now_ns) noexcept;
   std::size_t width() const noexcept { return width_; }
@@ -82,6 +83,7 @@ class ShmFeatureReader {
   // otherwise.
   ShmFeatureReader(const std::string& name, const FeatureSpec& spec);
   // Copies slot's latest vector (width values) and its meta. noexcept, lock-free, no syscall.
+  // Empty for a slot never written or out of range; Busy if every retry met a write in progress.
   ShmRead read(std::size_t slot, double* values, ShmRowMeta* meta = nullptr, int max_retries = 1000) const noexcept;
   // Slot index of an instrument id, or -1.
   int slot_of(std::uint32_t instrument) const noexcept;

@@ -41,7 +41,7 @@ class Standardizer {
   const PublishedParams& published() const noexcept { return params_; }
   std::uint64_t rows_dropped() const noexcept { return dropped_.load(std::memory_order_relaxed); }
   std::uint64_t publications() const noexcept { return params_.generation(); }
-  std::uint64_t drift_publications() const noexcept { return drift_pubs_; }
+  std::uint64_t drift_publications() const noexcept { return drift_pubs_; }  // refit side only
 
  private:
   void publish_fit() noexcept;
