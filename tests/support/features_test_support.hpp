@@ -1,5 +1,5 @@
 #pragma once
-// Helpers for the features_* tests: fixture paths, a float64 .npy reader for the reference
+// Shared by the features_* tests: fixture paths, a float64 .npy reader for the reference
 // arrays, and the tolerance rule the references are compared with.
 #include <cmath>
 #include <cstdint>
