@@ -220,6 +220,51 @@ TEST(FeaturesPipeline, UnknownInstrumentsAreCountedOrRefused) {
   }
 }
 
+TEST(FeaturesPipeline, AnOutageOfAnyLengthCostsOnlyTheWindow) {
+  FeaturePipeline p(small_spec(InvalidPolicy::Drop));  // bars of 100 ns, T = 3
+  struct RunSink final : RowSink {
+    std::int64_t rows = 0, runs = 0, first = -1, count = 0;
+    void on_row(const RowMeta&, const double*, const double*) noexcept override { ++rows; }
+    void on_invalid_run(std::uint32_t, std::int64_t f, std::int64_t n, const double*, const double*) noexcept override {
+      ++runs;
+      first = f;
+      count = n;
+    }
+  } sink;
+  p.set_sink(&sink);
+  p.on_event(quote(10, 9, 11), 0);
+  // 10^16 bars later (a year of 100 ns bars would be 3e14): one call, O(T) work.
+  const std::int64_t later = std::int64_t{1} << 60;
+  const FeatureUpdate& u = p.on_event(quote(later, 9, 11), 0);
+  EXPECT_EQ(sink.rows, 1);  // bar 0
+  EXPECT_EQ(sink.runs, 1);
+  EXPECT_EQ(sink.first, 1);
+  EXPECT_EQ(sink.count, later / 100 - 1);
+  EXPECT_EQ(p.counters().rows_invalid, static_cast<std::uint64_t>(later / 100 - 1));
+  EXPECT_EQ(u.rows_emitted, 0xFFFFFFFFu);  // saturated
+  EXPECT_FALSE(u.window_ready);
+}
+
+TEST(FeaturesPipeline, TimestampsOutsideTheEpochRangeAreInvalid) {
+  FeaturePipeline p(small_spec(InvalidPolicy::MarkInvalid));
+  EXPECT_EQ(p.on_event(quote(-5, 9, 11), 0).reason, InvalidReason::OutOfRange);
+  EXPECT_EQ(p.on_event(quote(std::int64_t{1} << 62, 9, 11), 0).reason, InvalidReason::OutOfRange);
+  p.on_timer(-1);  // ignored, no crash
+  EXPECT_EQ(p.on_event(quote(5, 9, 11), 0).status, UpdateStatus::Applied);
+}
+
+TEST(FeaturesPipeline, BatchRefusesAGridItCannotHold) {
+  CsvTickSource src("ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n1,1,Q,1,2,1,1,,,\n"
+                    "4000000000000000000,1,Q,1,2,1,1,,,\n",
+                    "t.csv");
+  try {
+    compute_features(small_spec(InvalidPolicy::Drop), src);
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("timestamps span"), std::string::npos) << e.what();
+  }
+}
+
 TEST(FeaturesPipeline, ManyInstrumentsAreLookedUpIndependently) {
   std::string text = "[feature_set]\ninstruments = [";
   for (int i = 0; i < 300; ++i) text += (i ? ", " : "") + std::to_string(i * 7919);

@@ -13,6 +13,8 @@
 namespace tickinfer::features {
 namespace {
 
+constexpr double kMaxBatchCells = 1 << 28;  // 2 GiB of float64 output
+
 std::int64_t floor_div(std::int64_t a, std::int64_t b) {
   std::int64_t q = a / b;
   if ((a % b) < 0) --q;
@@ -70,13 +72,30 @@ FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source) {
   const bool standardized = spec.standardize.mode != StandardizeMode::None;
   CollectingSink sink(spec, standardized);
   pipeline.set_sink(&sink);
+  bool have_grid = false;
   if (!ticks.empty()) {
     std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
     for (const auto& x : ticks) {
-      lo = std::min(lo, x.event.exchange_ts_ns());
-      hi = std::max(hi, x.event.exchange_ts_ns());
+      const std::int64_t ts = x.event.exchange_ts_ns();
+      if (ts < 0 || ts >= kMaxTimestampNs) continue;  // invalid (OutOfRange): no bar
+      lo = std::min(lo, ts);
+      hi = std::max(hi, ts);
     }
-    pipeline.set_grid(floor_div(lo, spec.bar_ns), floor_div(hi, spec.bar_ns));
+    if (lo <= hi) {
+      const std::int64_t first = floor_div(lo, spec.bar_ns), last = floor_div(hi, spec.bar_ns);
+      // One row per bar and instrument: refuse a grid that cannot be held (a stray timestamp or
+      // bars far too small for the file's span) instead of trying to allocate it.
+      const double cells = (static_cast<double>(last) - static_cast<double>(first) + 1.0) *
+                           static_cast<double>(spec.instruments.size()) * static_cast<double>(spec.width() + 4);
+      if (cells > kMaxBatchCells)
+        throw Error("ticks: timestamps span " + std::to_string(last - first + 1) + " bars of " +
+                    std::to_string(spec.bar_ns) + " ns for " + std::to_string(spec.instruments.size()) +
+                    " instruments: the feature matrix would exceed " +
+                    std::to_string(static_cast<long long>(kMaxBatchCells)) +
+                    " values (check the timestamps or raise bar_ns)");
+      pipeline.set_grid(first, last);
+      have_grid = true;
+    }
   }
   for (const auto& x : ticks) {
     const FeatureUpdate& u = pipeline.on_tick(x, 0);
@@ -84,7 +103,7 @@ FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source) {
       throw Error("ticks: line " + std::to_string(x.line) + ": instrument " + std::to_string(u.instrument) +
                   " is not in the feature set (unknown_instrument = \"fail\")");
   }
-  if (!ticks.empty()) pipeline.finish();
+  if (have_grid) pipeline.finish();
   FeatureMatrix m;
   m.columns = {"instrument", "bar", "state", "warm"};
   for (const auto& f : spec.features) m.columns.push_back(f.name);

@@ -271,17 +271,41 @@ void FeaturePipeline::emit(Instrument& in, std::int64_t bar, RowState state, con
 
 void FeaturePipeline::emit_invalid_until(Instrument& in, std::int64_t end) noexcept {
   std::int64_t start = in.any_emitted ? in.last_emitted_bar + 1 : (grid_set_ ? grid_first_ : end);
-  if (start < end && !in.run_poisoned) ++counters_.gaps_invalidated;
-  for (std::int64_t b = start; b < end; ++b) emit(in, b, RowState::Invalid, nullptr, false);
+  if (start < end) {
+    if (!in.run_poisoned) ++counters_.gaps_invalidated;
+    emit_invalid_run(in, start, end - start);
+  }
   in.run_poisoned = true;
+}
+
+// O(min(count, T)) whatever the run's length: the window only ever holds T rows, and the sink
+// gets the run in one call.
+void FeaturePipeline::emit_invalid_run(Instrument& in, std::int64_t first_bar, std::int64_t count) noexcept {
+  const auto t = static_cast<std::int64_t>(in.window.rows());
+  const std::int64_t pushed = count < t ? count : t;
+  for (std::int64_t k = 0; k < pushed; ++k) {
+    in.window.push(scratch_.data(), false);
+    if (in.window.filled() == in.window.rows()) ++counters_.windows_withheld;
+  }
+  counters_.windows_withheld += static_cast<std::uint64_t>(count - pushed);  // the window stays invalid
+  counters_.rows_invalid += static_cast<std::uint64_t>(count);
+  if (sink_) {
+    for (std::size_t i = 0; i < spec_.width(); ++i) scratch_z_[i] = std::numeric_limits<double>::quiet_NaN();
+    sink_->on_invalid_run(in.id, first_bar, count, scratch_.data(),
+                          spec_.standardize.mode != StandardizeMode::None ? scratch_z_.data() : nullptr);
+  }
+  in.any_emitted = true;
+  in.last_emitted_bar = first_bar + count - 1;
+  const std::uint64_t rows = in.rows_this_event + static_cast<std::uint64_t>(count);
+  in.rows_this_event = rows > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<std::uint32_t>(rows);
 }
 
 void FeaturePipeline::close_bar(Instrument& in) noexcept {
   in.bar_open = false;
   const std::int64_t b = in.bar;
   if (in.bar_marked) {
-    emit_invalid_until(in, b);
-    emit(in, b, RowState::Invalid, nullptr, false);
+    emit_invalid_until(in, b);  // the missing bars before it, if any
+    emit_invalid_run(in, b, 1);
     return;
   }
   if (!in.bar_observed) return;  // a missing bar: decided when the run ends
@@ -315,6 +339,7 @@ void FeaturePipeline::close_bar(Instrument& in) noexcept {
 }
 
 void FeaturePipeline::on_timer(std::int64_t exchange_now_ns) noexcept {
+  if (exchange_now_ns < 0 || exchange_now_ns >= kMaxTimestampNs) return;  // not a time we can bar
   const std::int64_t now_bar = bar_of(exchange_now_ns, spec_.bar_ns);
   for (auto& p : instruments_) {
     Instrument& in = *p;

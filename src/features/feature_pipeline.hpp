@@ -65,6 +65,19 @@ class RowSink {
  public:
   virtual ~RowSink() = default;
   virtual void on_row(const RowMeta& meta, const double* raw, const double* standardized) noexcept = 0;
+  // `count` invalid rows for bars [first_bar, first_bar + count) of `instrument` (NaN values).
+  // A run can be arbitrarily long (a feed outage over many small bars, a bad timestamp), so the
+  // pipeline reports it in one call; this default forwards each row to on_row (what the batch
+  // path wants: its grid bounds the count). Live sinks should override it with O(1) work.
+  virtual void on_invalid_run(std::uint32_t instrument, std::int64_t first_bar, std::int64_t count,
+                              const double* nan_row, const double* nan_standardized) noexcept {
+    RowMeta m;
+    m.instrument = instrument;
+    for (std::int64_t k = 0; k < count; ++k) {
+      m.bar = first_bar + k;
+      on_row(m, nan_row, nan_standardized);
+    }
+  }
 };
 
 enum class UpdateStatus : std::uint8_t {
@@ -86,7 +99,7 @@ struct FeatureUpdate {
   std::uint64_t warm_mask = 0;       // bit i: feature i's window is full
   bool all_warm = false;
   bool params_ready = false;         // standardization parameters are published (or not needed)
-  std::uint32_t rows_emitted = 0;    // bar rows this event closed (window updates)
+  std::uint32_t rows_emitted = 0;    // bar rows this event closed (saturates at 2^32-1)
   bool window_ready = false;         // the instrument's window may be fed to a model now
 };
 
@@ -150,6 +163,7 @@ class FeaturePipeline {
   void advance_to_bar(Instrument& in, std::int64_t bar) noexcept;
   void emit(Instrument& in, std::int64_t bar, RowState state, const double* raw, bool warm) noexcept;
   void emit_invalid_until(Instrument& in, std::int64_t bar_exclusive) noexcept;
+  void emit_invalid_run(Instrument& in, std::int64_t first_bar, std::int64_t count) noexcept;
   void fill_update(Instrument& in, FeatureUpdate& u) noexcept;
 
   FeatureSpec spec_;

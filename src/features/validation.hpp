@@ -15,15 +15,21 @@ enum class InvalidReason : std::uint8_t {
   EmptySide,         // a quote with bid_size or ask_size == 0
   BadSize,           // negative size in the source, or a trade of size 0
   TimeBackwards,     // exchange timestamp earlier than the instrument's last accepted event
-  OutOfRange,        // a source value that does not fit the event type (e.g. > 2^32-1 shares)
+  OutOfRange,        // a value that does not fit (size > 2^32-1 in the source, timestamp < 0 or >= 2^62)
 };
 inline constexpr int kInvalidReasonCount = 8;
 const char* invalid_reason_name(InvalidReason r);
 
 // What can be checked on the decoded event itself. last_ts_ns: the instrument's last accepted
 // timestamp (INT64_MIN before any).
+// Exchange timestamps outside [0, kMaxTimestampNs) are OutOfRange (ns since the epoch; the bound
+// keeps bar arithmetic free of overflow).
+inline constexpr std::int64_t kMaxTimestampNs = std::int64_t{1} << 62;
+
 inline InvalidReason validate_event(const md::Event& e, std::int64_t last_ts_ns) noexcept {
-  if (e.exchange_ts_ns() < last_ts_ns) return InvalidReason::TimeBackwards;
+  const std::int64_t ts = e.exchange_ts_ns();
+  if (ts < 0 || ts >= kMaxTimestampNs) return InvalidReason::OutOfRange;
+  if (ts < last_ts_ns) return InvalidReason::TimeBackwards;
   if (e.kind == md::Event::Kind::Quote) {
     const md::Quote& q = e.quote;
     if (q.bid_price <= 0 || q.ask_price <= 0) return InvalidReason::NonPositivePrice;
