@@ -9,6 +9,8 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
+.PHONY: features-reference
+
 all: build
 
 deps:
@@ -25,6 +27,7 @@ build: deps $(BUILD)/CMakeCache.txt
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
 	$(MAKE) live-reference
+	$(MAKE) features-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -35,6 +38,15 @@ live-reference: build
 	rm -rf $(BUILD)/fixtures_live
 	$(VENV)/bin/python tools/make_fixtures.py --out $(BUILD)/fixtures_live
 	TICKINFER_FIXTURES=$(abspath $(BUILD)/fixtures_live) $(BUILD)/tests/engine_keras_reference_test \
+	  --gtest_brief=1
+
+# Regenerates the feature references with the pandas/numpy/scikit-learn installed now (a few
+# seconds) and checks the feature pipeline against them.
+features-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_features_live
+	$(VENV)/bin/python tools/make_feature_reference.py --out $(BUILD)/fixtures_features_live/features
+	TICKINFER_FIXTURES=$(abspath $(BUILD)/fixtures_features_live) $(BUILD)/tests/features_reference_test \
 	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.

@@ -33,6 +33,12 @@ for bin in "$dir"/*_fuzz; do
       printf '\1\0\0\1\0\2\0\1\1\0\5\100\0\6\0\3\7\1\0' >"$work/script.bin" ;;
     feed_capture_fuzz)
       printf 'TICAPv01\1\0\0\0\0\0\0\0TECR\3\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0abc' >"$work/record.cap" ;;
+
+    feature_spec_fuzz)
+      for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done ;;
+    tick_csv_fuzz)
+      head -c 4000 "$fx/features/ticks.csv" >"$work/ticks.csv"
+      printf 'ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n1,1,Q,nan,2,-1,1,,,\n5,2,T,,,,,0.5,3,B\n' >"$work/flaws.csv" ;;
   esac
   echo "fuzz: $name for ${seconds}s"
   if ! "$bin" "$work" -seed=1 -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \

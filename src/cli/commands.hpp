@@ -31,6 +31,9 @@ int run_feed(const ArgParser& args);
 // `feed` has actions with their own options: main() hands it the raw arguments.
 int run_feed_main(const std::vector<std::string>& args);
 
+ArgParser features_parser();
+int run_features(const ArgParser& args);
+
 // Every subcommand, in the order `tickinfer help` lists them.
 const std::vector<Command>& all_commands();
 

@@ -1,0 +1,26 @@
+#include "features/feature.hpp"
+
+namespace tickinfer::features {
+
+AnyFeature make_feature(const FeatureDef& d) {
+  switch (d.kind) {
+    case FeatureKind::Mid: return BookFeature<FeatureKind::Mid>();
+    case FeatureKind::Microprice: return BookFeature<FeatureKind::Microprice>();
+    case FeatureKind::SpreadBps: return BookFeature<FeatureKind::SpreadBps>();
+    case FeatureKind::BookImbalance: return BookFeature<FeatureKind::BookImbalance>();
+    case FeatureKind::LogReturn: return LogReturn(d.count);
+    case FeatureKind::Momentum: return Momentum(d.count);
+    case FeatureKind::RealizedVol:
+      if (d.window_ns > 0) return RealizedVolTime(d.window_ns, d.capacity);
+      return RealizedVolCount(d.count);
+    case FeatureKind::EwmaMean: return Ewma<false>(d.alpha);
+    case FeatureKind::EwmaVol: return Ewma<true>(d.alpha);
+    case FeatureKind::TradeImbalance: return TradeImbalance(d.count);
+    case FeatureKind::VwapDeviation: return VwapDeviation(d.count);
+    case FeatureKind::TimeSinceTrade: return TimeSinceTrade();
+    case FeatureKind::TickRate: return TickRate(d.window_ns, d.capacity);
+  }
+  return BookFeature<FeatureKind::Mid>();
+}
+
+}  // namespace tickinfer::features

@@ -1,0 +1,94 @@
+// `tickinfer features` end to end: the real binary over the reference ticks, its .npy output
+// checked against the pandas reference, its CSV output readable, and its errors (bad spec line,
+// malformed ticks, signature mismatch) reported with exit code 1 and a message naming the input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "support/features_test_support.hpp"
+
+namespace tickinfer::features {
+namespace {
+
+const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+class FeaturesCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("tickinfer_features_cli_" + std::to_string(getpid()));
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  Result run(const std::string& args) const {
+    const std::string log = (dir_ / "log.txt").string();
+    const int status = std::system((kBinary + " " + args + " >" + log + " 2>&1").c_str());
+    std::ifstream in(log);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, ss.str()};
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(FeaturesCli, WritesTheReferenceMatrix) {
+  const std::string fx = test::fixture_dir();
+  const Result r = run("features " + fx + "/spec_drop.toml --input " + fx + "/ticks.csv --output " + path("out.npy") +
+                       " --raw --counters");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("rows: observed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("invalid_crossed_book"), std::string::npos) << r.out;
+  const auto got = test::read_npy_f8(path("out.npy"));
+  const auto want = test::read_npy_f8(fx + "/expected_drop.npy");
+  ASSERT_EQ(got.rows, want.rows);
+  ASSERT_EQ(got.cols, want.cols);
+  for (std::size_t i = 0; i < got.data.size(); ++i)
+    ASSERT_TRUE(test::close(got.data[i], want.data[i], 1e-9, 1e-12)) << "element " << i;
+  ASSERT_EQ(run("features " + fx + "/spec_drop.toml --input " + fx + "/ticks.csv --output " + path("out.csv")).code, 0);
+  std::ifstream csv(path("out.csv"));
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("instrument,bar,state,warm,mid,microprice,", 0), 0u) << header;
+}
+
+TEST_F(FeaturesCli, BadInputsAreReportedWithTheirLocation) {
+  const std::string fx = test::fixture_dir();
+  std::ofstream(path("bad.toml")) << "[feature_set]\ninstruments = [7]\n[[feature]]\nkind = \"nope\"\n";
+  Result r = run("features " + path("bad.toml") + " --input " + fx + "/ticks.csv --output " + path("o.npy"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("line 4: unknown feature kind 'nope'"), std::string::npos) << r.out;
+  std::ofstream(path("bad.csv")) << "ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n1,7,Q,1,2,3\n";
+  r = run("features " + fx + "/spec_drop.toml --input " + path("bad.csv") + " --output " + path("o.npy"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("bad.csv': line 2: expected 10 fields, got 6"), std::string::npos) << r.out;
+  r = run("features " + fx + "/spec_drop.toml --input " + fx + "/ticks.csv");
+  EXPECT_EQ(r.code, 2);  // usage
+  r = run("features " + fx + "/spec_drop.toml --input " + fx + "/ticks.csv --output " + path("o.txt"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("expected a .npy or .csv"), std::string::npos) << r.out;
+}
+
+TEST_F(FeaturesCli, RefusesAModelTrainedOnOtherFeatures) {
+  const std::string fx = test::fixture_dir();
+  std::filesystem::create_directories(dir_ / "model");
+  std::filesystem::copy_file(TICKINFER_SOURCE_DIR "/bench/models/mlp_small/model.keras", dir_ / "model" / "model.keras");
+  std::ofstream(dir_ / "model" / "features.toml") << "[feature_set]\ninstruments = [7]\n[[feature]]\nkind = \"spread_bps\"\n";
+  const Result r = run("features " + fx + "/spec_drop.toml --input " + fx + "/ticks.csv --output " + path("o.npy") +
+                       " --model " + (dir_ / "model" / "model.keras").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("feature signature mismatch at position 0"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace tickinfer::features
