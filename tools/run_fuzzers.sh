@@ -33,7 +33,6 @@ for bin in "$dir"/*_fuzz; do
       printf '\1\0\0\1\0\2\0\1\1\0\5\100\0\6\0\3\7\1\0' >"$work/script.bin" ;;
     feed_capture_fuzz)
       printf 'TICAPv01\1\0\0\0\0\0\0\0TECR\3\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0abc' >"$work/record.cap" ;;
-
     feature_spec_fuzz)
       for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done ;;
     tick_csv_fuzz)

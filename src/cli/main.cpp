@@ -20,7 +20,6 @@ const std::vector<Command>& all_commands() {
       {"predict", predict_parser, run_predict},
       {"bench", bench_parser, run_bench},
       {"feed", feed_parser, run_feed},
-
       {"features", features_parser, run_features},
   };
   return commands;
