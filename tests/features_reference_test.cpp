@@ -74,5 +74,49 @@ TEST(FeaturesReference, MarkInvalidPolicyMatchesReference) {
   EXPECT_GT(m.counters.windows_withheld, 0u);
 }
 
+// The live path (no grid, events one by one) emits, for every bar it emits, exactly the row the
+// batch path (checked against pandas above) has: the batch command adds only the edges.
+TEST(FeaturesReference, LiveRowsEqualBatchRows) {
+  for (const char* policy : {"drop", "hold_last", "mark_invalid"}) {
+    const FeatureSpec spec = load_feature_spec(fixture_dir() + "/spec_" + policy + ".toml");
+    auto source = CsvTickSource::open(fixture_dir() + "/ticks.csv");
+    const FeatureMatrix batch = compute_features(spec, *source);
+    struct Sink final : RowSink {
+      std::vector<std::vector<double>> rows;
+      std::size_t width = 0;
+      void on_row(const RowMeta& m, const double* raw, const double*) noexcept override {
+        std::vector<double> r = {static_cast<double>(m.instrument), static_cast<double>(m.bar),
+                                 static_cast<double>(static_cast<int>(m.state)), m.warm ? 1.0 : 0.0};
+        r.insert(r.end(), raw, raw + width);
+        rows.push_back(std::move(r));
+      }
+    } sink;
+    sink.width = spec.width();
+    FeatureSpec live_spec = spec;
+    live_spec.standardize.mode = StandardizeMode::None;
+    FeaturePipeline live(live_spec);
+    live.set_sink(&sink);
+    auto again = CsvTickSource::open(fixture_dir() + "/ticks.csv");
+    SourceTick t;
+    while (again->next(t)) live.on_tick(t, 0);
+    ASSERT_GT(sink.rows.size(), 300u) << policy;
+    const std::size_t cols = batch.columns.size();
+    std::size_t matched = 0;
+    for (const auto& r : sink.rows) {
+      bool found = false;
+      for (std::size_t b = 0; b < batch.rows && !found; ++b) {
+        const double* br = &batch.raw[b * cols];
+        if (br[0] != r[0] || br[1] != r[1]) continue;
+        found = true;
+        for (std::size_t c = 2; c < cols; ++c)
+          ASSERT_TRUE(test::close(r[c], br[c], 0, 0)) << policy << " bar " << r[1] << " column " << batch.columns[c];
+      }
+      ASSERT_TRUE(found) << policy << ": live row for bar " << r[1] << " not in the batch output";
+      ++matched;
+    }
+    EXPECT_EQ(matched, sink.rows.size());
+  }
+}
+
 }  // namespace
 }  // namespace tickinfer::features
