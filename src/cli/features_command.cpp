@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cli/capture_tick_source.hpp"
 #include "cli/commands.hpp"
 #include "features/batch.hpp"
 #include "features/signature.hpp"
@@ -29,7 +30,20 @@ std::string lower_extension(const std::string& path) {
 std::unique_ptr<features::TickSource> make_tick_source(const std::string& path) {
   const std::string ext = lower_extension(path);
   if (ext == "csv") return features::CsvTickSource::open(path);
-  throw Error("ticks '" + path + "': unsupported tick file type '." + ext + "' (expected .csv)");
+  if (ext == "cap") {
+    auto src = CaptureTickSource::open(path);
+    const auto& st = src->stats();
+    std::fprintf(stderr,
+                 "capture %s: %llu records, %llu messages in sequence order, %llu A/B duplicates dropped, "
+                 "%llu lost in %llu ranges, %llu bad packets, %llu undecodable, %llu corrupt records%s\n",
+                 path.c_str(), static_cast<unsigned long long>(st.records),
+                 static_cast<unsigned long long>(st.delivered), static_cast<unsigned long long>(st.duplicates),
+                 static_cast<unsigned long long>(st.lost), static_cast<unsigned long long>(st.lost_ranges),
+                 static_cast<unsigned long long>(st.bad_packets), static_cast<unsigned long long>(st.undecodable),
+                 static_cast<unsigned long long>(st.corrupt_records), st.truncated_tail ? ", truncated tail" : "");
+    return src;
+  }
+  throw Error("ticks '" + path + "': unsupported tick file type '." + ext + "' (expected .csv or .cap)");
 }
 
 }  // namespace
@@ -37,7 +51,7 @@ std::unique_ptr<features::TickSource> make_tick_source(const std::string& path) 
 ArgParser features_parser() {
   ArgParser p("features", "compute a feature specification over a tick file (.npy/.csv matrix)");
   p.positional("SPEC", "feature specification (.toml, see docs/features.md)");
-  p.option("input", "TICKS", "tick file: .csv with columns ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side");
+  p.option("input", "TICKS", "tick file: .csv with columns ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side, or a .cap capture (tickinfer feed record)");
   p.option("output", "OUT", "feature matrix: .npy (float64 [rows, columns]) or .csv");
   p.flag("raw", "write raw features even when the spec standardizes them");
   p.option("model", "MODEL", "refuse to run unless MODEL's features.toml and input width match SPEC");
