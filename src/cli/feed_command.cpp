@@ -380,14 +380,19 @@ int run_record(const ArgParser& a) {
   }
   CaptureWriter w(a.value("out"));
   BatchReceiver rx(32, 2048);
+  std::uint32_t drops[2] = {0, 0};
   std::printf("recording %zu line(s) to %s\n", socks.size(), a.value("out").c_str());
   std::fflush(stdout);
   install_signals();
   const double seconds = a.number("seconds", 0, 1e7);
   const std::int64_t t_end = seconds > 0 ? realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
   IdleStrategy idle(IdleKind::BackOff);
+  // End of Session on one line can be read before the other line's last packets: after it, keep
+  // draining every socket until they stay quiet for 200 ms.
   bool eos = false;
-  while (!g_stop && !eos && realtime_ns() < t_end) {
+  std::int64_t quiet_until = 0;
+  while (!g_stop && realtime_ns() < t_end) {
+    if (eos && realtime_ns() >= quiet_until) break;
     int work = 0;
     for (std::size_t s = 0; s < socks.size(); ++s) {
       const int n = rx.receive(socks[s].fd());
@@ -401,11 +406,14 @@ int run_record(const ArgParser& a) {
         }
       }
       work += n;
+      drops[s] = rx.kernel_drops();
     }
+    if (work) quiet_until = realtime_ns() + 200'000'000;
     idle.idle(work);
   }
   w.flush();
-  std::printf("recorded %llu datagrams to %s\n", static_cast<unsigned long long>(w.records()), a.value("out").c_str());
+  std::printf("recorded %llu datagrams to %s (kernel drops: line A %u, line B %u)\n",
+              static_cast<unsigned long long>(w.records()), a.value("out").c_str(), drops[0], drops[1]);
   return 0;
 }
 

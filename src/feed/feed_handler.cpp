@@ -132,6 +132,9 @@ struct FeedHandler::Impl final : SequencerSink {
     // lines are interleaved roughly as the kernel received them, so a backlog on line A cannot
     // push a hole past the packet-count trigger before line B's copy is even read.
     int work = 0;
+    // Taken before reading: holes are judged against a time by which everything received has
+    // been read (Sequencer::poll).
+    const std::int64_t poll_start = realtime_ns();
     bool more = true;
     while (more) {
       more = false;
@@ -160,9 +163,8 @@ struct FeedHandler::Impl final : SequencerSink {
         if (n == rx.batch()) more = true;
       }
     }
-    const std::int64_t now = realtime_ns();
-    work += static_cast<int>(sequencer.poll(now));
-    if (recovery) work += recovery->poll(now);
+    work += static_cast<int>(sequencer.poll(poll_start));
+    if (recovery) work += recovery->poll(realtime_ns());
     return work;
   }
 };

@@ -260,23 +260,29 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
     if (highest_ < next_ - 1) highest_ = next_ - 1;
   }
 
-  // Gap bookkeeping: a hole exists while highest_ >= next_.
+  // Gap bookkeeping: a hole exists while highest_ >= next_. Here, driven by a packet, a hole ages
+  // on the packets' receive times (meta.kernel_rx_ns), not on when we got round to reading them:
+  // a receiver that was descheduled for a while must not count its own delay against a copy
+  // still waiting in the other line's socket. poll(now_ns) ages holes by the clock.
+  const std::int64_t t = meta.kernel_rx_ns;
   if (highest_ < next_) {
     gap_open_ = false;
   } else if (!gap_open_ || gap_at_ != next_) {
     // A new hole at N (or N moved on to a later one): its age starts now.
     gap_open_ = true;
     gap_at_ = next_;
-    gap_since_ns_ = now_ns;
+    gap_since_ns_ = t;
     gap_packets_ = 0;
   } else {
     ++gap_packets_;
     if (cfg_.gap_packet_threshold && gap_packets_ >= cfg_.gap_packet_threshold) {
       ++stats_.gap_triggers_count;
       n += trigger(now_ns);
-    } else if (cfg_.gap_timeout_ns > 0 && now_ns - gap_since_ns_ >= cfg_.gap_timeout_ns) {
+      gap_since_ns_ = t;
+    } else if (cfg_.gap_timeout_ns > 0 && t - gap_since_ns_ >= cfg_.gap_timeout_ns) {
       ++stats_.gap_triggers_time;
       n += trigger(now_ns);
+      gap_since_ns_ = t;
     }
   }
   if (abandoned_count_) n += resolve_abandoned(now_ns);

@@ -7,8 +7,10 @@
 // allocated once). A message with seq < N is a duplicate (it was delivered or given up on).
 //
 // Gaps. A hole exists while highest_seen() >= N (something later than N was seen, or a heartbeat
-// announced it). A hole that stays open for gap_timeout_ns (time passed in as now_ns) or for
-// gap_packet_threshold received packets, or that makes a message overrun the window, triggers:
+// announced it). A hole that stays open for gap_timeout_ns or for gap_packet_threshold received
+// packets triggers (time is passed in: on_packet ages holes on the packets' receive times
+// RxMeta::kernel_rx_ns, so a reader that fell behind does not age them by its own delay; poll()
+// ages them on its now_ns):
 //   * GapPolicy::Skip: the first hole [N, first buffered) is reported lost (on_lost, Skipped)
 //     and delivery continues after it;
 //   * GapPolicy::Recover: every missing range in [N, highest_seen] not yet asked for is reported
@@ -105,6 +107,8 @@ class Sequencer {
   // Feeds one validated packet. Returns the number of messages delivered.
   std::size_t on_packet(const PacketView& packet, const RxMeta& meta, std::int64_t now_ns) noexcept;
   // Time-based gap triggers and abandoned ranges. Returns messages delivered (or skipped) by it.
+  // Pass a now_ns taken before the sockets were last drained, so that nothing which arrived
+  // before now_ns is still unread when a hole is judged old.
   std::size_t poll(std::int64_t now_ns) noexcept;
   // Recovery of [first, end) failed: report what is still missing there as lost and move on.
   void abandon(std::uint64_t first, std::uint64_t end, std::int64_t now_ns) noexcept;
