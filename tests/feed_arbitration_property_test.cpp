@@ -67,9 +67,10 @@ void run_case(std::uint64_t seed, GapPolicy policy) {
   Sequencer sequencer(c, sink);
   Arbiter arbiter(sequencer, 1024);
   std::int64_t now = 0;
-  for (const Arrival& a : arrivals) arbiter.on_packet(a.line, packets[a.packet].view(), ++now, now);
+  for (const Arrival& a : arrivals) { ++now; arbiter.on_packet(a.line, packets[a.packet].view(), now, now); }
   const TestPacket eos = make_control(end, true);
-  arbiter.on_packet(0, eos.view(), ++now, now);
+  ++now;
+  arbiter.on_packet(0, eos.view(), now, now);
   if (policy == GapPolicy::Recover) {
     // Every requested range is answered "not available": recovery fails for all of it.
     std::size_t handled = 0;
