@@ -19,6 +19,7 @@ const std::vector<Command>& all_commands() {
       {"inspect", inspect_parser, run_inspect},
       {"predict", predict_parser, run_predict},
       {"bench", bench_parser, run_bench},
+      {"serve", serve_parser, run_serve, run_serve_args},
   };
   return commands;
 }
@@ -84,6 +85,7 @@ int run_main(int argc, char** argv) {
   const Command* command = find_command(first);
   if (!command) return report_usage_error("unknown command '" + first + "'", nullptr);
   try {
+    if (command->run_args) return command->run_args(rest);
     ArgParser parser = command->make_parser();
     parser.parse(rest);
     if (parser.help_requested()) {

@@ -1,0 +1,87 @@
+#include "serving/model_server.hpp"
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "serving/server_config.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::serving {
+
+ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flags) {
+  std::vector<ModelConfig> models;
+  if (!flags.model_config_file.empty()) {
+    models = read_model_server_config(flags.model_config_file);
+  } else {
+    ModelConfig m;
+    m.name = flags.model_name;
+    m.base_path = flags.model_base_path;
+    models.push_back(m);
+  }
+  MonitoringConfig monitoring;
+  if (!flags.monitoring_config_file.empty()) monitoring = read_monitoring_config(flags.monitoring_config_file);
+  std::string token;
+  if (!flags.bearer_token_file.empty()) {
+    std::ifstream in(flags.bearer_token_file);
+    if (!in) throw Error("cannot read --bearer_token_file '" + flags.bearer_token_file + "'");
+    std::getline(in, token);
+    while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
+    if (token.empty()) throw Error("--bearer_token_file '" + flags.bearer_token_file + "' is empty");
+  }
+  size_t threads = flags.rest_api_num_threads > 0 ? static_cast<size_t>(flags.rest_api_num_threads)
+                                                  : std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> names;
+  for (const auto& m : models) names.push_back(m.name);
+  metrics_ = std::make_unique<Metrics>(names);
+  RepositoryOptions ro;
+  ro.num_plans = threads;
+  ro.warmup = flags.enable_model_warmup;
+  ro.warmup_iterations = flags.num_request_iterations_for_warmup;
+  ro.allow_labels_for_unavailable = flags.allow_version_labels_for_unavailable_models;
+  repo_ = std::make_unique<ModelRepository>(models, ro, metrics_.get());
+
+  RestOptions rest;
+  rest.limits.max_batch = static_cast<size_t>(flags.max_batch_size);
+  rest.limits.nonfinite = flags.reject_nonfinite ? NonFinitePolicy::Reject : NonFinitePolicy::Allow;
+  rest.timeout_ns = static_cast<uint64_t>(flags.rest_api_timeout_in_ms) * 1000000ull;
+  rest.cors = flags.rest_api_enable_cors_support;
+  rest.bearer_token = token;
+  if (monitoring.prometheus_enable) rest.metrics_path = monitoring.prometheus_path;
+  rest_ = std::make_unique<RestApi>(*repo_, *metrics_, rest, threads);
+
+  HttpServer::Options ho;
+  ho.bind_address = flags.rest_api_bind_address;
+  ho.port = flags.rest_api_port;
+  ho.threads = threads;
+  ho.max_connections = static_cast<size_t>(flags.max_connections);
+  ho.limits.max_body_bytes = static_cast<size_t>(flags.max_body_bytes);
+  RestApi* api = rest_.get();
+  http_ = std::make_unique<HttpServer>(
+      ho, [api](const HttpRequest& req, uint64_t received_ns, size_t worker, HttpResponse& resp) {
+        api->handle(req, received_ns, worker, resp);
+      });
+  if (log) {
+    for (const auto& n : flags.notices) std::fprintf(log, "tickinfer serve: notice: %s\n", n.c_str());
+    if (flags.grpc_port_given) {
+      std::fprintf(log, "tickinfer serve: notice: --port=%d: gRPC is not served by this build; REST only\n",
+                   flags.grpc_port);
+    }
+  }
+}
+
+ModelServer::~ModelServer() { stop(); }
+
+void ModelServer::start() {
+  // Load before the workers answer, so /readyz is true as soon as models are warm.
+  repo_->poll_once();
+  http_->start();
+  if (flags_.file_system_poll_wait_seconds > 0) repo_->start_polling(flags_.file_system_poll_wait_seconds);
+}
+
+void ModelServer::stop() {
+  if (repo_) repo_->stop();
+  if (http_) http_->stop();
+}
+
+}  // namespace tickinfer::serving
