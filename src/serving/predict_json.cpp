@@ -88,7 +88,8 @@ bool decode_predict_request_json(const JsonDocument& doc, const std::vector<Tens
     error = "JSON Value: request body must be a JSON object";
     return false;
   }
-  out.data.resize(inputs.size());
+  // Grow only: a worker alternates between models, and shrinking would free buffers it needs again.
+  if (out.data.size() < inputs.size()) out.data.resize(inputs.size());
   for (auto& d : out.data) d.clear();
   out.signature_name.clear();
   out.batch = 0;
@@ -97,7 +98,7 @@ bool decode_predict_request_json(const JsonDocument& doc, const std::vector<Tens
       error = "'signature_name' key must be a string value.";
       return false;
     }
-    out.signature_name = std::string(doc.string_of(*sig));
+    out.signature_name.assign(doc.string_of(*sig));
   }
   const JsonNode* instances = doc.member(root, "instances");
   const JsonNode* columns = doc.member(root, "inputs");

@@ -27,7 +27,8 @@ struct DecodedInputs {
   bool row_format = true;
   size_t batch = 0;
   std::string signature_name;            // as given ("" when absent)
-  std::vector<std::vector<float>> data;  // one per model input: batch * size floats
+  // data[i] for each model input i: batch * size floats (there may be more, unused, entries).
+  std::vector<std::vector<float>> data;
 };
 
 // Decodes a parsed request body against the servable's inputs. Returns false with `error` set

@@ -350,7 +350,7 @@ void RestApi::route(const HttpRequest& req, uint64_t received_ns, Scratch& s, si
     mm.count(StatusCode::Internal);
     return;
   }
-  s.out.resize(sv->outputs().size());
+  if (s.out.size() < sv->outputs().size()) s.out.resize(sv->outputs().size());  // grow only
   s.in_ptr.clear();
   s.out_ptr.clear();
   for (size_t i = 0; i < sv->inputs().size(); ++i) s.in_ptr.push_back(s.in.data[i].data());
