@@ -48,6 +48,10 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   rest.cors = flags.rest_api_enable_cors_support;
   rest.bearer_token = token;
   if (monitoring.prometheus_enable) rest.metrics_path = monitoring.prometheus_path;
+  if (!flags.request_log_file.empty()) {
+    request_log_ = std::make_unique<RequestLog>(flags.request_log_file, flags.request_log_sample_rate, threads);
+    rest.request_log = request_log_.get();
+  }
   rest_ = std::make_unique<RestApi>(*repo_, *metrics_, rest, threads);
 
   HttpServer::Options ho;
@@ -70,7 +74,13 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   }
 }
 
-ModelServer::~ModelServer() { stop(); }
+ModelServer::~ModelServer() {
+  stop();
+  // The HTTP workers are joined: destroy the API (which records into the log) before the log.
+  http_.reset();
+  rest_.reset();
+  request_log_.reset();
+}
 
 void ModelServer::start() {
   // Load before the workers answer, so /readyz is true as soon as models are warm.

@@ -31,6 +31,7 @@ class ModelServer {
  private:
   ServerFlags flags_;
   std::unique_ptr<Metrics> metrics_;
+  std::unique_ptr<RequestLog> request_log_;
   std::unique_ptr<ModelRepository> repo_;
   std::unique_ptr<RestApi> rest_;
   std::unique_ptr<HttpServer> http_;

@@ -1,6 +1,7 @@
 #include "serving/rest_api.hpp"
 
 #include <charconv>
+#include <ctime>
 
 #include "serving/json_writer.hpp"
 
@@ -321,15 +322,38 @@ void RestApi::route(const HttpRequest& req, uint64_t received_ns, Scratch& s, si
     return;
   }
   std::shared_ptr<const Servable> sv;
-  if (!resolve(sv)) return;
+  RequestLog* const log = options_.request_log;
+  const bool logged = log && log->sample(worker);
+  auto log_request = [&](StatusCode code, uint64_t start, uint64_t done) {
+    if (!logged) return;
+    RequestLogEntry e;
+    timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    e.wall_ns = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+    e.model = &mm.name;
+    e.version = sv ? sv->version() : -1;
+    e.status = code;
+    const uint64_t end = monotonic_ns();
+    e.queue_ns = start ? start - received_ns : 0;
+    e.compute_ns = done ? done - start : 0;
+    e.total_ns = end - received_ns;
+    e.fingerprint = fnv1a64(req.body);
+    log->record(worker, e);
+  };
+  if (!resolve(sv)) {
+    log_request(StatusCode::NotFound, 0, 0);
+    return;
+  }
   if (!s.doc.parse(req.body)) {
     set_error(resp, StatusCode::InvalidArgument, "JSON Parse error: " + s.doc.error());
     mm.count(StatusCode::InvalidArgument);
+    log_request(StatusCode::InvalidArgument, 0, 0);
     return;
   }
   if (!decode_predict_request_json(s.doc, sv->inputs(), options_.limits, s.in, s.error)) {
     set_error(resp, StatusCode::InvalidArgument, s.error);
     mm.count(StatusCode::InvalidArgument);
+    log_request(StatusCode::InvalidArgument, 0, 0);
     return;
   }
   if (!s.in.signature_name.empty() && s.in.signature_name != "serving_default") {
@@ -366,6 +390,7 @@ void RestApi::route(const HttpRequest& req, uint64_t received_ns, Scratch& s, si
   mm.latency[0].record_us(static_cast<double>(end - received_ns) / 1000.0);
   mm.queue[0].record_us(static_cast<double>(start - received_ns) / 1000.0);
   mm.compute[0].record_us(static_cast<double>(done - start) / 1000.0);
+  log_request(StatusCode::Ok, start, done);
 }
 
 }  // namespace tickinfer::serving

@@ -20,6 +20,7 @@
 #include "serving/metrics.hpp"
 #include "serving/model_repository.hpp"
 #include "serving/predict_json.hpp"
+#include "serving/request_log.hpp"
 
 namespace tickinfer::serving {
 
@@ -29,6 +30,7 @@ struct RestOptions {
   bool cors = false;                        // --rest_api_enable_cors_support
   std::string bearer_token;                 // empty = no authentication
   std::string metrics_path;                 // empty = metrics off
+  RequestLog* request_log = nullptr;        // optional; must outlive the RestApi
 };
 
 class RestApi {

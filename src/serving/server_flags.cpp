@@ -74,6 +74,8 @@ const FlagSpec kFlags[] = {
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
     {"nonfinite_inputs", Kind::String, Support::Yes, "tickinfer: reject (default, 400) or allow NaN/Infinity inputs"},
     {"bearer_token_file", Kind::String, Support::Yes, "tickinfer: require 'Authorization: Bearer <file contents>'"},
+    {"request_log_file", Kind::String, Support::Yes, "tickinfer: append one JSON line per sampled :predict request"},
+    {"request_log_sample_rate", Kind::Double, Support::Yes, "tickinfer: fraction of requests logged, in (0, 1] (default 1)"},
 };
 
 const FlagSpec* find_flag(const std::string& name) {
@@ -218,6 +220,13 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
       f.reject_nonfinite = value == "reject";
     } else if (name == "bearer_token_file") {
       f.bearer_token_file = value;
+    } else if (name == "request_log_file") {
+      f.request_log_file = value;
+    } else if (name == "request_log_sample_rate") {
+      f.request_log_sample_rate = to_double(name, value);
+      if (!(f.request_log_sample_rate > 0 && f.request_log_sample_rate <= 1)) {
+        throw Error("--request_log_sample_rate: '" + value + "' must be in (0, 1]");
+      }
     }
   }
   if (f.print_version) return f;

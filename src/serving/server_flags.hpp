@@ -35,6 +35,8 @@ struct ServerFlags {
   int64_t max_connections = 1024;
   bool reject_nonfinite = true;
   std::string bearer_token_file;
+  std::string request_log_file;
+  double request_log_sample_rate = 1.0;
   std::vector<std::string> notices;     // accepted flags that have no effect here
 };
 
