@@ -29,7 +29,7 @@ const FlagSpec kFlags[] = {
     {"rest_api_enable_cors_support", Kind::Bool, Support::Yes, "add CORS headers, answer OPTIONS preflights"},
     {"enable_batching", Kind::Bool, Support::Yes, "only false is accepted: this build runs every request at once (batch-1 plans)"},
     {"allow_version_labels_for_unavailable_models", Kind::Bool, Support::Yes, "labels may point at versions not loaded"},
-    {"batching_parameters_file", Kind::String, Support::Yes, "BatchingParameters text proto (validated; needs --enable_batching)"},
+    {"batching_parameters_file", Kind::String, Support::Rejected, "batching is not implemented in this build"},
     {"enable_per_model_batching_parameters", Kind::Bool, Support::Rejected, "batching is not implemented in this build"},
     {"model_config_file", Kind::String, Support::Yes, "ModelServerConfig text proto (model_config_list)"},
     {"model_config_file_poll_wait_seconds", Kind::Int, Support::Yes, "only 0 (read once) is accepted"},
@@ -179,8 +179,6 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
       }
     } else if (name == "allow_version_labels_for_unavailable_models") {
       f.allow_version_labels_for_unavailable_models = to_bool(name, value);
-    } else if (name == "batching_parameters_file") {
-      f.batching_parameters_file = value;
     } else if (name == "model_config_file") {
       f.model_config_file = value;
     } else if (name == "model_config_file_poll_wait_seconds") {
@@ -230,9 +228,6 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     }
   }
   if (f.print_version) return f;
-  if (!f.batching_parameters_file.empty() && !f.enable_batching) {
-    throw Error("--batching_parameters_file needs --enable_batching, which this build does not support");
-  }
   if (f.model_config_file.empty() == f.model_base_path.empty()) {
     throw Error(f.model_config_file.empty()
                     ? "give --model_base_path (with --model_name) or --model_config_file"
