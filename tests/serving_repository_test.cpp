@@ -194,6 +194,7 @@ TEST(ServingRepository, HotReloadUnderLoadFailsNoRequest) {
   f.model_name = "m";
   f.model_base_path = d.model_path("m");
   f.rest_api_bind_address = "127.0.0.1";
+  f.grpc = false;
   f.rest_api_num_threads = 2;
   f.file_system_poll_wait_seconds = 0.05;
   ModelServer server(f);

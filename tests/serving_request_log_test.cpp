@@ -31,6 +31,7 @@ TEST(ServingRequestLog, SampledLinesWithModelVersionStatusLatencies) {
   f.model_name = "mlp";
   f.model_base_path = d.model_path("mlp");
   f.rest_api_bind_address = "127.0.0.1";
+  f.grpc = false;
   f.rest_api_num_threads = 1;
   f.file_system_poll_wait_seconds = -1;
   f.request_log_file = log;

@@ -47,6 +47,7 @@ class RestTest : public ::testing::Test {
     f.model_config_file = config;
     f.monitoring_config_file = monitoring;
     f.rest_api_bind_address = "127.0.0.1";
+    f.grpc = false;
     f.rest_api_port = 0;
     f.rest_api_num_threads = 2;
     f.max_body_bytes = 64 * 1024;

@@ -5,7 +5,8 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config g++ clang libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       libhdf5-dev libzip-dev nlohmann-json3-dev
-      python3 python3-venv python3-pip unzip)
+      python3 python3-venv python3-pip unzip
+      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

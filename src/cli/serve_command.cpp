@@ -17,7 +17,7 @@ namespace tickinfer::cli {
 
 ArgParser serve_parser() {
   return ArgParser("serve",
-                   "serve models over TF Serving's REST API ('tickinfer serve --help' lists the flags)");
+                   "serve models over TF Serving's REST and gRPC APIs ('tickinfer serve --help' lists the flags)");
 }
 
 int run_serve_args(const std::vector<std::string>& args) {
@@ -48,7 +48,8 @@ int run_serve_args(const std::vector<std::string>& args) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
   serving::ModelServer server(flags, stderr);
   server.start();
-  std::fprintf(stderr, "tickinfer serve: REST on %s:%d, ready=%s\n", flags.rest_api_bind_address.c_str(),
+  std::fprintf(stderr, "tickinfer serve: gRPC on %s:%d, REST on %s:%d (0 = off), ready=%s\n",
+               flags.rest_api_bind_address.c_str(), server.grpc_port(), flags.rest_api_bind_address.c_str(),
                server.rest_port(), server.repository().ready() ? "yes" : "no");
   for (const auto& m : server.repository().snapshot()->models) {
     for (const auto& v : m.statuses) {

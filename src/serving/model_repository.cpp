@@ -90,6 +90,7 @@ void ModelRepository::poll_once() {
   std::lock_guard<std::mutex> lock(poll_mutex_);
   for (auto& m : models_) poll_model(m);
   publish();
+  if (listener_) listener_(ready());
 }
 
 void ModelRepository::poll_model(ModelState& m) {

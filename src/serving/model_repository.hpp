@@ -15,6 +15,7 @@
 // its model file changes (size or mtime), and does not displace the versions already serving.
 #include <atomic>
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -79,6 +80,8 @@ class ModelRepository {
   std::shared_ptr<const RepositorySnapshot> snapshot() const { return snapshot_.load(std::memory_order_acquire); }
   // True when every configured model has at least one AVAILABLE version.
   bool ready() const;
+  // Called (on the polling thread) after every poll pass with ready(); set before polling starts.
+  void set_ready_listener(std::function<void(bool)> listener) { listener_ = std::move(listener); }
 
  private:
   struct Loaded {
@@ -104,6 +107,7 @@ class ModelRepository {
   std::vector<ModelState> models_;      // touched only under poll_mutex_
   std::mutex poll_mutex_;               // one poll pass at a time (never on the request path)
   std::atomic<std::shared_ptr<const RepositorySnapshot>> snapshot_;
+  std::function<void(bool)> listener_;
   std::thread poller_;
   std::mutex stop_mutex_;
   std::condition_variable stop_cv_;

@@ -31,11 +31,15 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   }
   size_t threads = flags.rest_api_num_threads > 0 ? static_cast<size_t>(flags.rest_api_num_threads)
                                                   : std::max(1u, std::thread::hardware_concurrency());
+  const size_t grpc_threads = !flags.grpc ? 0
+                              : flags.grpc_max_threads > 0 ? static_cast<size_t>(flags.grpc_max_threads)
+                                                           : std::max(1u, std::thread::hardware_concurrency());
+  const bool rest_on = flags.rest_api_port != 0 || !flags.grpc;
   std::vector<std::string> names;
   for (const auto& m : models) names.push_back(m.name);
   metrics_ = std::make_unique<Metrics>(names);
   RepositoryOptions ro;
-  ro.num_plans = threads;
+  ro.num_plans = (rest_on ? threads : 0) + grpc_threads;  // REST workers first, then gRPC's pool
   ro.warmup = flags.enable_model_warmup;
   ro.warmup_iterations = flags.num_request_iterations_for_warmup;
   ro.allow_labels_for_unavailable = flags.allow_version_labels_for_unavailable_models;
@@ -61,16 +65,28 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   ho.max_connections = static_cast<size_t>(flags.max_connections);
   ho.limits.max_body_bytes = static_cast<size_t>(flags.max_body_bytes);
   RestApi* api = rest_.get();
-  http_ = std::make_unique<HttpServer>(
-      ho, [api](const HttpRequest& req, uint64_t received_ns, size_t worker, HttpResponse& resp) {
-        api->handle(req, received_ns, worker, resp);
-      });
+  if (rest_on) {
+    http_ = std::make_unique<HttpServer>(
+        ho, [api](const HttpRequest& req, uint64_t received_ns, size_t worker, HttpResponse& resp) {
+          api->handle(req, received_ns, worker, resp);
+        });
+  }
+  if (flags.grpc) {
+    GrpcOptions go;
+    go.address = (flags.rest_api_bind_address.find(':') != std::string::npos
+                      ? "[" + flags.rest_api_bind_address + "]"
+                      : flags.rest_api_bind_address) +
+                 ":" + std::to_string(flags.grpc_port);
+    go.threads = grpc_threads;
+    go.unix_socket = flags.grpc_socket_path;
+    go.first_plan = rest_on ? threads : 0;
+    go.limits = rest.limits;
+    grpc_ = std::make_unique<GrpcServer>(*repo_, *metrics_, go);
+    GrpcServer* g = grpc_.get();
+    repo_->set_ready_listener([g](bool ready) { g->set_serving(ready); });
+  }
   if (log) {
     for (const auto& n : flags.notices) std::fprintf(log, "tickinfer serve: notice: %s\n", n.c_str());
-    if (flags.grpc_port_given) {
-      std::fprintf(log, "tickinfer serve: notice: --port=%d: gRPC is not served by this build; REST only\n",
-                   flags.grpc_port);
-    }
   }
 }
 
@@ -78,6 +94,7 @@ ModelServer::~ModelServer() {
   stop();
   // The HTTP workers are joined: destroy the API (which records into the log) before the log.
   http_.reset();
+  grpc_.reset();
   rest_.reset();
   request_log_.reset();
 }
@@ -85,13 +102,14 @@ ModelServer::~ModelServer() {
 void ModelServer::start() {
   // Load before the workers answer, so /readyz is true as soon as models are warm.
   repo_->poll_once();
-  http_->start();
+  if (http_) http_->start();
   if (flags_.file_system_poll_wait_seconds > 0) repo_->start_polling(flags_.file_system_poll_wait_seconds);
 }
 
 void ModelServer::stop() {
   if (repo_) repo_->stop();
   if (http_) http_->stop();
+  if (grpc_) grpc_->stop();
 }
 
 }  // namespace tickinfer::serving

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "serving/grpc_server.hpp"
 #include "serving/http_server.hpp"
 #include "serving/metrics.hpp"
 #include "serving/model_repository.hpp"
@@ -24,7 +25,8 @@ class ModelServer {
 
   void start();
   void stop();
-  int rest_port() const { return http_->port(); }
+  int rest_port() const { return http_ ? http_->port() : 0; }  // 0: REST off
+  int grpc_port() const { return grpc_ ? grpc_->port() : 0; }  // 0: gRPC off
   ModelRepository& repository() { return *repo_; }
   Metrics& metrics() { return *metrics_; }
 
@@ -35,6 +37,7 @@ class ModelServer {
   std::unique_ptr<ModelRepository> repo_;
   std::unique_ptr<RestApi> rest_;
   std::unique_ptr<HttpServer> http_;
+  std::unique_ptr<GrpcServer> grpc_;
 };
 
 }  // namespace tickinfer::serving

@@ -1,6 +1,7 @@
 #include "serving/servable.hpp"
 
 #include <filesystem>
+#include <thread>
 
 namespace fs = std::filesystem;
 
@@ -84,6 +85,8 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   s->plans_.reserve(num_plans);
   for (size_t i = 1; i < num_plans; ++i) s->plans_.push_back(first.clone());
   s->plans_.push_back(std::move(first));
+  s->busy_.reset(new std::atomic<bool>[num_plans]);
+  for (size_t i = 0; i < num_plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
   // The plan's flattened shapes are what run() uses; the model's TensorInfo names the tensors.
   for (size_t i = 0; i < s->inputs_.size(); ++i) {
     if (s->plans_[0].input_size(i) != s->inputs_[i].size) {
@@ -93,6 +96,20 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   }
   return s;
 }
+
+size_t Servable::acquire_plan(size_t first) const noexcept {
+  if (first >= plans_.size()) first = plans_.size() - 1;
+  for (;;) {
+    for (size_t i = first; i < plans_.size(); ++i) {
+      if (!busy_[i].load(std::memory_order_relaxed) && !busy_[i].exchange(true, std::memory_order_acquire)) {
+        return i;
+      }
+    }
+    std::this_thread::yield();
+  }
+}
+
+void Servable::release_plan(size_t index) const noexcept { busy_[index].store(false, std::memory_order_release); }
 
 void Servable::run(size_t plan_index, size_t batch, const float* const* inputs,
                    float* const* outputs) const noexcept {

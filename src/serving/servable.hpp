@@ -7,6 +7,7 @@
 // load_model_version() is the seam between the repository and the model formats: it maps a
 // version folder to a loaded model. Today it loads Keras `.keras` and legacy `.h5`; `.tflite`
 // and tickinfer's quantized format are refused with a message saying so.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -51,6 +52,12 @@ class Servable {
   void run(size_t plan_index, size_t batch, const float* const* inputs,
            float* const* outputs) const noexcept;
 
+  // For callers without a fixed plan index (gRPC's thread pool): takes a free plan among
+  // [first, num_plans()) with an atomic exchange per slot (no lock), yielding while all are
+  // busy; release_plan() gives it back. Never allocates or throws.
+  size_t acquire_plan(size_t first) const noexcept;
+  void release_plan(size_t index) const noexcept;
+
  private:
   Servable() = default;
   int64_t version_ = 0;
@@ -58,6 +65,7 @@ class Servable {
   std::vector<TensorSpec> inputs_, outputs_;
   std::unique_ptr<Model> model_;
   mutable std::vector<Plan> plans_;
+  std::unique_ptr<std::atomic<bool>[]> busy_;  // acquire_plan() slots, one per plan
 };
 
 }  // namespace tickinfer::serving

@@ -21,8 +21,8 @@ struct FlagSpec {
 
 // Every flag of tensorflow_model_server (main.cc) plus tickinfer's own.
 const FlagSpec kFlags[] = {
-    {"port", Kind::Int, Support::Yes, "gRPC port (default 8500); gRPC is not served by this build, REST is"},
-    {"grpc_socket_path", Kind::String, Support::Rejected, "gRPC is not served by this build"},
+    {"port", Kind::Int, Support::Yes, "gRPC port (default 8500)"},
+    {"grpc_socket_path", Kind::String, Support::Yes, "also serve gRPC on the Unix socket unix:<path>"},
     {"rest_api_port", Kind::Int, Support::Yes, "REST port; 0 (the default) turns REST off"},
     {"rest_api_num_threads", Kind::Int, Support::Yes, "REST worker threads (default: number of CPUs)"},
     {"rest_api_timeout_in_ms", Kind::Int64, Support::Yes, "deadline from a complete request to compute (default 30000)"},
@@ -47,8 +47,8 @@ const FlagSpec kFlags[] = {
     {"platform_config_file", Kind::String, Support::Rejected, "platform configs are TensorFlow-specific"},
     {"per_process_gpu_memory_fraction", Kind::Double, Support::Rejected, "tickinfer runs on the CPU"},
     {"saved_model_tags", Kind::String, Support::Rejected, "tickinfer serves Keras files, not SavedModels"},
-    {"grpc_channel_arguments", Kind::String, Support::Rejected, "gRPC is not served by this build"},
-    {"grpc_max_threads", Kind::Int, Support::Rejected, "gRPC is not served by this build"},
+    {"grpc_channel_arguments", Kind::String, Support::Rejected, "channel arguments are not supported"},
+    {"grpc_max_threads", Kind::Int, Support::Yes, "gRPC calls run at once (default: number of CPUs)"},
     {"enable_model_warmup", Kind::Bool, Support::Yes, "replay assets.extra/tf_serving_warmup_requests (default true)"},
     {"num_request_iterations_for_warmup", Kind::Int, Support::Yes, "replays of each warmup record (default 1)"},
     {"version", Kind::Bool, Support::Yes, "print the version and exit"},
@@ -63,8 +63,8 @@ const FlagSpec kFlags[] = {
     {"thread_pool_factory_config_file", Kind::String, Support::Rejected, "no TensorFlow thread pools"},
     {"mixed_precision", Kind::String, Support::Rejected, "tickinfer computes in fp32"},
     {"skip_initialize_tpu", Kind::Bool, Support::NoEffect, "no TPU"},
-    {"enable_grpc_healthcheck_service", Kind::Bool, Support::NoEffect, "gRPC is not served by this build; use /healthz and /readyz"},
-    {"enable_serialization_as_tensor_content", Kind::Bool, Support::NoEffect, "gRPC is not served by this build"},
+    {"enable_grpc_healthcheck_service", Kind::Bool, Support::NoEffect, "grpc.health.v1.Health is always served"},
+    {"enable_serialization_as_tensor_content", Kind::Bool, Support::NoEffect, "Predict answers with typed float_val"},
     {"use_alts_credentials", Kind::Bool, Support::Rejected, "ALTS is not supported"},
     {"enable_cors_support", Kind::Bool, Support::Rejected, "did you mean --rest_api_enable_cors_support?"},
     // tickinfer's own
@@ -163,6 +163,10 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     if (name == "port") {
       f.grpc_port = static_cast<int>(to_int(name, value, 0, 65535));
       f.grpc_port_given = true;
+    } else if (name == "grpc_socket_path") {
+      f.grpc_socket_path = value;
+    } else if (name == "grpc_max_threads") {
+      f.grpc_max_threads = static_cast<int>(to_int(name, value, 0, 1024));
     } else if (name == "rest_api_port") {
       f.rest_api_port = static_cast<int>(to_int(name, value, 0, 65535));
     } else if (name == "rest_api_num_threads") {
@@ -233,10 +237,7 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
                     ? "give --model_base_path (with --model_name) or --model_config_file"
                     : "give either --model_config_file or --model_base_path, not both");
   }
-  if (f.rest_api_port == 0) {
-    throw Error("--rest_api_port is 0 (REST off) and this build serves no gRPC: set --rest_api_port");
-  }
-  if (f.grpc_port_given && f.grpc_port == f.rest_api_port) {
+  if (f.grpc_port == f.rest_api_port && f.rest_api_port != 0) {
     throw Error("--port and --rest_api_port must differ");
   }
   return f;

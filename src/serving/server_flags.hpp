@@ -11,8 +11,11 @@
 namespace tickinfer::serving {
 
 struct ServerFlags {
-  int grpc_port = 8500;                 // --port (gRPC is not served by this build; see notices)
+  int grpc_port = 8500;                 // --port; 0 = any free port
   bool grpc_port_given = false;
+  bool grpc = true;                     // serve gRPC (tests switch it off)
+  std::string grpc_socket_path;         // also listen on unix:<path>
+  int grpc_max_threads = 0;             // 0 = number of CPUs
   int rest_api_port = 0;                // 0 = REST off (as in TF Serving)
   int rest_api_num_threads = 0;         // 0 = number of CPUs
   int64_t rest_api_timeout_in_ms = 30000;
