@@ -65,10 +65,14 @@ fixtures:
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)
 
-# The model server's tests again with promtool required: the Prometheus exposition must pass
+# The model server's tests again with promtool required, and the official TF Serving Python gRPC
+# client against `tickinfer serve` (in .venv-serving, see tools/setup_serving_venv.sh).
+# The Prometheus exposition must pass
 # `promtool check metrics`. promtool comes with Debian's prometheus package (~100 MB installed),
 # too big for install_deps.sh, so it is installed here, for the tests only.
 serving-test: build
 	@command -v promtool >/dev/null || { [ "$$(id -u)" -eq 0 ] && S= || S=sudo; \
 	  DEBIAN_FRONTEND=noninteractive $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
 	TICKINFER_REQUIRE_PROMTOOL=1 $(BUILD)/tests/serving_rest_test --gtest_brief=1
+	tools/setup_serving_venv.sh $(VENV) .venv-serving
+	TICKINFER_BIN=$(BUILD)/tickinfer .venv-serving/bin/python -m pytest -q -p no:cacheprovider tests/python
