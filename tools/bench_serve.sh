@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # REST :predict latency of `tickinfer serve` (mlp_small) against the HTTP floor of this machine:
+# (and, after each REST pair, gRPC Predict p99 with build/bench/grpc_load: GRPC_THREADS calls in
+# flight at GRPC_RATE in total)
 # nginx (1 worker) answering the same request with a fixed 200 JSON body, in the same run, with
 # the same open-loop load generator (build/bench/serve_load) and the same settings. The servers
 # run on core SERVER_CPU, the generator on core CLIENT_CPU; rounds alternate the two servers.
@@ -30,8 +32,11 @@ PY
 
 tport=18601
 nport=18602
-taskset -c "$server_cpu" "$build/tickinfer" serve --rest_api_port=$tport --rest_api_bind_address=127.0.0.1 \
-  --rest_api_num_threads=1 --model_name=mlp_small --model_base_path="$work/models/mlp_small" \
+gport=18603
+grpc_rate=${GRPC_RATE:-2000}
+grpc_threads=${GRPC_THREADS:-1}
+taskset -c "$server_cpu" "$build/tickinfer" serve --rest_api_port=$tport --port=$gport --rest_api_bind_address=127.0.0.1 \
+  --rest_api_num_threads=1 --grpc_max_threads=1 --model_name=mlp_small --model_base_path="$work/models/mlp_small" \
   --file_system_poll_wait_seconds=-1 2>"$work/serve.log" &
 pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$tport/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
@@ -69,4 +74,6 @@ for r in $(seq "$rounds"); do
     --connections "$conns" --rate "$rate" --seconds "$seconds" --label "nginx-fixed-200 #$r"
   taskset -c "$client_cpu" "$build/bench/serve_load" --port $tport --body-file "$work/body.json" \
     --connections "$conns" --rate "$rate" --seconds "$seconds" --label "tickinfer-serve #$r"
+  taskset -c "$client_cpu" "$build/bench/grpc_load" --port $gport --model mlp_small --threads "$grpc_threads" \
+    --rate "$grpc_rate" --seconds "$seconds"
 done
