@@ -345,9 +345,12 @@ GrpcServer::GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOption
   }
   builder.SetMaxReceiveMessageSize(INT_MAX);
   builder.SetMaxSendMessageSize(INT_MAX);
-  grpc::ResourceQuota quota("tickinfer-grpc");
-  quota.SetMaxThreads(static_cast<int>(std::max<size_t>(options.threads, 1) + 2));
-  builder.SetResourceQuota(quota);
+  // One completion queue with a small, fixed set of polling threads that also run the calls:
+  // a call is handled on the thread that polled it (no hand-off), at most `threads` at once.
+  const int pollers = static_cast<int>(std::max<size_t>(options.threads, 1));
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MIN_POLLERS, pollers);
+  builder.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, pollers + 1);
   builder.RegisterService(&services_->prediction);
   builder.RegisterService(&services_->model);
   server_ = builder.BuildAndStart();
