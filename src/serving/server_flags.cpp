@@ -68,7 +68,7 @@ const FlagSpec kFlags[] = {
     {"use_alts_credentials", Kind::Bool, Support::Rejected, "ALTS is not supported"},
     {"enable_cors_support", Kind::Bool, Support::Rejected, "did you mean --rest_api_enable_cors_support?"},
     // tickinfer's own
-    {"rest_api_bind_address", Kind::String, Support::Yes, "tickinfer: address the REST port binds (default 0.0.0.0)"},
+    {"rest_api_bind_address", Kind::String, Support::Yes, "tickinfer: address the REST and gRPC ports bind (default 0.0.0.0)"},
     {"max_body_bytes", Kind::Int64, Support::Yes, "tickinfer: largest request body, else 413 (default 4194304)"},
     {"max_batch_size", Kind::Int64, Support::Yes, "tickinfer: most rows per request, else 400 (default 1024)"},
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
