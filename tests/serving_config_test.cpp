@@ -149,7 +149,7 @@ TEST(ServingFlags, UnsupportedAndUnknownFlagsAreRefusedByName) {
   EXPECT_NE(with("--ssl_config_file=/x").find("'--ssl_config_file' of tensorflow_model_server is not supported"),
             std::string::npos);
   EXPECT_NE(with("--prefer_tflite_model").find("--prefer_tflite_model"), std::string::npos);
-  EXPECT_NE(with("--enable_batching").find("--enable_batching=true is not supported"), std::string::npos);
+  EXPECT_NE(with("--batching_parameters_file=/b").find("needs --enable_batching"), std::string::npos);
   EXPECT_NE(with("--rest_api_prot=1").find("unknown flag '--rest_api_prot'"), std::string::npos);
   EXPECT_NE(with("--rest_api_num_threads=x").find("not an integer"), std::string::npos);
   EXPECT_NE(with("--nonfinite_inputs=maybe").find("reject or allow"), std::string::npos);

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "serving/batch_scheduler.hpp"
 #include "serving/http_server.hpp"  // monotonic_ns
 #include "tensorflow_serving/apis/model_service.grpc.pb.h"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
@@ -230,10 +231,23 @@ struct GrpcServer::Services {
         op[o] = out[o].data();
       }
       const uint64_t start = monotonic_ns();
-      const size_t plan = sv->acquire_plan(options.first_plan);
-      sv->run(plan, static_cast<size_t>(batch), ip, op);
-      sv->release_plan(plan);
-      const uint64_t done = monotonic_ns();
+      uint64_t queue_ns = start - received, compute_ns = 0;
+      if (options.batching) {
+        const auto br = options.batching->run(sv, static_cast<size_t>(batch), ip, op);
+        if (br.code == StatusCode::Unavailable) {
+          return status(grpc::StatusCode::UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");
+        }
+        if (br.code != StatusCode::Ok) {
+          return status(grpc::StatusCode::INVALID_ARGUMENT, "Task size is larger than maximum batch size");
+        }
+        queue_ns += br.queue_ns;
+        compute_ns = br.compute_ns;
+      } else {
+        const size_t plan = sv->acquire_plan(options.first_plan);
+        sv->run(plan, static_cast<size_t>(batch), ip, op);
+        sv->release_plan(plan);
+        compute_ns = monotonic_ns() - start;
+      }
       auto* spec = resp.mutable_model_spec();
       spec->set_name(req.model_spec().name());
       spec->mutable_version()->set_value(sv->version());
@@ -255,8 +269,8 @@ struct GrpcServer::Services {
       }
       const uint64_t end = monotonic_ns();
       mm.latency[1].record_us(static_cast<double>(end - received) / 1000.0);
-      mm.queue[1].record_us(static_cast<double>(start - received) / 1000.0);
-      mm.compute[1].record_us(static_cast<double>(done - start) / 1000.0);
+      mm.queue[1].record_us(static_cast<double>(queue_ns) / 1000.0);
+      mm.compute[1].record_us(static_cast<double>(compute_ns) / 1000.0);
       return grpc::Status::OK;
     }
 

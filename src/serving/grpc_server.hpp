@@ -31,6 +31,7 @@ struct GrpcOptions {
   size_t threads = 2;
   size_t first_plan = 0;  // the servables' plans from here on belong to gRPC
   PredictLimits limits;
+  class BatchScheduler* batching = nullptr;  // --enable_batching
 };
 
 class GrpcServer {

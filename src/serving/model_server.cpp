@@ -39,7 +39,16 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   for (const auto& m : models) names.push_back(m.name);
   metrics_ = std::make_unique<Metrics>(names);
   RepositoryOptions ro;
-  ro.num_plans = (rest_on ? threads : 0) + grpc_threads;  // REST workers first, then gRPC's pool
+  const size_t direct_plans = (rest_on ? threads : 0) + grpc_threads;  // REST workers first, then gRPC's pool
+  BatchingParameters batching;
+  size_t batch_threads = 0;
+  if (flags.enable_batching) {
+    if (!flags.batching_parameters_file.empty()) batching = read_batching_parameters(flags.batching_parameters_file);
+    batch_threads = batching.num_batch_threads > 0 ? static_cast<size_t>(batching.num_batch_threads)
+                                                   : std::max(1u, std::thread::hardware_concurrency());
+    batching.num_batch_threads = static_cast<int64_t>(batch_threads);
+  }
+  ro.num_plans = direct_plans + batch_threads;  // then the batch threads' plans
   ro.warmup = flags.enable_model_warmup;
   ro.warmup_iterations = flags.num_request_iterations_for_warmup;
   ro.allow_labels_for_unavailable = flags.allow_version_labels_for_unavailable_models;
@@ -52,6 +61,10 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   rest.cors = flags.rest_api_enable_cors_support;
   rest.bearer_token = token;
   if (monitoring.prometheus_enable) rest.metrics_path = monitoring.prometheus_path;
+  if (flags.enable_batching) {
+    batching_ = std::make_unique<BatchScheduler>(batching, direct_plans);
+    rest.batching = batching_.get();
+  }
   if (!flags.request_log_file.empty()) {
     request_log_ = std::make_unique<RequestLog>(flags.request_log_file, flags.request_log_sample_rate, threads);
     rest.request_log = request_log_.get();
@@ -81,6 +94,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     go.unix_socket = flags.grpc_socket_path;
     go.first_plan = rest_on ? threads : 0;
     go.limits = rest.limits;
+    go.batching = batching_.get();
     grpc_ = std::make_unique<GrpcServer>(*repo_, *metrics_, go);
     GrpcServer* g = grpc_.get();
     repo_->set_ready_listener([g](bool ready) { g->set_serving(ready); });
@@ -96,6 +110,7 @@ ModelServer::~ModelServer() {
   http_.reset();
   grpc_.reset();
   rest_.reset();
+  batching_.reset();
   request_log_.reset();
 }
 

@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 
+#include "serving/batch_scheduler.hpp"
 #include "serving/grpc_server.hpp"
 #include "serving/http_server.hpp"
 #include "serving/metrics.hpp"
@@ -34,6 +35,7 @@ class ModelServer {
   ServerFlags flags_;
   std::unique_ptr<Metrics> metrics_;
   std::unique_ptr<RequestLog> request_log_;
+  std::unique_ptr<BatchScheduler> batching_;
   std::unique_ptr<ModelRepository> repo_;
   std::unique_ptr<RestApi> rest_;
   std::unique_ptr<HttpServer> http_;

@@ -382,14 +382,31 @@ void RestApi::route(const HttpRequest& req, uint64_t received_ns, Scratch& s, si
     s.out[o].resize(batch * sv->outputs()[o].size);
     s.out_ptr.push_back(s.out[o].data());
   }
-  sv->run(worker, batch, s.in_ptr.data(), s.out_ptr.data());
+  uint64_t queue_ns = start - received_ns, compute_ns = 0;
+  if (options_.batching) {
+    const BatchScheduler::Result br = options_.batching->run(sv, batch, s.in_ptr.data(), s.out_ptr.data());
+    if (br.code != StatusCode::Ok) {
+      set_error(resp, br.code,
+                br.code == StatusCode::Unavailable
+                    ? std::string("The batch scheduling queue to which this task was submitted is full")
+                    : "Task size " + std::to_string(batch) + " is larger than maximum batch size");
+      mm.count(br.code);
+      log_request(br.code, 0, 0);
+      return;
+    }
+    queue_ns += br.queue_ns;
+    compute_ns = br.compute_ns;
+  } else {
+    sv->run(worker, batch, s.in_ptr.data(), s.out_ptr.data());
+  }
   const uint64_t done = monotonic_ns();
+  if (!options_.batching) compute_ns = done - start;
   encode_predict_response_json(s.in.row_format, batch, sv->outputs(), s.out, resp.body);
   const uint64_t end = monotonic_ns();
   mm.count(StatusCode::Ok);
   mm.latency[0].record_us(static_cast<double>(end - received_ns) / 1000.0);
-  mm.queue[0].record_us(static_cast<double>(start - received_ns) / 1000.0);
-  mm.compute[0].record_us(static_cast<double>(done - start) / 1000.0);
+  mm.queue[0].record_us(static_cast<double>(queue_ns) / 1000.0);
+  mm.compute[0].record_us(static_cast<double>(compute_ns) / 1000.0);
   log_request(StatusCode::Ok, start, done);
 }
 

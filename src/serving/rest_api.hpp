@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "serving/batch_scheduler.hpp"
 #include "serving/http_server.hpp"
 #include "serving/json_dom.hpp"
 #include "serving/metrics.hpp"
@@ -31,6 +32,7 @@ struct RestOptions {
   std::string bearer_token;                 // empty = no authentication
   std::string metrics_path;                 // empty = metrics off
   RequestLog* request_log = nullptr;        // optional; must outlive the RestApi
+  BatchScheduler* batching = nullptr;       // --enable_batching; must outlive the RestApi
 };
 
 class RestApi {

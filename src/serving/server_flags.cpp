@@ -27,9 +27,9 @@ const FlagSpec kFlags[] = {
     {"rest_api_num_threads", Kind::Int, Support::Yes, "REST worker threads (default: number of CPUs)"},
     {"rest_api_timeout_in_ms", Kind::Int64, Support::Yes, "deadline from a complete request to compute (default 30000)"},
     {"rest_api_enable_cors_support", Kind::Bool, Support::Yes, "add CORS headers, answer OPTIONS preflights"},
-    {"enable_batching", Kind::Bool, Support::Yes, "only false is accepted: this build runs every request at once (batch-1 plans)"},
+    {"enable_batching", Kind::Bool, Support::Yes, "queue requests into batches (default false: every request runs at once)"},
     {"allow_version_labels_for_unavailable_models", Kind::Bool, Support::Yes, "labels may point at versions not loaded"},
-    {"batching_parameters_file", Kind::String, Support::Rejected, "batching is not implemented in this build"},
+    {"batching_parameters_file", Kind::String, Support::Yes, "BatchingParameters text proto (needs --enable_batching)"},
     {"enable_per_model_batching_parameters", Kind::Bool, Support::Rejected, "batching is not implemented in this build"},
     {"model_config_file", Kind::String, Support::Yes, "ModelServerConfig text proto (model_config_list)"},
     {"model_config_file_poll_wait_seconds", Kind::Int, Support::Yes, "only 0 (read once) is accepted"},
@@ -163,6 +163,8 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     if (name == "port") {
       f.grpc_port = static_cast<int>(to_int(name, value, 0, 65535));
       f.grpc_port_given = true;
+    } else if (name == "batching_parameters_file") {
+      f.batching_parameters_file = value;
     } else if (name == "grpc_socket_path") {
       f.grpc_socket_path = value;
     } else if (name == "grpc_max_threads") {
@@ -177,10 +179,6 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
       f.rest_api_enable_cors_support = to_bool(name, value);
     } else if (name == "enable_batching") {
       f.enable_batching = to_bool(name, value);
-      if (f.enable_batching) {
-        throw Error("--enable_batching=true is not supported by this build of tickinfer serve: every "
-                    "request runs at once on batch-1 plans (no batching delay)");
-      }
     } else if (name == "allow_version_labels_for_unavailable_models") {
       f.allow_version_labels_for_unavailable_models = to_bool(name, value);
     } else if (name == "model_config_file") {
@@ -232,6 +230,9 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     }
   }
   if (f.print_version) return f;
+  if (!f.batching_parameters_file.empty() && !f.enable_batching) {
+    throw Error("--batching_parameters_file needs --enable_batching");
+  }
   if (f.model_config_file.empty() == f.model_base_path.empty()) {
     throw Error(f.model_config_file.empty()
                     ? "give --model_base_path (with --model_name) or --model_config_file"
