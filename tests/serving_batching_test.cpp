@@ -83,31 +83,46 @@ TEST(ServingBatching, ConcurrentRequestsGetKerasAnswersAndQueueTimeIsSeparate) {
   EXPECT_LT(compute_mean, queue_mean);
 }
 
-TEST(ServingBatching, OversizedTaskAndFullQueue) {
+TEST(ServingBatching, OversizedTaskIsRefused) {
   TempDir d;
   auto s = start(d, "max_batch_size { value: 2 } batch_timeout_micros { value: 300000 } "
                     "num_batch_threads { value: 1 } max_enqueued_batches { value: 1 }");
-  const std::string one = "{\"instances\": [[1,2,3,4,5,6,7,8,9,10]]}";
-  const std::string two = "{\"instances\": [[1,2,3,4,5,6,7,8,9,10],[1,2,3,4,5,6,7,8,9,10]]}";
   const std::string three =
       "{\"instances\": [[1,2,3,4,5,6,7,8,9,10],[1,2,3,4,5,6,7,8,9,10],[1,2,3,4,5,6,7,8,9,10]]}";
   HttpClient c(s->rest_port());
   auto r = c.request("POST", "/v1/models/mlp:predict", three);
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body.find("larger than maximum batch size"), std::string::npos);
-  // A one-row request opens a batch that waits 300 ms for a second row; a two-row request does
-  // not fit it and would need a second batch, beyond max_enqueued_batches = 1: 503.
-  int first_status = 0;
-  std::thread waiter([&] {
-    HttpClient w(s->rest_port());
-    first_status = w.request("POST", "/v1/models/mlp:predict", one).status;
-  });
+}
+
+// The queue bound, on the scheduler itself: through HTTP two connections may share one worker
+// thread, which the first request blocks while it waits for its batch.
+TEST(ServingBatching, FullQueueIsUnavailable) {
+  TempDir d;
+  const std::string dir = d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
+  const auto sv = Servable::load(dir, 1, 1);
+  BatchingParameters p;
+  p.max_batch_size = 2;
+  p.batch_timeout_micros = 300000;
+  p.num_batch_threads = 1;
+  p.max_enqueued_batches = 1;
+  BatchScheduler sched(p, 0);
+  float x[20] = {}, y[2] = {};
+  const float* in[] = {x};
+  float* out[] = {y};
+  // One row opens a batch that waits 300 ms for a second row; two rows do not fit it and would
+  // need a second batch, beyond max_enqueued_batches = 1.
+  BatchScheduler::Result first;
+  std::thread waiter([&] { first = sched.run(sv, 1, in, out); });
   std::this_thread::sleep_for(std::chrono::milliseconds(80));
-  r = c.request("POST", "/v1/models/mlp:predict", two);
-  EXPECT_EQ(r.status, 503) << r.body;
-  EXPECT_NE(r.body.find("queue"), std::string::npos);
+  float y2[2] = {};
+  float* out2[] = {y2};
+  const auto second = sched.run(sv, 2, in, out2);
+  EXPECT_EQ(second.code, StatusCode::Unavailable);
   waiter.join();
-  EXPECT_EQ(first_status, 200);
+  EXPECT_EQ(first.code, StatusCode::Ok);
+  EXPECT_GE(first.queue_ns, 250000000u);  // it waited for the batch timeout
+  EXPECT_TRUE(std::isfinite(y[0]));
 }
 
 }  // namespace
