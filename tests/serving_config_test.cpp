@@ -146,7 +146,7 @@ TEST(ServingFlags, UnsupportedAndUnknownFlagsAreRefusedByName) {
     return error_of([&] { parse_server_flags(a); });
   };
   EXPECT_NE(with("--grpc_channel_arguments=a=1").find("not supported"), std::string::npos);
-  EXPECT_NE(with("--ssl_config_file=/x").find("'--ssl_config_file' of tensorflow_model_server is not supported"),
+  EXPECT_NE(with("--use_alts_credentials").find("'--use_alts_credentials' of tensorflow_model_server is not supported"),
             std::string::npos);
   EXPECT_NE(with("--prefer_tflite_model").find("--prefer_tflite_model"), std::string::npos);
   EXPECT_NE(with("--batching_parameters_file=/b").find("needs --enable_batching"), std::string::npos);

@@ -353,7 +353,16 @@ GrpcServer::GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOption
   services_->model.repo = &repo;
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &port_);
+  std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+  if (options.tls) {
+    grpc::SslServerCredentialsOptions ssl(options.tls_client_verify
+                                              ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+                                              : GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    ssl.pem_root_certs = options.tls_ca;
+    ssl.pem_key_cert_pairs.push_back({options.tls_key, options.tls_cert});
+    creds = grpc::SslServerCredentials(ssl);
+  }
+  builder.AddListeningPort(options.address, creds, &port_);
   if (!options.unix_socket.empty()) {
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
   }

@@ -32,6 +32,9 @@ struct GrpcOptions {
   size_t first_plan = 0;  // the servables' plans from here on belong to gRPC
   PredictLimits limits;
   class BatchScheduler* batching = nullptr;  // --enable_batching
+  bool tls = false;                          // --ssl_config_file
+  std::string tls_key, tls_cert, tls_ca;     // PEM contents
+  bool tls_client_verify = false;
 };
 
 class GrpcServer {

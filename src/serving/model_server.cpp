@@ -95,6 +95,14 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     go.first_plan = rest_on ? threads : 0;
     go.limits = rest.limits;
     go.batching = batching_.get();
+    if (!flags.ssl_config_file.empty()) {
+      const SslConfig ssl = read_ssl_config(flags.ssl_config_file);
+      go.tls = true;
+      go.tls_key = ssl.server_key;
+      go.tls_cert = ssl.server_cert;
+      go.tls_ca = ssl.custom_ca;
+      go.tls_client_verify = ssl.client_verify;
+    }
     grpc_ = std::make_unique<GrpcServer>(*repo_, *metrics_, go);
     GrpcServer* g = grpc_.get();
     repo_->set_ready_listener([g](bool ready) { g->set_serving(ready); });

@@ -232,6 +232,26 @@ BatchingParameters parse_batching_parameters(std::string_view text, std::string_
   return b;
 }
 
+SslConfig parse_ssl_config(std::string_view text, std::string_view src) {
+  SslConfig c;
+  for (const auto& f : parse_text_proto(text, src)) {
+    if (f.name == "server_key") c.server_key = f.as_string(src);
+    else if (f.name == "server_cert") c.server_cert = f.as_string(src);
+    else if (f.name == "custom_ca") c.custom_ca = f.as_string(src);
+    else if (f.name == "client_verify") c.client_verify = f.as_bool(src);
+    else unknown(f, src, "SSLConfig");
+  }
+  if (c.server_key.empty() || c.server_cert.empty()) {
+    throw Error(std::string(src) + ": SSLConfig needs server_key and server_cert (PEM contents)");
+  }
+  if (c.client_verify && c.custom_ca.empty()) {
+    throw Error(std::string(src) + ": client_verify needs custom_ca to verify client certificates with");
+  }
+  return c;
+}
+
+SslConfig read_ssl_config(const std::string& path) { return parse_ssl_config(read_file(path), path); }
+
 std::vector<ModelConfig> read_model_server_config(const std::string& path) {
   return parse_model_server_config(read_file(path), path);
 }

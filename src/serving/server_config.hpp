@@ -42,6 +42,12 @@ struct BatchingParameters {
   std::vector<int64_t> allowed_batch_sizes;
 };
 
+// --ssl_config_file: TF Serving's SSLConfig (PEM contents, not paths), for gRPC.
+struct SslConfig {
+  std::string server_key, server_cert, custom_ca;
+  bool client_verify = false;
+};
+
 std::vector<ModelConfig> parse_model_server_config(std::string_view text, std::string_view source);
 MonitoringConfig parse_monitoring_config(std::string_view text, std::string_view source);
 BatchingParameters parse_batching_parameters(std::string_view text, std::string_view source);
@@ -50,5 +56,7 @@ BatchingParameters parse_batching_parameters(std::string_view text, std::string_
 std::vector<ModelConfig> read_model_server_config(const std::string& path);
 MonitoringConfig read_monitoring_config(const std::string& path);
 BatchingParameters read_batching_parameters(const std::string& path);
+SslConfig parse_ssl_config(std::string_view text, std::string_view source);
+SslConfig read_ssl_config(const std::string& path);
 
 }  // namespace tickinfer::serving

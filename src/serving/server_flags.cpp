@@ -30,7 +30,7 @@ const FlagSpec kFlags[] = {
     {"enable_batching", Kind::Bool, Support::Yes, "queue requests into batches (default false: every request runs at once)"},
     {"allow_version_labels_for_unavailable_models", Kind::Bool, Support::Yes, "labels may point at versions not loaded"},
     {"batching_parameters_file", Kind::String, Support::Yes, "BatchingParameters text proto (needs --enable_batching)"},
-    {"enable_per_model_batching_parameters", Kind::Bool, Support::Rejected, "batching is not implemented in this build"},
+    {"enable_per_model_batching_parameters", Kind::Bool, Support::Rejected, "one BatchingParameters applies to every model"},
     {"model_config_file", Kind::String, Support::Yes, "ModelServerConfig text proto (model_config_list)"},
     {"model_config_file_poll_wait_seconds", Kind::Int, Support::Yes, "only 0 (read once) is accepted"},
     {"model_name", Kind::String, Support::Yes, "model name when no --model_config_file (default \"default\")"},
@@ -43,7 +43,7 @@ const FlagSpec kFlags[] = {
     {"tensorflow_intra_op_parallelism", Kind::Int64, Support::NoEffect, "no TensorFlow runtime"},
     {"tensorflow_inter_op_parallelism", Kind::Int64, Support::NoEffect, "no TensorFlow runtime"},
     {"tensorflow_session_config_file", Kind::String, Support::Rejected, "no TensorFlow runtime to configure"},
-    {"ssl_config_file", Kind::String, Support::Rejected, "TLS is not implemented in this build; terminate TLS in a proxy"},
+    {"ssl_config_file", Kind::String, Support::Yes, "gRPC TLS: SSLConfig text proto with PEM contents (REST stays plain, as in TF Serving)"},
     {"platform_config_file", Kind::String, Support::Rejected, "platform configs are TensorFlow-specific"},
     {"per_process_gpu_memory_fraction", Kind::Double, Support::Rejected, "tickinfer runs on the CPU"},
     {"saved_model_tags", Kind::String, Support::Rejected, "tickinfer serves Keras files, not SavedModels"},
@@ -163,6 +163,8 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     if (name == "port") {
       f.grpc_port = static_cast<int>(to_int(name, value, 0, 65535));
       f.grpc_port_given = true;
+    } else if (name == "ssl_config_file") {
+      f.ssl_config_file = value;
     } else if (name == "batching_parameters_file") {
       f.batching_parameters_file = value;
     } else if (name == "grpc_socket_path") {

@@ -15,6 +15,7 @@ struct ServerFlags {
   bool grpc_port_given = false;
   bool grpc = true;                     // serve gRPC (tests switch it off)
   std::string grpc_socket_path;         // also listen on unix:<path>
+  std::string ssl_config_file;          // gRPC TLS
   int grpc_max_threads = 0;             // 0 = number of CPUs
   int rest_api_port = 0;                // 0 = REST off (as in TF Serving)
   int rest_api_num_threads = 0;         // 0 = number of CPUs
