@@ -300,7 +300,9 @@ void HttpServer::run_worker(Worker& w) {
       void* tag = events[i].data.ptr;
       if (tag == &stop_fd_) return;
       if (tag == nullptr) {
-        for (;;) {
+        // One connection per wake-up: the listening socket is level-triggered, so another
+        // worker is woken for the next one and connections spread over the workers.
+        for (int accepted = 0; accepted < 1; ++accepted) {
           const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
           if (fd < 0) break;
           if (connections_.load(std::memory_order_relaxed) >= options_.max_connections) {
