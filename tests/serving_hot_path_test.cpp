@@ -1,5 +1,5 @@
 // The REST :predict path's promises, checked by counting: once a worker's buffers have grown,
-// parsing the HTTP request, decoding the JSON, resolving the version (atomic snapshot), running
+// parsing the HTTP request, decoding the JSON, resolving the version (SnapshotCell), running
 // the plans, encoding the response and recording metrics make no heap allocation and take no
 // pthread mutex. (Global malloc/operator new and pthread_mutex_lock are replaced by counters, as
 // in engine_hot_path_test.) The socket I/O around it is the HTTP server's, one recv and one send

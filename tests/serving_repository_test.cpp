@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <thread>
 
 #include "serving/model_repository.hpp"
@@ -23,16 +24,18 @@ namespace {
 const std::string kMlp = tickinfer::testing::bench_model("mlp_small/model.keras");
 
 std::vector<int64_t> available(const ModelRepository& r, const std::string& model) {
+  const auto snap = r.snapshot();  // held while reading: the poller may publish a new one
   std::vector<int64_t> v;
-  for (const auto& s : r.snapshot()->find(model)->available) v.push_back(s->version());
+  for (const auto& s : snap->find(model)->available) v.push_back(s->version());
   return v;
 }
 
-const VersionStatus* status_of(const ModelRepository& r, const std::string& model, int64_t v) {
-  for (const auto& s : r.snapshot()->find(model)->statuses) {
-    if (s.version == v) return &s;
+std::optional<VersionStatus> status_of(const ModelRepository& r, const std::string& model, int64_t v) {
+  const auto snap = r.snapshot();
+  for (const auto& s : snap->find(model)->statuses) {
+    if (s.version == v) return s;
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 ModelConfig config(const TempDir& d, const std::string& name) {
@@ -116,14 +119,14 @@ TEST(ServingRepository, CorruptOrEmptyVersionIsReportedAndNeverDisplacesAGoodOne
   fs::create_directories(d.model_path("m") + "/3");
   repo.poll_once();
   EXPECT_EQ(available(repo, "m"), (std::vector<int64_t>{1}));
-  const VersionStatus* s3 = status_of(repo, "m", 3);
-  ASSERT_NE(s3, nullptr);
+  const auto s3 = status_of(repo, "m", 3);
+  ASSERT_TRUE(s3.has_value());
   EXPECT_EQ(s3->state, VersionState::End);
   EXPECT_NE(s3->error_message.find("holds no model file"), std::string::npos) << s3->error_message;
   // With 3 failed, the latest candidate is 2, which fails too.
   repo.poll_once();
-  const VersionStatus* s2 = status_of(repo, "m", 2);
-  ASSERT_NE(s2, nullptr);
+  const auto s2 = status_of(repo, "m", 2);
+  ASSERT_TRUE(s2.has_value());
   EXPECT_EQ(s2->state, VersionState::End);
   EXPECT_NE(s2->error_code, StatusCode::Ok);
   EXPECT_FALSE(s2->error_message.empty());

@@ -193,7 +193,7 @@ void ModelRepository::publish() {
     if (m.metrics) m.metrics->versions_available.store(static_cast<int64_t>(m.loaded.size()));
     snap->models.push_back(std::move(s));
   }
-  snapshot_.store(std::move(snap), std::memory_order_release);
+  snapshot_.store(std::move(snap));
 }
 
 bool ModelRepository::ready() const {

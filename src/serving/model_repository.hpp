@@ -7,7 +7,7 @@
 // all{}, specific{versions}). A version that should serve is loaded, compiled and warmed in the
 // polling thread first, and published only then (state AVAILABLE); a version that should no
 // longer serve is unpublished only after every new version of that pass is available. Requests
-// take the current snapshot (an atomic shared_ptr), so a request in flight keeps the version
+// take the current snapshot (SnapshotCell below), so a request in flight keeps the version
 // it started with alive until it finishes: a reload never fails or blocks a request.
 //
 // A version folder that fails to load (no model file, a half-written or corrupt file, a bad
@@ -63,6 +63,41 @@ struct RepositoryOptions {
   bool allow_labels_for_unavailable = false;
 };
 
+// The current snapshot, shared between the polling thread (store) and request threads (load).
+// A load copies the shared_ptr (one reference-count increment) inside a spin section of a few
+// instructions, taken and released with acquire/release ordering; a store swaps the pointer in
+// the same section and drops the old snapshot outside it. No mutex, no syscall, no allocation.
+// (std::atomic<std::shared_ptr> in libstdc++ 12 releases its internal lock with relaxed order
+// after a load, which ThreadSanitizer rightly reports; this cell orders it properly.)
+class SnapshotCell {
+ public:
+  std::shared_ptr<const RepositorySnapshot> load() const noexcept {
+    lock();
+    std::shared_ptr<const RepositorySnapshot> p = ptr_;
+    unlock();
+    return p;
+  }
+  void store(std::shared_ptr<const RepositorySnapshot> p) noexcept {
+    lock();
+    ptr_.swap(p);
+    unlock();
+  }  // the old snapshot (now in p) is released here, outside the section
+
+ private:
+  void lock() const noexcept {
+    while (locked_.exchange(true, std::memory_order_acquire)) {
+      while (locked_.load(std::memory_order_relaxed)) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+      }
+    }
+  }
+  void unlock() const noexcept { locked_.store(false, std::memory_order_release); }
+  mutable std::atomic<bool> locked_{false};
+  std::shared_ptr<const RepositorySnapshot> ptr_;
+};
+
 class ModelRepository {
  public:
   // Throws tickinfer::Error for a config it cannot serve (e.g. duplicate names).
@@ -77,7 +112,7 @@ class ModelRepository {
   void start_polling(double seconds);
   void stop();
 
-  std::shared_ptr<const RepositorySnapshot> snapshot() const { return snapshot_.load(std::memory_order_acquire); }
+  std::shared_ptr<const RepositorySnapshot> snapshot() const { return snapshot_.load(); }
   // True when every configured model has at least one AVAILABLE version.
   bool ready() const;
   // Called (on the polling thread) after every poll pass with ready(); set before polling starts.
@@ -106,7 +141,7 @@ class ModelRepository {
   RepositoryOptions options_;
   std::vector<ModelState> models_;      // touched only under poll_mutex_
   std::mutex poll_mutex_;               // one poll pass at a time (never on the request path)
-  std::atomic<std::shared_ptr<const RepositorySnapshot>> snapshot_;
+  SnapshotCell snapshot_;
   std::function<void(bool)> listener_;
   std::thread poller_;
   std::mutex stop_mutex_;

@@ -10,7 +10,7 @@
 //
 // handle() runs on an HTTP worker thread; `worker` indexes both the per-worker scratch here and
 // the servable's plans, so a predict never allocates once the worker's buffers have grown,
-// never locks (the repository snapshot is an atomic shared_ptr) and never throws.
+// takes no mutex (the repository snapshot is a SnapshotCell) and never throws.
 #include <cstdint>
 #include <string>
 #include <vector>
