@@ -21,6 +21,18 @@ for bin in "$dir"/*_fuzz; do
       for f in "$fx"/*/model.keras; do unzip -p "$f" config.json >"$work/$(basename "$(dirname "$f")").json" 2>/dev/null || true; done ;;
     npy_fuzz)
       for f in "$fx"/*/in0.npy; do cp "$f" "$work/$(basename "$(dirname "$f")").npy"; done ;;
+    serving_text_proto_fuzz)
+      printf 'model_config_list { config { name: "m" base_path: "/m" model_version_policy { specific { versions: [1, 2] } } version_labels { key: "a" value: 1 } } }\n' >"$work/models.config"
+      printf 'prometheus_config { enable: true path: "/metrics" }\n' >"$work/monitoring.config"
+      printf 'max_batch_size { value: 32 } allowed_batch_sizes: 32\n' >"$work/batching.config" ;;
+    serving_json_fuzz)
+      printf '{"instances": [[[1,2,3],[4,5,6]]]}' >"$work/row.json"
+      printf '{"signature_name": "serving_default", "inputs": {"a": [[1,2,3,4]], "b": [NaN]}}' >"$work/col.json"
+      printf '{"instances": [{"a": [1,2,3,4], "b": -Infinity}], "x": "\\u00e9"}' >"$work/multi.json" ;;
+    serving_http_fuzz)
+      printf 'POST /v1/models/m:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}{}GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' >"$work/pipelined.txt" ;;
+    serving_proto_fuzz)
+      cp "$fx/serving/mlp_small_warmup/tf_serving_warmup_requests" "$work/warmup.tfrecord" ;;
     csv_fuzz)
       printf 'a,b,c\n1,2.5,-3e-4\nnan,inf,-inf\n' >"$work/header.csv"
       printf '1,2\n3,4\n' >"$work/plain.csv" ;;

@@ -15,6 +15,9 @@ struct Command {
   // Declares the command's arguments on a parser (also used by `tickinfer help`).
   ArgParser (*make_parser)();
   int (*run)(const ArgParser& args);
+  // Set for commands that parse their own flags (serve takes tensorflow_model_server's flags):
+  // called with the raw arguments instead of make_parser().parse() + run().
+  int (*run_args)(const std::vector<std::string>& args) = nullptr;
 };
 
 ArgParser inspect_parser();
@@ -33,6 +36,10 @@ int run_feed_main(const std::vector<std::string>& args);
 
 ArgParser features_parser();
 int run_features(const ArgParser& args);
+
+ArgParser serve_parser();
+int run_serve(const ArgParser& args);
+int run_serve_args(const std::vector<std::string>& args);
 
 // Every subcommand, in the order `tickinfer help` lists them.
 const std::vector<Command>& all_commands();

@@ -19,8 +19,9 @@ const std::vector<Command>& all_commands() {
       {"inspect", inspect_parser, run_inspect},
       {"predict", predict_parser, run_predict},
       {"bench", bench_parser, run_bench},
-      {"feed", feed_parser, run_feed},
+      {"feed", feed_parser, run_feed, run_feed_main},
       {"features", features_parser, run_features},
+      {"serve", serve_parser, run_serve, run_serve_args},
   };
   return commands;
 }
@@ -86,7 +87,7 @@ int run_main(int argc, char** argv) {
   const Command* command = find_command(first);
   if (!command) return report_usage_error("unknown command '" + first + "'", nullptr);
   try {
-    if (first == "feed") return run_feed_main(rest);
+    if (command->run_args) return command->run_args(rest);
     ArgParser parser = command->make_parser();
     parser.parse(rest);
     if (parser.help_requested()) {

@@ -1,0 +1,72 @@
+#pragma once
+// Server-side batching, off by default (--enable_batching), with TF Serving's BatchingParameters
+// semantics: requests for the same version join the newest open batch while it has room for
+// their rows (max_batch_size); a batch is closed when full or batch_timeout_micros after it was
+// opened; at most max_enqueued_batches batches wait (a request that would need one more gets
+// UNAVAILABLE, REST 503); num_batch_threads threads run closed batches, oldest first. A request
+// with more rows than max_batch_size is refused (INVALID_ARGUMENT).
+//
+// tickinfer's plans are batch-1, so a batch runs its rows back to back on one plan: batching
+// here trades latency for nothing but TF Serving compatibility (e.g. a shared, bounded queue in
+// front of the model). Time in the queue and time in compute are measured separately.
+// With batching on, the request path takes a mutex and waits on a condition variable.
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "serving/metrics.hpp"
+#include "serving/server_config.hpp"
+#include "serving/servable.hpp"
+
+namespace tickinfer::serving {
+
+class BatchScheduler {
+ public:
+  // The batch threads take plans from each servable's pool at [first_plan, ...).
+  BatchScheduler(const BatchingParameters& params, size_t first_plan);
+  ~BatchScheduler();
+
+  struct Result {
+    StatusCode code = StatusCode::Ok;
+    uint64_t queue_ns = 0;    // enqueue -> its batch starts running
+    uint64_t compute_ns = 0;  // its rows in the model
+  };
+  // Blocks until `rows` rows are computed (or refused). in/out as Servable::run.
+  Result run(const std::shared_ptr<const Servable>& servable, size_t rows, const float* const* in,
+             float* const* out);
+
+  size_t num_threads() const { return threads_.size(); }
+
+ private:
+  struct Task {
+    size_t rows;
+    const float* const* in;
+    float* const* out;
+    uint64_t enqueued_ns;
+    Result result;
+    bool done = false;
+  };
+  struct Batch {
+    std::shared_ptr<const Servable> servable;
+    std::vector<Task*> tasks;
+    size_t rows = 0;
+    uint64_t opened_ns = 0;
+    bool closed = false;
+  };
+  void loop();
+
+  BatchingParameters params_;
+  size_t first_plan_;
+  std::mutex mutex_;
+  std::condition_variable work_cv_;  // batch threads wait here
+  std::condition_variable done_cv_;  // requests wait here
+  std::deque<std::unique_ptr<Batch>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tickinfer::serving

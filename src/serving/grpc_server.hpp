@@ -1,0 +1,56 @@
+#pragma once
+// TF Serving's gRPC API on the model repository: tensorflow.serving.PredictionService
+// (Predict, GetModelMetadata) and tensorflow.serving.ModelService (GetModelStatus), from the
+// project's own .proto files (src/serving/proto, TF Serving's field numbers), plus the
+// standard grpc.health.v1.Health service (services "", "tensorflow.serving.PredictionService",
+// "tensorflow.serving.ModelService", "PredictionService", "ModelService": SERVING once every
+// model has an AVAILABLE version). Classify, Regress, MultiInference and
+// HandleReloadConfigRequest answer UNIMPLEMENTED.
+//
+// Predict accepts inputs as tensor_content or typed *_val fields (DT_FLOAT, DT_DOUBLE, integer
+// and bool types are converted to float) and answers float_val, as TF Serving does by default.
+// gRPC calls run on grpc's thread pool (at most `threads` at once); each takes a plan from the
+// servable's lock-free pool, slots [first_plan, num_plans).
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "serving/metrics.hpp"
+#include "serving/model_repository.hpp"
+#include "serving/predict_json.hpp"
+
+namespace grpc {
+class Server;
+}
+
+namespace tickinfer::serving {
+
+struct GrpcOptions {
+  std::string address = "0.0.0.0:8500";
+  std::string unix_socket;  // also listen on unix:<path> when set
+  size_t threads = 2;
+  size_t first_plan = 0;  // the servables' plans from here on belong to gRPC
+  PredictLimits limits;
+  class BatchScheduler* batching = nullptr;  // --enable_batching
+  bool tls = false;                          // --ssl_config_file
+  std::string tls_key, tls_cert, tls_ca;     // PEM contents
+  bool tls_client_verify = false;
+};
+
+class GrpcServer {
+ public:
+  // Binds; throws tickinfer::Error naming the address when it cannot.
+  GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOptions options);
+  ~GrpcServer();
+  int port() const { return port_; }
+  void set_serving(bool ready);  // health status
+  void stop();
+
+ private:
+  struct Services;
+  std::unique_ptr<Services> services_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace tickinfer::serving

@@ -1,0 +1,360 @@
+#include "serving/http_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <ctime>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::serving {
+
+uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+const char* HttpServer::reason_phrase(int s) {
+  switch (s) {
+    case 100: return "Continue";
+    case 200: return "OK";
+    case 204: return "No Content";
+    case 400: return "Bad Request";
+    case 401: return "Unauthorized";
+    case 403: return "Forbidden";
+    case 404: return "Not Found";
+    case 405: return "Method Not Allowed";
+    case 409: return "Conflict";
+    case 413: return "Payload Too Large";
+    case 417: return "Expectation Failed";
+    case 429: return "Too Many Requests";
+    case 431: return "Request Header Fields Too Large";
+    case 499: return "Client Closed Request";
+    case 500: return "Internal Server Error";
+    case 501: return "Not Implemented";
+    case 503: return "Service Unavailable";
+    case 504: return "Gateway Timeout";
+    case 505: return "HTTP Version Not Supported";
+    default: return "Unknown";
+  }
+}
+
+namespace {
+
+struct Conn {
+  int fd = -1;
+  std::string in;           // received, not yet consumed
+  std::string out;          // to send
+  size_t out_sent = 0;
+  bool want_close = false;  // close once `out` is flushed
+  bool sent_continue = false;
+  bool waiting_write = false;
+};
+
+void append_uint(std::string& s, uint64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  s.append(buf, r.ptr);
+}
+
+void append_response(std::string& out, const HttpResponse& r, bool keep_alive) {
+  out += "HTTP/1.1 ";
+  append_uint(out, static_cast<uint64_t>(r.status));
+  out += ' ';
+  out += HttpServer::reason_phrase(r.status);
+  out += "\r\nContent-Type: ";
+  out += r.content_type;
+  out += "\r\nContent-Length: ";
+  append_uint(out, r.body.size());
+  if (r.cors) {
+    out += "\r\nAccess-Control-Allow-Origin: *\r\nAccess-Control-Allow-Methods: POST, GET"
+           "\r\nAccess-Control-Allow-Headers: Content-Type";
+  }
+  if (r.www_authenticate) out += "\r\nWWW-Authenticate: Bearer";
+  if (!keep_alive) out += "\r\nConnection: close";
+  out += "\r\n\r\n";
+  out += r.body;
+}
+
+void error_response(std::string& out, int status, const char* message) {
+  HttpResponse r;
+  r.status = status;
+  r.body = "{ \"error\": \"";
+  r.body += message;
+  r.body += "\" }";
+  append_response(out, r, false);
+}
+
+}  // namespace
+
+struct HttpServer::Worker {
+  size_t index = 0;
+  int epfd = -1;
+  HttpResponse response;
+  std::vector<Conn*> conns;  // owned; for cleanup
+};
+
+HttpServer::HttpServer(Options options, Handler handler)
+    : options_(std::move(options)), handler_(std::move(handler)) {
+  if (options_.threads == 0) options_.threads = 1;
+  const std::string where = options_.bind_address + ":" + std::to_string(options_.port);
+  sockaddr_in6 a6{};
+  sockaddr_in a4{};
+  sockaddr* addr = nullptr;
+  socklen_t len = 0;
+  int family = AF_INET;
+  if (inet_pton(AF_INET, options_.bind_address.c_str(), &a4.sin_addr) == 1) {
+    a4.sin_family = AF_INET;
+    a4.sin_port = htons(static_cast<uint16_t>(options_.port));
+    addr = reinterpret_cast<sockaddr*>(&a4);
+    len = sizeof a4;
+  } else if (inet_pton(AF_INET6, options_.bind_address.c_str(), &a6.sin6_addr) == 1) {
+    family = AF_INET6;
+    a6.sin6_family = AF_INET6;
+    a6.sin6_port = htons(static_cast<uint16_t>(options_.port));
+    addr = reinterpret_cast<sockaddr*>(&a6);
+    len = sizeof a6;
+  } else {
+    throw Error("bind address '" + options_.bind_address + "' is not a numeric IPv4 or IPv6 address");
+  }
+  listen_fd_ = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  if (listen_fd_ < 0) throw Error("socket() for " + where + ": " + std::strerror(errno));
+  const int one = 1;
+  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (bind(listen_fd_, addr, len) != 0) {
+    const std::string e = std::strerror(errno);
+    close(listen_fd_);
+    throw Error("cannot bind the REST port " + where + ": " + e);
+  }
+  if (listen(listen_fd_, 1024) != 0) {
+    const std::string e = std::strerror(errno);
+    close(listen_fd_);
+    throw Error("cannot listen on " + where + ": " + e);
+  }
+  sockaddr_storage bound{};
+  socklen_t blen = sizeof bound;
+  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &blen);
+  port_ = family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
+                            : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  for (size_t i = 0; i < options_.threads; ++i) {
+    auto w = std::make_unique<Worker>();
+    w->index = i;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
+    ev.data.ptr = nullptr;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, listen_fd_, &ev);
+    epoll_event sev{};
+    sev.events = EPOLLIN;
+    sev.data.ptr = &stop_fd_;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, stop_fd_, &sev);
+    w->response.body.reserve(64 * 1024);
+    workers_.push_back(std::move(w));
+  }
+}
+
+HttpServer::~HttpServer() {
+  stop();
+  for (auto& w : workers_) {
+    for (Conn* c : w->conns) {
+      if (c->fd >= 0) close(c->fd);
+      delete c;
+    }
+    close(w->epfd);
+  }
+  if (listen_fd_ >= 0) close(listen_fd_);
+  if (stop_fd_ >= 0) close(stop_fd_);
+}
+
+void HttpServer::start() {
+  for (auto& w : workers_) {
+    Worker* wp = w.get();
+    threads_.emplace_back([this, wp] { run_worker(*wp); });
+  }
+}
+
+void HttpServer::stop() {
+  stopping_.store(true);
+  if (stop_fd_ >= 0) {
+    const uint64_t one = 1;
+    [[maybe_unused]] auto n = write(stop_fd_, &one, sizeof one);
+  }
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
+}
+
+void HttpServer::run_worker(Worker& w) {
+  constexpr int kMaxEvents = 64;
+  epoll_event events[kMaxEvents];
+  auto close_conn = [&](Conn* c) {
+    epoll_ctl(w.epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+    close(c->fd);
+    c->fd = -1;
+    connections_.fetch_sub(1, std::memory_order_relaxed);
+    for (auto& p : w.conns) {
+      if (p == c) {
+        p = w.conns.back();
+        w.conns.pop_back();
+        break;
+      }
+    }
+    delete c;
+  };
+  // Sends what is pending; returns false if the connection was closed.
+  auto flush = [&](Conn* c) {
+    while (c->out_sent < c->out.size()) {
+      const ssize_t n = send(c->fd, c->out.data() + c->out_sent, c->out.size() - c->out_sent,
+                             MSG_NOSIGNAL);
+      if (n > 0) {
+        c->out_sent += static_cast<size_t>(n);
+        continue;
+      }
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        if (!c->waiting_write) {
+          epoll_event ev{};
+          ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP;
+          ev.data.ptr = c;
+          epoll_ctl(w.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+          c->waiting_write = true;
+        }
+        return true;
+      }
+      close_conn(c);
+      return false;
+    }
+    c->out.clear();
+    c->out_sent = 0;
+    if (c->waiting_write) {
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLRDHUP;
+      ev.data.ptr = c;
+      epoll_ctl(w.epfd, EPOLL_CTL_MOD, c->fd, &ev);
+      c->waiting_write = false;
+    }
+    if (c->want_close) {
+      close_conn(c);
+      return false;
+    }
+    return true;
+  };
+  // Handles every complete request in c->in. Returns false if the connection was closed.
+  auto process = [&](Conn* c) {
+    size_t offset = 0;
+    while (!c->want_close && c->out.size() - c->out_sent < (1u << 20)) {
+      HttpRequest req;
+      const ParseResult r = parse_http_request(c->in.data() + offset, c->in.size() - offset,
+                                               options_.limits, req);
+      if (r.status == ParseStatus::NeedMore) break;
+      if (r.status == ParseStatus::HeadersDone) {
+        if (req.expect_continue && !c->sent_continue) {
+          c->out += "HTTP/1.1 100 Continue\r\n\r\n";
+          c->sent_continue = true;
+        }
+        break;
+      }
+      if (r.status == ParseStatus::Error) {
+        error_response(c->out, r.http_status, r.message);
+        c->want_close = true;
+        break;
+      }
+      const uint64_t now = monotonic_ns();
+      HttpResponse& resp = w.response;
+      resp.status = 200;
+      resp.content_type = "application/json";
+      resp.body.clear();
+      resp.cors = false;
+      resp.close = false;
+      resp.www_authenticate = false;
+      handler_(req, now, w.index, resp);
+      const bool keep = req.keep_alive && !resp.close;
+      append_response(c->out, resp, keep);
+      c->sent_continue = false;
+      offset += r.consumed;
+      if (!keep) c->want_close = true;
+    }
+    if (offset) c->in.erase(0, offset);
+    return flush(c);
+  };
+
+  while (!stopping_.load(std::memory_order_relaxed)) {
+    const int n = epoll_wait(w.epfd, events, kMaxEvents, -1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    for (int i = 0; i < n; ++i) {
+      void* tag = events[i].data.ptr;
+      if (tag == &stop_fd_) return;
+      if (tag == nullptr) {
+        // One connection per wake-up: the listening socket is level-triggered, so another
+        // worker is woken for the next one and connections spread over the workers.
+        for (int accepted = 0; accepted < 1; ++accepted) {
+          const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          if (fd < 0) break;
+          if (connections_.load(std::memory_order_relaxed) >= options_.max_connections) {
+            std::string out;
+            error_response(out, 503, "too many connections");
+            [[maybe_unused]] auto s = send(fd, out.data(), out.size(), MSG_NOSIGNAL);
+            close(fd);
+            continue;
+          }
+          connections_.fetch_add(1, std::memory_order_relaxed);
+          const int one = 1;
+          setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          Conn* c = new Conn();
+          c->fd = fd;
+          c->in.reserve(16 * 1024);
+          c->out.reserve(16 * 1024);
+          w.conns.push_back(c);
+          epoll_event ev{};
+          ev.events = EPOLLIN | EPOLLRDHUP;
+          ev.data.ptr = c;
+          epoll_ctl(w.epfd, EPOLL_CTL_ADD, fd, &ev);
+        }
+        continue;
+      }
+      Conn* c = static_cast<Conn*>(tag);
+      if (events[i].events & EPOLLOUT) {
+        if (!flush(c)) continue;
+        if (c->waiting_write) continue;
+      }
+      if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+        bool closed = false;
+        bool got = false;
+        for (;;) {
+          if (c->waiting_write) break;  // back-pressure: finish sending first
+          char buf[16 * 1024];
+          const ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+          if (r > 0) {
+            c->in.append(buf, static_cast<size_t>(r));
+            got = true;
+            if (static_cast<size_t>(r) < sizeof buf) break;
+            continue;
+          }
+          if (r < 0 && errno == EINTR) continue;
+          if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+          closed = true;  // EOF or error
+          break;
+        }
+        if (got && !process(c)) continue;
+        if (closed) close_conn(c);
+      }
+    }
+  }
+}
+
+}  // namespace tickinfer::serving

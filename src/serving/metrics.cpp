@@ -1,0 +1,189 @@
+#include "serving/metrics.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace tickinfer::serving {
+
+const char* status_code_name(StatusCode c) {
+  static const char* const names[] = {
+      "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+      "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION",
+      "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+      "UNAUTHENTICATED"};
+  const auto i = static_cast<size_t>(c);
+  return i < 17 ? names[i] : "UNKNOWN";
+}
+
+int http_status_for(StatusCode c) {
+  switch (c) {
+    case StatusCode::Ok: return 200;
+    case StatusCode::Cancelled: return 499;
+    case StatusCode::InvalidArgument: return 400;
+    case StatusCode::DeadlineExceeded: return 504;
+    case StatusCode::NotFound: return 404;
+    case StatusCode::AlreadyExists: return 409;
+    case StatusCode::PermissionDenied: return 403;
+    case StatusCode::ResourceExhausted: return 429;
+    case StatusCode::FailedPrecondition: return 400;
+    case StatusCode::Aborted: return 409;
+    case StatusCode::OutOfRange: return 400;
+    case StatusCode::Unimplemented: return 501;
+    case StatusCode::Unavailable: return 503;
+    case StatusCode::Unauthenticated: return 401;
+    default: return 500;
+  }
+}
+
+std::vector<double> AtomicHistogram::exponential(double start, double factor, int count) {
+  std::vector<double> b;
+  double v = start;
+  for (int i = 0; i < count; ++i) {
+    b.push_back(v);
+    v *= factor;
+  }
+  return b;
+}
+
+AtomicHistogram::AtomicHistogram(std::vector<double> bounds_us)
+    : bounds_(std::move(bounds_us)), counts_(new std::atomic<uint64_t>[bounds_.size() + 1]) {
+  for (size_t i = 0; i <= bounds_.size(); ++i) counts_[i].store(0, std::memory_order_relaxed);
+}
+
+void AtomicHistogram::record_us(double us) noexcept {
+  if (!(us >= 0)) us = 0;
+  // Few buckets and they are ordered: a linear scan from the bottom is a handful of compares for
+  // the latencies seen here.
+  size_t i = 0;
+  while (i < bounds_.size() && us > bounds_[i]) ++i;
+  counts_[i].fetch_add(1, std::memory_order_relaxed);
+  total_.fetch_add(1, std::memory_order_relaxed);
+  sum_ns_.fetch_add(static_cast<uint64_t>(us * 1000.0), std::memory_order_relaxed);
+}
+
+static void append_number(std::string& out, double v) {
+  if (std::isinf(v)) {
+    out += v > 0 ? "+Inf" : "-Inf";
+    return;
+  }
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+static void append_uint(std::string& out, uint64_t v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, r.ptr);
+}
+
+void AtomicHistogram::append_text(std::string& out, const std::string& name,
+                                  const std::string& labels) const {
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i <= bounds_.size(); ++i) {
+    cumulative += counts_[i].load(std::memory_order_relaxed);
+    out += name + "_bucket{" + labels + ",le=\"";
+    append_number(out, i < bounds_.size() ? bounds_[i] : INFINITY);
+    out += "\"} ";
+    append_uint(out, cumulative);
+    out += '\n';
+  }
+  out += name + "_sum{" + labels + "} ";
+  append_number(out, static_cast<double>(sum_ns_.load(std::memory_order_relaxed)) / 1000.0);
+  out += '\n';
+  // _count equals the +Inf bucket (read once above) so the exposition is self-consistent even
+  // while writers run.
+  out += name + "_count{" + labels + "} ";
+  append_uint(out, cumulative);
+  out += '\n';
+}
+
+ModelMetrics::ModelMetrics(std::string model_name)
+    : name(std::move(model_name)),
+      latency{AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33)),
+              AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33))},
+      queue{AtomicHistogram(AtomicHistogram::exponential(1, 2, 24)),
+            AtomicHistogram(AtomicHistogram::exponential(1, 2, 24))},
+      compute{AtomicHistogram(AtomicHistogram::exponential(1, 2, 24)),
+              AtomicHistogram(AtomicHistogram::exponential(1, 2, 24))} {
+  for (auto& c : count_by_status) c.store(0, std::memory_order_relaxed);
+}
+
+Metrics::Metrics(const std::vector<std::string>& model_names) {
+  models_.push_back(std::make_unique<ModelMetrics>(""));
+  for (const auto& n : model_names) models_.push_back(std::make_unique<ModelMetrics>(n));
+}
+
+ModelMetrics& Metrics::for_model(const std::string& name) noexcept {
+  for (size_t i = 1; i < models_.size(); ++i) {
+    if (models_[i]->name == name) return *models_[i];
+  }
+  return *models_[0];
+}
+
+// Label values are escaped as the text format requires (\\, \", \n).
+static std::string label_value(const std::string& v) {
+  std::string o;
+  for (char c : v) {
+    if (c == '\\') o += "\\\\";
+    else if (c == '"') o += "\\\"";
+    else if (c == '\n') o += "\\n";
+    else o += c;
+  }
+  return o;
+}
+
+std::string Metrics::render() const {
+  std::string out;
+  static const char* const entry[2] = {"REST", "GRPC"};
+  out += "# HELP :tensorflow:serving:request_count The total number of requests.\n";
+  out += "# TYPE :tensorflow:serving:request_count counter\n";
+  for (const auto& m : models_) {
+    for (size_t s = 0; s < 17; ++s) {
+      const uint64_t n = m->count_by_status[s].load(std::memory_order_relaxed);
+      if (n == 0) continue;
+      out += ":tensorflow:serving:request_count{model_name=\"" + label_value(m->name) +
+             "\",status=\"" + status_code_name(static_cast<StatusCode>(s)) + "\"} ";
+      append_uint(out, n);
+      out += '\n';
+    }
+  }
+  out += "# HELP :tensorflow:serving:request_latency Distribution of wall time (in microseconds) for successful requests.\n";
+  out += "# TYPE :tensorflow:serving:request_latency histogram\n";
+  for (size_t k = 1; k < models_.size(); ++k) {
+    const auto& m = *models_[k];
+    for (int e = 0; e < 2; ++e) {
+      const std::string labels = "model_name=\"" + label_value(m.name) + "\",API=\"" +
+                                 (e == 0 ? "predict" : "Predict") + "\",entrypoint=\"" + entry[e] + "\"";
+      m.latency[e].append_text(out, ":tensorflow:serving:request_latency", labels);
+    }
+  }
+  out += "# HELP :tickinfer:serving:queue_latency Microseconds from a complete request to the start of compute.\n";
+  out += "# TYPE :tickinfer:serving:queue_latency histogram\n";
+  for (size_t k = 1; k < models_.size(); ++k) {
+    const auto& m = *models_[k];
+    for (int e = 0; e < 2; ++e) {
+      m.queue[e].append_text(out, ":tickinfer:serving:queue_latency",
+                             "model_name=\"" + label_value(m.name) + "\",entrypoint=\"" + entry[e] + "\"");
+    }
+  }
+  out += "# HELP :tickinfer:serving:compute_latency Microseconds spent running the model.\n";
+  out += "# TYPE :tickinfer:serving:compute_latency histogram\n";
+  for (size_t k = 1; k < models_.size(); ++k) {
+    const auto& m = *models_[k];
+    for (int e = 0; e < 2; ++e) {
+      m.compute[e].append_text(out, ":tickinfer:serving:compute_latency",
+                               "model_name=\"" + label_value(m.name) + "\",entrypoint=\"" + entry[e] + "\"");
+    }
+  }
+  out += "# HELP :tickinfer:serving:model_version_available Number of AVAILABLE versions.\n";
+  out += "# TYPE :tickinfer:serving:model_version_available gauge\n";
+  for (size_t k = 1; k < models_.size(); ++k) {
+    out += ":tickinfer:serving:model_version_available{model_name=\"" + label_value(models_[k]->name) + "\"} ";
+    out += std::to_string(models_[k]->versions_available.load(std::memory_order_relaxed));
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace tickinfer::serving

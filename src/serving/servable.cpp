@@ -1,0 +1,127 @@
+#include "serving/servable.hpp"
+
+#include <filesystem>
+#include <thread>
+
+namespace fs = std::filesystem;
+
+namespace tickinfer::serving {
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::vector<TensorSpec> specs(const std::vector<TensorInfo>& infos) {
+  std::vector<TensorSpec> out;
+  for (const auto& t : infos) {
+    TensorSpec s;
+    s.name = t.name;
+    for (int d : t.shape) {
+      s.shape.push_back(d);
+      s.size *= static_cast<size_t>(d);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string find_model_file(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error("version folder '" + dir + "' is not a directory");
+  if (fs::is_regular_file(fs::path(dir) / "model.keras", ec)) return (fs::path(dir) / "model.keras").string();
+  std::vector<std::string> found;
+  bool tflite = false, saved_model = false, quantized = false;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_regular_file(ec)) continue;
+    const std::string name = e.path().filename().string();
+    if (ends_with(name, ".keras") || ends_with(name, ".h5")) found.push_back(e.path().string());
+    if (ends_with(name, ".tflite")) tflite = true;
+    if (ends_with(name, ".tiq")) quantized = true;
+    if (name == "saved_model.pb" || name == "saved_model.pbtxt") saved_model = true;
+  }
+  if (ec) throw Error("cannot list version folder '" + dir + "': " + ec.message());
+  if (found.size() == 1) return found[0];
+  if (found.size() > 1) {
+    throw Error("version folder '" + dir +
+                "' holds several .keras/.h5 files and no model.keras; keep exactly one");
+  }
+  if (tflite) {
+    throw Error("version folder '" + dir +
+                "': .tflite models are not supported by this build of tickinfer serve yet");
+  }
+  if (quantized) {
+    throw Error("version folder '" + dir +
+                "': tickinfer quantized models are not supported by this build of tickinfer serve yet");
+  }
+  if (saved_model) {
+    throw Error("version folder '" + dir +
+                "' holds a TensorFlow SavedModel; tickinfer serves Keras files: save the model "
+                "with model.save('model.keras') into the version folder");
+  }
+  throw Error("version folder '" + dir + "' holds no model file (model.keras or *.h5)");
+}
+
+Model load_model_version(const std::string& version_dir) {
+  return Model::load(find_model_file(version_dir));
+}
+
+std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t version,
+                                         size_t num_plans) {
+  std::shared_ptr<Servable> s(new Servable());
+  s->version_ = version;
+  s->model_file_ = find_model_file(version_dir);
+  s->model_ = std::make_unique<Model>(Model::load(s->model_file_));
+  s->inputs_ = specs(s->model_->inputs());
+  s->outputs_ = specs(s->model_->outputs());
+  if (s->inputs_.size() > kMaxTensors || s->outputs_.size() > kMaxTensors) {
+    throw Error("model '" + s->model_file_ + "' has more than 16 inputs or outputs");
+  }
+  Plan first = compile(*s->model_);
+  if (num_plans == 0) num_plans = 1;
+  s->plans_.reserve(num_plans);
+  for (size_t i = 1; i < num_plans; ++i) s->plans_.push_back(first.clone());
+  s->plans_.push_back(std::move(first));
+  s->busy_.reset(new std::atomic<bool>[num_plans]);
+  for (size_t i = 0; i < num_plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
+  // The plan's flattened shapes are what run() uses; the model's TensorInfo names the tensors.
+  for (size_t i = 0; i < s->inputs_.size(); ++i) {
+    if (s->plans_[0].input_size(i) != s->inputs_[i].size) {
+      throw Error("model '" + s->model_file_ + "': input '" + s->inputs_[i].name +
+                  "' has an unknown dimension; only fixed shapes can be served");
+    }
+  }
+  return s;
+}
+
+size_t Servable::acquire_plan(size_t first) const noexcept {
+  if (first >= plans_.size()) first = plans_.size() - 1;
+  for (;;) {
+    for (size_t i = first; i < plans_.size(); ++i) {
+      if (!busy_[i].load(std::memory_order_relaxed) && !busy_[i].exchange(true, std::memory_order_acquire)) {
+        return i;
+      }
+    }
+    std::this_thread::yield();
+  }
+}
+
+void Servable::release_plan(size_t index) const noexcept { busy_[index].store(false, std::memory_order_release); }
+
+void Servable::run(size_t plan_index, size_t batch, const float* const* inputs,
+                   float* const* outputs) const noexcept {
+  Plan& plan = plans_[plan_index];
+  const size_t ni = inputs_.size(), no = outputs_.size();
+  const float* in[kMaxTensors];
+  float* out[kMaxTensors];
+  for (size_t r = 0; r < batch; ++r) {
+    for (size_t i = 0; i < ni; ++i) in[i] = inputs[i] + r * inputs_[i].size;
+    for (size_t o = 0; o < no; ++o) out[o] = outputs[o] + r * outputs_[o].size;
+    plan.run(in, out);
+  }
+}
+
+}  // namespace tickinfer::serving

@@ -1,0 +1,53 @@
+#pragma once
+// tensorflow_model_server's command line, as `tickinfer serve` accepts it: `--flag=value` and
+// `--flag value` (booleans: `--flag`, `--flag=true|false`). Flags of TF Serving that tickinfer
+// does not support are refused by name with the reason; unknown flags are refused; flags that
+// only tune the TensorFlow runtime are accepted and listed in `notices` (printed at start), so
+// nothing is ignored silently. See docs/serving.md for the table.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tickinfer::serving {
+
+struct ServerFlags {
+  int grpc_port = 8500;                 // --port; 0 = any free port
+  bool grpc_port_given = false;
+  bool grpc = true;                     // serve gRPC (tests switch it off)
+  std::string grpc_socket_path;         // also listen on unix:<path>
+  std::string ssl_config_file;          // gRPC TLS
+  int grpc_max_threads = 0;             // 0 = number of CPUs
+  int rest_api_port = 0;                // 0 = REST off (as in TF Serving)
+  int rest_api_num_threads = 0;         // 0 = number of CPUs
+  int64_t rest_api_timeout_in_ms = 30000;
+  bool rest_api_enable_cors_support = false;
+  std::string model_name = "default";
+  std::string model_base_path;
+  std::string model_config_file;
+  double file_system_poll_wait_seconds = 1;
+  bool enable_batching = false;
+  std::string batching_parameters_file;
+  std::string monitoring_config_file;
+  bool enable_model_warmup = true;
+  int num_request_iterations_for_warmup = 1;
+  bool allow_version_labels_for_unavailable_models = false;
+  bool print_version = false;
+  // tickinfer's own
+  std::string rest_api_bind_address = "0.0.0.0";
+  int64_t max_body_bytes = 4 << 20;
+  int64_t max_batch_size = 1024;
+  int64_t max_connections = 1024;
+  bool reject_nonfinite = true;
+  std::string bearer_token_file;
+  std::string request_log_file;
+  double request_log_sample_rate = 1.0;
+  std::vector<std::string> notices;     // accepted flags that have no effect here
+};
+
+// Throws tickinfer::Error with a message naming the flag for anything it cannot accept.
+ServerFlags parse_server_flags(const std::vector<std::string>& args);
+
+// The flags table for `tickinfer help serve` and the docs.
+std::string server_flags_help();
+
+}  // namespace tickinfer::serving

@@ -1,0 +1,128 @@
+// Server-side batching (--enable_batching) through real sockets: answers still equal Keras
+// under concurrent clients, time in the queue is measured apart from compute, oversized tasks
+// and a full queue get TF Serving's codes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "formats/npy.hpp"
+#include "serving/model_server.hpp"
+#include "support/http_client.hpp"
+#include "support/serving_repo.hpp"
+
+using namespace tickinfer::serving;
+using tickinfer::testing::HttpClient;
+using tickinfer::testing::TempDir;
+
+namespace {
+
+std::unique_ptr<ModelServer> start(const TempDir& d, const std::string& params) {
+  d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
+  std::ofstream(d.path() + "/batching.config") << params;
+  std::ofstream(d.path() + "/monitoring.config") << "prometheus_config { enable: true }";
+  ServerFlags f;
+  f.model_name = "mlp";
+  f.model_base_path = d.model_path("mlp");
+  f.rest_api_bind_address = "127.0.0.1";
+  f.grpc = false;
+  f.rest_api_num_threads = 4;
+  f.file_system_poll_wait_seconds = -1;
+  f.enable_batching = true;
+  f.batching_parameters_file = d.path() + "/batching.config";
+  f.monitoring_config_file = d.path() + "/monitoring.config";
+  auto s = std::make_unique<ModelServer>(f);
+  s->start();
+  return s;
+}
+
+double metric(const std::string& text, const std::string& name) {
+  const size_t p = text.find(name + " ");
+  return p == std::string::npos ? -1 : std::atof(text.c_str() + p + name.size() + 1);
+}
+
+TEST(ServingBatching, ConcurrentRequestsGetKerasAnswersAndQueueTimeIsSeparate) {
+  TempDir d;
+  auto s = start(d, "max_batch_size { value: 8 } batch_timeout_micros { value: 2000 } "
+                    "num_batch_threads { value: 1 } max_enqueued_batches { value: 100 }");
+  const auto x = tickinfer::formats::read_npy(tickinfer::testing::bench_model("mlp_small/in0.npy"));
+  const auto y = tickinfer::formats::read_npy(tickinfer::testing::bench_model("mlp_small/out0.npy"));
+  std::atomic<int> bad{0};
+  std::vector<std::thread> clients;
+  for (int t = 0; t < 4; ++t) {
+    clients.emplace_back([&, t] {
+      HttpClient c(s->rest_port());
+      for (int i = 0; i < 25; ++i) {
+        const size_t row = static_cast<size_t>((t * 25 + i) % 8);
+        nlohmann::json inst = nlohmann::json::array();
+        inst.push_back(std::vector<float>(x.data.begin() + row * 10, x.data.begin() + row * 10 + 10));
+        const auto r = c.request("POST", "/v1/models/mlp:predict", nlohmann::json{{"instances", inst}}.dump());
+        if (r.status != 200) {
+          bad++;
+          continue;
+        }
+        const double got = nlohmann::json::parse(r.body)["predictions"][0][0].get<double>();
+        if (std::fabs(got - y.data[row]) > 1e-6 + 1e-5 * std::fabs(y.data[row])) bad++;
+      }
+    });
+  }
+  for (auto& c : clients) c.join();
+  EXPECT_EQ(bad.load(), 0);
+  HttpClient c(s->rest_port());
+  const std::string m = c.request("GET", "/monitoring/prometheus/metrics").body;
+  const std::string labels = "{model_name=\"mlp\",entrypoint=\"REST\"}";
+  EXPECT_EQ(metric(m, ":tickinfer:serving:queue_latency_count" + labels), 100);
+  // Batches of at most 4 rows never fill 8: each waits for the 2 ms timeout, so queue time
+  // dominates compute time.
+  const double queue_mean = metric(m, ":tickinfer:serving:queue_latency_sum" + labels) / 100;
+  const double compute_mean = metric(m, ":tickinfer:serving:compute_latency_sum" + labels) / 100;
+  EXPECT_GT(queue_mean, 200.0);
+  EXPECT_LT(compute_mean, queue_mean);
+}
+
+TEST(ServingBatching, OversizedTaskIsRefused) {
+  TempDir d;
+  auto s = start(d, "max_batch_size { value: 2 } batch_timeout_micros { value: 300000 } "
+                    "num_batch_threads { value: 1 } max_enqueued_batches { value: 1 }");
+  const std::string three =
+      "{\"instances\": [[1,2,3,4,5,6,7,8,9,10],[1,2,3,4,5,6,7,8,9,10],[1,2,3,4,5,6,7,8,9,10]]}";
+  HttpClient c(s->rest_port());
+  auto r = c.request("POST", "/v1/models/mlp:predict", three);
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body.find("larger than maximum batch size"), std::string::npos);
+}
+
+// The queue bound, on the scheduler itself: through HTTP two connections may share one worker
+// thread, which the first request blocks while it waits for its batch.
+TEST(ServingBatching, FullQueueIsUnavailable) {
+  TempDir d;
+  const std::string dir = d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
+  const auto sv = Servable::load(dir, 1, 1);
+  BatchingParameters p;
+  p.max_batch_size = 2;
+  p.batch_timeout_micros = 300000;
+  p.num_batch_threads = 1;
+  p.max_enqueued_batches = 1;
+  BatchScheduler sched(p, 0);
+  float x[20] = {}, y[2] = {};
+  const float* in[] = {x};
+  float* out[] = {y};
+  // One row opens a batch that waits 300 ms for a second row; two rows do not fit it and would
+  // need a second batch, beyond max_enqueued_batches = 1.
+  BatchScheduler::Result first;
+  std::thread waiter([&] { first = sched.run(sv, 1, in, out); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  float y2[2] = {};
+  float* out2[] = {y2};
+  const auto second = sched.run(sv, 2, in, out2);
+  EXPECT_EQ(second.code, StatusCode::Unavailable);
+  waiter.join();
+  EXPECT_EQ(first.code, StatusCode::Ok);
+  EXPECT_GE(first.queue_ns, 250000000u);  // it waited for the batch timeout
+  EXPECT_TRUE(std::isfinite(y[0]));
+}
+
+}  // namespace

@@ -1,0 +1,167 @@
+// Config files (ModelServerConfig, MonitoringConfig, BatchingParameters text protos) and the
+// tensorflow_model_server command line.
+#include <gtest/gtest.h>
+
+#include "serving/server_config.hpp"
+#include "serving/server_flags.hpp"
+#include "serving/text_proto.hpp"
+#include "tickinfer/error.hpp"
+
+using namespace tickinfer::serving;
+using tickinfer::Error;
+
+namespace {
+
+std::string error_of(auto&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ServingConfig, ModelServerConfigAsTfServingDocumentsIt) {
+  const auto models = parse_model_server_config(R"(
+# two models
+model_config_list {
+  config {
+    name: 'mlp'
+    base_path: "/models/mlp"
+    model_platform: "tensorflow"
+    model_version_policy { specific { versions: 42 versions: 43 } }
+    version_labels { key: 'stable' value: 42 }
+    version_labels { key: 'canary' value: 43 }
+  }
+  config: { name: "lstm", base_path: "/models/lstm", model_version_policy: { latest: { num_versions: 2 } } }
+  config < name: "all" base_path: "/m/all" model_version_policy { all {} } >
+}
+)", "models.config");
+  ASSERT_EQ(models.size(), 3u);
+  EXPECT_EQ(models[0].name, "mlp");
+  EXPECT_EQ(models[0].base_path, "/models/mlp");
+  EXPECT_EQ(models[0].policy.kind, VersionPolicy::Kind::Specific);
+  EXPECT_EQ(models[0].policy.versions, (std::vector<int64_t>{42, 43}));
+  EXPECT_EQ(models[0].labels.at("stable"), 42);
+  EXPECT_EQ(models[0].labels.at("canary"), 43);
+  EXPECT_EQ(models[1].policy.kind, VersionPolicy::Kind::Latest);
+  EXPECT_EQ(models[1].policy.num_versions, 2);
+  EXPECT_EQ(models[2].policy.kind, VersionPolicy::Kind::All);
+}
+
+TEST(ServingConfig, VersionsInListForm) {
+  const auto m = parse_model_server_config(
+      "model_config_list { config { name: 'a' base_path: '/a' model_version_policy { specific { versions: [1, 2, 3] } } } }",
+      "c");
+  EXPECT_EQ(m[0].policy.versions, (std::vector<int64_t>{1, 2, 3}));
+}
+
+TEST(ServingConfig, ErrorsNameFileLineAndColumn) {
+  struct Case {
+    const char* text;
+    const char* want;
+  };
+  const Case cases[] = {
+      {"model_config_list {\n  config {\n    nme: 'x'\n  }\n}", "c:3:5: unknown field 'nme' in ModelConfig"},
+      {"model_config_list { config { name: 'x' base_path: '/x'", "missing '}' before end of input"},
+      {"model_config_list { config { name: 'x' base_path: \"/x } }", "c:1:51: unterminated string"},
+      {"model_config_list { config { name: x base_path: '/x' } }", "must be a quoted string"},
+      {"model_config_list { config { name: 'x' } }", "needs a base_path"},
+      {"model_config_list { config { name: 'a/b' base_path: '/x' } }", "neither '/' nor ':'"},
+      {"model_config_list { config { name: 'x' base_path: '/x' model_version_policy { latest { num_versions: 0 } } } }",
+       "num_versions must be at least 1"},
+      {"model_config_list { config { name: 'x' base_path: '/x' model_version_policy { newest {} } } }",
+       "unknown field 'newest'"},
+      {"model_config_list { config { name: 'x' base_path: '/x' model_version_policy { specific { versions: 1x } } } }",
+       "'1x' is not a 64-bit integer"},
+      {"model_config_list { config { name: 'x' base_path: '/x' version_labels { key: 'a' } } }", "needs a non-empty key and a value"},
+      {"model_config_list { config { name: 'x' base_path: '/x' model_platform: 'onnx' } }", "'onnx' is not supported"},
+      {"model_config_list { config { name: 'x' base_path: '/x' } config { name: 'x' base_path: '/y' } }",
+       "configured more than once"},
+      {"custom_model_config {}", "not supported by tickinfer serve"},
+      {"model_config_list {}", "no model"},
+      {"model_config_list { config { name: 'x' base_path: '/x' } } }", "c:1:60: expected a field name, found '}'"},
+      {"", "no model"},
+  };
+  for (const auto& c : cases) {
+    const std::string e = error_of([&] { parse_model_server_config(c.text, "c"); });
+    EXPECT_NE(e.find(c.want), std::string::npos) << "text: " << c.text << "\nerror: " << e;
+  }
+}
+
+TEST(ServingConfig, DeepNestingIsAnErrorNotACrash) {
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += "a {";
+  EXPECT_NE(error_of([&] { parse_text_proto(deep, "deep"); }).find("nested deeper than 64"), std::string::npos);
+}
+
+TEST(ServingConfig, MonitoringConfig) {
+  auto m = parse_monitoring_config("prometheus_config { enable: true path: \"/metrics\" }", "m");
+  EXPECT_TRUE(m.prometheus_enable);
+  EXPECT_EQ(m.prometheus_path, "/metrics");
+  m = parse_monitoring_config("prometheus_config { enable: true }", "m");
+  EXPECT_EQ(m.prometheus_path, "/monitoring/prometheus/metrics");
+  EXPECT_NE(error_of([] { parse_monitoring_config("prometheus_config { enable: yes }", "m"); }).find("true or false"),
+            std::string::npos);
+}
+
+TEST(ServingConfig, BatchingParametersUseWrapperSyntaxAndTfDefaults) {
+  auto b = parse_batching_parameters("max_batch_size { value: 32 } batch_timeout_micros { value: 1000 }\n"
+                                     "allowed_batch_sizes: 8 allowed_batch_sizes: 32",
+                                     "b");
+  EXPECT_EQ(b.max_batch_size, 32);
+  EXPECT_EQ(b.batch_timeout_micros, 1000);
+  EXPECT_EQ(b.max_enqueued_batches, 10);
+  EXPECT_EQ(b.allowed_batch_sizes, (std::vector<int64_t>{8, 32}));
+  EXPECT_NE(error_of([] { parse_batching_parameters("max_batch_size: 32", "b"); }).find("must be a message"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_batching_parameters("max_batch_size { value: 16 } allowed_batch_sizes: 8", "b"); })
+                .find("must equal max_batch_size"),
+            std::string::npos);
+}
+
+TEST(ServingFlags, TensorflowModelServerSpellingsBothForms) {
+  const auto f = parse_server_flags({"--port=8500", "--rest_api_port", "8501", "--model_name=mlp",
+                                     "--model_base_path", "/models/mlp", "--enable_batching=false",
+                                     "--file_system_poll_wait_seconds=0.5", "--rest_api_enable_cors_support",
+                                     "--rest_api_timeout_in_ms=100", "--noenable_model_warmup",
+                                     "--tensorflow_intra_op_parallelism=4"});
+  EXPECT_EQ(f.grpc_port, 8500);
+  EXPECT_EQ(f.rest_api_port, 8501);
+  EXPECT_EQ(f.model_name, "mlp");
+  EXPECT_EQ(f.model_base_path, "/models/mlp");
+  EXPECT_DOUBLE_EQ(f.file_system_poll_wait_seconds, 0.5);
+  EXPECT_TRUE(f.rest_api_enable_cors_support);
+  EXPECT_EQ(f.rest_api_timeout_in_ms, 100);
+  EXPECT_FALSE(f.enable_model_warmup);
+  ASSERT_EQ(f.notices.size(), 1u);  // accepted, but said out loud
+  EXPECT_NE(f.notices[0].find("tensorflow_intra_op_parallelism"), std::string::npos);
+}
+
+TEST(ServingFlags, UnsupportedAndUnknownFlagsAreRefusedByName) {
+  const std::vector<std::string> base = {"--rest_api_port=8501", "--model_base_path=/m"};
+  auto with = [&](std::string extra) {
+    auto a = base;
+    a.push_back(std::move(extra));
+    return error_of([&] { parse_server_flags(a); });
+  };
+  EXPECT_NE(with("--grpc_channel_arguments=a=1").find("not supported"), std::string::npos);
+  EXPECT_NE(with("--use_alts_credentials").find("'--use_alts_credentials' of tensorflow_model_server is not supported"),
+            std::string::npos);
+  EXPECT_NE(with("--prefer_tflite_model").find("--prefer_tflite_model"), std::string::npos);
+  EXPECT_NE(with("--batching_parameters_file=/b").find("needs --enable_batching"), std::string::npos);
+  EXPECT_NE(with("--rest_api_prot=1").find("unknown flag '--rest_api_prot'"), std::string::npos);
+  EXPECT_NE(with("--rest_api_num_threads=x").find("not an integer"), std::string::npos);
+  EXPECT_NE(with("--nonfinite_inputs=maybe").find("reject or allow"), std::string::npos);
+  EXPECT_NE(with("--model_config_file=/c").find("not both"), std::string::npos);
+  EXPECT_NE(with("stray").find("unexpected argument"), std::string::npos);
+  // gRPC alone (REST off, TF Serving's default) is a valid server.
+  EXPECT_EQ(error_of([] { parse_server_flags({"--model_base_path=/m"}); }), "");
+  EXPECT_NE(error_of([] { parse_server_flags({"--rest_api_port=8501"}); }).find("--model_base_path"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { parse_server_flags({"--port=1", "--rest_api_port=1", "--model_base_path=/m"}); })
+                .find("must differ"),
+            std::string::npos);
+}
+
+}  // namespace

@@ -1,0 +1,123 @@
+// The REST :predict path's promises, checked by counting: once a worker's buffers have grown,
+// parsing the HTTP request, decoding the JSON, resolving the version (SnapshotCell), running
+// the plans, encoding the response and recording metrics make no heap allocation and take no
+// pthread mutex. (Global malloc/operator new and pthread_mutex_lock are replaced by counters, as
+// in engine_hot_path_test.) The socket I/O around it is the HTTP server's, one recv and one send
+// per request.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "serving/http_parser.hpp"
+#include "serving/metrics.hpp"
+#include "serving/model_repository.hpp"
+#include "serving/rest_api.hpp"
+#include "support/serving_repo.hpp"
+
+namespace {
+std::atomic<bool> g_counting{false};
+std::atomic<long> g_allocs{0};
+std::atomic<long> g_locks{0};
+void note_alloc() {
+  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace
+
+extern "C" void* __libc_malloc(size_t);
+extern "C" void* __libc_calloc(size_t, size_t);
+extern "C" void* __libc_realloc(void*, size_t);
+extern "C" void* malloc(size_t n) {
+  note_alloc();
+  return __libc_malloc(n);
+}
+extern "C" void* calloc(size_t a, size_t b) {
+  note_alloc();
+  return __libc_calloc(a, b);
+}
+extern "C" void* realloc(void* p, size_t n) {
+  note_alloc();
+  return __libc_realloc(p, n);
+}
+void* operator new(size_t n) {
+  note_alloc();
+  if (void* p = __libc_malloc(n ? n : 1)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](size_t n) { return operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete[](void* p, size_t) noexcept { std::free(p); }
+
+extern "C" int pthread_mutex_lock(pthread_mutex_t* m) {
+  using Fn = int (*)(pthread_mutex_t*);
+  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pthread_mutex_lock"));
+  if (g_counting.load(std::memory_order_relaxed)) g_locks.fetch_add(1, std::memory_order_relaxed);
+  return real(m);
+}
+
+namespace tickinfer::serving {
+namespace {
+
+TEST(ServingHotPath, PredictAllocatesNothingAndTakesNoLock) {
+  tickinfer::testing::TempDir d;
+  d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
+  d.add_version("two", "1", tickinfer::testing::fixture_path("merge_two_in_two_out_k3/model.keras"));
+  ModelConfig a, b;
+  a.name = "mlp";
+  a.base_path = d.model_path("mlp");
+  b.name = "two";
+  b.base_path = d.model_path("two");
+  Metrics metrics({"mlp", "two"});
+  ModelRepository repo({a, b}, {}, &metrics);
+  repo.poll_once();
+  ASSERT_TRUE(repo.ready());
+  RestApi api(repo, metrics, RestOptions{}, 1);
+
+  const std::string mlp_row = "{\"instances\": [[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0],[1,2,3,4,5,6,7,8,9,10]]}";
+  const std::string mlp_col = "{\"signature_name\": \"serving_default\", \"inputs\": {\"input_layer\": [[1,2,3,4,5,6,7,8,9,1e-3]]}}";
+  const std::string two_row =
+      "{\"instances\": [{\"input_layer\": [1,2,3,4,5,6,7,8], \"input_layer_1\": [1,2,3,4,5]}]}";
+  struct Req {
+    std::string raw;
+  };
+  std::vector<std::string> raws;
+  for (const auto& [path, body] : {std::pair<std::string, std::string>{"/v1/models/mlp:predict", mlp_row},
+                                   {"/v1/models/mlp/versions/1:predict", mlp_col},
+                                   {"/v1/models/two:predict", two_row}}) {
+    raws.push_back("POST " + path + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                   std::to_string(body.size()) + "\r\n\r\n" + body);
+  }
+  HttpResponse resp;
+  HttpLimits limits;
+  auto once = [&](const std::string& raw) {
+    HttpRequest req;
+    const ParseResult r = parse_http_request(raw.data(), raw.size(), limits, req);
+    if (r.status != ParseStatus::Complete) return false;
+    resp.status = 200;
+    resp.body.clear();
+    api.handle(req, monotonic_ns(), 0, resp);
+    return resp.status == 200;
+  };
+  for (int i = 0; i < 20; ++i) {
+    for (const auto& raw : raws) ASSERT_TRUE(once(raw)) << resp.body;
+  }
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  bool all_ok = true;
+  for (int i = 0; i < 1000; ++i) {
+    for (const auto& raw : raws) all_ok = once(raw) && all_ok;
+  }
+  g_counting = false;
+  EXPECT_TRUE(all_ok);
+  EXPECT_EQ(g_allocs.load(), 0);
+  EXPECT_EQ(g_locks.load(), 0);
+}
+
+}  // namespace
+}  // namespace tickinfer::serving
