@@ -88,7 +88,7 @@ LineFaults parse_faults(const std::string& opt, const std::string& spec) {
 }
 
 // ---------------------------------------------------------------------------------------------
-ArgParser serve_parser() {
+ArgParser feed_serve_parser() {
   ArgParser p("feed serve", "synthetic exchange: publish a seeded market on lines A and B");
   p.option("seed", "N", "market and fault seed", "1");
   p.option("messages", "N", "messages to publish", "100000");
@@ -110,7 +110,7 @@ ArgParser serve_parser() {
   return p;
 }
 
-int run_serve(const ArgParser& a) {
+int run_feed_serve(const ArgParser& a) {
   ExchangeConfig c;
   c.market.seed = static_cast<std::uint64_t>(a.integer("seed", 0, 1L << 62));
   c.messages = static_cast<std::uint64_t>(a.integer("messages", 1, 1L << 26));
@@ -488,7 +488,7 @@ int run_feed_main(const std::vector<std::string>& args) {
     ArgParser (*make)();
     int (*run)(const ArgParser&);
   };
-  static const Action actions[] = {{"serve", serve_parser, run_serve},
+  static const Action actions[] = {{"serve", feed_serve_parser, run_feed_serve},
                                    {"listen", listen_parser, run_listen},
                                    {"record", record_parser, run_record},
                                    {"replay", replay_parser, run_replay},
