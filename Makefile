@@ -104,7 +104,9 @@ clean:
 # too big for install_deps.sh, so it is installed here, for the tests only.
 serving-test: build
 	@command -v promtool >/dev/null || { [ "$$(id -u)" -eq 0 ] && S= || S=sudo; \
-	  DEBIAN_FRONTEND=noninteractive $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
+	  { $$S apt-get update -qq && $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; }
 	TICKINFER_REQUIRE_PROMTOOL=1 $(BUILD)/tests/serving_rest_test --gtest_brief=1
 	tools/setup_serving_venv.sh $(VENV) .venv-serving
 	TICKINFER_BIN=$(BUILD)/tickinfer .venv-serving/bin/python -m pytest -q -p no:cacheprovider tests/python
