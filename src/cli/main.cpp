@@ -22,6 +22,11 @@ const std::vector<Command>& all_commands() {
       {"feed", feed_parser, run_feed},
 
       {"features", features_parser, run_features},
+      {"run", run_parser, run_run},
+      {"replay", decision_replay_parser, run_decision_replay},
+      {"report", report_parser, run_report},
+      {"signals", signals_parser, run_signals},
+      {"pipeline", pipeline_parser, run_pipeline},
   };
   return commands;
 }
@@ -88,6 +93,7 @@ int run_main(int argc, char** argv) {
   if (!command) return report_usage_error("unknown command '" + first + "'", nullptr);
   try {
     if (first == "feed") return run_feed_main(rest);
+    if (first == "pipeline") return run_pipeline_main(rest);
     ArgParser parser = command->make_parser();
     parser.parse(rest);
     if (parser.help_requested()) {

@@ -460,10 +460,10 @@ void Pipeline::run(const std::atomic<bool>& stop) {
   m.run_start = now_ns();
   m.next_interval = m.run_start + cfg_.status_interval_ns;
   m.last_event_ns.store(m.run_start);
-  m.alloc_ready = allocation_count();
   const std::int64_t eos_check_ns = 1'000'000;
 
   std::vector<std::thread> threads;
+  threads.reserve(2);
   if (cfg_.threading == ThreadingMode::Inline) {
     threads.emplace_back([&m, this, eos_check_ns] {
       pin_to(cfg_.compute_cpu);
@@ -512,6 +512,8 @@ void Pipeline::run(const std::atomic<bool>& stop) {
     });
   }
 
+  // Steady state starts here: every thread exists (creating one allocates its state).
+  m.alloc_ready = allocation_count();
   // Supervisor: status lines, metrics, stop conditions. Never on the hot path.
   std::size_t printed = 0;
   bool warned_silent = false;
