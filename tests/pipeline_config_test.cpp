@@ -132,7 +132,7 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"shm = \"sig-ring\"", "shm = \"../etc\"", "[signals] shm = '../etc'"},
       {"flush = \"record\"", "flush = \"sometimes\"", "[decision_log] flush = 'sometimes'"},
       {"max_iterations = 1000", "max_iterations = 10", "max_iterations is below min_iterations"},
-      {"seconds = 20", "seconds = \"twenty\"", "line 58: [run] seconds must be a number"},
+      {"seconds = 20", "seconds = \"twenty\"", "line 50: [run] seconds must be a number"},
       {"[warmup]", "[warmpu]", "unknown section 'warmpu'"},
       {"spec = \"features.toml\"", "spec = 3", "[features] spec must be a string"},
       {"version = 3", "version = 3.5", "[[model]] version must be an integer"},

@@ -176,7 +176,7 @@ TEST(PipelineRefusals, MissingModelWrongWidthBadConfigAndSilentFeed) {
   // A model of another input width, signature check off: the width check still refuses it.
   text = slurp(write_config(rc, "width.toml"));
   text.replace(text.find(kDefault + "/model.keras"), (kDefault + "/model.keras").size(),
-               std::string(TICKINFER_SOURCE_DIR) + "/bench/models/lstm_window/model.keras");
+               std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/relu_layers_k3/model.keras");
   text.replace(text.find("threshold = 0.1"), 15, "threshold = 0.1\ncheck_signature = false");
   std::ofstream(temp("width2.toml")) << text;
   EXPECT_EQ(run_cli({"run", temp("width2.toml")}, out), 1);

@@ -94,6 +94,9 @@ int run_main(int argc, char** argv) {
   try {
     if (first == "feed") return run_feed_main(rest);
     if (first == "pipeline") return run_pipeline_main(rest);
+    if (first == "report")  // `tickinfer report RUN.json -o report.html`: -o is --output
+      for (auto& a : rest)
+        if (a == "-o") a = "--output";
     ArgParser parser = command->make_parser();
     parser.parse(rest);
     if (parser.help_requested()) {

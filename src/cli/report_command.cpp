@@ -156,14 +156,13 @@ std::string kv_table(const json& obj) {
 ArgParser report_parser() {
   ArgParser p("report", "render a run report (JSON from `tickinfer run`) as an HTML page with inline SVG");
   p.positional("RUN", "run statistics JSON ([run] report / --report)");
-  p.option("output", "FILE", "HTML file to write", "report.html");
-  p.option("o", "FILE", "same as --output");
+  p.option("output", "FILE", "HTML file to write (-o FILE works too)", "report.html");
   return p;
 }
 
 int run_report(const ArgParser& a) {
   const std::string in = a.positional_value("RUN");
-  const std::string out = a.given("o") ? a.value("o") : a.value("output");
+  const std::string out = a.value("output");
   std::ifstream f(in);
   if (!f) throw Error("run report '" + in + "': cannot open");
   json j;
