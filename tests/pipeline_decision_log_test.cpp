@@ -202,3 +202,22 @@ TEST(PipelineDecisionLog, KilledChildLeavesAReadableLog) {
   EXPECT_FALSE(log.torn_tail) << log.tail_problem;
   EXPECT_EQ(log.valid_bytes, log.file_bytes);
 }
+
+TEST(PipelineDecisionLog, ReadsAFileWrittenFromTheDocumentByAnotherImplementation) {
+  const auto log = read_decision_log(TICKINFER_SOURCE_DIR "/tests/fixtures/pipeline/decisions.tdl");
+  EXPECT_FALSE(log.torn_tail) << log.tail_problem;
+  ASSERT_EQ(log.models.size(), 1u);
+  EXPECT_EQ(log.models[0].name, "default");
+  EXPECT_EQ(log.models[0].input_size, 10u);
+  ASSERT_EQ(log.decisions.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& r = log.decisions[i];
+    EXPECT_EQ(r.signal_seq, i + 1);
+    EXPECT_EQ(r.tick_seq, 10 * (i + 1));
+    EXPECT_EQ(r.instrument, 7u);
+    EXPECT_EQ(r.decision, 1);
+    ASSERT_EQ(r.inputs.size(), 10u);
+    EXPECT_FLOAT_EQ(r.inputs[3], 0.3f + static_cast<float>(i + 1));
+    EXPECT_EQ(r.input_fingerprint, fingerprint(r.inputs.data(), r.inputs.size()));  // FNV-1a computed in Python
+  }
+}

@@ -189,3 +189,23 @@ TEST(PipelineSignalRing, ASecondProcessReadsEveryMessage) {
   EXPECT_NE(out.find("signals: 5000 received, 0 malformed, 0 sequence gaps, 0 overwritten"), std::string::npos) << out;
   shm_unlink(("/" + name).c_str());
 }
+
+// Files written by an independent encoder (Python struct + zlib.crc32, following the documents):
+// our decoders read them field for field.
+TEST(PipelineSignal, ReadsFilesWrittenFromTheDocumentByAnotherImplementation) {
+  const std::string sig = slurp(TICKINFER_SOURCE_DIR "/tests/fixtures/pipeline/signal.bin");
+  ASSERT_EQ(sig.size(), kSignalBytes);
+  Signal s;
+  ASSERT_EQ(decode_signal(reinterpret_cast<const std::uint8_t*>(sig.data()), sig.size(), s), SignalStatus::Ok);
+  EXPECT_EQ(s.signal_seq, 7u);
+  EXPECT_EQ(s.tick_seq, 12345u);
+  EXPECT_EQ(s.instrument, 3u);
+  EXPECT_EQ(s.model_version, 1u);
+  EXPECT_STREQ(s.model_name, "default");
+  EXPECT_EQ(s.decision, 1);
+  EXPECT_EQ(s.score_count, 2);
+  EXPECT_EQ(s.scores[0], 0.75f);
+  EXPECT_EQ(s.scores[1], -1.0f);
+  EXPECT_EQ(s.rx_to_signal_ns, 1500u);
+  EXPECT_EQ(s.sent_ns, 1'700'000'000'000'003'500);
+}
