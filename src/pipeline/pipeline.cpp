@@ -463,7 +463,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
   const std::int64_t eos_check_ns = 1'000'000;
 
   std::vector<std::thread> threads;
-  threads.reserve(2);
+  threads.reserve(3);
   if (cfg_.threading == ThreadingMode::Inline) {
     threads.emplace_back([&m, this, eos_check_ns] {
       pin_to(cfg_.compute_cpu);
@@ -512,6 +512,13 @@ void Pipeline::run(const std::atomic<bool>& stop) {
     });
   }
 
+  if (m.spec.standardize.mode == features::StandardizeMode::Rolling) {
+    // Rolling standardization refits on its own thread (docs/features.md); never the hot path.
+    threads.emplace_back([&m] {
+      feed::IdleStrategy idle(feed::IdleKind::BackOff);
+      while (!m.halt.load(std::memory_order_relaxed)) idle.idle(m.features->refit_step());
+    });
+  }
   // Steady state starts here: every thread exists (creating one allocates its state).
   m.alloc_ready = allocation_count();
   // Supervisor: status lines, metrics, stop conditions. Never on the hot path.
