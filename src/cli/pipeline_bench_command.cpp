@@ -223,7 +223,8 @@ int run_pipeline_bench(const ArgParser& a) {
     const std::int64_t bar = bare.h.value_at_percentile(99) + 10'000;
     const std::int64_t got = e2e[k].h.value_at_percentile(99);
     const bool pass = got <= bar && e2e[k].h.count() > 0;
-    std::printf("\n%s: %llu ticks, %llu signals, %llu feed messages lost, %llu allocations after ready\n",
+    std::printf("\n%s: %llu ticks, %llu signals, %llu feed messages lost, %llu process allocations after ready "
+                "(the in-process exchange allocates; `tickinfer run` reports the pipeline alone)\n",
                 mode_list[k].c_str(), static_cast<unsigned long long>(events[k]), static_cast<unsigned long long>(signals[k]),
                 static_cast<unsigned long long>(lost[k]), static_cast<unsigned long long>(allocs[k]));
     std::fputs(pipeline::format_stage_table(stages[k]).c_str(), stdout);
