@@ -282,9 +282,10 @@ class Parser {
     for (auto&& [key, node] : root) {
       const std::string k(key.str());
       const int kl = static_cast<int>(key.source().begin.line);
+      const toml::node& nd = node;  // clang 14 cannot capture a structured binding
       auto table = [&](const char* name) -> const toml::table& {
-        if (!node.is_table()) fail(kl, std::string("[") + name + "] must be a table");
-        return *node.as_table();
+        if (!nd.is_table()) fail(kl, std::string("[") + name + "] must be a table");
+        return *nd.as_table();
       };
       if (k == "feed") { parse_feed(table("feed"), c); have_feed = true; }
       else if (k == "features") {
