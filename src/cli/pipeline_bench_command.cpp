@@ -73,7 +73,7 @@ std::string hist_json(const stats::LatencyHistogram& h) {
 }  // namespace
 
 ArgParser pipeline_parser() {
-  ArgParser p("pipeline bench", "pipeline exchange->signal latency vs a bare UDP loopback hop, same run");
+  ArgParser p("pipeline bench", "bench: exchange->signal latency vs a bare UDP hop, same run | ticks: market as tick CSV");
   p.option("config", "FILE", "pipeline configuration (models, features, threading)", "examples/default/config.toml");
   p.option("rate", "MSG/S", "exchange messages per second", "50000");
   p.option("seconds", "S", "per round and mode", "4");
