@@ -5,7 +5,10 @@
 // model and with differences through the changed one (v2). Then a run killed with SIGKILL, and
 // the ways a run must refuse to start.
 #include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -195,4 +198,79 @@ TEST(PipelineRefusals, MissingModelWrongWidthBadConfigAndSilentFeed) {
   EXPECT_EQ(run_cli({"run", temp("silent2.toml")}, out, 30), 1);
   EXPECT_NE(out.find("degraded: no market data"), std::string::npos) << out;
   EXPECT_NE(out.find("the feed delivered no market data"), std::string::npos) << out;
+}
+
+namespace {
+// GET / from the metrics endpoint.
+std::string http_get(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const char req[] = "GET / HTTP/1.0\r\n\r\n";
+    (void)!write(fd, req, sizeof req - 1);
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+}  // namespace
+
+// Several models on one feed: the default MLP routed to instruments 1-10, its v2 to 11-20, and an
+// LSTM over the last 32 bars twice (window mode, and stream mode with per-instrument state) on
+// all of them. Every decision carries the right model for its instrument; window and stream
+// decisions replay exactly; the metrics endpoint reports ready.
+TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetrics) {
+  std::string spec = slurp(kDefault + "/features.toml");
+  spec.replace(spec.find("window = 1"), 10, "window = 32");
+  const std::string spec_path = temp("w32.toml");
+  std::ofstream(spec_path) << spec;
+  const std::string lstm = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/lstm_window/model.keras";
+  RunConfig rc;
+  rc.spec = spec_path;
+  rc.log = temp("multi.tdl");
+  rc.ready = temp("multi.ready");
+  rc.udp = false;
+  rc.model_extra = "instruments = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\ncheck_signature = false\n";
+  const int metrics_port = base_port() + 4;
+  rc.extra = "metrics = \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n"
+             "\n[[model]]\nname = \"v2\"\nversion = 2\npath = \"" + kDefault + "/model_v2/model.keras\"\n"
+             "instruments = [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]\ncheck_signature = false\n"
+             "\n[[model]]\nname = \"lstm_w\"\npath = \"" + lstm + "\"\nmode = \"window\"\ncheck_signature = false\n"
+             "\n[[model]]\nname = \"lstm_s\"\npath = \"" + lstm + "\"\nmode = \"stream\"\ncheck_signature = false\n";
+  const std::string cfg = write_config(rc, "multi.toml");
+  unlink(rc.ready.c_str());
+  Process run = start({"run", cfg}, temp("multi.run.out"));
+  ASSERT_TRUE(wait_file(rc.ready, 60)) << slurp(run.out_path);
+  const std::string metrics = http_get(metrics_port);
+  EXPECT_NE(metrics.find("200 OK"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("tickinfer_ready 1"), std::string::npos) << metrics;
+  Process serve = start(serve_args(60000, 40000, false), temp("multi.serve.out"));  // 1.5 s: ~150 bars of 10 ms
+  ASSERT_EQ(wait_for(serve, 60), 0);
+  ASSERT_EQ(wait_for(run, 60), 0) << slurp(run.out_path);
+  const std::string out = slurp(run.out_path);
+  const auto log = tickinfer::pipeline::read_decision_log(rc.log);
+  ASSERT_EQ(log.models.size(), 4u);
+  std::size_t per_model[4] = {0, 0, 0, 0};
+  for (const auto& r : log.decisions) {
+    ASSERT_LT(r.model, 4);
+    ++per_model[r.model];
+    if (r.model == 0) EXPECT_LE(r.instrument, 10u);
+    if (r.model == 1) EXPECT_GE(r.instrument, 11u);
+  }
+  EXPECT_GT(per_model[0], 10000u) << out;
+  EXPECT_GT(per_model[1], 10000u) << out;
+  EXPECT_GT(per_model[2], 500u) << out;  // one per closed bar once 32 bars are in the window
+  EXPECT_EQ(per_model[3], per_model[2]) << out;
+  std::string rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_w", "--model", lstm}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_s", "--model", lstm}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "v2", "--model", kDefault + "/model_v2/model.keras"}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
 }

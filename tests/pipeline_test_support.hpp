@@ -99,6 +99,8 @@ struct RunConfig {
   std::string report;
   double seconds = 0;
   std::string extra;               // appended verbatim
+  std::string model_extra;         // appended to the first [[model]] table
+  std::string spec;                // feature spec ("" = the default model's)
 };
 
 // Ports: line A = base, B = base+1, re-requests = base+2, signals = base+3.
@@ -107,9 +109,9 @@ inline std::string write_config(const RunConfig& c, const std::string& name) {
   std::ostringstream o;
   o << "[feed]\nline_a = \"127.0.0.1:" << b << "\"\nline_b = \"127.0.0.1:" << b + 1 << "\"\nrecovery = \"127.0.0.1:"
     << b + 2 << "\"\nidle = \"backoff\"\nrecovery_timeout_us = 20000\n\n"
-    << "[features]\nspec = \"" << kDefault << "/features.toml\"\n\n"
+    << "[features]\nspec = \"" << (c.spec.empty() ? kDefault + "/features.toml" : c.spec) << "\"\n\n"
     << "[[model]]\nname = \"default\"\npath = \"" << kDefault << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
-    << "center = 0.5\nthreshold = 0.1\n\n"
+    << "center = 0.5\nthreshold = 0.1\n" << c.model_extra << "\n"
     << "[threading]\nmode = \"" << c.threading << "\"\ncompute_idle = \"backoff\"\n\n[signals]\n";
   if (c.udp) o << "udp = \"127.0.0.1:" << b + 3 << "\"\n";
   if (!c.shm.empty()) o << "shm = \"" << c.shm << "\"\n";
