@@ -230,7 +230,8 @@ class Parser {
       else if (k == "full_vectors") c.full_vectors = boolean(n, "[decision_log] full_vectors");
       else if (k == "buffer_bytes")
         c.log_buffer_bytes = static_cast<std::size_t>(integer(n, "[decision_log] buffer_bytes", 65536, 1ll << 30));
-      else unknown(key, "[decision_log]", "path, flush, flush_interval_ms, fsync, full_vectors, buffer_bytes");
+      else if (k == "writer_thread") c.log_writer_thread = boolean(n, "[decision_log] writer_thread");
+      else unknown(key, "[decision_log]", "path, flush, flush_interval_ms, fsync, full_vectors, buffer_bytes, writer_thread");
     }
   }
 

@@ -93,6 +93,7 @@ struct PipelineConfig {
   bool fsync = false;
   bool full_vectors = true;
   std::size_t log_buffer_bytes = 4 << 20;
+  bool log_writer_thread = true;      // write(2) on a writer thread, never on the compute thread
 
   // [warmup]
   int warmup_min_iterations = 2000;

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -81,8 +82,9 @@ constexpr std::size_t kDecisionFixed = 1 + 1 + 1 + 2 + 4 + 8 + 8 + 8 + 8 + 4 + 8
 }  // namespace
 
 DecisionLogWriter::DecisionLogWriter(const std::string& path, FlushPolicy policy, std::int64_t interval_ns,
-                                     bool fsync, std::size_t buffer_bytes)
-    : path_(path), policy_(policy), interval_ns_(interval_ns), fsync_(fsync) {
+                                     bool fsync, std::size_t buffer_bytes, bool writer_thread)
+    : path_(path), policy_(policy), interval_ns_(interval_ns), fsync_(fsync),
+      background_(writer_thread && policy != FlushPolicy::Record) {
   fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0) throw Error("decision log '" + path + "': cannot create: " + std::strerror(errno));
   buf_.assign(buffer_bytes, 0);
@@ -90,11 +92,55 @@ DecisionLogWriter::DecisionLogWriter(const std::string& path, FlushPolicy policy
   if (!write_all(fd_, reinterpret_cast<const std::uint8_t*>(kFileMagic), 8))
     throw Error("decision log '" + path + "': write failed: " + std::strerror(errno));
   bytes_written_ = 8;
+  if (background_) {
+    spare_.assign(buffer_bytes, 0);
+    writer_ = std::thread([this] { writer_loop(); });
+  }
 }
 
 DecisionLogWriter::~DecisionLogWriter() {
   flush();
+  if (background_) {
+    while (pending_.load(std::memory_order_acquire)) std::this_thread::sleep_for(std::chrono::microseconds(50));
+    stop_.store(true);
+    writer_.join();
+  }
   if (fd_ >= 0) ::close(fd_);
+}
+
+void DecisionLogWriter::write_out(const std::uint8_t* data, std::size_t n) noexcept {
+  if (write_all(fd_, data, n)) {
+    bytes_written_.fetch_add(n, std::memory_order_relaxed);
+    if (fsync_) ::fdatasync(fd_);
+  } else {
+    write_errors_.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+void DecisionLogWriter::writer_loop() noexcept {
+  for (;;) {
+    if (pending_.load(std::memory_order_acquire)) {
+      write_out(spare_.data(), pending_len_);
+      pending_.store(false, std::memory_order_release);
+      continue;
+    }
+    if (stop_.load(std::memory_order_acquire)) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+}
+
+bool DecisionLogWriter::hand_off(bool wait) noexcept {
+  if (pending_.load(std::memory_order_acquire)) {
+    if (!wait) return false;
+    ++writer_waits_;
+    while (pending_.load(std::memory_order_acquire)) {
+    }
+  }
+  buf_.swap(spare_);  // swaps the vectors' storage pointers: no allocation
+  pending_len_ = used_;
+  pending_.store(true, std::memory_order_release);
+  used_ = 0;
+  return true;
 }
 
 void DecisionLogWriter::put_record(const std::uint8_t* payload, std::uint32_t n) noexcept {
@@ -102,7 +148,10 @@ void DecisionLogWriter::put_record(const std::uint8_t* payload, std::uint32_t n)
     ++dropped_;
     return;
   }
-  if (used_ + 8 + n > buf_.size()) flush();
+  if (used_ + 8 + n > buf_.size()) {
+    if (background_) hand_off(true);
+    else flush();
+  }
   Out o{buf_.data() + used_};
   o.put<std::uint32_t>(n);
   o.put<std::uint32_t>(feed::crc32(payload, n));
@@ -159,18 +208,23 @@ void DecisionLogWriter::append(const DecisionRecord& r, const float* inputs, std
 
 void DecisionLogWriter::maybe_flush(std::int64_t now_ns) noexcept {
   if (used_ == 0 || policy_ != FlushPolicy::Interval) return;
-  if (now_ns - oldest_ns_ >= interval_ns_ || used_ * 2 >= buf_.size()) flush();
+  if (now_ns - oldest_ns_ >= interval_ns_ || used_ * 2 >= buf_.size()) {
+    if (background_) {
+      if (hand_off(false)) ++flushes_;  // writer busy: keep appending, try again next time
+    } else {
+      flush();
+    }
+  }
 }
 
 void DecisionLogWriter::flush() noexcept {
   if (used_ == 0 || fd_ < 0) return;
-  if (write_all(fd_, buf_.data(), used_)) {
-    bytes_written_ += used_;
-    if (fsync_) ::fdatasync(fd_);
-  } else {
-    ++write_errors_;
-  }
   ++flushes_;
+  if (background_) {
+    hand_off(true);
+    return;
+  }
+  write_out(buf_.data(), used_);
   used_ = 0;
 }
 

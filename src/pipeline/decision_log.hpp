@@ -17,7 +17,9 @@
 // failures are counted (write_errors), never thrown. read_decision_log throws tickinfer::Error for
 // an unreadable file or a bad file header; a bad or torn record ends the read and is reported in
 // DecisionLogContents (the records before it are kept).
+#include <atomic>
 #include <cstdint>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -52,8 +54,13 @@ struct DecisionRecord {
 
 class DecisionLogWriter {
  public:
+  // writer_thread (Interval / Exit policies): the write(2) calls run on a writer thread of their
+  // own, so the thread that appends never makes the syscall. Two buffers: the appending thread
+  // fills one while the writer writes the other; a flush that finds the writer still busy keeps
+  // appending, and only a full buffer waits for it (counted in writer_waits). The writer polls
+  // every 200 us, so a handed-off buffer reaches the file within about that.
   DecisionLogWriter(const std::string& path, FlushPolicy policy, std::int64_t interval_ns, bool fsync,
-                    std::size_t buffer_bytes);
+                    std::size_t buffer_bytes, bool writer_thread = false);
   ~DecisionLogWriter();  // flushes
   DecisionLogWriter(const DecisionLogWriter&) = delete;
   DecisionLogWriter& operator=(const DecisionLogWriter&) = delete;
@@ -67,13 +74,17 @@ class DecisionLogWriter {
   void flush() noexcept;
 
   std::uint64_t records() const noexcept { return records_; }
-  std::uint64_t bytes_written() const noexcept { return bytes_written_; }
+  std::uint64_t bytes_written() const noexcept { return bytes_written_.load(); }
   std::uint64_t flushes() const noexcept { return flushes_; }
-  std::uint64_t write_errors() const noexcept { return write_errors_; }
+  std::uint64_t write_errors() const noexcept { return write_errors_.load(); }
   std::uint64_t dropped() const noexcept { return dropped_; }  // a record larger than the buffer
+  std::uint64_t writer_waits() const noexcept { return writer_waits_; }
 
  private:
   void put_record(const std::uint8_t* payload, std::uint32_t n) noexcept;
+  void write_out(const std::uint8_t* data, std::size_t n) noexcept;
+  bool hand_off(bool wait) noexcept;  // background: give the active buffer to the writer
+  void writer_loop() noexcept;
   int fd_ = -1;
   std::string path_;
   FlushPolicy policy_;
@@ -83,7 +94,15 @@ class DecisionLogWriter {
   std::size_t used_ = 0;
   std::int64_t oldest_ns_ = 0;  // when the first unwritten record was appended
   std::vector<std::uint8_t> scratch_;
-  std::uint64_t records_ = 0, bytes_written_ = 0, flushes_ = 0, write_errors_ = 0, dropped_ = 0;
+  std::uint64_t records_ = 0, flushes_ = 0, dropped_ = 0, writer_waits_ = 0;
+  std::atomic<std::uint64_t> bytes_written_{0}, write_errors_{0};
+  // Background writer.
+  bool background_ = false;
+  std::vector<std::uint8_t> spare_;      // the buffer the writer owns while pending_
+  std::size_t pending_len_ = 0;
+  std::atomic<bool> pending_{false};
+  std::atomic<bool> stop_{false};
+  std::thread writer_;
 };
 
 struct DecisionLogContents {

@@ -184,7 +184,7 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
   if (!cfg_.shm.empty()) m.shm = std::make_unique<SignalRingWriter>(cfg_.shm, cfg_.shm_capacity);
   if (!cfg_.log_path.empty()) {
     m.log = std::make_unique<DecisionLogWriter>(cfg_.log_path, cfg_.flush, cfg_.flush_interval_ns, cfg_.fsync,
-                                                cfg_.log_buffer_bytes);
+                                                cfg_.log_buffer_bytes, cfg_.log_writer_thread);
     for (std::size_t i = 0; i < m.models.size(); ++i) {
       LoggedModel lm;
       lm.index = static_cast<std::uint16_t>(i);
