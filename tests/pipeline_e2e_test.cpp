@@ -274,3 +274,15 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
   ASSERT_EQ(run_cli({"replay", rc.log, "--name", "v2", "--model", kDefault + "/model_v2/model.keras"}, rep), 0) << rep;
   EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
 }
+
+// --check loads and checks everything but touches no output: an existing decision log survives.
+TEST(PipelineRefusals, CheckOnlyTouchesNothing) {
+  RunConfig rc;
+  rc.log = temp("keep.tdl");
+  std::ofstream(rc.log) << "previous run";
+  const std::string cfg = write_config(rc, "check.toml");
+  std::string out;
+  ASSERT_EQ(run_cli({"run", cfg, "--check"}, out), 0) << out;
+  EXPECT_NE(out.find("consistent"), std::string::npos) << out;
+  EXPECT_EQ(slurp(rc.log), "previous run");
+}

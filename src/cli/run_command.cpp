@@ -63,6 +63,7 @@ int run_run(const ArgParser& args) {
     else throw UsageError("--threading must be inline or rings");
   }
   if (args.flag_set("quiet")) cfg.quiet = true;
+  cfg.check_only = args.flag_set("check");
 
   pipeline::Pipeline p(cfg);
   if (args.flag_set("check")) {

@@ -110,6 +110,9 @@ struct PipelineConfig {
   std::string report;                 // run statistics JSON ("" = none)
   double feed_silence_s = 10;         // no data this long: degraded; 2x this: exit with an error
   bool quiet = false;
+  // Set by `tickinfer run --check`: Pipeline's constructor stops after the spec and the models are
+  // loaded and checked (no socket, shm ring or log file is touched); only the constructor may run.
+  bool check_only = false;
 };
 
 PipelineConfig parse_pipeline_config(std::string_view text, const std::string& source,

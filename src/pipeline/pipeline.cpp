@@ -171,6 +171,8 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
     m.models.push_back(std::move(rm));
   }
 
+  if (cfg_.check_only) return;
+
   // Outputs.
   if (cfg_.udp.enabled()) {
     m.udp = feed::UdpSocket::sender(cfg_.multicast_interface);
