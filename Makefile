@@ -59,15 +59,16 @@ fuzz: deps
 
 # The main job on the bundled default model: what it is, its latency, and batch scoring checked
 # against the outputs Keras itself produced for the same rows.
-DEMO_MODEL ?= examples/default/model.keras
-DEMO_SECONDS ?= 20
 demo: build
-	$(BUILD)/tickinfer inspect $(DEMO_MODEL)
-	$(BUILD)/tickinfer bench $(DEMO_MODEL) --seconds 2
-	$(BUILD)/tickinfer predict $(DEMO_MODEL) --input examples/default/in0.npy --output $(BUILD)/demo_predictions.csv \
-	  --expect examples/default/out0.npy
+	$(BUILD)/tickinfer inspect $(MODEL)
+	$(BUILD)/tickinfer bench $(MODEL) --seconds 2
+	$(BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(BUILD)/demo_predictions.csv \
+	  --expect bench/models/mlp_small/out0.npy
 	@echo "predictions written to $(BUILD)/demo_predictions.csv:"; head -5 $(BUILD)/demo_predictions.csv
 	tools/demo.sh $(BUILD) $(DEMO_SECONDS)
+
+# The main job (tools/demo.sh): exchange -> tickinfer run on examples/default for DEMO_SECONDS.
+DEMO_SECONDS ?= 20
 
 # The pipeline's end-to-end latency against a bare UDP loopback hop, same run (docs/pipeline.md).
 pipeline-bench: build
