@@ -108,7 +108,7 @@ inline std::string write_config(const RunConfig& c, const std::string& name) {
   const int b = base_port();
   std::ostringstream o;
   o << "[feed]\nline_a = \"127.0.0.1:" << b << "\"\nline_b = \"127.0.0.1:" << b + 1 << "\"\nrecovery = \"127.0.0.1:"
-    << b + 2 << "\"\nidle = \"backoff\"\nrecovery_timeout_us = 20000\n\n"
+    << b + 2 << "\"\nidle = \"backoff\"\nrecovery_timeout_us = 100000\nrecovery_attempts = 10\n\n"
     << "[features]\nspec = \"" << (c.spec.empty() ? kDefault + "/features.toml" : c.spec) << "\"\n\n"
     << "[[model]]\nname = \"default\"\npath = \"" << kDefault << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
     << "center = 0.5\nthreshold = 0.1\n" << c.model_extra << "\n"
@@ -133,7 +133,7 @@ inline std::vector<std::string> serve_args(long messages, double rate, bool faul
   std::vector<std::string> a = {"feed", "serve", "--instruments", "20", "--messages", std::to_string(messages), "--rate",
                                 std::to_string(static_cast<long>(rate)), "--seed", "5", "--wall-clock-ts",
                                 "--line-a", "127.0.0.1:" + std::to_string(b), "--line-b", "127.0.0.1:" + std::to_string(b + 1),
-                                "--rerequest", "127.0.0.1:" + std::to_string(b + 2), "--linger", "1"};
+                                "--rerequest", "127.0.0.1:" + std::to_string(b + 2), "--linger", "3"};
   if (faults) {
     a.insert(a.end(), {"--faults-a", "loss=0.02,reorder=0.03,dup=0.01", "--faults-b", "loss=0.02,reorder=0.03,dup=0.01"});
   }

@@ -69,6 +69,7 @@ int run_signals(const ArgParser& a) {
     rc.bind_address = hp.substr(0, c);
     rc.port = static_cast<std::uint16_t>(std::stoi(hp.substr(c + 1)));
     rc.kernel_timestamps = false;
+    rc.rcvbuf_bytes = 64 << 20;  // a reader descheduled for a while must not lose signals
     udp = feed::UdpSocket::receiver(rc);
   } else {
     throw UsageError("SOURCE must be shm:NAME or udp:HOST:PORT");

@@ -133,9 +133,11 @@ class Parser {
       else if (k == "gap_timeout_us") c.gap_timeout_ns = integer(n, "[feed] gap_timeout_us", 1, 10'000'000) * 1000;
       else if (k == "recovery_timeout_us")
         c.recovery_timeout_ns = integer(n, "[feed] recovery_timeout_us", 1, 10'000'000) * 1000;
+      else if (k == "recovery_attempts")
+        c.recovery_attempts = static_cast<int>(integer(n, "[feed] recovery_attempts", 1, 1000));
       else if (k == "rcvbuf_bytes") c.rcvbuf_bytes = static_cast<int>(integer(n, "[feed] rcvbuf_bytes", 4096, 1 << 30));
       else unknown(key, "[feed]", "line_a, line_b, interface, recovery, session, idle, gap_timeout_us, "
-                                  "recovery_timeout_us, rcvbuf_bytes");
+                                  "recovery_timeout_us, recovery_attempts, rcvbuf_bytes");
     }
     if (!c.line_a.enabled()) fail(line_of(t), "[feed] line_a is required");
   }

@@ -65,6 +65,7 @@ struct PipelineConfig {
   std::string feed_idle = "spin";
   std::int64_t gap_timeout_ns = 1'000'000;
   std::int64_t recovery_timeout_ns = 5'000'000;
+  int recovery_attempts = 4;
   int rcvbuf_bytes = 16 << 20;
 
   // [features]

@@ -214,6 +214,7 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
   fc.session = cfg_.session;
   fc.gap_timeout_ns = cfg_.gap_timeout_ns;
   fc.recovery_timeout_ns = cfg_.recovery_timeout_ns;
+  fc.recovery_attempts = cfg_.recovery_attempts;
   fc.rcvbuf_bytes = cfg_.rcvbuf_bytes;
   fc.idle = cfg_.feed_idle;
   if (cfg_.threading == ThreadingMode::Rings) {
