@@ -38,7 +38,7 @@ std::string fmt(double v, int prec = 2) {
 
 // Log-log percentile plot: x = 1/(1-p) (decades: 50%, 90%, 99%, ...), y = latency in us (log).
 std::string percentile_svg(const json& stages) {
-  const double W = 860, H = 420, L = 70, R = 170, T = 20, B = 50;
+  const double W = 940, H = 420, L = 70, R = 250, T = 20, B = 50;
   double ymin = 1e30, ymax = 0;
   for (const auto& s : stages)
     for (const auto& pt : s["curve"]) {
@@ -88,38 +88,49 @@ std::string percentile_svg(const json& stages) {
   return o.str();
 }
 
+// Latency per interval over the run, log-scale y (a quiet second and a stall differ by 1000x).
 std::string over_time_svg(const json& iv) {
-  const double W = 860, H = 300, L = 70, R = 170, T = 20, B = 45;
+  const double W = 940, H = 320, L = 70, R = 250, T = 20, B = 45;
   if (iv.empty()) return "<p>no intervals recorded</p>";
-  double tmax = 0, ymax = 0;
+  const char* keys[] = {"rx_p99_ns", "e2e_p99_ns", "rx_p50_ns"};
+  const char* names[] = {"rx->signal p99", "end-to-end p99", "rx->signal p50"};
+  double tmax = 0, ymin = 1e30, ymax = 0;
   for (const auto& x : iv) {
     tmax = std::max(tmax, x["t_s"].get<double>());
-    ymax = std::max({ymax, x["rx_p99_ns"].get<double>() / 1e3, x["e2e_p99_ns"].get<double>() / 1e3});
+    for (const char* k : keys) {
+      const double v = x[k].get<double>() / 1e3;
+      if (v > 0) {
+        ymin = std::min(ymin, v);
+        ymax = std::max(ymax, v);
+      }
+    }
   }
-  if (ymax <= 0) ymax = 1;
-  ymax *= 1.1;
+  if (ymax <= 0) return "<p>no signals in any interval</p>";
+  const double ly0 = std::floor(std::log10(ymin)), ly1 = std::max(std::ceil(std::log10(ymax)), ly0 + 1);
   auto X = [&](double t) { return L + t / std::max(tmax, 1e-9) * (W - L - R); };
-  auto Y = [&](double us) { return T + (1 - us / ymax) * (H - T - B); };
+  auto Y = [&](double us) { return T + (ly1 - std::log10(std::max(us, 1e-3))) / (ly1 - ly0) * (H - T - B); };
   std::ostringstream o;
   o << "<svg xmlns='http://www.w3.org/2000/svg' width='" << W << "' height='" << H << "' font-family='sans-serif' font-size='11'>";
   o << "<rect x='" << L << "' y='" << T << "' width='" << W - L - R << "' height='" << H - T - B << "' fill='#fafafa' stroke='#999'/>";
-  for (int i = 0; i <= 4; ++i) {
-    const double v = ymax * i / 4, y = Y(v);
+  for (double e = ly0; e <= ly1; e += 1) {
+    const double y = Y(std::pow(10.0, e));
     o << "<line x1='" << L << "' y1='" << y << "' x2='" << W - R << "' y2='" << y << "' stroke='#ddd'/>";
-    o << "<text x='" << L - 6 << "' y='" << y + 4 << "' text-anchor='end'>" << fmt(v, 1) << " us</text>";
+    o << "<text x='" << L - 6 << "' y='" << y + 4 << "' text-anchor='end'>" << fmt(std::pow(10.0, e), e < 0 ? 2 : 0) << " us</text>";
   }
   for (int i = 0; i <= 5; ++i) {
     const double t = tmax * i / 5;
     o << "<text x='" << X(t) << "' y='" << H - B + 15 << "' text-anchor='middle'>" << fmt(t, 1) << " s</text>";
   }
-  const char* keys[] = {"rx_p99_ns", "e2e_p99_ns", "rx_p50_ns"};
-  const char* names[] = {"rx->signal p99", "end-to-end p99", "rx->signal p50"};
+  o << "<text x='" << (L + W - R) / 2 << "' y='" << H - 10 << "' text-anchor='middle'>time since the run started (end of each interval)</text>";
   for (int k = 0; k < 3; ++k) {
     bool any = false;
     for (const auto& x : iv) any = any || x[keys[k]].get<double>() > 0;
     if (!any) continue;
     o << "<polyline fill='none' stroke='" << kColors[k] << "' stroke-width='1.8' points='";
-    for (const auto& x : iv) o << fmt(X(x["t_s"].get<double>()), 1) << "," << fmt(Y(x[keys[k]].get<double>() / 1e3), 1) << " ";
+    for (const auto& x : iv) {
+      const double v = x[keys[k]].get<double>() / 1e3;
+      if (v > 0) o << fmt(X(x["t_s"].get<double>()), 1) << "," << fmt(Y(v), 1) << " ";
+    }
     o << "'/><text x='" << W - R + 10 << "' y='" << T + 14 + 16 * k << "' fill='" << kColors[k] << "'>" << names[k] << "</text>";
   }
   o << "</svg>";
