@@ -286,3 +286,28 @@ TEST(PipelineRefusals, CheckOnlyTouchesNothing) {
   EXPECT_NE(out.find("consistent"), std::string::npos) << out;
   EXPECT_EQ(slurp(rc.log), "previous run");
 }
+
+// `tickinfer pipeline bench` end to end on a short run: both paths measured in one process, the
+// bar evaluated (PASS exits 0, FAIL 3: the verdict depends on the machine, the mechanics do not),
+// and its report renders the against-the-floor table.
+TEST(PipelineBench, ShortRunMeasuresBothPathsAndReports) {
+  const std::string report = temp("bench.json");
+  std::string out;
+  const int rc = run_cli({"pipeline", "bench", "--config", kDefault + "/config.toml", "--seconds", "0.5", "--rounds", "1",
+                          "--rate", "5000", "--port", std::to_string(base_port()), "--exchange-cpu", "-1", "--cpu", "-1",
+                          "--feed-cpu", "-1", "--report", report},
+                         out, 120);
+  EXPECT_TRUE(rc == 0 || rc == 3) << out;
+  EXPECT_NE(out.find("bare UDP hop: send -> user"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline inline: send -> signal"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline rings: send -> signal"), std::string::npos) << out;
+  EXPECT_NE(out.find("bar (inline): end-to-end p99"), std::string::npos) << out;
+  EXPECT_EQ(rc == 0, out.find("FAIL") == std::string::npos) << out;
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["bench"]["bare_hop"]["count"].get<long long>(), number_after(out, "bare UDP hop: send -> user"));
+  EXPECT_GT(j["bench"]["modes"]["inline"]["signals"].get<long long>(), 50);  // 2,500 ticks; features warm after ~50 quotes per instrument
+  std::string html;
+  ASSERT_EQ(run_cli({"report", report, "-o", temp("bench.html")}, html), 0) << html;
+  EXPECT_NE(slurp(temp("bench.html")).find("Against the floor"), std::string::npos);
+}
