@@ -11,6 +11,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: python python-test compare
 
 .PHONY: features-reference
+.PHONY: pipeline-bench default-model
 
 all: build
 
@@ -66,6 +67,21 @@ demo: build
 	$(BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(BUILD)/demo_predictions.csv \
 	  --expect bench/models/mlp_small/out0.npy
 	@echo "predictions written to $(BUILD)/demo_predictions.csv:"; head -5 $(BUILD)/demo_predictions.csv
+	tools/demo.sh $(BUILD) $(DEMO_SECONDS)
+
+# The main job (tools/demo.sh): exchange -> tickinfer run on examples/default for DEMO_SECONDS.
+DEMO_SECONDS ?= 20
+
+# The pipeline's end-to-end latency against a bare UDP loopback hop, same run (docs/pipeline.md).
+# Exit status 3 when the bar is missed; the HTML report is written either way.
+pipeline-bench: build
+	$(BUILD)/tickinfer pipeline bench --report $(BUILD)/pipeline-bench.json; status=$$?; \
+	  $(BUILD)/tickinfer report $(BUILD)/pipeline-bench.json -o $(BUILD)/pipeline-bench.html && exit $$status
+
+# Retrains the bundled default model (examples/default/) on the synthetic market.
+default-model: build
+	tools/setup_venv.sh $(VENV)
+	$(VENV)/bin/python tools/make_default_model.py --tickinfer $(BUILD)/tickinfer --out examples/default
 
 # Latency of every bench-suite model (tickinfer bench), and the kernel microbenchmarks.
 bench: build

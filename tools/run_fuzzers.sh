@@ -50,6 +50,10 @@ for bin in "$dir"/*_fuzz; do
     tick_csv_fuzz)
       head -c 4000 "$fx/features/ticks.csv" >"$work/ticks.csv"
       printf 'ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n1,1,Q,nan,2,-1,1,,,\n5,2,T,,,,,0.5,3,B\n' >"$work/flaws.csv" ;;
+    signal_fuzz)  # a signal message and a decision log (docs/signal-format.md, docs/pipeline.md)
+      cp "$fx/pipeline/signal.bin" "$fx/pipeline/decisions.tdl" "$work/" ;;
+    pipeline_config_fuzz)
+      cp "$root/examples/default/config.toml" "$work/" ;;
   esac
   echo "fuzz: $name for ${seconds}s"
   if ! "$bin" "$work" -seed=1 -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \

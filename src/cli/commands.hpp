@@ -41,6 +41,19 @@ ArgParser serve_parser();
 int run_serve(const ArgParser& args);
 int run_serve_args(const std::vector<std::string>& args);
 
+// The tick-to-signal pipeline (src/pipeline/).
+ArgParser run_parser();
+int run_run(const ArgParser& args);
+ArgParser decision_replay_parser();
+int run_decision_replay(const ArgParser& args);
+ArgParser report_parser();
+int run_report(const ArgParser& args);
+ArgParser signals_parser();
+int run_signals(const ArgParser& args);
+ArgParser pipeline_parser();
+int run_pipeline(const ArgParser& args);
+int run_pipeline_main(const std::vector<std::string>& args);
+
 // Every subcommand, in the order `tickinfer help` lists them.
 const std::vector<Command>& all_commands();
 

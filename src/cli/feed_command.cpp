@@ -107,6 +107,7 @@ ArgParser feed_serve_parser() {
   p.option("linger", "SECONDS", "keep answering re-requests after the end", "2");
   p.option("sent-log", "FILE", "write the exact sent sequence and injected statistics", "");
   p.option("interface", "ADDR", "multicast interface address", "");
+  p.flag("wall-clock-ts", "stamp messages with the send time (CLOCK_REALTIME), not the synthetic clock");
   return p;
 }
 
@@ -137,6 +138,7 @@ int run_feed_serve(const ArgParser& a) {
   c.rerequest_answer_fraction = a.number("answer-fraction", 0, 1);
   c.linger_ns = static_cast<std::int64_t>(a.number("linger", 0, 86400) * 1e9);
   c.multicast_interface = a.value("interface");
+  c.wall_clock_timestamps = a.flag_set("wall-clock-ts");
   install_signals();
   Exchange ex(c);
   std::printf("serving %llu messages at %.0f msg/s, session %s, re-requests on %s:%u\n",

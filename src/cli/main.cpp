@@ -22,6 +22,11 @@ const std::vector<Command>& all_commands() {
       {"feed", feed_parser, run_feed, run_feed_main},
       {"features", features_parser, run_features},
       {"serve", serve_parser, run_serve, run_serve_args},
+      {"run", run_parser, run_run},
+      {"replay", decision_replay_parser, run_decision_replay},
+      {"report", report_parser, run_report},
+      {"signals", signals_parser, run_signals},
+      {"pipeline", pipeline_parser, run_pipeline, run_pipeline_main},
   };
   return commands;
 }
@@ -87,6 +92,9 @@ int run_main(int argc, char** argv) {
   const Command* command = find_command(first);
   if (!command) return report_usage_error("unknown command '" + first + "'", nullptr);
   try {
+    if (first == "report")  // `tickinfer report RUN.json -o report.html`: -o is --output
+      for (auto& a : rest)
+        if (a == "-o") a = "--output";
     if (command->run_args) return command->run_args(rest);
     ArgParser parser = command->make_parser();
     parser.parse(rest);

@@ -18,6 +18,11 @@ std::int64_t wall_ns() {
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
 }
+std::int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
 void sleep_ns(std::int64_t ns) {
   timespec ts{ns / 1'000'000'000, ns % 1'000'000'000};
   nanosleep(&ts, nullptr);
@@ -77,7 +82,12 @@ void Exchange::build_packet(std::uint32_t count) {
   b.start(cfg_.session, next_seq_);
   for (std::uint32_t i = 0; i < count; ++i) {
     std::uint8_t m[kMaxMessageBytes];
-    const md::Event e = gen_.next();
+    md::Event e = gen_.next();
+    if (cfg_.wall_clock_timestamps) {
+      const std::int64_t now = realtime_ns();
+      if (e.kind == md::Event::Kind::Quote) e.quote.exchange_ts_ns = now;
+      else e.trade.exchange_ts_ns = now;
+    }
     const auto len = static_cast<std::uint16_t>(encode_event(e, m));
     b.add(m, len);
     msg_bytes_.insert(msg_bytes_.end(), m, m + len);

@@ -42,6 +42,11 @@ struct ExchangeConfig {
   std::int64_t linger_ns = 2'000'000'000;  // keep answering re-requests after the end
   std::int64_t end_of_session_interval_ns = 100'000'000;
   std::int64_t heartbeat_interval_ns = 1'000'000'000;  // a line quiet this long gets a heartbeat
+  // Stamp every message's exchange timestamp with CLOCK_REALTIME when its packet is built (just
+  // before it is sent) instead of the generator's synthetic clock, so a receiver on this host can
+  // measure exchange send -> anything. The market itself is unchanged; the content hash is not
+  // reproducible across runs then.
+  bool wall_clock_timestamps = false;
 };
 
 struct ExchangeLineStats {

@@ -1,0 +1,323 @@
+// `tickinfer pipeline bench`: the pipeline's exchange-send -> signal-sent latency against the floor
+// of a bare UDP loopback hop, measured in ONE run, in alternating rounds with the same exchange,
+// rate, instruments and cores:
+//
+//   bare:    the synthetic exchange (wall-clock message timestamps) -> a busy-poll
+//            recvfrom(MSG_DONTWAIT) loop on a plain socket; latency = user receive - exchange ts
+//   inline:  the same exchange (lines A and B) -> `tickinfer run`'s Pipeline, one thread
+//   rings:   the same, feed thread -> SPSC ring -> compute thread
+//
+// Every latency is a difference of CLOCK_REALTIME readings on one host. The exchange stamps the
+// messages of a packet when it builds it, immediately before sending it on line A.
+#include <pthread.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "cli/commands.hpp"
+#include "feed/byte_order.hpp"
+#include "feed/exchange.hpp"
+#include "feed/market_generator.hpp"
+#include "feed/moldudp64.hpp"
+#include "feed/udp_socket.hpp"
+#include "pipeline/pipeline.hpp"
+#include "stats/latency_histogram.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::cli {
+
+using namespace tickinfer::feed;
+
+namespace {
+
+std::int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+void pin_self(int cpu) {
+  if (cpu < 0) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+constexpr std::size_t kFirstTsOffset = kHeaderBytes + 2 + 5;  // first message's exchange timestamp
+
+struct Summary {
+  stats::LatencyHistogram h{10'000'000'000};
+  void add(const stats::LatencyHistogram& o) { h.merge(o); }
+};
+
+void row(const char* name, const stats::LatencyHistogram& h) {
+  std::printf("%-34s %9lld %9.2f %9.2f %9.2f %9.2f %9.2f\n", name, static_cast<long long>(h.count()),
+              h.value_at_percentile(50) / 1e3, h.value_at_percentile(90) / 1e3, h.value_at_percentile(99) / 1e3,
+              h.value_at_percentile(99.9) / 1e3, h.max() / 1e3);
+}
+
+std::string hist_json(const stats::LatencyHistogram& h) {
+  char b[256];
+  std::snprintf(b, sizeof b, "{\"count\":%lld,\"p50_ns\":%lld,\"p90_ns\":%lld,\"p99_ns\":%lld,\"p999_ns\":%lld,\"max_ns\":%lld}",
+                static_cast<long long>(h.count()), static_cast<long long>(h.value_at_percentile(50)),
+                static_cast<long long>(h.value_at_percentile(90)), static_cast<long long>(h.value_at_percentile(99)),
+                static_cast<long long>(h.value_at_percentile(99.9)), static_cast<long long>(h.max()));
+  return b;
+}
+
+}  // namespace
+
+ArgParser pipeline_parser() {
+  ArgParser p("pipeline bench", "bench: exchange->signal latency vs a bare UDP hop, same run | ticks: market as tick CSV");
+  p.option("config", "FILE", "pipeline configuration (models, features, threading)", "examples/default/config.toml");
+  p.option("rate", "MSG/S", "exchange messages per second", "50000");
+  p.option("seconds", "S", "per round and mode", "4");
+  p.option("rounds", "N", "alternating rounds (bare, then each threading mode)", "3");
+  p.option("threading", "MODES", "inline, rings or both", "both");
+  p.option("instruments", "N", "instruments the exchange publishes (must be in the feature spec)", "20");
+  p.option("exchange-cpu", "C", "pin the exchange thread (-1: no)", "0");
+  p.option("cpu", "C", "pin the receiving / compute thread (-1: no)", "1");
+  p.option("feed-cpu", "C", "rings: pin the feed thread (-1: no)", "0");
+  p.option("port", "P", "base UDP port: line A = P, line B = P+1, signals = P+2", "32101");
+  p.option("report", "FILE", "write the last inline round's run report with the bench results", "");
+  p.flag("no-udp", "signals to the shm ring only (no UDP send: the co-located strategy's path)");
+  return p;
+}
+
+int run_pipeline(const ArgParser&) { throw UsageError("usage: tickinfer pipeline bench [options]"); }
+
+int run_pipeline_bench(const ArgParser& a) {
+  const double rate = a.number("rate", 100, 1e7);
+  const double seconds = a.number("seconds", 0.5, 3600);
+  const int rounds = static_cast<int>(a.integer("rounds", 1, 1000));
+  const std::string modes = a.value("threading");
+  if (modes != "inline" && modes != "rings" && modes != "both") throw UsageError("--threading: inline, rings or both");
+  const auto instruments = static_cast<std::uint32_t>(a.integer("instruments", 1, 100000));
+  const int ex_cpu = static_cast<int>(a.integer("exchange-cpu", -1, 4095));
+  const int cpu = static_cast<int>(a.integer("cpu", -1, 4095));
+  const int feed_cpu = static_cast<int>(a.integer("feed-cpu", -1, 4095));
+  const auto port = static_cast<std::uint16_t>(a.integer("port", 1024, 65000));
+  pipeline::PipelineConfig base = pipeline::load_pipeline_config(a.value("config"));
+  base.line_a = {"127.0.0.1", port};
+  base.line_b = {"127.0.0.1", static_cast<std::uint16_t>(port + 1)};
+  base.recovery = {"", 0};  // no faults are injected: nothing to recover
+  base.udp = {"127.0.0.1", static_cast<std::uint16_t>(port + 2)};
+  if (a.flag_set("no-udp")) {
+    base.udp = {"", 0};
+    if (base.shm.empty()) base.shm = "tickinfer-bench";
+  }
+  base.log_path.clear();     // the decision log is measured by `tickinfer run`, not here
+  base.ready_file.clear();
+  base.metrics = {"", 0};
+  base.report.clear();
+  base.quiet = true;
+  base.seconds = seconds + 30;  // End of Session stops a round; this is a guard
+  base.feed_idle = base.compute_idle = "spin";
+  base.compute_cpu = cpu;
+  base.feed_cpu = feed_cpu;
+  base.feed_silence_s = 10;
+  ReceiverConfig sink_cfg;  // absorbs the UDP signals (never read: the kernel drops the overflow)
+  sink_cfg.bind_address = "127.0.0.1";
+  sink_cfg.port = static_cast<std::uint16_t>(port + 2);
+  sink_cfg.kernel_timestamps = false;
+  UdpSocket sink = UdpSocket::receiver(sink_cfg);
+
+  const auto messages = static_cast<std::uint64_t>(rate * seconds);
+  auto make_exchange = [&](int round, bool line_b) {
+    ExchangeConfig c;
+    c.session = Session::from("BENCH" + std::to_string(round));
+    c.market.instruments = instruments;
+    c.market.seed = static_cast<std::uint64_t>(round + 1);
+    c.messages = messages;
+    c.rate = rate;
+    c.line_a = make_address("127.0.0.1", port);
+    c.line_b_enabled = line_b;
+    c.line_b = make_address("127.0.0.1", static_cast<std::uint16_t>(port + 1));
+    c.rerequest_bind = "127.0.0.1";
+    c.rerequest_port = 0;
+    c.linger_ns = 300'000'000;
+    c.end_of_session_interval_ns = 20'000'000;
+    c.wall_clock_timestamps = true;
+    return c;
+  };
+
+  Summary bare, e2e[2], rx[2];
+  pipeline::StageStats stages[2];
+  std::uint64_t signals[2] = {0, 0}, events[2] = {0, 0}, allocs[2] = {0, 0}, lost[2] = {0, 0};
+  std::string last_report_pipeline;
+  std::vector<std::string> mode_list;
+  if (modes != "rings") mode_list.push_back("inline");
+  if (modes != "inline") mode_list.push_back("rings");
+  std::printf("pipeline bench: %s, %.0f msg/s, %u instruments, %.1f s per round and mode, %d rounds; exchange on cpu %d, "
+              "receiver/compute on cpu %d; signals to %s%s%s\n",
+              base.source.c_str(), rate, instruments, seconds, rounds, ex_cpu, cpu, base.udp.enabled() ? "udp" : "",
+              base.udp.enabled() && !base.shm.empty() ? " + " : "", base.shm.empty() ? "" : ("shm " + base.shm).c_str());
+  int session = 0;
+  for (int r = 0; r < rounds; ++r) {
+    // Bare hop.
+    {
+      ReceiverConfig rc;
+      rc.bind_address = "127.0.0.1";
+      rc.port = port;
+      rc.kernel_timestamps = false;
+      UdpSocket s = UdpSocket::receiver(rc);
+      Exchange ex(make_exchange(session++, false));
+      std::atomic<bool> done{false};
+      std::thread t([&] {
+        pin_self(ex_cpu);
+        ex.run();
+        done = true;
+      });
+      pin_self(cpu);
+      std::uint8_t buf[2048];
+      while (!done.load(std::memory_order_relaxed)) {
+        const ssize_t n = ::recvfrom(s.fd(), buf, sizeof buf, MSG_DONTWAIT, nullptr, nullptr);
+        if (n >= static_cast<ssize_t>(kFirstTsOffset + 8) && load_be16(buf + 18) != 0 && load_be16(buf + 18) != 0xFFFF) {
+          const std::int64_t t1 = realtime_ns();
+          bare.h.record(t1 - static_cast<std::int64_t>(load_be64(buf + kFirstTsOffset)));
+        }
+      }
+      t.join();
+    }
+    for (std::size_t mi = 0; mi < mode_list.size(); ++mi) {
+      pipeline::PipelineConfig c = base;
+      c.threading = mode_list[mi] == "inline" ? pipeline::ThreadingMode::Inline : pipeline::ThreadingMode::Rings;
+      pipeline::Pipeline p(c);
+      p.warmup();
+      p.mark_ready();
+      Exchange ex(make_exchange(session++, true));
+      std::atomic<bool> stop{false};
+      std::thread t([&] {
+        pin_self(ex_cpu);
+        ex.run();
+      });
+      p.run(stop);
+      t.join();
+      const int k = static_cast<int>(mi);
+      const auto& st = p.stage_stats();
+      e2e[k].add(st.stage[pipeline::kEndToEnd]);
+      rx[k].add(st.stage[pipeline::kRxToSignal]);
+      for (int s = 0; s < pipeline::kStageCount; ++s) stages[k].stage[s].merge(st.stage[s]);
+      const auto tot = p.totals();
+      signals[k] += tot.signals;
+      events[k] += tot.events;
+      allocs[k] += tot.allocations_at_end - tot.allocations_at_ready;
+      lost[k] += tot.feed_lost_messages;
+      if (mode_list[mi] == "inline" || mode_list.size() == 1) last_report_pipeline = "pending";
+      if (!a.value("report").empty() && (mi == 0) && r == rounds - 1) {
+        // filled below with the bench results
+        last_report_pipeline = p.report_json("{}");
+      }
+    }
+  }
+  std::printf("\n%-34s %9s %9s %9s %9s %9s %9s\n", "latency (us)", "samples", "p50", "p90", "p99", "p99.9", "max");
+  row("bare UDP hop: send -> user", bare.h);
+  for (std::size_t k = 0; k < mode_list.size(); ++k) {
+    row(("pipeline " + mode_list[k] + ": send -> signal").c_str(), e2e[k].h);
+    row(("pipeline " + mode_list[k] + ": kernel rx -> signal").c_str(), rx[k].h);
+  }
+  std::string bench = "{\"rate\":" + std::to_string(rate) + ",\"seconds_per_round\":" + std::to_string(seconds) +
+                      ",\"rounds\":" + std::to_string(rounds) + ",\"instruments\":" + std::to_string(instruments) +
+                      ",\"bare_hop\":" + hist_json(bare.h) + ",\"modes\":{";
+  int status = 0;
+  for (std::size_t k = 0; k < mode_list.size(); ++k) {
+    const std::int64_t bar = bare.h.value_at_percentile(99) + 10'000;
+    const std::int64_t got = e2e[k].h.value_at_percentile(99);
+    const bool pass = got <= bar && e2e[k].h.count() > 0;
+    std::printf("\n%s: %llu ticks, %llu signals, %llu feed messages lost, %llu process allocations after ready "
+                "(the in-process exchange allocates; `tickinfer run` reports the pipeline alone)\n",
+                mode_list[k].c_str(), static_cast<unsigned long long>(events[k]), static_cast<unsigned long long>(signals[k]),
+                static_cast<unsigned long long>(lost[k]), static_cast<unsigned long long>(allocs[k]));
+    std::fputs(pipeline::format_stage_table(stages[k]).c_str(), stdout);
+    std::printf("bar (%s): end-to-end p99 %.2f us <= bare hop p99 %.2f us + 10 us = %.2f us: %s\n", mode_list[k].c_str(),
+                got / 1e3, bare.h.value_at_percentile(99) / 1e3, bar / 1e3, pass ? "PASS" : "FAIL");
+    if (!pass) status = 3;
+    bench += std::string(k ? "," : "") + "\"" + mode_list[k] + "\":{\"end_to_end\":" + hist_json(e2e[k].h) +
+             ",\"rx_to_signal\":" + hist_json(rx[k].h) + ",\"signals\":" + std::to_string(signals[k]) +
+             ",\"allocations_after_ready\":" + std::to_string(allocs[k]) + ",\"pass\":" + (pass ? "true" : "false") + "}";
+  }
+  bench += "}}";
+  if (!a.value("report").empty() && last_report_pipeline.size() > 10) {
+    // Splice the bench object into the report (it was written with an empty "bench").
+    const auto pos = last_report_pipeline.rfind("\"bench\"");
+    std::string out = last_report_pipeline;
+    if (pos != std::string::npos) {
+      const auto open = out.find('{', pos);
+      const auto close = out.find('}', open);
+      out.replace(open, close - open + 1, bench);
+    }
+    std::ofstream f(a.value("report"));
+    if (!f) throw Error("report '" + a.value("report") + "': cannot create");
+    f << out << "\n";
+    std::printf("run report with bench results: %s\n", a.value("report").c_str());
+  }
+  return status;
+}
+
+// `tickinfer pipeline ticks --out FILE`: the synthetic exchange's market (the same generator
+// `feed serve` publishes) as a tick CSV for `tickinfer features`: training data for models that
+// will run on that feed (tools/make_default_model.py).
+ArgParser pipeline_ticks_parser() {
+  ArgParser p("pipeline ticks", "write the synthetic market's events as a tick CSV (for tickinfer features)");
+  p.option("out", "FILE", "CSV to write (ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side)", "ticks.csv");
+  p.option("messages", "N", "events", "200000");
+  p.option("instruments", "N", "instruments (ids 1..N)", "20");
+  p.option("seed", "N", "market seed", "1");
+  p.option("events-per-regime", "N", "events before the next regime", "50000");
+  return p;
+}
+
+int run_pipeline_ticks(const ArgParser& a) {
+  GeneratorConfig g;
+  g.seed = static_cast<std::uint64_t>(a.integer("seed", 0, 1L << 62));
+  g.instruments = static_cast<std::uint32_t>(a.integer("instruments", 1, 100000));
+  g.events_per_regime = static_cast<std::uint64_t>(a.integer("events-per-regime", 1, 1L << 40));
+  const long n = a.integer("messages", 1, 1L << 30);
+  MarketGenerator gen(g);
+  std::FILE* f = std::fopen(a.value("out").c_str(), "w");
+  if (!f) throw Error("ticks '" + a.value("out") + "': cannot create");
+  std::fprintf(f, "ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n");
+  for (long i = 0; i < n; ++i) {
+    const md::Event e = gen.next();
+    if (e.kind == md::Event::Kind::Quote) {
+      const auto& q = e.quote;
+      std::fprintf(f, "%lld,%u,Q,%.8f,%.8f,%u,%u,,,\n", static_cast<long long>(q.exchange_ts_ns), q.instrument,
+                   md::price_to_double(q.bid_price), md::price_to_double(q.ask_price), q.bid_size, q.ask_size);
+    } else {
+      const auto& t = e.trade;
+      const char side = t.aggressor == md::Side::Buy ? 'B' : (t.aggressor == md::Side::Sell ? 'S' : 'U');
+      std::fprintf(f, "%lld,%u,T,,,,,%.8f,%u,%c\n", static_cast<long long>(t.exchange_ts_ns), t.instrument,
+                   md::price_to_double(t.price), t.size, side);
+    }
+  }
+  if (std::fclose(f) != 0) throw Error("ticks '" + a.value("out") + "': write failed");
+  std::printf("%ld events of %u instruments -> %s\n", n, g.instruments, a.value("out").c_str());
+  return 0;
+}
+
+int run_pipeline_main(const std::vector<std::string>& args) {
+  if (!args.empty() && args[0] == "ticks") {
+    ArgParser p = pipeline_ticks_parser();
+    p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (p.help_requested()) {
+      std::fputs(p.help().c_str(), stdout);
+      return 0;
+    }
+    return run_pipeline_ticks(p);
+  }
+  if (args.empty() || args[0] != "bench") throw UsageError("usage: tickinfer pipeline bench|ticks [options]");
+  ArgParser p = pipeline_parser();
+  p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
+  if (p.help_requested()) {
+    std::fputs(p.help().c_str(), stdout);
+    return 0;
+  }
+  return run_pipeline_bench(p);
+}
+
+}  // namespace tickinfer::cli

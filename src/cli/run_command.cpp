@@ -1,0 +1,125 @@
+// `tickinfer run CONFIG`: the tick-to-signal pipeline (src/pipeline/, docs/pipeline.md). Loads and
+// checks everything first (a bad configuration, a missing model or a signature mismatch is an
+// error before any socket is read), warms the models up, reports ready, runs, and prints the
+// per-stage latency table, the feed statistics and a summary of the signals.
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+
+#include "cli/commands.hpp"
+#include "pipeline/alloc_counter.hpp"
+#include "pipeline/pipeline.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::cli {
+namespace {
+
+std::atomic<bool> g_run_stop{false};
+void on_stop_signal(int) { g_run_stop = true; }
+
+}  // namespace
+
+ArgParser run_parser() {
+  ArgParser p("run", "run the tick-to-signal pipeline on a configuration (docs/pipeline.md)");
+  p.positional("CONFIG", "pipeline configuration (.toml)");
+  p.option("seconds", "S", "override [run] seconds (0: until End of Session)");
+  p.option("report", "FILE", "override [run] report: the run statistics JSON");
+  p.option("threading", "MODE", "override [threading] mode: inline or rings");
+  p.option("log", "FILE", "override [decision_log] path");
+  p.option("ready-file", "FILE", "override [run] ready_file");
+  p.flag("quiet", "no status lines");
+  p.flag("check", "load and check the configuration, models and signatures, then exit");
+  return p;
+}
+
+void print_feed_summary(const feed::FeedStats& s, std::FILE* out) {
+  const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+  std::fprintf(out, "feed: %llu messages delivered from %llu datagrams; duplicates dropped %llu, stale %llu\n",
+               u(s.sequencer.delivered), u(s.datagrams), u(s.sequencer.duplicates), u(s.sequencer.stale));
+  std::fprintf(out, "      gaps: %llu triggers, %llu ranges (%llu messages) re-requested, %llu messages recovered, "
+               "%llu lost; max reorder buffer %llu\n",
+               u(s.sequencer.gap_triggers_time + s.sequencer.gap_triggers_count + s.sequencer.gap_triggers_overrun),
+               u(s.sequencer.gap_ranges_requested), u(s.sequencer.gap_messages_requested), u(s.lines[2].messages),
+               u(s.sequencer.lost), u(s.sequencer.max_buffered));
+  for (int l = 0; l < 2; ++l)
+    if (s.lines[l].packets)
+      std::fprintf(out, "      line %c: %llu packets, %llu messages missed, %llu reordered, %llu duplicate, led %llu\n",
+                   "AB"[l], u(s.lines[l].packets), u(s.lines[l].lost_messages), u(s.lines[l].reordered_packets),
+                   u(s.lines[l].duplicate_packets), u(s.lines[l].led));
+  std::fprintf(out, "      malformed %llu, undecodable %llu, kernel drops %llu/%llu\n", u(s.malformed), u(s.undecodable),
+               u(s.kernel_drops[0]), u(s.kernel_drops[1]));
+}
+
+int run_run(const ArgParser& args) {
+  pipeline::PipelineConfig cfg = pipeline::load_pipeline_config(args.positional_value("CONFIG"));
+  if (args.given("seconds")) cfg.seconds = args.number("seconds", 0, 1e7);
+  if (args.given("report")) cfg.report = args.value("report");
+  if (args.given("log")) cfg.log_path = args.value("log");
+  if (args.given("ready-file")) cfg.ready_file = args.value("ready-file");
+  if (args.given("threading")) {
+    const std::string t = args.value("threading");
+    if (t == "inline") cfg.threading = pipeline::ThreadingMode::Inline;
+    else if (t == "rings") cfg.threading = pipeline::ThreadingMode::Rings;
+    else throw UsageError("--threading must be inline or rings");
+  }
+  if (args.flag_set("quiet")) cfg.quiet = true;
+  cfg.check_only = args.flag_set("check");
+
+  pipeline::Pipeline p(cfg);
+  if (args.flag_set("check")) {
+    std::printf("%s: configuration, %zu model(s) and their feature signatures are consistent\n", cfg.source.c_str(),
+                cfg.models.size());
+    return 0;
+  }
+  for (const auto& w : p.warmup())
+    std::printf("warmup: model '%s' %d runs, p50 %.2f us p99 %.2f us, %s\n", w.model.c_str(), w.iterations,
+                static_cast<double>(w.p50_ns) / 1e3, static_cast<double>(w.p99_ns) / 1e3,
+                w.stable ? "stable" : "NOT stable within max_iterations (continuing)");
+  p.mark_ready();
+  std::printf("tickinfer run: ready (%s threading, feed on port %u%s, %zu model(s)%s%s%s)\n",
+              cfg.threading == pipeline::ThreadingMode::Inline ? "inline" : "rings", p.feed_port(0),
+              cfg.line_b.enabled() ? (" and " + std::to_string(p.feed_port(1))).c_str() : "", cfg.models.size(),
+              cfg.udp.enabled() ? (", signals to udp " + cfg.udp.host + ":" + std::to_string(cfg.udp.port)).c_str() : "",
+              cfg.shm.empty() ? "" : (", shm ring " + cfg.shm).c_str(),
+              cfg.log_path.empty() ? "" : (", decision log " + cfg.log_path).c_str());
+  std::fflush(stdout);
+
+  std::signal(SIGINT, on_stop_signal);
+  std::signal(SIGTERM, on_stop_signal);
+  p.run(g_run_stop);
+
+  const pipeline::RunTotals t = p.totals();
+  std::printf("\nper-stage latency (%llu ticks in %.1f s = %.0f ticks/s, %llu signals)%s\n",
+              static_cast<unsigned long long>(t.events), t.seconds,
+              t.seconds > 0 ? static_cast<double>(t.events) / t.seconds : 0.0,
+              static_cast<unsigned long long>(t.signals),
+              t.wall_clock_exchange ? "" : "; exchange clock is synthetic: no wire / end_to_end");
+  std::fputs(pipeline::format_stage_table(p.stage_stats()).c_str(), stdout);
+  print_feed_summary(p.feed_stats(), stdout);
+  for (const auto& m : p.model_stats())
+    std::printf("signals: model '%s' v%u: %llu (long %llu, short %llu, flat %llu), score min %.4f mean %.4f max %.4f\n",
+                m.name.c_str(), m.version, static_cast<unsigned long long>(m.runs),
+                static_cast<unsigned long long>(m.long_signals), static_cast<unsigned long long>(m.short_signals),
+                static_cast<unsigned long long>(m.flat_signals), m.score_min,
+                m.runs ? m.score_sum / static_cast<double>(m.runs) : 0.0, m.score_max);
+  std::printf("allocations after ready: %llu%s\n",
+              static_cast<unsigned long long>(t.allocations_at_end - t.allocations_at_ready),
+              t.udp_send_failures ? (", udp send failures " + std::to_string(t.udp_send_failures)).c_str() : "");
+  if (t.degraded) std::printf("state: DEGRADED (%s)\n", t.degraded_reason.c_str());
+  else std::printf("state: ok%s\n", t.end_of_session ? " (End of Session, everything delivered)" : "");
+  if (!cfg.report.empty()) {
+    std::ofstream f(cfg.report);
+    if (!f) throw Error("report '" + cfg.report + "': cannot create");
+    f << p.report_json() << "\n";
+    std::printf("run statistics: %s (render: tickinfer report %s -o report.html)\n", cfg.report.c_str(),
+                cfg.report.c_str());
+  }
+  if (t.events == 0) {
+    std::fprintf(stderr, "tickinfer run: error: the feed delivered no market data (%s)\n",
+                 t.degraded_reason.empty() ? "nothing received" : t.degraded_reason.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace tickinfer::cli

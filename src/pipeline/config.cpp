@@ -1,0 +1,345 @@
+// TOML pipeline configuration parser (toml++). Every section and key is checked; errors carry the
+// file and line.
+#include "pipeline/config.hpp"
+
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include <toml++/toml.h>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::pipeline {
+
+const char* to_string(ModelTrigger t) {
+  switch (t) {
+    case ModelTrigger::Tick: return "tick";
+    case ModelTrigger::Window: return "window";
+    case ModelTrigger::Stream: return "stream";
+  }
+  return "?";
+}
+
+const char* to_string(FlushPolicy p) {
+  switch (p) {
+    case FlushPolicy::Record: return "record";
+    case FlushPolicy::Interval: return "interval";
+    case FlushPolicy::Exit: return "exit";
+  }
+  return "?";
+}
+
+Endpoint parse_endpoint(const std::string& text, const std::string& what) {
+  if (text.empty() || text == "none") return Endpoint{"", 0};
+  const auto colon = text.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == text.size())
+    throw Error(what + ": expected HOST:PORT or \"none\", got '" + text + "'");
+  const std::string port = text.substr(colon + 1);
+  long p = -1;
+  try {
+    std::size_t used = 0;
+    p = std::stol(port, &used);
+    if (used != port.size()) p = -1;
+  } catch (...) {
+    p = -1;
+  }
+  if (p < 1 || p > 65535) throw Error(what + ": port '" + port + "' is not in [1, 65535]");
+  return Endpoint{text.substr(0, colon), static_cast<std::uint16_t>(p)};
+}
+
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string source, std::string base) : source_(std::move(source)), base_(std::move(base)) {}
+
+  [[noreturn]] void fail(int line, const std::string& what) const {
+    std::ostringstream o;
+    o << "config '" << source_ << "': ";
+    if (line > 0) o << "line " << line << ": ";
+    o << what;
+    throw Error(o.str());
+  }
+  static int line_of(const toml::node& n) { return static_cast<int>(n.source().begin.line); }
+
+  std::int64_t integer(const toml::node& n, const std::string& what, std::int64_t lo, std::int64_t hi) const {
+    const auto* v = n.as_integer();
+    if (!v) fail(line_of(n), what + " must be an integer");
+    const std::int64_t x = v->get();
+    if (x < lo || x > hi)
+      fail(line_of(n), what + " = " + std::to_string(x) + " is out of range [" + std::to_string(lo) + ", " +
+                           std::to_string(hi) + "]");
+    return x;
+  }
+  double number(const toml::node& n, const std::string& what, double lo, double hi) const {
+    double x = 0;
+    if (const auto* f = n.as_floating_point()) x = f->get();
+    else if (const auto* i = n.as_integer()) x = static_cast<double>(i->get());
+    else fail(line_of(n), what + " must be a number");
+    if (!std::isfinite(x) || x < lo || x > hi) {
+      std::ostringstream o;
+      o << what << " = " << x << " is out of range [" << lo << ", " << hi << "]";
+      fail(line_of(n), o.str());
+    }
+    return x;
+  }
+  std::string string(const toml::node& n, const std::string& what) const {
+    const auto* s = n.as_string();
+    if (!s) fail(line_of(n), what + " must be a string");
+    return s->get();
+  }
+  bool boolean(const toml::node& n, const std::string& what) const {
+    const auto* b = n.as_boolean();
+    if (!b) fail(line_of(n), what + " must be true or false");
+    return b->get();
+  }
+  Endpoint endpoint(const toml::node& n, const std::string& what) const {
+    const std::string s = string(n, what);
+    try {
+      return parse_endpoint(s, what);
+    } catch (const Error& e) {
+      fail(line_of(n), e.what());
+    }
+  }
+  std::string path(const toml::node& n, const std::string& what) const {
+    std::string p = string(n, what);
+    if (p.empty()) fail(line_of(n), what + " must not be empty");
+    if (p[0] != '/' && base_ != ".") p = base_ + "/" + p;
+    return p;
+  }
+  std::string idle(const toml::node& n, const std::string& what) const {
+    const std::string s = string(n, what);
+    if (s != "spin" && s != "yield" && s != "backoff" && s != "block")
+      fail(line_of(n), what + " = '" + s + "': expected spin, yield, backoff or block");
+    return s;
+  }
+  [[noreturn]] void unknown(const toml::key& key, const std::string& section, const char* expected) const {
+    fail(static_cast<int>(key.source().begin.line),
+         "unknown key '" + std::string(key.str()) + "' in " + section + " (expected " + expected + ")");
+  }
+
+  void parse_feed(const toml::table& t, PipelineConfig& c) {
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "line_a") c.line_a = endpoint(n, "[feed] line_a");
+      else if (k == "line_b") c.line_b = endpoint(n, "[feed] line_b");
+      else if (k == "interface") c.interface = string(n, "[feed] interface");
+      else if (k == "recovery") c.recovery = endpoint(n, "[feed] recovery");
+      else if (k == "session") c.session = string(n, "[feed] session");
+      else if (k == "idle") c.feed_idle = idle(n, "[feed] idle");
+      else if (k == "gap_timeout_us") c.gap_timeout_ns = integer(n, "[feed] gap_timeout_us", 1, 10'000'000) * 1000;
+      else if (k == "recovery_timeout_us")
+        c.recovery_timeout_ns = integer(n, "[feed] recovery_timeout_us", 1, 10'000'000) * 1000;
+      else if (k == "recovery_attempts")
+        c.recovery_attempts = static_cast<int>(integer(n, "[feed] recovery_attempts", 1, 1000));
+      else if (k == "rcvbuf_bytes") c.rcvbuf_bytes = static_cast<int>(integer(n, "[feed] rcvbuf_bytes", 4096, 1 << 30));
+      else unknown(key, "[feed]", "line_a, line_b, interface, recovery, session, idle, gap_timeout_us, "
+                                  "recovery_timeout_us, recovery_attempts, rcvbuf_bytes");
+    }
+    if (!c.line_a.enabled()) fail(line_of(t), "[feed] line_a is required");
+  }
+
+  ModelConfig parse_model(const toml::table& t) {
+    ModelConfig m;
+    m.line = line_of(t);
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "name") m.name = string(n, "[[model]] name");
+      else if (k == "path") m.path = path(n, "[[model]] path");
+      else if (k == "version") m.version = static_cast<std::uint32_t>(integer(n, "[[model]] version", 0, 0xFFFFFFFFll));
+      else if (k == "mode") {
+        const std::string s = string(n, "[[model]] mode");
+        if (s == "tick") m.trigger = ModelTrigger::Tick;
+        else if (s == "window") m.trigger = ModelTrigger::Window;
+        else if (s == "stream") m.trigger = ModelTrigger::Stream;
+        else fail(line_of(n), "[[model]] mode = '" + s + "': expected tick, window or stream");
+      } else if (k == "window") m.window = static_cast<int>(integer(n, "[[model]] window", 0, 100000));
+      else if (k == "instruments") {
+        const auto* a = n.as_array();
+        if (!a) fail(line_of(n), "[[model]] instruments must be an array of integers");
+        for (const auto& e : *a)
+          m.instruments.push_back(static_cast<std::uint32_t>(integer(e, "[[model]] instruments element", 0, 0xFFFFFFFFll)));
+      } else if (k == "outputs") {
+        const auto* a = n.as_array();
+        if (!a || a->empty() || a->size() > 4) fail(line_of(n), "[[model]] outputs must be an array of 1 to 4 integers");
+        m.outputs.clear();
+        for (const auto& e : *a) m.outputs.push_back(static_cast<int>(integer(e, "[[model]] outputs element", 0, 1 << 20)));
+      } else if (k == "center") m.center = number(n, "[[model]] center", -1e30, 1e30);
+      else if (k == "threshold") m.threshold = number(n, "[[model]] threshold", 0, 1e30);
+      else if (k == "check_signature") m.check_signature = boolean(n, "[[model]] check_signature");
+      else unknown(key, "[[model]]", "name, path, version, mode, window, instruments, outputs, center, threshold, "
+                                     "check_signature");
+    }
+    if (m.name.empty()) fail(m.line, "[[model]] needs a name");
+    if (m.name.size() > 15) fail(m.line, "[[model]] name '" + m.name + "' is longer than 15 characters (it travels in every signal)");
+    if (m.path.empty()) fail(m.line, "[[model]] '" + m.name + "' needs a path");
+    return m;
+  }
+
+  void parse_threading(const toml::table& t, PipelineConfig& c) {
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "mode") {
+        const std::string s = string(n, "[threading] mode");
+        if (s == "inline") c.threading = ThreadingMode::Inline;
+        else if (s == "rings") c.threading = ThreadingMode::Rings;
+        else fail(line_of(n), "[threading] mode = '" + s + "': expected inline or rings");
+      } else if (k == "feed_cpu") c.feed_cpu = static_cast<int>(integer(n, "[threading] feed_cpu", -1, 4095));
+      else if (k == "compute_cpu") c.compute_cpu = static_cast<int>(integer(n, "[threading] compute_cpu", -1, 4095));
+      else if (k == "compute_idle") c.compute_idle = idle(n, "[threading] compute_idle");
+      else if (k == "ring_capacity") {
+        const auto v = integer(n, "[threading] ring_capacity", 2, 1 << 24);
+        if (v & (v - 1)) fail(line_of(n), "[threading] ring_capacity must be a power of two");
+        c.ring_capacity = static_cast<std::size_t>(v);
+      } else unknown(key, "[threading]", "mode, feed_cpu, compute_cpu, compute_idle, ring_capacity");
+    }
+  }
+
+  void parse_signals(const toml::table& t, PipelineConfig& c) {
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "udp") c.udp = endpoint(n, "[signals] udp");
+      else if (k == "multicast_interface") c.multicast_interface = string(n, "[signals] multicast_interface");
+      else if (k == "shm") {
+        c.shm = string(n, "[signals] shm");
+        for (char ch : c.shm)
+          if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'))
+            fail(line_of(n), "[signals] shm = '" + c.shm + "': use letters, digits, '-', '_' or '.'");
+      } else if (k == "shm_capacity") {
+        const auto v = integer(n, "[signals] shm_capacity", 2, 1 << 24);
+        if (v & (v - 1)) fail(line_of(n), "[signals] shm_capacity must be a power of two");
+        c.shm_capacity = static_cast<std::size_t>(v);
+      } else unknown(key, "[signals]", "udp, multicast_interface, shm, shm_capacity");
+    }
+  }
+
+  void parse_log(const toml::table& t, PipelineConfig& c) {
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "path") c.log_path = path(n, "[decision_log] path");
+      else if (k == "flush") {
+        const std::string s = string(n, "[decision_log] flush");
+        if (s == "record") c.flush = FlushPolicy::Record;
+        else if (s == "interval") c.flush = FlushPolicy::Interval;
+        else if (s == "exit") c.flush = FlushPolicy::Exit;
+        else fail(line_of(n), "[decision_log] flush = '" + s + "': expected record, interval or exit");
+      } else if (k == "flush_interval_ms")
+        c.flush_interval_ns = static_cast<std::int64_t>(number(n, "[decision_log] flush_interval_ms", 0.001, 3.6e6) * 1e6);
+      else if (k == "fsync") c.fsync = boolean(n, "[decision_log] fsync");
+      else if (k == "full_vectors") c.full_vectors = boolean(n, "[decision_log] full_vectors");
+      else if (k == "buffer_bytes")
+        c.log_buffer_bytes = static_cast<std::size_t>(integer(n, "[decision_log] buffer_bytes", 65536, 1ll << 30));
+      else if (k == "writer_thread") c.log_writer_thread = boolean(n, "[decision_log] writer_thread");
+      else unknown(key, "[decision_log]", "path, flush, flush_interval_ms, fsync, full_vectors, buffer_bytes, writer_thread");
+    }
+  }
+
+  void parse_warmup(const toml::table& t, PipelineConfig& c) {
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "min_iterations") c.warmup_min_iterations = static_cast<int>(integer(n, "[warmup] min_iterations", 0, 100'000'000));
+      else if (k == "max_iterations") c.warmup_max_iterations = static_cast<int>(integer(n, "[warmup] max_iterations", 1, 100'000'000));
+      else if (k == "block") c.warmup_block = static_cast<int>(integer(n, "[warmup] block", 10, 1'000'000));
+      else if (k == "tolerance") c.warmup_tolerance = number(n, "[warmup] tolerance", 0.0, 10.0);
+      else if (k == "stable_blocks") c.warmup_stable_blocks = static_cast<int>(integer(n, "[warmup] stable_blocks", 1, 1000));
+      else unknown(key, "[warmup]", "min_iterations, max_iterations, block, tolerance, stable_blocks");
+    }
+    if (c.warmup_max_iterations < c.warmup_min_iterations)
+      fail(line_of(t), "[warmup] max_iterations is below min_iterations");
+  }
+
+  void parse_run(const toml::table& t, PipelineConfig& c) {
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "seconds") c.seconds = number(n, "[run] seconds", 0, 1e7);
+      else if (k == "ready_file") c.ready_file = path(n, "[run] ready_file");
+      else if (k == "metrics") c.metrics = endpoint(n, "[run] metrics");
+      else if (k == "status_interval_ms")
+        c.status_interval_ns = integer(n, "[run] status_interval_ms", 10, 3'600'000) * 1'000'000;
+      else if (k == "report") c.report = path(n, "[run] report");
+      else if (k == "feed_silence_s") c.feed_silence_s = number(n, "[run] feed_silence_s", 0.01, 1e6);
+      else if (k == "quiet") c.quiet = boolean(n, "[run] quiet");
+      else unknown(key, "[run]", "seconds, ready_file, metrics, status_interval_ms, report, feed_silence_s, quiet");
+    }
+  }
+
+  PipelineConfig parse(std::string_view text) {
+    int line = 1;
+    for (char ch : text) {  // ASCII only (see feature_spec.cpp: toml++ 3.3 misbehaves on some code points)
+      const auto c = static_cast<unsigned char>(ch);
+      if (c == '\n') ++line;
+      if (c >= 0x80 || c == 0) fail(line, "non-ASCII byte (configurations are ASCII text)");
+    }
+    toml::table root;
+    try {
+      root = toml::parse(text, source_);
+    } catch (const toml::parse_error& e) {
+      fail(static_cast<int>(e.source().begin.line), std::string(e.description()));
+    }
+    PipelineConfig c;
+    c.source = source_;
+    bool have_feed = false, have_features = false;
+    for (auto&& [key, node] : root) {
+      const std::string k(key.str());
+      const int kl = static_cast<int>(key.source().begin.line);
+      const toml::node& nd = node;  // clang 14 cannot capture a structured binding
+      auto table = [&](const char* name) -> const toml::table& {
+        if (!nd.is_table()) fail(kl, std::string("[") + name + "] must be a table");
+        return *nd.as_table();
+      };
+      if (k == "feed") { parse_feed(table("feed"), c); have_feed = true; }
+      else if (k == "features") {
+        for (auto&& [fk, fn] : table("features")) {
+          if (fk.str() == "spec") c.feature_spec = path(fn, "[features] spec");
+          else unknown(fk, "[features]", "spec");
+        }
+        have_features = true;
+      } else if (k == "model") {
+        const auto* arr = node.as_array();
+        if (!arr) fail(kl, "'model' must be an array of tables ([[model]])");
+        for (const auto& m : *arr) {
+          if (!m.is_table()) fail(line_of(m), "each [[model]] must be a table");
+          c.models.push_back(parse_model(*m.as_table()));
+        }
+      } else if (k == "threading") parse_threading(table("threading"), c);
+      else if (k == "signals") parse_signals(table("signals"), c);
+      else if (k == "decision_log") parse_log(table("decision_log"), c);
+      else if (k == "warmup") parse_warmup(table("warmup"), c);
+      else if (k == "run") parse_run(table("run"), c);
+      else fail(kl, "unknown section '" + k + "' (expected feed, features, model, threading, signals, decision_log, "
+                    "warmup, run)");
+    }
+    if (!have_feed) fail(0, "missing [feed] section");
+    if (!have_features || c.feature_spec.empty()) fail(0, "missing [features] spec = \"FILE\"");
+    if (c.models.empty()) fail(0, "no [[model]]: nothing to run");
+    std::set<std::string> names;
+    for (const auto& m : c.models)
+      if (!names.insert(m.name).second) fail(m.line, "duplicate model name '" + m.name + "'");
+    if (c.models.size() > 64) fail(0, "at most 64 models");
+    return c;
+  }
+
+ private:
+  std::string source_, base_;
+};
+
+}  // namespace
+
+PipelineConfig parse_pipeline_config(std::string_view text, const std::string& source, const std::string& base_dir) {
+  return Parser(source, base_dir).parse(text);
+}
+
+PipelineConfig load_pipeline_config(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("config '" + path + "': cannot open");
+  std::ostringstream s;
+  s << in.rdbuf();
+  const auto slash = path.find_last_of('/');
+  const std::string base = slash == std::string::npos ? "." : path.substr(0, slash);
+  return parse_pipeline_config(s.str(), path, base);
+}
+
+}  // namespace tickinfer::pipeline

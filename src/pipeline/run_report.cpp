@@ -1,0 +1,157 @@
+// Pipeline::report_json: the run's statistics as one JSON document (the input of
+// `tickinfer report`). Reporting side only: allocates freely.
+#include <unistd.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "pipeline/pipeline.hpp"
+
+namespace tickinfer::pipeline {
+namespace {
+
+using nlohmann::json;
+
+// Percentiles for the log-scale percentile plot: 0, 90, 99, 99.9 ... with 10 points per decade of
+// 1/(1-p), up to 99.999, then 100.
+std::vector<double> curve_percentiles() {
+  std::vector<double> p;
+  for (int i = 0; i <= 50; ++i) p.push_back(100.0 * (1.0 - std::pow(10.0, -i / 10.0)));
+  p.push_back(100.0);
+  return p;
+}
+
+json histogram_json(const stats::LatencyHistogram& h) {
+  json j;
+  j["count"] = h.count();
+  j["min_ns"] = h.min();
+  j["max_ns"] = h.max();
+  j["mean_ns"] = h.mean();
+  j["p50_ns"] = h.value_at_percentile(50);
+  j["p90_ns"] = h.value_at_percentile(90);
+  j["p95_ns"] = h.value_at_percentile(95);
+  j["p99_ns"] = h.value_at_percentile(99);
+  j["p999_ns"] = h.value_at_percentile(99.9);
+  json curve = json::array();
+  if (h.count() > 0)
+    for (double p : curve_percentiles()) curve.push_back({p, h.value_at_percentile(p)});
+  j["curve"] = curve;
+  return j;
+}
+
+json feed_json(const feed::FeedStats& s) {
+  json j;
+  j["datagrams"] = s.datagrams;
+  j["malformed"] = s.malformed;
+  j["undecodable"] = s.undecodable;
+  j["delivered"] = s.sequencer.delivered;
+  j["duplicates_dropped"] = s.sequencer.duplicates;
+  j["stale_dropped"] = s.sequencer.stale;
+  j["gap_triggers"] = s.sequencer.gap_triggers_time + s.sequencer.gap_triggers_count + s.sequencer.gap_triggers_overrun;
+  j["gap_ranges_requested"] = s.sequencer.gap_ranges_requested;
+  j["gap_messages_requested"] = s.sequencer.gap_messages_requested;
+  j["recovered_messages"] = s.lines[2].messages;
+  j["lost"] = s.sequencer.lost;
+  j["max_buffered"] = s.sequencer.max_buffered;
+  j["recovery_requests_sent"] = s.recovery.requests_sent;
+  j["recovery_completed"] = s.recovery.completed;
+  j["recovery_failed"] = s.recovery.failed;
+  j["kernel_drops"] = {s.kernel_drops[0], s.kernel_drops[1], s.kernel_drops[2]};
+  j["ring_full_spins"] = s.ring_full_spins;
+  json lines = json::array();
+  const char* names[3] = {"A", "B", "recovery"};
+  for (int i = 0; i < 3; ++i) {
+    const auto& l = s.lines[i];
+    lines.push_back({{"line", names[i]},
+                     {"packets", l.packets},
+                     {"messages", l.messages},
+                     {"lost_messages", l.lost_messages},
+                     {"duplicate_packets", l.duplicate_packets},
+                     {"reordered_packets", l.reordered_packets},
+                     {"led", l.led}});
+  }
+  j["lines"] = lines;
+  return j;
+}
+
+}  // namespace
+
+std::string Pipeline::report_json(const std::string& extra) const {
+  json j;
+  j["format"] = "tickinfer-run-1";
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  j["host"] = host;
+  j["config"] = {{"source", cfg_.source},
+                 {"threading", cfg_.threading == ThreadingMode::Inline ? "inline" : "rings"},
+                 {"feed_idle", cfg_.feed_idle},
+                 {"compute_idle", cfg_.compute_idle},
+                 {"feed_cpu", cfg_.feed_cpu},
+                 {"compute_cpu", cfg_.compute_cpu},
+                 {"feature_spec", cfg_.feature_spec},
+                 {"decision_log", cfg_.log_path},
+                 {"flush", to_string(cfg_.flush)}};
+  const RunTotals t = totals();
+  j["totals"] = {{"seconds", t.seconds},
+                 {"events", t.events},
+                 {"ticks_per_second", t.seconds > 0 ? static_cast<double>(t.events) / t.seconds : 0.0},
+                 {"signals", t.signals},
+                 {"udp_send_failures", t.udp_send_failures},
+                 {"feed_loss_reports", t.feed_loss_reports},
+                 {"feed_lost_messages", t.feed_lost_messages},
+                 {"allocations_at_ready", t.allocations_at_ready},
+                 {"allocations_at_end", t.allocations_at_end},
+                 {"allocations_in_steady_state", t.allocations_at_end - t.allocations_at_ready},
+                 {"end_of_session", t.end_of_session},
+                 {"degraded", t.degraded},
+                 {"degraded_reason", t.degraded_reason},
+                 {"wall_clock_exchange", t.wall_clock_exchange}};
+  json stages = json::array();
+  const StageStats& s = stage_stats();
+  for (int i = 0; i < kStageCount; ++i) {
+    json h = histogram_json(s.stage[i]);
+    h["stage"] = stage_name(i);
+    h["compute"] = stage_is_compute(i);
+    stages.push_back(h);
+  }
+  j["stages"] = stages;
+  json iv = json::array();
+  for (std::size_t i = 0; i < intervals_published(); ++i) {
+    const IntervalSample& x = intervals()[i];
+    iv.push_back({{"t_s", x.t_s},
+                  {"ticks", x.ticks},
+                  {"signals", x.signals},
+                  {"rx_p50_ns", x.rx_p50_ns},
+                  {"rx_p99_ns", x.rx_p99_ns},
+                  {"rx_max_ns", x.rx_max_ns},
+                  {"e2e_p50_ns", x.e2e_p50_ns},
+                  {"e2e_p99_ns", x.e2e_p99_ns},
+                  {"e2e_max_ns", x.e2e_max_ns},
+                  {"allocations", x.allocations},
+                  {"feed_lost", x.feed_lost}});
+  }
+  j["intervals"] = iv;
+  j["status_interval_s"] = static_cast<double>(cfg_.status_interval_ns) / 1e9;
+  json models = json::array();
+  for (const auto& m : model_stats()) {
+    models.push_back({{"name", m.name},
+                      {"version", m.version},
+                      {"runs", m.runs},
+                      {"long", m.long_signals},
+                      {"short", m.short_signals},
+                      {"flat", m.flat_signals},
+                      {"score_min", m.score_min},
+                      {"score_max", m.score_max},
+                      {"score_mean", m.runs ? m.score_sum / static_cast<double>(m.runs) : 0.0}});
+  }
+  j["models"] = models;
+  json warm = json::array();
+  for (const auto& w : warmup_results())
+    warm.push_back({{"model", w.model}, {"iterations", w.iterations}, {"stable", w.stable}, {"p50_ns", w.p50_ns}, {"p99_ns", w.p99_ns}});
+  j["warmup"] = warm;
+  j["feed"] = feed_json(feed_stats());
+  if (!extra.empty()) j["bench"] = json::parse(extra);
+  return j.dump(1);
+}
+
+}  // namespace tickinfer::pipeline

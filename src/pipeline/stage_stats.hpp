@@ -1,0 +1,45 @@
+#pragma once
+// Per-stage latency of every tick through the pipeline, in HdrHistogram-style histograms
+// (src/stats/), and the per-interval samples behind "p99 over time". All values are ns of
+// CLOCK_REALTIME differences (the kernel's SO_TIMESTAMPNS uses the same clock).
+//
+//   stage        from                              to                                 kind
+//   wire         exchange timestamp                kernel receive                     network
+//   receive      kernel receive                    sequenced (released in order)      network/queue
+//   queue        sequenced                         compute thread starts the tick     queue
+//   features     compute start                     feature vector updated             compute
+//   model        features done (or last signal)    model output                       compute
+//   signal       model output                      signal sent (sendto + shm returned) compute/IO
+//   rx_to_signal kernel receive                    signal sent                        end to end in process
+//   end_to_end   exchange timestamp                signal sent                        end to end
+// wire and end_to_end are recorded only when the exchange timestamp is on this host's wall clock
+// (within 10 s of the receive time); a synthetic exchange clock makes them meaningless.
+#include <cstdint>
+#include <vector>
+
+#include "stats/latency_histogram.hpp"
+
+namespace tickinfer::pipeline {
+
+enum Stage : int { kWire, kReceive, kQueue, kFeatures, kModel, kSignal, kRxToSignal, kEndToEnd, kStageCount };
+const char* stage_name(int stage) noexcept;
+bool stage_is_compute(int stage) noexcept;
+
+struct IntervalSample {
+  double t_s = 0;               // seconds since the run started (end of the interval)
+  std::uint64_t ticks = 0;      // in this interval
+  std::uint64_t signals = 0;
+  std::int64_t rx_p50_ns = 0, rx_p99_ns = 0, rx_max_ns = 0;   // rx_to_signal
+  std::int64_t e2e_p50_ns = 0, e2e_p99_ns = 0, e2e_max_ns = 0;  // end_to_end (0 when not recorded)
+  std::uint64_t allocations = 0;  // process allocation count at the end of the interval
+  std::uint64_t feed_lost = 0;    // messages the feed reported lost so far
+};
+
+struct StageStats {
+  StageStats();
+  stats::LatencyHistogram stage[kStageCount];
+  stats::LatencyHistogram interval_rx, interval_e2e;
+  void reset() noexcept;
+};
+
+}  // namespace tickinfer::pipeline

@@ -1,0 +1,172 @@
+// The run configuration: a valid file parses with every key; each kind of mistake is refused
+// before anything starts, with the file and line in the message.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "pipeline/config.hpp"
+#include "tickinfer/error.hpp"
+
+using namespace tickinfer::pipeline;
+
+namespace {
+
+const char* kGood = R"(
+[feed]
+line_a = "127.0.0.1:31001"
+line_b = "none"
+recovery = "10.0.0.9:31000"
+interface = "10.0.0.5"
+idle = "yield"
+gap_timeout_us = 500
+
+[features]
+spec = "features.toml"
+
+[[model]]
+name = "fast"
+path = "m1.keras"
+version = 3
+mode = "tick"
+instruments = [1, 2]
+outputs = [0]
+center = 0.5
+threshold = 0.1
+
+[[model]]
+name = "seq"
+path = "/abs/m2.keras"
+mode = "window"
+window = 16
+
+[threading]
+mode = "rings"
+feed_cpu = 0
+compute_cpu = 1
+ring_capacity = 1024
+
+[signals]
+udp = "239.1.1.1:32001"
+shm = "sig-ring"
+
+[decision_log]
+path = "d.tdl"
+flush = "record"
+fsync = true
+full_vectors = false
+
+[warmup]
+min_iterations = 100
+max_iterations = 1000
+
+[run]
+seconds = 20
+metrics = "127.0.0.1:9100"
+status_interval_ms = 250
+)";
+
+std::string error_of(const std::string& text) {
+  try {
+    parse_pipeline_config(text, "run.toml", "base");
+  } catch (const tickinfer::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string with(const std::string& from, const std::string& to) {
+  std::string s = kGood;
+  const auto p = s.find(from);
+  EXPECT_NE(p, std::string::npos) << from;
+  s.replace(p, from.size(), to);
+  return s;
+}
+
+}  // namespace
+
+TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
+  const PipelineConfig c = parse_pipeline_config(kGood, "run.toml", "base");
+  EXPECT_EQ(c.line_a.port, 31001);
+  EXPECT_FALSE(c.line_b.enabled());
+  EXPECT_EQ(c.recovery.host, "10.0.0.9");
+  EXPECT_EQ(c.interface, "10.0.0.5");
+  EXPECT_EQ(c.feed_idle, "yield");
+  EXPECT_EQ(c.gap_timeout_ns, 500000);
+  EXPECT_EQ(c.feature_spec, "base/features.toml");
+  ASSERT_EQ(c.models.size(), 2u);
+  EXPECT_EQ(c.models[0].path, "base/m1.keras");
+  EXPECT_EQ(c.models[0].version, 3u);
+  EXPECT_EQ(c.models[0].instruments, (std::vector<std::uint32_t>{1, 2}));
+  EXPECT_DOUBLE_EQ(c.models[0].center, 0.5);
+  EXPECT_EQ(c.models[1].path, "/abs/m2.keras");
+  EXPECT_EQ(c.models[1].trigger, ModelTrigger::Window);
+  EXPECT_EQ(c.models[1].window, 16);
+  EXPECT_EQ(c.threading, ThreadingMode::Rings);
+  EXPECT_EQ(c.ring_capacity, 1024u);
+  EXPECT_EQ(c.udp.host, "239.1.1.1");
+  EXPECT_EQ(c.shm, "sig-ring");
+  EXPECT_EQ(c.log_path, "base/d.tdl");
+  EXPECT_EQ(c.flush, FlushPolicy::Record);
+  EXPECT_TRUE(c.fsync);
+  EXPECT_FALSE(c.full_vectors);
+  EXPECT_EQ(c.metrics.port, 9100);
+  EXPECT_EQ(c.status_interval_ns, 250'000'000);
+  EXPECT_DOUBLE_EQ(c.seconds, 20);
+}
+
+TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
+  struct Case {
+    std::string from, to, expect;
+  } cases[] = {
+      {"line_a = \"127.0.0.1:31001\"", "line_a = \"127.0.0.1\"", "line 3: [feed] line_a: expected HOST:PORT"},
+      {"line_a = \"127.0.0.1:31001\"", "line_a = \"127.0.0.1:70000\"", "line 3: [feed] line_a: port '70000'"},
+      {"idle = \"yield\"", "idle = \"sleepy\"", "line 7: [feed] idle = 'sleepy'"},
+      {"gap_timeout_us = 500", "gap_timout_us = 500", "line 8: unknown key 'gap_timout_us' in [feed]"},
+      {"mode = \"tick\"", "mode = \"sometimes\"", "[[model]] mode = 'sometimes'"},
+      {"name = \"fast\"", "name = \"a_name_far_too_long_for_a_signal\"", "longer than 15 characters"},
+      {"name = \"seq\"", "name = \"fast\"", "duplicate model name 'fast'"},
+      {"outputs = [0]", "outputs = [0, 1, 2, 3, 4]", "outputs must be an array of 1 to 4"},
+      {"threshold = 0.1", "threshold = -1", "threshold = -1 is out of range"},
+      {"mode = \"rings\"", "mode = \"threads\"", "[threading] mode = 'threads'"},
+      {"ring_capacity = 1024", "ring_capacity = 1000", "ring_capacity must be a power of two"},
+      {"shm = \"sig-ring\"", "shm = \"../etc\"", "[signals] shm = '../etc'"},
+      {"flush = \"record\"", "flush = \"sometimes\"", "[decision_log] flush = 'sometimes'"},
+      {"max_iterations = 1000", "max_iterations = 10", "max_iterations is below min_iterations"},
+      {"seconds = 20", "seconds = \"twenty\"", "line 50: [run] seconds must be a number"},
+      {"[warmup]", "[warmpu]", "unknown section 'warmpu'"},
+      {"spec = \"features.toml\"", "spec = 3", "[features] spec must be a string"},
+      {"version = 3", "version = 3.5", "[[model]] version must be an integer"},
+      {"fsync = true", "fsync = 1", "[decision_log] fsync must be true or false"},
+      {"[signals]", "[signals", "config 'run.toml': line"},
+  };
+  for (const auto& c : cases) {
+    const std::string err = error_of(with(c.from, c.to));
+    EXPECT_NE(err.find("config 'run.toml'"), std::string::npos) << err;
+    EXPECT_NE(err.find(c.expect), std::string::npos) << "for " << c.to << ": " << err;
+  }
+}
+
+TEST(PipelineConfig, MissingPiecesAreErrors) {
+  EXPECT_NE(error_of("[features]\nspec = \"f.toml\"\n[[model]]\nname = \"m\"\npath = \"m.keras\"\n").find("missing [feed]"),
+            std::string::npos);
+  EXPECT_NE(error_of("[feed]\nline_a = \"1.2.3.4:5\"\n[[model]]\nname = \"m\"\npath = \"m.keras\"\n").find("missing [features]"),
+            std::string::npos);
+  EXPECT_NE(error_of("[feed]\nline_a = \"1.2.3.4:5\"\n[features]\nspec = \"f.toml\"\n").find("no [[model]]"),
+            std::string::npos);
+  EXPECT_NE(error_of("[feed]\nline_a = \"1.2.3.4:5\"\n[features]\nspec = \"f.toml\"\n[[model]]\npath = \"m.keras\"\n")
+                .find("needs a name"),
+            std::string::npos);
+  EXPECT_NE(error_of("[feed]\nline_a = \"1.2.3.4:5\"\n[features]\nspec = \"f.toml\"\n[[model]]\nname = \"x\"\n")
+                .find("needs a path"),
+            std::string::npos);
+  EXPECT_NE(error_of("[feed]\nline_a = \"\xc3\xa9:5\"\n").find("non-ASCII"), std::string::npos);
+}
+
+TEST(PipelineConfig, MissingFileIsAnError) {
+  try {
+    load_pipeline_config("/nonexistent/run.toml");
+    FAIL();
+  } catch (const tickinfer::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
+  }
+}

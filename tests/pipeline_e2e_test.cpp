@@ -1,0 +1,313 @@
+// The whole product as real processes on loopback: `tickinfer feed serve` (lines A and B with loss,
+// reordering and duplicates, re-requests) -> `tickinfer run` on the bundled default model ->
+// signals read by a UDP listener and a shared-memory reader (two more processes); counts match,
+// nothing allocates after ready, the decision log replays with zero differences through the same
+// model and with differences through the changed one (v2). Then a run killed with SIGKILL, and
+// the ways a run must refuse to start.
+#include <gtest/gtest.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "pipeline/decision_log.hpp"
+#include "pipeline/signal_format.hpp"
+#include "pipeline_test_support.hpp"
+
+using namespace pipeline_test;
+
+namespace {
+
+long long signals_of(const std::string& run_out) { return number_after(run_out, "signals: model 'default' v1: "); }
+long long received(const std::string& reader_out) { return number_after(reader_out, "signals: "); }
+
+void check_full_run(const std::string& threading) {
+  RunConfig rc;
+  rc.threading = threading;
+  rc.log = temp(threading + ".tdl");
+  rc.shm = "tickinfer-e2e-" + std::to_string(getpid());
+  rc.ready = temp(threading + ".ready");
+  rc.report = temp(threading + ".json");
+  const std::string cfg = write_config(rc, threading + ".toml");
+  unlink(rc.ready.c_str());
+
+  const std::string udp_ready = temp("udp.attached");
+  unlink(udp_ready.c_str());
+  Process udp = start({"signals", "udp:127.0.0.1:" + std::to_string(base_port() + 3), "--summary", "--idle-exit", "3",
+                       "--seconds", "90", "--ready-file", udp_ready},
+                      temp("udp.out"));
+  ASSERT_TRUE(wait_file(udp_ready, 30));
+  Process run = start({"run", cfg}, temp(threading + ".run.out"));
+  ASSERT_TRUE(wait_file(rc.ready, 60)) << slurp(run.out_path);
+  Process shm = start({"signals", "shm:" + rc.shm, "--from-start", "--summary", "--idle-exit", "3", "--seconds", "90"},
+                      temp("shm.out"));
+  Process serve = start(serve_args(30000, 20000, true), temp("serve.out"));
+  ASSERT_EQ(wait_for(serve, 60), 0) << slurp(serve.out_path);
+  ASSERT_EQ(wait_for(run, 60), 0) << slurp(run.out_path);
+  ASSERT_EQ(wait_for(udp, 60), 0);
+  ASSERT_EQ(wait_for(shm, 60), 0);
+  const std::string out = slurp(run.out_path);
+  const long long n = signals_of(out);
+  ASSERT_GT(n, 25000) << out;  // 30,000 ticks; a few before each instrument's features are warm
+  EXPECT_NE(out.find("30000 ticks"), std::string::npos) << out;
+  EXPECT_NE(out.find("End of Session, everything delivered"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0 lost;"), std::string::npos) << out;   // every gap filled (both lines or re-request)
+  EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;
+  EXPECT_EQ(received(slurp(udp.out_path)), n) << slurp(udp.out_path);
+  EXPECT_NE(slurp(udp.out_path).find("0 malformed, 0 sequence gaps"), std::string::npos);
+  EXPECT_EQ(received(slurp(shm.out_path)), n) << slurp(shm.out_path);
+  EXPECT_NE(slurp(shm.out_path).find("0 overwritten"), std::string::npos);
+
+  // The run report: per-stage histograms, steady-state allocations, feed statistics.
+  std::ifstream rf(rc.report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["totals"]["allocations_in_steady_state"].get<long long>(), 0);
+  EXPECT_EQ(j["totals"]["signals"].get<long long>(), n);
+  EXPECT_TRUE(j["totals"]["wall_clock_exchange"].get<bool>());
+  EXPECT_EQ(j["stages"].size(), 8u);
+  EXPECT_GT(j["feed"]["duplicates_dropped"].get<long long>(), 25000);  // every message came twice
+  EXPECT_GT(j["feed"]["recovered_messages"].get<long long>(), 0);       // 0.04% lost on both lines: re-requested
+  for (const auto& s : j["stages"])
+    if (s["stage"] == "model") EXPECT_EQ(s["count"].get<long long>(), n);
+
+  // The decision log: every signal, in order, and it replays.
+  const auto log = tickinfer::pipeline::read_decision_log(rc.log);
+  EXPECT_FALSE(log.torn_tail);
+  ASSERT_EQ(static_cast<long long>(log.decisions.size()), n);
+  for (std::size_t i = 0; i < log.decisions.size(); ++i) ASSERT_EQ(log.decisions[i].signal_seq, i + 1);
+  std::string rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--model", kDefault + "/model.keras"}, rep), 0) << rep;
+  EXPECT_NE(rep.find("differences: 0 scores differ by more than 0, 0 decisions change"), std::string::npos) << rep;
+  EXPECT_EQ(number_after(rep, "decisions: "), n);
+  ASSERT_EQ(run_cli({"replay", rc.log, "--model", kDefault + "/model_v2/model.keras", "--examples", "3"}, rep), 0) << rep;
+  EXPECT_GT(number_after(rep, "differences: "), n / 2) << rep;  // a retrained model moves nearly every score
+  EXPECT_NE(rep.find("first differences:"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("largest |diff|"), std::string::npos) << rep;
+
+  std::string html;
+  ASSERT_EQ(run_cli({"report", rc.report, "-o", temp(threading + ".html")}, html), 0) << html;
+  const std::string page = slurp(temp(threading + ".html"));
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  EXPECT_NE(page.find("p99 over time") == std::string::npos ? page.find("Latency over time") : 0, std::string::npos);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // no external assets
+  shm_unlink(("/" + rc.shm).c_str());
+}
+
+}  // namespace
+
+TEST(PipelineEndToEnd, InlineSignalsReachUdpAndShmReadersCountsMatchAndReplay) { check_full_run("inline"); }
+
+TEST(PipelineEndToEnd, RingsThreadingGivesTheSameAccounting) { check_full_run("rings"); }
+
+// kill -9 in the middle of a run: the decision log up to the last flush reads back and replays.
+TEST(PipelineEndToEnd, KilledRunLeavesALogThatReplays) {
+  RunConfig rc;
+  rc.log = temp("killed.tdl");
+  rc.ready = temp("killed.ready");
+  rc.udp = false;
+  const std::string cfg = write_config(rc, "killed.toml");
+  unlink(rc.ready.c_str());
+  Process run = start({"run", cfg}, temp("killed.run.out"));
+  ASSERT_TRUE(wait_file(rc.ready, 60)) << slurp(run.out_path);
+  Process serve = start(serve_args(400000, 40000, false), temp("killed.serve.out"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  kill(run.pid, SIGKILL);
+  EXPECT_EQ(wait_for(run, 10), -2);  // died of the signal
+  kill(serve.pid, SIGTERM);
+  wait_for(serve, 30);
+  const auto log = tickinfer::pipeline::read_decision_log(rc.log);
+  ASSERT_GT(log.decisions.size(), 1000u) << "the run should have logged for ~2 s";
+  for (std::size_t i = 0; i < log.decisions.size(); ++i) ASSERT_EQ(log.decisions[i].signal_seq, i + 1);
+  std::string rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--model", kDefault + "/model.keras"}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+  EXPECT_EQ(number_after(rep, "decisions: "), static_cast<long long>(log.decisions.size())) << rep;
+}
+
+TEST(PipelineEndToEnd, FingerprintOnlyLogSaysItCannotReplay) {
+  const std::string path = temp("fp.tdl");
+  {
+    tickinfer::pipeline::DecisionLogWriter w(path, tickinfer::pipeline::FlushPolicy::Exit, 0, false, 1 << 16);
+    tickinfer::pipeline::LoggedModel m;
+    m.name = "default";
+    m.input_size = 10;
+    w.declare(m);
+    tickinfer::pipeline::DecisionRecord r;
+    r.score_count = 1;
+    const float in[10] = {};
+    r.input_fingerprint = tickinfer::pipeline::fingerprint(in, 10);
+    w.append(r, nullptr, 10, 0);
+  }
+  std::string rep;
+  ASSERT_EQ(run_cli({"replay", path, "--model", kDefault + "/model.keras"}, rep), 0) << rep;
+  EXPECT_NE(rep.find("1 with only a fingerprint"), std::string::npos) << rep;
+  EXPECT_NE(rep.find("cannot be re-run"), std::string::npos) << rep;
+}
+
+TEST(PipelineRefusals, SignatureMismatchIsRefusedBeforeStarting) {
+  // The same features in another order: the model would get its inputs scrambled.
+  std::string spec = slurp(kDefault + "/features.toml");
+  const auto a = spec.find("kind = \"spread_bps\""), b = spec.find("kind = \"book_imbalance\"");
+  ASSERT_NE(a, std::string::npos);
+  spec.replace(b, std::string("kind = \"book_imbalance\"").size(), "kind = \"spread_bps\"");
+  spec.replace(a, std::string("kind = \"spread_bps\"").size(), "kind = \"book_imbalance\"");
+  const std::string spec_path = temp("swapped.toml");
+  std::ofstream(spec_path) << spec;
+  RunConfig rc;
+  std::string cfg_text = slurp(write_config(rc, "sig.toml"));
+  cfg_text.replace(cfg_text.find(kDefault + "/features.toml"), (kDefault + "/features.toml").size(), spec_path);
+  const std::string cfg = temp("sig2.toml");
+  std::ofstream(cfg) << cfg_text;
+  std::string out;
+  EXPECT_EQ(run_cli({"run", cfg}, out), 1);
+  EXPECT_NE(out.find("feature signature mismatch at position 0"), std::string::npos) << out;
+}
+
+TEST(PipelineRefusals, MissingModelWrongWidthBadConfigAndSilentFeed) {
+  std::string out;
+  RunConfig rc;
+  rc.extra = "";
+  std::string text = slurp(write_config(rc, "missing.toml"));
+  text.replace(text.find(kDefault + "/model.keras"), (kDefault + "/model.keras").size(), "/nonexistent/model.keras");
+  std::ofstream(temp("missing2.toml")) << text;
+  EXPECT_EQ(run_cli({"run", temp("missing2.toml")}, out), 1);
+  EXPECT_NE(out.find("model 'default' (/nonexistent/model.keras): file not found"), std::string::npos) << out;
+
+  // A model of another input width, signature check off: the width check still refuses it.
+  text = slurp(write_config(rc, "width.toml"));
+  text.replace(text.find(kDefault + "/model.keras"), (kDefault + "/model.keras").size(),
+               std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/relu_layers_k3/model.keras");
+  text.replace(text.find("threshold = 0.1"), 15, "threshold = 0.1\ncheck_signature = false");
+  std::ofstream(temp("width2.toml")) << text;
+  EXPECT_EQ(run_cli({"run", temp("width2.toml")}, out), 1);
+  EXPECT_NE(out.find("does not match"), std::string::npos) << out;
+
+  std::ofstream(temp("bad.toml")) << "[feed]\nline_a = \"127.0.0.1\"\n";
+  EXPECT_EQ(run_cli({"run", temp("bad.toml")}, out), 1);
+  EXPECT_NE(out.find("line 2: [feed] line_a: expected HOST:PORT"), std::string::npos) << out;
+
+  // Nobody publishes: the run reports the silence and stops with an error, never hangs.
+  RunConfig silent;
+  silent.extra = "";
+  text = slurp(write_config(silent, "silent.toml"));
+  text.replace(text.find("feed_silence_s = 3"), 18, "feed_silence_s = 0.3");
+  std::ofstream(temp("silent2.toml")) << text;
+  EXPECT_EQ(run_cli({"run", temp("silent2.toml")}, out, 30), 1);
+  EXPECT_NE(out.find("degraded: no market data"), std::string::npos) << out;
+  EXPECT_NE(out.find("the feed delivered no market data"), std::string::npos) << out;
+}
+
+namespace {
+// GET / from the metrics endpoint.
+std::string http_get(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<std::uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    const char req[] = "GET / HTTP/1.0\r\n\r\n";
+    (void)!write(fd, req, sizeof req - 1);
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fd);
+  return out;
+}
+}  // namespace
+
+// Several models on one feed: the default MLP routed to instruments 1-10, its v2 to 11-20, and an
+// LSTM over the last 32 bars twice (window mode, and stream mode with per-instrument state) on
+// all of them. Every decision carries the right model for its instrument; window and stream
+// decisions replay exactly; the metrics endpoint reports ready.
+TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetrics) {
+  std::string spec = slurp(kDefault + "/features.toml");
+  spec.replace(spec.find("window = 1"), 10, "window = 32");
+  const std::string spec_path = temp("w32.toml");
+  std::ofstream(spec_path) << spec;
+  const std::string lstm = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/lstm_window/model.keras";
+  RunConfig rc;
+  rc.spec = spec_path;
+  rc.log = temp("multi.tdl");
+  rc.ready = temp("multi.ready");
+  rc.udp = false;
+  rc.model_extra = "instruments = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]\ncheck_signature = false\n";
+  const int metrics_port = base_port() + 4;
+  rc.extra = "metrics = \"127.0.0.1:" + std::to_string(metrics_port) + "\"\n"
+             "\n[[model]]\nname = \"v2\"\nversion = 2\npath = \"" + kDefault + "/model_v2/model.keras\"\n"
+             "instruments = [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]\ncheck_signature = false\n"
+             "\n[[model]]\nname = \"lstm_w\"\npath = \"" + lstm + "\"\nmode = \"window\"\ncheck_signature = false\n"
+             "\n[[model]]\nname = \"lstm_s\"\npath = \"" + lstm + "\"\nmode = \"stream\"\ncheck_signature = false\n";
+  const std::string cfg = write_config(rc, "multi.toml");
+  unlink(rc.ready.c_str());
+  Process run = start({"run", cfg}, temp("multi.run.out"));
+  ASSERT_TRUE(wait_file(rc.ready, 60)) << slurp(run.out_path);
+  const std::string metrics = http_get(metrics_port);
+  EXPECT_NE(metrics.find("200 OK"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("tickinfer_ready 1"), std::string::npos) << metrics;
+  Process serve = start(serve_args(60000, 40000, false), temp("multi.serve.out"));  // 1.5 s: ~150 bars of 10 ms
+  ASSERT_EQ(wait_for(serve, 60), 0);
+  ASSERT_EQ(wait_for(run, 60), 0) << slurp(run.out_path);
+  const std::string out = slurp(run.out_path);
+  const auto log = tickinfer::pipeline::read_decision_log(rc.log);
+  ASSERT_EQ(log.models.size(), 4u);
+  std::size_t per_model[4] = {0, 0, 0, 0};
+  for (const auto& r : log.decisions) {
+    ASSERT_LT(r.model, 4);
+    ++per_model[r.model];
+    if (r.model == 0) EXPECT_LE(r.instrument, 10u);
+    if (r.model == 1) EXPECT_GE(r.instrument, 11u);
+  }
+  EXPECT_GT(per_model[0], 10000u) << out;
+  EXPECT_GT(per_model[1], 10000u) << out;
+  EXPECT_GT(per_model[2], 500u) << out;  // one per closed bar once 32 bars are in the window
+  EXPECT_EQ(per_model[3], per_model[2]) << out;
+  std::string rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_w", "--model", lstm}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_s", "--model", lstm}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "v2", "--model", kDefault + "/model_v2/model.keras"}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+}
+
+// --check loads and checks everything but touches no output: an existing decision log survives.
+TEST(PipelineRefusals, CheckOnlyTouchesNothing) {
+  RunConfig rc;
+  rc.log = temp("keep.tdl");
+  std::ofstream(rc.log) << "previous run";
+  const std::string cfg = write_config(rc, "check.toml");
+  std::string out;
+  ASSERT_EQ(run_cli({"run", cfg, "--check"}, out), 0) << out;
+  EXPECT_NE(out.find("consistent"), std::string::npos) << out;
+  EXPECT_EQ(slurp(rc.log), "previous run");
+}
+
+// `tickinfer pipeline bench` end to end on a short run: both paths measured in one process, the
+// bar evaluated (PASS exits 0, FAIL 3: the verdict depends on the machine, the mechanics do not),
+// and its report renders the against-the-floor table.
+TEST(PipelineBench, ShortRunMeasuresBothPathsAndReports) {
+  const std::string report = temp("bench.json");
+  std::string out;
+  const int rc = run_cli({"pipeline", "bench", "--config", kDefault + "/config.toml", "--seconds", "0.5", "--rounds", "1",
+                          "--rate", "5000", "--port", std::to_string(base_port()), "--exchange-cpu", "-1", "--cpu", "-1",
+                          "--feed-cpu", "-1", "--report", report},
+                         out, 120);
+  EXPECT_TRUE(rc == 0 || rc == 3) << out;
+  EXPECT_NE(out.find("bare UDP hop: send -> user"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline inline: send -> signal"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline rings: send -> signal"), std::string::npos) << out;
+  EXPECT_NE(out.find("bar (inline): end-to-end p99"), std::string::npos) << out;
+  EXPECT_EQ(rc == 0, out.find("FAIL") == std::string::npos) << out;
+  std::ifstream rf(report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["bench"]["bare_hop"]["count"].get<long long>(), number_after(out, "bare UDP hop: send -> user"));
+  EXPECT_GT(j["bench"]["modes"]["inline"]["signals"].get<long long>(), 50);  // 2,500 ticks; features warm after ~50 quotes per instrument
+  std::string html;
+  ASSERT_EQ(run_cli({"report", report, "-o", temp("bench.html")}, html), 0) << html;
+  EXPECT_NE(slurp(temp("bench.html")).find("Against the floor"), std::string::npos);
+}
