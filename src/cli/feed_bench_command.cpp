@@ -5,6 +5,8 @@
 //   bare:  busy-poll recvfrom(MSG_DONTWAIT) on a plain socket; send -> user
 //   feed:  FeedHandler (recvmmsg, parse, arbitrate, sequence, decode, callback), busy-spin idle;
 //          send -> delivered and kernel receive (SO_TIMESTAMPNS) -> delivered
+//   bare with stamps: the bare loop on a socket with SO_TIMESTAMPNS (recvmsg); kernel receive ->
+//          user, the floor for the feed's kernel-receive -> delivered
 //
 // The sender stamps CLOCK_REALTIME into each packet (the quote's exchange timestamp) just before
 // sendto(); every latency is a difference of CLOCK_REALTIME readings on one host.
@@ -17,6 +19,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include "cli/commands.hpp"
@@ -76,9 +79,14 @@ int run_feed_bench(const ArgParser& a) {
   bare_cfg.bind_address = "127.0.0.1";
   bare_cfg.kernel_timestamps = false;
   UdpSocket bare = UdpSocket::receiver(bare_cfg);
+  // The floor for kernel-receive -> user: the same busy-poll loop with SO_TIMESTAMPNS (recvmsg
+  // reading the stamp), and nothing else. What the kernel and the syscall cost on this machine.
+  ReceiverConfig bare_ts_cfg = bare_cfg;
+  bare_ts_cfg.kernel_timestamps = true;
+  UdpSocket bare_ts = UdpSocket::receiver(bare_ts_cfg);
 
-  stats::LatencyHistogram h_bare, h_feed_send, h_feed_rx, h_feed_user;
-  std::atomic<int> phase{-1};  // 0 bare, 1 feed, 2 done
+  stats::LatencyHistogram h_bare, h_feed_send, h_feed_rx, h_feed_user, h_bare_rx;
+  std::atomic<int> phase{-1};  // 0 bare, 1 feed, 2 done, 3 bare with kernel stamps
   bool recording = false;
   FeedConfig fc;
   fc.line_a.address = "127.0.0.1";
@@ -92,6 +100,7 @@ int run_feed_bench(const ArgParser& a) {
   for (const auto& w : feed.warnings()) std::fprintf(stderr, "tickinfer: warning: %s\n", w.c_str());
   const sockaddr_in to_bare = make_address("127.0.0.1", bare.local_port());
   const sockaddr_in to_feed = make_address("127.0.0.1", feed.port(kLineA));
+  const sockaddr_in to_bare_ts = make_address("127.0.0.1", bare_ts.local_port());
 
   std::thread sender([&] {
     pin(sender_cpu);
@@ -137,6 +146,7 @@ int run_feed_bench(const ArgParser& a) {
     for (long r = 0; r < rounds; ++r) {
       send_phase(0, per_round, to_bare);
       send_phase(1, per_round, to_feed);
+      send_phase(3, per_round, to_bare_ts);
     }
     phase = 2;
   });
@@ -157,6 +167,25 @@ int run_feed_bench(const ArgParser& a) {
     } else if (ph == 1) {
       recording = warm;
       feed.poll();
+    } else if (ph == 3) {
+      iovec iov{buf, sizeof buf};
+      alignas(cmsghdr) char control[64];
+      msghdr msg{};
+      msg.msg_iov = &iov;
+      msg.msg_iovlen = 1;
+      msg.msg_control = control;
+      msg.msg_controllen = sizeof control;
+      const ssize_t n = ::recvmsg(bare_ts.fd(), &msg, MSG_DONTWAIT);
+      if (n >= static_cast<ssize_t>(kTsOffset + 8)) {
+        const std::int64_t t = now_realtime();
+        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            timespec ts;
+            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+            h_bare_rx.record(t - (static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec));
+          }
+        }
+      }
     }
   }
   sender.join();
@@ -167,6 +196,7 @@ int run_feed_bench(const ArgParser& a) {
   const auto s = stats::LatencySummary::from(h_feed_send);
   const auto k = stats::LatencySummary::from(h_feed_rx);
   const auto u = stats::LatencySummary::from(h_feed_user);
+  const auto f = stats::LatencySummary::from(h_bare_rx);
   double load[3] = {0, 0, 0};
   getloadavg(load, 3);
   std::printf("load average at the end: %.2f %.2f %.2f (the machine is shared: tails include waits for a core)\n",
@@ -177,6 +207,7 @@ int run_feed_bench(const ArgParser& a) {
   std::printf("%-34s%s\n", "path (ns)", stats::LatencySummary::table_header().c_str());
   std::printf("%-34s%s\n", "bare recvfrom: send -> user", b.table_row().c_str());
   std::printf("%-34s%s\n", "feed: send -> delivered", s.table_row().c_str());
+  std::printf("%-34s%s\n", "bare recvmsg: kernel rx -> user", f.table_row().c_str());
   std::printf("%-34s%s\n", "feed: kernel rx -> delivered", k.table_row().c_str());
   std::printf("%-34s%s\n", "feed: read -> delivered (user)", u.table_row().c_str());
   const double ratio = b.p99_ns ? static_cast<double>(s.p99_ns) / static_cast<double>(b.p99_ns) : 0.0;
@@ -185,12 +216,16 @@ int run_feed_bench(const ArgParser& a) {
   std::printf("p99 send->delivered / p99 bare = %.2f (bar <= 1.5): %s\n", ratio, ratio <= 1.5 ? "met" : "NOT met");
   std::printf("p99 kernel rx->delivered = %lld ns (bar <= 2000): %s\n", static_cast<long long>(k.p99_ns),
               k.p99_ns <= 2000 ? "met" : "NOT met");
+  std::printf("p99 kernel rx->user of the bare loop (this machine's floor for that bar) = %lld ns; feed / floor = %.2f\n",
+              static_cast<long long>(f.p99_ns),
+              f.p99_ns ? static_cast<double>(k.p99_ns) / static_cast<double>(f.p99_ns) : 0.0);
   const FeedStats st = feed.stats();
   std::printf("feed: %llu delivered, %llu lost, kernel drops %llu\n", (unsigned long long)st.sequencer.delivered,
               (unsigned long long)st.sequencer.lost, (unsigned long long)st.kernel_drops[0]);
   if (a.flag_set("json")) {
     std::printf("{\"path\":\"bare_send_to_user\",\"rate\":%.0f,\"latency\":%s}\n", rate, b.to_json().c_str());
     std::printf("{\"path\":\"feed_send_to_delivered\",\"rate\":%.0f,\"latency\":%s}\n", rate, s.to_json().c_str());
+    std::printf("{\"path\":\"bare_rx_to_user\",\"rate\":%.0f,\"latency\":%s}\n", rate, f.to_json().c_str());
     std::printf("{\"path\":\"feed_rx_to_delivered\",\"rate\":%.0f,\"latency\":%s}\n", rate, k.to_json().c_str());
     std::printf("{\"path\":\"feed_read_to_delivered\",\"rate\":%.0f,\"latency\":%s}\n", rate, u.to_json().c_str());
   }
