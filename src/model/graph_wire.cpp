@@ -23,7 +23,7 @@ class Writer {
   void put(const std::vector<T>& v) {
     put(static_cast<uint64_t>(v.size()));
     if constexpr (std::is_trivially_copyable_v<T>) {
-      out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+      if (!v.empty()) out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     } else {
       for (const T& x : v) put(x);
     }
@@ -65,7 +65,7 @@ class Reader {
     const uint64_t n = count(std::is_trivially_copyable_v<T> ? sizeof(T) : 1);
     v.resize(n);
     if constexpr (std::is_trivially_copyable_v<T>) {
-      std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));
+      if (n != 0) std::memcpy(v.data(), in_.data() + pos_, n * sizeof(T));  // data() may be null when empty
       pos_ += n * sizeof(T);
     } else {
       for (T& x : v) get(x);
