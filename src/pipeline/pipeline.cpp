@@ -588,6 +588,9 @@ void Pipeline::run(const std::atomic<bool>& stop) {
   }
   m.halt.store(true);
   for (auto& t : threads) t.join();
+  // Close the per-line loss accounting at the session's end (End of Session's next sequence), so
+  // a line's misses at the tail count as well as the ones its later packets revealed.
+  if (m.eos.load()) m.feed->finish(0);
   m.seconds = static_cast<double>(now_ns() - m.run_start) / 1e9;
   m.alloc_end = allocation_count();
   if (m.lost_messages.load() > 0 && !m.degraded) {
