@@ -198,9 +198,16 @@ TEST(PipelineDecisionLog, KilledChildLeavesAReadableLog) {
   ASSERT_EQ(log.models.size(), 1u);
   ASSERT_GT(log.decisions.size(), 10000u);
   for (std::size_t i = 0; i < log.decisions.size(); ++i) ASSERT_EQ(log.decisions[i].signal_seq, i + 1);
-  // Whole records go out in one write(2): a kill cannot tear one, so the log ends cleanly.
-  EXPECT_FALSE(log.torn_tail) << log.tail_problem;
-  EXPECT_EQ(log.valid_bytes, log.file_bytes);
+  // A SIGKILL can land inside a multi-page write(2), which the kernel then ends short at a page
+  // boundary: the last record may be torn. It must be detected and skipped, and be the only
+  // loss: everything before it reads back (checked above), and the skipped tail is shorter than
+  // one record (header + 10 floats of input + scores: well under 256 bytes).
+  if (log.torn_tail) {
+    EXPECT_FALSE(log.tail_problem.empty());
+    EXPECT_LT(log.file_bytes - log.valid_bytes, 256u) << log.tail_problem;
+  } else {
+    EXPECT_EQ(log.valid_bytes, log.file_bytes);
+  }
 }
 
 TEST(PipelineDecisionLog, ReadsAFileWrittenFromTheDocumentByAnotherImplementation) {
