@@ -18,47 +18,7 @@
 #include "serving/rest_api.hpp"
 #include "support/serving_repo.hpp"
 
-namespace {
-std::atomic<bool> g_counting{false};
-std::atomic<long> g_allocs{0};
-std::atomic<long> g_locks{0};
-void note_alloc() {
-  if (g_counting.load(std::memory_order_relaxed)) g_allocs.fetch_add(1, std::memory_order_relaxed);
-}
-}  // namespace
-
-extern "C" void* __libc_malloc(size_t);
-extern "C" void* __libc_calloc(size_t, size_t);
-extern "C" void* __libc_realloc(void*, size_t);
-extern "C" void* malloc(size_t n) {
-  note_alloc();
-  return __libc_malloc(n);
-}
-extern "C" void* calloc(size_t a, size_t b) {
-  note_alloc();
-  return __libc_calloc(a, b);
-}
-extern "C" void* realloc(void* p, size_t n) {
-  note_alloc();
-  return __libc_realloc(p, n);
-}
-void* operator new(size_t n) {
-  note_alloc();
-  if (void* p = __libc_malloc(n ? n : 1)) return p;
-  throw std::bad_alloc();
-}
-void* operator new[](size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
-
-extern "C" int pthread_mutex_lock(pthread_mutex_t* m) {
-  using Fn = int (*)(pthread_mutex_t*);
-  static Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "pthread_mutex_lock"));
-  if (g_counting.load(std::memory_order_relaxed)) g_locks.fetch_add(1, std::memory_order_relaxed);
-  return real(m);
-}
+#include "support/counting_allocator.hpp"
 
 namespace tickinfer::serving {
 namespace {
