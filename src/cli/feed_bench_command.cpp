@@ -26,6 +26,7 @@
 #include "feed/byte_order.hpp"
 #include "feed/messages.hpp"
 #include "feed/udp_socket.hpp"
+#include "stats/clock.hpp"
 #include "stats/latency_summary.hpp"
 #include "tickinfer/feed.hpp"
 
@@ -35,23 +36,6 @@ using namespace tickinfer::feed;
 
 namespace {
 
-std::int64_t now_realtime() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-std::int64_t now_mono() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-void pin(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
 
 constexpr std::size_t kTsOffset = kHeaderBytes + 2 + 5;  // quote's exchange_ts_ns in the packet
 
@@ -103,7 +87,7 @@ int run_feed_bench(const ArgParser& a) {
   const sockaddr_in to_bare_ts = make_address("127.0.0.1", bare_ts.local_port());
 
   std::thread sender([&] {
-    pin(sender_cpu);
+    stats::pin_current_thread(sender_cpu);
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
     UdpSocket out = UdpSocket::sender();
     std::uint8_t pkt[128];
@@ -114,12 +98,12 @@ int run_feed_bench(const ArgParser& a) {
       phase = ph;
       timespec settle{0, 5'000'000};
       nanosleep(&settle, nullptr);
-      const std::int64_t t0 = now_mono();
+      const std::int64_t t0 = stats::monotonic_ns();
       for (long i = 0; i < n; ++i) {
         const std::int64_t due = t0 + static_cast<std::int64_t>(static_cast<double>(i) * gap);
         // Sleep most of the gap (timer slack 1 us) so the sender leaves its core to others on a
         // shared machine; spin only the last 30 us for an accurate send time.
-        for (std::int64_t t = now_mono(); t < due; t = now_mono()) {
+        for (std::int64_t t = stats::monotonic_ns(); t < due; t = stats::monotonic_ns()) {
           if (due - t > 30'000) {
             timespec d{0, due - t - 20'000};
             nanosleep(&d, nullptr);
@@ -135,7 +119,7 @@ int run_feed_bench(const ArgParser& a) {
         encode_quote(q, m);
         b.add(m, kQuoteBytes);
         const std::size_t len = b.finish();
-        store_be64(pkt + kTsOffset, static_cast<std::uint64_t>(now_realtime()));
+        store_be64(pkt + kTsOffset, static_cast<std::uint64_t>(stats::realtime_ns()));
         out.send_to(pkt, len, to);
         if (ph == 1) ++seq;  // the feed sees one continuous session
       }
@@ -151,7 +135,7 @@ int run_feed_bench(const ArgParser& a) {
     phase = 2;
   });
 
-  pin(receiver_cpu);
+  stats::pin_current_thread(receiver_cpu);
   std::uint8_t buf[2048];
   bool warm = false;
   for (;;) {
@@ -161,7 +145,7 @@ int run_feed_bench(const ArgParser& a) {
       warm = true;
       const ssize_t n = ::recvfrom(bare.fd(), buf, sizeof buf, MSG_DONTWAIT, nullptr, nullptr);
       if (n >= static_cast<ssize_t>(kTsOffset + 8)) {
-        const std::int64_t t = now_realtime();
+        const std::int64_t t = stats::realtime_ns();
         h_bare.record(t - static_cast<std::int64_t>(load_be64(buf + kTsOffset)));
       }
     } else if (ph == 1) {
@@ -177,7 +161,7 @@ int run_feed_bench(const ArgParser& a) {
       msg.msg_controllen = sizeof control;
       const ssize_t n = ::recvmsg(bare_ts.fd(), &msg, MSG_DONTWAIT);
       if (n >= static_cast<ssize_t>(kTsOffset + 8)) {
-        const std::int64_t t = now_realtime();
+        const std::int64_t t = stats::realtime_ns();
         for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
           if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
             timespec ts;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "stats/clock.hpp"
 #include "feed/batch_receiver.hpp"
 #include "feed/capture_file.hpp"
 #include "feed/exchange.hpp"
@@ -38,11 +39,6 @@ void install_signals() {
   std::signal(SIGTERM, on_signal);
 }
 
-std::int64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 
 // "host:port" -> (host, port); UsageError naming the option otherwise.
 std::pair<std::string, std::uint16_t> host_port(const std::string& opt, const std::string& v) {
@@ -283,18 +279,18 @@ int run_listen(const ArgParser& a) {
               c.recovery_host.empty() ? ", no recovery" : (", recovery via " + c.recovery_host + ":" + std::to_string(c.recovery_port)).c_str());
   std::fflush(stdout);
   install_signals();
-  const std::int64_t t_end = seconds > 0 ? realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
+  const std::int64_t t_end = seconds > 0 ? stats::realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
   IdleStrategy idle(parse_idle_kind(c.idle), c.max_park_ns);
   std::int64_t quiet_since = 0;
-  while (!g_stop && realtime_ns() < t_end) {
+  while (!g_stop && stats::realtime_ns() < t_end) {
     const int work = feed.poll();
     if (seconds == 0 && work == 0) {
       const FeedStats s = feed.stats();
       const bool done = s.end_of_session_next != 0 && delivered + lost + 1 >= s.end_of_session_next &&
                         s.recovery_outstanding == 0;
       if (done) {
-        if (!quiet_since) quiet_since = realtime_ns();
-        if (realtime_ns() - quiet_since > 200'000'000) break;  // let late copies arrive and count
+        if (!quiet_since) quiet_since = stats::realtime_ns();
+        if (stats::realtime_ns() - quiet_since > 200'000'000) break;  // let late copies arrive and count
       }
     } else if (work) {
       quiet_since = 0;
@@ -387,14 +383,14 @@ int run_record(const ArgParser& a) {
   std::fflush(stdout);
   install_signals();
   const double seconds = a.number("seconds", 0, 1e7);
-  const std::int64_t t_end = seconds > 0 ? realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
+  const std::int64_t t_end = seconds > 0 ? stats::realtime_ns() + static_cast<std::int64_t>(seconds * 1e9) : INT64_MAX;
   IdleStrategy idle(IdleKind::BackOff);
   // End of Session on one line can be read before the other line's last packets: after it, keep
   // draining every socket until they stay quiet for 200 ms.
   bool eos = false;
   std::int64_t quiet_until = 0;
-  while (!g_stop && realtime_ns() < t_end) {
-    if (eos && realtime_ns() >= quiet_until) break;
+  while (!g_stop && stats::realtime_ns() < t_end) {
+    if (eos && stats::realtime_ns() >= quiet_until) break;
     int work = 0;
     for (std::size_t s = 0; s < socks.size(); ++s) {
       const int n = rx.receive(socks[s].fd());
@@ -410,7 +406,7 @@ int run_record(const ArgParser& a) {
       work += n;
       drops[s] = rx.kernel_drops();
     }
-    if (work) quiet_until = realtime_ns() + 200'000'000;
+    if (work) quiet_until = stats::realtime_ns() + 200'000'000;
     idle.idle(work);
   }
   w.flush();
@@ -443,17 +439,13 @@ int run_replay(const ArgParser& a) {
   UdpSocket out = UdpSocket::sender();
   install_signals();
   std::uint64_t sent = 0, failed = 0;
-  timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  const std::int64_t start = t0.tv_sec * 1'000'000'000LL + t0.tv_nsec;
+  const std::int64_t start = stats::monotonic_ns();
   for (const auto& r : cap.records) {
     if (g_stop) break;
     if (speed > 0 && !cap.records.empty()) {
       const auto due = start + static_cast<std::int64_t>(static_cast<double>(r.rx_ns - cap.records[0].rx_ns) / speed);
       for (;;) {
-        timespec now;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        const std::int64_t t = now.tv_sec * 1'000'000'000LL + now.tv_nsec;
+        const std::int64_t t = stats::monotonic_ns();
         if (t >= due) break;
         if (due - t > 200'000) {
           timespec d{0, 100'000};

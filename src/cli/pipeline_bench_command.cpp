@@ -25,6 +25,7 @@
 #include "feed/market_generator.hpp"
 #include "feed/moldudp64.hpp"
 #include "feed/udp_socket.hpp"
+#include "stats/clock.hpp"
 #include "pipeline/pipeline.hpp"
 #include "stats/latency_histogram.hpp"
 #include "tickinfer/error.hpp"
@@ -35,18 +36,6 @@ using namespace tickinfer::feed;
 
 namespace {
 
-std::int64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-void pin_self(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
 
 constexpr std::size_t kFirstTsOffset = kHeaderBytes + 2 + 5;  // first message's exchange timestamp
 
@@ -169,16 +158,16 @@ int run_pipeline_bench(const ArgParser& a) {
       Exchange ex(make_exchange(session++, false));
       std::atomic<bool> done{false};
       std::thread t([&] {
-        pin_self(ex_cpu);
+        stats::pin_current_thread(ex_cpu);
         ex.run();
         done = true;
       });
-      pin_self(cpu);
+      stats::pin_current_thread(cpu);
       std::uint8_t buf[2048];
       while (!done.load(std::memory_order_relaxed)) {
         const ssize_t n = ::recvfrom(s.fd(), buf, sizeof buf, MSG_DONTWAIT, nullptr, nullptr);
         if (n >= static_cast<ssize_t>(kFirstTsOffset + 8) && load_be16(buf + 18) != 0 && load_be16(buf + 18) != 0xFFFF) {
-          const std::int64_t t1 = realtime_ns();
+          const std::int64_t t1 = stats::realtime_ns();
           bare.h.record(t1 - static_cast<std::int64_t>(load_be64(buf + kFirstTsOffset)));
         }
       }
@@ -193,7 +182,7 @@ int run_pipeline_bench(const ArgParser& a) {
       Exchange ex(make_exchange(session++, true));
       std::atomic<bool> stop{false};
       std::thread t([&] {
-        pin_self(ex_cpu);
+        stats::pin_current_thread(ex_cpu);
         ex.run();
       });
       p.run(stop);

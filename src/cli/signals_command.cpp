@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "stats/clock.hpp"
 #include "feed/udp_socket.hpp"
 #include "pipeline/signal_format.hpp"
 #include "pipeline/signal_ring.hpp"
@@ -22,11 +23,6 @@ namespace {
 std::atomic<bool> g_sig_stop{false};
 void on_sig(int) { g_sig_stop = true; }
 
-std::int64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 
 void print_signal(const pipeline::Signal& s) {
   std::printf("signal %llu tick %llu instrument %u model %s v%u decision %+d scores", static_cast<unsigned long long>(s.signal_seq),
@@ -80,7 +76,7 @@ int run_signals(const ArgParser& a) {
     std::fputs("attached\n", f);
     std::fclose(f);
   }
-  const std::int64_t start = mono_ns();
+  const std::int64_t start = stats::monotonic_ns();
   std::int64_t last = 0;
   std::uint64_t n = 0, bad = 0, seq_gaps = 0, last_seq = 0;
   std::uint8_t buf[2048];
@@ -95,7 +91,7 @@ int run_signals(const ArgParser& a) {
       got = r > 0;
       len = got ? static_cast<std::size_t>(r) : 0;
     }
-    const std::int64_t now = mono_ns();
+    const std::int64_t now = stats::monotonic_ns();
     if (got) {
       pipeline::Signal s;
       const auto st = pipeline::decode_signal(buf, len, s);

@@ -8,21 +8,12 @@
 
 #include "feed/batch_receiver.hpp"
 #include "feed/messages.hpp"
+#include "stats/clock.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::feed {
 
 namespace {
-std::int64_t wall_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
-std::int64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 void sleep_ns(std::int64_t ns) {
   timespec ts{ns / 1'000'000'000, ns % 1'000'000'000};
   nanosleep(&ts, nullptr);
@@ -84,7 +75,7 @@ void Exchange::build_packet(std::uint32_t count) {
     std::uint8_t m[kMaxMessageBytes];
     md::Event e = gen_.next();
     if (cfg_.wall_clock_timestamps) {
-      const std::int64_t now = realtime_ns();
+      const std::int64_t now = stats::realtime_ns();
       if (e.kind == md::Event::Kind::Quote) e.quote.exchange_ts_ns = now;
       else e.trade.exchange_ts_ns = now;
     }
@@ -109,7 +100,7 @@ void Exchange::send_release(int line, const std::vector<LineInjector::Release>& 
     const Packet& p = packets_[r.packet];
     for (int c = 0; c < r.copies; ++c) {
       if (!out_.send_to(packet_bytes_.data() + p.offset, p.size, to)) ++stats_.send_failures;
-      last_send_ns_[line] = wall_ns();
+      last_send_ns_[line] = stats::monotonic_ns();
       sends_.push_back(Send{static_cast<std::uint8_t>(line), static_cast<std::uint32_t>(r.packet)});
       ExchangeLineStats& ls = stats_.line[line];
       ++ls.packets_sent;
@@ -207,12 +198,12 @@ void Exchange::run(const std::atomic<bool>* stop) {
   std::mt19937_64 sizes(cfg_.market.seed ^ 0x5EEDull);
   std::vector<LineInjector::Release> rel;
   const double ns_per_msg = 1e9 / cfg_.rate;
-  const std::int64_t t0 = wall_ns();
+  const std::int64_t t0 = stats::monotonic_ns();
   last_send_ns_[0] = last_send_ns_[1] = t0;
   std::uint64_t generated = 0;
   while (generated < cfg_.messages) {
     if (stop && stop->load(std::memory_order_relaxed)) break;
-    const std::int64_t now = wall_ns();
+    const std::int64_t now = stats::monotonic_ns();
     const auto due = t0 + static_cast<std::int64_t>(static_cast<double>(generated) * ns_per_msg);
     if (now >= due) {
       const auto count = static_cast<std::uint32_t>(
@@ -244,12 +235,12 @@ void Exchange::run(const std::atomic<bool>* stop) {
   }
   account();
   send_end_of_session();
-  const std::int64_t end = wall_ns() + cfg_.linger_ns;
-  std::int64_t next_eos = wall_ns() + cfg_.end_of_session_interval_ns;
-  while (wall_ns() < end) {
+  const std::int64_t end = stats::monotonic_ns() + cfg_.linger_ns;
+  std::int64_t next_eos = stats::monotonic_ns() + cfg_.end_of_session_interval_ns;
+  while (stats::monotonic_ns() < end) {
     if (stop && stop->load(std::memory_order_relaxed)) break;
     serve_rerequests();
-    if (wall_ns() >= next_eos) {
+    if (stats::monotonic_ns() >= next_eos) {
       send_end_of_session();
       next_eos += cfg_.end_of_session_interval_ns;
     }

@@ -9,15 +9,11 @@
 #include "feed/udp_socket.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/feed.hpp"
+#include "stats/clock.hpp"
 
 namespace tickinfer::feed {
 
 namespace {
-inline std::int64_t realtime_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 ReceiverConfig receiver_config(const FeedLine& l, int rcvbuf) {
   ReceiverConfig r;
   const bool multicast = !l.address.empty() && make_address(l.address, 0).sin_addr.s_addr != 0 &&
@@ -109,7 +105,7 @@ struct FeedHandler::Impl final : SequencerSink {
     e->line = meta.line;
     e->ts.kernel_rx_ns = meta.kernel_rx_ns;
     e->ts.sequenced_ns = sequenced_ns;
-    e->ts.delivered_ns = realtime_ns();
+    e->ts.delivered_ns = stats::realtime_ns();
     rx_to_delivered.record(e->ts.delivered_ns - e->ts.kernel_rx_ns);
     if (ring) {
       ring->commit();
@@ -134,7 +130,7 @@ struct FeedHandler::Impl final : SequencerSink {
     int work = 0;
     // Taken before reading: holes are judged against a time by which everything received has
     // been read (Sequencer::poll).
-    const std::int64_t poll_start = realtime_ns();
+    const std::int64_t poll_start = stats::realtime_ns();
     bool more = true;
     while (more) {
       more = false;
@@ -143,7 +139,7 @@ struct FeedHandler::Impl final : SequencerSink {
         const int n = rx.receive(sockets[s].fd());
         counters.kernel_drops[line] = rx.kernel_drops();
         if (n == 0) continue;
-        const std::int64_t now = realtime_ns();
+        const std::int64_t now = stats::realtime_ns();
         for (int i = 0; i < n; ++i) {
           ++counters.datagrams;
           if (rx.truncated(i)) {
@@ -164,7 +160,7 @@ struct FeedHandler::Impl final : SequencerSink {
       }
     }
     work += static_cast<int>(sequencer.poll(poll_start));
-    if (recovery) work += recovery->poll(realtime_ns());
+    if (recovery) work += recovery->poll(stats::realtime_ns());
     return work;
   }
 };

@@ -26,6 +26,7 @@
 #include "pipeline/metrics_server.hpp"
 #include "pipeline/signal_format.hpp"
 #include "pipeline/signal_ring.hpp"
+#include "stats/clock.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/spsc_ring.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -33,19 +34,7 @@
 namespace tickinfer::pipeline {
 namespace {
 
-inline std::int64_t now_ns() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 
-void pin_to(int cpu) {
-  if (cpu < 0) return;
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
-}
 
 constexpr std::int64_t kWallClockSkew = 10'000'000'000;  // |rx - exchange ts| below this: same clock
 
@@ -292,9 +281,9 @@ std::vector<WarmupResult> Pipeline::warmup() {
     while (w.iterations < cfg_.warmup_max_iterations) {
       for (int i = 0; i < cfg_.warmup_block; ++i) {
         const float* x = &in[(static_cast<std::size_t>(w.iterations + i) % 64) * rm.input_size];
-        const std::int64_t t0 = now_ns();
+        const std::int64_t t0 = stats::realtime_ns();
         plan.run(x, rm.out.data());
-        block[static_cast<std::size_t>(i)] = now_ns() - t0;
+        block[static_cast<std::size_t>(i)] = stats::realtime_ns() - t0;
       }
       w.iterations += cfg_.warmup_block;
       std::sort(block.begin(), block.end());
@@ -341,9 +330,9 @@ void Pipeline::Impl::check_eos() noexcept {
 }
 
 void Pipeline::Impl::on_event(const feed::FeedEvent& fe) noexcept {
-  const std::int64_t t0 = now_ns();
+  const std::int64_t t0 = stats::realtime_ns();
   const features::FeatureUpdate& u = features->on_event(fe.event, t0);
-  const std::int64_t t1 = now_ns();
+  const std::int64_t t1 = stats::realtime_ns();
   ++events;
   ++interval_events;
   last_event_ns.store(t1, std::memory_order_relaxed);
@@ -376,10 +365,10 @@ void Pipeline::Impl::on_event(const feed::FeedEvent& fe) noexcept {
     if (!input) continue;
     Plan& plan = m.cfg.trigger == ModelTrigger::Stream ? *m.stream[static_cast<std::size_t>(idx)] : *m.plan;
     plan.run(input, m.out.data());
-    const std::int64_t t_model = now_ns();
+    const std::int64_t t_model = stats::realtime_ns();
     stats.stage[kModel].record(t_model - t_prev);
     emit(m, input, fe, t_model);
-    t_prev = now_ns();
+    t_prev = stats::realtime_ns();
   }
 }
 
@@ -397,14 +386,14 @@ void Pipeline::Impl::emit(RunningModel& m, const float* input, const feed::FeedE
   const double score = s.scores[0];
   s.decision = score > m.cfg.center + m.cfg.threshold ? 1 : (score < m.cfg.center - m.cfg.threshold ? -1 : 0);
   if (degraded_flag.exchange(false, std::memory_order_relaxed)) s.flags |= kSignalDegraded;
-  s.sent_ns = now_ns();
+  s.sent_ns = stats::realtime_ns();
   const std::int64_t rx = s.sent_ns - s.kernel_rx_ns;
   s.rx_to_signal_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(rx, 0, 0xFFFFFFFFll));
   encode_signal(s, msg);
   // A refused send (no listener yet: ECONNREFUSED from the ICMP answer) is counted, never retried.
   if (udp_on && ::send(udp.fd(), msg, kSignalBytes, MSG_DONTWAIT) != static_cast<ssize_t>(kSignalBytes)) ++udp_failures;
   if (shm) shm->publish(msg);
-  const std::int64_t t_sent = now_ns();
+  const std::int64_t t_sent = stats::realtime_ns();
   stats.stage[kSignal].record(t_sent - t_model);
   stats.stage[kRxToSignal].record(t_sent - fe.ts.kernel_rx_ns);
   stats.interval_rx.record(t_sent - fe.ts.kernel_rx_ns);
@@ -468,7 +457,7 @@ void Pipeline::Impl::housekeeping(std::int64_t now) noexcept {
 
 void Pipeline::run(const std::atomic<bool>& stop) {
   Impl& m = *impl_;
-  m.run_start = now_ns();
+  m.run_start = stats::realtime_ns();
   m.next_interval = m.run_start + cfg_.status_interval_ns;
   m.last_event_ns.store(m.run_start);
   const std::int64_t eos_check_ns = 1'000'000;
@@ -477,12 +466,12 @@ void Pipeline::run(const std::atomic<bool>& stop) {
   threads.reserve(3);
   if (cfg_.threading == ThreadingMode::Inline) {
     threads.emplace_back([&m, this, eos_check_ns] {
-      pin_to(cfg_.compute_cpu);
+      stats::pin_current_thread(cfg_.compute_cpu);
       feed::IdleStrategy idle(feed::parse_idle_kind(cfg_.feed_idle));
       std::int64_t next_eos = 0;
       while (!m.halt.load(std::memory_order_relaxed)) {
         const int work = m.feed->poll();
-        const std::int64_t now = now_ns();
+        const std::int64_t now = stats::realtime_ns();
         m.housekeeping(now);
         if (now >= next_eos) {
           m.check_eos();
@@ -493,12 +482,12 @@ void Pipeline::run(const std::atomic<bool>& stop) {
     });
   } else {
     threads.emplace_back([&m, this, eos_check_ns] {
-      pin_to(cfg_.feed_cpu);
+      stats::pin_current_thread(cfg_.feed_cpu);
       feed::IdleStrategy idle(feed::parse_idle_kind(cfg_.feed_idle));
       std::int64_t next_eos = 0;
       while (!m.halt.load(std::memory_order_relaxed)) {
         const int work = m.feed->poll();
-        const std::int64_t now = now_ns();
+        const std::int64_t now = stats::realtime_ns();
         if (now >= next_eos) {
           m.check_eos();
           next_eos = now + eos_check_ns;
@@ -507,7 +496,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
       }
     });
     threads.emplace_back([&m, this] {
-      pin_to(cfg_.compute_cpu);
+      stats::pin_current_thread(cfg_.compute_cpu);
       feed::IdleStrategy idle(feed::parse_idle_kind(cfg_.compute_idle));
       feed::FeedEvent e;
       while (!m.halt.load(std::memory_order_relaxed)) {
@@ -516,7 +505,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
           m.on_event(e);
           ++work;
         }
-        m.housekeeping(now_ns());
+        m.housekeeping(stats::realtime_ns());
         idle.idle(work);
       }
       while (m.ring->try_pop(e)) m.on_event(e);  // drain what the feed already delivered
@@ -538,7 +527,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
   const auto silence_ns = static_cast<std::int64_t>(cfg_.feed_silence_s * 1e9);
   for (;;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    const std::int64_t now = now_ns();
+    const std::int64_t now = stats::realtime_ns();
     const std::size_t k = m.published.load(std::memory_order_acquire);
     for (; printed < k; ++printed) {
       const IntervalSample& s = m.intervals[printed];
@@ -591,7 +580,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
   // Close the per-line loss accounting at the session's end (End of Session's next sequence), so
   // a line's misses at the tail count as well as the ones its later packets revealed.
   if (m.eos.load()) m.feed->finish(0);
-  m.seconds = static_cast<double>(now_ns() - m.run_start) / 1e9;
+  m.seconds = static_cast<double>(stats::realtime_ns() - m.run_start) / 1e9;
   m.alloc_end = allocation_count();
   if (m.lost_messages.load() > 0 && !m.degraded) {
     m.degraded = true;
