@@ -1,0 +1,54 @@
+// Names, sizes and structural validation of a tensor Program.
+#include "quant/program.hpp"
+
+#include <string>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::quant {
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "float32";
+    case DType::F16: return "float16";
+    case DType::I32: return "int32";
+    case DType::U8: return "uint8";
+    case DType::I64: return "int64";
+    case DType::Bool: return "bool";
+    case DType::I16: return "int16";
+    case DType::I8: return "int8";
+    case DType::BF16: return "bfloat16";
+  }
+  return "unknown";
+}
+
+size_t dtype_size(DType t) {
+  switch (t) {
+    case DType::F32: case DType::I32: return 4;
+    case DType::F16: case DType::I16: case DType::BF16: return 2;
+    case DType::U8: case DType::I8: case DType::Bool: return 1;
+    case DType::I64: return 8;
+  }
+  return 0;
+}
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::F32: return "fp32";
+    case Precision::BF16: return "bf16";
+    case Precision::Int8Dynamic: return "int8-dynamic";
+    case Precision::Int8: return "int8";
+  }
+  return "unknown";
+}
+
+int64_t element_count(const Shape& shape) {
+  int64_t n = 1;
+  for (int d : shape) {
+    if (d < 0) return -1;
+    n *= d;
+  }
+  return n;
+}
+
+}  // namespace tickinfer::quant
