@@ -8,7 +8,7 @@
 #include <random>
 
 #include "feed/capture_file.hpp"
-#include "feed/crc32.hpp"
+#include "stats/crc32.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::feed {
@@ -53,7 +53,7 @@ void expect_prefix(const CaptureContents& got, const std::vector<CaptureRecord>&
 
 TEST(FeedCapture, Crc32IsTheStandardIeeeCrc) {
   const char* check = "123456789";  // the published CRC-32 check value is 0xCBF43926
-  EXPECT_EQ(crc32(reinterpret_cast<const std::uint8_t*>(check), 9), 0xCBF43926u);
+  EXPECT_EQ(stats::crc32(reinterpret_cast<const std::uint8_t*>(check), 9), 0xCBF43926u);
 }
 
 TEST(FeedCapture, RecordsRoundTrip) {

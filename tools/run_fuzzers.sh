@@ -33,6 +33,8 @@ for bin in "$dir"/*_fuzz; do
       printf 'POST /v1/models/m:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}{}GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' >"$work/pipelined.txt" ;;
     serving_proto_fuzz)
       cp "$fx/serving/mlp_small_warmup/tf_serving_warmup_requests" "$work/warmup.tfrecord" ;;
+    tkq_file_fuzz)  # quantized model files written by `tickinfer quantize`
+      for f in "$fx"/tkq/*.tkq; do cp "$f" "$work/"; done ;;
     csv_fuzz)
       printf 'a,b,c\n1,2.5,-3e-4\nnan,inf,-inf\n' >"$work/header.csv"
       printf '1,2\n3,4\n' >"$work/plain.csv" ;;

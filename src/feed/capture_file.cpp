@@ -5,7 +5,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "feed/crc32.hpp"
+#include "stats/crc32.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::feed {
@@ -47,8 +47,8 @@ void CaptureWriter::write(std::int64_t rx_ns, std::uint8_t line, const std::uint
   put32(h + 4, static_cast<std::uint32_t>(len));
   std::memcpy(h + 8, &rx_ns, 8);
   h[16] = line;
-  std::uint32_t crc = crc32(h + 4, 16);
-  crc = crc32(data, len, crc);
+  std::uint32_t crc = stats::crc32(h + 4, 16);
+  crc = stats::crc32(data, len, crc);
   put32(h + 20, crc);
   if (std::fwrite(h, 1, sizeof h, f_) != sizeof h || (len && std::fwrite(data, 1, len, f_) != len)) {
     throw Error("capture '" + path_ + "': write failed: " + std::strerror(errno));
@@ -88,8 +88,8 @@ CaptureContents parse_capture(const std::uint8_t* data, std::size_t len, const s
       valid = false;
     }
     if (valid) {
-      std::uint32_t crc = crc32(h + 4, 16);
-      crc = crc32(h + kRecordHeader, n, crc);
+      std::uint32_t crc = stats::crc32(h + 4, 16);
+      crc = stats::crc32(h + kRecordHeader, n, crc);
       valid = crc == get32(h + 20);
     }
     if (!valid) {

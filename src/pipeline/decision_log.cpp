@@ -9,7 +9,7 @@
 #include <fstream>
 #include <iterator>
 
-#include "feed/crc32.hpp"
+#include "stats/crc32.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::pipeline {
@@ -154,7 +154,7 @@ void DecisionLogWriter::put_record(const std::uint8_t* payload, std::uint32_t n)
   }
   Out o{buf_.data() + used_};
   o.put<std::uint32_t>(n);
-  o.put<std::uint32_t>(feed::crc32(payload, n));
+  o.put<std::uint32_t>(stats::crc32(payload, n));
   o.bytes(payload, n);
   used_ += 8 + n;
   ++records_;
@@ -248,7 +248,7 @@ DecisionLogContents parse_decision_log(const std::uint8_t* data, std::size_t len
     if (n == 0 || n > kMaxPayload) { torn("implausible record length " + std::to_string(n)); break; }
     if (len - pos - 8 < n) { torn("truncated record"); break; }
     const std::uint8_t* p = data + pos + 8;
-    if (feed::crc32(p, n) != crc) { torn("checksum mismatch"); break; }
+    if (stats::crc32(p, n) != crc) { torn("checksum mismatch"); break; }
     In in{p, p + n};
     const auto type = in.get<std::uint8_t>();
     if (type == kTypeModel) {

@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "feed/crc32.hpp"
+#include "stats/crc32.hpp"
 
 namespace tickinfer::pipeline {
 namespace {
@@ -56,7 +56,7 @@ void encode_signal(const Signal& s, std::uint8_t* o) noexcept {
   put<std::int64_t>(o + 64, s.sent_ns);
   put<std::uint32_t>(o + 72, s.rx_to_signal_ns);
   for (int i = 0; i < kMaxScores; ++i) put<float>(o + 76 + 4 * i, i < s.score_count ? s.scores[i] : 0.0f);
-  put<std::uint32_t>(o + 92, feed::crc32(o, 92));
+  put<std::uint32_t>(o + 92, stats::crc32(o, 92));
 }
 
 SignalStatus decode_signal(const std::uint8_t* d, std::size_t len, Signal& out) noexcept {
@@ -64,7 +64,7 @@ SignalStatus decode_signal(const std::uint8_t* d, std::size_t len, Signal& out) 
   if (std::memcmp(d, kMagic, 4) != 0) return SignalStatus::BadMagic;
   if (d[4] != kSignalVersion) return SignalStatus::BadVersion;
   if (d[5] < 1 || d[5] > kMaxScores) return SignalStatus::BadScoreCount;
-  if (get<std::uint32_t>(d + 92) != feed::crc32(d, 92)) return SignalStatus::BadChecksum;
+  if (get<std::uint32_t>(d + 92) != stats::crc32(d, 92)) return SignalStatus::BadChecksum;
   Signal s;
   s.score_count = d[5];
   s.decision = static_cast<std::int8_t>(d[6]);

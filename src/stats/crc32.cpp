@@ -1,8 +1,8 @@
-#include "feed/crc32.hpp"
+#include "stats/crc32.hpp"
 
 #include <array>
 
-namespace tickinfer::feed {
+namespace tickinfer::stats {
 
 namespace {
 constexpr std::array<std::uint32_t, 256> make_table() {
@@ -23,4 +23,4 @@ std::uint32_t crc32(const std::uint8_t* data, std::size_t len, std::uint32_t crc
   return ~crc;
 }
 
-}  // namespace tickinfer::feed
+}  // namespace tickinfer::stats

@@ -1,0 +1,56 @@
+#pragma once
+// Byte-level constants and little-endian primitives shared by the .tkq writer and reader
+// (docs/tkq-format.md is the specification; keep the two in step).
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "quant/program.hpp"
+
+namespace tickinfer::formats::tkq {
+
+inline constexpr size_t kHeaderSize = 64;
+inline constexpr size_t kSectionEntrySize = 32;
+inline constexpr size_t kAlign = 64;  // sections and tensor data start on 64-byte boundaries
+inline constexpr size_t kHeaderCrcOffset = 60;  // CRC-32 of header bytes [0, 60)
+
+enum SectionKind : uint32_t { kSectionProgram = 1, kSectionData = 2 };
+
+// Tensor flags byte.
+inline constexpr uint8_t kFlagVariable = 1;
+inline constexpr uint8_t kFlagHasData = 2;
+
+// Bytes of the fixed part of the version 1.0 op options block (before new_shape's count).
+inline constexpr size_t kOptionsFixedSize = 84;
+
+// The highest OpCode this version writes; a reader refuses larger values.
+inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(quant::OpCode::BatchMatMul);
+
+inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
+
+// Appends little-endian values (the project only targets little-endian hosts; the static_assert
+// in the .cpp files keeps it that way).
+class ByteWriter {
+ public:
+  std::vector<uint8_t> bytes;
+  template <class T>
+  void put(T v) {
+    const size_t at = bytes.size();
+    bytes.resize(at + sizeof(T));
+    std::memcpy(bytes.data() + at, &v, sizeof(T));
+  }
+  void put_bytes(const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    bytes.insert(bytes.end(), b, b + n);
+  }
+  void put_string(const std::string& s) {
+    put<uint32_t>(static_cast<uint32_t>(s.size()));
+    put_bytes(s.data(), s.size());
+  }
+  template <class T>
+  void patch(size_t at, T v) { std::memcpy(bytes.data() + at, &v, sizeof(T)); }
+};
+
+}  // namespace tickinfer::formats::tkq
