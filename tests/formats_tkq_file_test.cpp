@@ -63,7 +63,7 @@ quant::Program sample_program() {
   q.precision = quant::Precision::Int8;
   quant::Op fc;
   fc.code = OpCode::FullyConnected;
-  fc.inputs = {xq, w, b, -1};
+  fc.inputs = {xq, w, b};
   fc.outputs = {y};
   fc.intermediates = {inter, state};
   fc.label = "dense";
@@ -165,10 +165,24 @@ TEST(TkqFile, RoundTripKeepsEveryField) {
   expect_same(p, load_tkq(f.data(), f.size()));
 }
 
-TEST(TkqFile, EmptyProgramRoundTrips) {
+TEST(TkqFile, ProgramWithoutOpsRoundTrips) {
   quant::Program p;
+  p.tensors.resize(1);
+  p.tensors[0].shape = {1, 4};
+  p.inputs = p.outputs = {0};
   const auto f = serialize_tkq(p);
   expect_same(p, load_tkq(f.data(), f.size()));
+}
+
+// The structural rules of quant::validate apply to loaded files too.
+TEST(TkqFile, ProgramRulesAreChecked) {
+  quant::Program p;
+  const auto f = serialize_tkq(p);
+  expect_error(f, "program has no inputs");
+  auto q = sample_program();
+  q.ops[1].inputs = {1};  // FULLY_CONNECTED needs its filter
+  const auto g = serialize_tkq(q);
+  expect_error(g, "has 1 inputs");
 }
 
 // Offsets from docs/tkq-format.md: header fields, the section table at 64, sections and every
@@ -279,12 +293,15 @@ TEST(TkqFile, OpInputIndexOutOfRange) {
   // The FC op: code, precision, reserved, label "dense", then the input count and indices.
   const size_t label = find(f, std::string("\x00\x00\x03\x00\x05\x00\x00\x00", 8) + "dense");
   const size_t inputs = label + 8 + 5;
-  ASSERT_EQ(read_le<uint32_t>(f, inputs), 4u);
+  ASSERT_EQ(read_le<uint32_t>(f, inputs), 3u);
   write_le<int32_t>(f, inputs + 4, 99);
   reseal(f);
   expect_error(f, "tensor index 99 out of range");
-  write_le<int32_t>(f, inputs + 4, -1);  // -1 is fine for an input...
-  write_le<int32_t>(f, inputs + 4 + 16 + 4, -1);  // ...but not for an output
+  write_le<int32_t>(f, inputs + 4, 1);
+  write_le<int32_t>(f, inputs + 4 + 8, -1);  // -1 is fine for an input (the bias)...
+  reseal(f);
+  EXPECT_EQ(load_tkq(f.data(), f.size()).ops[1].inputs[2], -1);
+  write_le<int32_t>(f, inputs + 4 + 12 + 4, -1);  // ...but not for an output
   reseal(f);
   expect_error(f, "output: tensor index -1 out of range");
 }

@@ -54,6 +54,12 @@ ArgParser pipeline_parser();
 int run_pipeline(const ArgParser& args);
 int run_pipeline_main(const std::vector<std::string>& args);
 
+// `tickinfer quantize`: float model -> .tkq with a precision per layer (main() hands it the raw
+// arguments so `-o OUT` works beside --output).
+ArgParser quantize_parser();
+int run_quantize(const ArgParser& args);
+int run_quantize_args(const std::vector<std::string>& args);
+
 // Every subcommand, in the order `tickinfer help` lists them.
 const std::vector<Command>& all_commands();
 

@@ -19,6 +19,7 @@ const std::vector<Command>& all_commands() {
       {"inspect", inspect_parser, run_inspect},
       {"predict", predict_parser, run_predict},
       {"bench", bench_parser, run_bench},
+      {"quantize", quantize_parser, run_quantize, run_quantize_args},
       {"feed", feed_parser, run_feed, run_feed_main},
       {"features", features_parser, run_features},
       {"serve", serve_parser, run_serve, run_serve_args},

@@ -7,6 +7,7 @@
 #include "formats/keras_h5_file.hpp"
 #include "formats/keras_v3_file.hpp"
 #include "formats/tflite_file.hpp"
+#include "formats/tkq_file.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -67,6 +68,9 @@ Graph load_model_file(const std::string& path) {
   if (is_tflite(bytes.data(), bytes.size())) {
     throw Error(path + ": a TFLite model has no Keras layer graph (load it with tickinfer::Model::load)");
   }
+  if (is_tkq(bytes.data(), bytes.size())) {
+    throw Error(path + ": a quantized .tkq model has no Keras layer graph (load it with tickinfer::Model::load)");
+  }
   return load_model_bytes(bytes.data(), bytes.size(), path);
 }
 
@@ -75,6 +79,10 @@ AnyModel load_any_model_file(const std::string& path) {
   AnyModel m;
   if (is_tflite(bytes.data(), bytes.size())) {
     m.program = std::make_shared<const quant::Program>(load_tflite(bytes.data(), bytes.size(), path));
+    return m;
+  }
+  if (is_tkq(bytes.data(), bytes.size())) {
+    m.program = std::make_shared<const quant::Program>(load_tkq(bytes.data(), bytes.size(), path));
     return m;
   }
   m.graph = load_model_bytes(bytes.data(), bytes.size(), path);

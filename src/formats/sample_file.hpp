@@ -10,14 +10,11 @@
 #include <string_view>
 #include <vector>
 
+#include "quant/sample_set.hpp"
+
 namespace tickinfer::formats {
 
-struct SampleSet {
-  size_t count = 0;          // N
-  size_t per_sample = 0;     // elements of one sample
-  std::vector<float> values; // count * per_sample, sample-major
-  const float* sample(size_t i) const { return values.data() + i * per_sample; }
-};
+using quant::SampleSet;
 
 // `array_shape`/`data`: an array as read from a file; `sample_shape`: one sample without the
 // batch axis. Accepts [N, ...sample_shape] and [N, elements].

@@ -275,6 +275,11 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
   for (int i : p.inputs) check_index(i, false, "program input");
   for (int i : p.outputs) check_index(i, false, "program output");
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the program record");
+  try {
+    quant::validate(p);  // operand counts and the rest of the program's structure
+  } catch (const Error& e) {
+    fail(e.what());
+  }
   return p;
 }
 

@@ -1,0 +1,162 @@
+// `tickinfer quantize MODEL --calibration DATA -o OUT [--mode dynamic|int8|auto] [--max-error E]
+// [--validation DATA] [--calibration-method minmax|percentile --percentile P]`: a float model
+// (Keras .keras/.h5 or float .tflite) to a quantized .tkq file, with the per-layer table and the
+// calibration-coverage warnings on stdout. The work is quant::quantize_model
+// (src/quant/quantize_session.hpp); this file reads the inputs and prints the report.
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "formats/model_file.hpp"
+#include "formats/sample_file.hpp"
+#include "formats/tkq_file.hpp"
+#include "quant/lower_graph.hpp"
+#include "quant/quantize_session.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::cli {
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+quant::QuantizeMode parse_mode(const std::string& m) {
+  if (m == "dynamic") return quant::QuantizeMode::Dynamic;
+  if (m == "int8") return quant::QuantizeMode::Int8;
+  if (m == "auto") return quant::QuantizeMode::Auto;
+  throw UsageError("--mode must be dynamic, int8 or auto, got '" + m + "'");
+}
+
+std::vector<quant::SampleSet> read_sets(const std::vector<std::string>& paths, const quant::Program& p, const char* option) {
+  if (paths.size() != p.inputs.size()) {
+    throw UsageError(std::string("--") + option + ": the model has " + std::to_string(p.inputs.size()) +
+                     " inputs; give one file per input, in order (" + std::to_string(paths.size()) + " given)");
+  }
+  std::vector<quant::SampleSet> sets;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    quant::Shape shape = p.tensors[static_cast<size_t>(p.inputs[i])].shape;
+    if (!shape.empty()) shape.erase(shape.begin());  // the batch axis
+    sets.push_back(formats::read_samples(paths[i], shape));
+  }
+  return sets;
+}
+
+void print_table(const quant::QuantizeReport& r) {
+  std::printf("%-24s %-13s %12s %12s %9s\n", "layer", "precision", "max abs err", "max rel err",
+              r.latency_measured ? "latency" : "MACs");
+  for (size_t l = 0; l < r.layers.size(); ++l) {
+    const auto& e = r.evaluation.layers[l];
+    std::printf("%-24s %-13s %12s %12s %8.1f%%\n", r.layers[l].label.c_str(), quant::precision_name(r.precisions[l]),
+                fmt("%.3g", e.max_abs).c_str(), fmt("%.3g", e.max_rel()).c_str(), 100.0 * r.latency_share[l]);
+  }
+  std::printf("%-24s %-13s %12s %12s\n", "model output", "", fmt("%.3g", r.evaluation.output.max_abs).c_str(),
+              fmt("%.3g", r.evaluation.output.max_rel()).c_str());
+  std::printf("(max rel err = max|y_q - y_f| / max|y_f| over the validation set; latency = share of the quantized model's time)\n");
+  for (size_t l = 0; l < r.layers.size(); ++l) {
+    if (r.precisions[l] != quant::Precision::Int8 && !r.layers[l].why_not_int8.empty()) {
+      std::printf("note: layer '%s' is not int8: %s\n", r.layers[l].label.c_str(), r.layers[l].why_not_int8.c_str());
+    }
+  }
+}
+
+void print_auto(const quant::QuantizeReport& r, double max_error) {
+  if (r.steps.empty()) {
+    std::printf("auto: every layer at its cheapest precision meets --max-error %g\n", max_error);
+  }
+  for (const auto& s : r.steps) {
+    std::printf("auto: layer '%s' %s -> %s: model max rel err %.3g -> %.3g (latency cost +%.1f%% of MACs)\n",
+                r.layers[s.layer].label.c_str(), quant::precision_name(s.from), quant::precision_name(s.to),
+                s.error_before, s.error_after, 100.0 * s.added_cost);
+  }
+  if (!r.met) {
+    std::printf("warning: auto: max rel err %.3g is above --max-error %g even with every layer promoted as far as it goes\n",
+                r.evaluation.output.max_rel(), max_error);
+  }
+}
+
+void print_coverage(const quant::QuantizeReport& r) {
+  for (const auto& c : r.coverage) {
+    std::printf("warning: %s: %.1f%% of validation values outside the calibrated range [%.4g, %.4g] (seen [%.4g, %.4g])\n",
+                c.subject.c_str(), 100.0 * c.outside, c.cal_min, c.cal_max, c.seen_min, c.seen_max);
+  }
+  if (!r.coverage.empty()) {
+    std::printf("warning: calibration data does not cover the validation data: recalibrate on data from every regime\n");
+  }
+}
+
+}  // namespace
+
+ArgParser quantize_parser() {
+  ArgParser p("quantize", "quantize a float model (Keras or .tflite) to a .tkq file, per-layer precision");
+  p.positional("MODEL", "float model: .keras, .h5 or float .tflite");
+  p.option("calibration", "DATA", "calibration samples (.npy [N, ...input] or .csv, one row per sample); one per model input",
+           "", true);
+  p.option("output", "OUT", "the .tkq file to write (also -o)");
+  p.option("mode", "MODE", "dynamic (int8 weights, float activations), int8 (full integer) or auto", "int8");
+  p.option("max-error", "E", "auto: bound on the model output's max rel err", "0.01");
+  p.option("validation", "DATA", "validation samples for the error table (default: the calibration samples)", "", true);
+  p.option("calibration-method", "METHOD", "minmax or percentile", "minmax");
+  p.option("percentile", "P", "percentile method: keep values within [P(100-P), P(P)]", "99.99");
+  p.option("window", "T", "steps for inputs with an unknown sequence length", "0");
+  p.flag("integer-io", "int8 model inputs and outputs (no QUANTIZE/DEQUANTIZE at the edges)");
+  return p;
+}
+
+int run_quantize(const ArgParser& args) {
+  const std::string model_path = args.positional_value("MODEL");
+  if (!args.given("calibration")) throw UsageError("--calibration DATA is required");
+  if (!args.given("output")) throw UsageError("-o OUT is required");
+  quant::QuantizeRequest req;
+  req.mode = parse_mode(args.value("mode"));
+  req.max_error = args.number("max-error", 0.0, 1e9);
+  const std::string method = args.value("calibration-method");
+  if (method == "minmax") {
+    req.calibration.method = quant::CalibrationMethod::MinMax;
+  } else if (method == "percentile") {
+    req.calibration.method = quant::CalibrationMethod::Percentile;
+    req.calibration.percentile = args.number("percentile", 50.000001, 100.0);
+  } else {
+    throw UsageError("--calibration-method must be minmax or percentile, got '" + method + "'");
+  }
+  req.quantize.integer_io = args.flag_set("integer-io");
+
+  formats::AnyModel any = formats::load_any_model_file(model_path);
+  quant::LowerOptions lower;
+  lower.window_length = static_cast<int>(args.integer("window", 0, 1 << 20));
+  const quant::Program program = any.program ? *any.program : quant::lower_graph(any.graph, lower);
+  const auto calibration = read_sets(args.values("calibration"), program, "calibration");
+  const auto validation = args.given("validation") ? read_sets(args.values("validation"), program, "validation") : calibration;
+
+  const quant::QuantizeReport report = quant::quantize_model(program, calibration, validation, req);
+  const std::string out = args.value("output");
+  formats::save_tkq(report.result.program, out);
+
+  std::printf("model: %s (%zu layers), calibration: %zu samples (%s), validation: %zu samples\n", model_path.c_str(),
+              report.layers.size(), calibration[0].count, method.c_str(), validation[0].count);
+  print_table(report);
+  if (req.mode == quant::QuantizeMode::Auto) print_auto(report, req.max_error);
+  print_coverage(report);
+  std::printf("wrote %s (%ju bytes)\n", out.c_str(), static_cast<uintmax_t>(std::filesystem::file_size(out)));
+  return 0;
+}
+
+// `-o OUT` is the short spelling of --output; everything else goes to the parser as it is.
+int run_quantize_args(const std::vector<std::string>& raw) {
+  std::vector<std::string> args;
+  for (const auto& a : raw) args.push_back(a == "-o" ? "--output" : a);
+  ArgParser p = quantize_parser();
+  p.parse(args);
+  if (p.help_requested()) {
+    std::printf("%s", p.help().c_str());
+    return 0;
+  }
+  return run_quantize(p);
+}
+
+}  // namespace tickinfer::cli
