@@ -382,3 +382,27 @@ TEST(QuantActivation, FloatOps) {
     EXPECT_FLOAT_EQ(y, c.y) << op_name(c.code);
   }
 }
+
+// ---- RESHAPE / EXPAND_DIMS / SQUEEZE --------------------------------------------------------------
+
+TEST(QuantShapeOps, CopyBytesAndCheckCounts) {
+  for (OpCode code : {OpCode::Reshape, OpCode::ExpandDims, OpCode::Squeeze}) {
+    ProgramBuilder b;
+    const int in = b.tensor("x", DType::I8, {1, 2, 3}, {0.5f}, {1});
+    const int shape = b.constant("s", DType::I32, {2}, std::vector<int32_t>{3, 2});
+    const int out = b.tensor("y", DType::I8, {3, 2}, {0.5f}, {1});
+    b.op(code, {in, shape}, {out});
+    auto op = b.prepare(0);
+    std::vector<int8_t> x = {1, 2, 3, 4, 5, 6}, y(6);
+    TensorMemory m = b.memory();
+    m.addr[in] = x.data();
+    m.addr[out] = y.data();
+    op->eval(m);
+    EXPECT_EQ(y, x) << op_name(code);
+  }
+  ProgramBuilder bad;
+  const int in = bad.tensor("x", DType::F32, {2, 3});
+  const int out = bad.tensor("y", DType::F32, {5});
+  bad.op(OpCode::Reshape, {in}, {out});
+  EXPECT_THROW(bad.prepare(0), Error);
+}

@@ -17,7 +17,7 @@
 
 namespace tickinfer::quant::kernels {
 
-inline constexpr int kS8ColAlign = 64;  // bytes: one zmm of int8, two ymm halves
+inline constexpr int kS8ColAlign = 16;  // bytes: one xmm of int8 = one ymm of int16 (small K wastes little)
 
 inline int s8_row_stride(int cols) { return (cols + kS8ColAlign - 1) / kS8ColAlign * kS8ColAlign; }
 // Copies row-major w [rows x cols] into `packed` (rows * s8_row_stride(cols) bytes), zero padded.

@@ -19,9 +19,17 @@ void gemv_s8s8_s32_avx512vnni(const int8_t* w, int rows, int stride, const int8_
     const int8_t* wr = w + static_cast<size_t>(r) * stride;
     __m512i dot = _mm512_setzero_si512();
     __m512i sum = _mm512_setzero_si512();
-    for (int c = 0; c < stride; c += 64) {
+    int c = 0;
+    for (; c + 64 <= stride; c += 64) {
       const __m512i xu = _mm512_xor_si512(_mm512_loadu_si512(x + c), flip);
       const __m512i wv = _mm512_loadu_si512(wr + c);
+      dot = _mm512_dpbusd_epi32(dot, xu, wv);
+      sum = _mm512_dpbusd_epi32(sum, ones, wv);
+    }
+    if (c < stride) {  // 16, 32 or 48 bytes left: masked loads read nothing past the row
+      const __mmask64 k = (~0ULL) >> (64 - (stride - c));
+      const __m512i xu = _mm512_xor_si512(_mm512_maskz_loadu_epi8(k, x + c), flip);
+      const __m512i wv = _mm512_maskz_loadu_epi8(k, wr + c);  // zero weights past the row
       dot = _mm512_dpbusd_epi32(dot, xu, wv);
       sum = _mm512_dpbusd_epi32(sum, ones, wv);
     }
