@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference
+.PHONY: features-reference tflite-reference
 .PHONY: pipeline-bench default-model
 
 all: build
@@ -51,6 +51,15 @@ features-reference: build
 	$(VENV)/bin/python tools/make_feature_reference.py --out $(BUILD)/fixtures_features_live/features
 	TICKINFER_FIXTURES=$(abspath $(BUILD)/fixtures_features_live) $(BUILD)/tests/features_reference_test \
 	  --gtest_brief=1
+
+# Regenerates the TFLite fixtures (tools/make_tflite_fixtures.py: float, dynamic-range and int8
+# conversions of the bench and coverage models) with 10000 input rows each, expected outputs from
+# the TFLite interpreter's reference kernels (BUILTIN_REF), into $(BUILD)/fixtures_tflite_live.
+# About two minutes on two cores; the committed tests/fixtures/tflite hold 200 rows.
+tflite-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_tflite_live
+	$(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
 fuzz: deps

@@ -60,8 +60,10 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const Co
   quant::InterpreterOptions io;
   io.isa = options.isa;
   io.reset_variables_each_invoke = options.mode == RecurrentMode::Window;
-  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && std::string(r) == "single") {
-    io.rounding = quant::Rounding::Single;
+  // TFLite builds differ in how they round requantization (quant/prepared_op.hpp); the default
+  // matches the PyPI interpreters, TICKINFER_ROUNDING=double a default source build.
+  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && std::string(r) == "double") {
+    io.rounding = quant::Rounding::Double;
   }
   interp_ = std::make_unique<quant::Interpreter>(program_, io);
   const bool stream = options.mode == RecurrentMode::Stream;
