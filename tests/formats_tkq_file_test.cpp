@@ -210,6 +210,34 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
   EXPECT_EQ(read_le<uint64_t>(f, 96 + 16), 64u + 8u);
 }
 
+// Options equal to the defaults are not stored; a block may stop anywhere, even mid-field, and
+// the rest reads as the defaults.
+TEST(TkqFile, OptionsBlocksStoreOnlyWhatDiffersFromTheDefaults) {
+  quant::Program p;
+  p.tensors.resize(2);
+  p.tensors[0].shape = p.tensors[1].shape = {1, 4};
+  quant::Op relu;
+  relu.code = OpCode::Relu;
+  relu.inputs = {0};
+  relu.outputs = {1};
+  relu.label = "R";
+  p.ops = {relu};
+  p.inputs = {0};
+  p.outputs = {1};
+  auto f = serialize_tkq(p);
+  // code, precision, reserved, label "R", three index lists, then options size 0.
+  const size_t at = find(f, std::string("\x0a\x00\x00\x00\x01\x00\x00\x00R", 9)) + 9 + 8 + 8 + 4;
+  EXPECT_EQ(read_le<uint32_t>(f, at), 0u);
+  const auto q = load_tkq(f.data(), f.size());
+  EXPECT_EQ(q.ops[0].options.stride_w, 1);
+  EXPECT_TRUE(q.ops[0].options.pot_scale_int16);
+  EXPECT_EQ(q.ops[0].options.beta, 1.0f);
+  p.ops[0].options.alpha = 0.5f;  // bytes 52..55: the block stops after them
+  f = serialize_tkq(p);
+  EXPECT_EQ(read_le<uint32_t>(f, at), 56u);
+  EXPECT_EQ(load_tkq(f.data(), f.size()).ops[0].options.alpha, 0.5f);
+}
+
 TEST(TkqFile, EveryTruncationIsAnError) {
   const auto f = serialize_tkq(sample_program());
   for (size_t n = 0; n < f.size(); ++n) {
@@ -308,10 +336,11 @@ TEST(TkqFile, OpInputIndexOutOfRange) {
 
 TEST(TkqFile, DataSizeMustMatchShape) {
   auto f = serialize_tkq(sample_program());
-  // Tensor "w": name, type, flags, reserved, rank 2 [2, 3], 2 scales, 2 zero points, axis,
-  // data offset, data size.
+  // Tensor "w": name, type, flags, reserved, rank 2 [2, 3], 2 scales, zero points all zero (so
+  // none stored), axis, data offset, data size.
   const size_t rec = find(f, std::string("\x01\x00\x00\x00", 4) + "w") + 5;
-  const size_t size_at = rec + 4 + 4 + 8 + 4 + 8 + 4 + 16 + 4 + 8;
+  EXPECT_EQ(f[rec + 1], 2 | 4);  // has data, zero points all zero
+  const size_t size_at = rec + 4 + 4 + 8 + 4 + 8 + 4 + 4 + 8;
   ASSERT_EQ(read_le<uint64_t>(f, size_at), 6u);
   write_le<uint64_t>(f, size_at, 7);
   reseal(f);

@@ -86,14 +86,7 @@ bool known_dtype(uint8_t t) {
   return false;
 }
 
-quant::OpOptions read_options(SectionReader& r, const std::string& where) {
-  const uint32_t size = r.get<uint32_t>("op options size");
-  if (size < tkq::kOptionsFixedSize + 4) {
-    r.fail(where + ": options block of " + std::to_string(size) + " bytes is shorter than version 1.0's " +
-           std::to_string(tkq::kOptionsFixedSize + 4));
-  }
-  if (size > r.remaining()) r.fail(where + ": options block runs past the program section");
-  const size_t start = r.offset();
+quant::OpOptions parse_options(SectionReader& r, const std::string& where) {
   quant::OpOptions o;
   const uint8_t act = r.get<uint8_t>("fused activation");
   if (act > static_cast<uint8_t>(quant::FusedActivation::SignBit)) {
@@ -121,10 +114,20 @@ quant::OpOptions read_options(SectionReader& r, const std::string& where) {
     *v = r.get<int32_t>("op option");
   }
   o.new_shape = r.indices("new_shape");
-  const size_t used = r.offset() - start;
-  if (used > size) r.fail(where + ": options block overruns its declared " + std::to_string(size) + " bytes");
-  r.skip(size - used, "options block");  // fields a later minor version added
   return o;
+}
+
+// A stored block may stop early (the writer drops trailing bytes equal to the default options')
+// or run longer (fields of a later minor version, skipped).
+quant::OpOptions read_options(SectionReader& r, const std::string& where, const std::string& source) {
+  const uint32_t size = r.get<uint32_t>("op options size");
+  if (size > r.remaining()) r.fail(where + ": options block of " + std::to_string(size) + " bytes runs past the program section");
+  static const std::vector<uint8_t> defaults = tkq::encode_options(quant::OpOptions{});
+  std::vector<uint8_t> block(defaults);
+  if (size > block.size()) block.resize(size);
+  for (uint32_t i = 0; i < size; ++i) block[i] = r.get<uint8_t>("op options");
+  SectionReader br(block.data(), block.size(), source);
+  return parse_options(br, where);
 }
 
 struct Section {
@@ -204,7 +207,9 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
     if (!known_dtype(type)) r.fail(where + ": type " + std::to_string(type) + " is not supported");
     tensor.type = static_cast<quant::DType>(type);
     const uint8_t flags = r.get<uint8_t>("tensor flags");
-    if (flags & ~(tkq::kFlagVariable | tkq::kFlagHasData)) r.fail(where + ": unknown flag bits " + std::to_string(flags));
+    if (flags & ~(tkq::kFlagVariable | tkq::kFlagHasData | tkq::kFlagZeroPointsZero)) {
+      r.fail(where + ": unknown flag bits " + std::to_string(flags));
+    }
     tensor.is_variable = flags & tkq::kFlagVariable;
     r.skip(2, "tensor reserved bytes");
     tensor.shape = r.indices("tensor shape");
@@ -218,9 +223,14 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
     tensor.quant.scale.resize(n_scale);
     for (auto& s : tensor.quant.scale) s = r.get<float>("scale");
     const uint32_t n_zp = r.count(8, "zero point count");
-    if (n_zp != n_scale) r.fail(where + ": " + std::to_string(n_scale) + " scales but " + std::to_string(n_zp) + " zero points");
-    tensor.quant.zero_point.resize(n_zp);
-    for (auto& z : tensor.quant.zero_point) z = r.get<int64_t>("zero point");
+    if (flags & tkq::kFlagZeroPointsZero) {
+      if (n_zp != 0 || n_scale == 0) r.fail(where + ": zero points flagged all-zero but " + std::to_string(n_zp) + " stored for " + std::to_string(n_scale) + " scales");
+      tensor.quant.zero_point.assign(n_scale, 0);
+    } else {
+      if (n_zp != n_scale) r.fail(where + ": " + std::to_string(n_scale) + " scales but " + std::to_string(n_zp) + " zero points");
+      tensor.quant.zero_point.resize(n_zp);
+      for (auto& z : tensor.quant.zero_point) z = r.get<int64_t>("zero point");
+    }
     tensor.quant.axis = r.get<int32_t>("quantized axis");
     if (tensor.quant.per_axis() &&
         (tensor.quant.axis < 0 || static_cast<size_t>(tensor.quant.axis) >= tensor.shape.size() ||
@@ -247,7 +257,7 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
     if ((optional && i == -1) || (i >= 0 && static_cast<uint32_t>(i) < n_tensors)) return;
     r.fail(where + ": tensor index " + std::to_string(i) + " out of range (" + std::to_string(n_tensors) + " tensors)");
   };
-  const uint32_t n_ops = r.count(20 + tkq::kOptionsFixedSize, "op count");
+  const uint32_t n_ops = r.count(24, "op count");
   p.ops.resize(n_ops);
   for (uint32_t k = 0; k < n_ops; ++k) {
     auto& op = p.ops[k];
@@ -268,7 +278,7 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
     for (int i : op.inputs) check_index(i, true, where + " input");
     for (int i : op.outputs) check_index(i, false, where + " output");
     for (int i : op.intermediates) check_index(i, false, where + " intermediate");
-    op.options = read_options(r, where);
+    op.options = read_options(r, where, source);
   }
   p.inputs = r.indices("program inputs");
   p.outputs = r.indices("program outputs");

@@ -1,4 +1,5 @@
 // Writes a quant::Program as a .tkq file (layout: docs/tkq-format.md).
+#include <algorithm>
 #include <bit>
 #include <fstream>
 #include <limits>
@@ -26,32 +27,16 @@ void put_indices(ByteWriter& w, const std::vector<int>& v) {
   for (int i : v) w.put<int32_t>(i);
 }
 
+// The options block without its trailing bytes that equal the default options' bytes (most
+// ops set one or two fields, so a block is usually a few bytes).
 void put_options(ByteWriter& w, const quant::OpOptions& o) {
-  ByteWriter b;
-  b.put<uint8_t>(static_cast<uint8_t>(o.activation));
-  b.put<uint8_t>(static_cast<uint8_t>(o.padding));
-  b.put<uint8_t>(o.keep_num_dims);
-  b.put<uint8_t>(o.asymmetric_quantize_inputs);
-  b.put<uint8_t>(o.keep_dims);
-  b.put<uint8_t>(o.time_major);
-  b.put<uint8_t>(o.offset);
-  b.put<uint8_t>(o.adj_x);
-  b.put<uint8_t>(o.adj_y);
-  b.put<uint8_t>(o.approximate);
-  b.put<uint8_t>(o.pot_scale_int16);
-  b.put<uint8_t>(0);
-  for (int v : {o.stride_w, o.stride_h, o.dilation_w, o.dilation_h, o.filter_w, o.filter_h,
-                o.depth_multiplier}) {
-    b.put<int32_t>(v);
+  std::vector<uint8_t> b = tkq::encode_options(o);
+  static const std::vector<uint8_t> defaults = tkq::encode_options(quant::OpOptions{});
+  if (b.size() == defaults.size()) {
+    while (!b.empty() && b.back() == defaults[b.size() - 1]) b.pop_back();
   }
-  for (float v : {o.cell_clip, o.proj_clip, o.beta, o.alpha}) b.put<float>(v);
-  for (int v : {o.axis, o.num, o.begin_mask, o.end_mask, o.ellipsis_mask, o.new_axis_mask,
-                o.shrink_axis_mask}) {
-    b.put<int32_t>(v);
-  }
-  put_indices(b, o.new_shape);
-  w.put<uint32_t>(count32(b.bytes.size(), "option bytes"));
-  w.put_bytes(b.bytes.data(), b.bytes.size());
+  w.put<uint32_t>(count32(b.size(), "option bytes"));
+  w.put_bytes(b.data(), b.size());
 }
 
 // Checks what the format cannot represent; the reader repeats these checks on untrusted input.
@@ -109,14 +94,21 @@ std::vector<uint8_t> serialize_tkq(const quant::Program& program) {
     const auto& tensor = program.tensors[t];
     meta.put_string(tensor.name);
     meta.put<uint8_t>(static_cast<uint8_t>(tensor.type));
+    const bool zero_zps = !tensor.quant.zero_point.empty() &&
+                          std::all_of(tensor.quant.zero_point.begin(), tensor.quant.zero_point.end(), [](int64_t z) { return z == 0; });
     meta.put<uint8_t>(static_cast<uint8_t>((tensor.is_variable ? tkq::kFlagVariable : 0) |
-                                           (tensor.is_constant() ? tkq::kFlagHasData : 0)));
+                                           (tensor.is_constant() ? tkq::kFlagHasData : 0) |
+                                           (zero_zps ? tkq::kFlagZeroPointsZero : 0)));
     meta.put<uint16_t>(0);
     put_indices(meta, tensor.shape);
     meta.put<uint32_t>(count32(tensor.quant.scale.size(), "scales"));
     for (float s : tensor.quant.scale) meta.put<float>(s);
-    meta.put<uint32_t>(count32(tensor.quant.zero_point.size(), "zero points"));
-    for (int64_t z : tensor.quant.zero_point) meta.put<int64_t>(z);
+    if (zero_zps) {
+      meta.put<uint32_t>(0);
+    } else {
+      meta.put<uint32_t>(count32(tensor.quant.zero_point.size(), "zero points"));
+      for (int64_t z : tensor.quant.zero_point) meta.put<int64_t>(z);
+    }
     meta.put<int32_t>(tensor.quant.axis);
     meta.put<uint64_t>(data_offset[t]);
     meta.put<uint64_t>(tensor.data.size());

@@ -21,12 +21,18 @@ enum SectionKind : uint32_t { kSectionProgram = 1, kSectionData = 2 };
 // Tensor flags byte.
 inline constexpr uint8_t kFlagVariable = 1;
 inline constexpr uint8_t kFlagHasData = 2;
+inline constexpr uint8_t kFlagZeroPointsZero = 4;  // every zero point is 0: the list is not stored
 
-// Bytes of the fixed part of the version 1.0 op options block (before new_shape's count).
+// Bytes of the fixed part of the version 1.0 op options block (before new_shape's count). A
+// stored block may be shorter: the bytes it leaves out are those of the default options.
 inline constexpr size_t kOptionsFixedSize = 84;
+inline constexpr size_t kOptionsFullSize = kOptionsFixedSize + 4;  // with an empty new_shape
 
 // The highest OpCode this version writes; a reader refuses larger values.
 inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(quant::OpCode::BatchMatMul);
+
+// The version 1.0 options block of `o`, untruncated (tkq_options.cpp).
+std::vector<uint8_t> encode_options(const quant::OpOptions& o);
 
 inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 

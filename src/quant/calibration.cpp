@@ -78,7 +78,8 @@ std::vector<TensorRange> calibrate(const Program& float_program, const std::vect
       auto& v = values[static_cast<size_t>(t)];
       if (v.empty()) continue;
       const auto rank = [&](double f) {
-        return static_cast<size_t>(std::clamp(std::ceil(f * static_cast<double>(v.size())) - 1.0, 0.0,
+        // 1e-9 keeps f * n = 100.00000000000001 (from 1 - 0.99) from taking the next rank.
+        return static_cast<size_t>(std::clamp(std::ceil(f * static_cast<double>(v.size()) - 1e-9) - 1.0, 0.0,
                                               static_cast<double>(v.size() - 1)));
       };
       const size_t hi = rank(q), lo = rank(1.0 - q);

@@ -357,7 +357,6 @@ class Lowerer {
 
 Program lower_graph(const Graph& graph, const LowerOptions& options) {
   Graph g = graph;
-  bool resized = false;
   for (int i : g.inputs) {
     Node& input = g.nodes.at(static_cast<size_t>(i));
     for (int& d : input.shape) {
@@ -367,10 +366,9 @@ Program lower_graph(const Graph& graph, const LowerOptions& options) {
                     " with an unknown dimension; give a window length (--window)");
       }
       d = options.window_length;
-      resized = true;
     }
   }
-  if (resized) infer_shapes(g);
+  infer_shapes(g);  // graphs straight from a file carry no inferred shapes yet
   Program p;
   p.name = g.name;
   p.source_format = g.source_format;

@@ -24,7 +24,7 @@ struct QuantizeRequest {
   double max_error = 0.01;            // auto: bound on the model's max_rel (evaluation.hpp)
   CalibrationOptions calibration;
   QuantizeOptions quantize;
-  double coverage_threshold = 0.001;  // report inputs/layers with more validation values than
+  double coverage_threshold = 0.01;   // report inputs/layers with more validation values than
                                       // this fraction outside the calibrated range
   int timing_runs = 200;              // invokes per op for the latency shares (0: MAC shares)
 };
