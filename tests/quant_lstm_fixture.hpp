@@ -124,7 +124,12 @@ struct Memory {
       }
     }
   }
-  void zero(int t) { std::memset(owned[static_cast<size_t>(t)].data(), 0, owned[static_cast<size_t>(t)].size()); }
+  // What TFLite's reset_all_variables() writes: the zero point for int8 tensors (real 0), else 0.
+  void reset(const Program& p, int t) {
+    const Tensor& x = p.tensors[static_cast<size_t>(t)];
+    const int value = x.type == DType::I8 && !x.quant.zero_point.empty() ? static_cast<int>(x.quant.zero_point[0]) : 0;
+    std::memset(owned[static_cast<size_t>(t)].data(), value, owned[static_cast<size_t>(t)].size());
+  }
   uint8_t* bytes(int t) { return static_cast<uint8_t*>(mem.addr[static_cast<size_t>(t)]); }
 };
 
@@ -141,8 +146,8 @@ inline std::vector<uint8_t> run_all(LstmFixture& f, PreparedOp& op) {
   const size_t out_bytes = f.tensor_bytes(f.output_tensor());
   std::vector<uint8_t> got(out_bytes * static_cast<size_t>(f.samples));
   for (int s = 0; s < f.samples; ++s) {
-    m.zero(f.op().inputs[18]);
-    m.zero(f.op().inputs[19]);
+    m.reset(f.program, f.op().inputs[18]);
+    m.reset(f.program, f.op().inputs[19]);
     std::memcpy(m.bytes(f.input_tensor()), f.inputs.data() + in_bytes * static_cast<size_t>(s), in_bytes);
     op.eval(m.mem);
     std::memcpy(got.data() + out_bytes * static_cast<size_t>(s), m.bytes(f.output_tensor()), out_bytes);
