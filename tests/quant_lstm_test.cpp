@@ -105,3 +105,10 @@ TEST(QuantLstmInt8, BitExactLongSequence) { expect_bit_exact("big_int8"); }
 TEST(QuantLstmInt8, BitExactLongSequenceAllSteps) { expect_bit_exact("big_seq_int8"); }
 
 }  // namespace
+
+namespace {
+
+TEST(QuantLstmHybrid, MatchesTfliteDynamicRange) { expect_close("wide_dynamic", 1e-4); }
+TEST(QuantLstmHybrid, MatchesTfliteDynamicRangeAllSteps) { expect_close("wide_seq_dynamic", 1e-4); }
+
+}  // namespace

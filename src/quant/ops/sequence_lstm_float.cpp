@@ -28,7 +28,7 @@ namespace {
 class FloatLstm final : public PreparedOp {
  public:
   FloatLstm(const PrepareContext& ctx, const LstmOperands& o, bool bf16) : o_(o), bf16_(bf16) {
-    ks_ = &kernels::kernel_set(kernels::parse_isa(ctx.isa));
+    ks_ = &::tickinfer::kernels::kernel_set(::tickinfer::kernels::parse_isa(ctx.isa));
     act_ = fused_activation(ctx, ctx.op.options.activation);
     cell_clip_ = ctx.op.options.cell_clip;
     proj_clip_ = ctx.op.options.proj_clip;
@@ -66,8 +66,8 @@ class FloatLstm final : public PreparedOp {
         peephole_[g] = constant_as_f32(ctx, o.peephole_weights[g], operand_name(operand));
       }
     }
-    w_xh_.resize(kernels::packed_floats(K_, N_));
-    kernels::pack_weights(dense.data(), K_, N_, w_xh_.data());
+    w_xh_.resize(::tickinfer::kernels::packed_floats(K_, N_));
+    ::tickinfer::kernels::pack_weights(dense.data(), K_, N_, w_xh_.data());
 
     if (o.projection) {
       // P is [n_output, n_cell]; the gemv wants [K = n_cell] x [N = n_output].
@@ -78,8 +78,8 @@ class FloatLstm final : public PreparedOp {
           pt[static_cast<size_t>(c) * o.n_output + r] = p[static_cast<size_t>(r) * o.n_cell + c];
         }
       }
-      w_proj_.resize(kernels::packed_floats(o.n_cell, o.n_output));
-      kernels::pack_weights(pt.data(), o.n_cell, o.n_output, w_proj_.data());
+      w_proj_.resize(::tickinfer::kernels::packed_floats(o.n_cell, o.n_output));
+      ::tickinfer::kernels::pack_weights(pt.data(), o.n_cell, o.n_output, w_proj_.data());
       proj_bias_ = o.projection_bias >= 0
                        ? constant_as_f32(ctx, o.projection_bias, operand_name(kProjectionBias))
                        : std::vector<float>(static_cast<size_t>(o.n_output), 0.0f);
@@ -165,12 +165,12 @@ class FloatLstm final : public PreparedOp {
 
   LstmOperands o_;
   bool bf16_;
-  const kernels::KernelSet* ks_ = nullptr;
+  const ::tickinfer::kernels::KernelSet* ks_ = nullptr;
   FusedActivation act_ = FusedActivation::Tanh;
   float cell_clip_ = 0.0f, proj_clip_ = 0.0f;
   int gate_off_[kGates] = {-1, -1, -1, -1};  // offset of each present gate's block in z_
   int K_ = 0, N_ = 0;                         // the packed gate matrix is K_ x N_
-  std::vector<float> w_xh_;                   // kernels::pack_weights layout
+  std::vector<float> w_xh_;                   // ::tickinfer::kernels::pack_weights layout
   std::vector<float> bias_;                   // [N_]; zero when layer norm adds the bias later
   std::vector<float> peephole_[kGates], ln_[kGates], ln_bias_[kGates];
   std::vector<float> w_proj_, proj_bias_;

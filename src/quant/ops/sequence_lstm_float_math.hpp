@@ -27,7 +27,7 @@ inline FusedActivation fused_activation(const PrepareContext& ctx, FusedActivati
   }
 }
 
-inline void apply_fused_activation(const kernels::KernelSet& ks, FusedActivation act, const float* x,
+inline void apply_fused_activation(const ::tickinfer::kernels::KernelSet& ks, FusedActivation act, const float* x,
                                    float* y, int n) noexcept {
   switch (act) {
     case FusedActivation::Tanh: ks.activation(kTanh, x, y, n); break;
