@@ -47,6 +47,7 @@ inline DType dtype_of(const std::string& s) {
 struct LstmFixture {
   std::string name, mode;
   int samples = 0;
+  bool bf16_weights = false;  // weights are bfloat16 values stored as float32
   Program program;
   std::vector<uint8_t> inputs;   // samples x LSTM input tensor bytes
   std::vector<uint8_t> outputs;  // samples x LSTM output tensor bytes (TFLite's)
@@ -81,6 +82,7 @@ inline LstmFixture load(const std::string& name) {
   f.name = name;
   f.mode = m.at("mode").get<std::string>();
   f.samples = m.at("samples").get<int>();
+  f.bf16_weights = m.value("bf16_weights", false);
   Op op;
   op.code = OpCode::SequenceLstm;
   op.label = name;
@@ -103,6 +105,26 @@ inline LstmFixture load(const std::string& name) {
     throw std::runtime_error(name + ": input.bin / lstm_out.bin sizes do not match the manifest");
   }
   return f;
+}
+
+// Re-types the 8 gate weight tensors of a bf16_weights fixture as BF16 (the upper halves of the
+// float32 values, which the fixture guarantees are exact bfloat16 values).
+inline void make_weights_bf16(LstmFixture& f) {
+  for (int operand = 1; operand <= 8; ++operand) {
+    const int t = f.op().inputs[static_cast<size_t>(operand)];
+    if (t < 0) continue;
+    Tensor& w = f.program.tensors[static_cast<size_t>(t)];
+    std::vector<uint8_t> half(w.data.size() / 2);
+    for (size_t i = 0; i < w.data.size() / 4; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, w.data.data() + 4 * i, 4);
+      if ((bits & 0xFFFFu) != 0) throw std::runtime_error(f.name + ": weight is not a bfloat16 value");
+      const uint16_t top = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(half.data() + 2 * i, &top, 2);
+    }
+    w.data = std::move(half);
+    w.type = DType::BF16;
+  }
 }
 
 // Memory for every tensor of a one-op program: constants point at their data, the rest get

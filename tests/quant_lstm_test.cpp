@@ -112,3 +112,27 @@ TEST(QuantLstmHybrid, MatchesTfliteDynamicRange) { expect_close("wide_dynamic", 
 TEST(QuantLstmHybrid, MatchesTfliteDynamicRangeAllSteps) { expect_close("wide_seq_dynamic", 1e-4); }
 
 }  // namespace
+
+namespace {
+
+// bf16 weights: the fixture's float model has bf16-rounded weights, so TFLite's float output is
+// exactly what fp32 math on the widened bf16 weights computes.
+void expect_bf16_close(const std::string& name) {
+  LstmFixture f = lstm_fixture::load(name);
+  ASSERT_TRUE(f.bf16_weights);
+  lstm_fixture::make_weights_bf16(f);
+  const std::vector<float> want = lstm_fixture::as_floats(f.outputs);
+  for (const char* isa : isas()) {
+    InterpreterOptions options;
+    auto op = lstm_fixture::prepare(f.program, options, isa);
+    EXPECT_NE(op->describe().find("bf16"), std::string::npos) << op->describe();
+    const double err = relative_error(lstm_fixture::as_floats(lstm_fixture::run_all(f, *op)), want);
+    std::printf("%s isa %s: relative error %.3g\n", name.c_str(), isa, err);
+    EXPECT_LE(err, 1e-5) << name << " isa " << isa;
+  }
+}
+
+TEST(QuantLstmBf16, MatchesTfliteOnBf16Weights) { expect_bf16_close("small_seq_bf16"); }
+TEST(QuantLstmBf16, MatchesTfliteOnBf16WeightsLongSequence) { expect_bf16_close("big_bf16"); }
+
+}  // namespace

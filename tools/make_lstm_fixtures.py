@@ -53,6 +53,21 @@ def build_model(seed, time_steps, features, units, return_sequences):
     return model
 
 
+def round_to_bf16(a):
+    """Rounds float32 values to the nearest bfloat16 (ties to even), kept as float32."""
+    bits = a.astype(np.float32).view(np.uint32).astype(np.uint64)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+def bf16_weight_model(model):
+    """The same model with its kernel and recurrent kernel rounded to bfloat16: a float model
+    whose TFLite output is what fp32 math on bf16 weights (widened exactly) must give."""
+    weights = model.get_weights()
+    model.set_weights([round_to_bf16(weights[0]), round_to_bf16(weights[1]), weights[2]])
+    return model
+
+
 def sample_inputs(seed, n, time_steps, features):
     rng = np.random.default_rng(seed + 1000)
     return rng.normal(0.0, 1.0, (n, 1, time_steps, features)).astype(np.float32)
@@ -126,7 +141,7 @@ def tensor_entry(details, is_variable, interp, out_dir, index, with_data):
     return entry
 
 
-def run_variant(name, model, mode, xs, rep):
+def run_variant(name, model, mode, xs, rep, bf16_weights=False):
     out_dir = os.path.join(OUT, name)
     os.makedirs(out_dir, exist_ok=True)
     flat = convert(model, mode, rep)
@@ -183,6 +198,7 @@ def run_variant(name, model, mode, xs, rep):
         ],
         "model_input": tensor_entry(details, op["is_variable"], interp, out_dir, in_det["index"], False),
         "model_output": tensor_entry(details, op["is_variable"], interp, out_dir, out_det["index"], False),
+        "bf16_weights": bf16_weights,
         "tf_version": tf.__version__,
     }
     with open(os.path.join(out_dir, "manifest.json"), "w") as f:
@@ -209,6 +225,8 @@ def main():
         rep = sample_inputs(seed + 500, 200, t, feat)
         for mode in modes:
             run_variant("%s_%s" % (name, mode), model, mode, xs, rep)
+        if name in ("small_seq", "big"):
+            run_variant("%s_bf16" % name, bf16_weight_model(model), "float", xs, rep, bf16_weights=True)
     return 0
 
 
