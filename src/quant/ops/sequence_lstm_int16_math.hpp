@@ -7,8 +7,8 @@
 // fractional bits). The gate pre-activations are Q3 (scale 2^-12); the cell state is
 // Q(15 + cell_scale) for a cell-state scale of 2^cell_scale; the results are Q0 (scale 2^-15).
 //
-// Every intermediate is an int16 as in gemmlowp: additions and negations wrap, products round
-// half away from zero (SaturatingRoundingDoublingHighMul), right shifts round half away from
+// Every intermediate is an int16 as in gemmlowp: additions and negations wrap, products round to
+// nearest with ties up (SaturatingRoundingDoublingHighMul), right shifts round half away from
 // zero, left shifts saturate. Constants are gemmlowp's int32 Q0/Q2 constants rounded to int16.
 //
 // These functions are the reference; eval uses 65536-entry tables built from them at prepare
@@ -25,7 +25,8 @@ namespace tickinfer::quant::ops::lstm::fx16 {
 
 inline int16_t wrap(int32_t v) { return static_cast<int16_t>(v); }  // modular, as C++20 defines it
 
-// (a * b * 2) / 2^16 rounded half away from zero; -1 * -1 saturates to the largest value.
+// (a * b * 2) / 2^16 to nearest: a nudge of 2^14 (1 - 2^14 for a negative product) and a
+// truncating division, so ties go up (-1.5 -> -1); -1 * -1 saturates to the largest value.
 inline int16_t mul(int16_t a, int16_t b) {
   if (a == b && a == std::numeric_limits<int16_t>::min()) return std::numeric_limits<int16_t>::max();
   const int32_t ab = int32_t{a} * int32_t{b};

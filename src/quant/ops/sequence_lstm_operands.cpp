@@ -57,6 +57,12 @@ void expect_constant(const PrepareContext& ctx, int operand, int tensor) {
     ctx.fail(std::string(kOperandNames[operand]) + " ('" + t.name +
              "') must be a constant tensor; run-time weights are not supported");
   }
+  const size_t want = static_cast<size_t>(element_count(t.shape)) * dtype_size(t.type);
+  if (t.data.size() != want) {
+    ctx.fail(std::string(kOperandNames[operand]) + " ('" + t.name + "') holds " + std::to_string(t.data.size()) +
+             " bytes; its shape " + shape_str(t.shape) + " and type " + dtype_name(t.type) + " need " +
+             std::to_string(want));
+  }
 }
 
 }  // namespace
