@@ -230,6 +230,10 @@ class Loader {
         quant_act |= (x.type == quant::DType::I8 || x.type == quant::DType::I16) && !x.quant.empty();
       }
     }
+    for (int t : op.outputs) {  // QUANTIZE: float in, int8 out
+      const quant::Tensor& y = p.tensors[static_cast<size_t>(t)];
+      quant_act |= (y.type == quant::DType::I8 || y.type == quant::DType::I16) && !y.quant.empty();
+    }
     if (quant_act) return quant::Precision::Int8;
     if (float_in && int_weights) return quant::Precision::Int8Dynamic;
     if (bf16_weights) return quant::Precision::BF16;

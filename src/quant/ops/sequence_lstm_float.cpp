@@ -1,0 +1,194 @@
+// Float UNIDIRECTIONAL_SEQUENCE_LSTM (also the bfloat16-weight form, widened to fp32 at prepare).
+//
+// Per time step, as TFLite's LstmStepFloat computes it:
+//   z_g = W_g x + U_g h + b_g                      for the gates g present (i, f, c, o)
+//   (peephole: z_i += p_i .* c, z_f += p_f .* c)   with the old cell state
+//   (layer norm: z_g = normalize(z_g) .* ln_g + b_g instead of adding b_g up front)
+//   i = sigmoid(z_i) (CIFG: i = 1 - f), f = sigmoid(z_f), g = act(z_c)
+//   c = f .* c + g .* i, clipped to [-cell_clip, cell_clip] when cell_clip > 0
+//   (peephole: z_o += p_o .* c) with the new cell state;  o = sigmoid(z_o)
+//   h = o .* act(c); with projection h = clip(P h + p_b, proj_clip)
+// The four gates' input and recurrent weights are packed into one [n_input + n_output] x
+// [gates * n_cell] matrix at prepare, so each step is one gemv over [x | h] with the biases as
+// its initial value.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "kernels/kernel_set.hpp"
+#include "quant/ops/sequence_lstm_float_math.hpp"
+#include "quant/ops/sequence_lstm_variants.hpp"
+
+namespace tickinfer::quant::ops::lstm {
+
+namespace {
+
+class FloatLstm final : public PreparedOp {
+ public:
+  FloatLstm(const PrepareContext& ctx, const LstmOperands& o, bool bf16) : o_(o), bf16_(bf16) {
+    ks_ = &::tickinfer::kernels::kernel_set(::tickinfer::kernels::parse_isa(ctx.isa));
+    act_ = fused_activation(ctx, ctx.op.options.activation);
+    cell_clip_ = ctx.op.options.cell_clip;
+    proj_clip_ = ctx.op.options.proj_clip;
+
+    int gates = 0;
+    for (int g = 0; g < kGates; ++g) gate_off_[g] = o.has_gate(g) ? n_cell() * gates++ : -1;
+    K_ = o.n_input + o.n_output;
+    N_ = gates * o.n_cell;
+
+    // Dense [K x N] matrix W[k][gate block + c], then the kernel layout.
+    std::vector<float> dense(static_cast<size_t>(K_) * static_cast<size_t>(N_));
+    bias_.assign(static_cast<size_t>(N_), 0.0f);
+    for (int g = 0; g < kGates; ++g) {
+      if (gate_off_[g] < 0) continue;
+      const std::vector<float> wx = constant_as_f32(ctx, o.input_weights[g], operand_name(kInputToGate + g));
+      const std::vector<float> wh = constant_as_f32(ctx, o.recurrent_weights[g], operand_name(kRecurrentToGate + g));
+      const std::vector<float> b = constant_as_f32(ctx, o.bias[g], operand_name(kGateBias + g));
+      for (int c = 0; c < o.n_cell; ++c) {
+        const size_t col = static_cast<size_t>(gate_off_[g] + c);
+        for (int k = 0; k < o.n_input; ++k) {
+          dense[static_cast<size_t>(k) * N_ + col] = wx[static_cast<size_t>(c) * o.n_input + k];
+        }
+        for (int k = 0; k < o.n_output; ++k) {
+          dense[static_cast<size_t>(o.n_input + k) * N_ + col] = wh[static_cast<size_t>(c) * o.n_output + k];
+        }
+      }
+      if (o.layer_norm) {
+        ln_[g] = constant_as_f32(ctx, o.layer_norm_weights[g], operand_name(kLayerNorm + g));
+        ln_bias_[g] = b;
+      } else {
+        std::copy(b.begin(), b.end(), bias_.begin() + gate_off_[g]);
+      }
+      if (o.peephole_weights[g] >= 0) {
+        const int operand = g == kInputGate ? kCellToInput : g == kForgetGate ? kCellToForget : kCellToOutput;
+        peephole_[g] = constant_as_f32(ctx, o.peephole_weights[g], operand_name(operand));
+      }
+    }
+    w_xh_.resize(::tickinfer::kernels::packed_floats(K_, N_));
+    ::tickinfer::kernels::pack_weights(dense.data(), K_, N_, w_xh_.data());
+
+    if (o.projection) {
+      // P is [n_output, n_cell]; the gemv wants [K = n_cell] x [N = n_output].
+      const std::vector<float> p = constant_as_f32(ctx, o.projection_weights, operand_name(kProjectionWeights));
+      std::vector<float> pt(p.size());
+      for (int r = 0; r < o.n_output; ++r) {
+        for (int c = 0; c < o.n_cell; ++c) {
+          pt[static_cast<size_t>(c) * o.n_output + r] = p[static_cast<size_t>(r) * o.n_cell + c];
+        }
+      }
+      w_proj_.resize(::tickinfer::kernels::packed_floats(o.n_cell, o.n_output));
+      ::tickinfer::kernels::pack_weights(pt.data(), o.n_cell, o.n_output, w_proj_.data());
+      proj_bias_ = o.projection_bias >= 0
+                       ? constant_as_f32(ctx, o.projection_bias, operand_name(kProjectionBias))
+                       : std::vector<float>(static_cast<size_t>(o.n_output), 0.0f);
+    }
+    xh_.assign(static_cast<size_t>(K_), 0.0f);
+    z_.assign(static_cast<size_t>(N_), 0.0f);
+    hidden_.assign(static_cast<size_t>(o.n_cell), 0.0f);
+    one_minus_f_.assign(static_cast<size_t>(o.n_cell), 0.0f);
+  }
+
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* in = mem.at<float>(o_.input);
+    float* out = mem.at<float>(o_.output);
+    float* h_state = mem.at<float>(o_.output_state);
+    float* c_state = mem.at<float>(o_.cell_state);
+    for (int b = 0; b < o_.n_batch; ++b) {
+      float* h = h_state + static_cast<size_t>(b) * o_.n_output;
+      float* c = c_state + static_cast<size_t>(b) * o_.n_cell;
+      for (int t = 0; t < o_.n_time; ++t) step(in + o_.input_row(b, t), h, c, out + o_.output_row(b, t));
+    }
+  }
+
+  std::string describe() const override {
+    return std::string("UNIDIRECTIONAL_SEQUENCE_LSTM ") + (bf16_ ? "fp32 (bf16 weights widened)" : "fp32") +
+           " time=" + std::to_string(o_.n_time) + " input=" + std::to_string(o_.n_input) +
+           " cell=" + std::to_string(o_.n_cell) + " output=" + std::to_string(o_.n_output) +
+           (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.layer_norm ? " layer-norm" : "") +
+           (o_.projection ? " projection" : "") + " gemv=" + ks_->name;
+  }
+
+  int64_t macs() const override {
+    const int64_t per_step = int64_t{K_} * N_ + (o_.projection ? int64_t{o_.n_cell} * o_.n_output : 0);
+    return per_step * o_.n_time * o_.n_batch;
+  }
+
+ private:
+  int n_cell() const { return o_.n_cell; }
+  float* gate(int g) { return z_.data() + gate_off_[g]; }
+
+  void step(const float* x, float* h, float* c, float* y) noexcept {
+    const int n = o_.n_cell;
+    std::memcpy(xh_.data(), x, sizeof(float) * static_cast<size_t>(o_.n_input));
+    std::memcpy(xh_.data() + o_.n_input, h, sizeof(float) * static_cast<size_t>(o_.n_output));
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    ks_->gemv(xh_.data(), K_, w_xh_.data(), N_, bias_.data(), z_.data(), -kInf, kInf);
+
+    for (int g : {kInputGate, kForgetGate}) {
+      if (gate_off_[g] < 0) continue;
+      if (!peephole_[g].empty()) multiply_accumulate(peephole_[g].data(), c, gate(g), n);
+      if (o_.layer_norm) layer_norm(gate(g), ln_[g].data(), ln_bias_[g].data(), n);
+      ks_->activation(kSigmoid, gate(g), gate(g), n);
+    }
+    if (o_.layer_norm) layer_norm(gate(kCellGate), ln_[kCellGate].data(), ln_bias_[kCellGate].data(), n);
+    apply_fused_activation(*ks_, act_, gate(kCellGate), gate(kCellGate), n);
+
+    // c = f .* c + g .* i in TFLite's order of roundings.
+    const float* f = gate(kForgetGate);
+    const float* g = gate(kCellGate);
+    const float* i = o_.cifg ? one_minus_f_.data() : gate(kInputGate);
+    if (o_.cifg) {
+      for (int k = 0; k < n; ++k) one_minus_f_[static_cast<size_t>(k)] = 1.0f - f[k];
+    }
+    for (int k = 0; k < n; ++k) c[k] = f[k] * c[k];
+    for (int k = 0; k < n; ++k) c[k] += g[k] * i[k];
+    if (cell_clip_ > 0.0f) clip(c, n, cell_clip_);
+
+    float* og = gate(kOutputGate);
+    if (!peephole_[kOutputGate].empty()) multiply_accumulate(peephole_[kOutputGate].data(), c, og, n);
+    if (o_.layer_norm) layer_norm(og, ln_[kOutputGate].data(), ln_bias_[kOutputGate].data(), n);
+    ks_->activation(kSigmoid, og, og, n);
+    apply_fused_activation(*ks_, act_, c, hidden_.data(), n);
+    for (int k = 0; k < n; ++k) hidden_[static_cast<size_t>(k)] *= og[k];
+
+    if (o_.projection) {
+      constexpr float kInf = std::numeric_limits<float>::infinity();
+      ks_->gemv(hidden_.data(), n, w_proj_.data(), o_.n_output, proj_bias_.data(), h, -kInf, kInf);
+      if (proj_clip_ > 0.0f) clip(h, o_.n_output, proj_clip_);
+    } else {
+      std::memcpy(h, hidden_.data(), sizeof(float) * static_cast<size_t>(n));
+    }
+    std::memcpy(y, h, sizeof(float) * static_cast<size_t>(o_.n_output));
+  }
+
+  LstmOperands o_;
+  bool bf16_;
+  const ::tickinfer::kernels::KernelSet* ks_ = nullptr;
+  FusedActivation act_ = FusedActivation::Tanh;
+  float cell_clip_ = 0.0f, proj_clip_ = 0.0f;
+  int gate_off_[kGates] = {-1, -1, -1, -1};  // offset of each present gate's block in z_
+  int K_ = 0, N_ = 0;                         // the packed gate matrix is K_ x N_
+  std::vector<float> w_xh_;                   // ::tickinfer::kernels::pack_weights layout
+  std::vector<float> bias_;                   // [N_]; zero when layer norm adds the bias later
+  std::vector<float> peephole_[kGates], ln_[kGates], ln_bias_[kGates];
+  std::vector<float> w_proj_, proj_bias_;
+  // Scratch, sized at prepare: [x | h], gate pre-activations, o .* act(c), 1 - f (CIFG).
+  std::vector<float> xh_, z_, hidden_, one_minus_f_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedOp> prepare_float(const PrepareContext& ctx, const LstmOperands& o) {
+  for (int t : {o.input, o.output, o.output_state, o.cell_state}) {
+    const Tensor& tensor = ctx.program.tensors[static_cast<size_t>(t)];
+    if (tensor.type != DType::F32) {
+      ctx.fail("float LSTM: tensor '" + tensor.name + "' is " + dtype_name(tensor.type) + ", expected float32");
+    }
+  }
+  const bool bf16 = ctx.program.tensors[static_cast<size_t>(o.input_weights[kOutputGate])].type == DType::BF16;
+  return std::make_unique<FloatLstm>(ctx, o, bf16);
+}
+
+}  // namespace tickinfer::quant::ops::lstm

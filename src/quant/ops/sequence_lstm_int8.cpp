@@ -1,0 +1,367 @@
+// Integer UNIDIRECTIONAL_SEQUENCE_LSTM, TFLite's "8x8_16" kernel bit for bit: int8 input and
+// output_state, int16 cell_state (scale 2^cell_scale), int8 weights, int32 biases, int16 gates.
+//
+// Prepare follows TFLite's PopulateQuantizedLstmParams8x8_16 and
+// PopulatePrecomputedZPTimesWeightsWithBias: gate pre-activations are Q3.12 (scale 2^-12), the
+// effective scales weight_scale * input_scale / 2^-12 are formed in float and split into
+// multiplier and shift; the zero-point terms are folded into per-row biases
+//   bias_x = gate_bias - input_zp * rowsum(W_x),  bias_h = -output_state_zp * rowsum(W_h).
+// Per step (LstmStepInteger8x8_16):
+//   gate = sat16(MBQM(bias_x + W_x x, m_x)); gate = sat16(MBQM(bias_h + W_h h, m_h) + gate)
+//   (peephole: gate = sat16(gate + MBQM(p .* c, m_p)))
+//   i, f, o = logistic(Q3 -> Q0); g = tanh(Q3 -> Q0)
+//   c = sat16(rdivpot(f c, 15) + rdivpot(i g, 30 + cell_scale)) (CIFG: i = 32767 - f), clipped
+//   h = int8(clamp(MBQM(o tanh(c), m_hidden) + hidden_zp))   (tanh on Q(15 + cell_scale))
+//   (projection: h = clamp(MBQM(proj_bias + P h, m_proj) + output_state_zp), clipped)
+// MBQM is MultiplyByQuantizedMultiplier in the interpreter's rounding mode; all gates' rows are
+// stacked so each step is one int8 gemv over x and one over h.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "quant/fixed_point.hpp"
+#include "quant/kernels/int8_gemv.hpp"
+#include "quant/ops/op_support.hpp"
+#include "quant/ops/sequence_lstm_int16_math.hpp"
+#include "quant/ops/sequence_lstm_variants.hpp"
+
+namespace tickinfer::quant::ops::lstm {
+
+namespace {
+
+inline int32_t wrapping_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
+inline int16_t lookup(const fx16::Table& t, int16_t v) { return t[static_cast<size_t>(int32_t{v} + 32768)]; }
+
+struct Scale {
+  int32_t multiplier = 0;
+  int shift = 0;
+};
+
+const Tensor& tensor_of(const PrepareContext& ctx, int index) {
+  return ctx.program.tensors[static_cast<size_t>(index)];
+}
+
+// A per-tensor scale (and zero point) of an operand; fails for missing or per-axis parameters.
+float scale_of(const PrepareContext& ctx, int index, const char* what, int32_t* zero_point = nullptr) {
+  const Tensor& t = tensor_of(ctx, index);
+  if (t.quant.scale.size() != 1 || !(t.quant.scale[0] > 0.0f) || !std::isfinite(t.quant.scale[0])) {
+    ctx.fail(std::string(what) + " ('" + t.name + "') needs one positive per-tensor scale for the integer LSTM" +
+             (t.quant.scale.size() > 1 ? " (per-axis quantization is not supported here)" : ""));
+  }
+  if (zero_point) *zero_point = t.quant.zero_point.empty() ? 0 : static_cast<int32_t>(t.quant.zero_point[0]);
+  return t.quant.scale[0];
+}
+
+void require(const PrepareContext& ctx, int index, DType type, const char* what) {
+  const Tensor& t = tensor_of(ctx, index);
+  if (t.type != type) {
+    ctx.fail(std::string("integer LSTM: ") + what + " ('" + t.name + "') is " + dtype_name(t.type) + ", expected " +
+             dtype_name(type));
+  }
+}
+
+template <class T>
+std::vector<T> constant_values(const Tensor& t) {
+  std::vector<T> v(t.data.size() / sizeof(T));
+  std::memcpy(v.data(), t.data.data(), v.size() * sizeof(T));
+  return v;
+}
+
+// TFLite's CheckedLog2: the power of two a cell-state scale must be.
+bool checked_log2(float x, int* result) {
+  const float l = std::log(x) * (1.0f / std::log(2.0f));
+  const float r = std::round(l);
+  *result = static_cast<int>(r);
+  return std::fabs(l - r) < 1e-3f;
+}
+
+class Int8Lstm final : public PreparedOp {
+ public:
+  Int8Lstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
+    const OpOptions& opt = ctx.op.options;
+    rounding_ = ctx.options.rounding;
+    s8_ = &kernels::s8_kernels(ctx.isa);
+
+    // Scales of the activations and states.
+    const float input_scale = scale_of(ctx, o.input, "input", &input_zp_);
+    const float output_state_scale = scale_of(ctx, o.output_state, "output_state", &output_state_zp_);
+    const float cell_scale_f = scale_of(ctx, o.cell_state, "cell_state");
+    if (!checked_log2(cell_scale_f, &cell_scale_)) {
+      ctx.fail("cell_state scale " + std::to_string(cell_scale_f) + " is not a power of two");
+    }
+    // tanh of the cell state runs on Q(15 + cell_scale), which TFLite supports for 0..6 integer bits.
+    if (cell_scale_ < -15 || cell_scale_ > -9) {
+      ctx.fail("cell_state scale 2^" + std::to_string(cell_scale_) + " is outside 2^-15 .. 2^-9");
+    }
+    if (ctx.op.intermediates.size() != 5) {
+      ctx.fail("expects the 5 intermediates of the 8x8_16 integer LSTM, got " +
+               std::to_string(ctx.op.intermediates.size()) +
+               (ctx.op.intermediates.size() == 12 ? " (the 8x8_8 variant is not supported)" : ""));
+    }
+    const int hidden = ctx.op.intermediates[4];
+    if (hidden < 0 || static_cast<size_t>(hidden) >= ctx.program.tensors.size()) ctx.fail("intermediate 4 is missing");
+    const float hidden_scale = scale_of(ctx, hidden, "intermediate 4 (effective hidden scale)", &hidden_zp_);
+    const float output_scale = scale_of(ctx, o.output, "output");
+
+    // Quantized clips.
+    quantized_cell_clip_ = opt.cell_clip > 0.0f
+                               ? static_cast<int16_t>(std::min(std::max(opt.cell_clip / cell_scale_f, -32768.0f), 32767.0f))
+                               : 0;
+    quantized_proj_clip_ = opt.proj_clip > 0.0f
+                               ? static_cast<int8_t>(std::min(std::max(opt.proj_clip / output_scale, -128.0f), 127.0f))
+                               : 0;
+
+    // Gate rows, stacked: the present gates' n_cell rows each.
+    int gates = 0;
+    for (int g = 0; g < kGates; ++g) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
+    rows_ = gates * o.n_cell;
+    stride_x_ = kernels::s8_row_stride(o.n_input);
+    stride_h_ = kernels::s8_row_stride(o.n_output);
+    wx_.assign(static_cast<size_t>(rows_) * stride_x_, 0);
+    wh_.assign(static_cast<size_t>(rows_) * stride_h_, 0);
+    bias_x_.assign(static_cast<size_t>(rows_), 0);
+    bias_h_.assign(static_cast<size_t>(rows_), 0);
+
+    const float intermediate_scale = std::pow(2.0f, -12.0f);  // Q3.12 gates (no layer norm)
+    for (int g = 0; g < kGates; ++g) {
+      if (gate_row_[g] < 0) continue;
+      const Tensor& wx = tensor_of(ctx, o.input_weights[g]);
+      const Tensor& wh = tensor_of(ctx, o.recurrent_weights[g]);
+      const float wx_scale = scale_of(ctx, o.input_weights[g], operand_name(kInputToGate + g));
+      const float wh_scale = scale_of(ctx, o.recurrent_weights[g], operand_name(kRecurrentToGate + g));
+      // Formed in float, as TFLite does, then split.
+      const float eff_x = wx_scale * input_scale / intermediate_scale;
+      const float eff_h = wh_scale * output_state_scale / intermediate_scale;
+      gate_x_[g] = split(eff_x);
+      gate_h_[g] = split(eff_h);
+
+      const auto* wxd = reinterpret_cast<const int8_t*>(wx.data.data());
+      const auto* whd = reinterpret_cast<const int8_t*>(wh.data.data());
+      const size_t row0 = static_cast<size_t>(gate_row_[g]);
+      kernels::pack_s8_rows(wxd, o.n_cell, o.n_input, wx_.data() + row0 * stride_x_);
+      kernels::pack_s8_rows(whd, o.n_cell, o.n_output, wh_.data() + row0 * stride_h_);
+      std::vector<int32_t> sums_x(static_cast<size_t>(o.n_cell)), sums_h(static_cast<size_t>(o.n_cell));
+      kernels::row_sums_s8(wxd, o.n_cell, o.n_input, sums_x.data());
+      kernels::row_sums_s8(whd, o.n_cell, o.n_output, sums_h.data());
+      const std::vector<int32_t> bias = constant_values<int32_t>(tensor_of(ctx, o.bias[g]));
+      for (int r = 0; r < o.n_cell; ++r) {
+        const size_t k = static_cast<size_t>(r);
+        // TFLite's MatrixScalarMultiplyAccumulate: bias += rowsum * (-zero_point), in int32.
+        bias_x_[row0 + k] = wrapping_add(bias[k], static_cast<int32_t>(static_cast<uint32_t>(sums_x[k]) *
+                                                                       static_cast<uint32_t>(-input_zp_)));
+        bias_h_[row0 + k] = static_cast<int32_t>(static_cast<uint32_t>(sums_h[k]) *
+                                                 static_cast<uint32_t>(-output_state_zp_));
+      }
+      if (o.peephole_weights[g] >= 0) {
+        const int operand = g == kInputGate ? kCellToInput : g == kForgetGate ? kCellToForget : kCellToOutput;
+        const float p_scale = scale_of(ctx, o.peephole_weights[g], operand_name(operand));
+        peephole_[g] = constant_values<int16_t>(tensor_of(ctx, o.peephole_weights[g]));
+        // std::pow on ints is double in TFLite's expression; the result is stored as float.
+        peephole_scale_[g] = split(static_cast<float>(std::pow(2.0, cell_scale_) * p_scale / intermediate_scale));
+      }
+    }
+    // TFLite applies the peephole over n_output elements (equal to n_cell without projection).
+    if (o.peephole && o.n_output > o.n_cell) ctx.fail("peephole with projection to n_output > n_cell is not supported");
+    peephole_count_ = std::min(o.n_output, o.n_cell);
+
+    hidden_scale_ = split(static_cast<float>(std::pow(2.0, -15) / hidden_scale * std::pow(2.0, -15)));
+    if (o.projection) {
+      const Tensor& p = tensor_of(ctx, o.projection_weights);
+      const float p_scale = scale_of(ctx, o.projection_weights, operand_name(kProjectionWeights));
+      proj_scale_ = split(p_scale * hidden_scale / output_state_scale);
+      stride_p_ = kernels::s8_row_stride(o.n_cell);
+      wp_.assign(static_cast<size_t>(o.n_output) * stride_p_, 0);
+      const auto* pd = reinterpret_cast<const int8_t*>(p.data.data());
+      kernels::pack_s8_rows(pd, o.n_output, o.n_cell, wp_.data());
+      std::vector<int32_t> sums(static_cast<size_t>(o.n_output));
+      kernels::row_sums_s8(pd, o.n_output, o.n_cell, sums.data());
+      bias_p_.assign(static_cast<size_t>(o.n_output), 0);
+      if (o.projection_bias >= 0) bias_p_ = constant_values<int32_t>(tensor_of(ctx, o.projection_bias));
+      for (int r = 0; r < o.n_output; ++r) {
+        const size_t k = static_cast<size_t>(r);
+        bias_p_[k] = wrapping_add(bias_p_[k], static_cast<int32_t>(static_cast<uint32_t>(sums[k]) *
+                                                                 static_cast<uint32_t>(hidden_zp_)));
+      }
+    }
+
+    sigmoid_ = &fx16::logistic_q3_table();
+    tanh_gate_ = &fx16::tanh_table(3);
+    tanh_cell_ = &fx16::tanh_table(15 + cell_scale_);
+
+    x_.assign(static_cast<size_t>(stride_x_), 0);
+    h_.assign(static_cast<size_t>(stride_h_), 0);
+    acc_x_.assign(static_cast<size_t>(rows_), 0);
+    acc_h_.assign(static_cast<size_t>(rows_), 0);
+    gate_.assign(static_cast<size_t>(rows_), 0);
+    hidden_.assign(static_cast<size_t>(o.projection ? stride_p_ : o.n_cell), 0);
+    acc_p_.assign(static_cast<size_t>(o.n_output), 0);
+    run_ = rounding_ == Rounding::Double ? &Int8Lstm::run<Rounding::Double> : &Int8Lstm::run<Rounding::Single>;
+  }
+
+  void eval(const TensorMemory& mem) noexcept override { (this->*run_)(mem); }
+
+  std::string describe() const override {
+    return std::string("UNIDIRECTIONAL_SEQUENCE_LSTM int8 8x8_16 time=") + std::to_string(o_.n_time) +
+           " input=" + std::to_string(o_.n_input) + " cell=" + std::to_string(o_.n_cell) +
+           " output=" + std::to_string(o_.n_output) + " cell_scale=2^" + std::to_string(cell_scale_) +
+           (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.projection ? " projection" : "") +
+           " rounding=" + (rounding_ == Rounding::Double ? "double" : "single") + " gemv=" + s8_->name;
+  }
+
+  int64_t macs() const override {
+    const int64_t per_step = int64_t{rows_} * (o_.n_input + o_.n_output) +
+                             (o_.projection ? int64_t{o_.n_cell} * o_.n_output : 0);
+    return per_step * o_.n_time * o_.n_batch;
+  }
+
+ private:
+  Scale split(float m) const {
+    const QuantizedMultiplier q = quantize_multiplier(static_cast<double>(m), rounding_);
+    return {q.multiplier, q.shift};
+  }
+
+  template <Rounding R>
+  static int32_t mbqm(int32_t x, Scale s) noexcept {
+    return multiply_by_quantized_multiplier<R>(x, s.multiplier, s.shift);
+  }
+
+  template <Rounding R>
+  void run(const TensorMemory& mem) noexcept {
+    const int8_t* in = mem.at<int8_t>(o_.input);
+    int8_t* out = mem.at<int8_t>(o_.output);
+    int8_t* h_state = mem.at<int8_t>(o_.output_state);
+    int16_t* c_state = mem.at<int16_t>(o_.cell_state);
+    for (int b = 0; b < o_.n_batch; ++b) {
+      int8_t* h = h_state + static_cast<size_t>(b) * o_.n_output;
+      int16_t* c = c_state + static_cast<size_t>(b) * o_.n_cell;
+      for (int t = 0; t < o_.n_time; ++t) step<R>(in + o_.input_row(b, t), h, c, out + o_.output_row(b, t));
+    }
+  }
+
+  // gate += MBQM(p .* c) saturated, over TFLite's peephole length.
+  template <Rounding R>
+  void peephole(int g, const int16_t* c, int16_t* gate) const noexcept {
+    const int16_t* p = peephole_[g].data();
+    for (int k = 0; k < peephole_count_; ++k) {
+      gate[k] = static_cast<int16_t>(clamp16(mbqm<R>(int32_t{p[k]} * c[k], peephole_scale_[g]) + gate[k]));
+    }
+  }
+
+  template <Rounding R>
+  void step(const int8_t* x, int8_t* h, int16_t* c, int8_t* y) noexcept {
+    const int n = o_.n_cell;
+    std::memcpy(x_.data(), x, static_cast<size_t>(o_.n_input));
+    std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
+    s8_->gemv(wx_.data(), rows_, stride_x_, x_.data(), acc_x_.data());
+    s8_->gemv(wh_.data(), rows_, stride_h_, h_.data(), acc_h_.data());
+
+    for (int g = 0; g < kGates; ++g) {
+      if (gate_row_[g] < 0) continue;
+      const size_t r0 = static_cast<size_t>(gate_row_[g]);
+      const Scale sx = gate_x_[g], sh = gate_h_[g];
+      for (size_t r = r0; r < r0 + static_cast<size_t>(n); ++r) {
+        const int32_t from_x = clamp16(mbqm<R>(wrapping_add(bias_x_[r], acc_x_[r]), sx));
+        gate_[r] = static_cast<int16_t>(clamp16(mbqm<R>(wrapping_add(bias_h_[r], acc_h_[r]), sh) + from_x));
+      }
+    }
+    int16_t* ig = o_.cifg ? nullptr : gate_.data() + gate_row_[kInputGate];
+    int16_t* fg = gate_.data() + gate_row_[kForgetGate];
+    int16_t* cg = gate_.data() + gate_row_[kCellGate];
+    int16_t* og = gate_.data() + gate_row_[kOutputGate];
+    if (ig) {
+      if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
+      for (int k = 0; k < n; ++k) ig[k] = lookup(*sigmoid_, ig[k]);
+    }
+    if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
+    for (int k = 0; k < n; ++k) fg[k] = lookup(*sigmoid_, fg[k]);
+    for (int k = 0; k < n; ++k) cg[k] = lookup(*tanh_gate_, cg[k]);
+
+    // Cell update (UpdateLstmCellInteger).
+    const int shift = 30 + cell_scale_;
+    for (int k = 0; k < n; ++k) {
+      const int16_t kept = static_cast<int16_t>(fx16::rounding_divide_by_pot(int32_t{fg[k]} * c[k], 15));
+      const int16_t in_gate = ig ? ig[k] : static_cast<int16_t>(32767 - fg[k]);
+      const int16_t added = static_cast<int16_t>(fx16::rounding_divide_by_pot(int32_t{in_gate} * cg[k], shift));
+      int32_t v = clamp16(int32_t{kept} + added);
+      if (quantized_cell_clip_ > 0) v = std::min<int32_t>(quantized_cell_clip_, std::max<int32_t>(-quantized_cell_clip_, v));
+      c[k] = static_cast<int16_t>(v);
+    }
+
+    if (!peephole_[kOutputGate].empty()) peephole<R>(kOutputGate, c, og);
+    for (int k = 0; k < n; ++k) og[k] = lookup(*sigmoid_, og[k]);
+
+    // Hidden state: o .* tanh(c), requantized to int8 (CwiseMul with a quantized multiplier).
+    for (int k = 0; k < n; ++k) {
+      const int32_t prod = int32_t{og[k]} * lookup(*tanh_cell_, c[k]);
+      const int32_t v = mbqm<R>(prod, hidden_scale_) + hidden_zp_;
+      hidden_[static_cast<size_t>(k)] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
+    }
+    if (o_.projection) {
+      s8_->gemv(wp_.data(), o_.n_output, stride_p_, hidden_.data(), acc_p_.data());
+      for (int r = 0; r < o_.n_output; ++r) {
+        const size_t k = static_cast<size_t>(r);
+        int32_t v = mbqm<R>(wrapping_add(bias_p_[k], acc_p_[k]), proj_scale_) + output_state_zp_;
+        v = std::min(127, std::max(-128, v));
+        if (quantized_proj_clip_ > 0) v = std::min<int32_t>(quantized_proj_clip_, std::max<int32_t>(-quantized_proj_clip_, v));
+        h[r] = static_cast<int8_t>(v);
+      }
+    } else {
+      std::memcpy(h, hidden_.data(), static_cast<size_t>(n));
+    }
+    std::memcpy(y, h, static_cast<size_t>(o_.n_output));
+  }
+
+  LstmOperands o_;
+  Rounding rounding_ = Rounding::Double;
+  const kernels::S8Kernels* s8_ = nullptr;
+  void (Int8Lstm::*run_)(const TensorMemory&) noexcept = nullptr;
+
+  int32_t input_zp_ = 0, output_state_zp_ = 0, hidden_zp_ = 0;
+  int cell_scale_ = 0;  // the cell state's scale is 2^cell_scale_
+  int16_t quantized_cell_clip_ = 0;
+  int8_t quantized_proj_clip_ = 0;
+
+  int gate_row_[kGates] = {-1, -1, -1, -1};  // first row of each present gate in the stacks
+  int rows_ = 0, stride_x_ = 0, stride_h_ = 0, stride_p_ = 0;
+  Scale gate_x_[kGates], gate_h_[kGates], peephole_scale_[kGates], hidden_scale_, proj_scale_;
+  std::vector<int8_t> wx_, wh_, wp_;              // kernels::pack_s8_rows layout
+  std::vector<int32_t> bias_x_, bias_h_, bias_p_;  // gate bias and zero-point row sums folded
+  std::vector<int16_t> peephole_[kGates];
+  int peephole_count_ = 0;
+  const fx16::Table* sigmoid_ = nullptr;
+  const fx16::Table* tanh_gate_ = nullptr;
+  const fx16::Table* tanh_cell_ = nullptr;
+
+  // Scratch, sized at prepare: padded x and h, int32 accumulators, int16 gates, int8 hidden.
+  std::vector<int8_t> x_, h_, hidden_;
+  std::vector<int32_t> acc_x_, acc_h_, acc_p_;
+  std::vector<int16_t> gate_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedOp> prepare_int8(const PrepareContext& ctx, const LstmOperands& o) {
+  if (o.layer_norm) ctx.fail("integer LSTM with layer normalization is not supported");
+  require(ctx, o.input, DType::I8, "input");
+  require(ctx, o.output, DType::I8, "output");
+  require(ctx, o.output_state, DType::I8, "output_state");
+  require(ctx, o.cell_state, DType::I16, "cell_state");
+  for (int g = 0; g < kGates; ++g) {
+    if (!o.has_gate(g)) continue;
+    require(ctx, o.input_weights[g], DType::I8, operand_name(kInputToGate + g));
+    require(ctx, o.recurrent_weights[g], DType::I8, operand_name(kRecurrentToGate + g));
+    require(ctx, o.bias[g], DType::I32, operand_name(kGateBias + g));
+    if (o.peephole_weights[g] >= 0) require(ctx, o.peephole_weights[g], DType::I16, "cell_to_*_weights");
+  }
+  if (o.projection) {
+    require(ctx, o.projection_weights, DType::I8, operand_name(kProjectionWeights));
+    if (o.projection_bias >= 0) require(ctx, o.projection_bias, DType::I32, operand_name(kProjectionBias));
+  }
+  return std::make_unique<Int8Lstm>(ctx, o);
+}
+
+}  // namespace tickinfer::quant::ops::lstm
