@@ -80,11 +80,36 @@ void print_auto(const quant::QuantizeReport& r, double max_error) {
   }
 }
 
+// Every layer finding, and the inputs' features up to a few per input (a 128-feature input in a
+// new regime would otherwise bury the layers): the rest are counted.
 void print_coverage(const quant::QuantizeReport& r) {
+  constexpr int kFeaturesShown = 6;
+  std::string input;
+  int shown = 0, hidden = 0;
+  const auto flush_hidden = [&]() {
+    if (hidden > 0) std::printf("warning: %s: %d more features outside the calibrated range\n", input.c_str(), hidden);
+    hidden = 0;
+  };
   for (const auto& c : r.coverage) {
+    const size_t feature = c.subject.find("' feature ");
+    if (feature != std::string::npos) {
+      const std::string this_input = c.subject.substr(0, feature + 1);
+      if (this_input != input) {
+        flush_hidden();
+        input = this_input;
+        shown = 0;
+      }
+      if (shown++ >= kFeaturesShown) {
+        ++hidden;
+        continue;
+      }
+    } else {
+      flush_hidden();
+    }
     std::printf("warning: %s: %.1f%% of validation values outside the calibrated range [%.4g, %.4g] (seen [%.4g, %.4g])\n",
                 c.subject.c_str(), 100.0 * c.outside, c.cal_min, c.cal_max, c.seen_min, c.seen_max);
   }
+  flush_hidden();
   if (!r.coverage.empty()) {
     std::printf("warning: calibration data does not cover the validation data: recalibrate on data from every regime\n");
   }

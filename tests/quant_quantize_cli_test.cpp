@@ -1,0 +1,97 @@
+// `tickinfer quantize` as a subprocess: the per-layer table and the file it writes, which
+// `tickinfer predict` then runs; the answers are checked against Keras' own outputs for the same
+// inputs (bench/models/mlp_small/out0.npy from tools/make_fixtures.py). Usage mistakes exit 2,
+// bad data exits 1 with a message naming the file.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "formats/npy.hpp"
+
+namespace {
+
+const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
+const std::string kModels = TICKINFER_SOURCE_DIR "/bench/models";
+
+struct Result {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class QuantizeCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "tickinfer_quantize_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  Result run(const std::string& args) const {
+    const std::string out = dir_ + "/stdout.txt", err = dir_ + "/stderr.txt";
+    const int status = std::system((kBinary + " " + args + " >" + out + " 2>" + err).c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+  }
+  std::string temp(const std::string& f) const { return dir_ + "/" + f; }
+  std::string dir_;
+};
+
+TEST_F(QuantizeCli, Int8TableFileAndPredictions) {
+  const std::string model = kModels + "/mlp_small/model.keras", data = kModels + "/mlp_small/in0.npy";
+  const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp("m.tkq") + " --mode int8");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* layer : {"dense ", "dense_1 ", "dense_2 ", "dense_3 "}) {
+    EXPECT_NE(r.out.find(std::string(layer)), std::string::npos) << layer << "\n" << r.out;
+  }
+  EXPECT_NE(r.out.find("int8"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("max rel err"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("wrote " + temp("m.tkq")), std::string::npos) << r.out;
+
+  const Result p = run("predict " + temp("m.tkq") + " --input " + data + " --output " + temp("y.npy"));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto got = tickinfer::formats::read_npy(temp("y.npy"));
+  const auto want = tickinfer::formats::read_npy(kModels + "/mlp_small/out0.npy");
+  ASSERT_EQ(got.data.size(), want.data.size());
+  // A sigmoid output in int8 moves in steps of 1/256; the error from the earlier layers adds a
+  // few more steps at most.
+  for (size_t i = 0; i < got.data.size(); ++i) EXPECT_NEAR(got.data[i], want.data[i], 4.0 / 256) << i;
+}
+
+TEST_F(QuantizeCli, AutoModePrintsItsDecisions) {
+  const std::string model = kModels + "/mlp_small/model.keras", data = kModels + "/mlp_small/in0.npy";
+  const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp("m.tkq") +
+                       " --mode auto --max-error 0.000001");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("auto: layer '"), std::string::npos) << r.out;
+  EXPECT_TRUE(std::filesystem::exists(temp("m.tkq")));
+}
+
+TEST_F(QuantizeCli, UsageAndDataErrors) {
+  const std::string model = kModels + "/mlp_small/model.keras";
+  Result r = run("quantize " + model + " -o " + temp("m.tkq"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--calibration"), std::string::npos) << r.err;
+  r = run("quantize " + model + " --calibration " + kModels + "/mlp_small/in0.npy -o " + temp("m.tkq") + " --mode int4");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
+  // lstm_tiny's input as mlp_small calibration: the wrong shape, named with the file.
+  const std::string wrong = kModels + "/lstm_tiny/in0.npy";
+  r = run("quantize " + model + " --calibration " + wrong + " -o " + temp("m.tkq"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find(wrong), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("samples must be shaped [N, 10]"), std::string::npos) << r.err;
+}
+
+}  // namespace
