@@ -310,12 +310,15 @@ TEST(Int8VsConverter, MlpSmallHasTheConvertersParameters) {
   }
 }
 
-TEST(Int8VsConverter, MlpSmallOutputsWithinOneLsbOfTflite) {
-  const Converted c = int8_like_converter("mlp_small");
+class Int8Outputs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Int8Outputs, WithinOneLsbOfTflite) {
+  const std::string model = GetParam();
+  const Converted c = int8_like_converter(model);
   auto interp = make_interpreter(c.ours);
   ASSERT_TRUE(interp);
-  const auto in = formats::read_npy(tflite_dir("mlp_small") + "/inputs_int8_0.npy");
-  const auto want = formats::read_npy(tflite_dir("mlp_small") + "/expected_ref_int8_0.npy");
+  const auto in = formats::read_npy(tflite_dir(model) + "/inputs_int8_0.npy");
+  const auto want = formats::read_npy(tflite_dir(model) + "/expected_ref_int8_0.npy");
   const size_t rows = static_cast<size_t>(in.shape[0]), n_in = in.data.size() / rows, n_out = want.data.size() / rows;
   int worst = 0;
   for (size_t r = 0; r < rows; ++r) {
@@ -328,17 +331,53 @@ TEST(Int8VsConverter, MlpSmallOutputsWithinOneLsbOfTflite) {
   EXPECT_LE(worst, 1);
 }
 
-// LSTM layers have no full-int8 form here: in int8 mode they are int8-dynamic, with the
-// converter's dynamic-range weights (one scale per gate matrix).
-TEST(Int8VsConverter, LstmTinyWeightsMatchTheDynamicRangeConverter) {
+INSTANTIATE_TEST_SUITE_P(Converter, Int8Outputs, ::testing::Values("mlp_small", "lstm_tiny"),
+                         [](const auto& info) { return info.param; });
+
+// The converter's full-integer LSTM (8x8_16): every tensor's type and parameters, the int8
+// weights and the int32 biases, op by op (the converter slices the last step with STRIDED_SLICE
+// where T = 1 lets us RESHAPE: both keep their input's parameters, so that op is skipped).
+TEST(Int8VsConverter, LstmTinyHasTheConvertersParameters) {
+  const Converted c = int8_like_converter("lstm_tiny");
+  ASSERT_EQ(c.ours.ops.size(), c.theirs.ops.size());
+  size_t lstms = 0;
+  for (size_t i = 0; i < c.ours.ops.size(); ++i) {
+    const Op &a = c.ours.ops[i], &b = c.theirs.ops[i];
+    if (a.code == OpCode::Reshape && b.code == OpCode::StridedSlice) continue;
+    ASSERT_EQ(a.code, b.code) << "op " << i;
+    ASSERT_EQ(a.inputs.size(), b.inputs.size()) << "op " << i;
+    for (size_t k = 0; k < a.inputs.size(); ++k) {
+      ASSERT_EQ(a.inputs[k] < 0, b.inputs[k] < 0) << "op " << i << " input " << k;
+      if (a.inputs[k] < 0) continue;
+      const Tensor &x = c.ours.tensors[static_cast<size_t>(a.inputs[k])], &y = c.theirs.tensors[static_cast<size_t>(b.inputs[k])];
+      const std::string what = "op " + std::to_string(i) + " input " + std::to_string(k);
+      expect_same_params(x, y, what);
+      EXPECT_EQ(x.shape, y.shape) << what;
+      if (x.type == DType::I8 && x.is_constant()) EXPECT_EQ(values<int8_t>(x), values<int8_t>(y)) << what;
+      if (x.type == DType::I32 && x.quant.scale.size() > 0) {
+        const auto u = values<int32_t>(x), v = values<int32_t>(y);
+        ASSERT_EQ(u.size(), v.size());
+        for (size_t e = 0; e < u.size(); ++e) EXPECT_NEAR(u[e], v[e], 1) << what << " value " << e;
+      }
+    }
+    ASSERT_EQ(a.intermediates.size(), b.intermediates.size()) << "op " << i;
+    for (size_t k = 0; k < a.intermediates.size(); ++k) {
+      expect_same_params(c.ours.tensors[static_cast<size_t>(a.intermediates[k])], c.theirs.tensors[static_cast<size_t>(b.intermediates[k])],
+                         "op " + std::to_string(i) + " intermediate " + std::to_string(k));
+    }
+    expect_same_params(c.ours.tensors[static_cast<size_t>(a.outputs[0])], c.theirs.tensors[static_cast<size_t>(b.outputs[0])],
+                       "op " + std::to_string(i) + " output");
+    lstms += a.code == OpCode::SequenceLstm ? 1 : 0;
+  }
+  EXPECT_EQ(lstms, 2u);
+}
+
+// Dynamic-range mode: the converter's int8 weights (one scale per gate matrix) for the LSTMs.
+TEST(DynamicVsConverter, LstmTinyWeightsMatchTheDynamicRangeConverter) {
   const Program f = lower_file(tflite_dir("lstm_tiny") + "/model.h5");
   const auto layers = find_layers(f);
   std::vector<Precision> plan;
-  for (const auto& l : layers) {
-    plan.push_back(nearest_allowed(l, Precision::Int8));
-    if (l.why_not_int8.find("LSTM") != std::string::npos) EXPECT_EQ(plan.back(), Precision::Int8Dynamic) << l.label;
-  }
-  for (auto& p : plan) p = p == Precision::Int8 ? Precision::Int8Dynamic : p;  // dynamic everywhere, as the file
+  for (const auto& l : layers) plan.push_back(nearest_allowed(l, Precision::Int8Dynamic));
   const Program ours = quantize_program(f, layers, plan, std::vector<TensorRange>(f.tensors.size())).program;
   std::ifstream in(tflite_dir("lstm_tiny") + "/dynamic.tflite", std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), {});

@@ -130,6 +130,7 @@ ArgParser quantize_parser() {
   p.option("percentile", "P", "percentile method: keep values within [P(100-P), P(P)]", "99.99");
   p.option("window", "T", "steps for inputs with an unknown sequence length", "0");
   p.flag("integer-io", "int8 model inputs and outputs (no QUANTIZE/DEQUANTIZE at the edges)");
+  p.flag("reset-state", "calibration: zero LSTM state before each sample (default: carry it over, as the TFLite converter does)");
   return p;
 }
 
@@ -150,6 +151,7 @@ int run_quantize(const ArgParser& args) {
     throw UsageError("--calibration-method must be minmax or percentile, got '" + method + "'");
   }
   req.quantize.integer_io = args.flag_set("integer-io");
+  req.calibration.carry_state = !args.flag_set("reset-state");
 
   formats::AnyModel any = formats::load_any_model_file(model_path);
   quant::LowerOptions lower;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 
+#include "quant/calibration_lstm.hpp"
 #include "quant/interpreter.hpp"
 #include "tickinfer/error.hpp"
 
@@ -38,8 +39,10 @@ std::vector<TensorRange> calibrate(const Program& float_program, const std::vect
   }
   InterpreterOptions io;
   io.keep_all_tensors = true;
+  io.reset_variables_each_invoke = !options.carry_state;
   Interpreter interp(std::make_shared<const Program>(float_program), io);
   const Program& p = interp.program();
+  LstmCellObserver cells(p, options.carry_state);
 
   // Tensors to watch: float activations (inputs included), not constants or recurrent state.
   std::vector<int> watched;
@@ -56,6 +59,7 @@ std::vector<TensorRange> calibrate(const Program& float_program, const std::vect
       std::memcpy(interp.input_data(i), inputs[i].sample(s), inputs[i].per_sample * sizeof(float));
     }
     interp.invoke();
+    cells.observe([&](int t) { return interp.tensor_data(t); });
     for (int t : watched) {
       const auto* v = static_cast<const float*>(interp.tensor_data(t));
       const auto n = static_cast<size_t>(element_count(p.tensors[static_cast<size_t>(t)].shape));
@@ -91,6 +95,10 @@ std::vector<TensorRange> calibrate(const Program& float_program, const std::vect
       ranges[static_cast<size_t>(t)].max = vmax;
       std::vector<float>().swap(v);
     }
+  }
+  const std::vector<float> cell = cells.max_abs_cell();
+  for (size_t t = 0; t < cell.size(); ++t) {
+    if (cell[t] > 0.0f) ranges[t] = {-cell[t], cell[t], true};
   }
   return ranges;
 }

@@ -17,8 +17,13 @@ enum class CalibrationMethod { MinMax, Percentile };
 struct CalibrationOptions {
   CalibrationMethod method = CalibrationMethod::MinMax;
   double percentile = 99.99;  // percentile method: in (50, 100]
+  // Recurrent state (LSTM) carries over from one calibration sample to the next, as in the TFLite
+  // converter's calibration run; false: zeroed per sample, as each window runs in inference.
+  bool carry_state = true;
 };
 
+// Observed range of a float activation. For an LSTM's cell_state variable tensor: [-m, m] with
+// m = max |c| over every step (calibration_lstm.hpp).
 struct TensorRange {
   float min = 0.0f, max = 0.0f;
   bool observed = false;  // false for constants and tensors the program never writes

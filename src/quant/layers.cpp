@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "quant/calibration_lstm.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::quant {
@@ -74,9 +75,9 @@ std::vector<Layer> find_layers(const Program& p) {
     l.output = op.outputs.at(0);
     l.has_weights = l.has_weights || has_weights(op.code);
     l.macs += op_macs(p, op);
-    if (l.why_not_int8.empty() && !int8_capable(op.code)) {
+    if (l.why_not_int8.empty() && !int8_capable(op.code) && !lstm_is_plain(p, op)) {
       l.why_not_int8 = op.code == OpCode::SequenceLstm
-                           ? "LSTM: full-int8 (8x8_16) needs calibrated gate intermediates; not produced"
+                           ? "LSTM with peepholes, projection, CIFG, layer norm or a non-tanh activation has no int8 form here"
                            : std::string(op_name(op.code)) + " has no int8 form here";
     }
   }

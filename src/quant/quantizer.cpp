@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "quant/calibration_lstm.hpp"
 #include "quant/program_builder.hpp"
 #include "quant/quant_params.hpp"
 #include "tickinfer/error.hpp"
@@ -218,6 +219,10 @@ class Transform {
         out_q = per_tensor(observed_params(out_t, op.label));
         break;
       }
+      case OpCode::SequenceLstm:
+        int8_lstm(op, q);
+        out_q = out_.program.tensors[static_cast<size_t>(q.outputs[0])].quant;
+        break;
       case OpCode::Logistic:
       case OpCode::Softmax:
         q.inputs[0] = in0();
@@ -245,9 +250,43 @@ class Transform {
         out_q = per_tensor(observed_params(out_t, op.label));
         break;
     }
-    q.outputs[0] = int8_version_[static_cast<size_t>(out_t)] = b_.activation(out_src.name, DType::I8, out_src.shape, out_q);
+    q.outputs[0] = int8_version_[static_cast<size_t>(out_t)] =
+        op.code == OpCode::SequenceLstm ? q.outputs[0] : b_.activation(out_src.name, DType::I8, out_src.shape, out_q);
     produced_int8_[static_cast<size_t>(out_t)] = true;
     out_.program.ops.push_back(std::move(q));
+  }
+
+  // The converter's full-integer LSTM (TFLite's 8x8_16 kernel): int8 input, output and output
+  // state (sharing the output's parameters), int16 cell state with a power-of-two scale from the
+  // calibrated cell range, int8 per-tensor weights, int32 gate biases with scale
+  // input_scale * input_weight_scale, and the five intermediates the converter writes for an
+  // LSTM without layer norm (four empty float ones, then the hidden state's int8 parameters).
+  void int8_lstm(const Op& op, Op& q) {
+    const std::string& name = f_.tensors[static_cast<size_t>(op.outputs[0])].name;
+    q.inputs[0] = as_int8(op.inputs[0], op.label);
+    const float in_scale = out_.program.tensors[static_cast<size_t>(q.inputs[0])].quant.scale.at(0);
+    for (size_t k = 1; k <= 8; ++k) q.inputs[k] = weights_int8(op.inputs[k], 0, false, "/int8");
+    for (size_t g = 0; g < 4; ++g) {
+      const Tensor& bias = f_.tensors[static_cast<size_t>(op.inputs[12 + g])];
+      const float w_scale = out_.program.tensors[static_cast<size_t>(q.inputs[1 + g])].quant.scale.at(0);
+      q.inputs[12 + g] = b_.constant(bias.name + "/int32", DType::I32, bias.shape,
+                                     quantize_bias(float_data(bias), in_scale, {w_scale}),
+                                     QuantParams{{in_scale * w_scale}, {0}, 0});
+    }
+    const QuantParams out_q = per_tensor(observed_params(op.outputs[0], op.label));
+    const Tensor& h = f_.tensors[static_cast<size_t>(op.inputs[18])];
+    const Tensor& c = f_.tensors[static_cast<size_t>(op.inputs[19])];
+    const TensorRange& cell = ranges_.at(static_cast<size_t>(op.inputs[19]));
+    if (!cell.observed) throw Error("layer '" + op.label + "': the LSTM cell state has no calibrated range, so it cannot be int8");
+    q.inputs[18] = b_.activation(h.name + "/int8", DType::I8, h.shape, out_q);
+    q.inputs[19] = b_.activation(c.name + "/int16", DType::I16, c.shape, QuantParams{{lstm_cell_scale(cell.max)}, {0}, 0});
+    b_.tensor(q.inputs[18]).is_variable = b_.tensor(q.inputs[19]).is_variable = true;
+    q.intermediates.clear();
+    for (const char* gate : {"input", "forget", "cell", "output"}) {
+      q.intermediates.push_back(b_.activation(name + "/" + gate + "_intermediate", DType::F32, {0}));
+    }
+    q.intermediates.push_back(b_.activation(name + "/effective_hidden_scale_intermediate", DType::I8, {0}, out_q));
+    q.outputs[0] = b_.activation(name, DType::I8, f_.tensors[static_cast<size_t>(op.outputs[0])].shape, out_q);
   }
 
   const Program& f_;
