@@ -109,7 +109,7 @@ std::unique_ptr<PreparedOp> make(const PrepareContext& ctx, BroadcastPlan plan) 
       f.off_out = po.zero_point;
       f.lo = lo;
       f.hi = hi;
-      f.out = scaled(ctx, static_cast<double>(pa.scale) * static_cast<double>(pb.scale) / static_cast<double>(po.scale));
+      f.out = scaled(ctx, static_cast<double>(pa.scale * pb.scale / po.scale));
       return make_binary<int8_t>(ctx, std::move(plan), f, name);
     }
     case OpCode::SquaredDifference: {
