@@ -93,10 +93,12 @@ TEST_P(TfliteReference, MatchesTheTfliteReferenceInterpreter) {
 
   quant::InterpreterOptions options;
   options.isa = c.isa;
-  // The PyPI interpreters that produced the fixtures round once (see quant/prepared_op.hpp);
-  // TICKINFER_ROUNDING=double checks references from a double-rounding build instead.
-  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && std::string(r) == "double") {
-    options.rounding = quant::Rounding::Double;
+  // The PyPI interpreters that produced the fixtures round per op family (see
+  // quant/prepared_op.hpp); TICKINFER_ROUNDING=double or =single checks references from a
+  // uniformly rounding TFLite build instead.
+  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && (std::string(r) == "double" || std::string(r) == "single")) {
+    options.tflite_mixed_rounding = false;
+    options.rounding = std::string(r) == "double" ? quant::Rounding::Double : quant::Rounding::Single;
   }
   std::unique_ptr<quant::Interpreter> interp;
   try {

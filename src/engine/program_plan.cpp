@@ -61,9 +61,11 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const Co
   io.isa = options.isa;
   io.reset_variables_each_invoke = options.mode == RecurrentMode::Window;
   // TFLite builds differ in how they round requantization (quant/prepared_op.hpp); the default
-  // matches the PyPI interpreters, TICKINFER_ROUNDING=double a default source build.
-  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && std::string(r) == "double") {
-    io.rounding = quant::Rounding::Double;
+  // matches the PyPI interpreters (per op family), TICKINFER_ROUNDING=double a default source
+  // build and TICKINFER_ROUNDING=single a TFLITE_SINGLE_ROUNDING build.
+  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && (std::string(r) == "double" || std::string(r) == "single")) {
+    io.tflite_mixed_rounding = false;
+    io.rounding = std::string(r) == "double" ? quant::Rounding::Double : quant::Rounding::Single;
   }
   interp_ = std::make_unique<quant::Interpreter>(program_, io);
   const bool stream = options.mode == RecurrentMode::Stream;

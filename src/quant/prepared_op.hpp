@@ -17,7 +17,9 @@ namespace tickinfer::quant {
 // round twice; a TFLITE_SINGLE_ROUNDING build rounds once. Both are supported bit-exactly. The
 // TFLite interpreters on PyPI (ai-edge-litert 2.3, TensorFlow 2.21) round once: measured on the
 // mlp_small int8 fixture, where double rounding leaves 10 of 200 outputs one step off their
-// BUILTIN_REF output and single rounding none. So Single is the default.
+// BUILTIN_REF output and single rounding none. So Single is the default; but see
+// InterpreterOptions::tflite_mixed_rounding: the other int8 kernels of those interpreters round
+// twice.
 enum class Rounding : uint8_t { Double, Single };
 
 struct InterpreterOptions {
@@ -31,6 +33,12 @@ struct InterpreterOptions {
   // Keep every tensor in its own memory (no arena reuse), so all can be read after invoke:
   // calibration and per-layer error need this.
   bool keep_all_tensors = false;
+  // The published TFLite interpreters do not round uniformly: measured op by op on the int8
+  // fixtures (ai-edge-litert 2.3, BUILTIN_REF), FULLY_CONNECTED rounds once while CONV_2D, ADD,
+  // SUB, MUL, SQUARED_DIFFERENCE, MEAN, SOFTMAX and the other requantizing kernels round twice.
+  // true (default): match that, per op family, and ignore `rounding`; false: every op rounds as
+  // `rounding` says (what a uniform single- or double-rounding TFLite build computes).
+  bool tflite_mixed_rounding = true;
 };
 
 // Where every tensor of the program lives during eval, fixed at prepare time: constants point

@@ -47,6 +47,7 @@ class ProgramBuilder {
   std::unique_ptr<PreparedOp> prepare(size_t index, const char* isa = "scalar",
                                       Rounding rounding = Rounding::Double) {
     options.rounding = rounding;
+    options.tflite_mixed_rounding = false;  // the mode under test applies to every op
     options.isa = isa;
     PrepareContext ctx{program, program.ops.at(index), options, isa};
     return prepare_op(ctx);

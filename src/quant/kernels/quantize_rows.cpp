@@ -63,7 +63,10 @@ void quantize_row_asymmetric(const float* x, int n, int8_t* q, float* scale,
   *zero_point = zp;
   const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
   for (int i = 0; i < n; ++i) {
-    const int32_t v = static_cast<int32_t>(std::round(static_cast<float>(zp) + x[i] * inv));
+    // zp + x * inv as one fused multiply-add: the published TFLite binaries are built with FMA
+    // contraction, and a value landing on .5 only before the product is rounded shows it
+    // (measured on the tcn dynamic fixture: -111.5 unfused, -111.499996 fused).
+    const int32_t v = static_cast<int32_t>(std::round(std::fma(x[i], inv, static_cast<float>(zp))));
     q[i] = static_cast<int8_t>(std::clamp(v, kMin, kMax));
   }
 }

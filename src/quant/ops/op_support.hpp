@@ -121,6 +121,10 @@ inline void int8_activation_range(const PrepareContext& ctx, FusedActivation act
   }
 }
 
-inline Rounding rounding(const PrepareContext& ctx) { return ctx.options.rounding; }
+// The rounding this op's requantization uses (InterpreterOptions::tflite_mixed_rounding).
+inline Rounding rounding(const PrepareContext& ctx) {
+  if (!ctx.options.tflite_mixed_rounding) return ctx.options.rounding;
+  return ctx.op.code == OpCode::FullyConnected ? Rounding::Single : Rounding::Double;
+}
 
 }  // namespace tickinfer::quant::ops

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "quant/fixed_point_math.hpp"
+
 namespace tickinfer::quant::ops {
 namespace {
 
@@ -32,6 +34,27 @@ void leaky_relu(const AffineParams& in, const AffineParams& out, const Quantized
         const int32_t v = q - in.zero_point;
         const QuantizedMultiplier& m = v >= 0 ? identity : alpha;
         const int32_t r = out.zero_point + multiply_by_quantized_multiplier<R>(v, m.multiplier, m.shift);
+        return static_cast<int8_t>(std::clamp(r, -128, 127));
+      },
+      lut);
+}
+
+// elementwise.cc RsqrtEvalQuantized: 1/sqrt(q - zp_in) as a fixed-point multiplier, applied to
+// 1 with a 20-bit headroom, then scaled by 1 / (sqrt(in_scale) * out_scale). A zero input gives
+// the largest output. (TFLite fails the invoke on a negative input; the table gives it the
+// largest output too, since eval cannot fail.)
+template <Rounding R>
+void rsqrt(const AffineParams& in, const AffineParams& out, const QuantizedMultiplier& m, kernels::LutS8* lut) {
+  constexpr int kShift = 20;
+  kernels::build_lut_s8(
+      [&](int32_t q) {
+        const int32_t value = q - in.zero_point;
+        if (value <= 0) return static_cast<int8_t>(127);
+        int32_t inv_mult;
+        int inv_shift;
+        fx::inv_sqrt_quantized_multiplier_exp(value, -1, &inv_mult, &inv_shift);
+        const int32_t data = multiply_by_quantized_multiplier<R>(1, inv_mult, inv_shift + kShift);
+        const int32_t r = multiply_by_quantized_multiplier<R>(data, m.multiplier, m.shift - kShift) + out.zero_point;
         return static_cast<int8_t>(std::clamp(r, -128, 127));
       },
       lut);
@@ -69,6 +92,14 @@ void build_unary_int8_lut(const PrepareContext& ctx, const AffineParams& in, con
       const QuantizedMultiplier mi = quantize_multiplier(static_cast<double>(in.scale / out.scale), r);
       if (r == Rounding::Double) leaky_relu<Rounding::Double>(in, out, mi, ma, lut);
       else leaky_relu<Rounding::Single>(in, out, mi, ma, lut);
+      return;
+    }
+    case OpCode::Rsqrt: {
+      // SetRsqrtOutputMultiplier: sqrt and product in float, the reciprocal in double.
+      const QuantizedMultiplier m = quantize_multiplier(1.0 / static_cast<double>(std::sqrt(in.scale) * out.scale), r);
+      if (m.shift - 20 < -31 || m.shift > 30) ctx.fail("input/output scales are out of the supported range");
+      if (r == Rounding::Double) rsqrt<Rounding::Double>(in, out, m, lut);
+      else rsqrt<Rounding::Single>(in, out, m, lut);
       return;
     }
     default: break;
