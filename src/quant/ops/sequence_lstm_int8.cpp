@@ -13,8 +13,12 @@
 //   c = sat16(rdivpot(f c, 15) + rdivpot(i g, 30 + cell_scale)) (CIFG: i = 32767 - f), clipped
 //   h = int8(clamp(MBQM(o tanh(c), m_hidden) + hidden_zp))   (tanh on Q(15 + cell_scale))
 //   (projection: h = clamp(MBQM(proj_bias + P h, m_proj) + output_state_zp), clipped)
-// MBQM is MultiplyByQuantizedMultiplier in the interpreter's rounding mode; all gates' rows are
-// stacked so each step is one int8 gemv over x and one over h.
+// MBQM is MultiplyByQuantizedMultiplier. The gate (and projection) matmuls always round twice:
+// TFLite's int8 LSTM matmul path does so even in the PyPI builds whose other kernels round once
+// (measured: single rounding there leaves 169 of 8192 big_seq_int8 outputs one step off, double
+// none). The elementwise requantizations (peephole, hidden state) follow the interpreter's
+// rounding mode, as TFLite's portable tensor utils do. All gates' rows are stacked so each step
+// is one int8 gemv over x and one over h.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -136,8 +140,8 @@ class Int8Lstm final : public PreparedOp {
       // Formed in float, as TFLite does, then split.
       const float eff_x = wx_scale * input_scale / intermediate_scale;
       const float eff_h = wh_scale * output_state_scale / intermediate_scale;
-      gate_x_[g] = split(eff_x);
-      gate_h_[g] = split(eff_h);
+      gate_x_[g] = split(eff_x, Rounding::Double);
+      gate_h_[g] = split(eff_h, Rounding::Double);
 
       const auto* wxd = reinterpret_cast<const int8_t*>(wx.data.data());
       const auto* whd = reinterpret_cast<const int8_t*>(wh.data.data());
@@ -172,7 +176,7 @@ class Int8Lstm final : public PreparedOp {
     if (o.projection) {
       const Tensor& p = tensor_of(ctx, o.projection_weights);
       const float p_scale = scale_of(ctx, o.projection_weights, operand_name(kProjectionWeights));
-      proj_scale_ = split(p_scale * hidden_scale / output_state_scale);
+      proj_scale_ = split(p_scale * hidden_scale / output_state_scale, Rounding::Double);
       stride_p_ = kernels::s8_row_stride(o.n_cell);
       wp_.assign(static_cast<size_t>(o.n_output) * stride_p_, 0);
       const auto* pd = reinterpret_cast<const int8_t*>(p.data.data());
@@ -209,7 +213,8 @@ class Int8Lstm final : public PreparedOp {
            " input=" + std::to_string(o_.n_input) + " cell=" + std::to_string(o_.n_cell) +
            " output=" + std::to_string(o_.n_output) + " cell_scale=2^" + std::to_string(cell_scale_) +
            (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.projection ? " projection" : "") +
-           " rounding=" + (rounding_ == Rounding::Double ? "double" : "single") + " gemv=" + s8_->name;
+           " rounding=matmul double, elementwise " + (rounding_ == Rounding::Double ? "double" : "single") +
+           " gemv=" + s8_->name;
   }
 
   int64_t macs() const override {
@@ -219,10 +224,11 @@ class Int8Lstm final : public PreparedOp {
   }
 
  private:
-  Scale split(float m) const {
-    const QuantizedMultiplier q = quantize_multiplier(static_cast<double>(m), rounding_);
+  Scale split(float m, Rounding r) const {
+    const QuantizedMultiplier q = quantize_multiplier(static_cast<double>(m), r);
     return {q.multiplier, q.shift};
   }
+  Scale split(float m) const { return split(m, rounding_); }
 
   template <Rounding R>
   static int32_t mbqm(int32_t x, Scale s) noexcept {
@@ -264,8 +270,9 @@ class Int8Lstm final : public PreparedOp {
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
       const Scale sx = gate_x_[g], sh = gate_h_[g];
       for (size_t r = r0; r < r0 + static_cast<size_t>(n); ++r) {
-        const int32_t from_x = clamp16(mbqm<R>(wrapping_add(bias_x_[r], acc_x_[r]), sx));
-        gate_[r] = static_cast<int16_t>(clamp16(mbqm<R>(wrapping_add(bias_h_[r], acc_h_[r]), sh) + from_x));
+        const int32_t from_x = clamp16(mbqm<Rounding::Double>(wrapping_add(bias_x_[r], acc_x_[r]), sx));
+        gate_[r] = static_cast<int16_t>(
+            clamp16(mbqm<Rounding::Double>(wrapping_add(bias_h_[r], acc_h_[r]), sh) + from_x));
       }
     }
     int16_t* ig = o_.cifg ? nullptr : gate_.data() + gate_row_[kInputGate];
@@ -304,7 +311,7 @@ class Int8Lstm final : public PreparedOp {
       s8_->gemv(wp_.data(), o_.n_output, stride_p_, hidden_.data(), acc_p_.data());
       for (int r = 0; r < o_.n_output; ++r) {
         const size_t k = static_cast<size_t>(r);
-        int32_t v = mbqm<R>(wrapping_add(bias_p_[k], acc_p_[k]), proj_scale_) + output_state_zp_;
+        int32_t v = mbqm<Rounding::Double>(wrapping_add(bias_p_[k], acc_p_[k]), proj_scale_) + output_state_zp_;
         v = std::min(127, std::max(-128, v));
         if (quantized_proj_clip_ > 0) v = std::min<int32_t>(quantized_proj_clip_, std::max<int32_t>(-quantized_proj_clip_, v));
         h[r] = static_cast<int8_t>(v);
