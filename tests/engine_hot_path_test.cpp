@@ -60,6 +60,25 @@ std::vector<Subject> make_subjects() {
       }
     }
   }
+  // TFLite models (float, dynamic-range, full int8) run through the tensor-program interpreter
+  // behind the same Plan API. Every fixture except the GRU (a WHILE loop, refused) must compile.
+  const std::string tfl = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
+  for (const char* name : {"mlp_small", "lstm_window", "lstm_tiny", "tcn", "conv_pool", "lnorm", "merge"}) {
+    for (const char* mode : {"float", "dynamic", "int8"}) {
+      const Model model = Model::load(tfl + name + "/" + mode + ".tflite");
+      for (const char* isa : {"scalar", ""}) {
+        CompileOptions opt;
+        opt.isa = isa;
+        Subject s{std::string(name) + "/" + mode + ".tflite/" + (*isa ? isa : "best"), compile(model, opt), {}, {}, {}, {}};
+        for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
+          s.in.emplace_back(s.plan.input_size(i));
+          for (float& v : s.in.back()) v = nd(rng);
+        }
+        for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
+        out.push_back(std::move(s));
+      }
+    }
+  }
   for (Subject& s : out) {  // pointers taken after the vector stops moving
     for (auto& v : s.in) s.in_ptrs.push_back(v.data());
     for (auto& v : s.out) s.out_ptrs.push_back(v.data());
@@ -69,7 +88,7 @@ std::vector<Subject> make_subjects() {
 
 TEST(HotPath, RunNeverAllocatesOrLocks) {
   std::vector<Subject> subjects = make_subjects();
-  ASSERT_GE(subjects.size(), 6u);
+  ASSERT_GE(subjects.size(), 6u + 42u);
   for (Subject& s : subjects) {
     s.plan.run(s.in_ptrs.data(), s.out_ptrs.data());  // first run outside the counted region
     g_allocs = 0;

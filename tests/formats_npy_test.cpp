@@ -36,6 +36,8 @@ std::string raw(std::initializer_list<T> values) {
   return s;
 }
 
+NpyArray parse_npy_bytes(const std::string& bytes) { return parse_npy(bytes.data(), bytes.size(), "t.npy"); }
+
 std::string expect_error(const std::string& bytes) {
   try {
     parse_npy(bytes.data(), bytes.size(), "t.npy");
@@ -124,13 +126,30 @@ TEST(Npy, RejectsBadMagicAndVersions) {
 }
 
 TEST(Npy, RejectsUnsupportedDtypeNamingIt) {
-  for (const char* dtype : {"|u1", ">f4", "<i4", "<f2", "<c8"}) {
+  for (const char* dtype : {"|u1", ">f4", ">i4", "<f2", "<c8", "<i8"}) {
     const auto bytes = make_npy(
         1, std::string("{'descr': '") + dtype + "', 'fortran_order': False, 'shape': (1,), }",
         raw<float>({1}));
     const auto msg = expect_error(bytes);
     EXPECT_NE(msg.find(std::string("'") + dtype + "'"), std::string::npos) << msg;
   }
+}
+
+TEST(Npy, ReadsQuantizedIntegerArraysAsExactFloats) {
+  // int8 model inputs are stored as '|i1' by the TFLite fixture script.
+  const std::string i1_data = {static_cast<char>(-128), static_cast<char>(-1), 0, 127};
+  const auto a = parse_npy_bytes(make_npy(1, "{'descr': '|i1', 'fortran_order': False, 'shape': (2, 2), }", i1_data));
+  EXPECT_EQ(a.dtype, "|i1");
+  EXPECT_EQ(a.data, (std::vector<float>{-128, -1, 0, 127}));
+  const auto b = parse_npy_bytes(make_npy(1, "{'descr': '<i2', 'fortran_order': False, 'shape': (2,), }",
+                                          raw<int16_t>({-32768, 300})));
+  EXPECT_EQ(b.data, (std::vector<float>{-32768, 300}));
+  const auto c = parse_npy_bytes(make_npy(1, "{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }",
+                                          raw<int32_t>({-70000})));
+  EXPECT_EQ(c.data, (std::vector<float>{-70000}));
+  // Short data is still refused for the narrow types.
+  EXPECT_NE(expect_error(make_npy(1, "{'descr': '<i2', 'fortran_order': False, 'shape': (3,), }",
+                                  raw<int16_t>({1, 2}))).find("truncated"), std::string::npos);
 }
 
 TEST(Npy, RejectsFortranOrder) {

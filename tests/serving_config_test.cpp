@@ -148,7 +148,7 @@ TEST(ServingFlags, UnsupportedAndUnknownFlagsAreRefusedByName) {
   EXPECT_NE(with("--grpc_channel_arguments=a=1").find("not supported"), std::string::npos);
   EXPECT_NE(with("--use_alts_credentials").find("'--use_alts_credentials' of tensorflow_model_server is not supported"),
             std::string::npos);
-  EXPECT_NE(with("--prefer_tflite_model").find("--prefer_tflite_model"), std::string::npos);
+  EXPECT_NE(with("--enable_profiler").find("--enable_profiler"), std::string::npos);
   EXPECT_NE(with("--batching_parameters_file=/b").find("needs --enable_batching"), std::string::npos);
   EXPECT_NE(with("--rest_api_prot=1").find("unknown flag '--rest_api_prot'"), std::string::npos);
   EXPECT_NE(with("--rest_api_num_threads=x").find("not an integer"), std::string::npos);

@@ -6,6 +6,12 @@ runs `tickinfer bench --json`, and runs bench/floor_probe once to measure this c
 rate and cache read bandwidth at each model's weight size. Floor = max(FLOPs / peak,
 weight bytes / bandwidth). Prints a markdown table and writes JSON.
 
+In the same run, the quantized variants of each model: the TFLiteConverter's float, dynamic-range
+and full-int8 files of the same architecture (tests/fixtures/tflite/<model>/, made by
+tools/make_tflite_fixtures.py) and, with --quantized DIR, every DIR/<model>.<variant>.tkq that
+`tickinfer quantize` wrote (tools/bench_quantized.sh makes them). The fp32 floor is not a floor
+for int8 rows, so those rows show none.
+
     tools/bench_suite.py BUILD_DIR [--seconds S] [--pin CPU] [--json OUT]
 
 Uses only the Python standard library.
@@ -42,6 +48,8 @@ def main():
     ap.add_argument("--pin", type=int, default=None)
     ap.add_argument("--isa", default="")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--quantized", default=None, help="folder of <model>.<variant>.tkq files to bench too")
+    ap.add_argument("--no-variants", action="store_true", help="only the Keras fp32 models")
     args = ap.parse_args()
     cli = os.path.join(args.build, "tickinfer")
     manifest = json.load(open(os.path.join(ROOT, "bench", "models", "manifest.json")))
@@ -57,9 +65,32 @@ def main():
             if args.isa:
                 cmd += ["--isa", args.isa]
             r = run_json(cmd)
-            r["name"], r["mode"] = name, mode
+            r["name"], r["mode"], r["variant"] = name, mode, "keras fp32"
             runs.append(r)
             print(f"  {name:12s} {mode:6s} p50 {r['p50_ns']:>8} ns  p99 {r['p99_ns']:>8} ns", file=sys.stderr)
+            if args.no_variants:
+                continue
+            variants = []
+            tfl = os.path.join(ROOT, "tests", "fixtures", "tflite", name)
+            for v in ("float", "dynamic", "int8"):
+                if os.path.exists(os.path.join(tfl, v + ".tflite")):
+                    variants.append((f"tflite {v}", os.path.join(tfl, v + ".tflite")))
+            if args.quantized and os.path.isdir(args.quantized):
+                for f in sorted(os.listdir(args.quantized)):
+                    if f.startswith(name + ".") and f.endswith(".tkq"):
+                        variants.append((f"tkq {f[len(name) + 1:-4]}", os.path.join(args.quantized, f)))
+            for label, path in variants:
+                vcmd = [cli, "bench", path, "--mode", mode, "--seconds", str(args.seconds), "--json", "--floor"] + cmd[9:]
+                try:
+                    v = run_json(vcmd)
+                except subprocess.CalledProcessError as e:  # e.g. stream mode over a T>1 TFLite file
+                    print(f"  {name:12s} {mode:6s} {label}: skipped ({e.stderr.strip().splitlines()[-1] if e.stderr else e})",
+                          file=sys.stderr)
+                    continue
+                v["name"], v["mode"], v["variant"] = name, mode, label
+                runs.append(v)
+                print(f"  {name:12s} {mode:6s} {label:16s} p50 {v['p50_ns']:>8} ns  p99 {v['p99_ns']:>8} ns",
+                      file=sys.stderr)
 
     # Bandwidth is measured at each plan's working set per run, the smaller of its resident
     # weights and the bytes one run reads (which fixes the cache level they stream from); the
@@ -75,10 +106,10 @@ def main():
         bw = probe["read_gbps"][str(working_set(r))]
         compute_ns = r["flops"] / peak
         memory_ns = r["weight_bytes"] / bw
-        r["floor_ns"] = max(compute_ns, memory_ns)
+        r["floor_ns"] = max(compute_ns, memory_ns) if r["variant"] in ("keras fp32", "tflite float") else None
         r["floor_bound"] = "compute" if compute_ns >= memory_ns else "cache"
         r["p50_over_floor"] = r["p50_ns"] / r["floor_ns"] if r["floor_ns"] else None
-        target = TARGETS.get((r["name"], r["mode"]))
+        target = TARGETS.get((r["name"], r["mode"])) if r["variant"] == "keras fp32" else None
         r["target"] = target[0] if target else ""
         r["meets_target"] = target[1](r) if target else None
 
@@ -86,14 +117,16 @@ def main():
     print(f"\nmachine: {cpu}; one core{'' if args.pin is None else f' (pinned to cpu {args.pin})'}; "
           f"kernels {runs[0]['isa'] if runs else '?'}; {args.seconds:g} s per model after warm-up; "
           f"measured peak {peak:.1f} GFLOP/s ({probe['isa']})\n")
-    print("| model | mode | p50 ns | p90 ns | p99 ns | p99.9 ns | max ns | mean ns | kFLOP | weights KB (read/resident) "
+    print("| model | mode | variant | p50 ns | p90 ns | p99 ns | p99.9 ns | max ns | mean ns | kFLOP | weights KB (read/resident) "
           "| floor ns | p50/floor | target | met |")
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
     for r in runs:
         met = "" if r["meets_target"] is None else ("yes" if r["meets_target"] else "no")
-        print(f"| {r['name']} | {r['mode']} | {r['p50_ns']} | {r['p90_ns']} | {r['p99_ns']} | {r['p999_ns']} "
+        floor = f"{r['floor_ns']:.0f} ({r['floor_bound']})" if r["floor_ns"] else ""
+        ratio = f"{r['p50_over_floor']:.2f}" if r["p50_over_floor"] else ""
+        print(f"| {r['name']} | {r['mode']} | {r['variant']} | {r['p50_ns']} | {r['p90_ns']} | {r['p99_ns']} | {r['p999_ns']} "
               f"| {r['max_ns']} | {r['mean_ns']:.0f} | {r['flops'] / 1e3:.1f} | {r['weight_bytes'] / 1024:.1f} / {r['weight_footprint_bytes'] / 1024:.1f} "
-              f"| {r['floor_ns']:.0f} ({r['floor_bound']}) | {r['p50_over_floor']:.2f} | {r['target']} | {met} |")
+              f"| {floor} | {ratio} | {r['target']} | {met} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"probe": probe, "runs": runs, "seconds": args.seconds, "pin": args.pin}, f, indent=1)

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config g++ clang libclang-rt-14-dev
       libgtest-dev libgmock-dev libbenchmark-dev
       libhdf5-dev libzip-dev nlohmann-json3-dev
-      libtomlplusplus-dev
+      libtomlplusplus-dev flatbuffers-compiler libflatbuffers-dev
       python3 python3-venv python3-pip unzip
       libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
 pkgs+=(python3-dev)  # Python headers: the Python module (python/, make python-test)

@@ -17,6 +17,8 @@ for bin in "$dir"/*_fuzz; do
   case "$name" in
     keras_file_fuzz)
       for f in "$fx"/*/model.keras "$fx"/*/model.h5; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
+    tflite_file_fuzz)  # every converter output (float, dynamic-range, int8) of the TFLite fixtures
+      for f in "$fx"/tflite/*/*.tflite; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
     keras_config_fuzz)
       for f in "$fx"/*/model.keras; do unzip -p "$f" config.json >"$work/$(basename "$(dirname "$f")").json" 2>/dev/null || true; done ;;
     npy_fuzz)

@@ -22,6 +22,9 @@
 namespace tickinfer {
 
 struct Graph;
+namespace quant {
+struct Program;
+}
 using Shape = std::vector<int>;
 
 struct TensorInfo {
@@ -44,20 +47,29 @@ struct ModelStats {
 
 class Model {
  public:
-  // Loads a Keras 3 `.keras` archive or a legacy Keras 2 `.h5` file (detected from the
-  // content, not the extension). Throws tickinfer::Error naming the file, and the layer and
-  // option where relevant, for anything unreadable or unsupported.
+  // Loads a Keras 3 `.keras` archive, a legacy Keras 2 `.h5` file, a TFLite `.tflite` file
+  // (float, dynamic-range or full-integer) or a tickinfer quantized `.tkq` file, detected from
+  // the content, not the extension. Throws tickinfer::Error naming the file, and the layer (op)
+  // and option where relevant, for anything unreadable or unsupported.
   static Model load(const std::string& path);
   // Wraps an already-built graph (importers, tests). Validates it (shapes, weights).
   static Model from_graph(Graph graph);
+  // Wraps a tensor program (TFLite and quantized models; see src/quant/program.hpp).
+  static Model from_program(std::shared_ptr<const quant::Program> program);
 
+  // Keras models: the layer graph. TFLite and quantized models have an empty graph that only
+  // carries the name and source_format; their ops are in program().
   const Graph& graph() const { return *graph_; }
+  // The tensor program of a TFLite or quantized model; nullptr for Keras models.
+  const quant::Program* program() const { return program_.get(); }
+  std::shared_ptr<const quant::Program> shared_program() const { return program_; }
   std::vector<TensorInfo> inputs() const;
   std::vector<TensorInfo> outputs() const;
   ModelStats stats() const;
 
  private:
   std::shared_ptr<const Graph> graph_;
+  std::shared_ptr<const quant::Program> program_;
 };
 
 enum class RecurrentMode : uint8_t {

@@ -526,6 +526,11 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
 }  // namespace
 
 Plan compile(const Model& model, const CompileOptions& options) {
+  if (model.program() != nullptr) {
+    auto impl = std::make_unique<Plan::Impl>();
+    impl->program = std::make_unique<engine::ProgramPlan>(model.shared_program(), options);
+    return Plan(std::move(impl));
+  }
   const kernels::Isa isa = options.isa.empty() ? kernels::best_isa() : kernels::parse_isa(options.isa.c_str());
   const kernels::KernelSet& ks = kernels::kernel_set(isa);
   Compiler c(resolve_for_mode(model.graph(), options), options, ks);

@@ -1,6 +1,8 @@
 // Model: an immutable, validated Graph, shareable across threads.
+#include "engine/program_plan.hpp"
 #include "formats/model_file.hpp"
 #include "model/graph.hpp"
+#include "quant/program.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer {
@@ -16,9 +18,10 @@ bool shapes_known(const Graph& g) {
 }  // namespace
 
 Model Model::load(const std::string& path) {
-  Graph graph = formats::load_model_file(path);  // its errors already name the file
+  formats::AnyModel any = formats::load_any_model_file(path);  // its errors already name the file
   try {
-    return from_graph(std::move(graph));
+    if (any.program) return from_program(std::move(any.program));
+    return from_graph(std::move(any.graph));
   } catch (const Error& e) {
     throw Error(path + ": " + e.what());
   }
@@ -52,14 +55,38 @@ Model Model::from_graph(Graph graph) {
   return m;
 }
 
+Model Model::from_program(std::shared_ptr<const quant::Program> program) {
+  if (!program) throw Error("no program");
+  quant::validate(*program);
+  auto g = std::make_shared<Graph>();
+  g->name = program->name;
+  g->source_format = program->source_format;
+  Model m;
+  m.graph_ = std::move(g);
+  m.program_ = std::move(program);
+  return m;
+}
+
 std::vector<TensorInfo> Model::inputs() const {
   std::vector<TensorInfo> out;
+  if (program_) {
+    for (int t : program_->inputs) {
+      out.push_back({program_->tensors[t].name, engine::plan_shape(program_->tensors[t].shape, false)});
+    }
+    return out;
+  }
   for (int idx : graph_->inputs) out.push_back({graph_->nodes[idx].name, graph_->nodes[idx].shape});
   return out;
 }
 
 std::vector<TensorInfo> Model::outputs() const {
   std::vector<TensorInfo> out;
+  if (program_) {
+    for (int t : program_->outputs) {
+      out.push_back({program_->tensors[t].name, engine::plan_shape(program_->tensors[t].shape, false)});
+    }
+    return out;
+  }
   for (int idx : graph_->outputs) out.push_back({graph_->nodes[idx].name, graph_->nodes[idx].shape});
   return out;
 }

@@ -10,18 +10,33 @@ Plan::Plan(Plan&&) noexcept = default;
 Plan& Plan::operator=(Plan&&) noexcept = default;
 Plan::~Plan() = default;
 
-size_t Plan::num_inputs() const { return impl_->layout->input_shapes.size(); }
-size_t Plan::num_outputs() const { return impl_->layout->output_shapes.size(); }
-const Shape& Plan::input_shape(size_t i) const { return impl_->layout->input_shapes.at(i); }
-const Shape& Plan::output_shape(size_t i) const { return impl_->layout->output_shapes.at(i); }
+size_t Plan::num_inputs() const {
+  return impl_->program ? impl_->program->input_shapes().size() : impl_->layout->input_shapes.size();
+}
+size_t Plan::num_outputs() const {
+  return impl_->program ? impl_->program->output_shapes().size() : impl_->layout->output_shapes.size();
+}
+const Shape& Plan::input_shape(size_t i) const {
+  return impl_->program ? impl_->program->input_shapes().at(i) : impl_->layout->input_shapes.at(i);
+}
+const Shape& Plan::output_shape(size_t i) const {
+  return impl_->program ? impl_->program->output_shapes().at(i) : impl_->layout->output_shapes.at(i);
+}
 size_t Plan::input_size(size_t i) const { return static_cast<size_t>(shape_size(input_shape(i))); }
 size_t Plan::output_size(size_t i) const { return static_cast<size_t>(shape_size(output_shape(i))); }
-RecurrentMode Plan::mode() const { return impl_->layout->mode; }
-const char* Plan::isa() const { return impl_->layout->kernels->name; }
-size_t Plan::arena_bytes() const { return impl_->layout->arena_floats * sizeof(float); }
-int64_t Plan::flops() const { return impl_->layout->flops; }
-int64_t Plan::weight_bytes() const { return impl_->layout->weight_bytes; }
+RecurrentMode Plan::mode() const { return impl_->program ? impl_->program->mode() : impl_->layout->mode; }
+const char* Plan::isa() const {
+  return impl_->program ? impl_->program->interpreter().isa() : impl_->layout->kernels->name;
+}
+size_t Plan::arena_bytes() const {
+  return impl_->program ? impl_->program->interpreter().arena_bytes() : impl_->layout->arena_floats * sizeof(float);
+}
+int64_t Plan::flops() const { return impl_->program ? 2 * impl_->program->interpreter().macs() : impl_->layout->flops; }
+int64_t Plan::weight_bytes() const {
+  return impl_->program ? impl_->program->weight_bytes() : impl_->layout->weight_bytes;
+}
 int64_t Plan::weight_footprint_bytes() const {
+  if (impl_->program) return impl_->program->weight_bytes();
   int64_t bytes = 0;
   for (const engine::AlignedBuffer& b : impl_->weights->buffers) {
     bytes += static_cast<int64_t>(b.size() * sizeof(float));
@@ -31,6 +46,10 @@ int64_t Plan::weight_footprint_bytes() const {
 
 Plan Plan::clone() const {
   auto impl = std::make_unique<Impl>();
+  if (impl_->program) {
+    impl->program = impl_->program->clone();
+    return Plan(std::move(impl));
+  }
   impl->weights = impl_->weights;
   impl->layout = impl_->layout;
   impl->arena = engine::AlignedBuffer(std::max<size_t>(impl->layout->arena_floats, 1));
@@ -67,6 +86,16 @@ const char* step_name(engine::StepKind k) {
 }  // namespace
 
 std::string Plan::describe() const {
+  if (impl_->program) {
+    const quant::Interpreter& in = impl_->program->interpreter();
+    std::ostringstream os;
+    os << "plan: " << in.num_ops() << " ops (" << in.program().source_format << "), kernels " << in.isa()
+       << ", mode " << (mode() == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
+       << " B, " << in.macs() << " MAC per run\n";
+    std::istringstream lines(in.describe());
+    for (std::string line; std::getline(lines, line);) os << "  " << line << '\n';
+    return os.str();
+  }
   const engine::PlanLayout& L = *impl_->layout;
   std::ostringstream os;
   os << "plan: " << L.steps.size() << " steps, kernels " << L.kernels->name << ", mode "

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/aligned_buffer.hpp"
+#include "engine/program_plan.hpp"
 #include "kernels/kernel_set.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -89,6 +90,9 @@ struct PlanLayout {
 
 namespace tickinfer {
 struct Plan::Impl {
+  // Set for TFLite and tickinfer-quantized models (a quant::Program); the float step list
+  // below is then unused.
+  std::unique_ptr<engine::ProgramPlan> program;
   std::shared_ptr<const engine::PackedWeights> weights;
   std::shared_ptr<const engine::PlanLayout> layout;
   engine::AlignedBuffer arena;

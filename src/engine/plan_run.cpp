@@ -217,6 +217,10 @@ void run_concat(const Ctx& c, const Step& s) noexcept {
 
 void Plan::run(const float* const* inputs, float* const* outputs) noexcept {
   Impl& im = *impl_;
+  if (im.program) {
+    im.program->run(inputs, outputs);
+    return;
+  }
   const engine::PlanLayout& L = *im.layout;
   float** bufs = im.bufs.data();
   for (size_t i = 0; i + 1 < im.bufs.size(); ++i) bufs[i + 1] = const_cast<float*>(inputs[i]);
@@ -271,6 +275,10 @@ void Plan::run(const float* input, float* output) noexcept {
 }
 
 void Plan::reset_state() noexcept {
+  if (impl_->program) {
+    impl_->program->reset_state();
+    return;
+  }
   for (const auto& [off, len] : impl_->layout->state_ranges) {
     std::memset(impl_->arena.data() + off, 0, sizeof(float) * len);
   }

@@ -6,6 +6,7 @@
 #include "formats/isolated_load.hpp"
 #include "formats/keras_h5_file.hpp"
 #include "formats/keras_v3_file.hpp"
+#include "formats/tflite_file.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -47,7 +48,8 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label) 
   throw Error(label + ": unknown model format (expected a Keras .keras ZIP archive or a .h5 HDF5 file)");
 }
 
-Graph load_model_file(const std::string& path) {
+namespace {
+std::string read_model_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open file");
   std::streamoff size = in.tellg();
@@ -56,7 +58,27 @@ Graph load_model_file(const std::string& path) {
   std::string bytes(static_cast<size_t>(size), '\0');
   in.seekg(0);
   if (!in.read(bytes.data(), size)) throw Error(path + ": cannot read file");
+  return bytes;
+}
+}  // namespace
+
+Graph load_model_file(const std::string& path) {
+  const std::string bytes = read_model_file(path);
+  if (is_tflite(bytes.data(), bytes.size())) {
+    throw Error(path + ": a TFLite model has no Keras layer graph (load it with tickinfer::Model::load)");
+  }
   return load_model_bytes(bytes.data(), bytes.size(), path);
+}
+
+AnyModel load_any_model_file(const std::string& path) {
+  const std::string bytes = read_model_file(path);
+  AnyModel m;
+  if (is_tflite(bytes.data(), bytes.size())) {
+    m.program = std::make_shared<const quant::Program>(load_tflite(bytes.data(), bytes.size(), path));
+    return m;
+  }
+  m.graph = load_model_bytes(bytes.data(), bytes.size(), path);
+  return m;
 }
 
 }  // namespace tickinfer::formats

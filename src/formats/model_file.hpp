@@ -10,9 +10,11 @@
 // threads. Parsing runs in a child process (formats/isolated_load.hpp), so a file that crashes
 // or hangs libhdf5 becomes an Error here, never a crash of the caller.
 #include <cstddef>
+#include <memory>
 #include <string>
 
 #include "model/graph.hpp"
+#include "quant/program.hpp"
 
 namespace tickinfer::formats {
 
@@ -20,5 +22,13 @@ Graph load_model_file(const std::string& path);
 
 // Same from memory; `label` stands for the file name in error messages.
 Graph load_model_bytes(const void* data, size_t size, const std::string& label);
+
+// Any model file tickinfer reads: a Keras file gives a graph; a TFLite file (identifier "TFL3"
+// at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program.
+struct AnyModel {
+  Graph graph;                                    // Keras files
+  std::shared_ptr<const quant::Program> program;  // TFLite / .tkq files (graph empty then)
+};
+AnyModel load_any_model_file(const std::string& path);
 
 }  // namespace tickinfer::formats

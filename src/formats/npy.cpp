@@ -199,12 +199,16 @@ NpyArray parse_npy(const void* bytes, size_t size, std::string_view source) {
   const auto fields = HeaderParser(header, source).parse();
 
   size_t item_size = 0;
-  if (fields.descr == "<f4") {
+  if (fields.descr == "<f4" || fields.descr == "<i4") {
     item_size = 4;
   } else if (fields.descr == "<f8") {
     item_size = 8;
+  } else if (fields.descr == "|i1") {
+    item_size = 1;
+  } else if (fields.descr == "<i2") {
+    item_size = 2;
   } else {
-    fail(source, "unsupported dtype '" + fields.descr + "' (only '<f4' and '<f8' are supported)");
+    fail(source, "unsupported dtype '" + fields.descr + "' (supported: '<f4', '<f8', '|i1', '<i2', '<i4')");
   }
   if (fields.fortran_order) fail(source, "fortran_order True is not supported (save C-order arrays)");
 
@@ -226,9 +230,16 @@ NpyArray parse_npy(const void* bytes, size_t size, std::string_view source) {
 
   NpyArray out;
   out.shape = fields.shape;
+  out.dtype = fields.descr;
   out.data.resize(static_cast<size_t>(count));
   const unsigned char* d = p + prefix + header_len;
-  if (item_size == 4) {
+  if (fields.descr == "|i1") {
+    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = static_cast<float>(static_cast<int8_t>(d[i]));
+  } else if (fields.descr == "<i2") {
+    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = static_cast<float>(load_le<int16_t>(d + 2 * i));
+  } else if (fields.descr == "<i4") {
+    for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = static_cast<float>(load_le<int32_t>(d + 4 * i));
+  } else if (item_size == 4) {
     for (size_t i = 0; i < out.data.size(); ++i) out.data[i] = load_le<float>(d + 4 * i);
   } else {
     for (size_t i = 0; i < out.data.size(); ++i) {

@@ -2,8 +2,9 @@
 // NumPy .npy files holding float arrays: what `predict` reads and writes, and what the fixture
 // script produces for expected outputs.
 //
-// Reading accepts format versions 1.0, 2.0 and 3.0, dtype '<f4' (little-endian float32) or
-// '<f8' (float64, narrowed to float32 on read: values beyond float range become +-inf),
+// Reading accepts format versions 1.0, 2.0 and 3.0, dtype '<f4' (little-endian float32),
+// '<f8' (float64, narrowed to float32 on read: values beyond float range become +-inf) or the
+// integers '|i1', '<i2', '<i4' (quantized model inputs; int32 beyond 2^24 loses precision),
 // fortran_order False, and a C-order shape of any rank (rank 0 is one element). Everything else
 // is refused with tickinfer::Error naming the source and the problem: bad magic, unsupported
 // version or dtype (quoted), Fortran order, a malformed header dict, a shape whose size
@@ -22,6 +23,7 @@ namespace tickinfer::formats {
 struct NpyArray {
   std::vector<int64_t> shape;  // C order; empty for a 0-d array
   std::vector<float> data;     // product(shape) values, row-major
+  std::string dtype;           // the file's descr, e.g. "<f4" or "|i1"
 };
 
 // Parses a whole .npy file held in memory. `source` names it in error messages.

@@ -70,9 +70,10 @@ inline int32_t rounding_divide_by_pot(int32_t x, int exponent) {
   return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
-// x * 2^n with the wrap-around of TFLite's plain int32 multiply (no undefined behaviour here).
+// x * 2^n with the wrap-around of TFLite's plain int32 multiply (no undefined behaviour here);
+// n >= 32 (a multiplier of 2^32 or more, never produced by real scales) gives 0, as vpsllvd does.
 inline int32_t shift_left_wrapping(int32_t x, int n) {
-  return static_cast<int32_t>(static_cast<uint32_t>(x) << n);
+  return n >= 32 ? 0 : static_cast<int32_t>(static_cast<uint32_t>(x) << n);
 }
 
 // MultiplyByQuantizedMultiplier(x, multiplier, shift) in the given rounding mode.

@@ -1,6 +1,7 @@
 // Names, sizes and structural validation of a tensor Program.
 #include "quant/program.hpp"
 
+#include <iterator>
 #include <string>
 
 #include "tickinfer/error.hpp"
@@ -30,6 +31,25 @@ size_t dtype_size(DType t) {
     case DType::I64: return 8;
   }
   return 0;
+}
+
+namespace {
+// TFLite's names, in OpCode order (one file maps to the other one to one).
+const char* const kOpNames[] = {
+    "FULLY_CONNECTED", "UNIDIRECTIONAL_SEQUENCE_LSTM", "CONV_2D", "DEPTHWISE_CONV_2D", "MAX_POOL_2D",
+    "AVERAGE_POOL_2D", "QUANTIZE", "DEQUANTIZE", "LOGISTIC", "TANH", "RELU", "RELU6", "LEAKY_RELU",
+    "SOFTMAX", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE", "RSQRT", "MEAN", "SUM", "CONCATENATION",
+    "RESHAPE", "EXPAND_DIMS", "SQUEEZE", "STRIDED_SLICE", "PAD", "TRANSPOSE", "GATHER", "SPLIT",
+    "PACK", "UNPACK", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "GELU", "HARD_SWISH", "ELU", "EXP",
+    "NEG", "ABS", "MAXIMUM", "MINIMUM", "DIV", "SQRT", "LOG", "SQUARE", "BATCH_MATMUL",
+};
+static_assert(std::size(kOpNames) == static_cast<size_t>(OpCode::BatchMatMul) + 1,
+              "kOpNames must list every OpCode");
+}  // namespace
+
+const char* op_name(OpCode code) {
+  auto i = static_cast<size_t>(code);
+  return i < std::size(kOpNames) ? kOpNames[i] : "unknown op";
 }
 
 const char* precision_name(Precision p) {

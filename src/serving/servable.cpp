@@ -34,35 +34,28 @@ std::string find_model_file(const std::string& dir) {
   if (!fs::is_directory(dir, ec)) throw Error("version folder '" + dir + "' is not a directory");
   if (fs::is_regular_file(fs::path(dir) / "model.keras", ec)) return (fs::path(dir) / "model.keras").string();
   std::vector<std::string> found;
-  bool tflite = false, saved_model = false, quantized = false;
+  bool saved_model = false;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (!e.is_regular_file(ec)) continue;
     const std::string name = e.path().filename().string();
-    if (ends_with(name, ".keras") || ends_with(name, ".h5")) found.push_back(e.path().string());
-    if (ends_with(name, ".tflite")) tflite = true;
-    if (ends_with(name, ".tiq")) quantized = true;
+    if (ends_with(name, ".keras") || ends_with(name, ".h5") || ends_with(name, ".tflite") ||
+        ends_with(name, ".tkq")) {
+      found.push_back(e.path().string());
+    }
     if (name == "saved_model.pb" || name == "saved_model.pbtxt") saved_model = true;
   }
   if (ec) throw Error("cannot list version folder '" + dir + "': " + ec.message());
   if (found.size() == 1) return found[0];
   if (found.size() > 1) {
     throw Error("version folder '" + dir +
-                "' holds several .keras/.h5 files and no model.keras; keep exactly one");
-  }
-  if (tflite) {
-    throw Error("version folder '" + dir +
-                "': .tflite models are not supported by this build of tickinfer serve yet");
-  }
-  if (quantized) {
-    throw Error("version folder '" + dir +
-                "': tickinfer quantized models are not supported by this build of tickinfer serve yet");
+                "' holds several model files (.keras/.h5/.tflite/.tkq) and no model.keras; keep exactly one");
   }
   if (saved_model) {
     throw Error("version folder '" + dir +
-                "' holds a TensorFlow SavedModel; tickinfer serves Keras files: save the model "
+                "' holds a TensorFlow SavedModel; tickinfer serves Keras, TFLite and .tkq files: save the model "
                 "with model.save('model.keras') into the version folder");
   }
-  throw Error("version folder '" + dir + "' holds no model file (model.keras or *.h5)");
+  throw Error("version folder '" + dir + "' holds no model file (model.keras, *.h5, *.tflite or *.tkq)");
 }
 
 Model load_model_version(const std::string& version_dir) {

@@ -17,7 +17,7 @@
 
 namespace tickinfer::quant::kernels {
 
-inline constexpr int kS8ColAlign = 64;  // bytes: one zmm of int8, two ymm halves
+inline constexpr int kS8ColAlign = 16;  // bytes: one xmm of int8 = one ymm of int16 (small K wastes little)
 
 inline int s8_row_stride(int cols) { return (cols + kS8ColAlign - 1) / kS8ColAlign * kS8ColAlign; }
 // Copies row-major w [rows x cols] into `packed` (rows * s8_row_stride(cols) bytes), zero padded.
@@ -32,7 +32,7 @@ void row_sums_s8(const int8_t* w, int rows, int cols, int32_t* sums) noexcept;
 using GemvS8S8S32Fn = void (*)(const int8_t* w, int rows, int stride, const int8_t* x,
                                int32_t* acc) noexcept;
 void gemv_s8s8_s32_scalar(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
-#if defined(TICKINFER_HAVE_X86)
+#if defined(__x86_64__)
 // AVX2: sign-extend to int16 and vpmaddwd (exact; no vpmaddubsw saturation).
 void gemv_s8s8_s32_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
 // AVX-512 VNNI: vpdpbusd on (x + 128) as u8 times w as s8, minus 128 * rowsum(w); exact.
@@ -55,7 +55,7 @@ struct RequantParams {
 };
 template <Rounding R>
 void requantize_s32_to_s8_scalar(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
-#if defined(TICKINFER_HAVE_X86)
+#if defined(__x86_64__)
 template <Rounding R>
 void requantize_s32_to_s8_avx2(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 #endif

@@ -168,9 +168,10 @@ std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx) {
   float lo, hi;
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
   if (w.type == DType::BF16) return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
-  const std::string isa = ctx.isa ? ctx.isa : "scalar";
+  const std::string isa = ctx.isa ? ctx.isa : "";
   if (isa == "scalar") return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
-  kernels::Isa k = kernels::parse_isa(isa.c_str());
+  // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
+  kernels::Isa k = isa.empty() ? kernels::best_isa() : kernels::parse_isa(isa.c_str());
   if (!kernels::isa_supported(k)) k = kernels::Isa::Scalar;
   return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi, kernels::kernel_set(k));
 }

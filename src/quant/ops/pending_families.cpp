@@ -8,7 +8,6 @@ std::unique_ptr<PreparedOp> prepare_pool2d(const PrepareContext& ctx) { ctx.fail
 std::unique_ptr<PreparedOp> prepare_softmax(const PrepareContext& ctx) { ctx.fail("not supported yet"); }
 std::unique_ptr<PreparedOp> prepare_elementwise(const PrepareContext& ctx) { ctx.fail("not supported yet"); }
 std::unique_ptr<PreparedOp> prepare_reduce(const PrepareContext& ctx) { ctx.fail("not supported yet"); }
-std::unique_ptr<PreparedOp> prepare_shape_op(const PrepareContext& ctx) { ctx.fail("not supported yet"); }
 std::unique_ptr<PreparedOp> prepare_layout_op(const PrepareContext& ctx) { ctx.fail("not supported yet"); }
 
 }  // namespace tickinfer::quant::ops

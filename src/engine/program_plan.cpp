@@ -1,0 +1,129 @@
+// ProgramPlan: runs a quant::Program behind the Plan API.
+#include "engine/program_plan.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::engine {
+
+namespace {
+
+ProgramIo io_of(const quant::Tensor& t) {
+  ProgramIo io;
+  io.type = t.type;
+  io.elements = static_cast<size_t>(quant::element_count(t.shape));
+  if (t.type == quant::DType::I8 || t.type == quant::DType::I16) {
+    if (t.quant.scale.size() != 1) {
+      throw Error("tensor '" + t.name + "': a quantized model input/output needs one scale");
+    }
+    io.scale = t.quant.scale[0];
+    io.zero_point = t.quant.zero_point.empty() ? 0 : static_cast<int32_t>(t.quant.zero_point[0]);
+  } else if (t.type != quant::DType::F32) {
+    throw Error(std::string("tensor '") + t.name + "': model inputs/outputs of type " +
+                quant::dtype_name(t.type) + " are not supported (float32, int8, int16 are)");
+  }
+  return io;
+}
+
+// TFLite's reference Quantize: round half away from zero of x / scale (the division in float),
+// plus the zero point, clamped to the type's range.
+template <class Q>
+void quantize_row(const float* x, Q* q, size_t n, float scale, int32_t zp) noexcept {
+  constexpr int32_t lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
+  for (size_t i = 0; i < n; ++i) {
+    const float v = x[i] / scale;
+    // NaN has no integer value: it maps to the zero point (a real 0), never to undefined behaviour.
+    int32_t r = std::isnan(v) ? 0 : static_cast<int32_t>(std::fmax(std::fmin(std::round(v), 1e9f), -1e9f));
+    r += zp;
+    q[i] = static_cast<Q>(r < lo ? lo : (r > hi ? hi : r));
+  }
+}
+
+template <class Q>
+void dequantize_row(const Q* q, float* y, size_t n, float scale, int32_t zp) noexcept {
+  for (size_t i = 0; i < n; ++i) y[i] = scale * static_cast<float>(static_cast<int32_t>(q[i]) - zp);
+}
+
+}  // namespace
+
+Shape plan_shape(const quant::Shape& s, bool stream) {
+  Shape out(s.begin(), s.end());
+  if (!out.empty() && out[0] == 1) out.erase(out.begin());
+  if (stream && out.size() >= 2 && out[0] == 1) out.erase(out.begin());
+  return out;
+}
+
+ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const CompileOptions& options)
+    : program_(std::move(program)), options_(options), mode_(options.mode) {
+  quant::InterpreterOptions io;
+  io.isa = options.isa;
+  io.reset_variables_each_invoke = options.mode == RecurrentMode::Window;
+  // TFLite builds differ in how they round requantization (quant/prepared_op.hpp); the default
+  // matches the PyPI interpreters, TICKINFER_ROUNDING=double a default source build.
+  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && std::string(r) == "double") {
+    io.rounding = quant::Rounding::Double;
+  }
+  interp_ = std::make_unique<quant::Interpreter>(program_, io);
+  const bool stream = options.mode == RecurrentMode::Stream;
+  bool has_state = false;
+  for (const quant::Tensor& t : program_->tensors) has_state = has_state || t.is_variable;
+  for (size_t i = 0; i < interp_->num_inputs(); ++i) {
+    const quant::Tensor& t = interp_->input_tensor(i);
+    if (!t.shape.empty() && t.shape[0] != 1) {
+      throw Error("input '" + t.name + "': batch dimension " + std::to_string(t.shape[0]) +
+                  " (tickinfer runs batch 1; convert with a batch size of 1)");
+    }
+    if (stream) {
+      if (!has_state) throw Error("stream mode needs a recurrent model (no state tensors in this model)");
+      if (t.shape.size() != 3 || t.shape[1] != 1) {
+        throw Error("stream mode runs one time step per call: input '" + t.name +
+                    "' must be [1, 1, features] (convert the model with a time length of 1)");
+      }
+    }
+    in_.push_back(io_of(t));
+    input_shapes_.push_back(plan_shape(t.shape, stream));
+  }
+  for (size_t i = 0; i < interp_->num_outputs(); ++i) {
+    const quant::Tensor& t = interp_->output_tensor(i);
+    out_.push_back(io_of(t));
+    output_shapes_.push_back(plan_shape(t.shape, false));
+  }
+}
+
+std::unique_ptr<ProgramPlan> ProgramPlan::clone() const {
+  return std::make_unique<ProgramPlan>(program_, options_);
+}
+
+void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcept {
+  for (size_t i = 0; i < in_.size(); ++i) {
+    const ProgramIo& io = in_[i];
+    void* dst = interp_->input_data(i);
+    switch (io.type) {
+      case quant::DType::I8: quantize_row(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
+      case quant::DType::I16: quantize_row(inputs[i], static_cast<int16_t*>(dst), io.elements, io.scale, io.zero_point); break;
+      default: std::memcpy(dst, inputs[i], io.elements * sizeof(float)); break;
+    }
+  }
+  interp_->invoke();
+  for (size_t i = 0; i < out_.size(); ++i) {
+    const ProgramIo& io = out_[i];
+    const void* src = interp_->output_data(i);
+    switch (io.type) {
+      case quant::DType::I8: dequantize_row(static_cast<const int8_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
+      case quant::DType::I16: dequantize_row(static_cast<const int16_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
+      default: std::memcpy(outputs[i], src, io.elements * sizeof(float)); break;
+    }
+  }
+}
+
+int64_t ProgramPlan::weight_bytes() const {
+  int64_t bytes = 0;
+  for (const quant::Tensor& t : program_->tensors) {
+    if (t.is_constant() && !t.is_variable) bytes += static_cast<int64_t>(t.data.size());
+  }
+  return bytes;
+}
+
+}  // namespace tickinfer::engine

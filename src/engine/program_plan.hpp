@@ -1,0 +1,50 @@
+#pragma once
+// A Plan over a quant::Program (TFLite and tickinfer-quantized models): the interpreter plus
+// the conversion between the Plan API's float buffers and the program's own input and output
+// types. A full-integer model's int8 input is quantized here exactly as TFLite's QUANTIZE op
+// does (x / scale in float, rounded half away from zero, plus the zero point, clamped), and its
+// int8 output dequantized (scale * (q - zero_point)); float inputs and outputs are copied.
+#include <memory>
+#include <vector>
+
+#include "quant/interpreter.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::engine {
+
+struct ProgramIo {
+  quant::DType type = quant::DType::F32;
+  float scale = 1.0f;
+  int32_t zero_point = 0;
+  size_t elements = 0;
+};
+
+class ProgramPlan {
+ public:
+  ProgramPlan(std::shared_ptr<const quant::Program> program, const CompileOptions& options);
+
+  void run(const float* const* inputs, float* const* outputs) noexcept;
+  void reset_state() noexcept { interp_->reset_state(); }
+  std::unique_ptr<ProgramPlan> clone() const;
+
+  const std::vector<Shape>& input_shapes() const { return input_shapes_; }
+  const std::vector<Shape>& output_shapes() const { return output_shapes_; }
+  RecurrentMode mode() const { return mode_; }
+  const quant::Interpreter& interpreter() const { return *interp_; }
+  quant::Interpreter& interpreter() { return *interp_; }
+  int64_t weight_bytes() const;
+
+ private:
+  std::shared_ptr<const quant::Program> program_;
+  CompileOptions options_;
+  RecurrentMode mode_;
+  std::unique_ptr<quant::Interpreter> interp_;
+  std::vector<ProgramIo> in_, out_;
+  std::vector<Shape> input_shapes_, output_shapes_;
+};
+
+// The shape a Plan or Model reports for a program tensor: without the leading batch dimension
+// of 1; in stream mode the time axis of a [1, 1, features] input is dropped too.
+Shape plan_shape(const quant::Shape& program_shape, bool stream);
+
+}  // namespace tickinfer::engine

@@ -1,0 +1,237 @@
+// The int8 kernels against the scalar reference, bit for bit: seeded random data (the seed is in
+// every failure message), sizes around the SIMD widths and tiles, misaligned pointers, guard bytes
+// after outputs, both rounding modes. Also: FULLY_CONNECTED fast == reference through the op, and
+// eval allocates nothing.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "quant/fixed_point.hpp"
+#include "quant/kernels/int8_gemv.hpp"
+#include "support/counting_allocator.hpp"
+#include "support/quant_program_builder.hpp"
+
+using namespace tickinfer::quant;
+using namespace tickinfer::quant::kernels;
+using tickinfer::quant::testing::ProgramBuilder;
+
+namespace {
+
+struct Variant {
+  const char* name;
+  GemvS8S8S32Fn gemv;
+  bool available;
+};
+
+std::vector<Variant> gemv_variants() {
+  std::vector<Variant> v;
+#if defined(__x86_64__)
+  v.push_back({"avx2", gemv_s8s8_s32_avx2, __builtin_cpu_supports("avx2") != 0});
+  v.push_back({"avx512vnni", gemv_s8s8_s32_avx512vnni, s8_vnni_supported()});
+#endif
+  return v;
+}
+
+std::vector<int8_t> random_s8(std::mt19937& rng, size_t n, int lo = -128, int hi = 127) {
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<int8_t> v(n);
+  for (auto& x : v) x = static_cast<int8_t>(d(rng));
+  return v;
+}
+
+}  // namespace
+
+TEST(Int8Kernels, GemvMatchesScalarAcrossSizesAndOffsets) {
+  const int rows_list[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 129};
+  const int cols_list[] = {1, 3, 15, 16, 17, 31, 33, 63, 64, 65, 127, 200};
+  for (const Variant& v : gemv_variants()) {
+    if (!v.available) {
+      GTEST_LOG_(INFO) << v.name << " skipped: CPU lacks it";
+      continue;
+    }
+    for (int rows : rows_list) {
+      for (int cols : cols_list) {
+        const uint32_t seed = static_cast<uint32_t>(rows * 1000 + cols);
+        std::mt19937 rng(seed);
+        const int stride = s8_row_stride(cols);
+        const auto w = random_s8(rng, static_cast<size_t>(rows) * cols);
+        // Packed into a buffer at an odd offset, x too: kernels must not assume alignment.
+        std::vector<int8_t> wbuf(static_cast<size_t>(rows) * stride + 3);
+        pack_s8_rows(w.data(), rows, cols, wbuf.data() + 3);
+        std::vector<int8_t> xbuf(static_cast<size_t>(stride) + 5);
+        auto x = random_s8(rng, static_cast<size_t>(stride));  // padding bytes random: weights there are 0
+        std::memcpy(xbuf.data() + 5, x.data(), x.size());
+        std::vector<int32_t> ref(static_cast<size_t>(rows) + 4, 0x5a5a5a5a), got = ref;
+        gemv_s8s8_s32_scalar(wbuf.data() + 3, rows, stride, xbuf.data() + 5, ref.data());
+        v.gemv(wbuf.data() + 3, rows, stride, xbuf.data() + 5, got.data());
+        ASSERT_EQ(got, ref) << v.name << " rows " << rows << " cols " << cols << " seed " << seed;
+        // Independent check of the reference on one row: plain dot product over the real columns.
+        int32_t dot = 0;
+        for (int c = 0; c < cols; ++c) dot += w[static_cast<size_t>(c)] * x[static_cast<size_t>(c)];
+        ASSERT_EQ(ref[0], dot);
+        ASSERT_EQ(got[static_cast<size_t>(rows)], 0x5a5a5a5a) << "guard overwritten";
+      }
+    }
+  }
+}
+
+TEST(Int8Kernels, ExtremeValuesStayExact) {
+  // All -128: vpmaddwd pairs reach 2 * 16384, the +128 trick reaches 0 * -128; both exact.
+  const int rows = 5, cols = 257, stride = s8_row_stride(cols);
+  std::vector<int8_t> w(static_cast<size_t>(rows) * cols, -128), packed(static_cast<size_t>(rows) * stride);
+  pack_s8_rows(w.data(), rows, cols, packed.data());
+  std::vector<int8_t> x(static_cast<size_t>(stride), -128);
+  std::vector<int32_t> ref(rows), got(rows);
+  gemv_s8s8_s32_scalar(packed.data(), rows, stride, x.data(), ref.data());
+  EXPECT_EQ(ref[0], 257 * 16384);
+  for (const Variant& v : gemv_variants()) {
+    if (!v.available) continue;
+    v.gemv(packed.data(), rows, stride, x.data(), got.data());
+    EXPECT_EQ(got, ref) << v.name;
+  }
+}
+
+#if defined(__x86_64__)
+template <Rounding R>
+void check_requant(uint32_t seed) {
+  std::mt19937 rng(seed);
+  for (int rows : {1, 7, 8, 9, 16, 23, 64}) {
+    std::vector<int32_t> acc(static_cast<size_t>(rows)), bias(acc.size()), mult(acc.size()), shift(acc.size());
+    std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+    std::uniform_int_distribution<int32_t> small(-100000, 100000);
+    std::uniform_real_distribution<double> logm(-40.0, 40.0);
+    for (int i = 0; i < rows; ++i) {
+      const size_t k = static_cast<size_t>(i);
+      // Mix of accumulator ranges; ties are common with small values and power-of-two multipliers.
+      acc[k] = (i % 3 == 0) ? any(rng) : small(rng);
+      bias[k] = small(rng);
+      QuantizedMultiplier q = quantize_multiplier(std::pow(2.0, logm(rng)), R);
+      if (i % 4 == 1) q = quantize_multiplier(std::ldexp(1.0, -(i % 31)), R);  // exact powers of two
+      mult[k] = q.multiplier;
+      shift[k] = q.shift;
+    }
+    if (rows > 2) acc[1] = std::numeric_limits<int32_t>::min();
+    RequantParams p;
+    p.bias = (seed & 1) ? bias.data() : nullptr;
+    p.multiplier = mult.data();
+    p.shift = shift.data();
+    p.output_zero_point = static_cast<int32_t>(seed % 50) - 25;
+    p.act_min = -120;
+    p.act_max = 100;
+    std::vector<int8_t> ref(static_cast<size_t>(rows) + 8, 77), got = ref;
+    requantize_s32_to_s8_scalar<R>(acc.data(), rows, p, ref.data());
+    requantize_s32_to_s8_avx2<R>(acc.data(), rows, p, got.data());
+    ASSERT_EQ(got, ref) << "rows " << rows << " seed " << seed << " rounding " << static_cast<int>(R);
+  }
+}
+
+TEST(Int8Kernels, RequantAvx2MatchesScalarBothModes) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    check_requant<Rounding::Double>(seed);
+    check_requant<Rounding::Single>(seed);
+  }
+}
+
+TEST(Int8Kernels, RequantAvx2MatchesFormulaOnHandCases) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  // x = 101 with M = 0.25 (2^30, -1): double 26, single 25 (see quant_fixed_point_test).
+  std::vector<int32_t> acc(8, 101), mult(8, 1 << 30), shift(8, -1);
+  RequantParams p;
+  p.multiplier = mult.data();
+  p.shift = shift.data();
+  std::vector<int8_t> y(8);
+  requantize_s32_to_s8_avx2<Rounding::Double>(acc.data(), 8, p, y.data());
+  EXPECT_EQ(y, std::vector<int8_t>(8, 26));
+  requantize_s32_to_s8_avx2<Rounding::Single>(acc.data(), 8, p, y.data());
+  EXPECT_EQ(y, std::vector<int8_t>(8, 25));
+}
+#endif
+
+namespace {
+
+// A random int8 FULLY_CONNECTED (per-channel or per-tensor) prepared for `isa`; returns outputs.
+std::vector<int8_t> run_random_fc(uint32_t seed, int batch, int depth, int units, bool per_channel,
+                                  const char* isa, Rounding r) {
+  std::mt19937 rng(seed);
+  ProgramBuilder b;
+  std::uniform_real_distribution<float> sc(0.001f, 0.05f);
+  std::uniform_int_distribution<int> zp(-20, 20);
+  const int in = b.tensor("x", DType::I8, {batch, depth}, {sc(rng)}, {zp(rng)});
+  const auto w = random_s8(rng, static_cast<size_t>(units) * depth, -127, 127);
+  std::vector<float> wscale(per_channel ? static_cast<size_t>(units) : 1);
+  for (auto& s : wscale) s = sc(rng);
+  const int f = b.constant("w", DType::I8, {units, depth}, w, wscale, std::vector<int64_t>(wscale.size(), 0), 0);
+  std::vector<int32_t> bias(static_cast<size_t>(units));
+  std::uniform_int_distribution<int32_t> bd(-5000, 5000);
+  for (auto& v : bias) v = bd(rng);
+  const int bi = b.constant("b", DType::I32, {units}, bias);
+  const int out = b.tensor("y", DType::I8, {batch, units}, {sc(rng) * 4}, {zp(rng)});
+  b.op(OpCode::FullyConnected, {in, f, bi}, {out}).options.activation =
+      (seed % 2) ? FusedActivation::Relu : FusedActivation::None;
+  auto op = b.prepare(0, isa, r);
+  auto x = random_s8(rng, static_cast<size_t>(batch) * depth);
+  std::vector<int8_t> y(static_cast<size_t>(batch) * units + 16, 55);
+  TensorMemory m = b.memory();
+  m.addr[in] = x.data();
+  m.addr[out] = y.data();
+  op->eval(m);
+  return y;
+}
+
+}  // namespace
+
+TEST(Int8FullyConnected, FastMatchesReferenceOnRandomLayers) {
+  const int shapes[][3] = {{1, 10, 128}, {1, 128, 64}, {1, 64, 32}, {1, 32, 1}, {3, 17, 9}, {2, 65, 13}, {1, 1, 1}, {1, 200, 7}};
+  for (const char* isa : {"avx2", "avx512"}) {
+    for (Rounding r : {Rounding::Double, Rounding::Single}) {
+      uint32_t seed = 1;
+      for (const auto& s : shapes) {
+        for (bool pc : {false, true}) {
+          ++seed;
+          const auto ref = run_random_fc(seed, s[0], s[1], s[2], pc, "scalar", r);
+          const auto got = run_random_fc(seed, s[0], s[1], s[2], pc, isa, r);
+          ASSERT_EQ(got, ref) << isa << " seed " << seed << " shape " << s[0] << "x" << s[1] << "->" << s[2];
+        }
+      }
+    }
+  }
+}
+
+TEST(Int8FullyConnected, EvalAllocatesNothing) {
+  for (const char* isa : {"scalar", "avx2"}) {
+    ProgramBuilder b;
+    const int in = b.tensor("x", DType::F32, {1, 40});
+    const int q = b.tensor("q", DType::I8, {1, 40}, {0.02f}, {3});
+    const int f = b.constant("w", DType::I8, {20, 40}, std::vector<int8_t>(800, 3), {0.01f}, {0});
+    const int h = b.tensor("h", DType::I8, {1, 20}, {0.05f}, {-128});
+    const int s = b.tensor("s", DType::I8, {1, 20}, {1.0f / 256}, {-128});
+    const int yf = b.tensor("y", DType::F32, {1, 20});
+    const int hy = b.tensor("hy", DType::F32, {1, 20});
+    b.op(OpCode::Quantize, {in}, {q});
+    b.op(OpCode::FullyConnected, {q, f, -1}, {h}).options.activation = FusedActivation::Relu;
+    b.op(OpCode::Logistic, {h}, {s});
+    b.op(OpCode::Dequantize, {s}, {yf});
+    b.op(OpCode::FullyConnected, {in, f, -1}, {hy});  // hybrid
+    std::vector<std::unique_ptr<PreparedOp>> ops;
+    for (size_t i = 0; i < b.program.ops.size(); ++i) ops.push_back(b.prepare(i, isa));
+    std::vector<float> x(40, 0.25f), y(20), y2(20);
+    std::vector<int8_t> qb(40), hb(20), sb(20);
+    TensorMemory m = b.memory();
+    m.addr[in] = x.data();
+    m.addr[q] = qb.data();
+    m.addr[h] = hb.data();
+    m.addr[s] = sb.data();
+    m.addr[yf] = y.data();
+    m.addr[hy] = y2.data();
+    g_allocs = 0;
+    g_counting = true;
+    for (int it = 0; it < 10; ++it)
+      for (auto& op : ops) op->eval(m);
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << isa;
+    EXPECT_GT(y[0], 0.5f);  // relu output >= zero point maps to sigmoid >= 0.5
+  }
+}
