@@ -28,6 +28,7 @@
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/ops/op_support.hpp"
 #include "quant/ops/sequence_lstm_int16_math.hpp"
+#include "quant/ops/sequence_lstm_int8_kernels.hpp"
 #include "quant/ops/sequence_lstm_variants.hpp"
 
 namespace tickinfer::quant::ops::lstm {
@@ -38,6 +39,11 @@ inline int32_t wrapping_add(int32_t a, int32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
 inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
+inline bool all_equal(const int8_t* x, int n, int8_t v) {
+  int diff = 0;
+  for (int i = 0; i < n; ++i) diff |= x[i] ^ v;
+  return diff == 0;
+}
 inline int16_t lookup(const fx16::Table& t, int16_t v) { return t[static_cast<size_t>(int32_t{v} + 32768)]; }
 
 struct Scale {
@@ -89,6 +95,7 @@ class Int8Lstm final : public PreparedOp {
     const OpOptions& opt = ctx.op.options;
     rounding_ = ctx.options.rounding;
     s8_ = &kernels::s8_kernels(ctx.isa);
+    step_kernels_ = &int8_lstm_kernels(ctx.isa);
 
     // Scales of the activations and states.
     const float input_scale = scale_of(ctx, o.input, "input", &input_zp_);
@@ -129,6 +136,7 @@ class Int8Lstm final : public PreparedOp {
     wh_.assign(static_cast<size_t>(rows_) * stride_h_, 0);
     bias_x_.assign(static_cast<size_t>(rows_), 0);
     bias_h_.assign(static_cast<size_t>(rows_), 0);
+    acc_h_zero_state_.assign(static_cast<size_t>(rows_), 0);
 
     const float intermediate_scale = std::pow(2.0f, -12.0f);  // Q3.12 gates (no layer norm)
     for (int g = 0; g < kGates; ++g) {
@@ -159,6 +167,8 @@ class Int8Lstm final : public PreparedOp {
                                                                        static_cast<uint32_t>(-input_zp_)));
         bias_h_[row0 + k] = static_cast<int32_t>(static_cast<uint32_t>(sums_h[k]) *
                                                  static_cast<uint32_t>(-output_state_zp_));
+        acc_h_zero_state_[row0 + k] = static_cast<int32_t>(static_cast<uint32_t>(sums_h[k]) *
+                                                           static_cast<uint32_t>(output_state_zp_));
       }
       if (o.peephole_weights[g] >= 0) {
         const int operand = g == kInputGate ? kCellToInput : g == kForgetGate ? kCellToForget : kCellToOutput;
@@ -214,7 +224,7 @@ class Int8Lstm final : public PreparedOp {
            " output=" + std::to_string(o_.n_output) + " cell_scale=2^" + std::to_string(cell_scale_) +
            (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.projection ? " projection" : "") +
            " rounding=matmul double, elementwise " + (rounding_ == Rounding::Double ? "double" : "single") +
-           " gemv=" + s8_->name;
+           " gemv=" + s8_->name + " step=" + step_kernels_->name;
   }
 
   int64_t macs() const override {
@@ -261,19 +271,22 @@ class Int8Lstm final : public PreparedOp {
   void step(const int8_t* x, int8_t* h, int16_t* c, int8_t* y) noexcept {
     const int n = o_.n_cell;
     std::memcpy(x_.data(), x, static_cast<size_t>(o_.n_input));
-    std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
     s8_->gemv(wx_.data(), rows_, stride_x_, x_.data(), acc_x_.data());
-    s8_->gemv(wh_.data(), rows_, stride_h_, h_.data(), acc_h_.data());
+    // A state at its zero point (real 0: just reset, as in window mode) makes W_h h the
+    // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result.
+    const int32_t* acc_h = acc_h_zero_state_.data();
+    if (!all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_))) {
+      std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
+      s8_->gemv(wh_.data(), rows_, stride_h_, h_.data(), acc_h_.data());
+      acc_h = acc_h_.data();
+    }
 
     for (int g = 0; g < kGates; ++g) {
       if (gate_row_[g] < 0) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
-      const Scale sx = gate_x_[g], sh = gate_h_[g];
-      for (size_t r = r0; r < r0 + static_cast<size_t>(n); ++r) {
-        const int32_t from_x = clamp16(mbqm<Rounding::Double>(wrapping_add(bias_x_[r], acc_x_[r]), sx));
-        gate_[r] = static_cast<int16_t>(
-            clamp16(mbqm<Rounding::Double>(wrapping_add(bias_h_[r], acc_h_[r]), sh) + from_x));
-      }
+      const Int8GateScales scales{gate_x_[g].multiplier, gate_h_[g].multiplier, gate_x_[g].shift, gate_h_[g].shift};
+      step_kernels_->gate(acc_x_.data() + r0, bias_x_.data() + r0, acc_h + r0, bias_h_.data() + r0, n, scales,
+                          gate_.data() + r0);
     }
     int16_t* ig = o_.cifg ? nullptr : gate_.data() + gate_row_[kInputGate];
     int16_t* fg = gate_.data() + gate_row_[kForgetGate];
@@ -287,16 +300,7 @@ class Int8Lstm final : public PreparedOp {
     for (int k = 0; k < n; ++k) fg[k] = lookup(*sigmoid_, fg[k]);
     for (int k = 0; k < n; ++k) cg[k] = lookup(*tanh_gate_, cg[k]);
 
-    // Cell update (UpdateLstmCellInteger).
-    const int shift = 30 + cell_scale_;
-    for (int k = 0; k < n; ++k) {
-      const int16_t kept = static_cast<int16_t>(fx16::rounding_divide_by_pot(int32_t{fg[k]} * c[k], 15));
-      const int16_t in_gate = ig ? ig[k] : static_cast<int16_t>(32767 - fg[k]);
-      const int16_t added = static_cast<int16_t>(fx16::rounding_divide_by_pot(int32_t{in_gate} * cg[k], shift));
-      int32_t v = clamp16(int32_t{kept} + added);
-      if (quantized_cell_clip_ > 0) v = std::min<int32_t>(quantized_cell_clip_, std::max<int32_t>(-quantized_cell_clip_, v));
-      c[k] = static_cast<int16_t>(v);
-    }
+    step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
 
     if (!peephole_[kOutputGate].empty()) peephole<R>(kOutputGate, c, og);
     for (int k = 0; k < n; ++k) og[k] = lookup(*sigmoid_, og[k]);
@@ -325,6 +329,7 @@ class Int8Lstm final : public PreparedOp {
   LstmOperands o_;
   Rounding rounding_ = Rounding::Double;
   const kernels::S8Kernels* s8_ = nullptr;
+  const Int8LstmKernels* step_kernels_ = nullptr;
   void (Int8Lstm::*run_)(const TensorMemory&) noexcept = nullptr;
 
   int32_t input_zp_ = 0, output_state_zp_ = 0, hidden_zp_ = 0;
@@ -337,6 +342,7 @@ class Int8Lstm final : public PreparedOp {
   Scale gate_x_[kGates], gate_h_[kGates], peephole_scale_[kGates], hidden_scale_, proj_scale_;
   std::vector<int8_t> wx_, wh_, wp_;              // kernels::pack_s8_rows layout
   std::vector<int32_t> bias_x_, bias_h_, bias_p_;  // gate bias and zero-point row sums folded
+  std::vector<int32_t> acc_h_zero_state_;         // W_h h for h = zero point everywhere
   std::vector<int16_t> peephole_[kGates];
   int peephole_count_ = 0;
   const fx16::Table* sigmoid_ = nullptr;
