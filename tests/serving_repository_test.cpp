@@ -2,6 +2,8 @@
 // versions, removal, and hot reload under load through a real server (zero failed requests).
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -154,6 +156,32 @@ TEST(ServingRepository, UnsupportedAndBrokenFormatsAreRefusedWithAClearMessage) 
   // A file named .tflite that is not a valid TFLite flatbuffer: the loader's own message.
   EXPECT_NE(status_of(repo, "m", 1)->error_message.find("model.tflite"), std::string::npos);
   EXPECT_NE(status_of(repo, "m", 2)->error_message.find("SavedModel"), std::string::npos);
+}
+
+TEST(ServingRepository, ServesTfliteVersionsBesideKerasOnes) {
+  // Version 1 is the Keras model, version 2 the TFLiteConverter's full-int8 file of the same
+  // architecture: both load, and the int8 one takes float inputs like any other (the plan
+  // quantizes them as TFLite's QUANTIZE would).
+  TempDir d;
+  d.add_version("m", "1", kMlp);
+  d.add_version("m", "2", std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/mlp_small/int8.tflite");
+  auto c = config(d, "m");
+  c.policy.kind = VersionPolicy::Kind::All;
+  ModelRepository repo({c}, {}, nullptr);
+  repo.poll_once();
+  EXPECT_EQ(available(repo, "m"), (std::vector<int64_t>{1, 2}));
+  const auto snap = repo.snapshot();
+  const auto servable = snap->find("m")->available.back();
+  ASSERT_EQ(servable->version(), 2);
+  ASSERT_EQ(servable->inputs().size(), 1u);
+  ASSERT_GE(servable->num_plans(), 1u);
+  std::vector<float> x(10, 0.5f), y(1, -1.0f);
+  const float* ins[1] = {x.data()};
+  float* outs[1] = {y.data()};
+  servable->run(0, 1, ins, outs);
+  EXPECT_GE(y[0], 0.0f);  // a sigmoid output, dequantized from int8 in steps of 1/256
+  EXPECT_LE(y[0], 1.0f);
+  EXPECT_FLOAT_EQ(y[0] * 256.0f, std::round(y[0] * 256.0f));
 }
 
 TEST(ServingRepository, RemovedVersionIsUnloaded) {

@@ -19,7 +19,9 @@ in the manifest instead of failing the run; each risky conversion runs in a chil
 Usage: make_tflite_fixtures.py [--out DIR] [--count N] [--only MODEL]
 """
 import argparse
+import concurrent.futures
 import json
+import multiprocessing
 import os
 import subprocess
 import sys
@@ -259,6 +261,35 @@ def run_rows(path, inputs, resolver):
     return results
 
 
+def run_and_save(dir_, mode, kind, input_files):
+    """One interpreter pass over the saved inputs (in a worker process); returns the output file
+    names, or raises."""
+    from ai_edge_litert.interpreter import OpResolverType
+
+    resolver = OpResolverType.BUILTIN_REF if kind == "ref" else OpResolverType.AUTO
+    inputs = [np.load(os.path.join(dir_, f)) for f in input_files]
+    names = []
+    for j, y in enumerate(run_rows(os.path.join(dir_, f"{mode}.tflite"), inputs, resolver)):
+        names.append(f"expected_{kind}_{mode}_{j}.npy")
+        np.save(os.path.join(dir_, names[-1]), y)
+    return names
+
+
+def collect(dir_, m, futures):
+    """Fills a mode's manifest entry from its finished interpreter runs."""
+    for kind, fut in futures:
+        try:
+            m[f"expected_{kind}_files"] = fut.result()
+        except Exception as e:  # noqa: BLE001 - recorded, not fatal
+            m[f"{kind}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
+            print(f"  {dir_}/{m['file']}: {kind} interpreter failed: {m[f'{kind}_error']}")
+    if m["expected_ref_files"] and m["expected_default_files"]:
+        m["ref_vs_default_max_abs_diff"] = [
+            float(np.max(np.abs(np.load(os.path.join(dir_, a)).astype(np.float64) -
+                                np.load(os.path.join(dir_, b)).astype(np.float64))))
+            for a, b in zip(m["expected_ref_files"], m["expected_default_files"])]
+
+
 def make_inputs(rng, desc, n):
     rows = []
     for d in desc["inputs"]:
@@ -281,9 +312,7 @@ def build_model(tf, name, dir_):
     return model, calibration
 
 
-def make_model(tf, name, out, count):
-    from ai_edge_litert.interpreter import OpResolverType
-
+def make_model(tf, name, out, count, pool, pending):
     dir_ = os.path.join(out, name)
     os.makedirs(dir_, exist_ok=True)
     model, calibration = build_model(tf, name, dir_)
@@ -310,22 +339,9 @@ def make_model(tf, name, out, count):
         for i, x in enumerate(inputs):
             np.save(os.path.join(dir_, f"inputs_{mode}_{i}.npy"), x)
             m["input_files"].append(f"inputs_{mode}_{i}.npy")
-        for kind, resolver in (("ref", OpResolverType.BUILTIN_REF), ("default", OpResolverType.AUTO)):
-            try:
-                outs = run_rows(path, inputs, resolver)
-            except Exception as e:  # noqa: BLE001
-                m[f"{kind}_error"] = f"{type(e).__name__}: {str(e)[:300]}"
-                print(f"  {name}/{mode}: {kind} interpreter failed: {m[f'{kind}_error']}")
-                continue
-            for j, y in enumerate(outs):
-                fname = f"expected_{kind}_{mode}_{j}.npy"
-                np.save(os.path.join(dir_, fname), y)
-                m[f"expected_{kind}_files"].append(fname)
-        if m["expected_ref_files"] and m["expected_default_files"]:
-            m["ref_vs_default_max_abs_diff"] = [
-                float(np.max(np.abs(np.load(os.path.join(dir_, a)).astype(np.float64) -
-                                    np.load(os.path.join(dir_, b)).astype(np.float64))))
-                for a, b in zip(m["expected_ref_files"], m["expected_default_files"])]
+        # The interpreter runs go to the worker pool; conversion of the next mode goes on.
+        futures = [(kind, pool.submit(run_and_save, dir_, mode, kind, m["input_files"])) for kind in ("ref", "default")]
+        pending.append((dir_, m, futures))
         entry["modes"][mode] = m
         print(f"  {name}/{mode}: {len(desc['ops'])} ops: {' '.join(o['op'] for o in desc['ops'])}")
     return entry
@@ -357,10 +373,17 @@ def main():
                             "numpy": np.__version__}
     manifest["generator"] = "tools/make_tflite_fixtures.py"
     manifest["reference"] = "ai_edge_litert Interpreter, OpResolverType.BUILTIN_REF, reset_all_variables() before each invoke"
-    for name in [args.only] if args.only else MODELS:
-        print(f"{name}:")
-        tf.keras.backend.clear_session()
-        manifest["models"][name] = make_model(tf, name, out, args.count)
+    # Interpreter passes (most of the time at --count 10000) run in worker processes beside the
+    # conversions; spawn, so the workers do not inherit TensorFlow's threads.
+    pending = []
+    ctx = multiprocessing.get_context("spawn")
+    with concurrent.futures.ProcessPoolExecutor(max_workers=max(1, os.cpu_count() or 1), mp_context=ctx) as pool:
+        for name in [args.only] if args.only else MODELS:
+            print(f"{name}:")
+            tf.keras.backend.clear_session()
+            manifest["models"][name] = make_model(tf, name, out, args.count, pool, pending)
+        for dir_, m, futures in pending:
+            collect(dir_, m, futures)
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
         f.write("\n")

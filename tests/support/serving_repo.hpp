@@ -27,13 +27,14 @@ class TempDir {
     std::filesystem::remove_all(path_, ec);
   }
   const std::string& path() const { return path_; }
-  // Copies `model_file` to <path>/<model>/<version>/model.keras (or keeps the .h5 name).
+  // Copies `model_file` to <path>/<model>/<version>/model.keras (or model.h5 / model.tflite /
+  // model.tkq, keeping the file's own extension for those formats).
   std::string add_version(const std::string& model, const std::string& version,
                           const std::string& model_file) const {
     const auto dir = std::filesystem::path(path_) / model / version;
     std::filesystem::create_directories(dir);
-    const std::string name =
-        model_file.size() > 3 && model_file.substr(model_file.size() - 3) == ".h5" ? "model.h5" : "model.keras";
+    const std::string ext = std::filesystem::path(model_file).extension().string();
+    const std::string name = (ext == ".h5" || ext == ".tflite" || ext == ".tkq") ? "model" + ext : "model.keras";
     std::filesystem::copy_file(model_file, dir / name, std::filesystem::copy_options::overwrite_existing);
     return dir.string();
   }
