@@ -15,6 +15,7 @@ namespace {
 
 using namespace tickinfer::quant;
 using namespace tickinfer::quant::ops::lstm;
+namespace fx16 = tickinfer::quant::ops::lstm::fx16;
 
 constexpr int16_t kGuard = 0x5A5A;
 
@@ -75,6 +76,55 @@ TEST(QuantLstmKernels, CellUpdateAvx2MatchesScalar) {
     int8_cell_scalar(cifg ? nullptr : i.data(), f.data(), g.data(), n, shift, clip, want.data());
     fast.cell(cifg ? nullptr : i.data(), f.data(), g.data(), n, shift, clip, got.data());
     ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+  }
+}
+
+TEST(QuantLstmKernels, TableActivationAvx2MatchesScalar) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> v16(-32768, 32767);
+  for (const fx16::Table* t : {&fx16::logistic_q3_table(), &fx16::tanh_table(3), &fx16::tanh_table(6)}) {
+    for (int n = 0; n < 40; ++n) {
+      std::vector<int16_t> x(n + 4, kGuard);
+      for (int k = 0; k < n; ++k) x[k] = static_cast<int16_t>(v16(rng));
+      if (n > 2) {  // the ends of the table, where the gather reads into the padding
+        x[0] = 32767;
+        x[1] = -32768;
+      }
+      std::vector<int16_t> want = x, got = x;
+      int8_activate_scalar(*t, want.data(), n);
+      fast.activate(*t, got.data(), n);
+      ASSERT_EQ(got, want) << "n " << n;
+    }
+  }
+}
+
+TEST(QuantLstmKernels, HiddenStateAvx2MatchesScalar) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const uint32_t seed = 5;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> v16(-32768, 32767), gate(0, 32767), zp(-128, 127);
+  std::uniform_real_distribution<double> scale(1e-9, 1e-4);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = trial % 40;
+    const fx16::Table& t = fx16::tanh_table(trial % 7);
+    std::vector<int16_t> o(n), c(n);
+    for (int k = 0; k < n; ++k) {
+      o[k] = static_cast<int16_t>(trial % 4 == 0 ? v16(rng) : gate(rng));
+      c[k] = static_cast<int16_t>(v16(rng));
+    }
+    const int32_t z = zp(rng);
+    for (Rounding r : {Rounding::Double, Rounding::Single}) {
+      const QuantizedMultiplier q = quantize_multiplier(scale(rng), r);
+      std::vector<int8_t> want(n + 4, 0x5A), got(n + 4, 0x5A);
+      (r == Rounding::Double ? int8_hidden_double_scalar : int8_hidden_single_scalar)(o.data(), c.data(), t, n,
+                                                                                      q.multiplier, q.shift, z, want.data());
+      (r == Rounding::Double ? fast.hidden_double : fast.hidden_single)(o.data(), c.data(), t, n, q.multiplier, q.shift,
+                                                                        z, got.data());
+      ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+    }
   }
 }
 

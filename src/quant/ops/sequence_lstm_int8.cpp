@@ -44,7 +44,6 @@ inline bool all_equal(const int8_t* x, int n, int8_t v) {
   for (int i = 0; i < n; ++i) diff |= x[i] ^ v;
   return diff == 0;
 }
-inline int16_t lookup(const fx16::Table& t, int16_t v) { return t[static_cast<size_t>(int32_t{v} + 32768)]; }
 
 struct Scale {
   int32_t multiplier = 0;
@@ -294,23 +293,20 @@ class Int8Lstm final : public PreparedOp {
     int16_t* og = gate_.data() + gate_row_[kOutputGate];
     if (ig) {
       if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
-      for (int k = 0; k < n; ++k) ig[k] = lookup(*sigmoid_, ig[k]);
+      step_kernels_->activate(*sigmoid_, ig, n);
     }
     if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
-    for (int k = 0; k < n; ++k) fg[k] = lookup(*sigmoid_, fg[k]);
-    for (int k = 0; k < n; ++k) cg[k] = lookup(*tanh_gate_, cg[k]);
+    step_kernels_->activate(*sigmoid_, fg, n);
+    step_kernels_->activate(*tanh_gate_, cg, n);
 
     step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
 
     if (!peephole_[kOutputGate].empty()) peephole<R>(kOutputGate, c, og);
-    for (int k = 0; k < n; ++k) og[k] = lookup(*sigmoid_, og[k]);
+    step_kernels_->activate(*sigmoid_, og, n);
 
     // Hidden state: o .* tanh(c), requantized to int8 (CwiseMul with a quantized multiplier).
-    for (int k = 0; k < n; ++k) {
-      const int32_t prod = int32_t{og[k]} * lookup(*tanh_cell_, c[k]);
-      const int32_t v = mbqm<R>(prod, hidden_scale_) + hidden_zp_;
-      hidden_[static_cast<size_t>(k)] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
-    }
+    (R == Rounding::Double ? step_kernels_->hidden_double : step_kernels_->hidden_single)(
+        og, c, *tanh_cell_, n, hidden_scale_.multiplier, hidden_scale_.shift, hidden_zp_, hidden_.data());
     if (o_.projection) {
       s8_->gemv(wp_.data(), o_.n_output, stride_p_, hidden_.data(), acc_p_.data());
       for (int r = 0; r < o_.n_output; ++r) {

@@ -38,10 +38,37 @@ void int8_cell_scalar(const int16_t* i, const int16_t* f, const int16_t* g, int 
   }
 }
 
+void int8_activate_scalar(const fx16::Table& t, int16_t* x, int n) noexcept {
+  for (int k = 0; k < n; ++k) x[k] = t[static_cast<size_t>(int32_t{x[k]} + 32768)];
+}
+
+namespace {
+template <Rounding R>
+void hidden(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift, int32_t zp,
+            int8_t* h) noexcept {
+  for (int k = 0; k < n; ++k) {
+    const int32_t prod = int32_t{o[k]} * t[static_cast<size_t>(int32_t{c[k]} + 32768)];
+    const int32_t v = multiply_by_quantized_multiplier<R>(prod, m, shift) + zp;
+    h[k] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
+  }
+}
+}  // namespace
+
+void int8_hidden_double_scalar(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+                               int32_t zp, int8_t* h) noexcept {
+  hidden<Rounding::Double>(o, c, t, n, m, shift, zp, h);
+}
+void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+                               int32_t zp, int8_t* h) noexcept {
+  hidden<Rounding::Single>(o, c, t, n, m, shift, zp, h);
+}
+
 const Int8LstmKernels& int8_lstm_kernels(const char* isa) {
-  static const Int8LstmKernels scalar{"scalar", int8_gate_scalar, int8_cell_scalar};
+  static const Int8LstmKernels scalar{"scalar", int8_gate_scalar, int8_cell_scalar, int8_activate_scalar,
+                                      int8_hidden_double_scalar, int8_hidden_single_scalar};
 #if defined(TICKINFER_HAVE_X86)
-  static const Int8LstmKernels avx2{"avx2", int8_gate_avx2, int8_cell_avx2};
+  static const Int8LstmKernels avx2{"avx2", int8_gate_avx2, int8_cell_avx2, int8_activate_avx2,
+                                    int8_hidden_double_avx2, int8_hidden_single_avx2};
   const std::string name = isa ? isa : "";
   if (name != "scalar" && name != "portable" && ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
     return avx2;

@@ -54,7 +54,62 @@ inline __m128i pack8_wrap(__m256i v) {
   return pack8_sat(lo);
 }
 
+// MultiplyByQuantizedMultiplier, single rounding: (x m + 2^(t-1)) >> t arithmetic, t = 31 - shift
+// in [1, 62]. |x m| < 2^62, so adding 2^62 makes the 64-bit sum non-negative and a logical shift
+// exact; the added 2^62 contributes exactly 2^(62-t) to the quotient, removed again.
+inline __m256i mbqm_single8(__m256i x, int32_t m, int shift) {
+  const int t = 31 - shift;
+  const __m256i mv = _mm256_set1_epi32(m);
+  const __m256i add = _mm256_set1_epi64x((int64_t{1} << (t - 1)) + (int64_t{1} << 62));
+  const __m256i sub = _mm256_set1_epi64x(int64_t{1} << (62 - t));
+  const __m128i count = _mm_cvtsi32_si128(t);
+  const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, mv), add);
+  const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), mv), add);
+  const __m256i qe = _mm256_sub_epi64(_mm256_srl_epi64(pe, count), sub);
+  const __m256i qo = _mm256_sub_epi64(_mm256_srl_epi64(po, count), sub);
+  return _mm256_blend_epi32(qe, _mm256_slli_epi64(qo, 32), 0xAA);
+}
+
+// t[x + 32768] for 8 int32 lanes holding int16 values: a 32-bit gather at 2-byte steps (the
+// table's padding keeps the last read inside it), low halves sign-extended.
+inline __m256i lookup8(const fx16::Table& t, __m256i x) {
+  const __m256i idx = _mm256_add_epi32(x, _mm256_set1_epi32(32768));
+  const __m256i v = _mm256_i32gather_epi32(reinterpret_cast<const int*>(t.data()), idx, 2);
+  return _mm256_srai_epi32(_mm256_slli_epi32(v, 16), 16);
+}
+
+template <bool kDouble>
+void hidden_avx2(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift, int32_t zp,
+                 int8_t* h) noexcept {
+  const __m256i zpv = _mm256_set1_epi32(zp);
+  int k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m256i prod = _mm256_mullo_epi32(load8_s16(o + k), lookup8(t, load8_s16(c + k)));
+    const __m256i q = kDouble ? mbqm_double8(prod, m, shift) : mbqm_single8(prod, m, shift);
+    const __m128i v16 = pack8_sat(_mm256_add_epi32(q, zpv));  // int8 clamp below = clamp of the int32
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(h + k), _mm_packs_epi16(v16, v16));
+  }
+  if (k < n) {
+    (kDouble ? int8_hidden_double_scalar : int8_hidden_single_scalar)(o + k, c + k, t, n - k, m, shift, zp, h + k);
+  }
+}
+
 }  // namespace
+
+void int8_activate_avx2(const fx16::Table& t, int16_t* x, int n) noexcept {
+  int k = 0;
+  for (; k + 8 <= n; k += 8) _mm_storeu_si128(reinterpret_cast<__m128i*>(x + k), pack8_sat(lookup8(t, load8_s16(x + k))));
+  if (k < n) int8_activate_scalar(t, x + k, n - k);
+}
+
+void int8_hidden_double_avx2(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+                             int32_t zp, int8_t* h) noexcept {
+  hidden_avx2<true>(o, c, t, n, m, shift, zp, h);
+}
+void int8_hidden_single_avx2(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+                             int32_t zp, int8_t* h) noexcept {
+  hidden_avx2<false>(o, c, t, n, m, shift, zp, h);
+}
 
 void int8_gate_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h, const int32_t* bias_h,
                     int n, Int8GateScales s, int16_t* gate) noexcept {
