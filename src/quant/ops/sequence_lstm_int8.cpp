@@ -61,7 +61,13 @@ float scale_of(const PrepareContext& ctx, int index, const char* what, int32_t* 
     ctx.fail(std::string(what) + " ('" + t.name + "') needs one positive per-tensor scale for the integer LSTM" +
              (t.quant.scale.size() > 1 ? " (per-axis quantization is not supported here)" : ""));
   }
-  if (zero_point) *zero_point = t.quant.zero_point.empty() ? 0 : static_cast<int32_t>(t.quant.zero_point[0]);
+  if (zero_point) {
+    const int64_t z = t.quant.zero_point.empty() ? 0 : t.quant.zero_point[0];
+    if (z < -128 || z > 127) {
+      ctx.fail(std::string(what) + " ('" + t.name + "') has zero point " + std::to_string(z) + " outside the int8 range");
+    }
+    *zero_point = static_cast<int32_t>(z);
+  }
   return t.quant.scale[0];
 }
 
@@ -90,7 +96,7 @@ bool checked_log2(float x, int* result) {
 
 class Int8Lstm final : public PreparedOp {
  public:
-  Int8Lstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
+  Int8Lstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o), ctx_(&ctx) {
     const OpOptions& opt = ctx.op.options;
     rounding_ = ctx.options.rounding;
     s8_ = &kernels::s8_kernels(ctx.isa);
@@ -213,6 +219,7 @@ class Int8Lstm final : public PreparedOp {
     hidden_.assign(static_cast<size_t>(o.projection ? stride_p_ : o.n_cell), 0);
     acc_p_.assign(static_cast<size_t>(o.n_output), 0);
     run_ = rounding_ == Rounding::Double ? &Int8Lstm::run<Rounding::Double> : &Int8Lstm::run<Rounding::Single>;
+    ctx_ = nullptr;  // prepare-time only
   }
 
   void eval(const TensorMemory& mem) noexcept override { (this->*run_)(mem); }
@@ -233,8 +240,13 @@ class Int8Lstm final : public PreparedOp {
   }
 
  private:
+  // Effective scales beyond 2^30 (left shifts past 30) would overflow every int32 product: such
+  // parameters come only from a broken file.
   Scale split(float m, Rounding r) const {
     const QuantizedMultiplier q = quantize_multiplier(static_cast<double>(m), r);
+    if (!std::isfinite(m) || m < 0.0f || q.shift > 30) {
+      ctx_->fail("an effective scale of the integer LSTM (" + std::to_string(m) + ") is not a usable multiplier");
+    }
     return {q.multiplier, q.shift};
   }
   Scale split(float m) const { return split(m, rounding_); }
@@ -323,6 +335,7 @@ class Int8Lstm final : public PreparedOp {
   }
 
   LstmOperands o_;
+  const PrepareContext* ctx_ = nullptr;  // set during construction only, for errors
   Rounding rounding_ = Rounding::Double;
   const kernels::S8Kernels* s8_ = nullptr;
   const Int8LstmKernels* step_kernels_ = nullptr;
