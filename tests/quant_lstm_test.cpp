@@ -129,3 +129,20 @@ TEST(QuantLstmBf16, MatchesTfliteOnBf16Weights) { expect_bf16_close("small_seq_b
 TEST(QuantLstmBf16, MatchesTfliteOnBf16WeightsLongSequence) { expect_bf16_close("big_bf16"); }
 
 }  // namespace
+
+// Operand configurations the converter never emits for Keras (tools/make_lstm_fixtures.py edits a
+// converted model and lets TFLite run it): CIFG, peepholes, projection with clipping, layer norm.
+namespace {
+
+TEST(QuantLstmVariants, FloatCifg) { expect_close("cifg_float", 1e-5); }
+TEST(QuantLstmVariants, FloatPeepholeWithCellClip) { expect_close("peephole_float", 1e-5); }
+TEST(QuantLstmVariants, FloatProjectionWithClip) { expect_close("projection_float", 1e-5); }
+TEST(QuantLstmVariants, FloatLayerNorm) { expect_close("layer_norm_float", 1e-5); }
+TEST(QuantLstmVariants, FloatEverything) { expect_close("all_float", 1e-5); }
+TEST(QuantLstmVariants, HybridEverything) { expect_close("all_dynamic", 1e-4); }
+TEST(QuantLstmVariants, HybridSymmetricInputsWithPeephole) { expect_close("symmetric_dynamic", 1e-4); }
+TEST(QuantLstmVariants, Int8Cifg) { expect_bit_exact("cifg_int8"); }
+TEST(QuantLstmVariants, Int8Peephole) { expect_bit_exact("peephole_int8"); }
+TEST(QuantLstmVariants, Int8ProjectionWithClip) { expect_bit_exact("projection_int8"); }
+
+}  // namespace
