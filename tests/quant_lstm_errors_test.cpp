@@ -111,6 +111,18 @@ TEST(QuantLstmErrors, Int8CellScaleMustBeAPowerOfTwo) {
   expect_refused(f, {"cell_state scale", "power of two"});
 }
 
+TEST(QuantLstmErrors, Int8ZeroPointOutsideInt8IsRefused) {
+  LstmFixture f = lstm_fixture::load("small_int8");
+  operand(f, 18).quant.zero_point[0] = 300;
+  expect_refused(f, {"output_state", "zero point 300"});
+}
+
+TEST(QuantLstmErrors, Int8HugeEffectiveScaleIsRefused) {
+  LstmFixture f = lstm_fixture::load("small_int8");
+  operand(f, 2).quant.scale[0] = 1e12f;
+  expect_refused(f, {"effective scale"});
+}
+
 TEST(QuantLstmErrors, ConstantStateIsRefused) {
   LstmFixture f = lstm_fixture::load("small_float");
   operand(f, 18).data.assign(16, 0);

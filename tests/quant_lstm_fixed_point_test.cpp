@@ -68,16 +68,31 @@ TEST(QuantLstmFixedPoint, CloseToTheRealFunctions) {
   EXPECT_LE(worst_tanh4, 16.0);
 }
 
+int16_t tanh_of(int integer_bits, int16_t x) {
+  switch (integer_bits) {
+    case 0: return fx16::tanh<0>(x);
+    case 1: return fx16::tanh<1>(x);
+    case 2: return fx16::tanh<2>(x);
+    case 3: return fx16::tanh<3>(x);
+    case 4: return fx16::tanh<4>(x);
+    case 5: return fx16::tanh<5>(x);
+    default: return fx16::tanh<6>(x);
+  }
+}
+
+// The tables hold the function's value for every int16 input (index: input + 32768).
 TEST(QuantLstmFixedPoint, TablesEqualTheFunctions) {
   const fx16::Table& sig = fx16::logistic_q3_table();
-  const fx16::Table& t3 = fx16::tanh_table(3);
-  const fx16::Table& t4 = fx16::tanh_table(4);
   for (int r = -32768; r <= 32767; ++r) {
     const auto x = static_cast<int16_t>(r);
-    const size_t i = static_cast<size_t>(r + 32768);
-    ASSERT_EQ(sig[i], fx16::logistic<3>(x)) << r;
-    ASSERT_EQ(t3[i], fx16::tanh<3>(x)) << r;
-    ASSERT_EQ(t4[i], fx16::tanh<4>(x)) << r;
+    ASSERT_EQ(sig[static_cast<size_t>(r + 32768)], fx16::logistic<3>(x)) << r;
+  }
+  for (int ib = 0; ib <= 6; ++ib) {
+    const fx16::Table& t = fx16::tanh_table(ib);
+    for (int r = -32768; r <= 32767; ++r) {
+      const auto x = static_cast<int16_t>(r);
+      ASSERT_EQ(t[static_cast<size_t>(r + 32768)], tanh_of(ib, x)) << "integer bits " << ib << " input " << r;
+    }
   }
 }
 

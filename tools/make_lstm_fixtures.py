@@ -23,6 +23,7 @@ import json
 import os
 import sys
 
+import flatbuffers
 import numpy as np
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -142,9 +143,14 @@ def tensor_entry(details, is_variable, interp, out_dir, index, with_data):
 
 
 def run_variant(name, model, mode, xs, rep, bf16_weights=False):
+    flat = convert(model, mode, rep)
+    dump_variant(name, flat, mode, xs, bf16_weights)
+    return flat
+
+
+def dump_variant(name, flat, mode, xs, bf16_weights=False):
     out_dir = os.path.join(OUT, name)
     os.makedirs(out_dir, exist_ok=True)
-    flat = convert(model, mode, rep)
     with open(os.path.join(out_dir, "model.tflite"), "wb") as f:
         f.write(flat)
     op = lstm_op_of(flat)
@@ -207,6 +213,120 @@ def run_variant(name, model, mode, xs, rep, bf16_weights=False):
                                             details[lstm_out]["dtype"].__name__))
 
 
+# --- variants the converter never emits for a Keras LSTM --------------------------------------
+# CIFG, peepholes, projection (with clipping) and layer norm: the converted model is edited with
+# the flatbuffer object API (operands added or removed, random constants), then run by TFLite as
+# usual, so its kernel still supplies the expected outputs.
+
+TENSOR_TYPE = {np.float32: 0, np.int32: 2, np.int16: 7, np.int8: 9}
+
+
+def add_constant(model, graph, name, values, scale=None):
+    buf = schema_fb.BufferT()
+    buf.data = np.frombuffer(np.ascontiguousarray(values).tobytes(), dtype=np.uint8)
+    model.buffers.append(buf)
+    t = schema_fb.TensorT()
+    t.shape = np.array(values.shape, dtype=np.int32)
+    t.type = TENSOR_TYPE[values.dtype.type]
+    t.buffer = len(model.buffers) - 1
+    t.name = name.encode()
+    if scale is not None:
+        q = schema_fb.QuantizationParametersT()
+        q.scale = np.array([scale], dtype=np.float32)
+        q.zeroPoint = np.array([0], dtype=np.int64)
+        t.quantization = q
+    graph.tensors.append(t)
+    return len(graph.tensors) - 1
+
+
+def edit_lstm(flat, edit):
+    model = schema_fb.ModelT.InitFromPackedBuf(flat, 0)
+    graph = model.subgraphs[0]
+    for op in graph.operators:
+        code = model.operatorCodes[op.opcodeIndex]
+        if max(code.deprecatedBuiltinCode, code.builtinCode) == LSTM_CODE:
+            op.inputs = [int(v) for v in op.inputs] + [-1] * (24 - len(op.inputs))
+            edit(model, graph, op)
+            op.inputs = np.array(op.inputs, dtype=np.int32)
+    builder = flatbuffers.Builder(1024)
+    builder.Finish(model.Pack(builder), file_identifier=b"TFL3")
+    return bytes(builder.Output())
+
+
+def lstm_edit(seed, kind, cifg=False, peephole=False, projection=False, layer_norm=False,
+              cell_clip=None, proj_clip=None, asymmetric=None):
+    """kind: 'float', 'hybrid' (int8 weights, float rest) or 'int8' (8x8_16 operand types)."""
+    rng = np.random.default_rng(seed)
+
+    def edit(model, graph, op):
+        n_cell = int(graph.tensors[op.inputs[4]].shape[0])
+        if cifg:
+            for i in (1, 5, 9, 12, 20):
+                op.inputs[i] = -1
+        if peephole:
+            for i in ((10, 11) if cifg else (9, 10, 11)):
+                v = rng.uniform(-0.5, 0.5, n_cell)
+                if kind == "float":
+                    op.inputs[i] = add_constant(model, graph, "peephole%d" % i, v.astype(np.float32))
+                elif kind == "hybrid":
+                    s = float(np.abs(v).max()) / 127
+                    op.inputs[i] = add_constant(model, graph, "peephole%d" % i, np.round(v / s).astype(np.int8), s)
+                else:
+                    s = float(np.abs(v).max()) / 32767
+                    op.inputs[i] = add_constant(model, graph, "peephole%d" % i, np.round(v / s).astype(np.int16), s)
+        if projection:  # [n_output = n_cell, n_cell], keeping every other shape
+            w = rng.normal(0.0, 0.4, (n_cell, n_cell))
+            b = rng.normal(0.0, 0.1, n_cell)
+            if kind == "float":
+                op.inputs[16] = add_constant(model, graph, "projection", w.astype(np.float32))
+                op.inputs[17] = add_constant(model, graph, "projection_bias", b.astype(np.float32))
+            else:
+                s = float(np.abs(w).max()) / 127
+                op.inputs[16] = add_constant(model, graph, "projection", np.round(w / s).astype(np.int8), s)
+                if kind == "hybrid":
+                    op.inputs[17] = add_constant(model, graph, "projection_bias", b.astype(np.float32))
+                else:
+                    hidden = graph.tensors[op.intermediates[4]].quantization.scale[0]
+                    bs = float(s * hidden)
+                    op.inputs[17] = add_constant(model, graph, "projection_bias", np.round(b / bs).astype(np.int32), bs)
+        if layer_norm:
+            for g in range(4):
+                if cifg and g == 0:
+                    continue
+                v = rng.uniform(0.5, 1.5, n_cell).astype(np.float32)
+                op.inputs[20 + g] = add_constant(model, graph, "layer_norm%d" % g, v)
+        o = op.builtinOptions
+        if cell_clip is not None:
+            o.cellClip = cell_clip
+        if proj_clip is not None:
+            o.projClip = proj_clip
+        if asymmetric is not None:
+            o.asymmetricQuantizeInputs = asymmetric
+
+    return edit
+
+
+def edited_variants(flats, xs_of):
+    variants = [
+        # name, base, kind, edit arguments
+        ("cifg_float", "small_seq_float", "float", dict(cifg=True)),
+        ("peephole_float", "small_seq_float", "float", dict(peephole=True, cell_clip=0.6)),
+        ("projection_float", "small_seq_float", "float", dict(projection=True, proj_clip=0.15)),
+        ("layer_norm_float", "small_seq_float", "float", dict(layer_norm=True)),
+        ("all_float", "small_seq_float", "float",
+         dict(cifg=True, peephole=True, projection=True, layer_norm=True, cell_clip=0.5, proj_clip=0.2)),
+        ("all_dynamic", "wide_seq_dynamic", "hybrid",
+         dict(cifg=True, peephole=True, projection=True, layer_norm=True, cell_clip=0.5, proj_clip=0.2)),
+        ("symmetric_dynamic", "wide_seq_dynamic", "hybrid", dict(peephole=True, asymmetric=False)),
+        ("cifg_int8", "small_seq_int8", "int8", dict(cifg=True)),
+        ("peephole_int8", "big_seq_int8", "int8", dict(peephole=True)),
+        ("projection_int8", "big_seq_int8", "int8", dict(projection=True, proj_clip=0.2)),
+    ]
+    for i, (name, base, kind, args) in enumerate(variants):
+        flat = edit_lstm(flats[base], lstm_edit(100 + i, kind, **args))
+        dump_variant(name, flat, "dynamic" if kind == "hybrid" else kind, xs_of[base])
+
+
 def main():
     configs = [
         # name, seed, T, features, units, return_sequences, modes
@@ -219,14 +339,18 @@ def main():
         ("wide", 5, 32, 32, 64, False, ["float", "dynamic"]),
         ("wide_seq", 6, 32, 32, 64, True, ["dynamic"]),
     ]
+    flats, xs_of = {}, {}
     for name, seed, t, feat, units, seq, modes in configs:
         model = build_model(seed, t, feat, units, seq)
         xs = sample_inputs(seed, SAMPLES, t, feat)
         rep = sample_inputs(seed + 500, 200, t, feat)
         for mode in modes:
-            run_variant("%s_%s" % (name, mode), model, mode, xs, rep)
+            variant = "%s_%s" % (name, mode)
+            flats[variant] = run_variant(variant, model, mode, xs, rep)
+            xs_of[variant] = xs
         if name in ("small_seq", "big"):
             run_variant("%s_bf16" % name, bf16_weight_model(model), "float", xs, rep, bf16_weights=True)
+    edited_variants(flats, xs_of)
     return 0
 
 

@@ -8,9 +8,10 @@
 //   c = f .* c + g .* i, clipped to [-cell_clip, cell_clip] when cell_clip > 0
 //   (peephole: z_o += p_o .* c) with the new cell state;  o = sigmoid(z_o)
 //   h = o .* act(c); with projection h = clip(P h + p_b, proj_clip)
-// The four gates' input and recurrent weights are packed into one [n_input + n_output] x
-// [gates * n_cell] matrix at prepare, so each step is one gemv over [x | h] with the biases as
-// its initial value.
+// The gates' input weights are packed into one [n_input] x [gates * n_cell] matrix and their
+// recurrent weights into one [n_output] x [gates * n_cell] matrix at prepare, so each step is one
+// gemv over x (from the biases) and one over h (accumulating); the second is skipped while h is
+// all zeros (a reset state), which adds exactly nothing.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -35,11 +36,11 @@ class FloatLstm final : public PreparedOp {
 
     int gates = 0;
     for (int g = 0; g < kGates; ++g) gate_off_[g] = o.has_gate(g) ? n_cell() * gates++ : -1;
-    K_ = o.n_input + o.n_output;
     N_ = gates * o.n_cell;
 
-    // Dense [K x N] matrix W[k][gate block + c], then the kernel layout.
-    std::vector<float> dense(static_cast<size_t>(K_) * static_cast<size_t>(N_));
+    // Dense [n_input x N] and [n_output x N] matrices W[k][gate block + c], then the kernel layout.
+    std::vector<float> dense_x(static_cast<size_t>(o.n_input) * static_cast<size_t>(N_));
+    std::vector<float> dense_h(static_cast<size_t>(o.n_output) * static_cast<size_t>(N_));
     bias_.assign(static_cast<size_t>(N_), 0.0f);
     for (int g = 0; g < kGates; ++g) {
       if (gate_off_[g] < 0) continue;
@@ -49,10 +50,10 @@ class FloatLstm final : public PreparedOp {
       for (int c = 0; c < o.n_cell; ++c) {
         const size_t col = static_cast<size_t>(gate_off_[g] + c);
         for (int k = 0; k < o.n_input; ++k) {
-          dense[static_cast<size_t>(k) * N_ + col] = wx[static_cast<size_t>(c) * o.n_input + k];
+          dense_x[static_cast<size_t>(k) * N_ + col] = wx[static_cast<size_t>(c) * o.n_input + k];
         }
         for (int k = 0; k < o.n_output; ++k) {
-          dense[static_cast<size_t>(o.n_input + k) * N_ + col] = wh[static_cast<size_t>(c) * o.n_output + k];
+          dense_h[static_cast<size_t>(k) * N_ + col] = wh[static_cast<size_t>(c) * o.n_output + k];
         }
       }
       if (o.layer_norm) {
@@ -66,8 +67,10 @@ class FloatLstm final : public PreparedOp {
         peephole_[g] = constant_as_f32(ctx, o.peephole_weights[g], operand_name(operand));
       }
     }
-    w_xh_.resize(::tickinfer::kernels::packed_floats(K_, N_));
-    ::tickinfer::kernels::pack_weights(dense.data(), K_, N_, w_xh_.data());
+    w_x_.resize(::tickinfer::kernels::packed_floats(o.n_input, N_));
+    ::tickinfer::kernels::pack_weights(dense_x.data(), o.n_input, N_, w_x_.data());
+    w_h_.resize(::tickinfer::kernels::packed_floats(o.n_output, N_));
+    ::tickinfer::kernels::pack_weights(dense_h.data(), o.n_output, N_, w_h_.data());
 
     if (o.projection) {
       // P is [n_output, n_cell]; the gemv wants [K = n_cell] x [N = n_output].
@@ -84,7 +87,6 @@ class FloatLstm final : public PreparedOp {
                        ? constant_as_f32(ctx, o.projection_bias, operand_name(kProjectionBias))
                        : std::vector<float>(static_cast<size_t>(o.n_output), 0.0f);
     }
-    xh_.assign(static_cast<size_t>(K_), 0.0f);
     z_.assign(static_cast<size_t>(N_), 0.0f);
     hidden_.assign(static_cast<size_t>(o.n_cell), 0.0f);
     one_minus_f_.assign(static_cast<size_t>(o.n_cell), 0.0f);
@@ -111,7 +113,7 @@ class FloatLstm final : public PreparedOp {
   }
 
   int64_t macs() const override {
-    const int64_t per_step = int64_t{K_} * N_ + (o_.projection ? int64_t{o_.n_cell} * o_.n_output : 0);
+    const int64_t per_step = int64_t{o_.n_input + o_.n_output} * N_ + (o_.projection ? int64_t{o_.n_cell} * o_.n_output : 0);
     return per_step * o_.n_time * o_.n_batch;
   }
 
@@ -121,10 +123,9 @@ class FloatLstm final : public PreparedOp {
 
   void step(const float* x, float* h, float* c, float* y) noexcept {
     const int n = o_.n_cell;
-    std::memcpy(xh_.data(), x, sizeof(float) * static_cast<size_t>(o_.n_input));
-    std::memcpy(xh_.data() + o_.n_input, h, sizeof(float) * static_cast<size_t>(o_.n_output));
     constexpr float kInf = std::numeric_limits<float>::infinity();
-    ks_->gemv(xh_.data(), K_, w_xh_.data(), N_, bias_.data(), z_.data(), -kInf, kInf);
+    ks_->gemv(x, o_.n_input, w_x_.data(), N_, bias_.data(), z_.data(), -kInf, kInf);
+    if (!all_zero(h, o_.n_output)) ks_->gemv(h, o_.n_output, w_h_.data(), N_, z_.data(), z_.data(), -kInf, kInf);
 
     for (int g : {kInputGate, kForgetGate}) {
       if (gate_off_[g] < 0) continue;
@@ -169,13 +170,13 @@ class FloatLstm final : public PreparedOp {
   FusedActivation act_ = FusedActivation::Tanh;
   float cell_clip_ = 0.0f, proj_clip_ = 0.0f;
   int gate_off_[kGates] = {-1, -1, -1, -1};  // offset of each present gate's block in z_
-  int K_ = 0, N_ = 0;                         // the packed gate matrix is K_ x N_
-  std::vector<float> w_xh_;                   // ::tickinfer::kernels::pack_weights layout
+  int N_ = 0;                                 // gate rows: present gates x n_cell
+  std::vector<float> w_x_, w_h_;              // [n_input | n_output] x N_, pack_weights layout
   std::vector<float> bias_;                   // [N_]; zero when layer norm adds the bias later
   std::vector<float> peephole_[kGates], ln_[kGates], ln_bias_[kGates];
   std::vector<float> w_proj_, proj_bias_;
-  // Scratch, sized at prepare: [x | h], gate pre-activations, o .* act(c), 1 - f (CIFG).
-  std::vector<float> xh_, z_, hidden_, one_minus_f_;
+  // Scratch, sized at prepare: gate pre-activations, o .* act(c), 1 - f (CIFG).
+  std::vector<float> z_, hidden_, one_minus_f_;
 };
 
 }  // namespace

@@ -43,6 +43,13 @@ inline void apply_fused_activation(const ::tickinfer::kernels::KernelSet& ks, Fu
   }
 }
 
+inline bool all_zero(const float* x, int n) noexcept {
+  for (int i = 0; i < n; ++i) {
+    if (x[i] != 0.0f) return false;
+  }
+  return true;
+}
+
 // acc[i] += w[i] * v[i]  (peephole connections)
 inline void multiply_accumulate(const float* w, const float* v, float* acc, int n) noexcept {
   for (int i = 0; i < n; ++i) acc[i] += w[i] * v[i];

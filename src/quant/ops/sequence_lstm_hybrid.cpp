@@ -21,13 +21,6 @@ namespace tickinfer::quant::ops::lstm {
 
 namespace {
 
-bool all_zero(const float* x, int n) noexcept {
-  for (int i = 0; i < n; ++i) {
-    if (x[i] != 0.0f) return false;
-  }
-  return true;
-}
-
 // One int8 matrix with its per-tensor scale, in the shared gemv layout, and its row sums.
 struct Int8Matrix {
   int rows = 0, cols = 0, stride = 0;

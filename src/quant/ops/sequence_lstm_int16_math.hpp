@@ -178,8 +178,9 @@ inline int16_t tanh(int16_t a) {
 
 // --- tables -------------------------------------------------------------------------------------
 
-// f(raw) for every int16 raw value, indexed by raw + 32768.
-using Table = std::array<int16_t, 65536>;
+// f(raw) for every int16 raw value, indexed by raw + 32768. Two entries of zero padding at the
+// end let a vector gather read 32 bits at any index.
+using Table = std::array<int16_t, 65536 + 2>;
 
 // logistic on Q3 (the gates) and tanh on Q0..Q6 (Q3: the cell gate; Q(15 + cell_scale): the
 // cell state). Built once per process, on first use (thread-safe static initialisation).

@@ -1,0 +1,76 @@
+// UNIDIRECTIONAL_SEQUENCE_LSTM step latency: bench/models' lstm_tiny shape (2 stacked LSTM(128),
+// input 128, one time step) from the TFLite fixtures, in int8, dynamic-range and float, with the
+// plain reference kernels and the fastest kernel set of this CPU. Only the two LSTM ops run (the
+// program is cut before its STRIDED_SLICE); state is reset before every invoke (window mode).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <vector>
+#include <sstream>
+#include <string>
+
+#include "formats/tflite_file.hpp"
+#include "quant/interpreter.hpp"
+
+namespace {
+
+using namespace tickinfer;
+
+std::shared_ptr<quant::Program> lstm_tiny(const std::string& mode) {
+  const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/lstm_tiny/" + mode + ".tflite";
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  auto p = std::make_shared<quant::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
+  for (size_t i = 0; i < p->ops.size(); ++i) {
+    if (p->ops[i].code != quant::OpCode::StridedSlice) continue;
+    p->outputs = {p->ops[i].inputs.at(0)};
+    p->ops.resize(i);
+    break;
+  }
+  return p;
+}
+
+void BM_LstmTiny(benchmark::State& state, const char* mode, const char* isa) {
+  quant::InterpreterOptions options;
+  options.isa = isa;
+  quant::Interpreter interp(lstm_tiny(mode), options);
+  // 64 different random inputs in turn, so branch predictors cannot learn one invoke's pattern.
+  const quant::Tensor& in = interp.input_tensor(0);
+  const size_t bytes = static_cast<size_t>(quant::element_count(in.shape)) * quant::dtype_size(in.type);
+  std::vector<std::vector<uint8_t>> inputs(64, std::vector<uint8_t>(bytes));
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (auto& x : inputs) {
+    for (size_t i = 0; i < bytes; ++i) x[i] = static_cast<uint8_t>(rng());
+    if (in.type == quant::DType::F32) {
+      for (size_t i = 0; i < bytes / 4; ++i) {
+        const float v = normal(rng);
+        std::memcpy(x.data() + 4 * i, &v, 4);
+      }
+    }
+  }
+  size_t next = 0;
+  for (auto _ : state) {
+    std::memcpy(interp.input_data(0), inputs[next++ & 63].data(), bytes);
+    interp.invoke();
+    benchmark::DoNotOptimize(interp.output_data(0));
+  }
+  state.SetLabel(interp.isa());
+  state.counters["MACs"] = static_cast<double>(interp.macs());
+}
+
+BENCHMARK_CAPTURE(BM_LstmTiny, int8_scalar, "int8", "scalar");
+BENCHMARK_CAPTURE(BM_LstmTiny, int8_best, "int8", "");
+BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_scalar, "dynamic", "scalar");
+BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_best, "dynamic", "");
+BENCHMARK_CAPTURE(BM_LstmTiny, float_scalar, "float", "scalar");
+BENCHMARK_CAPTURE(BM_LstmTiny, float_best, "float", "");
+
+}  // namespace
+
+BENCHMARK_MAIN();

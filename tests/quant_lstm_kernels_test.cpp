@@ -1,0 +1,131 @@
+// The integer LSTM's AVX2 step kernels equal the scalar reference bit for bit: seeded random
+// inputs over the whole int32/int16 ranges and realistic ones, lengths around the vector width,
+// guard values after the outputs. Skipped where the CPU has no AVX2.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel_set.hpp"
+#include "quant/fixed_point.hpp"
+#include "quant/ops/sequence_lstm_int8_kernels.hpp"
+
+namespace {
+
+using namespace tickinfer::quant;
+using namespace tickinfer::quant::ops::lstm;
+namespace fx16 = tickinfer::quant::ops::lstm::fx16;
+
+constexpr int16_t kGuard = 0x5A5A;
+
+bool have_avx2() { return tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2); }
+
+TEST(QuantLstmKernels, DispatchNamesTheVariant) {
+  EXPECT_STREQ(int8_lstm_kernels("scalar").name, "scalar");
+  EXPECT_STREQ(int8_lstm_kernels("").name, have_avx2() ? "avx2" : "scalar");
+}
+
+TEST(QuantLstmKernels, GateRequantizationAvx2MatchesScalar) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const uint32_t seed = 20261130;
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = trial % 40;
+    const bool wide = trial % 3 == 0;  // whole int32 range, else accumulator-like values
+    std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), acc(-400000, 400000);
+    std::vector<int32_t> ax(n), bx(n), ah(n), bh(n);
+    for (int k = 0; k < n; ++k) {
+      ax[k] = wide ? any(rng) : acc(rng);
+      bx[k] = wide ? any(rng) : acc(rng);
+      ah[k] = wide ? any(rng) : acc(rng);
+      bh[k] = wide ? any(rng) : acc(rng);
+    }
+    std::uniform_real_distribution<double> m(1e-6, 4.0);
+    const QuantizedMultiplier qx = quantize_multiplier(m(rng), Rounding::Double);
+    const QuantizedMultiplier qh = quantize_multiplier(m(rng), Rounding::Double);
+    const Int8GateScales s{qx.multiplier, qh.multiplier, qx.shift, qh.shift};
+    std::vector<int16_t> want(n + 4, kGuard), got(n + 4, kGuard);
+    int8_gate_scalar(ax.data(), bx.data(), ah.data(), bh.data(), n, s, want.data());
+    fast.gate(ax.data(), bx.data(), ah.data(), bh.data(), n, s, got.data());
+    ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+  }
+}
+
+TEST(QuantLstmKernels, CellUpdateAvx2MatchesScalar) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const uint32_t seed = 7;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> v16(-32768, 32767), gate(0, 32767);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = trial % 40;
+    const bool cifg = trial % 2 == 1;
+    const bool any = trial % 5 == 0;  // arbitrary int16 gates, not only sigmoid outputs
+    const int shift = 15 + trial % 7;  // 30 + cell_scale for cell scales 2^-15 .. 2^-9
+    const auto clip = static_cast<int16_t>(trial % 4 == 0 ? 0 : 1000 + trial * 50);
+    std::vector<int16_t> i(n), f(n), g(n), c(n + 4, kGuard);
+    for (int k = 0; k < n; ++k) {
+      i[k] = static_cast<int16_t>(any ? v16(rng) : gate(rng));
+      f[k] = static_cast<int16_t>(any ? v16(rng) : gate(rng));
+      g[k] = static_cast<int16_t>(v16(rng));
+      c[k] = static_cast<int16_t>(v16(rng));
+    }
+    std::vector<int16_t> want = c, got = c;
+    int8_cell_scalar(cifg ? nullptr : i.data(), f.data(), g.data(), n, shift, clip, want.data());
+    fast.cell(cifg ? nullptr : i.data(), f.data(), g.data(), n, shift, clip, got.data());
+    ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+  }
+}
+
+TEST(QuantLstmKernels, TableActivationAvx2MatchesScalar) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> v16(-32768, 32767);
+  for (const fx16::Table* t : {&fx16::logistic_q3_table(), &fx16::tanh_table(3), &fx16::tanh_table(6)}) {
+    for (int n = 0; n < 40; ++n) {
+      std::vector<int16_t> x(n + 4, kGuard);
+      for (int k = 0; k < n; ++k) x[k] = static_cast<int16_t>(v16(rng));
+      if (n > 2) {  // the ends of the table, where the gather reads into the padding
+        x[0] = 32767;
+        x[1] = -32768;
+      }
+      std::vector<int16_t> want = x, got = x;
+      int8_activate_scalar(*t, want.data(), n);
+      fast.activate(*t, got.data(), n);
+      ASSERT_EQ(got, want) << "n " << n;
+    }
+  }
+}
+
+TEST(QuantLstmKernels, HiddenStateAvx2MatchesScalar) {
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const uint32_t seed = 5;
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> v16(-32768, 32767), gate(0, 32767), zp(-128, 127);
+  std::uniform_real_distribution<double> scale(1e-9, 1e-4);
+  for (int trial = 0; trial < 200; ++trial) {
+    const int n = trial % 40;
+    const fx16::Table& t = fx16::tanh_table(trial % 7);
+    std::vector<int16_t> o(n), c(n);
+    for (int k = 0; k < n; ++k) {
+      o[k] = static_cast<int16_t>(trial % 4 == 0 ? v16(rng) : gate(rng));
+      c[k] = static_cast<int16_t>(v16(rng));
+    }
+    const int32_t z = zp(rng);
+    for (Rounding r : {Rounding::Double, Rounding::Single}) {
+      const QuantizedMultiplier q = quantize_multiplier(scale(rng), r);
+      std::vector<int8_t> want(n + 4, 0x5A), got(n + 4, 0x5A);
+      (r == Rounding::Double ? int8_hidden_double_scalar : int8_hidden_single_scalar)(o.data(), c.data(), t, n,
+                                                                                      q.multiplier, q.shift, z, want.data());
+      (r == Rounding::Double ? fast.hidden_double : fast.hidden_single)(o.data(), c.data(), t, n, q.multiplier, q.shift,
+                                                                        z, got.data());
+      ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+    }
+  }
+}
+
+}  // namespace
