@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "quant/fixed_point.hpp"
+#include "quant/kernels/gemv_s16_pairs.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"
@@ -233,5 +234,44 @@ TEST(Int8FullyConnected, EvalAllocatesNothing) {
     g_counting = false;
     EXPECT_EQ(g_allocs.load(), 0) << isa;
     EXPECT_GT(y[0], 0.5f);  // relu output >= zero point maps to sigmoid >= 0.5
+  }
+}
+
+TEST(Int8Kernels, PairBlockGemvMatchesScalarAcrossSizes) {
+  // The int16 pair-block layout (FULLY_CONNECTED's AVX2 path) against the s8 reference: odd and
+  // even depths, row counts around the 8-row block and the 4-block pass.
+  const int rows_list[] = {1, 3, 7, 8, 9, 16, 31, 32, 33, 40, 64, 129};
+  const int cols_list[] = {1, 2, 3, 10, 15, 16, 17, 64, 127, 128};
+  for (int rows : rows_list) {
+    for (int cols : cols_list) {
+      const uint32_t seed = static_cast<uint32_t>(rows * 1000 + cols + 7);
+      std::mt19937 rng(seed);
+      const auto w = random_s8(rng, static_cast<size_t>(rows) * cols);
+      const auto x = random_s8(rng, static_cast<size_t>(cols));
+      const int stride = s8_row_stride(cols);
+      std::vector<int8_t> ws(static_cast<size_t>(stride) * rows), xs(static_cast<size_t>(stride), 0);
+      pack_s8_rows(w.data(), rows, cols, ws.data());
+      std::memcpy(xs.data(), x.data(), x.size());
+      std::vector<int32_t> want(static_cast<size_t>(rows));
+      gemv_s8s8_s32_scalar(ws.data(), rows, stride, xs.data(), want.data());
+
+      std::vector<int16_t> packed(pair_block_elems(rows, cols));
+      pack_s16_pair_blocks(w.data(), rows, cols, packed.data());
+      std::vector<int16_t> xw(static_cast<size_t>(2 * column_pairs(cols)));
+      widen_s8_to_s16_pairs(x.data(), cols, xw.data());
+      const int blocks = pair_blocks(rows);
+      std::vector<int32_t> got(static_cast<size_t>(blocks) * kPairBlockRows + 1, 12345);
+      gemv_s16_pairs_scalar(packed.data(), blocks, column_pairs(cols), xw.data(), got.data());
+      EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + rows), want) << "scalar seed " << seed;
+      for (size_t r = static_cast<size_t>(rows); r + 1 < got.size(); ++r) EXPECT_EQ(got[r], 0) << "padding row " << r;
+#if defined(__x86_64__)
+      if (__builtin_cpu_supports("avx2")) {
+        std::fill(got.begin(), got.end(), 12345);
+        gemv_s16_pairs_avx2(packed.data(), blocks, column_pairs(cols), xw.data(), got.data());
+        EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + rows), want) << "avx2 seed " << seed;
+        EXPECT_EQ(got.back(), 12345) << "avx2 wrote past the blocks";
+      }
+#endif
+    }
   }
 }

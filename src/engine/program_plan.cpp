@@ -33,9 +33,15 @@ template <class Q>
 void quantize_row(const float* x, Q* q, size_t n, float scale, int32_t zp) noexcept {
   constexpr int32_t lo = std::numeric_limits<Q>::min(), hi = std::numeric_limits<Q>::max();
   for (size_t i = 0; i < n; ++i) {
-    const float v = x[i] / scale;
+    float v = x[i] / scale;
     // NaN has no integer value: it maps to the zero point (a real 0), never to undefined behaviour.
-    int32_t r = std::isnan(v) ? 0 : static_cast<int32_t>(std::fmax(std::fmin(std::round(v), 1e9f), -1e9f));
+    if (std::isnan(v)) v = 0.0f;
+    v = v < -1e9f ? -1e9f : (v > 1e9f ? 1e9f : v);
+    // Round half away from zero without a libm call (this runs on every Plan::run): v minus its
+    // truncation is exact in float, so comparing it with +-0.5 decides like std::round.
+    int32_t r = static_cast<int32_t>(v);
+    const float frac = v - static_cast<float>(r);
+    r += frac >= 0.5f ? 1 : (frac <= -0.5f ? -1 : 0);
     r += zp;
     q[i] = static_cast<Q>(r < lo ? lo : (r > hi ? hi : r));
   }

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "quant/kernels/gemv_s16_pairs.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/fully_connected.hpp"
@@ -139,6 +140,60 @@ class Int8FcFast final : public PreparedOp {
   kernels::RequantParams params_;
 };
 
+// AVX2 without VNNI: the filter widened to int16 pair blocks at prepare
+// (quant/kernels/gemv_s16_pairs.hpp), so a call is one vpmaddwd per 8 units and 2 inputs plus
+// one vectorized requantization. Same folded bias as Int8FcFast; exact, so equal bit for bit.
+class Int8FcPairs final : public PreparedOp {
+ public:
+  Int8FcPairs(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
+              std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi,
+              kernels::GemvS16PairsFn gemv, kernels::RequantS8Fn requant)
+      : g_(g), gemv_(gemv), requant_(requant), mult_(std::move(mult)), shift_(std::move(shift)) {
+    blocks_ = kernels::pair_blocks(g.units);
+    pairs_ = kernels::column_pairs(g.depth);
+    xw_.assign(static_cast<size_t>(2 * pairs_), 0);
+    packed_.resize(kernels::pair_block_elems(g.units, g.depth));
+    kernels::pack_s16_pair_blocks(w, g.units, g.depth, packed_.data());
+    std::vector<int32_t> sums(static_cast<size_t>(g.units));
+    kernels::row_sums_s8(w, g.units, g.depth, sums.data());
+    bias_eff_.resize(static_cast<size_t>(g.units));
+    for (int o = 0; o < g.units; ++o) {
+      const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
+      bias_eff_[static_cast<size_t>(o)] =
+          static_cast<int32_t>(b + static_cast<uint32_t>(input_offset) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
+    }
+    acc_.assign(static_cast<size_t>(blocks_) * kernels::kPairBlockRows, 0);
+    params_.bias = bias_eff_.data();
+    params_.multiplier = mult_.data();
+    params_.shift = shift_.data();
+    params_.output_zero_point = out_zp;
+    params_.act_min = lo;
+    params_.act_max = hi;
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const int8_t* x = mem.at<int8_t>(g_.input);
+    int8_t* y = mem.at<int8_t>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      kernels::widen_s8_to_s16_pairs(x + static_cast<size_t>(b) * g_.depth, g_.depth, xw_.data());
+      gemv_(packed_.data(), blocks_, pairs_, xw_.data(), acc_.data());
+      requant_(acc_.data(), g_.units, params_, y + static_cast<size_t>(b) * g_.units);
+    }
+  }
+  std::string describe() const override { return "int8 fc int16 pair blocks avx2"; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  kernels::GemvS16PairsFn gemv_;
+  kernels::RequantS8Fn requant_;
+  int blocks_ = 0, pairs_ = 0;
+  std::vector<int16_t> xw_;
+  std::vector<int16_t> packed_;
+  std::vector<int32_t> bias_eff_, mult_, shift_;
+  std::vector<int32_t> acc_;
+  kernels::RequantParams params_;
+};
+
 // Hybrid: per batch row, quantize the input (symmetric or asymmetric), s8 dot products, then
 // out = bias + dot * (row_scale * filter_scale[o]) in float, then the fused activation.
 class HybridFc final : public PreparedOp {
@@ -235,8 +290,15 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
     return std::make_unique<Int8FcReference<Rounding::Single>>(g, const_data<int8_t>(w), bias, std::move(mult),
                                                                std::move(shift), input_offset, op.zero_point, lo, hi);
   }
+  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str());
+#if defined(__x86_64__)
+  if (std::string(k.name) == "avx2") {
+    return std::make_unique<Int8FcPairs>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
+                                         op.zero_point, lo, hi, kernels::gemv_s16_pairs_avx2, k.requant(rounding(ctx)));
+  }
+#endif
   return std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
-                                      op.zero_point, lo, hi, kernels::s8_kernels(isa.c_str()), rounding(ctx));
+                                      op.zero_point, lo, hi, k, rounding(ctx));
 }
 
 std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g) {
