@@ -1,7 +1,7 @@
 // UNIDIRECTIONAL_SEQUENCE_LSTM step latency: bench/models' lstm_tiny shape (2 stacked LSTM(128),
 // input 128, one time step) from the TFLite fixtures, in int8, dynamic-range and float, with the
-// plain reference kernels and the fastest kernel set of this CPU. Only the two LSTM ops run (the
-// program is cut before its STRIDED_SLICE); state is reset before every invoke (window mode).
+// plain reference kernels and the fastest kernel set of this CPU, in window and stream mode. Only
+// the two LSTM ops run (the program is cut before its STRIDED_SLICE).
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -35,9 +35,12 @@ std::shared_ptr<quant::Program> lstm_tiny(const std::string& mode) {
   return p;
 }
 
-void BM_LstmTiny(benchmark::State& state, const char* mode, const char* isa) {
+// stream = false: window mode (state reset before every invoke, so the recurrent matmul of the
+// one step is skipped); true: stream mode (state carried, both matmuls every step).
+void BM_LstmTiny(benchmark::State& state, const char* mode, const char* isa, bool stream) {
   quant::InterpreterOptions options;
   options.isa = isa;
+  options.reset_variables_each_invoke = !stream;
   quant::Interpreter interp(lstm_tiny(mode), options);
   // 64 different random inputs in turn, so branch predictors cannot learn one invoke's pattern.
   const quant::Tensor& in = interp.input_tensor(0);
@@ -64,12 +67,15 @@ void BM_LstmTiny(benchmark::State& state, const char* mode, const char* isa) {
   state.counters["MACs"] = static_cast<double>(interp.macs());
 }
 
-BENCHMARK_CAPTURE(BM_LstmTiny, int8_scalar, "int8", "scalar");
-BENCHMARK_CAPTURE(BM_LstmTiny, int8_best, "int8", "");
-BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_scalar, "dynamic", "scalar");
-BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_best, "dynamic", "");
-BENCHMARK_CAPTURE(BM_LstmTiny, float_scalar, "float", "scalar");
-BENCHMARK_CAPTURE(BM_LstmTiny, float_best, "float", "");
+BENCHMARK_CAPTURE(BM_LstmTiny, int8_scalar, "int8", "scalar", false);
+BENCHMARK_CAPTURE(BM_LstmTiny, int8_best, "int8", "", false);
+BENCHMARK_CAPTURE(BM_LstmTiny, int8_best_stream, "int8", "", true);
+BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_scalar, "dynamic", "scalar", false);
+BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_best, "dynamic", "", false);
+BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_best_stream, "dynamic", "", true);
+BENCHMARK_CAPTURE(BM_LstmTiny, float_scalar, "float", "scalar", false);
+BENCHMARK_CAPTURE(BM_LstmTiny, float_best, "float", "", false);
+BENCHMARK_CAPTURE(BM_LstmTiny, float_best_stream, "float", "", true);
 
 }  // namespace
 
