@@ -92,6 +92,24 @@ TEST_F(QuantizeCli, AutoModePrintsItsDecisions) {
   EXPECT_TRUE(std::filesystem::exists(temp("m.tkq")));
 }
 
+TEST_F(QuantizeCli, Bf16ModeKeepsKerasOutputsToBf16Precision) {
+  // bf16 weights (8 significant bits), fp32 activations and sums: every Dense becomes bf16 and
+  // the outputs stay within bf16's relative rounding (2^-8 per weight, accumulated) of Keras'.
+  const std::string model = kModels + "/mlp_small/model.keras", data = kModels + "/mlp_small/in0.npy";
+  const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp("b.tkq") + " --mode bf16");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("bf16"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("int8 "), std::string::npos) << r.out;
+  const Result p = run("predict " + temp("b.tkq") + " --input " + data + " --output " + temp("y.npy"));
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const auto got = tickinfer::formats::read_npy(temp("y.npy"));
+  const auto want = tickinfer::formats::read_npy(kModels + "/mlp_small/out0.npy");
+  ASSERT_EQ(got.data.size(), want.data.size());
+  for (size_t i = 0; i < got.data.size(); ++i) EXPECT_NEAR(got.data[i], want.data[i], 0.01) << i;
+  // Half the bytes of the fp32 weights (plus the program record).
+  EXPECT_LT(std::filesystem::file_size(temp("b.tkq")), std::filesystem::file_size(model) * 6 / 10);
+}
+
 TEST_F(QuantizeCli, UsageAndDataErrors) {
   const std::string model = kModels + "/mlp_small/model.keras";
   Result r = run("quantize " + model + " -o " + temp("m.tkq"));

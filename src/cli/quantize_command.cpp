@@ -30,7 +30,8 @@ quant::QuantizeMode parse_mode(const std::string& m) {
   if (m == "dynamic") return quant::QuantizeMode::Dynamic;
   if (m == "int8") return quant::QuantizeMode::Int8;
   if (m == "auto") return quant::QuantizeMode::Auto;
-  throw UsageError("--mode must be dynamic, int8 or auto, got '" + m + "'");
+  if (m == "bf16") return quant::QuantizeMode::Bf16;
+  throw UsageError("--mode must be dynamic, int8, bf16 or auto, got '" + m + "'");
 }
 
 std::vector<quant::SampleSet> read_sets(const std::vector<std::string>& paths, const quant::Program& p, const char* option) {
@@ -123,7 +124,7 @@ ArgParser quantize_parser() {
   p.option("calibration", "DATA", "calibration samples (.npy [N, ...input] or .csv, one row per sample); one per model input",
            "", true);
   p.option("output", "OUT", "the .tkq file to write (also -o)");
-  p.option("mode", "MODE", "dynamic (int8 weights, float activations), int8 (full integer) or auto", "int8");
+  p.option("mode", "MODE", "dynamic (int8 weights, float activations), int8 (full integer), bf16 (bf16 weights, fp32 math) or auto", "int8");
   p.option("max-error", "E", "auto: bound on the model output's max rel err", "0.01");
   p.option("validation", "DATA", "validation samples for the error table (default: the calibration samples)", "", true);
   p.option("calibration-method", "METHOD", "minmax or percentile", "minmax");

@@ -78,6 +78,11 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
     case QuantizeMode::Int8:
       for (const Layer& l : r.layers) r.precisions.push_back(nearest_allowed(l, Precision::Int8));
       break;
+    case QuantizeMode::Bf16:
+      for (const Layer& l : r.layers) {
+        r.precisions.push_back(l.has_weights ? nearest_allowed(l, Precision::BF16) : Precision::F32);
+      }
+      break;
     case QuantizeMode::Auto: {
       AutoResult a = choose_precisions(float_program, r.layers, r.ranges, evaluator, request.max_error, request.quantize);
       r.precisions = std::move(a.precisions);

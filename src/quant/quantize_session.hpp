@@ -16,6 +16,7 @@ namespace tickinfer::quant {
 enum class QuantizeMode {
   Dynamic,  // every layer with weights int8-dynamic, the rest fp32
   Int8,     // every layer int8 where possible, else int8-dynamic, else fp32
+  Bf16,     // every layer with weights bf16 where possible (FC, LSTM), the rest fp32
   Auto,     // the cheapest plan meeting max_error (auto_precision.hpp)
 };
 
