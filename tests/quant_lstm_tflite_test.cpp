@@ -1,24 +1,18 @@
-// UNIDIRECTIONAL_SEQUENCE_LSTM end to end: .tflite files read by formats::load_tflite and run by
-// quant::Interpreter (default options: the int8 zero-point state reset, the default rounding),
-// against TFLite's reference interpreter.
-//  * tests/fixtures/quant_lstm/*/model.tflite: the program is cut before its STRIDED_SLICE, so
-//    its output is the LSTM's whole output sequence, compared with the LSTM tensor TFLite held.
-//  * tests/fixtures/tflite/lstm_tiny (2 stacked LSTM(128), one time step, then a Dense): the
-//    one-step STRIDED_SLICE is a reshape, so it is run as RESHAPE, and the model's output is
-//    compared with TFLite's for all 200 rows.
+// UNIDIRECTIONAL_SEQUENCE_LSTM end to end: tests/fixtures/quant_lstm/*/model.tflite read by
+// formats::load_tflite and run by quant::Interpreter (default options: the int8 zero-point state
+// reset, the default rounding). The program is cut before its STRIDED_SLICE, so its output is the
+// LSTM's whole output sequence, compared with the LSTM tensor TFLite's reference interpreter held.
+// (Whole models with LSTMs, lstm_tiny and lstm_window, are in quant_tflite_reference_test.)
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "formats/npy.hpp"
 #include "formats/tflite_file.hpp"
 #include "quant/interpreter.hpp"
 #include "quant_lstm_fixture.hpp"
@@ -87,66 +81,5 @@ TEST(QuantLstmTflite, Int8ModelFileBitExact) {
 }
 TEST(QuantLstmTflite, FloatModelFile) { expect_fixture_matches("big_float", 1e-5); }
 TEST(QuantLstmTflite, DynamicRangeModelFile) { expect_fixture_matches("wide_seq_dynamic", 1e-4); }
-
-std::string tflite_fixtures() { return std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite"; }
-
-// lstm_tiny: [x] -> LSTM(128) -> LSTM(128) -> STRIDED_SLICE (one step: a reshape) -> Dense.
-void expect_lstm_tiny(const std::string& mode, const char* isa) {
-  std::ifstream mf(tflite_fixtures() + "/manifest.json");
-  ASSERT_TRUE(mf.good());
-  const nlohmann::json entry = nlohmann::json::parse(mf)["models"]["lstm_tiny"]["modes"][mode];
-  const std::string dir = tflite_fixtures() + "/lstm_tiny/";
-  auto program = std::make_shared<Program>(load_file(dir + entry["file"].get<std::string>()));
-  for (Op& op : program->ops) {
-    if (op.code != OpCode::StridedSlice) continue;
-    const Tensor& in = program->tensors.at(static_cast<size_t>(op.inputs.at(0)));
-    ASSERT_EQ(in.shape.size(), 3u);
-    ASSERT_EQ(in.shape[1], 1) << "only a one-step slice is a reshape";
-    op.code = OpCode::Reshape;
-    op.inputs.resize(1);
-  }
-  InterpreterOptions options;
-  options.isa = isa;
-  Interpreter interp(program, options);
-  const formats::NpyArray in = formats::read_npy(dir + entry["input_files"][0].get<std::string>());
-  const formats::NpyArray want = formats::read_npy(dir + entry["expected_ref_files"][0].get<std::string>());
-  const size_t rows = static_cast<size_t>(in.shape[0]);
-  const size_t n_in = in.data.size() / rows, n_out = want.data.size() / rows;
-  const bool int8 = interp.input_tensor(0).type == DType::I8;
-  const double scale = max_abs(want.data.data(), want.data.size());
-  size_t bad = 0;
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t k = 0; k < n_in; ++k) {
-      if (int8) {
-        static_cast<int8_t*>(interp.input_data(0))[k] = static_cast<int8_t>(in.data[r * n_in + k]);
-      } else {
-        static_cast<float*>(interp.input_data(0))[k] = in.data[r * n_in + k];
-      }
-    }
-    interp.invoke();
-    for (size_t k = 0; k < n_out; ++k) {
-      const double w = want.data[r * n_out + k];
-      const double g = int8 ? static_cast<const int8_t*>(interp.output_data(0))[k]
-                            : static_cast<const float*>(interp.output_data(0))[k];
-      const double err = int8 ? std::fabs(g - w) : std::fabs(g - w) / scale;
-      if (err > (int8 ? 0.0 : mode == "dynamic" ? 1e-4 : 1e-5)) ++bad;
-    }
-  }
-  EXPECT_EQ(bad, 0u) << "lstm_tiny " << mode << " isa " << interp.isa() << ": " << bad << " of " << rows * n_out
-                     << " outputs differ from TFLite";
-}
-
-TEST(QuantLstmTflite, LstmTinyInt8BitExact) {
-  expect_lstm_tiny("int8", "scalar");
-  expect_lstm_tiny("int8", "");
-}
-TEST(QuantLstmTflite, LstmTinyDynamicRange) {
-  expect_lstm_tiny("dynamic", "scalar");
-  expect_lstm_tiny("dynamic", "");
-}
-TEST(QuantLstmTflite, LstmTinyFloat) {
-  expect_lstm_tiny("float", "scalar");
-  expect_lstm_tiny("float", "");
-}
 
 }  // namespace
