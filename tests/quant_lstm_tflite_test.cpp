@@ -5,6 +5,7 @@
 // (Whole models with LSTMs, lstm_tiny and lstm_window, are in quant_tflite_reference_test.)
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
