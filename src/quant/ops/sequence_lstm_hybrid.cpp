@@ -39,7 +39,9 @@ class HybridLstm final : public PreparedOp {
     proj_clip_ = ctx.op.options.proj_clip;
 
     int gates = 0;
-    for (int g = 0; g < kGates; ++g) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
+    // Stacked in the order i, c, o, f: the forget gate last, so a step from a zero cell state
+    // (f .* c = 0 whatever f is) can leave its rows out of the gemvs.
+    for (int g : {kInputGate, kCellGate, kOutputGate, kForgetGate}) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
     rows_ = gates * o.n_cell;
     init(wx_, rows_, o.n_input);
     init(wh_, rows_, o.n_output);
@@ -160,18 +162,22 @@ class HybridLstm final : public PreparedOp {
     const int n = o_.n_cell;
     const bool x_zero = all_zero(x, o_.n_input);
     const bool h_zero = all_zero(h, o_.n_output);
+    // A zero cell state makes f .* c zero for any (finite) f: the forget gate, the last n rows, is
+    // then not computed, unless CIFG derives the input gate from it.
+    const bool need_forget = o_.cifg || !all_zero(c, n);
+    const int rows = need_forget ? rows_ : rows_ - n;
     float sx = 1.0f, sh = 1.0f;
     int32_t zx = 0, zh = 0;
     if (!x_zero) {
       quantize(x, o_.n_input, qx_.data(), &sx, &zx);
-      s8_->gemv(wx_.packed.data(), rows_, wx_.stride, qx_.data(), acc_x_.data());
+      s8_->gemv(wx_.packed.data(), rows, wx_.stride, qx_.data(), acc_x_.data());
     }
     if (!h_zero) {
       quantize(h, o_.n_output, qh_.data(), &sh, &zh);
-      s8_->gemv(wh_.packed.data(), rows_, wh_.stride, qh_.data(), acc_h_.data());
+      s8_->gemv(wh_.packed.data(), rows, wh_.stride, qh_.data(), acc_h_.data());
     }
     for (int g = 0; g < kGates; ++g) {
-      if (gate_row_[g] < 0) continue;
+      if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
       const float scale_x = sx * wx_scale_[g];
       const float scale_h = sh * wh_scale_[g];
@@ -184,7 +190,7 @@ class HybridLstm final : public PreparedOp {
     }
 
     for (int g : {kInputGate, kForgetGate}) {
-      if (gate_row_[g] < 0) continue;
+      if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       if (!peephole_[g].empty()) multiply_accumulate(peephole_[g].data(), c, gate(g), n);
       if (o_.layer_norm) layer_norm(gate(g), ln_[g].data(), ln_bias_[g].data(), n);
       ks_->activation(kSigmoid, gate(g), gate(g), n);
@@ -198,7 +204,9 @@ class HybridLstm final : public PreparedOp {
     if (o_.cifg) {
       for (int k = 0; k < n; ++k) one_minus_f_[static_cast<size_t>(k)] = 1.0f - f[k];
     }
-    for (int k = 0; k < n; ++k) c[k] = f[k] * c[k];
+    if (need_forget) {
+      for (int k = 0; k < n; ++k) c[k] = f[k] * c[k];
+    }
     for (int k = 0; k < n; ++k) c[k] += g[k] * i[k];
     if (cell_clip_ > 0.0f) clip(c, n, cell_clip_);
 

@@ -43,6 +43,11 @@ inline int32_t wrapping_add(int32_t a, int32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
 inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
+inline bool all_zero16(const int16_t* x, int n) {
+  int bits = 0;
+  for (int i = 0; i < n; ++i) bits |= x[i];
+  return bits == 0;
+}
 inline bool all_equal(const int8_t* x, int n, int8_t v) {
   int diff = 0;
   for (int i = 0; i < n; ++i) diff |= x[i] ^ v;
@@ -137,7 +142,9 @@ class Int8Lstm final : public PreparedOp {
 
     // Gate rows, stacked: the present gates' n_cell rows each.
     int gates = 0;
-    for (int g = 0; g < kGates; ++g) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
+    // Stacked in the order i, c, o, f: the forget gate last, so a step from a zero cell state
+    // (f .* c = 0 whatever f is) can leave its rows out of the gemvs.
+    for (int g : {kInputGate, kCellGate, kOutputGate, kForgetGate}) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
     rows_ = gates * o.n_cell;
     stride_x_ = kernels::s8_row_stride(o.n_input);
     stride_h_ = kernels::s8_row_stride(o.n_output);
@@ -285,19 +292,23 @@ class Int8Lstm final : public PreparedOp {
   template <Rounding R>
   void step(const int8_t* x, int8_t* h, int16_t* c, int8_t* y) noexcept {
     const int n = o_.n_cell;
+    // A zero cell state (window mode's first step) makes f .* c zero for any f: the forget gate
+    // (the last n rows) is then not computed, unless CIFG derives the input gate from it.
+    const bool need_forget = o_.cifg || !all_zero16(c, n);
+    const int rows = need_forget ? rows_ : rows_ - n;
     std::memcpy(x_.data(), x, static_cast<size_t>(o_.n_input));
-    s8_->gemv(wx_.data(), rows_, stride_x_, x_.data(), acc_x_.data());
+    s8_->gemv(wx_.data(), rows, stride_x_, x_.data(), acc_x_.data());
     // A state at its zero point (real 0: just reset, as in window mode) makes W_h h the
     // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result.
     const int32_t* acc_h = acc_h_zero_state_.data();
     if (!all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_))) {
       std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
-      s8_->gemv(wh_.data(), rows_, stride_h_, h_.data(), acc_h_.data());
+      s8_->gemv(wh_.data(), rows, stride_h_, h_.data(), acc_h_.data());
       acc_h = acc_h_.data();
     }
 
     for (int g = 0; g < kGates; ++g) {
-      if (gate_row_[g] < 0) continue;
+      if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
       const Int8GateScales scales{gate_x_[g].multiplier, gate_h_[g].multiplier, gate_x_[g].shift, gate_h_[g].shift};
       step_kernels_->gate(acc_x_.data() + r0, bias_x_.data() + r0, acc_h + r0, bias_h_.data() + r0, n, scales,
@@ -311,8 +322,10 @@ class Int8Lstm final : public PreparedOp {
       if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
       step_kernels_->activate(*sigmoid_, ig, n);
     }
-    if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
-    step_kernels_->activate(*sigmoid_, fg, n);
+    if (need_forget) {
+      if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
+      step_kernels_->activate(*sigmoid_, fg, n);
+    }
     step_kernels_->activate(*tanh_gate_, cg, n);
 
     step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
