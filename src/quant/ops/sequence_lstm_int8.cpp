@@ -312,8 +312,13 @@ class Int8Lstm final : public PreparedOp {
       s8_->gemv(wh_.data(), rows_, stride_h_, h_.data(), acc_h_.data());
     }
 
+    // f only scales the old cell state (rdivpot(f c, 15) is 0 for c = 0 whatever f is): a cell
+    // state of zeros (every window's first step) leaves the forget gate unused, unless CIFG
+    // derives the input gate from it. Its requantization and table lookups are skipped (the
+    // stale values left in its rows of gate_ multiply c = 0).
+    const bool forget_used = o_.cifg || !all_zero(c, n);
     for (int g = 0; g < kGates; ++g) {
-      if (gate_row_[g] < 0) continue;
+      if (gate_row_[g] < 0 || (g == kForgetGate && !forget_used)) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
       if (zero_state) {
         step_kernels_->gate_const_h(acc_x_.data() + r0, bias_x_.data() + r0, h_term_zero_state_.data() + r0, n,
@@ -332,10 +337,7 @@ class Int8Lstm final : public PreparedOp {
       if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
       step_kernels_->activate(*sigmoid_, ig, n);
     }
-    // f only scales the old cell state (rdivpot(f c, 15) is 0 for c = 0 whatever f is): a cell
-    // state of zeros (every window's first step) leaves the forget gate unused, unless CIFG
-    // derives the input gate from it. Its table lookups, a quarter of the step's, are skipped.
-    if (o_.cifg || !all_zero(c, n)) {
+    if (forget_used) {
       if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
       step_kernels_->activate(*sigmoid_, fg, n);
     }
