@@ -3,6 +3,7 @@
 // guard values after the outputs. Skipped where the CPU has no AVX2.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -50,6 +51,40 @@ TEST(QuantLstmKernels, GateRequantizationAvx2MatchesScalar) {
     int8_gate_scalar(ax.data(), bx.data(), ah.data(), bh.data(), n, s, want.data());
     fast.gate(ax.data(), bx.data(), ah.data(), bh.data(), n, s, got.data());
     ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+  }
+}
+
+// The zero-state gate takes the recurrent term requantized in advance; both variants must equal
+// the full two-term reference gate given the same recurrent accumulators.
+TEST(QuantLstmKernels, ConstantRecurrentTermGateMatchesFullGate) {
+  const uint32_t seed = 20261201;
+  std::mt19937 rng(seed);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = trial % 40;
+    const bool wide = trial % 3 == 0;
+    std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), acc(-400000, 400000);
+    std::vector<int32_t> ax(n), bx(n), ah(n), bh(n), th(n);
+    std::uniform_real_distribution<double> m(1e-6, 4.0);
+    const QuantizedMultiplier qx = quantize_multiplier(m(rng), Rounding::Double);
+    const QuantizedMultiplier qh = quantize_multiplier(m(rng), Rounding::Double);
+    for (int k = 0; k < n; ++k) {
+      ax[k] = wide ? any(rng) : acc(rng);
+      bx[k] = wide ? any(rng) : acc(rng);
+      ah[k] = wide ? any(rng) : acc(rng);
+      bh[k] = wide ? any(rng) : acc(rng);
+      const int32_t sum = static_cast<int32_t>(static_cast<uint32_t>(ah[k]) + static_cast<uint32_t>(bh[k]));
+      th[k] = multiply_by_quantized_multiplier<Rounding::Double>(sum, qh.multiplier, qh.shift);
+    }
+    const Int8GateScales s{qx.multiplier, qh.multiplier, qx.shift, qh.shift};
+    std::vector<int16_t> want(n + 4, kGuard), got(n + 4, kGuard);
+    int8_gate_scalar(ax.data(), bx.data(), ah.data(), bh.data(), n, s, want.data());
+    int8_gate_const_h_scalar(ax.data(), bx.data(), th.data(), n, qx.multiplier, qx.shift, got.data());
+    ASSERT_EQ(got, want) << "scalar, seed " << seed << " trial " << trial << " n " << n;
+    if (have_avx2()) {
+      std::fill(got.begin(), got.end(), kGuard);
+      int8_lstm_kernels("avx2").gate_const_h(ax.data(), bx.data(), th.data(), n, qx.multiplier, qx.shift, got.data());
+      ASSERT_EQ(got, want) << "avx2, seed " << seed << " trial " << trial << " n " << n;
+    }
   }
 }
 

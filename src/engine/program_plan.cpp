@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "quant/kernels/quantize_input.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
@@ -27,6 +28,9 @@ ProgramIo io_of(const quant::Tensor& t) {
   }
   return io;
 }
+
+// int8 inputs: the SIMD kernel (bit-identical to quantize_row below), chosen once.
+const quant::kernels::QuantizeF32S8Fn kQuantizeS8 = quant::kernels::quantize_f32_to_s8_best();
 
 // TFLite's reference Quantize: round half away from zero of x / scale (the division in float),
 // plus the zero point, clamped to the type's range.
@@ -112,7 +116,7 @@ void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcep
     const ProgramIo& io = in_[i];
     void* dst = interp_->input_data(i);
     switch (io.type) {
-      case quant::DType::I8: quantize_row(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
+      case quant::DType::I8: kQuantizeS8(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
       case quant::DType::I16: quantize_row(inputs[i], static_cast<int16_t*>(dst), io.elements, io.scale, io.zero_point); break;
       default: std::memcpy(dst, inputs[i], io.elements * sizeof(float)); break;
     }

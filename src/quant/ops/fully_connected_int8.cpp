@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "quant/kernels/gemv_s16_pairs.hpp"
+#include "quant/kernels/gemv_s16_pairs_requant.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/fully_connected.hpp"
@@ -147,8 +148,9 @@ class Int8FcPairs final : public PreparedOp {
  public:
   Int8FcPairs(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
               std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi,
-              kernels::GemvS16PairsFn gemv, kernels::RequantS8Fn requant)
-      : g_(g), gemv_(gemv), requant_(requant), mult_(std::move(mult)), shift_(std::move(shift)) {
+              kernels::GemvS16PairsFn gemv, kernels::RequantS8Fn requant,
+              kernels::GemvS16PairsRequantFn fused_single = nullptr)
+      : g_(g), gemv_(gemv), requant_(requant), fused_(fused_single), mult_(std::move(mult)), shift_(std::move(shift)) {
     blocks_ = kernels::pair_blocks(g.units);
     pairs_ = kernels::column_pairs(g.depth);
     xw_.assign(static_cast<size_t>(2 * pairs_), 0);
@@ -169,23 +171,35 @@ class Int8FcPairs final : public PreparedOp {
     params_.output_zero_point = out_zp;
     params_.act_min = lo;
     params_.act_max = hi;
+    if (fused_) {
+      fused_q_ = kernels::pack_pair_requant_single(g.units, bias_eff_.data(), mult_.data(), shift_.data(), out_zp, lo, hi);
+    }
   }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(g_.input);
     int8_t* y = mem.at<int8_t>(g_.output);
     for (int b = 0; b < g_.batch; ++b) {
+      if (fused_) {  // single rounding: requantized from the accumulators in registers
+        kernels::widen_s8_to_s16_pairs_avx2(x + static_cast<size_t>(b) * g_.depth, g_.depth, xw_.data());
+        fused_(packed_.data(), blocks_, pairs_, xw_.data(), fused_q_, g_.units, y + static_cast<size_t>(b) * g_.units);
+        continue;
+      }
       kernels::widen_s8_to_s16_pairs(x + static_cast<size_t>(b) * g_.depth, g_.depth, xw_.data());
       gemv_(packed_.data(), blocks_, pairs_, xw_.data(), acc_.data());
       requant_(acc_.data(), g_.units, params_, y + static_cast<size_t>(b) * g_.units);
     }
   }
-  std::string describe() const override { return "int8 fc int16 pair blocks avx2"; }
+  std::string describe() const override {
+    return fused_ ? "int8 fc int16 pair blocks avx2, fused single-rounding requantization" : "int8 fc int16 pair blocks avx2";
+  }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
  private:
   FcGeometry g_;
   kernels::GemvS16PairsFn gemv_;
   kernels::RequantS8Fn requant_;
+  kernels::GemvS16PairsRequantFn fused_ = nullptr;
+  kernels::PairRequantSingle fused_q_;
   int blocks_ = 0, pairs_ = 0;
   std::vector<int16_t> xw_;
   std::vector<int16_t> packed_;
@@ -294,7 +308,9 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
 #if defined(__x86_64__)
   if (std::string(k.name) == "avx2") {
     return std::make_unique<Int8FcPairs>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
-                                         op.zero_point, lo, hi, kernels::gemv_s16_pairs_avx2, k.requant(rounding(ctx)));
+                                         op.zero_point, lo, hi, kernels::gemv_s16_pairs_avx2, k.requant(rounding(ctx)),
+                                         rounding(ctx) == Rounding::Single ? kernels::gemv_s16_pairs_requant_single_avx2
+                                                                            : nullptr);
   }
 #endif
   return std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,

@@ -198,6 +198,16 @@ class Int8Lstm final : public PreparedOp {
     if (o.peephole && o.n_output > o.n_cell) ctx.fail("peephole with projection to n_output > n_cell is not supported");
     peephole_count_ = std::min(o.n_output, o.n_cell);
 
+    // The recurrent term of a state at its zero point, requantized once (see step()).
+    h_term_zero_state_.assign(static_cast<size_t>(rows_), 0);
+    for (int g = 0; g < kGates; ++g) {
+      if (gate_row_[g] < 0) continue;
+      for (int r = gate_row_[g]; r < gate_row_[g] + o.n_cell; ++r) {
+        const size_t k = static_cast<size_t>(r);
+        h_term_zero_state_[k] = mbqm<Rounding::Double>(wrapping_add(bias_h_[k], acc_h_zero_state_[k]), gate_h_[g]);
+      }
+    }
+
     hidden_scale_ = split(static_cast<float>(std::pow(2.0, -15) / hidden_scale * std::pow(2.0, -15)));
     if (o.projection) {
       const Tensor& p = tensor_of(ctx, o.projection_weights);
@@ -299,20 +309,28 @@ class Int8Lstm final : public PreparedOp {
     std::memcpy(x_.data(), x, static_cast<size_t>(o_.n_input));
     s8_->gemv(wx_.data(), rows, stride_x_, x_.data(), acc_x_.data());
     // A state at its zero point (real 0: just reset, as in window mode) makes W_h h the
-    // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result.
-    const int32_t* acc_h = acc_h_zero_state_.data();
-    if (!all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_))) {
+    // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result, and
+    // so is its requantization (h_term_zero_state_).
+    const bool zero_state = all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_));
+    if (!zero_state) {
       std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
       s8_->gemv(wh_.data(), rows, stride_h_, h_.data(), acc_h_.data());
-      acc_h = acc_h_.data();
     }
 
+    // Without the forget gate (need_forget false) its requantization and table lookups are
+    // skipped too: f only scales the old cell state (rdivpot(f c, 15) is 0 for c = 0 whatever f
+    // is), so the stale values left in its rows of gate_ multiply c = 0.
     for (int g = 0; g < kGates; ++g) {
       if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
-      const Int8GateScales scales{gate_x_[g].multiplier, gate_h_[g].multiplier, gate_x_[g].shift, gate_h_[g].shift};
-      step_kernels_->gate(acc_x_.data() + r0, bias_x_.data() + r0, acc_h + r0, bias_h_.data() + r0, n, scales,
-                          gate_.data() + r0);
+      if (zero_state) {
+        step_kernels_->gate_const_h(acc_x_.data() + r0, bias_x_.data() + r0, h_term_zero_state_.data() + r0, n,
+                                    gate_x_[g].multiplier, gate_x_[g].shift, gate_.data() + r0);
+      } else {
+        const Int8GateScales scales{gate_x_[g].multiplier, gate_h_[g].multiplier, gate_x_[g].shift, gate_h_[g].shift};
+        step_kernels_->gate(acc_x_.data() + r0, bias_x_.data() + r0, acc_h_.data() + r0, bias_h_.data() + r0, n,
+                            scales, gate_.data() + r0);
+      }
     }
     int16_t* ig = o_.cifg ? nullptr : gate_.data() + gate_row_[kInputGate];
     int16_t* fg = gate_.data() + gate_row_[kForgetGate];
@@ -369,6 +387,7 @@ class Int8Lstm final : public PreparedOp {
   std::vector<int8_t> wx_, wh_, wp_;              // kernels::pack_s8_rows layout
   std::vector<int32_t> bias_x_, bias_h_, bias_p_;  // gate bias and zero-point row sums folded
   std::vector<int32_t> acc_h_zero_state_;         // W_h h for h = zero point everywhere
+  std::vector<int32_t> h_term_zero_state_;        // MBQM(bias_h + acc_h_zero_state_, gate_h_)
   std::vector<int16_t> peephole_[kGates];
   int peephole_count_ = 0;
   const fx16::Table* sigmoid_ = nullptr;

@@ -26,6 +26,14 @@ void int8_gate_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t
   }
 }
 
+void int8_gate_const_h_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
+                              int sx, int16_t* gate) noexcept {
+  for (int k = 0; k < n; ++k) {
+    const int32_t t = clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_x[k], acc_x[k]), mx, sx));
+    gate[k] = static_cast<int16_t>(clamp16(th[k] + t));
+  }
+}
+
 void int8_cell_scalar(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift, int16_t clip,
                       int16_t* c) noexcept {
   for (int k = 0; k < n; ++k) {
@@ -65,10 +73,11 @@ void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::T
 
 const Int8LstmKernels& int8_lstm_kernels(const char* isa) {
   static const Int8LstmKernels scalar{"scalar", int8_gate_scalar, int8_cell_scalar, int8_activate_scalar,
-                                      int8_hidden_double_scalar, int8_hidden_single_scalar};
+                                      int8_hidden_double_scalar, int8_hidden_single_scalar,
+                                      int8_gate_const_h_scalar};
 #if defined(TICKINFER_HAVE_X86)
   static const Int8LstmKernels avx2{"avx2", int8_gate_avx2, int8_cell_avx2, int8_activate_avx2,
-                                    int8_hidden_double_avx2, int8_hidden_single_avx2};
+                                    int8_hidden_double_avx2, int8_hidden_single_avx2, int8_gate_const_h_avx2};
   const std::string name = isa ? isa : "";
   if (name != "scalar" && name != "portable" && ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
     return avx2;

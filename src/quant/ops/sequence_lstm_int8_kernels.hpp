@@ -20,6 +20,12 @@ struct Int8GateScales {
 using Int8GateFn = void (*)(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h,
                             const int32_t* bias_h, int n, Int8GateScales s, int16_t* gate) noexcept;
 
+// The same with the recurrent term already requantized: gate = sat16(th[k] + sat16(MBQM(bias_x +
+// acc_x, mx, sx))), th[k] = MBQM(bias_h + acc_h, mh, sh) computed once. For a state at its zero
+// point (every window's first step) W_h h is a constant, so th is too, and half the work goes.
+using Int8GateConstHFn = void (*)(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n,
+                                  int32_t mx, int sx, int16_t* gate) noexcept;
+
 // Cell update (UpdateLstmCellInteger): c = sat16(rdivpot(f c, 15) + rdivpot(i g, shift)), then
 // clipped to [-clip, clip] when clip > 0. i == nullptr means CIFG: i = 32767 - f. rdivpot rounds
 // half away from zero; each product term is narrowed to int16 (wrapping) before the sum.
@@ -36,6 +42,8 @@ using Int8HiddenFn = void (*)(const int16_t* o, const int16_t* c, const fx16::Ta
 
 void int8_gate_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h,
                       const int32_t* bias_h, int n, Int8GateScales s, int16_t* gate) noexcept;
+void int8_gate_const_h_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
+                              int sx, int16_t* gate) noexcept;
 void int8_cell_scalar(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift,
                       int16_t clip, int16_t* c) noexcept;
 void int8_activate_scalar(const fx16::Table& t, int16_t* x, int n) noexcept;
@@ -51,6 +59,8 @@ void int8_hidden_single_avx2(const int16_t* o, const int16_t* c, const fx16::Tab
                              int32_t zp, int8_t* h) noexcept;
 void int8_gate_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h,
                     const int32_t* bias_h, int n, Int8GateScales s, int16_t* gate) noexcept;
+void int8_gate_const_h_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
+                            int sx, int16_t* gate) noexcept;
 void int8_cell_avx2(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift,
                     int16_t clip, int16_t* c) noexcept;
 #endif
@@ -61,6 +71,7 @@ struct Int8LstmKernels {
   Int8CellFn cell;
   Int8ActivateFn activate;
   Int8HiddenFn hidden_double, hidden_single;
+  Int8GateConstHFn gate_const_h;
 };
 // "scalar" (and "portable") = the reference loops; "avx2"/"avx512"/"" = AVX2 when the CPU has it.
 const Int8LstmKernels& int8_lstm_kernels(const char* isa);

@@ -124,6 +124,17 @@ void int8_gate_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* 
   if (k < n) int8_gate_scalar(acc_x + k, bias_x + k, acc_h + k, bias_h + k, n - k, s, gate + k);
 }
 
+void int8_gate_const_h_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
+                            int sx, int16_t* gate) noexcept {
+  int k = 0;
+  for (; k + 8 <= n; k += 8) {
+    const __m256i tx = mbqm_double8(_mm256_add_epi32(load8(bias_x + k), load8(acc_x + k)), mx, sx);
+    const __m256i t = _mm256_cvtepi16_epi32(pack8_sat(tx));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(gate + k), pack8_sat(_mm256_add_epi32(load8(th + k), t)));
+  }
+  if (k < n) int8_gate_const_h_scalar(acc_x + k, bias_x + k, th + k, n - k, mx, sx, gate + k);
+}
+
 void int8_cell_avx2(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift, int16_t clip,
                     int16_t* c) noexcept {
   const __m256i one = _mm256_set1_epi32(32767);
