@@ -71,9 +71,25 @@ void print_auto(const quant::QuantizeReport& r, double max_error) {
     std::printf("auto: every layer at its cheapest precision meets --max-error %g\n", max_error);
   }
   for (const auto& s : r.steps) {
+    if (s.added_cost < 0.0) {  // the pruning pass: this promotion turned out not to be needed
+      std::printf("auto: layer '%s' back %s -> %s: not needed once the others were promoted (model max rel err %.3g -> %.3g, %.1f%% of MACs saved)\n",
+                  r.layers[s.layer].label.c_str(), quant::precision_name(s.from), quant::precision_name(s.to),
+                  s.error_before, s.error_after, -100.0 * s.added_cost);
+      continue;
+    }
     std::printf("auto: layer '%s' %s -> %s: model max rel err %.3g -> %.3g (latency cost +%.1f%% of MACs)\n",
                 r.layers[s.layer].label.c_str(), quant::precision_name(s.from), quant::precision_name(s.to),
                 s.error_before, s.error_after, 100.0 * s.added_cost);
+  }
+  if (r.met) {
+    std::string kept;
+    for (size_t l = 0; l < r.layers.size(); ++l) {
+      if (r.precisions[l] == quant::Precision::BF16 || r.precisions[l] == quant::Precision::F32) {
+        kept += (kept.empty() ? "" : ", ") + r.layers[l].label + " (" + quant::precision_name(r.precisions[l]) + ")";
+      }
+    }
+    std::printf("auto: kept in higher precision: %s; model max rel err %.3g <= %g\n",
+                kept.empty() ? "none beyond int8/int8-dynamic" : kept.c_str(), r.evaluation.output.max_rel(), max_error);
   }
   if (!r.met) {
     std::printf("warning: auto: max rel err %.3g is above --max-error %g even with every layer promoted as far as it goes\n",

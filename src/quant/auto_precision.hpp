@@ -3,10 +3,12 @@
 // model output error (max_rel, see evaluation.hpp) on the validation data is at most E.
 //
 // Greedy: start with every layer at its cheapest precision (int8, or int8-dynamic where int8 is
-// not possible, e.g. LSTM). While the error is above E, try promoting each layer one step up its
-// ladder (int8 -> int8-dynamic -> bf16 -> fp32, skipping steps the layer cannot take), and keep
-// the promotion that removes the most error per unit of added latency (the layer's MACs times
-// the rise of precision_cost). Stops when the error is met or nothing is left to promote.
+// not possible). While the error is above E, try each layer at each precision above its current
+// one on its ladder (int8 -> int8-dynamic -> bf16 -> fp32, skipping steps the layer cannot take),
+// and keep the promotion that removes the most error per unit of added latency (the layer's MACs
+// times the rise of precision_cost). Stops when the error is met or nothing is left to promote.
+// Then prunes: each promoted layer, costliest first, goes back to the cheapest precision that
+// still meets E (a demotion step, to < from), so the plan keeps the fewest layers promoted.
 #include <string>
 #include <vector>
 
