@@ -19,6 +19,10 @@ for bin in "$dir"/*_fuzz; do
       for f in "$fx"/*/model.keras "$fx"/*/model.h5; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
     tflite_file_fuzz)  # every converter output (float, dynamic-range, int8) of the TFLite fixtures
       for f in "$fx"/tflite/*/*.tflite; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
+    tflite_run_fuzz)  # the TFLite fixtures and the LSTM fixtures (every LSTM form and operand layout)
+      for f in "$fx"/tflite/*/*.tflite "$fx"/quant_lstm/*/model.tflite; do
+        cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
     keras_config_fuzz)
       for f in "$fx"/*/model.keras; do unzip -p "$f" config.json >"$work/$(basename "$(dirname "$f")").json" 2>/dev/null || true; done ;;
     npy_fuzz)
