@@ -112,13 +112,17 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
   std::vector<Lifetime> lives;
   for (int t = 0; t < n_tensors; ++t) {
     const Tensor& tensor = p.tensors[t];
-    const bool in_arena = tensor.is_variable || (!tensor.is_constant() && last[t] >= 0);
+    // Model inputs always get memory, even one no op reads (the caller still writes it).
+    const bool is_input = first[t] == -1;
+    const bool in_arena = tensor.is_variable || (!tensor.is_constant() && (last[t] >= 0 || is_input));
     if (!in_arena) continue;
     if (element_count(tensor.shape) < 0) {
       throw Error("tensor " + std::to_string(t) + " '" + tensor.name + "': unknown dimension in shape");
     }
     int lo = first[t], hi = last[t];
-    if (tensor.is_variable || options_.keep_all_tensors) {
+    // Inputs stay intact for the whole run (as in TFLite), so invoking twice without writing
+    // them again computes the same thing; variables and kept tensors live throughout too.
+    if (tensor.is_variable || options_.keep_all_tensors || is_input) {
       lo = -1;
       hi = n_ops;
     }
