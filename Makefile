@@ -96,9 +96,13 @@ default-model: build
 	tools/setup_venv.sh $(VENV)
 	$(VENV)/bin/python tools/make_default_model.py --tickinfer $(BUILD)/tickinfer --out examples/default
 
-# Latency of every bench-suite model (tickinfer bench), and the kernel microbenchmarks.
+# Latency of every bench-suite model (tickinfer bench) in fp32 and, in the same run, its TFLite
+# (float, dynamic-range, int8) and tickinfer-quantized (int8, dynamic, bf16, auto) variants, and
+# the kernel microbenchmarks.
 bench: build
-	python3 tools/bench_suite.py $(BUILD) --pin 1 --json $(BUILD)/bench_suite.json
+	tools/setup_venv.sh $(VENV)
+	VENV=$(VENV) tools/bench_quantized.sh $(BUILD) $(BUILD)/bench_quantized
+	python3 tools/bench_suite.py $(BUILD) --pin 1 --quantized $(BUILD)/bench_quantized --json $(BUILD)/bench_suite.json
 	$(BUILD)/bench/kernels_bench --benchmark_min_time=0.1
 
 # The Python module (python/), built in $(BUILD)/python against the venv's interpreter:
