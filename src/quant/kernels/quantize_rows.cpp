@@ -27,7 +27,8 @@ namespace {
 constexpr float kSaturate = 1024.0f;
 
 inline int32_t to_int(float v) noexcept {
-  const float c = v > -kSaturate ? std::fmin(v, kSaturate) : -kSaturate;  // NaN fails the test
+  // Plain comparisons (not fmin) so the loops vectorize; NaN fails the first test.
+  const float c = v > -kSaturate ? (v < kSaturate ? v : kSaturate) : -kSaturate;
   return static_cast<int32_t>(c);
 }
 
