@@ -30,6 +30,7 @@ class FloatLstm final : public PreparedOp {
  public:
   FloatLstm(const PrepareContext& ctx, const LstmOperands& o, bool bf16) : o_(o), bf16_(bf16) {
     ks_ = &::tickinfer::kernels::kernel_set(::tickinfer::kernels::parse_isa(ctx.isa));
+    act_k_ = &kernels::tflite_float_activations(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     cell_clip_ = ctx.op.options.cell_clip;
     proj_clip_ = ctx.op.options.proj_clip;
@@ -131,10 +132,10 @@ class FloatLstm final : public PreparedOp {
       if (gate_off_[g] < 0) continue;
       if (!peephole_[g].empty()) multiply_accumulate(peephole_[g].data(), c, gate(g), n);
       if (o_.layer_norm) layer_norm(gate(g), ln_[g].data(), ln_bias_[g].data(), n);
-      ks_->activation(kSigmoid, gate(g), gate(g), n);
+      act_k_->sigmoid(gate(g), gate(g), n);
     }
     if (o_.layer_norm) layer_norm(gate(kCellGate), ln_[kCellGate].data(), ln_bias_[kCellGate].data(), n);
-    apply_fused_activation(*ks_, act_, gate(kCellGate), gate(kCellGate), n);
+    apply_fused_activation(*act_k_, act_, gate(kCellGate), gate(kCellGate), n);
 
     // c = f .* c + g .* i in TFLite's order of roundings.
     const float* f = gate(kForgetGate);
@@ -150,8 +151,8 @@ class FloatLstm final : public PreparedOp {
     float* og = gate(kOutputGate);
     if (!peephole_[kOutputGate].empty()) multiply_accumulate(peephole_[kOutputGate].data(), c, og, n);
     if (o_.layer_norm) layer_norm(og, ln_[kOutputGate].data(), ln_bias_[kOutputGate].data(), n);
-    ks_->activation(kSigmoid, og, og, n);
-    apply_fused_activation(*ks_, act_, c, hidden_.data(), n);
+    act_k_->sigmoid(og, og, n);
+    apply_fused_activation(*act_k_, act_, c, hidden_.data(), n);
     for (int k = 0; k < n; ++k) hidden_[static_cast<size_t>(k)] *= og[k];
 
     if (o_.projection) {
@@ -167,6 +168,7 @@ class FloatLstm final : public PreparedOp {
   LstmOperands o_;
   bool bf16_;
   const ::tickinfer::kernels::KernelSet* ks_ = nullptr;
+  const kernels::FloatActivationKernels* act_k_ = nullptr;
   FusedActivation act_ = FusedActivation::Tanh;
   float cell_clip_ = 0.0f, proj_clip_ = 0.0f;
   int gate_off_[kGates] = {-1, -1, -1, -1};  // offset of each present gate's block in z_

@@ -5,13 +5,10 @@
 #include <cmath>
 #include <string>
 
-#include "kernels/kernel_set.hpp"
+#include "quant/kernels/tflite_float_activations.hpp"
 #include "quant/prepared_op.hpp"
 
 namespace tickinfer::quant::ops::lstm {
-
-inline const ActivationSpec kSigmoid{ActKind::Sigmoid};
-inline const ActivationSpec kTanh{ActKind::Tanh};
 
 // The cell-gate / output activation TFLite's ApplyActivationToVector supports for LSTMs.
 inline FusedActivation fused_activation(const PrepareContext& ctx, FusedActivation act) {
@@ -27,10 +24,12 @@ inline FusedActivation fused_activation(const PrepareContext& ctx, FusedActivati
   }
 }
 
-inline void apply_fused_activation(const ::tickinfer::kernels::KernelSet& ks, FusedActivation act, const float* x,
+// Gate and cell activations use TFLite's own float logistic / tanh (kernels/tflite_float_activations.hpp):
+// the x86 TFLite builds compute them with Eigen approximations, not std::exp / std::tanh.
+inline void apply_fused_activation(const kernels::FloatActivationKernels& k, FusedActivation act, const float* x,
                                    float* y, int n) noexcept {
   switch (act) {
-    case FusedActivation::Tanh: ks.activation(kTanh, x, y, n); break;
+    case FusedActivation::Tanh: k.tanh(x, y, n); break;
     case FusedActivation::Relu:
       for (int i = 0; i < n; ++i) y[i] = std::max(0.0f, x[i]);
       break;

@@ -5,13 +5,12 @@
 // asymmetric_quantize_inputs is set; an all-zero row is skipped), and every gate is
 //   z = b + (W_x qx - zx rowsum(W_x)) (sx s_Wx) + (W_h qh - zh rowsum(W_h)) (sh s_Wh)
 // in float, in that order; the peephole uses the dequantized int8 peephole weights; the gate
-// activations and the cell update are the float LSTM's. A projection quantizes o .* act(c) the
+// activations (TFLite's own float logistic / tanh) and the cell update are the float LSTM's. A projection quantizes o .* act(c) the
 // same way. All gates' rows are stacked so each step is one int8 gemv over x and one over h.
 #include <algorithm>
 #include <cstring>
 #include <string>
 
-#include "kernels/kernel_set.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/sequence_lstm_float_math.hpp"
@@ -31,7 +30,7 @@ struct Int8Matrix {
 class HybridLstm final : public PreparedOp {
  public:
   HybridLstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
-    ks_ = &::tickinfer::kernels::kernel_set(::tickinfer::kernels::parse_isa(ctx.isa));
+    act_k_ = &kernels::tflite_float_activations(ctx.isa);
     s8_ = &kernels::s8_kernels(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     asymmetric_ = ctx.op.options.asymmetric_quantize_inputs;
@@ -102,7 +101,8 @@ class HybridLstm final : public PreparedOp {
            (asymmetric_ ? "asymmetric" : "symmetric") + " input quantization) time=" + std::to_string(o_.n_time) +
            " input=" + std::to_string(o_.n_input) + " cell=" + std::to_string(o_.n_cell) +
            " output=" + std::to_string(o_.n_output) + (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") +
-           (o_.layer_norm ? " layer-norm" : "") + (o_.projection ? " projection" : "") + " gemv=" + s8_->name;
+           (o_.layer_norm ? " layer-norm" : "") + (o_.projection ? " projection" : "") + " gemv=" + s8_->name +
+           " activations=" + act_k_->name;
   }
 
   int64_t macs() const override {
@@ -193,10 +193,10 @@ class HybridLstm final : public PreparedOp {
       if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       if (!peephole_[g].empty()) multiply_accumulate(peephole_[g].data(), c, gate(g), n);
       if (o_.layer_norm) layer_norm(gate(g), ln_[g].data(), ln_bias_[g].data(), n);
-      ks_->activation(kSigmoid, gate(g), gate(g), n);
+      act_k_->sigmoid(gate(g), gate(g), n);
     }
     if (o_.layer_norm) layer_norm(gate(kCellGate), ln_[kCellGate].data(), ln_bias_[kCellGate].data(), n);
-    apply_fused_activation(*ks_, act_, gate(kCellGate), gate(kCellGate), n);
+    apply_fused_activation(*act_k_, act_, gate(kCellGate), gate(kCellGate), n);
 
     const float* f = gate(kForgetGate);
     const float* g = gate(kCellGate);
@@ -213,8 +213,8 @@ class HybridLstm final : public PreparedOp {
     float* og = gate(kOutputGate);
     if (!peephole_[kOutputGate].empty()) multiply_accumulate(peephole_[kOutputGate].data(), c, og, n);
     if (o_.layer_norm) layer_norm(og, ln_[kOutputGate].data(), ln_bias_[kOutputGate].data(), n);
-    ks_->activation(kSigmoid, og, og, n);
-    apply_fused_activation(*ks_, act_, c, hidden_.data(), n);
+    act_k_->sigmoid(og, og, n);
+    apply_fused_activation(*act_k_, act_, c, hidden_.data(), n);
     for (int k = 0; k < n; ++k) hidden_[static_cast<size_t>(k)] *= og[k];
 
     if (o_.projection) {
@@ -238,7 +238,7 @@ class HybridLstm final : public PreparedOp {
   }
 
   LstmOperands o_;
-  const ::tickinfer::kernels::KernelSet* ks_ = nullptr;
+  const kernels::FloatActivationKernels* act_k_ = nullptr;
   const kernels::S8Kernels* s8_ = nullptr;
   FusedActivation act_ = FusedActivation::Tanh;
   bool asymmetric_ = false;
