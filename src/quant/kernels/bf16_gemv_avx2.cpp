@@ -1,11 +1,15 @@
 // AVX2 + FMA bf16 gemv (bf16_gemv.hpp). A bf16 weight widens to its exact fp32 value by moving
-// its 16 bits to the top of a 32-bit lane: vpmovzxwd (8 x u16 -> 8 x u32) then vpslld 16. That
-// is two cheap uops per 8 weights next to the FMA, and the weight stream (the bound once W leaves
-// L1) is half the bytes of the fp32 gemv's.
+// its 16 bits to the top of a 32-bit lane. The weight stream (the bound once W leaves L1) is half
+// the bytes of the fp32 gemv's.
 //
-//  * Panel form: up to 4 panels (8 ymm accumulators, 64 columns) per pass over K, one x[k]
-//    broadcast per 64 weights; fewer panels split K into interleaved sets so that at least 8
-//    independent FMA chains stay in flight (4-cycle latency, two FMA pipes).
+//  * Panel form: one 32-byte load is a whole panel row (16 bf16). vpunpcklwd / vpunpckhwd with a
+//    zero register widen it in one uop per 8 weights, but per 128-bit lane: the "lo" vector holds
+//    columns 0-3 and 8-11, the "hi" vector 4-7 and 12-15. The accumulators keep that order and
+//    two vperm2f128 per panel restore columns 0-7 / 8-15 once, at the end. Up to 4 panels
+//    (8 ymm accumulators, 64 columns) per pass over K, one x[k] broadcast per 64 weights; fewer
+//    panels split K into interleaved sets so that at least 8 independent FMA chains stay in
+//    flight (4-cycle latency, two FMA pipes).
+//  * vpmovzxwd + vpslld 16 (two uops per 8 weights, natural order) for the dot form below.
 //  * Dot form (N <= 4): each output row is a contiguous zero-padded bf16 row; several K-split
 //    accumulators per row and a horizontal sum. x is loaded with a mask past K (never read).
 #include <immintrin.h>
@@ -51,28 +55,35 @@ void panels(const float* x, int K, const uint16_t* packed, int p0, int N, const 
   constexpr int V = 2 * P;
   const size_t pstride = static_cast<size_t>(K) * kPanel;
   const uint16_t* w = packed + static_cast<size_t>(p0) * pstride;
+  const __m256i zero = _mm256_setzero_si256();
+  // acc[s][2p]: panel p's columns {0-3, 8-11}; acc[s][2p + 1]: {4-7, 12-15} (see the top).
   __m256 acc[S][V];
   for (int s = 0; s < S; ++s)
     for (int v = 0; v < V; ++v) acc[s][v] = _mm256_setzero_ps();
+  auto fma_row = [&](__m256 (&a)[V], __m256 xb, const uint16_t* row) {
+    for (int p = 0; p < P; ++p) {
+      const __m256i wv = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + p * pstride));
+      a[2 * p] = _mm256_fmadd_ps(xb, _mm256_castsi256_ps(_mm256_unpacklo_epi16(zero, wv)), a[2 * p]);
+      a[2 * p + 1] = _mm256_fmadd_ps(xb, _mm256_castsi256_ps(_mm256_unpackhi_epi16(zero, wv)), a[2 * p + 1]);
+    }
+  };
   int k = 0;
   for (; k + S <= K; k += S) {
-    for (int s = 0; s < S; ++s) {
-      const __m256 xb = _mm256_broadcast_ss(x + k + s);
-      const uint16_t* row = w + static_cast<size_t>(k + s) * kPanel;
-      for (int v = 0; v < V; ++v)
-        acc[s][v] = _mm256_fmadd_ps(xb, widen8(row + (v / 2) * pstride + 8 * (v % 2)), acc[s][v]);
-    }
+    for (int s = 0; s < S; ++s) fma_row(acc[s], _mm256_broadcast_ss(x + k + s), w + static_cast<size_t>(k + s) * kPanel);
   }
-  for (; k < K; ++k) {
-    const __m256 xb = _mm256_broadcast_ss(x + k);
-    const uint16_t* row = w + static_cast<size_t>(k) * kPanel;
-    for (int v = 0; v < V; ++v) acc[0][v] = _mm256_fmadd_ps(xb, widen8(row + (v / 2) * pstride + 8 * (v % 2)), acc[0][v]);
-  }
+  for (; k < K; ++k) fma_row(acc[0], _mm256_broadcast_ss(x + k), w + static_cast<size_t>(k) * kPanel);
   const int n0 = p0 * kPanel;
-  for (int v = 0; v < V; ++v) {
-    __m256 sum = acc[0][v];
-    for (int s = 1; s < S; ++s) sum = _mm256_add_ps(sum, acc[s][v]);
-    if (n0 + 8 * v < N) store8(sum, init, y, n0 + 8 * v, N, lo, hi);
+  for (int p = 0; p < P; ++p) {
+    __m256 a = acc[0][2 * p], b = acc[0][2 * p + 1];
+    for (int s = 1; s < S; ++s) {
+      a = _mm256_add_ps(a, acc[s][2 * p]);
+      b = _mm256_add_ps(b, acc[s][2 * p + 1]);
+    }
+    const __m256 c0_7 = _mm256_permute2f128_ps(a, b, 0x20);   // a.lane0 (0-3), b.lane0 (4-7)
+    const __m256 c8_15 = _mm256_permute2f128_ps(a, b, 0x31);  // a.lane1 (8-11), b.lane1 (12-15)
+    const int c = n0 + p * kPanel;
+    if (c < N) store8(c0_7, init, y, c, N, lo, hi);
+    if (c + 8 < N) store8(c8_15, init, y, c + 8, N, lo, hi);
   }
 }
 
