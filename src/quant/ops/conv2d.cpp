@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
+#include "quant/kernels/gemm4_f32.hpp"
 #include "quant/kernels/gemv_s16_pairs.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
@@ -92,11 +93,14 @@ class FloatConv final : public PreparedOp {
 };
 
 // Float conv as one gemv per output pixel (see the top of the file); isa other than "scalar".
+// With `gemm4` (AVX2, out_c > kDotMaxN) four consecutive pixels' patches go through one 4-row
+// product, so each weight vector loaded serves four pixels; the rest run the gemv.
 class FloatConvGemv final : public PreparedOp {
  public:
   FloatConvGemv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi,
-                const ::tickinfer::kernels::KernelSet& ks)
-      : s_(s), lo_(lo), hi_(hi), ks_(ks), patch_(static_cast<size_t>(s.patch)) {
+                const ::tickinfer::kernels::KernelSet& ks, kernels::Gemm4F32Fn gemm4)
+      : s_(s), lo_(lo), hi_(hi), ks_(ks), gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : gemm4),
+        patch_(static_cast<size_t>(s.patch) * kernels::kGemmRows) {
     const int K = s.patch, N = s.w.out_c;
     std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
     for (int oc = 0; oc < N; ++oc)
@@ -110,14 +114,25 @@ class FloatConvGemv final : public PreparedOp {
     const float* x = mem.at<float>(s_.input);
     float* y = mem.at<float>(s_.output);
     const float* init = bias_.empty() ? nullptr : bias_.data();
-    for (int b = 0; b < w.batch; ++b)
-      for (int oy = 0; oy < w.out_h; ++oy)
-        for (int ox = 0; ox < w.out_w; ++ox) {
-          gather_patch(w, x, b, oy, ox, 0.0f, patch_.data());
-          ks_.gemv(patch_.data(), s_.patch, packed_.data(), w.out_c, init, y + out_offset(w, b, oy, ox), lo_, hi_);
-        }
+    // Pixels in (b, oy, ox) order: pixel i's output starts at i * out_c.
+    const int64_t pixels = int64_t{w.batch} * w.out_h * w.out_w;
+    const size_t K = static_cast<size_t>(s_.patch);
+    int64_t i = 0;
+    if (gemm4_) {
+      for (; i + kernels::kGemmRows <= pixels; i += kernels::kGemmRows) {
+        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
+        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
+               static_cast<size_t>(w.out_c), lo_, hi_);
+      }
+    }
+    for (; i < pixels; ++i) {
+      gather_pixel(x, i, patch_.data());
+      ks_.gemv(patch_.data(), s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c, lo_, hi_);
+    }
   }
-  std::string describe() const override { return std::string("float conv2d patch gemv ") + ks_.name; }
+  std::string describe() const override {
+    return std::string("float conv2d patch gemv ") + ks_.name + (gemm4_ ? " (4-pixel avx2 blocks)" : "");
+  }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
   }
@@ -125,10 +140,18 @@ class FloatConvGemv final : public PreparedOp {
  private:
   ConvShape s_;
   float lo_, hi_;
+  void gather_pixel(const float* x, int64_t i, float* patch) const noexcept {
+    const Window& w = s_.w;
+    const int ox = static_cast<int>(i % w.out_w);
+    const int64_t rest = i / w.out_w;
+    gather_patch(w, x, static_cast<int>(rest / w.out_h), static_cast<int>(rest % w.out_h), ox, 0.0f, patch);
+  }
+
   const ::tickinfer::kernels::KernelSet& ks_;
+  kernels::Gemm4F32Fn gemm4_;
   std::vector<float> packed_;
   std::vector<float> bias_;
-  std::vector<float> patch_;
+  std::vector<float> patch_;  // kGemmRows gathered patches, each s_.patch floats
 };
 
 // The reference loop of ConvPerChannel, taps outside the input skipped (isa "scalar").
@@ -384,7 +407,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
       ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
       if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
-      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ::tickinfer::kernels::kernel_set(k));
+      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ::tickinfer::kernels::kernel_set(k),
+                                             kernels::gemm4_f32(isa.c_str()));
     }
     check_filter_scales(ctx, f, s.w.out_c);
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
