@@ -5,8 +5,9 @@
 // FMAs instead of one, which a row-at-a-time gemv cannot do.
 //
 // For r in [0, 4), n in [0, N): y[r ldy + n] = clamp(init[n] + sum_k x[r ldx + k] W[k][n], lo, hi)
-// with the k-sum taken in ascending k in one fp32 accumulator (FMA rounding).
-// Panel form only: N > kDotMaxN. init may be nullptr; x rows are read only in [0, K); each y row
+// with the k-sum taken in ascending k in one fp32 accumulator, each product and each sum
+// rounded to fp32 (no FMA): bit for bit the loop  total = 0; total += x * w; y = init + total.
+// Panel form only: N > kDotMaxN. AVX2 without FMA suffices. init may be nullptr; x rows are read only in [0, K); each y row
 // is written only in [0, N). No allocation, noexcept, no alignment needed.
 #include <cstddef>
 

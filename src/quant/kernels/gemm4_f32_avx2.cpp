@@ -1,6 +1,9 @@
-// AVX2 + FMA 4-row fp32 product over packed panels (gemm4_f32.hpp). Per panel (16 columns) the
-// 4 rows x 2 ymm halves are 8 independent accumulator chains (enough to cover the FMA latency on
-// two pipes); per k, 2 weight loads and 4 broadcasts feed 8 FMAs.
+// AVX2 4-row fp32 product over packed panels (gemm4_f32.hpp). Per panel (16 columns) the
+// 4 rows x 2 ymm halves are 8 independent accumulator chains; per k, 2 weight loads and 4
+// broadcasts feed 8 multiplies and 8 adds. Multiply and add stay separate (no FMA) so each sum
+// rounds exactly like the sequential reference loop (total += x * w, k ascending): the mul and
+// add pipes run side by side, so this costs no throughput against FMA, and the 8 chains cover
+// the add latency (3 cycles, two pipes).
 #include <immintrin.h>
 
 #include "kernels/kernel_set.hpp"
@@ -44,17 +47,17 @@ __attribute__((noinline)) void panel4(const float* x0, size_t ldx, int K, const 
     const __m256 wl = _mm256_loadu_ps(w);
     const __m256 wh = _mm256_loadu_ps(w + 8);
     __m256 xb = _mm256_broadcast_ss(x0 + k);
-    a0 = _mm256_fmadd_ps(xb, wl, a0);
-    b0 = _mm256_fmadd_ps(xb, wh, b0);
+    a0 = _mm256_add_ps(a0, _mm256_mul_ps(xb, wl));
+    b0 = _mm256_add_ps(b0, _mm256_mul_ps(xb, wh));
     xb = _mm256_broadcast_ss(x1 + k);
-    a1 = _mm256_fmadd_ps(xb, wl, a1);
-    b1 = _mm256_fmadd_ps(xb, wh, b1);
+    a1 = _mm256_add_ps(a1, _mm256_mul_ps(xb, wl));
+    b1 = _mm256_add_ps(b1, _mm256_mul_ps(xb, wh));
     xb = _mm256_broadcast_ss(x2 + k);
-    a2 = _mm256_fmadd_ps(xb, wl, a2);
-    b2 = _mm256_fmadd_ps(xb, wh, b2);
+    a2 = _mm256_add_ps(a2, _mm256_mul_ps(xb, wl));
+    b2 = _mm256_add_ps(b2, _mm256_mul_ps(xb, wh));
     xb = _mm256_broadcast_ss(x3 + k);
-    a3 = _mm256_fmadd_ps(xb, wl, a3);
-    b3 = _mm256_fmadd_ps(xb, wh, b3);
+    a3 = _mm256_add_ps(a3, _mm256_mul_ps(xb, wl));
+    b3 = _mm256_add_ps(b3, _mm256_mul_ps(xb, wh));
   }
   _mm256_storeu_ps(acc[0], a0);
   _mm256_storeu_ps(acc[0] + 8, b0);

@@ -94,13 +94,16 @@ class FloatConv final : public PreparedOp {
 
 // Float conv as one gemv per output pixel (see the top of the file); isa other than "scalar".
 // With `gemm4` (AVX2, out_c > kDotMaxN) four consecutive pixels' patches go through one 4-row
-// product, so each weight vector loaded serves four pixels; the rest run the gemv.
+// product, so each weight vector loaded serves four pixels; its sums round exactly like the
+// reference loop, so this path equals FloatConv bit for bit. A last group of fewer than four
+// pixels is padded with copies of its last patch and written through a scratch block.
 class FloatConvGemv final : public PreparedOp {
  public:
   FloatConvGemv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi,
                 const ::tickinfer::kernels::KernelSet& ks, kernels::Gemm4F32Fn gemm4)
       : s_(s), lo_(lo), hi_(hi), ks_(ks), gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : gemm4),
-        patch_(static_cast<size_t>(s.patch) * kernels::kGemmRows) {
+        patch_(static_cast<size_t>(s.patch) * kernels::kGemmRows),
+        tail_(static_cast<size_t>(s.w.out_c) * kernels::kGemmRows) {
     const int K = s.patch, N = s.w.out_c;
     std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
     for (int oc = 0; oc < N; ++oc)
@@ -123,6 +126,14 @@ class FloatConvGemv final : public PreparedOp {
         for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
         gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
                static_cast<size_t>(w.out_c), lo_, hi_);
+      }
+      if (i < pixels) {
+        const int left = static_cast<int>(pixels - i);
+        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + std::min(r, left - 1), patch_.data() + r * K);
+        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, tail_.data(), static_cast<size_t>(w.out_c),
+               lo_, hi_);
+        std::memcpy(y + i * w.out_c, tail_.data(), sizeof(float) * static_cast<size_t>(left) * w.out_c);
+        i = pixels;
       }
     }
     for (; i < pixels; ++i) {
@@ -152,6 +163,7 @@ class FloatConvGemv final : public PreparedOp {
   std::vector<float> packed_;
   std::vector<float> bias_;
   std::vector<float> patch_;  // kGemmRows gathered patches, each s_.patch floats
+  std::vector<float> tail_;   // kGemmRows x out_c outputs of the last, partial group of pixels
 };
 
 // The reference loop of ConvPerChannel, taps outside the input skipped (isa "scalar").
