@@ -6,7 +6,10 @@
 //          quantized asymmetrically (HybridConvPerChannel): out = sum w * (q - zp) * w_scale[oc]
 //          * s + bias; otherwise symmetrically, with s folded with the one filter scale
 //          (HybridConv). Then the fused activation.
-// Taps outside the input contribute nothing. The fast int8/hybrid kernels gather each output
+// Taps outside the input contribute nothing. The fast float kernel gathers each output pixel's
+// patch (outside taps as 0.0f, which adds exactly nothing) and runs the engine's float gemv over
+// the filter packed once as a [patch x out_c] matrix, bias as the gemv's init; it differs from
+// the reference loop only in fp32 summation order. The fast int8/hybrid kernels gather each output
 // pixel's patch (outside taps filled with the input zero point, so they add exactly 0 after the
 // offset) and reuse the s8 gemv of FULLY_CONNECTED; all integer sums are exact, so they agree
 // with the plain loops bit for bit.
@@ -14,6 +17,9 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/kernel_set.hpp"
+#include "quant/kernels/gemm4_f32.hpp"
+#include "quant/kernels/gemv_s16_pairs.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/ops.hpp"
@@ -73,7 +79,7 @@ class FloatConv final : public PreparedOp {
           }
         }
   }
-  std::string describe() const override { return "float conv2d"; }
+  std::string describe() const override { return "float conv2d reference"; }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
   }
@@ -84,6 +90,80 @@ class FloatConv final : public PreparedOp {
   const float* bias_;
   float lo_, hi_;
   std::vector<float> patch_;
+};
+
+// Float conv as one gemv per output pixel (see the top of the file); isa other than "scalar".
+// With `gemm4` (AVX2, out_c > kDotMaxN) four consecutive pixels' patches go through one 4-row
+// product, so each weight vector loaded serves four pixels; its sums round exactly like the
+// reference loop, so this path equals FloatConv bit for bit. A last group of fewer than four
+// pixels is padded with copies of its last patch and written through a scratch block.
+class FloatConvGemv final : public PreparedOp {
+ public:
+  FloatConvGemv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi,
+                const ::tickinfer::kernels::KernelSet& ks, kernels::Gemm4F32Fn gemm4)
+      : s_(s), lo_(lo), hi_(hi), ks_(ks), gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : gemm4),
+        patch_(static_cast<size_t>(s.patch) * kernels::kGemmRows),
+        tail_(static_cast<size_t>(s.w.out_c) * kernels::kGemmRows) {
+    const int K = s.patch, N = s.w.out_c;
+    std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
+    for (int oc = 0; oc < N; ++oc)
+      for (int k = 0; k < K; ++k) wt[static_cast<size_t>(k) * N + oc] = filter[static_cast<size_t>(oc) * K + k];
+    packed_.resize(::tickinfer::kernels::packed_floats(K, N));
+    ::tickinfer::kernels::pack_weights(wt.data(), K, N, packed_.data());
+    if (bias) bias_.assign(bias, bias + N);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const float* x = mem.at<float>(s_.input);
+    float* y = mem.at<float>(s_.output);
+    const float* init = bias_.empty() ? nullptr : bias_.data();
+    // Pixels in (b, oy, ox) order: pixel i's output starts at i * out_c.
+    const int64_t pixels = int64_t{w.batch} * w.out_h * w.out_w;
+    const size_t K = static_cast<size_t>(s_.patch);
+    int64_t i = 0;
+    if (gemm4_) {
+      for (; i + kernels::kGemmRows <= pixels; i += kernels::kGemmRows) {
+        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
+        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
+               static_cast<size_t>(w.out_c), lo_, hi_);
+      }
+      if (i < pixels) {
+        const int left = static_cast<int>(pixels - i);
+        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + std::min(r, left - 1), patch_.data() + r * K);
+        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, tail_.data(), static_cast<size_t>(w.out_c),
+               lo_, hi_);
+        std::memcpy(y + i * w.out_c, tail_.data(), sizeof(float) * static_cast<size_t>(left) * w.out_c);
+        i = pixels;
+      }
+    }
+    for (; i < pixels; ++i) {
+      gather_pixel(x, i, patch_.data());
+      ks_.gemv(patch_.data(), s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c, lo_, hi_);
+    }
+  }
+  std::string describe() const override {
+    return std::string("float conv2d patch gemv ") + ks_.name + (gemm4_ ? " (4-pixel avx2 blocks)" : "");
+  }
+  int64_t macs() const override {
+    return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
+  }
+
+ private:
+  ConvShape s_;
+  float lo_, hi_;
+  void gather_pixel(const float* x, int64_t i, float* patch) const noexcept {
+    const Window& w = s_.w;
+    const int ox = static_cast<int>(i % w.out_w);
+    const int64_t rest = i / w.out_w;
+    gather_patch(w, x, static_cast<int>(rest / w.out_h), static_cast<int>(rest % w.out_h), ox, 0.0f, patch);
+  }
+
+  const ::tickinfer::kernels::KernelSet& ks_;
+  kernels::Gemm4F32Fn gemm4_;
+  std::vector<float> packed_;
+  std::vector<float> bias_;
+  std::vector<float> patch_;  // kGemmRows gathered patches, each s_.patch floats
+  std::vector<float> tail_;   // kGemmRows x out_c outputs of the last, partial group of pixels
 };
 
 // The reference loop of ConvPerChannel, taps outside the input skipped (isa "scalar").
@@ -195,21 +275,32 @@ class Int8ConvGemv final : public PreparedOp {
   kernels::RequantParams params_;
 };
 
+// The patch's integer dot products go through the s8 row kernels or, given `pairs` (AVX2 without
+// VNNI), the int16 pair blocks of the int8 FC; both exact, so the float arithmetic is unchanged.
 class HybridConv final : public PreparedOp {
  public:
   HybridConv(const ConvShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, bool per_channel,
-             float lo, float hi, const kernels::S8Kernels& k)
-      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k) {
+             float lo, float hi, const kernels::S8Kernels& k, kernels::GemvS16PairsFn pairs = nullptr)
+      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k),
+        pairs_gemv_(pairs) {
     const int rows = s.w.out_c;
     stride_ = kernels::s8_row_stride(s.patch);
-    packed_.resize(static_cast<size_t>(stride_) * rows);
-    kernels::pack_s8_rows(filter, rows, s.patch, packed_.data());
+    if (pairs_gemv_) {
+      blocks_ = kernels::pair_blocks(rows);
+      pairs_ = kernels::column_pairs(s.patch);
+      packed16_.resize(kernels::pair_block_elems(rows, s.patch));
+      kernels::pack_s16_pair_blocks(filter, rows, s.patch, packed16_.data());
+      xw_.assign(static_cast<size_t>(2 * pairs_), 0);
+    } else {
+      packed_.resize(static_cast<size_t>(stride_) * rows);
+      kernels::pack_s8_rows(filter, rows, s.patch, packed_.data());
+    }
     row_sums_.resize(static_cast<size_t>(rows));
     kernels::row_sums_s8(filter, rows, s.patch, row_sums_.data());
     batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
     xq_.assign(static_cast<size_t>(batch_size_) * s.w.batch, 0);
     patch_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(static_cast<size_t>(rows), 0);
+    acc_.assign(pairs_gemv_ ? static_cast<size_t>(blocks_) * kernels::kPairBlockRows : static_cast<size_t>(rows), 0);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const Window& w = s_.w;
@@ -227,7 +318,12 @@ class HybridConv final : public PreparedOp {
       for (int oy = 0; oy < w.out_h; ++oy)
         for (int ox = 0; ox < w.out_w; ++ox) {
           gather_patch(w, xq_.data(), b, oy, ox, static_cast<int8_t>(zp), patch_.data());
-          k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
+          if (pairs_gemv_) {
+            kernels::widen_s8_to_s16_pairs(patch_.data(), s_.patch, xw_.data());
+            pairs_gemv_(packed16_.data(), blocks_, pairs_, xw_.data(), acc_.data());
+          } else {
+            k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
+          }
           float* out = y + out_offset(w, b, oy, ox);
           for (int oc = 0; oc < w.out_c; ++oc) {
             const size_t o = static_cast<size_t>(oc);
@@ -245,7 +341,8 @@ class HybridConv final : public PreparedOp {
     }
   }
   std::string describe() const override {
-    return std::string("hybrid conv2d ") + (per_channel_ ? "per-channel asymmetric " : "symmetric ") + k_.name;
+    return std::string("hybrid conv2d ") + (per_channel_ ? "per-channel asymmetric " : "symmetric ") +
+           (pairs_gemv_ ? "int16 pair blocks avx2" : k_.name);
   }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
@@ -258,8 +355,11 @@ class HybridConv final : public PreparedOp {
   bool per_channel_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
-  int stride_ = 0, batch_size_ = 0;
-  std::vector<int8_t> packed_;
+  kernels::GemvS16PairsFn pairs_gemv_ = nullptr;
+  int stride_ = 0, batch_size_ = 0, blocks_ = 0, pairs_ = 0;
+  std::vector<int8_t> packed_;      // s8 rows (when pairs_gemv_ is null)
+  std::vector<int16_t> packed16_;   // pair blocks (when pairs_gemv_ is set)
+  std::vector<int16_t> xw_;         // the gathered patch widened for the pair blocks
   std::vector<int32_t> row_sums_;
   std::vector<int8_t> xq_, patch_;
   std::vector<int32_t> acc_;
@@ -314,7 +414,14 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     const float* b = bias ? const_data<float>(*bias) : nullptr;
     float lo, hi;
     float_activation_range(ctx, o.activation, &lo, &hi);
-    if (f.type == DType::F32) return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
+    if (f.type == DType::F32) {
+      if (isa == "scalar") return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
+      // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
+      ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
+      if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
+      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ::tickinfer::kernels::kernel_set(k),
+                                             kernels::gemm4_f32(isa.c_str()));
+    }
     check_filter_scales(ctx, f, s.w.out_c);
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
     bool differ = false;
@@ -322,8 +429,13 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       wscale[static_cast<size_t>(oc)] = channel_scale(f, oc);
       differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
     }
+    const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str());
+    kernels::GemvS16PairsFn pairs = nullptr;
+#if defined(__x86_64__)
+    if (std::string(k.name) == "avx2") pairs = kernels::gemv_s16_pairs_avx2;
+#endif
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
-                                        hi, kernels::s8_kernels(isa.c_str()));
+                                        hi, k, pairs);
   }
 
   require_type(ctx, f, "filter", {DType::I8});

@@ -6,9 +6,11 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
+#include "quant/kernels/bf16_gemv.hpp"
 #include "quant/ops/ops.hpp"
 
 namespace tickinfer::quant::ops {
+namespace qk = ::tickinfer::quant::kernels;
 namespace fc {
 
 FcGeometry check_geometry(const PrepareContext& ctx) {
@@ -80,13 +82,13 @@ class FloatFcReference final : public PreparedOp {
 class FloatFcGemv final : public PreparedOp {
  public:
   FloatFcGemv(const FcGeometry& g, const float* w, const float* bias, float lo, float hi,
-              const kernels::KernelSet& ks)
+              const ::tickinfer::kernels::KernelSet& ks)
       : g_(g), lo_(lo), hi_(hi), ks_(ks) {
     std::vector<float> wt(static_cast<size_t>(g.depth) * g.units);  // W[k][n] = filter[n][k]
     for (int n = 0; n < g.units; ++n)
       for (int k = 0; k < g.depth; ++k) wt[static_cast<size_t>(k) * g.units + n] = w[static_cast<size_t>(n) * g.depth + k];
-    packed_.resize(kernels::packed_floats(g.depth, g.units));
-    kernels::pack_weights(wt.data(), g.depth, g.units, packed_.data());
+    packed_.resize(::tickinfer::kernels::packed_floats(g.depth, g.units));
+    ::tickinfer::kernels::pack_weights(wt.data(), g.depth, g.units, packed_.data());
     if (bias) bias_.assign(bias, bias + g.units);
   }
   void eval(const TensorMemory& mem) noexcept override {
@@ -103,7 +105,7 @@ class FloatFcGemv final : public PreparedOp {
  private:
   FcGeometry g_;
   float lo_, hi_;
-  const kernels::KernelSet& ks_;
+  const ::tickinfer::kernels::KernelSet& ks_;
   std::vector<float> packed_;
   std::vector<float> bias_;
 };
@@ -142,6 +144,40 @@ class Bf16Fc final : public PreparedOp {
   float lo_, hi_;
 };
 
+// bf16 filter through the bf16 gemv (quant/kernels/bf16_gemv.hpp): the filter is packed once,
+// still bf16, into the float gemv's layout; products and sums are fp32 as in Bf16Fc, only the
+// summation order differs.
+class Bf16FcGemv final : public PreparedOp {
+ public:
+  Bf16FcGemv(const FcGeometry& g, const uint16_t* w, const float* bias, float lo, float hi,
+             const qk::Bf16Gemv& k)
+      : g_(g), lo_(lo), hi_(hi), k_(k) {
+    std::vector<uint16_t> wt(static_cast<size_t>(g.depth) * g.units);  // W[k][n] = filter[n][k]
+    for (int n = 0; n < g.units; ++n)
+      for (int d = 0; d < g.depth; ++d) wt[static_cast<size_t>(d) * g.units + n] = w[static_cast<size_t>(n) * g.depth + d];
+    packed_.resize(qk::bf16_packed_elems(g.depth, g.units));
+    qk::pack_bf16_weights(wt.data(), g.depth, g.units, packed_.data());
+    if (bias) bias_.assign(bias, bias + g.units);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(g_.input);
+    float* y = mem.at<float>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      k_.gemv(x + static_cast<size_t>(b) * g_.depth, g_.depth, packed_.data(), g_.units,
+              bias_.empty() ? nullptr : bias_.data(), y + static_cast<size_t>(b) * g_.units, lo_, hi_);
+    }
+  }
+  std::string describe() const override { return std::string("bf16-filter fc packed gemv ") + k_.name; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  float lo_, hi_;
+  qk::Bf16Gemv k_;
+  std::vector<uint16_t> packed_;
+  std::vector<float> bias_;
+};
+
 }  // namespace
 }  // namespace fc
 
@@ -167,13 +203,17 @@ std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx) {
   if (w.type == DType::I8) return fc::make_hybrid(ctx, g);
   float lo, hi;
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
-  if (w.type == DType::BF16) return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
   const std::string isa = ctx.isa ? ctx.isa : "";
+  if (w.type == DType::BF16) {
+    if (isa == "scalar") return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
+    return std::make_unique<fc::Bf16FcGemv>(g, const_data<uint16_t>(w), bias, lo, hi,
+                                            qk::bf16_gemv(isa.c_str()));
+  }
   if (isa == "scalar") return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
   // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
-  kernels::Isa k = isa.empty() ? kernels::best_isa() : kernels::parse_isa(isa.c_str());
-  if (!kernels::isa_supported(k)) k = kernels::Isa::Scalar;
-  return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi, kernels::kernel_set(k));
+  ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
+  if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
+  return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi, ::tickinfer::kernels::kernel_set(k));
 }
 
 }  // namespace tickinfer::quant::ops

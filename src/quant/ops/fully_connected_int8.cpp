@@ -210,19 +210,31 @@ class Int8FcPairs final : public PreparedOp {
 
 // Hybrid: per batch row, quantize the input (symmetric or asymmetric), s8 dot products, then
 // out = bias + dot * (row_scale * filter_scale[o]) in float, then the fused activation.
+// The integer dot products run either through the s8 row kernels or, given `pairs` (AVX2 without
+// VNNI), through the int16 pair blocks of the int8 FC (quant/kernels/gemv_s16_pairs.hpp); both
+// are exact, so the float arithmetic after them sees the same int32 values either way.
 class HybridFc final : public PreparedOp {
  public:
   HybridFc(const FcGeometry& g, const int8_t* w, const float* bias, const std::vector<float>& wscale,
-           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k)
-      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k) {
+           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::GemvS16PairsFn pairs = nullptr)
+      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), pairs_gemv_(pairs) {
     stride_ = kernels::s8_row_stride(g.depth);
-    packed_.resize(static_cast<size_t>(stride_) * g.units);
-    kernels::pack_s8_rows(w, g.units, g.depth, packed_.data());
+    if (pairs_gemv_) {
+      blocks_ = kernels::pair_blocks(g.units);
+      pairs_ = kernels::column_pairs(g.depth);
+      packed16_.resize(kernels::pair_block_elems(g.units, g.depth));
+      kernels::pack_s16_pair_blocks(w, g.units, g.depth, packed16_.data());
+      xw_.assign(static_cast<size_t>(2 * pairs_), 0);
+      acc_.assign(static_cast<size_t>(blocks_) * kernels::kPairBlockRows, 0);
+    } else {
+      packed_.resize(static_cast<size_t>(stride_) * g.units);
+      kernels::pack_s8_rows(w, g.units, g.depth, packed_.data());
+      acc_.assign(static_cast<size_t>(g.units), 0);
+    }
     row_sums_.resize(static_cast<size_t>(g.units));
     kernels::row_sums_s8(w, g.units, g.depth, row_sums_.data());
     wscale_ = wscale;
     xq_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(static_cast<size_t>(g.units), 0);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const float* x = mem.at<float>(g_.input);
@@ -242,7 +254,12 @@ class HybridFc final : public PreparedOp {
       } else {
         row_scale = kernels::quantize_row_symmetric(xb, g_.depth, xq_.data());
       }
-      k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
+      if (pairs_gemv_) {
+        kernels::widen_s8_to_s16_pairs(xq_.data(), g_.depth, xw_.data());
+        pairs_gemv_(packed16_.data(), blocks_, pairs_, xw_.data(), acc_.data());
+      } else {
+        k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
+      }
       const float zpf = static_cast<float>(zp);
       for (int o = 0; o < g_.units; ++o) {
         int32_t dot = acc_[static_cast<size_t>(o)];
@@ -257,7 +274,8 @@ class HybridFc final : public PreparedOp {
     for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
   }
   std::string describe() const override {
-    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name;
+    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") +
+           (pairs_gemv_ ? "int16 pair blocks avx2" : k_.name);
   }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
@@ -267,8 +285,11 @@ class HybridFc final : public PreparedOp {
   bool asymmetric_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
-  int stride_ = 0;
-  std::vector<int8_t> packed_;
+  kernels::GemvS16PairsFn pairs_gemv_ = nullptr;
+  int stride_ = 0, blocks_ = 0, pairs_ = 0;
+  std::vector<int8_t> packed_;      // s8 rows (when pairs_gemv_ is null)
+  std::vector<int16_t> packed16_;   // pair blocks (when pairs_gemv_ is set)
+  std::vector<int16_t> xw_;         // the quantized row widened for the pair blocks
   std::vector<int32_t> row_sums_;
   std::vector<float> wscale_;
   std::vector<int8_t> xq_;
@@ -326,8 +347,13 @@ std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeome
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
   const float* bias = g.bias >= 0 ? const_data<float>(ctx.input(2)) : nullptr;
   const std::string isa = ctx.isa ? ctx.isa : "";
+  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str());
+  kernels::GemvS16PairsFn pairs = nullptr;
+#if defined(__x86_64__)
+  if (std::string(k.name) == "avx2") pairs = kernels::gemv_s16_pairs_avx2;
+#endif
   return std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
-                                    lo, hi, kernels::s8_kernels(isa.c_str()));
+                                    lo, hi, k, pairs);
 }
 
 }  // namespace tickinfer::quant::ops::fc

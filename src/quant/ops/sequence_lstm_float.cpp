@@ -11,7 +11,8 @@
 // The gates' input weights are packed into one [n_input] x [gates * n_cell] matrix and their
 // recurrent weights into one [n_output] x [gates * n_cell] matrix at prepare, so each step is one
 // gemv over x (from the biases) and one over h (accumulating); the second is skipped while h is
-// all zeros (a reset state), which adds exactly nothing.
+// all zeros (a reset state), which adds exactly nothing. With bf16 weights the two matrices stay
+// bf16 (half the bytes) in the same layout and go through the bf16 gemv, widened in registers.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include <string>
 
 #include "kernels/kernel_set.hpp"
+#include "quant/kernels/bf16_gemv.hpp"
 #include "quant/ops/sequence_lstm_float_math.hpp"
 #include "quant/ops/sequence_lstm_variants.hpp"
 
@@ -68,10 +70,23 @@ class FloatLstm final : public PreparedOp {
         peephole_[g] = constant_as_f32(ctx, o.peephole_weights[g], operand_name(operand));
       }
     }
-    w_x_.resize(::tickinfer::kernels::packed_floats(o.n_input, N_));
-    ::tickinfer::kernels::pack_weights(dense_x.data(), o.n_input, N_, w_x_.data());
-    w_h_.resize(::tickinfer::kernels::packed_floats(o.n_output, N_));
-    ::tickinfer::kernels::pack_weights(dense_h.data(), o.n_output, N_, w_h_.data());
+    // Only when every gate matrix is bf16: truncating a float32 one would change it.
+    for (int g = 0; g < kGates; ++g) {
+      if (gate_off_[g] < 0) continue;
+      for (int t : {o.input_weights[g], o.recurrent_weights[g]}) {
+        if (ctx.program.tensors[static_cast<size_t>(t)].type != DType::BF16) bf16_weights_ = false;
+      }
+    }
+    if (bf16_weights_) {
+      bf16_gemv_ = ::tickinfer::quant::kernels::bf16_gemv(ctx.isa);
+      pack_bf16(dense_x, o.n_input, &w_x_bf16_);
+      pack_bf16(dense_h, o.n_output, &w_h_bf16_);
+    } else {
+      w_x_.resize(::tickinfer::kernels::packed_floats(o.n_input, N_));
+      ::tickinfer::kernels::pack_weights(dense_x.data(), o.n_input, N_, w_x_.data());
+      w_h_.resize(::tickinfer::kernels::packed_floats(o.n_output, N_));
+      ::tickinfer::kernels::pack_weights(dense_h.data(), o.n_output, N_, w_h_.data());
+    }
 
     if (o.projection) {
       // P is [n_output, n_cell]; the gemv wants [K = n_cell] x [N = n_output].
@@ -110,7 +125,7 @@ class FloatLstm final : public PreparedOp {
            " time=" + std::to_string(o_.n_time) + " input=" + std::to_string(o_.n_input) +
            " cell=" + std::to_string(o_.n_cell) + " output=" + std::to_string(o_.n_output) +
            (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.layer_norm ? " layer-norm" : "") +
-           (o_.projection ? " projection" : "") + " gemv=" + ks_->name;
+           (o_.projection ? " projection" : "") + " gemv=" + (bf16_weights_ ? bf16_gemv_.name : ks_->name);
   }
 
   int64_t macs() const override {
@@ -122,11 +137,30 @@ class FloatLstm final : public PreparedOp {
   int n_cell() const { return o_.n_cell; }
   float* gate(int g) { return z_.data() + gate_off_[g]; }
 
+  // dense: [K x N_] floats widened from bf16, so taking their upper halves back is exact.
+  void pack_bf16(const std::vector<float>& dense, int K, std::vector<uint16_t>* packed) {
+    std::vector<uint16_t> bits(dense.size());
+    for (size_t i = 0; i < dense.size(); ++i) {
+      uint32_t u;
+      std::memcpy(&u, &dense[i], 4);
+      bits[i] = static_cast<uint16_t>(u >> 16);
+    }
+    packed->resize(::tickinfer::quant::kernels::bf16_packed_elems(K, N_));
+    ::tickinfer::quant::kernels::pack_bf16_weights(bits.data(), K, N_, packed->data());
+  }
+
   void step(const float* x, float* h, float* c, float* y) noexcept {
     const int n = o_.n_cell;
     constexpr float kInf = std::numeric_limits<float>::infinity();
-    ks_->gemv(x, o_.n_input, w_x_.data(), N_, bias_.data(), z_.data(), -kInf, kInf);
-    if (!all_zero(h, o_.n_output)) ks_->gemv(h, o_.n_output, w_h_.data(), N_, z_.data(), z_.data(), -kInf, kInf);
+    if (bf16_weights_) {
+      bf16_gemv_.gemv(x, o_.n_input, w_x_bf16_.data(), N_, bias_.data(), z_.data(), -kInf, kInf);
+      if (!all_zero(h, o_.n_output)) {
+        bf16_gemv_.gemv(h, o_.n_output, w_h_bf16_.data(), N_, z_.data(), z_.data(), -kInf, kInf);
+      }
+    } else {
+      ks_->gemv(x, o_.n_input, w_x_.data(), N_, bias_.data(), z_.data(), -kInf, kInf);
+      if (!all_zero(h, o_.n_output)) ks_->gemv(h, o_.n_output, w_h_.data(), N_, z_.data(), z_.data(), -kInf, kInf);
+    }
 
     for (int g : {kInputGate, kForgetGate}) {
       if (gate_off_[g] < 0) continue;
@@ -174,6 +208,9 @@ class FloatLstm final : public PreparedOp {
   int gate_off_[kGates] = {-1, -1, -1, -1};  // offset of each present gate's block in z_
   int N_ = 0;                                 // gate rows: present gates x n_cell
   std::vector<float> w_x_, w_h_;              // [n_input | n_output] x N_, pack_weights layout
+  bool bf16_weights_ = bf16_;                  // gate matrices kept bf16 (all of them are bf16)
+  std::vector<uint16_t> w_x_bf16_, w_h_bf16_; // the same, bf16, when the weights are bf16 (w_x_, w_h_ empty)
+  ::tickinfer::quant::kernels::Bf16Gemv bf16_gemv_{"scalar", ::tickinfer::quant::kernels::gemv_bf16_scalar};
   std::vector<float> bias_;                   // [N_]; zero when layer norm adds the bias later
   std::vector<float> peephole_[kGates], ln_[kGates], ln_bias_[kGates];
   std::vector<float> w_proj_, proj_bias_;

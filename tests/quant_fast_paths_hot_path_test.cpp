@@ -1,0 +1,58 @@
+// eval() of the fast FULLY_CONNECTED / CONV_2D paths (bf16 gemv, hybrid pair blocks, float conv
+// 4-pixel blocks with a partial last group, hybrid conv) allocates nothing and takes no lock.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+#include "support/counting_allocator.hpp"
+#include "support/quant_program_builder.hpp"
+
+using namespace tickinfer::quant;
+using tickinfer::quant::testing::ProgramBuilder;
+
+TEST(QuantFastPathsHotPath, EvalAllocatesAndLocksNothing) {
+  for (const char* isa : {"avx2", "portable", "scalar"}) {
+    ProgramBuilder b;
+    const int x = b.tensor("x", DType::F32, {1, 24});
+    const int wb = b.constant("wb", DType::BF16, {20, 24}, std::vector<uint16_t>(480, 0x3c00));
+    const int wq = b.constant("wq", DType::I8, {20, 24}, std::vector<int8_t>(480, 5), {0.01f}, {0});
+    const int y1 = b.tensor("y1", DType::F32, {1, 20});
+    const int y2 = b.tensor("y2", DType::F32, {1, 20});
+    b.op(OpCode::FullyConnected, {x, wb, -1}, {y1});
+    b.op(OpCode::FullyConnected, {x, wq, -1}, {y2});
+    // 1 x 7 x 3 image (7 pixels: one group of 4 and a partial group), 3x1 filter, SAME padding.
+    const int img = b.tensor("img", DType::F32, {1, 7, 1, 3});
+    const int fc = b.constant("fc", DType::F32, {9, 3, 1, 3}, std::vector<float>(81, 0.25f));
+    const int fq = b.constant("fq", DType::I8, {9, 3, 1, 3}, std::vector<int8_t>(81, 3), {0.02f}, {0});
+    const int c1 = b.tensor("c1", DType::F32, {1, 7, 1, 9});
+    const int c2 = b.tensor("c2", DType::F32, {1, 7, 1, 9});
+    b.op(OpCode::Conv2D, {img, fc, -1}, {c1}).options.padding = PaddingMode::Same;
+    b.op(OpCode::Conv2D, {img, fq, -1}, {c2}).options.padding = PaddingMode::Same;
+    std::vector<std::unique_ptr<PreparedOp>> ops;
+    for (size_t i = 0; i < b.program.ops.size(); ++i) ops.push_back(b.prepare(i, isa));
+    std::vector<float> xb(24, 0.5f), y1b(20), y2b(20), imgb(21, 1.0f), c1b(63), c2b(63);
+    TensorMemory m = b.memory();
+    m.addr[x] = xb.data();
+    m.addr[y1] = y1b.data();
+    m.addr[y2] = y2b.data();
+    m.addr[img] = imgb.data();
+    m.addr[c1] = c1b.data();
+    m.addr[c2] = c2b.data();
+    g_allocs = 0;
+    g_locks = 0;
+    g_counting = true;
+    for (int it = 0; it < 10; ++it)
+      for (auto& op : ops) op->eval(m);
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << isa;
+    EXPECT_EQ(g_locks.load(), 0) << isa;
+    // Hand-derived values: bf16 0x3c00 = 2^-7; 24 inputs of 0.5 -> 24 * 0.5 / 128 = 0.09375.
+    EXPECT_EQ(y1b[0], 0.09375f) << isa;
+    // Float conv, middle pixel: 3 taps x 3 channels x 1.0 x 0.25 = 2.25; edge pixel (one tap
+    // outside, zero): 1.5.
+    EXPECT_EQ(c1b[9 * 3], 2.25f) << isa;
+    EXPECT_EQ(c1b[0], 1.5f) << isa;
+    EXPECT_EQ(c1b[9 * 6 + 8], 1.5f) << isa;
+  }
+}
