@@ -85,15 +85,7 @@ class HybridLstm final : public PreparedOp {
   }
 
   void eval(const TensorMemory& mem) noexcept override {
-    const float* in = mem.at<float>(o_.input);
-    float* out = mem.at<float>(o_.output);
-    float* h_state = mem.at<float>(o_.output_state);
-    float* c_state = mem.at<float>(o_.cell_state);
-    for (int b = 0; b < o_.n_batch; ++b) {
-      float* h = h_state + static_cast<size_t>(b) * o_.n_output;
-      float* c = c_state + static_cast<size_t>(b) * o_.n_cell;
-      for (int t = 0; t < o_.n_time; ++t) step(in + o_.input_row(b, t), h, c, out + o_.output_row(b, t));
-    }
+    o_.for_each_step<float, float>(mem, [this](const float* x, float* h, float* c, float* y) { step(x, h, c, y); });
   }
 
   std::string describe() const override {

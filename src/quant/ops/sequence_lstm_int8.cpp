@@ -279,15 +279,8 @@ class Int8Lstm final : public PreparedOp {
 
   template <Rounding R>
   void run(const TensorMemory& mem) noexcept {
-    const int8_t* in = mem.at<int8_t>(o_.input);
-    int8_t* out = mem.at<int8_t>(o_.output);
-    int8_t* h_state = mem.at<int8_t>(o_.output_state);
-    int16_t* c_state = mem.at<int16_t>(o_.cell_state);
-    for (int b = 0; b < o_.n_batch; ++b) {
-      int8_t* h = h_state + static_cast<size_t>(b) * o_.n_output;
-      int16_t* c = c_state + static_cast<size_t>(b) * o_.n_cell;
-      for (int t = 0; t < o_.n_time; ++t) step<R>(in + o_.input_row(b, t), h, c, out + o_.output_row(b, t));
-    }
+    o_.for_each_step<int8_t, int16_t>(
+        mem, [this](const int8_t* x, int8_t* h, int16_t* c, int8_t* y) { step<R>(x, h, c, y); });
   }
 
   // gate += MBQM(p .* c) saturated, over TFLite's peephole length.

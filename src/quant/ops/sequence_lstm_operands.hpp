@@ -57,6 +57,22 @@ struct LstmOperands {
   int64_t output_row(int b, int t) const {
     return (time_major ? int64_t{t} * n_batch + b : int64_t{b} * n_time + t) * n_output;
   }
+
+  // Every form's eval: the state tensors hold one row per batch entry; each batch entry runs its
+  // time steps in order, step(x_row, h, c, y_row) updating h and c in place. In and C are the
+  // form's element types (float and float; int8 with an int16 cell state).
+  template <class In, class C, class Step>
+  void for_each_step(const TensorMemory& mem, Step&& step) const noexcept {
+    const In* in = mem.at<In>(input);
+    In* out = mem.at<In>(output);
+    In* h_state = mem.at<In>(output_state);
+    C* c_state = mem.at<C>(cell_state);
+    for (int b = 0; b < n_batch; ++b) {
+      In* h = h_state + static_cast<size_t>(b) * n_output;
+      C* c = c_state + static_cast<size_t>(b) * n_cell;
+      for (int t = 0; t < n_time; ++t) step(in + input_row(b, t), h, c, out + output_row(b, t));
+    }
+  }
 };
 
 // Checks operand count, presence rules (CIFG, peephole and layer-norm all-or-none, projection
