@@ -1,4 +1,4 @@
-// eval() of the fast FULLY_CONNECTED / CONV_2D paths (bf16 gemv, hybrid pair blocks, float conv
+// eval() of the fast FULLY_CONNECTED / CONV_2D paths (bf16 gemv, hybrid quad blocks, float conv
 // 4-pixel blocks with a partial last group, hybrid conv) allocates nothing and takes no lock.
 #include <gtest/gtest.h>
 

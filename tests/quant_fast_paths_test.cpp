@@ -84,7 +84,7 @@ std::vector<float> run_fc(FcKind kind, unsigned seed, int batch, int depth, int 
   o.options.activation = (seed % 3 == 0) ? FusedActivation::Relu : FusedActivation::None;
   auto op = b.prepare(0, isa);
   if (std::string(isa) == "avx2") {
-    EXPECT_NE(op->describe().find(kind == FcKind::Bf16 ? "gemv avx2" : "pair blocks"), std::string::npos) << op->describe();
+    EXPECT_NE(op->describe().find(kind == FcKind::Bf16 ? "gemv avx2" : "quad blocks"), std::string::npos) << op->describe();
   }
   std::vector<float> x = random_floats(rng, static_cast<size_t>(batch) * depth, 3.0f), y(static_cast<size_t>(batch) * units);
   TensorMemory m = b.memory();
@@ -155,7 +155,7 @@ std::vector<float> run_conv(bool hybrid, unsigned seed, int h, int w, int ic, in
   // The fast path under test is the one prepared (the reference says "reference" or "s8 rows").
   if (std::string(isa) == "avx2") {
     const bool blocks = !hybrid && oc > 4 && oh * ow >= 4;  // the 4-pixel kernel serves these
-    EXPECT_NE(op->describe().find(hybrid ? "pair blocks" : blocks ? "4-pixel avx2" : "gemv"), std::string::npos) << op->describe();
+    EXPECT_NE(op->describe().find(hybrid ? "quad blocks" : blocks ? "4-pixel avx2" : "gemv"), std::string::npos) << op->describe();
   }
   std::vector<float> x = random_floats(rng, static_cast<size_t>(h) * w * ic, 2.0f);
   std::vector<float> y(static_cast<size_t>(oh) * ow * oc);

@@ -1,7 +1,8 @@
-// The fused pair-block gemv + single-rounding requantization (quant/kernels/
-// gemv_s16_pairs_requant.hpp) equals the plain reference path, the scalar s8 gemv followed by the
-// scalar requantization, bit for bit: seeded random weights, inputs, biases and per-row
-// multipliers/shifts over their whole ranges, sizes around the block width, guard bytes after y.
+// The fused quad-block gemv + single-rounding requantization (quant/kernels/int8_gemv.hpp,
+// block_requant.hpp) equals the plain reference path, the scalar s8 gemv followed by the scalar
+// requantization, bit for bit: seeded random weights (-127..127, what the quad blocks take),
+// inputs over all of int8, biases and per-row multipliers/shifts over their whole ranges, sizes
+// around the 8-row block and the 4-block pass, guard bytes after y.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,8 +12,7 @@
 
 #include "kernels/kernel_set.hpp"
 #include "quant/fixed_point.hpp"
-#include "quant/kernels/gemv_s16_pairs.hpp"
-#include "quant/kernels/gemv_s16_pairs_requant.hpp"
+#include "quant/kernels/block_requant.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 
 namespace {
@@ -25,18 +25,22 @@ TEST(QuantFcFusedRequant, Avx2MatchesScalarGemvAndRequantization) {
   if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
   const uint32_t seed = 20261130;
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> s8(-128, 127), zp(-128, 127);
+  std::uniform_int_distribution<int> s8(-128, 127), w8(-127, 127), zp(-128, 127);
   std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small_bias(-20000, 20000);
   std::uniform_real_distribution<double> scale(1e-7, 0.9);
+  int high_word_trials = 0;
   for (int trial = 0; trial < 200; ++trial) {
     const int rows = 1 + trial % 45, cols = 1 + (trial * 7) % 70;
     std::vector<int8_t> w(static_cast<size_t>(rows) * cols), x(static_cast<size_t>(cols));
-    for (auto& v : w) v = static_cast<int8_t>(s8(rng));
+    for (auto& v : w) v = static_cast<int8_t>(w8(rng));
     for (auto& v : x) v = static_cast<int8_t>(s8(rng));
     std::vector<int32_t> bias(rows), mult(rows), shift(rows);
     for (int r = 0; r < rows; ++r) {
       bias[r] = trial % 4 == 0 ? any(rng) : small_bias(rng);
-      const QuantizedMultiplier q = quantize_multiplier(trial % 5 == 0 ? scale(rng) * 4.0 : scale(rng), Rounding::Single);
+      // Every third trial keeps all multipliers below 0.5 (the high-word requantization), the
+      // others mix in multipliers up to 3.6 (the general one).
+      const double m = trial % 3 == 1 ? scale(rng) * 0.5 : trial % 5 == 0 ? scale(rng) * 4.0 : scale(rng);
+      const QuantizedMultiplier q = quantize_multiplier(m, Rounding::Single);
       mult[r] = q.multiplier;
       shift[r] = q.shift;
     }
@@ -60,33 +64,17 @@ TEST(QuantFcFusedRequant, Avx2MatchesScalarGemvAndRequantization) {
     std::vector<int8_t> want(rows + 8, 0x5A), got(rows + 8, 0x5A);
     requantize_s32_to_s8_scalar<Rounding::Single>(acc.data(), rows, p, want.data());
 
-    std::vector<int16_t> packed(pair_block_elems(rows, cols)), xw(static_cast<size_t>(2 * column_pairs(cols)));
-    pack_s16_pair_blocks(w.data(), rows, cols, packed.data());
-    widen_s8_to_s16_pairs_avx2(x.data(), cols, xw.data());
-    const PairRequantSingle q = pack_pair_requant_single(rows, bias.data(), mult.data(), shift.data(), z, lo, hi);
-    gemv_s16_pairs_requant_single_avx2(packed.data(), pair_blocks(rows), column_pairs(cols), xw.data(), q, rows,
-                                       got.data());
+    std::vector<int8_t> packed(s8_packed_bytes(rows, cols));
+    pack_s8_quad_blocks(w.data(), rows, cols, packed.data());
+    const BlockRequantSingle q = pack_block_requant_single(rows, bias.data(), mult.data(), shift.data(), z, lo, hi);
+    if (trial % 3 == 1) {
+      ASSERT_TRUE(q.high_word) << "trial " << trial;
+      ++high_word_trials;
+    }
+    gemv_s8_quads_requant_single_avx2(packed.data(), rows, s8_quad_stride(cols), xp.data(), q, got.data());
     ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " rows " << rows << " cols " << cols;
   }
-#else
-  GTEST_SKIP() << "not x86";
-#endif
-}
-
-TEST(QuantFcFusedRequant, WidenAvx2MatchesScalar) {
-#if defined(__x86_64__)
-  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
-  std::mt19937 rng(7);
-  std::uniform_int_distribution<int> s8(-128, 127);
-  for (int cols = 1; cols < 70; ++cols) {
-    std::vector<int8_t> x(static_cast<size_t>(cols));
-    for (auto& v : x) v = static_cast<int8_t>(s8(rng));
-    const size_t n = static_cast<size_t>(2 * column_pairs(cols));
-    std::vector<int16_t> want(n + 2, 0x5A5A), got(n + 2, 0x5A5A);
-    widen_s8_to_s16_pairs(x.data(), cols, want.data());
-    widen_s8_to_s16_pairs_avx2(x.data(), cols, got.data());
-    ASSERT_EQ(got, want) << "cols " << cols;
-  }
+  EXPECT_GT(high_word_trials, 60);
 #else
   GTEST_SKIP() << "not x86";
 #endif

@@ -6,10 +6,10 @@
 
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "quant/fixed_point.hpp"
-#include "quant/kernels/gemv_s16_pairs.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"
@@ -22,15 +22,20 @@ namespace {
 
 struct Variant {
   const char* name;
+  PackS8Fn pack;
+  int (*stride)(int cols);
   GemvS8S8S32Fn gemv;
   bool available;
+  bool takes_minus_128;  // the quad-block kernel needs weights in [-127, 127]
 };
 
 std::vector<Variant> gemv_variants() {
   std::vector<Variant> v;
 #if defined(__x86_64__)
-  v.push_back({"avx2", gemv_s8s8_s32_avx2, __builtin_cpu_supports("avx2") != 0});
-  v.push_back({"avx512vnni", gemv_s8s8_s32_avx512vnni, s8_vnni_supported()});
+  const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  v.push_back({"avx2 rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx2, avx2, true});
+  v.push_back({"avx2 quad blocks", pack_s8_quad_blocks, s8_quad_stride, gemv_s8s8_s32_quads_avx2, avx2, false});
+  v.push_back({"avx512vnni", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx512vnni, s8_vnni_supported(), true});
 #endif
   return v;
 }
@@ -57,41 +62,72 @@ TEST(Int8Kernels, GemvMatchesScalarAcrossSizesAndOffsets) {
         const uint32_t seed = static_cast<uint32_t>(rows * 1000 + cols);
         std::mt19937 rng(seed);
         const int stride = s8_row_stride(cols);
-        const auto w = random_s8(rng, static_cast<size_t>(rows) * cols);
-        // Packed into a buffer at an odd offset, x too: kernels must not assume alignment.
-        std::vector<int8_t> wbuf(static_cast<size_t>(rows) * stride + 3);
-        pack_s8_rows(w.data(), rows, cols, wbuf.data() + 3);
+        const auto w = random_s8(rng, static_cast<size_t>(rows) * cols, v.takes_minus_128 ? -128 : -127);
+        // The reference on the rows layout.
+        std::vector<int8_t> wrows(static_cast<size_t>(rows) * stride);
+        pack_s8_rows(w.data(), rows, cols, wrows.data());
+        // The variant's layout in a buffer at an odd offset, x too: kernels must not assume alignment.
+        std::vector<int8_t> wbuf(s8_packed_bytes(rows, cols) + 3);
+        v.pack(w.data(), rows, cols, wbuf.data() + 3);
         std::vector<int8_t> xbuf(static_cast<size_t>(stride) + 5);
         auto x = random_s8(rng, static_cast<size_t>(stride));  // padding bytes random: weights there are 0
         std::memcpy(xbuf.data() + 5, x.data(), x.size());
-        std::vector<int32_t> ref(static_cast<size_t>(rows) + 4, 0x5a5a5a5a), got = ref;
-        gemv_s8s8_s32_scalar(wbuf.data() + 3, rows, stride, xbuf.data() + 5, ref.data());
-        v.gemv(wbuf.data() + 3, rows, stride, xbuf.data() + 5, got.data());
-        ASSERT_EQ(got, ref) << v.name << " rows " << rows << " cols " << cols << " seed " << seed;
+        const size_t padded = static_cast<size_t>(s8_padded_rows(rows));
+        std::vector<int32_t> ref(padded + 4, 0x5a5a5a5a), got = ref;
+        gemv_s8s8_s32_scalar(wrows.data(), rows, stride, xbuf.data() + 5, ref.data());
+        v.gemv(wbuf.data() + 3, rows, v.stride(cols), xbuf.data() + 5, got.data());
+        ASSERT_EQ(std::vector<int32_t>(got.begin(), got.begin() + rows), std::vector<int32_t>(ref.begin(), ref.begin() + rows))
+            << v.name << " rows " << rows << " cols " << cols << " seed " << seed;
         // Independent check of the reference on one row: plain dot product over the real columns.
         int32_t dot = 0;
         for (int c = 0; c < cols; ++c) dot += w[static_cast<size_t>(c)] * x[static_cast<size_t>(c)];
         ASSERT_EQ(ref[0], dot);
-        ASSERT_EQ(got[static_cast<size_t>(rows)], 0x5a5a5a5a) << "guard overwritten";
+        ASSERT_EQ(got[padded], 0x5a5a5a5a) << v.name << ": guard past the padded rows overwritten";
       }
     }
   }
 }
 
 TEST(Int8Kernels, ExtremeValuesStayExact) {
-  // All -128: vpmaddwd pairs reach 2 * 16384, the +128 trick reaches 0 * -128; both exact.
+  // Weights at -128 (or -127 for the quad blocks) times x = -128 or 127: vpmaddwd pairs reach
+  // 2 * 16384, vpmaddubsw pairs 2 * 128 * 127 = 32512, the +128 trick 0 * -128; all exact.
   const int rows = 5, cols = 257, stride = s8_row_stride(cols);
-  std::vector<int8_t> w(static_cast<size_t>(rows) * cols, -128), packed(static_cast<size_t>(rows) * stride);
-  pack_s8_rows(w.data(), rows, cols, packed.data());
-  std::vector<int8_t> x(static_cast<size_t>(stride), -128);
-  std::vector<int32_t> ref(rows), got(rows);
-  gemv_s8s8_s32_scalar(packed.data(), rows, stride, x.data(), ref.data());
-  EXPECT_EQ(ref[0], 257 * 16384);
-  for (const Variant& v : gemv_variants()) {
-    if (!v.available) continue;
-    v.gemv(packed.data(), rows, stride, x.data(), got.data());
-    EXPECT_EQ(got, ref) << v.name;
+  for (int wv : {-128, -127, 127}) {
+    for (int xv : {-128, 127}) {
+      std::vector<int8_t> w(static_cast<size_t>(rows) * cols, static_cast<int8_t>(wv));
+      std::vector<int8_t> rows_layout(static_cast<size_t>(rows) * stride), packed(s8_packed_bytes(rows, cols));
+      pack_s8_rows(w.data(), rows, cols, rows_layout.data());
+      std::vector<int8_t> x(static_cast<size_t>(stride), static_cast<int8_t>(xv));
+      std::vector<int32_t> ref(static_cast<size_t>(s8_padded_rows(rows))), got = ref;
+      gemv_s8s8_s32_scalar(rows_layout.data(), rows, stride, x.data(), ref.data());
+      EXPECT_EQ(ref[0], 257 * wv * xv);
+      for (const Variant& v : gemv_variants()) {
+        if (!v.available || (wv == -128 && !v.takes_minus_128)) continue;
+        v.pack(w.data(), rows, cols, packed.data());
+        v.gemv(packed.data(), rows, v.stride(cols), x.data(), got.data());
+        EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + rows), std::vector<int32_t>(ref.begin(), ref.begin() + rows))
+            << v.name << " w " << wv << " x " << xv;
+      }
+    }
   }
+}
+
+TEST(Int8Kernels, WeightsAtMinus128TakeTheRowsKernel) {
+  // -128 weights would saturate the quad blocks' vpmaddubsw: the kernel choice avoids them.
+  const std::vector<int8_t> w = {1, -128, 3};
+  EXPECT_TRUE(s8_reaches_minus_128(w.data(), w.size()));
+  EXPECT_FALSE(s8_reaches_minus_128(w.data(), 1));
+  const S8Kernels& with = s8_kernels("avx2", true);
+  const S8Kernels& without = s8_kernels("avx2", false);
+  EXPECT_NE(std::string(with.name), "avx2 quad blocks");
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) {
+    EXPECT_EQ(std::string(without.name), "avx2 quad blocks");
+  }
+#else
+  EXPECT_STREQ(without.name, "scalar");
+#endif
+  EXPECT_STREQ(s8_kernels("scalar", false).name, "scalar");
 }
 
 #if defined(__x86_64__)
@@ -237,41 +273,3 @@ TEST(Int8FullyConnected, EvalAllocatesNothing) {
   }
 }
 
-TEST(Int8Kernels, PairBlockGemvMatchesScalarAcrossSizes) {
-  // The int16 pair-block layout (FULLY_CONNECTED's AVX2 path) against the s8 reference: odd and
-  // even depths, row counts around the 8-row block and the 4-block pass.
-  const int rows_list[] = {1, 3, 7, 8, 9, 16, 31, 32, 33, 40, 64, 129};
-  const int cols_list[] = {1, 2, 3, 10, 15, 16, 17, 64, 127, 128};
-  for (int rows : rows_list) {
-    for (int cols : cols_list) {
-      const uint32_t seed = static_cast<uint32_t>(rows * 1000 + cols + 7);
-      std::mt19937 rng(seed);
-      const auto w = random_s8(rng, static_cast<size_t>(rows) * cols);
-      const auto x = random_s8(rng, static_cast<size_t>(cols));
-      const int stride = s8_row_stride(cols);
-      std::vector<int8_t> ws(static_cast<size_t>(stride) * rows), xs(static_cast<size_t>(stride), 0);
-      pack_s8_rows(w.data(), rows, cols, ws.data());
-      std::memcpy(xs.data(), x.data(), x.size());
-      std::vector<int32_t> want(static_cast<size_t>(rows));
-      gemv_s8s8_s32_scalar(ws.data(), rows, stride, xs.data(), want.data());
-
-      std::vector<int16_t> packed(pair_block_elems(rows, cols));
-      pack_s16_pair_blocks(w.data(), rows, cols, packed.data());
-      std::vector<int16_t> xw(static_cast<size_t>(2 * column_pairs(cols)));
-      widen_s8_to_s16_pairs(x.data(), cols, xw.data());
-      const int blocks = pair_blocks(rows);
-      std::vector<int32_t> got(static_cast<size_t>(blocks) * kPairBlockRows + 1, 12345);
-      gemv_s16_pairs_scalar(packed.data(), blocks, column_pairs(cols), xw.data(), got.data());
-      EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + rows), want) << "scalar seed " << seed;
-      for (size_t r = static_cast<size_t>(rows); r + 1 < got.size(); ++r) EXPECT_EQ(got[r], 0) << "padding row " << r;
-#if defined(__x86_64__)
-      if (__builtin_cpu_supports("avx2")) {
-        std::fill(got.begin(), got.end(), 12345);
-        gemv_s16_pairs_avx2(packed.data(), blocks, column_pairs(cols), xw.data(), got.data());
-        EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + rows), want) << "avx2 seed " << seed;
-        EXPECT_EQ(got.back(), 12345) << "avx2 wrote past the blocks";
-      }
-#endif
-    }
-  }
-}

@@ -92,6 +92,12 @@ std::string Plan::describe() const {
     os << "plan: " << in.num_ops() << " ops (" << in.program().source_format << "), kernels " << in.isa()
        << ", mode " << (mode() == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
        << " B, " << in.macs() << " MAC per run\n";
+    if (impl_->program->folds_first_op() || impl_->program->folds_last_op()) {
+      os << "  (" << (impl_->program->folds_first_op() ? "the first QUANTIZE" : "")
+         << (impl_->program->folds_first_op() && impl_->program->folds_last_op() ? " and " : "")
+         << (impl_->program->folds_last_op() ? "the last DEQUANTIZE" : "")
+         << " done by the plan while it converts inputs and outputs)\n";
+    }
     std::istringstream lines(in.describe());
     for (std::string line; std::getline(lines, line);) os << "  " << line << '\n';
     return os.str();

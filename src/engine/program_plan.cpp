@@ -54,6 +54,30 @@ void quantize_row(const float* x, Q* q, size_t n, float scale, int32_t zp) noexc
   }
 }
 
+// Float inputs and outputs are a few to a few hundred values: copied inline (eight at a time,
+// then one by one) instead of through a libc call, which costs more than the copy at these sizes.
+// The attribute keeps GCC from turning the tail loop back into that call.
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) void copy_floats(float* dst, const float* src,
+                                                                               size_t n) noexcept {
+  struct Eight {
+    float v[8];
+  };
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    Eight e;
+    std::memcpy(&e, src + i, sizeof e);
+    std::memcpy(dst + i, &e, sizeof e);
+  }
+  for (; i < n; ++i) dst[i] = src[i];
+}
+
+// DEQUANTIZE's own arithmetic (quant/ops/quantize.cpp): the scale as a double, as TFLite's
+// DequantizationParams holds it.
+void dequantize_like_op(const int8_t* q, float* y, size_t n, float scale, int32_t zp) noexcept {
+  const double s = scale;
+  for (size_t i = 0; i < n; ++i) y[i] = static_cast<float>(s * (static_cast<int32_t>(q[i]) - zp));
+}
+
 template <class Q>
 void dequantize_row(const Q* q, float* y, size_t n, float scale, int32_t zp) noexcept {
   for (size_t i = 0; i < n; ++i) y[i] = scale * static_cast<float>(static_cast<int32_t>(q[i]) - zp);
@@ -103,7 +127,61 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const Co
   for (size_t i = 0; i < interp_->num_outputs(); ++i) {
     const quant::Tensor& t = interp_->output_tensor(i);
     out_.push_back(io_of(t));
+    out_.back().memory = interp_->tensor_data(program_->outputs[i]);
     output_shapes_.push_back(plan_shape(t.shape, false));
+  }
+  for (size_t i = 0; i < in_.size(); ++i) in_[i].memory = interp_->tensor_data(program_->inputs[i]);
+  first_op_ = 0;
+  last_op_ = interp_->num_ops();
+  fold_edge_conversions();
+}
+
+namespace {
+
+bool reads(const quant::Op& op, int tensor) {
+  return std::find(op.inputs.begin(), op.inputs.end(), tensor) != op.inputs.end();
+}
+
+bool is_per_tensor_int8(const quant::Tensor& t) {
+  return t.type == quant::DType::I8 && t.quant.scale.size() == 1 && t.quant.scale[0] > 0.0f;
+}
+
+}  // namespace
+
+// Folds a QUANTIZE (float -> int8) that only the first op applies to the one model input, and a
+// DEQUANTIZE (int8 -> float) that the last op applies into a model output. Both conversions are
+// bit-identical to the ops' own: the same quantization kernel, and the op's dequantization
+// formula (dequantize_op).
+void ProgramPlan::fold_edge_conversions() {
+  const quant::Program& p = *program_;
+  if (p.ops.empty()) return;
+  const auto is_model_output = [&](int t) { return std::find(p.outputs.begin(), p.outputs.end(), t) != p.outputs.end(); };
+  const quant::Op& first = p.ops.front();
+  if (p.inputs.size() == 1 && first.code == quant::OpCode::Quantize && first.inputs.size() == 1 &&
+      first.outputs.size() == 1 && first.inputs[0] == p.inputs[0] && !is_model_output(p.inputs[0]) &&
+      in_[0].type == quant::DType::F32 && is_per_tensor_int8(p.tensors[static_cast<size_t>(first.outputs[0])])) {
+    bool read_elsewhere = false;
+    for (size_t k = 1; k < p.ops.size(); ++k) read_elsewhere = read_elsewhere || reads(p.ops[k], p.inputs[0]);
+    if (!read_elsewhere) {
+      const int q = first.outputs[0];
+      in_[0] = io_of(p.tensors[static_cast<size_t>(q)]);
+      in_[0].memory = interp_->tensor_data(q);
+      first_op_ = 1;
+    }
+  }
+  const quant::Op& last = p.ops.back();
+  if (p.ops.size() > first_op_ + 1 && last.code == quant::OpCode::Dequantize && last.inputs.size() == 1 &&
+      last.outputs.size() == 1 && is_per_tensor_int8(p.tensors[static_cast<size_t>(last.inputs[0])]) &&
+      !is_model_output(last.inputs[0])) {
+    for (size_t j = 0; j < p.outputs.size(); ++j) {
+      if (p.outputs[j] != last.outputs[0] || out_[j].type != quant::DType::F32) continue;
+      const int q = last.inputs[0];
+      out_[j] = io_of(p.tensors[static_cast<size_t>(q)]);
+      out_[j].memory = interp_->tensor_data(q);
+      out_[j].dequantize_op = true;
+      last_op_ = p.ops.size() - 1;
+      break;
+    }
   }
 }
 
@@ -114,21 +192,25 @@ std::unique_ptr<ProgramPlan> ProgramPlan::clone() const {
 void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcept {
   for (size_t i = 0; i < in_.size(); ++i) {
     const ProgramIo& io = in_[i];
-    void* dst = interp_->input_data(i);
+    void* dst = io.memory;
     switch (io.type) {
       case quant::DType::I8: kQuantizeS8(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
       case quant::DType::I16: quantize_row(inputs[i], static_cast<int16_t*>(dst), io.elements, io.scale, io.zero_point); break;
-      default: std::memcpy(dst, inputs[i], io.elements * sizeof(float)); break;
+      default: copy_floats(static_cast<float*>(dst), inputs[i], io.elements); break;
     }
   }
-  interp_->invoke();
+  interp_->invoke_ops(first_op_, last_op_);
   for (size_t i = 0; i < out_.size(); ++i) {
     const ProgramIo& io = out_[i];
-    const void* src = interp_->output_data(i);
+    const void* src = io.memory;
+    if (io.dequantize_op) {
+      dequantize_like_op(static_cast<const int8_t*>(src), outputs[i], io.elements, io.scale, io.zero_point);
+      continue;
+    }
     switch (io.type) {
       case quant::DType::I8: dequantize_row(static_cast<const int8_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
       case quant::DType::I16: dequantize_row(static_cast<const int16_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
-      default: std::memcpy(outputs[i], src, io.elements * sizeof(float)); break;
+      default: copy_floats(outputs[i], static_cast<const float*>(src), io.elements); break;
     }
   }
 }

@@ -172,6 +172,11 @@ void Interpreter::invoke() noexcept {
   for (auto& op : ops_) op->eval(mem_);
 }
 
+void Interpreter::invoke_ops(size_t first, size_t last) noexcept {
+  if (options_.reset_variables_each_invoke) reset_state();
+  invoke_range(first, last);
+}
+
 void Interpreter::invoke_range(size_t first, size_t last) noexcept {
   last = std::min(last, ops_.size());
   for (size_t i = first; i < last; ++i) ops_[i]->eval(mem_);

@@ -42,11 +42,15 @@ class Interpreter {
   // Any tensor's memory (constants included). Every activation keeps its value after invoke()
   // only with keep_all_tensors; otherwise its memory may have been reused by a later tensor.
   const void* tensor_data(int tensor) const noexcept { return mem_.addr[static_cast<size_t>(tensor)]; }
+  void* tensor_data(int tensor) noexcept { return mem_.addr[static_cast<size_t>(tensor)]; }
 
   // Runs every op once. Zeroes the variable tensors first when reset_variables_each_invoke.
   void invoke() noexcept;
   // Runs ops [first, last) only (for per-op timing by the quantizer and the bench).
   void invoke_range(size_t first, size_t last) noexcept;
+  // invoke() for ops [first, last): the state reset as invoke() does it, then those ops (a Plan
+  // that does an edge QUANTIZE/DEQUANTIZE itself skips them).
+  void invoke_ops(size_t first, size_t last) noexcept;
   // Zeroes every variable tensor (recurrent state), as TFLite's ResetVariableTensors does
   // (zero point of the tensor for quantized state).
   void reset_state() noexcept;

@@ -17,6 +17,25 @@ void pack_s8_rows(const int8_t* w, int rows, int cols, int8_t* packed) noexcept 
   }
 }
 
+void pack_s8_quad_blocks(const int8_t* w, int rows, int cols, int8_t* packed) noexcept {
+  const int stride = s8_quad_stride(cols);
+  std::memset(packed, 0, static_cast<size_t>(s8_padded_rows(rows)) * static_cast<size_t>(stride));
+  for (int r = 0; r < rows; ++r) {
+    int8_t* block = packed + static_cast<size_t>(r / kS8BlockRows) * kS8BlockRows * stride;
+    for (int c = 0; c < cols; ++c) {
+      const int q = c / 4;
+      block[static_cast<size_t>(q) * 32 + (r % kS8BlockRows) * 4 + c % 4] = w[static_cast<size_t>(r) * cols + c];
+    }
+  }
+}
+
+bool s8_reaches_minus_128(const int8_t* w, size_t n) noexcept {
+  for (size_t i = 0; i < n; ++i) {
+    if (w[i] == -128) return true;
+  }
+  return false;
+}
+
 void row_sums_s8(const int8_t* w, int rows, int cols, int32_t* sums) noexcept {
   for (int r = 0; r < rows; ++r) {
     int32_t s = 0;

@@ -19,7 +19,6 @@
 
 #include "kernels/kernel_set.hpp"
 #include "quant/kernels/gemm4_f32.hpp"
-#include "quant/kernels/gemv_s16_pairs.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/ops.hpp"
@@ -215,6 +214,10 @@ class Int8ConvReference final : public PreparedOp {
   int32_t in_offset_, out_zp_, lo_, hi_;
 };
 
+bool reaches_minus_128(const Tensor& f) {
+  return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(f.data.data()), f.data.size());
+}
+
 // Gathered patch times the packed filter (s8 gemv), bias + in_offset * rowsum folded.
 class Int8ConvGemv final : public PreparedOp {
  public:
@@ -224,9 +227,9 @@ class Int8ConvGemv final : public PreparedOp {
       : s_(s), in_zp_(static_cast<int8_t>(in_zp)), k_(k), requant_(k.requant(r)), mult_(std::move(mult)),
         shift_(std::move(shift)) {
     const int rows = s.w.out_c;
-    stride_ = kernels::s8_row_stride(s.patch);
-    packed_.resize(static_cast<size_t>(stride_) * rows);
-    kernels::pack_s8_rows(filter, rows, s.patch, packed_.data());
+    stride_ = k.stride(s.patch);
+    packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
+    k.pack(filter, rows, s.patch, packed_.data());
     std::vector<int32_t> sums(static_cast<size_t>(rows));
     kernels::row_sums_s8(filter, rows, s.patch, sums.data());
     bias_eff_.resize(static_cast<size_t>(rows));
@@ -236,7 +239,7 @@ class Int8ConvGemv final : public PreparedOp {
           b - static_cast<uint32_t>(in_zp) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
     }
     patch_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(static_cast<size_t>(rows), 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)), 0);
     params_.bias = bias_eff_.data();
     params_.multiplier = mult_.data();
     params_.shift = shift_.data();
@@ -275,32 +278,23 @@ class Int8ConvGemv final : public PreparedOp {
   kernels::RequantParams params_;
 };
 
-// The patch's integer dot products go through the s8 row kernels or, given `pairs` (AVX2 without
-// VNNI), the int16 pair blocks of the int8 FC; both exact, so the float arithmetic is unchanged.
+// The patch's integer dot products are exact in every kernel set, so the float arithmetic after
+// them is the same whichever runs.
 class HybridConv final : public PreparedOp {
  public:
   HybridConv(const ConvShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, bool per_channel,
-             float lo, float hi, const kernels::S8Kernels& k, kernels::GemvS16PairsFn pairs = nullptr)
-      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k),
-        pairs_gemv_(pairs) {
+             float lo, float hi, const kernels::S8Kernels& k)
+      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k) {
     const int rows = s.w.out_c;
-    stride_ = kernels::s8_row_stride(s.patch);
-    if (pairs_gemv_) {
-      blocks_ = kernels::pair_blocks(rows);
-      pairs_ = kernels::column_pairs(s.patch);
-      packed16_.resize(kernels::pair_block_elems(rows, s.patch));
-      kernels::pack_s16_pair_blocks(filter, rows, s.patch, packed16_.data());
-      xw_.assign(static_cast<size_t>(2 * pairs_), 0);
-    } else {
-      packed_.resize(static_cast<size_t>(stride_) * rows);
-      kernels::pack_s8_rows(filter, rows, s.patch, packed_.data());
-    }
+    stride_ = k.stride(s.patch);
+    packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
+    k.pack(filter, rows, s.patch, packed_.data());
     row_sums_.resize(static_cast<size_t>(rows));
     kernels::row_sums_s8(filter, rows, s.patch, row_sums_.data());
     batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
     xq_.assign(static_cast<size_t>(batch_size_) * s.w.batch, 0);
     patch_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(pairs_gemv_ ? static_cast<size_t>(blocks_) * kernels::kPairBlockRows : static_cast<size_t>(rows), 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)), 0);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const Window& w = s_.w;
@@ -318,12 +312,7 @@ class HybridConv final : public PreparedOp {
       for (int oy = 0; oy < w.out_h; ++oy)
         for (int ox = 0; ox < w.out_w; ++ox) {
           gather_patch(w, xq_.data(), b, oy, ox, static_cast<int8_t>(zp), patch_.data());
-          if (pairs_gemv_) {
-            kernels::widen_s8_to_s16_pairs(patch_.data(), s_.patch, xw_.data());
-            pairs_gemv_(packed16_.data(), blocks_, pairs_, xw_.data(), acc_.data());
-          } else {
-            k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
-          }
+          k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
           float* out = y + out_offset(w, b, oy, ox);
           for (int oc = 0; oc < w.out_c; ++oc) {
             const size_t o = static_cast<size_t>(oc);
@@ -342,7 +331,7 @@ class HybridConv final : public PreparedOp {
   }
   std::string describe() const override {
     return std::string("hybrid conv2d ") + (per_channel_ ? "per-channel asymmetric " : "symmetric ") +
-           (pairs_gemv_ ? "int16 pair blocks avx2" : k_.name);
+           k_.name;
   }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
@@ -355,11 +344,8 @@ class HybridConv final : public PreparedOp {
   bool per_channel_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
-  kernels::GemvS16PairsFn pairs_gemv_ = nullptr;
-  int stride_ = 0, batch_size_ = 0, blocks_ = 0, pairs_ = 0;
-  std::vector<int8_t> packed_;      // s8 rows (when pairs_gemv_ is null)
-  std::vector<int16_t> packed16_;   // pair blocks (when pairs_gemv_ is set)
-  std::vector<int16_t> xw_;         // the gathered patch widened for the pair blocks
+  int stride_ = 0, batch_size_ = 0;
+  std::vector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
   std::vector<int8_t> xq_, patch_;
   std::vector<int32_t> acc_;
@@ -429,13 +415,9 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       wscale[static_cast<size_t>(oc)] = channel_scale(f, oc);
       differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
     }
-    const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str());
-    kernels::GemvS16PairsFn pairs = nullptr;
-#if defined(__x86_64__)
-    if (std::string(k.name) == "avx2") pairs = kernels::gemv_s16_pairs_avx2;
-#endif
+    const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(f));
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
-                                        hi, k, pairs);
+                                        hi, k);
   }
 
   require_type(ctx, f, "filter", {DType::I8});
@@ -463,7 +445,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
                                                                  std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
   }
   return std::make_unique<Int8ConvGemv>(s, const_data<int8_t>(f), b, std::move(mult), std::move(shift), ip.zero_point,
-                                        op.zero_point, lo, hi, kernels::s8_kernels(isa.c_str()), rounding(ctx));
+                                        op.zero_point, lo, hi, kernels::s8_kernels(isa.c_str(), reaches_minus_128(f)),
+                                        rounding(ctx));
 }
 
 }  // namespace tickinfer::quant::ops

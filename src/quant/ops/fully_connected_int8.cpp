@@ -3,15 +3,14 @@
 //
 // Two int8 implementations: the reference (isa "scalar") is TFLite's loop as written,
 //   acc = sum_d w[o][d] * (x[d] + input_offset) + bias[o]; requantize; clamp;
-// the fast one packs the filter (quant/kernels/int8_gemv.hpp) and folds
+// the fast one packs the filter for its kernel set (quant/kernels/int8_gemv.hpp) and folds
 //   bias[o] + input_offset * rowsum(w[o]) into one constant per unit, so the kernel is a plain
-// s8 x s8 dot product. Both are exact in int32, so they agree bit for bit.
+// s8 x s8 dot product; with single rounding on AVX2 the requantization runs on each block of 8
+// sums in registers. Both are exact in int32, so they agree bit for bit.
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "quant/kernels/gemv_s16_pairs.hpp"
-#include "quant/kernels/gemv_s16_pairs_requant.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/fully_connected.hpp"
@@ -56,6 +55,10 @@ void check_filter_quant(const PrepareContext& ctx, const Tensor& w, int units) {
   }
 }
 
+bool reaches_minus_128(const Tensor& w) {
+  return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(w.data.data()), w.data.size());
+}
+
 template <Rounding R>
 class Int8FcReference final : public PreparedOp {
  public:
@@ -95,10 +98,11 @@ class Int8FcFast final : public PreparedOp {
   Int8FcFast(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
              std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi,
              const kernels::S8Kernels& k, Rounding r)
-      : g_(g), k_(k), requant_(k.requant(r)), mult_(std::move(mult)), shift_(std::move(shift)) {
-    stride_ = kernels::s8_row_stride(g.depth);
-    packed_.resize(static_cast<size_t>(stride_) * g.units);
-    kernels::pack_s8_rows(w, g.units, g.depth, packed_.data());
+      : g_(g), k_(k), requant_(k.requant(r)), fused_(r == Rounding::Single ? k.gemv_requant_single : nullptr),
+        mult_(std::move(mult)), shift_(std::move(shift)) {
+    stride_ = k.stride(g.depth);
+    packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
+    k.pack(w, g.units, g.depth, packed_.data());
     std::vector<int32_t> sums(static_cast<size_t>(g.units));
     kernels::row_sums_s8(w, g.units, g.depth, sums.data());
     bias_eff_.resize(static_cast<size_t>(g.units));
@@ -108,31 +112,51 @@ class Int8FcFast final : public PreparedOp {
           static_cast<int32_t>(b + static_cast<uint32_t>(input_offset) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
     }
     xpad_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(static_cast<size_t>(g.units), 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(g.units)), 0);
     params_.bias = bias_eff_.data();
     params_.multiplier = mult_.data();
     params_.shift = shift_.data();
     params_.output_zero_point = out_zp;
     params_.act_min = lo;
     params_.act_max = hi;
+    if (fused_) {
+      fused_q_ = kernels::pack_block_requant_single(g.units, bias_eff_.data(), mult_.data(), shift_.data(), out_zp, lo, hi);
+    }
   }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(g_.input);
     int8_t* y = mem.at<int8_t>(g_.output);
     for (int b = 0; b < g_.batch; ++b) {
-      // The kernel reads `stride_` bytes of x: copy the row into the zero-padded scratch.
-      std::memcpy(xpad_.data(), x + static_cast<size_t>(b) * g_.depth, static_cast<size_t>(g_.depth));
-      k_.gemv(packed_.data(), g_.units, stride_, xpad_.data(), acc_.data());
-      requant_(acc_.data(), g_.units, params_, y + static_cast<size_t>(b) * g_.units);
+      const int8_t* xb = x + static_cast<size_t>(b) * g_.depth;
+      // The kernel reads `stride_` bytes of x: a row that ends short of that is copied into the
+      // zero-padded scratch first.
+      if (g_.depth != stride_) {
+        std::memcpy(xpad_.data(), xb, static_cast<size_t>(g_.depth));
+        xb = xpad_.data();
+      }
+      int8_t* yb = y + static_cast<size_t>(b) * g_.units;
+      if (fused_) {
+        fused_(packed_.data(), g_.units, stride_, xb, fused_q_, yb);
+      } else {
+        k_.gemv(packed_.data(), g_.units, stride_, xb, acc_.data());
+        requant_(acc_.data(), g_.units, params_, yb);
+      }
     }
   }
-  std::string describe() const override { return std::string("int8 fc packed ") + k_.name; }
+  std::string describe() const override {
+    return std::string("int8 fc packed ") + k_.name +
+           (fused_ ? fused_q_.high_word ? ", fused single-rounding requantization (high word)"
+                                        : ", fused single-rounding requantization"
+                   : "");
+  }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
  private:
   FcGeometry g_;
   const kernels::S8Kernels& k_;
   kernels::RequantS8Fn requant_;
+  kernels::GemvRequantSingleFn fused_;
+  kernels::BlockRequantSingle fused_q_;
   int stride_ = 0;
   std::vector<int8_t> packed_;
   std::vector<int32_t> bias_eff_, mult_, shift_;
@@ -141,96 +165,19 @@ class Int8FcFast final : public PreparedOp {
   kernels::RequantParams params_;
 };
 
-// AVX2 without VNNI: the filter widened to int16 pair blocks at prepare
-// (quant/kernels/gemv_s16_pairs.hpp), so a call is one vpmaddwd per 8 units and 2 inputs plus
-// one vectorized requantization. Same folded bias as Int8FcFast; exact, so equal bit for bit.
-class Int8FcPairs final : public PreparedOp {
- public:
-  Int8FcPairs(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
-              std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi,
-              kernels::GemvS16PairsFn gemv, kernels::RequantS8Fn requant,
-              kernels::GemvS16PairsRequantFn fused_single = nullptr)
-      : g_(g), gemv_(gemv), requant_(requant), fused_(fused_single), mult_(std::move(mult)), shift_(std::move(shift)) {
-    blocks_ = kernels::pair_blocks(g.units);
-    pairs_ = kernels::column_pairs(g.depth);
-    xw_.assign(static_cast<size_t>(2 * pairs_), 0);
-    packed_.resize(kernels::pair_block_elems(g.units, g.depth));
-    kernels::pack_s16_pair_blocks(w, g.units, g.depth, packed_.data());
-    std::vector<int32_t> sums(static_cast<size_t>(g.units));
-    kernels::row_sums_s8(w, g.units, g.depth, sums.data());
-    bias_eff_.resize(static_cast<size_t>(g.units));
-    for (int o = 0; o < g.units; ++o) {
-      const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-      bias_eff_[static_cast<size_t>(o)] =
-          static_cast<int32_t>(b + static_cast<uint32_t>(input_offset) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
-    }
-    acc_.assign(static_cast<size_t>(blocks_) * kernels::kPairBlockRows, 0);
-    params_.bias = bias_eff_.data();
-    params_.multiplier = mult_.data();
-    params_.shift = shift_.data();
-    params_.output_zero_point = out_zp;
-    params_.act_min = lo;
-    params_.act_max = hi;
-    if (fused_) {
-      fused_q_ = kernels::pack_pair_requant_single(g.units, bias_eff_.data(), mult_.data(), shift_.data(), out_zp, lo, hi);
-    }
-  }
-  void eval(const TensorMemory& mem) noexcept override {
-    const int8_t* x = mem.at<int8_t>(g_.input);
-    int8_t* y = mem.at<int8_t>(g_.output);
-    for (int b = 0; b < g_.batch; ++b) {
-      if (fused_) {  // single rounding: requantized from the accumulators in registers
-        kernels::widen_s8_to_s16_pairs_avx2(x + static_cast<size_t>(b) * g_.depth, g_.depth, xw_.data());
-        fused_(packed_.data(), blocks_, pairs_, xw_.data(), fused_q_, g_.units, y + static_cast<size_t>(b) * g_.units);
-        continue;
-      }
-      kernels::widen_s8_to_s16_pairs(x + static_cast<size_t>(b) * g_.depth, g_.depth, xw_.data());
-      gemv_(packed_.data(), blocks_, pairs_, xw_.data(), acc_.data());
-      requant_(acc_.data(), g_.units, params_, y + static_cast<size_t>(b) * g_.units);
-    }
-  }
-  std::string describe() const override {
-    return fused_ ? "int8 fc int16 pair blocks avx2, fused single-rounding requantization" : "int8 fc int16 pair blocks avx2";
-  }
-  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
-
- private:
-  FcGeometry g_;
-  kernels::GemvS16PairsFn gemv_;
-  kernels::RequantS8Fn requant_;
-  kernels::GemvS16PairsRequantFn fused_ = nullptr;
-  kernels::PairRequantSingle fused_q_;
-  int blocks_ = 0, pairs_ = 0;
-  std::vector<int16_t> xw_;
-  std::vector<int16_t> packed_;
-  std::vector<int32_t> bias_eff_, mult_, shift_;
-  std::vector<int32_t> acc_;
-  kernels::RequantParams params_;
-};
-
 // Hybrid: per batch row, quantize the input (symmetric or asymmetric), s8 dot products, then
 // out = bias + dot * (row_scale * filter_scale[o]) in float, then the fused activation.
-// The integer dot products run either through the s8 row kernels or, given `pairs` (AVX2 without
-// VNNI), through the int16 pair blocks of the int8 FC (quant/kernels/gemv_s16_pairs.hpp); both
-// are exact, so the float arithmetic after them sees the same int32 values either way.
+// The integer dot products are exact in every kernel set, so the float arithmetic after them sees
+// the same int32 values whichever runs.
 class HybridFc final : public PreparedOp {
  public:
   HybridFc(const FcGeometry& g, const int8_t* w, const float* bias, const std::vector<float>& wscale,
-           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::GemvS16PairsFn pairs = nullptr)
-      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), pairs_gemv_(pairs) {
-    stride_ = kernels::s8_row_stride(g.depth);
-    if (pairs_gemv_) {
-      blocks_ = kernels::pair_blocks(g.units);
-      pairs_ = kernels::column_pairs(g.depth);
-      packed16_.resize(kernels::pair_block_elems(g.units, g.depth));
-      kernels::pack_s16_pair_blocks(w, g.units, g.depth, packed16_.data());
-      xw_.assign(static_cast<size_t>(2 * pairs_), 0);
-      acc_.assign(static_cast<size_t>(blocks_) * kernels::kPairBlockRows, 0);
-    } else {
-      packed_.resize(static_cast<size_t>(stride_) * g.units);
-      kernels::pack_s8_rows(w, g.units, g.depth, packed_.data());
-      acc_.assign(static_cast<size_t>(g.units), 0);
-    }
+           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k)
+      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k) {
+    stride_ = k.stride(g.depth);
+    packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
+    k.pack(w, g.units, g.depth, packed_.data());
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(g.units)), 0);
     row_sums_.resize(static_cast<size_t>(g.units));
     kernels::row_sums_s8(w, g.units, g.depth, row_sums_.data());
     wscale_ = wscale;
@@ -254,12 +201,7 @@ class HybridFc final : public PreparedOp {
       } else {
         row_scale = kernels::quantize_row_symmetric(xb, g_.depth, xq_.data());
       }
-      if (pairs_gemv_) {
-        kernels::widen_s8_to_s16_pairs(xq_.data(), g_.depth, xw_.data());
-        pairs_gemv_(packed16_.data(), blocks_, pairs_, xw_.data(), acc_.data());
-      } else {
-        k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
-      }
+      k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
       const float zpf = static_cast<float>(zp);
       for (int o = 0; o < g_.units; ++o) {
         int32_t dot = acc_[static_cast<size_t>(o)];
@@ -274,8 +216,7 @@ class HybridFc final : public PreparedOp {
     for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
   }
   std::string describe() const override {
-    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") +
-           (pairs_gemv_ ? "int16 pair blocks avx2" : k_.name);
+    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name;
   }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
@@ -285,11 +226,8 @@ class HybridFc final : public PreparedOp {
   bool asymmetric_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
-  kernels::GemvS16PairsFn pairs_gemv_ = nullptr;
-  int stride_ = 0, blocks_ = 0, pairs_ = 0;
-  std::vector<int8_t> packed_;      // s8 rows (when pairs_gemv_ is null)
-  std::vector<int16_t> packed16_;   // pair blocks (when pairs_gemv_ is set)
-  std::vector<int16_t> xw_;         // the quantized row widened for the pair blocks
+  int stride_ = 0;
+  std::vector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
   std::vector<float> wscale_;
   std::vector<int8_t> xq_;
@@ -325,15 +263,7 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
     return std::make_unique<Int8FcReference<Rounding::Single>>(g, const_data<int8_t>(w), bias, std::move(mult),
                                                                std::move(shift), input_offset, op.zero_point, lo, hi);
   }
-  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str());
-#if defined(__x86_64__)
-  if (std::string(k.name) == "avx2") {
-    return std::make_unique<Int8FcPairs>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
-                                         op.zero_point, lo, hi, kernels::gemv_s16_pairs_avx2, k.requant(rounding(ctx)),
-                                         rounding(ctx) == Rounding::Single ? kernels::gemv_s16_pairs_requant_single_avx2
-                                                                            : nullptr);
-  }
-#endif
+  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
   return std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
                                       op.zero_point, lo, hi, k, rounding(ctx));
 }
@@ -347,13 +277,9 @@ std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeome
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
   const float* bias = g.bias >= 0 ? const_data<float>(ctx.input(2)) : nullptr;
   const std::string isa = ctx.isa ? ctx.isa : "";
-  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str());
-  kernels::GemvS16PairsFn pairs = nullptr;
-#if defined(__x86_64__)
-  if (std::string(k.name) == "avx2") pairs = kernels::gemv_s16_pairs_avx2;
-#endif
+  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
   return std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
-                                    lo, hi, k, pairs);
+                                    lo, hi, k);
 }
 
 }  // namespace tickinfer::quant::ops::fc

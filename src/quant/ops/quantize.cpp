@@ -6,7 +6,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
+#include <type_traits>
 
+#include "quant/kernels/quantize_input.hpp"
 #include "quant/ops/ops.hpp"
 #include "quant/ops/op_support.hpp"
 
@@ -16,10 +19,18 @@ namespace {
 template <class Q>
 class QuantizeFloat final : public PreparedOp {
  public:
-  QuantizeFloat(int in, int out, int64_t n, AffineParams p) : in_(in), out_(out), n_(n), p_(p) {}
+  // fast: for int8, a kernel computing the same (quant/kernels/quantize_input.hpp), or nullptr.
+  QuantizeFloat(int in, int out, int64_t n, AffineParams p, kernels::QuantizeF32S8Fn fast = nullptr)
+      : in_(in), out_(out), n_(n), p_(p), fast_(fast) {}
   void eval(const TensorMemory& mem) noexcept override {
     const float* x = mem.at<float>(in_);
     Q* y = mem.at<Q>(out_);
+    if constexpr (std::is_same_v<Q, int8_t>) {
+      if (fast_) {
+        fast_(x, y, static_cast<size_t>(n_), p_.scale, p_.zero_point);
+        return;
+      }
+    }
     constexpr float lo = static_cast<float>(std::numeric_limits<Q>::min());
     constexpr float hi = static_cast<float>(std::numeric_limits<Q>::max());
     for (int64_t i = 0; i < n_; ++i) {
@@ -32,12 +43,13 @@ class QuantizeFloat final : public PreparedOp {
       y[i] = static_cast<Q>(std::clamp<int32_t>(v, std::numeric_limits<Q>::min(), std::numeric_limits<Q>::max()));
     }
   }
-  std::string describe() const override { return "quantize float"; }
+  std::string describe() const override { return fast_ ? "quantize float (vector kernel)" : "quantize float"; }
 
  private:
   int in_, out_;
   int64_t n_;
   AffineParams p_;
+  kernels::QuantizeF32S8Fn fast_;
 };
 
 template <class In, class Out, Rounding R>
@@ -152,7 +164,11 @@ std::unique_ptr<PreparedOp> prepare_quantize(const PrepareContext& ctx) {
   require_type(ctx, out, "output", {DType::I8, DType::I16});
   const AffineParams op = per_tensor_params(ctx, out, "output");
   if (in.type == DType::F32) {
-    if (out.type == DType::I8) return std::make_unique<QuantizeFloat<int8_t>>(i, o, n, op);
+    if (out.type == DType::I8) {
+      const std::string isa = ctx.isa ? ctx.isa : "";
+      return std::make_unique<QuantizeFloat<int8_t>>(i, o, n, op,
+                                                     isa == "scalar" || isa == "portable" ? nullptr : kernels::quantize_f32_to_s8_best());
+    }
     return std::make_unique<QuantizeFloat<int16_t>>(i, o, n, op);
   }
   const AffineParams ip = per_tensor_params(ctx, in, "input");

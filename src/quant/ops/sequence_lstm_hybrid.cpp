@@ -12,6 +12,7 @@
 #include <string>
 
 #include "quant/kernels/int8_gemv.hpp"
+#include "quant/kernels/s8_matrix.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/sequence_lstm_float_math.hpp"
 #include "quant/ops/sequence_lstm_variants.hpp"
@@ -20,10 +21,9 @@ namespace tickinfer::quant::ops::lstm {
 
 namespace {
 
-// One int8 matrix with its per-tensor scale, in the shared gemv layout, and its row sums.
+// One int8 matrix (gates stacked), packed for the gemv kernels, and its row sums.
 struct Int8Matrix {
-  int rows = 0, cols = 0, stride = 0;
-  std::vector<int8_t> packed;
+  kernels::S8Matrix m;
   std::vector<int32_t> row_sums;
 };
 
@@ -31,7 +31,6 @@ class HybridLstm final : public PreparedOp {
  public:
   HybridLstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
     act_k_ = &kernels::tflite_float_activations(ctx.isa);
-    s8_ = &kernels::s8_kernels(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     asymmetric_ = ctx.op.options.asymmetric_quantize_inputs;
     cell_clip_ = ctx.op.options.cell_clip;
@@ -72,13 +71,22 @@ class HybridLstm final : public PreparedOp {
       wp_scale_ = fill(ctx, wp_, 0, o.projection_weights, kProjectionWeights);
       proj_bias_ = o.projection_bias >= 0 ? constant_as_f32(ctx, o.projection_bias, operand_name(kProjectionBias))
                                           : std::vector<float>(static_cast<size_t>(o.n_output), 0.0f);
-      qhidden_.assign(static_cast<size_t>(wp_.stride), 0);
-      acc_p_.assign(static_cast<size_t>(o.n_output), 0);
+      acc_p_.assign(static_cast<size_t>(kernels::s8_padded_rows(o.n_output)), 0);
     }
-    qx_.assign(static_cast<size_t>(wx_.stride), 0);
-    qh_.assign(static_cast<size_t>(wh_.stride), 0);
-    acc_x_.assign(static_cast<size_t>(rows_), 0);
-    acc_h_.assign(static_cast<size_t>(rows_), 0);
+    // One kernel set for all the matrices, packed for it.
+    const bool minus_128 = wx_.m.reaches_minus_128() || wh_.m.reaches_minus_128() ||
+                           (o.projection && wp_.m.reaches_minus_128());
+    s8_ = &kernels::s8_kernels(ctx.isa, minus_128);
+    wx_.m.pack(*s8_);
+    wh_.m.pack(*s8_);
+    if (o.projection) {
+      wp_.m.pack(*s8_);
+      qhidden_.assign(static_cast<size_t>(wp_.m.stride), 0);
+    }
+    qx_.assign(static_cast<size_t>(wx_.m.stride), 0);
+    qh_.assign(static_cast<size_t>(wh_.m.stride), 0);
+    acc_x_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows_)), 0);
+    acc_h_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows_)), 0);
     z_.assign(static_cast<size_t>(rows_), 0.0f);
     hidden_.assign(static_cast<size_t>(o.n_cell), 0.0f);
     one_minus_f_.assign(static_cast<size_t>(o.n_cell), 0.0f);
@@ -105,10 +113,7 @@ class HybridLstm final : public PreparedOp {
 
  private:
   static void init(Int8Matrix& m, int rows, int cols) {
-    m.rows = rows;
-    m.cols = cols;
-    m.stride = kernels::s8_row_stride(cols);
-    m.packed.assign(static_cast<size_t>(rows) * static_cast<size_t>(m.stride), 0);
+    m.m.init(rows, cols);
     m.row_sums.assign(static_cast<size_t>(rows), 0);
   }
 
@@ -133,8 +138,8 @@ class HybridLstm final : public PreparedOp {
     const float scale = weight_scale(ctx, t, operand);
     const int n = t.shape[0];
     const auto* w = reinterpret_cast<const int8_t*>(t.data.data());
-    kernels::pack_s8_rows(w, n, m.cols, m.packed.data() + static_cast<size_t>(row0) * m.stride);
-    kernels::row_sums_s8(w, n, m.cols, m.row_sums.data() + row0);
+    m.m.set_rows(row0, w, n);
+    kernels::row_sums_s8(w, n, m.m.cols, m.row_sums.data() + row0);
     return scale;
   }
 
@@ -162,11 +167,11 @@ class HybridLstm final : public PreparedOp {
     int32_t zx = 0, zh = 0;
     if (!x_zero) {
       quantize(x, o_.n_input, qx_.data(), &sx, &zx);
-      s8_->gemv(wx_.packed.data(), rows, wx_.stride, qx_.data(), acc_x_.data());
+      wx_.m.gemv(*s8_, rows, qx_.data(), acc_x_.data());
     }
     if (!h_zero) {
       quantize(h, o_.n_output, qh_.data(), &sh, &zh);
-      s8_->gemv(wh_.packed.data(), rows, wh_.stride, qh_.data(), acc_h_.data());
+      wh_.m.gemv(*s8_, rows, qh_.data(), acc_h_.data());
     }
     for (int g = 0; g < kGates; ++g) {
       if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
@@ -215,7 +220,7 @@ class HybridLstm final : public PreparedOp {
         float sp = 1.0f;
         int32_t zp = 0;
         quantize(hidden_.data(), n, qhidden_.data(), &sp, &zp);
-        s8_->gemv(wp_.packed.data(), o_.n_output, wp_.stride, qhidden_.data(), acc_p_.data());
+        wp_.m.gemv(*s8_, o_.n_output, qhidden_.data(), acc_p_.data());
         const float scale = sp * wp_scale_;
         for (int r = 0; r < o_.n_output; ++r) {
           const size_t k = static_cast<size_t>(r);

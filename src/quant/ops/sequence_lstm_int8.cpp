@@ -30,6 +30,7 @@
 
 #include "quant/fixed_point.hpp"
 #include "quant/kernels/int8_gemv.hpp"
+#include "quant/kernels/s8_matrix.hpp"
 #include "quant/ops/op_support.hpp"
 #include "quant/ops/sequence_lstm_int16_math.hpp"
 #include "quant/ops/sequence_lstm_int8_kernels.hpp"
@@ -108,7 +109,6 @@ class Int8Lstm final : public PreparedOp {
   Int8Lstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o), ctx_(&ctx) {
     const OpOptions& opt = ctx.op.options;
     rounding_ = ctx.options.rounding;
-    s8_ = &kernels::s8_kernels(ctx.isa);
     step_kernels_ = &int8_lstm_kernels(ctx.isa);
 
     // Scales of the activations and states.
@@ -146,10 +146,8 @@ class Int8Lstm final : public PreparedOp {
     // (f .* c = 0 whatever f is) can leave its rows out of the gemvs.
     for (int g : {kInputGate, kCellGate, kOutputGate, kForgetGate}) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
     rows_ = gates * o.n_cell;
-    stride_x_ = kernels::s8_row_stride(o.n_input);
-    stride_h_ = kernels::s8_row_stride(o.n_output);
-    wx_.assign(static_cast<size_t>(rows_) * stride_x_, 0);
-    wh_.assign(static_cast<size_t>(rows_) * stride_h_, 0);
+    wx_.init(rows_, o.n_input);
+    wh_.init(rows_, o.n_output);
     bias_x_.assign(static_cast<size_t>(rows_), 0);
     bias_h_.assign(static_cast<size_t>(rows_), 0);
     acc_h_zero_state_.assign(static_cast<size_t>(rows_), 0);
@@ -170,8 +168,8 @@ class Int8Lstm final : public PreparedOp {
       const auto* wxd = reinterpret_cast<const int8_t*>(wx.data.data());
       const auto* whd = reinterpret_cast<const int8_t*>(wh.data.data());
       const size_t row0 = static_cast<size_t>(gate_row_[g]);
-      kernels::pack_s8_rows(wxd, o.n_cell, o.n_input, wx_.data() + row0 * stride_x_);
-      kernels::pack_s8_rows(whd, o.n_cell, o.n_output, wh_.data() + row0 * stride_h_);
+      wx_.set_rows(gate_row_[g], wxd, o.n_cell);
+      wh_.set_rows(gate_row_[g], whd, o.n_cell);
       std::vector<int32_t> sums_x(static_cast<size_t>(o.n_cell)), sums_h(static_cast<size_t>(o.n_cell));
       kernels::row_sums_s8(wxd, o.n_cell, o.n_input, sums_x.data());
       kernels::row_sums_s8(whd, o.n_cell, o.n_output, sums_h.data());
@@ -213,10 +211,9 @@ class Int8Lstm final : public PreparedOp {
       const Tensor& p = tensor_of(ctx, o.projection_weights);
       const float p_scale = scale_of(ctx, o.projection_weights, operand_name(kProjectionWeights));
       proj_scale_ = split(p_scale * hidden_scale / output_state_scale, Rounding::Double);
-      stride_p_ = kernels::s8_row_stride(o.n_cell);
-      wp_.assign(static_cast<size_t>(o.n_output) * stride_p_, 0);
+      wp_.init(o.n_output, o.n_cell);
       const auto* pd = reinterpret_cast<const int8_t*>(p.data.data());
-      kernels::pack_s8_rows(pd, o.n_output, o.n_cell, wp_.data());
+      wp_.set_rows(0, pd, o.n_output);
       std::vector<int32_t> sums(static_cast<size_t>(o.n_output));
       kernels::row_sums_s8(pd, o.n_output, o.n_cell, sums.data());
       bias_p_.assign(static_cast<size_t>(o.n_output), 0);
@@ -232,13 +229,20 @@ class Int8Lstm final : public PreparedOp {
     tanh_gate_ = &fx16::tanh_table(3);
     tanh_cell_ = &fx16::tanh_table(15 + cell_scale_);
 
-    x_.assign(static_cast<size_t>(stride_x_), 0);
-    h_.assign(static_cast<size_t>(stride_h_), 0);
-    acc_x_.assign(static_cast<size_t>(rows_), 0);
-    acc_h_.assign(static_cast<size_t>(rows_), 0);
+    // One kernel set for all the matrices, packed for it.
+    const bool minus_128 = wx_.reaches_minus_128() || wh_.reaches_minus_128() || (o.projection && wp_.reaches_minus_128());
+    s8_ = &kernels::s8_kernels(ctx.isa, minus_128);
+    wx_.pack(*s8_);
+    wh_.pack(*s8_);
+    if (o.projection) wp_.pack(*s8_);
+
+    x_.assign(static_cast<size_t>(wx_.stride), 0);
+    h_.assign(static_cast<size_t>(wh_.stride), 0);
+    acc_x_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows_)), 0);
+    acc_h_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows_)), 0);
     gate_.assign(static_cast<size_t>(rows_), 0);
-    hidden_.assign(static_cast<size_t>(o.projection ? stride_p_ : o.n_cell), 0);
-    acc_p_.assign(static_cast<size_t>(o.n_output), 0);
+    hidden_.assign(static_cast<size_t>(o.projection ? wp_.stride : o.n_cell), 0);
+    acc_p_.assign(static_cast<size_t>(kernels::s8_padded_rows(o.n_output)), 0);
     run_ = rounding_ == Rounding::Double ? &Int8Lstm::run<Rounding::Double> : &Int8Lstm::run<Rounding::Single>;
     ctx_ = nullptr;  // prepare-time only
   }
@@ -300,14 +304,14 @@ class Int8Lstm final : public PreparedOp {
     const bool need_forget = o_.cifg || !all_zero16(c, n);
     const int rows = need_forget ? rows_ : rows_ - n;
     std::memcpy(x_.data(), x, static_cast<size_t>(o_.n_input));
-    s8_->gemv(wx_.data(), rows, stride_x_, x_.data(), acc_x_.data());
+    wx_.gemv(*s8_, rows, x_.data(), acc_x_.data());
     // A state at its zero point (real 0: just reset, as in window mode) makes W_h h the
     // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result, and
     // so is its requantization (h_term_zero_state_).
     const bool zero_state = all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_));
     if (!zero_state) {
       std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
-      s8_->gemv(wh_.data(), rows, stride_h_, h_.data(), acc_h_.data());
+      wh_.gemv(*s8_, rows, h_.data(), acc_h_.data());
     }
 
     // Without the forget gate (need_forget false) its requantization and table lookups are
@@ -348,7 +352,7 @@ class Int8Lstm final : public PreparedOp {
     (R == Rounding::Double ? step_kernels_->hidden_double : step_kernels_->hidden_single)(
         og, c, *tanh_cell_, n, hidden_scale_.multiplier, hidden_scale_.shift, hidden_zp_, hidden_.data());
     if (o_.projection) {
-      s8_->gemv(wp_.data(), o_.n_output, stride_p_, hidden_.data(), acc_p_.data());
+      wp_.gemv(*s8_, o_.n_output, hidden_.data(), acc_p_.data());
       for (int r = 0; r < o_.n_output; ++r) {
         const size_t k = static_cast<size_t>(r);
         int32_t v = mbqm<Rounding::Double>(wrapping_add(bias_p_[k], acc_p_[k]), proj_scale_) + output_state_zp_;
@@ -375,9 +379,9 @@ class Int8Lstm final : public PreparedOp {
   int8_t quantized_proj_clip_ = 0;
 
   int gate_row_[kGates] = {-1, -1, -1, -1};  // first row of each present gate in the stacks
-  int rows_ = 0, stride_x_ = 0, stride_h_ = 0, stride_p_ = 0;
+  int rows_ = 0;
   Scale gate_x_[kGates], gate_h_[kGates], peephole_scale_[kGates], hidden_scale_, proj_scale_;
-  std::vector<int8_t> wx_, wh_, wp_;              // kernels::pack_s8_rows layout
+  kernels::S8Matrix wx_, wh_, wp_;                // gates stacked; packed for s8_
   std::vector<int32_t> bias_x_, bias_h_, bias_p_;  // gate bias and zero-point row sums folded
   std::vector<int32_t> acc_h_zero_state_;         // W_h h for h = zero point everywhere
   std::vector<int32_t> h_term_zero_state_;        // MBQM(bias_h + acc_h_zero_state_, gate_h_)
