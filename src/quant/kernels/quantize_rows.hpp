@@ -22,4 +22,13 @@ float quantize_row_symmetric(const float* x, int n, int8_t* q) noexcept;
 // zero point is added after rounding, as an integer. An all-zero range gives s = 1, zp = 0, q = 0.
 void quantize_row_asymmetric(const float* x, int n, int8_t* q, float* scale, int32_t* zero_point) noexcept;
 
+// The "first n & ~7 values" rounding above, as a loop over n values:
+// q = clamp(trunc(sat(p + (p < 0 ? -0.5f : 0.5f))) + zp, lo, hi), p = x * inv, sat = the clamp to
+// [-1024, 1024] with NaN to -1024.
+void quantize_row_body_portable(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi, int8_t* q) noexcept;
+#if defined(__x86_64__)
+// The same for n a multiple of 8, 8 lanes at a time. Only call when the CPU has AVX2.
+void quantize_row_body_avx2(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi, int8_t* q) noexcept;
+#endif
+
 }  // namespace tickinfer::quant::kernels

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "quant/kernels/hybrid_epilogue.hpp"
 #include "quant/kernels/int8_gemv.hpp"
 #include "quant/kernels/quantize_rows.hpp"
 #include "quant/ops/fully_connected.hpp"
@@ -172,8 +173,8 @@ class Int8FcFast final : public PreparedOp {
 class HybridFc final : public PreparedOp {
  public:
   HybridFc(const FcGeometry& g, const int8_t* w, const float* bias, const std::vector<float>& wscale,
-           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k)
-      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k) {
+           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::HybridEpilogueFn epilogue)
+      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), epilogue_(epilogue) {
     stride_ = k.stride(g.depth);
     packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
     k.pack(w, g.units, g.depth, packed_.data());
@@ -202,18 +203,13 @@ class HybridFc final : public PreparedOp {
         row_scale = kernels::quantize_row_symmetric(xb, g_.depth, xq_.data());
       }
       k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
-      const float zpf = static_cast<float>(zp);
-      for (int o = 0; o < g_.units; ++o) {
-        int32_t dot = acc_[static_cast<size_t>(o)];
-        if (asymmetric_) {
-          // TFLite: dotprod -= row_sums[row] * batch_offset, with a float batch_offset.
-          dot = static_cast<int32_t>(static_cast<float>(dot) - static_cast<float>(row_sums_[static_cast<size_t>(o)]) * zpf);
-        }
-        const float scale = row_scale * wscale_[static_cast<size_t>(o)];
-        yb[o] += static_cast<float>(dot) * scale;
-      }
+      kernels::HybridRow row{acc_.data(), asymmetric_ ? row_sums_.data() : nullptr, static_cast<float>(zp), row_scale,
+                             wscale_.data(), lo_, hi_};
+      epilogue_(row, g_.units, yb);
     }
-    for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
+    if (all_zero) {  // the bias rows were not clamped by the epilogue
+      for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
+    }
   }
   std::string describe() const override {
     return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name;
@@ -226,6 +222,7 @@ class HybridFc final : public PreparedOp {
   bool asymmetric_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
+  kernels::HybridEpilogueFn epilogue_;
   int stride_ = 0;
   std::vector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
@@ -279,7 +276,7 @@ std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeome
   const std::string isa = ctx.isa ? ctx.isa : "";
   const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
   return std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
-                                    lo, hi, k);
+                                    lo, hi, k, kernels::hybrid_epilogue(isa.c_str()));
 }
 
 }  // namespace tickinfer::quant::ops::fc

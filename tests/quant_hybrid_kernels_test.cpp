@@ -1,0 +1,141 @@
+// The vector pieces of the hybrid (dynamic-range) path against their plain loops, bit for bit:
+//  - the AVX2 row-quantization body against quantize_row_body_portable, on values that hit
+//    rounding ties, the +-1024 saturation, NaN and infinities;
+//  - the range search inside quantize_row_symmetric/asymmetric (8 lanes) against a serial
+//    std::min/std::max loop written here, through the scale and zero point they return, on rows
+//    with NaN, +-0 and infinities at every position;
+//  - the AVX2 FC epilogue against the portable one, symmetric and asymmetric, NaN and infinite
+//    biases, extreme accumulators, every unit count around the 8-lane width.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "kernels/kernel_set.hpp"
+#include "quant/kernels/hybrid_epilogue.hpp"
+#include "quant/kernels/quantize_rows.hpp"
+
+namespace {
+
+using namespace tickinfer::quant::kernels;
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+bool have_avx2() { return tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2); }
+
+bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+std::vector<float> awkward_row(std::mt19937& rng, int n) {
+  std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+  const float specials[] = {kNaN, kInf, -kInf, 0.0f, -0.0f, 0.5f, -0.5f, 2.5f, -1.5f, 1e30f, -1e30f, 1e-30f};
+  std::vector<float> x(static_cast<size_t>(n));
+  for (auto& v : x) v = (rng() % 5 == 0) ? specials[rng() % 12] : u(rng);
+  return x;
+}
+
+TEST(QuantHybridKernels, QuantizeBodyAvx2EqualsPortable) {
+#if defined(__x86_64__)
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 8 * (1 + trial % 9);
+    const auto x = awkward_row(rng, n);
+    const float inv = trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 127.0f / 3.0f : 400.0f;  // 1.0: exact .5 ties
+    const int32_t zp = trial % 2 ? 0 : static_cast<int32_t>(rng() % 256) - 128;
+    const int32_t lo = trial % 2 ? -127 : -128, hi = 127;
+    std::vector<int8_t> want(static_cast<size_t>(n)), got(static_cast<size_t>(n));
+    quantize_row_body_portable(x.data(), n, inv, zp, lo, hi, want.data());
+    quantize_row_body_avx2(x.data(), n, inv, zp, lo, hi, got.data());
+    ASSERT_EQ(got, want) << "trial " << trial;
+  }
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
+// The documented range rules with a plain serial loop.
+float serial_symmetric_scale(const std::vector<float>& x) {
+  float lo = x[0], hi = x[0];
+  for (size_t i = 1; i < x.size(); ++i) {
+    lo = std::min(lo, x[i]);
+    hi = std::max(hi, x[i]);
+  }
+  const float range = std::max(std::fabs(lo), std::fabs(hi));
+  return range == 0.0f ? 1.0f : range / 127.0f;
+}
+
+void serial_asymmetric_range(const std::vector<float>& x, float* lo, float* hi) {
+  *lo = 0.0f;
+  *hi = 0.0f;
+  for (float v : x) {
+    *lo = std::min(*lo, v);
+    *hi = std::max(*hi, v);
+  }
+}
+
+TEST(QuantHybridKernels, LaneRangeSearchEqualsTheSerialLoop) {
+  std::mt19937 rng(9);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int n = 1 + trial % 40;
+    auto x = awkward_row(rng, n);
+    std::vector<int8_t> q(static_cast<size_t>(n));
+    const float s = quantize_row_symmetric(x.data(), n, q.data());
+    const float want = serial_symmetric_scale(x);
+    ASSERT_TRUE(same_bits(s, want) || (std::isnan(s) && std::isnan(want))) << "trial " << trial << " " << s << " vs " << want;
+
+    float scale = 0.0f;
+    int32_t zp = 0;
+    quantize_row_asymmetric(x.data(), n, q.data(), &scale, &zp);
+    float lo, hi;
+    serial_asymmetric_range(x, &lo, &hi);
+    if (lo == hi) {
+      ASSERT_EQ(scale, 1.0f);
+    } else {
+      // The scale is (double)(hi - lo) / 255 narrowed to float: the range decides it.
+      const float want_scale = static_cast<float>(static_cast<double>(hi - lo) / 255.0);
+      ASSERT_TRUE(same_bits(scale, want_scale) || (std::isnan(scale) && std::isnan(want_scale))) << "trial " << trial;
+    }
+  }
+}
+
+TEST(QuantHybridKernels, EpilogueAvx2EqualsPortable) {
+#if defined(__x86_64__)
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(21);
+  std::uniform_int_distribution<int32_t> small(-40000, 40000), any(std::numeric_limits<int32_t>::min(),
+                                                                    std::numeric_limits<int32_t>::max());
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f), pos(1e-4f, 0.05f);
+  const float biases[] = {kNaN, kInf, -kInf, -0.0f, 0.0f};
+  for (int trial = 0; trial < 400; ++trial) {
+    const int units = 1 + trial % 37;
+    std::vector<int32_t> acc(static_cast<size_t>(units)), sums(static_cast<size_t>(units));
+    std::vector<float> ws(static_cast<size_t>(units)), y0(static_cast<size_t>(units));
+    for (int o = 0; o < units; ++o) {
+      acc[static_cast<size_t>(o)] = trial % 7 == 0 ? any(rng) : small(rng);
+      sums[static_cast<size_t>(o)] = small(rng) / 8;
+      ws[static_cast<size_t>(o)] = pos(rng);
+      y0[static_cast<size_t>(o)] = rng() % 9 == 0 ? biases[rng() % 5] : u(rng);
+    }
+    const bool asym = trial % 2 == 1;
+    const bool relu = trial % 3 == 0;
+    HybridRow r{acc.data(), asym ? sums.data() : nullptr, static_cast<float>(static_cast<int>(rng() % 256) - 128),
+                0.0123f, ws.data(), relu ? 0.0f : -kInf, relu ? 6.0f : kInf};
+    std::vector<float> want = y0, got = y0;
+    hybrid_epilogue_portable(r, units, want.data());
+    hybrid_epilogue_avx2(r, units, got.data());
+    for (int o = 0; o < units; ++o) {
+      ASSERT_TRUE(same_bits(got[static_cast<size_t>(o)], want[static_cast<size_t>(o)]))
+          << "trial " << trial << " unit " << o << ": " << got[static_cast<size_t>(o)] << " vs " << want[static_cast<size_t>(o)];
+    }
+  }
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
+}  // namespace
