@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # REST :predict latency of `tickinfer serve` (mlp_small) against the HTTP floor of this machine:
-# (and, after each REST pair, gRPC Predict p99 with build/bench/grpc_load: GRPC_THREADS calls in
-# flight at GRPC_RATE in total)
+# (and, after each REST pair, gRPC Predict with build/bench/grpc_load: GRPC_THREADS calls in
+# flight at GRPC_RATE in total, once through grpc++'s client and once through the project's
+# minimal HTTP/2 client, against tickinfer's default gRPC server)
 # nginx (1 worker) answering the same request with a fixed 200 JSON body, in the same run, with
 # the same open-loop load generator (build/bench/serve_load) and the same settings. The servers
 # run on core SERVER_CPU, the generator on core CLIENT_CPU; rounds alternate the two servers.
@@ -74,6 +75,8 @@ for r in $(seq "$rounds"); do
     --connections "$conns" --rate "$rate" --seconds "$seconds" --label "nginx-fixed-200 #$r"
   taskset -c "$client_cpu" "$build/bench/serve_load" --port $tport --body-file "$work/body.json" \
     --connections "$conns" --rate "$rate" --seconds "$seconds" --label "tickinfer-serve #$r"
-  taskset -c "$client_cpu" "$build/bench/grpc_load" --port $gport --model mlp_small --threads "$grpc_threads" \
-    --rate "$grpc_rate" --seconds "$seconds"
+  for client in grpcpp native; do
+    taskset -c "$client_cpu" "$build/bench/grpc_load" --port $gport --model mlp_small --threads "$grpc_threads" \
+      --rate "$grpc_rate" --seconds "$seconds" --client "$client"
+  done
 done

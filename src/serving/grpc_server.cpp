@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "serving/batch_scheduler.hpp"
+#include "serving/grpc_h2_server.hpp"
 #include "serving/http_server.hpp"  // monotonic_ns
 #include "tensorflow_serving/apis/model_service.grpc.pb.h"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
@@ -345,12 +346,79 @@ struct GrpcServer::Services {
   Model model;
 };
 
+namespace {
+
+// grpc.health.v1.HealthCheckRequest is one string, field 1; HealthCheckResponse one enum, field 1
+// (SERVING = 1, NOT_SERVING = 2). Decoded and encoded here by hand: two fields do not need
+// generated code.
+bool health_request_service(std::string_view msg, std::string& service) {
+  service.clear();
+  size_t i = 0;
+  auto varint = [&](uint64_t& v) {
+    v = 0;
+    for (int shift = 0; shift < 64 && i < msg.size(); shift += 7) {
+      const auto b = static_cast<uint8_t>(msg[i++]);
+      v |= uint64_t{b & 0x7fu} << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  while (i < msg.size()) {
+    uint64_t key = 0, v = 0;
+    if (!varint(key)) return false;
+    switch (key & 7) {
+      case 0: if (!varint(v)) return false; break;
+      case 1: if (msg.size() - i < 8) return false; i += 8; break;
+      case 5: if (msg.size() - i < 4) return false; i += 4; break;
+      case 2:
+        if (!varint(v) || v > msg.size() - i) return false;
+        if (key >> 3 == 1) service.assign(msg.substr(i, v));
+        i += v;
+        break;
+      default: return false;
+    }
+  }
+  return true;
+}
+
+bool health_service_known(const std::string& s) {
+  return s.empty() || s == "tensorflow.serving.PredictionService" || s == "tensorflow.serving.ModelService" ||
+         s == "PredictionService" || s == "ModelService";
+}
+
+// Parses the request, runs the method, serializes the answer (or the status) into the reply.
+template <class Req, class Resp, class Method>
+void run_unary(const GrpcCall& call, GrpcReply& reply, Method&& method) {
+  thread_local Req req;
+  thread_local Resp resp;
+  req.Clear();
+  resp.Clear();
+  if (!req.ParseFromArray(call.message.data(), static_cast<int>(call.message.size()))) {
+    reply.code = static_cast<int>(grpc::StatusCode::INTERNAL);
+    reply.error_message = "could not parse the request message";
+    return;
+  }
+  const grpc::Status st = method(req, resp);
+  if (!st.ok()) {
+    reply.code = static_cast<int>(st.error_code());
+    reply.error_message = st.error_message();
+    return;
+  }
+  resp.SerializeToString(&reply.body);
+}
+
+}  // namespace
+
 GrpcServer::GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOptions options)
     : services_(std::make_unique<Services>()) {
   services_->prediction.repo = &repo;
   services_->prediction.metrics = &metrics;
   services_->prediction.options = options;
   services_->model.repo = &repo;
+  if (options.native && !options.tls && options.unix_socket.empty()) {
+    start_native(options);
+    return;
+  }
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
@@ -381,9 +449,61 @@ GrpcServer::GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOption
   set_serving(false);
 }
 
+void GrpcServer::start_native(const GrpcOptions& options) {
+  const auto colon = options.address.rfind(':');
+  if (colon == std::string::npos) throw Error("gRPC address '" + options.address + "' has no port");
+  std::string host = options.address.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "0.0.0.0";
+  int port = 0;
+  try {
+    port = std::stoi(options.address.substr(colon + 1));
+  } catch (const std::exception&) {
+    throw Error("gRPC address '" + options.address + "' has no numeric port");
+  }
+  GrpcH2Server::Options o;
+  o.bind_address = host;
+  o.port = port;
+  o.threads = std::max<size_t>(options.threads, 1);
+  Services* sv = services_.get();
+  native_ = std::make_unique<GrpcH2Server>(o, [this, sv](const GrpcCall& call, size_t, GrpcReply& reply) {
+    const std::string_view path = call.path;
+    if (path == "/tensorflow.serving.PredictionService/Predict") {
+      run_unary<tfs::PredictRequest, tfs::PredictResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->prediction.Predict(nullptr, &q, &r);
+      });
+    } else if (path == "/tensorflow.serving.PredictionService/GetModelMetadata") {
+      run_unary<tfs::GetModelMetadataRequest, tfs::GetModelMetadataResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->prediction.GetModelMetadata(nullptr, &q, &r);
+      });
+    } else if (path == "/tensorflow.serving.ModelService/GetModelStatus") {
+      run_unary<tfs::GetModelStatusRequest, tfs::GetModelStatusResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->model.GetModelStatus(nullptr, &q, &r);
+      });
+    } else if (path == "/grpc.health.v1.Health/Check") {
+      thread_local std::string service;
+      if (!health_request_service(call.message, service)) {
+        reply.code = static_cast<int>(grpc::StatusCode::INTERNAL);
+        reply.error_message = "could not parse the request message";
+      } else if (!health_service_known(service)) {
+        reply.code = static_cast<int>(grpc::StatusCode::NOT_FOUND);
+        reply.error_message = "unknown service " + service;
+      } else {
+        reply.body.assign({'\x08', serving_.load() ? '\x01' : '\x02'});
+      }
+    } else {
+      reply.code = static_cast<int>(grpc::StatusCode::UNIMPLEMENTED);
+      reply.error_message = "Method not found: " + std::string(path);
+    }
+  });
+  port_ = native_->port();
+  native_->start();
+}
+
 GrpcServer::~GrpcServer() { stop(); }
 
 void GrpcServer::set_serving(bool ready) {
+  serving_.store(ready);
   if (!server_) return;
   auto* health = server_->GetHealthCheckService();
   if (!health) return;
@@ -394,6 +514,10 @@ void GrpcServer::set_serving(bool ready) {
 }
 
 void GrpcServer::stop() {
+  if (native_) {
+    native_->stop();
+    native_.reset();
+  }
   if (server_) {
     server_->Shutdown();
     server_->Wait();

@@ -9,8 +9,13 @@
 //
 // Predict accepts inputs as tensor_content or typed *_val fields (DT_FLOAT, DT_DOUBLE, integer
 // and bool types are converted to float) and answers float_val, as TF Serving does by default.
-// gRPC calls run on grpc's thread pool (at most `threads` at once); each takes a plan from the
-// servable's lock-free pool, slots [first_plan, num_plans).
+// Two implementations of the same services. On an insecure TCP port (the default) tickinfer's
+// own HTTP/2 server (grpc_h2_server.hpp): `threads` epoll workers that run each call on the
+// thread that read it. With TLS or a unix socket, or when asked (native = false), grpc++'s
+// server: calls on its thread pool, at most `threads` at once. Either way each call takes a plan
+// from the servable's lock-free pool, slots [first_plan, num_plans). The native server answers
+// grpc.health.v1.Health/Check (Watch: UNIMPLEMENTED, which gRPC's client-side health checking
+// treats as "no health checking").
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -22,6 +27,8 @@
 namespace grpc {
 class Server;
 }
+
+#include <atomic>
 
 namespace tickinfer::serving {
 
@@ -35,6 +42,7 @@ struct GrpcOptions {
   bool tls = false;                          // --ssl_config_file
   std::string tls_key, tls_cert, tls_ca;     // PEM contents
   bool tls_client_verify = false;
+  bool native = true;  // tickinfer's HTTP/2 server where it applies (see above)
 };
 
 class GrpcServer {
@@ -45,11 +53,15 @@ class GrpcServer {
   int port() const { return port_; }
   void set_serving(bool ready);  // health status
   void stop();
+  bool native() const { return native_ != nullptr; }
 
  private:
   struct Services;
+  void start_native(const GrpcOptions& options);
   std::unique_ptr<Services> services_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<class GrpcH2Server> native_;
+  std::atomic<bool> serving_{false};
   int port_ = 0;
 };
 

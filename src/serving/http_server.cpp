@@ -14,6 +14,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "serving/listen_socket.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
@@ -107,45 +108,9 @@ struct HttpServer::Worker {
 HttpServer::HttpServer(Options options, Handler handler)
     : options_(std::move(options)), handler_(std::move(handler)) {
   if (options_.threads == 0) options_.threads = 1;
-  const std::string where = options_.bind_address + ":" + std::to_string(options_.port);
-  sockaddr_in6 a6{};
-  sockaddr_in a4{};
-  sockaddr* addr = nullptr;
-  socklen_t len = 0;
-  int family = AF_INET;
-  if (inet_pton(AF_INET, options_.bind_address.c_str(), &a4.sin_addr) == 1) {
-    a4.sin_family = AF_INET;
-    a4.sin_port = htons(static_cast<uint16_t>(options_.port));
-    addr = reinterpret_cast<sockaddr*>(&a4);
-    len = sizeof a4;
-  } else if (inet_pton(AF_INET6, options_.bind_address.c_str(), &a6.sin6_addr) == 1) {
-    family = AF_INET6;
-    a6.sin6_family = AF_INET6;
-    a6.sin6_port = htons(static_cast<uint16_t>(options_.port));
-    addr = reinterpret_cast<sockaddr*>(&a6);
-    len = sizeof a6;
-  } else {
-    throw Error("bind address '" + options_.bind_address + "' is not a numeric IPv4 or IPv6 address");
-  }
-  listen_fd_ = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-  if (listen_fd_ < 0) throw Error("socket() for " + where + ": " + std::strerror(errno));
-  const int one = 1;
-  setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (bind(listen_fd_, addr, len) != 0) {
-    const std::string e = std::strerror(errno);
-    close(listen_fd_);
-    throw Error("cannot bind the REST port " + where + ": " + e);
-  }
-  if (listen(listen_fd_, 1024) != 0) {
-    const std::string e = std::strerror(errno);
-    close(listen_fd_);
-    throw Error("cannot listen on " + where + ": " + e);
-  }
-  sockaddr_storage bound{};
-  socklen_t blen = sizeof bound;
-  getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &blen);
-  port_ = family == AF_INET ? ntohs(reinterpret_cast<sockaddr_in*>(&bound)->sin_port)
-                            : ntohs(reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port);
+  const ListenSocket ls = listen_tcp(options_.bind_address, options_.port, "the REST port");
+  listen_fd_ = ls.fd;
+  port_ = ls.port;
   stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   for (size_t i = 0; i < options_.threads; ++i) {
     auto w = std::make_unique<Worker>();

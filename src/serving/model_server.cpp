@@ -95,6 +95,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     go.first_plan = rest_on ? threads : 0;
     go.limits = rest.limits;
     go.batching = batching_.get();
+    go.native = flags.grpc_native;
     if (!flags.ssl_config_file.empty()) {
       const SslConfig ssl = read_ssl_config(flags.ssl_config_file);
       go.tls = true;

@@ -73,6 +73,8 @@ const FlagSpec kFlags[] = {
     {"max_batch_size", Kind::Int64, Support::Yes, "tickinfer: most rows per request, else 400 (default 1024)"},
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
     {"nonfinite_inputs", Kind::String, Support::Yes, "tickinfer: reject (default, 400) or allow NaN/Infinity inputs"},
+    {"grpc_implementation", Kind::String, Support::Yes,
+     "tickinfer: native (default: tickinfer's HTTP/2 server; grpc++ still serves TLS and unix sockets) or grpcpp"},
     {"bearer_token_file", Kind::String, Support::Yes, "tickinfer: require 'Authorization: Bearer <file contents>'"},
     {"request_log_file", Kind::String, Support::Yes, "tickinfer: append one JSON line per sampled :predict request"},
     {"request_log_sample_rate", Kind::Double, Support::Yes, "tickinfer: fraction of requests logged, in (0, 1] (default 1)"},
@@ -220,6 +222,11 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
         throw Error("--nonfinite_inputs: '" + value + "' must be reject or allow");
       }
       f.reject_nonfinite = value == "reject";
+    } else if (name == "grpc_implementation") {
+      if (value != "native" && value != "grpcpp") {
+        throw Error("--grpc_implementation: '" + value + "' must be native or grpcpp");
+      }
+      f.grpc_native = value == "native";
     } else if (name == "bearer_token_file") {
       f.bearer_token_file = value;
     } else if (name == "request_log_file") {

@@ -38,6 +38,7 @@ struct ServerFlags {
   int64_t max_batch_size = 1024;
   int64_t max_connections = 1024;
   bool reject_nonfinite = true;
+  bool grpc_native = true;  // --grpc_implementation
   std::string bearer_token_file;
   std::string request_log_file;
   double request_log_sample_rate = 1.0;

@@ -1,7 +1,9 @@
 """tickinfer serve against the official TF Serving Python client (tensorflow-serving-api, grpcio):
 Predict (tensor_content and typed float_val inputs, one- and two-input models), GetModelMetadata,
 GetModelStatus, the gRPC health service, and error codes. Expected outputs are the ones Keras
-produced (in*.npy -> out*.npy); REST and gRPC must agree.
+produced (in*.npy -> out*.npy); REST and gRPC must agree. Every test runs against both gRPC
+implementations of the server: tickinfer's own HTTP/2 server (the default on an insecure port)
+and grpc++'s (--grpc_implementation=grpcpp, what TLS and unix sockets use).
 
 Run: tools/setup_serving_venv.sh && TICKINFER_BIN=build/tickinfer .venv-serving/bin/python -m pytest -q tests/python
 """
@@ -41,8 +43,8 @@ def free_port():
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def server():
+@pytest.fixture(scope="module", params=["native", "grpcpp"])
+def server(request):
     work = tempfile.mkdtemp(prefix="tickinfer_grpc_")
     for name, src, version in (("mlp", MLP, "1"), ("two", TWO, "5")):
         os.makedirs(os.path.join(work, name, version))
@@ -55,7 +57,8 @@ def server():
     proc = subprocess.Popen([BIN, "serve", "--port=%d" % gport, "--rest_api_port=%d" % rport,
                              "--rest_api_bind_address=127.0.0.1",
                              "--model_config_file=" + os.path.join(work, "models.config"),
-                             "--file_system_poll_wait_seconds=-1"], stderr=subprocess.PIPE)
+                             "--file_system_poll_wait_seconds=-1",
+                             "--grpc_implementation=" + request.param], stderr=subprocess.PIPE)
     channel = grpc.insecure_channel("127.0.0.1:%d" % gport)
     health = health_pb2_grpc.HealthStub(channel)
     deadline = time.time() + 30
