@@ -34,8 +34,10 @@ PY
 tport=18601
 nport=18602
 gport=18603
-grpc_rate=${GRPC_RATE:-2000}
-grpc_threads=${GRPC_THREADS:-1}
+# gRPC with the same settings as REST unless told otherwise: the same rate, one connection per
+# REST connection.
+grpc_rate=${GRPC_RATE:-$rate}
+grpc_threads=${GRPC_THREADS:-$conns}
 taskset -c "$server_cpu" "$build/tickinfer" serve --rest_api_port=$tport --port=$gport --rest_api_bind_address=127.0.0.1 \
   --rest_api_num_threads=1 --grpc_max_threads=1 --model_name=mlp_small --model_base_path="$work/models/mlp_small" \
   --file_system_poll_wait_seconds=-1 2>"$work/serve.log" &
