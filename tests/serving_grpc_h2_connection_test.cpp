@@ -236,6 +236,46 @@ TEST(GrpcH2Connection, PingIsAcknowledgedAndOversizedMessagesRefused) {
   ASSERT_TRUE(t.feed(message_data(1, "more")));
 }
 
+TEST(GrpcH2Connection, StreamingCallStaysOpenAndSendsOnlyChanges) {
+  std::string status = "A";
+  GrpcH2Connection conn({}, [&](const GrpcCall& c, GrpcReply& r) {
+    r.body = status + std::string(c.message);
+    r.keep_open = true;
+  });
+  hpack::Decoder decoder;
+  std::string in(h2::kClientPreface);
+  h2::append_settings(in, {});
+  in += request_headers(1, "/t.S/Watch") + message_data(1, "x");
+  ASSERT_TRUE(conn.receive(reinterpret_cast<const uint8_t*>(in.data()), in.size()));
+  auto take = [&] {
+    auto f = frames_of(conn.output());
+    conn.output().clear();
+    return f;
+  };
+  auto f = take();
+  ASSERT_GE(f.size(), 2u);
+  EXPECT_EQ(f[f.size() - 2].h.type, FrameType::Headers);
+  EXPECT_EQ(f.back().h.type, FrameType::Data);
+  EXPECT_EQ(f.back().h.flags & flag::kEndStream, 0);
+  EXPECT_EQ(f.back().payload, std::string("\0\0\0\0\2Ax", 7));
+  EXPECT_EQ(conn.open_streams(), 1u);
+  conn.refresh_open_streams();  // unchanged: nothing sent
+  EXPECT_TRUE(conn.output().empty());
+  status = "B";
+  conn.refresh_open_streams();
+  f = take();
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].payload, std::string("\0\0\0\0\2Bx", 7));
+  // The client cancels: the stream is gone and nothing more is sent.
+  std::string rst;
+  h2::append_rst_stream(rst, 1, h2::ErrorCode::Cancel);
+  ASSERT_TRUE(conn.receive(reinterpret_cast<const uint8_t*>(rst.data()), rst.size()));
+  EXPECT_EQ(conn.open_streams(), 0u);
+  status = "C";
+  conn.refresh_open_streams();
+  EXPECT_TRUE(conn.output().empty());
+}
+
 TEST(GrpcH2Connection, ProtocolViolationsCloseWithGoaway) {
   struct Case {
     const char* name;

@@ -53,6 +53,13 @@ void append_percent_encoded(std::string& out, std::string_view s) {
   }
 }
 
+// Appends one length-prefixed message to the stream's pending DATA.
+void append_message(std::string& pending, const std::string& body) {
+  pending += '\0';
+  h2::append_u32(pending, static_cast<uint32_t>(body.size()));
+  pending += body;
+}
+
 }  // namespace
 
 struct GrpcH2Connection::Stream {
@@ -66,6 +73,9 @@ struct GrpcH2Connection::Stream {
   int64_t send_window = 0;      // what we may still send on it
   std::string pending_data;     // response DATA payload waiting for window
   std::string pending_trailers; // the trailer HEADERS frame, sent after pending_data
+  bool streaming = false;       // an open server-streaming call (keep_open)
+  std::string request;          // its request message, for refresh_open_streams()
+  std::string last_sent;        // its last message
 };
 
 GrpcH2Connection::GrpcH2Connection(const GrpcH2Limits& limits, Handler handler)
@@ -376,6 +386,7 @@ void GrpcH2Connection::finish_call(uint32_t id, Stream& s) {
   r.code = 0;
   r.error_message.clear();
   r.body.clear();
+  r.keep_open = false;
   const std::string& b = s.body;
   if (b.size() < 5) {
     r.code = 13;  // INTERNAL, as gRPC servers answer a request without a whole message
@@ -407,14 +418,22 @@ void GrpcH2Connection::reply(uint32_t id, Stream& s, const GrpcReply& r) {
   block.clear();
   hpack::encode_indexed(block, kStatus200);
   hpack::encode_literal_without_indexing(block, kContentTypeName, "application/grpc");
+  if (r.code == 0 && r.keep_open) {  // a stream that stays open: headers and the first message
+    h2::append_frame_header(out_, static_cast<uint32_t>(block.size()), FrameType::Headers, flag::kEndHeaders, id);
+    out_ += block;
+    s.streaming = true;
+    s.request.assign(s.body, 5, std::string::npos);
+    s.last_sent = r.body;
+    append_message(s.pending_data, r.body);
+    flush_stream(id, s);
+    return;
+  }
   if (r.code == 0) {
     h2::append_frame_header(out_, static_cast<uint32_t>(block.size()), FrameType::Headers, flag::kEndHeaders, id);
     out_ += block;
     // The message, length-prefixed, then the trailers; both wait for window if they must.
     s.pending_data.clear();
-    s.pending_data += '\0';
-    h2::append_u32(s.pending_data, static_cast<uint32_t>(r.body.size()));
-    s.pending_data += r.body;
+    append_message(s.pending_data, r.body);
     block.clear();
     hpack::encode_literal_without_indexing(block, "grpc-status", "0");
   } else {
@@ -463,6 +482,28 @@ void GrpcH2Connection::flush_stream(uint32_t id, Stream& s) {
   if (s.pending_data.empty() && !s.pending_trailers.empty()) {
     out_ += s.pending_trailers;
     s.pending_trailers.clear();
+  }
+}
+
+void GrpcH2Connection::refresh_open_streams() {
+  for (auto& [id, sp] : streams_) {
+    Stream& s = *sp;
+    if (!s.streaming) continue;
+    GrpcReply& r = reply_scratch_;
+    r.code = 0;
+    r.error_message.clear();
+    r.body.clear();
+    r.keep_open = false;
+    GrpcCall call;
+    call.stream = id;
+    call.path = s.path;
+    call.message = s.request;
+    call.timeout_ns = s.timeout_ns;
+    handler_(call, r);
+    if (r.code != 0 || r.body == s.last_sent) continue;
+    s.last_sent = r.body;
+    append_message(s.pending_data, r.body);
+    flush_stream(id, s);
   }
 }
 

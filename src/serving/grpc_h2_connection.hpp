@@ -36,11 +36,14 @@ struct GrpcCall {
 };
 
 // What the handler answers: code 0 sends `body` (a serialized message); otherwise the status
-// with `error_message` and no message.
+// with `error_message` and no message. keep_open (with code 0) makes a server-streaming call that
+// stays open: its first message is sent, and refresh_open_streams() later runs the handler again
+// on the same request and sends the new message when it differs (grpc.health.v1.Health/Watch).
 struct GrpcReply {
   int code = 0;
   std::string error_message;
   std::string body;
+  bool keep_open = false;
 };
 
 struct GrpcH2Limits {
@@ -65,6 +68,8 @@ class GrpcH2Connection {
   std::string& output() { return out_; }
   // Server shutdown: a GOAWAY that lets calls in progress finish.
   void goaway();
+  // Re-runs the handler for every open streaming call and sends each changed message.
+  void refresh_open_streams();
   size_t open_streams() const { return streams_.size(); }
   // Why the connection was closed (empty while it is fine).
   const std::string& error() const { return error_; }

@@ -26,6 +26,7 @@ struct GrpcH2Server::Conn {
 struct GrpcH2Server::Worker {
   size_t index = 0;
   int epfd = -1;
+  int refresh_fd = -1;       // eventfd: refresh_streams() was called
   std::vector<Conn*> conns;  // owned
 };
 
@@ -48,6 +49,11 @@ GrpcH2Server::GrpcH2Server(Options options, Handler handler)
     sev.events = EPOLLIN;
     sev.data.ptr = &stop_fd_;
     epoll_ctl(w->epfd, EPOLL_CTL_ADD, stop_fd_, &sev);
+    w->refresh_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    epoll_event rev{};
+    rev.events = EPOLLIN;
+    rev.data.ptr = &w->refresh_fd;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->refresh_fd, &rev);
     workers_.push_back(std::move(w));
   }
 }
@@ -60,6 +66,7 @@ GrpcH2Server::~GrpcH2Server() {
       delete c;
     }
     close(w->epfd);
+    close(w->refresh_fd);
   }
   if (listen_fd_ >= 0) close(listen_fd_);
   if (stop_fd_ >= 0) close(stop_fd_);
@@ -82,6 +89,13 @@ void GrpcH2Server::stop() {
     if (t.joinable()) t.join();
   }
   threads_.clear();
+}
+
+void GrpcH2Server::refresh_streams() {
+  const uint64_t one = 1;
+  for (auto& w : workers_) {
+    [[maybe_unused]] auto n = write(w->refresh_fd, &one, sizeof one);
+  }
 }
 
 void GrpcH2Server::run_worker(Worker& w) {
@@ -151,6 +165,15 @@ void GrpcH2Server::run_worker(Worker& w) {
           flush(c);
         }
         return;
+      }
+      if (tag == &w.refresh_fd) {
+        uint64_t count;
+        [[maybe_unused]] auto r = read(w.refresh_fd, &count, sizeof count);
+        for (Conn* c : std::vector<Conn*>(w.conns)) {
+          c->h2.refresh_open_streams();
+          flush(c);
+        }
+        continue;
       }
       if (tag == nullptr) {
         const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);

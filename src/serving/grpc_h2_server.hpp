@@ -38,6 +38,9 @@ class GrpcH2Server {
 
   void start();
   void stop();  // idempotent: GOAWAY to every connection, joins the workers, closes everything
+  // From any thread: every worker re-runs the handler of its open streaming calls
+  // (GrpcH2Connection::refresh_open_streams) and sends what changed.
+  void refresh_streams();
   int port() const { return port_; }
   size_t connections() const { return connections_.load(std::memory_order_relaxed); }
 

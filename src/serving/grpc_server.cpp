@@ -480,16 +480,26 @@ void GrpcServer::start_native(const GrpcOptions& options) {
       run_unary<tfs::GetModelStatusRequest, tfs::GetModelStatusResponse>(call, reply, [sv](const auto& q, auto& r) {
         return sv->model.GetModelStatus(nullptr, &q, &r);
       });
-    } else if (path == "/grpc.health.v1.Health/Check") {
+    } else if (path == "/grpc.health.v1.Health/Check" || path == "/grpc.health.v1.Health/Watch") {
+      // Check answers once; Watch keeps the stream open and sends the status again whenever it
+      // changes (set_serving refreshes the open streams). An unknown service is NOT_FOUND for
+      // Check and SERVICE_UNKNOWN (3) for Watch, as the health protocol says.
+      const bool watch = path.back() == 'h';
       thread_local std::string service;
       if (!health_request_service(call.message, service)) {
         reply.code = static_cast<int>(grpc::StatusCode::INTERNAL);
         reply.error_message = "could not parse the request message";
       } else if (!health_service_known(service)) {
-        reply.code = static_cast<int>(grpc::StatusCode::NOT_FOUND);
-        reply.error_message = "unknown service " + service;
+        if (watch) {
+          reply.body.assign({'\x08', '\x03'});
+          reply.keep_open = true;
+        } else {
+          reply.code = static_cast<int>(grpc::StatusCode::NOT_FOUND);
+          reply.error_message = "unknown service " + service;
+        }
       } else {
         reply.body.assign({'\x08', serving_.load() ? '\x01' : '\x02'});
+        reply.keep_open = watch;
       }
     } else {
       reply.code = static_cast<int>(grpc::StatusCode::UNIMPLEMENTED);
@@ -504,6 +514,7 @@ GrpcServer::~GrpcServer() { stop(); }
 
 void GrpcServer::set_serving(bool ready) {
   serving_.store(ready);
+  if (native_) native_->refresh_streams();
   if (!server_) return;
   auto* health = server_->GetHealthCheckService();
   if (!health) return;

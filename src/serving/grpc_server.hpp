@@ -13,9 +13,8 @@
 // own HTTP/2 server (grpc_h2_server.hpp): `threads` epoll workers that run each call on the
 // thread that read it. With TLS or a unix socket, or when asked (native = false), grpc++'s
 // server: calls on its thread pool, at most `threads` at once. Either way each call takes a plan
-// from the servable's lock-free pool, slots [first_plan, num_plans). The native server answers
-// grpc.health.v1.Health/Check (Watch: UNIMPLEMENTED, which gRPC's client-side health checking
-// treats as "no health checking").
+// from the servable's lock-free pool, slots [first_plan, num_plans). Both serve
+// grpc.health.v1.Health Check and Watch.
 #include <cstddef>
 #include <memory>
 #include <string>

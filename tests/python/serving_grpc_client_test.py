@@ -90,6 +90,16 @@ def test_health_service_reports_serving(server):
         assert r.status == health_pb2.HealthCheckResponse.SERVING
 
 
+def test_health_watch_streams_the_status(server):
+    stream = server["health"].Watch(health_pb2.HealthCheckRequest(service="tensorflow.serving.ModelService"), timeout=5)
+    first = next(stream)
+    assert first.status == health_pb2.HealthCheckResponse.SERVING
+    stream.cancel()
+    unknown = server["health"].Watch(health_pb2.HealthCheckRequest(service="no.such.Service"), timeout=5)
+    assert next(unknown).status == health_pb2.HealthCheckResponse.SERVICE_UNKNOWN
+    unknown.cancel()
+
+
 def test_predict_tensor_content_matches_keras(server):
     x = np.load(os.path.join(MLP, "in0.npy")).astype(np.float32)
     y = np.load(os.path.join(MLP, "out0.npy"))
