@@ -154,6 +154,23 @@ TEST(GrpcH2Connection, UnaryCallGetsHeadersMessageAndTrailers) {
   EXPECT_EQ(t.messages[1], "hello");
 }
 
+TEST(GrpcH2Connection, GrpcTimeoutReachesTheHandler) {
+  Harness t;
+  ASSERT_TRUE(t.start());
+  t.take();
+  std::string block, frame;
+  hpack::encode_indexed(block, 3);
+  hpack::encode_indexed(block, 6);
+  hpack::encode_literal_without_indexing(block, 4, "/t.S/Echo");
+  hpack::encode_literal_without_indexing(block, 31, "application/grpc");
+  hpack::encode_literal_without_indexing(block, "grpc-timeout", "250m");
+  h2::append_frame_header(frame, static_cast<uint32_t>(block.size()), FrameType::Headers, flag::kEndHeaders, 1);
+  ASSERT_TRUE(t.feed(frame + block + message_data(1, "q")));
+  ASSERT_EQ(t.calls.size(), 1u);
+  EXPECT_EQ(t.calls[0].timeout_ns, 250000000);
+  EXPECT_GT(t.calls[0].received_ns, 0u);
+}
+
 TEST(GrpcH2Connection, ErrorsAreTrailersOnlyWithPercentEncodedMessage) {
   Harness t;
   ASSERT_TRUE(t.start());

@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config g++ clang libclang-rt-14-dev
       libhdf5-dev libzip-dev nlohmann-json3-dev
       libtomlplusplus-dev flatbuffers-compiler libflatbuffers-dev
       python3 python3-venv python3-pip unzip
-      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc)
+      libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl)
 pkgs+=(python3-dev)  # Python headers: the Python module (python/, make python-test)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "serving/hpack.hpp"
+#include "serving/http_server.hpp"  // monotonic_ns
 
 namespace tickinfer::serving {
 
@@ -65,6 +66,7 @@ void append_message(std::string& pending, const std::string& body) {
 struct GrpcH2Connection::Stream {
   std::string path, content_type, method;
   int64_t timeout_ns = -1;
+  uint64_t received_ns = 0;
   bool headers_done = false;
   bool remote_closed = false;   // END_STREAM received
   bool local_closed = false;    // END_STREAM sent (or queued in `pending`)
@@ -308,6 +310,7 @@ bool GrpcH2Connection::on_header_block_complete() {
     else if (hd.name == "grpc-timeout") s->timeout_ns = parse_grpc_timeout(hd.value);
   }
   s->headers_done = true;
+  s->received_ns = monotonic_ns();
   s->remote_closed = block_end_stream_;
   Stream& ref = *s;
   streams_.emplace(id, std::move(s));
@@ -407,6 +410,7 @@ void GrpcH2Connection::finish_call(uint32_t id, Stream& s) {
       call.path = s.path;
       call.message = std::string_view(b).substr(5);
       call.timeout_ns = s.timeout_ns;
+      call.received_ns = s.received_ns;
       handler_(call, r);
     }
   }
@@ -498,7 +502,7 @@ void GrpcH2Connection::refresh_open_streams() {
     call.stream = id;
     call.path = s.path;
     call.message = s.request;
-    call.timeout_ns = s.timeout_ns;
+    call.timeout_ns = -1;  // a streaming call's deadline is the client's to enforce
     handler_(call, r);
     if (r.code != 0 || r.body == s.last_sent) continue;
     s.last_sent = r.body;

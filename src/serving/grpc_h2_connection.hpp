@@ -33,6 +33,7 @@ struct GrpcCall {
   std::string_view path;     // "/package.Service/Method"
   std::string_view message;  // the request message's bytes (uncompressed)
   int64_t timeout_ns = -1;   // grpc-timeout, -1 when absent
+  uint64_t received_ns = 0;  // CLOCK_MONOTONIC when the call's headers arrived (the deadline's start)
 };
 
 // What the handler answers: code 0 sends `body` (a serialized message); otherwise the status

@@ -468,6 +468,13 @@ void GrpcServer::start_native(const GrpcOptions& options) {
   Services* sv = services_.get();
   native_ = std::make_unique<GrpcH2Server>(o, [this, sv](const GrpcCall& call, size_t, GrpcReply& reply) {
     const std::string_view path = call.path;
+    // grpc-timeout: a call whose deadline passed before it could run (under batching, say) is not
+    // run; one that runs in time finishes (the model takes microseconds).
+    if (call.timeout_ns >= 0 && monotonic_ns() - call.received_ns > static_cast<uint64_t>(call.timeout_ns)) {
+      reply.code = static_cast<int>(grpc::StatusCode::DEADLINE_EXCEEDED);
+      reply.error_message = "Deadline Exceeded";
+      return;
+    }
     if (path == "/tensorflow.serving.PredictionService/Predict") {
       run_unary<tfs::PredictRequest, tfs::PredictResponse>(call, reply, [sv](const auto& q, auto& r) {
         return sv->prediction.Predict(nullptr, &q, &r);

@@ -15,6 +15,7 @@
 #include <ctime>
 
 #include "serving/listen_socket.hpp"
+#include "serving/tls_transport.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
@@ -54,6 +55,7 @@ namespace {
 
 struct Conn {
   int fd = -1;
+  ssl_st* ssl = nullptr;    // TLS session, or nullptr for plain HTTP
   std::string in;           // received, not yet consumed
   std::string out;          // to send
   size_t out_sent = 0;
@@ -108,6 +110,10 @@ struct HttpServer::Worker {
 HttpServer::HttpServer(Options options, Handler handler)
     : options_(std::move(options)), handler_(std::move(handler)) {
   if (options_.threads == 0) options_.threads = 1;
+  if (!options_.tls_cert_pem.empty()) {
+    tls_ = std::make_unique<TlsContext>(options_.tls_key_pem, options_.tls_cert_pem, options_.tls_ca_pem,
+                                        options_.tls_client_verify);
+  }
   const ListenSocket ls = listen_tcp(options_.bind_address, options_.port, "the REST port");
   listen_fd_ = ls.fd;
   port_ = ls.port;
@@ -133,6 +139,7 @@ HttpServer::~HttpServer() {
   stop();
   for (auto& w : workers_) {
     for (Conn* c : w->conns) {
+      tls_close(c->ssl);
       if (c->fd >= 0) close(c->fd);
       delete c;
     }
@@ -166,6 +173,7 @@ void HttpServer::run_worker(Worker& w) {
   epoll_event events[kMaxEvents];
   auto close_conn = [&](Conn* c) {
     epoll_ctl(w.epfd, EPOLL_CTL_DEL, c->fd, nullptr);
+    tls_close(c->ssl);
     close(c->fd);
     c->fd = -1;
     connections_.fetch_sub(1, std::memory_order_relaxed);
@@ -181,8 +189,8 @@ void HttpServer::run_worker(Worker& w) {
   // Sends what is pending; returns false if the connection was closed.
   auto flush = [&](Conn* c) {
     while (c->out_sent < c->out.size()) {
-      const ssize_t n = send(c->fd, c->out.data() + c->out_sent, c->out.size() - c->out_sent,
-                             MSG_NOSIGNAL);
+      const ssize_t n = c->ssl ? tls_write(c->ssl, c->out.data() + c->out_sent, c->out.size() - c->out_sent)
+                               : send(c->fd, c->out.data() + c->out_sent, c->out.size() - c->out_sent, MSG_NOSIGNAL);
       if (n > 0) {
         c->out_sent += static_cast<size_t>(n);
         continue;
@@ -282,6 +290,15 @@ void HttpServer::run_worker(Worker& w) {
           setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
           Conn* c = new Conn();
           c->fd = fd;
+          if (tls_) {
+            c->ssl = tls_->accept(fd);
+            if (!c->ssl) {
+              close(fd);
+              delete c;
+              connections_.fetch_sub(1, std::memory_order_relaxed);
+              continue;
+            }
+          }
           c->in.reserve(16 * 1024);
           c->out.reserve(16 * 1024);
           w.conns.push_back(c);
@@ -303,11 +320,13 @@ void HttpServer::run_worker(Worker& w) {
         for (;;) {
           if (c->waiting_write) break;  // back-pressure: finish sending first
           char buf[16 * 1024];
-          const ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+          const ssize_t r = c->ssl ? tls_read(c->ssl, buf, sizeof buf) : recv(c->fd, buf, sizeof buf, 0);
           if (r > 0) {
             c->in.append(buf, static_cast<size_t>(r));
             got = true;
-            if (static_cast<size_t>(r) < sizeof buf) break;
+            // A short plain read drained the socket; TLS may hold decrypted bytes beyond it, so
+            // it reads on until OpenSSL wants the socket again.
+            if (!c->ssl && static_cast<size_t>(r) < sizeof buf) break;
             continue;
           }
           if (r < 0 && errno == EINTR) continue;

@@ -11,7 +11,8 @@
 // Per connection: one receive buffer and one send buffer, reused across requests. A response
 // that cannot be sent at once waits for EPOLLOUT; the connection reads no further requests
 // until it is flushed. Malformed requests get their 4xx/5xx answer and the connection closes.
-// Over max_connections, a new connection gets 503 and is closed.
+// Over max_connections, a new connection gets 503 and is closed. With TLS, reads and writes go
+// through OpenSSL on the same non-blocking sockets (the handshake runs inside the first reads).
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -45,6 +46,9 @@ class HttpServer {
     size_t threads = 1;
     size_t max_connections = 1024;
     HttpLimits limits;
+    // TLS (tls_transport.hpp) when tls_cert_pem is set: PEM contents, as TF Serving's SSLConfig.
+    std::string tls_key_pem, tls_cert_pem, tls_ca_pem;
+    bool tls_client_verify = false;
   };
 
   // Binds and listens; throws tickinfer::Error naming the address on failure.
@@ -66,6 +70,7 @@ class HttpServer {
 
   Options options_;
   Handler handler_;
+  std::unique_ptr<class TlsContext> tls_;
   int listen_fd_ = -1;
   int port_ = 0;
   int stop_fd_ = -1;  // eventfd: wakes every worker on stop()

@@ -77,6 +77,14 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   ho.threads = threads;
   ho.max_connections = static_cast<size_t>(flags.max_connections);
   ho.limits.max_body_bytes = static_cast<size_t>(flags.max_body_bytes);
+  if (flags.rest_api_tls) {
+    if (flags.ssl_config_file.empty()) throw Error("--rest_api_tls needs --ssl_config_file (the key and certificate)");
+    const SslConfig ssl = read_ssl_config(flags.ssl_config_file);
+    ho.tls_key_pem = ssl.server_key;
+    ho.tls_cert_pem = ssl.server_cert;
+    ho.tls_ca_pem = ssl.custom_ca;
+    ho.tls_client_verify = ssl.client_verify;
+  }
   RestApi* api = rest_.get();
   if (rest_on) {
     http_ = std::make_unique<HttpServer>(

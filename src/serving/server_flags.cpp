@@ -73,6 +73,8 @@ const FlagSpec kFlags[] = {
     {"max_batch_size", Kind::Int64, Support::Yes, "tickinfer: most rows per request, else 400 (default 1024)"},
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
     {"nonfinite_inputs", Kind::String, Support::Yes, "tickinfer: reject (default, 400) or allow NaN/Infinity inputs"},
+    {"rest_api_tls", Kind::Bool, Support::Yes,
+     "tickinfer: serve REST over TLS too, with --ssl_config_file's key, certificate and client_verify"},
     {"grpc_implementation", Kind::String, Support::Yes,
      "tickinfer: native (default: tickinfer's HTTP/2 server; grpc++ still serves TLS and unix sockets) or grpcpp"},
     {"bearer_token_file", Kind::String, Support::Yes, "tickinfer: require 'Authorization: Bearer <file contents>'"},
@@ -181,6 +183,8 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
       f.rest_api_timeout_in_ms = to_int(name, value, 1, INT64_MAX / 1000000);
     } else if (name == "rest_api_enable_cors_support") {
       f.rest_api_enable_cors_support = to_bool(name, value);
+    } else if (name == "rest_api_tls") {
+      f.rest_api_tls = to_bool(name, value);
     } else if (name == "enable_batching") {
       f.enable_batching = to_bool(name, value);
     } else if (name == "allow_version_labels_for_unavailable_models") {

@@ -21,6 +21,7 @@ struct ServerFlags {
   int rest_api_num_threads = 0;         // 0 = number of CPUs
   int64_t rest_api_timeout_in_ms = 30000;
   bool rest_api_enable_cors_support = false;
+  bool rest_api_tls = false;  // tickinfer's own: REST over TLS with --ssl_config_file
   std::string model_name = "default";
   std::string model_base_path;
   std::string model_config_file;
