@@ -106,3 +106,15 @@ TEST(ServingWarmup, TruncatedOrHostileRecordsAreErrors) {
 }
 
 }  // namespace
+
+// The hand-read gRPC HealthCheckRequest (serving/proto_wire.hpp): bytes as grpc_health's
+// protobuf encodes them (field 1, length-delimited), unknown fields skipped, damage refused.
+TEST(ProtoWireHealth, DecodesTheServiceAndRefusesDamage) {
+  using tickinfer::serving::decode_health_check_request;
+  EXPECT_EQ(decode_health_check_request("", "t"), "");
+  EXPECT_EQ(decode_health_check_request(std::string("\x0a\x0cModelService", 14), "t"), "ModelService");
+  // An unknown varint field 2 before it is skipped.
+  EXPECT_EQ(decode_health_check_request(std::string("\x10\x05\x0a\x01x", 5), "t"), "x");
+  EXPECT_THROW(decode_health_check_request(std::string("\x0a\x0cModel", 7), "t"), tickinfer::Error);  // runs past the end
+  EXPECT_THROW(decode_health_check_request(std::string("\x08\x01", 2), "t"), tickinfer::Error);  // field 1 as a varint
+}

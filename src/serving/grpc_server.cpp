@@ -9,6 +9,7 @@
 
 #include "serving/batch_scheduler.hpp"
 #include "serving/grpc_h2_server.hpp"
+#include "serving/proto_wire.hpp"
 #include "serving/http_server.hpp"  // monotonic_ns
 #include "tensorflow_serving/apis/model_service.grpc.pb.h"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
@@ -348,39 +349,8 @@ struct GrpcServer::Services {
 
 namespace {
 
-// grpc.health.v1.HealthCheckRequest is one string, field 1; HealthCheckResponse one enum, field 1
-// (SERVING = 1, NOT_SERVING = 2). Decoded and encoded here by hand: two fields do not need
-// generated code.
-bool health_request_service(std::string_view msg, std::string& service) {
-  service.clear();
-  size_t i = 0;
-  auto varint = [&](uint64_t& v) {
-    v = 0;
-    for (int shift = 0; shift < 64 && i < msg.size(); shift += 7) {
-      const auto b = static_cast<uint8_t>(msg[i++]);
-      v |= uint64_t{b & 0x7fu} << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  };
-  while (i < msg.size()) {
-    uint64_t key = 0, v = 0;
-    if (!varint(key)) return false;
-    switch (key & 7) {
-      case 0: if (!varint(v)) return false; break;
-      case 1: if (msg.size() - i < 8) return false; i += 8; break;
-      case 5: if (msg.size() - i < 4) return false; i += 4; break;
-      case 2:
-        if (!varint(v) || v > msg.size() - i) return false;
-        if (key >> 3 == 1) service.assign(msg.substr(i, v));
-        i += v;
-        break;
-      default: return false;
-    }
-  }
-  return true;
-}
-
+// grpc.health.v1.HealthCheckResponse is one enum, field 1 (SERVING = 1, NOT_SERVING = 2,
+// SERVICE_UNKNOWN = 3): encoded here by hand; the request is read by proto_wire.cpp.
 bool health_service_known(const std::string& s) {
   return s.empty() || s == "tensorflow.serving.PredictionService" || s == "tensorflow.serving.ModelService" ||
          s == "PredictionService" || s == "ModelService";
@@ -492,8 +462,14 @@ void GrpcServer::start_native(const GrpcOptions& options) {
       // changes (set_serving refreshes the open streams). An unknown service is NOT_FOUND for
       // Check and SERVICE_UNKNOWN (3) for Watch, as the health protocol says.
       const bool watch = path.back() == 'h';
-      thread_local std::string service;
-      if (!health_request_service(call.message, service)) {
+      std::string service;
+      bool parsed = true;
+      try {
+        service = decode_health_check_request(call.message, "HealthCheckRequest");
+      } catch (const Error&) {
+        parsed = false;
+      }
+      if (!parsed) {
         reply.code = static_cast<int>(grpc::StatusCode::INTERNAL);
         reply.error_message = "could not parse the request message";
       } else if (!health_service_known(service)) {

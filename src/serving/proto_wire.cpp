@@ -77,6 +77,27 @@ void expect_wire(Reader& r, int wire, int want, const char* field) {
   if (wire != want) r.fail(std::string("field '") + field + "' has wire type " + std::to_string(wire));
 }
 
+}  // namespace
+
+std::string decode_health_check_request(std::string_view bytes, std::string_view source) {
+  Reader r(bytes, source);
+  std::string service;
+  while (!r.done()) {
+    uint32_t field;
+    int wire;
+    r.tag(field, wire);
+    if (field == 1) {
+      expect_wire(r, wire, 2, "service");
+      service.assign(r.bytes());
+    } else {
+      r.skip(wire);
+    }
+  }
+  return service;
+}
+
+namespace {
+
 std::vector<int64_t> decode_shape(std::string_view b, std::string_view source) {
   Reader r(b, source);
   std::vector<int64_t> dims;

@@ -1,7 +1,7 @@
 #pragma once
 // Decoding of the few protobuf messages tickinfer reads without a protobuf library: the
 // PredictRequest inside a warmup file's PredictionLog records (tensorflow.serving field numbers,
-// see docs/serving.md). The wire format is read with bounds checks everywhere; malformed input
+// see docs/serving.md) and the one-field gRPC HealthCheckRequest. The wire format is read with bounds checks everywhere; malformed input
 // throws tickinfer::Error naming `source` and the problem, never reads out of range, and never
 // allocates more than the input's size.
 #include <cstdint>
@@ -26,6 +26,8 @@ struct DecodedPredictRequest {
 };
 
 DecodedTensor decode_tensor_proto(std::string_view bytes, std::string_view source);
+// grpc.health.v1.HealthCheckRequest: its `service` (field 1); other fields skipped.
+std::string decode_health_check_request(std::string_view bytes, std::string_view source);
 DecodedPredictRequest decode_predict_request(std::string_view bytes, std::string_view source);
 // A PredictionLog record: returns false for log types other than predict_log (they are skipped
 // by warmup); throws for malformed bytes.

@@ -1,5 +1,5 @@
 // libFuzzer: TFRecord framing and the PredictionLog / PredictRequest / TensorProto decoder
-// (warmup files). Malformed input must be refused with tickinfer::Error, never crash.
+// (warmup files), and the gRPC HealthCheckRequest decoder. Malformed input must be refused with tickinfer::Error, never crash.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -20,5 +20,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   DecodedPredictRequest req;
   try { decode_prediction_log(bytes, "fuzz", req); } catch (const tickinfer::Error&) {}
   try { decode_tensor_proto(bytes, "fuzz"); } catch (const tickinfer::Error&) {}
+  try {
+    if (decode_health_check_request(bytes, "fuzz").size() > size) __builtin_trap();
+  } catch (const tickinfer::Error&) {
+  }
   return 0;
 }
