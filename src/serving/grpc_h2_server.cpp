@@ -10,6 +10,7 @@
 
 #include <cerrno>
 
+#include "serving/epoll_pool.hpp"
 #include "serving/listen_socket.hpp"
 
 namespace tickinfer::serving {
@@ -34,21 +35,12 @@ GrpcH2Server::GrpcH2Server(Options options, Handler handler)
     : options_(std::move(options)), handler_(std::move(handler)) {
   if (options_.threads == 0) options_.threads = 1;
   const ListenSocket ls = listen_tcp(options_.bind_address, options_.port, "the gRPC port");
-  listen_fd_ = ls.fd;
   port_ = ls.port;
-  stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  pool_ = std::make_unique<EpollPool>(ls.fd, options_.threads);
   for (size_t i = 0; i < options_.threads; ++i) {
     auto w = std::make_unique<Worker>();
     w->index = i;
-    w->epfd = epoll_create1(EPOLL_CLOEXEC);
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-    ev.data.ptr = nullptr;
-    epoll_ctl(w->epfd, EPOLL_CTL_ADD, listen_fd_, &ev);
-    epoll_event sev{};
-    sev.events = EPOLLIN;
-    sev.data.ptr = &stop_fd_;
-    epoll_ctl(w->epfd, EPOLL_CTL_ADD, stop_fd_, &sev);
+    w->epfd = pool_->epfd(i);
     w->refresh_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     epoll_event rev{};
     rev.events = EPOLLIN;
@@ -65,31 +57,15 @@ GrpcH2Server::~GrpcH2Server() {
       if (c->fd >= 0) close(c->fd);
       delete c;
     }
-    close(w->epfd);
     close(w->refresh_fd);
   }
-  if (listen_fd_ >= 0) close(listen_fd_);
-  if (stop_fd_ >= 0) close(stop_fd_);
 }
 
 void GrpcH2Server::start() {
-  for (auto& w : workers_) {
-    Worker* wp = w.get();
-    threads_.emplace_back([this, wp] { run_worker(*wp); });
-  }
+  pool_->start([this](size_t i) { run_worker(*workers_[i]); });
 }
 
-void GrpcH2Server::stop() {
-  stopping_.store(true);
-  if (stop_fd_ >= 0) {
-    const uint64_t one = 1;
-    [[maybe_unused]] auto n = write(stop_fd_, &one, sizeof one);
-  }
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
-}
+void GrpcH2Server::stop() { pool_->stop(); }
 
 void GrpcH2Server::refresh_streams() {
   const uint64_t one = 1;
@@ -157,7 +133,7 @@ void GrpcH2Server::run_worker(Worker& w) {
     }
     for (int i = 0; i < n; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == &stop_fd_) {
+      if (tag == pool_->stop_tag()) {
         // GOAWAY to every connection, best effort, then close.
         for (Conn* c : std::vector<Conn*>(w.conns)) {
           c->h2.goaway();
@@ -176,7 +152,7 @@ void GrpcH2Server::run_worker(Worker& w) {
         continue;
       }
       if (tag == nullptr) {
-        const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        const int fd = accept4(pool_->listen_fd(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) continue;
         if (connections_.load(std::memory_order_relaxed) >= options_.max_connections) {
           close(fd);  // an HTTP/2 client sees the connection refused and retries elsewhere

@@ -10,7 +10,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "serving/grpc_h2_connection.hpp"
@@ -51,13 +50,10 @@ class GrpcH2Server {
 
   Options options_;
   Handler handler_;
-  int listen_fd_ = -1;
+  std::unique_ptr<class EpollPool> pool_;  // listener, stop fd, worker threads
   int port_ = 0;
-  int stop_fd_ = -1;
   std::atomic<size_t> connections_{0};
-  std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::vector<std::thread> threads_;
 };
 
 }  // namespace tickinfer::serving

@@ -5,7 +5,6 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 #include <cstring>
 #include <ctime>
 
+#include "serving/epoll_pool.hpp"
 #include "serving/listen_socket.hpp"
 #include "serving/tls_transport.hpp"
 #include "tickinfer/error.hpp"
@@ -115,21 +115,12 @@ HttpServer::HttpServer(Options options, Handler handler)
                                         options_.tls_client_verify);
   }
   const ListenSocket ls = listen_tcp(options_.bind_address, options_.port, "the REST port");
-  listen_fd_ = ls.fd;
   port_ = ls.port;
-  stop_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  pool_ = std::make_unique<EpollPool>(ls.fd, options_.threads);
   for (size_t i = 0; i < options_.threads; ++i) {
     auto w = std::make_unique<Worker>();
     w->index = i;
-    w->epfd = epoll_create1(EPOLL_CLOEXEC);
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLEXCLUSIVE;
-    ev.data.ptr = nullptr;
-    epoll_ctl(w->epfd, EPOLL_CTL_ADD, listen_fd_, &ev);
-    epoll_event sev{};
-    sev.events = EPOLLIN;
-    sev.data.ptr = &stop_fd_;
-    epoll_ctl(w->epfd, EPOLL_CTL_ADD, stop_fd_, &sev);
+    w->epfd = pool_->epfd(i);
     w->response.body.reserve(64 * 1024);
     workers_.push_back(std::move(w));
   }
@@ -143,30 +134,14 @@ HttpServer::~HttpServer() {
       if (c->fd >= 0) close(c->fd);
       delete c;
     }
-    close(w->epfd);
   }
-  if (listen_fd_ >= 0) close(listen_fd_);
-  if (stop_fd_ >= 0) close(stop_fd_);
 }
 
 void HttpServer::start() {
-  for (auto& w : workers_) {
-    Worker* wp = w.get();
-    threads_.emplace_back([this, wp] { run_worker(*wp); });
-  }
+  pool_->start([this](size_t i) { run_worker(*workers_[i]); });
 }
 
-void HttpServer::stop() {
-  stopping_.store(true);
-  if (stop_fd_ >= 0) {
-    const uint64_t one = 1;
-    [[maybe_unused]] auto n = write(stop_fd_, &one, sizeof one);
-  }
-  for (auto& t : threads_) {
-    if (t.joinable()) t.join();
-  }
-  threads_.clear();
-}
+void HttpServer::stop() { pool_->stop(); }
 
 void HttpServer::run_worker(Worker& w) {
   constexpr int kMaxEvents = 64;
@@ -263,7 +238,8 @@ void HttpServer::run_worker(Worker& w) {
     return flush(c);
   };
 
-  while (!stopping_.load(std::memory_order_relaxed)) {
+  const int listen_fd = pool_->listen_fd();
+  while (!pool_->stopping()) {
     const int n = epoll_wait(w.epfd, events, kMaxEvents, -1);
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -271,12 +247,12 @@ void HttpServer::run_worker(Worker& w) {
     }
     for (int i = 0; i < n; ++i) {
       void* tag = events[i].data.ptr;
-      if (tag == &stop_fd_) return;
+      if (tag == pool_->stop_tag()) return;
       if (tag == nullptr) {
         // One connection per wake-up: the listening socket is level-triggered, so another
         // worker is woken for the next one and connections spread over the workers.
         for (int accepted = 0; accepted < 1; ++accepted) {
-          const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+          const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
           if (fd < 0) break;
           if (connections_.load(std::memory_order_relaxed) >= options_.max_connections) {
             std::string out;

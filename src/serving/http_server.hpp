@@ -18,7 +18,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "serving/http_parser.hpp"
@@ -71,13 +70,10 @@ class HttpServer {
   Options options_;
   Handler handler_;
   std::unique_ptr<class TlsContext> tls_;
-  int listen_fd_ = -1;
+  std::unique_ptr<class EpollPool> pool_;  // listener, stop fd, worker threads
   int port_ = 0;
-  int stop_fd_ = -1;  // eventfd: wakes every worker on stop()
   std::atomic<size_t> connections_{0};
-  std::atomic<bool> stopping_{false};
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::vector<std::thread> threads_;
 };
 
 // CLOCK_MONOTONIC in ns.
