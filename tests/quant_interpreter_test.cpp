@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
+#include <string>
 
 #include "quant/interpreter.hpp"
 #include "support/quant_program_builder.hpp"
@@ -92,6 +94,31 @@ TEST(QuantInterpreter, RefusesWhatItCannotRunNamingTheOp) {
     EXPECT_NE(std::string(e.what()).find("matmul_layer"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("BATCH_MATMUL"), std::string::npos) << e.what();
   }
+}
+
+
+// A hostile file can declare activations of gigabytes (the fuzzer found one asking 2 GiB): the
+// interpreter refuses it with an Error naming the size and the limit, before allocating, and a
+// shape past 2^31 elements (or one whose element count would overflow int64) fails validation.
+TEST(QuantInterpreter, RefusesHugeActivationsAndShapes) {
+  ProgramBuilder b;
+  const int x = b.tensor("x", DType::F32, {1, 1 << 14, 1 << 14});  // 1 GiB of float
+  const int y = b.tensor("y", DType::F32, {1, 1 << 14, 1 << 14});
+  b.op(OpCode::Relu, {x}, {y});
+  b.program.inputs = {x};
+  b.program.outputs = {y};
+  try {
+    Interpreter interp(std::make_shared<Program>(b.program));
+    FAIL() << "a 2 GiB arena was accepted";
+  } catch (const tickinfer::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit of 512 MiB"), std::string::npos) << e.what();
+  }
+  ProgramBuilder h;
+  const int big = h.tensor("big", DType::F32, {1 << 30, 1 << 30, 1 << 30});
+  h.program.inputs = {big};
+  h.program.outputs = {big};
+  EXPECT_EQ(element_count(h.program.tensors[0].shape), std::numeric_limits<int64_t>::max());
+  EXPECT_THROW(validate(h.program), tickinfer::Error);
 }
 
 }  // namespace

@@ -129,6 +129,10 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     lives.push_back({t, lo, hi, tensor_bytes(tensor)});
   }
   arena_bytes_ = plan_offsets(lives, !options_.keep_all_tensors);
+  if (arena_bytes_ > options_.max_arena_bytes) {
+    throw Error("the model's activations need " + std::to_string(arena_bytes_ >> 20) + " MiB, over the limit of " +
+                std::to_string(options_.max_arena_bytes >> 20) + " MiB (InterpreterOptions::max_arena_bytes)");
+  }
   const size_t alloc = std::max<size_t>(kAlign, align_up(arena_bytes_));
   arena_.reset(std::aligned_alloc(kAlign, alloc));
   if (!arena_) throw std::bad_alloc();

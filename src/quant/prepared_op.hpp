@@ -39,6 +39,9 @@ struct InterpreterOptions {
   // true (default): match that, per op family, and ignore `rounding`; false: every op rounds as
   // `rounding` says (what a uniform single- or double-rounding TFLite build computes).
   bool tflite_mixed_rounding = true;
+  // The activations' arena may not exceed this: a batch-1 model needing more is a broken or
+  // hostile file, refused with an Error instead of an allocation of gigabytes.
+  size_t max_arena_bytes = size_t{512} << 20;
 };
 
 // Where every tensor of the program lives during eval, fixed at prepare time: constants point

@@ -1,6 +1,8 @@
 // Names, sizes and structural validation of a tensor Program.
 #include "quant/program.hpp"
 
+#include <limits>
+
 #include <iterator>
 #include <string>
 
@@ -63,9 +65,16 @@ const char* precision_name(Precision p) {
 }
 
 int64_t element_count(const Shape& shape) {
-  int64_t n = 1;
   for (int d : shape) {
     if (d < 0) return -1;
+  }
+  for (int d : shape) {
+    if (d == 0) return 0;
+  }
+  int64_t n = 1;
+  for (int d : shape) {
+    // Saturates instead of overflowing: a hostile shape must not be undefined behaviour.
+    if (n > std::numeric_limits<int64_t>::max() / d) return std::numeric_limits<int64_t>::max();
     n *= d;
   }
   return n;

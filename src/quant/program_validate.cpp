@@ -81,6 +81,8 @@ void validate_tensor(const Program& p, size_t t) {
   if (esize == 0) fail(tensor_where(p, t), "unknown type " + std::to_string(static_cast<int>(x.type)));
   const int64_t n = element_count(x.shape);
   if (n < 0) fail(tensor_where(p, t), "negative dimension in its shape");
+  // 2^31 elements (8 GiB of float) is far beyond any batch-1 model: such a shape is a broken file.
+  if (n > (int64_t{1} << 31)) fail(tensor_where(p, t), "shape has more than 2^31 elements");
   if (x.is_constant() && static_cast<uint64_t>(n) * esize != x.data.size()) {
     fail(tensor_where(p, t), "holds " + std::to_string(x.data.size()) + " bytes of data but its shape and type need " +
                                  std::to_string(static_cast<uint64_t>(n) * esize));
