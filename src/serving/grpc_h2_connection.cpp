@@ -67,7 +67,6 @@ struct GrpcH2Connection::Stream {
   std::string path, content_type, method;
   int64_t timeout_ns = -1;
   uint64_t received_ns = 0;
-  bool headers_done = false;
   bool remote_closed = false;   // END_STREAM received
   bool local_closed = false;    // END_STREAM sent (or queued in `pending`)
   std::string body;             // the length-prefixed request message as it arrives
@@ -309,7 +308,6 @@ bool GrpcH2Connection::on_header_block_complete() {
     else if (hd.name == "content-type") s->content_type = hd.value;
     else if (hd.name == "grpc-timeout") s->timeout_ns = parse_grpc_timeout(hd.value);
   }
-  s->headers_done = true;
   s->received_ns = monotonic_ns();
   s->remote_closed = block_end_stream_;
   Stream& ref = *s;
