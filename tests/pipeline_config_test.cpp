@@ -47,6 +47,7 @@ ring_capacity = 1024
 
 [signals]
 udp = "239.1.1.1:32001"
+udp_batch = "message"
 shm = "sig-ring"
 
 [decision_log]
@@ -104,6 +105,7 @@ TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
   EXPECT_EQ(c.threading, ThreadingMode::Rings);
   EXPECT_EQ(c.ring_capacity, 1024u);
   EXPECT_EQ(c.udp.host, "239.1.1.1");
+  EXPECT_EQ(c.udp_batch, SignalBatching::Message);
   EXPECT_EQ(c.shm, "sig-ring");
   EXPECT_EQ(c.log_path, "base/d.tdl");
   EXPECT_EQ(c.flush, FlushPolicy::Record);
@@ -130,9 +132,10 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"mode = \"rings\"", "mode = \"threads\"", "[threading] mode = 'threads'"},
       {"ring_capacity = 1024", "ring_capacity = 1000", "ring_capacity must be a power of two"},
       {"shm = \"sig-ring\"", "shm = \"../etc\"", "[signals] shm = '../etc'"},
+      {"udp_batch = \"message\"", "udp_batch = \"tick\"", "[signals] udp_batch = 'tick': use packet or message"},
       {"flush = \"record\"", "flush = \"sometimes\"", "[decision_log] flush = 'sometimes'"},
       {"max_iterations = 1000", "max_iterations = 10", "max_iterations is below min_iterations"},
-      {"seconds = 20", "seconds = \"twenty\"", "line 50: [run] seconds must be a number"},
+      {"seconds = 20", "seconds = \"twenty\"", "line 51: [run] seconds must be a number"},
       {"[warmup]", "[warmpu]", "unknown section 'warmpu'"},
       {"spec = \"features.toml\"", "spec = 3", "[features] spec must be a string"},
       {"version = 3", "version = 3.5", "[[model]] version must be an integer"},

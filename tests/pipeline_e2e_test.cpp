@@ -24,9 +24,10 @@ namespace {
 long long signals_of(const std::string& run_out) { return number_after(run_out, "signals: model 'default' v1: "); }
 long long received(const std::string& reader_out) { return number_after(reader_out, "signals: "); }
 
-void check_full_run(const std::string& threading) {
+void check_full_run(const std::string& threading, const std::string& udp_batch) {
   RunConfig rc;
   rc.threading = threading;
+  rc.udp_batch = udp_batch;
   rc.log = temp(threading + ".tdl");
   rc.shm = "tickinfer-e2e-" + std::to_string(getpid());
   rc.ready = temp(threading + ".ready");
@@ -58,6 +59,10 @@ void check_full_run(const std::string& threading) {
   EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;
   EXPECT_EQ(received(slurp(udp.out_path)), n) << slurp(udp.out_path);
   EXPECT_NE(slurp(udp.out_path).find("0 malformed, 0 sequence gaps"), std::string::npos);
+  // udp_batch: one datagram per signal, or the signals of one inbound packet (1-4 messages) together.
+  const long long datagrams = number_after(slurp(udp.out_path), ", in ");
+  if (udp_batch == "message") EXPECT_EQ(datagrams, n) << slurp(udp.out_path);
+  else EXPECT_LT(datagrams, n * 3 / 4) << slurp(udp.out_path);
   EXPECT_EQ(received(slurp(shm.out_path)), n) << slurp(shm.out_path);
   EXPECT_NE(slurp(shm.out_path).find("0 overwritten"), std::string::npos);
 
@@ -98,9 +103,10 @@ void check_full_run(const std::string& threading) {
 
 }  // namespace
 
-TEST(PipelineEndToEnd, InlineSignalsReachUdpAndShmReadersCountsMatchAndReplay) { check_full_run("inline"); }
+TEST(PipelineEndToEnd, InlineSignalsReachUdpAndShmReadersCountsMatchAndReplay) { check_full_run("inline", "packet"); }
 
-TEST(PipelineEndToEnd, RingsThreadingGivesTheSameAccounting) { check_full_run("rings"); }
+// Rings, and one UDP datagram per signal.
+TEST(PipelineEndToEnd, RingsThreadingGivesTheSameAccounting) { check_full_run("rings", "message"); }
 
 // kill -9 in the middle of a run: the decision log up to the last flush reads back and replays.
 TEST(PipelineEndToEnd, KilledRunLeavesALogThatReplays) {

@@ -101,6 +101,7 @@ struct RunConfig {
   std::string extra;               // appended verbatim
   std::string model_extra;         // appended to the first [[model]] table
   std::string spec;                // feature spec ("" = the default model's)
+  std::string udp_batch;           // [signals] udp_batch ("" = the default, packet)
 };
 
 // Ports: line A = base, B = base+1, re-requests = base+2, signals = base+3.
@@ -114,6 +115,7 @@ inline std::string write_config(const RunConfig& c, const std::string& name) {
     << "center = 0.5\nthreshold = 0.1\n" << c.model_extra << "\n"
     << "[threading]\nmode = \"" << c.threading << "\"\ncompute_idle = \"backoff\"\n\n[signals]\n";
   if (c.udp) o << "udp = \"127.0.0.1:" << b + 3 << "\"\n";
+  if (!c.udp_batch.empty()) o << "udp_batch = \"" << c.udp_batch << "\"\n";
   if (!c.shm.empty()) o << "shm = \"" << c.shm << "\"\n";
   if (!c.log.empty())
     o << "\n[decision_log]\npath = \"" << c.log << "\"\nflush = \"" << c.flush << "\"\nflush_interval_ms = 5\nfull_vectors = "

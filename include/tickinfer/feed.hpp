@@ -93,6 +93,7 @@ class FeedHandler {
  public:
   using Callback = std::function<void(const FeedEvent&)>;
   using LossCallback = std::function<void(std::uint64_t first, std::uint64_t count, LossReason)>;
+  using DatagramEndCallback = std::function<void()>;
 
   FeedHandler(const FeedConfig& config, Callback on_event);
   // Ring delivery: events are pushed to `ring`; when it is full the feed thread spins until the
@@ -103,6 +104,10 @@ class FeedHandler {
   FeedHandler& operator=(const FeedHandler&) = delete;
 
   void on_loss(LossCallback cb);  // optional: told about every range that will never arrive
+  // Optional, callback delivery only: called once after the events one datagram released (or a
+  // gap timer, a recovery answer, the end of a poll) have all gone to the callback, so a consumer
+  // can batch its own output per inbound packet. Not called when nothing was delivered.
+  void on_datagram_end(DatagramEndCallback cb);
 
   // One duty cycle: drain every socket once, run gap timers and recovery. Returns the work done
   // (datagrams + recovery actions); 0 means idle.

@@ -74,6 +74,7 @@ ArgParser pipeline_parser() {
   p.option("feed-cpu", "C", "rings: pin the feed thread (-1: no)", "0");
   p.option("port", "P", "base UDP port: line A = P, line B = P+1, signals = P+2", "32101");
   p.option("report", "FILE", "write the last inline round's run report with the bench results", "");
+  p.option("udp-batch", "MODE", "UDP signals: packet (one datagram per inbound packet) or message (one per signal); default: the config's", "");
   p.flag("no-udp", "signals to the shm ring only (no UDP send: the co-located strategy's path)");
   return p;
 }
@@ -96,6 +97,12 @@ int run_pipeline_bench(const ArgParser& a) {
   base.line_b = {"127.0.0.1", static_cast<std::uint16_t>(port + 1)};
   base.recovery = {"", 0};  // no faults are injected: nothing to recover
   base.udp = {"127.0.0.1", static_cast<std::uint16_t>(port + 2)};
+  if (a.given("udp-batch")) {
+    const std::string b = a.value("udp-batch");
+    if (b == "packet") base.udp_batch = pipeline::SignalBatching::Packet;
+    else if (b == "message") base.udp_batch = pipeline::SignalBatching::Message;
+    else throw UsageError("--udp-batch: packet or message");
+  }
   if (a.flag_set("no-udp")) {
     base.udp = {"", 0};
     if (base.shm.empty()) base.shm = "tickinfer-bench";
@@ -144,7 +151,10 @@ int run_pipeline_bench(const ArgParser& a) {
   if (modes != "inline") mode_list.push_back("rings");
   std::printf("pipeline bench: %s, %.0f msg/s, %u instruments, %.1f s per round and mode, %d rounds; exchange on cpu %d, "
               "receiver/compute on cpu %d; signals to %s%s%s\n",
-              base.source.c_str(), rate, instruments, seconds, rounds, ex_cpu, cpu, base.udp.enabled() ? "udp" : "",
+              base.source.c_str(), rate, instruments, seconds, rounds, ex_cpu, cpu,
+              !base.udp.enabled() ? ""
+              : base.udp_batch == pipeline::SignalBatching::Packet ? "udp (a datagram per inbound packet)"
+                                                                   : "udp (a datagram per signal)",
               base.udp.enabled() && !base.shm.empty() ? " + " : "", base.shm.empty() ? "" : ("shm " + base.shm).c_str());
   int session = 0;
   for (int r = 0; r < rounds; ++r) {

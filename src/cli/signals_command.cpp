@@ -78,7 +78,7 @@ int run_signals(const ArgParser& a) {
   }
   const std::int64_t start = stats::monotonic_ns();
   std::int64_t last = 0;
-  std::uint64_t n = 0, bad = 0, seq_gaps = 0, last_seq = 0;
+  std::uint64_t n = 0, bad = 0, seq_gaps = 0, last_seq = 0, datagrams = 0;
   std::uint8_t buf[2048];
   while (!g_sig_stop) {
     bool got = false;
@@ -93,16 +93,25 @@ int run_signals(const ArgParser& a) {
     }
     const std::int64_t now = stats::monotonic_ns();
     if (got) {
-      pipeline::Signal s;
-      const auto st = pipeline::decode_signal(buf, len, s);
-      if (st != pipeline::SignalStatus::Ok) {
+      // A UDP datagram carries one or more messages back to back (docs/signal-format.md).
+      ++datagrams;
+      if (len == 0 || len % pipeline::kSignalBytes != 0) {
         ++bad;
-        if (!summary) std::printf("bad message (%s)\n", pipeline::to_string(st));
-      } else {
-        if (last_seq && s.signal_seq != last_seq + 1) ++seq_gaps;
-        last_seq = s.signal_seq;
-        ++n;
-        if (!summary) print_signal(s);
+        if (!summary) std::printf("bad datagram (%zu bytes: not a multiple of %zu)\n", len, pipeline::kSignalBytes);
+        len -= len % pipeline::kSignalBytes;
+      }
+      for (std::size_t off = 0; off < len; off += pipeline::kSignalBytes) {
+        pipeline::Signal s;
+        const auto st = pipeline::decode_signal(buf + off, pipeline::kSignalBytes, s);
+        if (st != pipeline::SignalStatus::Ok) {
+          ++bad;
+          if (!summary) std::printf("bad message (%s)\n", pipeline::to_string(st));
+        } else {
+          if (last_seq && s.signal_seq != last_seq + 1) ++seq_gaps;
+          last_seq = s.signal_seq;
+          ++n;
+          if (!summary) print_signal(s);
+        }
       }
       last = now;
       if (count > 0 && n >= static_cast<std::uint64_t>(count)) break;
@@ -115,6 +124,7 @@ int run_signals(const ArgParser& a) {
   std::printf("signals: %llu received, %llu malformed, %llu sequence gaps", static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(bad), static_cast<unsigned long long>(seq_gaps));
   if (ring) std::printf(", %llu overwritten before read", static_cast<unsigned long long>(ring->missed()));
+  else std::printf(", in %llu datagrams", static_cast<unsigned long long>(datagrams));
   std::printf("\n");
   return 0;
 }

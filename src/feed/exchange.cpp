@@ -60,11 +60,23 @@ Exchange::Exchange(const ExchangeConfig& config)
   }
   cfg_.faults[0].validate("A");
   cfg_.faults[1].validate("B");
-  msg_offset_.reserve(cfg_.messages + 1);
+  // Everything the send loop appends to is sized and its pages touched here: a vector growing
+  // mid-run copies megabytes, and a page faulting in between a packet's timestamp and its send
+  // shows up as wire latency; either stall makes the exchange send its backlog as a burst.
+  prefault(msg_offset_, cfg_.messages + 1);
   msg_offset_.push_back(0);
-  msg_bytes_.reserve(cfg_.messages * kMaxMessageBytes);
+  prefault(msg_bytes_, cfg_.messages * kMaxMessageBytes);
+  prefault(packet_bytes_, cfg_.messages * (kMaxMessageBytes + 2 + kHeaderBytes));
+  prefault(packets_, cfg_.messages);
+  prefault(sends_, 2 * cfg_.messages + 64);  // both lines, one copy each (duplication faults may grow it)
   for (auto& s : sent_) s.assign(cfg_.messages + 1, 0);
   stats_.content_hash = kFnvOffset;
+}
+
+template <class T>
+void Exchange::prefault(std::vector<T>& v, std::size_t n) {
+  v.resize(n);  // value-initialises: every page is written once, now
+  v.clear();    // keeps the capacity
 }
 
 void Exchange::build_packet(std::uint32_t count) {

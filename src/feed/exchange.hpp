@@ -119,6 +119,8 @@ class Exchange {
   LineInjector inj_[2];
   std::vector<std::uint8_t> msg_bytes_;      // every message, back to back
   std::vector<std::uint32_t> msg_offset_;    // msg_offset_[seq - 1]; size = messages + 1
+  template <class T>
+  static void prefault(std::vector<T>& v, std::size_t n);
   std::vector<std::uint8_t> packet_bytes_;
   std::vector<Packet> packets_;
   std::vector<Send> sends_;

@@ -49,6 +49,8 @@ struct FeedHandler::Impl final : SequencerSink {
   Callback callback;
   SpscRing<FeedEvent>* ring = nullptr;
   LossCallback loss_cb;
+  DatagramEndCallback datagram_end_cb;
+  std::uint64_t delivered_unflushed = 0;  // callback deliveries since datagram_end_cb last ran
   UdpSocket sockets[3];
   int socket_count = 0;
   int line_of_socket[3] = {kLineA, kLineB, kLineRecovery};
@@ -111,7 +113,14 @@ struct FeedHandler::Impl final : SequencerSink {
       ring->commit();
     } else {
       callback(*e);
+      ++delivered_unflushed;
     }
+  }
+  // Tells the consumer that the messages of one datagram (or one timer release) are all out.
+  void end_of_datagram() noexcept {
+    if (delivered_unflushed == 0 || !datagram_end_cb) return;
+    delivered_unflushed = 0;
+    datagram_end_cb();
   }
   void on_gap_detected(std::uint64_t first, std::uint64_t count, std::int64_t now_ns) noexcept override {
     if (recovery) recovery->request(first, count, now_ns);
@@ -154,6 +163,7 @@ struct FeedHandler::Impl final : SequencerSink {
             continue;
           }
           arbiter.on_packet(line, p, rx.kernel_rx_ns(i), now);
+          end_of_datagram();
         }
         work += n;
         if (n == rx.batch()) more = true;
@@ -161,6 +171,7 @@ struct FeedHandler::Impl final : SequencerSink {
     }
     work += static_cast<int>(sequencer.poll(poll_start));
     if (recovery) work += recovery->poll(stats::realtime_ns());
+    end_of_datagram();
     return work;
   }
 };
@@ -178,6 +189,7 @@ FeedHandler::FeedHandler(const FeedConfig& config, SpscRing<FeedEvent>& ring)
 FeedHandler::~FeedHandler() = default;
 
 void FeedHandler::on_loss(LossCallback cb) { impl_->loss_cb = std::move(cb); }
+void FeedHandler::on_datagram_end(DatagramEndCallback cb) { impl_->datagram_end_cb = std::move(cb); }
 
 int FeedHandler::poll() { return impl_->poll(); }
 

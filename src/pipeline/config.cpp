@@ -212,7 +212,12 @@ class Parser {
         const auto v = integer(n, "[signals] shm_capacity", 2, 1 << 24);
         if (v & (v - 1)) fail(line_of(n), "[signals] shm_capacity must be a power of two");
         c.shm_capacity = static_cast<std::size_t>(v);
-      } else unknown(key, "[signals]", "udp, multicast_interface, shm, shm_capacity");
+      } else if (k == "udp_batch") {
+        const std::string v = string(n, "[signals] udp_batch");
+        if (v == "packet") c.udp_batch = SignalBatching::Packet;
+        else if (v == "message") c.udp_batch = SignalBatching::Message;
+        else fail(line_of(n), "[signals] udp_batch = '" + v + "': use packet or message");
+      } else unknown(key, "[signals]", "udp, udp_batch, multicast_interface, shm, shm_capacity");
     }
   }
 

@@ -41,6 +41,8 @@ struct ModelConfig {
   int line = 0;
 };
 
+enum class SignalBatching { Packet, Message };
+
 enum class ThreadingMode : std::uint8_t {
   Inline,  // one thread: receive, sequence, features, model, signal
   Rings,   // feed thread -> SpscRing<FeedEvent> -> compute thread (features, model, signal)
@@ -86,6 +88,10 @@ struct PipelineConfig {
   std::string multicast_interface;    // for a multicast destination
   std::string shm;                    // shared-memory ring name ("" = off)
   std::size_t shm_capacity = 65536;   // slots, power of two
+  // Packet: the signals one inbound datagram produced leave together, in one UDP datagram (up to
+  // kMaxSignalsPerDatagram), after the last of them is computed; Message: one datagram per signal,
+  // sent as soon as it is computed.
+  SignalBatching udp_batch = SignalBatching::Packet;
 
   // [decision_log]
   std::string log_path;               // "" = off

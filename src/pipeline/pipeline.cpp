@@ -50,6 +50,15 @@ struct RunningModel {
   ModelRunStats st;
 };
 
+// A computed signal waiting for its datagram to leave (see PipelineConfig::udp_batch).
+struct PendingSignal {
+  Signal s;
+  RunningModel* model = nullptr;
+  std::int64_t model_done_ns = 0;
+  std::uint64_t input_fingerprint = 0;
+  const float* input = nullptr;  // the model's input, copied (batching) so the next tick cannot change it
+};
+
 struct Pipeline::Impl {
   const PipelineConfig& cfg;
   features::FeatureSpec spec;
@@ -77,7 +86,12 @@ struct Pipeline::Impl {
   std::uint64_t signal_seq = 0;
   std::int64_t run_start = 0, next_interval = 0;
   bool wall_clock = false;
-  std::uint8_t msg[kSignalBytes];
+  std::uint8_t msg[kSignalBytes * kMaxSignalsPerDatagram];
+  bool batching = false;                // udp_batch = packet with UDP on: flush per inbound datagram
+  std::size_t pending_count = 0;
+  PendingSignal pending[kMaxSignalsPerDatagram];
+  std::vector<float> pending_inputs;    // kMaxSignalsPerDatagram x the widest model input (full_vectors log)
+  std::size_t pending_stride = 0;
 
   // Shared between threads.
   std::atomic<bool> halt{false};
@@ -93,7 +107,8 @@ struct Pipeline::Impl {
   explicit Impl(const PipelineConfig& c) : cfg(c) {}
 
   void on_event(const feed::FeedEvent& fe) noexcept;
-  void emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_start) noexcept;
+  void emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model) noexcept;
+  void flush_signals() noexcept;
   void housekeeping(std::int64_t now) noexcept;
   void check_eos() noexcept;
 };
@@ -171,6 +186,7 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
       throw Error("[signals] udp " + cfg_.udp.host + ":" + std::to_string(cfg_.udp.port) + ": connect failed: " +
                   std::strerror(errno));
     m.udp_on = true;
+    m.batching = cfg_.udp_batch == SignalBatching::Packet;
   }
   if (!cfg_.shm.empty()) m.shm = std::make_unique<SignalRingWriter>(cfg_.shm, cfg_.shm_capacity);
   if (!cfg_.log_path.empty()) {
@@ -190,6 +206,10 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
     }
   }
   if (cfg_.metrics.enabled()) m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
+  if (m.batching && m.log && cfg_.full_vectors) {
+    for (const RunningModel& rm : m.models) m.pending_stride = std::max(m.pending_stride, rm.input_size);
+    m.pending_inputs.assign(m.pending_stride * kMaxSignalsPerDatagram, 0.0f);
+  }
 
   // Feed last: its sockets start buffering data as soon as they are bound.
   feed::FeedConfig fc;
@@ -212,6 +232,7 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
   } else {
     Impl* self = &m;
     m.feed = std::make_unique<feed::FeedHandler>(fc, [self](const feed::FeedEvent& e) { self->on_event(e); });
+    if (m.batching) m.feed->on_datagram_end([self] { self->flush_signals(); });
   }
   Impl* self = &m;
   m.feed->on_loss([self](std::uint64_t, std::uint64_t count, feed::LossReason) {
@@ -373,7 +394,9 @@ void Pipeline::Impl::on_event(const feed::FeedEvent& fe) noexcept {
 }
 
 void Pipeline::Impl::emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model) noexcept {
-  Signal s;
+  PendingSignal& p = pending[pending_count++];
+  Signal& s = p.s;
+  s = Signal{};
   s.signal_seq = ++signal_seq;
   s.tick_seq = fe.seq;
   s.instrument = fe.event.instrument();
@@ -386,24 +409,17 @@ void Pipeline::Impl::emit(RunningModel& m, const float* input, const feed::FeedE
   const double score = s.scores[0];
   s.decision = score > m.cfg.center + m.cfg.threshold ? 1 : (score < m.cfg.center - m.cfg.threshold ? -1 : 0);
   if (degraded_flag.exchange(false, std::memory_order_relaxed)) s.flags |= kSignalDegraded;
-  s.sent_ns = stats::realtime_ns();
-  const std::int64_t rx = s.sent_ns - s.kernel_rx_ns;
-  s.rx_to_signal_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(rx, 0, 0xFFFFFFFFll));
-  encode_signal(s, msg);
-  // A refused send (no listener yet: ECONNREFUSED from the ICMP answer) is counted, never retried.
-  if (udp_on && ::send(udp.fd(), msg, kSignalBytes, MSG_DONTWAIT) != static_cast<ssize_t>(kSignalBytes)) ++udp_failures;
-  if (shm) shm->publish(msg);
-  const std::int64_t t_sent = stats::realtime_ns();
-  stats.stage[kSignal].record(t_sent - t_model);
-  stats.stage[kRxToSignal].record(t_sent - fe.ts.kernel_rx_ns);
-  stats.interval_rx.record(t_sent - fe.ts.kernel_rx_ns);
-  const std::int64_t ex = fe.event.exchange_ts_ns();
-  if (std::llabs(fe.ts.kernel_rx_ns - ex) < kWallClockSkew) {
-    stats.stage[kEndToEnd].record(t_sent - ex);
-    stats.interval_e2e.record(t_sent - ex);
+  p.model = &m;
+  p.model_done_ns = t_model;
+  p.input = input;
+  if (log) {
+    p.input_fingerprint = fingerprint(input, m.input_size);
+    if (batching && cfg.full_vectors) {
+      float* copy = pending_inputs.data() + (pending_count - 1) * pending_stride;
+      std::memcpy(copy, input, m.input_size * sizeof(float));
+      p.input = copy;
+    }
   }
-  ++signals;
-  ++interval_signals;
   ++m.st.runs;
   if (s.decision > 0) ++m.st.long_signals;
   else if (s.decision < 0) ++m.st.short_signals;
@@ -412,21 +428,55 @@ void Pipeline::Impl::emit(RunningModel& m, const float* input, const feed::FeedE
   m.st.score_min = std::min(m.st.score_min, score);
   m.st.score_max = std::max(m.st.score_max, score);
   m.st.score_sum += score;
-  if (log) {
-    DecisionRecord r;
-    r.model = static_cast<std::uint16_t>(&m - models.data());
-    r.instrument = s.instrument;
-    r.wall_ns = s.sent_ns;
-    r.tick_seq = s.tick_seq;
-    r.signal_seq = s.signal_seq;
-    r.exchange_ts_ns = s.exchange_ts_ns;
-    r.latency_ns = s.rx_to_signal_ns;
-    r.decision = s.decision;
-    r.score_count = s.score_count;
-    for (int i = 0; i < s.score_count; ++i) r.scores[i] = s.scores[i];
-    r.input_fingerprint = fingerprint(input, m.input_size);
-    log->append(r, cfg.full_vectors ? input : nullptr, static_cast<std::uint32_t>(m.input_size), t_sent);
+  if (!batching || pending_count == kMaxSignalsPerDatagram) flush_signals();
+}
+
+// Stamps, encodes and sends the pending signals (one datagram), publishes them to the shm ring,
+// then records their latency and logs them: "signal sent" is when all of that returned.
+void Pipeline::Impl::flush_signals() noexcept {
+  if (pending_count == 0) return;
+  const std::int64_t sent = stats::realtime_ns();
+  for (std::size_t i = 0; i < pending_count; ++i) {
+    Signal& s = pending[i].s;
+    s.sent_ns = sent;
+    s.rx_to_signal_ns = static_cast<std::uint32_t>(std::clamp<std::int64_t>(sent - s.kernel_rx_ns, 0, 0xFFFFFFFFll));
+    encode_signal(s, msg + i * kSignalBytes);
   }
+  const std::size_t bytes = pending_count * kSignalBytes;
+  // A refused send (no listener yet: ECONNREFUSED from the ICMP answer) is counted, never retried.
+  if (udp_on && ::send(udp.fd(), msg, bytes, MSG_DONTWAIT) != static_cast<ssize_t>(bytes)) udp_failures += pending_count;
+  if (shm)
+    for (std::size_t i = 0; i < pending_count; ++i) shm->publish(msg + i * kSignalBytes);
+  const std::int64_t t_sent = stats::realtime_ns();
+  for (std::size_t i = 0; i < pending_count; ++i) {
+    const PendingSignal& p = pending[i];
+    const Signal& s = p.s;
+    stats.stage[kSignal].record(t_sent - p.model_done_ns);
+    stats.stage[kRxToSignal].record(t_sent - s.kernel_rx_ns);
+    stats.interval_rx.record(t_sent - s.kernel_rx_ns);
+    if (std::llabs(s.kernel_rx_ns - s.exchange_ts_ns) < kWallClockSkew) {
+      stats.stage[kEndToEnd].record(t_sent - s.exchange_ts_ns);
+      stats.interval_e2e.record(t_sent - s.exchange_ts_ns);
+    }
+    ++signals;
+    ++interval_signals;
+    if (log) {
+      DecisionRecord r;
+      r.model = static_cast<std::uint16_t>(p.model - models.data());
+      r.instrument = s.instrument;
+      r.wall_ns = s.sent_ns;
+      r.tick_seq = s.tick_seq;
+      r.signal_seq = s.signal_seq;
+      r.exchange_ts_ns = s.exchange_ts_ns;
+      r.latency_ns = s.rx_to_signal_ns;
+      r.decision = s.decision;
+      r.score_count = s.score_count;
+      for (int k = 0; k < s.score_count; ++k) r.scores[k] = s.scores[k];
+      r.input_fingerprint = p.input_fingerprint;
+      log->append(r, cfg.full_vectors ? p.input : nullptr, static_cast<std::uint32_t>(p.model->input_size), t_sent);
+    }
+  }
+  pending_count = 0;
 }
 
 void Pipeline::Impl::housekeeping(std::int64_t now) noexcept {
@@ -479,6 +529,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
         }
         idle.idle(work);
       }
+      m.flush_signals();
     });
   } else {
     threads.emplace_back([&m, this, eos_check_ns] {
@@ -505,10 +556,12 @@ void Pipeline::run(const std::atomic<bool>& stop) {
           m.on_event(e);
           ++work;
         }
+        m.flush_signals();  // rings: a batch ends when the ring is drained (datagram bounds are not seen here)
         m.housekeeping(stats::realtime_ns());
         idle.idle(work);
       }
       while (m.ring->try_pop(e)) m.on_event(e);  // drain what the feed already delivered
+      m.flush_signals();
     });
   }
 

@@ -13,6 +13,8 @@
 namespace tickinfer::pipeline {
 
 inline constexpr std::size_t kSignalBytes = 96;
+// A UDP signal datagram carries 1..15 messages back to back (1440 bytes: one Ethernet frame).
+inline constexpr std::size_t kMaxSignalsPerDatagram = 15;
 inline constexpr std::uint8_t kSignalVersion = 1;
 inline constexpr int kMaxScores = 4;
 inline constexpr std::size_t kModelNameBytes = 16;  // NUL-padded, at most 15 characters
