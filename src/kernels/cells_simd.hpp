@@ -23,6 +23,17 @@ inline void store_n(float* p, typename S::V v, int lanes) {
   if (lanes == S::kWidth) S::store(p, v); else S::store_partial(p, v, lanes);
 }
 
+// sigmoid(a) * tanh(b) with one division (see lstm_cell). 1 + e^-a may overflow to inf: the
+// quotient is then 0, as the product would be to float precision; NaN in either gives NaN.
+template <class S>
+inline typename S::V sigmoid_times_tanh(typename S::V a, typename S::V b) {
+  using V = typename S::V;
+  const V one = S::set1(1.0f);
+  const V t = vmath::expm1_nonpositive<S>(S::mul(S::abs(b), S::set1(-2.0f)));  // (-1, 0]
+  const V den = S::mul(S::add(one, vmath::exp<S>(S::neg(a))), S::add(t, S::set1(2.0f)));
+  return S::or_bits(S::div(S::abs(t), den), S::sign_bits(b));
+}
+
 inline bool is_sigmoid_tanh(const ActivationSpec& rec, const ActivationSpec& act) {
   return rec.kind == ActKind::Sigmoid && act.kind == ActKind::Tanh;
 }
@@ -33,14 +44,21 @@ inline void lstm_cell(float* z, float* c, float* h, int u, const ActivationSpec&
                       const ActivationSpec& act) {
   using V = typename S::V;
   if (is_sigmoid_tanh(rec, act)) {
+    // Two passes, not one: a fused pass chains gate activation -> c -> tanh(c) -> h, about 150
+    // cycles of latency per vector, and the out-of-order window holds only two such vectors, so
+    // it ran latency-bound (25 % of an LSTM(64) window). Split, each pass is a set of
+    // independent short chains the core overlaps. And the divisions, the slowest instruction
+    // here, go from five per unit to three: sigmoid(a) * tanh(b) is one quotient,
+    // sign(b) |t| / ((1 + e^-a)(t + 2)) with t = expm1(-2|b|), rounded once instead of three
+    // times (the same for o * tanh(c)).
     for_each_vector<S>(u, [&](int j, int lanes) {
-      const V i = vmath::sigmoid<S>(load_n<S>(z + j, lanes));
-      const V f = vmath::sigmoid<S>(load_n<S>(z + u + j, lanes));
-      const V g = vmath::tanh<S>(load_n<S>(z + 2 * u + j, lanes));
-      const V o = vmath::sigmoid<S>(load_n<S>(z + 3 * u + j, lanes));
-      const V cn = S::fmadd(f, load_n<S>(c + j, lanes), S::mul(i, g));
+      store_n<S>(z + j, sigmoid_times_tanh<S>(load_n<S>(z + j, lanes), load_n<S>(z + 2 * u + j, lanes)), lanes);
+      store_n<S>(z + u + j, vmath::sigmoid<S>(load_n<S>(z + u + j, lanes)), lanes);
+    });
+    for_each_vector<S>(u, [&](int j, int lanes) {
+      const V cn = S::fmadd(load_n<S>(z + u + j, lanes), load_n<S>(c + j, lanes), load_n<S>(z + j, lanes));
       store_n<S>(c + j, cn, lanes);
-      store_n<S>(h + j, S::mul(o, vmath::tanh<S>(cn)), lanes);
+      store_n<S>(h + j, sigmoid_times_tanh<S>(load_n<S>(z + 3 * u + j, lanes), cn), lanes);
     });
     return;
   }
