@@ -9,8 +9,9 @@ weight bytes / bandwidth). Prints a markdown table and writes JSON.
 In the same run, the quantized variants of each model: the TFLiteConverter's float, dynamic-range
 and full-int8 files of the same architecture (tests/fixtures/tflite/<model>/, made by
 tools/make_tflite_fixtures.py) and, with --quantized DIR, every DIR/<model>.<variant>.tkq that
-`tickinfer quantize` wrote (tools/bench_quantized.sh makes them). The fp32 floor is not a floor
-for int8 rows, so those rows show none.
+`tickinfer quantize` wrote (tools/bench_quantized.sh makes them). Full-int8 rows get an int8
+floor: max(MACs / the probe's exact int8 multiply-accumulate rate, weight bytes / bandwidth);
+dynamic-range, bf16 and mixed rows show none (no single rate bounds them).
 
     tools/bench_suite.py BUILD_DIR [--seconds S] [--pin CPU] [--json OUT]
 
@@ -102,11 +103,19 @@ def main():
     sizes = sorted({working_set(r) for r in runs})
     probe = run_json([os.path.join(args.build, "bench", "floor_probe")] + [str(s) for s in sizes])
     peak = probe["peak_gflops"]
+    fp32_flops = {(r["name"], r["mode"]): r["flops"] for r in runs if r["variant"] == "keras fp32"}
     for r in runs:
         bw = probe["read_gbps"][str(working_set(r))]
         compute_ns = r["flops"] / peak
         memory_ns = r["weight_bytes"] / bw
-        r["floor_ns"] = max(compute_ns, memory_ns) if r["variant"] in ("keras fp32", "tflite float") else None
+        if r["variant"] in ("tkq int8", "tflite int8") and probe.get("int8_gmacs"):
+            # Full int8: one multiply-accumulate per 2 FLOPs at the probe's exact int8 rate. The
+            # FLOPs are the Keras plan's for the same model and mode where it ran: those count
+            # what a reset state lets every engine skip (a TFLite file's op list does not).
+            flops = fp32_flops.get((r["name"], r["mode"]), r["flops"])
+            compute_ns = flops / 2 / probe["int8_gmacs"]
+        r["floor_ns"] = (max(compute_ns, memory_ns)
+                         if r["variant"] in ("keras fp32", "tflite float", "tkq int8", "tflite int8") else None)
         r["floor_bound"] = "compute" if compute_ns >= memory_ns else "cache"
         r["p50_over_floor"] = r["p50_ns"] / r["floor_ns"] if r["floor_ns"] else None
         target = TARGETS.get((r["name"], r["mode"])) if r["variant"] == "keras fp32" else None
@@ -116,7 +125,7 @@ def main():
     cpu = runs[0].get("cpu", platform.processor()) if runs else ""
     print(f"\nmachine: {cpu}; one core{'' if args.pin is None else f' (pinned to cpu {args.pin})'}; "
           f"kernels {runs[0]['isa'] if runs else '?'}; {args.seconds:g} s per model after warm-up; "
-          f"measured peak {peak:.1f} GFLOP/s ({probe['isa']})\n")
+          f"measured peak {peak:.1f} GFLOP/s ({probe['isa']}), int8 {probe.get('int8_gmacs', 0):.1f} GMAC/s\n")
     print("| model | mode | variant | p50 ns | p90 ns | p99 ns | p99.9 ns | max ns | mean ns | kFLOP | weights KB (read/resident) "
           "| floor ns | p50/floor | target | met |")
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
