@@ -88,13 +88,17 @@ inline void gru_cell(float* zx, const float* zh, float* h, int u, const Activati
   // h = z*h + (1 - z)*hh
   auto blend = [&](V z, V hold, V hh) { return S::fmadd(z, hold, S::mul(S::sub(one, z), hh)); };
   if (is_sigmoid_tanh(rec, act)) {
+    // Two passes for the reason lstm_cell has them (a fused r -> hh -> h chain per vector ran
+    // latency-bound); the same operations in the same order, so the same results.
     for_each_vector<S>(u, [&](int j, int lanes) {
-      const V z = vmath::sigmoid<S>(S::add(load_n<S>(zx + j, lanes), load_n<S>(zh + j, lanes)));
-      const V r = vmath::sigmoid<S>(
-          S::add(load_n<S>(zx + u + j, lanes), load_n<S>(zh + u + j, lanes)));
+      store_n<S>(zx + j, vmath::sigmoid<S>(S::add(load_n<S>(zx + j, lanes), load_n<S>(zh + j, lanes))), lanes);
+      store_n<S>(zx + u + j, vmath::sigmoid<S>(S::add(load_n<S>(zx + u + j, lanes), load_n<S>(zh + u + j, lanes))),
+                 lanes);
+    });
+    for_each_vector<S>(u, [&](int j, int lanes) {
       const V hh = vmath::tanh<S>(
-          S::fmadd(r, load_n<S>(zh + 2 * u + j, lanes), load_n<S>(zx + 2 * u + j, lanes)));
-      store_n<S>(h + j, blend(z, load_n<S>(h + j, lanes), hh), lanes);
+          S::fmadd(load_n<S>(zx + u + j, lanes), load_n<S>(zh + 2 * u + j, lanes), load_n<S>(zx + 2 * u + j, lanes)));
+      store_n<S>(h + j, blend(load_n<S>(zx + j, lanes), load_n<S>(h + j, lanes), hh), lanes);
     });
     return;
   }
