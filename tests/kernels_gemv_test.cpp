@@ -222,6 +222,40 @@ TEST_P(KernelsGemvIsa, DotFormIgnoresFloatsPastTheEndOfX) {
   }
 }
 
+// gemm_rows: every row's output bit-identical to that row's gemv, for row counts around the
+// groups the AVX2 kernel forms (4, 2, 1 rows per panel), every block shape of the panel form,
+// the dot form, strided rows, and an init and clamp; nothing written past a row's N outputs.
+TEST_P(KernelsGemvIsa, GemmRowsEqualsGemvPerRowBitForBit) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  const KernelSet& ks = kernel_set(isa);
+  const uint32_t seed = test_seed();
+  std::mt19937 rng(seed);
+  for (int K : {1, 3, 10, 17, 64, 128}) {
+    for (int N : {1, 4, 5, 16, 17, 32, 33, 48, 64, 65, 80, 128, 129}) {
+      const auto w = random_vector(rng, K * N, -1.0f, 1.0f);
+      const auto pw = packed(w, K, N);
+      const auto init = random_vector(rng, N, -1.0f, 1.0f);
+      for (int rows : {1, 2, 3, 4, 5, 7, 8, 9}) {
+        const size_t ldx = static_cast<size_t>(K) + 3, ldy = static_cast<size_t>(N) + 5;
+        const auto x = random_vector(rng, static_cast<int>(ldx) * rows, -2.0f, 2.0f);
+        std::vector<float> y(ldy * rows, 777.0f), want(N);
+        const float lo = rows % 2 ? -kInf : 0.0f, hi = rows % 3 ? kInf : 1.5f;
+        ks.gemm_rows(x.data(), rows, ldx, K, pw.data(), N, init.data(), y.data(), ldy, lo, hi);
+        for (int r = 0; r < rows; ++r) {
+          ks.gemv(x.data() + r * ldx, K, pw.data(), N, init.data(), want.data(), lo, hi);
+          for (int n = 0; n < N; ++n) {
+            ASSERT_EQ(std::memcmp(&y[r * ldy + n], &want[n], sizeof(float)), 0)
+                << ks.name << " K=" << K << " N=" << N << " rows=" << rows << " r=" << r << " n=" << n << ": "
+                << y[r * ldy + n] << " vs " << want[n] << ", " << seed_note(seed);
+          }
+          for (size_t g = static_cast<size_t>(N); g < ldy; ++g) ASSERT_EQ(y[r * ldy + g], 777.0f) << "wrote past N";
+        }
+      }
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Optimized, KernelsGemvIsa, ::testing::ValuesIn(kOptimizedIsas),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 

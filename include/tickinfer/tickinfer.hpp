@@ -109,6 +109,17 @@ class Plan {
   // Stream mode: zero the recurrent state (start of a new sequence). Window mode: no-op.
   void reset_state() noexcept;
 
+  // Several independent inputs in one call, for feed-forward plans that work row by row (Dense,
+  // activations, BatchNormalization, LayerNormalization, Softmax, no-ops; one input, one
+  // output; Keras models, not TFLite/.tkq ones). reserve_rows(n) checks the plan and allocates
+  // room for n rows: it throws tickinfer::Error naming the first step that is not row-wise.
+  // run_rows then runs 1 <= rows <= n inputs, x [rows][input_size] -> y [rows][output_size]:
+  // each output row bit-identical to run() on that row, each layer's weights read once for all
+  // the rows. Like run(), it never allocates, locks, throws or makes a syscall.
+  void reserve_rows(int max_rows);
+  int reserved_rows() const noexcept;
+  void run_rows(const float* x, int rows, float* y) noexcept;
+
   size_t num_inputs() const;
   size_t num_outputs() const;
   const Shape& input_shape(size_t i) const;   // per call: [features] in stream mode

@@ -56,6 +56,7 @@ struct TimedLoop {
   double ns_per_tick = 1.0;
   double warmup_seconds = 0.5;
   double seconds = 2.0;
+  int rows = 1;  // > 1: Plan::run_rows over that many consecutive input sets per call
 };
 
 // Runs the plan untimed for the warm-up, then timed until `seconds` have passed. Nothing in
@@ -66,18 +67,25 @@ void timed_loop(Plan& plan, const PreparedInputs& inputs, float* const* outputs,
   const size_t n_in = plan.num_inputs();
   const auto ticks_for = [&](double s) { return static_cast<uint64_t>(s * 1e9 / cfg.ns_per_tick); };
   size_t k = 0;
+  // Rows mode: input sets k .. k + rows - 1 are consecutive in the storage (one input).
+  const size_t step = static_cast<size_t>(cfg.rows), span = kInputSets - step + 1;
+  const auto run_once = [&] {
+    if (cfg.rows > 1) {
+      plan.run_rows(inputs.pointers[k], cfg.rows, outputs[0]);
+      k = (k + step) % span;
+    } else {
+      plan.run(&inputs.pointers[k * n_in], outputs);
+      k = (k + 1) & (kInputSets - 1);
+    }
+  };
   const uint64_t warm_end = Clock::now() + ticks_for(cfg.warmup_seconds);
-  while (Clock::now() < warm_end) {
-    plan.run(&inputs.pointers[k * n_in], outputs);
-    k = (k + 1) & (kInputSets - 1);
-  }
+  while (Clock::now() < warm_end) run_once();
   const uint64_t end = Clock::now() + ticks_for(cfg.seconds);
   while (true) {
     const uint64_t t0 = Clock::start();
-    plan.run(&inputs.pointers[k * n_in], outputs);
+    run_once();
     const uint64_t t1 = Clock::stop();
     histogram.record(std::llround(static_cast<double>(t1 - t0) * cfg.ns_per_tick));
-    k = (k + 1) & (kInputSets - 1);
     if (t1 >= end) break;
   }
 }
@@ -100,6 +108,7 @@ ArgParser bench_parser() {
   p.option("timer", "auto|rdtsc|steady", "clock for timing each run (auto: rdtsc if the TSC is invariant)",
            "auto");
   p.option("seed", "N", "seed for the random inputs", "1");
+  p.option("rows", "N", "time Plan::run_rows on N inputs per call (feed-forward models; 1: Plan::run)", "1");
   p.flag("json", "print one JSON object instead of text");
   p.flag("floor", "also report FLOPs, weight bytes and the compute floor at --peak-gflops");
   p.option("peak-gflops", "G", "peak fp32 GFLOP/s of one core for --floor", "215");
@@ -114,6 +123,7 @@ int run_bench(const ArgParser& args) {
   cfg.warmup_seconds = args.number("warmup-seconds", 0.0, 86400.0);
   const double peak_gflops = args.number("peak-gflops", 1e-3, 1e9);
   const auto seed = static_cast<uint64_t>(args.integer("seed", 0, 2147483647L));
+  cfg.rows = static_cast<int>(args.integer("rows", 1, 64));
   const std::string timer = args.value("timer");
   if (timer != "auto" && timer != "rdtsc" && timer != "steady") {
     throw UsageError("option '--timer': unknown timer '" + timer + "' (auto, rdtsc or steady)");
@@ -126,11 +136,12 @@ int run_bench(const ArgParser& args) {
 
   const Model model = Model::load(path);
   Plan plan = compile(model, options);
+  if (cfg.rows > 1) plan.reserve_rows(cfg.rows);  // an Error names the layer that is not row-wise
   const PreparedInputs inputs = prepare_inputs(plan, seed);
   std::vector<std::vector<float>> output_storage(plan.num_outputs());
   std::vector<float*> outputs(plan.num_outputs());
   for (size_t o = 0; o < outputs.size(); ++o) {
-    output_storage[o].resize(plan.output_size(o));
+    output_storage[o].resize(plan.output_size(o) * static_cast<size_t>(cfg.rows));
     outputs[o] = output_storage[o].data();
   }
   plan.reset_state();
@@ -178,6 +189,7 @@ int run_bench(const ArgParser& args) {
     j["warmup_seconds"] = cfg.warmup_seconds;
     j["input_sets"] = kInputSets;
     j["seed"] = seed;
+    j["rows"] = cfg.rows;
     if (args.flag_set("floor")) {
       j["flops"] = flops;
       j["weight_bytes"] = weight_bytes;
@@ -196,8 +208,13 @@ int run_bench(const ArgParser& args) {
               pinned_cpu >= 0 ? ("pinned to cpu " + std::to_string(pinned_cpu)).c_str() : "not pinned");
   std::printf("timer    %s; overhead %s ns per read pair, included below (not subtracted)\n",
               timer_text.c_str(), format_ns(timer_overhead_ns).c_str());
-  std::printf("latency  ns per Plan::run, batch 1, %.3g s after %.3g s warm-up, %zu input sets\n",
-              cfg.seconds, cfg.warmup_seconds, kInputSets);
+  if (cfg.rows > 1) {
+    std::printf("latency  ns per Plan::run_rows call of %d rows, %.3g s after %.3g s warm-up, %zu input sets\n",
+                cfg.rows, cfg.seconds, cfg.warmup_seconds, kInputSets);
+  } else {
+    std::printf("latency  ns per Plan::run, batch 1, %.3g s after %.3g s warm-up, %zu input sets\n",
+                cfg.seconds, cfg.warmup_seconds, kInputSets);
+  }
   std::printf("%s\n%s\n", stats::LatencySummary::table_header().c_str(), summary.table_row().c_str());
   if (args.flag_set("floor")) {
     std::printf("floor    %lld FLOPs, %lld weight bytes; at %g GFLOP/s the compute floor is %s ns",

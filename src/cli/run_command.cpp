@@ -96,12 +96,16 @@ int run_run(const ArgParser& args) {
               t.wall_clock_exchange ? "" : "; exchange clock is synthetic: no wire / end_to_end");
   std::fputs(pipeline::format_stage_table(p.stage_stats()).c_str(), stdout);
   print_feed_summary(p.feed_stats(), stdout);
-  for (const auto& m : p.model_stats())
-    std::printf("signals: model '%s' v%u: %llu (long %llu, short %llu, flat %llu), score min %.4f mean %.4f max %.4f\n",
+  for (const auto& m : p.model_stats()) {
+    std::printf("signals: model '%s' v%u: %llu (long %llu, short %llu, flat %llu), score min %.4f mean %.4f max %.4f",
                 m.name.c_str(), m.version, static_cast<unsigned long long>(m.runs),
                 static_cast<unsigned long long>(m.long_signals), static_cast<unsigned long long>(m.short_signals),
                 static_cast<unsigned long long>(m.flat_signals), m.score_min,
                 m.runs ? m.score_sum / static_cast<double>(m.runs) : 0.0, m.score_max);
+    if (m.row_calls > 0)
+      std::printf("; computed in %llu run_rows calls (one per inbound datagram)", static_cast<unsigned long long>(m.row_calls));
+    std::printf("\n");
+  }
   std::printf("allocations after ready: %llu%s\n",
               static_cast<unsigned long long>(t.allocations_at_end - t.allocations_at_ready),
               t.udp_send_failures ? (", udp send failures " + std::to_string(t.udp_send_failures)).c_str() : "");

@@ -97,5 +97,8 @@ struct Plan::Impl {
   std::shared_ptr<const engine::PlanLayout> layout;
   engine::AlignedBuffer arena;
   std::vector<float*> bufs;  // [arena, input 0, input 1, ...]; sized at compile time
+  // run_rows: two ping-pong buffers of max_rows x the widest step output (reserve_rows).
+  engine::AlignedBuffer rows_buf[2];
+  int max_rows = 0;
 };
 }  // namespace tickinfer

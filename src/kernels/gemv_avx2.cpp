@@ -104,11 +104,97 @@ void gemv_panels(const float* x, int K, const float* packed_w, int N, const floa
   }
 }
 
+// R rows through one panel (two ymm of columns), each column accumulated exactly as
+// panel_block<P, S> accumulates it for one row (S interleaved k-sets, the remainder into set 0,
+// the same sum_sets): the result is the gemv's, bit for bit. Each weight load feeds R FMAs
+// instead of one, so a layer whose weights stream from L2 is read once for R rows.
+template <int R, int S>
+inline void panel_rows(const float* x, size_t ldx, int K, const float* w, __m256 (&out)[R][2]) {
+  __m256 acc[R][2][S];
+  TICKINFER_UNROLL
+  for (int r = 0; r < R; ++r)
+    TICKINFER_UNROLL
+    for (int s = 0; s < S; ++s) acc[r][0][s] = acc[r][1][s] = _mm256_setzero_ps();
+  int k = 0;
+  for (; k + S <= K; k += S) {
+    TICKINFER_UNROLL
+    for (int s = 0; s < S; ++s) {
+      const float* row = w + static_cast<size_t>(k + s) * kPanel;
+      const __m256 w0 = _mm256_loadu_ps(row), w1 = _mm256_loadu_ps(row + 8);
+      TICKINFER_UNROLL
+      for (int r = 0; r < R; ++r) {
+        const __m256 xb = _mm256_broadcast_ss(x + r * ldx + k + s);
+        acc[r][0][s] = _mm256_fmadd_ps(xb, w0, acc[r][0][s]);
+        acc[r][1][s] = _mm256_fmadd_ps(xb, w1, acc[r][1][s]);
+      }
+    }
+  }
+  for (; k < K; ++k) {
+    const float* row = w + static_cast<size_t>(k) * kPanel;
+    const __m256 w0 = _mm256_loadu_ps(row), w1 = _mm256_loadu_ps(row + 8);
+    TICKINFER_UNROLL
+    for (int r = 0; r < R; ++r) {
+      const __m256 xb = _mm256_broadcast_ss(x + r * ldx + k);
+      acc[r][0][0] = _mm256_fmadd_ps(xb, w0, acc[r][0][0]);
+      acc[r][1][0] = _mm256_fmadd_ps(xb, w1, acc[r][1][0]);
+    }
+  }
+  TICKINFER_UNROLL
+  for (int r = 0; r < R; ++r) {
+    out[r][0] = simd::sum_sets<Simd, 0, S>(acc[r][0]);
+    out[r][1] = simd::sum_sets<Simd, 0, S>(acc[r][1]);
+  }
+}
+
+// Panel p for rows [0, R): stores its 16 columns (clipped at N) of each row, as gemv stores them.
+template <int R, int S>
+inline void panel_rows_store(const float* x, size_t ldx, int K, const float* packed_w, int p, int N,
+                             const float* init, float* y, size_t ldy, float lo, float hi) {
+  __m256 out[R][2];
+  panel_rows<R, S>(x, ldx, K, packed_w + static_cast<size_t>(p) * K * kPanel, out);
+  const int n0 = p * kPanel;
+  TICKINFER_UNROLL
+  for (int r = 0; r < R; ++r) {
+    store_columns(out[r][0], init, y + r * ldy, n0, N, lo, hi);
+    if (n0 + 8 < N) store_columns(out[r][1], init, y + r * ldy, n0 + 8, N, lo, hi);
+  }
+}
+
 }  // namespace
 
 void gemv(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
           float lo, float hi) noexcept {
   simd::gemv<Simd>(x, K, packed_w, N, init, y, lo, hi, gemv_panels);
+}
+
+void gemm_rows(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init,
+               float* y, size_t ldy, float lo, float hi) noexcept {
+  // Rows in groups of 4, panel by panel (a panel's weights then serve every group from L1),
+  // with gemv_panels' block shapes: whole blocks of 4 panels at S = 1 (4 rows, 8 accumulators),
+  // then a last block of 3 or 2 panels at S = 2 (2 rows at a time) or of 1 panel at S = 4 (one
+  // row at a time). The rows after the last whole group (and the dot form) go through gemv
+  // itself: a narrower group has too few accumulator chains to beat it.
+  const int grouped = is_dot_form(N) ? 0 : rows / 4 * 4;
+  if (grouped > 0) {
+    const int panels = (N + kPanel - 1) / kPanel;
+    const int whole = panels / 4 * 4;
+    for (int p = 0; p < panels; ++p) {
+      for (int r = 0; r < grouped; r += 4) {
+        const float* xr = x + r * ldx;
+        float* yr = y + r * ldy;
+        if (p < whole) {
+          panel_rows_store<4, 1>(xr, ldx, K, packed_w, p, N, init, yr, ldy, lo, hi);
+        } else if (panels - whole >= 2) {
+          panel_rows_store<2, 2>(xr, ldx, K, packed_w, p, N, init, yr, ldy, lo, hi);
+          panel_rows_store<2, 2>(xr + 2 * ldx, ldx, K, packed_w, p, N, init, yr + 2 * ldy, ldy, lo, hi);
+        } else {
+          for (int j = 0; j < 4; ++j)
+            panel_rows_store<1, 4>(xr + j * ldx, ldx, K, packed_w, p, N, init, yr + j * ldy, ldy, lo, hi);
+        }
+      }
+    }
+  }
+  for (int r = grouped; r < rows; ++r) gemv(x + r * ldx, K, packed_w, N, init, y + r * ldy, lo, hi);
 }
 
 }  // namespace tickinfer::kernels::avx2

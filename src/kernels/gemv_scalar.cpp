@@ -27,4 +27,10 @@ void gemv(const float* x, int K, const float* packed_w, int N, const float* init
   }
 }
 
+// The reference for several rows: one gemv per row.
+void gemm_rows(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init,
+               float* y, size_t ldy, float lo, float hi) noexcept {
+  for (int r = 0; r < rows; ++r) gemv(x + r * ldx, K, packed_w, N, init, y + r * ldy, lo, hi);
+}
+
 }  // namespace tickinfer::kernels::scalar

@@ -62,6 +62,13 @@ struct KernelSet {
   void (*gemv)(const float* x, int K, const float* packed_w, int N, const float* init, float* y,
                float lo, float hi) noexcept;
 
+  // gemv for `rows` inputs at once: y + r ldy = gemv(x + r ldx) for r in [0, rows), every
+  // output bit-identical to that gemv call (the same accumulation order per column), so a batch
+  // of rows gives exactly the per-row results. A variant may reuse each weight load across
+  // several rows; the others loop over gemv.
+  void (*gemm_rows)(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,
+                    const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
+
   // y[i] = act(x[i]) for i in [0, n); in-place allowed. Softmax is not handled here.
   void (*activation)(const ActivationSpec& act, const float* x, float* y, int n) noexcept;
 

@@ -11,6 +11,8 @@
 #define TICKINFER_DECLARE_KERNELS()                                                              \
   void gemv(const float* x, int K, const float* packed_w, int N, const float* init, float* y,   \
             float lo, float hi) noexcept;                                                        \
+  void gemm_rows(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,      \
+                 const float* init, float* y, size_t ldy, float lo, float hi) noexcept;          \
   void activation(const ActivationSpec& act, const float* x, float* y, int n) noexcept;         \
   void softmax(const float* x, float* y, int n) noexcept;                                        \
   void lstm_cell(float* z, float* c, float* h, int u, const ActivationSpec& rec,                 \
@@ -36,5 +38,5 @@ namespace avx512 { TICKINFER_DECLARE_KERNELS() }
 
 // Builds a KernelSet from the functions of the namespace it is expanded in.
 #define TICKINFER_KERNEL_TABLE(isa_enum, isa_str)                                          \
-  KernelSet{isa_enum, isa_str, &gemv, &activation, &softmax, &lstm_cell, &gru_cell,        \
+  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, &activation, &softmax, &lstm_cell, &gru_cell,        \
             &layer_norm, &add, &sub, &mul, &affine}

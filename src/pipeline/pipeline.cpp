@@ -48,6 +48,14 @@ struct RunningModel {
   std::vector<float> out;
   std::vector<int> outputs;
   ModelRunStats st;
+  // Tick mode with signals batched per inbound datagram, on a row-wise plan: the datagram's ticks
+  // wait here and run in one Plan::run_rows call (each row bit-identical to Plan::run) at the
+  // end of the datagram, every layer's weights read once for all of them.
+  bool rows = false;
+  std::vector<float> rows_in, rows_out;           // kMaxSignalsPerDatagram x input / output size
+  std::vector<feed::FeedEvent> rows_events;       // the ticks waiting
+  std::vector<std::int64_t> rows_ready_ns;        // when each one's input was ready
+  int rows_pending = 0;
 };
 
 // A computed signal waiting for its datagram to leave (see PipelineConfig::udp_batch).
@@ -109,6 +117,8 @@ struct Pipeline::Impl {
   void on_event(const feed::FeedEvent& fe) noexcept;
   void emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model) noexcept;
   void flush_signals() noexcept;
+  void run_rows(RunningModel& m) noexcept;
+  void flush_batches() noexcept;
   void housekeeping(std::int64_t now) noexcept;
   void check_eos() noexcept;
 };
@@ -210,6 +220,21 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
     for (const RunningModel& rm : m.models) m.pending_stride = std::max(m.pending_stride, rm.input_size);
     m.pending_inputs.assign(m.pending_stride * kMaxSignalsPerDatagram, 0.0f);
   }
+  if (m.batching) {
+    for (RunningModel& rm : m.models) {
+      if (rm.cfg.trigger != ModelTrigger::Tick) continue;
+      try {
+        rm.plan->reserve_rows(static_cast<int>(kMaxSignalsPerDatagram));
+      } catch (const Error&) {
+        continue;  // not a row-wise plan (a merge, a sequence layer, a TFLite file): one run per tick
+      }
+      rm.rows = true;
+      rm.rows_in.assign(kMaxSignalsPerDatagram * rm.input_size, 0.0f);
+      rm.rows_out.assign(kMaxSignalsPerDatagram * rm.out.size(), 0.0f);
+      rm.rows_events.resize(kMaxSignalsPerDatagram);
+      rm.rows_ready_ns.assign(kMaxSignalsPerDatagram, 0);
+    }
+  }
 
   // Feed last: its sockets start buffering data as soon as they are bound.
   feed::FeedConfig fc;
@@ -232,7 +257,7 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
   } else {
     Impl* self = &m;
     m.feed = std::make_unique<feed::FeedHandler>(fc, [self](const feed::FeedEvent& e) { self->on_event(e); });
-    if (m.batching) m.feed->on_datagram_end([self] { self->flush_signals(); });
+    if (m.batching) m.feed->on_datagram_end([self] { self->flush_batches(); });
   }
   Impl* self = &m;
   m.feed->on_loss([self](std::uint64_t, std::uint64_t count, feed::LossReason) {
@@ -384,6 +409,14 @@ void Pipeline::Impl::on_event(const feed::FeedEvent& fe) noexcept {
         break;
     }
     if (!input) continue;
+    if (m.rows) {
+      const auto k = static_cast<std::size_t>(m.rows_pending++);
+      std::memcpy(m.rows_in.data() + k * m.input_size, input, m.input_size * sizeof(float));
+      m.rows_events[k] = fe;
+      m.rows_ready_ns[k] = t_prev;
+      if (m.rows_pending == static_cast<int>(kMaxSignalsPerDatagram)) run_rows(m);
+      continue;
+    }
     Plan& plan = m.cfg.trigger == ModelTrigger::Stream ? *m.stream[static_cast<std::size_t>(idx)] : *m.plan;
     plan.run(input, m.out.data());
     const std::int64_t t_model = stats::realtime_ns();
@@ -429,6 +462,30 @@ void Pipeline::Impl::emit(RunningModel& m, const float* input, const feed::FeedE
   m.st.score_max = std::max(m.st.score_max, score);
   m.st.score_sum += score;
   if (!batching || pending_count == kMaxSignalsPerDatagram) flush_signals();
+}
+
+// The ticks waiting for a row-wise model, in one call; then their signals, in arrival order.
+void Pipeline::Impl::run_rows(RunningModel& m) noexcept {
+  const int n = m.rows_pending;
+  if (n == 0) return;
+  m.rows_pending = 0;
+  m.plan->run_rows(m.rows_in.data(), n, m.rows_out.data());
+  const std::int64_t t_model = stats::realtime_ns();
+  ++m.st.row_calls;
+  const std::size_t out = m.out.size();
+  for (int k = 0; k < n; ++k) {
+    const auto r = static_cast<std::size_t>(k);
+    stats.stage[kModel].record(t_model - m.rows_ready_ns[r]);
+    std::memcpy(m.out.data(), m.rows_out.data() + r * out, out * sizeof(float));
+    emit(m, m.rows_in.data() + r * m.input_size, m.rows_events[r], t_model);
+  }
+}
+
+// End of an inbound datagram (or of a drained ring): the waiting model rows, then the signals.
+void Pipeline::Impl::flush_batches() noexcept {
+  for (RunningModel& m : models)
+    if (m.rows_pending > 0) run_rows(m);
+  flush_signals();
 }
 
 // Stamps, encodes and sends the pending signals (one datagram), publishes them to the shm ring,
@@ -529,7 +586,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
         }
         idle.idle(work);
       }
-      m.flush_signals();
+      m.flush_batches();
     });
   } else {
     threads.emplace_back([&m, this, eos_check_ns] {
@@ -556,12 +613,12 @@ void Pipeline::run(const std::atomic<bool>& stop) {
           m.on_event(e);
           ++work;
         }
-        m.flush_signals();  // rings: a batch ends when the ring is drained (datagram bounds are not seen here)
+        m.flush_batches();  // rings: a batch ends when the ring is drained (datagram bounds are not seen here)
         m.housekeeping(stats::realtime_ns());
         idle.idle(work);
       }
       while (m.ring->try_pop(e)) m.on_event(e);  // drain what the feed already delivered
-      m.flush_signals();
+      m.flush_batches();
     });
   }
 

@@ -40,6 +40,7 @@ struct ModelRunStats {
   std::string name;
   std::uint32_t version = 0;
   std::uint64_t runs = 0;
+  std::uint64_t row_calls = 0;  // Plan::run_rows calls that computed them (0: one Plan::run per tick)
   std::uint64_t long_signals = 0, short_signals = 0, flat_signals = 0;
   double score_min = 0, score_max = 0, score_sum = 0;
 };

@@ -137,6 +137,7 @@ std::string Pipeline::report_json(const std::string& extra) const {
     models.push_back({{"name", m.name},
                       {"version", m.version},
                       {"runs", m.runs},
+                      {"row_calls", m.row_calls},
                       {"long", m.long_signals},
                       {"short", m.short_signals},
                       {"flat", m.flat_signals},

@@ -1,0 +1,84 @@
+// Plan::run_rows: several inputs of a feed-forward plan in one call must give, row for row,
+// exactly (bitwise) what run() gives, on every kernel set this CPU has; plans that are not
+// row-wise are refused by reserve_rows with the offending layer named.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_set.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+const std::string kSrc = TICKINFER_SOURCE_DIR;
+
+void expect_rows_equal_runs(const std::string& path, const std::string& isa) {
+  const Model model = Model::load(path);
+  CompileOptions o;
+  o.isa = isa;
+  Plan plan = compile(model, o);
+  Plan single = plan.clone();
+  ASSERT_NO_THROW(plan.reserve_rows(9)) << path;
+  ASSERT_EQ(plan.reserved_rows(), 9);
+  const size_t in = plan.input_size(0), out = plan.output_size(0);
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  for (int rows = 1; rows <= 9; ++rows) {
+    std::vector<float> x(in * rows), y(out * rows), want(out);
+    for (float& v : x) v = nd(rng);
+    plan.run_rows(x.data(), rows, y.data());
+    for (int r = 0; r < rows; ++r) {
+      single.run(x.data() + r * in, want.data());
+      ASSERT_EQ(std::memcmp(y.data() + r * out, want.data(), out * sizeof(float)), 0)
+          << path << " isa " << isa << " rows " << rows << " row " << r;
+    }
+  }
+}
+
+class RunRows : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RunRows, EveryRowEqualsItsRunBitForBit) {
+  const std::string isa = GetParam();
+  if (!kernels::isa_supported(kernels::parse_isa(isa.c_str()))) GTEST_SKIP() << isa << " not on this CPU";
+  for (const char* m : {"/bench/models/mlp_small/model.keras", "/bench/models/mlp_large/model.keras",
+                        "/tests/fixtures/batchnorm_k3/model.keras", "/tests/fixtures/layernorm_k3/model.keras",
+                        "/tests/fixtures/relu_layers_k3/model.keras",
+                        "/tests/fixtures/inference_noops_k3/model.keras"}) {
+    SCOPED_TRACE(m);
+    expect_rows_equal_runs(kSrc + m, isa);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, RunRows, ::testing::Values("scalar", "portable", "avx2", "avx512"),
+                         [](const auto& info) { return std::string(info.param); });
+
+TEST(RunRowsRefusals, SequenceModelsAndTfliteAreRefusedByName) {
+  Plan lstm = compile(Model::load(kSrc + "/bench/models/lstm_window/model.keras"));
+  try {
+    lstm.reserve_rows(4);
+    FAIL() << "an LSTM plan was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("LSTM"), std::string::npos) << e.what();
+  }
+  Plan tcn = compile(Model::load(kSrc + "/bench/models/tcn/model.keras"));
+  EXPECT_THROW(tcn.reserve_rows(4), Error);
+  Plan branches = compile(Model::load(kSrc + "/tests/fixtures/dense_activations_k3/model.keras"));
+  try {
+    branches.reserve_rows(4);
+    FAIL() << "a branching model was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not a single chain"), std::string::npos) << e.what();
+  }
+  Plan mlp = compile(Model::load(kSrc + "/bench/models/mlp_small/model.keras"));
+  EXPECT_THROW(mlp.reserve_rows(0), Error);
+  EXPECT_EQ(mlp.reserved_rows(), 0);
+  Plan tfl = compile(Model::load(kSrc + "/tests/fixtures/tflite/mlp_small/float.tflite"));
+  EXPECT_THROW(tfl.reserve_rows(4), Error);
+}
+
+}  // namespace
+}  // namespace tickinfer
