@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -56,6 +57,9 @@ std::vector<nb::handle> as_sequence(nb::handle obj, size_t want, const char* wha
 
 }  // namespace
 
+// run_batch's rows per Plan::run_rows call: enough for the AVX2 kernel's groups of four.
+constexpr int kBatchRows = 8;
+
 PyPlan::PyPlan(Plan plan, std::vector<std::string> input_names, std::vector<std::string> output_names)
     : plan_(std::move(plan)), input_names_(std::move(input_names)), output_names_(std::move(output_names)) {
   auto label = [](const char* kind, size_t i, const std::vector<std::string>& names) {
@@ -64,6 +68,12 @@ PyPlan::PyPlan(Plan plan, std::vector<std::string> input_names, std::vector<std:
     return s;
   };
   for (size_t i = 0; i < plan_.num_inputs(); ++i) input_labels_.push_back(label("input", i, input_names_));
+  try {
+    plan_.reserve_rows(kBatchRows);
+    rows_ = kBatchRows;
+  } catch (const Error&) {
+    rows_ = 0;  // recurrent, convolutional, branching or TFLite: run() per row
+  }
   for (size_t i = 0; i < plan_.num_outputs(); ++i) output_labels_.push_back(label("out", i, output_names_));
   for (size_t i = 0; i < plan_.num_outputs(); ++i) {
     if (plan_.output_shape(i).size() > kMaxRank) {
@@ -225,6 +235,14 @@ nb::object PyPlan::run_batch(nb::handle x, nb::handle out, bool check_finite) {
   std::vector<float*> out_ptrs(n_out);
   BusyGuard guard(busy_);
   nb::gil_scoped_release unlocked;
+  if (rows_ > 0) {
+    for (long r = 0; r < rows; r += rows_) {
+      const int n = static_cast<int>(std::min<long>(rows_, rows - r));
+      plan_.run_rows(ins[0].data + static_cast<size_t>(r) * plan_.input_size(0), n,
+                     out_base[0] + static_cast<size_t>(r) * plan_.output_size(0));
+    }
+    return result;
+  }
   for (long r = 0; r < rows; ++r) {
     for (size_t i = 0; i < n_in; ++i) in_ptrs[i] = ins[i].data + static_cast<size_t>(r) * plan_.input_size(i);
     for (size_t i = 0; i < n_out; ++i) out_ptrs[i] = out_base[i] + static_cast<size_t>(r) * plan_.output_size(i);
