@@ -1,5 +1,6 @@
 #include "serving/servable.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -78,6 +79,14 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   s->plans_.reserve(num_plans);
   for (size_t i = 1; i < num_plans; ++i) s->plans_.push_back(first.clone());
   s->plans_.push_back(std::move(first));
+  // A feed-forward model serves a batch (several instances, or a batched request) through
+  // Plan::run_rows, kRowsPerCall rows per call: the same numbers as run() per row.
+  try {
+    for (Plan& p : s->plans_) p.reserve_rows(kRowsPerCall);
+    s->rows_ = kRowsPerCall;
+  } catch (const Error&) {
+    s->rows_ = 0;
+  }
   s->busy_.reset(new std::atomic<bool>[num_plans]);
   for (size_t i = 0; i < num_plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
   // The plan's flattened shapes are what run() uses; the model's TensorInfo names the tensors.
@@ -110,6 +119,13 @@ void Servable::run(size_t plan_index, size_t batch, const float* const* inputs,
   const size_t ni = inputs_.size(), no = outputs_.size();
   const float* in[kMaxTensors];
   float* out[kMaxTensors];
+  if (rows_ > 0 && batch > 1) {  // one input, one output (reserve_rows checked)
+    for (size_t r = 0; r < batch; r += static_cast<size_t>(rows_)) {
+      const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(rows_), batch - r));
+      plan.run_rows(inputs[0] + r * inputs_[0].size, n, outputs[0] + r * outputs_[0].size);
+    }
+    return;
+  }
   for (size_t r = 0; r < batch; ++r) {
     for (size_t i = 0; i < ni; ++i) in[i] = inputs[i] + r * inputs_[i].size;
     for (size_t o = 0; o < no; ++o) out[o] = outputs[o] + r * outputs_[o].size;
