@@ -56,6 +56,26 @@ TEST_P(RunRows, EveryRowEqualsItsRunBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Isas, RunRows, ::testing::Values("scalar", "portable", "avx2", "avx512"),
                          [](const auto& info) { return std::string(info.param); });
 
+// More rows than reserved run in slices; a plan with none reserved (here a fresh clone) runs
+// them one run() at a time: the same numbers either way.
+TEST(RunRows, MoreRowsThanReservedAndNoneReservedGiveTheSameRows) {
+  Plan plan = compile(Model::load(kSrc + "/bench/models/mlp_small/model.keras"));
+  Plan bare = plan.clone();
+  plan.reserve_rows(4);
+  EXPECT_EQ(bare.reserved_rows(), 0);
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd;
+  std::vector<float> x(11 * 10), y(11), y_bare(11), want(1);
+  for (float& v : x) v = nd(rng);
+  plan.run_rows(x.data(), 11, y.data());
+  bare.run_rows(x.data(), 11, y_bare.data());
+  for (int r = 0; r < 11; ++r) {
+    plan.run(x.data() + r * 10, want.data());
+    EXPECT_EQ(std::memcmp(&y[r], &want[0], sizeof(float)), 0) << r;
+    EXPECT_EQ(std::memcmp(&y_bare[r], &want[0], sizeof(float)), 0) << r;
+  }
+}
+
 TEST(RunRowsRefusals, SequenceModelsAndTfliteAreRefusedByName) {
   Plan lstm = compile(Model::load(kSrc + "/bench/models/lstm_window/model.keras"));
   try {

@@ -113,9 +113,10 @@ class Plan {
   // activations, BatchNormalization, LayerNormalization, Softmax, no-ops; one input, one
   // output; Keras models, not TFLite/.tkq ones). reserve_rows(n) checks the plan and allocates
   // room for n rows: it throws tickinfer::Error naming the first step that is not row-wise.
-  // run_rows then runs 1 <= rows <= n inputs, x [rows][input_size] -> y [rows][output_size]:
-  // each output row bit-identical to run() on that row, each layer's weights read once for all
-  // the rows. Like run(), it never allocates, locks, throws or makes a syscall.
+  // run_rows then runs `rows` inputs, x [rows][input_size] -> y [rows][output_size]: each output
+  // row bit-identical to run() on that row, each layer's weights read once per n rows. More rows
+  // than reserved run in slices of n; with none reserved (a clone starts with none) it is one
+  // run() per row. Like run(), it never allocates, locks, throws or makes a syscall.
   void reserve_rows(int max_rows);
   int reserved_rows() const noexcept;
   void run_rows(const float* x, int rows, float* y) noexcept;

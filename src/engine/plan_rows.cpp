@@ -70,10 +70,19 @@ int Plan::reserved_rows() const noexcept { return impl_->max_rows; }
 
 void Plan::run_rows(const float* x, int rows, float* y) noexcept {
   Impl& im = *impl_;
+  const size_t in_width = input_size(0), out_width = output_size(0);
+  if (im.max_rows == 0) {  // nothing reserved (a clone, or never asked for): one run() per row
+    for (int r = 0; r < rows; ++r) run(x + r * in_width, y + r * out_width);
+    return;
+  }
+  if (rows > im.max_rows) {  // more than the buffers hold: in reserved-size slices
+    for (int r = 0; r < rows; r += im.max_rows) {
+      run_rows(x + r * in_width, std::min(im.max_rows, rows - r), y + r * out_width);
+    }
+    return;
+  }
   const engine::PlanLayout& L = *im.layout;
   const kernels::KernelSet& ks = *L.kernels;
-  const size_t in_width = static_cast<size_t>(shape_size(L.input_shapes[0]));
-  const size_t out_width = static_cast<size_t>(shape_size(L.output_shapes[0]));
   if (L.steps.empty()) {
     std::memcpy(y, x, sizeof(float) * out_width * static_cast<size_t>(rows));
     return;
