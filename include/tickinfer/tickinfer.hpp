@@ -118,6 +118,8 @@ class Plan {
   // than reserved run in slices of n; with none reserved (a clone starts with none) it is one
   // run() per row. Like run(), it never allocates, locks, throws or makes a syscall.
   void reserve_rows(int max_rows);
+  // The same without the reason: false (and nothing reserved) where reserve_rows would throw.
+  bool try_reserve_rows(int max_rows);
   int reserved_rows() const noexcept;
   void run_rows(const float* x, int rows, float* y) noexcept;
 

@@ -3,8 +3,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <algorithm>
 #include <array>
+#include <climits>
 #include <optional>
 
 #include "array_args.hpp"
@@ -68,12 +68,7 @@ PyPlan::PyPlan(Plan plan, std::vector<std::string> input_names, std::vector<std:
     return s;
   };
   for (size_t i = 0; i < plan_.num_inputs(); ++i) input_labels_.push_back(label("input", i, input_names_));
-  try {
-    plan_.reserve_rows(kBatchRows);
-    rows_ = kBatchRows;
-  } catch (const Error&) {
-    rows_ = 0;  // recurrent, convolutional, branching or TFLite: run() per row
-  }
+  by_rows_ = plan_.try_reserve_rows(kBatchRows);  // false: recurrent, convolutional, branching, TFLite
   for (size_t i = 0; i < plan_.num_outputs(); ++i) output_labels_.push_back(label("out", i, output_names_));
   for (size_t i = 0; i < plan_.num_outputs(); ++i) {
     if (plan_.output_shape(i).size() > kMaxRank) {
@@ -235,12 +230,8 @@ nb::object PyPlan::run_batch(nb::handle x, nb::handle out, bool check_finite) {
   std::vector<float*> out_ptrs(n_out);
   BusyGuard guard(busy_);
   nb::gil_scoped_release unlocked;
-  if (rows_ > 0) {
-    for (long r = 0; r < rows; r += rows_) {
-      const int n = static_cast<int>(std::min<long>(rows_, rows - r));
-      plan_.run_rows(ins[0].data + static_cast<size_t>(r) * plan_.input_size(0), n,
-                     out_base[0] + static_cast<size_t>(r) * plan_.output_size(0));
-    }
+  if (by_rows_ && rows <= INT_MAX) {  // sliced by kBatchRows inside run_rows
+    plan_.run_rows(ins[0].data, static_cast<int>(rows), out_base[0]);
     return result;
   }
   for (long r = 0; r < rows; ++r) {

@@ -33,7 +33,7 @@ class PyPlan {
         output_names_(std::move(other.output_names_)),
         input_labels_(std::move(other.input_labels_)),
         output_labels_(std::move(other.output_labels_)),
-        rows_(other.rows_) {}
+        by_rows_(other.by_rows_) {}
   PyPlan(const PyPlan&) = delete;
   PyPlan& operator=(const PyPlan&) = delete;
   PyPlan& operator=(PyPlan&&) = delete;
@@ -60,9 +60,9 @@ class PyPlan {
   Plan plan_;
   std::vector<std::string> input_names_, output_names_;
   std::vector<std::string> input_labels_, output_labels_;
-  // run_batch goes through Plan::run_rows this many rows at a time (0: the plan is not row-wise,
-  // one Plan::run per row). Same results either way: run_rows is bit-identical per row.
-  int rows_ = 0;
+  // run_batch goes through Plan::run_rows (false: not a row-wise plan, one Plan::run per row).
+  // Same results either way: run_rows is bit-identical per row.
+  bool by_rows_ = false;
   std::atomic<bool> busy_{false};
 };
 

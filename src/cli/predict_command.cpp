@@ -6,7 +6,7 @@
 //   stream mode: S is one tick [features]. IN [N, features] is one sequence of N ticks (state
 //                reset once, then carried over); IN [B, T, features] is B sequences of T ticks,
 //                state reset at the start of each; OUT is [N, ...out] or [B, T, ...out].
-#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -190,20 +190,10 @@ int run_predict(const ArgParser& args) {
   }
   std::vector<const float*> in_ptrs(inputs.size());
   std::vector<float*> out_ptrs(outputs.size());
-  // A feed-forward plan scores its rows kRowsPerCall at a time (Plan::run_rows: the same numbers
-  // as one run() per row, each layer's weights read once per group); anything else row by row.
-  constexpr int kRowsPerCall = 8;
-  bool by_rows = false;
-  try {
-    plan.reserve_rows(kRowsPerCall);
-    by_rows = true;
-  } catch (const Error&) {
-  }
-  for (size_t r = 0; by_rows && r < runs; r += kRowsPerCall) {
-    const int n = static_cast<int>(std::min<size_t>(kRowsPerCall, runs - r));
-    plan.run_rows(inputs[0].array.data.data() + r * inputs[0].floats_per_run, n,
-                  outputs[0].data.data() + r * plan.output_size(0));
-  }
+  // A feed-forward plan scores its rows 8 at a time (Plan::run_rows slices them: the same numbers
+  // as one run() per row, each layer's weights read once per slice); anything else row by row.
+  const bool by_rows = runs <= static_cast<size_t>(INT_MAX) && plan.try_reserve_rows(8);
+  if (by_rows) plan.run_rows(inputs[0].array.data.data(), static_cast<int>(runs), outputs[0].data.data());
   for (size_t r = 0; !by_rows && r < runs; ++r) {
     if (runs_per_sequence > 0 && r % runs_per_sequence == 0) plan.reset_state();
     for (size_t i = 0; i < inputs.size(); ++i) in_ptrs[i] = inputs[i].array.data.data() + r * inputs[i].floats_per_run;

@@ -38,32 +38,52 @@ const char* kind_name(StepKind k) {
 
 }  // namespace
 
-void Plan::reserve_rows(int max_rows) {
-  Impl& im = *impl_;
-  if (max_rows < 1) throw Error("reserve_rows: max_rows must be at least 1");
-  if (im.program) throw Error("reserve_rows: TFLite and .tkq plans run one row per call");
+namespace {
+
+// Why the plan cannot run rows ("" when it can), and the widest step output it needs room for.
+std::string why_not_row_wise(const Plan::Impl& im, size_t& width) {
+  if (im.program) return "TFLite and .tkq plans run one row per call";
   const engine::PlanLayout& L = *im.layout;
-  if (L.input_shapes.size() != 1 || L.outputs.size() != 1)
-    throw Error("reserve_rows: the plan must have one input and one output");
-  size_t width = 1;
+  if (L.input_shapes.size() != 1 || L.outputs.size() != 1) return "the plan must have one input and one output";
+  width = 1;
   engine::TensorRef prev{1, 0};  // the caller's input 0
   for (const Step& s : L.steps) {
     const bool row_wise = s.kind == StepKind::Dense || s.kind == StepKind::Activation || s.kind == StepKind::Softmax ||
                           s.kind == StepKind::Affine || s.kind == StepKind::LayerNorm;
     if (!row_wise) {
-      throw Error("reserve_rows: layer '" + s.label + "' is " + kind_name(s.kind) +
-                  ", not a row-wise layer (Dense, activations, normalization)");
+      return "layer '" + s.label + "' is " + kind_name(s.kind) + ", not a row-wise layer (Dense, activations, normalization)";
     }
-    if (s.rows != 1) throw Error("reserve_rows: layer '" + s.label + "' works on a sequence, not one row");
-    if (!same(s.in, prev))
-      throw Error("reserve_rows: layer '" + s.label + "' does not take the previous layer's output (the model is not a single chain)");
+    if (s.rows != 1) return "layer '" + s.label + "' works on a sequence, not one row";
+    if (!same(s.in, prev)) {
+      return "layer '" + s.label + "' does not take the previous layer's output (the model is not a single chain)";
+    }
     prev = s.out;
     width = std::max(width, static_cast<size_t>(s.n));
   }
-  if (!L.steps.empty() && !same(L.outputs[0], prev))
-    throw Error("reserve_rows: the plan's output is not its last layer's");
+  if (!L.steps.empty() && !same(L.outputs[0], prev)) return "the plan's output is not its last layer's";
+  return "";
+}
+
+void allocate_rows(Plan::Impl& im, size_t width, int max_rows) {
   for (auto& b : im.rows_buf) b = engine::AlignedBuffer(width * static_cast<size_t>(max_rows));
   im.max_rows = max_rows;
+}
+
+}  // namespace
+
+void Plan::reserve_rows(int max_rows) {
+  if (max_rows < 1) throw Error("reserve_rows: max_rows must be at least 1");
+  size_t width = 0;
+  const std::string why = why_not_row_wise(*impl_, width);
+  if (!why.empty()) throw Error("reserve_rows: " + why);
+  allocate_rows(*impl_, width, max_rows);
+}
+
+bool Plan::try_reserve_rows(int max_rows) {
+  size_t width = 0;
+  if (max_rows < 1 || !why_not_row_wise(*impl_, width).empty()) return false;
+  allocate_rows(*impl_, width, max_rows);
+  return true;
 }
 
 int Plan::reserved_rows() const noexcept { return impl_->max_rows; }

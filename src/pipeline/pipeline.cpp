@@ -222,12 +222,9 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
   }
   if (m.batching) {
     for (RunningModel& rm : m.models) {
-      if (rm.cfg.trigger != ModelTrigger::Tick) continue;
-      try {
-        rm.plan->reserve_rows(static_cast<int>(kMaxSignalsPerDatagram));
-      } catch (const Error&) {
-        continue;  // not a row-wise plan (a merge, a sequence layer, a TFLite file): one run per tick
-      }
+      // Not a row-wise plan (a merge, a sequence layer, a TFLite file): one run per tick.
+      if (rm.cfg.trigger != ModelTrigger::Tick || !rm.plan->try_reserve_rows(static_cast<int>(kMaxSignalsPerDatagram)))
+        continue;
       rm.rows = true;
       rm.rows_in.assign(kMaxSignalsPerDatagram * rm.input_size, 0.0f);
       rm.rows_out.assign(kMaxSignalsPerDatagram * rm.out.size(), 0.0f);

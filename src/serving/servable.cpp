@@ -1,6 +1,5 @@
 #include "serving/servable.hpp"
 
-#include <algorithm>
 #include <filesystem>
 #include <thread>
 
@@ -81,12 +80,8 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   s->plans_.push_back(std::move(first));
   // A feed-forward model serves a batch (several instances, or a batched request) through
   // Plan::run_rows, kRowsPerCall rows per call: the same numbers as run() per row.
-  try {
-    for (Plan& p : s->plans_) p.reserve_rows(kRowsPerCall);
-    s->rows_ = kRowsPerCall;
-  } catch (const Error&) {
-    s->rows_ = 0;
-  }
+  s->by_rows_ = true;
+  for (Plan& p : s->plans_) s->by_rows_ = s->by_rows_ && p.try_reserve_rows(kRowsPerCall);
   s->busy_.reset(new std::atomic<bool>[num_plans]);
   for (size_t i = 0; i < num_plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
   // The plan's flattened shapes are what run() uses; the model's TensorInfo names the tensors.
@@ -119,11 +114,8 @@ void Servable::run(size_t plan_index, size_t batch, const float* const* inputs,
   const size_t ni = inputs_.size(), no = outputs_.size();
   const float* in[kMaxTensors];
   float* out[kMaxTensors];
-  if (rows_ > 0 && batch > 1) {  // one input, one output (reserve_rows checked)
-    for (size_t r = 0; r < batch; r += static_cast<size_t>(rows_)) {
-      const int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(rows_), batch - r));
-      plan.run_rows(inputs[0] + r * inputs_[0].size, n, outputs[0] + r * outputs_[0].size);
-    }
+  if (by_rows_ && batch > 1) {  // one input, one output (try_reserve_rows checked)
+    plan.run_rows(inputs[0], static_cast<int>(batch), outputs[0]);
     return;
   }
   for (size_t r = 0; r < batch; ++r) {

@@ -66,7 +66,7 @@ class Servable {
   std::unique_ptr<Model> model_;
   mutable std::vector<Plan> plans_;
   static constexpr int kRowsPerCall = 8;
-  int rows_ = 0;  // > 0: every plan is row-wise and runs batches through Plan::run_rows
+  bool by_rows_ = false;  // every plan is row-wise: batches go through Plan::run_rows
   std::unique_ptr<std::atomic<bool>[]> busy_;  // acquire_plan() slots, one per plan
 };
 
