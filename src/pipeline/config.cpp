@@ -217,7 +217,9 @@ class Parser {
         if (v == "packet") c.udp_batch = SignalBatching::Packet;
         else if (v == "message") c.udp_batch = SignalBatching::Message;
         else fail(line_of(n), "[signals] udp_batch = '" + v + "': use packet or message");
-      } else unknown(key, "[signals]", "udp, udp_batch, multicast_interface, shm, shm_capacity");
+      } else if (k == "tx_timestamps") {
+        c.tx_timestamps = boolean(n, "[signals] tx_timestamps");
+      } else unknown(key, "[signals]", "udp, udp_batch, tx_timestamps, multicast_interface, shm, shm_capacity");
     }
   }
 

@@ -92,6 +92,9 @@ struct PipelineConfig {
   // kMaxSignalsPerDatagram), after the last of them is computed; Message: one datagram per signal,
   // sent as soon as it is computed.
   SignalBatching udp_batch = SignalBatching::Packet;
+  // Read the kernel's transmit timestamp of every UDP signal datagram back (tx_stamps.hpp): the
+  // rx_to_tx and end_to_end_tx stages. Read only in idle rounds, several per syscall.
+  bool tx_timestamps = true;
 
   // [decision_log]
   std::string log_path;               // "" = off

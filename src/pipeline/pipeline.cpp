@@ -26,6 +26,7 @@
 #include "pipeline/metrics_server.hpp"
 #include "pipeline/signal_format.hpp"
 #include "pipeline/signal_ring.hpp"
+#include "pipeline/tx_stamps.hpp"
 #include "stats/clock.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/spsc_ring.hpp"
@@ -78,6 +79,8 @@ struct Pipeline::Impl {
   feed::UdpSocket udp;
   sockaddr_in udp_to{};
   bool udp_on = false;
+  std::unique_ptr<TxStampCollector> tx;  // kernel transmit stamps of the UDP datagrams
+  std::int64_t tx_exchange_ns[kMaxSignalsPerDatagram], tx_rx_ns[kMaxSignalsPerDatagram];
   std::unique_ptr<SignalRingWriter> shm;
   std::unique_ptr<DecisionLogWriter> log;
   std::unique_ptr<MetricsServer> metrics;
@@ -87,6 +90,7 @@ struct Pipeline::Impl {
   std::atomic<std::size_t> published{0};
   std::vector<WarmupResult> warm;
   std::atomic<bool> ready{false};
+  std::atomic<bool> polling{false};  // the hot thread(s) entered their loop
 
   // Hot-path state (compute thread).
   std::uint64_t events = 0, signals = 0, udp_failures = 0;
@@ -120,6 +124,7 @@ struct Pipeline::Impl {
   void run_rows(RunningModel& m) noexcept;
   void flush_batches() noexcept;
   void housekeeping(std::int64_t now) noexcept;
+  void read_tx_stamps(std::int64_t now, bool idle, bool all) noexcept;
   void check_eos() noexcept;
 };
 
@@ -197,6 +202,10 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
                   std::strerror(errno));
     m.udp_on = true;
     m.batching = cfg_.udp_batch == SignalBatching::Packet;
+    if (cfg_.tx_timestamps) {
+      m.tx = std::make_unique<TxStampCollector>(m.udp.fd());
+      if (!m.tx->enabled()) m.tx.reset();  // the kernel refused: the _tx stages stay empty
+    }
   }
   if (!cfg_.shm.empty()) m.shm = std::make_unique<SignalRingWriter>(cfg_.shm, cfg_.shm_capacity);
   if (!cfg_.log_path.empty()) {
@@ -275,6 +284,7 @@ const std::vector<IntervalSample>& Pipeline::intervals() const noexcept { return
 std::size_t Pipeline::intervals_published() const noexcept { return impl_->published.load(std::memory_order_acquire); }
 const std::vector<WarmupResult>& Pipeline::warmup_results() const noexcept { return impl_->warm; }
 bool Pipeline::ready() const noexcept { return impl_->ready.load(); }
+bool Pipeline::polling() const noexcept { return impl_->polling.load(std::memory_order_acquire); }
 std::uint16_t Pipeline::feed_port(int line) const { return impl_->feed->port(line); }
 feed::FeedStats Pipeline::feed_stats() const { return impl_->feed->stats(); }
 
@@ -290,6 +300,12 @@ RunTotals Pipeline::totals() const {
   t.events = m.events;
   t.signals = m.signals;
   t.udp_send_failures = m.udp_failures;
+  if (m.tx) {
+    t.tx_stamps_on = true;
+    t.tx_stamps_matched = m.tx->matched();
+    t.tx_stamps_missing = m.tx->missing() + m.tx->waiting();
+    t.tx_stamps_stray = m.tx->stray();
+  }
   t.feed_loss_reports = m.loss_ranges.load();
   t.feed_lost_messages = m.lost_messages.load();
   t.allocations_at_ready = m.alloc_ready;
@@ -498,10 +514,22 @@ void Pipeline::Impl::flush_signals() noexcept {
   }
   const std::size_t bytes = pending_count * kSignalBytes;
   // A refused send (no listener yet: ECONNREFUSED from the ICMP answer) is counted, never retried.
-  if (udp_on && ::send(udp.fd(), msg, bytes, MSG_DONTWAIT) != static_cast<ssize_t>(bytes)) udp_failures += pending_count;
+  bool udp_sent = false;
+  if (udp_on) {
+    udp_sent = ::send(udp.fd(), msg, bytes, MSG_DONTWAIT) == static_cast<ssize_t>(bytes);
+    if (!udp_sent) udp_failures += pending_count;
+  }
   if (shm)
     for (std::size_t i = 0; i < pending_count; ++i) shm->publish(msg + i * kSignalBytes);
   const std::int64_t t_sent = stats::realtime_ns();
+  if (tx && udp_sent) {
+    // The kernel stamped the datagram inside [sent, t_sent]; the stamp is read in an idle round.
+    for (std::size_t i = 0; i < pending_count; ++i) {
+      tx_exchange_ns[i] = pending[i].s.exchange_ts_ns;
+      tx_rx_ns[i] = pending[i].s.kernel_rx_ns;
+    }
+    tx->sent(sent, t_sent, tx_exchange_ns, tx_rx_ns, pending_count);
+  }
   for (std::size_t i = 0; i < pending_count; ++i) {
     const PendingSignal& p = pending[i];
     const Signal& s = p.s;
@@ -531,6 +559,26 @@ void Pipeline::Impl::flush_signals() noexcept {
     }
   }
   pending_count = 0;
+}
+
+// Reads the kernel's transmit stamps back and records rx_to_tx and end_to_end_tx. A syscall, so
+// normally in idle rounds only, once a few datagrams or a millisecond's worth wait (one recvmmsg
+// reads several). While a backlog keeps the loop busy, it still reads once many wait: the error
+// queue counts against the socket's receive buffer, and a full one drops stamps.
+// `all`: at the end of a run, everything queued.
+void Pipeline::Impl::read_tx_stamps(std::int64_t now, bool idle, bool all) noexcept {
+  constexpr std::size_t kMinWaiting = 4;
+  constexpr std::size_t kBusyWaiting = 64;
+  constexpr std::int64_t kMaxWaitNs = 1'000'000;
+  if (!tx || tx->waiting() == 0) return;
+  if (!all && !idle && tx->waiting() < kBusyWaiting) return;
+  if (!all && tx->waiting() < kMinWaiting && now - tx->oldest_sent_ns() < kMaxWaitNs) return;
+  auto record = [this](std::int64_t tx_ns, std::int64_t exchange_ns, std::int64_t rx_ns) {
+    stats.stage[kRxToTx].record(tx_ns - rx_ns);
+    if (std::llabs(rx_ns - exchange_ns) < kWallClockSkew) stats.stage[kEndToEndTx].record(tx_ns - exchange_ns);
+  };
+  while (tx->drain(record) > 0 && all) {
+  }
 }
 
 void Pipeline::Impl::housekeeping(std::int64_t now) noexcept {
@@ -573,9 +621,11 @@ void Pipeline::run(const std::atomic<bool>& stop) {
       stats::pin_current_thread(cfg_.compute_cpu);
       feed::IdleStrategy idle(feed::parse_idle_kind(cfg_.feed_idle));
       std::int64_t next_eos = 0;
+      m.polling.store(true, std::memory_order_release);
       while (!m.halt.load(std::memory_order_relaxed)) {
         const int work = m.feed->poll();
         const std::int64_t now = stats::realtime_ns();
+        m.read_tx_stamps(now, work == 0, false);
         m.housekeeping(now);
         if (now >= next_eos) {
           m.check_eos();
@@ -584,12 +634,14 @@ void Pipeline::run(const std::atomic<bool>& stop) {
         idle.idle(work);
       }
       m.flush_batches();
+      m.read_tx_stamps(0, true, true);
     });
   } else {
     threads.emplace_back([&m, this, eos_check_ns] {
       stats::pin_current_thread(cfg_.feed_cpu);
       feed::IdleStrategy idle(feed::parse_idle_kind(cfg_.feed_idle));
       std::int64_t next_eos = 0;
+      m.polling.store(true, std::memory_order_release);  // the feed side reads the sockets
       while (!m.halt.load(std::memory_order_relaxed)) {
         const int work = m.feed->poll();
         const std::int64_t now = stats::realtime_ns();
@@ -611,11 +663,14 @@ void Pipeline::run(const std::atomic<bool>& stop) {
           ++work;
         }
         m.flush_batches();  // rings: a batch ends when the ring is drained (datagram bounds are not seen here)
-        m.housekeeping(stats::realtime_ns());
+        const std::int64_t now = stats::realtime_ns();
+        m.read_tx_stamps(now, work == 0, false);
+        m.housekeeping(now);
         idle.idle(work);
       }
       while (m.ring->try_pop(e)) m.on_event(e);  // drain what the feed already delivered
       m.flush_batches();
+      m.read_tx_stamps(0, true, true);
     });
   }
 
@@ -704,7 +759,7 @@ std::string format_stage_table(const StageStats& s) {
   out += line;
   for (int i = 0; i < kStageCount; ++i) {
     const auto& h = s.stage[i];
-    const char* kind = stage_is_compute(i) ? "compute" : (i == kRxToSignal || i == kEndToEnd ? "total" : "network");
+    const char* kind = stage_is_compute(i) ? "compute" : (i == kRxToSignal || i == kEndToEnd || i == kRxToTx || i == kEndToEndTx ? "total" : "network");
     if (i == kQueue) kind = "queue";
     if (h.count() == 0) {
       std::snprintf(line, sizeof line, "%-13s %-8s %10s %9s\n", stage_name(i), kind, "0", "-");

@@ -49,6 +49,10 @@ struct RunTotals {
   std::uint64_t events = 0;       // feed events processed by the compute side
   std::uint64_t signals = 0;
   std::uint64_t udp_send_failures = 0;
+  bool tx_stamps_on = false;            // kernel transmit stamps read back (rx_to_tx, end_to_end_tx)
+  std::uint64_t tx_stamps_matched = 0;  // datagrams whose stamp was read and matched
+  std::uint64_t tx_stamps_missing = 0;  // sent datagrams without one (error queue overflowed, or unread)
+  std::uint64_t tx_stamps_stray = 0;    // stamps that matched no recorded datagram
   std::uint64_t feed_loss_reports = 0;   // ranges the feed reported lost
   std::uint64_t feed_lost_messages = 0;
   std::uint64_t allocations_at_ready = 0;
@@ -85,6 +89,9 @@ class Pipeline {
   feed::FeedStats feed_stats() const;  // after run() returned
   const std::vector<WarmupResult>& warmup_results() const noexcept;
   bool ready() const noexcept;
+  // True once run()'s hot thread reads the feed sockets (a sender started before that would see
+  // its first datagrams wait in the socket buffer).
+  bool polling() const noexcept;
   // Ports the feed bound (0: absent), A and B.
   std::uint16_t feed_port(int line) const;
 

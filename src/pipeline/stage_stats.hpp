@@ -12,6 +12,10 @@
 //   signal       model output                      signal sent (sendto + shm returned) compute/IO
 //   rx_to_signal kernel receive                    signal sent                        end to end in process
 //   end_to_end   exchange timestamp                signal sent                        end to end
+//   rx_to_tx     kernel receive                    kernel transmit of the signal      end to end in process
+//   end_to_end_tx exchange timestamp               kernel transmit of the signal      end to end
+// The _tx pair ends where the signal's datagram was handed to the network device (tx_stamps.hpp):
+// UDP signals with [signals] tx_timestamps on; recorded when the pipeline reads the stamps back.
 // wire and end_to_end are recorded only when the exchange timestamp is on this host's wall clock
 // (within 10 s of the receive time); a synthetic exchange clock makes them meaningless.
 #include <cstdint>
@@ -21,7 +25,9 @@
 
 namespace tickinfer::pipeline {
 
-enum Stage : int { kWire, kReceive, kQueue, kFeatures, kModel, kSignal, kRxToSignal, kEndToEnd, kStageCount };
+enum Stage : int {
+  kWire, kReceive, kQueue, kFeatures, kModel, kSignal, kRxToSignal, kEndToEnd, kRxToTx, kEndToEndTx, kStageCount
+};
 const char* stage_name(int stage) noexcept;
 bool stage_is_compute(int stage) noexcept;
 

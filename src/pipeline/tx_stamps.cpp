@@ -1,0 +1,108 @@
+#include "pipeline/tx_stamps.hpp"
+
+#include <linux/errqueue.h>
+#include <linux/net_tstamp.h>
+#include <netinet/in.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cstring>
+
+namespace tickinfer::pipeline {
+
+namespace {
+constexpr std::size_t kControlBytes = 256;  // scm_timestamping + sock_extended_err, with headers
+constexpr std::size_t kDataBytes = 64;      // OPT_TSONLY: no payload comes back; room for safety
+}  // namespace
+
+TxStampCollector::TxStampCollector(int fd) : fd_(fd), slots_(kCapacity) {
+  // TSONLY: the kernel queues a bare stamp, not a copy of the datagram.
+  const int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_TSONLY;
+  enabled_ = fd >= 0 && ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
+  if (enabled_) {
+    // The stamps wait on the error queue, which is charged to the receive buffer (each about
+    // 1 KB of skb): room for a few thousand, so a stall's backlog does not drop them. Root may
+    // exceed net.core.rmem_max (FORCE); otherwise the capped size still holds a few hundred.
+    const int bytes = 4 << 20;
+    if (::setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof bytes) != 0)
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  }
+  msgs_.resize(kReadBatch);
+  iov_.resize(kReadBatch);
+  data_.resize(kReadBatch * kDataBytes);
+  control_.resize(kReadBatch * kControlBytes);
+}
+
+void TxStampCollector::sent(std::int64_t before_ns, std::int64_t after_ns, const std::int64_t* exchange_ns,
+                            const std::int64_t* rx_ns, std::size_t n) noexcept {
+  if (!enabled_) return;
+  if (count_ == kCapacity) {  // stamps are not coming back (or not read): give up the oldest
+    pop();
+    ++missing_;
+  }
+  Slot& s = slots_[(head_ + count_) % kCapacity];
+  s.before_ns = before_ns;
+  s.after_ns = after_ns;
+  s.n = std::min(n, kMaxSignals);
+  std::copy(exchange_ns, exchange_ns + s.n, s.exchange_ns);
+  std::copy(rx_ns, rx_ns + s.n, s.rx_ns);
+  ++count_;
+}
+
+int TxStampCollector::read_stamps() noexcept {
+  if (!enabled_) return 0;
+  for (int i = 0; i < kReadBatch; ++i) {
+    const auto k = static_cast<std::size_t>(i);
+    iov_[k] = iovec{data_.data() + k * kDataBytes, kDataBytes};
+    msghdr& h = msgs_[k].msg_hdr;
+    h = msghdr{};
+    h.msg_iov = &iov_[k];
+    h.msg_iovlen = 1;
+    h.msg_control = control_.data() + k * kControlBytes;
+    h.msg_controllen = kControlBytes;
+    msgs_[k].msg_len = 0;
+  }
+  const int got = ::recvmmsg(fd_, msgs_.data(), kReadBatch, MSG_ERRQUEUE | MSG_DONTWAIT, nullptr);
+  if (got <= 0) return 0;
+  int n = 0;
+  for (int i = 0; i < got; ++i) {
+    msghdr& h = msgs_[static_cast<std::size_t>(i)].msg_hdr;
+    std::int64_t ts = 0;
+    bool is_stamp = false;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+      if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPING) {
+        timespec t[3];  // [0]: software
+        std::memcpy(t, CMSG_DATA(c), sizeof t);
+        ts = t[0].tv_sec * 1'000'000'000LL + t[0].tv_nsec;
+      } else if ((c->cmsg_level == SOL_IP && c->cmsg_type == IP_RECVERR) ||
+                 (c->cmsg_level == SOL_IPV6 && c->cmsg_type == IPV6_RECVERR)) {
+        sock_extended_err e;
+        std::memcpy(&e, CMSG_DATA(c), sizeof e);
+        is_stamp = e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e.ee_info == SCM_TSTAMP_SND;
+      }
+    }
+    if (is_stamp && ts != 0) stamps_[n++] = ts;
+  }
+  return n;
+}
+
+const TxStampCollector::Slot* TxStampCollector::match(std::int64_t tx_ns) noexcept {
+  // Datagrams that left before this stamp's bracket never got theirs (the error queue overflowed).
+  while (count_ > 0 && slots_[head_].after_ns < tx_ns) {
+    pop();
+    ++missing_;
+  }
+  if (count_ == 0 || tx_ns < slots_[head_].before_ns) {
+    ++stray_;
+    return nullptr;
+  }
+  ++matched_;
+  return &slots_[head_];
+}
+
+void TxStampCollector::pop() noexcept {
+  head_ = (head_ + 1) % kCapacity;
+  --count_;
+}
+
+}  // namespace tickinfer::pipeline
