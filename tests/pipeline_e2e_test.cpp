@@ -314,8 +314,8 @@ TEST(PipelineBench, ShortRunMeasuresBothPathsAndReports) {
   const std::string report = temp("bench.json");
   std::string out;
   const int rc = run_cli({"pipeline", "bench", "--config", kDefault + "/config.toml", "--seconds", "0.5", "--rounds", "1",
-                          "--rate", "5000", "--port", std::to_string(base_port()), "--exchange-cpu", "-1", "--cpu", "-1",
-                          "--feed-cpu", "-1", "--report", report},
+                          "--rate", "5000", "--port", std::to_string(base_port()), "--exchange-cpu", "-1", "--cpu", "0",
+                          "--feed-cpu", "-1", "--stall-probe", "0.2", "--report", report},
                          out, 120);
   EXPECT_TRUE(rc == 0 || rc == 3) << out;
   EXPECT_NE(out.find("bare UDP hop: send -> user"), std::string::npos) << out;
@@ -325,10 +325,26 @@ TEST(PipelineBench, ShortRunMeasuresBothPathsAndReports) {
   EXPECT_NE(out.find("(exchange send -> kernel TX of the signal)"), std::string::npos) << out;
   EXPECT_NE(out.find("bar (inline): end-to-end p99"), std::string::npos) << out;
   EXPECT_EQ(rc == 0, out.find("FAIL") == std::string::npos) << out;
+  // The machine's stops of the pinned core, measured first, and each path's exposure to them.
+  EXPECT_NE(out.find("cpu 0 stops (clock-read gaps > 1 us while spinning): "), std::string::npos) << out;
+  EXPECT_NE(out.find("packets whose path a core stop overlaps (at p50 durations): bare hop "), std::string::npos) << out;
   std::ifstream rf(report);
   const auto j = nlohmann::json::parse(rf);
   EXPECT_EQ(j["bench"]["bare_hop"]["count"].get<long long>(), number_after(out, "bare UDP hop: send -> user"));
-  EXPECT_GT(j["bench"]["modes"]["inline"]["signals"].get<long long>(), 50);  // 2,500 ticks; features warm after ~50 quotes per instrument
+  EXPECT_GT(j["bench"]["modes"]["inline"]["signals"].get<long long>(), 50);
+  ASSERT_EQ(j["bench"]["cpu_stops"].size(), 1u);
+  const auto& stops = j["bench"]["cpu_stops"][0];
+  EXPECT_EQ(stops["cpu"].get<int>(), 0);
+  EXPECT_GE(stops["fraction"].get<double>(), 0.0);
+  EXPECT_LE(stops["fraction"].get<double>(), 1.0);
+  EXPECT_GE(stops["per_second"].get<double>(), 0.0);
+  if (stops["per_second"].get<double>() > 0) {
+    EXPECT_GT(stops["p50_ns"].get<long long>(), 1000);  // only gaps above the 1 us threshold count
+    EXPECT_LE(stops["p50_ns"].get<long long>(), stops["max_ns"].get<long long>());
+  }
+  const double exposure = j["bench"]["modes"]["inline"]["stop_exposure"]["pipeline"].get<double>();
+  EXPECT_GE(exposure, 0.0);
+  EXPECT_LE(exposure, 2.0);  // 2,500 ticks; features warm after ~50 quotes per instrument
   std::string html;
   ASSERT_EQ(run_cli({"report", report, "-o", temp("bench.html")}, html), 0) << html;
   EXPECT_NE(slurp(temp("bench.html")).find("Against the floor"), std::string::npos);

@@ -26,6 +26,7 @@
 #include <thread>
 
 #include "cli/commands.hpp"
+#include "cli/cpu_stall_probe.hpp"
 #include "feed/byte_order.hpp"
 #include "feed/exchange.hpp"
 #include "feed/market_generator.hpp"
@@ -82,6 +83,7 @@ ArgParser pipeline_parser() {
   p.option("report", "FILE", "write the last inline round's run report with the bench results", "");
   p.option("udp-batch", "MODE", "UDP signals: packet (one datagram per inbound packet) or message (one per signal); default: the config's", "");
   p.flag("no-udp", "signals to the shm ring only (no UDP send: the co-located strategy's path)");
+  p.option("stall-probe", "S", "first measure how often the pinned cores are taken away from a spinning thread (0: skip)", "1");
   return p;
 }
 
@@ -163,6 +165,32 @@ int run_pipeline_bench(const ArgParser& a) {
               : base.udp_batch == pipeline::SignalBatching::Packet ? "udp (a datagram per inbound packet)"
                                                                    : "udp (a datagram per signal)",
               base.udp.enabled() && !base.shm.empty() ? " + " : "", base.shm.empty() ? "" : ("shm " + base.shm).c_str());
+  // The machine's own stops of a busy core, measured on the pinned cores together before the run.
+  std::vector<CpuStalls> stalls;
+  const double probe_s = a.number("stall-probe", 0, 60);
+  if (probe_s > 0) {
+    std::vector<int> cpus;
+    if (ex_cpu >= 0) cpus.push_back(ex_cpu);
+    if (cpu >= 0 && cpu != ex_cpu) cpus.push_back(cpu);
+    if (!cpus.empty()) stalls = probe_cpu_stalls(cpus, probe_s);
+    for (const auto& s : stalls)
+      std::printf("cpu %d stops (clock-read gaps > 1 us while spinning): %.0f/s, %.2f %% of the time, p50 %.1f us, "
+                  "p90 %.1f us, max %.1f us\n",
+                  s.cpu, s.per_second, 100 * s.fraction, s.p50_ns / 1e3, s.p90_ns / 1e3, s.max_ns / 1e3);
+  }
+  auto stalls_of = [&](int c) -> const CpuStalls* {
+    for (const auto& s : stalls)
+      if (s.cpu == c) return &s;
+    return nullptr;
+  };
+  // Share of packets whose path overlaps a stop: the exchange core for the wire part, the
+  // receiving core for the rest (p50 durations). Above 1 %, that path's p99 carries a stop.
+  auto exposure = [&](double wire_ns, double total_ns) {
+    double p = 0;
+    if (const CpuStalls* s = stalls_of(ex_cpu)) p += s->hit_probability(wire_ns, false);
+    if (const CpuStalls* s = stalls_of(cpu)) p += s->hit_probability(std::max(0.0, total_ns - wire_ns), true);
+    return p;
+  };
   int session = 0;
   for (int r = 0; r < rounds; ++r) {
     // Bare hop.
@@ -237,7 +265,16 @@ int run_pipeline_bench(const ArgParser& a) {
   }
   std::string bench = "{\"rate\":" + std::to_string(rate) + ",\"seconds_per_round\":" + std::to_string(seconds) +
                       ",\"rounds\":" + std::to_string(rounds) + ",\"instruments\":" + std::to_string(instruments) +
-                      ",\"bare_hop\":" + hist_json(bare.h) + ",\"modes\":{";
+                      ",\"bare_hop\":" + hist_json(bare.h) + ",\"cpu_stops\":[";
+  for (std::size_t i = 0; i < stalls.size(); ++i) {
+    char b[256];
+    std::snprintf(b, sizeof b, "%s{\"cpu\":%d,\"per_second\":%.1f,\"fraction\":%.5f,\"p50_ns\":%lld,\"p90_ns\":%lld,\"max_ns\":%lld}",
+                  i ? "," : "", stalls[i].cpu, stalls[i].per_second, stalls[i].fraction,
+                  static_cast<long long>(stalls[i].p50_ns), static_cast<long long>(stalls[i].p90_ns),
+                  static_cast<long long>(stalls[i].max_ns));
+    bench += b;
+  }
+  bench += "],\"modes\":{";
   int status = 0;
   for (std::size_t k = 0; k < mode_list.size(); ++k) {
     const std::int64_t bar = bare.h.value_at_percentile(99) + 10'000;
@@ -262,11 +299,23 @@ int run_pipeline_bench(const ArgParser& a) {
     if (at_tx)
       std::printf("           to the return of send(): p99 %.2f us (%s)\n", e2e[k].h.value_at_percentile(99) / 1e3,
                   e2e[k].h.value_at_percentile(99) <= bar ? "also within" : "over the bar");
+    std::string exposure_json = "null";
+    if (!stalls.empty()) {
+      const double wire = static_cast<double>(stages[k].stage[pipeline::kWire].value_at_percentile(50));
+      const double bare_x = exposure(wire, static_cast<double>(bare.h.value_at_percentile(50)));
+      const double pipe_x = exposure(wire, static_cast<double>(end.value_at_percentile(50)));
+      std::printf("           packets whose path a core stop overlaps (at p50 durations): bare hop %.1f %%, pipeline %.1f %%"
+                  "%s\n",
+                  100 * bare_x, 100 * pipe_x,
+                  pipe_x > 0.01 ? " (above 1 %: its p99 carries a stop)" : "");
+      exposure_json = "{\"bare\":" + std::to_string(bare_x) + ",\"pipeline\":" + std::to_string(pipe_x) + "}";
+    }
     if (!pass) status = 3;
     bench += std::string(k ? "," : "") + "\"" + mode_list[k] + "\":{\"end_to_end\":" + hist_json(e2e[k].h) +
              ",\"end_to_end_tx\":" + hist_json(e2e_tx[k].h) + ",\"bar_at\":\"" + (at_tx ? "kernel_tx" : "send_return") + "\"" +
              ",\"rx_to_signal\":" + hist_json(rx[k].h) + ",\"signals\":" + std::to_string(signals[k]) +
-             ",\"allocations_after_ready\":" + std::to_string(allocs[k]) + ",\"pass\":" + (pass ? "true" : "false") + "}";
+             ",\"allocations_after_ready\":" + std::to_string(allocs[k]) + ",\"stop_exposure\":" + exposure_json +
+             ",\"pass\":" + (pass ? "true" : "false") + "}";
   }
   bench += "}}";
   if (!a.value("report").empty() && last_report_pipeline.size() > 10) {

@@ -217,6 +217,19 @@ int run_report(const ArgParser& a) {
       brow("pipeline " + it.key() + ": exchange send -> send() returned", it.value()["end_to_end"], at_tx ? "" : verdict);
     }
     h << "</table>";
+    if (b.contains("cpu_stops") && !b["cpu_stops"].empty()) {
+      // The machine's own stops of a busy core (tickinfer pipeline bench --stall-probe).
+      h << "<p>Core stops measured before the run (clock-read gaps &gt; 1 us while spinning):";
+      for (const auto& s : b["cpu_stops"])
+        h << " cpu " << s["cpu"].get<int>() << ": " << fmt(s["per_second"].get<double>(), 0) << "/s, "
+          << fmt(100 * s["fraction"].get<double>()) << " % of the time, p50 " << fmt(s["p50_ns"].get<double>() / 1e3)
+          << " us;";
+      for (auto it = b["modes"].begin(); it != b["modes"].end(); ++it)
+        if (it.value().contains("stop_exposure") && it.value()["stop_exposure"].is_object())
+          h << " packets whose path a stop overlaps: bare hop " << fmt(100 * it.value()["stop_exposure"]["bare"].get<double>())
+            << " %, pipeline " << it.key() << " " << fmt(100 * it.value()["stop_exposure"]["pipeline"].get<double>()) << " %;";
+      h << " above 1 %, a path's p99 carries such a stop.</p>";
+    }
   }
   h << "<h2>Latency per stage</h2>" << stage_table(j["stages"]);
   h << "<p>network/queue stages (wire, receive, queue) are separated from compute (features, model, signal); "

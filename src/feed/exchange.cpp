@@ -70,6 +70,7 @@ Exchange::Exchange(const ExchangeConfig& config)
   prefault(packets_, cfg_.messages);
   prefault(sends_, 2 * cfg_.messages + 64);  // both lines, one copy each (duplication faults may grow it)
   for (auto& s : sent_) s.assign(cfg_.messages + 1, 0);
+  release_.reserve(4096);  // a line's release (held packets let go at once: reordering, bursts)
   stats_.content_hash = kFnvOffset;
 }
 
@@ -129,7 +130,7 @@ void Exchange::send_release(int line, const std::vector<LineInjector::Release>& 
 }
 
 void Exchange::serve_rerequests() {
-  static thread_local BatchReceiver rx(16, 64);
+  BatchReceiver& rx = rerequest_rx_;
   for (;;) {
     const int n = rx.receive(rerequest_.fd());
     if (n == 0) return;
@@ -208,7 +209,7 @@ void Exchange::account() {
 void Exchange::run(const std::atomic<bool>* stop) {
   const int lines = cfg_.line_b_enabled ? 2 : 1;
   std::mt19937_64 sizes(cfg_.market.seed ^ 0x5EEDull);
-  std::vector<LineInjector::Release> rel;
+  std::vector<LineInjector::Release>& rel = release_;
   const double ns_per_msg = 1e9 / cfg_.rate;
   const std::int64_t t0 = stats::monotonic_ns();
   last_send_ns_[0] = last_send_ns_[1] = t0;

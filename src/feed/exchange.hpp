@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "feed/batch_receiver.hpp"
 #include "feed/line_faults.hpp"
 #include "feed/market_generator.hpp"
 #include "feed/moldudp64.hpp"
@@ -116,6 +117,8 @@ class Exchange {
   MarketGenerator gen_;
   UdpSocket out_;
   UdpSocket rerequest_;
+  BatchReceiver rerequest_rx_{16, 64};         // re-requests are 20-byte datagrams
+  std::vector<LineInjector::Release> release_;  // reused by run(); sized in the constructor
   LineInjector inj_[2];
   std::vector<std::uint8_t> msg_bytes_;      // every message, back to back
   std::vector<std::uint32_t> msg_offset_;    // msg_offset_[seq - 1]; size = messages + 1
