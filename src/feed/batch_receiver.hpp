@@ -18,6 +18,12 @@ class BatchReceiver {
  public:
   // Throws tickinfer::Error if batch is not in [1, 1024] or max_datagram < 20.
   explicit BatchReceiver(int batch = 32, std::size_t max_datagram = 2048);
+  // The headers point into the buffers (set once): a copy would point into the original's. A
+  // move keeps the buffers, and so the pointers.
+  BatchReceiver(const BatchReceiver&) = delete;
+  BatchReceiver& operator=(const BatchReceiver&) = delete;
+  BatchReceiver(BatchReceiver&&) noexcept = default;
+  BatchReceiver& operator=(BatchReceiver&&) noexcept = default;
 
   // Receives what is queued on fd, up to `max` datagrams (<= 0 or above batch: batch). Returns
   // how many (0 when none). Errors other than "nothing queued" are counted in errors() and
