@@ -517,18 +517,21 @@ void Pipeline::Impl::flush_signals() noexcept {
   bool udp_sent = false;
   if (udp_on) {
     udp_sent = ::send(udp.fd(), msg, bytes, MSG_DONTWAIT) == static_cast<ssize_t>(bytes);
-    if (!udp_sent) udp_failures += pending_count;
+    if (!udp_sent) {
+      udp_failures += pending_count;
+      if (tx) tx->send_failed();
+    }
   }
   if (shm)
     for (std::size_t i = 0; i < pending_count; ++i) shm->publish(msg + i * kSignalBytes);
   const std::int64_t t_sent = stats::realtime_ns();
   if (tx && udp_sent) {
-    // The kernel stamped the datagram inside [sent, t_sent]; the stamp is read in an idle round.
+    // The kernel stamped the datagram as it left; the stamp is read back in an idle round.
     for (std::size_t i = 0; i < pending_count; ++i) {
       tx_exchange_ns[i] = pending[i].s.exchange_ts_ns;
       tx_rx_ns[i] = pending[i].s.kernel_rx_ns;
     }
-    tx->sent(sent, t_sent, tx_exchange_ns, tx_rx_ns, pending_count);
+    tx->sent(t_sent, tx_exchange_ns, tx_rx_ns, pending_count);
   }
   for (std::size_t i = 0; i < pending_count; ++i) {
     const PendingSignal& p = pending[i];

@@ -16,8 +16,9 @@ constexpr std::size_t kDataBytes = 64;      // OPT_TSONLY: no payload comes back
 }  // namespace
 
 TxStampCollector::TxStampCollector(int fd) : fd_(fd), slots_(kCapacity) {
-  // TSONLY: the kernel queues a bare stamp, not a copy of the datagram.
-  const int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_TSONLY;
+  // TSONLY: the kernel queues a bare stamp, not a copy of the datagram. OPT_ID: with its number.
+  const int flags = SOF_TIMESTAMPING_TX_SOFTWARE | SOF_TIMESTAMPING_SOFTWARE | SOF_TIMESTAMPING_OPT_TSONLY |
+                    SOF_TIMESTAMPING_OPT_ID;
   enabled_ = fd >= 0 && ::setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPING, &flags, sizeof flags) == 0;
   if (enabled_) {
     // The stamps wait on the error queue, which is charged to the receive buffer (each about
@@ -33,16 +34,18 @@ TxStampCollector::TxStampCollector(int fd) : fd_(fd), slots_(kCapacity) {
   control_.resize(kReadBatch * kControlBytes);
 }
 
-void TxStampCollector::sent(std::int64_t before_ns, std::int64_t after_ns, const std::int64_t* exchange_ns,
-                            const std::int64_t* rx_ns, std::size_t n) noexcept {
+void TxStampCollector::sent(std::int64_t sent_ns, const std::int64_t* exchange_ns, const std::int64_t* rx_ns,
+                            std::size_t n) noexcept {
   if (!enabled_) return;
   if (count_ == kCapacity) {  // stamps are not coming back (or not read): give up the oldest
     pop();
     ++missing_;
   }
   Slot& s = slots_[(head_ + count_) % kCapacity];
-  s.before_ns = before_ns;
-  s.after_ns = after_ns;
+  s.id = next_id_++;
+  s.slack = failed_since_sent_;
+  failed_since_sent_ = 0;
+  s.sent_ns = sent_ns;
   s.n = std::min(n, kMaxSignals);
   std::copy(exchange_ns, exchange_ns + s.n, s.exchange_ns);
   std::copy(rx_ns, rx_ns + s.n, s.rx_ns);
@@ -68,6 +71,7 @@ int TxStampCollector::read_stamps() noexcept {
   for (int i = 0; i < got; ++i) {
     msghdr& h = msgs_[static_cast<std::size_t>(i)].msg_hdr;
     std::int64_t ts = 0;
+    std::uint32_t id = 0;
     bool is_stamp = false;
     for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
       if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_TIMESTAMPING) {
@@ -79,25 +83,37 @@ int TxStampCollector::read_stamps() noexcept {
         sock_extended_err e;
         std::memcpy(&e, CMSG_DATA(c), sizeof e);
         is_stamp = e.ee_origin == SO_EE_ORIGIN_TIMESTAMPING && e.ee_info == SCM_TSTAMP_SND;
+        id = e.ee_data;
       }
     }
-    if (is_stamp && ts != 0) stamps_[n++] = ts;
+    if (is_stamp && ts != 0) {
+      stamps_[n] = ts;
+      ids_[n++] = id;
+    }
   }
   return n;
 }
 
-const TxStampCollector::Slot* TxStampCollector::match(std::int64_t tx_ns) noexcept {
-  // Datagrams that left before this stamp's bracket never got theirs (the error queue overflowed).
-  while (count_ > 0 && slots_[head_].after_ns < tx_ns) {
-    pop();
+const TxStampCollector::Slot* TxStampCollector::match(std::uint32_t id) noexcept {
+  while (count_ > 0) {
+    Slot& s = slots_[head_];
+    // Counter arithmetic modulo 2^32: ahead > slack means the stamp belongs to a later datagram.
+    const auto ahead = static_cast<std::int32_t>(id - s.id);
+    if (ahead < 0) break;  // an older datagram's stamp, given up on already
+    if (static_cast<std::uint32_t>(ahead) <= s.slack) {
+      if (ahead > 0) {
+        // Failed sends before this datagram used numbers: every later expectation moves too.
+        for (std::size_t k = 1; k < count_; ++k) slots_[(head_ + k) % kCapacity].id += static_cast<std::uint32_t>(ahead);
+        next_id_ += static_cast<std::uint32_t>(ahead);
+      }
+      ++matched_;
+      return &s;
+    }
+    pop();  // its stamp never came (the error queue overflowed)
     ++missing_;
   }
-  if (count_ == 0 || tx_ns < slots_[head_].before_ns) {
-    ++stray_;
-    return nullptr;
-  }
-  ++matched_;
-  return &slots_[head_];
+  ++stray_;
+  return nullptr;
 }
 
 void TxStampCollector::pop() noexcept {
