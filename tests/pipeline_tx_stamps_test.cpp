@@ -64,7 +64,7 @@ Sent send_all(TxStampCollector& c, int fd, const std::vector<std::size_t>& signa
     const std::int64_t t0 = now_ns();
     const bool ok = ::send(fd, payload, sizeof payload, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof payload);
     const std::int64_t t1 = now_ns();
-    if (ok) c.sent(t1, ex, rx, signals[d]);
+    if (ok) c.sent(t0, t1, ex, rx, signals[d]);
     else c.send_failed();
     s.before.push_back(t0);
     s.after.push_back(t1);
@@ -149,23 +149,50 @@ TEST(TxStamps, DroppedStampsAreCountedMissingAndTheRestStillMatch) {
   EXPECT_EQ(c.stray(), 0u);
 }
 
+// Refused sends and dropped stamps together: with the error queue at its minimum and nobody
+// listening, whatever the kernel did with the counter, every stamp that came finds its datagram.
+TEST(TxStamps, FailedSendsAndDroppedStampsTogether) {
+  std::uint16_t closed_port;
+  {
+    feed::UdpSocket gone = sink();
+    closed_port = gone.local_port();
+  }
+  feed::UdpSocket out = connected_sender(closed_port);
+  TxStampCollector c(out.fd());
+  ASSERT_TRUE(c.enabled());
+  const int tiny = 1;
+  ASSERT_EQ(::setsockopt(out.fd(), SOL_SOCKET, SO_RCVBUF, &tiny, sizeof tiny), 0);
+  const Sent first = send_all(c, out.fd(), std::vector<std::size_t>(200, 1));
+  auto got = drain_all(c);
+  expect_consistent(got, first);
+  // After a drain the queue has room again: the next stamps still match.
+  const std::uint64_t matched_before = c.matched();
+  const Sent second = send_all(c, out.fd(), std::vector<std::size_t>(4, 1));
+  std::size_t ok = 0;
+  for (bool b : second.ok) ok += b ? 1 : 0;
+  got = drain_all(c);
+  expect_consistent(got, second);
+  EXPECT_EQ(c.matched() - matched_before, ok);
+  EXPECT_EQ(c.stray(), 0u);
+}
+
 TEST(TxStamps, AFullQueueGivesUpTheOldest) {
   feed::UdpSocket in = sink();
   feed::UdpSocket out = connected_sender(in.local_port());
   TxStampCollector c(out.fd());
   ASSERT_TRUE(c.enabled());
   const std::int64_t ex = 1, rx = 2;
-  for (std::size_t i = 0; i < TxStampCollector::kCapacity + 5; ++i) c.sent(static_cast<std::int64_t>(i) * 10, &ex, &rx, 1);
+  for (std::size_t i = 0; i < TxStampCollector::kCapacity + 5; ++i) c.sent(static_cast<std::int64_t>(i) * 10, static_cast<std::int64_t>(i) * 10 + 5, &ex, &rx, 1);
   EXPECT_EQ(c.waiting(), TxStampCollector::kCapacity);
   EXPECT_EQ(c.missing(), 5u);
-  EXPECT_EQ(c.oldest_sent_ns(), 5 * 10);
+  EXPECT_EQ(c.oldest_sent_ns(), 5 * 10 + 5);
 }
 
 TEST(TxStamps, NoSocketNoStamps) {
   TxStampCollector c(-1);
   EXPECT_FALSE(c.enabled());
   const std::int64_t ex = 1, rx = 2;
-  c.sent(1, &ex, &rx, 1);
+  c.sent(0, 1, &ex, &rx, 1);
   EXPECT_EQ(c.waiting(), 0u);
   EXPECT_EQ(c.drain([](std::int64_t, std::int64_t, std::int64_t) {}), 0);
 }

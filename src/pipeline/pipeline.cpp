@@ -531,7 +531,7 @@ void Pipeline::Impl::flush_signals() noexcept {
       tx_exchange_ns[i] = pending[i].s.exchange_ts_ns;
       tx_rx_ns[i] = pending[i].s.kernel_rx_ns;
     }
-    tx->sent(t_sent, tx_exchange_ns, tx_rx_ns, pending_count);
+    tx->sent(sent, t_sent, tx_exchange_ns, tx_rx_ns, pending_count);
   }
   for (std::size_t i = 0; i < pending_count; ++i) {
     const PendingSignal& p = pending[i];

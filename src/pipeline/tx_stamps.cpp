@@ -34,17 +34,15 @@ TxStampCollector::TxStampCollector(int fd) : fd_(fd), slots_(kCapacity) {
   control_.resize(kReadBatch * kControlBytes);
 }
 
-void TxStampCollector::sent(std::int64_t sent_ns, const std::int64_t* exchange_ns, const std::int64_t* rx_ns,
-                            std::size_t n) noexcept {
+void TxStampCollector::sent(std::int64_t before_ns, std::int64_t sent_ns, const std::int64_t* exchange_ns,
+                            const std::int64_t* rx_ns, std::size_t n) noexcept {
   if (!enabled_) return;
-  if (count_ == kCapacity) {  // stamps are not coming back (or not read): give up the oldest
-    pop();
-    ++missing_;
-  }
+  if (count_ == kCapacity) give_up_oldest();  // stamps are not coming back (or not read)
   Slot& s = slots_[(head_ + count_) % kCapacity];
   s.id = next_id_++;
   s.slack = failed_since_sent_;
   failed_since_sent_ = 0;
+  s.before_ns = before_ns;
   s.sent_ns = sent_ns;
   s.n = std::min(n, kMaxSignals);
   std::copy(exchange_ns, exchange_ns + s.n, s.exchange_ns);
@@ -94,26 +92,51 @@ int TxStampCollector::read_stamps() noexcept {
   return n;
 }
 
-const TxStampCollector::Slot* TxStampCollector::match(std::uint32_t id) noexcept {
-  while (count_ > 0) {
-    Slot& s = slots_[head_];
-    // Counter arithmetic modulo 2^32: ahead > slack means the stamp belongs to a later datagram.
+const TxStampCollector::Slot* TxStampCollector::match(std::uint32_t id, std::int64_t tx_ns) noexcept {
+  // Candidates: the waiting datagrams whose number could be `id`, given the failed sends before
+  // them (each may have used one). Counter arithmetic is modulo 2^32.
+  std::size_t pick = count_;
+  std::uint32_t slack = 0;
+  for (std::size_t k = 0; k < count_; ++k) {
+    const Slot& s = at(k);
+    slack += s.slack;
     const auto ahead = static_cast<std::int32_t>(id - s.id);
-    if (ahead < 0) break;  // an older datagram's stamp, given up on already
-    if (static_cast<std::uint32_t>(ahead) <= s.slack) {
-      if (ahead > 0) {
-        // Failed sends before this datagram used numbers: every later expectation moves too.
-        for (std::size_t k = 1; k < count_; ++k) slots_[(head_ + k) % kCapacity].id += static_cast<std::uint32_t>(ahead);
-        next_id_ += static_cast<std::uint32_t>(ahead);
-      }
-      ++matched_;
-      return &s;
+    if (ahead < 0) break;  // older than this one: no later datagram can be it either
+    if (static_cast<std::uint32_t>(ahead) > slack) continue;
+    if (pick == count_) pick = k;
+    if (tx_ns >= s.before_ns && tx_ns <= s.sent_ns) {  // stamped inside its own send(): certain
+      pick = k;
+      break;
     }
-    pop();  // its stamp never came (the error queue overflowed)
+    if (slack == 0) break;  // no failures in between: the first candidate is the only one
+  }
+  if (pick == count_) {
+    ++stray_;  // an older datagram's stamp, given up on already
+    return nullptr;
+  }
+  for (std::size_t k = 0; k < pick; ++k) {  // earlier datagrams: their stamps never came
+    pop();
     ++missing_;
   }
-  ++stray_;
-  return nullptr;
+  Slot& s = at(0);
+  const std::uint32_t offset = id - s.id;  // numbers the failed sends before it used: settled
+  if (offset != 0) {
+    for (std::size_t k = 1; k < count_; ++k) at(k).id += offset;
+    next_id_ += offset;
+  }
+  s.slack = 0;
+  ++matched_;
+  return &s;
+}
+
+// The oldest datagram will get no stamp. Whatever failed sends before it left unsettled (its slack)
+// passes to the next one, or to the next recorded.
+void TxStampCollector::give_up_oldest() noexcept {
+  const std::uint32_t unsettled = slots_[head_].slack;
+  pop();
+  ++missing_;
+  if (count_ > 0) slots_[head_].slack += unsettled;
+  else failed_since_sent_ += unsettled;
 }
 
 void TxStampCollector::pop() noexcept {

@@ -13,9 +13,9 @@
 // reads them only when it has nothing else to do (Pipeline: idle rounds), many per recvmmsg.
 // Each carries the kernel's per-socket send counter (SOF_TIMESTAMPING_OPT_ID), which is matched
 // to the datagram it counted. That holds when a stamp comes late (a NIC whose queue was busy
-// stamps when it finally sends); a failed send() may or may not have used a number (it depends
-// on the kernel), so the datagram after one accepts as many numbers more as sends failed before
-// it, and the first stamp that arrives settles which.
+// stamps when it finally sends). A failed send() may or may not have used a number (it depends
+// on the kernel), so after failures a stamp may belong to any of a few datagrams: the one whose
+// send() it falls inside is taken, else the first; the match settles the numbering after it.
 #include <sys/socket.h>
 
 #include <cstddef>
@@ -34,9 +34,11 @@ class TxStampCollector {
   explicit TxStampCollector(int fd);
   bool enabled() const noexcept { return enabled_; }
 
-  // One datagram left at sent_ns (its send() returned), carrying n signals with these exchange
-  // and kernel receive times. When kCapacity datagrams already wait, the oldest is given up.
-  void sent(std::int64_t sent_ns, const std::int64_t* exchange_ns, const std::int64_t* rx_ns, std::size_t n) noexcept;
+  // One datagram left: its send() ran within [before_ns, sent_ns]; it carries n signals with
+  // these exchange and kernel receive times. When kCapacity datagrams already wait, the oldest is
+  // given up.
+  void sent(std::int64_t before_ns, std::int64_t sent_ns, const std::int64_t* exchange_ns, const std::int64_t* rx_ns,
+            std::size_t n) noexcept;
   // A send() on the socket failed: the kernel may have used a counter value for it.
   void send_failed() noexcept { ++failed_since_sent_; }
 
@@ -50,7 +52,7 @@ class TxStampCollector {
   int drain(F&& on_signal) noexcept {
     const int n = read_stamps();
     for (int i = 0; i < n; ++i) {
-      const Slot* s = match(ids_[static_cast<std::size_t>(i)]);
+      const Slot* s = match(ids_[static_cast<std::size_t>(i)], stamps_[static_cast<std::size_t>(i)]);
       if (!s) continue;
       for (std::size_t k = 0; k < s->n; ++k) on_signal(stamps_[static_cast<std::size_t>(i)], s->exchange_ns[k], s->rx_ns[k]);
       pop();
@@ -66,14 +68,16 @@ class TxStampCollector {
   struct Slot {
     std::uint32_t id = 0;     // the kernel's counter value expected for this datagram
     std::uint32_t slack = 0;  // sends that failed just before it: the id may be up to this much higher
-    std::int64_t sent_ns = 0;
+    std::int64_t before_ns = 0, sent_ns = 0;
     std::size_t n = 0;
     std::int64_t exchange_ns[kMaxSignals];
     std::int64_t rx_ns[kMaxSignals];
   };
   int read_stamps() noexcept;
-  const Slot* match(std::uint32_t id) noexcept;
+  const Slot* match(std::uint32_t id, std::int64_t tx_ns) noexcept;
+  Slot& at(std::size_t k) noexcept { return slots_[(head_ + k) % kCapacity]; }
   void pop() noexcept;
+  void give_up_oldest() noexcept;
 
   int fd_ = -1;
   bool enabled_ = false;
