@@ -48,6 +48,7 @@ ring_capacity = 1024
 [signals]
 udp = "239.1.1.1:32001"
 udp_batch = "message"
+tx_timestamps = false
 shm = "sig-ring"
 
 [decision_log]
@@ -106,6 +107,7 @@ TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
   EXPECT_EQ(c.ring_capacity, 1024u);
   EXPECT_EQ(c.udp.host, "239.1.1.1");
   EXPECT_EQ(c.udp_batch, SignalBatching::Message);
+  EXPECT_FALSE(c.tx_timestamps);
   EXPECT_EQ(c.shm, "sig-ring");
   EXPECT_EQ(c.log_path, "base/d.tdl");
   EXPECT_EQ(c.flush, FlushPolicy::Record);
@@ -133,9 +135,10 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"ring_capacity = 1024", "ring_capacity = 1000", "ring_capacity must be a power of two"},
       {"shm = \"sig-ring\"", "shm = \"../etc\"", "[signals] shm = '../etc'"},
       {"udp_batch = \"message\"", "udp_batch = \"tick\"", "[signals] udp_batch = 'tick': use packet or message"},
+      {"tx_timestamps = false", "tx_timestamps = \"no\"", "line 38: [signals] tx_timestamps must be true or false"},
       {"flush = \"record\"", "flush = \"sometimes\"", "[decision_log] flush = 'sometimes'"},
       {"max_iterations = 1000", "max_iterations = 10", "max_iterations is below min_iterations"},
-      {"seconds = 20", "seconds = \"twenty\"", "line 51: [run] seconds must be a number"},
+      {"seconds = 20", "seconds = \"twenty\"", "line 52: [run] seconds must be a number"},
       {"[warmup]", "[warmpu]", "unknown section 'warmpu'"},
       {"spec = \"features.toml\"", "spec = 3", "[features] spec must be a string"},
       {"version = 3", "version = 3.5", "[[model]] version must be an integer"},
