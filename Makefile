@@ -130,9 +130,9 @@ fixtures:
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)
 
-# The model server's tests again with promtool required, and the official TF Serving Python gRPC
-# client against `tickinfer serve` (in .venv-serving, see tools/setup_serving_venv.sh).
-# The Prometheus exposition must pass
+# The model server's tests (and the pipeline's metrics text) again with promtool required, and the
+# official TF Serving Python gRPC client against `tickinfer serve` (in .venv-serving, see
+# tools/setup_serving_venv.sh). The Prometheus exposition must pass
 # `promtool check metrics`. promtool comes with Debian's prometheus package (~100 MB installed),
 # too big for install_deps.sh, so it is installed here, for the tests only.
 serving-test: build
@@ -141,5 +141,6 @@ serving-test: build
 	  $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
 	  { $$S apt-get update -qq && $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; }
 	TICKINFER_REQUIRE_PROMTOOL=1 $(BUILD)/tests/serving_rest_test --gtest_brief=1
+	TICKINFER_REQUIRE_PROMTOOL=1 $(BUILD)/tests/pipeline_metrics_text_test --gtest_brief=1
 	tools/setup_serving_venv.sh $(VENV) .venv-serving
 	TICKINFER_BIN=$(BUILD)/tickinfer .venv-serving/bin/python -m pytest -q -p no:cacheprovider tests/python

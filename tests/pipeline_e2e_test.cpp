@@ -270,9 +270,20 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
   EXPECT_NE(metrics.find("200 OK"), std::string::npos) << metrics;
   EXPECT_NE(metrics.find("tickinfer_ready 1"), std::string::npos) << metrics;
   Process serve = start(serve_args(60000, 40000, false), temp("multi.serve.out"));  // 1.5 s: ~150 bars of 10 ms
+  // Once a status interval (500 ms here) has passed, the endpoint serves its figures
+  // (format_metrics: HELP/TYPE, seconds; promtool-checked in pipeline_metrics_text_test).
+  std::string during;
+  for (int i = 0; i < 40 && during.find("tickinfer_interval_ticks") == std::string::npos; ++i) {
+    usleep(100'000);
+    during = http_get(metrics_port);
+  }
+  EXPECT_NE(during.find("# TYPE tickinfer_interval_ticks gauge"), std::string::npos) << during;
+  EXPECT_NE(during.find("\ntickinfer_rx_to_signal_p99_seconds "), std::string::npos) << during;
+  EXPECT_NE(during.find("\ntickinfer_allocations_since_ready 0\n"), std::string::npos) << during;
   ASSERT_EQ(wait_for(serve, 60), 0);
   ASSERT_EQ(wait_for(run, 60), 0) << slurp(run.out_path);
   const std::string out = slurp(run.out_path);
+  EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;  // metrics published and scraped too
   const auto log = tickinfer::pipeline::read_decision_log(rc.log);
   ASSERT_EQ(log.models.size(), 4u);
   std::size_t per_model[4] = {0, 0, 0, 0};

@@ -7,8 +7,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
+#include "pipeline/metrics_text.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::pipeline {
@@ -33,6 +35,8 @@ MetricsServer::MetricsServer(const std::string& host, std::uint16_t port) {
   socklen_t len = sizeof a;
   getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
   port_ = ntohs(a.sin_port);
+  text_.reserve(kMetricsTextBytes);
+  response_.reserve(kMetricsTextBytes + 256);
   thread_ = std::thread([this] { serve(); });
 }
 
@@ -42,9 +46,9 @@ MetricsServer::~MetricsServer() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void MetricsServer::set_text(std::string text) {
+void MetricsServer::set_text(std::string_view text) {
   std::lock_guard<std::mutex> g(mu_);
-  text_ = std::move(text);
+  text_.assign(text);
 }
 
 void MetricsServer::serve() {
@@ -56,14 +60,17 @@ void MetricsServer::serve() {
     pollfd q{c, POLLIN, 0};
     char req[1024];
     if (::poll(&q, 1, 500) > 0) (void)::recv(c, req, sizeof req, 0);  // the request itself does not matter
-    std::string body;
     {
       std::lock_guard<std::mutex> g(mu_);
-      body = text_;
+      char head[160];
+      std::snprintf(head, sizeof head,
+                    "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: %zu\r\n"
+                    "Connection: close\r\n\r\n",
+                    text_.size());
+      response_.assign(head);
+      response_.append(text_);
     }
-    const std::string resp = "HTTP/1.0 200 OK\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: " +
-                             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
-    (void)::send(c, resp.data(), resp.size(), MSG_NOSIGNAL);
+    (void)::send(c, response_.data(), response_.size(), MSG_NOSIGNAL);
     ::close(c);
   }
 }

@@ -24,6 +24,7 @@
 #include "pipeline/alloc_counter.hpp"
 #include "pipeline/decision_log.hpp"
 #include "pipeline/metrics_server.hpp"
+#include "pipeline/metrics_text.hpp"
 #include "pipeline/signal_format.hpp"
 #include "pipeline/signal_ring.hpp"
 #include "pipeline/tx_stamps.hpp"
@@ -84,6 +85,7 @@ struct Pipeline::Impl {
   std::unique_ptr<SignalRingWriter> shm;
   std::unique_ptr<DecisionLogWriter> log;
   std::unique_ptr<MetricsServer> metrics;
+  std::string metrics_text;  // the supervisor's, capacity kMetricsTextBytes
 
   StageStats stats;
   std::vector<IntervalSample> intervals;
@@ -224,7 +226,12 @@ Pipeline::Pipeline(const PipelineConfig& config) : cfg_(config), impl_(std::make
       m.log->declare(lm);
     }
   }
-  if (cfg_.metrics.enabled()) m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
+  if (cfg_.metrics.enabled()) {
+    m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
+    m.metrics_text.reserve(kMetricsTextBytes);
+    format_metrics(m.metrics_text, false, nullptr, 0);
+    m.metrics->set_text(m.metrics_text);
+  }
   if (m.batching && m.log && cfg_.full_vectors) {
     for (const RunningModel& rm : m.models) m.pending_stride = std::max(m.pending_stride, rm.input_size);
     m.pending_inputs.assign(m.pending_stride * kMaxSignalsPerDatagram, 0.0f);
@@ -379,7 +386,10 @@ void Pipeline::mark_ready() {
     f << "ready pid " << getpid() << "\n";
   }
   m.ready.store(true);
-  if (m.metrics) m.metrics->set_text("tickinfer_ready 1\n");
+  if (m.metrics) {
+    format_metrics(m.metrics_text, true, nullptr, 0);
+    m.metrics->set_text(m.metrics_text);
+  }
 }
 
 void Pipeline::Impl::check_eos() noexcept {
@@ -578,7 +588,10 @@ void Pipeline::Impl::read_tx_stamps(std::int64_t now, bool idle, bool all) noexc
   if (!all && tx->waiting() < kMinWaiting && now - tx->oldest_sent_ns() < kMaxWaitNs) return;
   auto record = [this](std::int64_t tx_ns, std::int64_t exchange_ns, std::int64_t rx_ns) {
     stats.stage[kRxToTx].record(tx_ns - rx_ns);
-    if (std::llabs(rx_ns - exchange_ns) < kWallClockSkew) stats.stage[kEndToEndTx].record(tx_ns - exchange_ns);
+    if (std::llabs(rx_ns - exchange_ns) < kWallClockSkew) {
+      stats.stage[kEndToEndTx].record(tx_ns - exchange_ns);
+      stats.interval_e2e_tx.record(tx_ns - exchange_ns);
+    }
   };
   while (tx->drain(record) > 0 && all) {
   }
@@ -599,12 +612,14 @@ void Pipeline::Impl::housekeeping(std::int64_t now) noexcept {
     s.e2e_p50_ns = stats.interval_e2e.value_at_percentile(50);
     s.e2e_p99_ns = stats.interval_e2e.value_at_percentile(99);
     s.e2e_max_ns = stats.interval_e2e.max();
+    s.e2e_tx_p99_ns = stats.interval_e2e_tx.value_at_percentile(99);
     s.allocations = allocation_count();
     s.feed_lost = lost_messages.load(std::memory_order_relaxed);
     published.store(k + 1, std::memory_order_release);
   }
   stats.interval_rx.reset();
   stats.interval_e2e.reset();
+  stats.interval_e2e_tx.reset();
   interval_events = interval_signals = 0;
   next_interval += cfg.status_interval_ns;
   if (next_interval <= now) next_interval = now + cfg.status_interval_ns;
@@ -703,23 +718,14 @@ void Pipeline::run(const std::atomic<bool>& stop) {
                     static_cast<double>(s.rx_p50_ns) / 1e3, static_cast<double>(s.rx_p99_ns) / 1e3,
                     static_cast<double>(s.rx_max_ns) / 1e3);
         if (s.e2e_p99_ns > 0) std::printf("  e2e p99 %7.1f us", static_cast<double>(s.e2e_p99_ns) / 1e3);
+        if (s.e2e_tx_p99_ns > 0) std::printf(" (to kernel TX %7.1f us)", static_cast<double>(s.e2e_tx_p99_ns) / 1e3);
         std::printf("  lost %llu  allocs %llu\n", static_cast<unsigned long long>(s.feed_lost),
                     static_cast<unsigned long long>(s.allocations - m.alloc_ready));
         std::fflush(stdout);
       }
       if (m.metrics) {
-        char buf[1024];
-        std::snprintf(buf, sizeof buf,
-                      "tickinfer_ready %d\ntickinfer_interval_ticks %llu\ntickinfer_interval_signals %llu\n"
-                      "tickinfer_rx_to_signal_p50_ns %lld\ntickinfer_rx_to_signal_p99_ns %lld\n"
-                      "tickinfer_end_to_end_p99_ns %lld\ntickinfer_feed_lost_messages %llu\n"
-                      "tickinfer_allocations_since_ready %llu\n",
-                      m.ready.load() ? 1 : 0, static_cast<unsigned long long>(s.ticks),
-                      static_cast<unsigned long long>(s.signals), static_cast<long long>(s.rx_p50_ns),
-                      static_cast<long long>(s.rx_p99_ns), static_cast<long long>(s.e2e_p99_ns),
-                      static_cast<unsigned long long>(s.feed_lost),
-                      static_cast<unsigned long long>(s.allocations - m.alloc_ready));
-        m.metrics->set_text(buf);
+        format_metrics(m.metrics_text, m.ready.load(), &s, s.allocations - m.alloc_ready);
+        m.metrics->set_text(m.metrics_text);
       }
     }
     if (stop.load()) break;

@@ -130,6 +130,7 @@ std::string Pipeline::report_json(const std::string& extra) const {
                   {"e2e_p50_ns", x.e2e_p50_ns},
                   {"e2e_p99_ns", x.e2e_p99_ns},
                   {"e2e_max_ns", x.e2e_max_ns},
+                  {"e2e_tx_p99_ns", x.e2e_tx_p99_ns},
                   {"allocations", x.allocations},
                   {"feed_lost", x.feed_lost}});
   }

@@ -19,12 +19,14 @@ StageStats::StageStats()
             stats::LatencyHistogram(10'000'000'000), stats::LatencyHistogram(10'000'000'000),
             stats::LatencyHistogram(10'000'000'000), stats::LatencyHistogram(10'000'000'000)},
       interval_rx(10'000'000'000),
-      interval_e2e(10'000'000'000) {}
+      interval_e2e(10'000'000'000),
+      interval_e2e_tx(10'000'000'000) {}
 
 void StageStats::reset() noexcept {
   for (auto& h : stage) h.reset();
   interval_rx.reset();
   interval_e2e.reset();
+  interval_e2e_tx.reset();
 }
 
 }  // namespace tickinfer::pipeline

@@ -37,6 +37,7 @@ struct IntervalSample {
   std::uint64_t signals = 0;
   std::int64_t rx_p50_ns = 0, rx_p99_ns = 0, rx_max_ns = 0;   // rx_to_signal
   std::int64_t e2e_p50_ns = 0, e2e_p99_ns = 0, e2e_max_ns = 0;  // end_to_end (0 when not recorded)
+  std::int64_t e2e_tx_p99_ns = 0;  // end_to_end_tx, of the stamps read back in the interval (0: none)
   std::uint64_t allocations = 0;  // process allocation count at the end of the interval
   std::uint64_t feed_lost = 0;    // messages the feed reported lost so far
 };
@@ -44,7 +45,7 @@ struct IntervalSample {
 struct StageStats {
   StageStats();
   stats::LatencyHistogram stage[kStageCount];
-  stats::LatencyHistogram interval_rx, interval_e2e;
+  stats::LatencyHistogram interval_rx, interval_e2e, interval_e2e_tx;
   void reset() noexcept;
 };
 

@@ -1,0 +1,43 @@
+#include "pipeline/metrics_text.hpp"
+
+#include <cstdio>
+
+namespace tickinfer::pipeline {
+
+namespace {
+void metric(std::string& out, const char* name, const char* type, const char* help, double value) {
+  char line[512];
+  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n%s %.9g\n", name, help, name, type, name, value);
+  out += line;
+}
+double seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
+}  // namespace
+
+void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::uint64_t allocations_since_ready) {
+  out.clear();
+  metric(out, "tickinfer_ready", "gauge", "1 once every model is warm and the feed is consumed.", ready ? 1 : 0);
+  if (!s) return;
+  metric(out, "tickinfer_interval_ticks", "gauge", "Feed events processed in the last status interval.",
+         static_cast<double>(s->ticks));
+  metric(out, "tickinfer_interval_signals", "gauge", "Signals sent in the last status interval.",
+         static_cast<double>(s->signals));
+  metric(out, "tickinfer_rx_to_signal_p50_seconds", "gauge",
+         "Kernel receive to signal sent (send returned), median over the last interval.", seconds(s->rx_p50_ns));
+  metric(out, "tickinfer_rx_to_signal_p99_seconds", "gauge",
+         "Kernel receive to signal sent (send returned), 99th percentile over the last interval.", seconds(s->rx_p99_ns));
+  metric(out, "tickinfer_end_to_end_p99_seconds", "gauge",
+         "Exchange timestamp to signal sent (send returned), 99th percentile over the last interval; 0 without a "
+         "wall-clock exchange.",
+         seconds(s->e2e_p99_ns));
+  metric(out, "tickinfer_end_to_end_tx_p99_seconds", "gauge",
+         "Exchange timestamp to the kernel transmit stamp of the signal datagram, 99th percentile of the stamps read "
+         "in the last interval; 0 when none.",
+         seconds(s->e2e_tx_p99_ns));
+  metric(out, "tickinfer_feed_lost_messages_total", "counter", "Messages the feed reported lost since the start.",
+         static_cast<double>(s->feed_lost));
+  metric(out, "tickinfer_allocations_since_ready", "gauge",
+         "Heap allocations in the process since ready (0 in the steady state).",
+         static_cast<double>(allocations_since_ready));
+}
+
+}  // namespace tickinfer::pipeline
