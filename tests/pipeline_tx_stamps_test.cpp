@@ -38,6 +38,12 @@ feed::UdpSocket sink() {
   return feed::UdpSocket::receiver(rc);
 }
 
+// A loopback port nobody listens on (bound once, then closed): sends to it get refused.
+std::uint16_t closed_port() {
+  feed::UdpSocket gone = sink();
+  return gone.local_port();
+}
+
 std::vector<Got> drain_all(TxStampCollector& c) {
   std::vector<Got> got;
   for (int tries = 0; tries < 1000 && c.waiting() > 0; ++tries)
@@ -110,12 +116,7 @@ TEST(TxStamps, EachSignalGetsItsDatagramsStampInSendOrder) {
 // Nobody listens: every other send() is refused (the ICMP answer to the previous one). Whether a
 // refused send used a counter value depends on the kernel; the stamps must land right either way.
 TEST(TxStamps, FailedSendsDoNotShiftTheMatching) {
-  std::uint16_t closed_port;
-  {
-    feed::UdpSocket gone = sink();
-    closed_port = gone.local_port();
-  }
-  feed::UdpSocket out = connected_sender(closed_port);
+  feed::UdpSocket out = connected_sender(closed_port());
   TxStampCollector c(out.fd());
   ASSERT_TRUE(c.enabled());
   const Sent s = send_all(c, out.fd(), std::vector<std::size_t>(40, 2));
@@ -152,12 +153,7 @@ TEST(TxStamps, DroppedStampsAreCountedMissingAndTheRestStillMatch) {
 // Refused sends and dropped stamps together: with the error queue at its minimum and nobody
 // listening, whatever the kernel did with the counter, every stamp that came finds its datagram.
 TEST(TxStamps, FailedSendsAndDroppedStampsTogether) {
-  std::uint16_t closed_port;
-  {
-    feed::UdpSocket gone = sink();
-    closed_port = gone.local_port();
-  }
-  feed::UdpSocket out = connected_sender(closed_port);
+  feed::UdpSocket out = connected_sender(closed_port());
   TxStampCollector c(out.fd());
   ASSERT_TRUE(c.enabled());
   const int tiny = 1;
