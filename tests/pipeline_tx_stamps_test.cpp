@@ -4,21 +4,15 @@
 // are counted missing, and the stamps after them still find their own datagrams.
 #include <gtest/gtest.h>
 #include <sys/socket.h>
-#include <time.h>
 
 #include <vector>
 
 #include "feed/udp_socket.hpp"
 #include "pipeline/tx_stamps.hpp"
+#include "stats/clock.hpp"
 
 namespace tickinfer::pipeline {
 namespace {
-
-std::int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
-}
 
 struct Got {
   std::int64_t tx, exchange, rx;
@@ -67,9 +61,9 @@ Sent send_all(TxStampCollector& c, int fd, const std::vector<std::size_t>& signa
       ex[k] = static_cast<std::int64_t>(d);
       rx[k] = static_cast<std::int64_t>(1000 * d + k);
     }
-    const std::int64_t t0 = now_ns();
+    const std::int64_t t0 = stats::realtime_ns();
     const bool ok = ::send(fd, payload, sizeof payload, MSG_DONTWAIT) == static_cast<ssize_t>(sizeof payload);
-    const std::int64_t t1 = now_ns();
+    const std::int64_t t1 = stats::realtime_ns();
     if (ok) c.sent(t0, t1, ex, rx, signals[d]);
     else c.send_failed();
     s.before.push_back(t0);

@@ -38,7 +38,6 @@ CpuStalls probe_one(int cpu, double seconds, std::int64_t threshold_ns) {
     s.p50_ns = gaps[gaps.size() / 2];
     s.p90_ns = gaps[gaps.size() * 9 / 10];
     s.max_ns = gaps.back();
-    s.mean_ns = static_cast<double>(sum) / static_cast<double>(count);
   }
   return s;
 }

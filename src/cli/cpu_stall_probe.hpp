@@ -4,7 +4,7 @@
 // between two reads above a threshold. On bare metal with isolated cores such gaps are rare; on a
 // VM they are the host's timer ticks, interrupts and preemptions, and the guest's own ticks. Any
 // latency path that keeps that core busy for W us is hit by one with probability about
-// rate * (W + mean gap): the benches print this next to their p99s, because a p99 that carries
+// rate * (W + mean gap): `pipeline bench` prints this next to its p99s, because a p99 that carries
 // such a stop says nothing about the code on the path.
 #include <cstdint>
 #include <vector>
@@ -18,7 +18,6 @@ struct CpuStalls {
   double per_second = 0;
   double fraction = 0;              // of the time spent in such gaps
   std::int64_t p50_ns = 0, p90_ns = 0, max_ns = 0;
-  double mean_ns = 0;
   // Probability that a window of `window_ns` on this core sees a gap start: rate * window. A
   // window that begins when data arrives can also begin inside a gap: add `fraction` for those
   // (not for a sender, whose timestamp is taken after any gap that preceded it).

@@ -22,11 +22,13 @@
 #include <cstdint>
 #include <vector>
 
+#include "pipeline/signal_format.hpp"
+
 namespace tickinfer::pipeline {
 
 class TxStampCollector {
  public:
-  static constexpr std::size_t kMaxSignals = 15;   // signals per datagram (kMaxSignalsPerDatagram)
+  static constexpr std::size_t kMaxSignals = kMaxSignalsPerDatagram;
   static constexpr std::size_t kCapacity = 1024;   // datagrams waiting for their stamp
   static constexpr int kReadBatch = 16;            // stamps per recvmmsg
 
