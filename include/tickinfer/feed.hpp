@@ -22,11 +22,9 @@
 #include <vector>
 
 #include "tickinfer/error.hpp"
+#include "tickinfer/feed_stats.hpp"
 #include "tickinfer/market_data.hpp"
 #include "tickinfer/spsc_ring.hpp"
-#include "feed/arbiter.hpp"
-#include "feed/recovery_client.hpp"
-#include "feed/sequencer.hpp"
 
 namespace tickinfer::feed {
 

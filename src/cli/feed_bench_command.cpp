@@ -36,8 +36,89 @@ using namespace tickinfer::feed;
 
 namespace {
 
-
 constexpr std::size_t kTsOffset = kHeaderBytes + 2 + 5;  // quote's exchange_ts_ns in the packet
+
+// Where and how fast the sender sends: phases 0 (bare), 1 (feed), 3 (bare with stamps).
+struct SenderPlan {
+  double rate = 0;
+  long per_round = 0;
+  long rounds = 0;
+  int cpu = -1;
+  sockaddr_in to_bare{}, to_feed{}, to_bare_ts{};
+};
+
+// The sender thread: a warm-up for the feed, then `rounds` rounds of the three paths, announcing
+// each path in `phase` before its packets; 2 when done.
+void run_sender(const SenderPlan& plan, std::atomic<int>& phase) {
+  stats::pin_current_thread(plan.cpu);
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+  UdpSocket out = UdpSocket::sender();
+  std::uint8_t pkt[128];
+  std::uint64_t seq = 1;
+  const Session session = Session::from("BENCH");
+  const double gap = 1e9 / plan.rate;
+  auto send_phase = [&](int ph, long n, const sockaddr_in& to) {
+    phase = ph;
+    timespec settle{0, 5'000'000};
+    nanosleep(&settle, nullptr);
+    const std::int64_t t0 = stats::monotonic_ns();
+    for (long i = 0; i < n; ++i) {
+      const std::int64_t due = t0 + static_cast<std::int64_t>(static_cast<double>(i) * gap);
+      // Sleep most of the gap (timer slack 1 us) so the sender leaves its core to others on a
+      // shared machine; spin only the last 30 us for an accurate send time.
+      for (std::int64_t t = stats::monotonic_ns(); t < due; t = stats::monotonic_ns()) {
+        if (due - t > 30'000) {
+          timespec d{0, due - t - 20'000};
+          nanosleep(&d, nullptr);
+        }
+      }
+      PacketBuilder b(pkt, sizeof pkt);
+      b.start(session, seq);
+      md::Quote q;
+      q.instrument = 1;
+      q.bid_price = 100;
+      q.ask_price = 101;
+      std::uint8_t m[kQuoteBytes];
+      encode_quote(q, m);
+      b.add(m, kQuoteBytes);
+      const std::size_t len = b.finish();
+      store_be64(pkt + kTsOffset, static_cast<std::uint64_t>(stats::realtime_ns()));
+      out.send_to(pkt, len, to);
+      if (ph == 1) ++seq;  // the feed sees one continuous session
+    }
+    timespec drain{0, 50'000'000};  // let a briefly descheduled receiver finish this phase
+    nanosleep(&drain, nullptr);
+  };
+  send_phase(1, 2000, plan.to_feed);  // warm-up, not recorded
+  for (long r = 0; r < plan.rounds; ++r) {
+    send_phase(0, plan.per_round, plan.to_bare);
+    send_phase(1, plan.per_round, plan.to_feed);
+    send_phase(3, plan.per_round, plan.to_bare_ts);
+  }
+  phase = 2;
+}
+
+// One busy-poll read of the stamped bare socket: kernel receive -> user, if a packet was there.
+void poll_bare_stamped(const UdpSocket& sock, stats::LatencyHistogram& h) {
+  std::uint8_t buf[2048];
+  iovec iov{buf, sizeof buf};
+  alignas(cmsghdr) char control[64];
+  msghdr msg{};
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  msg.msg_control = control;
+  msg.msg_controllen = sizeof control;
+  const ssize_t n = ::recvmsg(sock.fd(), &msg, MSG_DONTWAIT);
+  if (n < static_cast<ssize_t>(kTsOffset + 8)) return;
+  const std::int64_t t = stats::realtime_ns();
+  for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+    if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+      timespec ts;
+      std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+      h.record(t - (static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec));
+    }
+  }
+}
 
 }  // namespace
 
@@ -82,58 +163,16 @@ int run_feed_bench(const ArgParser& a) {
     h_feed_user.record(e.ts.delivered_ns - e.ts.sequenced_ns);  // after recvmmsg returned
   });
   for (const auto& w : feed.warnings()) std::fprintf(stderr, "tickinfer: warning: %s\n", w.c_str());
-  const sockaddr_in to_bare = make_address("127.0.0.1", bare.local_port());
-  const sockaddr_in to_feed = make_address("127.0.0.1", feed.port(kLineA));
-  const sockaddr_in to_bare_ts = make_address("127.0.0.1", bare_ts.local_port());
 
-  std::thread sender([&] {
-    stats::pin_current_thread(sender_cpu);
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-    UdpSocket out = UdpSocket::sender();
-    std::uint8_t pkt[128];
-    std::uint64_t seq = 1;
-    const Session session = Session::from("BENCH");
-    const double gap = 1e9 / rate;
-    auto send_phase = [&](int ph, long n, const sockaddr_in& to) {
-      phase = ph;
-      timespec settle{0, 5'000'000};
-      nanosleep(&settle, nullptr);
-      const std::int64_t t0 = stats::monotonic_ns();
-      for (long i = 0; i < n; ++i) {
-        const std::int64_t due = t0 + static_cast<std::int64_t>(static_cast<double>(i) * gap);
-        // Sleep most of the gap (timer slack 1 us) so the sender leaves its core to others on a
-        // shared machine; spin only the last 30 us for an accurate send time.
-        for (std::int64_t t = stats::monotonic_ns(); t < due; t = stats::monotonic_ns()) {
-          if (due - t > 30'000) {
-            timespec d{0, due - t - 20'000};
-            nanosleep(&d, nullptr);
-          }
-        }
-        PacketBuilder b(pkt, sizeof pkt);
-        b.start(session, seq);
-        md::Quote q;
-        q.instrument = 1;
-        q.bid_price = 100;
-        q.ask_price = 101;
-        std::uint8_t m[kQuoteBytes];
-        encode_quote(q, m);
-        b.add(m, kQuoteBytes);
-        const std::size_t len = b.finish();
-        store_be64(pkt + kTsOffset, static_cast<std::uint64_t>(stats::realtime_ns()));
-        out.send_to(pkt, len, to);
-        if (ph == 1) ++seq;  // the feed sees one continuous session
-      }
-      timespec drain{0, 50'000'000};  // let a briefly descheduled receiver finish this phase
-      nanosleep(&drain, nullptr);
-    };
-    send_phase(1, 2000, to_feed);  // warm-up, not recorded
-    for (long r = 0; r < rounds; ++r) {
-      send_phase(0, per_round, to_bare);
-      send_phase(1, per_round, to_feed);
-      send_phase(3, per_round, to_bare_ts);
-    }
-    phase = 2;
-  });
+  SenderPlan plan;
+  plan.rate = rate;
+  plan.per_round = per_round;
+  plan.rounds = rounds;
+  plan.cpu = sender_cpu;
+  plan.to_bare = make_address("127.0.0.1", bare.local_port());
+  plan.to_feed = make_address("127.0.0.1", feed.port(kLineA));
+  plan.to_bare_ts = make_address("127.0.0.1", bare_ts.local_port());
+  std::thread sender([&] { run_sender(plan, phase); });
 
   stats::pin_current_thread(receiver_cpu);
   std::uint8_t buf[2048];
@@ -152,24 +191,7 @@ int run_feed_bench(const ArgParser& a) {
       recording = warm;
       feed.poll();
     } else if (ph == 3) {
-      iovec iov{buf, sizeof buf};
-      alignas(cmsghdr) char control[64];
-      msghdr msg{};
-      msg.msg_iov = &iov;
-      msg.msg_iovlen = 1;
-      msg.msg_control = control;
-      msg.msg_controllen = sizeof control;
-      const ssize_t n = ::recvmsg(bare_ts.fd(), &msg, MSG_DONTWAIT);
-      if (n >= static_cast<ssize_t>(kTsOffset + 8)) {
-        const std::int64_t t = stats::realtime_ns();
-        for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
-          if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
-            timespec ts;
-            std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
-            h_bare_rx.record(t - (static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec));
-          }
-        }
-      }
+      poll_bare_stamped(bare_ts, h_bare_rx);
     }
   }
   sender.join();

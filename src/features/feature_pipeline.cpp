@@ -20,16 +20,6 @@ std::int64_t bar_of(std::int64_t ts, std::int64_t bar_ns) noexcept {
 }
 }  // namespace
 
-const char* row_state_name(RowState s) {
-  switch (s) {
-    case RowState::Invalid: return "invalid";
-    case RowState::Observed: return "observed";
-    case RowState::Interpolated: return "interpolated";
-    case RowState::EdgeFilled: return "edge_filled";
-  }
-  return "?";
-}
-
 // Everything one instrument needs, allocated in the pipeline's constructor.
 struct FeaturePipeline::Instrument {
   Instrument(const FeatureSpec& spec, std::uint32_t id_, std::size_t queue_rows)

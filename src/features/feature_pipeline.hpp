@@ -50,7 +50,6 @@ enum class RowState : std::uint8_t {
   Interpolated = 2,  // inside a short gap, linear between the observed rows around it
   EdgeFilled = 3,    // batch only: short run before the first / after the last observed bar
 };
-const char* row_state_name(RowState s);
 
 struct RowMeta {
   std::uint32_t instrument = 0;

@@ -25,22 +25,6 @@
 
 namespace tickinfer::feed {
 
-inline constexpr int kLineA = 0;
-inline constexpr int kLineB = 1;
-inline constexpr int kLineRecovery = 2;
-inline constexpr int kLiveLines = 2;
-
-struct LineStats {
-  std::uint64_t packets = 0;          // data packets
-  std::uint64_t messages = 0;         // message blocks in them
-  std::uint64_t control_packets = 0;  // heartbeats and end of session
-  std::uint64_t lost_messages = 0;
-  std::uint64_t duplicate_packets = 0;
-  std::uint64_t reordered_packets = 0;
-  std::uint64_t too_late_packets = 0;
-  std::uint64_t led = 0;              // packets this line delivered before the other line
-};
-
 class Arbiter {
  public:
   // track_window: messages per line bitmap (power of two, >= sequencer window). Throws

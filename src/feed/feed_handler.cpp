@@ -3,13 +3,17 @@
 
 #include <optional>
 
+#include "feed/arbiter.hpp"
 #include "feed/batch_receiver.hpp"
 #include "feed/idle_strategy.hpp"
 #include "feed/messages.hpp"
+#include "feed/recovery_client.hpp"
+#include "feed/sequencer.hpp"
 #include "feed/udp_socket.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/feed.hpp"
 #include "stats/clock.hpp"
+#include "stats/latency_histogram.hpp"
 
 namespace tickinfer::feed {
 

@@ -21,6 +21,8 @@
 #include <string>
 #include <string_view>
 
+#include "tickinfer/feed_stats.hpp"
+
 namespace tickinfer::feed {
 
 inline constexpr std::size_t kHeaderBytes = 20;
@@ -42,21 +44,6 @@ struct Session {
 };
 
 enum class PacketKind : std::uint8_t { Data, Heartbeat, EndOfSession };
-
-// Why a datagram was rejected. Every value except Ok means "count it and drop it".
-enum class ParseStatus : std::uint8_t {
-  Ok,
-  TooShort,              // fewer than 20 bytes: no complete header
-  TooLong,               // larger than the caller's limit (or than any UDP payload)
-  BlockHeaderTruncated,  // a block's 2-byte length runs past the end of the datagram
-  BlockTruncated,        // a block's payload runs past the end of the datagram
-  MessageTooLong,        // a block is longer than the caller's max_message_bytes
-  TrailingBytes,         // bytes left after `count` blocks
-  SequenceOverflow,      // seq + count wraps past 2^64 - 1
-  ControlWithData,       // a heartbeat or end-of-session packet that carries bytes after the header
-};
-const char* to_string(ParseStatus status) noexcept;
-inline constexpr int kParseStatusCount = 9;
 
 // A validated packet. `blocks` points into the caller's buffer, which must outlive the view.
 struct PacketView {

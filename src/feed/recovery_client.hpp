@@ -33,17 +33,6 @@ struct RecoveryConfig {
   std::size_t max_outstanding = 4096;
 };
 
-struct RecoveryStats {
-  std::uint64_t ranges = 0;             // ranges received from the sequencer
-  std::uint64_t requests_sent = 0;      // request packets, retries included
-  std::uint64_t retries = 0;
-  std::uint64_t send_failures = 0;      // sendto refused (still retried on timeout)
-  std::uint64_t completed = 0;          // requests fully answered
-  std::uint64_t failed = 0;             // requests given up after max_attempts
-  std::uint64_t messages_abandoned = 0; // size of the failed requests (missing part may be less)
-  std::uint64_t cancelled = 0;          // dropped because the session changed
-};
-
 class RecoveryClient {
  public:
   // socket: where requests go out from and answers come back to. Throws tickinfer::Error on a

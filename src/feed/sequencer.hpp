@@ -40,8 +40,6 @@
 namespace tickinfer::feed {
 
 enum class GapPolicy : std::uint8_t { Skip, Recover };
-enum class LossReason : std::uint8_t { Skipped, Unrecoverable, SessionChanged };
-const char* to_string(LossReason reason) noexcept;
 
 // Where a packet came from and when the kernel received it.
 struct RxMeta {
@@ -75,28 +73,6 @@ struct SequencerConfig {
   bool join_at_first_seen = false;          // late joiner: N = first sequence seen in the session
   bool pin_session = false;                 // accept only `session`
   Session session;
-};
-
-struct SequencerStats {
-  std::uint64_t packets = 0;              // data packets accepted for sequencing
-  std::uint64_t heartbeats = 0;
-  std::uint64_t end_of_session = 0;
-  std::uint64_t delivered = 0;            // messages
-  std::uint64_t in_order_direct = 0;      // delivered straight from the packet (no buffering)
-  std::uint64_t duplicates = 0;           // messages with seq < N (recent) or already buffered
-  std::uint64_t stale = 0;                // messages far behind N, or of the session just left
-  std::uint64_t far_future = 0;           // messages dropped as >= N + far_future_limit
-  std::uint64_t window_overruns = 0;      // messages dropped because the window was full (Recover)
-  std::uint64_t wrong_session_packets = 0;
-  std::uint64_t sessions = 0;             // sessions started
-  std::uint64_t gap_triggers_time = 0;
-  std::uint64_t gap_triggers_count = 0;
-  std::uint64_t gap_triggers_overrun = 0;  // Skip: the window slid past a hole
-  std::uint64_t gap_ranges_requested = 0;
-  std::uint64_t gap_messages_requested = 0;
-  std::uint64_t lost = 0;                 // messages reported lost
-  std::uint64_t lost_ranges = 0;
-  std::uint64_t max_buffered = 0;
 };
 
 class Sequencer {

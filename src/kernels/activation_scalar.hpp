@@ -5,7 +5,7 @@
 // can be merged into portable code.
 #include <cmath>
 
-#include "model/graph.hpp"
+#include "kernels/activation_spec.hpp"
 
 namespace tickinfer::kernels::scalar {
 

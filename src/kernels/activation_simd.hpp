@@ -3,7 +3,7 @@
 // instantiated per ISA in activation_<isa>.cpp. Definitions follow activation_scalar.hpp (the
 // reference); vmath documents the accuracy of the transcendental pieces.
 #include "kernels/vector_math.hpp"
-#include "model/graph.hpp"
+#include "kernels/activation_spec.hpp"
 
 namespace tickinfer::kernels::simd {
 

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "model/graph.hpp"
+#include "kernels/activation_spec.hpp"
 
 namespace tickinfer::kernels {
 
