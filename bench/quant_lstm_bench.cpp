@@ -13,21 +13,21 @@
 #include <string>
 
 #include "formats/tflite_file.hpp"
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 
 namespace {
 
 using namespace tickinfer;
 
-std::shared_ptr<quant::Program> lstm_tiny(const std::string& mode) {
+std::shared_ptr<tfl::Program> lstm_tiny(const std::string& mode) {
   const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/lstm_tiny/" + mode + ".tflite";
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string bytes = ss.str();
-  auto p = std::make_shared<quant::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
+  auto p = std::make_shared<tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
   for (size_t i = 0; i < p->ops.size(); ++i) {
-    if (p->ops[i].code != quant::OpCode::StridedSlice) continue;
+    if (p->ops[i].code != tfl::OpCode::StridedSlice) continue;
     p->outputs = {p->ops[i].inputs.at(0)};
     p->ops.resize(i);
     break;
@@ -38,19 +38,19 @@ std::shared_ptr<quant::Program> lstm_tiny(const std::string& mode) {
 // stream = false: window mode (state reset before every invoke, so the recurrent matmul of the
 // one step is skipped); true: stream mode (state carried, both matmuls every step).
 void BM_LstmTiny(benchmark::State& state, const char* mode, const char* isa, bool stream) {
-  quant::InterpreterOptions options;
+  tfl::InterpreterOptions options;
   options.isa = isa;
   options.reset_variables_each_invoke = !stream;
-  quant::Interpreter interp(lstm_tiny(mode), options);
+  tfl::Interpreter interp(lstm_tiny(mode), options);
   // 64 different random inputs in turn, so branch predictors cannot learn one invoke's pattern.
-  const quant::Tensor& in = interp.input_tensor(0);
-  const size_t bytes = static_cast<size_t>(quant::element_count(in.shape)) * quant::dtype_size(in.type);
+  const tfl::Tensor& in = interp.input_tensor(0);
+  const size_t bytes = static_cast<size_t>(tfl::element_count(in.shape)) * tfl::dtype_size(in.type);
   std::vector<std::vector<uint8_t>> inputs(64, std::vector<uint8_t>(bytes));
   std::mt19937 rng(1);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (auto& x : inputs) {
     for (size_t i = 0; i < bytes; ++i) x[i] = static_cast<uint8_t>(rng());
-    if (in.type == quant::DType::F32) {
+    if (in.type == tfl::DType::F32) {
       for (size_t i = 0; i < bytes / 4; ++i) {
         const float v = normal(rng);
         std::memcpy(x.data() + 4 * i, &v, 4);

@@ -12,15 +12,15 @@
 #include <random>
 #include <vector>
 
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 #include "support/quant_program_builder.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace {
 
 using namespace tickinfer;
-using namespace tickinfer::quant;
-using tickinfer::quant::testing::ProgramBuilder;
+using namespace tickinfer::tfl;
+using tickinfer::tfl::testing::ProgramBuilder;
 
 constexpr int kIn = 12, kOut = 7;
 constexpr float kInScale = 0.03f;

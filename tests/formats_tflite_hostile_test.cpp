@@ -21,7 +21,7 @@ namespace {
 using testing::MiniModel;
 using testing::MiniOp;
 
-quant::Program load(const std::vector<uint8_t>& bytes) { return formats::load_tflite(bytes.data(), bytes.size(), "m.tflite"); }
+tfl::Program load(const std::vector<uint8_t>& bytes) { return formats::load_tflite(bytes.data(), bytes.size(), "m.tflite"); }
 
 // The Error message for a file that must be refused ("" and a test failure when it loads).
 std::string refusal(const MiniModel& m) {
@@ -47,14 +47,14 @@ std::vector<uint8_t> read_file(const std::string& path) {
 }
 
 TEST(TfliteHostile, TheUnbrokenMiniModelLoads) {
-  const quant::Program p = load(MiniModel::fully_connected().serialize());
+  const tfl::Program p = load(MiniModel::fully_connected().serialize());
   ASSERT_EQ(p.tensors.size(), 4u);
   ASSERT_EQ(p.ops.size(), 1u);
-  EXPECT_EQ(p.ops[0].code, quant::OpCode::FullyConnected);
+  EXPECT_EQ(p.ops[0].code, tfl::OpCode::FullyConnected);
   EXPECT_EQ(p.ops[0].inputs, (std::vector<int>{0, 1, 2}));
   EXPECT_EQ(p.ops[0].label, "y");
   EXPECT_EQ(p.tensors[1].data.size(), 32u);
-  EXPECT_EQ(p.tensors[1].shape, (quant::Shape{2, 4}));
+  EXPECT_EQ(p.tensors[1].shape, (tfl::Shape{2, 4}));
   EXPECT_FALSE(p.tensors[0].is_constant());
   EXPECT_EQ(p.inputs, (std::vector<int>{0}));
   EXPECT_EQ(p.outputs, (std::vector<int>{3}));
@@ -157,12 +157,12 @@ TEST(TfliteHostile, OpIsTheLargerOfTheTwoCodeFields) {
   auto m = MiniModel::fully_connected();
   m.ops[0].builtin = 0;  // an old file: only deprecated_builtin_code is set
   m.ops[0].deprecated_code = 9;
-  EXPECT_EQ(load(m.serialize()).ops[0].code, quant::OpCode::FullyConnected);
+  EXPECT_EQ(load(m.serialize()).ops[0].code, tfl::OpCode::FullyConnected);
   // A code above 127: the byte field holds 127 (PLACEHOLDER_FOR_GREATER_OP_CODES).
   m = MiniModel::fully_connected();
   m.ops[0] = MiniOp{150, 127, "", -1, {0}, {3}, {}, {}};  // GELU
   m.tensors[3].shape = {1, 4};
-  EXPECT_EQ(load(m.serialize()).ops[0].code, quant::OpCode::Gelu);
+  EXPECT_EQ(load(m.serialize()).ops[0].code, tfl::OpCode::Gelu);
 }
 
 TEST(TfliteHostile, UnsupportedOpsAreNamed) {
@@ -259,7 +259,7 @@ TEST(TfliteHostile, MisalignedInputIsCopiedNotMisread) {
   const auto bytes = MiniModel::fully_connected().serialize();
   std::vector<uint8_t> shifted(bytes.size() + 1);
   std::copy(bytes.begin(), bytes.end(), shifted.begin() + 1);
-  const quant::Program p = formats::load_tflite(shifted.data() + 1, bytes.size(), "m.tflite");
+  const tfl::Program p = formats::load_tflite(shifted.data() + 1, bytes.size(), "m.tflite");
   ASSERT_EQ(p.tensors.size(), 4u);
   float w0 = 0;
   std::memcpy(&w0, p.tensors[1].data.data(), 4);

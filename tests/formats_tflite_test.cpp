@@ -33,7 +33,7 @@ nlohmann::json manifest() {
 struct Loaded {
   std::string model, mode;
   nlohmann::json expect;
-  quant::Program program;
+  tfl::Program program;
 };
 
 // Every model/mode the converter produced, loaded (a load failure fails the test).
@@ -69,10 +69,10 @@ TEST(TfliteFixtures, TensorsMatchTheInterpreter) {
     ASSERT_EQ(l.program.tensors.size(), tensors.size());
     for (const auto& t : tensors) {
       const auto i = t.at("index").get<size_t>();
-      const quant::Tensor& x = l.program.tensors.at(i);
+      const tfl::Tensor& x = l.program.tensors.at(i);
       SCOPED_TRACE("tensor " + std::to_string(i) + " " + x.name);
       EXPECT_EQ(x.name, t.at("name").get<std::string>());
-      EXPECT_EQ(std::string(quant::dtype_name(x.type)), t.at("dtype").get<std::string>());
+      EXPECT_EQ(std::string(tfl::dtype_name(x.type)), t.at("dtype").get<std::string>());
       EXPECT_EQ(x.shape, t.at("shape").get<std::vector<int>>());
       const auto scales = t.at("scales").get<std::vector<float>>();
       EXPECT_EQ(x.quant.scale, scales);
@@ -90,8 +90,8 @@ TEST(TfliteFixtures, OpsMatchTheInterpreter) {
     const auto& ops = l.expect.at("ops");
     ASSERT_EQ(l.program.ops.size(), ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
-      const quant::Op& op = l.program.ops[i];
-      EXPECT_EQ(std::string(quant::op_name(op.code)), ops[i].at("op").get<std::string>()) << "op " << i;
+      const tfl::Op& op = l.program.ops[i];
+      EXPECT_EQ(std::string(tfl::op_name(op.code)), ops[i].at("op").get<std::string>()) << "op " << i;
       EXPECT_EQ(op.inputs, ops[i].at("inputs").get<std::vector<int>>()) << "op " << i;
       EXPECT_EQ(op.outputs, ops[i].at("outputs").get<std::vector<int>>()) << "op " << i;
       EXPECT_EQ(op.label, l.program.tensors.at(static_cast<size_t>(op.outputs.at(0))).name);
@@ -117,15 +117,15 @@ TEST(TfliteFixtures, LstmStateTensorsAreVariables) {
   int lstms = 0;
   for (const auto& l : load_all()) {
     for (const auto& op : l.program.ops) {
-      if (op.code != quant::OpCode::SequenceLstm) continue;
+      if (op.code != tfl::OpCode::SequenceLstm) continue;
       ++lstms;
       ASSERT_EQ(op.inputs.size(), 24u) << l.model << "/" << l.mode;
       for (size_t k : {18u, 19u}) {
-        const quant::Tensor& s = l.program.tensors.at(static_cast<size_t>(op.inputs[k]));
+        const tfl::Tensor& s = l.program.tensors.at(static_cast<size_t>(op.inputs[k]));
         EXPECT_TRUE(s.is_variable) << l.model << "/" << l.mode << " input " << k;
         EXPECT_FALSE(s.is_constant());
       }
-      EXPECT_EQ(op.options.activation, quant::FusedActivation::Tanh);
+      EXPECT_EQ(op.options.activation, tfl::FusedActivation::Tanh);
       EXPECT_FALSE(op.options.time_major);
     }
   }
@@ -138,14 +138,14 @@ TEST(TfliteFixtures, PrecisionFollowsTheTensorTypes) {
   int dynamic = 0;
   for (const auto& l : load_all()) {
     for (const auto& op : l.program.ops) {
-      if (op.code != quant::OpCode::FullyConnected) continue;
+      if (op.code != tfl::OpCode::FullyConnected) continue;
       const int filter = op.inputs.at(1);
       const bool int8_filter = l.expect.at("tensors").at(static_cast<size_t>(filter)).at("dtype") == "int8";
-      auto expected = quant::Precision::F32;
+      auto expected = tfl::Precision::F32;
       if (l.mode == "int8") {
-        expected = quant::Precision::Int8;
+        expected = tfl::Precision::Int8;
       } else if (int8_filter) {
-        expected = quant::Precision::Int8Dynamic;
+        expected = tfl::Precision::Int8Dynamic;
         ++dynamic;
       }
       EXPECT_EQ(op.precision, expected) << l.model << "/" << l.mode << " " << op.label;

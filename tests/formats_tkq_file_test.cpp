@@ -15,8 +15,8 @@
 namespace tickinfer::formats {
 namespace {
 
-using quant::DType;
-using quant::OpCode;
+using tfl::DType;
+using tfl::OpCode;
 
 template <class T>
 std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
@@ -27,12 +27,12 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 
 // A small int8 FC program with every kind of field set: per-axis and per-tensor quantization,
 // a variable tensor, an optional input left out, an intermediate, options with new_shape.
-quant::Program sample_program() {
-  quant::Program p;
+tfl::Program sample_program() {
+  tfl::Program p;
   p.name = "sample";
   p.source_format = "tickinfer";
-  auto add = [&](std::string name, DType type, quant::Shape shape) {
-    quant::Tensor t;
+  auto add = [&](std::string name, DType type, tfl::Shape shape) {
+    tfl::Tensor t;
     t.name = std::move(name);
     t.type = type;
     t.shape = std::move(shape);
@@ -55,26 +55,26 @@ quant::Program sample_program() {
   p.tensors[inter].quant = {{1.0f / 4096}, {0}, 0};
   const int out = add("out", DType::F32, {1, 2});
 
-  quant::Op q;
+  tfl::Op q;
   q.code = OpCode::Quantize;
   q.inputs = {x};
   q.outputs = {xq};
   q.label = "dense";
-  q.precision = quant::Precision::Int8;
-  quant::Op fc;
+  q.precision = tfl::Precision::Int8;
+  tfl::Op fc;
   fc.code = OpCode::FullyConnected;
   fc.inputs = {xq, w, b};
   fc.outputs = {y};
   fc.intermediates = {inter, state};
   fc.label = "dense";
-  fc.precision = quant::Precision::Int8;
-  fc.options.activation = quant::FusedActivation::Relu6;
+  fc.precision = tfl::Precision::Int8;
+  fc.options.activation = tfl::FusedActivation::Relu6;
   fc.options.keep_num_dims = true;
   fc.options.cell_clip = 2.5f;
   fc.options.shrink_axis_mask = 5;
   fc.options.new_shape = {1, -1};
-  fc.options.padding = quant::PaddingMode::Same;
-  quant::Op dq;
+  fc.options.padding = tfl::PaddingMode::Same;
+  tfl::Op dq;
   dq.code = OpCode::Dequantize;
   dq.inputs = {y};
   dq.outputs = {out};
@@ -85,7 +85,7 @@ quant::Program sample_program() {
   return p;
 }
 
-void expect_same(const quant::Program& a, const quant::Program& b) {
+void expect_same(const tfl::Program& a, const tfl::Program& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.source_format, b.source_format);
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
@@ -166,7 +166,7 @@ TEST(TkqFile, RoundTripKeepsEveryField) {
 }
 
 TEST(TkqFile, ProgramWithoutOpsRoundTrips) {
-  quant::Program p;
+  tfl::Program p;
   p.tensors.resize(1);
   p.tensors[0].shape = {1, 4};
   p.inputs = p.outputs = {0};
@@ -174,9 +174,9 @@ TEST(TkqFile, ProgramWithoutOpsRoundTrips) {
   expect_same(p, load_tkq(f.data(), f.size()));
 }
 
-// The structural rules of quant::validate apply to loaded files too.
+// The structural rules of tfl::validate apply to loaded files too.
 TEST(TkqFile, ProgramRulesAreChecked) {
-  quant::Program p;
+  tfl::Program p;
   const auto f = serialize_tkq(p);
   expect_error(f, "program has no inputs");
   auto q = sample_program();
@@ -213,10 +213,10 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
 // Options equal to the defaults are not stored; a block may stop anywhere, even mid-field, and
 // the rest reads as the defaults.
 TEST(TkqFile, OptionsBlocksStoreOnlyWhatDiffersFromTheDefaults) {
-  quant::Program p;
+  tfl::Program p;
   p.tensors.resize(2);
   p.tensors[0].shape = p.tensors[1].shape = {1, 4};
-  quant::Op relu;
+  tfl::Op relu;
   relu.code = OpCode::Relu;
   relu.inputs = {0};
   relu.outputs = {1};

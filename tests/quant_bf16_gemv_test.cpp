@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "quant/kernels/bf16_gemv.hpp"
+#include "tflite/kernels/bf16_gemv.hpp"
 
-using namespace tickinfer::quant::kernels;
+using namespace tickinfer::tfl::kernels;
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"
 
-using namespace tickinfer::quant;
-using tickinfer::quant::testing::ProgramBuilder;
+using namespace tickinfer::tfl;
+using tickinfer::tfl::testing::ProgramBuilder;
 
 TEST(QuantFastPathsHotPath, EvalAllocatesAndLocksNothing) {
   for (const char* isa : {"avx2", "portable", "scalar"}) {

@@ -17,8 +17,8 @@
 
 #include "support/quant_program_builder.hpp"
 
-using namespace tickinfer::quant;
-using tickinfer::quant::testing::ProgramBuilder;
+using namespace tickinfer::tfl;
+using tickinfer::tfl::testing::ProgramBuilder;
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The fused quad-block gemv + single-rounding requantization (quant/kernels/int8_gemv.hpp,
+// The fused quad-block gemv + single-rounding requantization (tflite/kernels/int8_gemv.hpp,
 // block_requant.hpp) equals the plain reference path, the scalar s8 gemv followed by the scalar
 // requantization, bit for bit: seeded random weights (-127..127, what the quad blocks take),
 // inputs over all of int8, biases and per-row multipliers/shifts over their whole ranges, sizes
@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "quant/fixed_point.hpp"
-#include "quant/kernels/block_requant.hpp"
-#include "quant/kernels/int8_gemv.hpp"
+#include "tflite/fixed_point.hpp"
+#include "tflite/kernels/block_requant.hpp"
+#include "tflite/kernels/int8_gemv.hpp"
 
 namespace {
 
-using namespace tickinfer::quant;
-using namespace tickinfer::quant::kernels;
+using namespace tickinfer::tfl;
+using namespace tickinfer::tfl::kernels;
 
 TEST(QuantFcFusedRequant, Avx2MatchesScalarGemvAndRequantization) {
 #if defined(__x86_64__)

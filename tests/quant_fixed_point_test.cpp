@@ -5,9 +5,9 @@
 #include <cmath>
 #include <limits>
 
-#include "quant/fixed_point.hpp"
+#include "tflite/fixed_point.hpp"
 
-using namespace tickinfer::quant;
+using namespace tickinfer::tfl;
 
 namespace {
 constexpr int32_t kMin = std::numeric_limits<int32_t>::min();

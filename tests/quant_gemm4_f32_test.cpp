@@ -1,4 +1,4 @@
-// The 4-row fp32 product (quant/kernels/gemm4_f32.hpp) against an independent reference: the
+// The 4-row fp32 product (tflite/kernels/gemm4_f32.hpp) against an independent reference: the
 // plain loop over the unpacked matrix, total = 0; total += x * w (k ascending, fp32, no FMA: this
 // file is built without FMA flags, and contraction is off); y = clamp(init + total). The kernel
 // promises that rounding exactly, so the outputs must be equal bit for bit. Seeded data (seed in every message); N around the 8-wide half panel and the 16-wide
@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "quant/kernels/gemm4_f32.hpp"
+#include "tflite/kernels/gemm4_f32.hpp"
 
-using namespace tickinfer::quant::kernels;
+using namespace tickinfer::tfl::kernels;
 
 namespace {
 

@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "quant/kernels/hybrid_epilogue.hpp"
-#include "quant/kernels/quantize_rows.hpp"
+#include "tflite/kernels/hybrid_epilogue.hpp"
+#include "tflite/kernels/quantize_rows.hpp"
 
 namespace {
 
-using namespace tickinfer::quant::kernels;
+using namespace tickinfer::tfl::kernels;
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();

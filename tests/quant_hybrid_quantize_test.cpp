@@ -1,4 +1,4 @@
-// Hybrid (dynamic-range) input quantization (quant/kernels/quantize_rows.hpp) on rows built so
+// Hybrid (dynamic-range) input quantization (tflite/kernels/quantize_rows.hpp) on rows built so
 // that each rounding path of the x86 TFLite builds shows; every expected value is worked out by
 // hand below from the formulas in the header (docs/quantization.md, "Hybrid input
 // quantization"). The end-to-end check against TFLite itself is quant_tflite_reference_test.
@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "quant/kernels/quantize_rows.hpp"
+#include "tflite/kernels/quantize_rows.hpp"
 
-namespace tickinfer::quant::kernels {
+namespace tickinfer::tfl::kernels {
 namespace {
 
 // Symmetric, range 127: s = 1 and inv = 127 / 127 = 1 exactly, so p = x.
@@ -100,4 +100,4 @@ TEST(HybridQuantizeAsymmetric, AllZeroRowAndNaNStayDefined) {
 }
 
 }  // namespace
-}  // namespace tickinfer::quant::kernels
+}  // namespace tickinfer::tfl::kernels

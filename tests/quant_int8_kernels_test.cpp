@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "quant/fixed_point.hpp"
-#include "quant/kernels/int8_gemv.hpp"
+#include "tflite/fixed_point.hpp"
+#include "tflite/kernels/int8_gemv.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"
 
-using namespace tickinfer::quant;
-using namespace tickinfer::quant::kernels;
-using tickinfer::quant::testing::ProgramBuilder;
+using namespace tickinfer::tfl;
+using namespace tickinfer::tfl::kernels;
+using tickinfer::tfl::testing::ProgramBuilder;
 
 namespace {
 

@@ -8,11 +8,11 @@
 #include <memory>
 #include <string>
 
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 #include "support/quant_program_builder.hpp"
 #include "tickinfer/error.hpp"
 
-namespace tickinfer::quant {
+namespace tickinfer::tfl {
 namespace {
 
 using testing::ProgramBuilder;
@@ -122,4 +122,4 @@ TEST(QuantInterpreter, RefusesHugeActivationsAndShapes) {
 }
 
 }  // namespace
-}  // namespace tickinfer::quant
+}  // namespace tickinfer::tfl

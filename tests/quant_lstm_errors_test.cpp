@@ -12,7 +12,7 @@
 
 namespace {
 
-using namespace tickinfer::quant;
+using namespace tickinfer::tfl;
 using lstm_fixture::LstmFixture;
 
 // Prepares f's op and expects an Error whose message contains every part of `parts`.

@@ -6,11 +6,11 @@
 #include <cmath>
 #include <cstdint>
 
-#include "quant/ops/sequence_lstm_int16_math.hpp"
+#include "tflite/ops/sequence_lstm_int16_math.hpp"
 
 namespace {
 
-namespace fx16 = tickinfer::quant::ops::lstm::fx16;
+namespace fx16 = tickinfer::tfl::ops::lstm::fx16;
 
 TEST(QuantLstmFixedPoint, RoundingDivideByPowerOfTwoRoundsHalfAwayFromZero) {
   EXPECT_EQ(fx16::rounding_divide_by_pot(5, 1), 3);    // 2.5 -> 3

@@ -1,6 +1,6 @@
 #pragma once
 // Loads an LSTM fixture written by tools/make_lstm_fixtures.py (tests/fixtures/quant_lstm/<name>)
-// into a one-op quant::Program, prepares UNIDIRECTIONAL_SEQUENCE_LSTM from it and runs it on the
+// into a one-op tfl::Program, prepares UNIDIRECTIONAL_SEQUENCE_LSTM from it and runs it on the
 // fixture's inputs. The fixture's manifest lists every operand of the LSTM op as TFLite held it
 // (type, shape, quantization, constant data), so this needs no TFLite loader.
 #include <gtest/gtest.h>
@@ -16,13 +16,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "quant/ops/ops.hpp"
-#include "quant/prepared_op.hpp"
-#include "quant/program.hpp"
+#include "tflite/ops/ops.hpp"
+#include "tflite/prepared_op.hpp"
+#include "tflite/program.hpp"
 
 namespace lstm_fixture {
 
-using namespace tickinfer::quant;
+using namespace tickinfer::tfl;
 
 inline std::string fixture_dir(const std::string& name) {
   const char* env = std::getenv("TICKINFER_FIXTURES");
@@ -158,7 +158,7 @@ struct Memory {
 inline std::unique_ptr<PreparedOp> prepare(const Program& p, const InterpreterOptions& options,
                                            const char* isa) {
   PrepareContext ctx{p, p.ops.at(0), options, isa};
-  return tickinfer::quant::ops::prepare_sequence_lstm(ctx);
+  return tickinfer::tfl::ops::prepare_sequence_lstm(ctx);
 }
 
 // Runs every sample from zero state; returns the op's output bytes for all samples.

@@ -11,7 +11,7 @@
 
 namespace {
 
-using namespace tickinfer::quant;
+using namespace tickinfer::tfl;
 
 TEST(QuantLstmHotPath, EvalDoesNotAllocateOrLock) {
   const char* isas[] = {"scalar", "portable", "avx2"};

@@ -9,14 +9,14 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "quant/fixed_point.hpp"
-#include "quant/ops/sequence_lstm_int8_kernels.hpp"
+#include "tflite/fixed_point.hpp"
+#include "tflite/ops/sequence_lstm_int8_kernels.hpp"
 
 namespace {
 
-using namespace tickinfer::quant;
-using namespace tickinfer::quant::ops::lstm;
-namespace fx16 = tickinfer::quant::ops::lstm::fx16;
+using namespace tickinfer::tfl;
+using namespace tickinfer::tfl::ops::lstm;
+namespace fx16 = tickinfer::tfl::ops::lstm::fx16;
 
 constexpr int16_t kGuard = 0x5A5A;
 

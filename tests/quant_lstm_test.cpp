@@ -16,7 +16,7 @@
 
 namespace {
 
-using namespace tickinfer::quant;
+using namespace tickinfer::tfl;
 using lstm_fixture::LstmFixture;
 
 std::vector<const char*> isas() {

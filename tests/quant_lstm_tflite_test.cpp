@@ -1,5 +1,5 @@
 // UNIDIRECTIONAL_SEQUENCE_LSTM end to end: tests/fixtures/quant_lstm/*/model.tflite read by
-// formats::load_tflite and run by quant::Interpreter (default options: the int8 zero-point state
+// formats::load_tflite and run by tfl::Interpreter (default options: the int8 zero-point state
 // reset, the default rounding). The program is cut before its STRIDED_SLICE, so its output is the
 // LSTM's whole output sequence, compared with the LSTM tensor TFLite's reference interpreter held.
 // (Whole models with LSTMs, lstm_tiny and lstm_window, are in quant_tflite_reference_test.)
@@ -15,15 +15,15 @@
 #include <vector>
 
 #include "formats/tflite_file.hpp"
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 #include "quant_lstm_fixture.hpp"
 
 namespace {
 
 using namespace tickinfer;
-using namespace tickinfer::quant;
+using namespace tickinfer::tfl;
 
-quant::Program load_file(const std::string& path) {
+tfl::Program load_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();

@@ -9,8 +9,8 @@
 #include "tickinfer/error.hpp"
 
 using namespace tickinfer;
-using namespace tickinfer::quant;
-using tickinfer::quant::testing::ProgramBuilder;
+using namespace tickinfer::tfl;
+using tickinfer::tfl::testing::ProgramBuilder;
 
 namespace {
 

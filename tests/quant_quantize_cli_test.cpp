@@ -16,7 +16,7 @@
 
 #include "formats/npy.hpp"
 #include "formats/tkq_file.hpp"
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 
 namespace {
 
@@ -69,7 +69,7 @@ TEST_F(QuantizeCli, Int8TableFileAndPredictions) {
   const auto want = tickinfer::formats::read_npy(kModels + "/mlp_small/out0.npy");
   ASSERT_EQ(got.data.size(), want.data.size());
   // predict runs exactly the program in the file...
-  tickinfer::quant::Interpreter interp(std::make_shared<const tickinfer::quant::Program>(
+  tickinfer::tfl::Interpreter interp(std::make_shared<const tickinfer::tfl::Program>(
       tickinfer::formats::load_tkq_file(temp("m.tkq"))));
   const auto in = tickinfer::formats::read_npy(data);
   const size_t rows = static_cast<size_t>(in.shape[0]), n = in.data.size() / rows;

@@ -1,4 +1,4 @@
-// Model-input quantization (quant/kernels/quantize_input.hpp): the scalar loop against values
+// Model-input quantization (tflite/kernels/quantize_input.hpp): the scalar loop against values
 // worked out by hand from TFLite's Quantize (round half away from zero of x / scale, + zero
 // point, clamped), and the AVX2 variant against the scalar one bit for bit, specials included.
 #include <gtest/gtest.h>
@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "quant/kernels/quantize_input.hpp"
+#include "tflite/kernels/quantize_input.hpp"
 
 namespace {
 
-using namespace tickinfer::quant::kernels;
+using namespace tickinfer::tfl::kernels;
 
 TEST(QuantQuantizeInput, ScalarMatchesHandValues) {
   // scale 0.5, zero point 3: q = round_half_away(x / 0.5) + 3, clamped.

@@ -21,16 +21,16 @@
 #include "formats/npy.hpp"
 #include "formats/tflite_file.hpp"
 #include "formats/tkq_file.hpp"
-#include "quant/calibration.hpp"
-#include "quant/interpreter.hpp"
-#include "quant/lower_graph.hpp"
-#include "quant/quant_params.hpp"
-#include "quant/quantize_session.hpp"
-#include "quant/quantizer.hpp"
+#include "quantizer/calibration.hpp"
+#include "tflite/interpreter.hpp"
+#include "quantizer/lower_graph.hpp"
+#include "quantizer/quant_params.hpp"
+#include "quantizer/quantize_session.hpp"
+#include "quantizer/quantizer.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/error.hpp"
 
-namespace tickinfer::quant {
+namespace tickinfer::quantizer {
 namespace {
 
 const std::string kSource = TICKINFER_SOURCE_DIR;
@@ -541,4 +541,4 @@ TEST(QuantizedFile, Int8IsUnderThirtyPercentOfFp32) {
 }
 
 }  // namespace
-}  // namespace tickinfer::quant
+}  // namespace tickinfer::quantizer

@@ -1,4 +1,4 @@
-// TFLite's LSTM float logistic / tanh (quant/kernels/tflite_float_activations.hpp): the AVX2
+// TFLite's LSTM float logistic / tanh (tflite/kernels/tflite_float_activations.hpp): the AVX2
 // version equals the scalar reference bit for bit, both stay within a few ulps of the true
 // functions (computed in double here), and the clamps and NaN give defined values. Agreement
 // with TFLite itself is checked end to end by the LSTM fixtures (quant_lstm_tflite_test,
@@ -11,9 +11,9 @@
 #include <limits>
 #include <vector>
 
-#include "quant/kernels/tflite_float_activations.hpp"
+#include "tflite/kernels/tflite_float_activations.hpp"
 
-namespace tickinfer::quant::kernels {
+namespace tickinfer::tfl::kernels {
 namespace {
 
 std::vector<float> sweep() {
@@ -89,4 +89,4 @@ TEST(TfliteFloatActivations, BestKernelSetEqualsScalarBitForBit) {
 }
 
 }  // namespace
-}  // namespace tickinfer::quant::kernels
+}  // namespace tickinfer::tfl::kernels

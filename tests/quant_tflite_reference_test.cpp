@@ -22,7 +22,7 @@
 
 #include "formats/npy.hpp"
 #include "formats/tflite_file.hpp"
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer {
@@ -39,12 +39,12 @@ nlohmann::json manifest() {
   return nlohmann::json::parse(f);
 }
 
-std::shared_ptr<const quant::Program> load(const std::string& path) {
+std::shared_ptr<const tfl::Program> load(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
   const std::string bytes = ss.str();
-  return std::make_shared<const quant::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
+  return std::make_shared<const tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
 }
 
 struct Case {
@@ -77,7 +77,7 @@ TEST_P(TfliteReference, MatchesTheTfliteReferenceInterpreter) {
   const nlohmann::json entry = manifest()["models"][c.model]["modes"][c.mode];
   const std::string file = dir + "/" + entry["file"].get<std::string>();
 
-  std::shared_ptr<const quant::Program> program;
+  std::shared_ptr<const tfl::Program> program;
   try {
     program = load(file);
   } catch (const Error& e) {
@@ -91,18 +91,18 @@ TEST_P(TfliteReference, MatchesTheTfliteReferenceInterpreter) {
   }
   ASSERT_NE(c.model, "gru") << "the GRU fixture was expected to be refused";
 
-  quant::InterpreterOptions options;
+  tfl::InterpreterOptions options;
   options.isa = c.isa;
   // The PyPI interpreters that produced the fixtures round per op family (see
-  // quant/prepared_op.hpp); TICKINFER_ROUNDING=double or =single checks references from a
+  // tflite/prepared_op.hpp); TICKINFER_ROUNDING=double or =single checks references from a
   // uniformly rounding TFLite build instead.
   if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && (std::string(r) == "double" || std::string(r) == "single")) {
     options.tflite_mixed_rounding = false;
-    options.rounding = std::string(r) == "double" ? quant::Rounding::Double : quant::Rounding::Single;
+    options.rounding = std::string(r) == "double" ? tfl::Rounding::Double : tfl::Rounding::Single;
   }
-  std::unique_ptr<quant::Interpreter> interp;
+  std::unique_ptr<tfl::Interpreter> interp;
   try {
-    interp = std::make_unique<quant::Interpreter>(program, options);
+    interp = std::make_unique<tfl::Interpreter>(program, options);
   } catch (const Error& e) {
     FAIL() << e.what();
   }
@@ -127,28 +127,28 @@ TEST_P(TfliteReference, MatchesTheTfliteReferenceInterpreter) {
   std::string first_mismatch;
   for (size_t r = 0; r < rows; ++r) {
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const quant::Tensor& t = interp->input_tensor(i);
-      const size_t n = static_cast<size_t>(quant::element_count(t.shape));
+      const tfl::Tensor& t = interp->input_tensor(i);
+      const size_t n = static_cast<size_t>(tfl::element_count(t.shape));
       ASSERT_EQ(inputs[i].data.size(), rows * n);
       const float* src = inputs[i].data.data() + r * n;
       void* dst = interp->input_data(i);
-      if (t.type == quant::DType::I8) {
+      if (t.type == tfl::DType::I8) {
         for (size_t k = 0; k < n; ++k) static_cast<int8_t*>(dst)[k] = static_cast<int8_t>(src[k]);
       } else {
-        ASSERT_EQ(t.type, quant::DType::F32);
+        ASSERT_EQ(t.type, tfl::DType::F32);
         std::memcpy(dst, src, n * sizeof(float));
       }
     }
     interp->invoke();
     for (size_t o = 0; o < expected.size(); ++o) {
-      const quant::Tensor& t = interp->output_tensor(o);
-      const size_t n = static_cast<size_t>(quant::element_count(t.shape));
+      const tfl::Tensor& t = interp->output_tensor(o);
+      const size_t n = static_cast<size_t>(tfl::element_count(t.shape));
       ASSERT_EQ(expected[o].data.size(), rows * n);
       for (size_t k = 0; k < n; ++k) {
         const double want = expected[o].data[r * n + k];
-        const double got = t.type == quant::DType::I8 ? static_cast<const int8_t*>(interp->output_data(o))[k]
+        const double got = t.type == tfl::DType::I8 ? static_cast<const int8_t*>(interp->output_data(o))[k]
                                                       : static_cast<const float*>(interp->output_data(o))[k];
-        const double err = std::fabs(got - want) / (t.type == quant::DType::I8 ? 1.0 : scale[o]);
+        const double err = std::fabs(got - want) / (t.type == tfl::DType::I8 ? 1.0 : scale[o]);
         worst = std::max(worst, err);
         if (!(err <= rtol)) {
           if (mismatches++ == 0) {

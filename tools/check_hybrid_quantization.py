@@ -5,7 +5,7 @@ For every dynamic-range model of a fixture directory (tools/make_tflite_fixtures
 ai_edge_litert's BUILTIN_REF interpreter with experimental_preserve_all_tensors=True, which keeps
 each hybrid op's temporaries: the int8 quantized input, its scale and its zero point. It
 recomputes them from the op's float input with the formula in docs/quantization.md ("Hybrid input
-quantization", implemented in src/quant/kernels/quantize_rows.cpp) and counts rows that differ.
+quantization", implemented in src/tflite/kernels/quantize_rows.cpp) and counts rows that differ.
 A new TFLite release that changes this arithmetic shows here first, op by op, before it shows
 as scattered one-step output errors in quant_tflite_reference_test.
 

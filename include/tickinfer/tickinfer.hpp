@@ -22,7 +22,7 @@
 namespace tickinfer {
 
 struct Graph;
-namespace quant {
+namespace tfl {
 struct Program;
 }
 using Shape = std::vector<int>;
@@ -54,22 +54,22 @@ class Model {
   static Model load(const std::string& path);
   // Wraps an already-built graph (importers, tests). Validates it (shapes, weights).
   static Model from_graph(Graph graph);
-  // Wraps a tensor program (TFLite and quantized models; see src/quant/program.hpp).
-  static Model from_program(std::shared_ptr<const quant::Program> program);
+  // Wraps a tensor program (TFLite and quantized models; see src/tflite/program.hpp).
+  static Model from_program(std::shared_ptr<const tfl::Program> program);
 
   // Keras models: the layer graph. TFLite and quantized models have an empty graph that only
   // carries the name and source_format; their ops are in program().
   const Graph& graph() const { return *graph_; }
   // The tensor program of a TFLite or quantized model; nullptr for Keras models.
-  const quant::Program* program() const { return program_.get(); }
-  std::shared_ptr<const quant::Program> shared_program() const { return program_; }
+  const tfl::Program* program() const { return program_.get(); }
+  std::shared_ptr<const tfl::Program> shared_program() const { return program_; }
   std::vector<TensorInfo> inputs() const;
   std::vector<TensorInfo> outputs() const;
   ModelStats stats() const;
 
  private:
   std::shared_ptr<const Graph> graph_;
-  std::shared_ptr<const quant::Program> program_;
+  std::shared_ptr<const tfl::Program> program_;
 };
 
 enum class RecurrentMode : uint8_t {

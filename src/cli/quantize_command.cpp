@@ -1,8 +1,8 @@
 // `tickinfer quantize MODEL --calibration DATA -o OUT [--mode dynamic|int8|auto] [--max-error E]
 // [--validation DATA] [--calibration-method minmax|percentile --percentile P]`: a float model
 // (Keras .keras/.h5 or float .tflite) to a quantized .tkq file, with the per-layer table and the
-// calibration-coverage warnings on stdout. The work is quant::quantize_model
-// (src/quant/quantize_session.hpp); this file reads the inputs and prints the report.
+// calibration-coverage warnings on stdout. The work is quantizer::quantize_model
+// (src/quantizer/quantize_session.hpp); this file reads the inputs and prints the report.
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -12,8 +12,8 @@
 #include "formats/model_file.hpp"
 #include "formats/sample_file.hpp"
 #include "formats/tkq_file.hpp"
-#include "quant/lower_graph.hpp"
-#include "quant/quantize_session.hpp"
+#include "quantizer/lower_graph.hpp"
+#include "quantizer/quantize_session.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
@@ -26,66 +26,66 @@ std::string fmt(const char* f, double v) {
   return b;
 }
 
-quant::QuantizeMode parse_mode(const std::string& m) {
-  if (m == "dynamic") return quant::QuantizeMode::Dynamic;
-  if (m == "int8") return quant::QuantizeMode::Int8;
-  if (m == "auto") return quant::QuantizeMode::Auto;
-  if (m == "bf16") return quant::QuantizeMode::Bf16;
+quantizer::QuantizeMode parse_mode(const std::string& m) {
+  if (m == "dynamic") return quantizer::QuantizeMode::Dynamic;
+  if (m == "int8") return quantizer::QuantizeMode::Int8;
+  if (m == "auto") return quantizer::QuantizeMode::Auto;
+  if (m == "bf16") return quantizer::QuantizeMode::Bf16;
   throw UsageError("--mode must be dynamic, int8, bf16 or auto, got '" + m + "'");
 }
 
-std::vector<quant::SampleSet> read_sets(const std::vector<std::string>& paths, const quant::Program& p, const char* option) {
+std::vector<quantizer::SampleSet> read_sets(const std::vector<std::string>& paths, const tfl::Program& p, const char* option) {
   if (paths.size() != p.inputs.size()) {
     throw UsageError(std::string("--") + option + ": the model has " + std::to_string(p.inputs.size()) +
                      " inputs; give one file per input, in order (" + std::to_string(paths.size()) + " given)");
   }
-  std::vector<quant::SampleSet> sets;
+  std::vector<quantizer::SampleSet> sets;
   for (size_t i = 0; i < paths.size(); ++i) {
-    quant::Shape shape = p.tensors[static_cast<size_t>(p.inputs[i])].shape;
+    tfl::Shape shape = p.tensors[static_cast<size_t>(p.inputs[i])].shape;
     if (!shape.empty()) shape.erase(shape.begin());  // the batch axis
     sets.push_back(formats::read_samples(paths[i], shape));
   }
   return sets;
 }
 
-void print_table(const quant::QuantizeReport& r) {
+void print_table(const quantizer::QuantizeReport& r) {
   std::printf("%-24s %-13s %12s %12s %9s\n", "layer", "precision", "max abs err", "max rel err",
               r.latency_measured ? "latency" : "MACs");
   for (size_t l = 0; l < r.layers.size(); ++l) {
     const auto& e = r.evaluation.layers[l];
-    std::printf("%-24s %-13s %12s %12s %8.1f%%\n", r.layers[l].label.c_str(), quant::precision_name(r.precisions[l]),
+    std::printf("%-24s %-13s %12s %12s %8.1f%%\n", r.layers[l].label.c_str(), tfl::precision_name(r.precisions[l]),
                 fmt("%.3g", e.max_abs).c_str(), fmt("%.3g", e.max_rel()).c_str(), 100.0 * r.latency_share[l]);
   }
   std::printf("%-24s %-13s %12s %12s\n", "model output", "", fmt("%.3g", r.evaluation.output.max_abs).c_str(),
               fmt("%.3g", r.evaluation.output.max_rel()).c_str());
   std::printf("(max rel err = max|y_q - y_f| / max|y_f| over the validation set; latency = share of the quantized model's time)\n");
   for (size_t l = 0; l < r.layers.size(); ++l) {
-    if (r.precisions[l] != quant::Precision::Int8 && !r.layers[l].why_not_int8.empty()) {
+    if (r.precisions[l] != tfl::Precision::Int8 && !r.layers[l].why_not_int8.empty()) {
       std::printf("note: layer '%s' is not int8: %s\n", r.layers[l].label.c_str(), r.layers[l].why_not_int8.c_str());
     }
   }
 }
 
-void print_auto(const quant::QuantizeReport& r, double max_error) {
+void print_auto(const quantizer::QuantizeReport& r, double max_error) {
   if (r.steps.empty()) {
     std::printf("auto: every layer at its cheapest precision meets --max-error %g\n", max_error);
   }
   for (const auto& s : r.steps) {
     if (s.added_cost < 0.0) {  // the pruning pass: this promotion turned out not to be needed
       std::printf("auto: layer '%s' back %s -> %s: not needed once the others were promoted (model max rel err %.3g -> %.3g, %.1f%% of MACs saved)\n",
-                  r.layers[s.layer].label.c_str(), quant::precision_name(s.from), quant::precision_name(s.to),
+                  r.layers[s.layer].label.c_str(), tfl::precision_name(s.from), tfl::precision_name(s.to),
                   s.error_before, s.error_after, -100.0 * s.added_cost);
       continue;
     }
     std::printf("auto: layer '%s' %s -> %s: model max rel err %.3g -> %.3g (latency cost +%.1f%% of MACs)\n",
-                r.layers[s.layer].label.c_str(), quant::precision_name(s.from), quant::precision_name(s.to),
+                r.layers[s.layer].label.c_str(), tfl::precision_name(s.from), tfl::precision_name(s.to),
                 s.error_before, s.error_after, 100.0 * s.added_cost);
   }
   if (r.met) {
     std::string kept;
     for (size_t l = 0; l < r.layers.size(); ++l) {
-      if (r.precisions[l] == quant::Precision::BF16 || r.precisions[l] == quant::Precision::F32) {
-        kept += (kept.empty() ? "" : ", ") + r.layers[l].label + " (" + quant::precision_name(r.precisions[l]) + ")";
+      if (r.precisions[l] == tfl::Precision::BF16 || r.precisions[l] == tfl::Precision::F32) {
+        kept += (kept.empty() ? "" : ", ") + r.layers[l].label + " (" + tfl::precision_name(r.precisions[l]) + ")";
       }
     }
     std::printf("auto: kept in higher precision: %s; model max rel err %.3g <= %g\n",
@@ -99,7 +99,7 @@ void print_auto(const quant::QuantizeReport& r, double max_error) {
 
 // Every layer finding, and the inputs' features up to a few per input (a 128-feature input in a
 // new regime would otherwise bury the layers): the rest are counted.
-void print_coverage(const quant::QuantizeReport& r) {
+void print_coverage(const quantizer::QuantizeReport& r) {
   constexpr int kFeaturesShown = 6;
   std::string input;
   int shown = 0, hidden = 0;
@@ -155,14 +155,14 @@ int run_quantize(const ArgParser& args) {
   const std::string model_path = args.positional_value("MODEL");
   if (!args.given("calibration")) throw UsageError("--calibration DATA is required");
   if (!args.given("output")) throw UsageError("-o OUT is required");
-  quant::QuantizeRequest req;
+  quantizer::QuantizeRequest req;
   req.mode = parse_mode(args.value("mode"));
   req.max_error = args.number("max-error", 0.0, 1e9);
   const std::string method = args.value("calibration-method");
   if (method == "minmax") {
-    req.calibration.method = quant::CalibrationMethod::MinMax;
+    req.calibration.method = quantizer::CalibrationMethod::MinMax;
   } else if (method == "percentile") {
-    req.calibration.method = quant::CalibrationMethod::Percentile;
+    req.calibration.method = quantizer::CalibrationMethod::Percentile;
     req.calibration.percentile = args.number("percentile", 50.000001, 100.0);
   } else {
     throw UsageError("--calibration-method must be minmax or percentile, got '" + method + "'");
@@ -171,20 +171,20 @@ int run_quantize(const ArgParser& args) {
   req.calibration.carry_state = !args.flag_set("reset-state");
 
   formats::AnyModel any = formats::load_any_model_file(model_path);
-  quant::LowerOptions lower;
+  quantizer::LowerOptions lower;
   lower.window_length = static_cast<int>(args.integer("window", 0, 1 << 20));
-  const quant::Program program = any.program ? *any.program : quant::lower_graph(any.graph, lower);
+  const tfl::Program program = any.program ? *any.program : quantizer::lower_graph(any.graph, lower);
   const auto calibration = read_sets(args.values("calibration"), program, "calibration");
   const auto validation = args.given("validation") ? read_sets(args.values("validation"), program, "validation") : calibration;
 
-  const quant::QuantizeReport report = quant::quantize_model(program, calibration, validation, req);
+  const quantizer::QuantizeReport report = quantizer::quantize_model(program, calibration, validation, req);
   const std::string out = args.value("output");
   formats::save_tkq(report.result.program, out);
 
   std::printf("model: %s (%zu layers), calibration: %zu samples (%s), validation: %zu samples\n", model_path.c_str(),
               report.layers.size(), calibration[0].count, method.c_str(), validation[0].count);
   print_table(report);
-  if (req.mode == quant::QuantizeMode::Auto) print_auto(report, req.max_error);
+  if (req.mode == quantizer::QuantizeMode::Auto) print_auto(report, req.max_error);
   print_coverage(report);
   std::printf("wrote %s (%ju bytes)\n", out.c_str(), static_cast<uintmax_t>(std::filesystem::file_size(out)));
   return 0;

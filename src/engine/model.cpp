@@ -2,7 +2,7 @@
 #include "engine/program_plan.hpp"
 #include "formats/model_file.hpp"
 #include "model/graph.hpp"
-#include "quant/program.hpp"
+#include "tflite/program.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer {
@@ -55,9 +55,9 @@ Model Model::from_graph(Graph graph) {
   return m;
 }
 
-Model Model::from_program(std::shared_ptr<const quant::Program> program) {
+Model Model::from_program(std::shared_ptr<const tfl::Program> program) {
   if (!program) throw Error("no program");
-  quant::validate(*program);
+  tfl::validate(*program);
   auto g = std::make_shared<Graph>();
   g->name = program->name;
   g->source_format = program->source_format;

@@ -4,7 +4,7 @@
 // counted, so FLOPs over peak gives a true lower bound on compute time.
 #include "engine/program_plan.hpp"
 #include "model/graph.hpp"
-#include "quant/program.hpp"
+#include "tflite/program.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer {
@@ -13,38 +13,38 @@ namespace {
 
 // A tensor program's cost per op: its constant operands are the op's parameters (bytes as
 // stored: int8 weights count one byte each); FLOPs for the matmul ops from their weight shapes.
-ModelStats program_stats(const quant::Program& p) {
+ModelStats program_stats(const tfl::Program& p) {
   ModelStats total;
-  for (const quant::Op& op : p.ops) {
+  for (const tfl::Op& op : p.ops) {
     LayerStats ls;
     ls.name = op.label;
-    ls.keras_class = std::string(quant::op_name(op.code)) + " [" + quant::precision_name(op.precision) + "]";
+    ls.keras_class = std::string(tfl::op_name(op.code)) + " [" + tfl::precision_name(op.precision) + "]";
     if (!op.outputs.empty()) ls.output_shape = engine::plan_shape(p.tensors[op.outputs[0]].shape, false);
     int64_t weight_elems = 0;
     for (int t : op.inputs) {
       if (t < 0) continue;
-      const quant::Tensor& tensor = p.tensors[t];
+      const tfl::Tensor& tensor = p.tensors[t];
       if (!tensor.is_constant() || tensor.is_variable) continue;
-      const int64_t n = quant::element_count(tensor.shape);
+      const int64_t n = tfl::element_count(tensor.shape);
       ls.params += n;
       ls.weight_bytes += static_cast<int64_t>(tensor.data.size());
       if (tensor.shape.size() >= 2) weight_elems += n;
     }
     int64_t rows = 1;  // positions the weights are applied at
     if (!op.inputs.empty() && op.inputs[0] >= 0) {
-      const quant::Shape& in = p.tensors[op.inputs[0]].shape;
-      if (op.code == quant::OpCode::SequenceLstm && in.size() == 3) rows = op.options.time_major ? in[0] : in[1];
-      if (op.code == quant::OpCode::FullyConnected && !in.empty() && !p.tensors[op.inputs[1]].shape.empty()) {
+      const tfl::Shape& in = p.tensors[op.inputs[0]].shape;
+      if (op.code == tfl::OpCode::SequenceLstm && in.size() == 3) rows = op.options.time_major ? in[0] : in[1];
+      if (op.code == tfl::OpCode::FullyConnected && !in.empty() && !p.tensors[op.inputs[1]].shape.empty()) {
         const int64_t k = p.tensors[op.inputs[1]].shape.back();
-        rows = k > 0 ? quant::element_count(in) / k : 1;
+        rows = k > 0 ? tfl::element_count(in) / k : 1;
       }
     }
-    if (op.code == quant::OpCode::Conv2D || op.code == quant::OpCode::DepthwiseConv2D) {
-      const quant::Shape& out = p.tensors[op.outputs[0]].shape;
+    if (op.code == tfl::OpCode::Conv2D || op.code == tfl::OpCode::DepthwiseConv2D) {
+      const tfl::Shape& out = p.tensors[op.outputs[0]].shape;
       if (out.size() == 4) rows = int64_t{out[1]} * out[2];
     }
-    if (op.code == quant::OpCode::FullyConnected || op.code == quant::OpCode::SequenceLstm ||
-        op.code == quant::OpCode::Conv2D || op.code == quant::OpCode::DepthwiseConv2D) {
+    if (op.code == tfl::OpCode::FullyConnected || op.code == tfl::OpCode::SequenceLstm ||
+        op.code == tfl::OpCode::Conv2D || op.code == tfl::OpCode::DepthwiseConv2D) {
       ls.flops = 2 * weight_elems * rows;
     }
     total.params += ls.params;

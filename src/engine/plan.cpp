@@ -87,7 +87,7 @@ const char* step_name(engine::StepKind k) {
 
 std::string Plan::describe() const {
   if (impl_->program) {
-    const quant::Interpreter& in = impl_->program->interpreter();
+    const tfl::Interpreter& in = impl_->program->interpreter();
     std::ostringstream os;
     os << "plan: " << in.num_ops() << " ops (" << in.program().source_format << "), kernels " << in.isa()
        << ", mode " << (mode() == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()

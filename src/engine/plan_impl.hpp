@@ -90,7 +90,7 @@ struct PlanLayout {
 
 namespace tickinfer {
 struct Plan::Impl {
-  // Set for TFLite and tickinfer-quantized models (a quant::Program); the float step list
+  // Set for TFLite and tickinfer-quantized models (a tfl::Program); the float step list
   // below is then unused.
   std::unique_ptr<engine::ProgramPlan> program;
   std::shared_ptr<const engine::PackedWeights> weights;

@@ -1,36 +1,36 @@
-// ProgramPlan: runs a quant::Program behind the Plan API.
+// ProgramPlan: runs a tfl::Program behind the Plan API.
 #include "engine/program_plan.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 
-#include "quant/kernels/quantize_input.hpp"
+#include "tflite/kernels/quantize_input.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
 
 namespace {
 
-ProgramIo io_of(const quant::Tensor& t) {
+ProgramIo io_of(const tfl::Tensor& t) {
   ProgramIo io;
   io.type = t.type;
-  io.elements = static_cast<size_t>(quant::element_count(t.shape));
-  if (t.type == quant::DType::I8 || t.type == quant::DType::I16) {
+  io.elements = static_cast<size_t>(tfl::element_count(t.shape));
+  if (t.type == tfl::DType::I8 || t.type == tfl::DType::I16) {
     if (t.quant.scale.size() != 1) {
       throw Error("tensor '" + t.name + "': a quantized model input/output needs one scale");
     }
     io.scale = t.quant.scale[0];
     io.zero_point = t.quant.zero_point.empty() ? 0 : static_cast<int32_t>(t.quant.zero_point[0]);
-  } else if (t.type != quant::DType::F32) {
+  } else if (t.type != tfl::DType::F32) {
     throw Error(std::string("tensor '") + t.name + "': model inputs/outputs of type " +
-                quant::dtype_name(t.type) + " are not supported (float32, int8, int16 are)");
+                tfl::dtype_name(t.type) + " are not supported (float32, int8, int16 are)");
   }
   return io;
 }
 
 // int8 inputs: the SIMD kernel (bit-identical to quantize_row below), chosen once.
-const quant::kernels::QuantizeF32S8Fn kQuantizeS8 = quant::kernels::quantize_f32_to_s8_best();
+const tfl::kernels::QuantizeF32S8Fn kQuantizeS8 = tfl::kernels::quantize_f32_to_s8_best();
 
 // TFLite's reference Quantize: round half away from zero of x / scale (the division in float),
 // plus the zero point, clamped to the type's range.
@@ -71,7 +71,7 @@ __attribute__((optimize("no-tree-loop-distribute-patterns"))) void copy_floats(f
   for (; i < n; ++i) dst[i] = src[i];
 }
 
-// DEQUANTIZE's own arithmetic (quant/ops/quantize.cpp): the scale as a double, as TFLite's
+// DEQUANTIZE's own arithmetic (tflite/ops/quantize.cpp): the scale as a double, as TFLite's
 // DequantizationParams holds it.
 void dequantize_like_op(const int8_t* q, float* y, size_t n, float scale, int32_t zp) noexcept {
   const double s = scale;
@@ -85,31 +85,31 @@ void dequantize_row(const Q* q, float* y, size_t n, float scale, int32_t zp) noe
 
 }  // namespace
 
-Shape plan_shape(const quant::Shape& s, bool stream) {
+Shape plan_shape(const tfl::Shape& s, bool stream) {
   Shape out(s.begin(), s.end());
   if (!out.empty() && out[0] == 1) out.erase(out.begin());
   if (stream && out.size() >= 2 && out[0] == 1) out.erase(out.begin());
   return out;
 }
 
-ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const CompileOptions& options)
+ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options)
     : program_(std::move(program)), options_(options), mode_(options.mode) {
-  quant::InterpreterOptions io;
+  tfl::InterpreterOptions io;
   io.isa = options.isa;
   io.reset_variables_each_invoke = options.mode == RecurrentMode::Window;
-  // TFLite builds differ in how they round requantization (quant/prepared_op.hpp); the default
+  // TFLite builds differ in how they round requantization (tflite/prepared_op.hpp); the default
   // matches the PyPI interpreters (per op family), TICKINFER_ROUNDING=double a default source
   // build and TICKINFER_ROUNDING=single a TFLITE_SINGLE_ROUNDING build.
   if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && (std::string(r) == "double" || std::string(r) == "single")) {
     io.tflite_mixed_rounding = false;
-    io.rounding = std::string(r) == "double" ? quant::Rounding::Double : quant::Rounding::Single;
+    io.rounding = std::string(r) == "double" ? tfl::Rounding::Double : tfl::Rounding::Single;
   }
-  interp_ = std::make_unique<quant::Interpreter>(program_, io);
+  interp_ = std::make_unique<tfl::Interpreter>(program_, io);
   const bool stream = options.mode == RecurrentMode::Stream;
   bool has_state = false;
-  for (const quant::Tensor& t : program_->tensors) has_state = has_state || t.is_variable;
+  for (const tfl::Tensor& t : program_->tensors) has_state = has_state || t.is_variable;
   for (size_t i = 0; i < interp_->num_inputs(); ++i) {
-    const quant::Tensor& t = interp_->input_tensor(i);
+    const tfl::Tensor& t = interp_->input_tensor(i);
     if (!t.shape.empty() && t.shape[0] != 1) {
       throw Error("input '" + t.name + "': batch dimension " + std::to_string(t.shape[0]) +
                   " (tickinfer runs batch 1; convert with a batch size of 1)");
@@ -125,7 +125,7 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const Co
     input_shapes_.push_back(plan_shape(t.shape, stream));
   }
   for (size_t i = 0; i < interp_->num_outputs(); ++i) {
-    const quant::Tensor& t = interp_->output_tensor(i);
+    const tfl::Tensor& t = interp_->output_tensor(i);
     out_.push_back(io_of(t));
     out_.back().memory = interp_->tensor_data(program_->outputs[i]);
     output_shapes_.push_back(plan_shape(t.shape, false));
@@ -138,12 +138,12 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const quant::Program> program, const Co
 
 namespace {
 
-bool reads(const quant::Op& op, int tensor) {
+bool reads(const tfl::Op& op, int tensor) {
   return std::find(op.inputs.begin(), op.inputs.end(), tensor) != op.inputs.end();
 }
 
-bool is_per_tensor_int8(const quant::Tensor& t) {
-  return t.type == quant::DType::I8 && t.quant.scale.size() == 1 && t.quant.scale[0] > 0.0f;
+bool is_per_tensor_int8(const tfl::Tensor& t) {
+  return t.type == tfl::DType::I8 && t.quant.scale.size() == 1 && t.quant.scale[0] > 0.0f;
 }
 
 }  // namespace
@@ -153,13 +153,13 @@ bool is_per_tensor_int8(const quant::Tensor& t) {
 // bit-identical to the ops' own: the same quantization kernel, and the op's dequantization
 // formula (dequantize_op).
 void ProgramPlan::fold_edge_conversions() {
-  const quant::Program& p = *program_;
+  const tfl::Program& p = *program_;
   if (p.ops.empty()) return;
   const auto is_model_output = [&](int t) { return std::find(p.outputs.begin(), p.outputs.end(), t) != p.outputs.end(); };
-  const quant::Op& first = p.ops.front();
-  if (p.inputs.size() == 1 && first.code == quant::OpCode::Quantize && first.inputs.size() == 1 &&
+  const tfl::Op& first = p.ops.front();
+  if (p.inputs.size() == 1 && first.code == tfl::OpCode::Quantize && first.inputs.size() == 1 &&
       first.outputs.size() == 1 && first.inputs[0] == p.inputs[0] && !is_model_output(p.inputs[0]) &&
-      in_[0].type == quant::DType::F32 && is_per_tensor_int8(p.tensors[static_cast<size_t>(first.outputs[0])])) {
+      in_[0].type == tfl::DType::F32 && is_per_tensor_int8(p.tensors[static_cast<size_t>(first.outputs[0])])) {
     bool read_elsewhere = false;
     for (size_t k = 1; k < p.ops.size(); ++k) read_elsewhere = read_elsewhere || reads(p.ops[k], p.inputs[0]);
     if (!read_elsewhere) {
@@ -169,12 +169,12 @@ void ProgramPlan::fold_edge_conversions() {
       first_op_ = 1;
     }
   }
-  const quant::Op& last = p.ops.back();
-  if (p.ops.size() > first_op_ + 1 && last.code == quant::OpCode::Dequantize && last.inputs.size() == 1 &&
+  const tfl::Op& last = p.ops.back();
+  if (p.ops.size() > first_op_ + 1 && last.code == tfl::OpCode::Dequantize && last.inputs.size() == 1 &&
       last.outputs.size() == 1 && is_per_tensor_int8(p.tensors[static_cast<size_t>(last.inputs[0])]) &&
       !is_model_output(last.inputs[0])) {
     for (size_t j = 0; j < p.outputs.size(); ++j) {
-      if (p.outputs[j] != last.outputs[0] || out_[j].type != quant::DType::F32) continue;
+      if (p.outputs[j] != last.outputs[0] || out_[j].type != tfl::DType::F32) continue;
       const int q = last.inputs[0];
       out_[j] = io_of(p.tensors[static_cast<size_t>(q)]);
       out_[j].memory = interp_->tensor_data(q);
@@ -194,8 +194,8 @@ void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcep
     const ProgramIo& io = in_[i];
     void* dst = io.memory;
     switch (io.type) {
-      case quant::DType::I8: kQuantizeS8(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
-      case quant::DType::I16: quantize_row(inputs[i], static_cast<int16_t*>(dst), io.elements, io.scale, io.zero_point); break;
+      case tfl::DType::I8: kQuantizeS8(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
+      case tfl::DType::I16: quantize_row(inputs[i], static_cast<int16_t*>(dst), io.elements, io.scale, io.zero_point); break;
       default: copy_floats(static_cast<float*>(dst), inputs[i], io.elements); break;
     }
   }
@@ -208,8 +208,8 @@ void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcep
       continue;
     }
     switch (io.type) {
-      case quant::DType::I8: dequantize_row(static_cast<const int8_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
-      case quant::DType::I16: dequantize_row(static_cast<const int16_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
+      case tfl::DType::I8: dequantize_row(static_cast<const int8_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
+      case tfl::DType::I16: dequantize_row(static_cast<const int16_t*>(src), outputs[i], io.elements, io.scale, io.zero_point); break;
       default: copy_floats(outputs[i], static_cast<const float*>(src), io.elements); break;
     }
   }
@@ -217,7 +217,7 @@ void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcep
 
 int64_t ProgramPlan::weight_bytes() const {
   int64_t bytes = 0;
-  for (const quant::Tensor& t : program_->tensors) {
+  for (const tfl::Tensor& t : program_->tensors) {
     if (t.is_constant() && !t.is_variable) bytes += static_cast<int64_t>(t.data.size());
   }
   return bytes;

@@ -1,5 +1,5 @@
 #pragma once
-// A Plan over a quant::Program (TFLite and tickinfer-quantized models): the interpreter plus
+// A Plan over a tfl::Program (TFLite and tickinfer-quantized models): the interpreter plus
 // the conversion between the Plan API's float buffers and the program's own input and output
 // types. A full-integer model's int8 input is quantized here exactly as TFLite's QUANTIZE op
 // does (x / scale in float, rounded half away from zero, plus the zero point, clamped), and its
@@ -10,13 +10,13 @@
 #include <memory>
 #include <vector>
 
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::engine {
 
 struct ProgramIo {
-  quant::DType type = quant::DType::F32;
+  tfl::DType type = tfl::DType::F32;
   float scale = 1.0f;
   int32_t zero_point = 0;
   size_t elements = 0;
@@ -29,7 +29,7 @@ struct ProgramIo {
 
 class ProgramPlan {
  public:
-  ProgramPlan(std::shared_ptr<const quant::Program> program, const CompileOptions& options);
+  ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options);
 
   void run(const float* const* inputs, float* const* outputs) noexcept;
   void reset_state() noexcept { interp_->reset_state(); }
@@ -38,20 +38,20 @@ class ProgramPlan {
   const std::vector<Shape>& input_shapes() const { return input_shapes_; }
   const std::vector<Shape>& output_shapes() const { return output_shapes_; }
   RecurrentMode mode() const { return mode_; }
-  const quant::Interpreter& interpreter() const { return *interp_; }
+  const tfl::Interpreter& interpreter() const { return *interp_; }
   // Whether run() does the program's opening QUANTIZE / closing DEQUANTIZE itself (skipping them).
   bool folds_first_op() const { return first_op_ == 1; }
   bool folds_last_op() const { return last_op_ + 1 == interp_->num_ops(); }
-  quant::Interpreter& interpreter() { return *interp_; }
+  tfl::Interpreter& interpreter() { return *interp_; }
   int64_t weight_bytes() const;
 
  private:
   void fold_edge_conversions();
 
-  std::shared_ptr<const quant::Program> program_;
+  std::shared_ptr<const tfl::Program> program_;
   CompileOptions options_;
   RecurrentMode mode_;
-  std::unique_ptr<quant::Interpreter> interp_;
+  std::unique_ptr<tfl::Interpreter> interp_;
   std::vector<ProgramIo> in_, out_;
   size_t first_op_ = 0, last_op_ = 0;  // the ops run() invokes: all but folded edge conversions
   std::vector<Shape> input_shapes_, output_shapes_;
@@ -59,6 +59,6 @@ class ProgramPlan {
 
 // The shape a Plan or Model reports for a program tensor: without the leading batch dimension
 // of 1; in stream mode the time axis of a [1, 1, features] input is dropped too.
-Shape plan_shape(const quant::Shape& program_shape, bool stream);
+Shape plan_shape(const tfl::Shape& program_shape, bool stream);
 
 }  // namespace tickinfer::engine

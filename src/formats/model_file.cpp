@@ -78,11 +78,11 @@ AnyModel load_any_model_file(const std::string& path) {
   const std::string bytes = read_model_file(path);
   AnyModel m;
   if (is_tflite(bytes.data(), bytes.size())) {
-    m.program = std::make_shared<const quant::Program>(load_tflite(bytes.data(), bytes.size(), path));
+    m.program = std::make_shared<const tfl::Program>(load_tflite(bytes.data(), bytes.size(), path));
     return m;
   }
   if (is_tkq(bytes.data(), bytes.size())) {
-    m.program = std::make_shared<const quant::Program>(load_tkq(bytes.data(), bytes.size(), path));
+    m.program = std::make_shared<const tfl::Program>(load_tkq(bytes.data(), bytes.size(), path));
     return m;
   }
   m.graph = load_model_bytes(bytes.data(), bytes.size(), path);

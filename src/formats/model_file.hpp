@@ -14,7 +14,7 @@
 #include <string>
 
 #include "model/graph.hpp"
-#include "quant/program.hpp"
+#include "tflite/program.hpp"
 
 namespace tickinfer::formats {
 
@@ -27,7 +27,7 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label);
 // at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program.
 struct AnyModel {
   Graph graph;                                    // Keras files
-  std::shared_ptr<const quant::Program> program;  // TFLite / .tkq files (graph empty then)
+  std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files (graph empty then)
 };
 AnyModel load_any_model_file(const std::string& path);
 

@@ -10,11 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "quant/sample_set.hpp"
+#include "quantizer/sample_set.hpp"
 
 namespace tickinfer::formats {
 
-using quant::SampleSet;
+using quantizer::SampleSet;
 
 // `array_shape`/`data`: an array as read from a file; `sample_shape`: one sample without the
 // batch axis. Accepts [N, ...sample_shape] and [N, elements].

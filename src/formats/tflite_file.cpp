@@ -1,4 +1,4 @@
-// TFLite flatbuffer -> quant::Program. The flatbuffers verifier makes every offset safe to
+// TFLite flatbuffer -> tfl::Program. The flatbuffers verifier makes every offset safe to
 // follow; everything it cannot know (indices between tables, data sizes against shapes, what the
 // interpreter supports) is checked here before anything is copied.
 #include "formats/tflite_file.hpp"
@@ -30,7 +30,7 @@ class Loader {
  public:
   Loader(const tflite::Model& model, const std::string& label) : model_(model), label_(label) {}
 
-  quant::Program run() {
+  tfl::Program run() {
     if (model_.version() != kSchemaVersion) {
       fail("schema version " + std::to_string(model_.version()) + " is not the supported version 3");
     }
@@ -38,7 +38,7 @@ class Loader {
     if (!subgraphs || subgraphs->size() == 0) fail("the model has no subgraph");
     const tflite::SubGraph* g = subgraphs->Get(0);
     if (!g->tensors()) fail("subgraph 0 has no tensors");
-    quant::Program p;
+    tfl::Program p;
     p.source_format = "tflite";
     if (model_.description()) p.name = model_.description()->str();
     ntensors_ = g->tensors()->size();
@@ -74,10 +74,10 @@ class Loader {
     return out;
   }
 
-  quant::DType read_type(int8_t type, const std::string& where) const {
+  tfl::DType read_type(int8_t type, const std::string& where) const {
     switch (type) {
       case 0: case 1: case 2: case 3: case 4: case 6: case 7: case 9: case 18:
-        return static_cast<quant::DType>(type);
+        return static_cast<tfl::DType>(type);
       default: break;
     }
     static const char* const kNames[] = {"FLOAT32", "FLOAT16", "INT32", "UINT8", "INT64", "STRING",
@@ -88,9 +88,9 @@ class Loader {
     fail(where + ": type " + (known ? std::string(kNames[type]) : std::to_string(type)) + " is not supported");
   }
 
-  quant::Tensor read_tensor(const tflite::Tensor& x, uint32_t t) const {
+  tfl::Tensor read_tensor(const tflite::Tensor& x, uint32_t t) const {
     const std::string where = tensor_where(x, t);
-    quant::Tensor out;
+    tfl::Tensor out;
     if (x.name()) out.name = x.name()->str();
     out.type = read_type(x.type(), where);
     out.is_variable = x.is_variable();
@@ -99,7 +99,7 @@ class Loader {
 
     // Shape: fixed, non-negative, bounded. (-1 may appear in shape_signature, never in shape.)
     uint64_t elements = 1;
-    const size_t esize = quant::dtype_size(out.type);
+    const size_t esize = tfl::dtype_size(out.type);
     if (x.shape()) {
       if (x.shape()->size() > kMaxRank) fail(where + ": rank " + std::to_string(x.shape()->size()) + " is too large");
       for (int32_t d : *x.shape()) {
@@ -167,7 +167,7 @@ class Loader {
     return std::max(static_cast<int>(c.deprecated_builtin_code()), static_cast<int>(c.builtin_code()));
   }
 
-  quant::Op read_op(const tflite::Operator& o, uint32_t i, const quant::Program& p) const {
+  tfl::Op read_op(const tflite::Operator& o, uint32_t i, const tfl::Program& p) const {
     const std::string op_where = "op " + std::to_string(i);
     const auto* codes = model_.operator_codes();
     const uint32_t ncodes = codes ? codes->size() : 0;
@@ -189,7 +189,7 @@ class Loader {
     const auto code = tflite_op_code(builtin);
     if (!code) fail(op_where + ": " + name + " is not supported");
 
-    quant::Op op;
+    tfl::Op op;
     op.code = *code;
     op.inputs = op_indices(o.inputs(), op_where + " (" + name + ") input", true);
     op.outputs = op_indices(o.outputs(), op_where + " (" + name + ") output", false);
@@ -217,27 +217,27 @@ class Loader {
 
   // The precision the file's tensor types imply: int8 (or int16) activations = Int8; float
   // activations with int8 weights = dynamic-range; bf16 weights = BF16.
-  static quant::Precision precision(const quant::Op& op, const quant::Program& p) {
+  static tfl::Precision precision(const tfl::Op& op, const tfl::Program& p) {
     bool float_in = false, int_weights = false, bf16_weights = false, quant_act = false;
     for (int t : op.inputs) {
       if (t < 0) continue;
-      const quant::Tensor& x = p.tensors[static_cast<size_t>(t)];
+      const tfl::Tensor& x = p.tensors[static_cast<size_t>(t)];
       if (x.is_constant()) {
-        int_weights |= x.type == quant::DType::I8;
-        bf16_weights |= x.type == quant::DType::BF16;
+        int_weights |= x.type == tfl::DType::I8;
+        bf16_weights |= x.type == tfl::DType::BF16;
       } else {
-        float_in |= x.type == quant::DType::F32;
-        quant_act |= (x.type == quant::DType::I8 || x.type == quant::DType::I16) && !x.quant.empty();
+        float_in |= x.type == tfl::DType::F32;
+        quant_act |= (x.type == tfl::DType::I8 || x.type == tfl::DType::I16) && !x.quant.empty();
       }
     }
     for (int t : op.outputs) {  // QUANTIZE: float in, int8 out
-      const quant::Tensor& y = p.tensors[static_cast<size_t>(t)];
-      quant_act |= (y.type == quant::DType::I8 || y.type == quant::DType::I16) && !y.quant.empty();
+      const tfl::Tensor& y = p.tensors[static_cast<size_t>(t)];
+      quant_act |= (y.type == tfl::DType::I8 || y.type == tfl::DType::I16) && !y.quant.empty();
     }
-    if (quant_act) return quant::Precision::Int8;
-    if (float_in && int_weights) return quant::Precision::Int8Dynamic;
-    if (bf16_weights) return quant::Precision::BF16;
-    return quant::Precision::F32;
+    if (quant_act) return tfl::Precision::Int8;
+    if (float_in && int_weights) return tfl::Precision::Int8Dynamic;
+    if (bf16_weights) return tfl::Precision::BF16;
+    return tfl::Precision::F32;
   }
 
   const tflite::Model& model_;
@@ -245,7 +245,7 @@ class Loader {
   uint32_t ntensors_ = 0;
 };
 
-quant::Program load_aligned(const uint8_t* bytes, size_t size, const std::string& label) {
+tfl::Program load_aligned(const uint8_t* bytes, size_t size, const std::string& label) {
   // Depth 64 covers the schema's nesting (Model/SubGraph/Tensor/QuantizationParameters); the
   // table cap bounds verification time on hostile files.
   flatbuffers::Verifier verifier(bytes, size, /*max_depth=*/64, /*max_tables=*/1000000);
@@ -257,9 +257,9 @@ quant::Program load_aligned(const uint8_t* bytes, size_t size, const std::string
   if (buffers && buffers->size() > 0 && buffers->Get(0)->data() && buffers->Get(0)->data()->size() != 0) {
     throw Error(label + ": not a valid TFLite flatbuffer (buffer 0 must be the empty sentinel)");
   }
-  quant::Program p = Loader(*model, label).run();
+  tfl::Program p = Loader(*model, label).run();
   try {
-    quant::validate(p);
+    tfl::validate(p);
   } catch (const Error& e) {
     throw Error(label + ": " + e.what());
   }
@@ -272,7 +272,7 @@ bool is_tflite(const void* data, size_t size) {
   return data && size >= 8 && std::memcmp(static_cast<const uint8_t*>(data) + 4, "TFL3", 4) == 0;
 }
 
-quant::Program load_tflite(const void* data, size_t size, const std::string& label) {
+tfl::Program load_tflite(const void* data, size_t size, const std::string& label) {
   if (!data || size < 8) throw Error(label + ": not a valid TFLite flatbuffer (" + std::to_string(size) + " bytes)");
   if (!is_tflite(data, size)) throw Error(label + ": not a valid TFLite flatbuffer (no TFL3 identifier at bytes 4..7)");
   if (size >= FLATBUFFERS_MAX_BUFFER_SIZE) throw Error(label + ": not a valid TFLite flatbuffer (over 2 GiB)");

@@ -1,5 +1,5 @@
 #pragma once
-// Reads a TFLite model (.tflite flatbuffer, schema/tflite.fbs) into a quant::Program, one tensor
+// Reads a TFLite model (.tflite flatbuffer, schema/tflite.fbs) into a tfl::Program, one tensor
 // and one op per TFLite tensor and operator of subgraph 0, in the file's execution order.
 //
 // Errors: every problem throws tickinfer::Error whose message starts with `label` and names the
@@ -13,15 +13,15 @@
 #include <cstddef>
 #include <string>
 
-#include "quant/program.hpp"
+#include "tflite/program.hpp"
 
 namespace tickinfer::formats {
 
 // True when the bytes carry the TFLite file identifier "TFL3" at offset 4.
 bool is_tflite(const void* data, size_t size);
 
-// Parses and validates (quant::validate) the whole file; the Program owns copies of all
+// Parses and validates (tfl::validate) the whole file; the Program owns copies of all
 // constant data, so `data` may be freed afterwards.
-quant::Program load_tflite(const void* data, size_t size, const std::string& label);
+tfl::Program load_tflite(const void* data, size_t size, const std::string& label);
 
 }  // namespace tickinfer::formats

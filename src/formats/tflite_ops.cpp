@@ -8,7 +8,7 @@
 
 namespace tickinfer::formats {
 
-using quant::OpCode;
+using tfl::OpCode;
 
 namespace {
 
@@ -69,14 +69,14 @@ constexpr BuiltinMapping kMappings[] = {
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
 
-quant::FusedActivation activation(int8_t v, const std::string& where) {
+tfl::FusedActivation activation(int8_t v, const std::string& where) {
   if (v < 0 || v > 5) fail(where, "fused_activation_function " + std::to_string(v) + " is not a valid value");
-  return static_cast<quant::FusedActivation>(v);
+  return static_cast<tfl::FusedActivation>(v);
 }
 
-quant::PaddingMode padding(int8_t v, const std::string& where) {
+tfl::PaddingMode padding(int8_t v, const std::string& where) {
   if (v != 0 && v != 1) fail(where, "padding " + std::to_string(v) + " is not SAME (0) or VALID (1)");
-  return static_cast<quant::PaddingMode>(v);
+  return static_cast<tfl::PaddingMode>(v);
 }
 
 int positive(int v, const char* field, const std::string& where) {
@@ -102,8 +102,8 @@ std::optional<OpCode> tflite_op_code(int builtin_code) {
   return std::nullopt;
 }
 
-quant::OpOptions read_tflite_options(const tflite::Operator& op, OpCode code, const std::string& where) {
-  quant::OpOptions o;
+tfl::OpOptions read_tflite_options(const tflite::Operator& op, OpCode code, const std::string& where) {
+  tfl::OpOptions o;
   switch (code) {
     case OpCode::FullyConnected:
       if (auto* p = op.builtin_options_as_FullyConnectedOptions()) {

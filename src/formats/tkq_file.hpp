@@ -1,5 +1,5 @@
 #pragma once
-// The tickinfer quantized model file (.tkq): one quant::Program, every op with its precision and
+// The tickinfer quantized model file (.tkq): one tfl::Program, every op with its precision and
 // layer label, constant tensor data 64-byte aligned so a mapped file could use weights in place.
 // The byte layout is specified in docs/tkq-format.md.
 //
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "quant/program.hpp"
+#include "tflite/program.hpp"
 
 namespace tickinfer::formats {
 
@@ -27,13 +27,13 @@ bool is_tkq(const void* data, size_t size);
 
 // The whole file as bytes. Throws tickinfer::Error if the program cannot be represented (an
 // index out of range, constant data whose size does not match its shape and type).
-std::vector<uint8_t> serialize_tkq(const quant::Program& program);
+std::vector<uint8_t> serialize_tkq(const tfl::Program& program);
 // Writes serialize_tkq(program) to `path`; Error naming the path on I/O failure.
-void save_tkq(const quant::Program& program, const std::string& path);
+void save_tkq(const tfl::Program& program, const std::string& path);
 
 // Parses a whole file held in memory. `source` names it in error messages.
-quant::Program load_tkq(const void* data, size_t size, std::string_view source = "<memory>");
+tfl::Program load_tkq(const void* data, size_t size, std::string_view source = "<memory>");
 // Reads `path` and parses it.
-quant::Program load_tkq_file(const std::string& path);
+tfl::Program load_tkq_file(const std::string& path);
 
 }  // namespace tickinfer::formats

@@ -77,25 +77,25 @@ class SectionReader {
 };
 
 bool known_dtype(uint8_t t) {
-  switch (static_cast<quant::DType>(t)) {
-    case quant::DType::F32: case quant::DType::F16: case quant::DType::I32: case quant::DType::U8:
-    case quant::DType::I64: case quant::DType::Bool: case quant::DType::I16: case quant::DType::I8:
-    case quant::DType::BF16:
+  switch (static_cast<tfl::DType>(t)) {
+    case tfl::DType::F32: case tfl::DType::F16: case tfl::DType::I32: case tfl::DType::U8:
+    case tfl::DType::I64: case tfl::DType::Bool: case tfl::DType::I16: case tfl::DType::I8:
+    case tfl::DType::BF16:
       return true;
   }
   return false;
 }
 
-quant::OpOptions parse_options(SectionReader& r, const std::string& where) {
-  quant::OpOptions o;
+tfl::OpOptions parse_options(SectionReader& r, const std::string& where) {
+  tfl::OpOptions o;
   const uint8_t act = r.get<uint8_t>("fused activation");
-  if (act > static_cast<uint8_t>(quant::FusedActivation::SignBit)) {
+  if (act > static_cast<uint8_t>(tfl::FusedActivation::SignBit)) {
     r.fail(where + ": fused activation " + std::to_string(act) + " is not defined");
   }
-  o.activation = static_cast<quant::FusedActivation>(act);
+  o.activation = static_cast<tfl::FusedActivation>(act);
   const uint8_t pad = r.get<uint8_t>("padding");
-  if (pad > static_cast<uint8_t>(quant::PaddingMode::Valid)) r.fail(where + ": padding " + std::to_string(pad) + " is not defined");
-  o.padding = static_cast<quant::PaddingMode>(pad);
+  if (pad > static_cast<uint8_t>(tfl::PaddingMode::Valid)) r.fail(where + ": padding " + std::to_string(pad) + " is not defined");
+  o.padding = static_cast<tfl::PaddingMode>(pad);
   bool* flags[] = {&o.keep_num_dims, &o.asymmetric_quantize_inputs, &o.keep_dims, &o.time_major,
                    &o.offset, &o.adj_x, &o.adj_y, &o.approximate, &o.pot_scale_int16};
   for (bool* f : flags) {
@@ -119,10 +119,10 @@ quant::OpOptions parse_options(SectionReader& r, const std::string& where) {
 
 // A stored block may stop early (the writer drops trailing bytes equal to the default options')
 // or run longer (fields of a later minor version, skipped).
-quant::OpOptions read_options(SectionReader& r, const std::string& where, const std::string& source) {
+tfl::OpOptions read_options(SectionReader& r, const std::string& where, const std::string& source) {
   const uint32_t size = r.get<uint32_t>("op options size");
   if (size > r.remaining()) r.fail(where + ": options block of " + std::to_string(size) + " bytes runs past the program section");
-  static const std::vector<uint8_t> defaults = tkq::encode_options(quant::OpOptions{});
+  static const std::vector<uint8_t> defaults = tkq::encode_options(tfl::OpOptions{});
   std::vector<uint8_t> block(defaults);
   if (size > block.size()) block.resize(size);
   for (uint32_t i = 0; i < size; ++i) block[i] = r.get<uint8_t>("op options");
@@ -141,7 +141,7 @@ bool is_tkq(const void* data, size_t size) {
   return size >= sizeof(kTkqMagic) && std::memcmp(data, kTkqMagic, sizeof(kTkqMagic)) == 0;
 }
 
-quant::Program load_tkq(const void* data, size_t size, std::string_view source_view) {
+tfl::Program load_tkq(const void* data, size_t size, std::string_view source_view) {
   const std::string source(source_view);
   const auto fail = [&](const std::string& what) -> void { throw Error(source + ": " + what); };
   const auto* b = static_cast<const uint8_t*>(data);
@@ -193,7 +193,7 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
 
   SectionReader r(b + program_section.offset, program_section.size, source);
   const uint8_t* blob = b + data_section.offset;
-  quant::Program p;
+  tfl::Program p;
   p.name = r.string("program name");
   p.source_format = r.string("source format");
   // A tensor record takes at least 44 bytes, an op at least 20 + the options block.
@@ -205,7 +205,7 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
     const std::string where = "tensor " + std::to_string(t) + " '" + tensor.name + "'";
     const uint8_t type = r.get<uint8_t>("tensor type");
     if (!known_dtype(type)) r.fail(where + ": type " + std::to_string(type) + " is not supported");
-    tensor.type = static_cast<quant::DType>(type);
+    tensor.type = static_cast<tfl::DType>(type);
     const uint8_t flags = r.get<uint8_t>("tensor flags");
     if (flags & ~(tkq::kFlagVariable | tkq::kFlagHasData | tkq::kFlagZeroPointsZero)) {
       r.fail(where + ": unknown flag bits " + std::to_string(flags));
@@ -239,7 +239,7 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
              std::to_string(tensor.quant.axis) + " of the shape");
     }
     const uint64_t off = r.get<uint64_t>("data offset"), len = r.get<uint64_t>("data size");
-    const uint64_t want = static_cast<uint64_t>(elems) * quant::dtype_size(tensor.type);
+    const uint64_t want = static_cast<uint64_t>(elems) * tfl::dtype_size(tensor.type);
     if (flags & tkq::kFlagHasData) {
       if (len != want || len == 0) {
         r.fail(where + ": data " + std::to_string(len) + " bytes, its shape and type need " + std::to_string(want));
@@ -267,11 +267,11 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
     op.label = r.string("op label");
     const std::string where = "op " + std::to_string(k) + " '" + op.label + "'";
     if (code > tkq::kLastOpCode) r.fail(where + ": op code " + std::to_string(code) + " is not defined");
-    op.code = static_cast<quant::OpCode>(code);
-    if (precision > static_cast<uint8_t>(quant::Precision::Int8)) {
+    op.code = static_cast<tfl::OpCode>(code);
+    if (precision > static_cast<uint8_t>(tfl::Precision::Int8)) {
       r.fail(where + ": precision " + std::to_string(precision) + " is not defined");
     }
-    op.precision = static_cast<quant::Precision>(precision);
+    op.precision = static_cast<tfl::Precision>(precision);
     op.inputs = r.indices("op inputs");
     op.outputs = r.indices("op outputs");
     op.intermediates = r.indices("op intermediates");
@@ -286,14 +286,14 @@ quant::Program load_tkq(const void* data, size_t size, std::string_view source_v
   for (int i : p.outputs) check_index(i, false, "program output");
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " unexpected bytes after the program record");
   try {
-    quant::validate(p);  // operand counts and the rest of the program's structure
+    tfl::validate(p);  // operand counts and the rest of the program's structure
   } catch (const Error& e) {
     fail(e.what());
   }
   return p;
 }
 
-quant::Program load_tkq_file(const std::string& path) {
+tfl::Program load_tkq_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("cannot open '" + path + "'");
   std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());

@@ -1,4 +1,4 @@
-// Writes a quant::Program as a .tkq file (layout: docs/tkq-format.md).
+// Writes a tfl::Program as a .tkq file (layout: docs/tkq-format.md).
 #include <algorithm>
 #include <bit>
 #include <fstream>
@@ -29,9 +29,9 @@ void put_indices(ByteWriter& w, const std::vector<int>& v) {
 
 // The options block without its trailing bytes that equal the default options' bytes (most
 // ops set one or two fields, so a block is usually a few bytes).
-void put_options(ByteWriter& w, const quant::OpOptions& o) {
+void put_options(ByteWriter& w, const tfl::OpOptions& o) {
   std::vector<uint8_t> b = tkq::encode_options(o);
-  static const std::vector<uint8_t> defaults = tkq::encode_options(quant::OpOptions{});
+  static const std::vector<uint8_t> defaults = tkq::encode_options(tfl::OpOptions{});
   if (b.size() == defaults.size()) {
     while (!b.empty() && b.back() == defaults[b.size() - 1]) b.pop_back();
   }
@@ -40,14 +40,14 @@ void put_options(ByteWriter& w, const quant::OpOptions& o) {
 }
 
 // Checks what the format cannot represent; the reader repeats these checks on untrusted input.
-void check_program(const quant::Program& p) {
+void check_program(const tfl::Program& p) {
   const int n = static_cast<int>(p.tensors.size());
   for (size_t t = 0; t < p.tensors.size(); ++t) {
     const auto& tensor = p.tensors[t];
-    const int64_t elems = quant::element_count(tensor.shape);
+    const int64_t elems = tfl::element_count(tensor.shape);
     if (elems < 0) throw Error("tkq: tensor " + std::to_string(t) + " '" + tensor.name + "': negative dimension");
     if (tensor.is_constant() &&
-        tensor.data.size() != static_cast<size_t>(elems) * quant::dtype_size(tensor.type)) {
+        tensor.data.size() != static_cast<size_t>(elems) * tfl::dtype_size(tensor.type)) {
       throw Error("tkq: tensor " + std::to_string(t) + " '" + tensor.name + "': data size " +
                   std::to_string(tensor.data.size()) + " does not match its shape and type");
     }
@@ -74,7 +74,7 @@ void check_program(const quant::Program& p) {
 
 }  // namespace
 
-std::vector<uint8_t> serialize_tkq(const quant::Program& program) {
+std::vector<uint8_t> serialize_tkq(const tfl::Program& program) {
   check_program(program);
 
   // DATA section: each constant at the next 64-byte boundary.
@@ -160,7 +160,7 @@ std::vector<uint8_t> serialize_tkq(const quant::Program& program) {
   return std::move(out.bytes);
 }
 
-void save_tkq(const quant::Program& program, const std::string& path) {
+void save_tkq(const tfl::Program& program, const std::string& path) {
   const auto bytes = serialize_tkq(program);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw Error("cannot open '" + path + "' for writing");

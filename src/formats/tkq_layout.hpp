@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "quant/program.hpp"
+#include "tflite/program.hpp"
 
 namespace tickinfer::formats::tkq {
 
@@ -29,10 +29,10 @@ inline constexpr size_t kOptionsFixedSize = 84;
 inline constexpr size_t kOptionsFullSize = kOptionsFixedSize + 4;  // with an empty new_shape
 
 // The highest OpCode this version writes; a reader refuses larger values.
-inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(quant::OpCode::BatchMatMul);
+inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(tfl::OpCode::BatchMatMul);
 
 // The version 1.0 options block of `o`, untruncated (tkq_options.cpp).
-std::vector<uint8_t> encode_options(const quant::OpOptions& o);
+std::vector<uint8_t> encode_options(const tfl::OpOptions& o);
 
 inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 

@@ -7,7 +7,7 @@ static_assert(std::endian::native == std::endian::little, ".tkq is little-endian
 
 namespace tickinfer::formats::tkq {
 
-std::vector<uint8_t> encode_options(const quant::OpOptions& o) {
+std::vector<uint8_t> encode_options(const tfl::OpOptions& o) {
   ByteWriter b;
   b.put<uint8_t>(static_cast<uint8_t>(o.activation));
   b.put<uint8_t>(static_cast<uint8_t>(o.padding));

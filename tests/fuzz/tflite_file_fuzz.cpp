@@ -9,9 +9,9 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
-    tickinfer::quant::Program p = tickinfer::formats::load_tflite(data, size, "fuzz.tflite");
+    tickinfer::tfl::Program p = tickinfer::formats::load_tflite(data, size, "fuzz.tflite");
     // The loader promised validate() holds; calling it again must not throw.
-    tickinfer::quant::validate(p);
+    tickinfer::tfl::validate(p);
   } catch (const tickinfer::Error&) {
   }
   return 0;

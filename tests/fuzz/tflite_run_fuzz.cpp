@@ -9,23 +9,23 @@
 #include <memory>
 
 #include "formats/tflite_file.hpp"
-#include "quant/interpreter.hpp"
+#include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tickinfer;
   try {
-    auto program = std::make_shared<quant::Program>(formats::load_tflite(data, size, "fuzz.tflite"));
-    quant::InterpreterOptions options;
+    auto program = std::make_shared<tfl::Program>(formats::load_tflite(data, size, "fuzz.tflite"));
+    tfl::InterpreterOptions options;
     options.isa = "scalar";
-    quant::Interpreter interp(program, options);
+    tfl::Interpreter interp(program, options);
     if (interp.macs() > 50'000'000 || interp.arena_bytes() > (64u << 20)) return 0;  // keep runs short
     for (size_t i = 0; i < interp.num_inputs(); ++i) {
-      const quant::Tensor& t = interp.input_tensor(i);
-      const int64_t n = quant::element_count(t.shape);
+      const tfl::Tensor& t = interp.input_tensor(i);
+      const int64_t n = tfl::element_count(t.shape);
       // An input no op reads has no memory (input_data is null): nothing to fill.
       if (n > 0 && interp.input_data(i)) {
-        std::memset(interp.input_data(i), 0x3c, static_cast<size_t>(n) * quant::dtype_size(t.type));
+        std::memset(interp.input_data(i), 0x3c, static_cast<size_t>(n) * tfl::dtype_size(t.type));
       }
     }
     interp.invoke();

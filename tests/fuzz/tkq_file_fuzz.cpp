@@ -17,7 +17,7 @@ namespace {
 
 void try_load(const uint8_t* data, size_t size) {
   using namespace tickinfer::formats;
-  tickinfer::quant::Program p;
+  tickinfer::tfl::Program p;
   try {
     p = load_tkq(data, size, "fuzz");
   } catch (const tickinfer::Error&) {

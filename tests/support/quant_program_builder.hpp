@@ -1,15 +1,15 @@
 #pragma once
-// Builds small quant::Programs by hand for op tests: tensors with data and quantization, one op,
+// Builds small tfl::Programs by hand for op tests: tensors with data and quantization, one op,
 // prepare through the registry, and TensorMemory pointing at caller-owned buffers.
 #include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "quant/prepared_op.hpp"
-#include "quant/program.hpp"
+#include "tflite/prepared_op.hpp"
+#include "tflite/program.hpp"
 
-namespace tickinfer::quant::testing {
+namespace tickinfer::tfl::testing {
 
 class ProgramBuilder {
  public:
@@ -66,4 +66,4 @@ class ProgramBuilder {
   InterpreterOptions options;
 };
 
-}  // namespace tickinfer::quant::testing
+}  // namespace tickinfer::tfl::testing

@@ -1,0 +1,50 @@
+#pragma once
+// One `tickinfer quantize` run as a library call: calibrate a float program, choose the
+// precisions (all int8-dynamic, all int8, or the auto search), build the quantized program, and
+// report the per-layer error, each layer's share of the measured latency and the calibration
+// coverage findings. The CLI (src/cli/quantize_command.cpp) only reads files and prints this.
+#include <string>
+#include <vector>
+
+#include "quantizer/auto_precision.hpp"
+#include "quantizer/calibration.hpp"
+#include "quantizer/evaluation.hpp"
+#include "quantizer/quantizer.hpp"
+
+namespace tickinfer::quantizer {
+
+enum class QuantizeMode {
+  Dynamic,  // every layer with weights int8-dynamic, the rest fp32
+  Int8,     // every layer int8 where possible, else int8-dynamic, else fp32
+  Bf16,     // every layer with weights bf16 where possible (FC, LSTM), the rest fp32
+  Auto,     // the cheapest plan meeting max_error (auto_precision.hpp)
+};
+
+struct QuantizeRequest {
+  QuantizeMode mode = QuantizeMode::Int8;
+  double max_error = 0.01;            // auto: bound on the model's max_rel (evaluation.hpp)
+  CalibrationOptions calibration;
+  QuantizeOptions quantize;
+  double coverage_threshold = 0.01;   // report inputs/layers with more validation values than
+                                      // this fraction outside the calibrated range
+  int timing_runs = 200;              // invokes per op for the latency shares (0: MAC shares)
+};
+
+struct QuantizeReport {
+  QuantizedProgram result;
+  std::vector<Layer> layers;
+  std::vector<Precision> precisions;    // one per layer
+  std::vector<TensorRange> ranges;      // of the float program's tensors
+  Evaluation evaluation;                // on the validation data
+  std::vector<double> latency_share;    // one per layer, sums to 1
+  bool latency_measured = false;        // false: shares are MAC counts
+  std::vector<AutoStep> steps;          // auto mode
+  bool met = true;                      // auto mode: max_error reached
+  std::vector<CoverageFinding> coverage;
+};
+
+// `validation` may be the calibration set again when the user gives none.
+QuantizeReport quantize_model(const Program& float_program, const std::vector<SampleSet>& calibration,
+                              const std::vector<SampleSet>& validation, const QuantizeRequest& request);
+
+}  // namespace tickinfer::quantizer

@@ -1,0 +1,214 @@
+// Interpreter: prepares a Program's ops, lays out the arena, runs the ops.
+#include "tflite/interpreter.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <sstream>
+
+#include "kernels/kernel_set.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::tfl {
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t tensor_bytes(const Tensor& t) {
+  const int64_t n = element_count(t.shape);
+  return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(t.type);
+}
+
+size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
+
+// One activation tensor's lifetime in op indices: [first, last]. Model inputs are live from
+// before op 0; outputs and variables until after the last op.
+struct Lifetime {
+  int tensor;
+  int first, last;
+  size_t bytes;
+  size_t offset = 0;
+};
+
+// Greedy first-fit by decreasing size (what TFLite's arena planner and XNNPACK do in spirit):
+// a tensor may share bytes with any tensor whose lifetime does not overlap its own.
+size_t plan_offsets(std::vector<Lifetime>& lives, bool reuse) {
+  std::vector<size_t> order(lives.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return lives[a].bytes > lives[b].bytes; });
+  std::vector<size_t> placed;
+  size_t total = 0;
+  for (size_t idx : order) {
+    Lifetime& cur = lives[idx];
+    size_t offset = 0;
+    if (reuse) {
+      // Collect the placed tensors alive at the same time, sorted by offset; take the first gap.
+      std::vector<std::pair<size_t, size_t>> busy;
+      for (size_t p : placed) {
+        const Lifetime& o = lives[p];
+        if (o.first <= cur.last && cur.first <= o.last) busy.emplace_back(o.offset, o.offset + align_up(o.bytes));
+      }
+      std::sort(busy.begin(), busy.end());
+      for (const auto& [lo, hi] : busy) {
+        if (offset + align_up(cur.bytes) <= lo) break;
+        offset = std::max(offset, hi);
+      }
+    } else {
+      offset = total;
+    }
+    cur.offset = offset;
+    total = std::max(total, offset + align_up(cur.bytes));
+    placed.push_back(idx);
+  }
+  return total;
+}
+
+}  // namespace
+
+const char* resolve_quant_isa(const std::string& requested) {
+  using kernels::Isa;
+  Isa isa;
+  if (requested.empty()) {
+    isa = kernels::best_isa();  // honours $TICKINFER_ISA
+  } else {
+    isa = kernels::parse_isa(requested.c_str());
+    if (!kernels::isa_supported(isa)) {
+      throw Error("ISA '" + requested + "' is not available: not compiled in or not supported by this CPU");
+    }
+  }
+  return kernels::isa_name(isa);
+}
+
+void Interpreter::ArenaFree::operator()(void* p) const noexcept { std::free(p); }
+
+Interpreter::~Interpreter() = default;
+
+Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOptions options)
+    : program_(std::move(program)), options_(std::move(options)) {
+  if (!program_) throw Error("interpreter: no program");
+  const Program& p = *program_;
+  validate(p);
+  isa_ = resolve_quant_isa(options_.isa);
+
+  const int n_tensors = static_cast<int>(p.tensors.size());
+  const int n_ops = static_cast<int>(p.ops.size());
+  std::vector<int> first(n_tensors, std::numeric_limits<int>::max()), last(n_tensors, -1);
+  auto touch = [&](int t, int op) {
+    if (t < 0) return;
+    first[t] = std::min(first[t], op);
+    last[t] = std::max(last[t], op);
+  };
+  for (int t : p.inputs) touch(t, -1);
+  for (int i = 0; i < n_ops; ++i) {
+    for (int t : p.ops[i].inputs) touch(t, i);
+    for (int t : p.ops[i].outputs) touch(t, i);
+    for (int t : p.ops[i].intermediates) touch(t, i);
+  }
+  for (int t : p.outputs) touch(t, n_ops);
+
+  std::vector<Lifetime> lives;
+  for (int t = 0; t < n_tensors; ++t) {
+    const Tensor& tensor = p.tensors[t];
+    // Model inputs always get memory, even one no op reads (the caller still writes it).
+    const bool is_input = first[t] == -1;
+    const bool in_arena = tensor.is_variable || (!tensor.is_constant() && (last[t] >= 0 || is_input));
+    if (!in_arena) continue;
+    if (element_count(tensor.shape) < 0) {
+      throw Error("tensor " + std::to_string(t) + " '" + tensor.name + "': unknown dimension in shape");
+    }
+    int lo = first[t], hi = last[t];
+    // Inputs stay intact for the whole run (as in TFLite), so invoking twice without writing
+    // them again computes the same thing; variables and kept tensors live throughout too.
+    if (tensor.is_variable || options_.keep_all_tensors || is_input) {
+      lo = -1;
+      hi = n_ops;
+    }
+    lives.push_back({t, lo, hi, tensor_bytes(tensor)});
+  }
+  arena_bytes_ = plan_offsets(lives, !options_.keep_all_tensors);
+  if (arena_bytes_ > options_.max_arena_bytes) {
+    throw Error("the model's activations need " + std::to_string(arena_bytes_ >> 20) + " MiB, over the limit of " +
+                std::to_string(options_.max_arena_bytes >> 20) + " MiB (InterpreterOptions::max_arena_bytes)");
+  }
+  const size_t alloc = std::max<size_t>(kAlign, align_up(arena_bytes_));
+  arena_.reset(std::aligned_alloc(kAlign, alloc));
+  if (!arena_) throw std::bad_alloc();
+  std::memset(arena_.get(), 0, alloc);
+
+  mem_.addr.assign(static_cast<size_t>(n_tensors), nullptr);
+  for (int t = 0; t < n_tensors; ++t) {
+    const Tensor& tensor = p.tensors[t];
+    // Ops only read constants (they pack what they need at prepare), so pointing into the
+    // Program's own bytes is safe.
+    if (tensor.is_constant()) mem_.addr[t] = const_cast<uint8_t*>(tensor.data.data());
+  }
+  auto* base = static_cast<uint8_t*>(arena_.get());
+  for (const Lifetime& l : lives) mem_.addr[l.tensor] = base + l.offset;
+
+  for (const Lifetime& l : lives) {
+    const Tensor& tensor = p.tensors[l.tensor];
+    if (!tensor.is_variable) continue;
+    VariableRange v{mem_.addr[l.tensor], l.bytes, 0};
+    if (tensor.type == DType::I8 && !tensor.quant.zero_point.empty()) {
+      v.fill = static_cast<int8_t>(tensor.quant.zero_point[0]);
+    }
+    variables_.push_back(v);
+  }
+  reset_state();
+
+  ops_.reserve(p.ops.size());
+  for (const Op& op : p.ops) {
+    PrepareContext ctx{p, op, options_, isa_};
+    ops_.push_back(prepare_op(ctx));
+    if (!ops_.back()) ctx.fail("no kernel");
+  }
+}
+
+void Interpreter::reset_state() noexcept {
+  for (const VariableRange& v : variables_) std::memset(v.data, static_cast<unsigned char>(v.fill), v.bytes);
+}
+
+void Interpreter::invoke() noexcept {
+  if (options_.reset_variables_each_invoke) reset_state();
+  for (auto& op : ops_) op->eval(mem_);
+}
+
+void Interpreter::invoke_ops(size_t first, size_t last) noexcept {
+  if (options_.reset_variables_each_invoke) reset_state();
+  invoke_range(first, last);
+}
+
+void Interpreter::invoke_range(size_t first, size_t last) noexcept {
+  last = std::min(last, ops_.size());
+  for (size_t i = first; i < last; ++i) ops_[i]->eval(mem_);
+}
+
+int64_t Interpreter::macs() const {
+  int64_t total = 0;
+  for (const auto& op : ops_) total += op->macs();
+  return total;
+}
+
+std::string Interpreter::describe() const {
+  std::ostringstream out;
+  const Program& p = *program_;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const Op& op = p.ops[i];
+    out << i << ": " << op_name(op.code) << " '" << op.label << "' [" << precision_name(op.precision) << "] -> ";
+    for (size_t k = 0; k < op.outputs.size(); ++k) {
+      const Tensor& t = p.tensors[op.outputs[k]];
+      out << (k ? ", " : "") << dtype_name(t.type) << "[";
+      for (size_t d = 0; d < t.shape.size(); ++d) out << (d ? "," : "") << t.shape[d];
+      out << "]";
+    }
+    const std::string kernel = ops_[i]->describe();
+    if (!kernel.empty()) out << "  " << kernel;
+    out << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace tickinfer::tfl

@@ -1,0 +1,121 @@
+#pragma once
+// Shared int8 matrix-vector kernels for the quantized ops (FULLY_CONNECTED int8 and hybrid, the
+// int8 and hybrid LSTM, conv patches).
+//
+// A weight matrix is packed once, at prepare, by the kernel set that will multiply it
+// (S8Kernels::pack), into s8_packed_bytes(rows, cols) bytes. Two layouts:
+//  - "s8 rows" (scalar reference, AVX-512 VNNI): row-major, each row padded with zeros to
+//    `stride` = s8_row_stride(cols) bytes (a multiple of 16).
+//  - "s8 quad blocks" (AVX2): rows in blocks of 8 (the last block padded with zero rows); within
+//    a block, for each quad of 4 columns, 32 bytes: the 8 rows' 4 weights side by side. One
+//    broadcast of 4 inputs then meets 8 rows at once, with no horizontal sums (the layout VNNI's
+//    vpdpbusd wants too). `stride` = s8_quad_stride(cols), a multiple of 4: a 10-input layer
+//    multiplies 12 columns, not 16.
+// The set's stride(cols) says which. Zero padding lets every kernel consume whole SIMD blocks
+// without a tail: the vector x must be READABLE for `stride` bytes, and whatever the padding
+// bytes of x hold is multiplied by 0.
+// Accumulator arrays hold s8_padded_rows(rows) int32 (a block kernel writes whole blocks).
+//
+// All kernels: no allocation, no locks, noexcept; pointers need no alignment; rows/cols >= 1.
+// Integer results are exact (int32 with wrap-around, like TFLite's reference loops), so every
+// ISA variant equals the scalar reference bit for bit.
+#include <cstddef>
+#include <cstdint>
+
+#include "tflite/kernels/block_requant.hpp"
+#include "tflite/prepared_op.hpp"
+
+namespace tickinfer::tfl::kernels {
+
+inline constexpr int kS8ColAlign = 16;  // bytes: one xmm of int8 = one ymm of int16 (small K wastes little)
+
+inline constexpr int kS8BlockRows = 8;
+
+inline int s8_row_stride(int cols) { return (cols + kS8ColAlign - 1) / kS8ColAlign * kS8ColAlign; }
+inline int s8_quad_stride(int cols) { return (cols + 3) / 4 * 4; }
+inline int s8_padded_rows(int rows) { return (rows + kS8BlockRows - 1) / kS8BlockRows * kS8BlockRows; }
+// Bytes of a packed matrix in either layout (the rows layout uses the first rows * stride): at
+// most s8_padded_rows(rows) * s8_row_stride(cols).
+inline size_t s8_packed_bytes(int rows, int cols) {
+  return static_cast<size_t>(s8_padded_rows(rows)) * static_cast<size_t>(s8_row_stride(cols));
+}
+// Row-major w [rows x cols] -> the rows layout (rows * s8_row_stride(cols) bytes), zero padded.
+void pack_s8_rows(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
+// Row-major w [rows x cols] -> the quad-block layout (s8_padded_rows(rows) * s8_quad_stride(cols)
+// bytes), zero padded.
+void pack_s8_quad_blocks(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
+using PackS8Fn = void (*)(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
+// Whether any of n weights is -128, which the AVX2 quad-block kernel cannot take (see
+// s8_kernels).
+bool s8_reaches_minus_128(const int8_t* w, size_t n) noexcept;
+// sums[r] = sum_c w[r*cols + c] (unpadded row-major weights).
+void row_sums_s8(const int8_t* w, int rows, int cols, int32_t* sums) noexcept;
+
+// ---- int8 x int8 -> int32 dot products ----------------------------------------------------------
+// acc[r] = sum_{c < stride} w[r][c] * x[c] for r in [0, rows). Overwrites acc (block kernels:
+// up to s8_padded_rows(rows), padding rows 0). w is packed by the same kernel set's pack; x is
+// readable for `stride` bytes.
+using GemvS8S8S32Fn = void (*)(const int8_t* w, int rows, int stride, const int8_t* x,
+                               int32_t* acc) noexcept;
+void gemv_s8s8_s32_scalar(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
+#if defined(__x86_64__)
+// AVX2 on the rows layout: sign-extend to int16 and vpmaddwd (exact for every int8 value). The
+// AVX2 set's kernel for matrices holding -128.
+void gemv_s8s8_s32_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
+// AVX2 on quad blocks: vpmaddubsw of |x| (as u8, <= 128) with w carrying x's sign (vpsignb;
+// |w| <= 127 for TFLite's symmetric filters, and -128 is handled too: see the .cpp), then vpmaddwd
+// by ones: every int16 pair sum stays within +-32768, so nothing saturates and the result is exact.
+void gemv_s8s8_s32_quads_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
+// The same on quad blocks with each block's 8 sums requantized in registers (single rounding):
+// y[0, rows) = requantize_s32_to_s8_scalar<Single>(gemv, q's bias/multiplier/shift).
+void gemv_s8_quads_requant_single_avx2(const int8_t* w, int rows, int stride, const int8_t* x,
+                                       const BlockRequantSingle& q, int8_t* y) noexcept;
+// AVX-512 VNNI: vpdpbusd on (x + 128) as u8 times w as s8, minus 128 * rowsum(w); exact.
+// Only call when s8_vnni_supported().
+void gemv_s8s8_s32_avx512vnni(const int8_t* w, int rows, int stride, const int8_t* x,
+                              int32_t* acc) noexcept;
+#endif
+
+// ---- requantization ------------------------------------------------------------------------------
+// Per output r: y[r] = clamp(MultiplyByQuantizedMultiplier(acc[r] + bias[r], mult[r], shift[r])
+//                           + out_zp, act_min, act_max)
+// bias may be nullptr. Addition wraps like TFLite's int32 accumulator. Per-tensor quantization
+// passes arrays filled with the one multiplier/shift (so kernels have one shape).
+struct RequantParams {
+  const int32_t* bias = nullptr;        // [rows] or nullptr; usually bias + input_offset * rowsum
+  const int32_t* multiplier = nullptr;  // [rows]
+  const int32_t* shift = nullptr;       // [rows], positive = left
+  int32_t output_zero_point = 0;
+  int32_t act_min = -128, act_max = 127;
+};
+template <Rounding R>
+void requantize_s32_to_s8_scalar(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
+#if defined(__x86_64__)
+template <Rounding R>
+void requantize_s32_to_s8_avx2(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
+#endif
+using RequantS8Fn = void (*)(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
+
+// ---- kernel choice (prepare time only) ----------------------------------------------------------
+using GemvRequantSingleFn = void (*)(const int8_t* w, int rows, int stride, const int8_t* x,
+                                     const BlockRequantSingle& q, int8_t* y) noexcept;
+
+struct S8Kernels {
+  const char* name;  // "scalar", "avx2 quad blocks", "avx2 rows", "avx512vnni"
+  PackS8Fn pack;     // the layout `gemv` reads
+  int (*stride)(int cols);  // that layout's stride: what gemv takes and how much of x it reads
+  GemvS8S8S32Fn gemv;
+  RequantS8Fn requant_double;
+  RequantS8Fn requant_single;
+  GemvRequantSingleFn gemv_requant_single;  // fused gemv + single-rounding requant, or nullptr
+  RequantS8Fn requant(Rounding r) const { return r == Rounding::Double ? requant_double : requant_single; }
+};
+bool s8_vnni_supported();  // compiled in and the CPU has AVX512F/BW/VL + VNNI
+// isa: "scalar" = the reference loops; "portable" = scalar too (plain C++ the compiler
+// vectorizes); "avx2" = AVX2; "avx512" = VNNI when the CPU has it, else AVX2; "" = the best
+// available. An ISA the CPU lacks falls back to the best available below it.
+// weights_reach_minus_128: some weight the set will multiply is -128 (s8_reaches_minus_128); the
+// AVX2 set then uses the sign-extending rows kernel ("avx2 rows"), exact for every value.
+const S8Kernels& s8_kernels(const char* isa, bool weights_reach_minus_128);
+
+}  // namespace tickinfer::tfl::kernels

@@ -1,0 +1,26 @@
+#pragma once
+// 256-entry int8 -> int8 lookup tables. Any elementwise int8 op whose output depends only on the
+// input value is evaluated at prepare time for all 256 inputs with TFLite's exact formula, so eval
+// is one table load per element and equals the reference bit for bit.
+#include <cstdint>
+#include <functional>
+
+namespace tickinfer::tfl::kernels {
+
+struct LutS8 {
+  int8_t table[256];  // indexed by uint8_t(q)
+};
+
+// table[q] = f(q) for q in [-128, 127].
+void build_lut_s8(const std::function<int8_t(int32_t)>& f, LutS8* lut);
+
+// TFLite's LUTPopulate for a float transform: dequantize (in float), transform, multiply by
+// 1/out_scale, round half away, add the zero point (in float), clamp to int8; NaN/inf -> -128.
+void build_lut_s8_float(float in_scale, int32_t in_zp, float out_scale, int32_t out_zp,
+                        float (*transform)(float), LutS8* lut);
+
+inline void apply_lut_s8(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept {
+  for (int64_t i = 0; i < n; ++i) y[i] = lut.table[static_cast<uint8_t>(x[i])];
+}
+
+}  // namespace tickinfer::tfl::kernels

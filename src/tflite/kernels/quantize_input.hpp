@@ -1,0 +1,20 @@
+#pragma once
+// float -> int8 quantization of a model input with its fixed scale and zero point, TFLite's
+// reference Quantize: round half away from zero of x / scale (the division in float), plus the
+// zero point, clamped to [-128, 127]; NaN maps to the zero point. The AVX2 variant equals the
+// scalar one bit for bit (every step is an exact IEEE operation or integer arithmetic).
+// noexcept, no allocation, any n.
+#include <cstddef>
+#include <cstdint>
+
+namespace tickinfer::tfl::kernels {
+
+using QuantizeF32S8Fn = void (*)(const float* x, int8_t* q, size_t n, float scale, int32_t zp) noexcept;
+void quantize_f32_to_s8_scalar(const float* x, int8_t* q, size_t n, float scale, int32_t zp) noexcept;
+#if defined(__x86_64__)
+void quantize_f32_to_s8_avx2(const float* x, int8_t* q, size_t n, float scale, int32_t zp) noexcept;
+#endif
+// The best variant this CPU runs.
+QuantizeF32S8Fn quantize_f32_to_s8_best() noexcept;
+
+}  // namespace tickinfer::tfl::kernels

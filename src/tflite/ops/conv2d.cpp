@@ -1,0 +1,452 @@
+// CONV_2D on NHWC with filter [out_c, kh, kw, in_c] (TFLite conv.cc and reference conv.h):
+//  float:  sum over (ky, kx, ic) of in * w inside the input, + bias, fused activation clamp.
+//  int8:   per output channel, acc = sum w * (in - in_zp) + bias, requantized by
+//          in_scale * w_scale[oc] / out_scale (double), + out_zp, clamped (ConvPerChannel).
+//  hybrid: float in/out, int8 filter. With per-channel scales that differ, each batch's input is
+//          quantized asymmetrically (HybridConvPerChannel): out = sum w * (q - zp) * w_scale[oc]
+//          * s + bias; otherwise symmetrically, with s folded with the one filter scale
+//          (HybridConv). Then the fused activation.
+// Taps outside the input contribute nothing. The fast float kernel gathers each output pixel's
+// patch (outside taps as 0.0f, which adds exactly nothing) and runs the engine's float gemv over
+// the filter packed once as a [patch x out_c] matrix, bias as the gemv's init; it differs from
+// the reference loop only in fp32 summation order. The fast int8/hybrid kernels gather each output
+// pixel's patch (outside taps filled with the input zero point, so they add exactly 0 after the
+// offset) and reuse the s8 gemv of FULLY_CONNECTED; all integer sums are exact, so they agree
+// with the plain loops bit for bit.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/kernel_set.hpp"
+#include "tflite/kernels/gemm4_f32.hpp"
+#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/ops.hpp"
+#include "tflite/ops/window.hpp"
+
+namespace tickinfer::tfl::ops {
+namespace {
+
+struct ConvShape {
+  Window w;
+  int input = -1, output = -1;
+  int patch = 0;  // kh * kw * in_c: one filter row
+};
+
+// Copies the receptive field of output pixel (b, oy, ox) into `patch` (ky, kx, ic order, the
+// filter's own layout); taps outside the input get `fill`.
+template <class T>
+inline void gather_patch(const Window& w, const T* x, int b, int oy, int ox, T fill, T* patch) noexcept {
+  const int y0 = oy * w.stride_h - w.pad_h, x0 = ox * w.stride_w - w.pad_w;
+  for (int ky = 0; ky < w.filter_h; ++ky) {
+    const int iy = y0 + ky * w.dil_h;
+    for (int kx = 0; kx < w.filter_w; ++kx) {
+      const int ix = x0 + kx * w.dil_w;
+      T* dst = patch + (ky * w.filter_w + kx) * w.in_c;
+      if (iy < 0 || iy >= w.in_h || ix < 0 || ix >= w.in_w) {
+        std::fill(dst, dst + w.in_c, fill);
+      } else {
+        std::memcpy(dst, x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c, sizeof(T) * w.in_c);
+      }
+    }
+  }
+}
+
+inline int64_t out_offset(const Window& w, int b, int oy, int ox) {
+  return ((static_cast<int64_t>(b) * w.out_h + oy) * w.out_w + ox) * w.out_c;
+}
+
+class FloatConv final : public PreparedOp {
+ public:
+  FloatConv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi)
+      : s_(s), filter_(filter), bias_(bias), lo_(lo), hi_(hi), patch_(static_cast<size_t>(s.patch)) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const float* x = mem.at<float>(s_.input);
+    float* y = mem.at<float>(s_.output);
+    // Outside taps are gathered as 0: adding 0 * w leaves the reference's sum unchanged.
+    for (int b = 0; b < w.batch; ++b)
+      for (int oy = 0; oy < w.out_h; ++oy)
+        for (int ox = 0; ox < w.out_w; ++ox) {
+          gather_patch(w, x, b, oy, ox, 0.0f, patch_.data());
+          float* out = y + out_offset(w, b, oy, ox);
+          for (int oc = 0; oc < w.out_c; ++oc) {
+            const float* row = filter_ + static_cast<int64_t>(oc) * s_.patch;
+            float total = 0.0f;
+            for (int k = 0; k < s_.patch; ++k) total += patch_[static_cast<size_t>(k)] * row[k];
+            out[oc] = std::min(std::max(total + (bias_ ? bias_[oc] : 0.0f), lo_), hi_);
+          }
+        }
+  }
+  std::string describe() const override { return "float conv2d reference"; }
+  int64_t macs() const override {
+    return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
+  }
+
+ private:
+  ConvShape s_;
+  const float* filter_;
+  const float* bias_;
+  float lo_, hi_;
+  std::vector<float> patch_;
+};
+
+// Float conv as one gemv per output pixel (see the top of the file); isa other than "scalar".
+// With `gemm4` (AVX2, out_c > kDotMaxN) four consecutive pixels' patches go through one 4-row
+// product, so each weight vector loaded serves four pixels; its sums round exactly like the
+// reference loop, so this path equals FloatConv bit for bit. A last group of fewer than four
+// pixels is padded with copies of its last patch and written through a scratch block.
+class FloatConvGemv final : public PreparedOp {
+ public:
+  FloatConvGemv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi,
+                const ::tickinfer::kernels::KernelSet& ks, kernels::Gemm4F32Fn gemm4)
+      : s_(s), lo_(lo), hi_(hi), ks_(ks), gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : gemm4),
+        patch_(static_cast<size_t>(s.patch) * kernels::kGemmRows),
+        tail_(static_cast<size_t>(s.w.out_c) * kernels::kGemmRows) {
+    const int K = s.patch, N = s.w.out_c;
+    std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
+    for (int oc = 0; oc < N; ++oc)
+      for (int k = 0; k < K; ++k) wt[static_cast<size_t>(k) * N + oc] = filter[static_cast<size_t>(oc) * K + k];
+    packed_.resize(::tickinfer::kernels::packed_floats(K, N));
+    ::tickinfer::kernels::pack_weights(wt.data(), K, N, packed_.data());
+    if (bias) bias_.assign(bias, bias + N);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const float* x = mem.at<float>(s_.input);
+    float* y = mem.at<float>(s_.output);
+    const float* init = bias_.empty() ? nullptr : bias_.data();
+    // Pixels in (b, oy, ox) order: pixel i's output starts at i * out_c.
+    const int64_t pixels = int64_t{w.batch} * w.out_h * w.out_w;
+    const size_t K = static_cast<size_t>(s_.patch);
+    int64_t i = 0;
+    if (gemm4_) {
+      for (; i + kernels::kGemmRows <= pixels; i += kernels::kGemmRows) {
+        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
+        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
+               static_cast<size_t>(w.out_c), lo_, hi_);
+      }
+      if (i < pixels) {
+        const int left = static_cast<int>(pixels - i);
+        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + std::min(r, left - 1), patch_.data() + r * K);
+        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, tail_.data(), static_cast<size_t>(w.out_c),
+               lo_, hi_);
+        std::memcpy(y + i * w.out_c, tail_.data(), sizeof(float) * static_cast<size_t>(left) * w.out_c);
+        i = pixels;
+      }
+    }
+    for (; i < pixels; ++i) {
+      gather_pixel(x, i, patch_.data());
+      ks_.gemv(patch_.data(), s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c, lo_, hi_);
+    }
+  }
+  std::string describe() const override {
+    return std::string("float conv2d patch gemv ") + ks_.name + (gemm4_ ? " (4-pixel avx2 blocks)" : "");
+  }
+  int64_t macs() const override {
+    return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
+  }
+
+ private:
+  ConvShape s_;
+  float lo_, hi_;
+  void gather_pixel(const float* x, int64_t i, float* patch) const noexcept {
+    const Window& w = s_.w;
+    const int ox = static_cast<int>(i % w.out_w);
+    const int64_t rest = i / w.out_w;
+    gather_patch(w, x, static_cast<int>(rest / w.out_h), static_cast<int>(rest % w.out_h), ox, 0.0f, patch);
+  }
+
+  const ::tickinfer::kernels::KernelSet& ks_;
+  kernels::Gemm4F32Fn gemm4_;
+  std::vector<float> packed_;
+  std::vector<float> bias_;
+  std::vector<float> patch_;  // kGemmRows gathered patches, each s_.patch floats
+  std::vector<float> tail_;   // kGemmRows x out_c outputs of the last, partial group of pixels
+};
+
+// The reference loop of ConvPerChannel, taps outside the input skipped (isa "scalar").
+template <Rounding R>
+class Int8ConvReference final : public PreparedOp {
+ public:
+  Int8ConvReference(const ConvShape& s, const int8_t* filter, const int32_t* bias, std::vector<int32_t> mult,
+                    std::vector<int32_t> shift, int32_t in_offset, int32_t out_zp, int32_t lo, int32_t hi)
+      : s_(s), filter_(filter), bias_(bias), mult_(std::move(mult)), shift_(std::move(shift)),
+        in_offset_(in_offset), out_zp_(out_zp), lo_(lo), hi_(hi) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const int8_t* x = mem.at<int8_t>(s_.input);
+    int8_t* y = mem.at<int8_t>(s_.output);
+    for (int b = 0; b < w.batch; ++b)
+      for (int oy = 0; oy < w.out_h; ++oy)
+        for (int ox = 0; ox < w.out_w; ++ox) {
+          const int y0 = oy * w.stride_h - w.pad_h, x0 = ox * w.stride_w - w.pad_w;
+          int8_t* out = y + out_offset(w, b, oy, ox);
+          for (int oc = 0; oc < w.out_c; ++oc) {
+            int32_t acc = 0;
+            for (int ky = 0; ky < w.filter_h; ++ky) {
+              const int iy = y0 + ky * w.dil_h;
+              if (iy < 0 || iy >= w.in_h) continue;
+              for (int kx = 0; kx < w.filter_w; ++kx) {
+                const int ix = x0 + kx * w.dil_w;
+                if (ix < 0 || ix >= w.in_w) continue;
+                const int8_t* px = x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c;
+                const int8_t* pw = filter_ + ((static_cast<int64_t>(oc) * w.filter_h + ky) * w.filter_w + kx) * w.in_c;
+                for (int ic = 0; ic < w.in_c; ++ic) acc += static_cast<int32_t>(pw[ic]) * (px[ic] + in_offset_);
+              }
+            }
+            if (bias_) acc += bias_[oc];
+            acc = multiply_by_quantized_multiplier<R>(acc, mult_[static_cast<size_t>(oc)], shift_[static_cast<size_t>(oc)]);
+            out[oc] = static_cast<int8_t>(std::min(std::max(acc + out_zp_, lo_), hi_));
+          }
+        }
+  }
+  std::string describe() const override { return "int8 conv2d reference"; }
+  int64_t macs() const override {
+    return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
+  }
+
+ private:
+  ConvShape s_;
+  const int8_t* filter_;
+  const int32_t* bias_;
+  std::vector<int32_t> mult_, shift_;
+  int32_t in_offset_, out_zp_, lo_, hi_;
+};
+
+bool reaches_minus_128(const Tensor& f) {
+  return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(f.data.data()), f.data.size());
+}
+
+// Gathered patch times the packed filter (s8 gemv), bias + in_offset * rowsum folded.
+class Int8ConvGemv final : public PreparedOp {
+ public:
+  Int8ConvGemv(const ConvShape& s, const int8_t* filter, const int32_t* bias, std::vector<int32_t> mult,
+               std::vector<int32_t> shift, int32_t in_zp, int32_t out_zp, int32_t lo, int32_t hi,
+               const kernels::S8Kernels& k, Rounding r)
+      : s_(s), in_zp_(static_cast<int8_t>(in_zp)), k_(k), requant_(k.requant(r)), mult_(std::move(mult)),
+        shift_(std::move(shift)) {
+    const int rows = s.w.out_c;
+    stride_ = k.stride(s.patch);
+    packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
+    k.pack(filter, rows, s.patch, packed_.data());
+    std::vector<int32_t> sums(static_cast<size_t>(rows));
+    kernels::row_sums_s8(filter, rows, s.patch, sums.data());
+    bias_eff_.resize(static_cast<size_t>(rows));
+    for (int o = 0; o < rows; ++o) {
+      const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
+      bias_eff_[static_cast<size_t>(o)] = static_cast<int32_t>(
+          b - static_cast<uint32_t>(in_zp) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
+    }
+    patch_.assign(static_cast<size_t>(stride_), 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)), 0);
+    params_.bias = bias_eff_.data();
+    params_.multiplier = mult_.data();
+    params_.shift = shift_.data();
+    params_.output_zero_point = out_zp;
+    params_.act_min = lo;
+    params_.act_max = hi;
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const int8_t* x = mem.at<int8_t>(s_.input);
+    int8_t* y = mem.at<int8_t>(s_.output);
+    for (int b = 0; b < w.batch; ++b)
+      for (int oy = 0; oy < w.out_h; ++oy)
+        for (int ox = 0; ox < w.out_w; ++ox) {
+          gather_patch(w, x, b, oy, ox, in_zp_, patch_.data());
+          k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
+          requant_(acc_.data(), w.out_c, params_, y + out_offset(w, b, oy, ox));
+        }
+  }
+  std::string describe() const override { return std::string("int8 conv2d patch gemv ") + k_.name; }
+  int64_t macs() const override {
+    return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
+  }
+
+ private:
+  ConvShape s_;
+  int8_t in_zp_;
+  const kernels::S8Kernels& k_;
+  kernels::RequantS8Fn requant_;
+  std::vector<int32_t> mult_, shift_;
+  int stride_ = 0;
+  std::vector<int8_t> packed_;
+  std::vector<int32_t> bias_eff_;
+  std::vector<int8_t> patch_;
+  std::vector<int32_t> acc_;
+  kernels::RequantParams params_;
+};
+
+// The patch's integer dot products are exact in every kernel set, so the float arithmetic after
+// them is the same whichever runs.
+class HybridConv final : public PreparedOp {
+ public:
+  HybridConv(const ConvShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, bool per_channel,
+             float lo, float hi, const kernels::S8Kernels& k)
+      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k) {
+    const int rows = s.w.out_c;
+    stride_ = k.stride(s.patch);
+    packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
+    k.pack(filter, rows, s.patch, packed_.data());
+    row_sums_.resize(static_cast<size_t>(rows));
+    kernels::row_sums_s8(filter, rows, s.patch, row_sums_.data());
+    batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
+    xq_.assign(static_cast<size_t>(batch_size_) * s.w.batch, 0);
+    patch_.assign(static_cast<size_t>(stride_), 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)), 0);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const float* x = mem.at<float>(s_.input);
+    float* y = mem.at<float>(s_.output);
+    for (int b = 0; b < w.batch; ++b) {
+      const int64_t off = static_cast<int64_t>(b) * batch_size_;
+      float scale;
+      int32_t zp = 0;
+      if (per_channel_) {
+        kernels::quantize_row_asymmetric(x + off, batch_size_, xq_.data() + off, &scale, &zp);
+      } else {
+        scale = kernels::quantize_row_symmetric(x + off, batch_size_, xq_.data() + off) * wscale_[0];
+      }
+      for (int oy = 0; oy < w.out_h; ++oy)
+        for (int ox = 0; ox < w.out_w; ++ox) {
+          gather_patch(w, xq_.data(), b, oy, ox, static_cast<int8_t>(zp), patch_.data());
+          k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
+          float* out = y + out_offset(w, b, oy, ox);
+          for (int oc = 0; oc < w.out_c; ++oc) {
+            const size_t o = static_cast<size_t>(oc);
+            float v;
+            if (per_channel_) {
+              const int32_t acc = acc_[o] - zp * row_sums_[o];
+              v = static_cast<float>(acc) * wscale_[o] * scale;
+            } else {
+              v = static_cast<float>(acc_[o]) * scale;
+            }
+            if (bias_) v += bias_[oc];
+            out[oc] = std::min(std::max(v, lo_), hi_);
+          }
+        }
+    }
+  }
+  std::string describe() const override {
+    return std::string("hybrid conv2d ") + (per_channel_ ? "per-channel asymmetric " : "symmetric ") +
+           k_.name;
+  }
+  int64_t macs() const override {
+    return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
+  }
+
+ private:
+  ConvShape s_;
+  const float* bias_;
+  std::vector<float> wscale_;
+  bool per_channel_;
+  float lo_, hi_;
+  const kernels::S8Kernels& k_;
+  int stride_ = 0, batch_size_ = 0;
+  std::vector<int8_t> packed_;  // in k_'s layout
+  std::vector<int32_t> row_sums_;
+  std::vector<int8_t> xq_, patch_;
+  std::vector<int32_t> acc_;
+};
+
+void check_filter_scales(const PrepareContext& ctx, const Tensor& f, int out_c) {
+  if (f.quant.empty()) ctx.fail("filter '" + f.name + "' has no quantization parameters");
+  if (f.quant.per_axis() && (f.quant.axis != 0 || static_cast<int>(f.quant.scale.size()) != out_c)) {
+    ctx.fail("filter '" + f.name + "' per-channel quantization must have one scale per output channel on axis 0");
+  }
+  for (int64_t zp : f.quant.zero_point)
+    if (zp != 0) ctx.fail("filter '" + f.name + "' must be symmetric (zero point 0)");
+  for (float s : f.quant.scale)
+    if (!(s > 0.0f) || !std::isfinite(s)) ctx.fail("filter '" + f.name + "' has a non-positive scale");
+}
+
+float channel_scale(const Tensor& f, int oc) {
+  return f.quant.per_axis() ? f.quant.scale[static_cast<size_t>(oc)] : f.quant.scale[0];
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
+  if (ctx.op.code != OpCode::Conv2D) ctx.fail("DEPTHWISE_CONV_2D is not supported by the interpreter");
+  const Tensor& in = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  require_type(ctx, in, "input", {DType::F32, DType::I8});
+  require_type(ctx, f, "filter", {DType::F32, DType::I8});
+  if (f.shape.size() != 4) ctx.fail("filter '" + f.name + "' must be 4-D [out_c, kh, kw, in_c], got " + shape_str(f.shape));
+  require_constant(ctx, f, "filter");
+  ConvShape s;
+  s.w = make_window(ctx, in, out, f.shape[1], f.shape[2], true);
+  s.input = ctx.input_index(0);
+  s.output = ctx.output_index(0);
+  if (f.shape[0] != s.w.out_c || f.shape[3] != s.w.in_c || s.w.in_c <= 0 || s.w.out_c <= 0) {
+    ctx.fail("filter '" + f.name + "' " + shape_str(f.shape) + " does not match input channels " +
+             std::to_string(s.w.in_c) + " and output channels " + std::to_string(s.w.out_c));
+  }
+  s.patch = s.w.filter_h * s.w.filter_w * s.w.in_c;
+  const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
+  if (bias) {
+    require_constant(ctx, *bias, "bias");
+    if (num_elements(*bias) != s.w.out_c) ctx.fail("bias '" + bias->name + "' must hold one value per output channel");
+  }
+  const std::string isa = ctx.isa ? ctx.isa : "";
+  const OpOptions& o = ctx.op.options;
+
+  if (in.type == DType::F32) {
+    require_type(ctx, out, "output", {DType::F32});
+    if (bias) require_type(ctx, *bias, "bias", {DType::F32});
+    const float* b = bias ? const_data<float>(*bias) : nullptr;
+    float lo, hi;
+    float_activation_range(ctx, o.activation, &lo, &hi);
+    if (f.type == DType::F32) {
+      if (isa == "scalar") return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
+      // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
+      ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
+      if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
+      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ::tickinfer::kernels::kernel_set(k),
+                                             kernels::gemm4_f32(isa.c_str()));
+    }
+    check_filter_scales(ctx, f, s.w.out_c);
+    std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
+    bool differ = false;
+    for (int oc = 0; oc < s.w.out_c; ++oc) {
+      wscale[static_cast<size_t>(oc)] = channel_scale(f, oc);
+      differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
+    }
+    const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(f));
+    return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
+                                        hi, k);
+  }
+
+  require_type(ctx, f, "filter", {DType::I8});
+  require_type(ctx, out, "output", {DType::I8});
+  if (bias) require_type(ctx, *bias, "bias", {DType::I32});
+  check_filter_scales(ctx, f, s.w.out_c);
+  const AffineParams ip = per_tensor_params(ctx, in, "input");
+  const AffineParams op = per_tensor_params(ctx, out, "output");
+  int32_t lo, hi;
+  int8_activation_range(ctx, o.activation, op, &lo, &hi);
+  std::vector<int32_t> mult(static_cast<size_t>(s.w.out_c)), shift(static_cast<size_t>(s.w.out_c));
+  for (int oc = 0; oc < s.w.out_c; ++oc) {
+    const double m = static_cast<double>(ip.scale) * static_cast<double>(channel_scale(f, oc)) / static_cast<double>(op.scale);
+    const QuantizedMultiplier q = quantize_multiplier(m, rounding(ctx));
+    mult[static_cast<size_t>(oc)] = q.multiplier;
+    shift[static_cast<size_t>(oc)] = q.shift;
+  }
+  const int32_t* b = bias ? const_data<int32_t>(*bias) : nullptr;
+  if (isa == "scalar") {
+    if (rounding(ctx) == Rounding::Double) {
+      return std::make_unique<Int8ConvReference<Rounding::Double>>(s, const_data<int8_t>(f), b, std::move(mult),
+                                                                   std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
+    }
+    return std::make_unique<Int8ConvReference<Rounding::Single>>(s, const_data<int8_t>(f), b, std::move(mult),
+                                                                 std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
+  }
+  return std::make_unique<Int8ConvGemv>(s, const_data<int8_t>(f), b, std::move(mult), std::move(shift), ip.zero_point,
+                                        op.zero_point, lo, hi, kernels::s8_kernels(isa.c_str(), reaches_minus_128(f)),
+                                        rounding(ctx));
+}
+
+}  // namespace tickinfer::tfl::ops

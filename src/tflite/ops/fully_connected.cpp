@@ -1,0 +1,219 @@
+// FULLY_CONNECTED: geometry checks, type dispatch, and the float and bf16-filter kernels.
+// Float follows TFLite's reference loop: total = sum_d x[d] * w[o][d] in order, + bias, clamp.
+#include "tflite/ops/fully_connected.hpp"
+
+#include <cstring>
+#include <vector>
+
+#include "kernels/kernel_set.hpp"
+#include "tflite/kernels/bf16_gemv.hpp"
+#include "tflite/ops/ops.hpp"
+
+namespace tickinfer::tfl::ops {
+namespace qk = ::tickinfer::tfl::kernels;
+namespace fc {
+
+FcGeometry check_geometry(const PrepareContext& ctx) {
+  FcGeometry g;
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  g.input = ctx.input_index(0);
+  g.filter = ctx.input_index(1);
+  g.output = ctx.output_index(0);
+  if (w.shape.size() != 2) ctx.fail("filter '" + w.name + "' must be 2-D [units, depth], got " + shape_str(w.shape));
+  require_constant(ctx, w, "filter");
+  g.units = w.shape[0];
+  g.depth = w.shape[1];
+  if (g.units <= 0 || g.depth <= 0) ctx.fail("filter '" + w.name + "' has an empty shape " + shape_str(w.shape));
+  const int64_t n_in = require_static(ctx, in);
+  if (n_in % g.depth != 0) {
+    ctx.fail("input '" + in.name + "' " + shape_str(in.shape) + " is not a whole number of rows of depth " +
+             std::to_string(g.depth));
+  }
+  g.batch = static_cast<int>(n_in / g.depth);
+  if (require_static(ctx, out) != static_cast<int64_t>(g.batch) * g.units) {
+    ctx.fail("output '" + out.name + "' " + shape_str(out.shape) + " must hold " + std::to_string(g.batch) +
+             " x " + std::to_string(g.units) + " values");
+  }
+  if (ctx.has_input(2)) {
+    const Tensor& b = ctx.input(2);
+    require_constant(ctx, b, "bias");
+    if (num_elements(b) != g.units) {
+      ctx.fail("bias '" + b.name + "' has " + std::to_string(num_elements(b)) + " values, expected " +
+               std::to_string(g.units));
+    }
+    g.bias = ctx.input_index(2);
+  }
+  return g;
+}
+
+namespace {
+
+// TFLite's reference float loop (used for isa "scalar").
+class FloatFcReference final : public PreparedOp {
+ public:
+  FloatFcReference(const FcGeometry& g, const float* w, const float* bias, float lo, float hi)
+      : g_(g), w_(w), bias_(bias), lo_(lo), hi_(hi) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(g_.input);
+    float* y = mem.at<float>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      for (int o = 0; o < g_.units; ++o) {
+        float total = 0.0f;
+        for (int d = 0; d < g_.depth; ++d) total += x[b * g_.depth + d] * w_[o * g_.depth + d];
+        const float v = total + (bias_ ? bias_[o] : 0.0f);
+        y[b * g_.units + o] = std::min(std::max(v, lo_), hi_);
+      }
+    }
+  }
+  std::string describe() const override { return "float fc reference"; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  const float* w_;
+  const float* bias_;
+  float lo_, hi_;
+};
+
+// The engine's packed float gemv (summation order differs from the reference: float results
+// agree to rounding, not bit for bit).
+class FloatFcGemv final : public PreparedOp {
+ public:
+  FloatFcGemv(const FcGeometry& g, const float* w, const float* bias, float lo, float hi,
+              const ::tickinfer::kernels::KernelSet& ks)
+      : g_(g), lo_(lo), hi_(hi), ks_(ks) {
+    std::vector<float> wt(static_cast<size_t>(g.depth) * g.units);  // W[k][n] = filter[n][k]
+    for (int n = 0; n < g.units; ++n)
+      for (int k = 0; k < g.depth; ++k) wt[static_cast<size_t>(k) * g.units + n] = w[static_cast<size_t>(n) * g.depth + k];
+    packed_.resize(::tickinfer::kernels::packed_floats(g.depth, g.units));
+    ::tickinfer::kernels::pack_weights(wt.data(), g.depth, g.units, packed_.data());
+    if (bias) bias_.assign(bias, bias + g.units);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(g_.input);
+    float* y = mem.at<float>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      ks_.gemv(x + static_cast<size_t>(b) * g_.depth, g_.depth, packed_.data(), g_.units,
+               bias_.empty() ? nullptr : bias_.data(), y + static_cast<size_t>(b) * g_.units, lo_, hi_);
+    }
+  }
+  std::string describe() const override { return std::string("float fc gemv ") + ks_.name; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  float lo_, hi_;
+  const ::tickinfer::kernels::KernelSet& ks_;
+  std::vector<float> packed_;
+  std::vector<float> bias_;
+};
+
+// bf16 filter, float input/output, fp32 accumulation: each weight is widened exactly
+// (bits << 16) and multiplied in fp32, in the reference loop's order.
+class Bf16Fc final : public PreparedOp {
+ public:
+  Bf16Fc(const FcGeometry& g, const uint16_t* w, const float* bias, float lo, float hi)
+      : g_(g), w_(w), bias_(bias), lo_(lo), hi_(hi) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(g_.input);
+    float* y = mem.at<float>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      for (int o = 0; o < g_.units; ++o) {
+        const uint16_t* row = w_ + static_cast<size_t>(o) * g_.depth;
+        float total = 0.0f;
+        for (int d = 0; d < g_.depth; ++d) {
+          const uint32_t bits = static_cast<uint32_t>(row[d]) << 16;
+          float wf;
+          std::memcpy(&wf, &bits, 4);
+          total += x[b * g_.depth + d] * wf;
+        }
+        const float v = total + (bias_ ? bias_[o] : 0.0f);
+        y[b * g_.units + o] = std::min(std::max(v, lo_), hi_);
+      }
+    }
+  }
+  std::string describe() const override { return "bf16-filter fc (fp32 accumulate)"; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  const uint16_t* w_;
+  const float* bias_;
+  float lo_, hi_;
+};
+
+// bf16 filter through the bf16 gemv (tflite/kernels/bf16_gemv.hpp): the filter is packed once,
+// still bf16, into the float gemv's layout; products and sums are fp32 as in Bf16Fc, only the
+// summation order differs.
+class Bf16FcGemv final : public PreparedOp {
+ public:
+  Bf16FcGemv(const FcGeometry& g, const uint16_t* w, const float* bias, float lo, float hi,
+             const qk::Bf16Gemv& k)
+      : g_(g), lo_(lo), hi_(hi), k_(k) {
+    std::vector<uint16_t> wt(static_cast<size_t>(g.depth) * g.units);  // W[k][n] = filter[n][k]
+    for (int n = 0; n < g.units; ++n)
+      for (int d = 0; d < g.depth; ++d) wt[static_cast<size_t>(d) * g.units + n] = w[static_cast<size_t>(n) * g.depth + d];
+    packed_.resize(qk::bf16_packed_elems(g.depth, g.units));
+    qk::pack_bf16_weights(wt.data(), g.depth, g.units, packed_.data());
+    if (bias) bias_.assign(bias, bias + g.units);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(g_.input);
+    float* y = mem.at<float>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      k_.gemv(x + static_cast<size_t>(b) * g_.depth, g_.depth, packed_.data(), g_.units,
+              bias_.empty() ? nullptr : bias_.data(), y + static_cast<size_t>(b) * g_.units, lo_, hi_);
+    }
+  }
+  std::string describe() const override { return std::string("bf16-filter fc packed gemv ") + k_.name; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  float lo_, hi_;
+  qk::Bf16Gemv k_;
+  std::vector<uint16_t> packed_;
+  std::vector<float> bias_;
+};
+
+}  // namespace
+}  // namespace fc
+
+std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx) {
+  const fc::FcGeometry g = fc::check_geometry(ctx);
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  require_type(ctx, in, "input", {DType::F32, DType::I8});
+  require_type(ctx, w, "filter", {DType::F32, DType::I8, DType::BF16});
+  if (in.type == DType::I8) {
+    require_type(ctx, w, "filter", {DType::I8});
+    require_type(ctx, out, "output", {DType::I8});
+    return fc::make_int8(ctx, g);
+  }
+  require_type(ctx, out, "output", {DType::F32});
+  const float* bias = nullptr;
+  if (g.bias >= 0) {
+    const Tensor& b = ctx.input(2);
+    require_type(ctx, b, "bias", {DType::F32});
+    bias = const_data<float>(b);
+  }
+  if (w.type == DType::I8) return fc::make_hybrid(ctx, g);
+  float lo, hi;
+  float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
+  const std::string isa = ctx.isa ? ctx.isa : "";
+  if (w.type == DType::BF16) {
+    if (isa == "scalar") return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
+    return std::make_unique<fc::Bf16FcGemv>(g, const_data<uint16_t>(w), bias, lo, hi,
+                                            qk::bf16_gemv(isa.c_str()));
+  }
+  if (isa == "scalar") return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
+  // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
+  ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
+  if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
+  return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi, ::tickinfer::kernels::kernel_set(k));
+}
+
+}  // namespace tickinfer::tfl::ops

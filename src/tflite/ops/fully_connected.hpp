@@ -1,0 +1,21 @@
+#pragma once
+// FULLY_CONNECTED internals shared by its float/bf16 (fully_connected.cpp) and int8/hybrid
+// (fully_connected_int8.cpp) implementations.
+#include <memory>
+
+#include "tflite/ops/op_support.hpp"
+
+namespace tickinfer::tfl::ops::fc {
+
+// Geometry: the input is `batch` rows of `depth` values (any rank, flattened); the filter is
+// [units, depth]; the output holds batch * units values.
+struct FcGeometry {
+  int batch = 0, depth = 0, units = 0;
+  int input = -1, filter = -1, bias = -1, output = -1;  // tensor indices (bias -1: none)
+};
+FcGeometry check_geometry(const PrepareContext& ctx);
+
+std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometry& g);
+std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g);
+
+}  // namespace tickinfer::tfl::ops::fc

@@ -1,0 +1,282 @@
+// FULLY_CONNECTED with an int8 filter: full-integer (int8 in/out, int32 bias) and hybrid
+// (float in/out, per-row dynamic input quantization). Interop facts, section 6.
+//
+// Two int8 implementations: the reference (isa "scalar") is TFLite's loop as written,
+//   acc = sum_d w[o][d] * (x[d] + input_offset) + bias[o]; requantize; clamp;
+// the fast one packs the filter for its kernel set (tflite/kernels/int8_gemv.hpp) and folds
+//   bias[o] + input_offset * rowsum(w[o]) into one constant per unit, so the kernel is a plain
+// s8 x s8 dot product; with single rounding on AVX2 the requantization runs on each block of 8
+// sums in registers. Both are exact in int32, so they agree bit for bit.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "tflite/kernels/hybrid_epilogue.hpp"
+#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/fully_connected.hpp"
+
+namespace tickinfer::tfl::ops::fc {
+namespace {
+
+// Per-unit multiplier/shift from the filter's per-tensor or per-channel scales.
+void filter_multipliers(const PrepareContext& ctx, const Tensor& w, int units, float in_scale, float out_scale,
+                        std::vector<int32_t>* mult, std::vector<int32_t>* shift) {
+  mult->resize(static_cast<size_t>(units));
+  shift->resize(static_cast<size_t>(units));
+  const bool per_channel = w.quant.per_axis();
+  for (int o = 0; o < units; ++o) {
+    double m;
+    if (per_channel) {
+      m = static_cast<double>(in_scale) * static_cast<double>(w.quant.scale[static_cast<size_t>(o)]) /
+          static_cast<double>(out_scale);
+    } else {
+      // GetQuantizedConvolutionMultipler: the scale product is taken in float.
+      m = static_cast<double>(in_scale * w.quant.scale[0]) / static_cast<double>(out_scale);
+    }
+    const QuantizedMultiplier q = quantize_multiplier(m, rounding(ctx));
+    (*mult)[static_cast<size_t>(o)] = q.multiplier;
+    (*shift)[static_cast<size_t>(o)] = q.shift;
+  }
+}
+
+// Filter scales checks shared by int8 and hybrid: symmetric int8, per tensor or one per unit.
+void check_filter_quant(const PrepareContext& ctx, const Tensor& w, int units) {
+  if (w.quant.empty()) ctx.fail("filter '" + w.name + "' has no quantization parameters");
+  if (w.quant.per_axis()) {
+    if (w.quant.axis != 0 || static_cast<int>(w.quant.scale.size()) != units) {
+      ctx.fail("filter '" + w.name + "' per-channel quantization must have one scale per unit on axis 0");
+    }
+  }
+  for (int64_t zp : w.quant.zero_point) {
+    if (zp != 0) ctx.fail("filter '" + w.name + "' must be symmetric (zero point 0), got " + std::to_string(zp));
+  }
+  for (float s : w.quant.scale) {
+    if (!(s > 0.0f) || !std::isfinite(s)) ctx.fail("filter '" + w.name + "' has a non-positive scale");
+  }
+}
+
+bool reaches_minus_128(const Tensor& w) {
+  return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(w.data.data()), w.data.size());
+}
+
+template <Rounding R>
+class Int8FcReference final : public PreparedOp {
+ public:
+  Int8FcReference(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
+                  std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi)
+      : g_(g), w_(w), bias_(bias), mult_(std::move(mult)), shift_(std::move(shift)),
+        input_offset_(input_offset), out_zp_(out_zp), lo_(lo), hi_(hi) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const int8_t* x = mem.at<int8_t>(g_.input);
+    int8_t* y = mem.at<int8_t>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      for (int o = 0; o < g_.units; ++o) {
+        int32_t acc = 0;
+        for (int d = 0; d < g_.depth; ++d) {
+          acc += static_cast<int32_t>(w_[o * g_.depth + d]) * (static_cast<int32_t>(x[b * g_.depth + d]) + input_offset_);
+        }
+        if (bias_) acc += bias_[o];
+        acc = multiply_by_quantized_multiplier<R>(acc, mult_[static_cast<size_t>(o)], shift_[static_cast<size_t>(o)]);
+        acc += out_zp_;
+        y[b * g_.units + o] = static_cast<int8_t>(std::clamp(acc, lo_, hi_));
+      }
+    }
+  }
+  std::string describe() const override { return "int8 fc reference"; }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  const int8_t* w_;
+  const int32_t* bias_;
+  std::vector<int32_t> mult_, shift_;
+  int32_t input_offset_, out_zp_, lo_, hi_;
+};
+
+class Int8FcFast final : public PreparedOp {
+ public:
+  Int8FcFast(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
+             std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi,
+             const kernels::S8Kernels& k, Rounding r)
+      : g_(g), k_(k), requant_(k.requant(r)), fused_(r == Rounding::Single ? k.gemv_requant_single : nullptr),
+        mult_(std::move(mult)), shift_(std::move(shift)) {
+    stride_ = k.stride(g.depth);
+    packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
+    k.pack(w, g.units, g.depth, packed_.data());
+    std::vector<int32_t> sums(static_cast<size_t>(g.units));
+    kernels::row_sums_s8(w, g.units, g.depth, sums.data());
+    bias_eff_.resize(static_cast<size_t>(g.units));
+    for (int o = 0; o < g.units; ++o) {
+      const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
+      bias_eff_[static_cast<size_t>(o)] =
+          static_cast<int32_t>(b + static_cast<uint32_t>(input_offset) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
+    }
+    xpad_.assign(static_cast<size_t>(stride_), 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(g.units)), 0);
+    params_.bias = bias_eff_.data();
+    params_.multiplier = mult_.data();
+    params_.shift = shift_.data();
+    params_.output_zero_point = out_zp;
+    params_.act_min = lo;
+    params_.act_max = hi;
+    if (fused_) {
+      fused_q_ = kernels::pack_block_requant_single(g.units, bias_eff_.data(), mult_.data(), shift_.data(), out_zp, lo, hi);
+    }
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const int8_t* x = mem.at<int8_t>(g_.input);
+    int8_t* y = mem.at<int8_t>(g_.output);
+    for (int b = 0; b < g_.batch; ++b) {
+      const int8_t* xb = x + static_cast<size_t>(b) * g_.depth;
+      // The kernel reads `stride_` bytes of x: a row that ends short of that is copied into the
+      // zero-padded scratch first.
+      if (g_.depth != stride_) {
+        std::memcpy(xpad_.data(), xb, static_cast<size_t>(g_.depth));
+        xb = xpad_.data();
+      }
+      int8_t* yb = y + static_cast<size_t>(b) * g_.units;
+      if (fused_) {
+        fused_(packed_.data(), g_.units, stride_, xb, fused_q_, yb);
+      } else {
+        k_.gemv(packed_.data(), g_.units, stride_, xb, acc_.data());
+        requant_(acc_.data(), g_.units, params_, yb);
+      }
+    }
+  }
+  std::string describe() const override {
+    return std::string("int8 fc packed ") + k_.name +
+           (fused_ ? fused_q_.high_word ? ", fused single-rounding requantization (high word)"
+                                        : ", fused single-rounding requantization"
+                   : "");
+  }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  const kernels::S8Kernels& k_;
+  kernels::RequantS8Fn requant_;
+  kernels::GemvRequantSingleFn fused_;
+  kernels::BlockRequantSingle fused_q_;
+  int stride_ = 0;
+  std::vector<int8_t> packed_;
+  std::vector<int32_t> bias_eff_, mult_, shift_;
+  std::vector<int8_t> xpad_;
+  std::vector<int32_t> acc_;
+  kernels::RequantParams params_;
+};
+
+// Hybrid: per batch row, quantize the input (symmetric or asymmetric), s8 dot products, then
+// out = bias + dot * (row_scale * filter_scale[o]) in float, then the fused activation.
+// The integer dot products are exact in every kernel set, so the float arithmetic after them sees
+// the same int32 values whichever runs.
+class HybridFc final : public PreparedOp {
+ public:
+  HybridFc(const FcGeometry& g, const int8_t* w, const float* bias, const std::vector<float>& wscale,
+           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::HybridEpilogueFn epilogue)
+      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), epilogue_(epilogue) {
+    stride_ = k.stride(g.depth);
+    packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
+    k.pack(w, g.units, g.depth, packed_.data());
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(g.units)), 0);
+    row_sums_.resize(static_cast<size_t>(g.units));
+    kernels::row_sums_s8(w, g.units, g.depth, row_sums_.data());
+    wscale_ = wscale;
+    xq_.assign(static_cast<size_t>(stride_), 0);
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(g_.input);
+    float* y = mem.at<float>(g_.output);
+    const size_t n_in = static_cast<size_t>(g_.batch) * g_.depth;
+    bool all_zero = true;  // TFLite skips the product for an all-zero input: output = bias
+    for (size_t i = 0; i < n_in && all_zero; ++i) all_zero = x[i] == 0.0f;
+    for (int b = 0; b < g_.batch; ++b) {
+      float* yb = y + static_cast<size_t>(b) * g_.units;
+      for (int o = 0; o < g_.units; ++o) yb[o] = bias_ ? bias_[o] : 0.0f;
+      if (all_zero) continue;
+      const float* xb = x + static_cast<size_t>(b) * g_.depth;
+      float row_scale;
+      int32_t zp = 0;
+      if (asymmetric_) {
+        kernels::quantize_row_asymmetric(xb, g_.depth, xq_.data(), &row_scale, &zp);
+      } else {
+        row_scale = kernels::quantize_row_symmetric(xb, g_.depth, xq_.data());
+      }
+      k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
+      kernels::HybridRow row{acc_.data(), asymmetric_ ? row_sums_.data() : nullptr, static_cast<float>(zp), row_scale,
+                             wscale_.data(), lo_, hi_};
+      epilogue_(row, g_.units, yb);
+    }
+    if (all_zero) {  // the bias rows were not clamped by the epilogue
+      for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
+    }
+  }
+  std::string describe() const override {
+    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name;
+  }
+  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+
+ private:
+  FcGeometry g_;
+  const float* bias_;
+  bool asymmetric_;
+  float lo_, hi_;
+  const kernels::S8Kernels& k_;
+  kernels::HybridEpilogueFn epilogue_;
+  int stride_ = 0;
+  std::vector<int8_t> packed_;  // in k_'s layout
+  std::vector<int32_t> row_sums_;
+  std::vector<float> wscale_;
+  std::vector<int8_t> xq_;
+  std::vector<int32_t> acc_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometry& g) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  const AffineParams ip = per_tensor_params(ctx, in, "input");
+  const AffineParams op = per_tensor_params(ctx, out, "output");
+  check_filter_quant(ctx, w, g.units);
+  const int32_t* bias = nullptr;
+  if (g.bias >= 0) {
+    const Tensor& b = ctx.input(2);
+    require_type(ctx, b, "bias", {DType::I32});
+    bias = const_data<int32_t>(b);
+  }
+  int32_t lo, hi;
+  int8_activation_range(ctx, ctx.op.options.activation, op, &lo, &hi);
+  std::vector<int32_t> mult, shift;
+  filter_multipliers(ctx, w, g.units, ip.scale, op.scale, &mult, &shift);
+  const int32_t input_offset = -ip.zero_point;
+  const std::string isa = ctx.isa ? ctx.isa : "";
+  if (isa == "scalar") {
+    if (rounding(ctx) == Rounding::Double) {
+      return std::make_unique<Int8FcReference<Rounding::Double>>(g, const_data<int8_t>(w), bias, std::move(mult),
+                                                                 std::move(shift), input_offset, op.zero_point, lo, hi);
+    }
+    return std::make_unique<Int8FcReference<Rounding::Single>>(g, const_data<int8_t>(w), bias, std::move(mult),
+                                                               std::move(shift), input_offset, op.zero_point, lo, hi);
+  }
+  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
+  return std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
+                                      op.zero_point, lo, hi, k, rounding(ctx));
+}
+
+std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g) {
+  const Tensor& w = ctx.input(1);
+  check_filter_quant(ctx, w, g.units);
+  std::vector<float> wscale(static_cast<size_t>(g.units));
+  for (int o = 0; o < g.units; ++o) wscale[static_cast<size_t>(o)] = w.quant.per_axis() ? w.quant.scale[static_cast<size_t>(o)] : w.quant.scale[0];
+  float lo, hi;
+  float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
+  const float* bias = g.bias >= 0 ? const_data<float>(ctx.input(2)) : nullptr;
+  const std::string isa = ctx.isa ? ctx.isa : "";
+  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
+  return std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
+                                    lo, hi, k, kernels::hybrid_epilogue(isa.c_str()));
+}
+
+}  // namespace tickinfer::tfl::ops::fc

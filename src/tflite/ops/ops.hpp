@@ -1,0 +1,23 @@
+#pragma once
+// One prepare function per op family, each in its own file under src/tflite/ops/ (prepare checks
+// operand types and shapes and builds the PreparedOp; see tflite/prepared_op.hpp). registry.cpp
+// dispatches an Op to them by OpCode.
+#include <memory>
+
+#include "tflite/prepared_op.hpp"
+
+namespace tickinfer::tfl::ops {
+
+std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx);  // float, hybrid, int8, bf16 filter
+std::unique_ptr<PreparedOp> prepare_sequence_lstm(const PrepareContext& ctx);    // float, hybrid, int8 (8x8_16), bf16 weights
+std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx);           // Conv2D and DepthwiseConv2D
+std::unique_ptr<PreparedOp> prepare_pool2d(const PrepareContext& ctx);           // MaxPool2D, AveragePool2D
+std::unique_ptr<PreparedOp> prepare_quantize(const PrepareContext& ctx);         // Quantize, Dequantize
+std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx);       // Logistic, Tanh, Relu, Relu6, LeakyRelu, Gelu, HardSwish, Elu, Exp, ...
+std::unique_ptr<PreparedOp> prepare_softmax(const PrepareContext& ctx);
+std::unique_ptr<PreparedOp> prepare_elementwise(const PrepareContext& ctx);      // Add, Sub, Mul, Div, SquaredDifference, Maximum, Minimum (broadcasting)
+std::unique_ptr<PreparedOp> prepare_reduce(const PrepareContext& ctx);           // Mean, Sum
+std::unique_ptr<PreparedOp> prepare_shape_op(const PrepareContext& ctx);         // Reshape, ExpandDims, Squeeze (copies)
+std::unique_ptr<PreparedOp> prepare_layout_op(const PrepareContext& ctx);        // Concatenation, StridedSlice, Pad, Transpose, Split, Pack, Unpack, Gather, ...
+
+}  // namespace tickinfer::tfl::ops

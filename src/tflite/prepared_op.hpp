@@ -1,0 +1,86 @@
+#pragma once
+// How an op of a Program becomes runnable. prepare_op() (tflite/ops/registry.cpp) turns each Op
+// into a PreparedOp once, at interpreter construction: it checks types and shapes, derives
+// fixed-point multipliers and shifts, builds lookup tables, packs weights for the chosen
+// kernels and allocates the op's own scratch. eval() then only reads and writes memory: no
+// allocation, lock, syscall or exception (the interpreter's hot-path test counts allocations).
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tflite/program.hpp"
+
+namespace tickinfer::tfl {
+
+// How MultiplyByQuantizedMultiplier rounds: TFLite's reference kernels in a default source build
+// round twice; a TFLITE_SINGLE_ROUNDING build rounds once. Both are supported bit-exactly. The
+// TFLite interpreters on PyPI (ai-edge-litert 2.3, TensorFlow 2.21) round once: measured on the
+// mlp_small int8 fixture, where double rounding leaves 10 of 200 outputs one step off their
+// BUILTIN_REF output and single rounding none. So Single is the default; but see
+// InterpreterOptions::tflite_mixed_rounding: the other int8 kernels of those interpreters round
+// twice.
+enum class Rounding : uint8_t { Double, Single };
+
+struct InterpreterOptions {
+  Rounding rounding = Rounding::Single;
+  // Kernel set for the int8 / hybrid / float kernels: "" = fastest the CPU supports (or
+  // $TICKINFER_ISA), "scalar" = the plain reference kernels, "portable", "avx2", "avx512".
+  std::string isa;
+  // true: variable tensors (LSTM state) are zeroed before every invoke, which is what the Keras
+  // model computes for each window. false: they carry over (streaming, one step per invoke).
+  bool reset_variables_each_invoke = true;
+  // Keep every tensor in its own memory (no arena reuse), so all can be read after invoke:
+  // calibration and per-layer error need this.
+  bool keep_all_tensors = false;
+  // The published TFLite interpreters do not round uniformly: measured op by op on the int8
+  // fixtures (ai-edge-litert 2.3, BUILTIN_REF), FULLY_CONNECTED rounds once while CONV_2D, ADD,
+  // SUB, MUL, SQUARED_DIFFERENCE, MEAN, SOFTMAX and the other requantizing kernels round twice.
+  // true (default): match that, per op family, and ignore `rounding`; false: every op rounds as
+  // `rounding` says (what a uniform single- or double-rounding TFLite build computes).
+  bool tflite_mixed_rounding = true;
+  // The activations' arena may not exceed this: a batch-1 model needing more is a broken or
+  // hostile file, refused with an Error instead of an allocation of gigabytes.
+  size_t max_arena_bytes = size_t{512} << 20;
+};
+
+// Where every tensor of the program lives during eval, fixed at prepare time: constants point
+// into the Program's data, activations into the interpreter's arena.
+struct TensorMemory {
+  std::vector<void*> addr;  // indexed by tensor index
+  template <class T>
+  T* at(int tensor) const { return static_cast<T*>(addr[static_cast<size_t>(tensor)]); }
+};
+
+class PreparedOp {
+ public:
+  virtual ~PreparedOp() = default;
+  virtual void eval(const TensorMemory& mem) noexcept = 0;
+  // One line for `tickinfer inspect --plan`: kernel and parameters chosen.
+  virtual std::string describe() const { return {}; }
+  // Multiply-accumulates of one eval (for bench floors and the quantizer's latency shares).
+  virtual int64_t macs() const { return 0; }
+};
+
+struct PrepareContext {
+  const Program& program;
+  const Op& op;
+  const InterpreterOptions& options;
+  const char* isa;  // resolved kernel set name: "scalar", "portable", "avx2", "avx512"
+
+  bool has_input(size_t i) const { return i < op.inputs.size() && op.inputs[i] >= 0; }
+  // Throw tickinfer::Error naming the op when missing.
+  const Tensor& input(size_t i) const;
+  const Tensor& output(size_t i) const;
+  int input_index(size_t i) const { return has_input(i) ? op.inputs[i] : -1; }
+  int output_index(size_t i) const { return op.outputs.at(i); }
+  // An Error message prefix naming the op: "op 3 (FULLY_CONNECTED 'dense_1'): ".
+  std::string where() const;
+  [[noreturn]] void fail(const std::string& what) const;
+};
+
+// Dispatches on op.code; throws tickinfer::Error for an op or option it does not support,
+// naming both.
+std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx);
+
+}  // namespace tickinfer::tfl

@@ -1,0 +1,163 @@
+#pragma once
+// The tensor-program representation of quantized and TFLite models: typed tensors (float32,
+// int8, int16, int32, bf16 ...) with quantization parameters, and a list of ops in execution
+// order. TFLite files load into it one to one (formats/tflite_*); `tickinfer quantize` builds
+// one from a float model with a precision per layer; the tickinfer model file (.tkq) stores
+// one. The interpreter (tflite/interpreter.hpp) prepares it into an allocation-free plan.
+//
+// Unlike Graph (model/graph.hpp), shapes here include the batch dimension exactly as the file
+// gives it (TFLite keeps [1, ...]); the interpreter runs batch 1 only.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tickinfer::tfl {
+
+using Shape = std::vector<int>;
+
+// Numbering follows TFLite's TensorType so loader and saver need no table.
+enum class DType : uint8_t {
+  F32 = 0,
+  F16 = 1,
+  I32 = 2,
+  U8 = 3,
+  I64 = 4,
+  Bool = 6,
+  I16 = 7,
+  I8 = 9,
+  BF16 = 18,
+};
+const char* dtype_name(DType t);
+size_t dtype_size(DType t);  // bytes per element
+
+// real = scale * (q - zero_point). One entry: per-tensor; several: per-axis along `axis`.
+struct QuantParams {
+  std::vector<float> scale;
+  std::vector<int64_t> zero_point;
+  int axis = 0;
+  bool empty() const { return scale.empty(); }
+  bool per_axis() const { return scale.size() > 1; }
+};
+
+struct Tensor {
+  std::string name;
+  DType type = DType::F32;
+  Shape shape;
+  QuantParams quant;
+  // Constant data (weights, biases, shape operands), little-endian, size == elements * dtype_size.
+  // Empty for activations.
+  std::vector<uint8_t> data;
+  bool is_variable = false;  // recurrent state (TFLite is_variable): zeroed by reset, kept between steps
+  bool is_constant() const { return !data.empty(); }
+};
+
+// The ops the interpreter runs. Names and operand orders are TFLite's builtin ops, so a TFLite
+// file maps one to one; comments give what differs.
+enum class OpCode : uint16_t {
+  FullyConnected,   // in, filter [units, in], bias (opt) -> out
+  SequenceLstm,     // UNIDIRECTIONAL_SEQUENCE_LSTM: 24 inputs (TFLite order), intermediates for int8
+  Conv2D,           // in NHWC, filter [oc, kh, kw, ic], bias
+  DepthwiseConv2D,  // filter [1, kh, kw, oc]
+  MaxPool2D,
+  AveragePool2D,
+  Quantize,         // float -> int8, or int8 -> int8 requantize
+  Dequantize,       // int8/int16/f16 -> float
+  Logistic,
+  Tanh,
+  Relu,
+  Relu6,
+  LeakyRelu,
+  Softmax,
+  Add,
+  Sub,
+  Mul,
+  SquaredDifference,
+  Rsqrt,
+  Mean,             // in, axes (int32 const) -> out
+  Sum,
+  Concatenation,
+  Reshape,          // in, shape (opt) -> out: a copy (layouts are row-major)
+  ExpandDims,
+  Squeeze,
+  StridedSlice,     // in, begin, end, strides (int32 const)
+  Pad,              // in, paddings (int32 const [rank, 2])
+  Transpose,
+  Gather,
+  Split,
+  Pack,
+  Unpack,
+  SpaceToBatchNd,
+  BatchToSpaceNd,
+  Gelu,
+  HardSwish,
+  Elu,
+  Exp,
+  Neg,
+  Abs,
+  Maximum,
+  Minimum,
+  Div,
+  Sqrt,
+  Log,
+  Square,
+  BatchMatMul,
+};
+const char* op_name(OpCode code);
+
+enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };
+enum class PaddingMode : uint8_t { Same = 0, Valid = 1 };
+
+// Per-layer precision chosen by the quantizer (or implied by a TFLite file's tensor types);
+// shown by `tickinfer inspect`.
+enum class Precision : uint8_t { F32, BF16, Int8Dynamic, Int8 };
+const char* precision_name(Precision p);
+
+// Every builtin option any supported op uses; an op reads only its own.
+struct OpOptions {
+  FusedActivation activation = FusedActivation::None;
+  PaddingMode padding = PaddingMode::Valid;
+  int stride_w = 1, stride_h = 1;
+  int dilation_w = 1, dilation_h = 1;
+  int filter_w = 1, filter_h = 1;  // pooling
+  int depth_multiplier = 1;
+  bool keep_num_dims = false;       // FULLY_CONNECTED
+  bool asymmetric_quantize_inputs = false;  // hybrid FC / LSTM / conv
+  bool keep_dims = false;           // MEAN, SUM
+  bool time_major = false;          // SequenceLstm
+  float cell_clip = 0.0f, proj_clip = 0.0f;  // SequenceLstm: 0 = no clipping
+  float beta = 1.0f;                // SOFTMAX
+  float alpha = 0.2f;               // LEAKY_RELU
+  int axis = 0;                     // CONCATENATION, GATHER, PACK, UNPACK
+  int num = 0;                      // SPLIT num_splits, PACK/UNPACK values_count
+  int begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
+  bool offset = false;              // STRIDED_SLICE
+  std::vector<int> new_shape;       // RESHAPE (old files), SQUEEZE squeeze_dims
+  bool adj_x = false, adj_y = false;  // BATCH_MATMUL
+  bool approximate = false;         // GELU
+  bool pot_scale_int16 = true;      // ADD/SUB int16
+};
+
+struct Op {
+  OpCode code{};
+  std::vector<int> inputs;         // tensor indices; -1 = an optional input left out
+  std::vector<int> outputs;
+  std::vector<int> intermediates;  // int8 LSTM gate scales (TFLite Operator.intermediates)
+  OpOptions options;
+  std::string label;               // layer name it came from (for inspect / error tables)
+  Precision precision = Precision::F32;
+};
+
+struct Program {
+  std::string name;
+  std::string source_format;  // "tflite", "tickinfer"
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;        // execution order
+  std::vector<int> inputs, outputs;  // tensor indices
+};
+
+// Checks indices, shapes of constants against their data and per-op operand counts; throws
+// tickinfer::Error naming the op (index, code, label) and the problem.
+void validate(const Program& program);
+int64_t element_count(const Shape& shape);
+
+}  // namespace tickinfer::tfl
