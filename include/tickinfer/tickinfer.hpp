@@ -22,9 +22,14 @@
 namespace tickinfer {
 
 struct Graph;
-namespace tfl {
+namespace quant {
 struct Program;
 }
+namespace engine {
+class ModelSource;
+}
+class Plan;
+struct CompileOptions;
 using Shape = std::vector<int>;
 
 struct TensorInfo {
@@ -68,8 +73,10 @@ class Model {
   ModelStats stats() const;
 
  private:
-  std::shared_ptr<const Graph> graph_;
-  std::shared_ptr<const tfl::Program> program_;
+  friend Plan compile(const Model& model, const CompileOptions& options);
+  std::shared_ptr<const engine::ModelSource> source_;  // what inputs(), stats(), compile() ask
+  std::shared_ptr<const Graph> graph_;                 // = source_->graph(), for graph()
+  std::shared_ptr<const tfl::Program> program_;      // = source_->program(), for program()
 };
 
 enum class RecurrentMode : uint8_t {

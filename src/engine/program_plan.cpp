@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <sstream>
 
+#include "model/graph.hpp"
 #include "tflite/kernels/quantize_input.hpp"
 #include "tickinfer/error.hpp"
 
@@ -185,8 +187,13 @@ void ProgramPlan::fold_edge_conversions() {
   }
 }
 
-std::unique_ptr<ProgramPlan> ProgramPlan::clone() const {
-  return std::make_unique<ProgramPlan>(program_, options_);
+std::unique_ptr<PlanBackend> ProgramPlan::clone() const { return std::make_unique<ProgramPlan>(program_, options_); }
+
+std::string ProgramPlan::reserve_rows(int) { return "TFLite and .tkq plans run one row per call"; }
+
+void ProgramPlan::run_rows(const float* x, int rows, float* y) noexcept {
+  run_each_row(*this, x, rows, static_cast<size_t>(shape_size(input_shapes_[0])), y,
+               static_cast<size_t>(shape_size(output_shapes_[0])));
 }
 
 void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcept {
@@ -221,6 +228,22 @@ int64_t ProgramPlan::weight_bytes() const {
     if (t.is_constant() && !t.is_variable) bytes += static_cast<int64_t>(t.data.size());
   }
   return bytes;
+}
+
+std::string ProgramPlan::describe() const {
+  const tfl::Interpreter& in = *interp_;
+  std::ostringstream os;
+  os << "plan: " << in.num_ops() << " ops (" << in.program().source_format << "), kernels " << in.isa()
+     << ", mode " << (mode_ == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
+     << " B, " << in.macs() << " MAC per run\n";
+  if (folds_first_op() || folds_last_op()) {
+    os << "  (" << (folds_first_op() ? "the first QUANTIZE" : "")
+       << (folds_first_op() && folds_last_op() ? " and " : "") << (folds_last_op() ? "the last DEQUANTIZE" : "")
+       << " done by the plan while it converts inputs and outputs)\n";
+  }
+  std::istringstream lines(in.describe());
+  for (std::string line; std::getline(lines, line);) os << "  " << line << '\n';
+  return os.str();
 }
 
 }  // namespace tickinfer::engine

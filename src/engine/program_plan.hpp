@@ -1,5 +1,5 @@
 #pragma once
-// A Plan over a tfl::Program (TFLite and tickinfer-quantized models): the interpreter plus
+// The backend of a tfl::Program (TFLite and tickinfer-quantized models): the interpreter plus
 // the conversion between the Plan API's float buffers and the program's own input and output
 // types. A full-integer model's int8 input is quantized here exactly as TFLite's QUANTIZE op
 // does (x / scale in float, rounded half away from zero, plus the zero point, clamped), and its
@@ -8,8 +8,10 @@
 // quantized here into that op's output, and a closing DEQUANTIZE to a model output is done here
 // too: the same arithmetic, one copy and one op call fewer per run.
 #include <memory>
+#include <string>
 #include <vector>
 
+#include "engine/plan_backend.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -27,23 +29,37 @@ struct ProgramIo {
   bool dequantize_op = false;  // an output folded from DEQUANTIZE: its formula, scale in double
 };
 
-class ProgramPlan {
+class ProgramPlan final : public PlanBackend {
  public:
+  // Prepares the interpreter (its own arena): throws tickinfer::Error for a batch other than 1,
+  // stream mode on a program without state or with an input not [1, 1, features], and input or
+  // output types other than float32, int8 and int16.
   ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options);
 
-  void run(const float* const* inputs, float* const* outputs) noexcept;
-  void reset_state() noexcept { interp_->reset_state(); }
-  std::unique_ptr<ProgramPlan> clone() const;
+  void run(const float* const* inputs, float* const* outputs) noexcept override;
+  void run_rows(const float* x, int rows, float* y) noexcept override;
+  void reset_state() noexcept override { interp_->reset_state(); }
 
-  const std::vector<Shape>& input_shapes() const { return input_shapes_; }
-  const std::vector<Shape>& output_shapes() const { return output_shapes_; }
-  RecurrentMode mode() const { return mode_; }
-  const tfl::Interpreter& interpreter() const { return *interp_; }
+  // Always refuses: a program runs one row per call (run_rows is run() per row).
+  std::string reserve_rows(int max_rows) override;
+  int reserved_rows() const noexcept override { return 0; }
+  // Shares the program; prepares a new interpreter (packed weights included) for it.
+  std::unique_ptr<PlanBackend> clone() const override;
+
+  const std::vector<Shape>& input_shapes() const override { return input_shapes_; }
+  const std::vector<Shape>& output_shapes() const override { return output_shapes_; }
+  RecurrentMode mode() const override { return mode_; }
+  const char* isa() const override { return interp_->isa(); }
+  size_t arena_bytes() const override { return interp_->arena_bytes(); }
+  int64_t flops() const override { return 2 * interp_->macs(); }
+  // Constant tensors as stored (int8 weights one byte each); both per run and resident.
+  int64_t weight_bytes() const override;
+  int64_t weight_footprint_bytes() const override { return weight_bytes(); }
+  std::string describe() const override;
+
   // Whether run() does the program's opening QUANTIZE / closing DEQUANTIZE itself (skipping them).
   bool folds_first_op() const { return first_op_ == 1; }
   bool folds_last_op() const { return last_op_ + 1 == interp_->num_ops(); }
-  tfl::Interpreter& interpreter() { return *interp_; }
-  int64_t weight_bytes() const;
 
  private:
   void fold_edge_conversions();

@@ -1,22 +1,17 @@
-// compile(): Graph -> PlanLayout. Resolves shapes for the chosen mode, folds BatchNormalization,
-// packs weights for the kernels, assigns every tensor an arena offset and emits the step list.
+// compile_graph(): Graph -> PlanLayout + PackedWeights -> GraphPlan. Resolves shapes for the
+// chosen mode, folds BatchNormalization, packs weights for the kernels, assigns every tensor an
+// arena offset and emits the step list.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
-#include "engine/plan_impl.hpp"
+#include "engine/graph_plan.hpp"
 #include "engine/stream_check.hpp"
 
-namespace tickinfer {
+namespace tickinfer::engine {
 namespace {
 
-using engine::AlignedBuffer;
-using engine::PackedWeights;
-using engine::PlanLayout;
-using engine::Step;
-using engine::StepKind;
-using engine::TensorRef;
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // W (K x N) row-major -> the shared packed gemv layout.
@@ -55,6 +50,49 @@ bool clamp_for(const ActivationSpec& a, float& lo, float& hi) {
   return false;
 }
 
+// FLOPs (2 per multiply-accumulate) and weight bytes of one run of the emitted steps.
+// Weights a layer could reuse across rows (Dense over a sequence, Conv1D positions) count
+// once; recurrent weights count once per time step, since each step depends on the last.
+void count_cost(PlanLayout& layout) {
+  for (const Step& s : layout.steps) {
+    const int64_t k = s.in_width, n = s.out_width, T = s.steps;  // recurrent: n = units
+    int64_t macs = 0, weights = 0;
+    switch (s.kind) {
+      case StepKind::Dense:
+        macs = s.rows * k * n;
+        weights = k * n + n;
+        break;
+      case StepKind::Lstm:
+        macs = T * (k + n) * 4 * n;
+        // Each step needs all recurrent weights after the previous step: read T times.
+        weights = T * ((k + n) * 4 * n + 4 * n);
+        break;
+      case StepKind::LstmWindow:
+        // From a zero state the first step has no h U: W and b T times, U T - 1 times.
+        macs = T * k * 4 * n + (T - 1) * n * 4 * n;
+        weights = T * (k * 4 * n + 4 * n) + (T - 1) * n * 4 * n;
+        break;
+      case StepKind::Gru:
+      case StepKind::GruClassic:
+        macs = T * (k + n) * 3 * n;
+        weights = T * ((k + n) * 3 * n + 6 * n);
+        break;
+      case StepKind::Conv1D:
+        macs = T * s.window * s.in_ch * n;
+        weights = int64_t{s.window} * s.in_ch * n + n;
+        break;
+      case StepKind::Affine:
+      case StepKind::LayerNorm:
+        weights = 2 * n;
+        break;
+      default:
+        break;
+    }
+    layout.flops += 2 * macs;
+    layout.weight_bytes += weights * static_cast<int64_t>(sizeof(float));
+  }
+}
+
 class Compiler {
  public:
   Compiler(Graph g, const CompileOptions& opt, const kernels::KernelSet& ks)
@@ -73,53 +111,10 @@ class Compiler {
       L_.output_shapes.push_back(g_.nodes[o].shape);
     }
     for (int in : g_.inputs) L_.input_shapes.push_back(stream_shape(g_.nodes[in].shape));
-    count_cost();
+    count_cost(L_);
   }
 
   PlanLayout take() { return std::move(L_); }
-
-  // FLOPs (2 per multiply-accumulate) and weight bytes of one run of the emitted steps.
-  // Weights a layer could reuse across rows (Dense over a sequence, Conv1D positions) count
-  // once; recurrent weights count once per time step, since each step depends on the last.
-  void count_cost() {
-    for (const Step& s : L_.steps) {
-      int64_t macs = 0, weights = 0;
-      switch (s.kind) {
-        case StepKind::Dense:
-          macs = int64_t{s.rows} * s.k * s.n;
-          weights = int64_t{s.k} * s.n + s.n;
-          break;
-        case StepKind::Lstm:
-          macs = int64_t{s.steps} * (s.k + s.n) * 4 * s.n;
-          // Each step needs all recurrent weights after the previous step: read T times.
-          weights = int64_t{s.steps} * (int64_t{s.k + s.n} * 4 * s.n + 4 * s.n);
-          break;
-        case StepKind::LstmWindow:
-          // From a zero state the first step has no h U: W and b T times, U T - 1 times.
-          macs = int64_t{s.steps} * s.k * 4 * s.n + int64_t{s.steps - 1} * s.n * 4 * s.n;
-          weights = int64_t{s.steps} * (int64_t{s.k} * 4 * s.n + 4 * s.n) +
-                    int64_t{s.steps - 1} * s.n * 4 * s.n;
-          break;
-        case StepKind::Gru:
-        case StepKind::GruClassic:
-          macs = int64_t{s.steps} * (s.k + s.n) * 3 * s.n;
-          weights = int64_t{s.steps} * (int64_t{s.k + s.n} * 3 * s.n + 6 * s.n);
-          break;
-        case StepKind::Conv1D:
-          macs = int64_t{s.steps} * s.window * s.in_ch * s.n;
-          weights = int64_t{s.window} * s.in_ch * s.n + s.n;
-          break;
-        case StepKind::Affine:
-        case StepKind::LayerNorm:
-          weights = 2 * int64_t{s.n};
-          break;
-        default:
-          break;
-      }
-      L_.flops += 2 * macs;
-      L_.weight_bytes += weights * static_cast<int64_t>(sizeof(float));
-    }
-  }
 
  private:
   // In stream mode a sequence input [1, F] is fed one step at a time as [F].
@@ -146,21 +141,21 @@ class Compiler {
   const Node& in_node(const Node& n, size_t i = 0) const { return g_.nodes[n.inputs[i]]; }
   TensorRef in_ref(const Node& n, size_t i = 0) const { return refs_[n.inputs[i]]; }
 
-  // Appends an activation step unless the activation is linear or already fused.
-  void add_activation(const Node& n, const ActivationSpec& a, TensorRef t, bool fused) {
-    if (fused) return;
+  // An activation of node n's shape from in to out (the same tensor: in place): softmax over the
+  // last axis, anything else elementwise.
+  void emit_activation(const Node& n, const ActivationSpec& a, TensorRef in, TensorRef out) {
     Step s;
     s.label = n.name;
-    s.in = s.out = t;
+    s.in = in;
+    s.out = out;
     s.act = a;
-    const int last = n.shape.back();
     if (a.kind == ActKind::Softmax) {
       s.kind = StepKind::Softmax;
-      s.n = last;
-      s.rows = static_cast<int>(shape_size(n.shape) / last);
+      s.out_width = n.shape.back();
+      s.rows = static_cast<int>(shape_size(n.shape) / s.out_width);
     } else {
       s.kind = StepKind::Activation;
-      s.n = static_cast<int>(shape_size(n.shape));
+      s.out_width = static_cast<int>(shape_size(n.shape));
     }
     L_.steps.push_back(std::move(s));
   }
@@ -188,7 +183,7 @@ class Compiler {
   }
 
   void emit(int idx) {
-    Node& n = g_.nodes[idx];
+    const Node& n = g_.nodes[idx];
     switch (n.kind) {
       case OpKind::Input: {
         const auto pos = std::find(g_.inputs.begin(), g_.inputs.end(), idx) - g_.inputs.begin();
@@ -206,95 +201,82 @@ class Compiler {
           return;
         }
         refs_[idx] = new_tensor(n);
-        emit_activation_into(n, in_ref(n), refs_[idx]);
+        emit_activation(n, n.activation, in_ref(n), refs_[idx]);
         return;
-      case OpKind::Dense:
-        emit_dense(idx);
-        return;
-      case OpKind::BatchNorm:
-        emit_batchnorm(idx);
-        return;
-      case OpKind::LayerNorm: {
-        refs_[idx] = new_tensor(n);
-        Step s;
-        s.kind = StepKind::LayerNorm;
-        s.label = n.name;
-        s.in = in_ref(n);
-        s.out = refs_[idx];
-        s.n = n.shape.back();
-        s.rows = static_cast<int>(shape_size(n.shape) / s.n);
-        s.w0 = copy_vec(*pw_, n.weights[0].data);
-        s.w1 = copy_vec(*pw_, n.weights[1].data);
-        s.epsilon = n.epsilon;
-        L_.steps.push_back(std::move(s));
-        return;
-      }
-      case OpKind::LSTM:
-        emit_lstm(idx);
-        return;
-      case OpKind::GRU:
-        emit_gru(idx);
-        return;
-      case OpKind::Conv1D:
-        emit_conv(idx);
-        return;
+      case OpKind::Dense: return emit_dense(idx);
+      case OpKind::BatchNorm: return emit_batchnorm(idx);
+      case OpKind::LayerNorm: return emit_layer_norm(idx);
+      case OpKind::LSTM: return emit_lstm(idx);
+      case OpKind::GRU: return emit_gru(idx);
+      case OpKind::Conv1D: return emit_conv(idx);
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D:
       case OpKind::GlobalAvgPool1D:
-      case OpKind::GlobalMaxPool1D:
-        emit_pool(idx);
-        return;
+      case OpKind::GlobalMaxPool1D: return emit_pool(idx);
       case OpKind::Add:
       case OpKind::Subtract:
-      case OpKind::Multiply: {
-        refs_[idx] = new_tensor(n);
-        Step s;
-        s.kind = n.kind == OpKind::Add ? StepKind::Add
-                 : n.kind == OpKind::Subtract ? StepKind::Sub : StepKind::Mul;
-        s.label = n.name;
-        s.in = in_ref(n, 0);
-        s.in2 = in_ref(n, 1);
-        for (size_t i = 2; i < n.inputs.size(); ++i) s.extra_inputs.push_back(in_ref(n, i));
-        s.out = refs_[idx];
-        s.n = static_cast<int>(shape_size(n.shape));
-        L_.steps.push_back(std::move(s));
-        return;
-      }
-      case OpKind::Concatenate: {
-        refs_[idx] = new_tensor(n);
-        const int axis = n.axis - 1;  // infer_shapes left the Keras (batched) convention
-        Step s;
-        s.kind = StepKind::Concat;
-        s.label = n.name;
-        s.out = refs_[idx];
-        int64_t outer = 1;
-        for (int d = 0; d < axis; ++d) outer *= n.shape[d];
-        s.rows = static_cast<int>(outer);
-        for (size_t i = 0; i < n.inputs.size(); ++i) {
-          s.extra_inputs.push_back(in_ref(n, i));
-          s.concat_widths.push_back(static_cast<int>(shape_size(in_node(n, i).shape) / outer));
-        }
-        L_.steps.push_back(std::move(s));
-        return;
-      }
+      case OpKind::Multiply: return emit_elementwise(idx);
+      case OpKind::Concatenate: return emit_concat(idx);
     }
   }
 
-  void emit_activation_into(const Node& n, TensorRef in, TensorRef out) {
+  void emit_layer_norm(int idx) {
+    const Node& n = g_.nodes[idx];
+    refs_[idx] = new_tensor(n);
     Step s;
+    s.kind = StepKind::LayerNorm;
     s.label = n.name;
-    s.in = in;
-    s.out = out;
-    s.act = n.activation;
-    if (n.activation.kind == ActKind::Softmax) {
-      s.kind = StepKind::Softmax;
-      s.n = n.shape.back();
-      s.rows = static_cast<int>(shape_size(n.shape) / s.n);
-    } else {
-      s.kind = StepKind::Activation;
-      s.n = static_cast<int>(shape_size(n.shape));
+    s.in = in_ref(n);
+    s.out = refs_[idx];
+    s.out_width = n.shape.back();
+    s.rows = static_cast<int>(shape_size(n.shape) / s.out_width);
+    s.scale = copy_vec(*pw_, n.weights[0].data);  // gamma
+    s.shift = copy_vec(*pw_, n.weights[1].data);  // beta
+    s.epsilon = n.epsilon;
+    L_.steps.push_back(std::move(s));
+  }
+
+  // Add / Subtract / Multiply of equal shapes: in op rhs, then op each further input.
+  void emit_elementwise(int idx) {
+    const Node& n = g_.nodes[idx];
+    refs_[idx] = new_tensor(n);
+    Step s;
+    s.kind = n.kind == OpKind::Add ? StepKind::Add : n.kind == OpKind::Subtract ? StepKind::Sub : StepKind::Mul;
+    s.label = n.name;
+    s.in = in_ref(n, 0);
+    s.rhs = in_ref(n, 1);
+    for (size_t i = 2; i < n.inputs.size(); ++i) s.extra_inputs.push_back(in_ref(n, i));
+    s.out = refs_[idx];
+    s.out_width = static_cast<int>(shape_size(n.shape));
+    L_.steps.push_back(std::move(s));
+  }
+
+  void emit_concat(int idx) {
+    const Node& n = g_.nodes[idx];
+    refs_[idx] = new_tensor(n);
+    const int axis = n.axis - 1;  // infer_shapes left the Keras (batched) convention
+    Step s;
+    s.kind = StepKind::Concat;
+    s.label = n.name;
+    s.out = refs_[idx];
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= n.shape[d];
+    s.rows = static_cast<int>(outer);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      s.extra_inputs.push_back(in_ref(n, i));
+      s.concat_widths.push_back(static_cast<int>(shape_size(in_node(n, i).shape) / outer));
     }
     L_.steps.push_back(std::move(s));
+  }
+
+  // Appends a Dense/Conv1D step and its activation: a relu the gemv clamp expresses exactly is
+  // fused into it (no step), any other non-linear activation follows in place.
+  void emit_with_activation(const Node& n, Step s) {
+    const TensorRef out = s.out;
+    const bool fused = clamp_for(n.activation, s.clamp_lo, s.clamp_hi);
+    if (!fused) s.clamp_lo = -kInf, s.clamp_hi = kInf;
+    L_.steps.push_back(std::move(s));
+    if (!fused) emit_activation(n, n.activation, out, out);
   }
 
   // Finds the BatchNorm that will fold into node idx, if any.
@@ -328,15 +310,12 @@ class Compiler {
     s.label = n.name;
     s.in = in_ref(n);
     s.out = refs_[idx];
-    s.k = K;
-    s.n = N;
+    s.in_width = K;
+    s.out_width = N;
     s.rows = static_cast<int>(shape_size(n.shape) / N);
-    s.w0 = pack(*pw_, w.data(), K, N);
-    s.w1 = copy_vec(*pw_, b);
-    const bool fused = clamp_for(n.activation, s.lo, s.hi);
-    if (!fused) s.lo = -kInf, s.hi = kInf;
-    L_.steps.push_back(std::move(s));
-    add_activation(n, n.activation, refs_[idx], fused);
+    s.kernel = pack(*pw_, w.data(), K, N);
+    s.bias = copy_vec(*pw_, b);
+    emit_with_activation(n, std::move(s));
   }
 
   void emit_batchnorm(int idx) {
@@ -353,10 +332,10 @@ class Compiler {
     s.label = n.name;
     s.in = in_ref(n);
     s.out = refs_[idx];
-    s.n = n.shape.back();
-    s.rows = static_cast<int>(shape_size(n.shape) / s.n);
-    s.w0 = copy_vec(*pw_, scale);
-    s.w1 = copy_vec(*pw_, shift);
+    s.out_width = n.shape.back();
+    s.rows = static_cast<int>(shape_size(n.shape) / s.out_width);
+    s.scale = copy_vec(*pw_, scale);
+    s.shift = copy_vec(*pw_, shift);
     L_.steps.push_back(std::move(s));
   }
 
@@ -365,8 +344,8 @@ class Compiler {
     s.label = n.name;
     s.in = in_ref(n);
     s.out = refs_[&n - g_.nodes.data()];
-    s.k = in[1];
-    s.n = n.units;
+    s.in_width = in[1];
+    s.out_width = n.units;
     s.steps = in[0];
     s.return_sequences = n.return_sequences;
     s.act = n.activation;
@@ -382,14 +361,14 @@ class Compiler {
     refs_[idx] = new_tensor(n);
     const int in = in_node(n).shape[1], u = n.units, T = in_node(n).shape[0];
     Step s;
-    s.w1 = copy_vec(*pw_, n.weights[2].data);
+    s.bias = copy_vec(*pw_, n.weights[2].data);
     if (opt_.mode == RecurrentMode::Window) {
       // Window: x W + b for all T steps first (W is small and stays in cache), then only h U
       // per step, which is the serial part. State: h, c. Scratch: the T projected rows.
       s.kind = StepKind::LstmWindow;
       recurrent_common(n, s, 2 * u, T * 4 * u);
-      s.w0 = pack(*pw_, n.weights[0].data.data(), in, 4 * u);
-      s.w2 = pack(*pw_, n.weights[1].data.data(), u, 4 * u);
+      s.kernel = pack(*pw_, n.weights[0].data.data(), in, 4 * u);
+      s.recurrent_kernel = pack(*pw_, n.weights[1].data.data(), u, 4 * u);
     } else {
       // Stream: [W; U] stacked so one gemv over [x | h] computes x W + h U.
       std::vector<float> wu(static_cast<size_t>(in + u) * 4 * u);
@@ -398,7 +377,7 @@ class Compiler {
                 wu.begin() + static_cast<ptrdiff_t>(n.weights[0].data.size()));
       s.kind = StepKind::Lstm;
       recurrent_common(n, s, in + 2 * u, 4 * u);
-      s.w0 = pack(*pw_, wu.data(), in + u, 4 * u);
+      s.kernel = pack(*pw_, wu.data(), in + u, 4 * u);
     }
     L_.steps.push_back(std::move(s));
   }
@@ -408,22 +387,22 @@ class Compiler {
     refs_[idx] = new_tensor(n);
     const int in = in_node(n).shape[1], u = n.units;
     Step s;
-    s.w0 = pack(*pw_, n.weights[0].data.data(), in, 3 * u);
+    s.kernel = pack(*pw_, n.weights[0].data.data(), in, 3 * u);
     if (n.reset_after) {
       s.kind = StepKind::Gru;
       recurrent_common(n, s, u, 6 * u);
       const auto& bias = n.weights[2].data;  // (2, 3u): input bias, then recurrent bias
-      s.w1 = copy_vec(*pw_, std::vector<float>(bias.begin(), bias.begin() + 3 * u));
-      s.w2 = pack(*pw_, n.weights[1].data.data(), u, 3 * u);
-      s.w3 = copy_vec(*pw_, std::vector<float>(bias.begin() + 3 * u, bias.end()));
+      s.bias = copy_vec(*pw_, std::vector<float>(bias.begin(), bias.begin() + 3 * u));
+      s.recurrent_kernel = pack(*pw_, n.weights[1].data.data(), u, 3 * u);
+      s.recurrent_bias = copy_vec(*pw_, std::vector<float>(bias.begin() + 3 * u, bias.end()));
     } else {
       s.kind = StepKind::GruClassic;
       recurrent_common(n, s, u, 4 * u);
-      s.w1 = copy_vec(*pw_, n.weights[2].data);
+      s.bias = copy_vec(*pw_, n.weights[2].data);
       const std::vector<float> zr = columns(n.weights[1], 0, 2 * u);
       const std::vector<float> hcol = columns(n.weights[1], 2 * u, u);
-      s.w2 = pack(*pw_, zr.data(), u, 2 * u);
-      s.w3 = pack(*pw_, hcol.data(), u, u);
+      s.recurrent_kernel = pack(*pw_, zr.data(), u, 2 * u);
+      s.recurrent_kernel_h = pack(*pw_, hcol.data(), u, u);
     }
     L_.steps.push_back(std::move(s));
   }
@@ -445,17 +424,14 @@ class Compiler {
     s.window = k;
     s.stride = n.stride;
     s.dilation = n.dilation;
-    s.n = F;
+    s.out_width = F;
     s.steps = n.shape[0];
     const int span = (k - 1) * n.dilation + 1;
     s.pad_left = pad_left(n.padding, s.in_len, s.steps, span, n.stride);
     s.scratch = alloc(static_cast<int64_t>(k) * C);
-    s.w0 = pack(*pw_, w.data(), k * C, F);
-    s.w1 = copy_vec(*pw_, b);
-    const bool fused = clamp_for(n.activation, s.lo, s.hi);
-    if (!fused) s.lo = -kInf, s.hi = kInf;
-    L_.steps.push_back(std::move(s));
-    add_activation(n, n.activation, refs_[idx], fused);
+    s.kernel = pack(*pw_, w.data(), k * C, F);
+    s.bias = copy_vec(*pw_, b);
+    emit_with_activation(n, std::move(s));
   }
 
   // Left padding as TensorFlow chooses it: SAME splits the total with the extra on the right;
@@ -519,30 +495,18 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
     }
   }
   infer_shapes(g);
-  if (opt.mode == RecurrentMode::Stream) engine::check_streamable(g);
+  if (opt.mode == RecurrentMode::Stream) check_streamable(g);
   return g;
 }
 
 }  // namespace
 
-Plan compile(const Model& model, const CompileOptions& options) {
-  if (model.program() != nullptr) {
-    auto impl = std::make_unique<Plan::Impl>();
-    impl->program = std::make_unique<engine::ProgramPlan>(model.shared_program(), options);
-    return Plan(std::move(impl));
-  }
+std::unique_ptr<GraphPlan> compile_graph(const Graph& graph, const CompileOptions& options) {
   const kernels::Isa isa = options.isa.empty() ? kernels::best_isa() : kernels::parse_isa(options.isa.c_str());
-  const kernels::KernelSet& ks = kernels::kernel_set(isa);
-  Compiler c(resolve_for_mode(model.graph(), options), options, ks);
-  auto weights = std::make_shared<engine::PackedWeights>();
+  Compiler c(resolve_for_mode(graph, options), options, kernels::kernel_set(isa));
+  auto weights = std::make_shared<PackedWeights>();
   c.run(*weights);
-  auto impl = std::make_unique<Plan::Impl>();
-  impl->layout = std::make_shared<const PlanLayout>(c.take());
-  impl->weights = std::move(weights);
-  impl->arena = AlignedBuffer(std::max<size_t>(impl->layout->arena_floats, 1));
-  impl->bufs.assign(1 + impl->layout->input_shapes.size(), nullptr);
-  impl->bufs[0] = impl->arena.data();
-  return Plan(std::move(impl));
+  return std::make_unique<GraphPlan>(std::make_shared<const PlanLayout>(c.take()), std::move(weights));
 }
 
-}  // namespace tickinfer
+}  // namespace tickinfer::engine

@@ -1,22 +1,21 @@
-// Plan::run: walks the compiled step list. No allocation, no locks, no syscalls, no exceptions:
-// every size and pointer was fixed by the compiler; only memcpy/memset and kernel calls happen.
+// GraphPlan::run: walks the compiled step list. No allocation, no locks, no syscalls, no
+// exceptions: every size and pointer was fixed by the compiler; only memcpy/memset and kernel
+// calls happen.
 #include <algorithm>
 #include <cstring>
 #include <limits>
 
-#include "engine/plan_impl.hpp"
+#include "engine/graph_plan.hpp"
 
-namespace tickinfer {
+namespace tickinfer::engine {
 namespace {
 
-using engine::Step;
-using engine::StepKind;
 using kernels::KernelSet;
 
 struct Ctx {
   float* const* bufs;
   const KernelSet& ks;
-  float* at(engine::TensorRef r) const noexcept { return bufs[r.buf] + r.offset; }
+  float* at(TensorRef r) const noexcept { return bufs[r.buf] + r.offset; }
   float* arena(uint32_t off) const noexcept { return bufs[0] + off; }
 };
 
@@ -24,15 +23,17 @@ void run_dense(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* y = c.at(s.out);
   for (int r = 0; r < s.rows; ++r) {
-    c.ks.gemv(x + static_cast<size_t>(r) * s.k, s.k, s.w0, s.n, s.w1,
-              y + static_cast<size_t>(r) * s.n, s.lo, s.hi);
+    c.ks.gemv(x + static_cast<size_t>(r) * s.in_width, s.in_width, s.kernel, s.out_width, s.bias,
+              y + static_cast<size_t>(r) * s.out_width, s.clamp_lo, s.clamp_hi);
   }
 }
 
-// LSTM one step per run (stream mode; s.steps is 1). State: xh [k + n] (input then h), c [n];
+// In the recurrent steps n is the unit count (out_width) and in the input features (in_width).
+
+// LSTM one step per run (stream mode; s.steps is 1). State: xh [in + n] (input then h), c [n];
 // h and c persist between runs until reset_state(). Scratch: z [4n].
 void run_lstm(const Ctx& c, const Step& s) noexcept {
-  const int in = s.k, u = s.n;
+  const int in = s.in_width, u = s.out_width;
   float* xh = c.arena(s.state);
   float* h = xh + in;
   float* cell = h + u;
@@ -41,7 +42,7 @@ void run_lstm(const Ctx& c, const Step& s) noexcept {
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
     std::memcpy(xh, x + static_cast<size_t>(t) * in, sizeof(float) * in);
-    c.ks.gemv(xh, in + u, s.w0, 4 * u, s.w1, z, -std::numeric_limits<float>::infinity(),
+    c.ks.gemv(xh, in + u, s.kernel, 4 * u, s.bias, z, -std::numeric_limits<float>::infinity(),
               std::numeric_limits<float>::infinity());
     c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
@@ -54,7 +55,7 @@ void run_lstm(const Ctx& c, const Step& s) noexcept {
 // Step 0 needs no h U (h is zero); each later step adds h U into its row in place.
 void run_lstm_window(const Ctx& c, const Step& s) noexcept {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  const int in = s.k, u = s.n;
+  const int in = s.in_width, u = s.out_width;
   float* h = c.arena(s.state);
   float* cell = h + u;
   float* xw = c.arena(s.scratch);
@@ -62,12 +63,12 @@ void run_lstm_window(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
-    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.w0, 4 * u, s.w1,
+    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
               xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
   }
   for (int t = 0; t < s.steps; ++t) {
     float* z = xw + static_cast<size_t>(t) * 4 * u;
-    if (t > 0) c.ks.gemv(h, u, s.w2, 4 * u, z, z, -inf, inf);
+    if (t > 0) c.ks.gemv(h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
     c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
@@ -77,7 +78,7 @@ void run_lstm_window(const Ctx& c, const Step& s) noexcept {
 // GRU with reset_after = true. State: h [n]. Scratch: zx [3n], zh [3n].
 void run_gru(const Ctx& c, const Step& s) noexcept {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  const int in = s.k, u = s.n;
+  const int in = s.in_width, u = s.out_width;
   float* h = c.arena(s.state);
   float* zx = c.arena(s.scratch);
   float* zh = zx + 3 * u;
@@ -85,8 +86,8 @@ void run_gru(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
-    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.w0, 3 * u, s.w1, zx, -inf, inf);
-    c.ks.gemv(h, u, s.w2, 3 * u, s.w3, zh, -inf, inf);
+    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.kernel, 3 * u, s.bias, zx, -inf, inf);
+    c.ks.gemv(h, u, s.recurrent_kernel, 3 * u, s.recurrent_bias, zh, -inf, inf);
     c.ks.gru_cell(zx, zh, h, u, s.rec, s.act);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
@@ -94,11 +95,11 @@ void run_gru(const Ctx& c, const Step& s) noexcept {
 }
 
 // GRU with reset_after = false: the reset gate scales h before the candidate's matmul.
-// w0: kernel (in x 3n) packed, w1: bias (3n), w2: recurrent z|r columns (n x 2n) packed,
-// w3: recurrent h columns (n x n) packed. Scratch: zx [3n], rh [n].
+// kernel (in x 3n) and bias (3n); recurrent_kernel: U's z|r columns (n x 2n), recurrent_kernel_h:
+// U's h columns (n x n). Scratch: zx [3n], rh [n].
 void run_gru_classic(const Ctx& c, const Step& s) noexcept {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  const int in = s.k, u = s.n;
+  const int in = s.in_width, u = s.out_width;
   float* h = c.arena(s.state);
   float* zx = c.arena(s.scratch);
   float* rh = zx + 3 * u;
@@ -106,11 +107,11 @@ void run_gru_classic(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
-    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.w0, 3 * u, s.w1, zx, -inf, inf);
-    c.ks.gemv(h, u, s.w2, 2 * u, zx, zx, -inf, inf);
+    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.kernel, 3 * u, s.bias, zx, -inf, inf);
+    c.ks.gemv(h, u, s.recurrent_kernel, 2 * u, zx, zx, -inf, inf);
     c.ks.activation(s.rec, zx, zx, 2 * u);
     c.ks.mul(zx + u, h, rh, u);
-    c.ks.gemv(rh, u, s.w3, u, zx + 2 * u, zx + 2 * u, -inf, inf);
+    c.ks.gemv(rh, u, s.recurrent_kernel_h, u, zx + 2 * u, zx + 2 * u, -inf, inf);
     c.ks.activation(s.act, zx + 2 * u, zx + 2 * u, u);
     for (int j = 0; j < u; ++j) h[j] = zx[j] * h[j] + (1.0f - zx[j]) * zx[2 * u + j];
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
@@ -118,7 +119,7 @@ void run_gru_classic(const Ctx& c, const Step& s) noexcept {
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
 }
 
-// Conv1D as one gemv per output position over the k taps laid out contiguously: taps are read
+// Conv1D as one gemv per output position over the `window` taps laid out contiguously: taps are read
 // in place when they are (dilation 1, no padding needed), gathered into scratch otherwise.
 void run_conv1d(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
@@ -142,7 +143,8 @@ void run_conv1d(const Ctx& c, const Step& s) noexcept {
       }
       src = gather;
     }
-    c.ks.gemv(src, taps * ch, s.w0, s.n, s.w1, y + static_cast<size_t>(o) * s.n, s.lo, s.hi);
+    c.ks.gemv(src, taps * ch, s.kernel, s.out_width, s.bias, y + static_cast<size_t>(o) * s.out_width, s.clamp_lo,
+              s.clamp_hi);
   }
 }
 
@@ -196,8 +198,8 @@ void run_global_pool(const Ctx& c, const Step& s, bool is_max) noexcept {
 void run_binary(const Ctx& c, const Step& s) noexcept {
   auto fn = s.kind == StepKind::Add ? c.ks.add : s.kind == StepKind::Sub ? c.ks.sub : c.ks.mul;
   float* y = c.at(s.out);
-  fn(c.at(s.in), c.at(s.in2), y, s.n);
-  for (const engine::TensorRef& r : s.extra_inputs) fn(y, c.at(r), y, s.n);
+  fn(c.at(s.in), c.at(s.rhs), y, s.out_width);
+  for (const TensorRef& r : s.extra_inputs) fn(y, c.at(r), y, s.out_width);
 }
 
 // Concatenation of inputs whose shapes agree except on the axis: `rows` outer blocks, each
@@ -215,36 +217,31 @@ void run_concat(const Ctx& c, const Step& s) noexcept {
 
 }  // namespace
 
-void Plan::run(const float* const* inputs, float* const* outputs) noexcept {
-  Impl& im = *impl_;
-  if (im.program) {
-    im.program->run(inputs, outputs);
-    return;
-  }
-  const engine::PlanLayout& L = *im.layout;
-  float** bufs = im.bufs.data();
-  for (size_t i = 0; i + 1 < im.bufs.size(); ++i) bufs[i + 1] = const_cast<float*>(inputs[i]);
+void GraphPlan::run(const float* const* inputs, float* const* outputs) noexcept {
+  const PlanLayout& L = *layout_;
+  float** bufs = bufs_.data();
+  for (size_t i = 0; i + 1 < bufs_.size(); ++i) bufs[i + 1] = const_cast<float*>(inputs[i]);
   const Ctx c{bufs, *L.kernels};
   for (const Step& s : L.steps) {
     switch (s.kind) {
       case StepKind::Dense: run_dense(c, s); break;
-      case StepKind::Activation: c.ks.activation(s.act, c.at(s.in), c.at(s.out), s.n); break;
+      case StepKind::Activation: c.ks.activation(s.act, c.at(s.in), c.at(s.out), s.out_width); break;
       case StepKind::Softmax:
         for (int r = 0; r < s.rows; ++r) {
-          c.ks.softmax(c.at(s.in) + static_cast<size_t>(r) * s.n,
-                       c.at(s.out) + static_cast<size_t>(r) * s.n, s.n);
+          c.ks.softmax(c.at(s.in) + static_cast<size_t>(r) * s.out_width,
+                       c.at(s.out) + static_cast<size_t>(r) * s.out_width, s.out_width);
         }
         break;
       case StepKind::Affine:
         for (int r = 0; r < s.rows; ++r) {
-          c.ks.affine(c.at(s.in) + static_cast<size_t>(r) * s.n, s.w0, s.w1,
-                      c.at(s.out) + static_cast<size_t>(r) * s.n, s.n);
+          c.ks.affine(c.at(s.in) + static_cast<size_t>(r) * s.out_width, s.scale, s.shift,
+                      c.at(s.out) + static_cast<size_t>(r) * s.out_width, s.out_width);
         }
         break;
       case StepKind::LayerNorm:
         for (int r = 0; r < s.rows; ++r) {
-          c.ks.layer_norm(c.at(s.in) + static_cast<size_t>(r) * s.n, s.w0, s.w1, s.epsilon,
-                          c.at(s.out) + static_cast<size_t>(r) * s.n, s.n);
+          c.ks.layer_norm(c.at(s.in) + static_cast<size_t>(r) * s.out_width, s.scale, s.shift, s.epsilon,
+                          c.at(s.out) + static_cast<size_t>(r) * s.out_width, s.out_width);
         }
         break;
       case StepKind::Lstm: run_lstm(c, s); break;
@@ -268,20 +265,8 @@ void Plan::run(const float* const* inputs, float* const* outputs) noexcept {
   }
 }
 
-void Plan::run(const float* input, float* output) noexcept {
-  const float* const ins[1] = {input};
-  float* const outs[1] = {output};
-  run(ins, outs);
+void GraphPlan::reset_state() noexcept {
+  for (const auto& [off, len] : layout_->state_ranges) std::memset(arena_.data() + off, 0, sizeof(float) * len);
 }
 
-void Plan::reset_state() noexcept {
-  if (impl_->program) {
-    impl_->program->reset_state();
-    return;
-  }
-  for (const auto& [off, len] : impl_->layout->state_ranges) {
-    std::memset(impl_->arena.data() + off, 0, sizeof(float) * len);
-  }
-}
-
-}  // namespace tickinfer
+}  // namespace tickinfer::engine
