@@ -22,7 +22,7 @@
 namespace tickinfer {
 
 struct Graph;
-namespace quant {
+namespace tfl {
 struct Program;
 }
 namespace engine {
