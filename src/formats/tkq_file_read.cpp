@@ -135,6 +135,62 @@ struct Section {
   bool present = false;
 };
 
+// One tensor record of the program section; its data is copied out of the data section `blob`.
+void read_tensor(SectionReader& r, uint32_t t, tfl::Tensor& tensor, const uint8_t* blob,
+                 const Section& data_section) {
+  tensor.name = r.string("tensor name");
+  const std::string where = "tensor " + std::to_string(t) + " '" + tensor.name + "'";
+  const uint8_t type = r.get<uint8_t>("tensor type");
+  if (!known_dtype(type)) r.fail(where + ": type " + std::to_string(type) + " is not supported");
+  tensor.type = static_cast<tfl::DType>(type);
+  const uint8_t flags = r.get<uint8_t>("tensor flags");
+  if (flags & ~(tkq::kFlagVariable | tkq::kFlagHasData | tkq::kFlagZeroPointsZero)) {
+    r.fail(where + ": unknown flag bits " + std::to_string(flags));
+  }
+  tensor.is_variable = flags & tkq::kFlagVariable;
+  r.skip(2, "tensor reserved bytes");
+  tensor.shape = r.indices("tensor shape");
+  int64_t elems = 1;
+  for (int d : tensor.shape) {
+    if (d < 0) r.fail(where + ": negative dimension " + std::to_string(d));
+    if (d != 0 && elems > std::numeric_limits<int64_t>::max() / 16 / d) r.fail(where + ": shape too large");
+    elems *= d;
+  }
+  const uint32_t n_scale = r.count(4, "scale count");
+  tensor.quant.scale.resize(n_scale);
+  for (auto& s : tensor.quant.scale) s = r.get<float>("scale");
+  const uint32_t n_zp = r.count(8, "zero point count");
+  if (flags & tkq::kFlagZeroPointsZero) {
+    if (n_zp != 0 || n_scale == 0) r.fail(where + ": zero points flagged all-zero but " + std::to_string(n_zp) + " stored for " + std::to_string(n_scale) + " scales");
+    tensor.quant.zero_point.assign(n_scale, 0);
+  } else {
+    if (n_zp != n_scale) r.fail(where + ": " + std::to_string(n_scale) + " scales but " + std::to_string(n_zp) + " zero points");
+    tensor.quant.zero_point.resize(n_zp);
+    for (auto& z : tensor.quant.zero_point) z = r.get<int64_t>("zero point");
+  }
+  tensor.quant.axis = r.get<int32_t>("quantized axis");
+  if (tensor.quant.per_axis() &&
+      (tensor.quant.axis < 0 || static_cast<size_t>(tensor.quant.axis) >= tensor.shape.size() ||
+       tensor.shape[static_cast<size_t>(tensor.quant.axis)] != static_cast<int>(n_scale))) {
+    r.fail(where + ": " + std::to_string(n_scale) + " per-axis scales do not match axis " +
+           std::to_string(tensor.quant.axis) + " of the shape");
+  }
+  const uint64_t off = r.get<uint64_t>("data offset"), len = r.get<uint64_t>("data size");
+  const uint64_t want = static_cast<uint64_t>(elems) * tfl::dtype_size(tensor.type);
+  if (flags & tkq::kFlagHasData) {
+    if (len != want || len == 0) {
+      r.fail(where + ": data " + std::to_string(len) + " bytes, its shape and type need " + std::to_string(want));
+    }
+    if (off % tkq::kAlign != 0) r.fail(where + ": data offset " + std::to_string(off) + " is not 64-byte aligned");
+    if (off > data_section.size || len > data_section.size - off) {
+      r.fail(where + ": data [" + std::to_string(off) + ", +" + std::to_string(len) + ") lies outside the data section");
+    }
+    tensor.data.assign(blob + off, blob + off + len);
+  } else if (len != 0) {
+    r.fail(where + ": has data size " + std::to_string(len) + " but no data flag");
+  }
+}
+
 }  // namespace
 
 bool is_tkq(const void* data, size_t size) {
@@ -199,60 +255,7 @@ tfl::Program load_tkq(const void* data, size_t size, std::string_view source_vie
   // A tensor record takes at least 44 bytes, an op at least 20 + the options block.
   const uint32_t n_tensors = r.count(44, "tensor count");
   p.tensors.resize(n_tensors);
-  for (uint32_t t = 0; t < n_tensors; ++t) {
-    auto& tensor = p.tensors[t];
-    tensor.name = r.string("tensor name");
-    const std::string where = "tensor " + std::to_string(t) + " '" + tensor.name + "'";
-    const uint8_t type = r.get<uint8_t>("tensor type");
-    if (!known_dtype(type)) r.fail(where + ": type " + std::to_string(type) + " is not supported");
-    tensor.type = static_cast<tfl::DType>(type);
-    const uint8_t flags = r.get<uint8_t>("tensor flags");
-    if (flags & ~(tkq::kFlagVariable | tkq::kFlagHasData | tkq::kFlagZeroPointsZero)) {
-      r.fail(where + ": unknown flag bits " + std::to_string(flags));
-    }
-    tensor.is_variable = flags & tkq::kFlagVariable;
-    r.skip(2, "tensor reserved bytes");
-    tensor.shape = r.indices("tensor shape");
-    int64_t elems = 1;
-    for (int d : tensor.shape) {
-      if (d < 0) r.fail(where + ": negative dimension " + std::to_string(d));
-      if (d != 0 && elems > std::numeric_limits<int64_t>::max() / 16 / d) r.fail(where + ": shape too large");
-      elems *= d;
-    }
-    const uint32_t n_scale = r.count(4, "scale count");
-    tensor.quant.scale.resize(n_scale);
-    for (auto& s : tensor.quant.scale) s = r.get<float>("scale");
-    const uint32_t n_zp = r.count(8, "zero point count");
-    if (flags & tkq::kFlagZeroPointsZero) {
-      if (n_zp != 0 || n_scale == 0) r.fail(where + ": zero points flagged all-zero but " + std::to_string(n_zp) + " stored for " + std::to_string(n_scale) + " scales");
-      tensor.quant.zero_point.assign(n_scale, 0);
-    } else {
-      if (n_zp != n_scale) r.fail(where + ": " + std::to_string(n_scale) + " scales but " + std::to_string(n_zp) + " zero points");
-      tensor.quant.zero_point.resize(n_zp);
-      for (auto& z : tensor.quant.zero_point) z = r.get<int64_t>("zero point");
-    }
-    tensor.quant.axis = r.get<int32_t>("quantized axis");
-    if (tensor.quant.per_axis() &&
-        (tensor.quant.axis < 0 || static_cast<size_t>(tensor.quant.axis) >= tensor.shape.size() ||
-         tensor.shape[static_cast<size_t>(tensor.quant.axis)] != static_cast<int>(n_scale))) {
-      r.fail(where + ": " + std::to_string(n_scale) + " per-axis scales do not match axis " +
-             std::to_string(tensor.quant.axis) + " of the shape");
-    }
-    const uint64_t off = r.get<uint64_t>("data offset"), len = r.get<uint64_t>("data size");
-    const uint64_t want = static_cast<uint64_t>(elems) * tfl::dtype_size(tensor.type);
-    if (flags & tkq::kFlagHasData) {
-      if (len != want || len == 0) {
-        r.fail(where + ": data " + std::to_string(len) + " bytes, its shape and type need " + std::to_string(want));
-      }
-      if (off % tkq::kAlign != 0) r.fail(where + ": data offset " + std::to_string(off) + " is not 64-byte aligned");
-      if (off > data_section.size || len > data_section.size - off) {
-        r.fail(where + ": data [" + std::to_string(off) + ", +" + std::to_string(len) + ") lies outside the data section");
-      }
-      tensor.data.assign(blob + off, blob + off + len);
-    } else if (len != 0) {
-      r.fail(where + ": has data size " + std::to_string(len) + " but no data flag");
-    }
-  }
+  for (uint32_t t = 0; t < n_tensors; ++t) read_tensor(r, t, p.tensors[t], blob, data_section);
   const auto check_index = [&](int i, bool optional, const std::string& where) {
     if ((optional && i == -1) || (i >= 0 && static_cast<uint32_t>(i) < n_tensors)) return;
     r.fail(where + ": tensor index " + std::to_string(i) + " out of range (" + std::to_string(n_tensors) + " tensors)");
