@@ -4,6 +4,7 @@
 // per-stage latency table, the feed statistics and a summary of the signals.
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "cli/commands.hpp"
@@ -48,6 +49,20 @@ void print_feed_summary(const feed::FeedStats& s, std::FILE* out) {
                    u(s.lines[l].duplicate_packets), u(s.lines[l].led));
   std::fprintf(out, "      malformed %llu, undecodable %llu, kernel drops %llu/%llu\n", u(s.malformed), u(s.undecodable),
                u(s.kernel_drops[0]), u(s.kernel_drops[1]));
+}
+
+// What the signal writers counted (shm ring, decision log); a failed log write also on stderr:
+// the log then misses records, and replay cannot explain them.
+void print_writer_summary(const pipeline::RunTotals& t, const pipeline::PipelineConfig& cfg, std::FILE* out) {
+  const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
+  if (t.shm_on) std::fprintf(out, "shm ring: %llu messages published\n", u(t.shm_published));
+  if (!t.decision_log_on) return;
+  std::fprintf(out, "decision log: %llu records, %llu bytes in %llu flushes, %llu write errors, %llu dropped, "
+               "%llu writer waits\n", u(t.decision_log_records), u(t.decision_log_bytes), u(t.decision_log_flushes),
+               u(t.decision_log_write_errors), u(t.decision_log_dropped), u(t.decision_log_writer_waits));
+  if (t.decision_log_write_errors > 0)
+    std::fprintf(stderr, "tickinfer run: decision log '%s': %llu writes failed (last: %s); the log is incomplete\n",
+                 cfg.log_path.c_str(), u(t.decision_log_write_errors), std::strerror(t.decision_log_last_errno));
 }
 
 int run_run(const ArgParser& args) {
@@ -113,6 +128,7 @@ int run_run(const ArgParser& args) {
   std::printf("allocations after ready: %llu%s\n",
               static_cast<unsigned long long>(t.allocations_at_end - t.allocations_at_ready),
               t.udp_send_failures ? (", udp send failures " + std::to_string(t.udp_send_failures)).c_str() : "");
+  print_writer_summary(t, cfg, stdout);
   if (t.degraded) std::printf("state: DEGRADED (%s)\n", t.degraded_reason.c_str());
   else std::printf("state: ok%s\n", t.end_of_session ? " (End of Session, everything delivered)" : "");
   if (!cfg.report.empty()) {

@@ -113,6 +113,7 @@ void DecisionLogWriter::write_out(const std::uint8_t* data, std::size_t n) noexc
     bytes_written_.fetch_add(n, std::memory_order_relaxed);
     if (fsync_) ::fdatasync(fd_);
   } else {
+    last_errno_.store(errno, std::memory_order_relaxed);
     write_errors_.fetch_add(1, std::memory_order_relaxed);
   }
 }

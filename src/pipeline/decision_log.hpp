@@ -14,9 +14,10 @@
 // the reader detects it by length and CRC and stops there, reporting how many bytes it skipped.
 //
 // Errors: the writer's constructor throws tickinfer::Error (cannot create); after that write
-// failures are counted (write_errors), never thrown. read_decision_log throws tickinfer::Error for
-// an unreadable file or a bad file header; a bad or torn record ends the read and is reported in
-// DecisionLogContents (the records before it are kept).
+// failures are counted (write_errors, with the errno of the latest in last_write_errno), never
+// thrown: the Pipeline reports them (run report, end-of-run summary, status line, metrics).
+// read_decision_log throws tickinfer::Error for an unreadable file or a bad file header; a bad or
+// torn record ends the read and is reported in DecisionLogContents (the records before it are kept).
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -66,8 +67,8 @@ class DecisionLogWriter {
   DecisionLogWriter& operator=(const DecisionLogWriter&) = delete;
 
   void declare(const LoggedModel& m);  // set-up time (allocates); written through at once
-  // Hot path. inputs may be nullptr (fingerprint only). now_ns: CLOCK_MONOTONIC-like clock for the
-  // flush interval. Under Record the record is written before returning.
+  // Hot path. inputs may be nullptr (fingerprint only). now_ns: the caller's clock for the flush
+  // interval (the pipeline's: its agents' clock). Under Record the record is written before returning.
   void append(const DecisionRecord& r, const float* inputs, std::uint32_t input_count, std::int64_t now_ns) noexcept;
   // Interval policy: writes the buffer when it is older than the interval (or half full).
   void maybe_flush(std::int64_t now_ns) noexcept;
@@ -76,7 +77,8 @@ class DecisionLogWriter {
   std::uint64_t records() const noexcept { return records_; }
   std::uint64_t bytes_written() const noexcept { return bytes_written_.load(); }
   std::uint64_t flushes() const noexcept { return flushes_; }
-  std::uint64_t write_errors() const noexcept { return write_errors_.load(); }
+  std::uint64_t write_errors() const noexcept { return write_errors_.load(); }  // any thread
+  int last_write_errno() const noexcept { return last_errno_.load(std::memory_order_relaxed); }  // 0: none
   std::uint64_t dropped() const noexcept { return dropped_; }  // a record larger than the buffer
   std::uint64_t writer_waits() const noexcept { return writer_waits_; }
 
@@ -96,6 +98,7 @@ class DecisionLogWriter {
   std::vector<std::uint8_t> scratch_;
   std::uint64_t records_ = 0, flushes_ = 0, dropped_ = 0, writer_waits_ = 0;
   std::atomic<std::uint64_t> bytes_written_{0}, write_errors_{0};
+  std::atomic<int> last_errno_{0};
   // Background writer.
   bool background_ = false;
   std::vector<std::uint8_t> spare_;      // the buffer the writer owns while pending_

@@ -35,6 +35,9 @@ void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::
          seconds(s->e2e_tx_p99_ns));
   metric(out, "tickinfer_feed_lost_messages_total", "counter", "Messages the feed reported lost since the start.",
          static_cast<double>(s->feed_lost));
+  metric(out, "tickinfer_decision_log_write_errors_total", "counter",
+         "Decision log writes that failed since the start (their records are not in the file).",
+         static_cast<double>(s->log_write_errors));
   metric(out, "tickinfer_allocations_since_ready", "gauge",
          "Heap allocations in the process since ready (0 in the steady state).",
          static_cast<double>(allocations_since_ready));

@@ -8,8 +8,12 @@
 // with per-stage timestamps into StageStats. Threading (PipelineConfig::threading):
 //   Inline: one thread polls the feed and runs everything in the feed callback;
 //   Rings:  a feed thread delivers FeedEvents into an SpscRing; a compute thread does the rest.
-// Threads are pinned when cpus are configured; both loops are agents with configurable idle
-// strategies (src/feed/idle_strategy.hpp).
+// Threads are pinned when cpus are configured; every loop is an agent (agents.hpp) with a
+// configurable idle strategy (src/feed/idle_strategy.hpp), driven by the injected Clock
+// (clock.hpp): status intervals, stop after [run] seconds, feed silence and the decision log's
+// flush interval follow it, so a test moves them with a ManualClock. The parts: ModelRouter
+// (load, check, route, warm up), SignalPublisher (signals out, decision log, transmit stamps,
+// writer counts), TickProcessor (one event, one duty cycle's housekeeping).
 //
 // Lifecycle: construct (loads and checks everything; throws tickinfer::Error with a clear message:
 // bad spec, missing model, signature or width mismatch, socket or shm failure) -> warmup() (every
@@ -22,51 +26,18 @@
 #include <string>
 #include <vector>
 
+#include "pipeline/clock.hpp"
 #include "pipeline/config.hpp"
+#include "pipeline/run_stats.hpp"
 #include "pipeline/stage_stats.hpp"
 #include "tickinfer/feed.hpp"
 
 namespace tickinfer::pipeline {
 
-struct WarmupResult {
-  std::string model;
-  int iterations = 0;
-  bool stable = false;
-  std::int64_t p50_ns = 0;   // of the last block
-  std::int64_t p99_ns = 0;
-};
-
-struct ModelRunStats {
-  std::string name;
-  std::uint32_t version = 0;
-  std::uint64_t runs = 0;
-  std::uint64_t row_calls = 0;  // Plan::run_rows calls that computed them (0: one Plan::run per tick)
-  std::uint64_t long_signals = 0, short_signals = 0, flat_signals = 0;
-  double score_min = 0, score_max = 0, score_sum = 0;
-};
-
-struct RunTotals {
-  std::uint64_t events = 0;       // feed events processed by the compute side
-  std::uint64_t signals = 0;
-  std::uint64_t udp_send_failures = 0;
-  bool tx_stamps_on = false;            // kernel transmit stamps read back (rx_to_tx, end_to_end_tx)
-  std::uint64_t tx_stamps_matched = 0;  // datagrams whose stamp was read and matched
-  std::uint64_t tx_stamps_missing = 0;  // sent datagrams without one (error queue overflowed, or unread)
-  std::uint64_t tx_stamps_stray = 0;    // stamps that matched no recorded datagram
-  std::uint64_t feed_loss_reports = 0;   // ranges the feed reported lost
-  std::uint64_t feed_lost_messages = 0;
-  std::uint64_t allocations_at_ready = 0;
-  std::uint64_t allocations_at_end = 0;  // equal to the above: nothing allocated in steady state
-  double seconds = 0;
-  bool end_of_session = false;
-  bool degraded = false;           // the feed went silent, or lost data
-  std::string degraded_reason;
-  bool wall_clock_exchange = false;  // exchange timestamps comparable with receive times
-};
-
 class Pipeline {
  public:
-  explicit Pipeline(const PipelineConfig& config);
+  // clock: the agents' time (clock.hpp); it must outlive the Pipeline.
+  explicit Pipeline(const PipelineConfig& config, const Clock& clock = realtime_clock());
   ~Pipeline();
   Pipeline(const Pipeline&) = delete;
   Pipeline& operator=(const Pipeline&) = delete;
@@ -76,7 +47,7 @@ class Pipeline {
   // Writes the ready file (if configured) and flips the readiness reported by the metrics endpoint.
   void mark_ready();
   // Consumes the feed until *stop, the configured seconds, End of Session (all delivered), or a
-  // feed silence of 2 x feed_silence_s. Call once.
+  // feed silence of 2 x feed_silence_s, all measured on the clock. Call once.
   void run(const std::atomic<bool>& stop);
 
   const PipelineConfig& config() const noexcept { return cfg_; }

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "pipeline/pipeline.hpp"
@@ -100,6 +101,17 @@ std::string Pipeline::report_json(const std::string& extra) const {
                  {"tx_timestamps", t.tx_stamps_on},
                  {"tx_stamps_matched", t.tx_stamps_matched},
                  {"tx_stamps_missing", t.tx_stamps_missing},
+                 {"tx_stamps_stray", t.tx_stamps_stray},
+                 {"shm_on", t.shm_on},
+                 {"shm_published", t.shm_published},
+                 {"decision_log_on", t.decision_log_on},
+                 {"decision_log_records", t.decision_log_records},
+                 {"decision_log_bytes", t.decision_log_bytes},
+                 {"decision_log_flushes", t.decision_log_flushes},
+                 {"decision_log_write_errors", t.decision_log_write_errors},
+                 {"decision_log_last_error", t.decision_log_last_errno ? std::strerror(t.decision_log_last_errno) : ""},
+                 {"decision_log_dropped", t.decision_log_dropped},
+                 {"decision_log_writer_waits", t.decision_log_writer_waits},
                  {"feed_loss_reports", t.feed_loss_reports},
                  {"feed_lost_messages", t.feed_lost_messages},
                  {"allocations_at_ready", t.allocations_at_ready},
@@ -132,7 +144,8 @@ std::string Pipeline::report_json(const std::string& extra) const {
                   {"e2e_max_ns", x.e2e_max_ns},
                   {"e2e_tx_p99_ns", x.e2e_tx_p99_ns},
                   {"allocations", x.allocations},
-                  {"feed_lost", x.feed_lost}});
+                  {"feed_lost", x.feed_lost},
+                  {"decision_log_write_errors", x.log_write_errors}});
   }
   j["intervals"] = iv;
   j["status_interval_s"] = static_cast<double>(cfg_.status_interval_ns) / 1e9;

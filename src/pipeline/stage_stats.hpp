@@ -40,6 +40,7 @@ struct IntervalSample {
   std::int64_t e2e_tx_p99_ns = 0;  // end_to_end_tx, of the stamps read back in the interval (0: none)
   std::uint64_t allocations = 0;  // process allocation count at the end of the interval
   std::uint64_t feed_lost = 0;    // messages the feed reported lost so far
+  std::uint64_t log_write_errors = 0;  // decision log writes that failed so far
 };
 
 struct StageStats {

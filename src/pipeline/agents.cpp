@@ -1,0 +1,128 @@
+#include "pipeline/agents.hpp"
+
+#include <cstdio>
+
+#include "pipeline/metrics_server.hpp"
+#include "pipeline/metrics_text.hpp"
+#include "stats/clock.hpp"
+
+namespace tickinfer::pipeline {
+
+AgentRunner::AgentRunner(Agent& agent, const Clock& clock, feed::IdleKind idle_kind, int cpu,
+                         const std::atomic<bool>& halt, std::atomic<bool>* started) {
+  thread_ = std::thread([&agent, &clock, idle_kind, cpu, &halt, started] {
+    stats::pin_current_thread(cpu);
+    feed::IdleStrategy idle(idle_kind);
+    if (started) started->store(true, std::memory_order_release);
+    while (!halt.load(std::memory_order_relaxed)) idle.idle(agent.do_work(clock.now_ns()));
+    agent.on_close();
+  });
+}
+
+AgentRunner::~AgentRunner() {
+  if (thread_.joinable()) thread_.join();
+}
+
+// The work is the feed's (datagrams, recovery actions): the housekeeping never keeps the idle
+// strategy from waiting.
+int FeedAgent::do_work(std::int64_t now_ns) noexcept {
+  int work = 0;
+  if (compute_) {
+    compute_->begin_cycle(now_ns);
+    const std::uint64_t before = compute_->events();
+    work = feed_.poll();
+    if (compute_->events() != before) status_.last_event_ns.store(now_ns, std::memory_order_relaxed);
+    compute_->housekeeping(now_ns, work == 0);
+  } else {
+    work = feed_.poll();
+  }
+  if (now_ns >= next_eos_check_ns_) {
+    const feed::FeedStats s = feed_.stats();
+    if (s.end_of_session_next != 0 && s.next_expected >= s.end_of_session_next && s.recovery_outstanding == 0)
+      status_.end_of_session.store(true, std::memory_order_relaxed);
+    next_eos_check_ns_ = now_ns + kEndOfSessionCheckNs;
+  }
+  return work;
+}
+
+void FeedAgent::on_close() noexcept {
+  if (compute_) compute_->finish();
+}
+
+int ComputeAgent::do_work(std::int64_t now_ns) noexcept {
+  compute_.begin_cycle(now_ns);
+  int work = 0;
+  feed::FeedEvent e;
+  while (work < kMaxEventsPerCycle && ring_.try_pop(e)) {
+    compute_.on_event(e);
+    ++work;
+  }
+  compute_.end_batch();  // rings: a batch ends when the ring is drained (datagram bounds are not seen here)
+  if (work > 0) status_.last_event_ns.store(now_ns, std::memory_order_relaxed);
+  compute_.housekeeping(now_ns, work == 0);
+  return work;
+}
+
+void ComputeAgent::on_close() noexcept {
+  feed::FeedEvent e;
+  while (ring_.try_pop(e)) compute_.on_event(e);
+  compute_.finish();
+}
+
+SupervisorAgent::SupervisorAgent(const PipelineConfig& cfg, const RunStatus& status, const std::atomic<bool>& stop,
+                                 const TickProcessor& compute, const std::atomic<bool>& ready, MetricsServer* metrics,
+                                 std::string* metrics_text, std::int64_t run_start_ns)
+    : cfg_(cfg), status_(status), stop_(stop), compute_(compute), ready_(ready), metrics_(metrics),
+      metrics_text_(metrics_text), run_start_ns_(run_start_ns),
+      silence_ns_(static_cast<std::int64_t>(cfg.feed_silence_s * 1e9)) {}
+
+void SupervisorAgent::report(const IntervalSample& s) {
+  if (!cfg_.quiet) {
+    const double secs = static_cast<double>(cfg_.status_interval_ns) / 1e9;
+    std::printf("[%6.1fs] %8.0f ticks/s %8.0f signals/s  rx->signal p50 %6.1f us p99 %7.1f us max %8.1f us",
+                s.t_s, static_cast<double>(s.ticks) / secs, static_cast<double>(s.signals) / secs,
+                static_cast<double>(s.rx_p50_ns) / 1e3, static_cast<double>(s.rx_p99_ns) / 1e3,
+                static_cast<double>(s.rx_max_ns) / 1e3);
+    if (s.e2e_p99_ns > 0) std::printf("  e2e p99 %7.1f us", static_cast<double>(s.e2e_p99_ns) / 1e3);
+    if (s.e2e_tx_p99_ns > 0) std::printf(" (to kernel TX %7.1f us)", static_cast<double>(s.e2e_tx_p99_ns) / 1e3);
+    std::printf("  lost %llu  allocs %llu", static_cast<unsigned long long>(s.feed_lost),
+                static_cast<unsigned long long>(s.allocations - alloc_ready_));
+    if (s.log_write_errors > 0)
+      std::printf("  decision log write errors %llu", static_cast<unsigned long long>(s.log_write_errors));
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  if (metrics_) {
+    format_metrics(*metrics_text_, ready_.load(), &s, s.allocations - alloc_ready_);
+    metrics_->set_text(*metrics_text_);
+  }
+}
+
+int SupervisorAgent::do_work(std::int64_t now_ns) {
+  int work = 0;
+  for (const std::size_t k = compute_.published(); printed_ < k; ++printed_, ++work)
+    report(compute_.intervals()[printed_]);
+  if (reason_ != StopReason::None) return work;
+  if (stop_.load()) {
+    reason_ = StopReason::Requested;
+  } else if (cfg_.seconds > 0 && static_cast<double>(now_ns - run_start_ns_) >= cfg_.seconds * 1e9) {
+    reason_ = StopReason::Seconds;
+  } else if (status_.end_of_session.load()) {
+    reason_ = StopReason::EndOfSession;
+  } else {
+    const std::int64_t quiet = now_ns - status_.last_event_ns.load(std::memory_order_relaxed);
+    if (quiet > silence_ns_ && !warned_silent_) {
+      warned_silent_ = true;
+      degraded_ = true;
+      degraded_reason_ = "feed silent for " + std::to_string(quiet / 1'000'000) + " ms";
+      std::fprintf(stderr, "tickinfer run: degraded: no market data for %.1f s\n", static_cast<double>(quiet) / 1e9);
+    }
+    if (quiet > 2 * silence_ns_) {
+      degraded_reason_ = "feed silent for " + std::to_string(quiet / 1'000'000) + " ms: stopped";
+      reason_ = StopReason::FeedSilent;
+    }
+  }
+  return work;
+}
+
+}  // namespace tickinfer::pipeline

@@ -1,0 +1,247 @@
+#include "pipeline/model_router.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "features/signature.hpp"
+#include "pipeline/signal_publisher.hpp"
+#include "stats/clock.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::pipeline {
+
+ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeatureSpec& spec,
+                         const features::FeaturePipeline& features) {
+  const std::size_t width = spec.width();
+  routes_.resize(spec.instruments.size());
+  for (std::size_t mi = 0; mi < cfg.models.size(); ++mi) {
+    const ModelConfig& mc = cfg.models[mi];
+    const std::string who = "model '" + mc.name + "' (" + mc.path + ")";
+    if (access(mc.path.c_str(), R_OK) != 0) throw Error(who + ": file not found or not readable");
+    if (mc.check_signature) features::check_signature(spec, features::load_model_signature(mc.path), who);
+    const Model model = Model::load(mc.path);
+    const auto ins = model.inputs();
+    if (ins.size() != 1 || ins[0].shape.empty())
+      throw Error(who + ": expected exactly one input with a feature axis");
+    features::check_input_width(spec, static_cast<std::size_t>(ins[0].shape.back()), who);
+    RunningModel rm;
+    rm.cfg = mc;
+    rm.index = static_cast<std::uint16_t>(mi);
+    CompileOptions opt;
+    if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
+    if (mc.trigger == ModelTrigger::Window) opt.window_length = mc.window > 0 ? mc.window : static_cast<int>(spec.window);
+    Plan plan = compile(model, opt);
+    if (plan.num_inputs() != 1 || plan.num_outputs() != 1)
+      throw Error(who + ": the pipeline runs models with one input and one output");
+    rm.input_size = plan.input_size(0);
+    if (mc.trigger == ModelTrigger::Tick && rm.input_size != width)
+      throw Error(who + ": mode \"tick\" needs an input of " + std::to_string(width) + " features, the model takes " +
+                  std::to_string(rm.input_size) + " (a sequence model needs mode \"window\" or \"stream\")");
+    if (mc.trigger == ModelTrigger::Window && rm.input_size != width * spec.window)
+      throw Error(who + ": mode \"window\" needs [" + std::to_string(spec.window) + ", " + std::to_string(width) +
+                  "] inputs (the feature spec's window), the model takes " + std::to_string(rm.input_size) + " floats");
+    if (mc.trigger == ModelTrigger::Stream && rm.input_size != width)
+      throw Error(who + ": mode \"stream\" needs " + std::to_string(width) + " features per step");
+    for (int o : mc.outputs)
+      if (o < 0 || static_cast<std::size_t>(o) >= plan.output_size(0))
+        throw Error(who + ": outputs lists element " + std::to_string(o) + ", the model has " +
+                    std::to_string(plan.output_size(0)));
+    rm.out.assign(plan.output_size(0), 0.0f);
+    rm.outputs = mc.outputs;
+    rm.st.name = mc.name;
+    rm.st.version = mc.version;
+    // Routing: listed instruments (each must be in the spec), or all.
+    std::vector<std::size_t> idx;
+    if (mc.instruments.empty()) {
+      for (std::size_t i = 0; i < spec.instruments.size(); ++i) idx.push_back(i);
+    } else {
+      for (auto id : mc.instruments) {
+        const int i = features.instrument_index(id);
+        if (i < 0) throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
+        idx.push_back(static_cast<std::size_t>(i));
+      }
+    }
+    if (mc.trigger == ModelTrigger::Stream) {
+      rm.stream.resize(spec.instruments.size());
+      for (auto i : idx) rm.stream[i] = std::make_unique<Plan>(plan.clone());
+    }
+    rm.plan = std::make_unique<Plan>(std::move(plan));
+    for (auto i : idx) routes_[i].push_back(static_cast<int>(mi));
+    models_.push_back(std::move(rm));
+  }
+}
+
+void ModelRouter::enable_row_batches() {
+  for (RunningModel& rm : models_) {
+    if (rm.cfg.trigger != ModelTrigger::Tick || !rm.plan->try_reserve_rows(static_cast<int>(kMaxSignalsPerDatagram)))
+      continue;
+    rm.rows = true;
+    rm.rows_in.assign(kMaxSignalsPerDatagram * rm.input_size, 0.0f);
+    rm.rows_out.assign(kMaxSignalsPerDatagram * rm.out.size(), 0.0f);
+    rm.rows_events.resize(kMaxSignalsPerDatagram);
+    rm.rows_ready_ns.assign(kMaxSignalsPerDatagram, 0);
+  }
+}
+
+std::vector<WarmupResult> ModelRouter::warm_up(const PipelineConfig& cfg) {
+  std::vector<WarmupResult> results;
+  std::mt19937 rng(12345);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  for (auto& rm : models_) {
+    // Representative inputs: standardized features are ~N(0, 1); raw features get N(0, 1) too
+    // (the cost of a dense model does not depend on the values, only the code and cache state do).
+    std::vector<float> in(rm.input_size * 64);
+    for (auto& v : in) v = nd(rng);
+    Plan& plan = rm.cfg.trigger == ModelTrigger::Stream
+                     ? **std::find_if(rm.stream.begin(), rm.stream.end(), [](const auto& p) { return p != nullptr; })
+                     : *rm.plan;
+    WarmupResult w;
+    w.model = rm.cfg.name;
+    std::vector<std::int64_t> block(static_cast<std::size_t>(cfg.warmup_block));
+    std::int64_t prev_p50 = -1;
+    int stable_blocks = 0;
+    while (w.iterations < cfg.warmup_max_iterations) {
+      for (int i = 0; i < cfg.warmup_block; ++i) {
+        const float* x = &in[(static_cast<std::size_t>(w.iterations + i) % 64) * rm.input_size];
+        const std::int64_t t0 = stats::realtime_ns();
+        plan.run(x, rm.out.data());
+        block[static_cast<std::size_t>(i)] = stats::realtime_ns() - t0;
+      }
+      w.iterations += cfg.warmup_block;
+      std::sort(block.begin(), block.end());
+      const std::int64_t p50 = block[block.size() / 2];
+      w.p50_ns = p50;
+      w.p99_ns = block[block.size() * 99 / 100];
+      if (prev_p50 > 0 && std::abs(static_cast<double>(p50 - prev_p50)) <= cfg.warmup_tolerance * static_cast<double>(prev_p50) + 20.0)
+        ++stable_blocks;
+      else
+        stable_blocks = 0;
+      prev_p50 = p50;
+      if (stable_blocks >= cfg.warmup_stable_blocks && w.iterations >= cfg.warmup_min_iterations) {
+        w.stable = true;
+        break;
+      }
+    }
+    if (rm.cfg.trigger == ModelTrigger::Stream)
+      for (auto& p : rm.stream)
+        if (p) p->reset_state();
+    results.push_back(w);
+  }
+  return results;
+}
+
+void ModelRouter::route(const feed::FeedEvent& fe, const features::FeatureUpdate& u, int idx,
+                        std::int64_t features_done_ns, features::FeaturePipeline& features, SignalPublisher& out,
+                        StageStats& stats) noexcept {
+  std::int64_t t_prev = features_done_ns;
+  for (int mi : routes_[static_cast<std::size_t>(idx)]) {
+    RunningModel& m = models_[static_cast<std::size_t>(mi)];
+    const float* input = nullptr;
+    switch (m.cfg.trigger) {
+      case ModelTrigger::Tick:
+        if (u.status == features::UpdateStatus::Applied && u.has_values && u.all_warm && u.params_ready)
+          input = u.model_input;
+        break;
+      case ModelTrigger::Window:
+        if (u.rows_emitted > 0 && u.window_ready) input = features.window(static_cast<std::size_t>(idx)).view();
+        break;
+      case ModelTrigger::Stream:
+        if (u.rows_emitted > 0 && u.window_ready) input = features.window(static_cast<std::size_t>(idx)).last();
+        break;
+    }
+    if (!input) continue;
+    if (m.rows) {
+      const auto k = static_cast<std::size_t>(m.rows_pending++);
+      std::memcpy(m.rows_in.data() + k * m.input_size, input, m.input_size * sizeof(float));
+      m.rows_events[k] = fe;
+      m.rows_ready_ns[k] = t_prev;
+      if (m.rows_pending == static_cast<int>(kMaxSignalsPerDatagram)) run_rows(m, out, stats);
+      continue;
+    }
+    Plan& plan = m.cfg.trigger == ModelTrigger::Stream ? *m.stream[static_cast<std::size_t>(idx)] : *m.plan;
+    plan.run(input, m.out.data());
+    const std::int64_t t_model = stats::realtime_ns();
+    stats.stage[kModel].record(t_model - t_prev);
+    emit(m, input, fe, t_model, out);
+    t_prev = stats::realtime_ns();
+  }
+}
+
+void ModelRouter::flush_rows(SignalPublisher& out, StageStats& stats) noexcept {
+  for (RunningModel& m : models_)
+    if (m.rows_pending > 0) run_rows(m, out, stats);
+}
+
+// The ticks waiting for a row-wise model, in one call; then their signals, in arrival order.
+void ModelRouter::run_rows(RunningModel& m, SignalPublisher& out, StageStats& stats) noexcept {
+  const int n = m.rows_pending;
+  if (n == 0) return;
+  m.rows_pending = 0;
+  m.plan->run_rows(m.rows_in.data(), n, m.rows_out.data());
+  const std::int64_t t_model = stats::realtime_ns();
+  ++m.st.row_calls;
+  const std::size_t width = m.out.size();
+  for (int k = 0; k < n; ++k) {
+    const auto r = static_cast<std::size_t>(k);
+    stats.stage[kModel].record(t_model - m.rows_ready_ns[r]);
+    std::memcpy(m.out.data(), m.rows_out.data() + r * width, width * sizeof(float));
+    emit(m, m.rows_in.data() + r * m.input_size, m.rows_events[r], t_model, out);
+  }
+}
+
+// The model's part of the signal (name, version, scores, decision) and its statistics; the
+// publisher adds the tick's part and sends it when its batch is due.
+void ModelRouter::emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model,
+                       SignalPublisher& out) noexcept {
+  Signal& s = out.claim();
+  s.model_version = m.cfg.version;
+  std::memcpy(s.model_name, m.cfg.name.c_str(), std::min<std::size_t>(m.cfg.name.size(), kModelNameBytes - 1));
+  s.score_count = static_cast<std::uint8_t>(m.outputs.size());
+  for (std::size_t i = 0; i < m.outputs.size(); ++i) s.scores[i] = m.out[static_cast<std::size_t>(m.outputs[i])];
+  const double score = s.scores[0];
+  s.decision = score > m.cfg.center + m.cfg.threshold ? 1 : (score < m.cfg.center - m.cfg.threshold ? -1 : 0);
+  ++m.st.runs;
+  if (s.decision > 0) ++m.st.long_signals;
+  else if (s.decision < 0) ++m.st.short_signals;
+  else ++m.st.flat_signals;
+  if (m.st.runs == 1) m.st.score_min = m.st.score_max = score;
+  m.st.score_min = std::min(m.st.score_min, score);
+  m.st.score_max = std::max(m.st.score_max, score);
+  m.st.score_sum += score;
+  out.commit(fe, m.index, input, static_cast<std::uint32_t>(m.input_size), t_model);
+}
+
+std::vector<LoggedModel> ModelRouter::logged_models() const {
+  std::vector<LoggedModel> v;
+  for (const RunningModel& m : models_) {
+    LoggedModel lm;
+    lm.index = m.index;
+    lm.version = m.cfg.version;
+    lm.input_size = static_cast<std::uint32_t>(m.input_size);
+    lm.trigger = static_cast<std::uint8_t>(m.cfg.trigger);
+    lm.center = m.cfg.center;
+    lm.threshold = m.cfg.threshold;
+    lm.name = m.cfg.name;
+    lm.path = m.cfg.path;
+    v.push_back(lm);
+  }
+  return v;
+}
+
+std::size_t ModelRouter::widest_input() const noexcept {
+  std::size_t w = 0;
+  for (const RunningModel& m : models_) w = std::max(w, m.input_size);
+  return w;
+}
+
+std::vector<ModelRunStats> ModelRouter::run_stats() const {
+  std::vector<ModelRunStats> v;
+  for (const RunningModel& m : models_) v.push_back(m.st);
+  return v;
+}
+
+}  // namespace tickinfer::pipeline

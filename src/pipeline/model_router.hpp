@@ -1,0 +1,82 @@
+#pragma once
+// The models of a run and the routing table instrument -> models.
+//
+// Load (construction): every [[model]] is loaded, checked (file, feature signature, one input
+// and one output, input width for its mode, `outputs` elements, routed instruments) and compiled;
+// any problem throws tickinfer::Error naming the model and the problem, before a socket exists.
+// Warm up: warm_up() runs each model on representative inputs until its latency is stable.
+// Route (hot path, noexcept, no allocation): route() runs the models routed to the tick's
+// instrument whose trigger fired (tick: the current vector; window: the [window, width] view;
+// stream: the newest row through the instrument's own stateful plan) and hands each output to the
+// SignalPublisher (claim/commit). Tick-mode models on a row-wise plan may queue their ticks
+// instead (enable_row_batches) and run them in one Plan::run_rows call at the batch's end
+// (flush_rows).
+//
+// Threading: one compute thread calls route()/flush_rows(); the rest is set-up or after the run.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "features/feature_pipeline.hpp"
+#include "pipeline/config.hpp"
+#include "pipeline/decision_log.hpp"
+#include "pipeline/run_stats.hpp"
+#include "pipeline/stage_stats.hpp"
+#include "tickinfer/feed.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::pipeline {
+
+class SignalPublisher;
+
+struct RunningModel {
+  ModelConfig cfg;
+  std::uint16_t index = 0;                     // in the configuration and the decision log
+  std::unique_ptr<Plan> plan;                  // Tick / Window
+  std::vector<std::unique_ptr<Plan>> stream;   // Stream: one stateful plan per instrument index
+  std::size_t input_size = 0;                  // floats per run
+  std::vector<float> out;                      // the plan's output
+  std::vector<int> outputs;                    // out elements that become the signal's scores
+  ModelRunStats st;
+  // Tick mode with signals batched per inbound datagram, on a row-wise plan: the datagram's ticks
+  // wait here and run in one Plan::run_rows call (each row bit-identical to Plan::run) at the
+  // end of the datagram, every layer's weights read once for all of them.
+  bool rows = false;
+  std::vector<float> rows_in, rows_out;           // kMaxSignalsPerDatagram x input / output size
+  std::vector<feed::FeedEvent> rows_events;       // the ticks waiting
+  std::vector<std::int64_t> rows_ready_ns;        // when each one's input was ready
+  int rows_pending = 0;
+};
+
+class ModelRouter {
+ public:
+  ModelRouter(const PipelineConfig& cfg, const features::FeatureSpec& spec, const features::FeaturePipeline& features);
+
+  // Set-up: queue the ticks of row-wise tick-mode plans (udp_batch = packet). A plan that is not
+  // row-wise (a merge, a sequence layer, a TFLite file) keeps one run per tick.
+  void enable_row_batches();
+  // Set-up: every model on representative inputs until its block-p50 latency is stable.
+  std::vector<WarmupResult> warm_up(const PipelineConfig& cfg);
+
+  // Hot path. u: the feature update of fe; idx: its instrument's index in the spec;
+  // features_done_ns: when the features were updated (the first model stage starts there).
+  void route(const feed::FeedEvent& fe, const features::FeatureUpdate& u, int idx, std::int64_t features_done_ns,
+             features::FeaturePipeline& features, SignalPublisher& out, StageStats& stats) noexcept;
+  // End of a batch: the queued rows of every model, in one run_rows call each.
+  void flush_rows(SignalPublisher& out, StageStats& stats) noexcept;
+
+  const std::vector<RunningModel>& models() const noexcept { return models_; }
+  std::vector<LoggedModel> logged_models() const;  // the decision log's model declarations
+  std::size_t widest_input() const noexcept;
+  std::vector<ModelRunStats> run_stats() const;
+
+ private:
+  void run_rows(RunningModel& m, SignalPublisher& out, StageStats& stats) noexcept;
+  void emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model,
+            SignalPublisher& out) noexcept;
+
+  std::vector<RunningModel> models_;
+  std::vector<std::vector<int>> routes_;  // instrument index -> model indices
+};
+
+}  // namespace tickinfer::pipeline

@@ -1,0 +1,91 @@
+#include "pipeline/tick_processor.hpp"
+
+#include <cstdlib>
+
+#include "pipeline/alloc_counter.hpp"
+#include "stats/clock.hpp"
+
+namespace tickinfer::pipeline {
+namespace {
+constexpr std::int64_t kWallClockSkew = 10'000'000'000;  // |rx - exchange ts| below this: same clock
+}  // namespace
+
+TickProcessor::TickProcessor(features::FeaturePipeline& features, ModelRouter& router, SignalPublisher& out,
+                             StageStats& stats, std::int64_t status_interval_ns, std::size_t max_intervals,
+                             const std::atomic<std::uint64_t>& feed_lost)
+    : features_(features), router_(router), out_(out), stats_(stats), feed_lost_(feed_lost),
+      interval_ns_(status_interval_ns), intervals_(max_intervals) {}
+
+void TickProcessor::start(std::int64_t run_start_ns) noexcept {
+  run_start_ns_ = run_start_ns;
+  next_interval_ns_ = run_start_ns + interval_ns_;
+}
+
+void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
+  const std::int64_t t0 = stats::realtime_ns();
+  const features::FeatureUpdate& u = features_.on_event(fe.event, t0);
+  const std::int64_t t1 = stats::realtime_ns();
+  ++events_;
+  const std::int64_t ex = fe.event.exchange_ts_ns();
+  const bool wall = std::llabs(fe.ts.kernel_rx_ns - ex) < kWallClockSkew;
+  wall_clock_ = wall_clock_ || wall;
+  if (wall) stats_.stage[kWire].record(fe.ts.kernel_rx_ns - ex);
+  stats_.stage[kReceive].record(fe.ts.sequenced_ns - fe.ts.kernel_rx_ns);
+  stats_.stage[kQueue].record(t0 - fe.ts.sequenced_ns);
+  stats_.stage[kFeatures].record(t1 - t0);
+  if (u.status == features::UpdateStatus::UnknownInstrument) return;
+  const int idx = features_.instrument_index(u.instrument);
+  if (idx < 0) return;
+  router_.route(fe, u, idx, t1, features_, out_, stats_);
+}
+
+void TickProcessor::end_batch() noexcept {
+  router_.flush_rows(out_, stats_);
+  out_.flush();
+}
+
+int TickProcessor::housekeeping(std::int64_t now_ns, bool idle) noexcept {
+  out_.read_tx_stamps(now_ns, idle, false);
+  out_.maintain(now_ns);
+  if (now_ns < next_interval_ns_) return 0;
+  return close_interval(now_ns);
+}
+
+void TickProcessor::finish() noexcept {
+  end_batch();
+  out_.read_tx_stamps(0, true, true);
+}
+
+// A run that outlives its sample capacity keeps resetting the interval histograms, unpublished.
+int TickProcessor::close_interval(std::int64_t now_ns) noexcept {
+  const std::size_t k = published_.load(std::memory_order_relaxed);
+  int work = 0;
+  if (k < intervals_.size()) {
+    IntervalSample& s = intervals_[k];
+    s.t_s = static_cast<double>(now_ns - run_start_ns_) / 1e9;
+    s.ticks = events_ - events_before_;
+    s.signals = out_.signals() - signals_before_;
+    s.rx_p50_ns = stats_.interval_rx.value_at_percentile(50);
+    s.rx_p99_ns = stats_.interval_rx.value_at_percentile(99);
+    s.rx_max_ns = stats_.interval_rx.max();
+    s.e2e_p50_ns = stats_.interval_e2e.value_at_percentile(50);
+    s.e2e_p99_ns = stats_.interval_e2e.value_at_percentile(99);
+    s.e2e_max_ns = stats_.interval_e2e.max();
+    s.e2e_tx_p99_ns = stats_.interval_e2e_tx.value_at_percentile(99);
+    s.allocations = allocation_count();
+    s.feed_lost = feed_lost_.load(std::memory_order_relaxed);
+    s.log_write_errors = out_.log_write_errors();
+    published_.store(k + 1, std::memory_order_release);
+    work = 1;
+  }
+  stats_.interval_rx.reset();
+  stats_.interval_e2e.reset();
+  stats_.interval_e2e_tx.reset();
+  events_before_ = events_;
+  signals_before_ = out_.signals();
+  next_interval_ns_ += interval_ns_;
+  if (next_interval_ns_ <= now_ns) next_interval_ns_ = now_ns + interval_ns_;
+  return work;
+}
+
+}  // namespace tickinfer::pipeline

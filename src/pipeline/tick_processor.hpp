@@ -1,0 +1,69 @@
+#pragma once
+// The compute side of a run: what happens to one feed event, and the housekeeping of the compute
+// thread's duty cycle. Both threading modes use it: inline from the feed's delivery callback,
+// rings from the ring's consumer (agents.hpp).
+//
+//   on_event (hot path): stamp compute start -> FeaturePipeline::on_event -> features done ->
+//     the wire / receive / queue / features stages -> ModelRouter::route (models, signals);
+//   end_batch: the queued model rows, then the pending signals (one datagram);
+//   housekeeping(now_ns): transmit stamps (idle rounds), the decision log's interval flush and,
+//     once a status interval has passed, its IntervalSample (published for the supervisor).
+//
+// Threading: one compute thread calls everything but intervals()/published() (any thread: a
+// sample is written before `published` is released, never after). noexcept, no allocation.
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+#include "features/feature_pipeline.hpp"
+#include "pipeline/model_router.hpp"
+#include "pipeline/signal_publisher.hpp"
+#include "pipeline/stage_stats.hpp"
+#include "tickinfer/feed.hpp"
+
+namespace tickinfer::pipeline {
+
+class TickProcessor {
+ public:
+  // max_intervals: the samples a run can publish (allocated here); feed_lost: the feed's running
+  // count of lost messages (sampled into every interval).
+  TickProcessor(features::FeaturePipeline& features, ModelRouter& router, SignalPublisher& out, StageStats& stats,
+                std::int64_t status_interval_ns, std::size_t max_intervals,
+                const std::atomic<std::uint64_t>& feed_lost);
+  TickProcessor(const TickProcessor&) = delete;
+  TickProcessor& operator=(const TickProcessor&) = delete;
+
+  // The run starts (clock time): the first status interval ends one interval later.
+  void start(std::int64_t run_start_ns) noexcept;
+  // A duty cycle begins at now_ns (the agent's clock).
+  void begin_cycle(std::int64_t now_ns) noexcept { out_.begin_cycle(now_ns); }
+  void on_event(const feed::FeedEvent& fe) noexcept;
+  void end_batch() noexcept;
+  // idle: the duty cycle found no work. Returns 1 when it closed a status interval.
+  int housekeeping(std::int64_t now_ns, bool idle) noexcept;
+  // After the last duty cycle: what is still batched goes out, every transmit stamp is read.
+  void finish() noexcept;
+
+  std::uint64_t events() const noexcept { return events_; }
+  bool wall_clock() const noexcept { return wall_clock_; }  // an exchange on this host's clock was seen
+  const std::vector<IntervalSample>& intervals() const noexcept { return intervals_; }
+  std::size_t published() const noexcept { return published_.load(std::memory_order_acquire); }
+
+ private:
+  int close_interval(std::int64_t now_ns) noexcept;
+
+  features::FeaturePipeline& features_;
+  ModelRouter& router_;
+  SignalPublisher& out_;
+  StageStats& stats_;
+  const std::atomic<std::uint64_t>& feed_lost_;
+  const std::int64_t interval_ns_;
+  std::uint64_t events_ = 0;
+  bool wall_clock_ = false;
+  std::int64_t run_start_ns_ = 0, next_interval_ns_ = 0;
+  std::uint64_t events_before_ = 0, signals_before_ = 0;  // at the start of the current interval
+  std::vector<IntervalSample> intervals_;                 // allocated once: max_intervals
+  std::atomic<std::size_t> published_{0};
+};
+
+}  // namespace tickinfer::pipeline
