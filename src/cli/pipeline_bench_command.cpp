@@ -43,7 +43,6 @@ using namespace tickinfer::feed;
 
 namespace {
 
-
 constexpr std::size_t kFirstTsOffset = kHeaderBytes + 2 + 5;  // first message's exchange timestamp
 
 struct Summary {
@@ -89,22 +88,33 @@ ArgParser pipeline_parser() {
 
 int run_pipeline(const ArgParser&) { throw UsageError("usage: tickinfer pipeline bench [options]"); }
 
-int run_pipeline_bench(const ArgParser& a) {
-  const double rate = a.number("rate", 100, 1e7);
-  const double seconds = a.number("seconds", 0.5, 3600);
-  const int rounds = static_cast<int>(a.integer("rounds", 1, 1000));
-  const std::string modes = a.value("threading");
-  if (modes != "inline" && modes != "rings" && modes != "both") throw UsageError("--threading: inline, rings or both");
-  const auto instruments = static_cast<std::uint32_t>(a.integer("instruments", 1, 100000));
-  const int ex_cpu = static_cast<int>(a.integer("exchange-cpu", -1, 4095));
-  const int cpu = static_cast<int>(a.integer("cpu", -1, 4095));
-  const int feed_cpu = static_cast<int>(a.integer("feed-cpu", -1, 4095));
-  const auto port = static_cast<std::uint16_t>(a.integer("port", 1024, 65000));
+namespace {
+
+// The bench's settings, parsed once.
+struct BenchOptions {
+  double rate = 0, seconds = 0;
+  int rounds = 0;
+  std::uint32_t instruments = 0;
+  int ex_cpu = -1, cpu = -1, feed_cpu = -1;
+  std::uint16_t port = 0;
+};
+
+// What one threading mode accumulated over the rounds.
+struct ModeResult {
+  Summary e2e, rx, e2e_tx;
+  pipeline::StageStats stages;
+  std::uint64_t tx_read = 0, tx_missing = 0, tx_stray = 0;
+  std::uint64_t signals = 0, events = 0, allocs = 0, lost = 0;
+};
+
+// The configuration every round's pipeline starts from: the user's models and features, the
+// bench's sockets, nothing written to disk, spinning agents on the chosen cores.
+pipeline::PipelineConfig bench_config(const ArgParser& a, const BenchOptions& o) {
   pipeline::PipelineConfig base = pipeline::load_pipeline_config(a.value("config"));
-  base.line_a = {"127.0.0.1", port};
-  base.line_b = {"127.0.0.1", static_cast<std::uint16_t>(port + 1)};
+  base.line_a = {"127.0.0.1", o.port};
+  base.line_b = {"127.0.0.1", static_cast<std::uint16_t>(o.port + 1)};
   base.recovery = {"", 0};  // no faults are injected: nothing to recover
-  base.udp = {"127.0.0.1", static_cast<std::uint16_t>(port + 2)};
+  base.udp = {"127.0.0.1", static_cast<std::uint16_t>(o.port + 2)};
   if (a.given("udp-batch")) {
     const std::string b = a.value("udp-batch");
     if (b == "packet") base.udp_batch = pipeline::SignalBatching::Packet;
@@ -120,218 +130,253 @@ int run_pipeline_bench(const ArgParser& a) {
   base.metrics = {"", 0};
   base.report.clear();
   base.quiet = true;
-  base.seconds = seconds + 30;  // End of Session stops a round; this is a guard
+  base.seconds = o.seconds + 30;  // End of Session stops a round; this is a guard
   base.feed_idle = base.compute_idle = "spin";
-  base.compute_cpu = cpu;
-  base.feed_cpu = feed_cpu;
+  base.compute_cpu = o.cpu;
+  base.feed_cpu = o.feed_cpu;
   base.feed_silence_s = 10;
-  ReceiverConfig sink_cfg;  // absorbs the UDP signals (never read: the kernel drops the overflow)
-  sink_cfg.bind_address = "127.0.0.1";
-  sink_cfg.port = static_cast<std::uint16_t>(port + 2);
-  sink_cfg.kernel_timestamps = false;
-  UdpSocket sink = UdpSocket::receiver(sink_cfg);
+  return base;
+}
 
-  const auto messages = static_cast<std::uint64_t>(rate * seconds);
-  auto make_exchange = [&](int round, bool line_b) {
-    ExchangeConfig c;
-    c.session = Session::from("BENCH" + std::to_string(round));
-    c.market.instruments = instruments;
-    c.market.seed = static_cast<std::uint64_t>(round + 1);
-    c.messages = messages;
-    c.rate = rate;
-    c.line_a = make_address("127.0.0.1", port);
-    c.line_b_enabled = line_b;
-    c.line_b = make_address("127.0.0.1", static_cast<std::uint16_t>(port + 1));
-    c.rerequest_bind = "127.0.0.1";
-    c.rerequest_port = 0;
-    c.linger_ns = 300'000'000;
-    c.end_of_session_interval_ns = 20'000'000;
-    c.wall_clock_timestamps = true;
-    return c;
-  };
+ExchangeConfig bench_exchange(const BenchOptions& o, int session, bool line_b) {
+  ExchangeConfig c;
+  c.session = Session::from("BENCH" + std::to_string(session));
+  c.market.instruments = o.instruments;
+  c.market.seed = static_cast<std::uint64_t>(session + 1);
+  c.messages = static_cast<std::uint64_t>(o.rate * o.seconds);
+  c.rate = o.rate;
+  c.line_a = make_address("127.0.0.1", o.port);
+  c.line_b_enabled = line_b;
+  c.line_b = make_address("127.0.0.1", static_cast<std::uint16_t>(o.port + 1));
+  c.rerequest_bind = "127.0.0.1";
+  c.rerequest_port = 0;
+  c.linger_ns = 300'000'000;
+  c.end_of_session_interval_ns = 20'000'000;
+  c.wall_clock_timestamps = true;
+  return c;
+}
 
-  Summary bare, e2e[2], rx[2], e2e_tx[2];
-  pipeline::StageStats stages[2];
-  std::uint64_t tx_read[2] = {0, 0}, tx_missing[2] = {0, 0}, tx_stray[2] = {0, 0};
-  std::uint64_t signals[2] = {0, 0}, events[2] = {0, 0}, allocs[2] = {0, 0}, lost[2] = {0, 0};
-  std::string last_report_pipeline;
-  std::vector<std::string> mode_list;
-  if (modes != "rings") mode_list.push_back("inline");
-  if (modes != "inline") mode_list.push_back("rings");
-  std::printf("pipeline bench: %s, %.0f msg/s, %u instruments, %.1f s per round and mode, %d rounds; exchange on cpu %d, "
-              "receiver/compute on cpu %d; signals to %s%s%s\n",
-              base.source.c_str(), rate, instruments, seconds, rounds, ex_cpu, cpu,
-              !base.udp.enabled() ? ""
-              : base.udp_batch == pipeline::SignalBatching::Packet ? "udp (a datagram per inbound packet)"
-                                                                   : "udp (a datagram per signal)",
-              base.udp.enabled() && !base.shm.empty() ? " + " : "", base.shm.empty() ? "" : ("shm " + base.shm).c_str());
-  // The machine's own stops of a busy core, measured on the pinned cores together before the run.
-  std::vector<CpuStalls> stalls;
-  const double probe_s = a.number("stall-probe", 0, 60);
-  if (probe_s > 0) {
-    std::vector<int> cpus;
-    if (ex_cpu >= 0) cpus.push_back(ex_cpu);
-    if (cpu >= 0 && cpu != ex_cpu) cpus.push_back(cpu);
-    if (!cpus.empty()) stalls = probe_cpu_stalls(cpus, probe_s);
-    for (const auto& s : stalls)
-      std::printf("cpu %d stops (clock-read gaps > 1 us while spinning): %.0f/s, %.2f %% of the time, p50 %.1f us, "
-                  "p90 %.1f us, max %.1f us\n",
-                  s.cpu, s.per_second, 100 * s.fraction, s.p50_ns / 1e3, s.p90_ns / 1e3, s.max_ns / 1e3);
-  }
-  auto stalls_of = [&](int c) -> const CpuStalls* {
-    for (const auto& s : stalls)
-      if (s.cpu == c) return &s;
-    return nullptr;
-  };
-  // Share of packets whose path overlaps a stop: the exchange core for the wire part, the
-  // receiving core for the rest (p50 durations). Above 1 %, that path's p99 carries a stop.
-  auto exposure = [&](double wire_ns, double total_ns) {
-    double p = 0;
-    if (const CpuStalls* s = stalls_of(ex_cpu)) p += s->hit_probability(wire_ns, false);
-    if (const CpuStalls* s = stalls_of(cpu)) p += s->hit_probability(std::max(0.0, total_ns - wire_ns), true);
-    return p;
-  };
-  int session = 0;
-  for (int r = 0; r < rounds; ++r) {
-    // Bare hop.
-    {
-      ReceiverConfig rc;
-      rc.bind_address = "127.0.0.1";
-      rc.port = port;
-      rc.kernel_timestamps = false;
-      UdpSocket s = UdpSocket::receiver(rc);
-      Exchange ex(make_exchange(session++, false));
-      std::atomic<bool> done{false};
-      std::thread t([&] {
-        stats::pin_current_thread(ex_cpu);
-        ex.run();
-        done = true;
-      });
-      stats::pin_current_thread(cpu);
-      std::uint8_t buf[2048];
-      while (!done.load(std::memory_order_relaxed)) {
-        const ssize_t n = ::recvfrom(s.fd(), buf, sizeof buf, MSG_DONTWAIT, nullptr, nullptr);
-        if (n >= static_cast<ssize_t>(kFirstTsOffset + 8) && load_be16(buf + 18) != 0 && load_be16(buf + 18) != 0xFFFF) {
-          const std::int64_t t1 = stats::realtime_ns();
-          bare.h.record(t1 - static_cast<std::int64_t>(load_be64(buf + kFirstTsOffset)));
-        }
-      }
-      t.join();
-    }
-    for (std::size_t mi = 0; mi < mode_list.size(); ++mi) {
-      pipeline::PipelineConfig c = base;
-      c.threading = mode_list[mi] == "inline" ? pipeline::ThreadingMode::Inline : pipeline::ThreadingMode::Rings;
-      pipeline::Pipeline p(c);
-      p.warmup();
-      p.mark_ready();
-      Exchange ex(make_exchange(session++, true));
-      std::atomic<bool> stop{false};
-      std::thread t([&] {
-        stats::pin_current_thread(ex_cpu);
-        // Start publishing once the pipeline reads its sockets: not part of the measurement.
-        while (!p.polling()) std::this_thread::sleep_for(std::chrono::microseconds(100));
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        ex.run();
-      });
-      p.run(stop);
-      t.join();
-      const int k = static_cast<int>(mi);
-      const auto& st = p.stage_stats();
-      e2e[k].add(st.stage[pipeline::kEndToEnd]);
-      e2e_tx[k].add(st.stage[pipeline::kEndToEndTx]);
-      rx[k].add(st.stage[pipeline::kRxToSignal]);
-      for (int s = 0; s < pipeline::kStageCount; ++s) stages[k].stage[s].merge(st.stage[s]);
-      const auto tot = p.totals();
-      signals[k] += tot.signals;
-      events[k] += tot.events;
-      allocs[k] += tot.allocations_at_end - tot.allocations_at_ready;
-      lost[k] += tot.feed_lost_messages;
-      tx_read[k] += tot.tx_stamps_matched;
-      tx_missing[k] += tot.tx_stamps_missing;
-      tx_stray[k] += tot.tx_stamps_stray;
-      if (mode_list[mi] == "inline" || mode_list.size() == 1) last_report_pipeline = "pending";
-      if (!a.value("report").empty() && (mi == 0) && r == rounds - 1) {
-        // filled below with the bench results
-        last_report_pipeline = p.report_json("{}");
-      }
+// One round of the floor: the exchange on line A into a busy-poll recvfrom loop.
+void run_bare_round(const BenchOptions& o, int session, Summary& bare) {
+  ReceiverConfig rc;
+  rc.bind_address = "127.0.0.1";
+  rc.port = o.port;
+  rc.kernel_timestamps = false;
+  UdpSocket s = UdpSocket::receiver(rc);
+  Exchange ex(bench_exchange(o, session, false));
+  std::atomic<bool> done{false};
+  std::thread t([&] {
+    stats::pin_current_thread(o.ex_cpu);
+    ex.run();
+    done = true;
+  });
+  stats::pin_current_thread(o.cpu);
+  std::uint8_t buf[2048];
+  while (!done.load(std::memory_order_relaxed)) {
+    const ssize_t n = ::recvfrom(s.fd(), buf, sizeof buf, MSG_DONTWAIT, nullptr, nullptr);
+    if (n >= static_cast<ssize_t>(kFirstTsOffset + 8) && load_be16(buf + 18) != 0 && load_be16(buf + 18) != 0xFFFF) {
+      const std::int64_t t1 = stats::realtime_ns();
+      bare.h.record(t1 - static_cast<std::int64_t>(load_be64(buf + kFirstTsOffset)));
     }
   }
-  std::printf("\n%-34s %9s %9s %9s %9s %9s %9s\n", "latency (us)", "samples", "p50", "p90", "p99", "p99.9", "max");
-  row("bare UDP hop: send -> user", bare.h);
-  for (std::size_t k = 0; k < mode_list.size(); ++k) {
-    if (e2e_tx[k].h.count() > 0) row(("pipeline " + mode_list[k] + ": send -> kernel TX").c_str(), e2e_tx[k].h);
-    row(("pipeline " + mode_list[k] + ": send -> send() ret").c_str(), e2e[k].h);
-    row(("pipeline " + mode_list[k] + ": kernel rx -> signal").c_str(), rx[k].h);
-  }
-  std::string bench = "{\"rate\":" + std::to_string(rate) + ",\"seconds_per_round\":" + std::to_string(seconds) +
-                      ",\"rounds\":" + std::to_string(rounds) + ",\"instruments\":" + std::to_string(instruments) +
-                      ",\"bare_hop\":" + hist_json(bare.h) + ",\"cpu_stops\":[";
+  t.join();
+}
+
+// One round of the pipeline in config c's threading mode, added to m. Returns the round's run
+// report when asked for one (its "bench" object is filled in later), else "".
+std::string run_pipeline_round(const pipeline::PipelineConfig& c, const BenchOptions& o, int session,
+                               ModeResult& m, bool want_report) {
+  pipeline::Pipeline p(c);
+  p.warmup();
+  p.mark_ready();
+  Exchange ex(bench_exchange(o, session, true));
+  std::atomic<bool> stop{false};
+  std::thread t([&] {
+    stats::pin_current_thread(o.ex_cpu);
+    // Start publishing once the pipeline reads its sockets: not part of the measurement.
+    while (!p.polling()) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ex.run();
+  });
+  p.run(stop);
+  t.join();
+  const auto& st = p.stage_stats();
+  m.e2e.add(st.stage[pipeline::kEndToEnd]);
+  m.e2e_tx.add(st.stage[pipeline::kEndToEndTx]);
+  m.rx.add(st.stage[pipeline::kRxToSignal]);
+  for (int s = 0; s < pipeline::kStageCount; ++s) m.stages.stage[s].merge(st.stage[s]);
+  const auto tot = p.totals();
+  m.signals += tot.signals;
+  m.events += tot.events;
+  m.allocs += tot.allocations_at_end - tot.allocations_at_ready;
+  m.lost += tot.feed_lost_messages;
+  m.tx_read += tot.tx_stamps_matched;
+  m.tx_missing += tot.tx_stamps_missing;
+  m.tx_stray += tot.tx_stamps_stray;
+  return want_report ? p.report_json("{}") : std::string();
+}
+
+std::string stalls_json(const std::vector<CpuStalls>& stalls) {
+  std::string out = "[";
   for (std::size_t i = 0; i < stalls.size(); ++i) {
     char b[256];
     std::snprintf(b, sizeof b, "%s{\"cpu\":%d,\"per_second\":%.1f,\"fraction\":%.5f,\"p50_ns\":%lld,\"p90_ns\":%lld,\"max_ns\":%lld}",
                   i ? "," : "", stalls[i].cpu, stalls[i].per_second, stalls[i].fraction,
                   static_cast<long long>(stalls[i].p50_ns), static_cast<long long>(stalls[i].p90_ns),
                   static_cast<long long>(stalls[i].max_ns));
-    bench += b;
+    out += b;
   }
-  bench += "],\"modes\":{";
+  return out + "]";
+}
+
+// The machine's own stops of a busy core, measured on the pinned cores together before the run.
+std::vector<CpuStalls> probe_stalls(const BenchOptions& o, double probe_s) {
+  std::vector<CpuStalls> stalls;
+  if (probe_s <= 0) return stalls;
+  std::vector<int> cpus;
+  if (o.ex_cpu >= 0) cpus.push_back(o.ex_cpu);
+  if (o.cpu >= 0 && o.cpu != o.ex_cpu) cpus.push_back(o.cpu);
+  if (!cpus.empty()) stalls = probe_cpu_stalls(cpus, probe_s);
+  for (const auto& s : stalls)
+    std::printf("cpu %d stops (clock-read gaps > 1 us while spinning): %.0f/s, %.2f %% of the time, p50 %.1f us, "
+                "p90 %.1f us, max %.1f us\n",
+                s.cpu, s.per_second, 100 * s.fraction, s.p50_ns / 1e3, s.p90_ns / 1e3, s.max_ns / 1e3);
+  return stalls;
+}
+
+// Share of packets whose path overlaps a stop: the exchange core for the wire part, the
+// receiving core for the rest (p50 durations). Above 1 %, that path's p99 carries a stop.
+double stop_exposure(const std::vector<CpuStalls>& stalls, const BenchOptions& o, double wire_ns, double total_ns) {
+  double p = 0;
+  for (const auto& s : stalls) {
+    if (s.cpu == o.ex_cpu) p += s.hit_probability(wire_ns, false);
+    if (s.cpu == o.cpu) p += s.hit_probability(std::max(0.0, total_ns - wire_ns), true);
+  }
+  return p;
+}
+
+// Prints one mode's results and its verdict against the bar; returns the mode's JSON object.
+std::string report_mode(const std::string& name, const ModeResult& m, const Summary& bare,
+                        const std::vector<CpuStalls>& stalls, const BenchOptions& o, bool& pass) {
+  const std::int64_t bar = bare.h.value_at_percentile(99) + 10'000;
+  // Signal sent = its datagram's kernel transmit stamp, where there is one (UDP signals with
+  // tx_timestamps on); otherwise the return of send() / the shm publish.
+  const bool at_tx = m.e2e_tx.h.count() > 0;
+  const stats::LatencyHistogram& end = at_tx ? m.e2e_tx.h : m.e2e.h;
+  const std::int64_t got = end.value_at_percentile(99);
+  pass = got <= bar && end.count() > 0;
+  std::printf("\n%s: %llu ticks, %llu signals, %llu feed messages lost, %llu process allocations after ready "
+              "(the in-process exchange allocates; `tickinfer run` reports the pipeline alone)\n",
+              name.c_str(), static_cast<unsigned long long>(m.events), static_cast<unsigned long long>(m.signals),
+              static_cast<unsigned long long>(m.lost), static_cast<unsigned long long>(m.allocs));
+  std::fputs(pipeline::format_stage_table(m.stages).c_str(), stdout);
+  if (m.tx_read + m.tx_missing > 0)
+    std::printf("kernel TX stamps of the signal datagrams: %llu read, %llu missing, %llu unmatched\n",
+                static_cast<unsigned long long>(m.tx_read), static_cast<unsigned long long>(m.tx_missing),
+                static_cast<unsigned long long>(m.tx_stray));
+  std::printf("bar (%s): end-to-end p99 %.2f us (exchange send -> %s) <= bare hop p99 %.2f us + 10 us = %.2f us: %s\n",
+              name.c_str(), got / 1e3, at_tx ? "kernel TX of the signal" : "signal sent",
+              bare.h.value_at_percentile(99) / 1e3, bar / 1e3, pass ? "PASS" : "FAIL");
+  if (at_tx)
+    std::printf("           to the return of send(): p99 %.2f us (%s)\n", m.e2e.h.value_at_percentile(99) / 1e3,
+                m.e2e.h.value_at_percentile(99) <= bar ? "also within" : "over the bar");
+  std::string exposure_json = "null";
+  if (!stalls.empty()) {
+    const double wire = static_cast<double>(m.stages.stage[pipeline::kWire].value_at_percentile(50));
+    const double bare_x = stop_exposure(stalls, o, wire, static_cast<double>(bare.h.value_at_percentile(50)));
+    const double pipe_x = stop_exposure(stalls, o, wire, static_cast<double>(end.value_at_percentile(50)));
+    std::printf("           packets whose path a core stop overlaps (at p50 durations): bare hop %.1f %%, pipeline %.1f %%"
+                "%s\n",
+                100 * bare_x, 100 * pipe_x,
+                pipe_x > 0.01 ? " (above 1 %: its p99 carries a stop)" : "");
+    exposure_json = "{\"bare\":" + std::to_string(bare_x) + ",\"pipeline\":" + std::to_string(pipe_x) + "}";
+  }
+  return "\"" + name + "\":{\"end_to_end\":" + hist_json(m.e2e.h) +
+         ",\"end_to_end_tx\":" + hist_json(m.e2e_tx.h) + ",\"bar_at\":\"" + (at_tx ? "kernel_tx" : "send_return") + "\"" +
+         ",\"rx_to_signal\":" + hist_json(m.rx.h) + ",\"signals\":" + std::to_string(m.signals) +
+         ",\"allocations_after_ready\":" + std::to_string(m.allocs) + ",\"stop_exposure\":" + exposure_json +
+         ",\"pass\":" + (pass ? "true" : "false") + "}";
+}
+
+// Splices the bench object into the run report (it was written with an empty "bench").
+void write_report(const std::string& path, std::string report, const std::string& bench) {
+  const auto pos = report.rfind("\"bench\"");
+  if (pos != std::string::npos) {
+    const auto open = report.find('{', pos);
+    const auto close = report.find('}', open);
+    report.replace(open, close - open + 1, bench);
+  }
+  std::ofstream f(path);
+  if (!f) throw Error("report '" + path + "': cannot create");
+  f << report << "\n";
+  std::printf("run report with bench results: %s\n", path.c_str());
+}
+
+}  // namespace
+
+int run_pipeline_bench(const ArgParser& a) {
+  BenchOptions o;
+  o.rate = a.number("rate", 100, 1e7);
+  o.seconds = a.number("seconds", 0.5, 3600);
+  o.rounds = static_cast<int>(a.integer("rounds", 1, 1000));
+  const std::string modes = a.value("threading");
+  if (modes != "inline" && modes != "rings" && modes != "both") throw UsageError("--threading: inline, rings or both");
+  o.instruments = static_cast<std::uint32_t>(a.integer("instruments", 1, 100000));
+  o.ex_cpu = static_cast<int>(a.integer("exchange-cpu", -1, 4095));
+  o.cpu = static_cast<int>(a.integer("cpu", -1, 4095));
+  o.feed_cpu = static_cast<int>(a.integer("feed-cpu", -1, 4095));
+  o.port = static_cast<std::uint16_t>(a.integer("port", 1024, 65000));
+  const pipeline::PipelineConfig base = bench_config(a, o);
+  ReceiverConfig sink_cfg;  // absorbs the UDP signals (never read: the kernel drops the overflow)
+  sink_cfg.bind_address = "127.0.0.1";
+  sink_cfg.port = static_cast<std::uint16_t>(o.port + 2);
+  sink_cfg.kernel_timestamps = false;
+  UdpSocket sink = UdpSocket::receiver(sink_cfg);
+
+  Summary bare;
+  ModeResult results[2];
+  std::string last_report;
+  std::vector<std::string> mode_list;
+  if (modes != "rings") mode_list.push_back("inline");
+  if (modes != "inline") mode_list.push_back("rings");
+  std::printf("pipeline bench: %s, %.0f msg/s, %u instruments, %.1f s per round and mode, %d rounds; exchange on cpu %d, "
+              "receiver/compute on cpu %d; signals to %s%s%s\n",
+              base.source.c_str(), o.rate, o.instruments, o.seconds, o.rounds, o.ex_cpu, o.cpu,
+              !base.udp.enabled() ? ""
+              : base.udp_batch == pipeline::SignalBatching::Packet ? "udp (a datagram per inbound packet)"
+                                                                   : "udp (a datagram per signal)",
+              base.udp.enabled() && !base.shm.empty() ? " + " : "", base.shm.empty() ? "" : ("shm " + base.shm).c_str());
+  const std::vector<CpuStalls> stalls = probe_stalls(o, a.number("stall-probe", 0, 60));
+  const bool want_report = !a.value("report").empty();
+  int session = 0;
+  for (int r = 0; r < o.rounds; ++r) {
+    run_bare_round(o, session++, bare);
+    for (std::size_t mi = 0; mi < mode_list.size(); ++mi) {
+      pipeline::PipelineConfig c = base;
+      c.threading = mode_list[mi] == "inline" ? pipeline::ThreadingMode::Inline : pipeline::ThreadingMode::Rings;
+      // The report is the first mode's run in the last round.
+      std::string report = run_pipeline_round(c, o, session++, results[mi], want_report && mi == 0 && r == o.rounds - 1);
+      if (!report.empty()) last_report = std::move(report);
+    }
+  }
+  std::printf("\n%-34s %9s %9s %9s %9s %9s %9s\n", "latency (us)", "samples", "p50", "p90", "p99", "p99.9", "max");
+  row("bare UDP hop: send -> user", bare.h);
+  for (std::size_t k = 0; k < mode_list.size(); ++k) {
+    if (results[k].e2e_tx.h.count() > 0) row(("pipeline " + mode_list[k] + ": send -> kernel TX").c_str(), results[k].e2e_tx.h);
+    row(("pipeline " + mode_list[k] + ": send -> send() ret").c_str(), results[k].e2e.h);
+    row(("pipeline " + mode_list[k] + ": kernel rx -> signal").c_str(), results[k].rx.h);
+  }
+  std::string bench = "{\"rate\":" + std::to_string(o.rate) + ",\"seconds_per_round\":" + std::to_string(o.seconds) +
+                      ",\"rounds\":" + std::to_string(o.rounds) + ",\"instruments\":" + std::to_string(o.instruments) +
+                      ",\"bare_hop\":" + hist_json(bare.h) + ",\"cpu_stops\":" + stalls_json(stalls) + ",\"modes\":{";
   int status = 0;
   for (std::size_t k = 0; k < mode_list.size(); ++k) {
-    const std::int64_t bar = bare.h.value_at_percentile(99) + 10'000;
-    // Signal sent = its datagram's kernel transmit stamp, where there is one (UDP signals with
-    // tx_timestamps on); otherwise the return of send() / the shm publish.
-    const bool at_tx = e2e_tx[k].h.count() > 0;
-    const stats::LatencyHistogram& end = at_tx ? e2e_tx[k].h : e2e[k].h;
-    const std::int64_t got = end.value_at_percentile(99);
-    const bool pass = got <= bar && end.count() > 0;
-    std::printf("\n%s: %llu ticks, %llu signals, %llu feed messages lost, %llu process allocations after ready "
-                "(the in-process exchange allocates; `tickinfer run` reports the pipeline alone)\n",
-                mode_list[k].c_str(), static_cast<unsigned long long>(events[k]), static_cast<unsigned long long>(signals[k]),
-                static_cast<unsigned long long>(lost[k]), static_cast<unsigned long long>(allocs[k]));
-    std::fputs(pipeline::format_stage_table(stages[k]).c_str(), stdout);
-    if (tx_read[k] + tx_missing[k] > 0)
-      std::printf("kernel TX stamps of the signal datagrams: %llu read, %llu missing, %llu unmatched\n",
-                  static_cast<unsigned long long>(tx_read[k]), static_cast<unsigned long long>(tx_missing[k]),
-                  static_cast<unsigned long long>(tx_stray[k]));
-    std::printf("bar (%s): end-to-end p99 %.2f us (exchange send -> %s) <= bare hop p99 %.2f us + 10 us = %.2f us: %s\n",
-                mode_list[k].c_str(), got / 1e3, at_tx ? "kernel TX of the signal" : "signal sent",
-                bare.h.value_at_percentile(99) / 1e3, bar / 1e3, pass ? "PASS" : "FAIL");
-    if (at_tx)
-      std::printf("           to the return of send(): p99 %.2f us (%s)\n", e2e[k].h.value_at_percentile(99) / 1e3,
-                  e2e[k].h.value_at_percentile(99) <= bar ? "also within" : "over the bar");
-    std::string exposure_json = "null";
-    if (!stalls.empty()) {
-      const double wire = static_cast<double>(stages[k].stage[pipeline::kWire].value_at_percentile(50));
-      const double bare_x = exposure(wire, static_cast<double>(bare.h.value_at_percentile(50)));
-      const double pipe_x = exposure(wire, static_cast<double>(end.value_at_percentile(50)));
-      std::printf("           packets whose path a core stop overlaps (at p50 durations): bare hop %.1f %%, pipeline %.1f %%"
-                  "%s\n",
-                  100 * bare_x, 100 * pipe_x,
-                  pipe_x > 0.01 ? " (above 1 %: its p99 carries a stop)" : "");
-      exposure_json = "{\"bare\":" + std::to_string(bare_x) + ",\"pipeline\":" + std::to_string(pipe_x) + "}";
-    }
+    bool pass = false;
+    bench += std::string(k ? "," : "") + report_mode(mode_list[k], results[k], bare, stalls, o, pass);
     if (!pass) status = 3;
-    bench += std::string(k ? "," : "") + "\"" + mode_list[k] + "\":{\"end_to_end\":" + hist_json(e2e[k].h) +
-             ",\"end_to_end_tx\":" + hist_json(e2e_tx[k].h) + ",\"bar_at\":\"" + (at_tx ? "kernel_tx" : "send_return") + "\"" +
-             ",\"rx_to_signal\":" + hist_json(rx[k].h) + ",\"signals\":" + std::to_string(signals[k]) +
-             ",\"allocations_after_ready\":" + std::to_string(allocs[k]) + ",\"stop_exposure\":" + exposure_json +
-             ",\"pass\":" + (pass ? "true" : "false") + "}";
   }
   bench += "}}";
-  if (!a.value("report").empty() && last_report_pipeline.size() > 10) {
-    // Splice the bench object into the report (it was written with an empty "bench").
-    const auto pos = last_report_pipeline.rfind("\"bench\"");
-    std::string out = last_report_pipeline;
-    if (pos != std::string::npos) {
-      const auto open = out.find('{', pos);
-      const auto close = out.find('}', open);
-      out.replace(open, close - open + 1, bench);
-    }
-    std::ofstream f(a.value("report"));
-    if (!f) throw Error("report '" + a.value("report") + "': cannot create");
-    f << out << "\n";
-    std::printf("run report with bench results: %s\n", a.value("report").c_str());
-  }
+  if (want_report && !last_report.empty()) write_report(a.value("report"), last_report, bench);
   return status;
 }
 
