@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "serving/h2_frames.hpp"
-#include "serving/hpack.hpp"
+#include "serving/h2/h2_frames.hpp"
+#include "serving/h2/hpack.hpp"
 
 namespace tickinfer::bench {
 

@@ -1,4 +1,4 @@
-// The HTTP/2 gRPC connection state machine (serving/grpc_h2_connection.hpp) driven with frames
+// The HTTP/2 gRPC connection state machine (serving/h2/grpc_h2_connection.hpp) driven with frames
 // built byte by byte: a unary call's response frames and trailers, errors as trailers-only
 // responses, flow control holding a response until the client opens its window, PING and
 // SETTINGS acknowledgements, and the protocol violations that must close the connection with a
@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "serving/grpc_h2_connection.hpp"
-#include "serving/h2_frames.hpp"
-#include "serving/hpack.hpp"
+#include "serving/h2/grpc_h2_connection.hpp"
+#include "serving/h2/h2_frames.hpp"
+#include "serving/h2/hpack.hpp"
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <cstdlib>
 #include <new>
 
-#include "serving/http_parser.hpp"
+#include "serving/http1/http_parser.hpp"
 #include "serving/metrics.hpp"
 #include "serving/model_repository.hpp"
-#include "serving/rest_api.hpp"
+#include "serving/api/rest_api.hpp"
 #include "support/serving_repo.hpp"
 
 #include "support/counting_allocator.hpp"

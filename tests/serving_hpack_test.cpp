@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "serving/hpack.hpp"
+#include "serving/h2/hpack.hpp"
 
 namespace tickinfer::serving::hpack {
 namespace {

@@ -1,4 +1,4 @@
-// `tickinfer serve`: a drop-in for tensorflow_model_server (REST API, versioned model
+// `tickinfer serve`: a drop-in for tensorflow_model_server (REST and gRPC APIs, versioned model
 // repository with hot reload, warmup, Prometheus metrics). Flags are tensorflow_model_server's
 // (docs/serving.md has the table); it runs until SIGINT or SIGTERM.
 #include <csignal>

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "serving/http_server.hpp"  // monotonic_ns
+#include "serving/http1/http_server.hpp"  // monotonic_ns
 
 namespace tickinfer::serving {
 

@@ -42,7 +42,7 @@ struct VersionStatus {
 
 struct ModelSnapshot {
   std::string name;
-  std::map<std::string, int64_t> labels;
+  std::map<std::string, int64_t, std::less<>> labels;  // transparent: found by string_view
   std::vector<VersionStatus> statuses;                 // every version known, ascending
   std::vector<std::shared_ptr<const Servable>> available;  // AVAILABLE, ascending by version
   ModelMetrics* metrics = nullptr;

@@ -66,7 +66,9 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     rest.batching = batching_.get();
   }
   if (!flags.request_log_file.empty()) {
-    request_log_ = std::make_unique<RequestLog>(flags.request_log_file, flags.request_log_sample_rate, threads);
+    // Rings: one per REST worker, then gRPC's (GrpcOptions::request_log).
+    const size_t rings = threads + (flags.grpc ? GrpcOptions::log_rings(grpc_threads) : 0);
+    request_log_ = std::make_unique<RequestLog>(flags.request_log_file, flags.request_log_sample_rate, rings);
     rest.request_log = request_log_.get();
   }
   rest_ = std::make_unique<RestApi>(*repo_, *metrics_, rest, threads);
@@ -104,6 +106,8 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     go.limits = rest.limits;
     go.batching = batching_.get();
     go.native = flags.grpc_native;
+    go.request_log = request_log_.get();
+    go.first_log_ring = threads;
     if (!flags.ssl_config_file.empty()) {
       const SslConfig ssl = read_ssl_config(flags.ssl_config_file);
       go.tls = true;

@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "serving/api/grpc_server.hpp"
+#include "serving/api/rest_api.hpp"
 #include "serving/batch_scheduler.hpp"
-#include "serving/grpc_server.hpp"
-#include "serving/http_server.hpp"
+#include "serving/http1/http_server.hpp"
 #include "serving/metrics.hpp"
 #include "serving/model_repository.hpp"
-#include "serving/rest_api.hpp"
 #include "serving/server_flags.hpp"
 
 namespace tickinfer::serving {

@@ -1,11 +1,8 @@
 #include "serving/text_proto.hpp"
 
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "tickinfer/error.hpp"
 
@@ -252,16 +249,6 @@ int64_t TextField::as_int64(std::string_view source) const {
   return v;
 }
 
-double TextField::as_double(std::string_view source) const {
-  if (is_message || quoted) throw Error(where(source) + ": field '" + name + "' must be a number");
-  double v = 0;
-  const auto r = std::from_chars(scalar.data(), scalar.data() + scalar.size(), v);
-  if (r.ec != std::errc() || r.ptr != scalar.data() + scalar.size()) {
-    throw Error(where(source) + ": field '" + name + "': '" + scalar + "' is not a number");
-  }
-  return v;
-}
-
 bool TextField::as_bool(std::string_view source) const {
   if (!is_message && !quoted) {
     if (scalar == "true" || scalar == "True" || scalar == "t" || scalar == "1") return true;
@@ -270,24 +257,8 @@ bool TextField::as_bool(std::string_view source) const {
   throw Error(where(source) + ": field '" + name + "' must be true or false");
 }
 
-std::string_view TextField::as_enum(std::string_view source) const {
-  if (is_message || quoted || scalar.empty() || !((scalar[0] >= 'A' && scalar[0] <= 'Z') ||
-                                                  (scalar[0] >= 'a' && scalar[0] <= 'z'))) {
-    throw Error(where(source) + ": field '" + name + "' must be an enum name");
-  }
-  return scalar;
-}
-
 std::vector<TextField> parse_text_proto(std::string_view text, std::string_view source) {
   return Parser(text, source).parse_all();
-}
-
-std::vector<TextField> read_text_proto_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read '" + path + "': " + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return parse_text_proto(ss.str(), path);
 }
 
 }  // namespace tickinfer::serving

@@ -18,8 +18,6 @@
 
 namespace tickinfer::serving {
 
-struct TextMessage;
-
 struct TextField {
   std::string name;
   int line = 0, col = 0;
@@ -32,9 +30,7 @@ struct TextField {
   // Typed reads; each throws tickinfer::Error "SOURCE:LINE:COL: field 'name' ..." on mismatch.
   std::string as_string(std::string_view source) const;
   int64_t as_int64(std::string_view source) const;
-  double as_double(std::string_view source) const;
   bool as_bool(std::string_view source) const;
-  std::string_view as_enum(std::string_view source) const;  // an unquoted identifier
   void expect_message(std::string_view source) const;
   std::string where(std::string_view source) const;  // "SOURCE:LINE:COL"
 };
@@ -42,8 +38,5 @@ struct TextField {
 // Parses `text` (the whole file); `source` names it in errors. The result is the top-level
 // message's fields.
 std::vector<TextField> parse_text_proto(std::string_view text, std::string_view source);
-
-// Reads and parses the file at `path`; Error naming the path if it cannot be read.
-std::vector<TextField> read_text_proto_file(const std::string& path);
 
 }  // namespace tickinfer::serving

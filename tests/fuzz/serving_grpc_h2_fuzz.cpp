@@ -1,4 +1,4 @@
-// libFuzzer: the HTTP/2 gRPC connection (serving/grpc_h2_connection.hpp) on arbitrary bytes
+// libFuzzer: the HTTP/2 gRPC connection (serving/h2/grpc_h2_connection.hpp) on arbitrary bytes
 // after a valid client preface, fed in pieces whose sizes the input chooses. Nothing may crash
 // or read out of bounds, a finished connection must say why, and every call handed to the
 // handler must carry views inside memory the connection owns (checked by reading them).
@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
-#include "serving/grpc_h2_connection.hpp"
-#include "serving/h2_frames.hpp"
+#include "serving/h2/grpc_h2_connection.hpp"
+#include "serving/h2/h2_frames.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tickinfer::serving;

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "serving/hpack.hpp"
+#include "serving/h2/hpack.hpp"
 
 namespace {
 

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "serving/http_parser.hpp"
+#include "serving/http1/http_parser.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tickinfer::serving;

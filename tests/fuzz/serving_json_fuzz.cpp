@@ -5,7 +5,7 @@
 #include <string_view>
 
 #include "serving/json_dom.hpp"
-#include "serving/predict_json.hpp"
+#include "serving/api/predict_json.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tickinfer::serving;

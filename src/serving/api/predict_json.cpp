@@ -1,4 +1,4 @@
-#include "serving/predict_json.hpp"
+#include "serving/api/predict_json.hpp"
 
 #include <cmath>
 

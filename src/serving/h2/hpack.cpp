@@ -1,6 +1,6 @@
 // HPACK decoding (RFC 7541 sections 2-6) and the stateless encoding helpers; the Huffman code
 // is in hpack_huffman.cpp. See hpack.hpp for what the module does and does not do.
-#include "serving/hpack.hpp"
+#include "serving/h2/hpack.hpp"
 
 #include <limits>
 #include <utility>

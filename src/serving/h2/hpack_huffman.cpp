@@ -12,7 +12,7 @@
 #include <string>
 #include <string_view>
 
-#include "serving/hpack.hpp"
+#include "serving/h2/hpack.hpp"
 
 namespace tickinfer::serving::hpack {
 namespace {

@@ -1,4 +1,4 @@
-#include "serving/http_parser.hpp"
+#include "serving/http1/http_parser.hpp"
 
 namespace tickinfer::serving {
 

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "serving/http_parser.hpp"
+#include "serving/http1/http_parser.hpp"
 
 namespace tickinfer::serving {
 

@@ -1,4 +1,4 @@
-#include "serving/http_server.hpp"
+#include "serving/http1/http_server.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 
 #include "serving/epoll_pool.hpp"
 #include "serving/listen_socket.hpp"
-#include "serving/tls_transport.hpp"
+#include "serving/http1/tls_transport.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {

@@ -5,7 +5,8 @@
 // standard grpc.health.v1.Health service (services "", "tensorflow.serving.PredictionService",
 // "tensorflow.serving.ModelService", "PredictionService", "ModelService": SERVING once every
 // model has an AVAILABLE version). Classify, Regress, MultiInference and
-// HandleReloadConfigRequest answer UNIMPLEMENTED.
+// HandleReloadConfigRequest answer UNIMPLEMENTED. The methods are in grpc_services.hpp; this
+// class listens and hands them the calls.
 //
 // Predict accepts inputs as tensor_content or typed *_val fields (DT_FLOAT, DT_DOUBLE, integer
 // and bool types are converted to float) and answers float_val, as TF Serving does by default.
@@ -15,19 +16,18 @@
 // server: calls on its thread pool, at most `threads` at once. Either way each call takes a plan
 // from the servable's lock-free pool, slots [first_plan, num_plans). Both serve
 // grpc.health.v1.Health Check and Watch.
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <string>
 
+#include "serving/api/predict_json.hpp"
 #include "serving/metrics.hpp"
 #include "serving/model_repository.hpp"
-#include "serving/predict_json.hpp"
 
 namespace grpc {
 class Server;
 }
-
-#include <atomic>
 
 namespace tickinfer::serving {
 
@@ -42,6 +42,12 @@ struct GrpcOptions {
   std::string tls_key, tls_cert, tls_ca;     // PEM contents
   bool tls_client_verify = false;
   bool native = true;  // tickinfer's HTTP/2 server where it applies (see above)
+  // Every Predict answer, errors included, is offered to the log (which samples). Native worker
+  // w records into ring first_log_ring + w; grpc++'s threads share ring
+  // first_log_ring + max(threads, 1) under a mutex: the log needs log_rings(threads) rings here.
+  class RequestLog* request_log = nullptr;
+  size_t first_log_ring = 0;
+  static size_t log_rings(size_t threads) { return (threads ? threads : 1) + 1; }
 };
 
 class GrpcServer {

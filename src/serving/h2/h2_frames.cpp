@@ -1,5 +1,5 @@
 // HTTP/2 frame header reading and the writers of the control frames (h2_frames.hpp).
-#include "serving/h2_frames.hpp"
+#include "serving/h2/h2_frames.hpp"
 
 namespace tickinfer::serving::h2 {
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "serving/grpc_h2_connection.hpp"
+#include "serving/h2/grpc_h2_connection.hpp"
 
 namespace tickinfer::serving {
 

@@ -1,5 +1,5 @@
 // OpenSSL server context and non-blocking reads/writes for the REST port (tls_transport.hpp).
-#include "serving/tls_transport.hpp"
+#include "serving/http1/tls_transport.hpp"
 
 #include <openssl/err.h>
 #include <openssl/pem.h>

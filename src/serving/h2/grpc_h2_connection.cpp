@@ -1,11 +1,11 @@
 // The HTTP/2 + gRPC connection state machine (grpc_h2_connection.hpp).
-#include "serving/grpc_h2_connection.hpp"
+#include "serving/h2/grpc_h2_connection.hpp"
 
 #include <algorithm>
 #include <cstring>
 
-#include "serving/hpack.hpp"
-#include "serving/http_server.hpp"  // monotonic_ns
+#include "serving/h2/hpack.hpp"
+#include "serving/http1/http_server.hpp"  // monotonic_ns
 
 namespace tickinfer::serving {
 

@@ -1,5 +1,5 @@
 // The epoll loop of tickinfer's gRPC server (grpc_h2_server.hpp).
-#include "serving/grpc_h2_server.hpp"
+#include "serving/h2/grpc_h2_server.hpp"
 
 #include <netinet/in.h>
 #include <netinet/tcp.h>

@@ -19,7 +19,7 @@
 #include <string>
 #include <string_view>
 
-#include "serving/h2_frames.hpp"
+#include "serving/h2/h2_frames.hpp"
 
 namespace tickinfer::serving {
 
