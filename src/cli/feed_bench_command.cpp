@@ -25,6 +25,7 @@
 #include "cli/commands.hpp"
 #include "feed/byte_order.hpp"
 #include "feed/messages.hpp"
+#include "feed/moldudp64.hpp"
 #include "feed/udp_socket.hpp"
 #include "stats/clock.hpp"
 #include "stats/latency_summary.hpp"

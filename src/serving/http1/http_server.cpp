@@ -98,6 +98,66 @@ void error_response(std::string& out, int status, const char* message) {
   append_response(out, r, false);
 }
 
+enum class Accepted { None, Refused, Connection };
+
+// Accepts one connection into `out`. None: none was waiting. Refused: over max_connections
+// (answered 503 and closed) or its TLS handshake failed.
+Accepted accept_connection(int listen_fd, TlsContext* tls, std::atomic<size_t>& connections, size_t max_connections,
+                           Conn*& out) {
+  const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+  if (fd < 0) return Accepted::None;
+  if (connections.load(std::memory_order_relaxed) >= max_connections) {
+    std::string answer;
+    error_response(answer, 503, "too many connections");
+    [[maybe_unused]] auto s = send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+    close(fd);
+    return Accepted::Refused;
+  }
+  connections.fetch_add(1, std::memory_order_relaxed);
+  const int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  ssl_st* ssl = nullptr;
+  if (tls) {
+    ssl = tls->accept(fd);
+    if (!ssl) {
+      close(fd);
+      connections.fetch_sub(1, std::memory_order_relaxed);
+      return Accepted::Refused;
+    }
+  }
+  Conn* c = new Conn();
+  c->fd = fd;
+  c->ssl = ssl;
+  c->in.reserve(16 * 1024);
+  c->out.reserve(16 * 1024);
+  out = c;
+  return Accepted::Connection;
+}
+
+// Reads what the socket holds into c->in (unless c waits to write: back-pressure, finish
+// sending first). Returns whether bytes arrived; `closed` is set on EOF or a read error.
+bool read_available(Conn* c, bool& closed) {
+  bool got = false;
+  for (;;) {
+    if (c->waiting_write) break;
+    char buf[16 * 1024];
+    const ssize_t r = c->ssl ? tls_read(c->ssl, buf, sizeof buf) : recv(c->fd, buf, sizeof buf, 0);
+    if (r > 0) {
+      c->in.append(buf, static_cast<size_t>(r));
+      got = true;
+      // A short plain read drained the socket; TLS may hold decrypted bytes beyond it, so
+      // it reads on until OpenSSL wants the socket again.
+      if (!c->ssl && static_cast<size_t>(r) < sizeof buf) break;
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    closed = true;  // EOF or error
+    break;
+  }
+  return got;
+}
+
 }  // namespace
 
 struct HttpServer::Worker {
@@ -252,36 +312,15 @@ void HttpServer::run_worker(Worker& w) {
         // One connection per wake-up: the listening socket is level-triggered, so another
         // worker is woken for the next one and connections spread over the workers.
         for (int accepted = 0; accepted < 1; ++accepted) {
-          const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-          if (fd < 0) break;
-          if (connections_.load(std::memory_order_relaxed) >= options_.max_connections) {
-            std::string out;
-            error_response(out, 503, "too many connections");
-            [[maybe_unused]] auto s = send(fd, out.data(), out.size(), MSG_NOSIGNAL);
-            close(fd);
-            continue;
-          }
-          connections_.fetch_add(1, std::memory_order_relaxed);
-          const int one = 1;
-          setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-          Conn* c = new Conn();
-          c->fd = fd;
-          if (tls_) {
-            c->ssl = tls_->accept(fd);
-            if (!c->ssl) {
-              close(fd);
-              delete c;
-              connections_.fetch_sub(1, std::memory_order_relaxed);
-              continue;
-            }
-          }
-          c->in.reserve(16 * 1024);
-          c->out.reserve(16 * 1024);
+          Conn* c = nullptr;
+          const Accepted got = accept_connection(listen_fd, tls_.get(), connections_, options_.max_connections, c);
+          if (got == Accepted::None) break;
+          if (got == Accepted::Refused) continue;
           w.conns.push_back(c);
           epoll_event ev{};
           ev.events = EPOLLIN | EPOLLRDHUP;
           ev.data.ptr = c;
-          epoll_ctl(w.epfd, EPOLL_CTL_ADD, fd, &ev);
+          epoll_ctl(w.epfd, EPOLL_CTL_ADD, c->fd, &ev);
         }
         continue;
       }
@@ -292,24 +331,7 @@ void HttpServer::run_worker(Worker& w) {
       }
       if (events[i].events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
         bool closed = false;
-        bool got = false;
-        for (;;) {
-          if (c->waiting_write) break;  // back-pressure: finish sending first
-          char buf[16 * 1024];
-          const ssize_t r = c->ssl ? tls_read(c->ssl, buf, sizeof buf) : recv(c->fd, buf, sizeof buf, 0);
-          if (r > 0) {
-            c->in.append(buf, static_cast<size_t>(r));
-            got = true;
-            // A short plain read drained the socket; TLS may hold decrypted bytes beyond it, so
-            // it reads on until OpenSSL wants the socket again.
-            if (!c->ssl && static_cast<size_t>(r) < sizeof buf) break;
-            continue;
-          }
-          if (r < 0 && errno == EINTR) continue;
-          if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-          closed = true;  // EOF or error
-          break;
-        }
+        const bool got = read_available(c, closed);
         if (got && !process(c)) continue;
         if (closed) close_conn(c);
       }
