@@ -14,6 +14,9 @@
 namespace tickinfer::tfl::kernels {
 namespace {
 
+// The rounding body of the best ISA here (every variant gives the same bits).
+const QuantizeRowBodyFn kRowBody = quantize_row_body(::tickinfer::kernels::best_isa());
+
 // Symmetric, range 127: s = 1 and inv = 127 / 127 = 1 exactly, so p = x.
 TEST(HybridQuantizeSymmetric, VectorBodyAndTailRoundDifferently) {
   // 0.49999997 (= 0.5 - 2^-25): the body adds 0.5 in float, 0.99999997 rounds to 1.0, and the
@@ -22,7 +25,7 @@ TEST(HybridQuantizeSymmetric, VectorBodyAndTailRoundDifferently) {
   const float just_below_half = 0.5f - std::ldexp(1.0f, -25);
   std::vector<float> x = {127.0f, just_below_half, -2.5f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, just_below_half, -2.5f};
   std::vector<int8_t> q(x.size());
-  const float s = quantize_row_symmetric(x.data(), static_cast<int>(x.size()), q.data());
+  const float s = quantize_row_symmetric(kRowBody, x.data(), static_cast<int>(x.size()), q.data());
   EXPECT_EQ(s, 1.0f);
   EXPECT_EQ(q[0], 127);
   EXPECT_EQ(q[1], 1);   // body: trunc(fl(0.49999997 + 0.5)) = trunc(1.0)
@@ -34,7 +37,7 @@ TEST(HybridQuantizeSymmetric, VectorBodyAndTailRoundDifferently) {
 TEST(HybridQuantizeSymmetric, AllZeroRow) {
   std::vector<float> x(12, 0.0f);
   std::vector<int8_t> q(x.size(), 5);
-  EXPECT_EQ(quantize_row_symmetric(x.data(), static_cast<int>(x.size()), q.data()), 1.0f);
+  EXPECT_EQ(quantize_row_symmetric(kRowBody, x.data(), static_cast<int>(x.size()), q.data()), 1.0f);
   for (int8_t v : q) EXPECT_EQ(v, 0);
 }
 
@@ -45,7 +48,7 @@ TEST(HybridQuantizeAsymmetric, ZeroPointIsAddedAfterRounding) {
   std::vector<int8_t> q(x.size());
   float s = 0.0f;
   int32_t zp = 0;
-  quantize_row_asymmetric(x.data(), static_cast<int>(x.size()), q.data(), &s, &zp);
+  quantize_row_asymmetric(kRowBody, x.data(), static_cast<int>(x.size()), q.data(), &s, &zp);
   EXPECT_EQ(s, 1.0f);
   EXPECT_EQ(zp, 72);
   EXPECT_EQ(q[0], -128);  // 72 - 200 clamps
@@ -66,7 +69,7 @@ TEST(HybridQuantizeAsymmetric, RangeIsSubtractedInFloat) {
   std::vector<int8_t> q(x.size());
   float s = 0.0f;
   int32_t zp = 0;
-  quantize_row_asymmetric(x.data(), static_cast<int>(x.size()), q.data(), &s, &zp);
+  quantize_row_asymmetric(kRowBody, x.data(), static_cast<int>(x.size()), q.data(), &s, &zp);
   const float float_range = hi - lo;
   const float want = static_cast<float>(static_cast<double>(float_range) / 255.0);
   const float exact_range_scale = static_cast<float>((static_cast<double>(hi) - static_cast<double>(lo)) / 255.0);
@@ -80,7 +83,7 @@ TEST(HybridQuantizeAsymmetric, AllZeroRowAndNaNStayDefined) {
   std::vector<int8_t> q(zeros.size(), 3);
   float s = 0.0f;
   int32_t zp = 7;
-  quantize_row_asymmetric(zeros.data(), static_cast<int>(zeros.size()), q.data(), &s, &zp);
+  quantize_row_asymmetric(kRowBody, zeros.data(), static_cast<int>(zeros.size()), q.data(), &s, &zp);
   EXPECT_EQ(s, 1.0f);
   EXPECT_EQ(zp, 0);
   for (int8_t v : q) EXPECT_EQ(v, 0);
@@ -88,12 +91,12 @@ TEST(HybridQuantizeAsymmetric, AllZeroRowAndNaNStayDefined) {
   // A NaN must not crash or hit UB: it takes the low end, as the SSE float->int conversion
   // (which gives INT32_MIN) does in TFLite, and the finite values keep their range.
   std::vector<float> x = {1.0f, std::numeric_limits<float>::quiet_NaN(), -1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.5f};
-  quantize_row_asymmetric(x.data(), static_cast<int>(x.size()), q.data(), &s, &zp);
+  quantize_row_asymmetric(kRowBody, x.data(), static_cast<int>(x.size()), q.data(), &s, &zp);
   EXPECT_GE(zp, -128);
   EXPECT_LE(zp, 127);
   EXPECT_EQ(q[1], -128);
   std::vector<int8_t> qs(x.size());
-  quantize_row_symmetric(x.data(), static_cast<int>(x.size()), qs.data());
+  quantize_row_symmetric(kRowBody, x.data(), static_cast<int>(x.size()), qs.data());
   EXPECT_EQ(qs[0], 127);
   EXPECT_EQ(qs[1], -127);
   EXPECT_EQ(qs[2], -127);

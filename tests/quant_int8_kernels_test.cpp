@@ -117,8 +117,8 @@ TEST(Int8Kernels, WeightsAtMinus128TakeTheRowsKernel) {
   const std::vector<int8_t> w = {1, -128, 3};
   EXPECT_TRUE(s8_reaches_minus_128(w.data(), w.size()));
   EXPECT_FALSE(s8_reaches_minus_128(w.data(), 1));
-  const S8Kernels& with = s8_kernels("avx2", true);
-  const S8Kernels& without = s8_kernels("avx2", false);
+  const S8Kernels& with = s8_kernels(tickinfer::kernels::Isa::Avx2, true);
+  const S8Kernels& without = s8_kernels(tickinfer::kernels::Isa::Avx2, false);
   EXPECT_NE(std::string(with.name), "avx2 quad blocks");
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx2")) {
@@ -127,7 +127,7 @@ TEST(Int8Kernels, WeightsAtMinus128TakeTheRowsKernel) {
 #else
   EXPECT_STREQ(without.name, "scalar");
 #endif
-  EXPECT_STREQ(s8_kernels("scalar", false).name, "scalar");
+  EXPECT_STREQ(s8_kernels(tickinfer::kernels::Isa::Scalar, false).name, "scalar");
 }
 
 #if defined(__x86_64__)

@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/test_isa.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/prepared_op.hpp"
 #include "tflite/program.hpp"
@@ -157,7 +158,7 @@ struct Memory {
 
 inline std::unique_ptr<PreparedOp> prepare(const Program& p, const InterpreterOptions& options,
                                            const char* isa) {
-  PrepareContext ctx{p, p.ops.at(0), options, isa};
+  PrepareContext ctx{p, p.ops.at(0), options, tickinfer::test_isa(isa)};
   return tickinfer::tfl::ops::prepare_sequence_lstm(ctx);
 }
 

@@ -23,13 +23,13 @@ constexpr int16_t kGuard = 0x5A5A;
 bool have_avx2() { return tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2); }
 
 TEST(QuantLstmKernels, DispatchNamesTheVariant) {
-  EXPECT_STREQ(int8_lstm_kernels("scalar").name, "scalar");
-  EXPECT_STREQ(int8_lstm_kernels("").name, have_avx2() ? "avx2" : "scalar");
+  EXPECT_STREQ(int8_lstm_kernels(tickinfer::kernels::Isa::Scalar).name, "scalar");
+  EXPECT_STREQ(int8_lstm_kernels(tickinfer::kernels::best_isa()).name, have_avx2() ? "avx2" : "scalar");
 }
 
 TEST(QuantLstmKernels, GateRequantizationAvx2MatchesScalar) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
-  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
   const uint32_t seed = 20261130;
   std::mt19937 rng(seed);
   for (int trial = 0; trial < 300; ++trial) {
@@ -82,7 +82,7 @@ TEST(QuantLstmKernels, ConstantRecurrentTermGateMatchesFullGate) {
     ASSERT_EQ(got, want) << "scalar, seed " << seed << " trial " << trial << " n " << n;
     if (have_avx2()) {
       std::fill(got.begin(), got.end(), kGuard);
-      int8_lstm_kernels("avx2").gate_const_h(ax.data(), bx.data(), th.data(), n, qx.multiplier, qx.shift, got.data());
+      int8_lstm_kernels(tickinfer::kernels::Isa::Avx2).gate_const_h(ax.data(), bx.data(), th.data(), n, qx.multiplier, qx.shift, got.data());
       ASSERT_EQ(got, want) << "avx2, seed " << seed << " trial " << trial << " n " << n;
     }
   }
@@ -90,7 +90,7 @@ TEST(QuantLstmKernels, ConstantRecurrentTermGateMatchesFullGate) {
 
 TEST(QuantLstmKernels, CellUpdateAvx2MatchesScalar) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
-  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
   const uint32_t seed = 7;
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> v16(-32768, 32767), gate(0, 32767);
@@ -116,7 +116,7 @@ TEST(QuantLstmKernels, CellUpdateAvx2MatchesScalar) {
 
 TEST(QuantLstmKernels, TableActivationAvx2MatchesScalar) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
-  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> v16(-32768, 32767);
   for (const fx16::Table* t : {&fx16::logistic_q3_table(), &fx16::tanh_table(3), &fx16::tanh_table(6)}) {
@@ -137,7 +137,7 @@ TEST(QuantLstmKernels, TableActivationAvx2MatchesScalar) {
 
 TEST(QuantLstmKernels, HiddenStateAvx2MatchesScalar) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
-  const Int8LstmKernels& fast = int8_lstm_kernels("avx2");
+  const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
   const uint32_t seed = 5;
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> v16(-32768, 32767), gate(0, 32767), zp(-128, 127);

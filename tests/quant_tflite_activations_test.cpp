@@ -68,8 +68,8 @@ TEST(TfliteFloatActivations, NaNGivesDefinedValues) {
 }
 
 TEST(TfliteFloatActivations, BestKernelSetEqualsScalarBitForBit) {
-  const FloatActivationKernels& best = tflite_float_activations("");
-  const FloatActivationKernels& scalar = tflite_float_activations("scalar");
+  const FloatActivationKernels& best = tflite_float_activations(tickinfer::kernels::best_isa());
+  const FloatActivationKernels& scalar = tflite_float_activations(tickinfer::kernels::Isa::Scalar);
   EXPECT_STREQ(scalar.name, "scalar");
   std::vector<float> x = sweep();
   x.push_back(std::numeric_limits<float>::quiet_NaN());

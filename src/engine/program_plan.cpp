@@ -31,9 +31,6 @@ ProgramIo io_of(const tfl::Tensor& t) {
   return io;
 }
 
-// int8 inputs: the SIMD kernel (bit-identical to quantize_row below), chosen once.
-const tfl::kernels::QuantizeF32S8Fn kQuantizeS8 = tfl::kernels::quantize_f32_to_s8_best();
-
 // TFLite's reference Quantize: round half away from zero of x / scale (the division in float),
 // plus the zero point, clamped to the type's range.
 template <class Q>
@@ -201,7 +198,9 @@ void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcep
     const ProgramIo& io = in_[i];
     void* dst = io.memory;
     switch (io.type) {
-      case tfl::DType::I8: kQuantizeS8(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point); break;
+      case tfl::DType::I8:
+        interp_->quantize_input_kernel()(inputs[i], static_cast<int8_t*>(dst), io.elements, io.scale, io.zero_point);
+        break;
       case tfl::DType::I16: quantize_row(inputs[i], static_cast<int16_t*>(dst), io.elements, io.scale, io.zero_point); break;
       default: copy_floats(static_cast<float*>(dst), inputs[i], io.elements); break;
     }

@@ -68,6 +68,15 @@ const KernelSet& kernel_set(Isa isa) {
   }
 }
 
+Isa resolve_isa(const std::string& requested) {
+  if (requested.empty()) return best_isa();
+  const Isa isa = parse_isa(requested.c_str());
+  if (!isa_supported(isa)) {
+    throw Error("ISA '" + requested + "' is not available: not compiled in or not supported by this CPU");
+  }
+  return isa;
+}
+
 Isa best_isa() {
   if (const char* forced = std::getenv("TICKINFER_ISA"); forced && *forced) {
     const Isa isa = parse_isa(forced);  // throws on unknown names

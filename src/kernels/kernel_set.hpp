@@ -10,6 +10,7 @@
 //  * in-place (y == x) is allowed wherever stated.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "kernels/activation_spec.hpp"
 
@@ -39,6 +40,7 @@ enum class Isa : uint8_t {
 inline constexpr int kPanel = 16;      // columns per panel: one zmm, two ymm
 inline constexpr int kDotMaxN = 4;     // N at or below this uses the dot form
 inline constexpr int kDotKAlign = 16;  // dot-form rows are padded to a multiple of this
+inline constexpr int kGemm4Rows = 4;   // rows of one KernelSet::gemm4_sequential call
 
 inline bool is_dot_form(int N) { return N <= kDotMaxN; }
 inline int round_up(int v, int m) { return (v + m - 1) / m * m; }
@@ -51,6 +53,9 @@ inline size_t packed_floats(int K, int N) {
 }
 // Writes packed_floats(K, N) floats (padding included) in the layout above.
 void pack_weights(const float* w, int K, int N, float* packed) noexcept;
+
+using Gemm4SequentialFn = void (*)(const float* x, size_t ldx, int K, const float* packed_w, int N,
+                                   const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
 
 struct KernelSet {
   Isa isa;
@@ -69,6 +74,20 @@ struct KernelSet {
   void (*gemm_rows)(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,
                     const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
 
+  // kGemm4Rows rows at once in the *sequential* order, over the same packed layout (panel form
+  // only: N > kDotMaxN): for r in [0, 4), y[r ldy + n] = clamp(init[n] + total, lo, hi) with
+  // total = 0; total += x[r ldx + k] * W[k][n] for k ascending, every product and every sum
+  // rounded to fp32 (no FMA): bit for bit the plain reference loop, which is how TFLite's
+  // reference CONV_2D sums (tflite/ops/conv2d.cpp uses it for 4 output pixels at a time).
+  // It cannot be folded into gemm_rows, nor gemm_rows into it, without changing bits: gemm_rows
+  // must equal this set's gemv per row, and gemv fuses each multiply-add (one rounding, not two)
+  // and, for a last block of 1 to 3 panels, splits K into 2 or 4 interleaved accumulators added
+  // at the end; so each reproduces a different reference (Keras plans vs TFLite's loop) and the
+  // tests hold each to its own bit for bit. nullptr in sets without one (scalar, portable:
+  // callers run gemv per row); the avx512 set holds the AVX2 kernel (the fallback rule of
+  // isa_variants.hpp). x rows are read in [0, K), y rows written in [0, N); init may be nullptr.
+  Gemm4SequentialFn gemm4_sequential;
+
   // y[i] = act(x[i]) for i in [0, n); in-place allowed. Softmax is not handled here.
   void (*activation)(const ActivationSpec& act, const float* x, float* y, int n) noexcept;
 
@@ -78,7 +97,13 @@ struct KernelSet {
   // One LSTM step after the matmuls. z holds 4u pre-activations in gate order i, f, c, o
   // (z = x W + h U + b). Updates c and h (u each) in place:
   //   i = rec(z_i); f = rec(z_f); g = act(z_c); o = rec(z_o); c = f*c + i*g; h = o * act(c)
-  // z may be overwritten (used as scratch).
+  // z may be overwritten (used as scratch). This is the Keras LSTM cell (engine plans). TFLite's
+  // float UNIDIRECTIONAL_SEQUENCE_LSTM (tflite/ops/sequence_lstm_float.cpp) does not call it: it
+  // must round as TFLite's interpreter does, with Eigen's logistic/tanh approximations
+  // (tflite/kernels/tflite_float_activations.hpp) where this uses vector_math's accurate ones
+  // (the SIMD sets fuse sigmoid(a) * tanh(b) into one quotient, and c = f*c + i*g into FMAs),
+  // c = f .* c then c += g .* i rounded separately, and with CIFG, peepholes, layer norm,
+  // clipping and projection, which Keras' cell does not have.
   void (*lstm_cell)(float* z, float* c, float* h, int u, const ActivationSpec& rec,
                     const ActivationSpec& act) noexcept;
 
@@ -106,11 +131,17 @@ struct KernelSet {
 // lacks it.
 const KernelSet& kernel_set(Isa isa);
 bool isa_supported(Isa isa);     // compiled in and the CPU has it
+// best_isa() and parse_isa() are the only ISA resolution in the project: the only code that
+// reads $TICKINFER_ISA and the only default. Every kernel family (this table, and the tensor
+// programs' families through kernels/isa_variants.hpp) takes an Isa resolved by them.
 Isa best_isa();                  // the fastest supported ISA (avx512 > avx2 > portable; scalar
                                  // never by default), or TICKINFER_ISA if set ("scalar",
                                  // "portable", "avx2", "avx512"); an unknown or unsupported
                                  // value there is an Error
 const char* isa_name(Isa isa);
 Isa parse_isa(const char* name); // throws Error on unknown names
+// A requested kernel-set name as options carry it: "" = best_isa(), else parse_isa(name), which
+// must be supported here (Error otherwise, naming it).
+Isa resolve_isa(const std::string& requested);
 
 }  // namespace tickinfer::kernels

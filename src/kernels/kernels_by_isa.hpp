@@ -31,12 +31,17 @@ namespace tickinfer::kernels {
 namespace scalar { TICKINFER_DECLARE_KERNELS() }
 namespace portable { TICKINFER_DECLARE_KERNELS() }
 #if defined(TICKINFER_HAVE_X86)
-namespace avx2 { TICKINFER_DECLARE_KERNELS() }
+namespace avx2 {
+TICKINFER_DECLARE_KERNELS()
+void gemm4_sequential(const float* x, size_t ldx, int K, const float* packed_w, int N, const float* init, float* y,
+                      size_t ldy, float lo, float hi) noexcept;  // gemm4_sequential_avx2.cpp
+}
 namespace avx512 { TICKINFER_DECLARE_KERNELS() }
 #endif
 }  // namespace tickinfer::kernels
 
-// Builds a KernelSet from the functions of the namespace it is expanded in.
-#define TICKINFER_KERNEL_TABLE(isa_enum, isa_str)                                          \
-  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, &activation, &softmax, &lstm_cell, &gru_cell,        \
+// Builds a KernelSet from the functions of the namespace it is expanded in; gemm4 is that ISA's
+// gemm4_sequential or nullptr (KernelSet::gemm4_sequential).
+#define TICKINFER_KERNEL_TABLE(isa_enum, isa_str, gemm4)                                          \
+  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, gemm4, &activation, &softmax, &lstm_cell, &gru_cell, \
             &layer_norm, &add, &sub, &mul, &affine}

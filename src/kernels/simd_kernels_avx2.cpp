@@ -9,6 +9,7 @@ namespace tickinfer::kernels::avx2 {
 
 constexpr Isa kIsa = Isa::Avx2;
 constexpr const char* kIsaName = "avx2";
+constexpr auto kGemm4Sequential = &gemm4_sequential;  // gemm4_sequential_avx2.cpp
 #define TICKINFER_ISA_HAS_GEMM_ROWS 1  // gemv_avx2.cpp
 #include "kernels/simd_kernels.inc"
 #undef TICKINFER_ISA_HAS_GEMM_ROWS

@@ -9,6 +9,7 @@ namespace tickinfer::kernels::avx512 {
 
 constexpr Isa kIsa = Isa::Avx512;
 constexpr const char* kIsaName = "avx512";
+constexpr auto kGemm4Sequential = &avx2::gemm4_sequential;  // no AVX-512 variant: the AVX2 one
 #include "kernels/simd_kernels.inc"
 
 }  // namespace tickinfer::kernels::avx512

@@ -68,20 +68,6 @@ size_t plan_offsets(std::vector<Lifetime>& lives, bool reuse) {
 
 }  // namespace
 
-const char* resolve_quant_isa(const std::string& requested) {
-  using kernels::Isa;
-  Isa isa;
-  if (requested.empty()) {
-    isa = kernels::best_isa();  // honours $TICKINFER_ISA
-  } else {
-    isa = kernels::parse_isa(requested.c_str());
-    if (!kernels::isa_supported(isa)) {
-      throw Error("ISA '" + requested + "' is not available: not compiled in or not supported by this CPU");
-    }
-  }
-  return kernels::isa_name(isa);
-}
-
 void Interpreter::ArenaFree::operator()(void* p) const noexcept { std::free(p); }
 
 Interpreter::~Interpreter() = default;
@@ -91,7 +77,8 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
   if (!program_) throw Error("interpreter: no program");
   const Program& p = *program_;
   validate(p);
-  isa_ = resolve_quant_isa(options_.isa);
+  isa_ = ::tickinfer::kernels::resolve_isa(options_.isa);
+  quantize_input_ = kernels::quantize_f32_to_s8(isa_);
 
   const int n_tensors = static_cast<int>(p.tensors.size());
   const int n_ops = static_cast<int>(p.ops.size());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tflite/kernels/quantize_input.hpp"
 #include "tflite/prepared_op.hpp"
 #include "tflite/program.hpp"
 
@@ -56,7 +57,12 @@ class Interpreter {
   void reset_state() noexcept;
 
   size_t num_ops() const { return ops_.size(); }
-  const char* isa() const { return isa_; }
+  const char* isa() const { return ::tickinfer::kernels::isa_name(isa_); }
+  ::tickinfer::kernels::Isa kernel_isa() const { return isa_; }
+  // The float -> int8 input quantization of this ISA (bit-identical to TFLite's Quantize loop),
+  // for a caller that quantizes the model inputs itself instead of running the first QUANTIZE
+  // (engine/program_plan.cpp).
+  kernels::QuantizeF32S8Fn quantize_input_kernel() const noexcept { return quantize_input_; }
   size_t arena_bytes() const { return arena_bytes_; }
   int64_t macs() const;
   // One line per op: index, op, label, precision, output shape/type, the kernel's own description.
@@ -65,7 +71,8 @@ class Interpreter {
  private:
   std::shared_ptr<const Program> program_;
   InterpreterOptions options_;
-  const char* isa_ = "scalar";
+  ::tickinfer::kernels::Isa isa_ = ::tickinfer::kernels::Isa::Scalar;
+  kernels::QuantizeF32S8Fn quantize_input_ = kernels::quantize_f32_to_s8_scalar;
   struct ArenaFree {
     void operator()(void* p) const noexcept;
   };
@@ -82,9 +89,5 @@ class Interpreter {
   };
   std::vector<VariableRange> variables_;
 };
-
-// The ISA name the interpreter resolves for `requested` ("" = best or $TICKINFER_ISA); throws for
-// names it does not know or an ISA this CPU lacks.
-const char* resolve_quant_isa(const std::string& requested);
 
 }  // namespace tickinfer::tfl

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_set.hpp"
 #include "tflite/program.hpp"
 
 namespace tickinfer::tfl {
@@ -24,8 +25,9 @@ enum class Rounding : uint8_t { Double, Single };
 
 struct InterpreterOptions {
   Rounding rounding = Rounding::Single;
-  // Kernel set for the int8 / hybrid / float kernels: "" = fastest the CPU supports (or
-  // $TICKINFER_ISA), "scalar" = the plain reference kernels, "portable", "avx2", "avx512".
+  // Kernel set for the int8 / hybrid / float kernels: "" = kernels::best_isa() (the fastest the
+  // CPU supports, or $TICKINFER_ISA), "scalar" = the plain reference kernels, "portable", "avx2",
+  // "avx512". Resolved once by the Interpreter (kernels::resolve_isa); every op gets the result.
   std::string isa;
   // true: variable tensors (LSTM state) are zeroed before every invoke, which is what the Keras
   // model computes for each window. false: they carry over (streaming, one step per invoke).
@@ -66,7 +68,9 @@ struct PrepareContext {
   const Program& program;
   const Op& op;
   const InterpreterOptions& options;
-  const char* isa;  // resolved kernel set name: "scalar", "portable", "avx2", "avx512"
+  // The resolved ISA every kernel family of this op picks its variant for (kernels/isa_variants.hpp);
+  // Scalar also selects the ops' plain reference loops.
+  ::tickinfer::kernels::Isa isa;
 
   bool has_input(size_t i) const { return i < op.inputs.size() && op.inputs[i] >= 0; }
   // Throw tickinfer::Error naming the op when missing.

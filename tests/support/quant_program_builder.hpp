@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "test_isa.hpp"
 #include "tflite/prepared_op.hpp"
 #include "tflite/program.hpp"
 
@@ -49,7 +50,7 @@ class ProgramBuilder {
     options.rounding = rounding;
     options.tflite_mixed_rounding = false;  // the mode under test applies to every op
     options.isa = isa;
-    PrepareContext ctx{program, program.ops.at(index), options, isa};
+    PrepareContext ctx{program, program.ops.at(index), options, ::tickinfer::test_isa(isa)};
     return prepare_op(ctx);
   }
   // Memory: constants point at their data; others at buffers the caller binds.

@@ -1,9 +1,7 @@
 // bf16 gemv: packing, the plain-loop variant, and the choice of variant (bf16_gemv.hpp).
 #include "tflite/kernels/bf16_gemv.hpp"
 
-#include <cstdlib>
 #include <cstring>
-#include <string>
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
@@ -64,19 +62,16 @@ void gemv_bf16_scalar(const float* x, int K, const uint16_t* packed, int N, cons
   }
 }
 
-Bf16Gemv bf16_gemv(const char* isa) {
-  std::string name = isa ? isa : "";
-  if (name.empty()) {
-    const char* env = std::getenv("TICKINFER_ISA");
-    name = env && *env ? env : "avx2";
-  }
-  if (name == "scalar" || name == "portable") return {"scalar", gemv_bf16_scalar};
+const Bf16Gemv& bf16_gemv(::tickinfer::kernels::Isa isa) {
+  using ::tickinfer::kernels::Isa;
+  static const Bf16Gemv kScalar{Isa::Scalar, "scalar", gemv_bf16_scalar};
+  ::tickinfer::kernels::IsaVariants<const Bf16Gemv*> table;
+  table.scalar = &kScalar;
 #if defined(TICKINFER_HAVE_X86)
-  if ((name == "avx2" || name == "avx512") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    return {"avx2", gemv_bf16_avx2};
-  }
+  static const Bf16Gemv kAvx2{Isa::Avx2, "avx2", gemv_bf16_avx2};
+  table.avx2 = &kAvx2;
 #endif
-  return {"scalar", gemv_bf16_scalar};
+  return *table.pick(isa);
 }
 
 }  // namespace tickinfer::tfl::kernels

@@ -14,6 +14,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/isa_variants.hpp"
+
 namespace tickinfer::tfl::kernels {
 
 // uint16 elements of the packed form of a (K x N) matrix.
@@ -34,11 +36,12 @@ void gemv_bf16_avx2(const float* x, int K, const uint16_t* packed, int N, const 
 #endif
 
 struct Bf16Gemv {
+  ::tickinfer::kernels::Isa isa;
   const char* name;  // "scalar", "avx2"
   GemvBf16Fn gemv;
 };
-// isa as for the float kernels: "scalar"/"portable" = the plain loops; "avx2"/"avx512"/"" (the best
-// available) = AVX2 when the CPU has AVX2 + FMA, else the plain loops. Prepare time only.
-Bf16Gemv bf16_gemv(const char* isa);
+// The bf16 family's table: scalar (the plain loops) and avx2; portable falls back to scalar and
+// avx512 to avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+const Bf16Gemv& bf16_gemv(::tickinfer::kernels::Isa isa);
 
 }  // namespace tickinfer::tfl::kernels

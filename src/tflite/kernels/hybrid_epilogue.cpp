@@ -2,7 +2,6 @@
 #include "tflite/kernels/hybrid_epilogue.hpp"
 
 #include <algorithm>
-#include <string>
 
 namespace tickinfer::tfl::kernels {
 
@@ -15,13 +14,13 @@ void hybrid_epilogue_portable(const HybridRow& r, int units, float* y) noexcept 
   }
 }
 
-HybridEpilogueFn hybrid_epilogue(const char* isa) noexcept {
-  const std::string name = isa ? isa : "";
-  if (name == "scalar" || name == "portable") return hybrid_epilogue_portable;
+HybridEpilogueFn hybrid_epilogue(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<HybridEpilogueFn> table;
+  table.scalar = hybrid_epilogue_portable;
 #if defined(TICKINFER_HAVE_X86)
-  if (__builtin_cpu_supports("avx2")) return hybrid_epilogue_avx2;
+  table.avx2 = hybrid_epilogue_avx2;
 #endif
-  return hybrid_epilogue_portable;
+  return table.pick(isa);
 }
 
 }  // namespace tickinfer::tfl::kernels

@@ -8,6 +8,8 @@
 // portable one bit for bit. noexcept, no allocation, any units >= 0.
 #include <cstdint>
 
+#include "kernels/isa_variants.hpp"
+
 namespace tickinfer::tfl::kernels {
 
 struct HybridRow {
@@ -24,7 +26,8 @@ void hybrid_epilogue_portable(const HybridRow& r, int units, float* y) noexcept;
 #if defined(__x86_64__)
 void hybrid_epilogue_avx2(const HybridRow& r, int units, float* y) noexcept;
 #endif
-// "scalar"/"portable" -> the portable loop; otherwise AVX2 when the CPU has it.
-HybridEpilogueFn hybrid_epilogue(const char* isa) noexcept;
+// The family's table: scalar (the portable loop) and avx2; portable falls back to scalar and
+// avx512 to avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+HybridEpilogueFn hybrid_epilogue(::tickinfer::kernels::Isa isa) noexcept;
 
 }  // namespace tickinfer::tfl::kernels

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/isa_variants.hpp"
 #include "tflite/kernels/block_requant.hpp"
 #include "tflite/prepared_op.hpp"
 
@@ -101,6 +102,7 @@ using GemvRequantSingleFn = void (*)(const int8_t* w, int rows, int stride, cons
                                      const BlockRequantSingle& q, int8_t* y) noexcept;
 
 struct S8Kernels {
+  ::tickinfer::kernels::Isa isa;  // the variant's ISA (Avx512: VNNI)
   const char* name;  // "scalar", "avx2 quad blocks", "avx2 rows", "avx512vnni"
   PackS8Fn pack;     // the layout `gemv` reads
   int (*stride)(int cols);  // that layout's stride: what gemv takes and how much of x it reads
@@ -111,11 +113,11 @@ struct S8Kernels {
   RequantS8Fn requant(Rounding r) const { return r == Rounding::Double ? requant_double : requant_single; }
 };
 bool s8_vnni_supported();  // compiled in and the CPU has AVX512F/BW/VL + VNNI
-// isa: "scalar" = the reference loops; "portable" = scalar too (plain C++ the compiler
-// vectorizes); "avx2" = AVX2; "avx512" = VNNI when the CPU has it, else AVX2; "" = the best
-// available. An ISA the CPU lacks falls back to the best available below it.
+// The int8 family's table: scalar (the reference loops), avx2, avx512 (VNNI, only where the CPU
+// has it); portable, and avx512 without VNNI, fall back by kernels/isa_variants.hpp's rule
+// (to scalar and to avx2). isa: resolved by the caller (kernels::best_isa / parse_isa).
 // weights_reach_minus_128: some weight the set will multiply is -128 (s8_reaches_minus_128); the
-// AVX2 set then uses the sign-extending rows kernel ("avx2 rows"), exact for every value.
-const S8Kernels& s8_kernels(const char* isa, bool weights_reach_minus_128);
+// AVX2 variant is then the sign-extending rows kernel ("avx2 rows"), exact for every value.
+const S8Kernels& s8_kernels(::tickinfer::kernels::Isa isa, bool weights_reach_minus_128);
 
 }  // namespace tickinfer::tfl::kernels

@@ -22,11 +22,13 @@ void quantize_f32_to_s8_scalar(const float* x, int8_t* q, size_t n, float scale,
   }
 }
 
-QuantizeF32S8Fn quantize_f32_to_s8_best() noexcept {
+QuantizeF32S8Fn quantize_f32_to_s8(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<QuantizeF32S8Fn> table;
+  table.scalar = quantize_f32_to_s8_scalar;
 #if defined(TICKINFER_HAVE_X86)
-  if (__builtin_cpu_supports("avx2")) return quantize_f32_to_s8_avx2;
+  table.avx2 = quantize_f32_to_s8_avx2;
 #endif
-  return quantize_f32_to_s8_scalar;
+  return table.pick(isa);
 }
 
 }  // namespace tickinfer::tfl::kernels

@@ -7,6 +7,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/isa_variants.hpp"
+
 namespace tickinfer::tfl::kernels {
 
 using QuantizeF32S8Fn = void (*)(const float* x, int8_t* q, size_t n, float scale, int32_t zp) noexcept;
@@ -14,7 +16,8 @@ void quantize_f32_to_s8_scalar(const float* x, int8_t* q, size_t n, float scale,
 #if defined(__x86_64__)
 void quantize_f32_to_s8_avx2(const float* x, int8_t* q, size_t n, float scale, int32_t zp) noexcept;
 #endif
-// The best variant this CPU runs.
-QuantizeF32S8Fn quantize_f32_to_s8_best() noexcept;
+// The family's table: scalar and avx2; portable falls back to scalar and avx512 to avx2
+// (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+QuantizeF32S8Fn quantize_f32_to_s8(::tickinfer::kernels::Isa isa) noexcept;
 
 }  // namespace tickinfer::tfl::kernels

@@ -99,25 +99,22 @@ void quantize_row_body_portable(const float* x, int n, float inv, int32_t zp, in
   for (int i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::clamp(round_body(x[i] * inv) + zp, lo, hi));
 }
 
-namespace {
-
-using QuantizeBodyFn = void (*)(const float*, int, float, int32_t, int32_t, int32_t, int8_t*) noexcept;
-
-QuantizeBodyFn pick_body() noexcept {
+QuantizeRowBodyFn quantize_row_body(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<QuantizeRowBodyFn> table;
+  table.scalar = quantize_row_body_portable;
 #if defined(TICKINFER_HAVE_X86)
-  if (__builtin_cpu_supports("avx2")) return quantize_row_body_avx2;
+  table.avx2 = quantize_row_body_avx2;
 #endif
-  return quantize_row_body_portable;
+  return table.pick(isa);
 }
 
-// Chosen once: the AVX2 body computes exactly what the portable one does.
-const QuantizeBodyFn kQuantizeBody = pick_body();
+namespace {
 
 // Rounds x[i] * inv, adds zp, clamps to [lo, hi] and stores the int8 results.
-inline void quantize_values(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi,
-                            int8_t* q) noexcept {
+inline void quantize_values(QuantizeRowBodyFn body_fn, const float* x, int n, float inv, int32_t zp, int32_t lo,
+                            int32_t hi, int8_t* q) noexcept {
   const int body = n & ~7;
-  kQuantizeBody(x, body, inv, zp, lo, hi, q);
+  body_fn(x, body, inv, zp, lo, hi, q);
   for (int i = body; i < n; ++i) {
     q[i] = static_cast<int8_t>(std::clamp(round_tail(x[i] * inv) + zp, lo, hi));
   }
@@ -125,7 +122,7 @@ inline void quantize_values(const float* x, int n, float inv, int32_t zp, int32_
 
 }  // namespace
 
-float quantize_row_symmetric(const float* x, int n, int8_t* q) noexcept {
+float quantize_row_symmetric(QuantizeRowBodyFn body, const float* x, int n, int8_t* q) noexcept {
   float lo = x[0], hi = x[0];
   min_max(x + 1, n - 1, &lo, &hi);
   constexpr int32_t kScale = 127;
@@ -135,11 +132,11 @@ float quantize_row_symmetric(const float* x, int n, int8_t* q) noexcept {
     return 1.0f;
   }
   const float inv = static_cast<float>(kScale) / range;  // multiply by the inverse, as TFLite does
-  quantize_values(x, n, inv, 0, -kScale, kScale, q);
+  quantize_values(body, x, n, inv, 0, -kScale, kScale, q);
   return range / static_cast<float>(kScale);
 }
 
-void quantize_row_asymmetric(const float* x, int n, int8_t* q, float* scale,
+void quantize_row_asymmetric(QuantizeRowBodyFn body, const float* x, int n, int8_t* q, float* scale,
                              int32_t* zero_point) noexcept {
   constexpr int32_t kMin = -128, kMax = 127;
   const double qmin = kMin, qmax = kMax;
@@ -169,7 +166,7 @@ void quantize_row_asymmetric(const float* x, int n, int8_t* q, float* scale,
   *scale = static_cast<float>(s);
   *zero_point = zp;
   const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
-  quantize_values(x, n, inv, zp, kMin, kMax, q);
+  quantize_values(body, x, n, inv, zp, kMin, kMax, q);
 }
 
 }  // namespace tickinfer::tfl::kernels

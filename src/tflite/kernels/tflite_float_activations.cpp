@@ -4,9 +4,7 @@
 #include "tflite/kernels/tflite_float_activations.hpp"
 
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <string>
 
 namespace tickinfer::tfl::kernels {
 
@@ -55,24 +53,20 @@ void tflite_tanh_scalar(const float* x, float* y, int n) noexcept {
 }
 
 namespace {
-const FloatActivationKernels kScalar{"scalar", tflite_sigmoid_scalar, tflite_tanh_scalar};
+using ::tickinfer::kernels::Isa;
+const FloatActivationKernels kScalar{Isa::Scalar, "scalar", tflite_sigmoid_scalar, tflite_tanh_scalar};
 #if defined(TICKINFER_HAVE_X86)
-const FloatActivationKernels kAvx2{"avx2", tflite_sigmoid_avx2, tflite_tanh_avx2};
-bool cpu_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
+const FloatActivationKernels kAvx2{Isa::Avx2, "avx2", tflite_sigmoid_avx2, tflite_tanh_avx2};
 #endif
 }  // namespace
 
-const FloatActivationKernels& tflite_float_activations(const char* isa) {
-  std::string name = isa ? isa : "";
-  if (name.empty()) {
-    const char* env = std::getenv("TICKINFER_ISA");
-    name = env && *env ? env : "avx512";
-  }
-  if (name == "scalar" || name == "portable") return kScalar;
+const FloatActivationKernels& tflite_float_activations(Isa isa) {
+  ::tickinfer::kernels::IsaVariants<const FloatActivationKernels*> table;
+  table.scalar = &kScalar;
 #if defined(TICKINFER_HAVE_X86)
-  if ((name == "avx512" || name == "avx2") && cpu_avx2()) return kAvx2;
+  table.avx2 = &kAvx2;
 #endif
-  return kScalar;
+  return *table.pick(isa);
 }
 
 }  // namespace tickinfer::tfl::kernels

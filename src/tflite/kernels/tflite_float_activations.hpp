@@ -12,16 +12,20 @@
 // allocation; NaN and huge inputs give defined values. x and y may alias.
 #include <cstdint>
 
+#include "kernels/isa_variants.hpp"
+
 namespace tickinfer::tfl::kernels {
 
 struct FloatActivationKernels {
+  ::tickinfer::kernels::Isa isa;
   const char* name;
   void (*sigmoid)(const float* x, float* y, int n) noexcept;
   void (*tanh)(const float* x, float* y, int n) noexcept;
 };
 
-// "scalar"/"portable" -> the plain C++ versions; "" or an x86 name -> AVX2 where the CPU has it.
-const FloatActivationKernels& tflite_float_activations(const char* isa);
+// The family's table: scalar (plain C++) and avx2; portable falls back to scalar and avx512 to
+// avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+const FloatActivationKernels& tflite_float_activations(::tickinfer::kernels::Isa isa);
 
 // One value, for tails and for the scalar kernel set.
 float tflite_sigmoid(float x) noexcept;

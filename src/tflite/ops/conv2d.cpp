@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "tflite/kernels/gemm4_f32.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/ops.hpp"
@@ -92,17 +91,21 @@ class FloatConv final : public PreparedOp {
 };
 
 // Float conv as one gemv per output pixel (see the top of the file); isa other than "scalar".
-// With `gemm4` (AVX2, out_c > kDotMaxN) four consecutive pixels' patches go through one 4-row
-// product, so each weight vector loaded serves four pixels; its sums round exactly like the
-// reference loop, so this path equals FloatConv bit for bit. A last group of fewer than four
-// pixels is padded with copies of its last patch and written through a scratch block.
+// With the set's gemm4_sequential (avx2 and avx512 sets, out_c > kDotMaxN) four consecutive
+// pixels' patches go through one 4-row product, so each weight vector loaded serves four pixels;
+// its sums round exactly like the reference loop, so this path equals FloatConv bit for bit. A
+// last group of fewer than four pixels is padded with copies of its last patch and written
+// through a scratch block.
 class FloatConvGemv final : public PreparedOp {
+  static constexpr int kRows = ::tickinfer::kernels::kGemm4Rows;
+
  public:
   FloatConvGemv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi,
-                const ::tickinfer::kernels::KernelSet& ks, kernels::Gemm4F32Fn gemm4)
-      : s_(s), lo_(lo), hi_(hi), ks_(ks), gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : gemm4),
-        patch_(static_cast<size_t>(s.patch) * kernels::kGemmRows),
-        tail_(static_cast<size_t>(s.w.out_c) * kernels::kGemmRows) {
+                const ::tickinfer::kernels::KernelSet& ks)
+      : s_(s), lo_(lo), hi_(hi), ks_(ks),
+        gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : ks.gemm4_sequential),
+        patch_(static_cast<size_t>(s.patch) * kRows),
+        tail_(static_cast<size_t>(s.w.out_c) * kRows) {
     const int K = s.patch, N = s.w.out_c;
     std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
     for (int oc = 0; oc < N; ++oc)
@@ -121,14 +124,14 @@ class FloatConvGemv final : public PreparedOp {
     const size_t K = static_cast<size_t>(s_.patch);
     int64_t i = 0;
     if (gemm4_) {
-      for (; i + kernels::kGemmRows <= pixels; i += kernels::kGemmRows) {
-        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
+      for (; i + kRows <= pixels; i += kRows) {
+        for (int r = 0; r < kRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
         gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
                static_cast<size_t>(w.out_c), lo_, hi_);
       }
       if (i < pixels) {
         const int left = static_cast<int>(pixels - i);
-        for (int r = 0; r < kernels::kGemmRows; ++r) gather_pixel(x, i + std::min(r, left - 1), patch_.data() + r * K);
+        for (int r = 0; r < kRows; ++r) gather_pixel(x, i + std::min(r, left - 1), patch_.data() + r * K);
         gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, tail_.data(), static_cast<size_t>(w.out_c),
                lo_, hi_);
         std::memcpy(y + i * w.out_c, tail_.data(), sizeof(float) * static_cast<size_t>(left) * w.out_c);
@@ -158,11 +161,11 @@ class FloatConvGemv final : public PreparedOp {
   }
 
   const ::tickinfer::kernels::KernelSet& ks_;
-  kernels::Gemm4F32Fn gemm4_;
+  ::tickinfer::kernels::Gemm4SequentialFn gemm4_;
   std::vector<float> packed_;
   std::vector<float> bias_;
-  std::vector<float> patch_;  // kGemmRows gathered patches, each s_.patch floats
-  std::vector<float> tail_;   // kGemmRows x out_c outputs of the last, partial group of pixels
+  std::vector<float> patch_;  // kRows gathered patches, each s_.patch floats
+  std::vector<float> tail_;   // kRows x out_c outputs of the last, partial group of pixels
 };
 
 // The reference loop of ConvPerChannel, taps outside the input skipped (isa "scalar").
@@ -283,8 +286,9 @@ class Int8ConvGemv final : public PreparedOp {
 class HybridConv final : public PreparedOp {
  public:
   HybridConv(const ConvShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, bool per_channel,
-             float lo, float hi, const kernels::S8Kernels& k)
-      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k) {
+             float lo, float hi, const kernels::S8Kernels& k, kernels::QuantizeRowBodyFn row_body)
+      : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k),
+        row_body_(row_body) {
     const int rows = s.w.out_c;
     stride_ = k.stride(s.patch);
     packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
@@ -305,9 +309,9 @@ class HybridConv final : public PreparedOp {
       float scale;
       int32_t zp = 0;
       if (per_channel_) {
-        kernels::quantize_row_asymmetric(x + off, batch_size_, xq_.data() + off, &scale, &zp);
+        kernels::quantize_row_asymmetric(row_body_, x + off, batch_size_, xq_.data() + off, &scale, &zp);
       } else {
-        scale = kernels::quantize_row_symmetric(x + off, batch_size_, xq_.data() + off) * wscale_[0];
+        scale = kernels::quantize_row_symmetric(row_body_, x + off, batch_size_, xq_.data() + off) * wscale_[0];
       }
       for (int oy = 0; oy < w.out_h; ++oy)
         for (int ox = 0; ox < w.out_w; ++ox) {
@@ -344,6 +348,7 @@ class HybridConv final : public PreparedOp {
   bool per_channel_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
+  kernels::QuantizeRowBodyFn row_body_;
   int stride_ = 0, batch_size_ = 0;
   std::vector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
@@ -391,7 +396,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     require_constant(ctx, *bias, "bias");
     if (num_elements(*bias) != s.w.out_c) ctx.fail("bias '" + bias->name + "' must hold one value per output channel");
   }
-  const std::string isa = ctx.isa ? ctx.isa : "";
+  const bool reference = ctx.isa == ::tickinfer::kernels::Isa::Scalar;
   const OpOptions& o = ctx.op.options;
 
   if (in.type == DType::F32) {
@@ -401,12 +406,9 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     float lo, hi;
     float_activation_range(ctx, o.activation, &lo, &hi);
     if (f.type == DType::F32) {
-      if (isa == "scalar") return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
-      // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
-      ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
-      if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
-      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ::tickinfer::kernels::kernel_set(k),
-                                             kernels::gemm4_f32(isa.c_str()));
+      if (reference) return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
+      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi,
+                                             ::tickinfer::kernels::kernel_set(ctx.isa));
     }
     check_filter_scales(ctx, f, s.w.out_c);
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
@@ -415,9 +417,9 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       wscale[static_cast<size_t>(oc)] = channel_scale(f, oc);
       differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
     }
-    const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(f));
+    const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(f));
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
-                                        hi, k);
+                                        hi, k, kernels::quantize_row_body(ctx.isa));
   }
 
   require_type(ctx, f, "filter", {DType::I8});
@@ -436,7 +438,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     shift[static_cast<size_t>(oc)] = q.shift;
   }
   const int32_t* b = bias ? const_data<int32_t>(*bias) : nullptr;
-  if (isa == "scalar") {
+  if (reference) {
     if (rounding(ctx) == Rounding::Double) {
       return std::make_unique<Int8ConvReference<Rounding::Double>>(s, const_data<int8_t>(f), b, std::move(mult),
                                                                    std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
@@ -445,7 +447,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
                                                                  std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
   }
   return std::make_unique<Int8ConvGemv>(s, const_data<int8_t>(f), b, std::move(mult), std::move(shift), ip.zero_point,
-                                        op.zero_point, lo, hi, kernels::s8_kernels(isa.c_str(), reaches_minus_128(f)),
+                                        op.zero_point, lo, hi, kernels::s8_kernels(ctx.isa, reaches_minus_128(f)),
                                         rounding(ctx));
 }
 

@@ -203,17 +203,14 @@ std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx) {
   if (w.type == DType::I8) return fc::make_hybrid(ctx, g);
   float lo, hi;
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
-  const std::string isa = ctx.isa ? ctx.isa : "";
+  const bool reference = ctx.isa == ::tickinfer::kernels::Isa::Scalar;
   if (w.type == DType::BF16) {
-    if (isa == "scalar") return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
-    return std::make_unique<fc::Bf16FcGemv>(g, const_data<uint16_t>(w), bias, lo, hi,
-                                            qk::bf16_gemv(isa.c_str()));
+    if (reference) return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
+    return std::make_unique<fc::Bf16FcGemv>(g, const_data<uint16_t>(w), bias, lo, hi, qk::bf16_gemv(ctx.isa));
   }
-  if (isa == "scalar") return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
-  // "" = the fastest the CPU supports; a named ISA the CPU lacks falls back to the scalar set.
-  ::tickinfer::kernels::Isa k = isa.empty() ? ::tickinfer::kernels::best_isa() : ::tickinfer::kernels::parse_isa(isa.c_str());
-  if (!::tickinfer::kernels::isa_supported(k)) k = ::tickinfer::kernels::Isa::Scalar;
-  return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi, ::tickinfer::kernels::kernel_set(k));
+  if (reference) return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
+  return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi,
+                                           ::tickinfer::kernels::kernel_set(ctx.isa));
 }
 
 }  // namespace tickinfer::tfl::ops

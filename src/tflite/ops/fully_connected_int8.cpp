@@ -173,8 +173,9 @@ class Int8FcFast final : public PreparedOp {
 class HybridFc final : public PreparedOp {
  public:
   HybridFc(const FcGeometry& g, const int8_t* w, const float* bias, const std::vector<float>& wscale,
-           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::HybridEpilogueFn epilogue)
-      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), epilogue_(epilogue) {
+           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::HybridEpilogueFn epilogue,
+           kernels::QuantizeRowBodyFn row_body)
+      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), epilogue_(epilogue), row_body_(row_body) {
     stride_ = k.stride(g.depth);
     packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
     k.pack(w, g.units, g.depth, packed_.data());
@@ -198,9 +199,9 @@ class HybridFc final : public PreparedOp {
       float row_scale;
       int32_t zp = 0;
       if (asymmetric_) {
-        kernels::quantize_row_asymmetric(xb, g_.depth, xq_.data(), &row_scale, &zp);
+        kernels::quantize_row_asymmetric(row_body_, xb, g_.depth, xq_.data(), &row_scale, &zp);
       } else {
-        row_scale = kernels::quantize_row_symmetric(xb, g_.depth, xq_.data());
+        row_scale = kernels::quantize_row_symmetric(row_body_, xb, g_.depth, xq_.data());
       }
       k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
       kernels::HybridRow row{acc_.data(), asymmetric_ ? row_sums_.data() : nullptr, static_cast<float>(zp), row_scale,
@@ -223,6 +224,7 @@ class HybridFc final : public PreparedOp {
   float lo_, hi_;
   const kernels::S8Kernels& k_;
   kernels::HybridEpilogueFn epilogue_;
+  kernels::QuantizeRowBodyFn row_body_;
   int stride_ = 0;
   std::vector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
@@ -251,8 +253,7 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
   std::vector<int32_t> mult, shift;
   filter_multipliers(ctx, w, g.units, ip.scale, op.scale, &mult, &shift);
   const int32_t input_offset = -ip.zero_point;
-  const std::string isa = ctx.isa ? ctx.isa : "";
-  if (isa == "scalar") {
+  if (ctx.isa == ::tickinfer::kernels::Isa::Scalar) {
     if (rounding(ctx) == Rounding::Double) {
       return std::make_unique<Int8FcReference<Rounding::Double>>(g, const_data<int8_t>(w), bias, std::move(mult),
                                                                  std::move(shift), input_offset, op.zero_point, lo, hi);
@@ -260,7 +261,7 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
     return std::make_unique<Int8FcReference<Rounding::Single>>(g, const_data<int8_t>(w), bias, std::move(mult),
                                                                std::move(shift), input_offset, op.zero_point, lo, hi);
   }
-  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
+  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(w));
   return std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
                                       op.zero_point, lo, hi, k, rounding(ctx));
 }
@@ -273,10 +274,9 @@ std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeome
   float lo, hi;
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
   const float* bias = g.bias >= 0 ? const_data<float>(ctx.input(2)) : nullptr;
-  const std::string isa = ctx.isa ? ctx.isa : "";
-  const kernels::S8Kernels& k = kernels::s8_kernels(isa.c_str(), reaches_minus_128(w));
+  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(w));
   return std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
-                                    lo, hi, k, kernels::hybrid_epilogue(isa.c_str()));
+                                    lo, hi, k, kernels::hybrid_epilogue(ctx.isa), kernels::quantize_row_body(ctx.isa));
 }
 
 }  // namespace tickinfer::tfl::ops::fc

@@ -165,9 +165,10 @@ std::unique_ptr<PreparedOp> prepare_quantize(const PrepareContext& ctx) {
   const AffineParams op = per_tensor_params(ctx, out, "output");
   if (in.type == DType::F32) {
     if (out.type == DType::I8) {
-      const std::string isa = ctx.isa ? ctx.isa : "";
+      // Scalar: the reference loop itself; every other ISA the family's variant (equal to it bit for bit).
+      const bool reference = ctx.isa == ::tickinfer::kernels::Isa::Scalar;
       return std::make_unique<QuantizeFloat<int8_t>>(i, o, n, op,
-                                                     isa == "scalar" || isa == "portable" ? nullptr : kernels::quantize_f32_to_s8_best());
+                                                     reference ? nullptr : kernels::quantize_f32_to_s8(ctx.isa));
     }
     return std::make_unique<QuantizeFloat<int16_t>>(i, o, n, op);
   }

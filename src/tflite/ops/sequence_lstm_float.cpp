@@ -1,5 +1,15 @@
 // Float UNIDIRECTIONAL_SEQUENCE_LSTM (also the bfloat16-weight form, widened to fp32 at prepare).
 //
+// Not the Keras LSTM cell (KernelSet::lstm_cell, src/kernels/cells_*; used by engine plans of
+// .keras models), on purpose: this op must round as TFLite's interpreter does, so that the
+// hybrid LSTM built on the same steps matches TFLite bit for bit and this one within 1e-5
+// (docs/quant-lstm.md). It applies TFLite's Eigen logistic/tanh approximations
+// (tflite/kernels/tflite_float_activations.hpp) where the Keras cell uses vector_math's accurate
+// sigmoid/tanh (its SIMD sets fuse sigmoid(a) * tanh(b) into one quotient and c = f*c + i*g into
+// FMAs); it rounds c = f .* c and c += g .* i separately, as LstmStepFloat does; and it has
+// CIFG, peepholes, layer norm, cell and projection clipping and projection, which Keras' cell
+// has not. Only the gate matmuls are shared: the engine's packed gemv.
+//
 // Per time step, as TFLite's LstmStepFloat computes it:
 //   z_g = W_g x + U_g h + b_g                      for the gates g present (i, f, c, o)
 //   (peephole: z_i += p_i .* c, z_f += p_f .* c)   with the old cell state
@@ -31,7 +41,7 @@ namespace {
 class FloatLstm final : public PreparedOp {
  public:
   FloatLstm(const PrepareContext& ctx, const LstmOperands& o, bool bf16) : o_(o), bf16_(bf16) {
-    ks_ = &::tickinfer::kernels::kernel_set(::tickinfer::kernels::parse_isa(ctx.isa));
+    ks_ = &::tickinfer::kernels::kernel_set(ctx.isa);
     act_k_ = &kernels::tflite_float_activations(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     cell_clip_ = ctx.op.options.cell_clip;
@@ -202,7 +212,8 @@ class FloatLstm final : public PreparedOp {
   std::vector<float> w_x_, w_h_;              // [n_input | n_output] x N_, pack_weights layout
   bool bf16_weights_ = bf16_;                  // gate matrices kept bf16 (all of them are bf16)
   std::vector<uint16_t> w_x_bf16_, w_h_bf16_; // the same, bf16, when the weights are bf16 (w_x_, w_h_ empty)
-  ::tickinfer::tfl::kernels::Bf16Gemv bf16_gemv_{"scalar", ::tickinfer::tfl::kernels::gemv_bf16_scalar};
+  ::tickinfer::tfl::kernels::Bf16Gemv bf16_gemv_{::tickinfer::kernels::Isa::Scalar, "scalar",
+                                                 ::tickinfer::tfl::kernels::gemv_bf16_scalar};
   std::vector<float> bias_;                   // [N_]; zero when layer norm adds the bias later
   std::vector<float> peephole_[kGates], ln_[kGates], ln_bias_[kGates];
   std::vector<float> w_proj_, proj_bias_;

@@ -31,6 +31,7 @@ class HybridLstm final : public PreparedOp {
  public:
   HybridLstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
     act_k_ = &kernels::tflite_float_activations(ctx.isa);
+    row_body_ = kernels::quantize_row_body(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     asymmetric_ = ctx.op.options.asymmetric_quantize_inputs;
     cell_clip_ = ctx.op.options.cell_clip;
@@ -146,9 +147,9 @@ class HybridLstm final : public PreparedOp {
   // Quantizes a float row into q (TFLite's BatchQuantizeFloats); returns its scale and zero point.
   void quantize(const float* x, int n, int8_t* q, float* scale, int32_t* zp) const noexcept {
     if (asymmetric_) {
-      kernels::quantize_row_asymmetric(x, n, q, scale, zp);
+      kernels::quantize_row_asymmetric(row_body_, x, n, q, scale, zp);
     } else {
-      *scale = kernels::quantize_row_symmetric(x, n, q);
+      *scale = kernels::quantize_row_symmetric(row_body_, x, n, q);
       *zp = 0;
     }
   }
@@ -236,6 +237,7 @@ class HybridLstm final : public PreparedOp {
 
   LstmOperands o_;
   const kernels::FloatActivationKernels* act_k_ = nullptr;
+  kernels::QuantizeRowBodyFn row_body_ = nullptr;
   const kernels::S8Kernels* s8_ = nullptr;
   FusedActivation act_ = FusedActivation::Tanh;
   bool asymmetric_ = false;

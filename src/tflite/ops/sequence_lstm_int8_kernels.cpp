@@ -71,21 +71,19 @@ void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::T
   hidden<Rounding::Single>(o, c, t, n, m, shift, zp, h);
 }
 
-const Int8LstmKernels& int8_lstm_kernels(const char* isa) {
-  static const Int8LstmKernels scalar{"scalar", int8_gate_scalar, int8_cell_scalar, int8_activate_scalar,
+const Int8LstmKernels& int8_lstm_kernels(::tickinfer::kernels::Isa isa) {
+  using ::tickinfer::kernels::Isa;
+  static const Int8LstmKernels scalar{Isa::Scalar, "scalar", int8_gate_scalar, int8_cell_scalar, int8_activate_scalar,
                                       int8_hidden_double_scalar, int8_hidden_single_scalar,
                                       int8_gate_const_h_scalar};
+  ::tickinfer::kernels::IsaVariants<const Int8LstmKernels*> table;
+  table.scalar = &scalar;
 #if defined(TICKINFER_HAVE_X86)
-  static const Int8LstmKernels avx2{"avx2", int8_gate_avx2, int8_cell_avx2, int8_activate_avx2,
+  static const Int8LstmKernels avx2{Isa::Avx2, "avx2", int8_gate_avx2, int8_cell_avx2, int8_activate_avx2,
                                     int8_hidden_double_avx2, int8_hidden_single_avx2, int8_gate_const_h_avx2};
-  const std::string name = isa ? isa : "";
-  if (name != "scalar" && name != "portable" && ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
-    return avx2;
-  }
-#else
-  (void)isa;
+  table.avx2 = &avx2;
 #endif
-  return scalar;
+  return *table.pick(isa);
 }
 
 }  // namespace tickinfer::tfl::ops::lstm

@@ -4,6 +4,7 @@
 // Picked once at prepare; noexcept, no allocation, any n >= 0, no alignment needed.
 #include <cstdint>
 
+#include "kernels/isa_variants.hpp"
 #include "tflite/ops/sequence_lstm_int16_math.hpp"
 
 namespace tickinfer::tfl::ops::lstm {
@@ -66,6 +67,7 @@ void int8_cell_avx2(const int16_t* i, const int16_t* f, const int16_t* g, int n,
 #endif
 
 struct Int8LstmKernels {
+  ::tickinfer::kernels::Isa isa;
   const char* name;  // "scalar", "avx2"
   Int8GateFn gate;
   Int8CellFn cell;
@@ -73,7 +75,8 @@ struct Int8LstmKernels {
   Int8HiddenFn hidden_double, hidden_single;
   Int8GateConstHFn gate_const_h;
 };
-// "scalar" (and "portable") = the reference loops; "avx2"/"avx512"/"" = AVX2 when the CPU has it.
-const Int8LstmKernels& int8_lstm_kernels(const char* isa);
+// The family's table: scalar (the reference loops) and avx2; portable falls back to scalar and
+// avx512 to avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+const Int8LstmKernels& int8_lstm_kernels(::tickinfer::kernels::Isa isa);
 
 }  // namespace tickinfer::tfl::ops::lstm

@@ -1,25 +1,18 @@
-// AVX2 4-row fp32 product over packed panels (gemm4_f32.hpp). Per panel (16 columns) the
+// AVX2 4-row fp32 product in the sequential order (KernelSet::gemm4_sequential, kernel_set.hpp:
+// why it exists beside gemm_rows). Per panel (16 columns) the
 // 4 rows x 2 ymm halves are 8 independent accumulator chains; per k, 2 weight loads and 4
 // broadcasts feed 8 multiplies and 8 adds. Multiply and add stay separate (no FMA) so each sum
 // rounds exactly like the sequential reference loop (total += x * w, k ascending): the mul and
 // add pipes run side by side, so this costs no throughput against FMA, and the 8 chains cover
 // the add latency (3 cycles, two pipes).
-#include <immintrin.h>
+#include "kernels/x86_intrinsics.hpp"
 
-#include "kernels/kernel_set.hpp"
-#include "tflite/kernels/gemm4_f32.hpp"
+#include "kernels/kernels_by_isa.hpp"
+#include "kernels/gemv_dot_simd.hpp"
 
-namespace tickinfer::tfl::kernels {
+namespace tickinfer::kernels::avx2 {
 
 namespace {
-
-using ::tickinfer::kernels::kPanel;
-
-inline float clamp_one(float acc, const float* init, float lo, float hi) {
-  float v = (init ? *init : 0.0f) + acc;
-  v = v < lo ? lo : v;  // false for NaN: NaN propagates
-  return v > hi ? hi : v;
-}
 
 // Columns [c, c + 8) of one row (fewer where N ends inside them).
 inline void store8(__m256 acc, const float* init, float* y, int c, int N, float lo, float hi) {
@@ -32,7 +25,7 @@ inline void store8(__m256 acc, const float* init, float* y, int c, int N, float 
   }
   alignas(32) float tmp[8];
   _mm256_store_ps(tmp, acc);
-  for (int j = 0; j < N - c; ++j) y[c + j] = clamp_one(tmp[j], init ? init + c + j : nullptr, lo, hi);
+  for (int j = 0; j < N - c; ++j) y[c + j] = simd::clamp_one(tmp[j], init ? init + c + j : nullptr, lo, hi);
 }
 
 // One panel's 4 x 16 sums into acc (row-major). Kept apart from the stores so that nothing else
@@ -71,14 +64,14 @@ __attribute__((noinline)) void panel4(const float* x0, size_t ldx, int K, const 
 
 }  // namespace
 
-void gemm4_f32_panels_avx2(const float* x, size_t ldx, int K, const float* packed, int N, const float* init, float* y,
-                           size_t ldy, float lo, float hi) noexcept {
+void gemm4_sequential(const float* x, size_t ldx, int K, const float* packed, int N, const float* init, float* y,
+                      size_t ldy, float lo, float hi) noexcept {
   const int panels = (N + kPanel - 1) / kPanel;
-  alignas(32) float acc[kGemmRows][16];
+  alignas(32) float acc[kGemm4Rows][16];
   for (int p = 0; p < panels; ++p) {
     panel4(x, ldx, K, packed + static_cast<size_t>(p) * static_cast<size_t>(K) * kPanel, acc);
     const int c = p * kPanel;
-    for (int r = 0; r < kGemmRows; ++r) {
+    for (int r = 0; r < kGemm4Rows; ++r) {
       float* yr = y + static_cast<size_t>(r) * ldy;
       store8(_mm256_load_ps(acc[r]), init, yr, c, N, lo, hi);
       if (c + 8 < N) store8(_mm256_load_ps(acc[r] + 8), init, yr, c + 8, N, lo, hi);
@@ -86,4 +79,4 @@ void gemm4_f32_panels_avx2(const float* x, size_t ldx, int K, const float* packe
   }
 }
 
-}  // namespace tickinfer::tfl::kernels
+}  // namespace tickinfer::kernels::avx2

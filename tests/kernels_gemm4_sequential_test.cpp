@@ -1,4 +1,4 @@
-// The 4-row fp32 product (tflite/kernels/gemm4_f32.hpp) against an independent reference: the
+// The 4-row sequential fp32 product (KernelSet::gemm4_sequential) against an independent reference: the
 // plain loop over the unpacked matrix, total = 0; total += x * w (k ascending, fp32, no FMA: this
 // file is built without FMA flags, and contraction is off); y = clamp(init + total). The kernel
 // promises that rounding exactly, so the outputs must be equal bit for bit. Seeded data (seed in every message); N around the 8-wide half panel and the 16-wide
@@ -12,34 +12,33 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "tflite/kernels/gemm4_f32.hpp"
 
-using namespace tickinfer::tfl::kernels;
+using namespace tickinfer::kernels;
 
 namespace {
 
-void check_case(Gemm4F32Fn fn, int K, int N, bool with_init, bool clamp, unsigned seed) {
+void check_case(Gemm4SequentialFn fn, int K, int N, bool with_init, bool clamp, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(-2.0f, 2.0f);
   std::vector<float> wm(static_cast<size_t>(K) * N);  // W[k][n]
   for (auto& v : wm) v = d(rng);
-  std::vector<float> packed(tickinfer::kernels::packed_floats(K, N) + 1);
-  tickinfer::kernels::pack_weights(wm.data(), K, N, packed.data() + 1);  // misaligned
+  std::vector<float> packed(packed_floats(K, N) + 1);
+  pack_weights(wm.data(), K, N, packed.data() + 1);  // misaligned
   const size_t ldx = static_cast<size_t>(K) + 3;                          // rows with a gap
-  std::vector<float> xbuf(ldx * kGemmRows + 1);
+  std::vector<float> xbuf(ldx * kGemm4Rows + 1);
   for (auto& v : xbuf) v = d(rng);
   const float* x = xbuf.data() + 1;
   std::vector<float> init(static_cast<size_t>(N));
   for (auto& v : init) v = d(rng);
   const size_t ldy = static_cast<size_t>(N) + 5;
   const float guard = -777.0f;
-  std::vector<float> ybuf(ldy * kGemmRows + 1, guard);
+  std::vector<float> ybuf(ldy * kGemm4Rows + 1, guard);
   float* y = ybuf.data() + 1;
   const float lo = clamp ? -1.0f : -std::numeric_limits<float>::infinity();
   const float hi = clamp ? 2.0f : std::numeric_limits<float>::infinity();
   fn(x, ldx, K, packed.data() + 1, N, with_init ? init.data() : nullptr, y, ldy, lo, hi);
 
-  for (int r = 0; r < kGemmRows; ++r) {
+  for (int r = 0; r < kGemm4Rows; ++r) {
     for (int n = 0; n < N; ++n) {
       volatile float total = 0.0f;  // volatile: one rounding per product and per sum, whatever the flags
       for (int k = 0; k < K; ++k) {
@@ -58,9 +57,10 @@ void check_case(Gemm4F32Fn fn, int K, int N, bool with_init, bool clamp, unsigne
   ASSERT_EQ(ybuf[0], guard);
 }
 
-TEST(QuantGemm4F32, MatchesTheUnpackedReferenceOverSizes) {
-  const Gemm4F32Fn fn = gemm4_f32("avx2");
-  if (!fn) GTEST_SKIP() << "CPU lacks AVX2 + FMA";
+TEST(KernelsGemm4Sequential, MatchesTheUnpackedReferenceOverSizes) {
+  if (!isa_supported(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2 + FMA";
+  const Gemm4SequentialFn fn = kernel_set(Isa::Avx2).gemm4_sequential;
+  ASSERT_NE(fn, nullptr);
   const int Ks[] = {1, 2, 3, 7, 8, 9, 30, 96, 97, 160};
   const int Ns[] = {5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 64, 65};
   unsigned seed = 77;
@@ -72,9 +72,9 @@ TEST(QuantGemm4F32, MatchesTheUnpackedReferenceOverSizes) {
       }
 }
 
-TEST(QuantGemm4F32, ScalarAndPortableChooseNoKernel) {
-  EXPECT_EQ(gemm4_f32("scalar"), nullptr);
-  EXPECT_EQ(gemm4_f32("portable"), nullptr);
+TEST(KernelsGemm4Sequential, ScalarAndPortableChooseNoKernel) {
+  EXPECT_EQ(kernel_set(Isa::Scalar).gemm4_sequential, nullptr);
+  EXPECT_EQ(kernel_set(Isa::Portable).gemm4_sequential, nullptr);
 }
 
 }  // namespace
