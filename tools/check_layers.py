@@ -135,9 +135,9 @@ def self_test(root):
             return 1
         bad = os.path.join(tmp, "src", "kernels", "back_include_probe.hpp")
         with open(bad, "w") as f:
-            f.write('#pragma once\n#include "engine/plan_impl.hpp"\n')
+            f.write('#pragma once\n#include "engine/plan_layout.hpp"\n')
         problems = check(tmp)
-        expected = 'src/kernels/back_include_probe.hpp:2: includes "engine/plan_impl.hpp": kernels may not include engine'
+        expected = 'src/kernels/back_include_probe.hpp:2: includes "engine/plan_layout.hpp": kernels may not include engine'
         if not any(p.startswith(expected) for p in problems):
             print("self-test: a kernels -> engine include was not caught; got:\n  " + "\n  ".join(problems))
             return 1
