@@ -169,9 +169,10 @@ struct FeedHandler::Impl final : SequencerSink {
           if (st != ParseStatus::Ok) {
             ++counters.malformed;
             ++counters.malformed_by_status[static_cast<int>(st)];
+            arbiter.on_malformed(line);
             continue;
           }
-          arbiter.on_packet(line, p, rx.kernel_rx_ns(i), now);
+          arbiter.on_packet(line, p, rx.kernel_rx_ns(i), now, rx.kernel_stamped(i));
           end_of_datagram();
         }
         work += n;
