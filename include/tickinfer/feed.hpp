@@ -85,6 +85,10 @@ struct FeedStats {
   std::uint64_t next_expected = 0;        // the sequencer's N
   std::uint64_t highest_seen = 0;         // highest sequence known to exist
   std::uint64_t buffered = 0;             // messages waiting in the reorder window
+  // The first kLostRangesKept ranges reported lost, in report order; sequencer.lost_ranges has
+  // the total (report_lost_ranges in src/feed/feed_report.hpp prints "first N, then a count").
+  LostRange lost_ranges_first[kLostRangesKept] = {};
+  std::uint64_t lost_ranges_kept = 0;
 };
 
 class FeedHandler {

@@ -29,10 +29,20 @@ enum class ParseStatus : std::uint8_t {
   ControlWithData,       // a heartbeat or end-of-session packet that carries bytes after the header
 };
 const char* to_string(ParseStatus status) noexcept;
+// A short snake_case name ("too_short", "trailing_bytes", ...): a report key, a metric label.
+const char* key_of(ParseStatus status) noexcept;
 inline constexpr int kParseStatusCount = 9;
 
 enum class LossReason : std::uint8_t { Skipped, Unrecoverable, SessionChanged };
 const char* to_string(LossReason reason) noexcept;
+
+// One range of messages reported lost: [first, first + count).
+struct LostRange {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  LossReason reason = LossReason::Skipped;
+};
+inline constexpr int kLostRangesKept = 16;  // FeedStats keeps the first ones; the rest are counted
 
 // Per line (A, B, recovery): how good the line is on its own (src/feed/arbiter.hpp), counted
 // only over packets of the current session (docs/feed.md, "Statistics"). A packet counts in

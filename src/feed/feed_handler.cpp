@@ -131,6 +131,9 @@ struct FeedHandler::Impl final : SequencerSink {
     if (recovery) recovery->request(first, count, now_ns);
   }
   void on_lost(std::uint64_t first, std::uint64_t count, LossReason reason) noexcept override {
+    if (counters.lost_ranges_kept < kLostRangesKept) {
+      counters.lost_ranges_first[counters.lost_ranges_kept++] = LostRange{first, count, reason};
+    }
     if (loss_cb) loss_cb(first, count, reason);
   }
   void on_end_of_session(const Session&, std::uint64_t next_seq) noexcept override {
