@@ -264,11 +264,10 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
     }
   }
   if (p.seq > next_ && p.seq - next_ >= cfg_.far_future_limit) {
+    // Corrupt or hostile: not even an End of Session of this session is believed.
     verdict_ = PacketVerdict::FarFuture;
-    if (!locked_) {
-      stats_.far_future += p.kind == PacketKind::Data ? p.count : 1;
-      return n;
-    }
+    stats_.far_future += p.kind == PacketKind::Data ? p.count : 1;
+    return n;
   }
   if (!locked_) {
     if (!confirms(p)) {
@@ -406,6 +405,7 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
 
 std::size_t Sequencer::poll(std::int64_t now_ns) noexcept {
   std::size_t n = 0;
+  if (!locked_) return 0;  // no session, or a candidate: nothing is due before it is confirmed
   if (abandoned_count_) n += resolve_abandoned(now_ns);
   if (gap_open_ && gap_at_ != next_) {  // N moved without a packet (abandon): restart the clock
     gap_at_ = next_;
@@ -421,7 +421,7 @@ std::size_t Sequencer::poll(std::int64_t now_ns) noexcept {
 }
 
 void Sequencer::abandon(std::uint64_t first, std::uint64_t end, std::int64_t now_ns) noexcept {
-  if (end <= next_ || first >= end) return;
+  if (!locked_ || end <= next_ || first >= end) return;
   if (abandoned_count_ < kMaxAbandoned) {
     abandoned_[abandoned_count_++] = Range{first, end};
   } else {  // full: widen the last range; a superset only gives up on what is missing there
@@ -465,6 +465,7 @@ std::size_t Sequencer::resolve_abandoned(std::int64_t now_ns) noexcept {
 }
 
 void Sequencer::flush(std::int64_t now_ns, LossReason reason) noexcept {
+  if (!locked_) return;  // a candidate's held messages are never delivered
   if (highest_ >= next_) skip_to(highest_ + 1, reason, now_ns);
   gap_open_ = false;
 }
