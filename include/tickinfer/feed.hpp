@@ -80,7 +80,7 @@ struct FeedStats {
   std::uint64_t kernel_drops[3] = {}; // SO_RXQ_OVFL per socket (A, B, recovery)
   std::uint64_t receive_errors = 0;
   std::uint64_t ring_full_spins = 0;  // ring delivery waited for the consumer
-  std::uint64_t end_of_session_next = 0;  // next seq announced by End of Session (0: not seen)
+  std::uint64_t end_of_session_next = 0;  // the adopted session's End of Session next seq (0: not seen)
   std::uint64_t recovery_outstanding = 0; // re-requests still waiting for an answer
   std::uint64_t next_expected = 0;        // the sequencer's N
   std::uint64_t highest_seen = 0;         // highest sequence known to exist

@@ -136,6 +136,8 @@ struct FeedHandler::Impl final : SequencerSink {
     }
     if (loss_cb) loss_cb(first, count, reason);
   }
+  // A new session's End of Session is its own: the one of the session left no longer applies.
+  void on_session_start(const Session&) noexcept override { counters.end_of_session_next = 0; }
   void on_end_of_session(const Session&, std::uint64_t next_seq) noexcept override {
     counters.end_of_session_next = next_seq;
   }
