@@ -227,26 +227,27 @@ std::size_t Sequencer::trigger(std::int64_t now_ns) noexcept {
   return n;
 }
 
-std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::int64_t now_ns) noexcept {
+// The session rules (sequencer.hpp) for one packet. False: it was dropped, or held for a candidate;
+// n: what a session change or a confirmation delivered.
+bool Sequencer::admit(const PacketView& p, const RxMeta& meta, std::int64_t now_ns, std::size_t& n) noexcept {
   verdict_ = PacketVerdict::Current;
   if (cfg_.pin_session && p.session != cfg_.session) {
     ++stats_.wrong_session_packets;
     verdict_ = PacketVerdict::OtherSession;
-    return 0;
+    return false;
   }
-  std::size_t n = 0;
   if (!has_session_) {
     start_session(p.session, p.seq, cfg_.pin_session);
   } else if (p.session != session_) {
     if (has_previous_ && p.session == previous_) {
       stats_.stale += p.kind == PacketKind::Data ? p.count : 1;
       verdict_ = PacketVerdict::OtherSession;
-      return 0;
+      return false;
     }
     if (!may_replace(p)) {
       ++stats_.wrong_session_packets;
       verdict_ = PacketVerdict::OtherSession;
-      return 0;
+      return false;
     }
     if (locked_) {
       n += skip_to(highest_ + 1, LossReason::SessionChanged, now_ns);
@@ -267,7 +268,7 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
     // Corrupt or hostile: not even an End of Session of this session is believed.
     verdict_ = PacketVerdict::FarFuture;
     stats_.far_future += p.kind == PacketKind::Data ? p.count : 1;
-    return n;
+    return false;
   }
   if (!locked_) {
     if (!confirms(p)) {
@@ -278,11 +279,17 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
       } else {
         ++stats_.end_of_session;
       }
-      return n;
+      return false;
     }
     lock();
     n += drain(now_ns);
   }
+  return true;
+}
+
+std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::int64_t now_ns) noexcept {
+  std::size_t n = 0;
+  if (!admit(p, meta, now_ns, n)) return n;
   const std::uint64_t window = cfg_.window;
 
   if (p.kind != PacketKind::Data) {

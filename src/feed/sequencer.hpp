@@ -143,6 +143,7 @@ class Sequencer {
   bool may_replace(const PacketView& p) noexcept;
   bool confirms(const PacketView& p) noexcept;
   void hold(const PacketView& p, const RxMeta& meta) noexcept;
+  bool admit(const PacketView& p, const RxMeta& meta, std::int64_t now_ns, std::size_t& n) noexcept;
   void deliver(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta,
                std::int64_t now_ns) noexcept;
   std::size_t drain(std::int64_t now_ns) noexcept;
