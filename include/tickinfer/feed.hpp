@@ -54,7 +54,7 @@ struct FeedConfig {
   FeedLine line_b;
   std::string recovery_host;          // re-request server; empty = no recovery (gaps are skipped)
   std::uint16_t recovery_port = 0;
-  std::string session;                // pin this session; empty = adopt the first one seen
+  std::string session;                // pin this session; empty = adopt the first confirmed (docs/feed.md)
   bool join_at_first_seen = false;    // late join: start at the first sequence seen
   std::uint32_t window = 4096;        // reorder window, messages (power of two)
   std::int64_t gap_timeout_ns = 1'000'000;
