@@ -83,6 +83,52 @@ TEST(FeedHandler, HostileDatagramsAreCountedByReasonAndGoodMessagesStillArriveIn
   EXPECT_EQ(s.datagrams, 9u);
 }
 
+// Without --session: a stray before the first real packet and one mid-stream take nothing over;
+// the real session's End of Session ends it, and the per-line and lost-range reports are exact.
+TEST(FeedHandler, UnpinnedAStraySessionNeverTakesOverAndIsCountedPerLine) {
+  FeedConfig c;
+  c.line_a.address = "127.0.0.1";
+  c.gap_timeout_ns = 1'000'000'000;
+  c.gap_packet_threshold = 2;
+  std::vector<std::uint64_t> seqs;
+  FeedHandler feed(c, [&](const FeedEvent& e) { seqs.push_back(e.seq); });
+  UdpSocket tx = UdpSocket::sender();
+  const auto to = make_address("127.0.0.1", feed.port(kLineA));
+  auto send = [&](const std::vector<std::uint8_t>& d) { ASSERT_TRUE(tx.send_to(d.data(), d.size(), to)); };
+  send(packet(40, {quote(66)}, "EVIL"));        // before the first real packet: a candidate only
+  send(packet(1, {quote(1)}));                   // the real session starts: adopted
+  send(packet(2, {quote(2)}));
+  send(packet(3, {quote(99)}, "EVIL"));         // mid-stream
+  send(packet(1, {quote(99)}, "EVIL"));         // even at sequence 1
+  send(packet(340'560'663, {quote(99)}));       // far future of the real session
+  send(std::vector<std::uint8_t>(7, 0));         // too short
+  send(packet(4, {quote(4)}));                   // 3 lost
+  send(packet(5, {quote(5)}));
+  std::vector<std::uint8_t> eos(kHeaderBytes);
+  encode_control(eos.data(), Session::from("GOOD"), 6, true);
+  send(eos);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (seqs.size() < 4 && std::chrono::steady_clock::now() < deadline) {
+    if (feed.poll() == 0) usleep(100);
+  }
+  for (int i = 0; i < 50; ++i) feed.poll();
+  feed.finish();
+  EXPECT_EQ(seqs, (std::vector<std::uint64_t>{1, 2, 4, 5}));
+  const FeedStats s = feed.stats();
+  EXPECT_EQ(s.end_of_session_next, 6u);
+  EXPECT_EQ(s.sequencer.sessions, 1u);
+  EXPECT_EQ(s.sequencer.candidates_dropped, 1u);
+  EXPECT_EQ(s.lines[kLineA].other_session_packets, 3u);
+  EXPECT_EQ(s.lines[kLineA].far_future_packets, 1u);
+  EXPECT_EQ(s.lines[kLineA].malformed_packets, 1u);
+  EXPECT_EQ(s.lines[kLineA].packets, 4u);
+  EXPECT_EQ(s.lines[kLineA].lost_messages, 1u);
+  EXPECT_EQ(s.lines[kLineA].too_late_packets, 0u);
+  ASSERT_EQ(s.lost_ranges_kept, 1u);
+  EXPECT_EQ(s.lost_ranges_first[0].first, 3u);
+  EXPECT_EQ(s.lost_ranges_first[0].count, 1u);
+}
+
 TEST(FeedHandler, BadConfigurationIsAClearError) {
   FeedConfig c;
   c.line_a.address = "nowhere";

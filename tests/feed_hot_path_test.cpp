@@ -108,6 +108,12 @@ TEST(FeedHotPath, SequencingArbitrationDecodeAndRingNeverAllocateOrLock) {
   Workload* fresh = nullptr;
   g_counting = false;
   fresh = new Workload(5000);
+  {  // End of Session first: the only rule that lets a locked session change
+    std::uint8_t eos[kHeaderBytes];
+    encode_control(eos, Session::from("HOT"), 10001, true);
+    PacketView v;
+    if (parse_packet(eos, sizeof eos, v, 64) == ParseStatus::Ok) arb.on_packet(0, v, now, now);
+  }
   // A new session through the counted path as well.
   for (auto& p : fresh->packets) std::memcpy(p.data(), "HOT2      ", 10);
   g_counting = true;

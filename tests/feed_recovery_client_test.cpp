@@ -12,6 +12,7 @@
 namespace tickinfer::feed {
 namespace {
 
+using testing::make_control;
 using testing::make_packet;
 using testing::RecordingSink;
 
@@ -117,6 +118,8 @@ TEST(FeedRecoveryClient, ASessionChangeCancelsOutstandingRequests) {
   r.now = 100;
   r.seq.poll(r.now);
   EXPECT_EQ(r.client.outstanding(), 1u);
+  auto eos = make_control(5, true, "DAY1");
+  r.seq.on_packet(eos.view(), RxMeta{r.now, 0}, r.now);
   r.feed(1, 3, "DAY2");
   for (int i = 0; i < 5; ++i) {
     r.now += 1000;

@@ -41,8 +41,8 @@ struct Fixture {
     auto p = make_packet(s, n, session);
     seq.on_packet(p.view(), RxMeta{now, line}, now);
   }
-  void control(std::uint64_t next, bool eos) {
-    auto p = make_control(next, eos);
+  void control(std::uint64_t next, bool eos, const char* session = "S1") {
+    auto p = make_control(next, eos, session);
     seq.on_packet(p.view(), RxMeta{now, 0}, now);
   }
 };
@@ -230,6 +230,7 @@ TEST(FeedSequencer, ANewSessionIsANewSequenceSpaceNotAGap) {
   Fixture f(config(GapPolicy::Skip));
   f.feed(1, 3, "DAY1");
   f.feed(5, 1, "DAY1");  // 4 missing in DAY1
+  f.control(6, true, "DAY1");  // End of Session: the only way out of a locked session
   f.feed(1, 2, "DAY2");
   EXPECT_EQ(f.sink.sessions, (std::vector<std::string>{"DAY1", "DAY2"}));
   EXPECT_EQ(f.sink.delivered, (std::vector<std::uint64_t>{1, 2, 3, 5, 1, 2}));
@@ -254,7 +255,10 @@ TEST(FeedSequencer, APinnedSessionIgnoresOthersAndALateJoinerStartsWhereItJoins)
   late.join_at_first_seen = true;
   Fixture g(late);
   g.feed(1000, 2);
-  EXPECT_EQ(g.sink.delivered, iota(1000, 1001));
+  g.feed(1002, 1);
+  EXPECT_TRUE(g.sink.delivered.empty());  // a late joiner's candidate is held until confirmed
+  g.feed(1003, 1);
+  EXPECT_EQ(g.sink.delivered, iota(1000, 1003));
   EXPECT_TRUE(g.sink.lost.empty());
 }
 

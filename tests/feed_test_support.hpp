@@ -62,6 +62,8 @@ struct RecordingSink : SequencerSink {
     lost_reason.push_back(reason);
   }
   void on_session_start(const Session& s) noexcept override { sessions.push_back(s.str()); }
+  std::uint64_t end_next = 0;  // the last End of Session's next sequence
+  void on_end_of_session(const Session&, std::uint64_t next) noexcept override { end_next = next; }
   std::vector<std::uint64_t> lost_seqs() const {
     std::vector<std::uint64_t> out;
     for (auto [f, c] : lost)

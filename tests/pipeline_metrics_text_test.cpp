@@ -76,5 +76,25 @@ TEST(PipelineMetricsText, PromtoolAcceptsItWithoutWarnings) {
   }
 }
 
+TEST(PipelineMetricsText, FeedRejectionsByReasonAsLabelledCountersThatPromtoolAccepts) {
+  IntervalSample s = sample();
+  s.feed_malformed[static_cast<int>(feed::ParseStatus::TooShort)] = 2;
+  s.feed_malformed[static_cast<int>(feed::ParseStatus::TrailingBytes)] = 5;
+  s.feed_other_session = 3;
+  s.feed_far_future = 1;
+  const std::string t = format_metrics(true, &s, 0);
+  for (const char* line : {"# TYPE tickinfer_feed_malformed_datagrams_total counter\n",
+                           "tickinfer_feed_malformed_datagrams_total{reason=\"too_short\"} 2\n",
+                           "tickinfer_feed_malformed_datagrams_total{reason=\"trailing_bytes\"} 5\n",
+                           "tickinfer_feed_malformed_datagrams_total{reason=\"block_truncated\"} 0\n",
+                           "tickinfer_feed_other_session_packets_total 3\n", "tickinfer_feed_far_future_packets_total 1\n"})
+    EXPECT_NE(t.find(std::string("\n") + line), std::string::npos) << line << "\n" << t;
+  EXPECT_LT(t.size(), kMetricsTextBytes);
+  std::string report;
+  const int rc = promtool(t, report);
+  if (rc == -1) GTEST_SKIP() << "promtool not installed";
+  EXPECT_EQ(rc, 0) << report << "\n" << t;
+}
+
 }  // namespace
 }  // namespace tickinfer::pipeline

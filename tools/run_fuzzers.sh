@@ -51,6 +51,8 @@ for bin in "$dir"/*_fuzz; do
       printf 'TICKINF001\0\0\0\0\0\0\0\1\0\12' >"$work/request.bin" ;;
     feed_sequencer_fuzz)
       printf '\1\0\0\1\0\2\0\1\1\0\5\100\0\6\0\3\7\1\0' >"$work/script.bin" ;;
+    feed_sessions_fuzz)  # S1 data, a stray of S2, S1's End of Session, S2 at sequence 1, a malformed datagram, far future
+      printf '\0\1\0\0\3\61\0\0\30\2\0\0\3\0\1\0\0\0\0\377\143\5\0\7' >"$work/script.bin" ;;
     feed_capture_fuzz)
       printf 'TICAPv01\1\0\0\0\0\0\0\0TECR\3\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0abc' >"$work/record.cap" ;;
     feature_spec_fuzz)

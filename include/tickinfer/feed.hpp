@@ -54,7 +54,7 @@ struct FeedConfig {
   FeedLine line_b;
   std::string recovery_host;          // re-request server; empty = no recovery (gaps are skipped)
   std::uint16_t recovery_port = 0;
-  std::string session;                // pin this session; empty = adopt the first one seen
+  std::string session;                // pin this session; empty = adopt the first confirmed (docs/feed.md)
   bool join_at_first_seen = false;    // late join: start at the first sequence seen
   std::uint32_t window = 4096;        // reorder window, messages (power of two)
   std::int64_t gap_timeout_ns = 1'000'000;
@@ -80,11 +80,15 @@ struct FeedStats {
   std::uint64_t kernel_drops[3] = {}; // SO_RXQ_OVFL per socket (A, B, recovery)
   std::uint64_t receive_errors = 0;
   std::uint64_t ring_full_spins = 0;  // ring delivery waited for the consumer
-  std::uint64_t end_of_session_next = 0;  // next seq announced by End of Session (0: not seen)
+  std::uint64_t end_of_session_next = 0;  // the adopted session's End of Session next seq (0: not seen)
   std::uint64_t recovery_outstanding = 0; // re-requests still waiting for an answer
   std::uint64_t next_expected = 0;        // the sequencer's N
   std::uint64_t highest_seen = 0;         // highest sequence known to exist
   std::uint64_t buffered = 0;             // messages waiting in the reorder window
+  // The first kLostRangesKept ranges reported lost, in report order; sequencer.lost_ranges has
+  // the total (report_lost_ranges in src/feed/feed_report.hpp prints "first N, then a count").
+  LostRange lost_ranges_first[kLostRangesKept] = {};
+  std::uint64_t lost_ranges_kept = 0;
 };
 
 class FeedHandler {

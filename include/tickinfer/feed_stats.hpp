@@ -29,21 +29,38 @@ enum class ParseStatus : std::uint8_t {
   ControlWithData,       // a heartbeat or end-of-session packet that carries bytes after the header
 };
 const char* to_string(ParseStatus status) noexcept;
+// A short snake_case name ("too_short", "trailing_bytes", ...): a report key, a metric label.
+const char* key_of(ParseStatus status) noexcept;
 inline constexpr int kParseStatusCount = 9;
 
 enum class LossReason : std::uint8_t { Skipped, Unrecoverable, SessionChanged };
 const char* to_string(LossReason reason) noexcept;
 
-// Per line (A, B, recovery): how good the line is on its own (src/feed/arbiter.hpp).
+// One range of messages reported lost: [first, first + count).
+struct LostRange {
+  std::uint64_t first = 0;
+  std::uint64_t count = 0;
+  LossReason reason = LossReason::Skipped;
+};
+inline constexpr int kLostRangesKept = 16;  // FeedStats keeps the first ones; the rest are counted
+
+// Per line (A, B, recovery): how good the line is on its own (src/feed/arbiter.hpp), counted
+// only over packets of the current session (docs/feed.md, "Statistics"). A packet counts in
+// exactly one of: packets/control_packets (the session's), malformed_packets,
+// other_session_packets, far_future_packets; only the first kind moves the sequence counters.
 struct LineStats {
-  std::uint64_t packets = 0;          // data packets
+  std::uint64_t packets = 0;          // data packets of the current session
   std::uint64_t messages = 0;         // message blocks in them
-  std::uint64_t control_packets = 0;  // heartbeats and end of session
+  std::uint64_t control_packets = 0;  // heartbeats and end of session of the current session
   std::uint64_t lost_messages = 0;
   std::uint64_t duplicate_packets = 0;
   std::uint64_t reordered_packets = 0;
   std::uint64_t too_late_packets = 0;
-  std::uint64_t led = 0;              // packets this line delivered before the other line
+  std::uint64_t led = 0;              // packets whose copy on this line the kernel received first
+  std::uint64_t lead_by_read_order = 0;     // of `led`: a stamp was missing, decided by read order
+  std::uint64_t malformed_packets = 0;      // datagrams that failed parse_packet (any reason)
+  std::uint64_t other_session_packets = 0;  // packets naming another session (dropped)
+  std::uint64_t far_future_packets = 0;     // packets starting >= N + far_future_limit (dropped)
 };
 
 // The gap recovery client (src/feed/recovery_client.hpp).
@@ -69,8 +86,10 @@ struct SequencerStats {
   std::uint64_t stale = 0;                // messages far behind N, or of the session just left
   std::uint64_t far_future = 0;           // messages dropped as >= N + far_future_limit
   std::uint64_t window_overruns = 0;      // messages dropped because the window was full (Recover)
-  std::uint64_t wrong_session_packets = 0;
-  std::uint64_t sessions = 0;             // sessions started
+  std::uint64_t wrong_session_packets = 0; // packets of another session than the locked one
+  std::uint64_t sessions = 0;             // sessions locked (adopted)
+  std::uint64_t candidates_dropped = 0;   // unconfirmed candidate sessions replaced by another
+  std::uint64_t held_dropped = 0;         // messages held for a dropped candidate
   std::uint64_t gap_triggers_time = 0;
   std::uint64_t gap_triggers_count = 0;
   std::uint64_t gap_triggers_overrun = 0;  // Skip: the window slid past a hole

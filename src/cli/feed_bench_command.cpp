@@ -29,6 +29,7 @@
 #include "feed/udp_socket.hpp"
 #include "stats/clock.hpp"
 #include "stats/latency_summary.hpp"
+#include "feed/feed_report.hpp"
 #include "tickinfer/feed.hpp"
 
 namespace tickinfer::cli {
@@ -211,12 +212,12 @@ int run_feed_bench(const ArgParser& a) {
   std::printf("loopback, %.0f packets/s (1 quote each, %zu bytes), %ld rounds x %ld packets per path, "
               "sender cpu %d, receiver cpu %d, busy-poll on both paths\n",
               rate, kHeaderBytes + 2 + kQuoteBytes, rounds, per_round, sender_cpu, receiver_cpu);
-  std::printf("%-34s%s\n", "path (ns)", stats::LatencySummary::table_header().c_str());
-  std::printf("%-34s%s\n", "bare recvfrom: send -> user", b.table_row().c_str());
-  std::printf("%-34s%s\n", "feed: send -> delivered", s.table_row().c_str());
-  std::printf("%-34s%s\n", "bare recvmsg: kernel rx -> user", f.table_row().c_str());
-  std::printf("%-34s%s\n", "feed: kernel rx -> delivered", k.table_row().c_str());
-  std::printf("%-34s%s\n", "feed: read -> delivered (user)", u.table_row().c_str());
+  std::printf("%s", stats::latency_table("path (ns)", {{"bare recvfrom: send -> user", b},
+                                                               {"feed: send -> delivered", s},
+                                                               {"bare recvmsg: kernel rx -> user", f},
+                                                               {"feed: kernel rx -> delivered", k},
+                                                               {"feed: read -> delivered (user)", u}})
+                        .c_str());
   const double ratio = b.p99_ns ? static_cast<double>(s.p99_ns) / static_cast<double>(b.p99_ns) : 0.0;
   std::printf("p50 send->delivered / p50 bare = %.2f\n",
               b.p50_ns ? static_cast<double>(s.p50_ns) / static_cast<double>(b.p50_ns) : 0.0);
@@ -229,6 +230,7 @@ int run_feed_bench(const ArgParser& a) {
   const FeedStats st = feed.stats();
   std::printf("feed: %llu delivered, %llu lost, kernel drops %llu\n", (unsigned long long)st.sequencer.delivered,
               (unsigned long long)st.sequencer.lost, (unsigned long long)st.kernel_drops[0]);
+  std::printf("feed: %s; %s\n", report_malformed(st).c_str(), report_lost_ranges(st).c_str());
   if (a.flag_set("json")) {
     std::printf("{\"path\":\"bare_send_to_user\",\"rate\":%.0f,\"latency\":%s}\n", rate, b.to_json().c_str());
     std::printf("{\"path\":\"feed_send_to_delivered\",\"rate\":%.0f,\"latency\":%s}\n", rate, s.to_json().c_str());

@@ -14,12 +14,14 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "cli/commands.hpp"
 #include "stats/clock.hpp"
 #include "feed/batch_receiver.hpp"
 #include "feed/capture_file.hpp"
 #include "feed/exchange.hpp"
+#include "feed/feed_report.hpp"
 #include "feed/idle_strategy.hpp"
 #include "feed/messages.hpp"
 #include "stats/latency_summary.hpp"
@@ -263,12 +265,12 @@ int run_listen(const ArgParser& a) {
     if (print) {
       if (e.event.kind == md::Event::Kind::Quote) {
         const auto& q = e.event.quote;
-        std::printf("%llu Q %u %.8f x %u / %.8f x %u\n", static_cast<unsigned long long>(e.seq), q.instrument,
-                    md::price_to_double(q.bid_price), q.bid_size, md::price_to_double(q.ask_price), q.ask_size);
+        std::printf("%llu Q %u %s x %u / %s x %u\n", static_cast<unsigned long long>(e.seq), q.instrument,
+                    format_price(q.bid_price).c_str(), q.bid_size, format_price(q.ask_price).c_str(), q.ask_size);
       } else {
         const auto& t = e.event.trade;
-        std::printf("%llu T %u %.8f x %u %c\n", static_cast<unsigned long long>(e.seq), t.instrument,
-                    md::price_to_double(t.price), t.size, t.aggressor == md::Side::Unknown ? '?' : static_cast<char>(t.aggressor));
+        std::printf("%llu T %u %s x %u %c\n", static_cast<unsigned long long>(e.seq), t.instrument,
+                    format_price(t.price).c_str(), t.size, t.aggressor == md::Side::Unknown ? '?' : static_cast<char>(t.aggressor));
       }
     }
   });
@@ -286,8 +288,10 @@ int run_listen(const ArgParser& a) {
     const int work = feed.poll();
     if (seconds == 0 && work == 0) {
       const FeedStats s = feed.stats();
-      const bool done = s.end_of_session_next != 0 && delivered + lost + 1 >= s.end_of_session_next &&
-                        s.recovery_outstanding == 0;
+      // Done at End of Session, or once the next session started: the one listened to is over.
+      const bool done = (s.end_of_session_next != 0 && delivered + lost + 1 >= s.end_of_session_next &&
+                         s.recovery_outstanding == 0) ||
+                        s.sequencer.sessions > 1;
       if (done) {
         if (!quiet_since) quiet_since = stats::realtime_ns();
         if (stats::realtime_ns() - quiet_since > 200'000'000) break;  // let late copies arrive and count
@@ -312,23 +316,26 @@ int run_listen(const ArgParser& a) {
               (unsigned long long)s.sequencer.gap_triggers_overrun);
   for (int l = 0; l < (c.has_line_b ? 2 : 1); ++l) {
     const auto& ls = s.lines[l];
-    const auto lead = stats::LatencySummary::from(feed.lead_ns(l));
-    std::printf("line %c: %llu packets, lost %llu messages, %llu duplicate packets, %llu reordered, %llu too late, "
-                "led %llu (lead p50 %lld ns, p99 %lld ns), kernel drops %llu\n",
-                "AB"[l], (unsigned long long)ls.packets, (unsigned long long)ls.lost_messages,
-                (unsigned long long)ls.duplicate_packets, (unsigned long long)ls.reordered_packets,
-                (unsigned long long)ls.too_late_packets, (unsigned long long)ls.led, (long long)lead.p50_ns,
-                (long long)lead.p99_ns, (unsigned long long)s.kernel_drops[l]);
+    std::printf("line %c: %s, kernel drops %llu\n", "AB"[l], report_line(ls).c_str(),
+                (unsigned long long)s.kernel_drops[l]);
   }
+  std::printf("sessions: %llu adopted, %llu other-session packets, %llu unconfirmed candidates dropped\n",
+              (unsigned long long)s.sequencer.sessions, (unsigned long long)s.sequencer.wrong_session_packets,
+              (unsigned long long)s.sequencer.candidates_dropped);
+  std::printf("%s\n", report_lost_ranges(s).c_str());
   std::printf("recovery: %llu ranges, %llu requests (%llu retries), %llu completed, %llu failed, %llu cancelled\n",
               (unsigned long long)s.recovery.ranges, (unsigned long long)s.recovery.requests_sent,
               (unsigned long long)s.recovery.retries, (unsigned long long)s.recovery.completed,
               (unsigned long long)s.recovery.failed, (unsigned long long)s.recovery.cancelled);
-  std::printf("malformed %llu, truncated %llu, undecodable %llu\n", (unsigned long long)s.malformed,
+  std::printf("%s, truncated %llu, undecodable %llu\n", report_malformed(s).c_str(),
               (unsigned long long)s.truncated, (unsigned long long)s.undecodable);
-  const auto lat = stats::LatencySummary::from(feed.rx_to_delivered_ns());
-  std::printf("kernel receive -> delivered (ns):\n%s\n%s\n", stats::LatencySummary::table_header().c_str(),
-              lat.table_row().c_str());
+  std::vector<stats::LatencyRow> table{
+      {"kernel receive -> delivered", stats::LatencySummary::from(feed.rx_to_delivered_ns())}};
+  if (c.has_line_b) {  // by the kernel receive stamps of the two copies
+    table.push_back({"lead of line A over B", stats::LatencySummary::from(feed.lead_ns(kLineA))});
+    table.push_back({"lead of line B over A", stats::LatencySummary::from(feed.lead_ns(kLineB))});
+  }
+  std::printf("%s", stats::latency_table("(ns)", table).c_str());
   if (!check) return 0;
   const SentLog log = read_sent_log(a.value("check"));
   int failures = 0;

@@ -43,12 +43,6 @@ void Arbiter::settle(Tracker& t, std::uint64_t new_base) noexcept {
 }
 
 void Arbiter::track(Tracker& t, const PacketView& p) noexcept {
-  if (!t.seen || t.session != p.session) {  // a new session: a new sequence space per line too
-    for (auto& w : t.bits) w = 0;
-    t.base = t.high = seq_.config().join_at_first_seen ? p.seq : seq_.config().first_seq;
-    t.session = p.session;
-    t.seen = true;
-  }
   const std::uint64_t s = p.seq;
   const std::uint64_t e = p.end_seq();
   if (s < t.base) {
@@ -70,39 +64,87 @@ void Arbiter::track(Tracker& t, const PacketView& p) noexcept {
   if (e > t.high) t.high = e;
 }
 
+// The sequencer began a new sequence space: close the old one on every line, start the new.
+void Arbiter::sync_epoch() noexcept {
+  const std::uint64_t old = epoch_;
+  epoch_ = seq_.epoch();
+  const std::uint64_t first_locked = seq_.first_locked_epoch();
+  const bool dropped = old != 0 && (first_locked == 0 || old < first_locked);
+  for (int i = 0; i <= kLiveLines; ++i) {
+    Tracker& t = lines_[i];
+    if (dropped) {  // a candidate that never was the session: its packets were another session's
+      const LineStats& a = t.at_epoch;
+      t.stats.other_session_packets += (t.stats.packets - a.packets) + (t.stats.control_packets - a.control_packets);
+      t.stats.packets = a.packets;
+      t.stats.messages = a.messages;
+      t.stats.control_packets = a.control_packets;
+      t.stats.duplicate_packets = a.duplicate_packets;
+      t.stats.reordered_packets = a.reordered_packets;
+      t.stats.too_late_packets = a.too_late_packets;
+      t.stats.lost_messages = a.lost_messages;
+    } else if (old != 0 && i < kLiveLines && seq_.previous_end() > t.base) {
+      settle(t, seq_.previous_end());
+    }
+    for (auto& w : t.bits) w = 0;
+    t.base = t.high = seq_.session_start();
+    t.at_epoch = t.stats;
+  }
+}
+
+void Arbiter::record_lead(int line, const PacketView& p, std::int64_t rx_ns, bool stamped) noexcept {
+  FirstSeen& f = first_seen_[p.seq & lead_mask_];
+  if (f.seq != p.seq || f.epoch != epoch_) {
+    f = FirstSeen{p.seq, rx_ns, epoch_, static_cast<std::uint8_t>(line), stamped, false};
+    return;
+  }
+  if (f.line == line || f.matched) return;
+  f.matched = true;
+  if (!stamped || !f.stamped) {  // no kernel stamp to compare: the copy read first leads
+    ++lines_[f.line].stats.led;
+    ++lines_[f.line].stats.lead_by_read_order;
+    return;
+  }
+  const bool this_first = rx_ns < f.rx_ns;
+  Tracker& leader = lines_[this_first ? line : f.line];
+  ++leader.stats.led;
+  leader.lead.record(this_first ? f.rx_ns - rx_ns : rx_ns - f.rx_ns);
+}
+
 std::size_t Arbiter::on_packet(int line, const PacketView& p, std::int64_t kernel_rx_ns,
-                               std::int64_t now_ns) noexcept {
+                               std::int64_t now_ns, bool kernel_stamped) noexcept {
+  RxMeta meta{kernel_rx_ns, static_cast<std::uint8_t>(line)};
+  const std::size_t n = seq_.on_packet(p, meta, now_ns);
+  if (seq_.epoch() != epoch_) sync_epoch();
   Tracker& t = lines_[line];
+  switch (seq_.last_verdict()) {
+    case PacketVerdict::OtherSession: ++t.stats.other_session_packets; return n;
+    case PacketVerdict::FarFuture: ++t.stats.far_future_packets; return n;
+    case PacketVerdict::Current: break;
+  }
   if (p.kind != PacketKind::Data) {
     ++t.stats.control_packets;
-  } else {
-    ++t.stats.packets;
-    t.stats.messages += p.count;
-    if (line < kLiveLines) {
-      track(t, p);
-      FirstSeen& f = first_seen_[p.seq & lead_mask_];
-      if (f.seq != p.seq) {
-        f = FirstSeen{p.seq, kernel_rx_ns, static_cast<std::uint8_t>(line), false};
-      } else if (f.line != line && !f.matched) {
-        f.matched = true;
-        Tracker& leader = lines_[f.line];
-        ++leader.stats.led;
-        leader.lead.record(kernel_rx_ns - f.rx_ns);
-      }
-    }
+    return n;
   }
-  RxMeta meta{kernel_rx_ns, static_cast<std::uint8_t>(line)};
-  return seq_.on_packet(p, meta, now_ns);
+  ++t.stats.packets;
+  t.stats.messages += p.count;
+  if (line < kLiveLines) {
+    track(t, p);
+    if (seq_.locked()) record_lead(line, p, kernel_rx_ns, kernel_stamped);
+  }
+  return n;
 }
 
 void Arbiter::finish(std::uint64_t next_seq) noexcept {
+  if (seq_.epoch() != epoch_) sync_epoch();
+  if (epoch_ == 0 || !seq_.locked()) {  // no session: everything below next_seq was lost on each line
+    const std::uint64_t first = seq_.config().first_seq;
+    for (int i = 0; i < kLiveLines; ++i) {
+      if (epoch_ == 0 && next_seq > first) lines_[i].stats.lost_messages += next_seq - first;
+    }
+    return;
+  }
   for (int i = 0; i < kLiveLines; ++i) {
     Tracker& t = lines_[i];
-    if (!t.seen) {
-      const std::uint64_t first = seq_.config().first_seq;
-      if (next_seq > first) t.stats.lost_messages += next_seq - first;
-      continue;
-    }
     if (next_seq > t.base) settle(t, next_seq);
   }
 }

@@ -19,6 +19,7 @@ BatchReceiver::BatchReceiver(int batch, std::size_t max_datagram)
   msgs_.resize(batch);
   addrs_.resize(batch);
   rx_ns_.resize(batch);
+  stamped_.resize(batch);
   for (int i = 0; i < batch_; ++i) iov_[i] = iovec{buffers_.data() + i * max_datagram_, max_datagram_};
   reset_headers(batch_);
 }
@@ -65,6 +66,7 @@ int BatchReceiver::receive(int fd, int max) noexcept {
         std::memcpy(&kernel_drops_, CMSG_DATA(c), sizeof kernel_drops_);
       }
     }
+    stamped_[i] = rx_ns_[i] != 0;
     if (rx_ns_[i] == 0) {
       if (!have_read_time) {
         clock_gettime(CLOCK_REALTIME, &read_time);

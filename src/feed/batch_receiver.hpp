@@ -38,6 +38,8 @@ class BatchReceiver {
   std::size_t length(int i) const noexcept { return msgs_[i].msg_len; }
   bool truncated(int i) const noexcept { return (msgs_[i].msg_hdr.msg_flags & MSG_TRUNC) != 0; }
   std::int64_t kernel_rx_ns(int i) const noexcept { return rx_ns_[i]; }
+  // False when the kernel attached no stamp and kernel_rx_ns(i) is the read time instead.
+  bool kernel_stamped(int i) const noexcept { return stamped_[i] != 0; }
   const sockaddr_in& source(int i) const noexcept { return addrs_[i]; }
   // Cumulative SO_RXQ_OVFL value last reported by the kernel for this socket. The kernel stamps
   // each datagram with the count at the time it was queued, so drops show up with the first
@@ -56,6 +58,7 @@ class BatchReceiver {
   std::vector<mmsghdr> msgs_;
   std::vector<sockaddr_in> addrs_;
   std::vector<std::int64_t> rx_ns_;
+  std::vector<std::uint8_t> stamped_;
   void reset_headers(int n) noexcept;  // restores the fields the kernel wrote back
   int dirty_ = 0;                      // headers the last call filled
   std::uint32_t kernel_drops_ = 0;

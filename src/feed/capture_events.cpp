@@ -57,6 +57,7 @@ CaptureSequenceStats sequence_capture(
     PacketView p;
     if (parse_packet(r.payload.data(), r.payload.size(), p, cfg.max_message_bytes) != ParseStatus::Ok) {
       ++stats.bad_packets;
+      arb.on_malformed(r.line <= kLineRecovery ? r.line : kLineA);
       continue;
     }
     const int line = r.line <= kLineRecovery ? r.line : kLineA;

@@ -131,8 +131,13 @@ struct FeedHandler::Impl final : SequencerSink {
     if (recovery) recovery->request(first, count, now_ns);
   }
   void on_lost(std::uint64_t first, std::uint64_t count, LossReason reason) noexcept override {
+    if (counters.lost_ranges_kept < kLostRangesKept) {
+      counters.lost_ranges_first[counters.lost_ranges_kept++] = LostRange{first, count, reason};
+    }
     if (loss_cb) loss_cb(first, count, reason);
   }
+  // A new session's End of Session is its own: the one of the session left no longer applies.
+  void on_session_start(const Session&) noexcept override { counters.end_of_session_next = 0; }
   void on_end_of_session(const Session&, std::uint64_t next_seq) noexcept override {
     counters.end_of_session_next = next_seq;
   }
@@ -169,9 +174,10 @@ struct FeedHandler::Impl final : SequencerSink {
           if (st != ParseStatus::Ok) {
             ++counters.malformed;
             ++counters.malformed_by_status[static_cast<int>(st)];
+            arbiter.on_malformed(line);
             continue;
           }
-          arbiter.on_packet(line, p, rx.kernel_rx_ns(i), now);
+          arbiter.on_packet(line, p, rx.kernel_rx_ns(i), now, rx.kernel_stamped(i));
           end_of_datagram();
         }
         work += n;

@@ -42,6 +42,21 @@ const char* to_string(ParseStatus status) noexcept {
   return "unknown";
 }
 
+const char* key_of(ParseStatus status) noexcept {
+  switch (status) {
+    case ParseStatus::Ok: return "ok";
+    case ParseStatus::TooShort: return "too_short";
+    case ParseStatus::TooLong: return "too_long";
+    case ParseStatus::BlockHeaderTruncated: return "block_header_truncated";
+    case ParseStatus::BlockTruncated: return "block_truncated";
+    case ParseStatus::MessageTooLong: return "message_too_long";
+    case ParseStatus::TrailingBytes: return "trailing_bytes";
+    case ParseStatus::SequenceOverflow: return "sequence_overflow";
+    case ParseStatus::ControlWithData: return "control_with_data";
+  }
+  return "unknown";
+}
+
 ParseStatus parse_packet(const std::uint8_t* data, std::size_t len, PacketView& out,
                          std::size_t max_message_bytes, std::size_t max_packet_bytes) noexcept {
   if (len < kHeaderBytes) return ParseStatus::TooShort;

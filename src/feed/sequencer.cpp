@@ -48,7 +48,7 @@ bool Sequencer::is_missing(std::uint64_t seq) const noexcept {
   return true;
 }
 
-void Sequencer::start_session(const Session& s, std::uint64_t first_seen) noexcept {
+void Sequencer::start_session(const Session& s, std::uint64_t first_seen, bool locked) noexcept {
   for (auto& slot : slots_) slot.seq = kEmpty;
   buffered_ = 0;
   session_ = s;
@@ -58,8 +58,80 @@ void Sequencer::start_session(const Session& s, std::uint64_t first_seen) noexce
   requested_end_ = next_;
   gap_open_ = false;
   abandoned_count_ = 0;
+  ended_ = false;
+  ended_next_ = 0;
+  locked_ = false;
+  candidate_packets_ = 0;
+  candidate_last_ = 0;
+  challenger_packets_ = 0;
+  session_start_ = next_;
+  ++epoch_;
+  if (locked) lock();
+}
+
+void Sequencer::lock() noexcept {
+  locked_ = true;
+  if (first_locked_epoch_ == 0) first_locked_epoch_ = epoch_;
   ++stats_.sessions;
-  sink_.on_session_start(s);
+  sink_.on_session_start(session_);
+}
+
+// A packet of another session than session_: may it replace it? (The rules: sequencer.hpp.)
+bool Sequencer::may_replace(const PacketView& p) noexcept {
+  if (locked_) return ended_ && p.seq == cfg_.first_seq;
+  if (p.kind != PacketKind::Data) return false;
+  if (!cfg_.join_at_first_seen && p.seq <= cfg_.first_seq && cfg_.first_seq < p.end_seq()) return true;
+  if (challenger_packets_ == 0 || p.session != challenger_) {
+    challenger_ = p.session;
+    challenger_packets_ = 1;
+    challenger_last_ = p.seq;
+  } else if (p.seq > challenger_last_) {
+    ++challenger_packets_;
+    challenger_last_ = p.seq;
+  }
+  return challenger_packets_ >= cfg_.confirm_packets;
+}
+
+// A packet of the candidate session: does it confirm it?
+bool Sequencer::confirms(const PacketView& p) noexcept {
+  if (p.kind != PacketKind::Data) return false;
+  if (!cfg_.join_at_first_seen && p.seq <= next_ && next_ < p.end_seq()) return true;
+  if (candidate_packets_ == 0 || p.seq > candidate_last_) {
+    ++candidate_packets_;
+    candidate_last_ = p.seq;
+  }
+  return candidate_packets_ >= cfg_.confirm_packets;
+}
+
+// A candidate's data: kept in the window for when it is confirmed, never delivered before.
+void Sequencer::hold(const PacketView& p, const RxMeta& meta) noexcept {
+  ++stats_.packets;
+  MessageCursor cursor(p);
+  const std::uint8_t* msg;
+  std::uint16_t len;
+  std::uint64_t s = p.seq;
+  for (std::uint16_t i = 0; i < p.count && cursor.next(msg, len); ++i, ++s) {
+    if (s < next_) {
+      ++stats_.duplicates;
+      continue;
+    }
+    if (s - next_ >= cfg_.window || len > cfg_.max_message_bytes) {
+      ++stats_.window_overruns;
+      continue;
+    }
+    Slot& slot = slots_[s & mask_];
+    if (slot.seq == s) {
+      ++stats_.duplicates;
+      continue;
+    }
+    slot.seq = s;
+    slot.len = len;
+    slot.meta = meta;
+    std::memcpy(slot.data, msg, len);
+    ++buffered_;
+    if (buffered_ > stats_.max_buffered) stats_.max_buffered = buffered_;
+    note_highest(s);
+  }
 }
 
 void Sequencer::deliver(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len,
@@ -155,24 +227,69 @@ std::size_t Sequencer::trigger(std::int64_t now_ns) noexcept {
   return n;
 }
 
-std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::int64_t now_ns) noexcept {
+// The session rules (sequencer.hpp) for one packet. False: it was dropped, or held for a candidate;
+// n: what a session change or a confirmation delivered.
+bool Sequencer::admit(const PacketView& p, const RxMeta& meta, std::int64_t now_ns, std::size_t& n) noexcept {
+  verdict_ = PacketVerdict::Current;
   if (cfg_.pin_session && p.session != cfg_.session) {
     ++stats_.wrong_session_packets;
-    return 0;
+    verdict_ = PacketVerdict::OtherSession;
+    return false;
   }
-  std::size_t n = 0;
   if (!has_session_) {
-    start_session(p.session, p.seq);
+    start_session(p.session, p.seq, cfg_.pin_session);
   } else if (p.session != session_) {
     if (has_previous_ && p.session == previous_) {
       stats_.stale += p.kind == PacketKind::Data ? p.count : 1;
-      return 0;
+      verdict_ = PacketVerdict::OtherSession;
+      return false;
     }
-    n += skip_to(highest_ + 1, LossReason::SessionChanged, now_ns);
-    previous_ = session_;
-    has_previous_ = true;
-    start_session(p.session, p.seq);
+    if (!may_replace(p)) {
+      ++stats_.wrong_session_packets;
+      verdict_ = PacketVerdict::OtherSession;
+      return false;
+    }
+    if (locked_) {
+      n += skip_to(highest_ + 1, LossReason::SessionChanged, now_ns);
+      previous_ = session_;
+      has_previous_ = true;
+      previous_end_ = ended_next_;
+      start_session(p.session, p.seq, true);
+    } else {  // a challenger confirmed before the candidate: the candidate's held data goes
+      ++stats_.candidates_dropped;
+      stats_.held_dropped += buffered_;
+      start_session(p.session, p.seq, false);
+      candidate_packets_ = challenger_packets_;
+      candidate_last_ = challenger_last_;
+      lock();
+    }
   }
+  if (p.seq > next_ && p.seq - next_ >= cfg_.far_future_limit) {
+    // Corrupt or hostile: not even an End of Session of this session is believed.
+    verdict_ = PacketVerdict::FarFuture;
+    stats_.far_future += p.kind == PacketKind::Data ? p.count : 1;
+    return false;
+  }
+  if (!locked_) {
+    if (!confirms(p)) {
+      if (p.kind == PacketKind::Data) {
+        hold(p, meta);
+      } else if (p.kind == PacketKind::Heartbeat) {
+        ++stats_.heartbeats;
+      } else {
+        ++stats_.end_of_session;
+      }
+      return false;
+    }
+    lock();
+    n += drain(now_ns);
+  }
+  return true;
+}
+
+std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::int64_t now_ns) noexcept {
+  std::size_t n = 0;
+  if (!admit(p, meta, now_ns, n)) return n;
   const std::uint64_t window = cfg_.window;
 
   if (p.kind != PacketKind::Data) {
@@ -188,7 +305,11 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
         ++stats_.far_future;
       }
     }
-    if (p.kind == PacketKind::EndOfSession) sink_.on_end_of_session(session_, p.seq);
+    if (p.kind == PacketKind::EndOfSession) {
+      if (!ended_) ended_next_ = p.seq;
+      ended_ = true;
+      sink_.on_end_of_session(session_, p.seq);
+    }
   } else {
     ++stats_.packets;
     MessageCursor cursor(p);
@@ -291,6 +412,7 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
 
 std::size_t Sequencer::poll(std::int64_t now_ns) noexcept {
   std::size_t n = 0;
+  if (!locked_) return 0;  // no session, or a candidate: nothing is due before it is confirmed
   if (abandoned_count_) n += resolve_abandoned(now_ns);
   if (gap_open_ && gap_at_ != next_) {  // N moved without a packet (abandon): restart the clock
     gap_at_ = next_;
@@ -306,7 +428,7 @@ std::size_t Sequencer::poll(std::int64_t now_ns) noexcept {
 }
 
 void Sequencer::abandon(std::uint64_t first, std::uint64_t end, std::int64_t now_ns) noexcept {
-  if (end <= next_ || first >= end) return;
+  if (!locked_ || end <= next_ || first >= end) return;
   if (abandoned_count_ < kMaxAbandoned) {
     abandoned_[abandoned_count_++] = Range{first, end};
   } else {  // full: widen the last range; a superset only gives up on what is missing there
@@ -350,6 +472,7 @@ std::size_t Sequencer::resolve_abandoned(std::int64_t now_ns) noexcept {
 }
 
 void Sequencer::flush(std::int64_t now_ns, LossReason reason) noexcept {
+  if (!locked_) return;  // a candidate's held messages are never delivered
   if (highest_ >= next_) skip_to(highest_ + 1, reason, now_ns);
   gap_open_ = false;
 }

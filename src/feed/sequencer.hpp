@@ -24,10 +24,15 @@
 // Sequence numbers at or beyond N + far_future_limit are counted and dropped: they are corrupt or
 // hostile, and honouring them would declare millions of messages missing.
 //
-// Sessions. The first session seen is adopted (or the pinned one only). A packet of a different
-// session starts a new sequence space: the old session's buffered messages are delivered, its
-// holes reported lost (SessionChanged), and N restarts at first_seq (1). Packets of the session
-// just left are counted stale and dropped; a session change is never a gap.
+// Sessions (docs/feed.md, "Sessions"). A session is locked (adopted) only once confirmed: pinned,
+// or a data packet covering N (first_seq; not in join mode), or confirm_packets data packets with
+// increasing sequence numbers. Until then it is a candidate: its messages are held in the window,
+// never delivered, no gap fires; a challenger session that confirms first replaces it (the held
+// messages are dropped and counted). Once locked, every packet of another session is counted
+// (wrong_session_packets) and dropped, except after the locked session's End of Session, when a
+// packet of a new session at first_seq starts the next one: the old session's buffered messages
+// are delivered, its holes reported lost (SessionChanged), and N restarts at first_seq. Packets of
+// the session just left are counted stale; a session change is never a gap.
 //
 // Threading: single-threaded; no method allocates, locks or makes a syscall after construction.
 #include <cstddef>
@@ -62,6 +67,13 @@ class SequencerSink {
   virtual void on_end_of_session(const Session& session, std::uint64_t next_seq) noexcept {}
 };
 
+// What on_packet did with the last packet, for per-line accounting (Arbiter).
+enum class PacketVerdict : std::uint8_t {
+  Current,       // of the current session (locked or candidate): sequenced
+  OtherSession,  // names another session: dropped
+  FarFuture,     // starts >= N + far_future_limit: dropped
+};
+
 struct SequencerConfig {
   std::uint32_t window = 4096;              // messages; power of two
   std::uint16_t max_message_bytes = 64;     // slot size; longer blocks fail parse_packet upstream
@@ -72,6 +84,7 @@ struct SequencerConfig {
   std::uint64_t first_seq = 1;              // N at session start
   bool join_at_first_seen = false;          // late joiner: N = first sequence seen in the session
   bool pin_session = false;                 // accept only `session`
+  std::uint32_t confirm_packets = 3;        // increasing data packets that confirm a candidate
   Session session;
 };
 
@@ -96,6 +109,16 @@ class Sequencer {
   // Highest sequence known to exist (seen, or announced by a heartbeat); next_expected() - 1 if none.
   std::uint64_t highest_seen() const noexcept { return highest_; }
   bool has_session() const noexcept { return has_session_; }
+  // The session is confirmed (delivering); false while it is only a candidate.
+  bool locked() const noexcept { return locked_; }
+  PacketVerdict last_verdict() const noexcept { return verdict_; }
+  // Incremented by every new sequence space (candidate or session). Epochs below
+  // first_locked_epoch() (or all, while it is 0) were candidates that were dropped.
+  std::uint64_t epoch() const noexcept { return epoch_; }
+  std::uint64_t first_locked_epoch() const noexcept { return first_locked_epoch_; }
+  std::uint64_t session_start() const noexcept { return session_start_; }  // N at its start
+  // The End of Session next sequence of the session left by the last change (0: none).
+  std::uint64_t previous_end() const noexcept { return previous_end_; }
   const Session& session() const noexcept { return session_; }
   // True if seq is neither delivered/given up (seq < N) nor waiting in the window.
   bool is_missing(std::uint64_t seq) const noexcept;
@@ -115,7 +138,12 @@ class Sequencer {
   };
   static constexpr std::size_t kMaxAbandoned = 64;
 
-  void start_session(const Session& s, std::uint64_t first_seen) noexcept;
+  void start_session(const Session& s, std::uint64_t first_seen, bool locked) noexcept;
+  void lock() noexcept;
+  bool may_replace(const PacketView& p) noexcept;
+  bool confirms(const PacketView& p) noexcept;
+  void hold(const PacketView& p, const RxMeta& meta) noexcept;
+  bool admit(const PacketView& p, const RxMeta& meta, std::int64_t now_ns, std::size_t& n) noexcept;
   void deliver(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta,
                std::int64_t now_ns) noexcept;
   std::size_t drain(std::int64_t now_ns) noexcept;
@@ -132,6 +160,19 @@ class Sequencer {
 
   bool has_session_ = false;
   bool has_previous_ = false;
+  bool locked_ = false;
+  bool ended_ = false;               // the locked session's End of Session was seen
+  std::uint64_t ended_next_ = 0;
+  std::uint64_t previous_end_ = 0;
+  PacketVerdict verdict_ = PacketVerdict::Current;
+  std::uint64_t epoch_ = 0;
+  std::uint64_t first_locked_epoch_ = 0;
+  std::uint64_t session_start_ = 1;
+  std::uint32_t candidate_packets_ = 0;  // increasing data packets of the candidate
+  std::uint64_t candidate_last_ = 0;
+  Session challenger_;
+  std::uint32_t challenger_packets_ = 0;
+  std::uint64_t challenger_last_ = 0;
   Session session_;
   Session previous_;
   std::uint64_t next_ = 1;

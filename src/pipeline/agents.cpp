@@ -38,7 +38,15 @@ int FeedAgent::do_work(std::int64_t now_ns) noexcept {
   }
   if (now_ns >= next_eos_check_ns_) {
     const feed::FeedStats s = feed_.stats();
-    if (s.end_of_session_next != 0 && s.next_expected >= s.end_of_session_next && s.recovery_outstanding == 0)
+    for (int i = 0; i < feed::kParseStatusCount; ++i)
+      status_.feed_malformed[i].store(s.malformed_by_status[i], std::memory_order_relaxed);
+    std::uint64_t far = 0;
+    for (const auto& l : s.lines) far += l.far_future_packets;
+    status_.feed_other_session.store(s.sequencer.wrong_session_packets, std::memory_order_relaxed);
+    status_.feed_far_future.store(far, std::memory_order_relaxed);
+    // Over at End of Session, or once the next session started (it can only after one).
+    if ((s.end_of_session_next != 0 && s.next_expected >= s.end_of_session_next && s.recovery_outstanding == 0) ||
+        s.sequencer.sessions > 1)
       status_.end_of_session.store(true, std::memory_order_relaxed);
     next_eos_check_ns_ = now_ns + kEndOfSessionCheckNs;
   }
@@ -76,7 +84,34 @@ SupervisorAgent::SupervisorAgent(const PipelineConfig& cfg, const RunStatus& sta
       metrics_text_(metrics_text), run_start_ns_(run_start_ns),
       silence_ns_(static_cast<std::int64_t>(cfg.feed_silence_s * 1e9)) {}
 
-void SupervisorAgent::report(const IntervalSample& s) {
+namespace {
+// "  malformed 3 (too_short 1, trailing_bytes 2)  other-session 1  far-future 1", each only when not 0.
+void print_feed_rejections(const IntervalSample& s) {
+  std::uint64_t malformed = 0;
+  for (auto n : s.feed_malformed) malformed += n;
+  if (malformed > 0) {
+    std::printf("  malformed %llu", static_cast<unsigned long long>(malformed));
+    const char* sep = " (";
+    for (int i = 1; i < feed::kParseStatusCount; ++i) {
+      if (s.feed_malformed[i] == 0) continue;
+      std::printf("%s%s %llu", sep, feed::key_of(static_cast<feed::ParseStatus>(i)),
+                  static_cast<unsigned long long>(s.feed_malformed[i]));
+      sep = ", ";
+    }
+    std::printf(")");
+  }
+  if (s.feed_other_session > 0)
+    std::printf("  other-session %llu", static_cast<unsigned long long>(s.feed_other_session));
+  if (s.feed_far_future > 0) std::printf("  far-future %llu", static_cast<unsigned long long>(s.feed_far_future));
+}
+}  // namespace
+
+void SupervisorAgent::report(const IntervalSample& interval) {
+  IntervalSample s = interval;
+  for (int i = 0; i < feed::kParseStatusCount; ++i)
+    s.feed_malformed[i] = status_.feed_malformed[i].load(std::memory_order_relaxed);
+  s.feed_other_session = status_.feed_other_session.load(std::memory_order_relaxed);
+  s.feed_far_future = status_.feed_far_future.load(std::memory_order_relaxed);
   if (!cfg_.quiet) {
     const double secs = static_cast<double>(cfg_.status_interval_ns) / 1e9;
     std::printf("[%6.1fs] %8.0f ticks/s %8.0f signals/s  rx->signal p50 %6.1f us p99 %7.1f us max %8.1f us",
@@ -89,6 +124,7 @@ void SupervisorAgent::report(const IntervalSample& s) {
                 static_cast<unsigned long long>(s.allocations - alloc_ready_));
     if (s.log_write_errors > 0)
       std::printf("  decision log write errors %llu", static_cast<unsigned long long>(s.log_write_errors));
+    print_feed_rejections(s);
     std::printf("\n");
     std::fflush(stdout);
   }

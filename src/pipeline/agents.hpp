@@ -37,6 +37,9 @@ struct RunStatus {
   std::atomic<bool> end_of_session{false};  // End of Session seen and everything before it delivered
   std::atomic<std::int64_t> last_event_ns{0};  // clock time of the latest duty cycle that processed an event
   std::atomic<std::uint64_t> loss_ranges{0}, lost_messages{0};  // what the feed reported lost
+  // What the feed rejected, published by the feed agent with its End of Session check.
+  std::atomic<std::uint64_t> feed_malformed[feed::kParseStatusCount] = {};
+  std::atomic<std::uint64_t> feed_other_session{0}, feed_far_future{0};
 };
 
 class Agent {

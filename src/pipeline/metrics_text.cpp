@@ -11,6 +11,21 @@ void metric(std::string& out, const char* name, const char* type, const char* he
   out += line;
 }
 double seconds(std::int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// One counter family with a `reason` label, one sample per feed::ParseStatus but Ok.
+void malformed_metric(std::string& out, const IntervalSample& s) {
+  const char* name = "tickinfer_feed_malformed_datagrams_total";
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "# HELP %s Datagrams the feed rejected as malformed since the start, by reason.\n# TYPE %s counter\n",
+                name, name);
+  out += line;
+  for (int i = 1; i < feed::kParseStatusCount; ++i) {
+    std::snprintf(line, sizeof line, "%s{reason=\"%s\"} %llu\n", name, feed::key_of(static_cast<feed::ParseStatus>(i)),
+                  static_cast<unsigned long long>(s.feed_malformed[i]));
+    out += line;
+  }
+}
 }  // namespace
 
 void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::uint64_t allocations_since_ready) {
@@ -35,6 +50,13 @@ void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::
          seconds(s->e2e_tx_p99_ns));
   metric(out, "tickinfer_feed_lost_messages_total", "counter", "Messages the feed reported lost since the start.",
          static_cast<double>(s->feed_lost));
+  malformed_metric(out, *s);
+  metric(out, "tickinfer_feed_other_session_packets_total", "counter",
+         "Packets naming another session than the one adopted, dropped, since the start.",
+         static_cast<double>(s->feed_other_session));
+  metric(out, "tickinfer_feed_far_future_packets_total", "counter",
+         "Packets whose sequence lies too far ahead to be real, dropped, since the start.",
+         static_cast<double>(s->feed_far_future));
   metric(out, "tickinfer_decision_log_write_errors_total", "counter",
          "Decision log writes that failed since the start (their records are not in the file).",
          static_cast<double>(s->log_write_errors));

@@ -44,6 +44,14 @@ json feed_json(const feed::FeedStats& s) {
   json j;
   j["datagrams"] = s.datagrams;
   j["malformed"] = s.malformed;
+  json by_reason = json::object();
+  for (int i = 1; i < feed::kParseStatusCount; ++i)
+    by_reason[feed::key_of(static_cast<feed::ParseStatus>(i))] = s.malformed_by_status[i];
+  j["malformed_by_reason"] = by_reason;
+  j["other_session_packets"] = s.sequencer.wrong_session_packets;
+  j["sessions"] = s.sequencer.sessions;
+  j["candidate_sessions_dropped"] = s.sequencer.candidates_dropped;
+  j["far_future_dropped"] = s.sequencer.far_future;
   j["undecodable"] = s.undecodable;
   j["delivered"] = s.sequencer.delivered;
   j["duplicates_dropped"] = s.sequencer.duplicates;
@@ -53,6 +61,13 @@ json feed_json(const feed::FeedStats& s) {
   j["gap_messages_requested"] = s.sequencer.gap_messages_requested;
   j["recovered_messages"] = s.lines[2].messages;
   j["lost"] = s.sequencer.lost;
+  j["lost_ranges"] = s.sequencer.lost_ranges;
+  json ranges = json::array();  // the first feed::kLostRangesKept, then only counted
+  for (std::uint64_t i = 0; i < s.lost_ranges_kept; ++i) {
+    const auto& r = s.lost_ranges_first[i];
+    ranges.push_back({{"first", r.first}, {"count", r.count}, {"reason", feed::to_string(r.reason)}});
+  }
+  j["lost_ranges_first"] = ranges;
   j["max_buffered"] = s.sequencer.max_buffered;
   j["recovery_requests_sent"] = s.recovery.requests_sent;
   j["recovery_completed"] = s.recovery.completed;
@@ -69,7 +84,13 @@ json feed_json(const feed::FeedStats& s) {
                      {"lost_messages", l.lost_messages},
                      {"duplicate_packets", l.duplicate_packets},
                      {"reordered_packets", l.reordered_packets},
-                     {"led", l.led}});
+                     {"too_late_packets", l.too_late_packets},
+                     {"control_packets", l.control_packets},
+                     {"other_session_packets", l.other_session_packets},
+                     {"far_future_packets", l.far_future_packets},
+                     {"malformed_packets", l.malformed_packets},
+                     {"led", l.led},
+                     {"lead_by_read_order", l.lead_by_read_order}});
   }
   j["lines"] = lines;
   return j;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "stats/latency_histogram.hpp"
+#include "tickinfer/feed_stats.hpp"
 
 namespace tickinfer::pipeline {
 
@@ -41,6 +42,10 @@ struct IntervalSample {
   std::uint64_t allocations = 0;  // process allocation count at the end of the interval
   std::uint64_t feed_lost = 0;    // messages the feed reported lost so far
   std::uint64_t log_write_errors = 0;  // decision log writes that failed so far
+  // What the feed rejected so far (published by the feed agent every End of Session check, ~10 ms):
+  std::uint64_t feed_malformed[feed::kParseStatusCount] = {};  // datagrams, by feed::ParseStatus
+  std::uint64_t feed_other_session = 0;  // packets of another session than the one adopted
+  std::uint64_t feed_far_future = 0;     // packets whose sequence is too far ahead to be real
 };
 
 struct StageStats {

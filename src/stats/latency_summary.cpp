@@ -1,5 +1,6 @@
 #include "stats/latency_summary.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 namespace tickinfer::stats {
@@ -22,22 +23,74 @@ LatencySummary LatencySummary::from(const LatencyHistogram& histogram) noexcept 
   return s;
 }
 
+namespace {
+constexpr int kColumns = 7;
+const char* const kTitles[kColumns] = {"p50", "p90", "p99", "p99.9", "max", "mean", "runs"};
+constexpr int kMinWidth[kColumns] = {kColumnWidth, kColumnWidth, kColumnWidth, kColumnWidth,
+                                     kColumnWidth, kColumnWidth, kRunsWidth};
+
+struct Cells {
+  std::string text[kColumns];
+};
+
+Cells cells_of(const LatencySummary& s) {
+  Cells c;
+  const long long ints[] = {s.p50_ns, s.p90_ns, s.p99_ns, s.p999_ns, s.max_ns};
+  for (int i = 0; i < 5; ++i) c.text[i] = std::to_string(ints[i]);
+  char mean[64];
+  std::snprintf(mean, sizeof mean, "%.1f", s.mean_ns);
+  c.text[5] = mean;
+  c.text[6] = std::to_string(static_cast<long long>(s.runs));
+  return c;
+}
+
+// Right-aligns text in width, with at least one space before it.
+void put(std::string& out, const std::string& text, std::size_t width) {
+  const std::size_t w = std::max(width, text.size() + 1);
+  out.append(w - text.size(), ' ');
+  out += text;
+}
+
+void put_left(std::string& out, const std::string& text, std::size_t width) {
+  out += text;
+  out.append(width - text.size(), ' ');
+}
+}  // namespace
+
 std::string LatencySummary::table_header() {
-  char line[160];
-  std::snprintf(line, sizeof line, "%*s%*s%*s%*s%*s%*s%*s", kColumnWidth, "p50", kColumnWidth,
-                "p90", kColumnWidth, "p99", kColumnWidth, "p99.9", kColumnWidth, "max",
-                kColumnWidth, "mean", kRunsWidth, "runs");
+  std::string line;
+  for (int i = 0; i < kColumns; ++i) put(line, kTitles[i], static_cast<std::size_t>(kMinWidth[i]));
   return line;
 }
 
 std::string LatencySummary::table_row() const {
-  char line[200];
-  std::snprintf(line, sizeof line, "%*lld%*lld%*lld%*lld%*lld%*.1f%*lld", kColumnWidth,
-                static_cast<long long>(p50_ns), kColumnWidth, static_cast<long long>(p90_ns),
-                kColumnWidth, static_cast<long long>(p99_ns), kColumnWidth,
-                static_cast<long long>(p999_ns), kColumnWidth, static_cast<long long>(max_ns),
-                kColumnWidth, mean_ns, kRunsWidth, static_cast<long long>(runs));
+  const Cells c = cells_of(*this);
+  std::string line;
+  for (int i = 0; i < kColumns; ++i) put(line, c.text[i], static_cast<std::size_t>(kMinWidth[i]));
   return line;
+}
+
+std::string latency_table(const std::string& label_title, const std::vector<LatencyRow>& rows) {
+  std::size_t label_width = label_title.size();
+  std::size_t width[kColumns];
+  for (int i = 0; i < kColumns; ++i) width[i] = static_cast<std::size_t>(kMinWidth[i]);
+  std::vector<Cells> cells;
+  cells.reserve(rows.size());
+  for (const LatencyRow& r : rows) {
+    label_width = std::max(label_width, r.label.size());
+    cells.push_back(cells_of(r.summary));
+    for (int i = 0; i < kColumns; ++i) width[i] = std::max(width[i], cells.back().text[i].size() + 1);
+  }
+  std::string out;
+  put_left(out, label_title, label_width);
+  for (int i = 0; i < kColumns; ++i) put(out, kTitles[i], width[i]);
+  out += '\n';
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    put_left(out, rows[r].label, label_width);
+    for (int i = 0; i < kColumns; ++i) put(out, cells[r].text[i], width[i]);
+    out += '\n';
+  }
+  return out;
 }
 
 std::string LatencySummary::to_json() const {
