@@ -119,19 +119,25 @@ void Sequencer::hold(const PacketView& p, const RxMeta& meta) noexcept {
       ++stats_.window_overruns;
       continue;
     }
-    Slot& slot = slots_[s & mask_];
-    if (slot.seq == s) {
-      ++stats_.duplicates;
-      continue;
-    }
-    slot.seq = s;
-    slot.len = len;
-    slot.meta = meta;
-    std::memcpy(slot.data, msg, len);
-    ++buffered_;
-    if (buffered_ > stats_.max_buffered) stats_.max_buffered = buffered_;
-    note_highest(s);
+    buffer(s, msg, len, meta);
   }
+}
+
+// Stores message s (next_ <= s < next_ + window, len within a slot) in its window slot, or
+// counts it a duplicate if the slot already holds it.
+void Sequencer::buffer(std::uint64_t s, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta) noexcept {
+  Slot& slot = slots_[s & mask_];
+  if (slot.seq == s) {
+    ++stats_.duplicates;
+    return;
+  }
+  slot.seq = s;
+  slot.len = len;
+  slot.meta = meta;
+  std::memcpy(slot.data, msg, len);
+  ++buffered_;
+  if (buffered_ > stats_.max_buffered) stats_.max_buffered = buffered_;
+  note_highest(s);
 }
 
 void Sequencer::deliver(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len,
@@ -361,8 +367,7 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
           continue;
         }
       }
-      Slot& slot = slots_[s & mask_];
-      if (slot.seq == s) {
+      if (slots_[s & mask_].seq == s) {
         ++stats_.duplicates;
         continue;
       }
@@ -370,13 +375,7 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
         ++stats_.window_overruns;
         continue;
       }
-      slot.seq = s;
-      slot.len = len;
-      slot.meta = meta;
-      std::memcpy(slot.data, msg, len);
-      ++buffered_;
-      if (buffered_ > stats_.max_buffered) stats_.max_buffered = buffered_;
-      note_highest(s);
+      buffer(s, msg, len, meta);
     }
     if (highest_ < next_ - 1) highest_ = next_ - 1;
   }

@@ -151,6 +151,7 @@ class Sequencer {
   std::size_t trigger(std::int64_t now_ns) noexcept;
   std::size_t resolve_abandoned(std::int64_t now_ns) noexcept;
   void note_highest(std::uint64_t seq) noexcept;
+  void buffer(std::uint64_t s, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta) noexcept;
 
   SequencerConfig cfg_;
   SequencerSink& sink_;
