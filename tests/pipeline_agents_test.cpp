@@ -446,6 +446,18 @@ TEST(PipelineAgents, FullDecisionLogDestinationIsReportedByTheRun) {
   EXPECT_EQ(j["intervals"][0]["decision_log_write_errors"].get<long long>(), 1);
 }
 
+TEST(PipelineAgents, TheShmRingCountsEverySignalItPublishes) {
+  RunConfig rc;
+  rc.shm = "tickinfer-agents-shm-" + std::to_string(getpid());
+  ComputeSide cs(base_config("shm_count.toml", rc));
+  cs.compute.start(0);
+  cs.deliver(3000);
+  const std::uint64_t signals = cs.out.signals();
+  ASSERT_GT(signals, 0u);
+  EXPECT_EQ(cs.out.totals().shm_published, signals);
+  shm_unlink(("/" + rc.shm).c_str());
+}
+
 TEST(PipelineAgents, WriterCountsReachTheRunReport) {
   RunConfig rc;
   rc.log = temp("counts.tdl");

@@ -8,6 +8,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <string>
 
 #include "kernels/isa_variants.hpp"
 #include "kernels/kernel_set.hpp"
@@ -20,6 +21,7 @@
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/kernels/tflite_float_activations.hpp"
 #include "tflite/ops/sequence_lstm_int8_kernels.hpp"
+#include "tickinfer/error.hpp"
 
 namespace tickinfer {
 namespace {
@@ -50,7 +52,15 @@ class IsaFamilies : public ::testing::TestWithParam<Isa> {
 
 TEST_P(IsaFamilies, ResolutionReturnsTheForcedIsa) {
   EXPECT_EQ(kernels::resolve_isa(kernels::isa_name(isa())), isa());
-  EXPECT_EQ(kernels::resolve_isa(""), kernels::best_isa());
+}
+
+TEST(IsaResolution, UnknownNamesAreErrorsNamingThem) {
+  try {
+    kernels::resolve_isa("avx9000");
+    FAIL() << "an unknown ISA name was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("avx9000"), std::string::npos) << e.what();
+  }
 }
 
 TEST_P(IsaFamilies, InterpreterKeepsTheForcedIsa) {

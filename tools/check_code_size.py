@@ -79,9 +79,7 @@ def functions(text):
     code = blank_non_code(text)
     stack = []  # "scope", "data" or ("function", first_line, header)
     header_start = 0
-    line = 1
-    line_at = []  # line number of each offset, computed lazily below
-    lines_before = [0]
+    lines_before = [0]  # lines_before[i]: newlines before offset i
     for ch in code:
         lines_before.append(lines_before[-1] + (ch == "\n"))
     for i, ch in enumerate(code):

@@ -76,6 +76,14 @@ def sources(directory):
                 yield os.path.join(base, f)
 
 
+def includes(path):
+    """Yields (line number, included path, its first component) of every quoted #include."""
+    for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
+        m = INCLUDE.match(line)
+        if m:
+            yield n, m.group(1), m.group(1).split("/", 1)[0]
+
+
 def check(root):
     deps, owners = read_table(root)
     allowed = closure(deps)
@@ -90,12 +98,7 @@ def check(root):
             continue
         for path in sources(os.path.join(src, mod)):
             rel = os.path.relpath(path, root)
-            for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
-                m = INCLUDE.match(line)
-                if not m:
-                    continue
-                target = m.group(1)
-                first = target.split("/", 1)[0]
+            for n, target, first in includes(path):
                 if first == "tickinfer":
                     owner = owners.get(target.split("/", 1)[1])
                     if owner and owner not in allowed[mod]:
@@ -109,12 +112,7 @@ def check(root):
         rel = os.path.relpath(path, root)
         name = os.path.relpath(path, public)
         owner = owners.get(name)
-        for n, line in enumerate(open(path, encoding="utf-8", errors="replace"), 1):
-            m = INCLUDE.match(line)
-            if not m:
-                continue
-            target = m.group(1)
-            first = target.split("/", 1)[0]
+        for n, target, first in includes(path):
             if first in deps:
                 problems.append(f'{rel}:{n}: public header includes "{target}" from src/')
             elif first == "tickinfer" and owner is None:

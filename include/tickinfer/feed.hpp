@@ -26,6 +26,10 @@
 #include "tickinfer/market_data.hpp"
 #include "tickinfer/spsc_ring.hpp"
 
+namespace tickinfer::stats {
+class LatencyHistogram;  // src/stats/latency_histogram.hpp: the lead-time and latency histograms
+}
+
 namespace tickinfer::feed {
 
 // All CLOCK_REALTIME ns, so they compare with the kernel's SO_TIMESTAMPNS stamp.

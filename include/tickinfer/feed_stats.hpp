@@ -4,10 +4,6 @@
 // same structs, so what a user reads is exactly what the code counts.
 #include <cstdint>
 
-namespace tickinfer::stats {
-class LatencyHistogram;  // src/stats/latency_histogram.hpp: the lead-time and latency histograms
-}
-
 namespace tickinfer::feed {
 
 // The lines, as FeedStats::lines, FeedEvent::line and FeedHandler::port index them.

@@ -289,9 +289,7 @@ int run_listen(const ArgParser& a) {
     if (seconds == 0 && work == 0) {
       const FeedStats s = feed.stats();
       // Done at End of Session, or once the next session started: the one listened to is over.
-      const bool done = (s.end_of_session_next != 0 && delivered + lost + 1 >= s.end_of_session_next &&
-                         s.recovery_outstanding == 0) ||
-                        s.sequencer.sessions > 1;
+      const bool done = session_over(s);
       if (done) {
         if (!quiet_since) quiet_since = stats::realtime_ns();
         if (stats::realtime_ns() - quiet_since > 200'000'000) break;  // let late copies arrive and count

@@ -143,7 +143,8 @@ class Compiler {
 
   // An activation of node n's shape from in to out (the same tensor: in place): softmax over the
   // last axis, anything else elementwise.
-  void emit_activation(const Node& n, const ActivationSpec& a, TensorRef in, TensorRef out) {
+  void emit_activation(const Node& n, TensorRef in, TensorRef out) {
+    const ActivationSpec& a = n.activation;
     Step s;
     s.label = n.name;
     s.in = in;
@@ -201,7 +202,7 @@ class Compiler {
           return;
         }
         refs_[idx] = new_tensor(n);
-        emit_activation(n, n.activation, in_ref(n), refs_[idx]);
+        emit_activation(n, in_ref(n), refs_[idx]);
         return;
       case OpKind::Dense: return emit_dense(idx);
       case OpKind::BatchNorm: return emit_batchnorm(idx);
@@ -276,7 +277,7 @@ class Compiler {
     const bool fused = clamp_for(n.activation, s.clamp_lo, s.clamp_hi);
     if (!fused) s.clamp_lo = -kInf, s.clamp_hi = kInf;
     L_.steps.push_back(std::move(s));
-    if (!fused) emit_activation(n, n.activation, out, out);
+    if (!fused) emit_activation(n, out, out);
   }
 
   // Finds the BatchNorm that will fold into node idx, if any.
@@ -502,8 +503,7 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
 }  // namespace
 
 std::unique_ptr<GraphPlan> compile_graph(const Graph& graph, const CompileOptions& options) {
-  const kernels::Isa isa = options.isa.empty() ? kernels::best_isa() : kernels::parse_isa(options.isa.c_str());
-  Compiler c(resolve_for_mode(graph, options), options, kernels::kernel_set(isa));
+  Compiler c(resolve_for_mode(graph, options), options, kernels::kernel_set(kernels::resolve_isa(options.isa)));
   auto weights = std::make_shared<PackedWeights>();
   c.run(*weights);
   return std::make_unique<GraphPlan>(std::make_shared<const PlanLayout>(c.take()), std::move(weights));

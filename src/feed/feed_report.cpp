@@ -18,20 +18,22 @@ std::string format_price(std::int64_t fixed) {
   return text;
 }
 
-std::string report_malformed(const FeedStats& s) {
-  std::string out = "malformed " + std::to_string(s.malformed);
+std::string report_malformed(std::uint64_t total, const std::uint64_t (&by_status)[kParseStatusCount]) {
+  std::string out = "malformed " + std::to_string(total);
   const char* sep = " (";
   for (int i = 1; i < kParseStatusCount; ++i) {
-    if (s.malformed_by_status[i] == 0) continue;
+    if (by_status[i] == 0) continue;
     out += sep;
     out += key_of(static_cast<ParseStatus>(i));
     out += ' ';
-    out += std::to_string(s.malformed_by_status[i]);
+    out += std::to_string(by_status[i]);
     sep = ", ";
   }
   if (*sep == ',') out += ')';
   return out;
 }
+
+std::string report_malformed(const FeedStats& s) { return report_malformed(s.malformed, s.malformed_by_status); }
 
 std::string report_lost_ranges(const FeedStats& s, int limit) {
   const std::uint64_t total = s.sequencer.lost_ranges;

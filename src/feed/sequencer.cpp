@@ -115,7 +115,7 @@ void Sequencer::hold(const PacketView& p, const RxMeta& meta) noexcept {
       ++stats_.duplicates;
       continue;
     }
-    if (s - next_ >= cfg_.window || len > cfg_.max_message_bytes) {
+    if (s - next_ >= cfg_.window) {
       ++stats_.window_overruns;
       continue;
     }
@@ -123,12 +123,17 @@ void Sequencer::hold(const PacketView& p, const RxMeta& meta) noexcept {
   }
 }
 
-// Stores message s (next_ <= s < next_ + window, len within a slot) in its window slot, or
-// counts it a duplicate if the slot already holds it.
+// Stores message s (next_ <= s < next_ + window) in its window slot; counts it a duplicate if
+// the slot already holds it, an overrun if it is longer than a slot (parse_packet bounds this:
+// never store past a slot).
 void Sequencer::buffer(std::uint64_t s, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta) noexcept {
   Slot& slot = slots_[s & mask_];
   if (slot.seq == s) {
     ++stats_.duplicates;
+    return;
+  }
+  if (len > cfg_.max_message_bytes) {
+    ++stats_.window_overruns;
     return;
   }
   slot.seq = s;
@@ -265,8 +270,6 @@ bool Sequencer::admit(const PacketView& p, const RxMeta& meta, std::int64_t now_
       ++stats_.candidates_dropped;
       stats_.held_dropped += buffered_;
       start_session(p.session, p.seq, false);
-      candidate_packets_ = challenger_packets_;
-      candidate_last_ = challenger_last_;
       lock();
     }
   }
@@ -366,14 +369,6 @@ std::size_t Sequencer::on_packet(const PacketView& p, const RxMeta& meta, std::i
           if (buffered_) n += drain(now_ns);
           continue;
         }
-      }
-      if (slots_[s & mask_].seq == s) {
-        ++stats_.duplicates;
-        continue;
-      }
-      if (len > cfg_.max_message_bytes) {  // parse_packet bounds this; never store past a slot
-        ++stats_.window_overruns;
-        continue;
       }
       buffer(s, msg, len, meta);
     }

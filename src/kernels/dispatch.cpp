@@ -72,7 +72,7 @@ Isa resolve_isa(const std::string& requested) {
   if (requested.empty()) return best_isa();
   const Isa isa = parse_isa(requested.c_str());
   if (!isa_supported(isa)) {
-    throw Error("ISA '" + requested + "' is not available: not compiled in or not supported by this CPU");
+    throw Error(std::string("ISA '") + isa_name(isa) + "' is not available: not compiled in or not supported by this CPU");
   }
   return isa;
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The one rule by which every kernel family picks its variant for an ISA. The ISA itself is
-// resolved once, by the caller, through best_isa() / parse_isa() (dispatch.cpp: the only reader
-// of $TICKINFER_ISA and the only default); a family is handed that Isa and never chooses one.
+// resolved once, by the caller, through resolve_isa() (dispatch.cpp: the only reader of
+// $TICKINFER_ISA and the only default); a family is handed that Isa and never chooses one.
 //
 // KernelSet (kernel_set.hpp) has a table per ISA. The tensor-program families (src/tflite/
 // kernels: int8 gemv, bf16 gemv, TFLite float activations, hybrid epilogue, row and input

@@ -131,9 +131,10 @@ struct KernelSet {
 // lacks it.
 const KernelSet& kernel_set(Isa isa);
 bool isa_supported(Isa isa);     // compiled in and the CPU has it
-// best_isa() and parse_isa() are the only ISA resolution in the project: the only code that
-// reads $TICKINFER_ISA and the only default. Every kernel family (this table, and the tensor
-// programs' families through kernels/isa_variants.hpp) takes an Isa resolved by them.
+// resolve_isa() (over best_isa() and parse_isa()) is the only ISA resolution in the project: the
+// only code that reads $TICKINFER_ISA and the only default; both backends call it once. Every
+// kernel family (this table, and the tensor programs' families through kernels/isa_variants.hpp)
+// takes the Isa it returns.
 Isa best_isa();                  // the fastest supported ISA (avx512 > avx2 > portable; scalar
                                  // never by default), or TICKINFER_ISA if set ("scalar",
                                  // "portable", "avx2", "avx512"); an unknown or unsupported

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "feed/feed_report.hpp"
 #include "pipeline/metrics_server.hpp"
 #include "pipeline/metrics_text.hpp"
 #include "stats/clock.hpp"
@@ -44,10 +45,7 @@ int FeedAgent::do_work(std::int64_t now_ns) noexcept {
     for (const auto& l : s.lines) far += l.far_future_packets;
     status_.feed_other_session.store(s.sequencer.wrong_session_packets, std::memory_order_relaxed);
     status_.feed_far_future.store(far, std::memory_order_relaxed);
-    // Over at End of Session, or once the next session started (it can only after one).
-    if ((s.end_of_session_next != 0 && s.next_expected >= s.end_of_session_next && s.recovery_outstanding == 0) ||
-        s.sequencer.sessions > 1)
-      status_.end_of_session.store(true, std::memory_order_relaxed);
+    if (feed::session_over(s)) status_.end_of_session.store(true, std::memory_order_relaxed);
     next_eos_check_ns_ = now_ns + kEndOfSessionCheckNs;
   }
   return work;
@@ -89,17 +87,7 @@ namespace {
 void print_feed_rejections(const IntervalSample& s) {
   std::uint64_t malformed = 0;
   for (auto n : s.feed_malformed) malformed += n;
-  if (malformed > 0) {
-    std::printf("  malformed %llu", static_cast<unsigned long long>(malformed));
-    const char* sep = " (";
-    for (int i = 1; i < feed::kParseStatusCount; ++i) {
-      if (s.feed_malformed[i] == 0) continue;
-      std::printf("%s%s %llu", sep, feed::key_of(static_cast<feed::ParseStatus>(i)),
-                  static_cast<unsigned long long>(s.feed_malformed[i]));
-      sep = ", ";
-    }
-    std::printf(")");
-  }
+  if (malformed > 0) std::printf("  %s", feed::report_malformed(malformed, s.feed_malformed).c_str());
   if (s.feed_other_session > 0)
     std::printf("  other-session %llu", static_cast<unsigned long long>(s.feed_other_session));
   if (s.feed_far_future > 0) std::printf("  far-future %llu", static_cast<unsigned long long>(s.feed_far_future));

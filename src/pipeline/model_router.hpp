@@ -65,7 +65,6 @@ class ModelRouter {
   // End of a batch: the queued rows of every model, in one run_rows call each.
   void flush_rows(SignalPublisher& out, StageStats& stats) noexcept;
 
-  const std::vector<RunningModel>& models() const noexcept { return models_; }
   std::vector<LoggedModel> logged_models() const;  // the decision log's model declarations
   std::size_t widest_input() const noexcept;
   std::vector<ModelRunStats> run_stats() const;

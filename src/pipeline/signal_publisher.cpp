@@ -11,18 +11,15 @@
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::pipeline {
-namespace {
-constexpr std::int64_t kWallClockSkew = 10'000'000'000;  // |rx - exchange ts| below this: same clock
-}  // namespace
 
 SignalPublisher::SignalPublisher(const PipelineConfig& cfg, const std::vector<LoggedModel>& models,
                                  std::size_t widest_input, StageStats& stats)
     : stats_(stats), full_vectors_(cfg.full_vectors) {
   if (cfg.udp.enabled()) {
     udp_ = feed::UdpSocket::sender(cfg.multicast_interface);
-    udp_to_ = feed::make_address(cfg.udp.host, cfg.udp.port);
+    const sockaddr_in to = feed::make_address(cfg.udp.host, cfg.udp.port);
     // Connected: send() skips the per-datagram route lookup of sendto() (about 0.5 us on loopback).
-    if (::connect(udp_.fd(), reinterpret_cast<const sockaddr*>(&udp_to_), sizeof udp_to_) != 0)
+    if (::connect(udp_.fd(), reinterpret_cast<const sockaddr*>(&to), sizeof to) != 0)
       throw Error("[signals] udp " + cfg.udp.host + ":" + std::to_string(cfg.udp.port) + ": connect failed: " +
                   std::strerror(errno));
     udp_on_ = true;
@@ -118,7 +115,7 @@ void SignalPublisher::flush() noexcept {
     stats_.stage[kSignal].record(t_sent - p.model_done_ns);
     stats_.stage[kRxToSignal].record(t_sent - s.kernel_rx_ns);
     stats_.interval_rx.record(t_sent - s.kernel_rx_ns);
-    if (std::llabs(s.kernel_rx_ns - s.exchange_ts_ns) < kWallClockSkew) {
+    if (same_clock(s.kernel_rx_ns, s.exchange_ts_ns)) {
       stats_.stage[kEndToEnd].record(t_sent - s.exchange_ts_ns);
       stats_.interval_e2e.record(t_sent - s.exchange_ts_ns);
     }
@@ -154,7 +151,7 @@ void SignalPublisher::read_tx_stamps(std::int64_t now_ns, bool idle, bool all) n
   if (!all && tx_->waiting() < kMinWaiting && now_ns - tx_->oldest_sent_ns() < kMaxWaitNs) return;
   auto record = [this](std::int64_t tx_ns, std::int64_t exchange_ns, std::int64_t rx_ns) {
     stats_.stage[kRxToTx].record(tx_ns - rx_ns);
-    if (std::llabs(rx_ns - exchange_ns) < kWallClockSkew) {
+    if (same_clock(rx_ns, exchange_ns)) {
       stats_.stage[kEndToEndTx].record(tx_ns - exchange_ns);
       stats_.interval_e2e_tx.record(tx_ns - exchange_ns);
     }

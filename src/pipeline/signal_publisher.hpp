@@ -93,7 +93,6 @@ class SignalPublisher {
   StageStats& stats_;
   bool full_vectors_ = true;
   feed::UdpSocket udp_;
-  sockaddr_in udp_to_{};
   bool udp_on_ = false;
   bool batching_ = false;
   std::unique_ptr<TxStampCollector> tx_;  // kernel transmit stamps of the UDP datagrams

@@ -26,6 +26,14 @@
 
 namespace tickinfer::pipeline {
 
+// Whether a kernel receive stamp and an exchange timestamp are on one clock (the synthetic
+// exchange on this host stamps wall time; a replayed or foreign feed does not): only then is
+// their difference a latency.
+inline bool same_clock(std::int64_t rx_ns, std::int64_t exchange_ns) noexcept {
+  const std::int64_t d = rx_ns - exchange_ns;
+  return (d < 0 ? -d : d) < 10'000'000'000;
+}
+
 enum Stage : int {
   kWire, kReceive, kQueue, kFeatures, kModel, kSignal, kRxToSignal, kEndToEnd, kRxToTx, kEndToEndTx, kStageCount
 };

@@ -6,9 +6,6 @@
 #include "stats/clock.hpp"
 
 namespace tickinfer::pipeline {
-namespace {
-constexpr std::int64_t kWallClockSkew = 10'000'000'000;  // |rx - exchange ts| below this: same clock
-}  // namespace
 
 TickProcessor::TickProcessor(features::FeaturePipeline& features, ModelRouter& router, SignalPublisher& out,
                              StageStats& stats, std::int64_t status_interval_ns, std::size_t max_intervals,
@@ -27,7 +24,7 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   const std::int64_t t1 = stats::realtime_ns();
   ++events_;
   const std::int64_t ex = fe.event.exchange_ts_ns();
-  const bool wall = std::llabs(fe.ts.kernel_rx_ns - ex) < kWallClockSkew;
+  const bool wall = same_clock(fe.ts.kernel_rx_ns, ex);
   wall_clock_ = wall_clock_ || wall;
   if (wall) stats_.stage[kWire].record(fe.ts.kernel_rx_ns - ex);
   stats_.stage[kReceive].record(fe.ts.sequenced_ns - fe.ts.kernel_rx_ns);

@@ -31,7 +31,6 @@ struct LatencySummary {
   static std::string table_header();
   std::string table_row() const;
 
-
   // One flat JSON object with exactly these keys:
   //   {"p50_ns":..,"p90_ns":..,"p99_ns":..,"p999_ns":..,"min_ns":..,"max_ns":..,"mean_ns":..,"runs":..}
   // mean_ns has one decimal; the rest are integers.

@@ -49,7 +49,6 @@ class ProgramBuilder {
                                       Rounding rounding = Rounding::Double) {
     options.rounding = rounding;
     options.tflite_mixed_rounding = false;  // the mode under test applies to every op
-    options.isa = isa;
     PrepareContext ctx{program, program.ops.at(index), options, ::tickinfer::test_isa(isa)};
     return prepare_op(ctx);
   }

@@ -22,7 +22,6 @@ grpc::Status status(grpc::StatusCode code, const std::string& message) { return 
 
 ServableRequest servable_request(const tfs::ModelSpec& spec) {
   ServableRequest r;
-  r.model = spec.name();
   switch (spec.version_choice_case()) {
     case tfs::ModelSpec::kVersion:
       r.choice = VersionChoice::Version;
@@ -43,9 +42,9 @@ grpc::Status unknown_label(const tfs::ModelSpec& spec) {
 }
 
 // The servable a ModelSpec names (version, label or latest), with TF Serving's gRPC answers.
-grpc::Status resolve_servable(const RepositorySnapshot& snap, const tfs::ModelSpec& spec,
+grpc::Status resolve_servable(const ModelSnapshot* model, const tfs::ModelSpec& spec,
                               std::shared_ptr<const Servable>& out) {
-  ResolvedServable found = resolve(snap, servable_request(spec));
+  ResolvedServable found = resolve(model, servable_request(spec));
   if (found.outcome == ResolveOutcome::Found) {
     out = std::move(found.servable);
     return grpc::Status::OK;
@@ -63,8 +62,8 @@ StatusCode our_code(grpc::StatusCode c) { return static_cast<StatusCode>(static_
 
 grpc::Status GrpcPredictionService::Predict(grpc::ServerContext*, const tfs::PredictRequest* req,
                                             tfs::PredictResponse* resp) {
-  const std::string message = options.request_log ? req->SerializeAsString() : std::string();
-  return predict(*req, *resp, message, kSharedLogRing);
+  // The request's bytes are serialized for the log's fingerprint only if it samples this call.
+  return predict(*req, *resp, std::string_view(), kSharedLogRing);
 }
 
 grpc::Status GrpcPredictionService::predict(const tfs::PredictRequest& req, tfs::PredictResponse& resp,
@@ -74,14 +73,14 @@ grpc::Status GrpcPredictionService::predict(const tfs::PredictRequest& req, tfs:
   const ModelSnapshot* model = snap->find(req.model_spec().name());
   ModelMetrics& mm = model && model->metrics ? *model->metrics : metrics->unknown_model();
   PredictTrace trace;
-  grpc::Status st = run(*snap, req, resp, mm, received, trace);
+  grpc::Status st = run(model, req, resp, mm, received, trace);
   mm.count(our_code(st.error_code()));
-  log(log_ring, mm, trace, our_code(st.error_code()), received, message);
+  log(log_ring, mm, trace, our_code(st.error_code()), received, req, message);
   return st;
 }
 
 void GrpcPredictionService::log(size_t log_ring, const ModelMetrics& mm, const PredictTrace& t, StatusCode code,
-                                uint64_t received, std::string_view message) noexcept {
+                                uint64_t received, const tfs::PredictRequest& req, std::string_view message) noexcept {
   RequestLog* const request_log = options.request_log;
   if (!request_log) return;
   const bool shared = log_ring == kSharedLogRing;
@@ -99,15 +98,16 @@ void GrpcPredictionService::log(size_t log_ring, const ModelMetrics& mm, const P
   e.queue_ns = t.start_ns ? t.start_ns - received : 0;
   e.compute_ns = t.done_ns ? t.done_ns - t.start_ns : 0;
   e.total_ns = monotonic_ns() - received;
-  e.fingerprint = fnv1a64(message);
+  // grpc++ hands over the parsed request only: its bytes again, for a sampled call alone.
+  e.fingerprint = shared ? fnv1a64(req.SerializeAsString()) : fnv1a64(message);
   request_log->record(ring, e);
 }
 
-grpc::Status GrpcPredictionService::run(const RepositorySnapshot& snap, const tfs::PredictRequest& req,
+grpc::Status GrpcPredictionService::run(const ModelSnapshot* model, const tfs::PredictRequest& req,
                                         tfs::PredictResponse& resp, ModelMetrics& mm, uint64_t received,
                                         PredictTrace& trace) {
   std::shared_ptr<const Servable>& sv = trace.servable;
-  grpc::Status st = resolve_servable(snap, req.model_spec(), sv);
+  grpc::Status st = resolve_servable(model, req.model_spec(), sv);
   if (!st.ok()) return st;
   const std::string& sig = req.model_spec().signature_name();
   if (!sig.empty() && sig != "serving_default") {
@@ -209,7 +209,7 @@ grpc::Status GrpcPredictionService::GetModelMetadata(grpc::ServerContext*, const
   }
   const auto snap = repo->snapshot();
   std::shared_ptr<const Servable> sv;
-  grpc::Status st = resolve_servable(*snap, req->model_spec(), sv);
+  grpc::Status st = resolve_servable(snap->find(req->model_spec().name()), req->model_spec(), sv);
   if (!st.ok()) return st;
   auto* spec = resp->mutable_model_spec();
   spec->set_name(req->model_spec().name());
@@ -229,7 +229,7 @@ grpc::Status GrpcPredictionService::GetModelMetadata(grpc::ServerContext*, const
 grpc::Status GrpcModelService::GetModelStatus(grpc::ServerContext*, const tfs::GetModelStatusRequest* req,
                                               tfs::GetModelStatusResponse* resp) {
   const auto snap = repo->snapshot();
-  const ResolvedServable found = resolve(*snap, servable_request(req->model_spec()));
+  const ResolvedServable found = resolve(snap->find(req->model_spec().name()), servable_request(req->model_spec()));
   if (found.outcome == ResolveOutcome::UnknownModel) {
     return status(grpc::StatusCode::NOT_FOUND, "Could not find any versions of model " + req->model_spec().name());
   }

@@ -31,8 +31,9 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
   grpc::Status GetModelMetadata(grpc::ServerContext*, const tensorflow::serving::GetModelMetadataRequest* req,
                                 tensorflow::serving::GetModelMetadataResponse* resp) override;
 
-  // One Predict call, answered and counted; `message` is the serialized request (for the log's
-  // fingerprint), `log_ring` the native worker's index (kSharedLogRing: a grpc++ thread).
+  // One Predict call, answered and counted; `message` is the serialized request as it arrived
+  // (for the log's fingerprint; grpc++ has none: the log serializes `req` for a sampled call),
+  // `log_ring` the native worker's index (kSharedLogRing: a grpc++ thread).
   grpc::Status predict(const tensorflow::serving::PredictRequest& req, tensorflow::serving::PredictResponse& resp,
                        std::string_view message, size_t log_ring);
 
@@ -42,11 +43,11 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
     std::shared_ptr<const Servable> servable;
     uint64_t start_ns = 0, done_ns = 0;  // 0 when compute never ran
   };
-  grpc::Status run(const RepositorySnapshot& snap, const tensorflow::serving::PredictRequest& req,
+  grpc::Status run(const ModelSnapshot* model, const tensorflow::serving::PredictRequest& req,
                    tensorflow::serving::PredictResponse& resp, ModelMetrics& mm, uint64_t received,
                    PredictTrace& trace);
   void log(size_t log_ring, const ModelMetrics& mm, const PredictTrace& t, StatusCode code, uint64_t received,
-           std::string_view message) noexcept;
+           const tensorflow::serving::PredictRequest& req, std::string_view message) noexcept;
 
   std::mutex log_mutex_;  // the shared log ring (kSharedLogRing)
 };

@@ -2,9 +2,9 @@
 
 namespace tickinfer::serving {
 
-ResolvedServable resolve(const RepositorySnapshot& snapshot, const ServableRequest& request) noexcept {
+ResolvedServable resolve(const ModelSnapshot* model, const ServableRequest& request) noexcept {
   ResolvedServable r;
-  r.model = snapshot.find(request.model);
+  r.model = model;
   if (!r.model) return r;
   switch (request.choice) {
     case VersionChoice::Version:

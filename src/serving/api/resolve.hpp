@@ -15,7 +15,6 @@ namespace tickinfer::serving {
 enum class VersionChoice { Latest, Version, Label };
 
 struct ServableRequest {
-  std::string_view model;
   VersionChoice choice = VersionChoice::Latest;
   int64_t version = 0;     // VersionChoice::Version
   std::string_view label;  // VersionChoice::Label
@@ -35,6 +34,8 @@ struct ResolvedServable {
   std::shared_ptr<const Servable> servable;  // set when Found
 };
 
-ResolvedServable resolve(const RepositorySnapshot& snapshot, const ServableRequest& request) noexcept;
+// `model`: the snapshot's entry for the name the request gives (RepositorySnapshot::find, which
+// the caller has already done to pick the model's metrics); nullptr for an unknown model.
+ResolvedServable resolve(const ModelSnapshot* model, const ServableRequest& request) noexcept;
 
 }  // namespace tickinfer::serving

@@ -8,7 +8,6 @@ namespace tickinfer::serving {
 
 ServableRequest servable_request(const RestCall& call) {
   ServableRequest r;
-  r.model = call.s.name;
   if (call.path.has_label) {
     r.choice = VersionChoice::Label;
     r.label = call.s.label;
@@ -20,7 +19,7 @@ ServableRequest servable_request(const RestCall& call) {
 }
 
 bool resolve_servable(RestCall& call) {
-  ResolvedServable found = resolve(*call.snap, servable_request(call));
+  ResolvedServable found = resolve(call.model, servable_request(call));
   if (found.outcome == ResolveOutcome::Found) {
     call.servable = std::move(found.servable);
     return true;

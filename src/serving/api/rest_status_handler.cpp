@@ -10,7 +10,7 @@ namespace tickinfer::serving {
 
 void handle_status(RestCall& call) {
   const std::string& name = call.s.name;
-  const ResolvedServable found = resolve(*call.snap, servable_request(call));
+  const ResolvedServable found = resolve(call.model, servable_request(call));
   if (found.outcome == ResolveOutcome::UnknownModel) {
     call.fail(StatusCode::NotFound, "Could not find any versions of model " + name);
     return;

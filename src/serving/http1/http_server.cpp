@@ -311,11 +311,9 @@ void HttpServer::run_worker(Worker& w) {
       if (tag == nullptr) {
         // One connection per wake-up: the listening socket is level-triggered, so another
         // worker is woken for the next one and connections spread over the workers.
-        for (int accepted = 0; accepted < 1; ++accepted) {
-          Conn* c = nullptr;
-          const Accepted got = accept_connection(listen_fd, tls_.get(), connections_, options_.max_connections, c);
-          if (got == Accepted::None) break;
-          if (got == Accepted::Refused) continue;
+        Conn* c = nullptr;
+        if (accept_connection(listen_fd, tls_.get(), connections_, options_.max_connections, c) ==
+            Accepted::Connection) {
           w.conns.push_back(c);
           epoll_event ev{};
           ev.events = EPOLLIN | EPOLLRDHUP;
