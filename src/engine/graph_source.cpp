@@ -99,7 +99,13 @@ class GraphSource final : public ModelSource {
   std::shared_ptr<const Graph> graph() const override { return graph_; }
   std::shared_ptr<const tfl::Program> program() const override { return nullptr; }
   std::vector<TensorInfo> inputs() const override { return tensor_infos(*graph_, graph_->inputs); }
-  std::vector<TensorInfo> outputs() const override { return tensor_infos(*graph_, graph_->outputs); }
+  std::vector<TensorInfo> outputs() const override {
+    std::vector<TensorInfo> out = tensor_infos(*graph_, graph_->outputs);
+    if (graph_->output_names.size() == out.size()) {
+      for (size_t i = 0; i < out.size(); ++i) out[i].name = graph_->output_names[i];
+    }
+    return out;
+  }
   ModelStats stats() const override { return graph_stats(*graph_); }
   std::unique_ptr<PlanBackend> compile(const CompileOptions& options) const override {
     return compile_graph(*graph_, options);

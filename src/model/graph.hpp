@@ -51,6 +51,9 @@ struct Node {
   std::string name;          // the Keras layer name; a shared layer called k > 0 more times
                              // adds nodes named "<name>#<k>" (unique in the graph)
   std::string keras_class;   // e.g. "Dense", for error messages and `inspect`
+  // For importers of non-Keras formats (SavedModel, ONNX): the source ops this node was lowered
+  // from, e.g. "MatMul+BiasAdd 'sequential/dense/MatMul'", shown by `inspect`. Empty for Keras.
+  std::string origin;
   OpKind kind = OpKind::Identity;
   std::vector<int> inputs;   // indices of producer nodes (earlier in Graph::nodes)
   // Output shape. Importers set it for Input nodes (-1 marks an unknown dimension such as a
@@ -77,7 +80,11 @@ struct Node {
 
 struct Graph {
   std::string name;
-  std::string source_format;   // "keras3" or "keras2-h5"
+  std::string source_format;   // "keras3", "keras2-h5", "savedmodel", "onnx"
+  // Served names of the model outputs, parallel to `outputs`, where the format names them apart
+  // from the producing node (a SavedModel signature's "output_0", an ONNX graph output). Empty:
+  // the output nodes' names.
+  std::vector<std::string> output_names;
   std::vector<Node> nodes;     // topological order
   std::vector<int> inputs;     // node indices of OpKind::Input nodes, in model input order
   std::vector<int> outputs;    // node indices whose outputs are the model outputs, in order
