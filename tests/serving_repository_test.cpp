@@ -124,7 +124,7 @@ TEST(ServingRepository, CorruptOrEmptyVersionIsReportedAndNeverDisplacesAGoodOne
   const auto s3 = status_of(repo, "m", 3);
   ASSERT_TRUE(s3.has_value());
   EXPECT_EQ(s3->state, VersionState::End);
-  EXPECT_NE(s3->error_message.find("holds no model file"), std::string::npos) << s3->error_message;
+  EXPECT_NE(s3->error_message.find("holds no model ("), std::string::npos) << s3->error_message;
   // With 3 failed, the latest candidate is 2, which fails too.
   repo.poll_once();
   const auto s2 = status_of(repo, "m", 2);
@@ -155,7 +155,9 @@ TEST(ServingRepository, UnsupportedAndBrokenFormatsAreRefusedWithAClearMessage) 
   EXPECT_FALSE(repo.ready());
   // A file named .tflite that is not a valid TFLite flatbuffer: the loader's own message.
   EXPECT_NE(status_of(repo, "m", 1)->error_message.find("model.tflite"), std::string::npos);
-  EXPECT_NE(status_of(repo, "m", 2)->error_message.find("SavedModel"), std::string::npos);
+  // A half-written SavedModel (a saved_model.pb that is not one): the SavedModel reader names it.
+  EXPECT_NE(status_of(repo, "m", 2)->error_message.find("saved_model.pb"), std::string::npos)
+      << status_of(repo, "m", 2)->error_message;
 }
 
 TEST(ServingRepository, ServesTfliteVersionsBesideKerasOnes) {

@@ -9,6 +9,8 @@ seconds=${2:-20}
 runs=${FUZZ_RUNS:-30000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 status=0
+# The build aborts on an undefined-behaviour finding (-fno-sanitize-recover); print where.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 for bin in "$dir"/*_fuzz; do
   [ -x "$bin" ] || continue
   name=$(basename "$bin")

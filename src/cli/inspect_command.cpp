@@ -1,6 +1,7 @@
 // `tickinfer inspect MODEL`: what a model is made of (layers with their static cost, inputs and
 // outputs) and what compile() makes of it (kernel set, arena size, plan steps).
 #include <algorithm>
+#include <map>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,8 +19,8 @@ namespace {
 
 std::vector<int64_t> widen(const Shape& shape) { return {shape.begin(), shape.end()}; }
 
-// Renders rows as aligned columns separated by two spaces; column 0 and 1 left-aligned, the
-// rest right-aligned (they are numbers or shapes).
+// Renders rows as aligned columns separated by two spaces; columns 0, 1 and 6 (names, class,
+// lowered-from ops) left-aligned, the rest right-aligned (they are numbers or shapes).
 std::string render_table(const std::vector<std::vector<std::string>>& rows) {
   std::vector<size_t> width;
   for (const auto& row : rows) {
@@ -32,7 +33,7 @@ std::string render_table(const std::vector<std::vector<std::string>>& rows) {
     for (size_t c = 0; c < row.size(); ++c) {
       const std::string pad(width[c] - row[c].size(), ' ');
       if (c) line += "  ";
-      line += c < 2 ? row[c] + pad : pad + row[c];
+      line += (c < 2 || c == 6) ? row[c] + pad : pad + row[c];
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
@@ -65,11 +66,22 @@ std::string tensors_text(const std::vector<TensorInfo>& tensors) {
   return s;
 }
 
+// For SavedModel and ONNX files: the source ops each layer was lowered from, by layer name
+// (empty for Keras files, whose layers are the graph's nodes one to one).
+std::map<std::string, std::string> lowered_from(const Graph& g) {
+  std::map<std::string, std::string> out;
+  for (const auto& n : g.nodes) {
+    if (!n.origin.empty()) out[n.name] = n.origin;
+  }
+  return out;
+}
+
 }  // namespace
 
 ArgParser inspect_parser() {
   ArgParser p("inspect", "show a model's layers, cost and compiled plan");
-  p.positional("MODEL", "a .keras (Keras 3) or .h5 (Keras 2) model file");
+  p.positional("MODEL",
+               "a model: .keras (Keras 3), .h5 (Keras 2), .tflite, .onnx, .tkq file or a SavedModel directory");
   p.flag("json", "print one JSON object instead of tables");
   declare_plan_options(p);
   return p;
@@ -82,6 +94,7 @@ int run_inspect(const ArgParser& args) {
   const ModelStats stats = model.stats();
   const auto inputs = model.inputs();
   const auto outputs = model.outputs();
+  const auto origins = lowered_from(model.graph());
 
   // A model that loads but cannot be compiled (e.g. stream mode over a Conv1D) is still worth
   // describing; the compile error is reported after the description, with exit code 1.
@@ -108,6 +121,7 @@ int run_inspect(const ArgParser& args) {
                         {"params", l.params},
                         {"flops", l.flops},
                         {"weight_bytes", l.weight_bytes}});
+      if (auto it = origins.find(l.name); it != origins.end()) layers.back()["lowered_from"] = it->second;
     }
     j["layers"] = std::move(layers);
     j["totals"] = {{"params", stats.params}, {"flops", stats.flops}, {"weight_bytes", stats.weight_bytes}};
@@ -127,9 +141,14 @@ int run_inspect(const ArgParser& args) {
     std::printf("outputs  %s\n\n", tensors_text(outputs).c_str());
     std::vector<std::vector<std::string>> rows = {
         {"layer", "class", "output", "params", "FLOPs", "weight bytes"}};
+    if (!origins.empty()) rows[0].push_back("lowered from");
     for (const auto& l : stats.layers) {
       rows.push_back({l.name, l.keras_class, shape_text(widen(l.output_shape)), std::to_string(l.params),
                       std::to_string(l.flops), std::to_string(l.weight_bytes)});
+      if (!origins.empty()) {
+        auto it = origins.find(l.name);
+        rows.back().push_back(it == origins.end() ? "" : it->second);
+      }
     }
     rows.push_back({"total", "", "", std::to_string(stats.params), std::to_string(stats.flops),
                     std::to_string(stats.weight_bytes)});

@@ -146,7 +146,16 @@ class Loader {
           if (!std::isfinite(s) || s < 0) fail(where + ": quantization scale " + std::to_string(s) + " is negative or not finite");
           out.quant.scale.push_back(s);
         }
-        out.quant.zero_point.assign(q->zero_point()->begin(), q->zero_point()->end());
+        // The verifier checks a vector's length field for 4-byte alignment only, so the int64
+        // elements of a valid file may sit at 4 mod 8: copy them out byte-wise rather than
+        // through flatbuffers' typed accessors (a misaligned 8-byte load).
+        const uint8_t* zp_bytes = q->zero_point()->Data();
+        out.quant.zero_point.resize(nzp);
+        for (size_t i = 0; i < nzp; ++i) {
+          int64_t v;
+          std::memcpy(&v, zp_bytes + i * sizeof(int64_t), sizeof v);
+          out.quant.zero_point[i] = flatbuffers::EndianScalar(v);
+        }
         out.quant.axis = q->quantized_dimension();
         if (nscale > 1) {
           const int axis = out.quant.axis;

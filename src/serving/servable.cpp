@@ -39,23 +39,22 @@ std::string find_model_file(const std::string& dir) {
     if (!e.is_regular_file(ec)) continue;
     const std::string name = e.path().filename().string();
     if (ends_with(name, ".keras") || ends_with(name, ".h5") || ends_with(name, ".tflite") ||
-        ends_with(name, ".tkq")) {
+        ends_with(name, ".tkq") || ends_with(name, ".onnx")) {
       found.push_back(e.path().string());
     }
     if (name == "saved_model.pb" || name == "saved_model.pbtxt") saved_model = true;
   }
   if (ec) throw Error("cannot list version folder '" + dir + "': " + ec.message());
-  if (found.size() == 1) return found[0];
-  if (found.size() > 1) {
-    throw Error("version folder '" + dir +
-                "' holds several model files (.keras/.h5/.tflite/.tkq) and no model.keras; keep exactly one");
+  // A SavedModel is the folder itself (saved_model.pb + variables/), as TF Serving loads it.
+  if (saved_model && found.empty()) return dir;
+  if (found.size() == 1 && !saved_model) return found[0];
+  if (!found.empty()) {
+    throw Error("version folder '" + dir + "' holds several models (" + (saved_model ? "a SavedModel and " : "") +
+                std::to_string(found.size()) +
+                " of .keras/.h5/.tflite/.tkq/.onnx) and no model.keras; keep exactly one");
   }
-  if (saved_model) {
-    throw Error("version folder '" + dir +
-                "' holds a TensorFlow SavedModel; tickinfer serves Keras, TFLite and .tkq files: save the model "
-                "with model.save('model.keras') into the version folder");
-  }
-  throw Error("version folder '" + dir + "' holds no model file (model.keras, *.h5, *.tflite or *.tkq)");
+  throw Error("version folder '" + dir +
+              "' holds no model (a SavedModel's saved_model.pb, model.keras, *.h5, *.tflite, *.onnx or *.tkq)");
 }
 
 Model load_model_version(const std::string& version_dir) {
