@@ -149,7 +149,9 @@ TEST(QuantBf16Gemv, ChoiceFollowsTheIsaName) {
   EXPECT_STREQ(bf16_gemv(tickinfer::kernels::Isa::Scalar).name, "scalar");
   EXPECT_STREQ(bf16_gemv(tickinfer::kernels::Isa::Portable).name, "scalar");
 #if defined(__x86_64__)
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) EXPECT_STREQ(bf16_gemv(tickinfer::kernels::Isa::Avx2).name, "avx2");
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    EXPECT_STREQ(bf16_gemv(tickinfer::kernels::Isa::Avx2).name, "avx2");
+  }
 #endif
 }
 

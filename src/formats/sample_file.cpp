@@ -37,10 +37,9 @@ SampleSet samples_from_array(const std::vector<int64_t>& array_shape, std::vecto
   const bool ok = !array_shape.empty() && (rest == want || (rest.size() == 1 && rest[0] == elems) ||
                                            (rest.empty() && elems == 1));
   if (!ok) {
-    std::vector<int64_t> expect{-1};
-    expect.insert(expect.end(), want.begin(), want.end());
-    std::string e = shape_text(expect);
-    e.replace(1, 2, "N");
+    std::string e = "[N";
+    for (int64_t d : want) e += ", " + std::to_string(d);
+    e += "]";
     throw Error(std::string(source) + ": samples must be shaped " + e + " or [N, " + std::to_string(elems) +
                 "] (one flattened sample per row), got " + shape_text(array_shape));
   }

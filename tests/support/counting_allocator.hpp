@@ -23,6 +23,9 @@ void note_alloc() {
 extern "C" void* __libc_malloc(size_t);
 extern "C" void* __libc_calloc(size_t, size_t);
 extern "C" void* __libc_realloc(void*, size_t);
+// operator delete pairs with the __libc_malloc in operator new: calling free() there would make
+// the compiler, which sees both inlined, report a malloc/delete mismatch it cannot rule out.
+extern "C" void __libc_free(void*);
 extern "C" void* malloc(size_t n) {
   note_alloc();
   return __libc_malloc(n);
@@ -41,10 +44,10 @@ void* operator new(size_t n) {
   throw std::bad_alloc();
 }
 void* operator new[](size_t n) { return operator new(n); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
-void operator delete[](void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { __libc_free(p); }
+void operator delete[](void* p) noexcept { __libc_free(p); }
+void operator delete(void* p, size_t) noexcept { __libc_free(p); }
+void operator delete[](void* p, size_t) noexcept { __libc_free(p); }
 
 extern "C" int pthread_mutex_lock(pthread_mutex_t* m) {
   using Fn = int (*)(pthread_mutex_t*);
