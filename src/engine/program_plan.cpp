@@ -55,9 +55,14 @@ void quantize_row(const float* x, Q* q, size_t n, float scale, int32_t zp) noexc
 
 // Float inputs and outputs are a few to a few hundred values: copied inline (eight at a time,
 // then one by one) instead of through a libc call, which costs more than the copy at these sizes.
-// The attribute keeps GCC from turning the tail loop back into that call.
-__attribute__((optimize("no-tree-loop-distribute-patterns"))) void copy_floats(float* dst, const float* src,
-                                                                               size_t n) noexcept {
+// The attribute keeps GCC from turning the tail loop back into that call (clang has no such
+// pass option and does not do it at these sizes).
+#if defined(__GNUC__) && !defined(__clang__)
+#define TICKINFER_KEEP_COPY_LOOP __attribute__((optimize("no-tree-loop-distribute-patterns")))
+#else
+#define TICKINFER_KEEP_COPY_LOOP
+#endif
+TICKINFER_KEEP_COPY_LOOP void copy_floats(float* dst, const float* src, size_t n) noexcept {
   struct Eight {
     float v[8];
   };

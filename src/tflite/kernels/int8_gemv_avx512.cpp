@@ -3,8 +3,11 @@
 // so x is offset by +128 (x ^ 0x80) and the row sum of w times 128 is subtracted again:
 //   sum (x + 128) * w - 128 * sum w = sum x * w, exact in int32. The row sum comes from a second
 // vpdpbusd against a vector of ones.
-// GCC 12 reports its own _mm512_reduce_add_epi32 as maybe-uninitialized; the header is not ours.
+// GCC 12 reports its own _mm512_reduce_add_epi32 as maybe-uninitialized; the header is not ours
+// (clang has neither the false report nor the warning group).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include "tflite/kernels/int8_gemv.hpp"
