@@ -11,7 +11,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference
-.PHONY: pipeline-bench default-model
+.PHONY: pipeline-bench default-model bench-forms
 
 all: build
 
@@ -122,6 +122,13 @@ compare: python
 	cmake --build $(BUILD) -j$(JOBS) --target tickinfer
 	bench/compare/setup_venv.sh .venv-compare $(if $(findstring --with-torch,$(COMPARE_ARGS)),--with-torch)
 	.venv-compare/bin/python bench/compare/run.py --build $(BUILD) --pin 1 $(COMPARE_ARGS)
+
+# Each bench-suite model from .keras against the same model as a SavedModel, an ONNX file and a
+# Keras 3 TFLite conversion (tools/export_bench_forms.py), interleaved in one run; bar p50 <= 1.1x.
+bench-forms: build
+	tools/setup_venv.sh $(VENV)
+	$(VENV)/bin/python tools/export_bench_forms.py --out $(BUILD)/bench_forms
+	python3 tools/bench_forms.py $(BUILD) $(BUILD)/bench_forms --pin 1 --json $(BUILD)/bench_forms.json
 
 fixtures:
 	tools/setup_venv.sh $(VENV)
