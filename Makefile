@@ -74,7 +74,9 @@ fuzz: deps
 
 # The main job on the bundled default model: what it is, its latency, and batch scoring checked
 # against the outputs Keras itself produced for the same rows.
-demo: build
+# It builds only the CLI it runs (the tests, benchmarks and fuzzers are `make test`'s).
+demo: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j$(JOBS) --target tickinfer
 	$(BUILD)/tickinfer inspect $(MODEL)
 	$(BUILD)/tickinfer bench $(MODEL) --seconds 2
 	$(BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(BUILD)/demo_predictions.csv \
