@@ -104,6 +104,29 @@ SignatureCall find_call(const SavedModelSignature& sig, const std::map<std::stri
   return sc;
 }
 
+// Drops nodes no output depends on (left behind where the lowering looked through an op, e.g. the
+// x * 0.5 of a gelu expression); inputs always stay. Nodes are in topological order.
+void prune_unused(Graph& g) {
+  std::vector<bool> keep(g.nodes.size(), false);
+  for (int o : g.outputs) keep[static_cast<size_t>(o)] = true;
+  for (int i : g.inputs) keep[static_cast<size_t>(i)] = true;
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    if (!keep[k]) continue;
+    for (int in : g.nodes[k].inputs) keep[static_cast<size_t>(in)] = true;
+  }
+  std::vector<int> remap(g.nodes.size(), -1);
+  std::vector<Node> nodes;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!keep[k]) continue;
+    remap[k] = static_cast<int>(nodes.size());
+    nodes.push_back(std::move(g.nodes[k]));
+    for (int& in : nodes.back().inputs) in = remap[static_cast<size_t>(in)];
+  }
+  for (int& i : g.inputs) i = remap[static_cast<size_t>(i)];
+  for (int& o : g.outputs) o = remap[static_cast<size_t>(o)];
+  g.nodes = std::move(nodes);
+}
+
 }  // namespace
 
 bool is_saved_model_dir(const std::string& path) {
@@ -186,6 +209,7 @@ SavedModel import_saved_model(const std::string& pb_bytes, const std::string& ob
     g.output_names.push_back(sig.outputs[i].key);
   }
   g.name = fn;
+  prune_unused(g);
   out.graph = std::move(g);
   return out;
 }

@@ -36,6 +36,9 @@ const std::map<std::string, Unary>& unary_ops() {
       {"Softplus", [](double x) { return std::log1p(std::exp(x)); }},
       {"Softsign", [](double x) { return x / (1.0 + std::fabs(x)); }},
       {"Erf", [](double x) { return std::erf(x); }},
+      {"Erfc", [](double x) { return std::erfc(x); }},
+      {"Abs", [](double x) { return std::fabs(x); }},
+      {"Sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
       {"ZerosLike", [](double) { return 0.0; }},
       {"OnesLike", [](double) { return 1.0; }},
   };
@@ -54,6 +57,9 @@ const std::map<std::string, Binary>& binary_ops() {
       {"Minimum", [](double a, double b) { return std::min(a, b); }},
       {"SquaredDifference", [](double a, double b) { return (a - b) * (a - b); }},
       {"Less", [](double a, double b) { return a < b ? 1.0 : 0.0; }},
+      {"LessEqual", [](double a, double b) { return a <= b ? 1.0 : 0.0; }},
+      {"Greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }},
+      {"GreaterEqual", [](double a, double b) { return a >= b ? 1.0 : 0.0; }},
       {"LogicalAnd", [](double a, double b) { return (a != 0 && b != 0) ? 1.0 : 0.0; }},
   };
   return ops;
@@ -61,7 +67,7 @@ const std::map<std::string, Binary>& binary_ops() {
 
 const char* const kStructural[] = {"Shape", "StridedSlice", "Pack", "Fill", "Prod", "Max", "Min", "Sum", "Mean",
                                    "GatherV2", "ConcatV2", "Reshape", "ExpandDims", "Squeeze", "Transpose",
-                                   "Cast", "Range", "MatMul", "Split", "Const", "ClipByValue"};
+                                   "Cast", "Range", "MatMul", "Split", "SplitV", "Unpack", "Const", "ClipByValue", "Select", "SelectV2"};
 
 int64_t norm_axis(int64_t axis, size_t rank, const std::string& where) {
   const auto r = static_cast<int64_t>(rank);
@@ -232,7 +238,7 @@ std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vec
       throw Error(where + ": bias shape " + tf_shape_str(in[1].shape) + " does not match " + tf_shape_str(in[0].shape));
     }
     TfTensor out = broadcast_binary(in[0], in[1], b->second, where);
-    if (op == "Less" || op == "LogicalAnd") out.dtype = kTfBool;
+    if (op == "Less" || op == "LessEqual" || op == "Greater" || op == "GreaterEqual" || op == "LogicalAnd") out.dtype = kTfBool;
     return {out};
   }
   return eval_tf_op_structural(node, in, where);
@@ -326,6 +332,21 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
     need(2);
     return {transpose(in[0], as_ints(in[1]), where)};
   }
+  if (op == "Select" || op == "SelectV2") {
+    need(3);
+    const TfTensor* shaped = &in[0];
+    for (const TfTensor& t : in) if (t.values.size() > shaped->values.size()) shaped = &t;
+    for (const TfTensor& t : in) {
+      if (t.values.size() != 1 && t.shape != shaped->shape) throw Error(where + ": Select operands must have one shape or be scalars");
+    }
+    TfTensor out = *shaped;
+    out.dtype = in[1].dtype;
+    for (size_t i = 0; i < out.values.size(); ++i) {
+      auto v = [&](const TfTensor& t) { return t.values[t.values.size() == 1 ? 0 : i]; };
+      out.values[i] = v(in[0]) != 0 ? v(in[1]) : v(in[2]);
+    }
+    return {out};
+  }
   if (op == "ClipByValue") {
     need(3);
     TfTensor lo = broadcast_binary(in[0], in[1], [](double a, double b) { return std::max(a, b); }, where);
@@ -374,6 +395,38 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
         t.values.push_back(x.values[static_cast<size_t>(src)]);
       }
       out.push_back(std::move(t));
+    }
+    return out;
+  }
+  if (op == "SplitV" || op == "Unpack") {
+    // SplitV(x, size_splits, axis); Unpack(x) along attr axis, dropping it.
+    const TfTensor& x = in.at(0);
+    const int64_t axis = norm_axis(op == "Unpack" ? attr_int(node, "axis", 0) : static_cast<int64_t>(in.at(2).values.at(0)), x.shape.size(), where);
+    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    std::vector<int64_t> sizes = op == "Unpack" ? std::vector<int64_t>(static_cast<size_t>(dim), 1) : as_ints(in.at(1));
+    int64_t known = 0, unknown = -1;
+    for (size_t i = 0; i < sizes.size(); ++i) sizes[i] < 0 ? unknown = static_cast<int64_t>(i) : known += sizes[i];
+    if (unknown >= 0) sizes[static_cast<size_t>(unknown)] = dim - known;
+    std::vector<TfTensor> out;
+    int64_t start = 0;
+    for (int64_t len : sizes) {
+      if (len < 0 || start + len > dim) throw Error(where + ": split sizes exceed the dimension");
+      std::vector<int64_t> perm;  // move the axis first, take rows [start, start + len), move back
+      perm.push_back(axis);
+      for (int64_t d = 0; d < static_cast<int64_t>(x.shape.size()); ++d) if (d != axis) perm.push_back(d);
+      TfTensor t = transpose(x, perm, where);
+      const int64_t row = t.size() / std::max<int64_t>(dim, 1);
+      TfTensor part;
+      part.dtype = x.dtype;
+      part.shape = t.shape;
+      part.shape[0] = len;
+      part.values.assign(t.values.begin() + start * row, t.values.begin() + (start + len) * row);
+      std::vector<int64_t> inv(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+      part = transpose(part, inv, where);
+      if (op == "Unpack") part.shape.erase(part.shape.begin() + axis);
+      out.push_back(std::move(part));
+      start += len;
     }
     return out;
   }

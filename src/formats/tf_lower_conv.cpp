@@ -150,15 +150,22 @@ std::vector<TfValue> TfLowering::lower_batch_to_space(Op& op) {
 
 std::vector<TfValue> TfLowering::lower_pool(Op& op) {
   const TfValue& x = op.in.at(0);
-  if (x.kind != TfValue::Kind::Node || x.shape.size() != 4 || x.shape[1] != 1 || x.block != 1 || x.pad_left || x.pad_right) {
-    throw Error(op.where + ": only the [batch, 1, time, channels] form of 1-D pooling is supported");
+  // Keras 3 expands to [batch, 1, time, channels], tf_keras to [batch, time, 1, channels].
+  const bool time_at_2 = x.shape.size() == 4 && x.shape[1] == 1;
+  if (x.kind != TfValue::Kind::Node || x.shape.size() != 4 || (x.shape[1] != 1 && x.shape[2] != 1) || x.block != 1 || x.pad_left || x.pad_right) {
+    throw Error(op.where + ": only the [batch, 1, time, channels] / [batch, time, 1, channels] forms of 1-D pooling are supported");
   }
   if (attr_string(op.def, "data_format", "NHWC") != "NHWC") throw Error(op.where + ": data_format other than NHWC is not supported");
-  const int64_t p = time_entry(attr_ints(op.def, "ksize"), op.where, "ksize");
-  const int64_t s = time_entry(attr_ints(op.def, "strides"), op.where, "strides");
+  auto entry = [&](const char* name) {
+    std::vector<int64_t> a = attr_ints(op.def, name);
+    if (!time_at_2 && a.size() == 4) std::swap(a[1], a[2]);
+    return time_entry(a, op.where, name);
+  };
+  const int64_t p = entry("ksize");
+  const int64_t s = entry("strides");
   const std::string padding = attr_string(op.def, "padding", "VALID");
   if (padding != "VALID" && padding != "SAME") throw Error(op.where + ": padding " + padding + " is not supported");
-  const int64_t len = x.shape[2];
+  const int64_t len = time_at_2 ? x.shape[2] : x.shape[1];
   const int64_t out = padding == "SAME" ? ceil_div(len, s) : (len - p) / s + 1;
   if (out < 1) throw Error(op.where + ": pool window longer than the input");
   TfValue plain = x;
@@ -173,7 +180,8 @@ std::vector<TfValue> TfLowering::lower_pool(Op& op) {
   n.origin = op.def.op() + " '" + op.def.name() + "'";
   n.inputs = {materialize(plain, op.where)};
   n.shape = {static_cast<int>(out), static_cast<int>(x.shape[3])};
-  return {node_value(add_node(std::move(n)), {1, 1, out, x.shape[3]}, "")};
+  const std::vector<int64_t> shape = time_at_2 ? std::vector<int64_t>{1, 1, out, x.shape[3]} : std::vector<int64_t>{1, out, 1, x.shape[3]};
+  return {node_value(add_node(std::move(n)), shape, "")};
 }
 
 }  // namespace tickinfer::formats

@@ -91,7 +91,7 @@ bool TfLowering::lower_norm(Op& op, std::vector<TfValue>& out) {
       return true;
     }
   }
-  if (t == "FusedBatchNormV3" && attr_bool(op.def, "is_training", false) && attr_string(op.def, "data_format", "NHWC") == "NCHW" &&
+  if (t == "FusedBatchNormV3" && attr_bool(op.def, "is_training", true) && attr_string(op.def, "data_format", "NHWC") == "NCHW" &&
       in.size() == 5 && in[0].kind == TfValue::Kind::Node && in[0].shape.size() == 4 && in[0].shape[0] == 1 && in[0].shape[3] == 1) {
     const int idx = in[0].node;
     const Node& src = graph_.nodes[static_cast<size_t>(idx)];

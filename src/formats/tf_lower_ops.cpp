@@ -155,14 +155,18 @@ std::vector<TfValue> TfLowering::lower_binary(Op& op) {
       if (v.shape != op.in[0].shape) throw Error(op.where + ": broadcasting between " + tf_shape_str(op.in[0].shape) + " and " + tf_shape_str(v.shape) + " is not supported");
       ins.push_back(materialize(v, op.where));
     }
-    if (mul && graph_.nodes[static_cast<size_t>(ins[1])].kind == OpKind::Activation &&
-        graph_.nodes[static_cast<size_t>(ins[1])].activation.kind == ActKind::Sigmoid && graph_.nodes[static_cast<size_t>(ins[1])].inputs == std::vector<int>{ins[0]} &&
-        op.in[1].fresh && single_use(op, 1)) {
-      Node& s = graph_.nodes[static_cast<size_t>(ins[1])];  // x * sigmoid(x): swish / silu
-      s.activation.kind = ActKind::Swish;
-      s.origin += "+Mul";
-      TfValue v = op.in[1];
-      return {v};
+    for (int k = 0; mul && k < 2; ++k) {  // x * sigmoid(x): swish / silu
+      const Node& s = graph_.nodes[static_cast<size_t>(ins[static_cast<size_t>(1 - k)])];
+      if (s.kind != OpKind::Activation || s.activation.kind != ActKind::Sigmoid || s.inputs != std::vector<int>{ins[static_cast<size_t>(k)]}) continue;
+      Node n;
+      n.name = op.def.name();
+      n.keras_class = "Activation";
+      n.kind = OpKind::Activation;
+      n.activation.kind = ActKind::Swish;
+      n.origin = "Sigmoid+Mul '" + op.def.name() + "'";
+      n.inputs = {ins[static_cast<size_t>(k)]};
+      n.shape = graph_.nodes[static_cast<size_t>(ins[static_cast<size_t>(k)])].shape;
+      return {node_value(add_node(std::move(n)), op.in[0].shape, "")};
     }
     Node n;
     n.name = op.def.name();
@@ -181,7 +185,11 @@ std::vector<TfValue> TfLowering::lower_binary(Op& op) {
   if (tf_broadcast_shape(x.shape, c.tensor.shape, op.where) != x.shape) {
     throw Error(op.where + ": constant " + tf_shape_str(c.tensor.shape) + " broadcasts the tensor " + tf_shape_str(x.shape) + " to a larger shape");
   }
-  if (((add || sub) && all_equal(c.tensor, 0.0)) || ((mul || div) && all_equal(c.tensor, 1.0))) return {x};
+  if (((add || sub) && all_equal(c.tensor, 0.0)) || ((mul || div) && all_equal(c.tensor, 1.0))) {
+    TfValue same = x;
+    same.fresh = sole_user(op, x);
+    return {same};
+  }
   TfTensor scale = filled(1, 1.0), shift = filled(1, 0.0);
   if (add) shift = c.tensor;
   if (sub && x_first) {
@@ -249,6 +257,7 @@ std::vector<TfValue> TfLowering::lower_shape_op(Op& op) {
   if (!is_node(x)) throw Error(op.where + ": op " + t + " on a non-tensor value is not supported");
   if (t == "Cast") {
     if (attr_int(op.def, "DstT", kTfFloat) != kTfFloat) throw Error(op.where + ": cast of a tensor to " + std::string(tf_dtype_name(static_cast<int>(attr_int(op.def, "DstT", 0)))));
+    x.fresh = sole_user(op, x);
     return {x};
   }
   if (t == "Shape") {

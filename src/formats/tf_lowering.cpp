@@ -97,6 +97,7 @@ TfValue TfLowering::add_input(const std::string& name, const std::vector<int64_t
 int TfLowering::materialize(const TfValue& v, const std::string& where) {
   if (v.kind == TfValue::Kind::List) return materialize(rnn_final_state(v, where), where);
   if (v.kind == TfValue::Kind::Norm) return finish_norm(v, where);
+  if (v.kind == TfValue::Kind::Expr) return materialize(fit_expr(v, where), where);
   if (v.kind != TfValue::Kind::Node) throw Error(where + ": expects a computed tensor here, not a constant or variable");
   if (v.pad_left || v.pad_right || v.block != 1 || v.conv >= 0) {
     throw Error(where + ": a padded / space-to-batch tensor is used other than by a Conv2D (not supported)");
@@ -250,7 +251,10 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
   }
   if (t == "While" || t == "StatelessWhile") return lower_while(op);
   if (t.rfind("TensorList", 0) == 0) return lower_list_op(op);
-  if (t == "IdentityN") return op.in;
+  if (t == "IdentityN") {
+    for (TfValue& v : op.in) v.fresh = false;
+    return op.in;
+  }
   const bool all_const = std::all_of(op.in.begin(), op.in.end(), [](const TfValue& v) { return v.kind == TfValue::Kind::Const; });
   if (all_const && tf_op_is_foldable(t)) {
     std::vector<TfTensor> in;
@@ -265,9 +269,12 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
   }
   std::vector<TfValue> norm;
   if (lower_norm(op, norm)) return norm;
+  if (lower_expr(op, norm)) return norm;
   if (t == "Identity" || t == "StopGradient" || t == "Snapshot" || t == "PreventGradient") {
     if (op.in.size() != 1) throw Error(op.where + ": expects one input");
-    return {op.in[0]};
+    TfValue v = op.in[0];
+    v.fresh = sole_user(op, v);
+    return {v};
   }
   if (t == "MatMul") return lower_matmul(op);
   if (t == "Reshape" || t == "ExpandDims" || t == "Squeeze" || t == "Transpose" || t == "Shape" || t == "StridedSlice" || t == "Cast") {

@@ -30,7 +30,7 @@ namespace tickinfer::formats {
 enum class NormStat : uint8_t { None, Mean, SquaredDev, Var, VarEps, InvStd, Sum };
 
 struct TfValue {
-  enum class Kind : uint8_t { Const, Resource, Node, Norm, List };
+  enum class Kind : uint8_t { Const, Resource, Node, Norm, List, Expr };
   Kind kind = Kind::Const;
   TfTensor tensor;               // Const, Resource (the variable's value)
   int node = -1;                 // Node: the producing Graph node; Norm: the normalised input
@@ -47,6 +47,9 @@ struct TfValue {
   std::vector<double> gamma, beta;  // per channel; empty = 1 / 0
   // List: a TensorList. rnn >= 0: the outputs of recognised loop `rnn`; else the unstacked
   // time-major input sequence of node `node` (shape [T, 1, F]).
+  // Expr: an elementwise function of node `node`, known by its values on the sample grid of
+  // tf_lower_expr.cpp; fitted to an activation (or a scalar affine map) when used.
+  std::shared_ptr<const std::vector<double>> samples;
   int rnn = -1;
   int rnn_output = 0;     // List of loop `rnn`: 0 the output list, 1 the final h, 2 the final c
   bool stacked = false;  // List of a loop's outputs after TensorListStack: shape [T, 1, units]
@@ -105,6 +108,9 @@ class TfLowering {
   std::vector<TfValue> lower_while(Op& op);
   std::vector<TfValue> lower_list_op(Op& op);
   bool lower_norm(Op& op, std::vector<TfValue>& out);
+  bool lower_expr(Op& op, std::vector<TfValue>& out);
+  TfValue fit_expr(const TfValue& e, const std::string& where);
+  int look_through(int node, std::vector<double>& vals) const;
   TfValue add_channel_affine(const Op& op, const TfValue& x, const TfTensor& scale, const TfTensor& shift);
   TfValue apply_activation(const Op& op, const TfValue& x, ActivationSpec act);
   int finish_norm(const TfValue& v, const std::string& where);

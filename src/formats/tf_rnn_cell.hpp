@@ -3,7 +3,7 @@
 // `StatelessWhile` inside standard_lstm / standard_gru). The loop's body is run by a small
 // interpreter on sample values and compared with the engine's own LSTM / GRU cell definitions
 // (Keras gate orders i,f,c,o and z,r,h; reset_after both ways) for each candidate pair of
-// activations; only an exact match (to double rounding) is accepted.
+// activations; only an exact match (to 1e-6: the candidates hold float32 constants such as 1/6) is accepted.
 #include <string>
 #include <vector>
 
