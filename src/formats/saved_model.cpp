@@ -201,7 +201,12 @@ SavedModel import_saved_model(const std::string& pb_bytes, const std::string& ob
   if (lowering.graph().inputs.size() != sig.inputs.size()) throw Error(label + ": signature '" + sig.key + "' has inputs its function does not take");
   TfFrame& frame = lowering.call(fn, args, 0);
   Graph& g = lowering.graph();
-  for (size_t i = 0; i < sig.outputs.size(); ++i) {
+  // Outputs in the order the function returns them (Keras' output order; keys sort as strings,
+  // so output_10 would come before output_2).
+  std::vector<size_t> order(sig.outputs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sc.output_index[a] < sc.output_index[b]; });
+  for (size_t i : order) {
     const std::string where = label + ": signature '" + sig.key + "' output '" + sig.outputs[i].key + "'";
     if (sc.output_index[i] >= lowering.result_count(frame)) throw Error(where + ": tensor '" + sig.outputs[i].tensor_name + "' does not exist");
     const TfValue v = lowering.result(frame, sc.output_index[i], 0);
