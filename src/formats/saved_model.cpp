@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "formats/deep_stack.hpp"
 #include "formats/tensor_bundle.hpp"
 #include "formats/tf_attr.hpp"
 #include "formats/tf_frame.hpp"
@@ -134,8 +135,10 @@ bool is_saved_model_dir(const std::string& path) {
   return fs::is_directory(path, ec) && (fs::exists(fs::path(path) / "saved_model.pb", ec) || fs::exists(fs::path(path) / "saved_model.pbtxt", ec));
 }
 
-SavedModel import_saved_model(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
-                              const std::string& label, const SavedModelOptions& options) {
+namespace {
+
+SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
+                                const std::string& label, const SavedModelOptions& options) {
   tensorflow::SavedModel sm;
   if (!sm.ParseFromString(pb_bytes)) throw Error(label + ": not a valid SavedModel protobuf (truncated or corrupt)");
   if (sm.meta_graphs_size() == 0) throw Error(label + ": the SavedModel holds no MetaGraph");
@@ -216,6 +219,15 @@ SavedModel import_saved_model(const std::string& pb_bytes, const std::string& ob
   g.name = fn;
   prune_unused(g);
   out.graph = std::move(g);
+  return out;
+}
+
+}  // namespace
+
+SavedModel import_saved_model(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
+                              const std::string& label, const SavedModelOptions& options) {
+  SavedModel out;
+  run_on_deep_stack([&] { out = import_on_this_stack(pb_bytes, object_graph_bytes, read_variable, label, options); });
   return out;
 }
 

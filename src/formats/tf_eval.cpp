@@ -86,6 +86,7 @@ TfTensor broadcast_binary(const TfTensor& a, const TfTensor& b, Binary f, const 
   out.dtype = a.dtype;
   out.shape = tf_broadcast_shape(a.shape, b.shape, where);
   const int64_t n = tf_element_count(out.shape);
+  if (n < 0) throw Error(where + ": result of shape " + tf_shape_str(out.shape) + " is too large");
   out.values.resize(static_cast<size_t>(n));
   const size_t r = out.shape.size();
   auto padded = [&](const std::vector<int64_t>& s) {
@@ -359,6 +360,7 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
     if (attr_bool(node, "transpose_a", false)) a = transpose(a, {1, 0}, where);
     if (attr_bool(node, "transpose_b", false)) b = transpose(b, {1, 0}, where);
     const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+    if (m * k > 0 && n > (int64_t{1} << 28) / (m * k)) throw Error(where + ": MatMul too large to evaluate at load time");
     if (b.shape[0] != k) throw Error(where + ": MatMul inner dimensions " + std::to_string(k) + " and " + std::to_string(b.shape[0]));
     TfTensor out;
     out.dtype = a.dtype;

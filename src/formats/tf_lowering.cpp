@@ -12,7 +12,7 @@ namespace tickinfer::formats {
 
 namespace {
 
-constexpr int kMaxDepth = 1500;  // nested references / calls; deeper graphs are refused, not overflowed
+constexpr int kMaxDepth = 100000;  // nested references / calls (the lowering runs on a 1 GiB stack)
 
 // Flat output index offsets of the output args after the first, for ops with several output args.
 int output_arg_offset(const std::string& op, const std::string& arg) {
@@ -86,7 +86,12 @@ TfValue TfLowering::add_input(const std::string& name, const std::vector<int64_t
   std::vector<int64_t> shape = tf_shape;
   if (shape.empty()) throw Error(label_ + ": signature input '" + name + "' is a scalar (a batch dimension is required)");
   shape[0] = 1;
-  for (size_t i = 1; i < shape.size(); ++i) n.shape.push_back(static_cast<int>(shape[i]));
+  for (size_t i = 1; i < shape.size(); ++i) {
+    if (shape[i] == 0 || shape[i] < -1 || shape[i] > (int64_t{1} << 24)) {
+      throw Error(label_ + ": signature input '" + name + "' has dimension " + std::to_string(shape[i]));
+    }
+    n.shape.push_back(static_cast<int>(shape[i]));
+  }
   const int idx = add_node(std::move(n));
   graph_.inputs.push_back(idx);
   TfValue v = node_value(idx, shape, "");

@@ -35,7 +35,7 @@ struct Interp {
 
   const std::vector<LoopVar>& eval(const tensorflow::NodeDef& n) {
     if (auto d = done.find(n.name()); d != done.end()) return d->second;
-    if (++depth > 1000) throw Error(where + ": loop body nested too deeply");
+    if (++depth > 50000) throw Error(where + ": loop body nested too deeply");
     const std::string at = where + ": body node '" + n.name() + "' (" + n.op() + ")";
     std::vector<LoopVar> ins;
     for (const std::string& ref : n.input()) if (!ref.empty() && ref[0] != '^') ins.push_back(value(ref));

@@ -36,7 +36,7 @@ int64_t tf_element_count(const std::vector<int64_t>& shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
     if (d < 0) return -1;
-    if (d != 0 && n > (int64_t{1} << 40) / d) return -1;  // absurd sizes count as unknown
+    if (d != 0 && n > kTfMaxElements / d) return -1;  // absurd sizes count as unknown
     n *= d;
   }
   return n;

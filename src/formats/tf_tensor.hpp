@@ -29,7 +29,10 @@ struct TfTensor {
   bool is_integer() const { return dtype == kTfInt32 || dtype == kTfInt64 || dtype == kTfInt16 || dtype == kTfInt8 || dtype == kTfUint8 || dtype == kTfBool; }
 };
 
-int64_t tf_element_count(const std::vector<int64_t>& shape);  // -1 if any dimension is unknown
+// The largest tensor the importer holds (64 Mi elements); bigger shapes count as unknown, so a
+// hostile file cannot make it allocate without bound.
+constexpr int64_t kTfMaxElements = int64_t{1} << 26;
+int64_t tf_element_count(const std::vector<int64_t>& shape);  // -1 if unknown or above kTfMaxElements
 std::string tf_shape_str(const std::vector<int64_t>& shape);   // "[-1,10]"
 std::vector<int64_t> tf_shape_of(const tensorflow::TensorShapeProto& shape);  // unknown rank -> {}
 
