@@ -245,6 +245,139 @@ std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vec
   return eval_tf_op_structural(node, in, where);
 }
 
+// The ops that move or combine values (MatMul, Split, SplitV, Unpack, ConcatV2, GatherV2,
+// StridedSlice); false if `node` is none of them.
+static bool eval_data_op(const tensorflow::NodeDef& node, const std::vector<TfTensor>& in, const std::string& where,
+                  std::vector<TfTensor>& result) {
+  const std::string& op = node.op();
+  auto need = [&](size_t n) {
+    if (in.size() != n) throw Error(where + ": expects " + std::to_string(n) + " inputs, has " + std::to_string(in.size()));
+  };
+  if (op == "MatMul") {
+    need(2);
+    TfTensor a = in[0], b = in[1];
+    if (a.shape.size() != 2 || b.shape.size() != 2) throw Error(where + ": MatMul operands must be matrices");
+    if (attr_bool(node, "transpose_a", false)) a = transpose(a, {1, 0}, where);
+    if (attr_bool(node, "transpose_b", false)) b = transpose(b, {1, 0}, where);
+    const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
+    if (m * k > 0 && n > (int64_t{1} << 28) / (m * k)) throw Error(where + ": MatMul too large to evaluate at load time");
+    if (b.shape[0] != k) throw Error(where + ": MatMul inner dimensions " + std::to_string(k) + " and " + std::to_string(b.shape[0]));
+    TfTensor out;
+    out.dtype = a.dtype;
+    out.shape = {m, n};
+    out.values.assign(static_cast<size_t>(m * n), 0.0);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) out.values[static_cast<size_t>(i * n + j)] += a.values[static_cast<size_t>(i * k + p)] * b.values[static_cast<size_t>(p * n + j)];
+    { result = {out}; return true; }
+  }
+  if (op == "Split") {
+    need(2);
+    const TfTensor& x = in[1];
+    const int64_t axis = norm_axis(static_cast<int64_t>(in[0].values.at(0)), x.shape.size(), where);
+    const int64_t parts = attr_int(node, "num_split", 1);
+    if (parts < 1 || x.shape[static_cast<size_t>(axis)] % parts != 0) throw Error(where + ": dimension does not split evenly");
+    std::vector<TfTensor> out;
+    const int64_t len = x.shape[static_cast<size_t>(axis)] / parts;
+    const auto st = strides_of(x.shape);
+    for (int64_t p = 0; p < parts; ++p) {
+      TfTensor t;
+      t.dtype = x.dtype;
+      t.shape = x.shape;
+      t.shape[static_cast<size_t>(axis)] = len;
+      const auto so = strides_of(t.shape);
+      for (int64_t i = 0; i < t.size(); ++i) {
+        int64_t src = 0, rem = i;
+        for (size_t d = 0; d < t.shape.size(); ++d) {
+          int64_t c = rem / so[d];
+          rem %= so[d];
+          if (static_cast<int64_t>(d) == axis) c += p * len;
+          src += c * st[d];
+        }
+        t.values.push_back(x.values[static_cast<size_t>(src)]);
+      }
+      out.push_back(std::move(t));
+    }
+    { result = std::move(out); return true; }
+  }
+  if (op == "SplitV" || op == "Unpack") {
+    // SplitV(x, size_splits, axis); Unpack(x) along attr axis, dropping it.
+    const TfTensor& x = in.at(0);
+    const int64_t axis = norm_axis(op == "Unpack" ? attr_int(node, "axis", 0) : static_cast<int64_t>(in.at(2).values.at(0)), x.shape.size(), where);
+    const int64_t dim = x.shape[static_cast<size_t>(axis)];
+    std::vector<int64_t> sizes = op == "Unpack" ? std::vector<int64_t>(static_cast<size_t>(dim), 1) : as_ints(in.at(1));
+    int64_t known = 0, unknown = -1;
+    for (size_t i = 0; i < sizes.size(); ++i) sizes[i] < 0 ? unknown = static_cast<int64_t>(i) : known += sizes[i];
+    if (unknown >= 0) sizes[static_cast<size_t>(unknown)] = dim - known;
+    std::vector<TfTensor> out;
+    int64_t start = 0;
+    for (int64_t len : sizes) {
+      if (len < 0 || start + len > dim) throw Error(where + ": split sizes exceed the dimension");
+      std::vector<int64_t> perm;  // move the axis first, take rows [start, start + len), move back
+      perm.push_back(axis);
+      for (int64_t d = 0; d < static_cast<int64_t>(x.shape.size()); ++d) if (d != axis) perm.push_back(d);
+      TfTensor t = transpose(x, perm, where);
+      const int64_t row = t.size() / std::max<int64_t>(dim, 1);
+      TfTensor part;
+      part.dtype = x.dtype;
+      part.shape = t.shape;
+      part.shape[0] = len;
+      part.values.assign(t.values.begin() + start * row, t.values.begin() + (start + len) * row);
+      std::vector<int64_t> inv(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+      part = transpose(part, inv, where);
+      if (op == "Unpack") part.shape.erase(part.shape.begin() + axis);
+      out.push_back(std::move(part));
+      start += len;
+    }
+    { result = std::move(out); return true; }
+  }
+  if (op == "ConcatV2") {
+    if (in.size() < 2) throw Error(where + ": no inputs");
+    const size_t n = in.size() - 1;
+    const int64_t axis = norm_axis(static_cast<int64_t>(in[n].values.at(0)), in[0].shape.size(), where);
+    std::vector<int64_t> perm;  // move the axis first, concatenate, move it back
+    perm.push_back(axis);
+    for (int64_t d = 0; d < static_cast<int64_t>(in[0].shape.size()); ++d) if (d != axis) perm.push_back(d);
+    TfTensor cat;
+    cat.dtype = in[0].dtype;
+    int64_t total = 0;
+    for (size_t i = 0; i < n; ++i) {
+      if (in[i].shape.size() != in[0].shape.size()) throw Error(where + ": concatenated ranks differ");
+      TfTensor t = transpose(in[i], perm, where);
+      total += t.shape[0];
+      cat.values.insert(cat.values.end(), t.values.begin(), t.values.end());
+      cat.shape = t.shape;
+    }
+    cat.shape[0] = total;
+    if (static_cast<int64_t>(cat.values.size()) != tf_element_count(cat.shape)) throw Error(where + ": concatenated shapes differ");
+    std::vector<int64_t> inv(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
+    result = {transpose(cat, inv, where)};
+    return true;
+  }
+  if (op == "GatherV2") {
+    need(3);
+    const int64_t axis = norm_axis(static_cast<int64_t>(in[2].values.at(0)), in[0].shape.size(), where);
+    if (axis != 0 || in[0].shape.size() != 1) throw Error(where + ": only gathers from a vector are supported");
+    TfTensor out;
+    out.dtype = in[0].dtype;
+    out.shape = in[1].shape;
+    for (double idx : in[1].values) {
+      const auto i = static_cast<int64_t>(idx);
+      if (i < 0 || i >= in[0].shape[0]) throw Error(where + ": gather index out of range");
+      out.values.push_back(in[0].values[static_cast<size_t>(i)]);
+    }
+    { result = {out}; return true; }
+  }
+  if (op == "StridedSlice") {
+    need(4);
+    result = {tf_strided_slice(node, in[0], as_ints(in[1]), as_ints(in[2]), as_ints(in[3]), where)};
+    return true;
+  }
+  return false;
+}
+
 std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, const std::vector<TfTensor>& in,
                                             const std::string& where) {
   const std::string& op = node.op();
@@ -353,126 +486,8 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
     TfTensor lo = broadcast_binary(in[0], in[1], [](double a, double b) { return std::max(a, b); }, where);
     return {broadcast_binary(lo, in[2], [](double a, double b) { return std::min(a, b); }, where)};
   }
-  if (op == "MatMul") {
-    need(2);
-    TfTensor a = in[0], b = in[1];
-    if (a.shape.size() != 2 || b.shape.size() != 2) throw Error(where + ": MatMul operands must be matrices");
-    if (attr_bool(node, "transpose_a", false)) a = transpose(a, {1, 0}, where);
-    if (attr_bool(node, "transpose_b", false)) b = transpose(b, {1, 0}, where);
-    const int64_t m = a.shape[0], k = a.shape[1], n = b.shape[1];
-    if (m * k > 0 && n > (int64_t{1} << 28) / (m * k)) throw Error(where + ": MatMul too large to evaluate at load time");
-    if (b.shape[0] != k) throw Error(where + ": MatMul inner dimensions " + std::to_string(k) + " and " + std::to_string(b.shape[0]));
-    TfTensor out;
-    out.dtype = a.dtype;
-    out.shape = {m, n};
-    out.values.assign(static_cast<size_t>(m * n), 0.0);
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t p = 0; p < k; ++p)
-        for (int64_t j = 0; j < n; ++j) out.values[static_cast<size_t>(i * n + j)] += a.values[static_cast<size_t>(i * k + p)] * b.values[static_cast<size_t>(p * n + j)];
-    return {out};
-  }
-  if (op == "Split") {
-    need(2);
-    const TfTensor& x = in[1];
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[0].values.at(0)), x.shape.size(), where);
-    const int64_t parts = attr_int(node, "num_split", 1);
-    if (parts < 1 || x.shape[static_cast<size_t>(axis)] % parts != 0) throw Error(where + ": dimension does not split evenly");
-    std::vector<TfTensor> out;
-    const int64_t len = x.shape[static_cast<size_t>(axis)] / parts;
-    const auto st = strides_of(x.shape);
-    for (int64_t p = 0; p < parts; ++p) {
-      TfTensor t;
-      t.dtype = x.dtype;
-      t.shape = x.shape;
-      t.shape[static_cast<size_t>(axis)] = len;
-      const auto so = strides_of(t.shape);
-      for (int64_t i = 0; i < t.size(); ++i) {
-        int64_t src = 0, rem = i;
-        for (size_t d = 0; d < t.shape.size(); ++d) {
-          int64_t c = rem / so[d];
-          rem %= so[d];
-          if (static_cast<int64_t>(d) == axis) c += p * len;
-          src += c * st[d];
-        }
-        t.values.push_back(x.values[static_cast<size_t>(src)]);
-      }
-      out.push_back(std::move(t));
-    }
-    return out;
-  }
-  if (op == "SplitV" || op == "Unpack") {
-    // SplitV(x, size_splits, axis); Unpack(x) along attr axis, dropping it.
-    const TfTensor& x = in.at(0);
-    const int64_t axis = norm_axis(op == "Unpack" ? attr_int(node, "axis", 0) : static_cast<int64_t>(in.at(2).values.at(0)), x.shape.size(), where);
-    const int64_t dim = x.shape[static_cast<size_t>(axis)];
-    std::vector<int64_t> sizes = op == "Unpack" ? std::vector<int64_t>(static_cast<size_t>(dim), 1) : as_ints(in.at(1));
-    int64_t known = 0, unknown = -1;
-    for (size_t i = 0; i < sizes.size(); ++i) sizes[i] < 0 ? unknown = static_cast<int64_t>(i) : known += sizes[i];
-    if (unknown >= 0) sizes[static_cast<size_t>(unknown)] = dim - known;
-    std::vector<TfTensor> out;
-    int64_t start = 0;
-    for (int64_t len : sizes) {
-      if (len < 0 || start + len > dim) throw Error(where + ": split sizes exceed the dimension");
-      std::vector<int64_t> perm;  // move the axis first, take rows [start, start + len), move back
-      perm.push_back(axis);
-      for (int64_t d = 0; d < static_cast<int64_t>(x.shape.size()); ++d) if (d != axis) perm.push_back(d);
-      TfTensor t = transpose(x, perm, where);
-      const int64_t row = t.size() / std::max<int64_t>(dim, 1);
-      TfTensor part;
-      part.dtype = x.dtype;
-      part.shape = t.shape;
-      part.shape[0] = len;
-      part.values.assign(t.values.begin() + start * row, t.values.begin() + (start + len) * row);
-      std::vector<int64_t> inv(perm.size());
-      for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-      part = transpose(part, inv, where);
-      if (op == "Unpack") part.shape.erase(part.shape.begin() + axis);
-      out.push_back(std::move(part));
-      start += len;
-    }
-    return out;
-  }
-  if (op == "ConcatV2") {
-    if (in.size() < 2) throw Error(where + ": no inputs");
-    const size_t n = in.size() - 1;
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[n].values.at(0)), in[0].shape.size(), where);
-    std::vector<int64_t> perm;  // move the axis first, concatenate, move it back
-    perm.push_back(axis);
-    for (int64_t d = 0; d < static_cast<int64_t>(in[0].shape.size()); ++d) if (d != axis) perm.push_back(d);
-    TfTensor cat;
-    cat.dtype = in[0].dtype;
-    int64_t total = 0;
-    for (size_t i = 0; i < n; ++i) {
-      if (in[i].shape.size() != in[0].shape.size()) throw Error(where + ": concatenated ranks differ");
-      TfTensor t = transpose(in[i], perm, where);
-      total += t.shape[0];
-      cat.values.insert(cat.values.end(), t.values.begin(), t.values.end());
-      cat.shape = t.shape;
-    }
-    cat.shape[0] = total;
-    if (static_cast<int64_t>(cat.values.size()) != tf_element_count(cat.shape)) throw Error(where + ": concatenated shapes differ");
-    std::vector<int64_t> inv(perm.size());
-    for (size_t i = 0; i < perm.size(); ++i) inv[static_cast<size_t>(perm[i])] = static_cast<int64_t>(i);
-    return {transpose(cat, inv, where)};
-  }
-  if (op == "GatherV2") {
-    need(3);
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[2].values.at(0)), in[0].shape.size(), where);
-    if (axis != 0 || in[0].shape.size() != 1) throw Error(where + ": only gathers from a vector are supported");
-    TfTensor out;
-    out.dtype = in[0].dtype;
-    out.shape = in[1].shape;
-    for (double idx : in[1].values) {
-      const auto i = static_cast<int64_t>(idx);
-      if (i < 0 || i >= in[0].shape[0]) throw Error(where + ": gather index out of range");
-      out.values.push_back(in[0].values[static_cast<size_t>(i)]);
-    }
-    return {out};
-  }
-  if (op == "StridedSlice") {
-    need(4);
-    return {tf_strided_slice(node, in[0], as_ints(in[1]), as_ints(in[2]), as_ints(in[3]), where)};
-  }
+  std::vector<TfTensor> out;
+  if (eval_data_op(node, in, where, out)) return out;
   throw Error(where + ": op " + op + " cannot be evaluated");
 }
 
