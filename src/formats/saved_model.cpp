@@ -31,6 +31,7 @@ SavedModelTensorInfo tensor_info(const std::string& key, const tensorflow::Tenso
   out.dtype = t.dtype();
   out.unknown_rank = t.tensor_shape().unknown_rank();
   out.shape = tf_shape_of(t.tensor_shape());
+  out.sparse = t.encoding_case() == tensorflow::TensorInfo::kCooSparse;
   return out;
 }
 
@@ -157,6 +158,11 @@ SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& 
   }
   const SavedModelSignature& sig = *sig_it;
   out.info.signature_key = sig.key;
+  for (const auto* list : {&sig.inputs, &sig.outputs}) {
+    for (const SavedModelTensorInfo& t : *list) {
+      if (t.sparse) throw Error(label + ": signature '" + sig.key + "' tensor '" + t.key + "' is sparse (not supported)");
+    }
+  }
 
   const auto nodes = top_nodes(mg.graph_def());
   const SignatureCall sc = find_call(sig, nodes, label);

@@ -20,6 +20,7 @@ struct SavedModelTensorInfo {
   int dtype = 0;            // TF DataType number (1 = float32)
   std::vector<int64_t> shape;  // -1 unknown (dim 0 is the batch); empty with unknown_rank
   bool unknown_rank = false;
+  bool sparse = false;      // a COO sparse tensor (name empty): not supported for the lowered signature
 };
 
 struct SavedModelSignature {
