@@ -48,6 +48,7 @@ def cases() -> list[mf.Case]:
         ("dense_seq", mf.b_dense_seq, {"T": 5}),
         ("inference_noops", mf.b_inference_noops, {}),
         ("lstm_last", mf.b_lstm_last, {"T": 6, "stream": True}),
+        ("lstm_variable_length", mf.b_lstm_last, {"T": None, "window": 7, "stream": True, "stream_T": 7}),
         ("lstm_seq", mf.b_lstm_seq, {"T": 6}),
         ("lstm_stacked", mf.b_lstm_stacked, {"T": 6, "stream": True}),
         ("gru_reset_after", mf.b_gru_reset_after, {"T": 6, "stream": True}),
@@ -134,7 +135,8 @@ def make_case(case: mf.Case, root: Path, forms) -> list[dict]:
     case_dir = root / case.name
     case_dir.mkdir(parents=True, exist_ok=True)
     in_rng = np.random.RandomState(seed ^ 0x5EED)
-    inputs = [mf.make_input(in_rng, tuple(t.shape)[1:], case.large) for t in model.inputs]
+    inputs = [mf.make_input(in_rng, tuple(case.window if d is None else d for d in tuple(t.shape)[1:]), case.large)
+              for t in model.inputs]
     outs = mf.run_rows(model, inputs)
     weights = model.get_weights()
     max_abs = max(float(np.abs(o).max()) for o in outs)
@@ -154,6 +156,8 @@ def make_case(case: mf.Case, root: Path, forms) -> list[dict]:
                  "inputs": [], "outputs": [], "input_keys": in_keys, "output_keys": out_keys,
                  "rtol": mf.RTOL, "atol": float(f"{atol:.3g}"), "layers": mf.layer_list(model),
                  "stream": stream}
+        if case.window:
+            entry["window_length"] = case.window  # the model's time axis is None
         for i, x in enumerate(ins):
             mf.save_npy(case_dir / f"{tag}in{i}.npy", x)
             entry["inputs"].append(f"{case.name}/{tag}in{i}.npy")

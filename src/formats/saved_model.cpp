@@ -280,7 +280,23 @@ SavedModel load_saved_model(const std::string& dir, const SavedModelOptions& opt
   };
   SavedModel m = import_saved_model(bytes, object_graph, reader, pb.string(), options);
   m.info.directory = dir;
-  infer_shapes(m.graph);
+  // Validate now, so a lowering mistake is reported with the file; a variable-length axis is
+  // checked at one length (the engine resolves it per plan).
+  Graph probe = m.graph;
+  for (int idx : probe.inputs) {
+    for (int& d : probe.nodes[static_cast<size_t>(idx)].shape) d = d < 1 ? 3 : d;
+  }
+  try {
+    infer_shapes(probe);
+  } catch (const Error& e) {
+    throw Error(pb.string() + ": the lowered graph is inconsistent: " + e.what());
+  }
+  if (probe.nodes.size() == m.graph.nodes.size() && std::all_of(m.graph.inputs.begin(), m.graph.inputs.end(), [&](int i) {
+        const Shape& s = m.graph.nodes[static_cast<size_t>(i)].shape;
+        return std::all_of(s.begin(), s.end(), [](int d) { return d >= 1; });
+      })) {
+    m.graph = std::move(probe);
+  }
   return m;
 }
 

@@ -95,7 +95,7 @@ int TfLowering::rnn_node(int rnn, bool sequences, const std::string& where) {
   n.weights = r.cell.weights;
   n.origin = r.origin;
   n.inputs = {r.input_node};
-  n.shape = sequences ? Shape{static_cast<int>(r.steps), r.cell.units} : Shape{r.cell.units};
+  n.shape = sequences ? Shape{graph_dim(r.steps), r.cell.units} : Shape{r.cell.units};
   cached = add_node(std::move(n));
   return cached;
 }
@@ -121,7 +121,7 @@ std::vector<TfValue> TfLowering::lower_list_op(Op& op) {
       throw Error(op.where + ": unstacks something other than a time-major [time, 1, features] sequence");
     }
     const Node& src = graph_.nodes[static_cast<size_t>(x.node)];
-    if (src.shape != Shape{static_cast<int>(x.shape[0]), static_cast<int>(x.shape[2])}) throw Error(op.where + ": sequence layout not understood");
+    if (src.shape != Shape{graph_dim(x.shape[0]), graph_dim(x.shape[2])}) throw Error(op.where + ": sequence layout not understood");
     v.node = x.node;
     v.shape = x.shape;
     return {v};

@@ -87,10 +87,11 @@ TfValue TfLowering::add_input(const std::string& name, const std::vector<int64_t
   if (shape.empty()) throw Error(label_ + ": signature input '" + name + "' is a scalar (a batch dimension is required)");
   shape[0] = 1;
   for (size_t i = 1; i < shape.size(); ++i) {
-    if (shape[i] == 0 || shape[i] < -1 || shape[i] > (int64_t{1} << 24)) {
+    if (shape[i] == 0 || shape[i] < -1 || shape[i] > (int64_t{1} << 24) || shape[i] == kUnknownDim) {
       throw Error(label_ + ": signature input '" + name + "' has dimension " + std::to_string(shape[i]));
     }
-    n.shape.push_back(static_cast<int>(shape[i]));
+    if (shape[i] == -1) shape[i] = kUnknownDim;
+    n.shape.push_back(graph_dim(shape[i]));
   }
   const int idx = add_node(std::move(n));
   graph_.inputs.push_back(idx);
@@ -109,10 +110,10 @@ int TfLowering::materialize(const TfValue& v, const std::string& where) {
   }
   if (v.shape.empty() || v.shape[0] != 1) throw Error(where + ": tensor of shape " + tf_shape_str(v.shape) + " is not batch-major");
   Shape want;
-  for (size_t i = 1; i < v.shape.size(); ++i) want.push_back(static_cast<int>(v.shape[i]));
+  for (size_t i = 1; i < v.shape.size(); ++i) want.push_back(graph_dim(v.shape[i]));
   const Node& src = graph_.nodes[static_cast<size_t>(v.node)];
   if (src.shape == want) return v.node;
-  if (shape_size(src.shape) != shape_size(want) && shape_size(src.shape) >= 0) {
+  if (shape_size(src.shape) != shape_size(want) && shape_size(src.shape) >= 0 && shape_size(want) >= 0) {
     throw Error(where + ": internal shape mismatch " + shape_str(src.shape) + " vs " + tf_shape_str(v.shape));
   }
   Node r;

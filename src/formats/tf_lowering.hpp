@@ -26,6 +26,12 @@ class NodeDef;
 
 namespace tickinfer::formats {
 
+// A variable-length (None) time axis is carried through the lowering as this size, so shape
+// arithmetic folds to constants; Graph node shapes show it as -1 again. Models whose lowering
+// computes other sizes from it (a valid Conv1D shortens it) are refused when compiled.
+constexpr int64_t kUnknownDim = 9973;
+inline int graph_dim(int64_t d) { return d == kUnknownDim ? -1 : static_cast<int>(d); }
+
 // Per-row statistics of a node while a LayerNorm is being recognised (tf_lower_norm.cpp).
 enum class NormStat : uint8_t { None, Mean, SquaredDev, Var, VarEps, InvStd, Sum };
 
