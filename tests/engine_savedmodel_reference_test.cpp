@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 
 #include "formats/npy.hpp"
@@ -159,5 +160,29 @@ TEST(SavedModelFixtures, ManifestCoversEveryExportForm) {
   EXPECT_TRUE(stream) << "no recurrent fixture with a stream check";
 }
 
+}  // namespace
+}  // namespace tickinfer
+
+namespace tickinfer {
+namespace {
+// Models the importer must refuse (manifest "unsupported"): the error names the layer's op and
+// the reason, never a silently different model.
+TEST(SavedModelUnsupported, RefusedWithANamedError) {
+  std::ifstream f(savedmodel_fixtures_dir() + "/manifest.json");
+  if (!f) GTEST_SKIP() << "no manifest";
+  const nlohmann::json m = nlohmann::json::parse(f);
+  if (!m.contains("unsupported")) GTEST_SKIP() << "no unsupported cases in this suite";
+  for (const auto& u : m["unsupported"]) {
+    const std::string dir = savedmodel_fixtures_dir() + "/" + u.at("file").get<std::string>();
+    try {
+      Model::load(dir);
+      ADD_FAILURE() << u.at("name") << " loaded";
+    } catch (const Error& e) {
+      for (const auto& want : u.at("expect_error_contains")) {
+        EXPECT_NE(std::string(e.what()).find(want.get<std::string>()), std::string::npos) << e.what();
+      }
+    }
+  }
+}
 }  // namespace
 }  // namespace tickinfer

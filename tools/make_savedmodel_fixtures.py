@@ -17,7 +17,8 @@ for recurrent models). Every export is reloaded with `tf.saved_model.load` and i
 signature must reproduce the Keras outputs, so the directory means what the model meant.
 Inputs and outputs are written in the order of the signature function's arguments and results
 (the order the importer gives the engine's inputs and outputs).
-Layout: DIR/manifest.json, DIR/<case>/{in*.npy, out*.npy, stream_*.npy, <form>/saved_model.pb ...}.
+Layout: DIR/manifest.json, DIR/<case>/{in*.npy, out*.npy, stream_*.npy, <form>/saved_model.pb ...},
+DIR/unsupported/<case>/<form>/ (models the importer must refuse with a named error).
 """
 from __future__ import annotations
 
@@ -66,6 +67,27 @@ def cases() -> list[mf.Case]:
         ("conv_lstm", mf.b_conv_lstm, {"T": 8}),  # stream mode refuses a Conv1D before the LSTM
     ]
     return [c for name, build, kw in spec for c in mf.both(name, build, **kw)]
+
+
+def unsupported_cases() -> list[mf.Case]:
+    """Models the importer must refuse with an error naming the op / layer and the reason."""
+    return [
+        mf.Case("lstm_go_backwards_k3", "keras3", mf.u_lstm_go_backwards, T=5, expect_error=["lstm_backwards", "ReverseV2"]),
+        mf.Case("bidirectional_k3", "keras3", mf.u_bidirectional, T=5, expect_error=["bidi_lstm", "ReverseV2"]),
+        mf.Case("conv1d_channels_first_k3", "keras3", mf.u_conv_channels_first, T=8, expect_error=["conv_cf", "Conv2D"]),
+        mf.Case("dense_float64_k3", "keras3", mf.u_dense_float64, expect_error=["dense_f64", "float64"]),
+        mf.Case("dense_mixed_float16_k2", "keras2", mf.u_dense_mixed_float16, expect_error=["dense_mixed", "float16"]),
+    ]
+
+
+def make_unsupported(case: mf.Case, root: Path) -> dict:
+    kit = mf.KITS[case.fmt]
+    kit.K.utils.set_random_seed(mf.case_seed(case.name))
+    model = mf.build_with_floatx(case, "float32", case.T)
+    form = FORMS[case.fmt][0]
+    export(model, case.fmt, form, root / "unsupported" / case.name / form)
+    return {"name": case.name, "format": "savedmodel", "export": form,
+            "file": f"unsupported/{case.name}/{form}", "expect_error_contains": case.expect_error}
 
 
 def export(model, fmt: str, form: str, path: Path) -> None:
@@ -176,8 +198,9 @@ def main(argv=None) -> int:
                    help="only these export forms")
     a = p.parse_args(argv)
     pick = [c for c in cases() if not a.only or c.name in a.only]
-    if a.only and len(pick) != len(set(a.only)):
-        p.error(f"--only: unknown case name(s); known: {sorted(c.name for c in cases())}")
+    known = {c.name for c in cases() + unsupported_cases()}
+    if a.only and set(a.only) - known:
+        p.error(f"--only: unknown case name(s) {sorted(set(a.only) - known)}; known: {sorted(known)}")
     if a.out.exists() and not a.only:
         shutil.rmtree(a.out)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -188,6 +211,12 @@ def main(argv=None) -> int:
     for c in pick:
         print(f"[savedmodel] {c.name}", flush=True)
         manifest["cases"].extend(make_case(c, a.out, a.forms))
+    unsupported = [u for u in unsupported_cases() if not a.only or u.name in a.only]
+    if unsupported:
+        manifest["unsupported"] = []
+    for u in unsupported:
+        print(f"[savedmodel] unsupported/{u.name}", flush=True)
+        manifest["unsupported"].append(make_unsupported(u, a.out))
     (a.out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     return 0
 
