@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference tflite-reference
+.PHONY: features-reference tflite-reference savedmodel-reference
 .PHONY: pipeline-bench default-model bench-forms
 
 all: build
@@ -33,6 +33,7 @@ test: build
 	$(MAKE) live-reference
 	$(MAKE) features-reference
 	$(MAKE) tflite-reference
+	$(MAKE) savedmodel-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -64,6 +65,15 @@ tflite-reference: build
 	$(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/quant_tflite_reference_test \
 	  --gtest_brief=1
+
+# Every SavedModel fixture case (Keras 3 export, tf.saved_model.save, tf_keras save) rebuilt with
+# the TensorFlow installed now; the importer must match Keras in window and stream mode.
+savedmodel-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_savedmodel_live
+	$(VENV)/bin/python tools/make_savedmodel_fixtures.py --out $(BUILD)/fixtures_savedmodel_live
+	TICKINFER_SAVEDMODEL_FIXTURES=$(abspath $(BUILD)/fixtures_savedmodel_live) \
+	  $(BUILD)/tests/engine_savedmodel_reference_test --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
 fuzz: deps

@@ -41,6 +41,12 @@ for bin in "$dir"/*_fuzz; do
       printf 'POST /v1/models/m:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}{}GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' >"$work/pipelined.txt" ;;
     serving_proto_fuzz)
       cp "$fx/serving/mlp_small_warmup/tf_serving_warmup_requests" "$work/warmup.tfrecord" ;;
+    savedmodel_fuzz)  # saved_model.pb of every SavedModel fixture (each export form)
+      for f in "$fx"/savedmodel/*/*/saved_model.pb; do cp "$f" "$work/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$(dirname "$f")").pb"; done ;;
+    tensor_bundle_fuzz)  # the variables index tables of the SavedModel fixtures
+      for f in "$fx"/savedmodel/*/*/variables/variables.index; do
+        cp "$f" "$work/$(basename "$(dirname "$(dirname "$(dirname "$f")")")")-$(basename "$(dirname "$(dirname "$f")")").index"
+      done ;;
     tkq_file_fuzz)  # quantized model files written by `tickinfer quantize`
       for f in "$fx"/tkq/*.tkq; do cp "$f" "$work/"; done ;;
     csv_fuzz)

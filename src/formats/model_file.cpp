@@ -1,6 +1,7 @@
 #include "formats/model_file.hpp"
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "formats/isolated_load.hpp"
@@ -50,7 +51,13 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label) 
 }
 
 namespace {
+bool is_directory(const std::string& path) {
+  std::error_code ec;
+  return std::filesystem::is_directory(path, ec);
+}
+
 std::string read_model_file(const std::string& path) {
+  if (is_directory(path)) throw Error(path + ": is a directory but not a SavedModel (no saved_model.pb)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open file");
   std::streamoff size = in.tellg();
@@ -64,6 +71,7 @@ std::string read_model_file(const std::string& path) {
 }  // namespace
 
 Graph load_model_file(const std::string& path) {
+  if (is_saved_model_dir(path)) return load_saved_model(path).graph;
   const std::string bytes = read_model_file(path);
   if (is_tflite(bytes.data(), bytes.size())) {
     throw Error(path + ": a TFLite model has no Keras layer graph (load it with tickinfer::Model::load)");
@@ -75,8 +83,14 @@ Graph load_model_file(const std::string& path) {
 }
 
 AnyModel load_any_model_file(const std::string& path) {
-  const std::string bytes = read_model_file(path);
   AnyModel m;
+  if (is_saved_model_dir(path)) {
+    SavedModel sm = load_saved_model(path);
+    m.graph = std::move(sm.graph);
+    m.saved_model = std::make_shared<const SavedModelInfo>(std::move(sm.info));
+    return m;
+  }
+  const std::string bytes = read_model_file(path);
   if (is_tflite(bytes.data(), bytes.size())) {
     m.program = std::make_shared<const tfl::Program>(load_tflite(bytes.data(), bytes.size(), path));
     return m;

@@ -13,21 +13,25 @@
 #include <memory>
 #include <string>
 
+#include "formats/saved_model.hpp"
 #include "model/graph.hpp"
 #include "tflite/program.hpp"
 
 namespace tickinfer::formats {
 
+// `path` may also be a SavedModel directory (formats/saved_model.hpp); any other directory is an
+// Error "is a directory but not a SavedModel".
 Graph load_model_file(const std::string& path);
 
 // Same from memory; `label` stands for the file name in error messages.
 Graph load_model_bytes(const void* data, size_t size, const std::string& label);
 
-// Any model file tickinfer reads: a Keras file gives a graph; a TFLite file (identifier "TFL3"
-// at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program.
+// Any model file tickinfer reads: a Keras file or a SavedModel directory gives a graph; a TFLite
+// file (identifier "TFL3" at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program.
 struct AnyModel {
-  Graph graph;                                    // Keras files
+  Graph graph;                                    // Keras files, SavedModel directories
   std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files (graph empty then)
+  std::shared_ptr<const SavedModelInfo> saved_model;  // SavedModel directories: every signature
 };
 AnyModel load_any_model_file(const std::string& path);
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "formats/crc32c.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
@@ -305,26 +306,10 @@ bool decode_prediction_log(std::string_view b, std::string_view source, DecodedP
   return found;
 }
 
-uint32_t crc32c(const void* data, size_t size) {
-  static const auto table = [] {
-    struct T { uint32_t v[256]; } t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      t.v[i] = c;
-    }
-    return t;
-  }();
-  uint32_t crc = 0xFFFFFFFFu;
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < size; ++i) crc = table.v[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return crc ^ 0xFFFFFFFFu;
-}
+// One CRC-32C implementation in the project: the model formats' (TFRecord, tensor bundles).
+uint32_t crc32c(const void* data, size_t size) { return formats::crc32c(data, size); }
 
-uint32_t masked_crc32c(const void* data, size_t size) {
-  const uint32_t crc = crc32c(data, size);
-  return ((crc >> 15) | (crc << 17)) + 0xa282ead8u;
-}
+uint32_t masked_crc32c(const void* data, size_t size) { return formats::masked_crc32c(data, size); }
 
 std::vector<std::string> read_tfrecords(std::string_view file, std::string_view source,
                                         size_t max_records) {

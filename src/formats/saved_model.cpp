@@ -1,0 +1,303 @@
+#include "formats/saved_model.hpp"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "formats/deep_stack.hpp"
+#include "formats/tensor_bundle.hpp"
+#include "formats/tf_attr.hpp"
+#include "formats/tf_frame.hpp"
+#include "formats/tf_lowering.hpp"
+#include "tensorflow/core/protobuf/saved_model.pb.h"
+#include "tensorflow/core/protobuf/trackable_object_graph.pb.h"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::formats {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
+constexpr const char* kInitSignature = "__saved_model_init_op";
+
+SavedModelTensorInfo tensor_info(const std::string& key, const tensorflow::TensorInfo& t) {
+  SavedModelTensorInfo out;
+  out.key = key;
+  out.tensor_name = t.name();
+  out.dtype = t.dtype();
+  out.unknown_rank = t.tensor_shape().unknown_rank();
+  out.shape = tf_shape_of(t.tensor_shape());
+  out.sparse = t.encoding_case() == tensorflow::TensorInfo::kCooSparse;
+  return out;
+}
+
+std::vector<SavedModelSignature> signatures_of(const tensorflow::MetaGraphDef& mg) {
+  std::vector<SavedModelSignature> out;
+  for (const auto& [key, sig] : mg.signature_def()) {
+    if (key == kInitSignature) continue;
+    SavedModelSignature s;
+    s.key = key;
+    s.method_name = sig.method_name();
+    for (const auto& [k, t] : sig.inputs()) s.inputs.push_back(tensor_info(k, t));
+    for (const auto& [k, t] : sig.outputs()) s.outputs.push_back(tensor_info(k, t));
+    auto by_key = [](const SavedModelTensorInfo& a, const SavedModelTensorInfo& b) { return a.key < b.key; };
+    std::sort(s.inputs.begin(), s.inputs.end(), by_key);
+    std::sort(s.outputs.begin(), s.outputs.end(), by_key);
+    out.push_back(std::move(s));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.key < b.key; });
+  return out;
+}
+
+const tensorflow::MetaGraphDef& pick_meta_graph(const tensorflow::SavedModel& sm, const std::string& tag, const std::string& label) {
+  std::string seen;
+  for (const auto& mg : sm.meta_graphs()) {
+    const auto& tags = mg.meta_info_def().tags();
+    if (std::find(tags.begin(), tags.end(), tag) != tags.end()) return mg;
+    for (const auto& t : tags) seen += (seen.empty() ? "" : ", ") + t;
+  }
+  throw Error(label + ": no MetaGraph with tag '" + tag + "' (tags present: " + (seen.empty() ? "none" : seen) + ")");
+}
+
+// node name -> NodeDef of the top-level graph.
+std::map<std::string, const tensorflow::NodeDef*> top_nodes(const tensorflow::GraphDef& g) {
+  std::map<std::string, const tensorflow::NodeDef*> m;
+  for (const auto& n : g.node()) m[n.name()] = &n;
+  return m;
+}
+
+// Checkpoint key of SavedObject `id`'s variable, from the TrackableObjectGraph.
+std::string checkpoint_key(const tensorflow::TrackableObjectGraph& tog, int id, const std::string& label) {
+  if (id < 0 || id >= tog.nodes_size()) throw Error(label + ": object " + std::to_string(id) + " is not in the checkpoint's object graph");
+  for (const auto& a : tog.nodes(id).attributes()) {
+    if (a.name() == "VARIABLE_VALUE") return a.checkpoint_key();
+  }
+  throw Error(label + ": object " + std::to_string(id) + " has no VARIABLE_VALUE in the checkpoint");
+}
+
+struct SignatureCall {
+  const tensorflow::NodeDef* call = nullptr;
+  std::vector<int> output_index;  // per signature output (sorted by key)
+};
+
+SignatureCall find_call(const SavedModelSignature& sig, const std::map<std::string, const tensorflow::NodeDef*>& nodes, const std::string& label) {
+  SignatureCall sc;
+  for (const SavedModelTensorInfo& o : sig.outputs) {
+    const std::string where = label + ": signature '" + sig.key + "' output '" + o.key + "'";
+    const size_t colon = o.tensor_name.find(':');
+    const std::string node = o.tensor_name.substr(0, colon);
+    auto it = nodes.find(node);
+    if (it == nodes.end()) throw Error(where + " names tensor '" + o.tensor_name + "', which is not in the graph");
+    const std::string& op = it->second->op();
+    if (op != "StatefulPartitionedCall" && op != "PartitionedCall") {
+      throw Error(where + ": tensor '" + o.tensor_name + "' is computed by a top-level " + op + " (expected a call of the signature function)");
+    }
+    if (sc.call != nullptr && sc.call != it->second) throw Error(where + ": outputs come from different calls (not supported)");
+    sc.call = it->second;
+    const std::string idx = colon == std::string::npos ? "0" : o.tensor_name.substr(colon + 1);
+    if (idx.empty() || idx.size() > 6 || !std::all_of(idx.begin(), idx.end(), ::isdigit)) throw Error(where + ": bad tensor name '" + o.tensor_name + "'");
+    sc.output_index.push_back(std::stoi(idx));
+  }
+  if (sc.call == nullptr) throw Error(label + ": signature '" + sig.key + "' has no outputs");
+  return sc;
+}
+
+// Drops nodes no output depends on (left behind where the lowering looked through an op, e.g. the
+// x * 0.5 of a gelu expression); inputs always stay. Nodes are in topological order.
+void prune_unused(Graph& g) {
+  std::vector<bool> keep(g.nodes.size(), false);
+  for (int o : g.outputs) keep[static_cast<size_t>(o)] = true;
+  for (int i : g.inputs) keep[static_cast<size_t>(i)] = true;
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    if (!keep[k]) continue;
+    for (int in : g.nodes[k].inputs) keep[static_cast<size_t>(in)] = true;
+  }
+  std::vector<int> remap(g.nodes.size(), -1);
+  std::vector<Node> nodes;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!keep[k]) continue;
+    remap[k] = static_cast<int>(nodes.size());
+    nodes.push_back(std::move(g.nodes[k]));
+    for (int& in : nodes.back().inputs) in = remap[static_cast<size_t>(in)];
+  }
+  for (int& i : g.inputs) i = remap[static_cast<size_t>(i)];
+  for (int& o : g.outputs) o = remap[static_cast<size_t>(o)];
+  g.nodes = std::move(nodes);
+}
+
+}  // namespace
+
+bool is_saved_model_dir(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) && (fs::exists(fs::path(path) / "saved_model.pb", ec) || fs::exists(fs::path(path) / "saved_model.pbtxt", ec));
+}
+
+namespace {
+
+SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
+                                const std::string& label, const SavedModelOptions& options) {
+  tensorflow::SavedModel sm;
+  if (!sm.ParseFromString(pb_bytes)) throw Error(label + ": not a valid SavedModel protobuf (truncated or corrupt)");
+  if (sm.meta_graphs_size() == 0) throw Error(label + ": the SavedModel holds no MetaGraph");
+  const tensorflow::MetaGraphDef& mg = pick_meta_graph(sm, options.tag, label);
+  SavedModel out;
+  out.info.tags.assign(mg.meta_info_def().tags().begin(), mg.meta_info_def().tags().end());
+  out.info.tensorflow_version = mg.meta_info_def().tensorflow_version();
+  out.info.signatures = signatures_of(mg);
+  std::string key = options.signature.empty() ? "serving_default" : options.signature;
+  auto sig_it = std::find_if(out.info.signatures.begin(), out.info.signatures.end(), [&](const auto& s) { return s.key == key; });
+  if (sig_it == out.info.signatures.end() && options.signature.empty() && out.info.signatures.size() == 1) sig_it = out.info.signatures.begin();
+  if (sig_it == out.info.signatures.end()) {
+    std::string names;
+    for (const auto& s : out.info.signatures) names += (names.empty() ? "" : ", ") + s.key;
+    throw Error(label + ": no signature '" + key + "' (signatures: " + (names.empty() ? "none" : names) + ")");
+  }
+  const SavedModelSignature& sig = *sig_it;
+  out.info.signature_key = sig.key;
+  for (const auto* list : {&sig.inputs, &sig.outputs}) {
+    for (const SavedModelTensorInfo& t : *list) {
+      if (t.sparse) throw Error(label + ": signature '" + sig.key + "' tensor '" + t.key + "' is sparse (not supported)");
+    }
+  }
+
+  const auto nodes = top_nodes(mg.graph_def());
+  const SignatureCall sc = find_call(sig, nodes, label);
+  const std::string fn = attr_func(*sc.call, "f");
+  tensorflow::TrackableObjectGraph tog;
+  if (!object_graph_bytes.empty() && !tog.ParseFromString(object_graph_bytes)) throw Error(label + ": malformed checkpoint object graph");
+  const auto& concrete = mg.object_graph_def().concrete_functions();
+  auto cf = concrete.find(fn);
+  std::vector<int> bound;
+  if (cf != concrete.end()) bound.assign(cf->second.bound_inputs().begin(), cf->second.bound_inputs().end());
+
+  TfLowering lowering(mg.graph_def(), label);
+  std::vector<TfValue> args;
+  size_t resource_arg = 0;
+  std::vector<int> data_args;
+  for (const std::string& ref : sc.call->input()) {
+    if (!ref.empty() && ref[0] == '^') continue;
+    const std::string node = ref.substr(0, ref.find(':'));
+    auto it = nodes.find(node);
+    if (it == nodes.end()) throw Error(label + ": call '" + sc.call->name() + "' input '" + ref + "' is not in the graph");
+    const tensorflow::NodeDef& in = *it->second;
+    if (in.op() == "Placeholder") {
+      auto si = std::find_if(sig.inputs.begin(), sig.inputs.end(), [&](const auto& t) { return t.tensor_name.substr(0, t.tensor_name.find(':')) == node; });
+      if (si == sig.inputs.end()) throw Error(label + ": call input '" + node + "' is no input of signature '" + sig.key + "'");
+      if (si->dtype != kTfFloat) throw Error(label + ": signature input '" + si->key + "' has dtype " + tf_dtype_name(si->dtype) + " (only float32 is supported)");
+      if (si->unknown_rank) throw Error(label + ": signature input '" + si->key + "' has unknown rank");
+      args.push_back(lowering.add_input(si->key, si->shape));
+    } else if (in.op() == "VarHandleOp") {
+      if (resource_arg >= bound.size()) throw Error(label + ": function '" + fn + "' captures variable '" + node + "' that the object graph does not bind");
+      const int id = bound[resource_arg++];
+      const auto& objects = mg.object_graph_def().nodes();
+      if (id < 0 || id >= objects.size() || objects.Get(id).kind_case() != tensorflow::SavedObject::kVariable) {
+        throw Error(label + ": captured object " + std::to_string(id) + " of '" + fn + "' is not a variable");
+      }
+      const auto& var = objects.Get(id).variable();
+      TfValue v;
+      v.kind = TfValue::Kind::Resource;
+      v.tensor = read_variable(checkpoint_key(tog, id, label), var.dtype(), tf_shape_of(var.shape()));
+      if (v.tensor.dtype != kTfFloat) throw Error(label + ": variable '" + var.name() + "' has dtype " + tf_dtype_name(v.tensor.dtype) + " (only float32 is supported)");
+      args.push_back(std::move(v));
+    } else {
+      throw Error(label + ": call '" + sc.call->name() + "' input '" + node + "' is a " + in.op() + " (expected a Placeholder or VarHandleOp)");
+    }
+  }
+  if (lowering.graph().inputs.size() != sig.inputs.size()) throw Error(label + ": signature '" + sig.key + "' has inputs its function does not take");
+  TfFrame& frame = lowering.call(fn, args, 0);
+  Graph& g = lowering.graph();
+  // Outputs in the order the function returns them (Keras' output order; keys sort as strings,
+  // so output_10 would come before output_2).
+  std::vector<size_t> order(sig.outputs.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return sc.output_index[a] < sc.output_index[b]; });
+  for (size_t i : order) {
+    const std::string where = label + ": signature '" + sig.key + "' output '" + sig.outputs[i].key + "'";
+    if (sc.output_index[i] >= lowering.result_count(frame)) throw Error(where + ": tensor '" + sig.outputs[i].tensor_name + "' does not exist");
+    const TfValue v = lowering.result(frame, sc.output_index[i], 0);
+    g.outputs.push_back(lowering.materialize(v, where));
+    g.output_names.push_back(sig.outputs[i].key);
+  }
+  g.name = fn;
+  prune_unused(g);
+  out.graph = std::move(g);
+  return out;
+}
+
+}  // namespace
+
+SavedModel import_saved_model(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
+                              const std::string& label, const SavedModelOptions& options) {
+  SavedModel out;
+  run_on_deep_stack([&] { out = import_on_this_stack(pb_bytes, object_graph_bytes, read_variable, label, options); });
+  return out;
+}
+
+namespace {
+
+std::string read_file(const fs::path& p, bool& ok) {
+  std::ifstream in(p, std::ios::binary);
+  ok = static_cast<bool>(in);
+  std::ostringstream s;
+  if (ok) s << in.rdbuf();
+  return std::move(s).str();
+}
+
+}  // namespace
+
+SavedModel load_saved_model(const std::string& dir, const SavedModelOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory");
+  const fs::path pb = fs::path(dir) / "saved_model.pb";
+  if (!fs::exists(pb, ec)) {
+    if (fs::exists(fs::path(dir) / "saved_model.pbtxt", ec)) throw Error((fs::path(dir) / "saved_model.pbtxt").string() + ": text-format SavedModels are not supported (save with the binary saved_model.pb)");
+    throw Error(dir + ": is a directory but not a SavedModel (no saved_model.pb)");
+  }
+  bool ok = false;
+  const std::string bytes = read_file(pb, ok);
+  if (!ok) throw Error(pb.string() + ": cannot read file");
+  const std::string prefix = (fs::path(dir) / "variables" / "variables").string();
+  std::unique_ptr<TensorBundle> bundle;
+  std::string object_graph;
+  auto open_bundle = [&]() -> const TensorBundle& {
+    if (!bundle) {
+      bundle = std::make_unique<TensorBundle>(TensorBundle::open(prefix));
+      if (bundle->has(kObjectGraphKey)) object_graph = bundle->read_string(kObjectGraphKey);
+    }
+    return *bundle;
+  };
+  if (fs::exists(prefix + ".index", ec)) open_bundle();
+  const VariableReader reader = [&](const std::string& key, int, const std::vector<int64_t>& shape) {
+    TfTensor t = open_bundle().read(key);
+    if (!shape.empty() && t.shape != shape) {
+      throw Error(prefix + ".index: entry '" + key + "' has shape " + tf_shape_str(t.shape) + ", the object graph says " + tf_shape_str(shape));
+    }
+    return t;
+  };
+  SavedModel m = import_saved_model(bytes, object_graph, reader, pb.string(), options);
+  m.info.directory = dir;
+  // Validate now, so a lowering mistake is reported with the file; a variable-length axis is
+  // checked at one length (the engine resolves it per plan).
+  Graph probe = m.graph;
+  for (int idx : probe.inputs) {
+    for (int& d : probe.nodes[static_cast<size_t>(idx)].shape) d = d < 1 ? 3 : d;
+  }
+  try {
+    infer_shapes(probe);
+  } catch (const Error& e) {
+    throw Error(pb.string() + ": the lowered graph is inconsistent: " + e.what());
+  }
+  if (probe.nodes.size() == m.graph.nodes.size() && std::all_of(m.graph.inputs.begin(), m.graph.inputs.end(), [&](int i) {
+        const Shape& s = m.graph.nodes[static_cast<size_t>(i)].shape;
+        return std::all_of(s.begin(), s.end(), [](int d) { return d >= 1; });
+      })) {
+    m.graph = std::move(probe);
+  }
+  return m;
+}
+
+}  // namespace tickinfer::formats

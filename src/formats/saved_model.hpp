@@ -1,0 +1,69 @@
+#pragma once
+// TensorFlow SavedModel directories (`saved_model.pb` + `variables/`), read without TensorFlow:
+// the MetaGraph with the requested tag, its signatures, the function the chosen signature calls
+// (followed through the function library) and the variables it captures (checkpoint keys from the
+// object graph, values from the tensor bundle). The function is lowered to the engine's Graph
+// (formats/tf_lowering.hpp); docs/formats/savedmodel.md lists what is recognised.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "formats/tf_tensor.hpp"
+#include "model/graph.hpp"
+
+namespace tickinfer::formats {
+
+struct SavedModelTensorInfo {
+  std::string key;          // the signature's name for it, e.g. "keras_tensor", "output_0"
+  std::string tensor_name;  // e.g. "serving_default_keras_tensor:0"
+  int dtype = 0;            // TF DataType number (1 = float32)
+  std::vector<int64_t> shape;  // -1 unknown (dim 0 is the batch); empty with unknown_rank
+  bool unknown_rank = false;
+  bool sparse = false;      // a COO sparse tensor (name empty): not supported for the lowered signature
+};
+
+struct SavedModelSignature {
+  std::string key;          // "serving_default", "serve", ...
+  std::string method_name;  // "tensorflow/serving/predict"
+  std::vector<SavedModelTensorInfo> inputs, outputs;  // sorted by key
+};
+
+struct SavedModelInfo {
+  std::string directory;
+  std::vector<std::string> tags;          // of the MetaGraph read
+  std::string signature_key;              // the signature the Graph computes
+  std::vector<SavedModelSignature> signatures;  // every signature but __saved_model_init_op
+  std::string tensorflow_version;
+};
+
+struct SavedModelOptions {
+  std::string tag = "serve";
+  std::string signature = "serving_default";  // "" = serving_default, else the only signature
+};
+
+struct SavedModel {
+  Graph graph;  // Input nodes are named after the signature's input keys, in call order;
+                // Graph::output_names holds the output keys
+  SavedModelInfo info;
+};
+
+// True if `path` is a directory holding saved_model.pb or saved_model.pbtxt.
+bool is_saved_model_dir(const std::string& path);
+
+// Loads a SavedModel directory. Throws tickinfer::Error naming the file and what is wrong: a
+// directory without saved_model.pb, a truncated or malformed protobuf, no MetaGraph with the tag,
+// an unknown signature or tensor, a missing or corrupt variables shard, an op the lowering does
+// not recognise (op, node and function named).
+SavedModel load_saved_model(const std::string& dir, const SavedModelOptions& options = {});
+
+// The value of a captured variable: its checkpoint key and the shape / dtype the object graph
+// declares. load_saved_model reads the tensor bundle; fuzzing substitutes zeros.
+using VariableReader = std::function<TfTensor(const std::string& checkpoint_key, int dtype, const std::vector<int64_t>& shape)>;
+
+// The same from saved_model.pb bytes, the serialized TrackableObjectGraph (the bundle's
+// _CHECKPOINTABLE_OBJECT_GRAPH entry; may be empty) and a variable reader.
+SavedModel import_saved_model(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
+                              const std::string& label, const SavedModelOptions& options = {});
+
+}  // namespace tickinfer::formats
