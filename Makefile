@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference tflite-reference
+.PHONY: features-reference tflite-reference onnx-reference
 .PHONY: pipeline-bench default-model
 
 all: build
@@ -33,6 +33,7 @@ test: build
 	$(MAKE) live-reference
 	$(MAKE) features-reference
 	$(MAKE) tflite-reference
+	$(MAKE) onnx-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -63,6 +64,17 @@ tflite-reference: build
 	rm -rf $(BUILD)/fixtures_tflite_live
 	$(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/quant_tflite_reference_test \
+	  --gtest_brief=1
+
+# Regenerates the ONNX fixtures (tools/make_onnx_fixtures.py: the Keras models converted by tf2onnx,
+# expected outputs from onnxruntime) into $(BUILD)/fixtures_onnx_live and checks the importer
+# against them. The PyTorch cases need torch (`--torch`, see the script); the committed
+# tests/fixtures/onnx hold both.
+onnx-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_onnx_live
+	$(VENV)/bin/python tools/make_onnx_fixtures.py --out $(BUILD)/fixtures_onnx_live
+	TICKINFER_ONNX_FIXTURES=$(abspath $(BUILD)/fixtures_onnx_live) $(BUILD)/tests/engine_onnx_reference_test \
 	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
