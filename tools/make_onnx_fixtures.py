@@ -64,6 +64,7 @@ class Case:
     stream: bool = False
     expect_error: list = field(default_factory=list)
     in_shapes: list = field(default_factory=list)  # torch: per-input feature shape (T as None)
+    dynamo: bool = False  # torch: the dynamo exporter (torch.export) instead of TorchScript
 
 
 # ------------------------------------------------------------------------------------------------
@@ -138,6 +139,24 @@ def k_gru_reset_before(K, T):
     return K.Sequential([K.Input((T, 3)), L.GRU(4, reset_after=False)])
 
 
+def k_activations_extra(K, T):
+    L = K.layers
+    x = K.Input((6,))
+    acts = ["hard_sigmoid", "swish", "exponential"]
+    return K.Model(x, L.Concatenate()([L.Dense(5, activation=a)(x) for a in acts]))
+
+
+def k_gelu(K, T):  # tf2onnx writes Erfc, which is no ONNX operator (onnx.checker rejects the file)
+    L = K.layers
+    return K.Sequential([K.Input((4,)), L.Dense(3, activation="gelu")])
+
+
+def k_conv_causal(K, T):
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.Conv1D(4, 3, padding="causal", dilation_rate=2),
+                         L.GlobalMaxPooling1D()])
+
+
 def k_two_in_two_out(K, T):
     L = K.layers
     a, b = K.Input((6,), name="a"), K.Input((6,), name="b")
@@ -169,6 +188,8 @@ def tf2onnx_cases() -> list[Case]:
         Case("lstm_seq_k2", "k2", k_lstm_seq, T=5),
         Case("gru_stacked_k2", "k2", k_gru_stacked, T=6, stream=True),
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
+        Case("activations_extra_k3", "k3", k_activations_extra),
+        Case("conv_causal_k3", "k3", k_conv_causal, T=10),
         Case("reshape_k3", "k3", k_reshape),
     ]
 
@@ -177,6 +198,7 @@ def tf2onnx_unsupported() -> list[Case]:
     return [
         Case("gru_k3_loop", "k3", k_gru_stacked, T=6, expect_error=["Loop", "control flow"]),
         Case("gru_reset_before_k2_loop", "k2", k_gru_reset_before, T=5, expect_error=["Loop", "control flow"]),
+        Case("gelu_k3_erfc", "k3", k_gelu, expect_error=["(Erfc)", "operator Erfc is not supported"]),
     ]
 
 
@@ -225,8 +247,22 @@ def torch_cases() -> list[Case]:
             _, h = self.rnn(x)
             return h[0]
 
+    class Norms(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.ln, self.bn = nn.Linear(7, 11), nn.LayerNorm(11), nn.BatchNorm1d(11)
+            self.fc2 = nn.Linear(11, 4)
+
+        def forward(self, x):
+            y = nn.functional.gelu(self.bn(self.ln(self.fc1(x))))
+            return torch.softmax(self.fc2(y), dim=-1)
+
     return [
         Case("torch_mlp", "torch", lambda T: Mlp(), in_shapes=[(9,)]),
+        Case("torch_norms", "torch", lambda T: Norms(), in_shapes=[(7,)]),
+        Case("torch_mlp_dynamo", "torch", lambda T: Mlp(), in_shapes=[(9,)], dynamo=True),
+        Case("torch_lstm_dynamo", "torch", lambda T: Lstm(), T=6, in_shapes=[(None, 3)], dynamo=True),
+        Case("torch_gru_dynamo", "torch", lambda T: Gru(), T=5, in_shapes=[(None, 4)], dynamo=True),
         Case("torch_conv1d", "torch", lambda T: Conv(), T=13, in_shapes=[(None, 3)]),
         Case("torch_lstm_stacked", "torch", lambda T: Lstm(), T=6, stream=True, in_shapes=[(None, 3)]),
         Case("torch_gru", "torch", lambda T: Gru(), T=5, stream=True, in_shapes=[(None, 4)]),
@@ -357,6 +393,10 @@ class TorchSource:
         with torch.no_grad():
             for name, p in self.model.named_parameters():
                 p.copy_(torch.from_numpy(random_value(rng, name, p.shape[::-1]).T.astype(np.float32).copy()))
+            for name, b in self.model.named_buffers():  # BatchNorm statistics
+                if b.dtype.is_floating_point:
+                    key = name.replace("running_mean", "moving_mean").replace("running_var", "moving_variance")
+                    b.copy_(torch.from_numpy(random_value(rng, key, b.shape).astype(np.float32)))
         return [tuple(self.case.T if d is None else d for d in s) for s in self.case.in_shapes]
 
     def _export(self, path: Path, T):
@@ -366,8 +406,12 @@ class TorchSource:
         names = [f"x{i}" for i in range(len(shapes))]
         axes = {n: ({0: "batch", 1: "time"} if T is None and None in s else {0: "batch"})
                 for n, s in zip(names, self.case.in_shapes)}
-        torch.onnx.export(self.model, args, str(path), input_names=names, output_names=["y"],
-                          dynamic_axes=axes, dynamo=self.dynamo)
+        if self.dynamo:  # fixed shapes (the batch becomes 1), as a plain dynamo export writes them
+            torch.onnx.export(self.model, args, str(path), input_names=names, output_names=["y"],
+                              dynamo=True, external_data=False)
+        else:
+            torch.onnx.export(self.model, args, str(path), input_names=names, output_names=["y"],
+                              dynamic_axes=axes, dynamo=False)
 
     def write(self, path: Path):
         self._export(path, self.case.T)
@@ -392,7 +436,7 @@ def save_npy(path: Path, a):
 def make_case(case: Case, root: Path, rel: str, dynamo: bool) -> dict:
     seed = case_seed(case.name)
     rng = np.random.RandomState(seed)
-    src = TorchSource(case, dynamo) if case.kind == "torch" else KerasSource(case)
+    src = TorchSource(case, dynamo or case.dynamo) if case.kind == "torch" else KerasSource(case)
     if case.kind != "torch":
         src.K.utils.set_random_seed(seed)
     in_shapes = src.create(rng)
@@ -400,7 +444,8 @@ def make_case(case: Case, root: Path, rel: str, dynamo: bool) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     model_file = d / "model.onnx"
     src.write(model_file)
-    onnx.checker.check_model(str(model_file))
+    if not case.expect_error:
+        onnx.checker.check_model(str(model_file))
     m = onnx.load(str(model_file))
     entry = {"name": case.name, "format": "onnx-" + {"k3": "keras3", "k2": "tf_keras", "torch": "torch"}[case.kind],
              "file": f"{rel}/model.onnx",

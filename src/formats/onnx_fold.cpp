@@ -57,7 +57,7 @@ bool fold_constant_node(Lowerer& L, const onnx::NodeProto& n, Tensor& t) {
 
 bool fold_shape(Lowerer& L, const onnx::NodeProto& n, Tensor& t) {
   const Value& x = L.value(n.input(0));
-  const std::vector<int> d = L.dims(x);
+  const std::vector<int> d = L.dims(x);  // a padded value's dims include its padding
   const int64_t r = static_cast<int64_t>(d.size());
   int64_t start = L.attr_i(n, "start", 0), end = L.attr_i(n, "end", r);
   if (start < 0) start += r;

@@ -109,7 +109,7 @@ bool match_layer_norm(Lowerer& L, const onnx::NodeProto& root, Value& result) {
   if (!d || d->input_size() != 2 || d->input(0) != x || d->input(1) != mean) return false;
 
   const Value& xv = L.value(x);
-  if (xv.is_const) return false;
+  if (xv.is_const || xv.padded()) return false;
   const onnx::NodeProto& mean_node = *m.op(mean, "ReduceMean");
   std::vector<int64_t> axes = L.attr_ints(mean_node, "axes");
   if (axes.empty() && L.has_input(mean_node, 1)) axes = L.constant(mean_node, 1).i;
@@ -151,7 +151,7 @@ bool match_batch_stats_norm(Lowerer& L, const onnx::NodeProto& n, Value& result)
   const std::vector<int64_t> axes = L.attr_ints(*mean, "axes");
   if (axes.empty() || L.attr_ints(*ss, "axes") != axes) return false;
   const Value& xv = L.value(x);
-  if (xv.is_const || xv.axes.size() < 2) return false;
+  if (xv.is_const || xv.padded() || xv.axes.size() < 2) return false;
   const std::vector<int> dims = L.dims(xv);
   // Channel axis 1 must be the batch (one sample); the statistics span every other axis, of
   // which only the engine's last (feature) axis may be larger than 1.

@@ -125,7 +125,13 @@ const Value& Lowerer::runtime(const onnx::NodeProto& n, int input) {
   if (!has_input(n, input)) fail(n, "input " + std::to_string(input) + " is missing");
   const Value& v = value(n.input(input));
   if (v.is_const) fail(n, "input " + std::to_string(input) + " ('" + n.input(input) + "') is a constant where the engine needs a computed tensor");
+  const std::string& op = n.op_type();
+  if (op != "Transpose" && op != "Squeeze" && op != "Unsqueeze" && op != "Conv") require_unpadded(n, v);
   return v;
+}
+
+void Lowerer::require_unpadded(const onnx::NodeProto& n, const Value& v) const {
+  if (v.padded()) fail(n, "the input is zero-padded by a Pad; only a Conv can take a padded input");
 }
 
 const Tensor& Lowerer::constant(const onnx::NodeProto& n, int input) {
@@ -170,7 +176,11 @@ Value Lowerer::make_input(const onnx::ValueInfoProto& vi) {
 std::vector<int> Lowerer::dims(const Value& v) const {
   if (v.is_const) return std::vector<int>(v.c.dims.begin(), v.c.dims.end());
   std::vector<int> d;
-  for (int a : v.axes) d.push_back(a == kUnit ? 1 : eshape(v.node)[a]);
+  for (int a : v.axes) {
+    int size = a == kUnit ? 1 : eshape(v.node)[a];
+    if (a == 0 && size >= 0) size += v.pad_begin + v.pad_end;
+    d.push_back(size);
+  }
   return d;
 }
 
@@ -297,6 +307,7 @@ Graph Lowerer::run() {
   for (const auto& o : proto_.output()) {
     const Value& v = value(o.name());
     if (v.is_const) throw Error(src_.label + ": graph output '" + o.name() + "' is a constant");
+    if (v.padded()) throw Error(src_.label + ": graph output '" + o.name() + "' is the output of a Pad");
     if (!in_order(v)) {
       throw Error(src_.label + ": graph output '" + o.name() + "' is a transposed view of the engine tensor "
                   "(the engine has no transpose to produce it)");

@@ -34,6 +34,10 @@ struct Value {
   Tensor c;               // is_const
   int node = -1;          // engine node index otherwise
   std::vector<int> axes;  // per ONNX axis: engine axis or kUnit
+  // Zero padding of engine axis 0 (time) a Pad added and a Conv will absorb: only the layout
+  // ops and Conv accept a padded operand (Lowerer::runtime refuses it elsewhere).
+  int pad_begin = 0, pad_end = 0;
+  bool padded() const { return pad_begin != 0 || pad_end != 0; }
 };
 
 class Lowerer {
@@ -45,6 +49,7 @@ class Lowerer {
   // --- used by the op lowerings (onnx_ops_*.cpp) ---
   const Value& value(const std::string& name);         // lowers on first use
   const Value& runtime(const onnx::NodeProto& n, int input);  // input `input`, must not be a constant
+  void require_unpadded(const onnx::NodeProto& n, const Value& v) const;
   const Tensor& constant(const onnx::NodeProto& n, int input);  // must be a constant
   bool has_input(const onnx::NodeProto& n, int input) const;
   const onnx::NodeProto* producer(const std::string& name) const;  // nullptr: initializer / graph input

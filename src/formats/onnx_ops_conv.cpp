@@ -29,13 +29,15 @@ int64_t width_attr(Lowerer& L, const onnx::NodeProto& n, const char* name, int r
 }
 
 // The engine padding that equals the ONNX pads (or auto_pad) for input length `len` (-1: any).
-Padding padding_for(Lowerer& L, const onnx::NodeProto& n, int rank, int len, int span, int stride, bool allow_causal) {
+Padding padding_for(Lowerer& L, const onnx::NodeProto& n, int rank, int len, int span, int stride, bool allow_causal,
+                    int extra_begin = 0, int extra_end = 0) {
   const std::string ap = L.attr_s(n, "auto_pad", "NOTSET");
-  int64_t b = 0, e = 0;
+  int64_t b = extra_begin, e = extra_end;
+  if ((b || e) && ap != "NOTSET") L.fail(n, "a padded input with auto_pad is not supported");
   const std::vector<int64_t> pads = L.attr_ints(n, "pads");
   if (!pads.empty()) {
-    if (rank == 3 && pads.size() == 2) b = pads[0], e = pads[1];
-    else if (rank == 4 && pads.size() == 4 && pads[0] == 0 && pads[2] == 0) b = pads[1], e = pads[3];
+    if (rank == 3 && pads.size() == 2) b += pads[0], e += pads[1];
+    else if (rank == 4 && pads.size() == 4 && pads[0] == 0 && pads[2] == 0) b += pads[1], e += pads[3];
     else L.fail(n, "pads must pad the width only");
   }
   if (ap == "VALID" || (ap == "NOTSET" && b == 0 && e == 0)) return Padding::Valid;
@@ -85,7 +87,8 @@ Value lower_conv(Lowerer& L, const onnx::NodeProto& n) {
   c.stride = static_cast<int>(width_attr(L, n, "strides", rank, 1));
   c.dilation = static_cast<int>(width_attr(L, n, "dilations", rank, 1));
   if (c.stride < 1 || c.dilation < 1 || c.stride > 4096 || c.dilation > 4096) L.fail(n, "strides and dilations must be in [1, 4096]");
-  c.padding = padding_for(L, n, rank, L.eshape(x.node)[0], (k - 1) * c.dilation + 1, c.stride, true);
+  // A Pad before the conv (tf2onnx's causal padding) adds to the conv's own pads.
+  c.padding = padding_for(L, n, rank, L.eshape(x.node)[0], (k - 1) * c.dilation + 1, c.stride, true, x.pad_begin, x.pad_end);
   std::vector<float> kernel(static_cast<size_t>(k) * C * M);
   for (int m = 0; m < M; ++m) {
     for (int ch = 0; ch < C; ++ch) {

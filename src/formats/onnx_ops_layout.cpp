@@ -146,6 +146,27 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
   return out;
 }
 
+// Zero padding of the time axis, left for the Conv that consumes it (Value::pad_begin/end).
+Value lower_pad(Lowerer& L, const onnx::NodeProto& n) {
+  const Value& x = L.runtime(n, 0);
+  if (L.attr_s(n, "mode", "constant") != "constant") L.fail(n, "only constant (zero) padding is supported");
+  if (L.has_input(n, 2) && L.constant(n, 2).at(0) != 0.0) L.fail(n, "only zero padding is supported");
+  if (L.has_input(n, 3)) L.fail(n, "the axes input is not supported");
+  const std::vector<int64_t> pads = int_list(L, n, 1);
+  const size_t r = x.axes.size();
+  if (pads.size() != 2 * r) L.fail(n, "pads must have two values per axis");
+  Value out = x;
+  for (size_t a = 0; a < r; ++a) {
+    const int64_t b = pads[a], e = pads[a + r];
+    if (b == 0 && e == 0) continue;
+    if (b < 0 || e < 0 || b > 4096 || e > 4096 || x.axes[a] != 0 || L.eshape(x.node).size() != 2) {
+      L.fail(n, "only zero padding of the time axis of a [time, channels] tensor (before a Conv) is supported");
+    }
+    out.pad_begin += static_cast<int>(b), out.pad_end += static_cast<int>(e);
+  }
+  return out;
+}
+
 Value lower_concat(Lowerer& L, const onnx::NodeProto& n) {
   if (n.input_size() < 1) L.fail(n, "needs inputs");
   const Value first = L.runtime(n, 0);
@@ -178,6 +199,7 @@ bool lower_layout_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& resul
   else if (op == "Flatten") result = lower_flatten(L, n);
   else if (op == "Reshape") result = lower_reshape(L, n);
   else if (op == "Concat") result = lower_concat(L, n);
+  else if (op == "Pad") result = lower_pad(L, n);
   else if (op == "Slice" || op == "Gather") result = take_last_step(L, n);
   else return false;
   if (out != 0) L.fail(n, "only output 0 is supported");

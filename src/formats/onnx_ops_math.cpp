@@ -123,6 +123,8 @@ Value lower_binary(Lowerer& L, const onnx::NodeProto& n) {
   const Value& a = L.value(n.input(0));
   const Value& b = L.value(n.input(1));
   if (a.is_const && b.is_const) L.fail(n, "both operands are constants of a kind the importer does not fold");
+  L.require_unpadded(n, a);
+  L.require_unpadded(n, b);
   if (!a.is_const && !b.is_const) {
     if (op == "Div") L.fail(n, "division of two computed tensors is not supported");
     if (L.dims(a) != L.dims(b) || L.eshape(a.node) != L.eshape(b.node) ||
