@@ -11,12 +11,18 @@ namespace {
 
 constexpr int64_t kMaxFoldElements = int64_t{1} << 20;
 
+// Float to integer as a Cast would, without undefined behaviour on NaN or out-of-range values.
+int64_t to_i64(double v) {
+  if (!(v == v)) return 0;
+  return static_cast<int64_t>(std::clamp(v, -9.0e18, 9.0e18));
+}
+
 Tensor from_values(const std::vector<int64_t>& dims, bool is_float, const std::vector<double>& vals) {
   Tensor t;
   t.dims = dims;
   t.is_float = is_float;
   for (double v : vals) {
-    if (is_float) t.f.push_back(static_cast<float>(v)); else t.i.push_back(static_cast<int64_t>(v));
+    if (is_float) t.f.push_back(static_cast<float>(v)); else t.i.push_back(to_i64(v));
   }
   return t;
 }
@@ -79,7 +85,7 @@ bool fold_slice(Lowerer& L, const onnx::NodeProto& n, const Tensor& x, Tensor& t
   if (const Tensor* st = const_input(L, n, 4); st && (st->size() != 1 || st->at(0) != 1)) return false;
   const int64_t len = x.size();
   auto clampi = [&](double v) {
-    int64_t i = v < -1e18 ? -len : v > 1e18 ? len : static_cast<int64_t>(v);
+    int64_t i = v < -1e18 ? -len : v > 1e18 ? len : to_i64(v);
     if (i < 0) i += len;
     return std::clamp<int64_t>(i, 0, len);
   };

@@ -143,6 +143,12 @@ const Tensor& Lowerer::constant(const onnx::NodeProto& n, int input) {
   return v.c;
 }
 
+double Lowerer::scalar(const onnx::NodeProto& n, int input) {
+  const Tensor& t = constant(n, input);
+  if (t.size() != 1) fail(n, "input " + std::to_string(input) + " must hold exactly one value");
+  return t.at(0);
+}
+
 Value Lowerer::make_input(const onnx::ValueInfoProto& vi) {
   const std::string ctx = src_.label + ": graph input '" + vi.name() + "'";
   if (!vi.type().has_tensor_type()) throw Error(ctx + ": not a tensor");

@@ -51,6 +51,7 @@ class Lowerer {
   const Value& runtime(const onnx::NodeProto& n, int input);  // input `input`, must not be a constant
   void require_unpadded(const onnx::NodeProto& n, const Value& v) const;
   const Tensor& constant(const onnx::NodeProto& n, int input);  // must be a constant
+  double scalar(const onnx::NodeProto& n, int input);            // a constant of one element
   bool has_input(const onnx::NodeProto& n, int input) const;
   const onnx::NodeProto* producer(const std::string& name) const;  // nullptr: initializer / graph input
   int uses(const std::string& name) const;  // consumers plus graph outputs

@@ -150,7 +150,7 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
 Value lower_pad(Lowerer& L, const onnx::NodeProto& n) {
   const Value& x = L.runtime(n, 0);
   if (L.attr_s(n, "mode", "constant") != "constant") L.fail(n, "only constant (zero) padding is supported");
-  if (L.has_input(n, 2) && L.constant(n, 2).at(0) != 0.0) L.fail(n, "only zero padding is supported");
+  if (L.has_input(n, 2) && L.scalar(n, 2) != 0.0) L.fail(n, "only zero padding is supported");
   if (L.has_input(n, 3)) L.fail(n, "the axes input is not supported");
   const std::vector<int64_t> pads = int_list(L, n, 1);
   const size_t r = x.axes.size();

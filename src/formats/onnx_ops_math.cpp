@@ -193,8 +193,8 @@ bool activation_spec(Lowerer& L, const onnx::NodeProto& n, ActivationSpec& s) {
   } else if (op == "Clip") {
     const float inf = std::numeric_limits<float>::infinity();
     float lo = -inf, hi = inf;
-    if (L.has_input(n, 1)) lo = static_cast<float>(L.constant(n, 1).at(0));
-    if (L.has_input(n, 2)) hi = static_cast<float>(L.constant(n, 2).at(0));
+    if (L.has_input(n, 1)) lo = static_cast<float>(std::clamp(L.scalar(n, 1), -1e30, 1e30));
+    if (L.has_input(n, 2)) hi = static_cast<float>(std::clamp(L.scalar(n, 2), -1e30, 1e30));
     if (lo != 0.0f || !(hi > 0.0f)) L.fail(n, "only Clip(min=0, max>0) (ReLU, ReLU6) is supported");
     s.kind = ActKind::Relu;
     s.max_value = hi;

@@ -1,5 +1,6 @@
 // LSTM and GRU (forward, one direction) onto the engine's Keras-layout recurrent layers, and
 // the last-step Slice/Gather exporters put after a sequence output.
+#include <algorithm>
 #include <limits>
 
 #include "formats/onnx_lower.hpp"
@@ -213,7 +214,7 @@ bool known_zero(Lowerer& L, const std::string& name) { return known_fill(L, name
 Value take_last_step(Lowerer& L, const onnx::NodeProto& n) {
   const Value& x = L.runtime(n, 0);
   const bool slice = n.op_type() == "Slice";
-  int axis = 0;
+  int64_t axis = 0;
   bool last = false;
   const Node& src = L.node(x.node);
   const int T = src.inputs.empty() ? 0 : L.eshape(src.inputs[0])[0];
@@ -222,14 +223,14 @@ Value take_last_step(Lowerer& L, const onnx::NodeProto& n) {
     const Tensor& starts = L.constant(n, 1);
     const Tensor& ends = L.constant(n, 2);
     if (starts.size() != 1 || ends.size() != 1 || starts.is_float || ends.is_float) L.fail(n, "only a slice along one axis is supported");
-    if (L.has_input(n, 3)) axis = static_cast<int>(L.constant(n, 3).at(0));
-    if (L.has_input(n, 4) && L.constant(n, 4).at(0) != 1) L.fail(n, "only step 1 is supported");
+    if (L.has_input(n, 3)) axis = static_cast<int64_t>(std::clamp(L.scalar(n, 3), -64.0, 64.0));
+    if (L.has_input(n, 4) && L.scalar(n, 4) != 1) L.fail(n, "only step 1 is supported");
     const int64_t s = starts.i[0], e = ends.i[0];
     last = (s == -1 && e >= big) || (T > 0 && (s == -1 || s == T - 1) && e >= T);
   } else {
     const Tensor& idx = L.constant(n, 1);
     if (idx.size() != 1 || idx.is_float || !idx.dims.empty()) L.fail(n, "only gathering one index (a scalar) is supported");
-    axis = static_cast<int>(L.attr_i(n, "axis", 0));
+    axis = L.attr_i(n, "axis", 0);
     last = idx.i[0] == -1 || (T > 0 && idx.i[0] == T - 1);
   }
   const int a = L.norm_axis(n, axis, x.axes.size());
