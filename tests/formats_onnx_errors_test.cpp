@@ -165,6 +165,13 @@ TEST(OnnxReader, InitializerDataMustMatchItsDims) {
   expect_error(write(d.file("m.onnx"), m), "initializer 'W': raw_data holds 24 bytes");
 }
 
+TEST(OnnxReader, DeclaredOutputShapeMustMatchTheLowering) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(5);
+  expect_error(write(d.file("m.onnx"), m), "graph output 'y' is declared [?, 5] but lowers to [1, 2]");
+}
+
 // W moved to an external file next to the model.
 onnx::ModelProto external_model(const std::string& location, const std::string& offset, const std::string& length) {
   onnx::ModelProto m = tiny_model();

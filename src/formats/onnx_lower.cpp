@@ -303,6 +303,27 @@ Value Lowerer::lower_output(const onnx::NodeProto& n, int out) {
   fail(n, "operator " + op + " is not supported");
 }
 
+// The exporter's own shape for a graph output must agree with the lowering's (batch 1, symbolic
+// dimensions free): a cross-check of the layout bookkeeping.
+void Lowerer::check_declared_shape(const onnx::ValueInfoProto& o, const Value& v) const {
+  if (!o.type().has_tensor_type() || !o.type().tensor_type().has_shape()) return;
+  const auto& shape = o.type().tensor_type().shape();
+  const std::vector<int> got = dims(v);
+  bool ok = shape.dim_size() == static_cast<int>(got.size());
+  for (int a = 0; ok && a < shape.dim_size(); ++a) {
+    const auto& d = shape.dim(a);
+    if (d.has_dim_value() && got[a] >= 0 && d.dim_value() != got[a] && !(a == 0 && got[a] == 1)) ok = false;
+  }
+  if (!ok) {
+    std::string want = "[";
+    for (int a = 0; a < shape.dim_size(); ++a) {
+      want += (a ? ", " : "") + (shape.dim(a).has_dim_value() ? std::to_string(shape.dim(a).dim_value()) : std::string("?"));
+    }
+    throw Error(src_.label + ": graph output '" + o.name() + "' is declared " + want + "] but lowers to " +
+                shape_str(Shape(got.begin(), got.end())));
+  }
+}
+
 Graph Lowerer::run() {
   if (proto_.output_size() == 0) throw Error(src_.label + ": the graph has no outputs");
   if (proto_.sparse_initializer_size() > 0) throw Error(src_.label + ": sparse initializers are not supported");
@@ -318,6 +339,7 @@ Graph Lowerer::run() {
       throw Error(src_.label + ": graph output '" + o.name() + "' is a transposed view of the engine tensor "
                   "(the engine has no transpose to produce it)");
     }
+    check_declared_shape(o, v);
     graph_.outputs.push_back(v.node);
     graph_.output_names.push_back(o.name());
   }

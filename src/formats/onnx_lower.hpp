@@ -90,6 +90,7 @@ class Lowerer {
  private:
   Value lower_output(const onnx::NodeProto& n, int output);
   Value make_input(const onnx::ValueInfoProto& vi);
+  void check_declared_shape(const onnx::ValueInfoProto& o, const Value& v) const;
 
   const onnx::GraphProto& proto_;
   std::map<std::string, Tensor> inits_;
