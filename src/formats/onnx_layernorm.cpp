@@ -102,7 +102,9 @@ bool match_layer_norm(Lowerer& L, const onnx::NodeProto& root, Value& result) {
   eps_name = add_eps->input(0) == var ? add_eps->input(1) : add_eps->input(0);
   // var = ReduceMean(D * D), D = X - mean
   const onnx::NodeProto* rv = m.op(var, "ReduceMean");
-  if (!rv || L.attr_ints(*rv, "axes") != L.attr_ints(*m.op(mean, "ReduceMean"), "axes")) return false;
+  if (!rv || L.attr_i(*rv, "keepdims", 1) != 1 || L.attr_ints(*rv, "axes") != L.attr_ints(*m.op(mean, "ReduceMean"), "axes")) {
+    return false;
+  }
   const onnx::NodeProto* sqd = m.op(rv->input(0), "Mul");
   if (!sqd || sqd->input_size() != 2 || sqd->input(0) != sqd->input(1)) return false;
   const onnx::NodeProto* d = m.op(sqd->input(0), "Sub");
