@@ -132,6 +132,25 @@ TEST(OnnxReader, TruncatedFilesAreErrorsNamingTheFile) {
   }
 }
 
+// Damaged copies of an exporter's file (tf2onnx's stacked LSTM): cut short, or with an op renamed.
+TEST(OnnxReader, DamagedCopiesOfAFixtureAreErrors) {
+  const std::string src = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/onnx/lstm_stacked_k3/model.onnx";
+  std::ifstream in(src, std::ios::binary);
+  ASSERT_TRUE(in) << src;
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TempDir d;
+  expect_error(write(d.file("cut.onnx"), bytes.substr(0, bytes.size() * 2 / 3)), "not a valid ONNX model");
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.op_type() == "LSTM") n.set_op_type("LSTMv2");
+  }
+  expect_error(write(d.file("renamed.onnx"), m), "(LSTMv2): operator LSTMv2 is not supported");
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  m.mutable_graph()->mutable_initializer()->RemoveLast();
+  expect_error(write(d.file("noinit.onnx"), m), "is neither a graph input, an initializer nor a node output");
+}
+
 TEST(OnnxReader, OpsetBelow13IsRefused) {
   TempDir d;
   onnx::ModelProto m = tiny_model();

@@ -52,6 +52,7 @@ import onnxruntime as ort  # noqa: E402
 
 ROWS = 8
 RTOL = 1e-5
+TORCH_UNSUPPORTED: list = []  # filled by torch_cases() (the classes need torch)
 
 
 @dataclass
@@ -336,6 +337,29 @@ def torch_cases() -> list[Case]:
             y = nn.functional.gelu(self.bn(self.ln(self.fc1(x))))
             return torch.softmax(self.fc2(y), dim=-1)
 
+    class ConvNcw(nn.Module):  # channels-first model input straight into the conv: refused
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv1d(3, 4, 3)
+
+        def forward(self, x):
+            return self.c(x).flatten(1)
+
+    class BiLstm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.LSTM(3, 4, batch_first=True, bidirectional=True)
+
+        def forward(self, x):
+            return self.rnn(x)[0][:, -1, :]
+
+    global TORCH_UNSUPPORTED
+    TORCH_UNSUPPORTED = [
+        Case("torch_conv1d_channels_first", "torch", lambda T: ConvNcw(), T=8, in_shapes=[(3, None)],
+             expect_error=["(Conv)", "not stored channels-last", "no transpose"]),
+        Case("torch_lstm_bidirectional", "torch", lambda T: BiLstm(), T=5, in_shapes=[(None, 3)],
+             expect_error=["(LSTM)", "direction 'bidirectional' is not supported"]),
+    ]
     return [
         Case("torch_mlp", "torch", lambda T: Mlp(), in_shapes=[(9,)]),
         Case("torch_norms", "torch", lambda T: Norms(), in_shapes=[(7,)]),
@@ -630,7 +654,7 @@ def main(argv=None) -> int:
     p.add_argument("--torch-dynamo", action="store_true", help="with --torch: the dynamo exporter")
     p.add_argument("--only", nargs="+", metavar="NAME")
     a = p.parse_args(argv)
-    cases, unsupported = ((torch_cases(), []) if a.torch else
+    cases, unsupported = ((torch_cases(), TORCH_UNSUPPORTED) if a.torch else
                           (tf2onnx_cases() + semantics_cases(), tf2onnx_unsupported()))
     want = set(a.only or [])
     a.out.mkdir(parents=True, exist_ok=True)

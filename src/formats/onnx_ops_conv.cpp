@@ -13,8 +13,9 @@ int spatial_input(Lowerer& L, const onnx::NodeProto& n, const Value& x) {
   const bool ok3 = r == 3 && x.axes[0] == kUnit && x.axes[1] == 1 && x.axes[2] == 0;
   const bool ok4 = r == 4 && x.axes[0] == kUnit && x.axes[1] == 1 && x.axes[2] == kUnit && x.axes[3] == 0;
   if ((!ok3 && !ok4) || L.eshape(x.node).size() != 2) {
-    L.fail(n, "the input is not a channels-first view of a [time, channels] tensor (a 1-D input, or 2-D with height 1); "
-              "the engine has no transpose to make it one");
+    L.fail(n, "the input [N, C, W] (or [N, C, 1, W]) is not stored channels-last: the engine runs 1-D convolutions "
+              "on [time, channels] data and has no transpose (a model input fed as [batch, channels, time] cannot be "
+              "convolved; transpose [batch, time, channels] inside the model instead, as tf2onnx exports do)");
   }
   return static_cast<int>(r);
 }
