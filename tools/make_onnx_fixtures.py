@@ -66,6 +66,7 @@ class Case:
     expect_error: list = field(default_factory=list)
     in_shapes: list = field(default_factory=list)  # torch: per-input feature shape (T as None)
     dynamo: bool = False  # torch: the dynamo exporter (torch.export) instead of TorchScript
+    window: int | None = None  # Keras: the model's time axis is None; inputs use this length
 
 
 # ------------------------------------------------------------------------------------------------
@@ -187,6 +188,7 @@ def tf2onnx_cases() -> list[Case]:
         Case("conv_seq_out_k2", "k2", k_conv_seq_out, T=9),
         Case("lstm_stacked_k3", "k3", k_lstm_stacked, T=6, stream=True),
         Case("lstm_seq_k2", "k2", k_lstm_seq, T=5),
+        Case("lstm_variable_length_k3", "k3", k_lstm_stacked, window=7, stream=True),
         Case("gru_stacked_k2", "k2", k_gru_stacked, T=6, stream=True),
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
         Case("activations_extra_k3", "k3", k_activations_extra),
@@ -448,10 +450,11 @@ class KerasSource:
             K.backend.set_floatx("float32")
 
     def create(self, rng):
-        self.model = self.build(self.case.T)
+        self.model = self.build(None if self.case.window else self.case.T)
         randomize_keras(self.model, rng)
         self.weights = self.model.get_weights()
-        return [tuple(self.case.T if d is None else d for d in tuple(t.shape)[1:]) for t in self.model.inputs]
+        T = self.case.window or self.case.T
+        return [tuple(T if d is None else d for d in tuple(t.shape)[1:]) for t in self.model.inputs]
 
     def export(self, model, path: Path, T):
         if self.case.kind == "k3":
@@ -467,7 +470,7 @@ class KerasSource:
             tf2onnx.convert.from_keras(model, input_signature=spec, opset=15, output_path=str(path))
 
     def write(self, path: Path):
-        self.export(self.model, path, self.case.T)
+        self.export(self.model, path, None if self.case.window else self.case.T)
 
     def write_variable_length(self, path: Path):
         twin = self.build(None)
@@ -475,7 +478,7 @@ class KerasSource:
         self.export(twin, path, None)
 
     def float64(self, inputs):
-        m64 = self.build(self.case.T, "float64")
+        m64 = self.build(None if self.case.window else self.case.T, "float64")
         m64.set_weights([w.astype(np.float64) for w in self.weights])
         outs = []
         for r in range(inputs[0].shape[0]):
@@ -606,6 +609,8 @@ def make_case(case: Case, root: Path, rel: str, dynamo: bool) -> dict:
     for i, y in enumerate(outs):
         save_npy(d / f"out{i}.npy", y)
         entry["outputs"].append(f"{rel}/out{i}.npy")
+    if case.window:
+        entry["window_length"] = case.window  # the model's time axis is symbolic
     if case.stream:
         entry["stream"] = make_stream(case, src, in_rng, d, rel, atol, outs)
     return entry
@@ -620,8 +625,9 @@ def make_stream(case, src, rng, d: Path, rel: str, atol: float, window_outs) -> 
         m = onnx.load(str(twin))
         dims = m.graph.input[0].type.tensor_type.shape.dim
         feat = tuple(x.dim_value for x in dims[2:])
-        x = make_input(rng, (case.T,) + feat)
-        out = np.stack([np.stack([ort_rows(twin, [x[n:n + 1, :t + 1]])[0][0] for t in range(case.T)])
+        steps = case.T or case.window
+        x = make_input(rng, (steps,) + feat)
+        out = np.stack([np.stack([ort_rows(twin, [x[n:n + 1, :t + 1]])[0][0] for t in range(steps)])
                         for n in range(x.shape[0])])
         full = ort_rows(d / "model.onnx", [x])[0]
         if not np.allclose(out[:, -1], full, rtol=RTOL, atol=atol):
