@@ -207,7 +207,7 @@ def tf2onnx_unsupported() -> list[Case]:
 
 # ------------------------------------------------------------------------------------------------
 # Operator-semantics cases built with onnx.helper: attribute values no exporter above writes
-# (Gemm alpha/beta/transA, HardSigmoid/LeakyRelu parameters, constant Sub/Div operands, a GRU with
+# (Gemm alpha/beta/transA, HardSigmoid/LeakyRelu parameters, constant Sub/Div operands, Neg, a GRU with
 # linear_before_reset=0, the LayerNormalization and BatchNormalization ops).
 # onnxruntime still computes every expected output; there is no float64 twin, so atol is
 # 1e-6 * max(1, max|out|).
@@ -239,7 +239,9 @@ def h_gemm_math(rng, T):
              helper.make_node("LeakyRelu", ["g"], ["lr"], alpha=0.07),
              helper.make_node("Mul", ["hs", "lr"], ["m"]),
              helper.make_node("Clip", ["m", "zero", "six"], ["c"]),
-             helper.make_node("Sub", ["c", "cvec"], ["y"])]
+             helper.make_node("Neg", ["c"], ["ng"]),
+             helper.make_node("Cast", ["ng"], ["cf"], to=onnx.TensorProto.FLOAT),
+             helper.make_node("Sub", ["cf", "cvec"], ["y"])]
     inits = [_tensor(rng, "W", (7, 5)), _tensor(rng, "C", (7,), 0.5), _tensor(rng, "cvec", (1, 7), 0.5),
              onnx.numpy_helper.from_array(np.array(3.0, np.float32), "three"),
              onnx.numpy_helper.from_array(np.array(0.0, np.float32), "zero"),

@@ -291,6 +291,10 @@ Value Lowerer::lower_output(const onnx::NodeProto& n, int out) {
   }
   Value result;
   if (fold_constant(*this, n, out, result)) return result;
+  if (op == "Cast" && out == 0) {  // a computed tensor is FLOAT already (inputs are checked)
+    if (attr_i(n, "to", 0) != 1) fail(n, "a computed tensor can only be cast to FLOAT");
+    return runtime(n, 0);
+  }
   if (op == "Add" && match_layer_norm(*this, n, result)) return result;
   if (lower_math_op(*this, n, out, result) || lower_layout_op(*this, n, out, result) ||
       lower_conv_op(*this, n, out, result) || lower_rnn_op(*this, n, out, result)) {

@@ -286,7 +286,7 @@ bool lower_math_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result)
     result = lower_layer_norm(L, n, out);
     return true;
   }
-  static const char* const kOps[] = {"Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Softmax", "Relu", "Sigmoid",
+  static const char* const kOps[] = {"Gemm", "MatMul", "Add", "Sub", "Mul", "Div", "Neg", "Softmax", "Relu", "Sigmoid",
                                      "Tanh", "Softplus", "Softsign", "Exp", "LeakyRelu", "Elu", "HardSigmoid",
                                      "Selu", "Gelu", "Clip"};
   if (std::none_of(std::begin(kOps), std::end(kOps), [&](const char* s) { return op == s; })) return false;
@@ -296,6 +296,12 @@ bool lower_math_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result)
   else if (op == "MatMul") result = lower_matmul(L, n);
   else if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") result = lower_binary(L, n);
   else if (op == "Softmax") result = lower_softmax(L, n);
+  else if (op == "Neg") {
+    const Value& x = L.runtime(n, 0);
+    const size_t C = static_cast<size_t>(std::max(L.eshape(x.node).back(), 1));
+    if (L.eshape(x.node).back() < 1) L.fail(n, "the channel axis has an unknown size");
+    result = affine(L, n, x, std::vector<float>(C, -1.0f), std::vector<float>(C, 0.0f));
+  }
   else if (activation_spec(L, n, spec)) result = activation(L, n, L.runtime(n, 0), spec);
   return true;
 }
