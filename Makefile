@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference tflite-reference savedmodel-reference
+.PHONY: features-reference tflite-reference savedmodel-reference onnx-reference
 .PHONY: pipeline-bench default-model bench-forms
 
 all: build
@@ -34,6 +34,7 @@ test: build
 	$(MAKE) features-reference
 	$(MAKE) tflite-reference
 	$(MAKE) savedmodel-reference
+	$(MAKE) onnx-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -74,6 +75,17 @@ savedmodel-reference: build
 	$(VENV)/bin/python tools/make_savedmodel_fixtures.py --out $(BUILD)/fixtures_savedmodel_live
 	TICKINFER_SAVEDMODEL_FIXTURES=$(abspath $(BUILD)/fixtures_savedmodel_live) \
 	  $(BUILD)/tests/engine_savedmodel_reference_test --gtest_brief=1
+
+# Regenerates the ONNX fixtures (tools/make_onnx_fixtures.py: the Keras models converted by tf2onnx,
+# expected outputs from onnxruntime) into $(BUILD)/fixtures_onnx_live and checks the importer
+# against them. The PyTorch cases need torch (`--torch`, see the script); the committed
+# tests/fixtures/onnx hold both.
+onnx-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_onnx_live
+	$(VENV)/bin/python tools/make_onnx_fixtures.py --out $(BUILD)/fixtures_onnx_live
+	TICKINFER_ONNX_FIXTURES=$(abspath $(BUILD)/fixtures_onnx_live) $(BUILD)/tests/engine_onnx_reference_test \
+	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
 fuzz: deps

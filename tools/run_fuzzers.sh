@@ -25,6 +25,10 @@ for bin in "$dir"/*_fuzz; do
       for f in "$fx"/tflite/*/*.tflite "$fx"/quant_lstm/*/model.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
+    onnx_fuzz)  # the tf2onnx and torch.onnx.export fixtures, including the refused ones
+      for f in "$fx"/onnx/*/model.onnx "$fx"/onnx/unsupported/*/model.onnx; do
+        cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
     keras_config_fuzz)
       for f in "$fx"/*/model.keras; do unzip -p "$f" config.json >"$work/$(basename "$(dirname "$f")").json" 2>/dev/null || true; done ;;
     npy_fuzz)

@@ -1,5 +1,6 @@
 #include "formats/model_file.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,7 @@
 #include "formats/isolated_load.hpp"
 #include "formats/keras_h5_file.hpp"
 #include "formats/keras_v3_file.hpp"
+#include "formats/onnx_file.hpp"
 #include "formats/tflite_file.hpp"
 #include "formats/tkq_file.hpp"
 #include "tickinfer/error.hpp"
@@ -36,6 +38,18 @@ bool is_hdf5(const void* data, size_t size) {
   return false;
 }
 
+// ONNX has no magic number: a ".onnx" name decides (any case); load_model_bytes falls back to a
+// content check (formats/onnx_file.hpp) for other names.
+bool has_onnx_extension(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".onnx";
+}
+
+Graph load_onnx_file(const std::string& bytes, const std::string& path) {
+  return load_onnx(bytes.data(), bytes.size(), path, std::filesystem::path(path).parent_path().string());
+}
+
 }  // namespace
 
 Graph load_model_bytes(const void* data, size_t size, const std::string& label) {
@@ -47,7 +61,8 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label) 
   if (is_hdf5(data, size)) {
     return parse_in_child([&] { return load_keras_h5(data, size, label); }, label);
   }
-  throw Error(label + ": unknown model format (expected a Keras .keras ZIP archive or a .h5 HDF5 file)");
+  if (looks_like_onnx(data, size)) return load_onnx(data, size, label, "");
+  throw Error(label + ": unknown model format (expected a Keras .keras ZIP archive, a .h5 HDF5 file or an ONNX model)");
 }
 
 namespace {
@@ -73,6 +88,7 @@ std::string read_model_file(const std::string& path) {
 Graph load_model_file(const std::string& path) {
   if (is_saved_model_dir(path)) return load_saved_model(path).graph;
   const std::string bytes = read_model_file(path);
+  if (has_onnx_extension(path)) return load_onnx_file(bytes, path);
   if (is_tflite(bytes.data(), bytes.size())) {
     throw Error(path + ": a TFLite model has no Keras layer graph (load it with tickinfer::Model::load)");
   }
@@ -91,6 +107,10 @@ AnyModel load_any_model_file(const std::string& path) {
     return m;
   }
   const std::string bytes = read_model_file(path);
+  if (has_onnx_extension(path)) {
+    m.graph = load_onnx_file(bytes, path);
+    return m;
+  }
   if (is_tflite(bytes.data(), bytes.size())) {
     m.program = std::make_shared<const tfl::Program>(load_tflite(bytes.data(), bytes.size(), path));
     return m;

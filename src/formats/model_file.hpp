@@ -1,6 +1,8 @@
 #pragma once
 // Entry points of the model importers. The format is sniffed from the content, not the file name:
-// a ZIP archive is a Keras 3 `.keras` file, an HDF5 file a legacy Keras `.h5` model.
+// a ZIP archive is a Keras 3 `.keras` file, an HDF5 file a legacy Keras `.h5` model. ONNX has no
+// magic number: a file named `*.onnx` is read as ONNX (formats/onnx_file.hpp), and bytes that
+// are none of the others but parse as an ONNX ModelProto are too.
 //
 // Every function throws tickinfer::Error, whose message starts with the file's label (path) and
 // names the layer, its class and the option at fault, e.g.
@@ -26,8 +28,9 @@ Graph load_model_file(const std::string& path);
 // Same from memory; `label` stands for the file name in error messages.
 Graph load_model_bytes(const void* data, size_t size, const std::string& label);
 
-// Any model file tickinfer reads: a Keras file or a SavedModel directory gives a graph; a TFLite
-// file (identifier "TFL3" at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program.
+// Any model file tickinfer reads: a Keras or ONNX file or a SavedModel directory gives a graph; a
+// TFLite file (identifier "TFL3" at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor
+// program.
 struct AnyModel {
   Graph graph;                                    // Keras files, SavedModel directories
   std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files (graph empty then)

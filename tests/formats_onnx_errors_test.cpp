@@ -1,0 +1,260 @@
+// The ONNX reader on files built here (tiny models through the same protobuf messages the
+// reader parses) and on damaged copies: every problem must be an Error that starts with the
+// file's path and names what is wrong; nothing may crash or load silently wrong.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <unistd.h>
+
+#include "formats/model_file.hpp"
+#include "formats/onnx_file.hpp"
+#include "onnx/onnx.pb.h"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TempDir {
+ public:
+  TempDir() {
+    path_ = fs::temp_directory_path() / ("onnx_errors_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
+    fs::create_directories(path_);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  std::string file(const std::string& name) const { return (path_ / name).string(); }
+
+ private:
+  static inline int counter_ = 0;
+  fs::path path_;
+};
+
+void add_float_tensor(onnx::TensorProto* t, const std::string& name, std::vector<int64_t> dims, std::vector<float> v) {
+  t->set_name(name);
+  t->set_data_type(1);
+  for (int64_t d : dims) t->add_dims(d);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+}
+
+void add_value_info(onnx::ValueInfoProto* vi, const std::string& name, int features) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(1);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  tt->mutable_shape()->add_dim()->set_dim_value(features);
+}
+
+onnx::NodeProto* add_node(onnx::GraphProto* g, const std::string& op, const std::string& name,
+                          std::vector<std::string> in, std::vector<std::string> out) {
+  auto* n = g->add_node();
+  n->set_op_type(op);
+  n->set_name(name);
+  for (auto& s : in) n->add_input(s);
+  for (auto& s : out) n->add_output(s);
+  return n;
+}
+
+// y = relu(x @ W + B), x [batch, 3], W [3, 2].
+onnx::ModelProto tiny_model() {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(15);
+  auto* g = m.mutable_graph();
+  g->set_name("tiny");
+  add_value_info(g->add_input(), "x", 3);
+  add_value_info(g->add_output(), "y", 2);
+  add_float_tensor(g->add_initializer(), "W", {3, 2}, {1, 2, 3, 4, 5, 6});
+  add_float_tensor(g->add_initializer(), "B", {2}, {0.5f, -100.0f});
+  add_node(g, "MatMul", "matmul", {"x", "W"}, {"h"});
+  add_node(g, "Add", "bias", {"h", "B"}, {"z"});
+  add_node(g, "Relu", "relu", {"z"}, {"y"});
+  return m;
+}
+
+std::string write(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+std::string write(const std::string& path, const onnx::ModelProto& m) { return write(path, m.SerializeAsString()); }
+
+// Loads `path` expecting an Error that starts with it and contains `what`.
+void expect_error(const std::string& path, const std::string& what) {
+  try {
+    (void)formats::load_any_model_file(path);
+    ADD_FAILURE() << path << " loaded; expected an error containing '" << what << "'";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path, 0), 0u) << msg;
+    EXPECT_NE(msg.find(what), std::string::npos) << msg;
+  }
+}
+
+TEST(OnnxReader, TinyModelLowersToOneDense) {
+  TempDir d;
+  const Graph g = formats::load_any_model_file(write(d.file("m.onnx"), tiny_model())).graph;
+  EXPECT_EQ(g.source_format, "onnx");
+  ASSERT_EQ(g.nodes.size(), 2u);  // input, Dense (bias and relu merged into it)
+  const Node& dense = g.nodes[1];
+  EXPECT_EQ(dense.kind, OpKind::Dense);
+  EXPECT_EQ(dense.activation.kind, ActKind::Relu);
+  EXPECT_EQ(dense.weights[0].data, (std::vector<float>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(dense.weights[1].data, (std::vector<float>{0.5f, -100.0f}));
+  EXPECT_NE(dense.origin.find("MatMul 'matmul'"), std::string::npos) << dense.origin;
+  EXPECT_NE(dense.origin.find("Relu 'relu'"), std::string::npos) << dense.origin;
+  ASSERT_EQ(g.output_names, std::vector<std::string>{"y"});
+}
+
+TEST(OnnxReader, ContentSniffWithoutTheExtension) {
+  const std::string bytes = tiny_model().SerializeAsString();
+  EXPECT_TRUE(formats::looks_like_onnx(bytes.data(), bytes.size()));
+  EXPECT_FALSE(formats::looks_like_onnx("PK\x03\x04", 4));
+  TempDir d;
+  EXPECT_EQ(formats::load_any_model_file(write(d.file("model.bin"), bytes)).graph.source_format, "onnx");
+}
+
+TEST(OnnxReader, TruncatedFilesAreErrorsNamingTheFile) {
+  TempDir d;
+  const std::string bytes = tiny_model().SerializeAsString();
+  expect_error(write(d.file("half.onnx"), bytes.substr(0, bytes.size() / 2)), "not a valid ONNX model");
+  expect_error(write(d.file("empty.onnx"), std::string()), "empty file");
+  for (size_t cut = 1; cut < bytes.size(); ++cut) {  // every prefix: an error or a complete model, never a crash
+    const std::string path = write(d.file("cut.onnx"), bytes.substr(0, cut));
+    try {
+      (void)formats::load_any_model_file(path);
+    } catch (const Error& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(path, 0), 0u) << e.what();
+    }
+  }
+}
+
+// Damaged copies of an exporter's file (tf2onnx's stacked LSTM): cut short, or with an op renamed.
+TEST(OnnxReader, DamagedCopiesOfAFixtureAreErrors) {
+  const std::string src = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/onnx/lstm_stacked_k3/model.onnx";
+  std::ifstream in(src, std::ios::binary);
+  ASSERT_TRUE(in) << src;
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  TempDir d;
+  expect_error(write(d.file("cut.onnx"), bytes.substr(0, bytes.size() * 2 / 3)), "not a valid ONNX model");
+  onnx::ModelProto m;
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.op_type() == "LSTM") n.set_op_type("LSTMv2");
+  }
+  expect_error(write(d.file("renamed.onnx"), m), "(LSTMv2): operator LSTMv2 is not supported");
+  ASSERT_TRUE(m.ParseFromString(bytes));
+  m.mutable_graph()->mutable_initializer()->RemoveLast();
+  expect_error(write(d.file("noinit.onnx"), m), "is neither a graph input, an initializer nor a node output");
+}
+
+TEST(OnnxReader, OpsetBelow13IsRefused) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  m.mutable_opset_import(0)->set_version(11);
+  expect_error(write(d.file("m.onnx"), m), "opset 11 is not supported");
+  m.clear_opset_import();
+  expect_error(write(d.file("m.onnx"), m), "imports no opset");
+}
+
+TEST(OnnxReader, UnknownOpIsNamedWithItsNode) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_node(2)->set_op_type("Frobnicate");
+  expect_error(write(d.file("m.onnx"), m), "node 'relu' (Frobnicate): operator Frobnicate is not supported");
+  m = tiny_model();
+  m.mutable_graph()->mutable_node(2)->set_domain("com.example");
+  expect_error(write(d.file("m.onnx"), m), "domain 'com.example'");
+}
+
+TEST(OnnxReader, MissingInitializerIsNamed) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_initializer()->DeleteSubrange(0, 1);  // W
+  expect_error(write(d.file("m.onnx"), m), "value 'W' is neither a graph input, an initializer nor a node output");
+}
+
+TEST(OnnxReader, InitializerDataMustMatchItsDims) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_initializer(0)->add_dims(2);  // [3, 2, 2] with 6 values
+  expect_error(write(d.file("m.onnx"), m), "initializer 'W': raw_data holds 24 bytes");
+}
+
+TEST(OnnxReader, DeclaredOutputShapeMustMatchTheLowering) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  m.mutable_graph()->mutable_output(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(5);
+  expect_error(write(d.file("m.onnx"), m), "graph output 'y' is declared [?, 5] but lowers to [1, 2]");
+}
+
+// W moved to an external file next to the model.
+onnx::ModelProto external_model(const std::string& location, const std::string& offset, const std::string& length) {
+  onnx::ModelProto m = tiny_model();
+  auto* w = m.mutable_graph()->mutable_initializer(0);
+  w->clear_raw_data();
+  w->set_data_location(onnx::TensorProto::EXTERNAL);
+  auto add = [&](const char* k, const std::string& v) {
+    auto* e = w->add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  };
+  add("location", location);
+  if (!offset.empty()) add("offset", offset);
+  if (!length.empty()) add("length", length);
+  return m;
+}
+
+TEST(OnnxReader, ExternalDataIsReadRelativeToTheModel) {
+  TempDir d;
+  const std::vector<float> w = {1, 2, 3, 4, 5, 6};
+  std::string blob(8, '\0');  // an offset before the data
+  blob.append(reinterpret_cast<const char*>(w.data()), 24);
+  write(d.file("weights.bin"), blob);
+  const Graph g = formats::load_any_model_file(write(d.file("m.onnx"), external_model("weights.bin", "8", "24"))).graph;
+  EXPECT_EQ(g.nodes[1].weights[0].data, w);
+}
+
+TEST(OnnxReader, BadExternalDataIsAnError) {
+  TempDir d;
+  write(d.file("weights.bin"), std::string(24, '\0'));
+  expect_error(write(d.file("a.onnx"), external_model("missing.bin", "0", "24")), "cannot open external data file 'missing.bin'");
+  expect_error(write(d.file("b.onnx"), external_model("weights.bin", "4096", "24")), "lies outside 'weights.bin'");
+  expect_error(write(d.file("c.onnx"), external_model("weights.bin", "8", "24")), "lies outside 'weights.bin'");
+  expect_error(write(d.file("d.onnx"), external_model("weights.bin", "0", "20")), "does not match the tensor's 24 bytes");
+  expect_error(write(d.file("e.onnx"), external_model("../weights.bin", "0", "24")), "not a path inside the model's directory");
+  expect_error(write(d.file("f.onnx"), external_model("/etc/passwd", "0", "24")), "not a path inside the model's directory");
+  expect_error(write(d.file("g.onnx"), external_model("weights.bin", "-1", "24")), "is not a decimal number");
+}
+
+TEST(OnnxReader, UnsupportedRecurrentOptionsAreNamed) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->clear_initializer();
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);  // [b, 3, 3]
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(4);
+  add_float_tensor(g->add_initializer(), "W", {1, 8, 3}, std::vector<float>(24, 0.1f));
+  add_float_tensor(g->add_initializer(), "R", {1, 8, 2}, std::vector<float>(16, 0.1f));
+  add_float_tensor(g->add_initializer(), "h0", {1, 1, 2}, {0.0f, 1.0f});
+  auto* lstm = add_node(g, "LSTM", "lstm", {"x", "W", "R", "", "", "h0"}, {"", "y"});
+  auto* hs = lstm->add_attribute();
+  hs->set_name("hidden_size");
+  hs->set_i(2);
+  auto* layout = lstm->add_attribute();
+  layout->set_name("layout");
+  layout->set_i(1);
+  expect_error(write(d.file("m.onnx"), m), "not a known all-zero initial state");
+  lstm->set_input(5, "");
+  auto* dir = lstm->add_attribute();
+  dir->set_name("direction");
+  dir->set_s("bidirectional");
+  expect_error(write(d.file("m.onnx"), m), "direction 'bidirectional' is not supported");
+}
+
+}  // namespace
+}  // namespace tickinfer
