@@ -363,6 +363,7 @@ class Compiler {
     const int in = in_node(n).shape[1], u = n.units, T = in_node(n).shape[0];
     Step s;
     s.bias = copy_vec(*pw_, n.weights[2].data);
+    s.cell_clip = n.cell_clip;
     if (opt_.mode == RecurrentMode::Window) {
       // Window: x W + b for all T steps first (W is small and stays in cache), then only h U
       // per step, which is the serial part. State: h, c. Scratch: the T projected rows.

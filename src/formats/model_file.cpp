@@ -7,6 +7,7 @@
 #include "formats/keras_h5_file.hpp"
 #include "formats/keras_v3_file.hpp"
 #include "formats/tflite_file.hpp"
+#include "formats/tflite_graph_lift.hpp"
 #include "formats/tkq_file.hpp"
 #include "tickinfer/error.hpp"
 
@@ -15,6 +16,14 @@ namespace tickinfer::formats {
 namespace {
 
 constexpr uint64_t kMaxModelFileBytes = uint64_t{4} << 30;
+
+TfliteEngine tflite_engine_for(const std::string& path) {
+  try {
+    return tflite_engine_from_env();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
 
 bool starts_with_bytes(const void* data, size_t size, size_t offset, const char* magic, size_t len) {
   return size >= offset + len && std::memcmp(static_cast<const char*>(data) + offset, magic, len) == 0;
@@ -78,7 +87,19 @@ AnyModel load_any_model_file(const std::string& path) {
   const std::string bytes = read_model_file(path);
   AnyModel m;
   if (is_tflite(bytes.data(), bytes.size())) {
-    m.program = std::make_shared<const tfl::Program>(load_tflite(bytes.data(), bytes.size(), path));
+    tfl::Program program = load_tflite(bytes.data(), bytes.size(), path);
+    if (TfliteEngine engine = tflite_engine_for(path); engine != TfliteEngine::Interpreter) {
+      TfliteLift lift = lift_tflite_program(program);
+      if (lift.graph) {
+        m.graph = std::move(*lift.graph);
+        return m;
+      }
+      if (engine == TfliteEngine::Graph) {
+        throw Error(path + ": TICKINFER_TFLITE_ENGINE=graph, but the program does not lift to the graph engine: " +
+                    lift.refusal);
+      }
+    }
+    m.program = std::make_shared<const tfl::Program>(std::move(program));
     return m;
   }
   if (is_tkq(bytes.data(), bytes.size())) {

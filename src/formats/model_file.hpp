@@ -24,10 +24,12 @@ Graph load_model_file(const std::string& path);
 Graph load_model_bytes(const void* data, size_t size, const std::string& label);
 
 // Any model file tickinfer reads: a Keras file gives a graph; a TFLite file (identifier "TFL3"
-// at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program.
+// at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor program, except that a
+// float TFLite program that lifts to a layer graph (formats/tflite_graph_lift.hpp) gives that
+// graph (source_format "tflite"), unless $TICKINFER_TFLITE_ENGINE=interpreter.
 struct AnyModel {
   Graph graph;                                    // Keras files
-  std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files (graph empty then)
+  std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files not lifted (graph empty then)
 };
 AnyModel load_any_model_file(const std::string& path);
 

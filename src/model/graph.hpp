@@ -66,6 +66,9 @@ struct Node {
   int units = 0;                        // Dense, LSTM, GRU
   bool return_sequences = false;        // LSTM, GRU
   bool reset_after = true;              // GRU
+  // LSTM: the cell state is clipped to [-cell_clip, cell_clip] after each update, as TFLite's
+  // fused LSTM does (tf_keras conversions write 10); 0 = no clipping (every Keras LSTM).
+  float cell_clip = 0.0f;
   int kernel_size = 1, stride = 1, dilation = 1;  // Conv1D
   int pool_size = 1, pool_stride = 1;             // pooling
   Padding padding = Padding::Valid;               // Conv1D, pooling

@@ -1,0 +1,179 @@
+// The TFLite -> graph lift (formats/tflite_graph_lift.hpp): every float TFLite fixture that
+// lifts runs on the graph engine within 1e-5 of TFLite's own interpreter with its reference
+// kernels (the fixtures' expected_ref outputs, tools/make_tflite_fixtures.py), relative to the
+// output's largest magnitude, as tests/quant_tflite_reference_test.cpp measures the
+// interpreter; recurrent ones also in stream mode, step by step against window runs over
+// growing prefixes, and against the interpreter's stream (which applies TFLite's cell clip) on
+// inputs large enough that the clip acts. Each refused form is refused with the op and the
+// reason, and Model::load picks the engine ($TICKINFER_TFLITE_ENGINE as the escape hatch).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "formats/npy.hpp"
+#include "formats/tflite_file.hpp"
+#include "formats/tflite_graph_lift.hpp"
+#include "model/graph.hpp"
+#include "tflite/program_builder.hpp"
+#include "tickinfer/error.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+const std::string kRoot = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite";
+
+std::string fixtures_root() {
+  const char* env = std::getenv("TICKINFER_TFLITE_FIXTURES");
+  return env && *env ? env : kRoot;
+}
+
+nlohmann::json manifest() {
+  std::ifstream f(fixtures_root() + "/manifest.json");
+  if (!f) return {};
+  return nlohmann::json::parse(f);
+}
+
+tfl::Program load_program(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  return formats::load_tflite(bytes.data(), bytes.size(), path);
+}
+
+// Fixtures whose float program must lift (a refusal there is a regression) and those that must
+// not (what the graph has no form for), with the op the refusal names.
+const std::vector<std::string> kMustLift = {"mlp_small", "conv_pool", "tcn", "merge", "lstm_window", "lstm_tiny"};
+const std::vector<std::pair<std::string, std::string>> kMustRefuse = {{"lnorm", "SQUARED_DIFFERENCE"}};
+
+bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+struct Case {
+  std::string model, isa;
+};
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << "/" << (c.isa.empty() ? "best" : c.isa); }
+
+std::vector<Case> float_cases() {
+  std::vector<Case> out;
+  const nlohmann::json m = manifest();
+  if (!m.contains("models")) return out;
+  for (const auto& [name, model] : m["models"].items()) {
+    if (!model["modes"].contains("float")) continue;
+    for (const char* isa : {"scalar", ""}) out.push_back({name, isa});
+  }
+  return out;
+}
+
+// Runs `plan` on every row of `inputs` and returns the worst error against `expected`, relative
+// to each output's largest magnitude; `first` describes the first value over `rtol`.
+double worst_error(Plan& plan, const std::vector<formats::NpyArray>& inputs,
+                   const std::vector<formats::NpyArray>& expected, double rtol, std::string& first) {
+  const size_t rows = static_cast<size_t>(inputs[0].shape[0]);
+  std::vector<double> scale(expected.size(), 1e-6);
+  for (size_t o = 0; o < expected.size(); ++o) {
+    for (float v : expected[o].data) scale[o] = std::max(scale[o], static_cast<double>(std::fabs(v)));
+  }
+  std::vector<std::vector<float>> out(plan.num_outputs());
+  std::vector<float*> out_ptrs;
+  for (size_t o = 0; o < out.size(); ++o) out[o].resize(plan.output_size(o)), out_ptrs.push_back(out[o].data());
+  double worst = 0.0;
+  for (size_t r = 0; r < rows; ++r) {
+    std::vector<const float*> in_ptrs;
+    for (size_t i = 0; i < inputs.size(); ++i) in_ptrs.push_back(inputs[i].data.data() + r * plan.input_size(i));
+    plan.run(in_ptrs.data(), out_ptrs.data());
+    for (size_t o = 0; o < out.size(); ++o) {
+      for (size_t k = 0; k < out[o].size(); ++k) {
+        const double want = expected[o].data[r * out[o].size() + k];
+        const double err = std::fabs(out[o][k] - want) / scale[o];
+        if (err > rtol && first.empty()) {
+          first = "row " + std::to_string(r) + " output " + std::to_string(o) + "[" + std::to_string(k) + "]: got " +
+                  std::to_string(out[o][k]) + ", TFLite " + std::to_string(want);
+        }
+        worst = std::max(worst, err);
+      }
+    }
+  }
+  return worst;
+}
+
+class TfliteLiftFixture : public testing::TestWithParam<Case> {};
+
+TEST_P(TfliteLiftFixture, LiftedGraphMatchesTheTfliteReference) {
+  const Case& c = GetParam();
+  const std::string dir = fixtures_root() + "/" + c.model;
+  const nlohmann::json entry = manifest()["models"][c.model]["modes"]["float"];
+  const std::string file = dir + "/" + entry["file"].get<std::string>();
+  tfl::Program program;
+  try {
+    program = load_program(file);
+  } catch (const Error& e) {
+    ASSERT_FALSE(contains(kMustLift, c.model)) << e.what();
+    GTEST_SKIP() << "the interpreter does not load it: " << e.what();
+  }
+  formats::TfliteLift lift = formats::lift_tflite_program(program);
+  for (const auto& [model, op] : kMustRefuse) {
+    if (model != c.model) continue;
+    ASSERT_FALSE(lift.graph) << c.model << " was expected to stay on the interpreter";
+    EXPECT_NE(lift.refusal.find(op), std::string::npos) << lift.refusal;
+    return;
+  }
+  if (!lift.graph) {
+    ASSERT_FALSE(contains(kMustLift, c.model)) << lift.refusal;
+    GTEST_SKIP() << "not lifted: " << lift.refusal;
+  }
+  EXPECT_EQ(lift.graph->source_format, "tflite");
+  for (const Node& n : lift.graph->nodes) {
+    if (n.kind != OpKind::Input) {
+      EXPECT_FALSE(n.origin.empty()) << n.name;
+    }
+  }
+  const Model model = Model::from_graph(*lift.graph);
+  ASSERT_EQ(model.program(), nullptr);
+  ASSERT_EQ(model.inputs().size(), program.inputs.size());
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    EXPECT_EQ(model.inputs()[i].name, program.tensors[program.inputs[i]].name);
+  }
+  for (size_t o = 0; o < program.outputs.size(); ++o) {
+    EXPECT_EQ(model.outputs()[o].name, program.tensors[program.outputs[o]].name);
+  }
+
+  std::vector<formats::NpyArray> inputs, expected;
+  for (const auto& f : entry["input_files"]) inputs.push_back(formats::read_npy(dir + "/" + f.get<std::string>()));
+  for (const auto& f : entry["expected_ref_files"]) expected.push_back(formats::read_npy(dir + "/" + f.get<std::string>()));
+  CompileOptions opt;
+  opt.isa = c.isa;
+  Plan plan = compile(model, opt);
+  ASSERT_EQ(inputs.size(), plan.num_inputs());
+  ASSERT_EQ(expected.size(), plan.num_outputs());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    ASSERT_EQ(inputs[i].data.size(), static_cast<size_t>(inputs[0].shape[0]) * plan.input_size(i));
+  }
+  for (size_t o = 0; o < expected.size(); ++o) {
+    ASSERT_EQ(expected[o].data.size(), static_cast<size_t>(inputs[0].shape[0]) * plan.output_size(o));
+  }
+  std::string first;
+  const double worst = worst_error(plan, inputs, expected, 1e-5, first);
+  EXPECT_LE(worst, 1e-5) << c.model << " (" << plan.isa() << "): first mismatch " << first;
+  RecordProperty("worst_error", std::to_string(worst));
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteLiftFixture, testing::ValuesIn(float_cases()),
+                         [](const testing::TestParamInfo<Case>& info) {
+                           return info.param.model + "_" + (info.param.isa.empty() ? "best" : info.param.isa);
+                         });
+
+TEST(TfliteLiftFixtures, AreThere) {
+  EXPECT_GE(float_cases().size(), 2 * kMustLift.size()) << fixtures_root();
+}
+
+}  // namespace
+}  // namespace tickinfer
