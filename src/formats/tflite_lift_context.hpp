@@ -55,7 +55,11 @@ class Lifter {
   // --- used by the op families ---
   const tfl::Program& program() const { return p_; }
   const tfl::Op& op() const { return p_.ops[static_cast<size_t>(op_index_)]; }
-  const tfl::Tensor& tensor(int t) const { return p_.tensors[static_cast<size_t>(t)]; }
+  // Refuses a left-out optional operand (-1) where the op needs one.
+  const tfl::Tensor& tensor(int t) const {
+    if (t < 0) refuse("a required operand is missing");
+    return p_.tensors[static_cast<size_t>(t)];
+  }
   [[noreturn]] void refuse(const std::string& why) const;
   std::string op_origin() const;  // "CONV_2D #4"
 
