@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference tflite-reference
+.PHONY: features-reference tflite-reference tflite-lift-reference
 .PHONY: pipeline-bench default-model bench-forms
 
 all: build
@@ -33,6 +33,7 @@ test: build
 	$(MAKE) live-reference
 	$(MAKE) features-reference
 	$(MAKE) tflite-reference
+	$(MAKE) tflite-lift-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -63,6 +64,13 @@ tflite-reference: build
 	rm -rf $(BUILD)/fixtures_tflite_live
 	$(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/quant_tflite_reference_test \
+	  --gtest_brief=1
+
+# Float TFLite files lifted to the graph engine against the same fresh converter outputs
+# (made by tflite-reference, run first by `make test`).
+tflite-lift-reference: build
+	@test -f $(BUILD)/fixtures_tflite_live/manifest.json || $(MAKE) tflite-reference
+	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/engine_tflite_lift_test \
 	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
