@@ -66,12 +66,15 @@ tflite-reference: build
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/quant_tflite_reference_test \
 	  --gtest_brief=1
 
-# Float TFLite files lifted to the graph engine against the same fresh converter outputs
-# (made by tflite-reference, run first by `make test`).
+# Float TFLite files lifted to the graph engine against fresh converter outputs: the tf_keras
+# set made by tflite-reference (run first by `make test`) and the Keras 3 set made here.
 tflite-lift-reference: build
 	@test -f $(BUILD)/fixtures_tflite_live/manifest.json || $(MAKE) tflite-reference
-	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/engine_tflite_lift_test \
-	  --gtest_brief=1
+	rm -rf $(BUILD)/fixtures_tflite_lift_live
+	$(VENV)/bin/python tools/make_tflite_lift_fixtures.py --out $(BUILD)/fixtures_tflite_lift_live --count 2000
+	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) \
+	  TICKINFER_TFLITE_LIFT_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_lift_live) \
+	  $(BUILD)/tests/engine_tflite_lift_test --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
 fuzz: deps

@@ -1,6 +1,7 @@
 // The TFLite -> graph lift (formats/tflite_graph_lift.hpp): every float TFLite fixture that
 // lifts runs on the graph engine within 1e-5 of TFLite's own interpreter with its reference
-// kernels (the fixtures' expected_ref outputs, tools/make_tflite_fixtures.py), relative to the
+// kernels (the fixtures' expected_ref outputs: tf_keras conversions from
+// tools/make_tflite_fixtures.py, Keras 3 ones from tools/make_tflite_lift_fixtures.py), relative to the
 // output's largest magnitude, as tests/quant_tflite_reference_test.cpp measures the
 // interpreter; recurrent ones also in stream mode, step by step against window runs over
 // growing prefixes, and against the interpreter's stream (which applies TFLite's cell clip) on
@@ -29,15 +30,26 @@
 namespace tickinfer {
 namespace {
 
-const std::string kRoot = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite";
+// Two fixture sets, each regenerated with live TensorFlow by `make tflite-lift-reference`: the
+// tf_keras conversions of tools/make_tflite_fixtures.py and the Keras 3 conversions of
+// tools/make_tflite_lift_fixtures.py.
+struct FixtureSet {
+  const char* dir;  // under tests/fixtures/
+  const char* env;  // overrides the directory
+};
+const FixtureSet kSets[] = {{"tflite", "TICKINFER_TFLITE_FIXTURES"}, {"tflite_lift", "TICKINFER_TFLITE_LIFT_FIXTURES"}};
 
-std::string fixtures_root() {
-  const char* env = std::getenv("TICKINFER_TFLITE_FIXTURES");
-  return env && *env ? env : kRoot;
+std::string fixtures_root(const std::string& set) {
+  for (const FixtureSet& s : kSets) {
+    if (set != s.dir) continue;
+    const char* env = std::getenv(s.env);
+    return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/" + s.dir;
+  }
+  return {};
 }
 
-nlohmann::json manifest() {
-  std::ifstream f(fixtures_root() + "/manifest.json");
+nlohmann::json manifest(const std::string& set) {
+  std::ifstream f(fixtures_root(set) + "/manifest.json");
   if (!f) return {};
   return nlohmann::json::parse(f);
 }
@@ -50,25 +62,38 @@ tfl::Program load_program(const std::string& path) {
   return formats::load_tflite(bytes.data(), bytes.size(), path);
 }
 
-// Fixtures whose float program must lift (a refusal there is a regression) and those that must
-// not (what the graph has no form for), with the op the refusal names.
+// tf_keras fixtures whose float program must lift (a refusal there is a regression) and those
+// that must not (what the graph has no form for), with the op the refusal names. The Keras 3 set
+// says so in its manifest ("lift": "yes" or "refuse").
 const std::vector<std::string> kMustLift = {"mlp_small", "conv_pool", "tcn", "merge", "lstm_window", "lstm_tiny"};
 const std::vector<std::pair<std::string, std::string>> kMustRefuse = {{"lnorm", "SQUARED_DIFFERENCE"}};
 
 bool contains(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
 
 struct Case {
-  std::string model, isa;
+  std::string set, model, isa;
+  std::string expect;  // "yes": must lift; "refuse": must not; "": either (a skip says why)
+  std::string refused_op;  // for "refuse": the op the refusal names, when known
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << c.model << "/" << (c.isa.empty() ? "best" : c.isa); }
+void PrintTo(const Case& c, std::ostream* os) { *os << c.set << "/" << c.model << "/" << (c.isa.empty() ? "best" : c.isa); }
 
 std::vector<Case> float_cases() {
   std::vector<Case> out;
-  const nlohmann::json m = manifest();
-  if (!m.contains("models")) return out;
-  for (const auto& [name, model] : m["models"].items()) {
-    if (!model["modes"].contains("float")) continue;
-    for (const char* isa : {"scalar", ""}) out.push_back({name, isa});
+  for (const FixtureSet& set : kSets) {
+    const nlohmann::json m = manifest(set.dir);
+    if (!m.contains("models")) continue;
+    for (const auto& [name, model] : m["models"].items()) {
+      if (!model["modes"].contains("float")) continue;
+      Case c{set.dir, name, "", model.value("lift", ""), ""};
+      if (contains(kMustLift, name)) c.expect = "yes";
+      for (const auto& [refused, op] : kMustRefuse) {
+        if (refused == name) c.expect = "refuse", c.refused_op = op;
+      }
+      for (const char* isa : {"scalar", ""}) {
+        c.isa = isa;
+        out.push_back(c);
+      }
+    }
   }
   return out;
 }
@@ -109,25 +134,25 @@ class TfliteLiftFixture : public testing::TestWithParam<Case> {};
 
 TEST_P(TfliteLiftFixture, LiftedGraphMatchesTheTfliteReference) {
   const Case& c = GetParam();
-  const std::string dir = fixtures_root() + "/" + c.model;
-  const nlohmann::json entry = manifest()["models"][c.model]["modes"]["float"];
+  const std::string dir = fixtures_root(c.set) + "/" + c.model;
+  const nlohmann::json entry = manifest(c.set)["models"][c.model]["modes"]["float"];
   const std::string file = dir + "/" + entry["file"].get<std::string>();
   tfl::Program program;
   try {
     program = load_program(file);
   } catch (const Error& e) {
-    ASSERT_FALSE(contains(kMustLift, c.model)) << e.what();
+    ASSERT_NE(c.expect, "yes") << e.what();
     GTEST_SKIP() << "the interpreter does not load it: " << e.what();
   }
   formats::TfliteLift lift = formats::lift_tflite_program(program);
-  for (const auto& [model, op] : kMustRefuse) {
-    if (model != c.model) continue;
+  if (c.expect == "refuse") {
     ASSERT_FALSE(lift.graph) << c.model << " was expected to stay on the interpreter";
-    EXPECT_NE(lift.refusal.find(op), std::string::npos) << lift.refusal;
+    EXPECT_FALSE(lift.refusal.empty());
+    EXPECT_NE(lift.refusal.find(c.refused_op), std::string::npos) << lift.refusal;
     return;
   }
   if (!lift.graph) {
-    ASSERT_FALSE(contains(kMustLift, c.model)) << lift.refusal;
+    ASSERT_NE(c.expect, "yes") << lift.refusal;
     GTEST_SKIP() << "not lifted: " << lift.refusal;
   }
   EXPECT_EQ(lift.graph->source_format, "tflite");
@@ -168,11 +193,13 @@ TEST_P(TfliteLiftFixture, LiftedGraphMatchesTheTfliteReference) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteLiftFixture, testing::ValuesIn(float_cases()),
                          [](const testing::TestParamInfo<Case>& info) {
-                           return info.param.model + "_" + (info.param.isa.empty() ? "best" : info.param.isa);
+                           return info.param.set + "_" + info.param.model + "_" + (info.param.isa.empty() ? "best" : info.param.isa);
                          });
 
 TEST(TfliteLiftFixtures, AreThere) {
-  EXPECT_GE(float_cases().size(), 2 * kMustLift.size()) << fixtures_root();
+  size_t must_lift = 0;
+  for (const Case& c : float_cases()) must_lift += c.expect == "yes";
+  EXPECT_GE(must_lift, 2 * (kMustLift.size() + 4)) << "fixtures missing";
 }
 
 }  // namespace

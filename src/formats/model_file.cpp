@@ -83,12 +83,13 @@ Graph load_model_file(const std::string& path) {
   return load_model_bytes(bytes.data(), bytes.size(), path);
 }
 
-AnyModel load_any_model_file(const std::string& path) {
+AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite) {
   const std::string bytes = read_model_file(path);
   AnyModel m;
   if (is_tflite(bytes.data(), bytes.size())) {
     tfl::Program program = load_tflite(bytes.data(), bytes.size(), path);
-    if (TfliteEngine engine = tflite_engine_for(path); engine != TfliteEngine::Interpreter) {
+    const TfliteEngine engine = lift_float_tflite ? tflite_engine_for(path) : TfliteEngine::Interpreter;
+    if (engine != TfliteEngine::Interpreter) {
       TfliteLift lift = lift_tflite_program(program);
       if (lift.graph) {
         m.graph = std::move(*lift.graph);

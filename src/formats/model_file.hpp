@@ -31,6 +31,8 @@ struct AnyModel {
   Graph graph;                                    // Keras files
   std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files not lifted (graph empty then)
 };
-AnyModel load_any_model_file(const std::string& path);
+// lift_float_tflite = false keeps every TFLite file a program (`tickinfer quantize` quantizes
+// the converter's ops one for one, not a re-lowering of the lifted graph).
+AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite = true);
 
 }  // namespace tickinfer::formats

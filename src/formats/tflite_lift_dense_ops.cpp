@@ -152,7 +152,12 @@ void lift_binary(Lifter& l) {
   const bool ca = l.tensor(a).is_constant(), cb = l.tensor(b).is_constant();
   if (ca && cb) l.refuse("both operands are constants");
   if (ca || cb) return fold_constant_operand(l, ca ? b : a, ca ? a : b, ca);
-  if (l.tensor(a).shape != l.tensor(b).shape) l.refuse("operand shapes differ (broadcasting has no graph form)");
+  // Shapes that differ only in leading unit axes ([1, 7] and [7]) broadcast to the same elements
+  // in the same order; any other broadcast makes more elements than an operand has.
+  const int64_t count = tfl::element_count(l.tensor(out).shape);
+  if (tfl::element_count(l.tensor(a).shape) != count || tfl::element_count(l.tensor(b).shape) != count) {
+    l.refuse("operand shapes differ (broadcasting has no graph form)");
+  }
   Node n;
   n.kind = o.code == tfl::OpCode::Add ? OpKind::Add : o.code == tfl::OpCode::Sub ? OpKind::Subtract : OpKind::Multiply;
   const ActivationSpec act = l.fused(o.options.activation);

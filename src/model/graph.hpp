@@ -83,7 +83,7 @@ struct Node {
 
 struct Graph {
   std::string name;
-  std::string source_format;   // "keras3", "keras2-h5", "savedmodel", "onnx"
+  std::string source_format;   // "keras3", "keras2-h5", "savedmodel", "onnx", "tflite" (lifted)
   // Served names of the model outputs, parallel to `outputs`, where the format names them apart
   // from the producing node (a SavedModel signature's "output_0", an ONNX graph output). Empty:
   // the output nodes' names.
