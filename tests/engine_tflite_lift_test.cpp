@@ -196,6 +196,53 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteLiftFixture, testing::ValuesIn(float_ca
                            return info.param.set + "_" + info.param.model + "_" + (info.param.isa.empty() ? "best" : info.param.isa);
                          });
 
+// The single-LSTM fixtures of tools/make_lstm_fixtures.py (tf_keras LSTMs in every form TFLite
+// has, with the model's own input and output per sample from BUILTIN_REF): the float files of a
+// Keras LSTM lift and match; the forms Keras has not (peepholes, CIFG, projection, layer norm)
+// are refused by name.
+TEST(TfliteLiftLstmFixtures, FloatLstmsLiftAndMatchOrAreRefusedByForm) {
+  const std::string root = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/quant_lstm/";
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {"all_float", "peepholes"}, {"peephole_float", "peepholes"}, {"cifg_float", "CIFG"},
+      {"projection_float", "projection"}, {"layer_norm_float", "layer-norm"}};
+  int lifted = 0;
+  for (const char* name : {"big_float", "small_float", "small_seq_float", "wide_float", "big_bf16", "small_seq_bf16",
+                           "all_float", "peephole_float", "cifg_float", "projection_float", "layer_norm_float"}) {
+    const std::string dir = root + name;
+    const tfl::Program program = load_program(dir + "/model.tflite");
+    const formats::TfliteLift lift = formats::lift_tflite_program(program);
+    bool must_refuse = false;
+    for (const auto& [model, why] : refused) {
+      if (model != name) continue;
+      must_refuse = true;
+      EXPECT_FALSE(lift.graph) << name;
+      EXPECT_NE(lift.refusal.find(why), std::string::npos) << name << ": " << lift.refusal;
+    }
+    if (must_refuse) continue;
+    ASSERT_TRUE(lift.graph) << name << ": " << lift.refusal;
+    ++lifted;
+    std::ifstream mf(dir + "/manifest.json");
+    const int samples = nlohmann::json::parse(mf).at("samples").get<int>();
+    formats::NpyArray in, want;  // raw float32 files: samples x the model's input / output
+    auto read_floats = [](const std::string& path) {
+      std::ifstream f(path, std::ios::binary | std::ios::ate);
+      std::vector<float> v(static_cast<size_t>(f.tellg()) / sizeof(float));
+      f.seekg(0);
+      f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+      return v;
+    };
+    in.data = read_floats(dir + "/model_in.bin");
+    in.shape = {samples};
+    want.data = read_floats(dir + "/model_out.bin");
+    Plan plan = compile(Model::from_graph(*lift.graph));
+    ASSERT_EQ(in.data.size(), plan.input_size(0) * static_cast<size_t>(samples)) << name;
+    ASSERT_EQ(want.data.size(), plan.output_size(0) * static_cast<size_t>(samples)) << name;
+    std::string first;
+    EXPECT_LE(worst_error(plan, {in}, {want}, 1e-5, first), 1e-5) << name << ": " << first;
+  }
+  EXPECT_EQ(lifted, 6);
+}
+
 TEST(TfliteLiftFixtures, AreThere) {
   size_t must_lift = 0;
   for (const Case& c : float_cases()) must_lift += c.expect == "yes";
