@@ -40,7 +40,10 @@ void Lifter::refuse(const std::string& why) const {
   throw NotLiftable{"op " + std::to_string(op_index_) + " (" + tfl::op_name(o.code) + " '" + o.label + "'): " + why};
 }
 
-std::string Lifter::op_origin() const { return std::string(tfl::op_name(op().code)) + " #" + std::to_string(op_index_); }
+std::string Lifter::op_origin() const {
+  if (op_index_ < 0) return "model output";  // a Reshape to an output's shape, after the ops
+  return std::string(tfl::op_name(op().code)) + " #" + std::to_string(op_index_);
+}
 
 bool Lifter::is_output(int tensor) const {
   return std::find(p_.outputs.begin(), p_.outputs.end(), tensor) != p_.outputs.end();
@@ -187,7 +190,7 @@ void Lifter::add_outputs() {
     if (x.shape.empty() || x.shape[0] != 1) refuse("output '" + x.name + "' is not batch 1");
     const Value& v = value(t);
     if (v.padded()) refuse("output '" + x.name + "' is a PAD result");
-    g_.outputs.push_back(node_as_shape(v.node, unbatched(x.shape), v.pending_origin.empty() ? "output" : v.pending_origin));
+    g_.outputs.push_back(node_as_shape(v.node, unbatched(x.shape), v.pending_origin));
     g_.output_names.push_back(x.name);
   }
 }
