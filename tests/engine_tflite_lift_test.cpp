@@ -243,6 +243,39 @@ TEST(TfliteLiftLstmFixtures, FloatLstmsLiftAndMatchOrAreRefusedByForm) {
   EXPECT_EQ(lifted, 6);
 }
 
+// A step list without the layer names: "gemv  dense_1  rows=1 K=10 N=128" -> "gemv rows=1 K=10 N=128".
+std::vector<std::string> unnamed_steps(const Plan& plan) {
+  std::vector<std::string> out;
+  std::istringstream lines(plan.describe());
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string word, kept;
+    for (int k = 0; words >> word; ++k) {
+      if (k != 1) kept += word + " ";
+    }
+    out.push_back(kept);
+  }
+  return out;
+}
+
+// The speed of a lifted file is the speed of its Keras twin because the plan is the same: the
+// tf_keras model each fixture was converted from compiles to the same steps, kernels, arena,
+// FLOPs and weight bytes as the lifted conversion.
+TEST(TfliteLiftFixtures, LiftedPlansAreTheKerasPlans) {
+  const std::string root = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
+  for (const std::string name : {"mlp_small", "tcn", "lstm_window", "lstm_tiny", "conv_pool", "merge"}) {
+    const formats::TfliteLift lift = formats::lift_tflite_program(load_program(root + name + "/float.tflite"));
+    ASSERT_TRUE(lift.graph) << name << ": " << lift.refusal;
+    const Plan keras = compile(Model::load(root + name + "/model.h5"));
+    const Plan lifted = compile(Model::from_graph(*lift.graph));
+    EXPECT_EQ(lifted.arena_bytes(), keras.arena_bytes()) << name;
+    EXPECT_EQ(lifted.flops(), keras.flops()) << name;
+    EXPECT_EQ(lifted.weight_bytes(), keras.weight_bytes()) << name;
+    EXPECT_EQ(unnamed_steps(lifted), unnamed_steps(keras)) << name << "\n" << lifted.describe() << "\n" << keras.describe();
+  }
+}
+
 TEST(TfliteLiftFixtures, AreThere) {
   size_t must_lift = 0;
   for (const Case& c : float_cases()) must_lift += c.expect == "yes";
