@@ -55,14 +55,22 @@ void expect_refused(const tfl::Program& p, const std::string& op, const std::str
   EXPECT_NE(lift.refusal.find(why), std::string::npos) << lift.refusal;
 }
 
-TEST(TfliteLiftRefuses, AnActivationTheGraphLacks) {
-  expect_refused(make({1, 8}, [](tfl::ProgramBuilder& b, int x) {
-                   const int h = fc(b, x, 8, 4, "dense");
-                   const int y = b.activation("hs", DType::F32, {1, 4});
-                   b.op(OpCode::HardSwish, {h}, {y}, "hs");
-                   return y;
-                 }),
-                 "HARD_SWISH", "no such activation");
+TEST(TfliteLiftFolds, HardSwishAsXTimesHardSigmoid) {
+  const formats::TfliteLift lift = formats::lift_tflite_program(make({1, 8}, [](tfl::ProgramBuilder& b, int x) {
+    const int h = fc(b, x, 8, 4, "dense");
+    const int y = b.activation("hs", DType::F32, {1, 4});
+    b.op(OpCode::HardSwish, {h}, {y}, "hs");
+    return y;
+  }));
+  ASSERT_TRUE(lift.graph) << lift.refusal;
+  const std::vector<Node>& n = lift.graph->nodes;
+  ASSERT_EQ(n.size(), 4u);  // input, Dense, hard_sigmoid, Multiply
+  EXPECT_EQ(n[2].activation.kind, ActKind::HardSigmoid);
+  EXPECT_FLOAT_EQ(n[2].activation.alpha, 1.0f / 6.0f);
+  EXPECT_FLOAT_EQ(n[2].activation.beta, 0.5f);
+  EXPECT_EQ(n[3].kind, OpKind::Multiply);
+  EXPECT_EQ(n[3].inputs, (std::vector<int>{1, 2}));
+  EXPECT_EQ(lift.graph->outputs, (std::vector<int>{3}));
 }
 
 TEST(TfliteLiftRefuses, AFusedActivationTheGraphLacks) {

@@ -57,6 +57,13 @@ def models(keras):
         h = L.GlobalAveragePooling1D()(h)
         return keras.Model(x, L.Dense(3, activation="relu6")(h)), "yes"
 
+    def hard_swish():
+        x = keras.Input((6, 4), batch_size=1, name="x")
+        h = L.Dense(8, activation="hard_silu")(x)
+        h = L.Conv1D(5, 2, activation="swish")(h)
+        h = L.GlobalAveragePooling1D()(h)
+        return keras.Model(x, L.Dense(3, activation="tanh")(h)), "yes"
+
     def multi_io():
         a = keras.Input((6,), batch_size=1, name="a")
         b = keras.Input((5,), batch_size=1, name="b")
@@ -75,6 +82,7 @@ def models(keras):
         return keras.Model(x, L.Dense(2)(h)), "refuse"
 
     return {"k3_conv_strided": conv_strided, "k3_conv_causal": conv_causal, "k3_seq_dense": seq_dense,
+            "k3_hard_swish": hard_swish,
             "k3_multi_io": multi_io, "k3_layer_norm": layer_norm}
 
 

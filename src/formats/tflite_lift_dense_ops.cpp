@@ -69,10 +69,39 @@ void lift_fully_connected(Lifter& l) {
   l.set_value(o.outputs[0], own_value(idx));
 }
 
+namespace {
+
+// HARD_SWISH(x) = x * relu6(x + 3) / 6, which the graph has as x * hard_sigmoid(x) with Keras 3's
+// slope 1/6 and offset 0.5 (clamp(x / 6 + 0.5, 0, 1)): an Activation and a Multiply node.
+void lift_hard_swish(Lifter& l, int in, int out) {
+  const Shape shape = l.node(l.value(in).node).shape;
+  const int x = l.as_shape(in, shape);
+  Node gate;
+  gate.kind = OpKind::Activation;
+  gate.keras_class = "Activation";
+  gate.activation.kind = ActKind::HardSigmoid;
+  gate.activation.alpha = 1.0f / 6.0f;
+  gate.activation.beta = 0.5f;
+  gate.inputs = {x};
+  gate.shape = shape;
+  const std::string name = l.node_name(out);
+  gate.name = l.unique_name(name + "/hard_sigmoid");
+  const int g = l.add_node(std::move(gate), {in});
+  Node n;
+  n.kind = OpKind::Multiply;
+  n.inputs = {x, g};
+  n.shape = shape;
+  n.name = name;
+  l.set_value(out, node_value(l.add_node(std::move(n), {})));
+}
+
+}  // namespace
+
 void lift_activation(Lifter& l) {
   const tfl::Op& o = l.op();
   if (o.inputs.size() != 1 || o.outputs.size() != 1) l.refuse("expects one input and one output");
   const int in = o.inputs[0], out = o.outputs[0];
+  if (o.code == tfl::OpCode::HardSwish) return lift_hard_swish(l, in, out);
   ActivationSpec a;
   using C = tfl::OpCode;
   switch (o.code) {
@@ -144,6 +173,29 @@ void fold_constant_operand(Lifter& l, int x, int c_tensor, bool constant_first) 
 
 }  // namespace
 
+namespace {
+
+// MUL(x, LOGISTIC(x)), how the converter writes swish / silu: the sigmoid node becomes a swish
+// (one step instead of two) when the product is its only reader. Returns whether it did.
+bool lift_swish(Lifter& l, int a, int b, int out) {
+  for (int k = 0; k < 2; ++k) {
+    const int x = k ? b : a, sig = k ? a : b;
+    const Value& vs = l.value(sig);
+    const Value& vx = l.value(x);
+    Node& s = l.node(vs.node);
+    const bool gate = s.kind == OpKind::Activation && s.activation.kind == ActKind::Sigmoid && s.inputs.size() == 1 &&
+                      s.inputs[0] == vx.node && !vx.padded() && l.consumers(sig) == 1 && !l.is_output(sig);
+    if (!gate || l.tensor(x).shape != l.tensor(sig).shape) continue;
+    s.activation.kind = ActKind::Swish;
+    s.origin += " + " + l.op_origin();
+    l.set_value(out, node_value(vs.node));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void lift_binary(Lifter& l) {
   const tfl::Op& o = l.op();
   if (o.inputs.size() != 2 || o.outputs.size() != 1) l.refuse("expects two inputs and one output");
@@ -158,9 +210,10 @@ void lift_binary(Lifter& l) {
   if (tfl::element_count(l.tensor(a).shape) != count || tfl::element_count(l.tensor(b).shape) != count) {
     l.refuse("operand shapes differ (broadcasting has no graph form)");
   }
+  const ActivationSpec act = l.fused(o.options.activation);
+  if (o.code == tfl::OpCode::Mul && act.kind == ActKind::Linear && lift_swish(l, a, b, out)) return;
   Node n;
   n.kind = o.code == tfl::OpCode::Add ? OpKind::Add : o.code == tfl::OpCode::Sub ? OpKind::Subtract : OpKind::Multiply;
-  const ActivationSpec act = l.fused(o.options.activation);
   const Shape shape = l.node(l.value(a).node).shape;
   n.inputs = {l.as_shape(a, shape), l.as_shape(b, shape)};
   n.shape = shape;
