@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference tflite-reference savedmodel-reference onnx-reference
+.PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
 .PHONY: pipeline-bench default-model bench-forms
 
 all: build
@@ -35,6 +35,7 @@ test: build
 	$(MAKE) tflite-reference
 	$(MAKE) savedmodel-reference
 	$(MAKE) onnx-reference
+	$(MAKE) tflite-lift-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -86,6 +87,16 @@ onnx-reference: build
 	$(VENV)/bin/python tools/make_onnx_fixtures.py --out $(BUILD)/fixtures_onnx_live
 	TICKINFER_ONNX_FIXTURES=$(abspath $(BUILD)/fixtures_onnx_live) $(BUILD)/tests/engine_onnx_reference_test \
 	  --gtest_brief=1
+
+# Float TFLite files lifted to the graph engine against fresh converter outputs: the tf_keras
+# set made by tflite-reference (run first by `make test`) and the Keras 3 set made here.
+tflite-lift-reference: build
+	@test -f $(BUILD)/fixtures_tflite_live/manifest.json || $(MAKE) tflite-reference
+	rm -rf $(BUILD)/fixtures_tflite_lift_live
+	$(VENV)/bin/python tools/make_tflite_lift_fixtures.py --out $(BUILD)/fixtures_tflite_lift_live --count 2000
+	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) \
+	  TICKINFER_TFLITE_LIFT_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_lift_live) \
+	  $(BUILD)/tests/engine_tflite_lift_test --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
 fuzz: deps

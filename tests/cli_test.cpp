@@ -13,6 +13,7 @@
 
 #include "formats/csv.hpp"
 #include "formats/npy.hpp"
+#include "support/tflite_engine_env.hpp"
 
 namespace {
 
@@ -168,6 +169,25 @@ TEST_F(CliTest, InspectPrintsTheLayerTableAndPlan) {
   EXPECT_EQ(parsed["totals"]["params"], 11777);
   EXPECT_EQ(parsed["inputs"][0]["shape"], nlohmann::json::array({10}));
   EXPECT_TRUE(parsed["plan"].contains("isa"));
+}
+
+TEST_F(CliTest, InspectSaysWhichEngineRunsATfliteFile) {
+  const std::string tfl = TICKINFER_SOURCE_DIR "/tests/fixtures/tflite/";
+  const auto lifted = run("inspect " + quote(tfl + "tcn/float.tflite"));
+  ASSERT_EQ(lifted.exit_code, 0) << lifted.err;
+  EXPECT_NE(lifted.out.find("engine   graph compiler, lifted from the TFLite program"), std::string::npos) << lifted.out;
+  EXPECT_NE(lifted.out.find("PAD #0 + RESHAPE #1 + CONV_2D #2"), std::string::npos) << lifted.out;
+  const auto refused = run("inspect --json " + quote(tfl + "lnorm/float.tflite"));
+  ASSERT_EQ(refused.exit_code, 0) << refused.err;
+  const auto j = nlohmann::json::parse(refused.out);
+  EXPECT_EQ(j["engine"], "interpreter");
+  EXPECT_NE(j["engine_note"].get<std::string>().find("SQUARED_DIFFERENCE"), std::string::npos) << j["engine_note"];
+  // The escape hatch (inherited by the command): the same file on the interpreter.
+  tickinfer::test::ScopedTfliteEngine interpreter("interpreter");
+  const auto hatch = run("inspect --json " + quote(tfl + "tcn/float.tflite"));
+  ASSERT_EQ(hatch.exit_code, 0) << hatch.err;
+  EXPECT_EQ(nlohmann::json::parse(hatch.out)["engine"], "interpreter");
+  EXPECT_EQ(nlohmann::json::parse(hatch.out)["engine_note"], "TICKINFER_TFLITE_ENGINE=interpreter");
 }
 
 TEST_F(CliTest, MissingFileIsAnErrorNamingIt) {

@@ -21,6 +21,7 @@
 #include "tickinfer/tickinfer.hpp"
 
 #include "support/counting_allocator.hpp"
+#include "support/tflite_engine_env.hpp"
 
 namespace tickinfer {
 namespace {
@@ -60,16 +61,23 @@ std::vector<Subject> make_subjects() {
       }
     }
   }
-  // TFLite models (float, dynamic-range, full int8) run through the tensor-program interpreter
-  // behind the same Plan API. Every fixture except the GRU (a WHILE loop, refused) must compile.
+  // TFLite models (float, dynamic-range, full int8) run behind the same Plan API: through the
+  // tensor-program interpreter, or lifted to the graph engine. Every fixture except the GRU (a
+  // WHILE loop, refused) must compile.
   const std::string tfl = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
   for (const char* name : {"mlp_small", "lstm_window", "lstm_tiny", "tcn", "conv_pool", "lnorm", "merge"}) {
-    for (const char* mode : {"float", "dynamic", "int8"}) {
-      const Model model = Model::load(tfl + name + "/" + mode + ".tflite");
+    // "float" lifts to the graph engine where it can; "float-interpreter" keeps it on the
+    // interpreter ($TICKINFER_TFLITE_ENGINE).
+    for (const std::string variant : {"float", "float-interpreter", "dynamic", "int8"}) {
+      const std::string mode = variant.substr(0, variant.find('-'));
+      const Model model = [&] {
+        test::ScopedTfliteEngine engine(variant == "float-interpreter" ? "interpreter" : "auto");
+        return Model::load(tfl + name + "/" + mode + ".tflite");
+      }();
       for (const char* isa : {"scalar", ""}) {
         CompileOptions opt;
         opt.isa = isa;
-        Subject s{std::string(name) + "/" + mode + ".tflite/" + (*isa ? isa : "best"), compile(model, opt), {}, {}, {}, {}};
+        Subject s{std::string(name) + "/" + variant + ".tflite/" + (*isa ? isa : "best"), compile(model, opt), {}, {}, {}, {}};
         for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
           s.in.emplace_back(s.plan.input_size(i));
           for (float& v : s.in.back()) v = nd(rng);

@@ -11,6 +11,8 @@
 #include "kernels/kernel_set.hpp"
 #include "tickinfer/tickinfer.hpp"
 
+#include "support/tflite_engine_env.hpp"
+
 namespace tickinfer {
 namespace {
 
@@ -93,7 +95,10 @@ TEST(RunRowsRefusals, SequenceModelsBranchesAndTfliteAreRefusedByName) {
   expect_refused("/bench/models/lstm_window/model.keras", "is LSTM");
   expect_refused("/bench/models/tcn/model.keras", "is Conv1D");
   expect_refused("/tests/fixtures/dense_activations_k3/model.keras", "not a single chain");
-  expect_refused("/tests/fixtures/tflite/mlp_small/float.tflite", "TFLite");
+  {
+    test::ScopedTfliteEngine interpreter("interpreter");  // a lifted one runs on the graph engine
+    expect_refused("/tests/fixtures/tflite/mlp_small/float.tflite", "TFLite");
+  }
   Plan mlp = compile(Model::load(kSrc + "/bench/models/mlp_small/model.keras"));
   EXPECT_THROW(mlp.reserve_rows(0), Error);
   EXPECT_FALSE(mlp.try_reserve_rows(0));

@@ -10,6 +10,7 @@
 #include "cli/array_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
+#include "formats/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -76,6 +77,23 @@ std::map<std::string, std::string> lowered_from(const Graph& g) {
   return out;
 }
 
+// Which engine runs the model, and for a TFLite file on the interpreter why it was not lifted
+// to the graph engine (formats/tflite_graph_lift.hpp).
+struct EngineInfo {
+  std::string name;  // "graph" or "interpreter"
+  std::string note;
+};
+EngineInfo engine_info(const Model& model) {
+  if (!model.program()) {
+    return {"graph", model.graph().source_format == "tflite" ? "lifted from the TFLite program" : ""};
+  }
+  if (model.program()->source_format != "tflite") return {"interpreter", ""};
+  if (formats::tflite_engine_from_env() == formats::TfliteEngine::Interpreter) {
+    return {"interpreter", "TICKINFER_TFLITE_ENGINE=interpreter"};
+  }
+  return {"interpreter", "not lifted: " + formats::lift_tflite_program(*model.program()).refusal};
+}
+
 }  // namespace
 
 ArgParser inspect_parser() {
@@ -95,6 +113,7 @@ int run_inspect(const ArgParser& args) {
   const auto inputs = model.inputs();
   const auto outputs = model.outputs();
   const auto origins = lowered_from(model.graph());
+  const EngineInfo engine = engine_info(model);
 
   // A model that loads but cannot be compiled (e.g. stream mode over a Conv1D) is still worth
   // describing; the compile error is reported after the description, with exit code 1.
@@ -111,6 +130,8 @@ int run_inspect(const ArgParser& args) {
     j["model"] = path;
     j["name"] = model.graph().name;
     j["format"] = model.graph().source_format;
+    j["engine"] = engine.name;
+    if (!engine.note.empty()) j["engine_note"] = engine.note;
     j["inputs"] = tensors_json(inputs);
     j["outputs"] = tensors_json(outputs);
     auto layers = nlohmann::json::array();
@@ -137,6 +158,8 @@ int run_inspect(const ArgParser& args) {
   } else {
     std::printf("model    %s\n", path.c_str());
     std::printf("name     %s (%s)\n", model.graph().name.c_str(), model.graph().source_format.c_str());
+    std::printf("engine   %s%s%s\n", engine.name == "graph" ? "graph compiler" : "tensor-program interpreter",
+                engine.note.empty() ? "" : ", ", engine.note.c_str());
     std::printf("inputs   %s\n", tensors_text(inputs).c_str());
     std::printf("outputs  %s\n\n", tensors_text(outputs).c_str());
     std::vector<std::vector<std::string>> rows = {

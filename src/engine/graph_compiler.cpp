@@ -363,6 +363,12 @@ class Compiler {
     const int in = in_node(n).shape[1], u = n.units, T = in_node(n).shape[0];
     Step s;
     s.bias = copy_vec(*pw_, n.weights[2].data);
+    // A clip that cannot act is dropped (the fused cell is faster): from a zero state with gates
+    // in [0, 1] and tanh in [-1, 1], |c| grows by at most 1 per step (exactly so in float too),
+    // so a window of T <= cell_clip steps never reaches it.
+    const bool bounded = n.recurrent_activation.kind == ActKind::Sigmoid && n.activation.kind == ActKind::Tanh;
+    const bool clip_inactive = opt_.mode == RecurrentMode::Window && bounded && T <= n.cell_clip;
+    s.cell_clip = clip_inactive ? 0.0f : n.cell_clip;
     if (opt_.mode == RecurrentMode::Window) {
       // Window: x W + b for all T steps first (W is small and stays in cache), then only h U
       // per step, which is the serial part. State: h, c. Scratch: the T projected rows.

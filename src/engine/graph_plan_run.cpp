@@ -30,6 +30,24 @@ void run_dense(const Ctx& c, const Step& s) noexcept {
 
 // In the recurrent steps n is the unit count (out_width) and in the input features (in_width).
 
+// One LSTM cell update (KernelSet::lstm_cell), with TFLite's cell clipping when the step has one:
+// c = clip(f*c + i*g, +-cell_clip) before h = o * act(c). The kernel set's fused cell has no
+// clip, so the clipped form runs the gate activations over the blocks and updates c here.
+void lstm_cell(const Ctx& c, const Step& s, float* z, float* cell, float* h, int u) noexcept {
+  if (s.cell_clip <= 0.0f) return c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
+  c.ks.activation(s.rec, z, z, 2 * u);  // i, f
+  c.ks.activation(s.act, z + 2 * u, z + 2 * u, u);
+  c.ks.activation(s.rec, z + 3 * u, z + 3 * u, u);
+  const float lim = s.cell_clip;
+  for (int j = 0; j < u; ++j) {
+    const float cn = std::clamp(z[u + j] * cell[j] + z[j] * z[2 * u + j], -lim, lim);
+    cell[j] = cn;
+    z[j] = cn;  // the consumed i block holds act(c) next
+  }
+  c.ks.activation(s.act, z, z, u);
+  for (int j = 0; j < u; ++j) h[j] = z[3 * u + j] * z[j];
+}
+
 // LSTM one step per run (stream mode; s.steps is 1). State: xh [in + n] (input then h), c [n];
 // h and c persist between runs until reset_state(). Scratch: z [4n].
 void run_lstm(const Ctx& c, const Step& s) noexcept {
@@ -44,7 +62,7 @@ void run_lstm(const Ctx& c, const Step& s) noexcept {
     std::memcpy(xh, x + static_cast<size_t>(t) * in, sizeof(float) * in);
     c.ks.gemv(xh, in + u, s.kernel, 4 * u, s.bias, z, -std::numeric_limits<float>::infinity(),
               std::numeric_limits<float>::infinity());
-    c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
+    lstm_cell(c, s, z, cell, h, u);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
@@ -69,7 +87,7 @@ void run_lstm_window(const Ctx& c, const Step& s) noexcept {
   for (int t = 0; t < s.steps; ++t) {
     float* z = xw + static_cast<size_t>(t) * 4 * u;
     if (t > 0) c.ks.gemv(h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
-    c.ks.lstm_cell(z, cell, h, u, s.rec, s.act);
+    lstm_cell(c, s, z, cell, h, u);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);

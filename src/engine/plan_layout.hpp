@@ -69,6 +69,7 @@ struct Step {
   const float* shift = nullptr;         // Affine: BatchNorm's per-channel shift; LayerNorm: beta
   float clamp_lo = 0, clamp_hi = 0;     // Dense/Conv1D: the gemv clamp (a fused relu, or +-inf)
   float epsilon = 0;
+  float cell_clip = 0;                 // Lstm/LstmWindow: clip c to +-cell_clip per step (0 = none)
   bool return_sequences = false;
   bool zero_state = true;               // window mode: recurrent state starts at zero each run
   ActivationSpec act, rec;

@@ -10,6 +10,7 @@
 #include "formats/keras_v3_file.hpp"
 #include "formats/onnx_file.hpp"
 #include "formats/tflite_file.hpp"
+#include "formats/tflite_graph_lift.hpp"
 #include "formats/tkq_file.hpp"
 #include "tickinfer/error.hpp"
 
@@ -18,6 +19,14 @@ namespace tickinfer::formats {
 namespace {
 
 constexpr uint64_t kMaxModelFileBytes = uint64_t{4} << 30;
+
+TfliteEngine tflite_engine_for(const std::string& path) {
+  try {
+    return tflite_engine_from_env();
+  } catch (const Error& e) {
+    throw Error(path + ": " + e.what());
+  }
+}
 
 bool starts_with_bytes(const void* data, size_t size, size_t offset, const char* magic, size_t len) {
   return size >= offset + len && std::memcmp(static_cast<const char*>(data) + offset, magic, len) == 0;
@@ -98,7 +107,7 @@ Graph load_model_file(const std::string& path) {
   return load_model_bytes(bytes.data(), bytes.size(), path);
 }
 
-AnyModel load_any_model_file(const std::string& path) {
+AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite) {
   AnyModel m;
   if (is_saved_model_dir(path)) {
     SavedModel sm = load_saved_model(path);
@@ -112,7 +121,20 @@ AnyModel load_any_model_file(const std::string& path) {
     return m;
   }
   if (is_tflite(bytes.data(), bytes.size())) {
-    m.program = std::make_shared<const tfl::Program>(load_tflite(bytes.data(), bytes.size(), path));
+    tfl::Program program = load_tflite(bytes.data(), bytes.size(), path);
+    const TfliteEngine engine = lift_float_tflite ? tflite_engine_for(path) : TfliteEngine::Interpreter;
+    if (engine != TfliteEngine::Interpreter) {
+      TfliteLift lift = lift_tflite_program(program);
+      if (lift.graph) {
+        m.graph = std::move(*lift.graph);
+        return m;
+      }
+      if (engine == TfliteEngine::Graph) {
+        throw Error(path + ": TICKINFER_TFLITE_ENGINE=graph, but the program does not lift to the graph engine: " +
+                    lift.refusal);
+      }
+    }
+    m.program = std::make_shared<const tfl::Program>(std::move(program));
     return m;
   }
   if (is_tkq(bytes.data(), bytes.size())) {

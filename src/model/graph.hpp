@@ -66,6 +66,9 @@ struct Node {
   int units = 0;                        // Dense, LSTM, GRU
   bool return_sequences = false;        // LSTM, GRU
   bool reset_after = true;              // GRU
+  // LSTM: the cell state is clipped to [-cell_clip, cell_clip] after each update, as TFLite's
+  // fused LSTM does (tf_keras conversions write 10); 0 = no clipping (every Keras LSTM).
+  float cell_clip = 0.0f;
   int kernel_size = 1, stride = 1, dilation = 1;  // Conv1D
   int pool_size = 1, pool_stride = 1;             // pooling
   Padding padding = Padding::Valid;               // Conv1D, pooling
@@ -80,7 +83,7 @@ struct Node {
 
 struct Graph {
   std::string name;
-  std::string source_format;   // "keras3", "keras2-h5", "savedmodel", "onnx"
+  std::string source_format;   // "keras3", "keras2-h5", "savedmodel", "onnx", "tflite" (lifted)
   // Served names of the model outputs, parallel to `outputs`, where the format names them apart
   // from the producing node (a SavedModel signature's "output_0", an ONNX graph output). Empty:
   // the output nodes' names.

@@ -37,6 +37,7 @@ class Writer {
     put(n.activation), put(n.recurrent_activation), put(n.units), put(n.return_sequences);
     put(n.reset_after), put(n.kernel_size), put(n.stride), put(n.dilation), put(n.pool_size);
     put(n.pool_stride), put(n.padding), put(n.keepdims), put(n.axis), put(n.epsilon);
+    put(n.cell_clip);
     put(n.target_shape), put(n.weights);
   }
   std::string take() { return std::move(out_); }
@@ -80,6 +81,7 @@ class Reader {
     get(n.activation), get(n.recurrent_activation), get(n.units), get(n.return_sequences);
     get(n.reset_after), get(n.kernel_size), get(n.stride), get(n.dilation), get(n.pool_size);
     get(n.pool_stride), get(n.padding), get(n.keepdims), get(n.axis), get(n.epsilon);
+    get(n.cell_clip);
     get(n.target_shape), get(n.weights);
   }
   bool done() const { return pos_ == in_.size(); }

@@ -281,6 +281,7 @@ class Lowerer {
     Op& op = b_.op(OpCode::SequenceLstm, ins, {seq}, n.name);
     op.options.activation = FusedActivation::Tanh;
     op.options.time_major = false;
+    op.options.cell_clip = n.cell_clip;  // a lifted TFLite LSTM's clip (0 for Keras models)
     if (n.return_sequences) return seq;
     if (steps == 1) return reshape(n, seq, {1, u}, "");
     const int begin = b_.int32_constant(n.name + "/last_begin", {0, steps - 1, 0});
