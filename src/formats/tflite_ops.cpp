@@ -74,6 +74,7 @@ constexpr BuiltinMapping kMappings[] = {
     {143, OpCode::ReadVariable},
     {144, OpCode::AssignVariable},
     {150, OpCode::Gelu},
+    {151, OpCode::DynamicUpdateSlice},
 };
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }

@@ -113,8 +113,9 @@ enum class OpCode : uint16_t {
   LogicalAnd,       // bool a, bool b (broadcasting) -> bool
   Shape,            // in -> its shape as int32 (or int64: options.out_type)
   Slice,            // in, begin (may be runtime), size (-1 = to the end)
+  DynamicUpdateSlice,  // operand, update, start indices (runtime, clamped) -> operand with update written at start
 };
-constexpr OpCode kLastOpCode = OpCode::Slice;
+constexpr OpCode kLastOpCode = OpCode::DynamicUpdateSlice;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };
@@ -149,6 +150,9 @@ struct OpOptions {
   bool approximate = false;         // GELU
   bool pot_scale_int16 = true;      // ADD/SUB int16
   int cond_subgraph = 0, body_subgraph = 0;  // WHILE; CALL_ONCE uses body_subgraph for its init subgraph
+  // WHILE recognised as a whole recurrent layer by the interpreter (tflite/lstm_loop.hpp): the
+  // subgraph holding the fused op it runs instead of the loop; 0 = run the loop.
+  int lowered_subgraph = 0;
   std::string container, shared_name;        // VAR_HANDLE
   DType out_type = DType::I32;               // SHAPE
 };

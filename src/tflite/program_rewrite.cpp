@@ -162,14 +162,19 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
                                                        ::tickinfer::kernels::Isa isa) {
   bool applies = false;
   auto scan = [&](const std::vector<Op>& ops) {
-    for (const Op& op : ops) applies |= op.code == OpCode::VarHandle || foldable(op, *program);
+    for (const Op& op : ops) {
+      applies |= op.code == OpCode::VarHandle || op.code == OpCode::Concatenation || op.code == OpCode::While ||
+                 foldable(op, *program);
+    }
   };
   scan(program->ops);
   for (const Subgraph& sg : program->subgraphs) scan(sg.ops);
   if (!applies) return program;
   auto copy = std::make_shared<Program>(*program);
   lower_resource_variables(*copy);
+  rewrite_tensor_list_writes(*copy);
   fold_constant_ops(*copy, options, isa);
+  if (options.lower_recurrent_loops) lower_lstm_loops(*copy);
   return copy;
 }
 

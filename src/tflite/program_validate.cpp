@@ -41,7 +41,8 @@ Arity arity(OpCode code) {
     case OpCode::Less:
     case OpCode::LogicalAnd:
     case OpCode::BatchMatMul: return {2, 2, 1, 1};
-    case OpCode::Slice: return {3, 3, 1, 1};
+    case OpCode::Slice:
+    case OpCode::DynamicUpdateSlice: return {3, 3, 1, 1};
     case OpCode::While: return {1, kMany, 1, kMany};  // as many outputs as inputs (checked below)
     case OpCode::CallOnce: return {0, 0, 0, 0};
     case OpCode::VarHandle: return {0, 0, 1, 1};

@@ -75,17 +75,13 @@ class WhileOp final : public PreparedOp {
   int cond_out_ = -1;
 };
 
-std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
+// Every loop variable has one type and shape in the WHILE's inputs and outputs and the cond's
+// and body's inputs and outputs.
+void check_loop_variables(const PrepareContext& ctx, const Subgraph& cond, const Subgraph& body) {
   const Op& op = ctx.op;
-  const Subgraph& cond = *ctx.program.subgraph(op.options.cond_subgraph);  // validate() checked both
-  const Subgraph& body = *ctx.program.subgraph(op.options.body_subgraph);
-  auto w = std::make_unique<WhileOp>();
-  const std::set<int> cond_reads = read_by(cond), body_reads = read_by(body);
   for (size_t i = 0; i < op.inputs.size(); ++i) {
-    const int in = op.inputs[i], out = op.outputs[i];
-    const int c = cond.inputs[i], b = body.inputs[i], bo = body.outputs[i];
     const Tensor& t = ctx.input(i);
-    for (int x : {out, c, b, bo}) {
+    for (int x : {op.outputs[i], cond.inputs[i], body.inputs[i], body.outputs[i]}) {
       const Tensor& y = ctx.program.tensors[static_cast<size_t>(x)];
       if (y.type != t.type || y.shape != t.shape) {
         ctx.fail("loop variable " + std::to_string(i) + " ('" + t.name + "' " + dtype_name(t.type) + shape_str(t.shape) +
@@ -93,6 +89,68 @@ std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
                  " elsewhere in the loop: loops whose variables change shape are not supported");
       }
     }
+  }
+}
+
+// A WHILE the interpreter recognised as a Keras LSTM layer (tflite/lstm_loop.cpp): its
+// UNIDIRECTIONAL_SEQUENCE_LSTM runs all T steps from the initial h and c (loop variables 3, 4)
+// over x (5); then the loop's outputs are what the loop would have left: both counters T, the
+// buffer (2) every h_t (written by the fused op) or the last one, h, c and x.
+class LoweredLstmLoop final : public PreparedOp {
+ public:
+  void eval(const TensorMemory& mem) noexcept override {
+    run_copies(before_, mem);
+    run_subgraph(lstm_, mem);
+    for (int t : counters_) *mem.at<int32_t>(t) = steps_;
+    run_copies(after_, mem);
+  }
+  std::string describe() const override {
+    return "LSTM loop (" + std::to_string(steps_) + " steps) run as " + (lstm_.empty() ? std::string() : lstm_[0]->describe());
+  }
+  int64_t macs() const override { return subgraph_macs(lstm_); }
+
+  std::vector<Copy> before_, after_;
+  std::vector<int> counters_;
+  int32_t steps_ = 0;
+  PreparedOps lstm_;
+};
+
+std::unique_ptr<PreparedOp> prepare_lowered_lstm_loop(const PrepareContext& ctx) {
+  const Op& op = ctx.op;
+  const Subgraph* sg = ctx.program.subgraph(op.options.lowered_subgraph);
+  if (!sg || sg->ops.size() != 1 || sg->ops[0].code != OpCode::SequenceLstm || op.inputs.size() != 6) {
+    ctx.fail("the lowered LSTM loop's subgraph is not one UNIDIRECTIONAL_SEQUENCE_LSTM");
+  }
+  const Op& lstm = sg->ops[0];
+  auto l = std::make_unique<LoweredLstmLoop>();
+  l->lstm_ = prepare_subgraph(ctx, op.options.lowered_subgraph);
+  const Tensor& seq = ctx.program.tensors[static_cast<size_t>(lstm.outputs[0])];
+  const Tensor& h = ctx.input(3);
+  l->steps_ = seq.shape.at(0);
+  const size_t state = bytes_of(h);
+  l->before_ = {{op.inputs[3], lstm.inputs[18], state}, {op.inputs[4], lstm.inputs[19], state}};
+  l->counters_ = {op.outputs[0], op.outputs[1]};
+  if (lstm.outputs[0] != op.outputs[2]) {  // the last h only
+    l->after_.push_back({lstm.inputs[18], op.outputs[2], state});
+  }
+  l->after_.push_back({lstm.inputs[18], op.outputs[3], state});
+  l->after_.push_back({lstm.inputs[19], op.outputs[4], state});
+  l->after_.push_back({op.inputs[5], op.outputs[5], bytes_of(ctx.input(5))});
+  return l;
+}
+
+std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
+  const Op& op = ctx.op;
+  const Subgraph& cond = *ctx.program.subgraph(op.options.cond_subgraph);  // validate() checked both
+  const Subgraph& body = *ctx.program.subgraph(op.options.body_subgraph);
+  check_loop_variables(ctx, cond, body);
+  if (op.options.lowered_subgraph > 0) return prepare_lowered_lstm_loop(ctx);
+  auto w = std::make_unique<WhileOp>();
+  const std::set<int> cond_reads = read_by(cond), body_reads = read_by(body);
+  for (size_t i = 0; i < op.inputs.size(); ++i) {
+    const int in = op.inputs[i], out = op.outputs[i];
+    const int c = cond.inputs[i], b = body.inputs[i], bo = body.outputs[i];
+    const Tensor& t = ctx.input(i);
     const size_t n = bytes_of(t);
     w->init_.push_back({in, out, n});
     const bool c_used = cond_reads.count(c) || cond.outputs[0] == c;

@@ -74,6 +74,7 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
     case OpCode::LogicalAnd:
     case OpCode::Shape:
     case OpCode::Slice: return prepare_dynamic_op(ctx);
+    case OpCode::DynamicUpdateSlice: return prepare_dynamic_update_slice(ctx);
   }
   ctx.fail("this op is not supported by the interpreter");
 }
