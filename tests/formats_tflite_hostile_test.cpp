@@ -169,7 +169,9 @@ TEST(TfliteHostile, UnsupportedOpsAreNamed) {
   auto m = MiniModel::fully_connected();
   m.ops[0].builtin = 119;
   m.ops[0].options = nullptr;
-  EXPECT_REFUSED(m, "op 0: WHILE", "control flow", "not supported");
+  EXPECT_REFUSED(m, "op 0 (WHILE", "WhileOptions missing");
+  m.ops[0].builtin = 118;
+  EXPECT_REFUSED(m, "op 0: IF", "control flow", "not supported");
   m.ops[0].builtin = 27;
   EXPECT_REFUSED(m, "op 0: SVDF is not supported");
   m.ops[0].builtin = 400;

@@ -4,6 +4,8 @@
 // interpreter itself reported into manifest.json (get_tensor_details / _get_ops_details).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -154,18 +156,23 @@ TEST(TfliteFixtures, PrecisionFollowsTheTensorTypes) {
   EXPECT_GT(dynamic, 0);
 }
 
-TEST(TfliteFixtures, KerasGruIsRefusedAtItsWhileLoop) {
+TEST(TfliteFixtures, KerasGruLoadsAsAWhileLoopOverItsSubgraphs) {
+  // The converter has no fused GRU op: the layer is a WHILE over a cond and a body subgraph,
+  // whose tensors follow the main graph's in Program::tensors.
   const std::string path = fixture_dir() + "/gru/float.tflite";
   const auto bytes = read_file(path);
-  try {
-    formats::load_tflite(bytes.data(), bytes.size(), "gru.tflite");
-    FAIL() << "a WHILE loop loaded";
-  } catch (const Error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.rfind("gru.tflite: op ", 0), 0u) << msg;
-    EXPECT_NE(msg.find("WHILE"), std::string::npos) << msg;
-    EXPECT_NE(msg.find("not supported"), std::string::npos) << msg;
-  }
+  const tfl::Program p = formats::load_tflite(bytes.data(), bytes.size(), "gru.tflite");
+  ASSERT_GE(p.subgraphs.size(), 2u);
+  const auto w = std::find_if(p.ops.begin(), p.ops.end(), [](const tfl::Op& op) { return op.code == tfl::OpCode::While; });
+  ASSERT_NE(w, p.ops.end());
+  const tfl::Subgraph* cond = p.subgraph(w->options.cond_subgraph);
+  const tfl::Subgraph* body = p.subgraph(w->options.body_subgraph);
+  ASSERT_TRUE(cond && body);
+  EXPECT_EQ(body->inputs.size(), w->inputs.size());
+  EXPECT_EQ(cond->outputs.size(), 1u);
+  EXPECT_EQ(p.tensors[static_cast<size_t>(cond->outputs[0])].type, tfl::DType::Bool);
+  // Subgraph tensors come after the main graph's.
+  for (int t : body->inputs) EXPECT_GT(t, *std::max_element(p.inputs.begin(), p.inputs.end()));
 }
 
 }  // namespace

@@ -111,7 +111,8 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const Comp
   interp_ = std::make_unique<tfl::Interpreter>(program_, io);
   const bool stream = options.mode == RecurrentMode::Stream;
   bool has_state = false;
-  for (const tfl::Tensor& t : program_->tensors) has_state = has_state || t.is_variable;
+  // The interpreter's program: a stateful TFLite model's resource variables are variable tensors there.
+  for (const tfl::Tensor& t : interp_->program().tensors) has_state = has_state || t.is_variable;
   for (size_t i = 0; i < interp_->num_inputs(); ++i) {
     const tfl::Tensor& t = interp_->input_tensor(i);
     if (!t.shape.empty() && t.shape[0] != 1) {

@@ -24,7 +24,10 @@ constexpr uint32_t kSchemaVersion = 3;
 constexpr uint64_t kMaxTensorBytes = uint64_t{1} << 31;
 constexpr size_t kMaxRank = 16;
 // Builtin codes with their own refusal message.
-constexpr int kCustom = 32, kIf = 118, kWhile = 119, kDensify = 124, kCallOnce = 129;
+constexpr int kCustom = 32, kIf = 118, kDensify = 124;
+// A file with more subgraphs or tensors than this is hostile, not a trading model.
+constexpr uint32_t kMaxSubgraphs = 4096;
+constexpr uint64_t kMaxTensors = uint64_t{1} << 24;
 
 class Loader {
  public:
@@ -36,28 +39,48 @@ class Loader {
     }
     const auto* subgraphs = model_.subgraphs();
     if (!subgraphs || subgraphs->size() == 0) fail("the model has no subgraph");
-    const tflite::SubGraph* g = subgraphs->Get(0);
-    if (!g->tensors()) fail("subgraph 0 has no tensors");
+    if (subgraphs->size() > kMaxSubgraphs) fail(std::to_string(subgraphs->size()) + " subgraphs is too many");
     tfl::Program p;
     p.source_format = "tflite";
     if (model_.description()) p.name = model_.description()->str();
-    ntensors_ = g->tensors()->size();
-    p.tensors.reserve(ntensors_);
-    for (uint32_t t = 0; t < ntensors_; ++t) p.tensors.push_back(read_tensor(*g->tensors()->Get(t), t));
-    if (g->operators()) {
-      p.ops.reserve(g->operators()->size());
-      for (uint32_t i = 0; i < g->operators()->size(); ++i) p.ops.push_back(read_op(*g->operators()->Get(i), i, p));
+    for (uint32_t k = 0; k < subgraphs->size(); ++k) {
+      const tflite::SubGraph* g = subgraphs->Get(k);
+      if (!g->tensors()) fail(where_subgraph(k) + "has no tensors");
+      subgraph_ = k;
+      offset_ = static_cast<uint32_t>(p.tensors.size());
+      ntensors_ = g->tensors()->size();
+      if (uint64_t{offset_} + ntensors_ > kMaxTensors) fail("the model has too many tensors");
+      for (uint32_t t = 0; t < ntensors_; ++t) p.tensors.push_back(read_tensor(*g->tensors()->Get(t), t));
+      std::vector<tfl::Op> ops;
+      if (g->operators()) {
+        ops.reserve(g->operators()->size());
+        for (uint32_t i = 0; i < g->operators()->size(); ++i) ops.push_back(read_op(*g->operators()->Get(i), i, p));
+      }
+      std::vector<int> ins = indices(g->inputs(), "subgraph input"), outs = indices(g->outputs(), "subgraph output");
+      if (k == 0) {
+        p.ops = std::move(ops);
+        p.inputs = std::move(ins);
+        p.outputs = std::move(outs);
+      } else {
+        tfl::Subgraph sg;
+        if (g->name()) sg.name = g->name()->str();
+        sg.ops = std::move(ops);
+        sg.inputs = std::move(ins);
+        sg.outputs = std::move(outs);
+        p.subgraphs.push_back(std::move(sg));
+      }
     }
-    p.inputs = indices(g->inputs(), "subgraph input");
-    p.outputs = indices(g->outputs(), "subgraph output");
     return p;
   }
 
  private:
   [[noreturn]] void fail(const std::string& what) const { throw Error(label_ + ": " + what); }
 
+  // "" for the main graph, else "subgraph 2 " (errors name a tensor or op of subgraph k > 0 so).
+  std::string where_subgraph(uint32_t k) const { return k == 0 ? std::string() : "subgraph " + std::to_string(k) + " "; }
+
   std::string tensor_where(const tflite::Tensor& x, uint32_t t) const {
-    return "tensor " + std::to_string(t) + " '" + (x.name() ? x.name()->str() : std::string()) + "'";
+    return where_subgraph(subgraph_) + "tensor " + std::to_string(t) + " '" + (x.name() ? x.name()->str() : std::string()) + "'";
   }
 
   std::vector<int> indices(const flatbuffers::Vector<int32_t>* v, const std::string& what) const {
@@ -66,17 +89,17 @@ class Loader {
     for (uint32_t k = 0; k < v->size(); ++k) {
       const int32_t t = v->Get(k);
       if (t < 0 || static_cast<uint32_t>(t) >= ntensors_) {
-        fail(what + " " + std::to_string(k) + " refers to tensor " + std::to_string(t) + ", but subgraph 0 has " +
-             std::to_string(ntensors_) + " tensors");
+        fail(where_subgraph(subgraph_) + what + " " + std::to_string(k) + " refers to tensor " + std::to_string(t) +
+             ", but subgraph " + std::to_string(subgraph_) + " has " + std::to_string(ntensors_) + " tensors");
       }
-      out.push_back(t);
+      out.push_back(static_cast<int>(offset_ + static_cast<uint32_t>(t)));
     }
     return out;
   }
 
   tfl::DType read_type(int8_t type, const std::string& where) const {
     switch (type) {
-      case 0: case 1: case 2: case 3: case 4: case 6: case 7: case 9: case 18:
+      case 0: case 1: case 2: case 3: case 4: case 6: case 7: case 9: case 13: case 18:
         return static_cast<tfl::DType>(type);
       default: break;
     }
@@ -177,7 +200,7 @@ class Loader {
   }
 
   tfl::Op read_op(const tflite::Operator& o, uint32_t i, const tfl::Program& p) const {
-    const std::string op_where = "op " + std::to_string(i);
+    const std::string op_where = where_subgraph(subgraph_) + "op " + std::to_string(i);
     const auto* codes = model_.operator_codes();
     const uint32_t ncodes = codes ? codes->size() : 0;
     if (o.opcode_index() >= ncodes) {
@@ -191,9 +214,7 @@ class Loader {
       fail(op_where + ": custom op '" + (oc.custom_code() ? oc.custom_code()->str() : std::string()) +
            "' is not supported");
     }
-    if (builtin == kWhile || builtin == kIf || builtin == kCallOnce) {
-      fail(op_where + ": " + name + " (control flow; the converter emits it for Keras GRU and for LSTMs it cannot fuse) is not supported");
-    }
+    if (builtin == kIf) fail(op_where + ": IF (conditional control flow) is not supported");
     if (builtin == kDensify) fail(op_where + ": DENSIFY (sparse weights) is not supported");
     const auto code = tflite_op_code(builtin);
     if (!code) fail(op_where + ": " + name + " is not supported");
@@ -205,6 +226,7 @@ class Loader {
     op.intermediates = op_indices(o.intermediates(), op_where + " (" + name + ") intermediate", false);
     if (!op.outputs.empty()) op.label = p.tensors[static_cast<size_t>(op.outputs[0])].name;
     op.options = read_tflite_options(o, op.code, label_ + ": " + op_where + " (" + name + " '" + op.label + "')");
+    check_subgraph_index(op, op_where + " (" + name + ")");
     op.precision = precision(op, p);
     return op;
   }
@@ -216,10 +238,10 @@ class Loader {
       const int32_t t = v->Get(k);
       const bool ok = (t == -1 && allow_missing) || (t >= 0 && static_cast<uint32_t>(t) < ntensors_);
       if (!ok) {
-        fail(what + " " + std::to_string(k) + " refers to tensor " + std::to_string(t) + ", but subgraph 0 has " +
-             std::to_string(ntensors_) + " tensors");
+        fail(what + " " + std::to_string(k) + " refers to tensor " + std::to_string(t) + ", but subgraph " +
+             std::to_string(subgraph_) + " has " + std::to_string(ntensors_) + " tensors");
       }
-      out.push_back(t);
+      out.push_back(t < 0 ? t : static_cast<int>(offset_ + static_cast<uint32_t>(t)));
     }
     return out;
   }
@@ -249,9 +271,28 @@ class Loader {
     return tfl::Precision::F32;
   }
 
+  // WHILE / CALL_ONCE name subgraphs of this file other than the main one.
+  void check_subgraph_index(const tfl::Op& op, const std::string& where) const {
+    const uint32_t n = model_.subgraphs()->size();
+    auto check = [&](int k, const char* field) {
+      if (k < 1 || static_cast<uint32_t>(k) >= n) {
+        fail(where + ": " + field + " " + std::to_string(k) + " is not a subgraph other than the main one (the model has " +
+             std::to_string(n) + ")");
+      }
+    };
+    if (op.code == tfl::OpCode::While) {
+      check(op.options.cond_subgraph, "cond_subgraph_index");
+      check(op.options.body_subgraph, "body_subgraph_index");
+    } else if (op.code == tfl::OpCode::CallOnce) {
+      check(op.options.body_subgraph, "init_subgraph_index");
+    }
+  }
+
   const tflite::Model& model_;
   const std::string& label_;
-  uint32_t ntensors_ = 0;
+  uint32_t subgraph_ = 0;  // the subgraph being read
+  uint32_t offset_ = 0;    // index in Program::tensors of its tensor 0
+  uint32_t ntensors_ = 0;  // its tensor count
 };
 
 tfl::Program load_aligned(const uint8_t* bytes, size_t size, const std::string& label) {

@@ -48,13 +48,17 @@ constexpr BuiltinMapping kMappings[] = {
     {49, OpCode::Split},
     {55, OpCode::Maximum},
     {57, OpCode::Minimum},
+    {58, OpCode::Less},
     {59, OpCode::Neg},
+    {65, OpCode::Slice},
     {70, OpCode::ExpandDims},
     {73, OpCode::Log},
     {74, OpCode::Sum},
     {75, OpCode::Sqrt},
     {76, OpCode::Rsqrt},
+    {77, OpCode::Shape},
     {83, OpCode::Pack},
+    {86, OpCode::LogicalAnd},
     {88, OpCode::Unpack},
     {92, OpCode::Square},
     {98, OpCode::LeakyRelu},
@@ -63,8 +67,14 @@ constexpr BuiltinMapping kMappings[] = {
     {111, OpCode::Elu},
     {114, OpCode::Quantize},
     {117, OpCode::HardSwish},
+    {119, OpCode::While},
     {126, OpCode::BatchMatMul},
+    {129, OpCode::CallOnce},
+    {142, OpCode::VarHandle},
+    {143, OpCode::ReadVariable},
+    {144, OpCode::AssignVariable},
     {150, OpCode::Gelu},
+    {151, OpCode::DynamicUpdateSlice},
 };
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
@@ -246,6 +256,33 @@ tfl::OpOptions read_tflite_options(const tflite::Operator& op, OpCode code, cons
       break;
     case OpCode::Gelu:
       if (auto* p = op.builtin_options_as_GeluOptions()) o.approximate = p->approximate();
+      break;
+    case OpCode::While:
+      if (auto* p = op.builtin_options_as_WhileOptions()) {
+        o.cond_subgraph = p->cond_subgraph_index();
+        o.body_subgraph = p->body_subgraph_index();
+      } else {
+        fail(where, "WhileOptions missing (the cond and body subgraphs are required)");
+      }
+      break;
+    case OpCode::CallOnce:
+      if (auto* p = op.builtin_options_as_CallOnceOptions()) {
+        o.body_subgraph = p->init_subgraph_index();
+      } else {
+        fail(where, "CallOnceOptions missing (the init subgraph is required)");
+      }
+      break;
+    case OpCode::VarHandle:
+      if (auto* p = op.builtin_options_as_VarHandleOptions()) {
+        if (p->container()) o.container = p->container()->str();
+        if (p->shared_name()) o.shared_name = p->shared_name()->str();
+      }
+      break;
+    case OpCode::Shape:
+      if (auto* p = op.builtin_options_as_ShapeOptions()) {
+        if (p->out_type() != 2 && p->out_type() != 4) fail(where, "out_type " + std::to_string(p->out_type()) + " is not INT32 or INT64");
+        o.out_type = static_cast<tfl::DType>(p->out_type());
+      }
       break;
     default:
       break;  // no options

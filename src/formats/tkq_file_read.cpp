@@ -82,6 +82,8 @@ bool known_dtype(uint8_t t) {
     case tfl::DType::I64: case tfl::DType::Bool: case tfl::DType::I16: case tfl::DType::I8:
     case tfl::DType::BF16:
       return true;
+    case tfl::DType::Resource:  // TFLite resource handles never reach a .tkq file
+      return false;
   }
   return false;
 }

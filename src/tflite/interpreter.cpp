@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "kernels/kernel_set.hpp"
+#include "tflite/program_rewrite.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::tfl {
@@ -75,10 +76,11 @@ Interpreter::~Interpreter() = default;
 Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOptions options)
     : program_(std::move(program)), options_(std::move(options)) {
   if (!program_) throw Error("interpreter: no program");
-  const Program& p = *program_;
-  validate(p);
+  validate(*program_);
   isa_ = ::tickinfer::kernels::resolve_isa(options_.isa);
   quantize_input_ = kernels::quantize_f32_to_s8(isa_);
+  program_ = rewrite_for_interpreter(program_, options_, isa_);
+  const Program& p = *program_;
 
   const int n_tensors = static_cast<int>(p.tensors.size());
   const int n_ops = static_cast<int>(p.ops.size());
@@ -95,11 +97,27 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     for (int t : p.ops[i].intermediates) touch(t, i);
   }
   for (int t : p.outputs) touch(t, n_ops);
+  // A subgraph's tensors are used whenever its WHILE / CALL_ONCE runs, at any iteration: they
+  // live for the whole invoke.
+  for (const Subgraph& sg : p.subgraphs) {
+    auto whole = [&](int t) {
+      touch(t, -1);
+      touch(t, n_ops);
+    };
+    for (const Op& op : sg.ops) {
+      for (int t : op.inputs) whole(t);
+      for (int t : op.outputs) whole(t);
+      for (int t : op.intermediates) whole(t);
+    }
+    for (int t : sg.inputs) whole(t);
+    for (int t : sg.outputs) whole(t);
+  }
 
   std::vector<Lifetime> lives;
   for (int t = 0; t < n_tensors; ++t) {
     const Tensor& tensor = p.tensors[t];
-    // Model inputs always get memory, even one no op reads (the caller still writes it).
+    // Model inputs always get memory, even one no op reads (the caller still writes it); so do
+    // subgraph tensors (touched at -1 above).
     const bool is_input = first[t] == -1;
     const bool in_arena = tensor.is_variable || (!tensor.is_constant() && (last[t] >= 0 || is_input));
     if (!in_arena) continue;
@@ -151,11 +169,14 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     PrepareContext ctx{p, op, options_, isa_};
     ops_.push_back(prepare_op(ctx));
     if (!ops_.back()) ctx.fail("no kernel");
+    if (ops_.back()->has_state()) stateful_ops_.push_back(ops_.back().get());
   }
+  reset_state();
 }
 
 void Interpreter::reset_state() noexcept {
   for (const VariableRange& v : variables_) std::memset(v.data, static_cast<unsigned char>(v.fill), v.bytes);
+  for (PreparedOp* op : stateful_ops_) op->reset();
 }
 
 void Interpreter::invoke() noexcept {

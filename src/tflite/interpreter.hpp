@@ -28,6 +28,8 @@ class Interpreter {
   Interpreter& operator=(const Interpreter&) = delete;
   ~Interpreter();
 
+  // The program as run: the one given, or its copy with resource variables lowered and static
+  // ops folded (tflite/program_rewrite.hpp; same tensor and op indices, variables appended).
   const Program& program() const { return *program_; }
   const InterpreterOptions& options() const { return options_; }
   size_t num_inputs() const { return program_->inputs.size(); }
@@ -80,6 +82,7 @@ class Interpreter {
   size_t arena_bytes_ = 0;
   TensorMemory mem_;
   std::vector<std::unique_ptr<PreparedOp>> ops_;
+  std::vector<PreparedOp*> stateful_ops_;  // has_state(): reset by reset_state()
   struct VariableRange {
     void* data;
     size_t bytes;

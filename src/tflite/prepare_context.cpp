@@ -9,10 +9,18 @@ namespace tickinfer::tfl {
 std::string PrepareContext::where() const {
   // The op's index in the program: ops are stored by value, so find it by address.
   long index = -1;
+  std::string s;
   if (!program.ops.empty() && &op >= program.ops.data() && &op < program.ops.data() + program.ops.size()) {
     index = static_cast<long>(&op - program.ops.data());
   }
-  std::string s = "op ";
+  for (size_t g = 0; index < 0 && g < program.subgraphs.size(); ++g) {
+    const std::vector<Op>& ops = program.subgraphs[g].ops;
+    if (!ops.empty() && &op >= ops.data() && &op < ops.data() + ops.size()) {
+      index = static_cast<long>(&op - ops.data());
+      s = "subgraph " + std::to_string(g + 1) + " ";
+    }
+  }
+  s += "op ";
   s += index >= 0 ? std::to_string(index) : std::string("?");
   s += " (";
   s += op_name(op.code);

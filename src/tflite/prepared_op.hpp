@@ -44,6 +44,10 @@ struct InterpreterOptions {
   // The activations' arena may not exceed this: a batch-1 model needing more is a broken or
   // hostile file, refused with an Error instead of an allocation of gigabytes.
   size_t max_arena_bytes = size_t{512} << 20;
+  // Run a WHILE loop recognised as a Keras 3 LSTM layer as one UNIDIRECTIONAL_SEQUENCE_LSTM
+  // (tflite/lstm_loop.cpp); false runs every loop op by op (the reference the lowering is
+  // tested against).
+  bool lower_recurrent_loops = true;
 };
 
 // Where every tensor of the program lives during eval, fixed at prepare time: constants point
@@ -62,6 +66,10 @@ class PreparedOp {
   virtual std::string describe() const { return {}; }
   // Multiply-accumulates of one eval (for bench floors and the quantizer's latency shares).
   virtual int64_t macs() const { return 0; }
+  // Ops that keep state of their own between evals (CALL_ONCE's "done", a WHILE holding such
+  // ops) say so; Interpreter::reset_state() then calls reset() on them (no allocation).
+  virtual bool has_state() const { return false; }
+  virtual void reset() noexcept {}
 };
 
 struct PrepareContext {
@@ -71,6 +79,9 @@ struct PrepareContext {
   // The resolved ISA every kernel family of this op picks its variant for (kernels/isa_variants.hpp);
   // Scalar also selects the ops' plain reference loops.
   ::tickinfer::kernels::Isa isa;
+  // How many WHILE / CALL_ONCE subgraphs enclose this op (a hostile file could nest them
+  // without end; prepare refuses past a small limit).
+  int depth = 0;
 
   bool has_input(size_t i) const { return i < op.inputs.size() && op.inputs[i] >= 0; }
   // Throw tickinfer::Error naming the op when missing.

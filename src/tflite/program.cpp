@@ -21,6 +21,7 @@ const char* dtype_name(DType t) {
     case DType::I16: return "int16";
     case DType::I8: return "int8";
     case DType::BF16: return "bfloat16";
+    case DType::Resource: return "resource";
   }
   return "unknown";
 }
@@ -28,6 +29,7 @@ const char* dtype_name(DType t) {
 size_t dtype_size(DType t) {
   switch (t) {
     case DType::F32: case DType::I32: return 4;
+    case DType::Resource: return 4;  // room for a handle in the arena; never read as data
     case DType::F16: case DType::I16: case DType::BF16: return 2;
     case DType::U8: case DType::I8: case DType::Bool: return 1;
     case DType::I64: return 8;
@@ -43,9 +45,11 @@ const char* const kOpNames[] = {
     "SOFTMAX", "ADD", "SUB", "MUL", "SQUARED_DIFFERENCE", "RSQRT", "MEAN", "SUM", "CONCATENATION",
     "RESHAPE", "EXPAND_DIMS", "SQUEEZE", "STRIDED_SLICE", "PAD", "TRANSPOSE", "GATHER", "SPLIT",
     "PACK", "UNPACK", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "GELU", "HARD_SWISH", "ELU", "EXP",
-    "NEG", "ABS", "MAXIMUM", "MINIMUM", "DIV", "SQRT", "LOG", "SQUARE", "BATCH_MATMUL",
+    "NEG", "ABS", "MAXIMUM", "MINIMUM", "DIV", "SQRT", "LOG", "SQUARE", "BATCH_MATMUL", "WHILE",
+    "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "LESS", "LOGICAL_AND", "SHAPE", "SLICE",
+    "DYNAMIC_UPDATE_SLICE",
 };
-static_assert(std::size(kOpNames) == static_cast<size_t>(OpCode::BatchMatMul) + 1,
+static_assert(std::size(kOpNames) == static_cast<size_t>(kLastOpCode) + 1,
               "kOpNames must list every OpCode");
 }  // namespace
 

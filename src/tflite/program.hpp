@@ -25,6 +25,7 @@ enum class DType : uint8_t {
   Bool = 6,
   I16 = 7,
   I8 = 9,
+  Resource = 13,  // a resource-variable handle (VAR_HANDLE's output, shape []): no data of its own
   BF16 = 18,
 };
 const char* dtype_name(DType t);
@@ -100,8 +101,21 @@ enum class OpCode : uint16_t {
   Sqrt,
   Log,
   Square,
-  BatchMatMul,
+  BatchMatMul,      // a, b (either may be runtime); adj_x/adj_y transpose the last two dims; batch dims broadcast
+  // Control flow and resource variables (the converter's output for Keras 3 recurrent and
+  // stateful layers). Subgraph indices are the file's (1.. = Program::subgraphs[index - 1]).
+  While,            // loop vars in = out; options cond_subgraph / body_subgraph
+  CallOnce,         // no operands; runs init_subgraph on the first invoke after a reset
+  VarHandle,        // -> resource handle; options container + shared_name name the variable
+  ReadVariable,     // handle -> value
+  AssignVariable,   // handle, value (no outputs)
+  Less,             // a, b (broadcasting) -> bool
+  LogicalAnd,       // bool a, bool b (broadcasting) -> bool
+  Shape,            // in -> its shape as int32 (or int64: options.out_type)
+  Slice,            // in, begin (may be runtime), size (-1 = to the end)
+  DynamicUpdateSlice,  // operand, update, start indices (runtime, clamped) -> operand with update written at start
 };
+constexpr OpCode kLastOpCode = OpCode::DynamicUpdateSlice;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };
@@ -135,6 +149,12 @@ struct OpOptions {
   bool adj_x = false, adj_y = false;  // BATCH_MATMUL
   bool approximate = false;         // GELU
   bool pot_scale_int16 = true;      // ADD/SUB int16
+  int cond_subgraph = 0, body_subgraph = 0;  // WHILE; CALL_ONCE uses body_subgraph for its init subgraph
+  // WHILE recognised as a whole recurrent layer by the interpreter (tflite/lstm_loop.hpp): the
+  // subgraph holding the fused op it runs instead of the loop; 0 = run the loop.
+  int lowered_subgraph = 0;
+  std::string container, shared_name;        // VAR_HANDLE
+  DType out_type = DType::I32;               // SHAPE
 };
 
 struct Op {
@@ -147,12 +167,27 @@ struct Op {
   Precision precision = Precision::F32;
 };
 
+// A subgraph other than the main one: the cond and body of a WHILE, the init of a CALL_ONCE.
+// Its ops and operands index Program::tensors like the main graph's (a TFLite file's
+// per-subgraph tensors are appended one subgraph after the other).
+struct Subgraph {
+  std::string name;
+  std::vector<Op> ops;               // execution order
+  std::vector<int> inputs, outputs;  // tensor indices
+};
+
 struct Program {
   std::string name;
   std::string source_format;  // "tflite", "tickinfer"
   std::vector<Tensor> tensors;
-  std::vector<Op> ops;        // execution order
+  std::vector<Op> ops;        // execution order (the main graph, TFLite subgraph 0)
   std::vector<int> inputs, outputs;  // tensor indices
+  // TFLite subgraphs 1.. (subgraphs[k - 1] is the file's subgraph k); empty for a single graph.
+  std::vector<Subgraph> subgraphs;
+  // The subgraph a WHILE / CALL_ONCE names (k >= 1), or nullptr when there is none.
+  const Subgraph* subgraph(int k) const {
+    return k >= 1 && static_cast<size_t>(k) <= subgraphs.size() ? &subgraphs[static_cast<size_t>(k) - 1] : nullptr;
+  }
 };
 
 // Checks indices, shapes of constants against their data and per-op operand counts; throws

@@ -38,7 +38,15 @@ Arity arity(OpCode code) {
     case OpCode::Pad:
     case OpCode::Transpose:
     case OpCode::Gather:
+    case OpCode::Less:
+    case OpCode::LogicalAnd:
     case OpCode::BatchMatMul: return {2, 2, 1, 1};
+    case OpCode::Slice:
+    case OpCode::DynamicUpdateSlice: return {3, 3, 1, 1};
+    case OpCode::While: return {1, kMany, 1, kMany};  // as many outputs as inputs (checked below)
+    case OpCode::CallOnce: return {0, 0, 0, 0};
+    case OpCode::VarHandle: return {0, 0, 1, 1};
+    case OpCode::AssignVariable: return {2, 2, 0, 0};
     case OpCode::Reshape: return {1, 2, 1, 1};
     case OpCode::StridedSlice: return {4, 4, 1, 1};
     case OpCode::SpaceToBatchNd:
@@ -68,9 +76,9 @@ std::string tensor_where(const Program& p, size_t t) {
   return "tensor " + std::to_string(t) + " '" + p.tensors[t].name + "'";
 }
 
-std::string op_where(const Program& p, size_t i) {
-  const Op& op = p.ops[i];
-  return "op " + std::to_string(i) + " (" + op_name(op.code) + (op.label.empty() ? "" : " '" + op.label + "'") + ")";
+std::string op_where(const Op& op, size_t i, int subgraph) {
+  return (subgraph > 0 ? "subgraph " + std::to_string(subgraph) + " " : std::string()) + "op " + std::to_string(i) +
+         " (" + op_name(op.code) + (op.label.empty() ? "" : " '" + op.label + "'") + ")";
 }
 
 [[noreturn]] void fail(const std::string& where, const std::string& what) { throw Error(where + ": " + what); }
@@ -106,19 +114,44 @@ void validate_tensor(const Program& p, size_t t) {
   }
 }
 
-void validate_op(const Program& p, size_t i) {
-  const Op& op = p.ops[i];
-  if (static_cast<size_t>(op.code) > static_cast<size_t>(OpCode::BatchMatMul)) {
-    fail("op " + std::to_string(i), "unknown op code " + std::to_string(static_cast<int>(op.code)));
+// The subgraphs a WHILE / CALL_ONCE names exist, are not the main graph, and take and give
+// as many tensors as the loop carries.
+void validate_control_flow(const Program& p, const Op& op, const std::string& where) {
+  const size_t n = op.inputs.size();
+  if (op.code == OpCode::While) {
+    if (op.outputs.size() != n) fail(where, "has " + std::to_string(n) + " inputs but " + std::to_string(op.outputs.size()) + " outputs");
+    const Subgraph* cond = p.subgraph(op.options.cond_subgraph);
+    const Subgraph* body = p.subgraph(op.options.body_subgraph);
+    if (!cond) fail(where, "cond_subgraph_index " + std::to_string(op.options.cond_subgraph) + " names no subgraph");
+    if (!body) fail(where, "body_subgraph_index " + std::to_string(op.options.body_subgraph) + " names no subgraph");
+    if (cond->inputs.size() != n || cond->outputs.size() != 1) {
+      fail(where, "cond subgraph " + std::to_string(op.options.cond_subgraph) + " must take " + std::to_string(n) +
+                      " inputs and give one output");
+    }
+    if (body->inputs.size() != n || body->outputs.size() != n) {
+      fail(where, "body subgraph " + std::to_string(op.options.body_subgraph) + " must take and give " + std::to_string(n) + " tensors");
+    }
+  } else if (op.code == OpCode::CallOnce) {
+    if (!p.subgraph(op.options.body_subgraph)) {
+      fail(where, "init_subgraph_index " + std::to_string(op.options.body_subgraph) + " names no subgraph");
+    }
   }
+}
+
+void validate_op(const Program& p, const Op& op, size_t i, int subgraph) {
+  const std::string where = op_where(op, i, subgraph);
+  if (static_cast<size_t>(op.code) > static_cast<size_t>(kLastOpCode)) {
+    fail(where, "unknown op code " + std::to_string(static_cast<int>(op.code)));
+  }
+  validate_control_flow(p, op, where);
   const Arity a = arity(op.code);
   const int nin = static_cast<int>(op.inputs.size()), nout = static_cast<int>(op.outputs.size());
   if (nin < a.min_in || nin > a.max_in) {
-    fail(op_where(p, i), "has " + std::to_string(nin) + " inputs; it takes " + std::to_string(a.min_in) +
+    fail(where, "has " + std::to_string(nin) + " inputs; it takes " + std::to_string(a.min_in) +
                              (a.max_in == a.min_in ? "" : a.max_in == kMany ? " or more" : " to " + std::to_string(a.max_in)));
   }
   if (nout < a.min_out || nout > a.max_out) {
-    fail(op_where(p, i), "has " + std::to_string(nout) + " outputs; it gives " + std::to_string(a.min_out) +
+    fail(where, "has " + std::to_string(nout) + " outputs; it gives " + std::to_string(a.min_out) +
                              (a.max_out == a.min_out ? "" : a.max_out == kMany ? " or more" : " to " + std::to_string(a.max_out)));
   }
   const auto ntensors = static_cast<int64_t>(p.tensors.size());
@@ -126,21 +159,21 @@ void validate_op(const Program& p, size_t i) {
     const int t = op.inputs[k];
     if (t == -1 && optional_input(op.code, k)) continue;
     if (t < 0 || t >= ntensors) {
-      fail(op_where(p, i), "input " + std::to_string(k) + " refers to tensor " + std::to_string(t) +
+      fail(where, "input " + std::to_string(k) + " refers to tensor " + std::to_string(t) +
                                (t == -1 ? " (left out, but the input is required)" : " (out of range)"));
     }
   }
   for (size_t k = 0; k < op.outputs.size(); ++k) {
     const int t = op.outputs[k];
-    if (t < 0 || t >= ntensors) fail(op_where(p, i), "output " + std::to_string(k) + " refers to tensor " + std::to_string(t) + " (out of range)");
+    if (t < 0 || t >= ntensors) fail(where, "output " + std::to_string(k) + " refers to tensor " + std::to_string(t) + " (out of range)");
     if (p.tensors[static_cast<size_t>(t)].is_constant()) {
-      fail(op_where(p, i), "output " + std::to_string(k) + " is the constant " + tensor_where(p, static_cast<size_t>(t)));
+      fail(where, "output " + std::to_string(k) + " is the constant " + tensor_where(p, static_cast<size_t>(t)));
     }
   }
   for (size_t k = 0; k < op.intermediates.size(); ++k) {
     const int t = op.intermediates[k];
     if (t < 0 || t >= ntensors) {
-      fail(op_where(p, i), "intermediate " + std::to_string(k) + " refers to tensor " + std::to_string(t) + " (out of range)");
+      fail(where, "intermediate " + std::to_string(k) + " refers to tensor " + std::to_string(t) + " (out of range)");
     }
   }
 }
@@ -149,7 +182,17 @@ void validate_op(const Program& p, size_t i) {
 
 void validate(const Program& program) {
   for (size_t t = 0; t < program.tensors.size(); ++t) validate_tensor(program, t);
-  for (size_t i = 0; i < program.ops.size(); ++i) validate_op(program, i);
+  for (size_t i = 0; i < program.ops.size(); ++i) validate_op(program, program.ops[i], i, 0);
+  const auto ntensors_all = static_cast<int64_t>(program.tensors.size());
+  for (size_t g = 0; g < program.subgraphs.size(); ++g) {
+    const Subgraph& sg = program.subgraphs[g];
+    for (size_t i = 0; i < sg.ops.size(); ++i) validate_op(program, sg.ops[i], i, static_cast<int>(g + 1));
+    for (const auto* list : {&sg.inputs, &sg.outputs}) {
+      for (int t : *list) {
+        if (t < 0 || t >= ntensors_all) fail("subgraph " + std::to_string(g + 1), "tensor " + std::to_string(t) + " is out of range");
+      }
+    }
+  }
   const auto ntensors = static_cast<int64_t>(program.tensors.size());
   auto check_io = [&](const std::vector<int>& list, const char* what) {
     for (int t : list) {

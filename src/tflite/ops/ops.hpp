@@ -19,5 +19,9 @@ std::unique_ptr<PreparedOp> prepare_elementwise(const PrepareContext& ctx);     
 std::unique_ptr<PreparedOp> prepare_reduce(const PrepareContext& ctx);           // Mean, Sum
 std::unique_ptr<PreparedOp> prepare_shape_op(const PrepareContext& ctx);         // Reshape, ExpandDims, Squeeze (copies)
 std::unique_ptr<PreparedOp> prepare_layout_op(const PrepareContext& ctx);        // Concatenation, StridedSlice, Pad, Transpose, Split, Pack, Unpack, Gather, ...
+std::unique_ptr<PreparedOp> prepare_control_flow(const PrepareContext& ctx);     // While, CallOnce, VarHandle, ReadVariable, AssignVariable
+std::unique_ptr<PreparedOp> prepare_dynamic_op(const PrepareContext& ctx);       // Less, LogicalAnd, Shape, Slice, Gather (runtime indices)
+std::unique_ptr<PreparedOp> prepare_batch_matmul(const PrepareContext& ctx);     // float, int8
+std::unique_ptr<PreparedOp> prepare_dynamic_update_slice(const PrepareContext& ctx);
 
 }  // namespace tickinfer::tfl::ops

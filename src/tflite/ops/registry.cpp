@@ -1,10 +1,20 @@
 // prepare_op: the one place that maps an OpCode to the family that prepares it.
+#include <algorithm>
+
+#include "tflite/ops/control_flow.hpp"
 #include "tflite/ops/ops.hpp"
 
 namespace tickinfer::tfl {
 
 std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
   using namespace ops;
+  // Every output computed at prepare (tflite/program_rewrite.hpp) leaves nothing to run.
+  const auto& outs = ctx.op.outputs;
+  if (!outs.empty() && std::all_of(outs.begin(), outs.end(), [&](int t) {
+        return t >= 0 && static_cast<size_t>(t) < ctx.program.tensors.size() && ctx.program.tensors[static_cast<size_t>(t)].is_constant();
+      })) {
+    return make_folded_op();
+  }
   switch (ctx.op.code) {
     case OpCode::FullyConnected: return prepare_fully_connected(ctx);
     case OpCode::SequenceLstm: return prepare_sequence_lstm(ctx);
@@ -42,17 +52,29 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
     case OpCode::Reshape:
     case OpCode::ExpandDims:
     case OpCode::Squeeze: return prepare_shape_op(ctx);
+    case OpCode::Gather:  // constant indices: a copy plan; runtime ones (a loop counter): read at eval
+      if (!ctx.has_input(1) || !ctx.input(1).is_constant()) return prepare_dynamic_op(ctx);
+      return prepare_layout_op(ctx);
     case OpCode::Concatenation:
     case OpCode::StridedSlice:
     case OpCode::Pad:
     case OpCode::Transpose:
-    case OpCode::Gather:
     case OpCode::Split:
     case OpCode::Pack:
     case OpCode::Unpack:
     case OpCode::SpaceToBatchNd:
     case OpCode::BatchToSpaceNd: return prepare_layout_op(ctx);
-    case OpCode::BatchMatMul: break;
+    case OpCode::BatchMatMul: return prepare_batch_matmul(ctx);
+    case OpCode::While:
+    case OpCode::CallOnce:
+    case OpCode::VarHandle:
+    case OpCode::ReadVariable:
+    case OpCode::AssignVariable: return prepare_control_flow(ctx);
+    case OpCode::Less:
+    case OpCode::LogicalAnd:
+    case OpCode::Shape:
+    case OpCode::Slice: return prepare_dynamic_op(ctx);
+    case OpCode::DynamicUpdateSlice: return prepare_dynamic_update_slice(ctx);
   }
   ctx.fail("this op is not supported by the interpreter");
 }

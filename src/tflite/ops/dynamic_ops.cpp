@@ -1,0 +1,245 @@
+// Ops whose operands are known only at eval, as the converter emits them inside recurrent loops
+// (TFLite comparisons.cc, logical.cc, shape.cc, slice.cc, gather.cc):
+//  LESS (float, int32, int64; broadcasting) and LOGICAL_AND -> bool;
+//  SHAPE -> int32 / int64 (the interpreter folds it at prepare: every shape here is static);
+//  SLICE with a runtime begin (the loop counter) and the output's static extent;
+//  GATHER with runtime indices (x_t = x[t]). Shapes are static, so only index values vary: a
+//    begin or an index outside the input is clamped into it (TFLite fails the invoke instead;
+//    the converter's loops never produce one).
+#include <algorithm>
+#include <cstring>
+
+#include "tflite/ops/broadcast.hpp"
+#include "tflite/ops/ops.hpp"
+
+namespace tickinfer::tfl::ops {
+namespace {
+
+constexpr size_t kMaxRank = 8;
+
+template <class T, class F>
+class CompareOp final : public PreparedOp {
+ public:
+  CompareOp(int a, int b, int out, BroadcastPlan plan, std::string what)
+      : a_(a), b_(b), out_(out), plan_(std::move(plan)), what_(std::move(what)) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const T* x = mem.at<const T>(a_);
+    const T* z = mem.at<const T>(b_);
+    bool* y = mem.at<bool>(out_);
+    const F f{};
+    for (int64_t i = 0; i < plan_.count; ++i) {
+      y[i] = plan_.same ? f(x[i], z[i]) : f(x[plan_.index_a[static_cast<size_t>(i)]], z[plan_.index_b[static_cast<size_t>(i)]]);
+    }
+  }
+  std::string describe() const override { return what_; }
+
+ private:
+  int a_, b_, out_;
+  BroadcastPlan plan_;
+  std::string what_;
+};
+
+struct LessF {
+  template <class T>
+  bool operator()(T a, T b) const noexcept { return a < b; }
+};
+struct AndF {
+  bool operator()(bool a, bool b) const noexcept { return a && b; }
+};
+
+std::unique_ptr<PreparedOp> compare(const PrepareContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  require_type(ctx, out, "output", {DType::Bool});
+  require_same_type(ctx, a, b);
+  BroadcastPlan plan = plan_broadcast(ctx, a, b, out);
+  const int ia = ctx.input_index(0), ib = ctx.input_index(1), io = ctx.output_index(0);
+  if (ctx.op.code == OpCode::LogicalAnd) {
+    require_type(ctx, a, "input", {DType::Bool});
+    return std::make_unique<CompareOp<bool, AndF>>(ia, ib, io, std::move(plan), "logical and");
+  }
+  require_type(ctx, a, "input", {DType::F32, DType::I32, DType::I64});
+  if (!a.quant.empty() || !b.quant.empty()) ctx.fail("quantized comparisons are not supported");
+  switch (a.type) {
+    case DType::F32: return std::make_unique<CompareOp<float, LessF>>(ia, ib, io, std::move(plan), "float less");
+    case DType::I32: return std::make_unique<CompareOp<int32_t, LessF>>(ia, ib, io, std::move(plan), "int32 less");
+    default: return std::make_unique<CompareOp<int64_t, LessF>>(ia, ib, io, std::move(plan), "int64 less");
+  }
+}
+
+class ShapeOp final : public PreparedOp {
+ public:
+  ShapeOp(int out, std::vector<uint8_t> bytes) : out_(out), bytes_(std::move(bytes)) {}
+  void eval(const TensorMemory& mem) noexcept override { std::memcpy(mem.addr[static_cast<size_t>(out_)], bytes_.data(), bytes_.size()); }
+  std::string describe() const override { return "shape"; }
+
+ private:
+  int out_;
+  std::vector<uint8_t> bytes_;
+};
+
+std::unique_ptr<PreparedOp> shape(const PrepareContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& out = ctx.output(0);
+  require_type(ctx, out, "output", {DType::I32, DType::I64});
+  if (out.type != ctx.op.options.out_type) ctx.fail("output type does not match out_type");
+  if (require_static(ctx, out) != static_cast<int64_t>(in.shape.size())) {
+    ctx.fail("output '" + out.name + "' must hold " + std::to_string(in.shape.size()) + " values");
+  }
+  std::vector<uint8_t> bytes(in.shape.size() * dtype_size(out.type));
+  for (size_t d = 0; d < in.shape.size(); ++d) {
+    if (out.type == DType::I32) {
+      const int32_t v = in.shape[d];
+      std::memcpy(bytes.data() + 4 * d, &v, 4);
+    } else {
+      const int64_t v = in.shape[d];
+      std::memcpy(bytes.data() + 8 * d, &v, 8);
+    }
+  }
+  return std::make_unique<ShapeOp>(ctx.output_index(0), std::move(bytes));
+}
+
+int64_t read_index(const void* p, bool wide, size_t i) noexcept {
+  if (wide) return static_cast<const int64_t*>(p)[i];
+  return static_cast<const int32_t*>(p)[i];
+}
+
+// SLICE: out[p] = in[begin + p] over the output's extent, begin read at eval.
+class SliceOp final : public PreparedOp {
+ public:
+  void eval(const TensorMemory& mem) noexcept override {
+    const auto* x = static_cast<const uint8_t*>(mem.addr[static_cast<size_t>(in_)]);
+    auto* y = static_cast<uint8_t*>(mem.addr[static_cast<size_t>(out_)]);
+    const void* b = mem.addr[static_cast<size_t>(begin_)];
+    int64_t base = 0;
+    for (size_t d = 0; d < rank_; ++d) {
+      const int64_t v = std::clamp<int64_t>(read_index(b, wide_, d), 0, in_dim_[d] - extent_[d]);
+      base += v * in_stride_[d];
+    }
+    // Odometer over every axis but the last; the last is one contiguous run.
+    int64_t pos[kMaxRank] = {};
+    const size_t run = static_cast<size_t>(extent_[rank_ - 1]) * elem_;
+    for (int64_t r = 0; r < rows_; ++r) {
+      int64_t src = base;
+      for (size_t d = 0; d + 1 < rank_; ++d) src += pos[d] * in_stride_[d];
+      std::memcpy(y + r * static_cast<int64_t>(run), x + src * static_cast<int64_t>(elem_), run);
+      for (size_t d = rank_ - 1; d-- > 0;) {
+        if (++pos[d] < extent_[d]) break;
+        pos[d] = 0;
+      }
+    }
+  }
+  std::string describe() const override { return "slice (runtime begin)"; }
+
+  int in_ = 0, begin_ = 0, out_ = 0;
+  bool wide_ = false;
+  size_t rank_ = 0, elem_ = 0;
+  int64_t rows_ = 0;
+  int64_t in_dim_[kMaxRank] = {}, extent_[kMaxRank] = {}, in_stride_[kMaxRank] = {};
+};
+
+std::unique_ptr<PreparedOp> slice(const PrepareContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& begin = ctx.input(1);
+  const Tensor& size = ctx.input(2);
+  const Tensor& out = ctx.output(0);
+  require_same_type(ctx, in, out);
+  require_type(ctx, begin, "begin", {DType::I32, DType::I64});
+  require_static(ctx, in);
+  const size_t rank = in.shape.size();
+  if (rank == 0 || rank > kMaxRank || out.shape.size() != rank) ctx.fail("input and output must have the same rank, 1 to 8");
+  if (require_static(ctx, begin) != static_cast<int64_t>(rank)) ctx.fail("begin must hold one value per axis");
+  auto op = std::make_unique<SliceOp>();
+  std::vector<int64_t> sizes;
+  if (size.is_constant()) sizes = const_ints(ctx, size, "size");
+  if (size.is_constant() && sizes.size() != rank) ctx.fail("size must hold one value per axis");
+  int64_t stride = 1;
+  for (size_t d = rank; d-- > 0;) {
+    if (out.shape[d] > in.shape[d]) ctx.fail("output " + shape_str(out.shape) + " is larger than input " + shape_str(in.shape));
+    if (!sizes.empty() && sizes[d] != -1 && sizes[d] != out.shape[d]) ctx.fail("size does not match the output shape");
+    op->in_dim_[d] = in.shape[d];
+    op->extent_[d] = out.shape[d];
+    op->in_stride_[d] = stride;
+    stride *= in.shape[d];
+  }
+  op->rows_ = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) op->rows_ *= out.shape[d];
+  if (element_count(out.shape) == 0) op->rows_ = 0;
+  op->in_ = ctx.input_index(0);
+  op->begin_ = ctx.input_index(1);
+  op->out_ = ctx.output_index(0);
+  op->wide_ = begin.type == DType::I64;
+  op->rank_ = rank;
+  op->elem_ = dtype_size(in.type);
+  return op;
+}
+
+class GatherOp final : public PreparedOp {
+ public:
+  void eval(const TensorMemory& mem) noexcept override {
+    const auto* x = static_cast<const uint8_t*>(mem.addr[static_cast<size_t>(params_)]);
+    auto* y = static_cast<uint8_t*>(mem.addr[static_cast<size_t>(out_)]);
+    const void* idx = mem.addr[static_cast<size_t>(indices_)];
+    for (int64_t o = 0; o < outer_; ++o) {
+      for (int64_t j = 0; j < count_; ++j) {
+        const int64_t i = std::clamp<int64_t>(read_index(idx, wide_, static_cast<size_t>(j)), 0, dim_ - 1);
+        std::memcpy(y, x + (o * dim_ + i) * block_, static_cast<size_t>(block_));
+        y += block_;
+      }
+    }
+  }
+  std::string describe() const override { return "gather (runtime indices)"; }
+
+  int params_ = 0, indices_ = 0, out_ = 0;
+  bool wide_ = false;
+  int64_t outer_ = 0, count_ = 0, dim_ = 0, block_ = 0;  // block_ in bytes
+};
+
+std::unique_ptr<PreparedOp> gather(const PrepareContext& ctx) {
+  const Tensor& params = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const Tensor& out = ctx.output(0);
+  require_same_type(ctx, params, out);
+  if (params.quant.scale != out.quant.scale || params.quant.zero_point != out.quant.zero_point) {
+    ctx.fail("params and output must have the same quantization parameters");
+  }
+  require_type(ctx, indices, "indices", {DType::I32, DType::I64});
+  require_static(ctx, params);
+  const int rank = static_cast<int>(params.shape.size());
+  const int axis = ctx.op.options.axis < 0 ? ctx.op.options.axis + rank : ctx.op.options.axis;
+  if (axis < 0 || axis >= rank) ctx.fail("axis is out of range");
+  auto op = std::make_unique<GatherOp>();
+  op->dim_ = params.shape[static_cast<size_t>(axis)];
+  if (op->dim_ == 0) ctx.fail("params has no elements along the axis");
+  op->outer_ = 1;
+  for (int d = 0; d < axis; ++d) op->outer_ *= params.shape[static_cast<size_t>(d)];
+  int64_t inner = 1;
+  for (int d = axis + 1; d < rank; ++d) inner *= params.shape[static_cast<size_t>(d)];
+  op->count_ = require_static(ctx, indices);
+  op->block_ = inner * static_cast<int64_t>(dtype_size(params.type));
+  if (require_static(ctx, out) != op->outer_ * op->count_ * inner) {
+    ctx.fail("output '" + out.name + "' " + shape_str(out.shape) + " does not hold the gathered values");
+  }
+  op->params_ = ctx.input_index(0);
+  op->indices_ = ctx.input_index(1);
+  op->out_ = ctx.output_index(0);
+  op->wide_ = indices.type == DType::I64;
+  return op;
+}
+
+}  // namespace
+
+std::unique_ptr<PreparedOp> prepare_dynamic_op(const PrepareContext& ctx) {
+  switch (ctx.op.code) {
+    case OpCode::Less:
+    case OpCode::LogicalAnd: return compare(ctx);
+    case OpCode::Shape: return shape(ctx);
+    case OpCode::Slice: return slice(ctx);
+    case OpCode::Gather: return gather(ctx);
+    default: break;
+  }
+  ctx.fail("not a runtime-operand op");
+}
+
+}  // namespace tickinfer::tfl::ops

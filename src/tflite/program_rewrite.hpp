@@ -1,0 +1,37 @@
+#pragma once
+// What the interpreter does to a Program before preparing its ops (tensor and op indices are
+// kept; tensors are only appended or given data):
+//  - resource variables: each (container, shared_name) pair of the VAR_HANDLE ops of every
+//    subgraph becomes one variable tensor (is_variable: zeroed by reset_state, kept between
+//    invokes otherwise), and READ_VARIABLE / ASSIGN_VARIABLE read / write it instead of the
+//    handle (also through WHILE loop variables that carry the handle);
+//  - TensorList writes: see rewrite_tensor_list_writes below;
+//  - recognised LSTM loops: see lower_lstm_loops below (after folding);
+//  - folding: an op whose inputs are all constant (SHAPE: whose input's shape is static, which
+//    every shape here is) is run once now, with its own kernel, and its outputs become
+//    constants; the op is then a no-op at eval (prepare_op sees constant outputs). Repeated in
+//    op order, so chains (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE's shape) fold whole.
+// The result is `program` itself when nothing applies, else a rewritten copy.
+#include <memory>
+
+#include "tflite/prepared_op.hpp"
+#include "tflite/program.hpp"
+
+namespace tickinfer::tfl {
+
+std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Program> program,
+                                                       const InterpreterOptions& options,
+                                                       ::tickinfer::kernels::Isa isa);
+
+// The passes, for tests: each returns how many variables / ops it rewrote.
+int lower_resource_variables(Program& p);
+// The converter's TensorList "set item" (CONCATENATION of two runtime-sized SLICEs around the
+// new row, in recurrent loop bodies) becomes DYNAMIC_UPDATE_SLICE (program_list_write.cpp).
+int rewrite_tensor_list_writes(Program& p);
+// A main-graph WHILE that is exactly a float Keras 3 LSTM layer gets a subgraph holding one
+// UNIDIRECTIONAL_SEQUENCE_LSTM with its weights cut per gate, named by Op::options.
+// lowered_subgraph; the interpreter runs that instead of the loop (lstm_loop.cpp).
+int lower_lstm_loops(Program& p);
+int fold_constant_ops(Program& p, const InterpreterOptions& options, ::tickinfer::kernels::Isa isa);
+
+}  // namespace tickinfer::tfl

@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""TFLite fixtures from Keras 3 models, as the current converter writes them.
+
+Keras 3 recurrent layers convert to WHILE loops over cond/body subgraphs (not the fused LSTM op),
+stateful layers to CALL_ONCE + VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE, Flatten and dilated
+Conv1D to SHAPE / PACK / SPACE_TO_BATCH_ND ..., ops.matmul to BATCH_MATMUL. For each model
+(Keras 3, Input(batch_size=1): a dynamic batch fails the converter for recurrent layers) and
+each converter entry point (`keras`: TFLiteConverter.from_keras_model; `saved`: model.export()
+then from_saved_model) and mode (float, dynamic = Optimize.DEFAULT, int8 = full integer with
+int8 in/out) this writes
+  <out>/<model>/<source>_<mode>.tflite
+  <out>/<model>/<source>_<mode>_in_<i>.npy        N input rows per model input (axis 0)
+  <out>/<model>/<source>_<mode>_expected_<j>.npy  the TFLite interpreter's outputs
+and <out>/manifest.json with, per case, the file, which resolver produced the expected outputs
+(BUILTIN_REF where the reference kernels have every op, else AUTO, the default builtin
+resolver), the op list of every subgraph, and whether the model is stateful (then the rows are
+one stream: state carries from row to row, and the expected outputs were produced that way;
+otherwise variables are reset before every row). A conversion the converter refuses is recorded
+with its error instead.
+
+Usage: make_tflite_k3_fixtures.py --out DIR [--count N] [--only MODEL]
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import zlib
+
+os.environ["TF_USE_LEGACY_KERAS"] = "0"  # Keras 3, whatever the caller's environment says
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+CALIBRATION_ROWS = 64
+MODES = ("float", "dynamic", "int8")
+SOURCES = ("keras", "saved")
+
+
+def seed_of(*parts) -> int:
+    return zlib.crc32("/".join(parts).encode()) & 0x7FFFFFFF
+
+
+# ------------------------------------------------------------------------------------------------
+# Models (Keras 3, batch size 1, odd sizes).
+# ------------------------------------------------------------------------------------------------
+def _inp(keras, shape, name):
+    return keras.Input(shape=shape, batch_size=1, name=name)
+
+
+def m_lstm_last(keras):
+    i = _inp(keras, (7, 5), "x")
+    return keras.Model(i, keras.layers.Dense(3)(keras.layers.LSTM(9)(i)), name="lstm_last")
+
+
+def m_lstm_seq(keras):
+    i = _inp(keras, (6, 4), "x")
+    x = keras.layers.LSTM(5, return_sequences=True)(i)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="lstm_seq")
+
+
+def m_lstm_stacked(keras):
+    i = _inp(keras, (5, 3), "x")
+    x = keras.layers.LSTM(7, return_sequences=True)(i)
+    x = keras.layers.LSTM(6)(x)
+    return keras.Model(i, keras.layers.Dense(1, activation="sigmoid")(x), name="lstm_stacked")
+
+
+def m_gru_after(keras):
+    i = _inp(keras, (6, 4), "x")
+    return keras.Model(i, keras.layers.Dense(2)(keras.layers.GRU(7, reset_after=True)(i)), name="gru_after")
+
+
+def m_gru_before(keras):
+    i = _inp(keras, (6, 4), "x")
+    return keras.Model(i, keras.layers.Dense(2)(keras.layers.GRU(7, reset_after=False)(i)), name="gru_before")
+
+
+def m_lstm_stateful(keras):
+    i = _inp(keras, (3, 4), "x")
+    x = keras.layers.LSTM(6, stateful=True)(i)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="lstm_stateful")
+
+
+def m_lstm_stream(keras):
+    """One time step per invoke, state in resource variables: the stream-mode form."""
+    i = _inp(keras, (1, 4), "x")
+    x = keras.layers.LSTM(5, stateful=True)(i)
+    return keras.Model(i, keras.layers.Dense(1)(x), name="lstm_stream")
+
+
+def m_tcn_flatten(keras):
+    i = _inp(keras, (9, 3), "x")
+    x = keras.layers.Conv1D(5, 3, padding="causal", dilation_rate=2, activation="relu")(i)
+    x = keras.layers.Flatten()(x)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="tcn_flatten")
+
+
+def m_conv_strided(keras):
+    i = _inp(keras, (11, 3), "x")
+    x = keras.layers.Conv1D(6, 3, strides=2, activation="relu")(i)
+    x = keras.layers.GlobalAveragePooling1D()(x)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="conv_strided")
+
+
+def m_matmul(keras):
+    i = _inp(keras, (5, 4), "x")
+    g = keras.layers.Lambda(lambda x: keras.ops.matmul(x, keras.ops.transpose(x, (0, 2, 1))))(i)
+    x = keras.layers.Flatten()(g)
+    return keras.Model(i, keras.layers.Dense(3)(x), name="matmul")
+
+
+def m_two_inputs(keras):
+    a = _inp(keras, (6,), "a")
+    b = _inp(keras, (4, 3), "b")
+    da = keras.layers.Dense(5, activation="tanh")(a)
+    db = keras.layers.Dense(5)(keras.layers.Flatten()(b))
+    s = keras.layers.Add()([da, db])
+    c = keras.layers.Concatenate()([s, keras.layers.Multiply()([da, db])])
+    return keras.Model([a, b], [keras.layers.Dense(2, name="head")(c), keras.layers.Dense(1, name="score")(s)],
+                       name="two_inputs")
+
+
+MODELS = {
+    "lstm_last": m_lstm_last,
+    "lstm_seq": m_lstm_seq,
+    "lstm_stacked": m_lstm_stacked,
+    "gru_after": m_gru_after,
+    "gru_before": m_gru_before,
+    "lstm_stateful": m_lstm_stateful,
+    "lstm_stream": m_lstm_stream,
+    "tcn_flatten": m_tcn_flatten,
+    "conv_strided": m_conv_strided,
+    "matmul": m_matmul,
+    "two_inputs": m_two_inputs,
+}
+STATEFUL = {"lstm_stateful", "lstm_stream"}
+
+
+def randomize(model, rng):
+    """N(0,1)/sqrt(fan_in) kernels, nonzero biases (every weight of every layer)."""
+    for layer in model.layers:
+        vals = []
+        for w in layer.weights:
+            shape = tuple(w.shape)
+            if len(shape) <= 1:
+                v = 0.5 * rng.standard_normal(shape)
+            else:
+                v = rng.standard_normal(shape) / np.sqrt(max(int(np.prod(shape[:-1])), 1))
+            vals.append(v.astype(np.float32))
+        if vals:
+            layer.set_weights(vals)
+
+
+def float_rows(rng, n, shape):
+    x = rng.standard_normal((n, *shape)).astype(np.float32)
+    x[7::8] *= 4.0  # reach saturation now and then
+    return x
+
+
+# ------------------------------------------------------------------------------------------------
+# Conversion.
+# ------------------------------------------------------------------------------------------------
+def converter(tf, model, source, workdir):
+    if source == "keras":
+        return tf.lite.TFLiteConverter.from_keras_model(model)
+    path = os.path.join(workdir, "export")
+    # The exported signature would have a dynamic batch, which the converter refuses for
+    # recurrent layers ("Lowering tensor list ops is failed"): pin it to the model's batch of 1.
+    spec = [tf.TensorSpec(tuple(i.shape), i.dtype, name=i.name) for i in model.inputs]
+    model.export(path, verbose=False, input_signature=[spec] if len(spec) > 1 else spec)
+    return tf.lite.TFLiteConverter.from_saved_model(path)
+
+
+def convert(tf, model, source, mode, calibration):
+    with tempfile.TemporaryDirectory() as workdir:
+        conv = converter(tf, model, source, workdir)
+        if mode in ("dynamic", "int8"):
+            conv.optimizations = [tf.lite.Optimize.DEFAULT]
+        if mode == "int8":
+            def representative():
+                for r in range(CALIBRATION_ROWS):
+                    yield [c[r : r + 1] for c in calibration]
+
+            conv.representative_dataset = representative
+            conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+            conv.inference_input_type = tf.int8
+            conv.inference_output_type = tf.int8
+        return conv.convert()
+
+
+# ------------------------------------------------------------------------------------------------
+# Interpreter runs.
+# ------------------------------------------------------------------------------------------------
+def subgraph_ops(path):
+    """Op names per subgraph, read from the flatbuffer with the schema TensorFlow ships."""
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    with open(path, "rb") as f:
+        m = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(f.read(), 0))
+    names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    out = []
+    for g in m.subgraphs:
+        ops = []
+        for o in g.operators or []:
+            c = m.operatorCodes[o.opcodeIndex]
+            ops.append(names.get(max(c.builtinCode, c.deprecatedBuiltinCode), str(c.builtinCode)))
+        out.append(ops)
+    return out
+
+
+def run_rows(path, inputs, resolver, stateful):
+    from ai_edge_litert.interpreter import Interpreter
+
+    it = Interpreter(model_path=path, experimental_op_resolver_type=resolver, num_threads=1)
+    it.allocate_tensors()
+    ins, outs = it.get_input_details(), it.get_output_details()
+    n = inputs[0].shape[0]
+    results = [np.zeros((n, *o["shape"][1:]), dtype=o["dtype"]) for o in outs]
+    for r in range(n):
+        if not stateful:
+            it.reset_all_variables()
+        for d, x in zip(ins, inputs):
+            it.set_tensor(d["index"], x[r : r + 1])
+        it.invoke()
+        for j, o in enumerate(outs):
+            results[j][r] = it.get_tensor(o["index"])[0]
+    return results, ins, outs
+
+
+def io_of(d):
+    q = d.get("quantization_parameters", {})
+    return {"name": d["name"], "dtype": np.dtype(d["dtype"]).name, "shape": [int(s) for s in d["shape"]],
+            "scales": [float(s) for s in q.get("scales", [])],
+            "zero_points": [int(z) for z in q.get("zero_points", [])]}
+
+
+def make_inputs(rng, path, n):
+    from ai_edge_litert.interpreter import Interpreter
+
+    it = Interpreter(model_path=path)
+    rows = []
+    for d in it.get_input_details():
+        shape = tuple(int(s) for s in d["shape"][1:])
+        if np.dtype(d["dtype"]) == np.int8:
+            rows.append(rng.randint(-128, 128, size=(n, *shape)).astype(np.int8))
+        else:
+            rows.append(float_rows(rng, n, shape))
+    return rows
+
+
+def expected(path, inputs, stateful):
+    """BUILTIN_REF where it runs the model, else the default resolver; returns (resolver, outputs)."""
+    from ai_edge_litert.interpreter import OpResolverType
+
+    errors = []
+    for name, resolver in (("BUILTIN_REF", OpResolverType.BUILTIN_REF), ("AUTO", OpResolverType.AUTO)):
+        try:
+            ys, ins, outs = run_rows(path, inputs, resolver, stateful)
+            return name, ys, ins, outs, errors
+        except Exception as e:  # noqa: BLE001 - the next resolver is tried
+            errors.append(f"{name}: {type(e).__name__}: {str(e)[:200]}")
+    raise RuntimeError("; ".join(errors))
+
+
+def build(tf, keras, name):
+    """The model with its seeded weights and calibration rows (the same in every process)."""
+    keras.utils.clear_session()
+    model = MODELS[name](keras)
+    randomize(model, np.random.RandomState(seed_of(name, "weights")))
+    cal_rng = np.random.RandomState(seed_of(name, "calibration"))
+    calibration = [float_rows(cal_rng, CALIBRATION_ROWS, tuple(i.shape[1:])) for i in model.inputs]
+    return model, calibration
+
+
+def convert_child(name, source, mode, out):
+    import tensorflow as tf
+    import keras
+
+    model, calibration = build(tf, keras, name)
+    data = convert(tf, model, source, mode, calibration)
+    with open(out, "wb") as f:
+        f.write(data)
+
+
+def convert_isolated(name, source, mode, path):
+    """The converter crashes on some Keras 3 models (int8 recurrent ones): each conversion runs in a
+    child process. Returns None or why it failed."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--convert-child", name, source, mode, path]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    except subprocess.TimeoutExpired:
+        return "converter did not finish in 900 s"
+    if proc.returncode == 0 and os.path.exists(path):
+        return None
+    if proc.returncode < 0:
+        return f"converter crashed (signal {-proc.returncode})"
+    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or ["?"]
+    return f"converter failed (exit {proc.returncode}): {lines[-1][:300]}"
+
+
+def make_case(name, source, mode, dir_, count):
+    stem = f"{source}_{mode}"
+    path = os.path.join(dir_, stem + ".tflite")
+    why = convert_isolated(name, source, mode, path)
+    if why:
+        return {"error": why}
+    stateful = name in STATEFUL
+    inputs = make_inputs(np.random.RandomState(seed_of(name, stem, "inputs")), path, count)
+    entry = {"file": stem + ".tflite", "stateful": stateful, "count": count, "subgraph_ops": subgraph_ops(path)}
+    try:
+        resolver, ys, ins, outs, errors = expected(path, inputs, stateful)
+    except Exception as e:  # noqa: BLE001
+        entry["interpreter_error"] = str(e)[:400]
+        return entry
+    entry.update({"resolver": resolver, "inputs": [io_of(d) for d in ins], "outputs": [io_of(d) for d in outs],
+                  "input_files": [], "expected_files": []})
+    if errors:
+        entry["ref_error"] = errors[0]
+    for i, x in enumerate(inputs):
+        entry["input_files"].append(f"{stem}_in_{i}.npy")
+        np.save(os.path.join(dir_, entry["input_files"][-1]), x)
+    for j, y in enumerate(ys):
+        entry["expected_files"].append(f"{stem}_expected_{j}.npy")
+        np.save(os.path.join(dir_, entry["expected_files"][-1]), y)
+    return entry
+
+
+def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--convert-child":
+        convert_child(*sys.argv[2:6])
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--count", type=int, default=24, help="input rows per case")
+    ap.add_argument("--only", choices=sorted(MODELS), action="append")
+    ap.add_argument("--jobs", type=int, default=max(1, min(4, os.cpu_count() or 1)))
+    args = ap.parse_args()
+
+    import tensorflow as tf
+    import keras
+    import ai_edge_litert
+
+    out = os.path.abspath(args.out)
+    os.makedirs(out, exist_ok=True)
+    manifest = {"versions": {"tensorflow": tf.__version__, "keras": keras.__version__,
+                             "ai_edge_litert": getattr(ai_edge_litert, "__version__", "?"), "numpy": np.__version__},
+                "generator": "tools/make_tflite_k3_fixtures.py", "models": {}}
+    manifest_path = os.path.join(out, "manifest.json")
+    if args.only and os.path.exists(manifest_path):  # regenerate some models, keep the others
+        with open(manifest_path) as f:
+            manifest["models"] = json.load(f)["models"]
+    names = args.only or list(MODELS)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {}
+        for name in names:
+            dir_ = os.path.join(out, name)
+            os.makedirs(dir_, exist_ok=True)
+            for source in SOURCES:
+                for mode in MODES:
+                    futures[(name, source, mode)] = pool.submit(make_case, name, source, mode, dir_, args.count)
+        done = set()
+        for (name, source, mode), fut in futures.items():
+            c = fut.result()
+            if name not in done:
+                manifest["models"][name] = {"cases": {}}
+                done.add(name)
+            manifest["models"][name]["cases"][f"{source}_{mode}"] = c
+            what = c.get("error") or c.get("interpreter_error") or " | ".join(" ".join(g) for g in c["subgraph_ops"])
+            print(f"{name}/{source}_{mode}: {c.get('resolver', '-')}: {what}", flush=True)
+    with open(manifest_path, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
