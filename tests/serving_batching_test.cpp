@@ -100,7 +100,7 @@ TEST(ServingBatching, OversizedTaskIsRefused) {
 TEST(ServingBatching, FullQueueIsUnavailable) {
   TempDir d;
   const std::string dir = d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
-  const auto sv = Servable::load(dir, 1, 1);
+  const auto sv = Servable::load(dir, 1, ServableOptions{1});
   BatchingParameters p;
   p.max_batch_size = 2;
   p.batch_timeout_micros = 300000;

@@ -75,7 +75,7 @@ TEST(ServingConfig, ErrorsNameFileLineAndColumn) {
       {"model_config_list { config { name: 'x' base_path: '/x' model_version_policy { specific { versions: 1x } } } }",
        "'1x' is not a 64-bit integer"},
       {"model_config_list { config { name: 'x' base_path: '/x' version_labels { key: 'a' } } }", "needs a non-empty key and a value"},
-      {"model_config_list { config { name: 'x' base_path: '/x' model_platform: 'onnx' } }", "'onnx' is not supported"},
+      {"model_config_list { config { name: 'x' base_path: '/x' model_platform: 'pytorch' } }", "'pytorch' is not supported"},
       {"model_config_list { config { name: 'x' base_path: '/x' } config { name: 'x' base_path: '/y' } }",
        "configured more than once"},
       {"custom_model_config {}", "not supported by tickinfer serve"},
@@ -134,6 +134,7 @@ TEST(ServingFlags, TensorflowModelServerSpellingsBothForms) {
   EXPECT_TRUE(f.rest_api_enable_cors_support);
   EXPECT_EQ(f.rest_api_timeout_in_ms, 100);
   EXPECT_FALSE(f.enable_model_warmup);
+  EXPECT_EQ(f.saved_model_tags, "serve");  // TF Serving's default MetaGraph
   ASSERT_EQ(f.notices.size(), 1u);  // accepted, but said out loud
   EXPECT_NE(f.notices[0].find("tensorflow_intra_op_parallelism"), std::string::npos);
 }
@@ -146,6 +147,8 @@ TEST(ServingFlags, UnsupportedAndUnknownFlagsAreRefusedByName) {
     return error_of([&] { parse_server_flags(a); });
   };
   EXPECT_NE(with("--grpc_channel_arguments=a=1").find("not supported"), std::string::npos);
+  EXPECT_NE(with("--saved_model_tags=").find("no tag given"), std::string::npos);
+  EXPECT_EQ(with("--saved_model_tags=serve,gpu"), "");
   EXPECT_NE(with("--use_alts_credentials").find("'--use_alts_credentials' of tensorflow_model_server is not supported"),
             std::string::npos);
   EXPECT_NE(with("--enable_profiler").find("--enable_profiler"), std::string::npos);

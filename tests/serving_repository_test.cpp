@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
@@ -280,6 +281,62 @@ TEST(ServingRepository, HotReloadUnderLoadFailsNoRequest) {
   EXPECT_EQ(failed.load(), 0);
   EXPECT_GT(ok.load(), 100);
   EXPECT_TRUE(seen_versions.count("1") && seen_versions.count("3")) << seen_versions.size();
+}
+
+}  // namespace
+
+namespace {
+
+// A SavedModel version folder as TF Serving loads it: <base>/<version>/saved_model.pb + variables/.
+std::string add_saved_model_version(const TempDir& d, const std::string& model, const std::string& version) {
+  const fs::path dir = fs::path(d.model_path(model)) / version;
+  fs::create_directories(dir.parent_path());
+  fs::copy(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/savedmodel/dense_act_k3/k3_export", dir,
+           fs::copy_options::recursive);
+  return dir.string();
+}
+
+TEST(ServingRepository, ServesASavedModelWithItsSignatures) {
+  TempDir d;
+  add_saved_model_version(d, "m", "1");
+  ModelRepository repo({config(d, "m")}, {}, nullptr);
+  repo.poll_once();
+  ASSERT_EQ(available(repo, "m"), (std::vector<int64_t>{1})) << status_of(repo, "m", 1)->error_message;
+  const auto snap = repo.snapshot();
+  const auto servable = snap->find("m")->available.back();
+  EXPECT_EQ(servable->model_file(), d.model_path("m") + "/1");
+  EXPECT_EQ(servable->served_signature(), "serving_default");
+  // Keras 3 export writes `serve` and `serving_default` (the init op is not a signature).
+  std::vector<std::string> keys;
+  for (const auto& s : servable->signatures()) keys.push_back(s.key);
+  std::sort(keys.begin(), keys.end());
+  EXPECT_EQ(keys, (std::vector<std::string>{"serve", "serving_default"}));
+  for (const auto& s : servable->signatures()) {
+    if (s.key != "serving_default") continue;
+    ASSERT_EQ(s.inputs.size(), 1u);
+    EXPECT_EQ(s.inputs[0].key, servable->inputs()[0].name);
+    EXPECT_EQ(s.inputs[0].tensor_name, "serving_default_" + s.inputs[0].key + ":0");
+    EXPECT_EQ(s.inputs[0].shape.front(), -1);
+    ASSERT_EQ(s.outputs.size(), 1u);
+    EXPECT_EQ(s.outputs[0].key, "output_0");
+  }
+  EXPECT_TRUE(servable->serves_signature(""));
+  EXPECT_TRUE(servable->serves_signature("serving_default"));
+  EXPECT_FALSE(servable->serves_signature("nope"));
+}
+
+TEST(ServingRepository, SavedModelTagsSelectTheMetaGraph) {
+  TempDir d;
+  add_saved_model_version(d, "m", "1");
+  RepositoryOptions ro;
+  ro.saved_model_tags = "serve,gpu";  // a tag set the export does not have
+  ModelRepository repo({config(d, "m")}, ro, nullptr);
+  repo.poll_once();
+  EXPECT_TRUE(available(repo, "m").empty());
+  const auto s = status_of(repo, "m", 1);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_NE(s->error_message.find("no MetaGraph with tags 'serve,gpu'"), std::string::npos) << s->error_message;
+  EXPECT_NE(s->error_message.find("{serve}"), std::string::npos) << s->error_message;
 }
 
 }  // namespace

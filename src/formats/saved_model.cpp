@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "formats/deep_stack.hpp"
@@ -53,14 +54,28 @@ std::vector<SavedModelSignature> signatures_of(const tensorflow::MetaGraphDef& m
   return out;
 }
 
-const tensorflow::MetaGraphDef& pick_meta_graph(const tensorflow::SavedModel& sm, const std::string& tag, const std::string& label) {
+// `tags` is comma-separated, as --saved_model_tags takes it; like TensorFlow's loader, the
+// MetaGraph whose tag set equals the requested set is the one loaded.
+const tensorflow::MetaGraphDef& pick_meta_graph(const tensorflow::SavedModel& sm, const std::string& tags, const std::string& label) {
+  std::set<std::string> want;
+  for (size_t start = 0; start <= tags.size();) {
+    size_t end = tags.find(',', start);
+    if (end == std::string::npos) end = tags.size();
+    std::string t = tags.substr(start, end - start);
+    t.erase(0, t.find_first_not_of(' '));
+    t.erase(t.find_last_not_of(' ') + 1);
+    if (!t.empty()) want.insert(t);
+    start = end + 1;
+  }
   std::string seen;
   for (const auto& mg : sm.meta_graphs()) {
-    const auto& tags = mg.meta_info_def().tags();
-    if (std::find(tags.begin(), tags.end(), tag) != tags.end()) return mg;
-    for (const auto& t : tags) seen += (seen.empty() ? "" : ", ") + t;
+    const auto& have = mg.meta_info_def().tags();
+    if (std::set<std::string>(have.begin(), have.end()) == want) return mg;
+    seen += seen.empty() ? "{" : ", {";
+    for (int i = 0; i < have.size(); ++i) seen += (i ? "," : "") + have[i];
+    seen += "}";
   }
-  throw Error(label + ": no MetaGraph with tag '" + tag + "' (tags present: " + (seen.empty() ? "none" : seen) + ")");
+  throw Error(label + ": no MetaGraph with tags '" + tags + "' (tag sets present: " + (seen.empty() ? "none" : seen) + ")");
 }
 
 // node name -> NodeDef of the top-level graph.

@@ -38,7 +38,7 @@ struct SavedModelInfo {
 };
 
 struct SavedModelOptions {
-  std::string tag = "serve";
+  std::string tag = "serve";  // comma-separated tag set (--saved_model_tags); must equal the MetaGraph's
   std::string signature = "serving_default";  // "" = serving_default, else the only signature
 };
 

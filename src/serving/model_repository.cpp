@@ -142,7 +142,7 @@ void ModelRepository::poll_model(ModelState& m) {
     const std::string& dir = present[v];
     const std::string sig = signature_of(dir);
     try {
-      auto s = Servable::load(dir, v, options_.num_plans);
+      auto s = Servable::load(dir, v, ServableOptions{options_.num_plans, options_.saved_model_tags});
       if (options_.warmup) warm_up(*s, dir, options_.warmup_iterations);
       m.loaded[v] = Loaded{std::move(s)};
       m.ended.erase(v);

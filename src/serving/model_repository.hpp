@@ -61,6 +61,7 @@ struct RepositoryOptions {
   bool warmup = true;
   int warmup_iterations = 1;        // --num_request_iterations_for_warmup
   bool allow_labels_for_unavailable = false;
+  std::string saved_model_tags = "serve";  // --saved_model_tags
 };
 
 // The current snapshot, shared between the polling thread (store) and request threads (load).

@@ -52,6 +52,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   ro.warmup = flags.enable_model_warmup;
   ro.warmup_iterations = flags.num_request_iterations_for_warmup;
   ro.allow_labels_for_unavailable = flags.allow_version_labels_for_unavailable_models;
+  ro.saved_model_tags = flags.saved_model_tags;
   repo_ = std::make_unique<ModelRepository>(models, ro, metrics_.get());
 
   RestOptions rest;

@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "formats/saved_model.hpp"
+
 namespace fs = std::filesystem;
 
 namespace tickinfer::serving {
@@ -23,6 +25,39 @@ std::vector<TensorSpec> specs(const std::vector<TensorInfo>& infos) {
       s.size *= static_cast<size_t>(d);
     }
     out.push_back(std::move(s));
+  }
+  return out;
+}
+
+// A Keras export's names: inputs serving_default_<name>:0, outputs StatefulPartitionedCall:<i>.
+ServedSignature default_signature(const std::vector<TensorSpec>& inputs, const std::vector<TensorSpec>& outputs) {
+  ServedSignature sig;
+  sig.key = "serving_default";
+  auto tensor = [](const TensorSpec& t, std::string name) {
+    SignatureTensor st;
+    st.key = t.name;
+    st.tensor_name = std::move(name);
+    st.shape.push_back(-1);
+    st.shape.insert(st.shape.end(), t.shape.begin(), t.shape.end());
+    return st;
+  };
+  for (const auto& t : inputs) sig.inputs.push_back(tensor(t, "serving_default_" + t.name + ":0"));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    sig.outputs.push_back(tensor(outputs[i], "StatefulPartitionedCall:" + std::to_string(i)));
+  }
+  return sig;
+}
+
+std::vector<ServedSignature> saved_model_signatures(const formats::SavedModelInfo& info) {
+  std::vector<ServedSignature> out;
+  auto convert = [](const std::vector<formats::SavedModelTensorInfo>& from) {
+    std::vector<SignatureTensor> to;
+    for (const auto& t : from) to.push_back({t.key, t.tensor_name, t.dtype, t.shape, t.unknown_rank});
+    return to;
+  };
+  for (const auto& s : info.signatures) {
+    out.push_back({s.key, s.method_name.empty() ? "tensorflow/serving/predict" : s.method_name,
+                   convert(s.inputs), convert(s.outputs)});
   }
   return out;
 }
@@ -62,27 +97,43 @@ Model load_model_version(const std::string& version_dir) {
 }
 
 std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t version,
-                                         size_t num_plans) {
+                                         const ServableOptions& options) {
   std::shared_ptr<Servable> s(new Servable());
   s->version_ = version;
   s->model_file_ = find_model_file(version_dir);
-  s->model_ = std::make_unique<Model>(Model::load(s->model_file_));
+  std::shared_ptr<const formats::SavedModelInfo> saved;
+  if (formats::is_saved_model_dir(s->model_file_)) {
+    formats::SavedModelOptions so;
+    so.tag = options.saved_model_tags;
+    formats::SavedModel sm = formats::load_saved_model(s->model_file_, so);
+    saved = std::make_shared<const formats::SavedModelInfo>(std::move(sm.info));
+    s->model_ = std::make_unique<Model>(Model::from_graph(std::move(sm.graph)));
+  } else {
+    s->model_ = std::make_unique<Model>(Model::load(s->model_file_));
+  }
   s->inputs_ = specs(s->model_->inputs());
   s->outputs_ = specs(s->model_->outputs());
+  if (saved) {
+    s->signatures_ = saved_model_signatures(*saved);
+    s->served_signature_ = saved->signature_key;
+  } else {
+    s->signatures_ = {default_signature(s->inputs_, s->outputs_)};
+  }
+  const size_t num_plans = options.num_plans;
   if (s->inputs_.size() > kMaxTensors || s->outputs_.size() > kMaxTensors) {
     throw Error("model '" + s->model_file_ + "' has more than 16 inputs or outputs");
   }
   Plan first = compile(*s->model_);
-  if (num_plans == 0) num_plans = 1;
-  s->plans_.reserve(num_plans);
-  for (size_t i = 1; i < num_plans; ++i) s->plans_.push_back(first.clone());
+  const size_t plans = num_plans == 0 ? 1 : num_plans;
+  s->plans_.reserve(plans);
+  for (size_t i = 1; i < plans; ++i) s->plans_.push_back(first.clone());
   s->plans_.push_back(std::move(first));
   // A feed-forward model serves a batch (several instances, or a batched request) through
   // Plan::run_rows, kRowsPerCall rows per call: the same numbers as run() per row.
   s->by_rows_ = true;
   for (Plan& p : s->plans_) s->by_rows_ = s->by_rows_ && p.try_reserve_rows(kRowsPerCall);
-  s->busy_.reset(new std::atomic<bool>[num_plans]);
-  for (size_t i = 0; i < num_plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
+  s->busy_.reset(new std::atomic<bool>[plans]);
+  for (size_t i = 0; i < plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
   // The plan's flattened shapes are what run() uses; the model's TensorInfo names the tensors.
   for (size_t i = 0; i < s->inputs_.size(); ++i) {
     if (s->plans_[0].input_size(i) != s->inputs_[i].size) {

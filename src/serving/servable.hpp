@@ -5,8 +5,8 @@
 // that plan index touches.
 //
 // load_model_version() is the seam between the repository and the model formats: it maps a
-// version folder to a loaded model. Today it loads Keras `.keras` and legacy `.h5`; `.tflite`
-// and tickinfer's quantized format are refused with a message saying so.
+// version folder to a loaded model: a SavedModel directory, or one .keras, .h5, .tflite, .onnx or
+// .tkq file.
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -24,13 +24,33 @@ struct TensorSpec {
   size_t size = 1;             // product of shape
 };
 
-// The model file a version folder holds: `model.keras`, else the one `*.keras` or `*.h5` file.
-// Throws tickinfer::Error naming the folder when there is none, several, or only formats not
-// supported yet (`.tflite`, `saved_model.pb`).
+// The model a version folder holds: the folder itself when it is a SavedModel, else `model.keras`,
+// else its one model file. Throws tickinfer::Error naming the folder when there is none or several.
 std::string find_model_file(const std::string& version_dir);
 
 // Loads the model in a version folder (the seam for new formats). Throws tickinfer::Error.
 Model load_model_version(const std::string& version_dir);
+
+// One signature as GetModelMetadata publishes it. A SavedModel's come from its MetaGraph (every
+// signature, with TensorFlow's tensor names and dtypes); other formats get one serving_default
+// named after the model's inputs and outputs, shaped like a Keras export's.
+struct SignatureTensor {
+  std::string key;          // the alias requests use, e.g. "keras_tensor", "output_0"
+  std::string tensor_name;  // e.g. "serving_default_keras_tensor:0"
+  int dtype = 1;            // TF DataType number (1 = DT_FLOAT)
+  std::vector<int64_t> shape;  // with the batch dimension (-1 = unknown)
+  bool unknown_rank = false;
+};
+struct ServedSignature {
+  std::string key;  // "serving_default", "serve", ...
+  std::string method_name = "tensorflow/serving/predict";
+  std::vector<SignatureTensor> inputs, outputs;
+};
+
+struct ServableOptions {
+  size_t num_plans = 1;
+  std::string saved_model_tags = "serve";  // --saved_model_tags: the MetaGraph a SavedModel serves
+};
 
 class Servable {
  public:
@@ -38,13 +58,18 @@ class Servable {
 
   // Loads and compiles `version_dir`, making `num_plans` plans. Throws tickinfer::Error.
   static std::shared_ptr<Servable> load(const std::string& version_dir, int64_t version,
-                                        size_t num_plans);
+                                        const ServableOptions& options);
 
   int64_t version() const { return version_; }
   const std::string& model_file() const { return model_file_; }
   const std::vector<TensorSpec>& inputs() const { return inputs_; }
   const std::vector<TensorSpec>& outputs() const { return outputs_; }
   size_t num_plans() const { return plans_.size(); }
+  // Every signature of the model (GetModelMetadata), and the one Predict runs: requests may name
+  // it or leave signature_name empty.
+  const std::vector<ServedSignature>& signatures() const { return signatures_; }
+  const std::string& served_signature() const { return served_signature_; }
+  bool serves_signature(const std::string& key) const { return key.empty() || key == served_signature_; }
 
   // Runs `batch` rows, one batch-1 plan call each, on plan `plan_index` (which the caller owns
   // exclusively). inputs[i] holds batch * inputs()[i].size floats, row-major; outputs[o] gets
@@ -63,6 +88,8 @@ class Servable {
   int64_t version_ = 0;
   std::string model_file_;
   std::vector<TensorSpec> inputs_, outputs_;
+  std::vector<ServedSignature> signatures_;
+  std::string served_signature_ = "serving_default";
   std::unique_ptr<Model> model_;
   mutable std::vector<Plan> plans_;
   static constexpr int kRowsPerCall = 8;

@@ -91,7 +91,10 @@ ModelConfig parse_model(const TextField& cfg, std::string_view src) {
     } else if (f.name == "model_platform") {
       once(seen, f, src);
       m.platform = f.as_string(src);
-      if (m.platform != "tensorflow" && m.platform != "keras" && m.platform != "tickinfer") {
+      // The format is read from the version folder; the platform names what TF Serving users and
+      // tickinfer's own configs write for the formats it serves.
+      if (m.platform != "tensorflow" && m.platform != "keras" && m.platform != "tickinfer" && m.platform != "tflite" &&
+          m.platform != "onnx") {
         throw Error(f.where(src) + ": model_platform '" + m.platform +
                     "' is not supported (use \"tensorflow\")");
       }

@@ -46,7 +46,7 @@ const FlagSpec kFlags[] = {
     {"ssl_config_file", Kind::String, Support::Yes, "gRPC TLS: SSLConfig text proto with PEM contents (REST stays plain, as in TF Serving)"},
     {"platform_config_file", Kind::String, Support::Rejected, "platform configs are TensorFlow-specific"},
     {"per_process_gpu_memory_fraction", Kind::Double, Support::Rejected, "tickinfer runs on the CPU"},
-    {"saved_model_tags", Kind::String, Support::Rejected, "tickinfer serves Keras files, not SavedModels"},
+    {"saved_model_tags", Kind::String, Support::Yes, "comma-separated tag set of the SavedModel MetaGraph to serve (default \"serve\")"},
     {"grpc_channel_arguments", Kind::String, Support::Rejected, "channel arguments are not supported"},
     {"grpc_max_threads", Kind::Int, Support::Yes, "gRPC calls run at once (default: number of CPUs)"},
     {"enable_model_warmup", Kind::Bool, Support::Yes, "replay assets.extra/tf_serving_warmup_requests (default true)"},
@@ -196,6 +196,9 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
         throw Error("--model_config_file_poll_wait_seconds: re-reading the model config file is not "
                     "supported by this build; only 0 (read once) is accepted");
       }
+    } else if (name == "saved_model_tags") {
+      if (value.find_first_not_of(", ") == std::string::npos) throw Error("--saved_model_tags: no tag given");
+      f.saved_model_tags = value;
     } else if (name == "model_name") {
       f.model_name = value;
       if (value.empty() || value.find_first_of("/:") != std::string::npos) {

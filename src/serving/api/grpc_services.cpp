@@ -110,7 +110,7 @@ grpc::Status GrpcPredictionService::run(const ModelSnapshot* model, const tfs::P
   grpc::Status st = resolve_servable(model, req.model_spec(), sv);
   if (!st.ok()) return st;
   const std::string& sig = req.model_spec().signature_name();
-  if (!sig.empty() && sig != "serving_default") {
+  if (!sv->serves_signature(sig)) {
     return status(grpc::StatusCode::INVALID_ARGUMENT,
                   "Serving signature name: \"" + sig + "\" not found in signature def");
   }
@@ -215,12 +215,11 @@ grpc::Status GrpcPredictionService::GetModelMetadata(grpc::ServerContext*, const
   spec->set_name(req->model_spec().name());
   spec->mutable_version()->set_value(sv->version());
   tfs::SignatureDefMap map;
-  tensorflow::SignatureDef& def = (*map.mutable_signature_def())["serving_default"];
-  def.set_method_name("tensorflow/serving/predict");
-  for (const auto& t : sv->inputs()) fill_tensor_info((*def.mutable_inputs())[t.name], t, "serving_default_" + t.name + ":0");
-  for (size_t i = 0; i < sv->outputs().size(); ++i) {
-    const auto& t = sv->outputs()[i];
-    fill_tensor_info((*def.mutable_outputs())[t.name], t, "StatefulPartitionedCall:" + std::to_string(i));
+  for (const ServedSignature& sig : sv->signatures()) {
+    tensorflow::SignatureDef& def = (*map.mutable_signature_def())[sig.key];
+    def.set_method_name(sig.method_name);
+    for (const auto& t : sig.inputs) fill_tensor_info((*def.mutable_inputs())[t.key], t);
+    for (const auto& t : sig.outputs) fill_tensor_info((*def.mutable_outputs())[t.key], t);
   }
   (*resp->mutable_metadata())["signature_def"].PackFrom(map);
   return grpc::Status::OK;

@@ -109,11 +109,14 @@ grpc::Status to_floats(const tensorflow::TensorProto& t, const TensorSpec& spec,
   return grpc::Status::OK;
 }
 
-void fill_tensor_info(tensorflow::TensorInfo& info, const TensorSpec& t, const std::string& tensor_name) {
-  info.set_name(tensor_name);
-  info.set_dtype(tensorflow::DT_FLOAT);
+void fill_tensor_info(tensorflow::TensorInfo& info, const SignatureTensor& t) {
+  info.set_name(t.tensor_name);
+  info.set_dtype(static_cast<tensorflow::DataType>(t.dtype));
   auto* shape = info.mutable_tensor_shape();
-  shape->add_dim()->set_size(-1);
+  if (t.unknown_rank) {
+    shape->set_unknown_rank(true);
+    return;
+  }
   for (int64_t d : t.shape) shape->add_dim()->set_size(d);
 }
 

@@ -20,6 +20,6 @@ grpc::Status to_floats(const tensorflow::TensorProto& t, const TensorSpec& spec,
                        std::vector<float>& out, int64_t& batch);
 
 // A signature entry: DT_FLOAT, shape [-1, spec.shape...], named `tensor_name`.
-void fill_tensor_info(tensorflow::TensorInfo& info, const TensorSpec& t, const std::string& tensor_name);
+void fill_tensor_info(tensorflow::TensorInfo& info, const SignatureTensor& t);
 
 }  // namespace tickinfer::serving

@@ -1,5 +1,5 @@
-// GET /v1/models/{name}[/versions/{N}|/labels/{L}]/metadata: the serving_default signature in
-// TF Serving's JSON layout.
+// GET /v1/models/{name}[/versions/{N}|/labels/{L}]/metadata: the model's signatures
+// (Servable::signatures) in TF Serving's JSON layout.
 #include <string>
 
 #include "serving/api/rest_handlers.hpp"
@@ -9,19 +9,43 @@ namespace tickinfer::serving {
 
 namespace {
 
-// `tensor_name` mirrors what a Keras SavedModel export shows: serving_default_<input>:0 for
-// inputs, StatefulPartitionedCall:<index> for outputs.
-void append_tensor_info(std::string& b, const TensorSpec& t, const std::string& tensor_name) {
-  append_json_string(b, t.name);
-  b += ": {\"dtype\": \"DT_FLOAT\", \"tensor_shape\": {\"dim\": [{\"size\": \"-1\", \"name\": \"\"}";
-  for (int64_t d : t.shape) {
-    b += ", {\"size\": \"";
-    append_json_int(b, d);
+const char* dtype_name(int dtype) {
+  switch (dtype) {
+    case 1: return "DT_FLOAT";
+    case 2: return "DT_DOUBLE";
+    case 3: return "DT_INT32";
+    case 4: return "DT_UINT8";
+    case 5: return "DT_INT16";
+    case 6: return "DT_INT8";
+    case 7: return "DT_STRING";
+    case 9: return "DT_INT64";
+    case 10: return "DT_BOOL";
+    case 14: return "DT_BFLOAT16";
+    case 19: return "DT_HALF";
+    default: return "DT_INVALID";
+  }
+}
+
+void append_tensor_info(std::string& b, const SignatureTensor& t) {
+  append_json_string(b, t.key);
+  b += ": {\"dtype\": \"";
+  b += dtype_name(t.dtype);
+  b += "\", \"tensor_shape\": {\"dim\": [";
+  for (size_t i = 0; i < t.shape.size(); ++i) {
+    b += i ? ", {\"size\": \"" : "{\"size\": \"";
+    append_json_int(b, t.shape[i]);
     b += "\", \"name\": \"\"}";
   }
-  b += "], \"unknown_rank\": false}, \"name\": ";
-  append_json_string(b, tensor_name);
+  b += t.unknown_rank ? "], \"unknown_rank\": true}, \"name\": " : "], \"unknown_rank\": false}, \"name\": ";
+  append_json_string(b, t.tensor_name);
   b += "}";
+}
+
+void append_tensors(std::string& b, const std::vector<SignatureTensor>& tensors) {
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    if (i) b += ", ";
+    append_tensor_info(b, tensors[i]);
+  }
 }
 
 }  // namespace
@@ -34,17 +58,20 @@ void handle_metadata(RestCall& call) {
   append_json_string(b, call.s.name);
   b += ", \"signature_name\": \"\", \"version\": \"";
   append_json_int(b, sv.version());
-  b += "\"},\n\"metadata\": {\"signature_def\": {\"signature_def\": {\"serving_default\": {\"inputs\": {";
-  for (size_t i = 0; i < sv.inputs().size(); ++i) {
+  b += "\"},\n\"metadata\": {\"signature_def\": {\"signature_def\": {";
+  for (size_t i = 0; i < sv.signatures().size(); ++i) {
+    const ServedSignature& sig = sv.signatures()[i];
     if (i) b += ", ";
-    append_tensor_info(b, sv.inputs()[i], "serving_default_" + sv.inputs()[i].name + ":0");
+    append_json_string(b, sig.key);
+    b += ": {\"inputs\": {";
+    append_tensors(b, sig.inputs);
+    b += "}, \"outputs\": {";
+    append_tensors(b, sig.outputs);
+    b += "}, \"method_name\": ";
+    append_json_string(b, sig.method_name);
+    b += "}";
   }
-  b += "}, \"outputs\": {";
-  for (size_t i = 0; i < sv.outputs().size(); ++i) {
-    if (i) b += ", ";
-    append_tensor_info(b, sv.outputs()[i], "StatefulPartitionedCall:" + std::to_string(i));
-  }
-  b += "}, \"method_name\": \"tensorflow/serving/predict\"}}}}\n}";
+  b += "}}}\n}";
 }
 
 }  // namespace tickinfer::serving

@@ -26,7 +26,7 @@ void handle_predict(RestCall& call) {
     call.fail_counted(StatusCode::InvalidArgument, s.error);
     return;
   }
-  if (!s.in.signature_name.empty() && s.in.signature_name != "serving_default") {
+  if (!sv.serves_signature(s.in.signature_name)) {
     call.fail_counted(StatusCode::InvalidArgument,
                       "Serving signature name: \"" + s.in.signature_name + "\" not found in signature def");
     return;
