@@ -184,7 +184,7 @@ bool lift_swish(Lifter& l, int a, int b, int out) {
     const Value& vx = l.value(x);
     Node& s = l.node(vs.node);
     const bool gate = s.kind == OpKind::Activation && s.activation.kind == ActKind::Sigmoid && s.inputs.size() == 1 &&
-                      s.inputs[0] == vx.node && !vx.padded() && l.consumers(sig) == 1 && !l.is_output(sig);
+                      s.inputs[0] == vx.node && !vx.padded() && !vs.padded() && l.consumers(sig) == 1 && !l.is_output(sig);
     if (!gate || l.tensor(x).shape != l.tensor(sig).shape) continue;
     s.activation.kind = ActKind::Swish;
     s.origin += " + " + l.op_origin();
