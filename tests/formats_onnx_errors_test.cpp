@@ -228,6 +228,10 @@ TEST(OnnxReader, BadExternalDataIsAnError) {
   expect_error(write(d.file("e.onnx"), external_model("../weights.bin", "0", "24")), "not a path inside the model's directory");
   expect_error(write(d.file("f.onnx"), external_model("/etc/passwd", "0", "24")), "not a path inside the model's directory");
   expect_error(write(d.file("g.onnx"), external_model("weights.bin", "-1", "24")), "is not a decimal number");
+  TempDir outside;
+  write(outside.file("secret.bin"), std::string(24, '\0'));
+  fs::create_symlink(outside.file("secret.bin"), d.file("link.bin"));
+  expect_error(write(d.file("h.onnx"), external_model("link.bin", "0", "24")), "resolves outside the model's directory");
 }
 
 TEST(OnnxReader, UnsupportedRecurrentOptionsAreNamed) {

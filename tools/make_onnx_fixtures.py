@@ -559,6 +559,33 @@ class HelperSource:
         return None
 
 
+def strip_debug_info(path: Path):
+    """Drops doc strings and metadata (the dynamo exporter records Python stack traces with
+    the machine's file paths in them); the computation is untouched."""
+    m = onnx.load(str(path))
+
+    def clean(g):
+        g.doc_string = ""
+        for n in g.node:
+            n.doc_string = ""
+            del n.metadata_props[:]
+            for a in n.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    clean(a.g)
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            vi.doc_string = ""
+            del vi.metadata_props[:]
+        for t in g.initializer:
+            t.doc_string = ""
+            del t.metadata_props[:]
+        del g.metadata_props[:]
+
+    m.doc_string = ""
+    del m.metadata_props[:]
+    clean(m.graph)
+    onnx.save(m, str(path))
+
+
 def save_npy(path: Path, a):
     np.save(path, np.ascontiguousarray(a, dtype=np.float32))
 
@@ -579,6 +606,7 @@ def make_case(case: Case, root: Path, rel: str, dynamo: bool) -> dict:
     d.mkdir(parents=True, exist_ok=True)
     model_file = d / "model.onnx"
     src.write(model_file)
+    strip_debug_info(model_file)
     if not case.expect_error:
         onnx.checker.check_model(str(model_file))
     m = onnx.load(str(model_file))

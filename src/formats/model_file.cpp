@@ -56,7 +56,8 @@ bool has_onnx_extension(const std::string& path) {
 }
 
 Graph load_onnx_file(const std::string& bytes, const std::string& path) {
-  return load_onnx(bytes.data(), bytes.size(), path, std::filesystem::path(path).parent_path().string());
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return load_onnx(bytes.data(), bytes.size(), path, dir.empty() ? "." : dir);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "formats/onnx_tensor.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -110,6 +111,16 @@ std::string read_external(const onnx::TensorProto& t, const TensorSource& src, c
     throw Error(ctx + ": external data location '" + location + "' is not a path inside the model's directory");
   }
   const std::filesystem::path full = std::filesystem::path(src.model_dir) / rel;
+  // A symbolic link inside the directory must not lead out of it either.
+  std::error_code ec;
+  const auto dir_real = std::filesystem::weakly_canonical(std::filesystem::path(src.model_dir), ec);
+  const auto file_real = std::filesystem::weakly_canonical(full, ec);
+  if (!ec) {
+    const auto d_end = std::mismatch(dir_real.begin(), dir_real.end(), file_real.begin(), file_real.end()).first;
+    if (d_end != dir_real.end()) {
+      throw Error(ctx + ": external data location '" + location + "' resolves outside the model's directory");
+    }
+  }
   std::ifstream in(full, std::ios::binary | std::ios::ate);
   if (!in) throw Error(ctx + ": cannot open external data file '" + location + "'");
   const std::streamoff fsize = in.tellg();
