@@ -1,0 +1,45 @@
+"""SavedModel directories and ONNX files load and run from Python like Keras files.
+
+Expected outputs come from the framework that wrote each file: Keras for the SavedModels
+(tools/make_savedmodel_fixtures.py), onnxruntime for the ONNX files (tools/make_onnx_fixtures.py),
+never from tickinfer.
+"""
+import numpy as np
+import pytest
+
+from conftest import FIXTURES, assert_close, load_manifest
+
+SAVEDMODEL = FIXTURES / "savedmodel"
+ONNX = FIXTURES / "onnx"
+
+
+def _single_io(directory):
+    return [c for c in load_manifest(directory)["cases"]
+            if len(c["inputs"]) == 1 and len(c["outputs"]) == 1 and not c.get("window_length")]
+
+
+@pytest.mark.parametrize("case", _single_io(SAVEDMODEL), ids=lambda c: c["name"])
+def test_savedmodel_matches_keras(tickinfer, case):
+    model = tickinfer.load(str(SAVEDMODEL / case["file"]))
+    plan = model.compile()
+    x = np.load(SAVEDMODEL / case["inputs"][0]).astype(np.float32)
+    want = np.load(SAVEDMODEL / case["outputs"][0])
+    got = np.stack([plan.run(row) for row in x])
+    assert_close(got, want, case["rtol"], case["atol"], case["name"])
+
+
+@pytest.mark.parametrize("case", _single_io(ONNX), ids=lambda c: c["name"])
+def test_onnx_matches_onnxruntime(tickinfer, case):
+    plan = tickinfer.load(str(ONNX / case["file"])).compile()
+    x = np.load(ONNX / case["inputs"][0]).astype(np.float32)
+    want = np.load(ONNX / case["outputs"][0])
+    got = np.stack([plan.run(row) for row in x])
+    assert_close(got.reshape(want.shape), want, case["rtol"], case["atol"], case["name"])
+
+
+def test_a_directory_that_is_not_a_savedmodel_is_a_clear_error(tickinfer, tmp_path):
+    (tmp_path / "notes.txt").write_text("not a model")
+    with pytest.raises(Exception) as e:
+        tickinfer.load(str(tmp_path))
+    assert str(tmp_path) in str(e.value)
+    assert "saved_model.pb" in str(e.value)
