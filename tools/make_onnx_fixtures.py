@@ -187,6 +187,9 @@ def tf2onnx_cases() -> list[Case]:
         Case("conv_pool_flatten_k3", "k3", k_conv_pool_flatten, T=11),
         Case("conv_seq_out_k2", "k2", k_conv_seq_out, T=9),
         Case("lstm_stacked_k3", "k3", k_lstm_stacked, T=6, stream=True),
+        # A one-step window (the bench suite's lstm_tiny shape): tf2onnx writes its transpose
+        # to time-major as a Reshape of unit axes.
+        Case("lstm_one_step_k3", "k3", k_lstm_stacked, T=1, stream=True),
         Case("lstm_seq_k2", "k2", k_lstm_seq, T=5),
         Case("lstm_variable_length_k3", "k3", k_lstm_stacked, window=7, stream=True),
         Case("gru_stacked_k2", "k2", k_gru_stacked, T=6, stream=True),

@@ -140,8 +140,27 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
     out.axes.push_back(v == 1 ? kUnit : static_cast<int>(target.size()));
     if (v != 1) target.push_back(static_cast<int>(v));
   }
+  if (shape_size(target.empty() ? Shape{1} : target) != total) {
+    L.fail(n, "cannot reshape the input's " + std::to_string(total) + " values");
+  }
+  // A reshape that only adds, drops or moves axes of size 1 (tf2onnx writes the transpose of a
+  // one-step window that way) is a view: no engine op, so stream mode still sees the sequence.
+  std::vector<int> kept;  // engine axes of x's dimensions other than 1, in ONNX order
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (d[i] != 1) kept.push_back(x.axes[i]);
+  }
+  bool view = !x.padded() && kept.size() == target.size();
+  for (size_t k = 0; view && k < kept.size(); ++k) {
+    view = kept[k] != kUnit && (k == 0 || kept[k] > kept[k - 1]) && L.eshape(x.node)[kept[k]] == target[k];
+  }
+  if (view) {
+    for (int& a : out.axes) {
+      if (a != kUnit) a = kept[static_cast<size_t>(a)];
+    }
+    out.node = x.node;
+    return out;
+  }
   if (target.empty()) target.push_back(1);
-  if (shape_size(target) != total) L.fail(n, "cannot reshape the input's " + std::to_string(total) + " values");
   out.node = L.reshape(n, x, target);
   return out;
 }

@@ -58,12 +58,29 @@ int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector
 }
 
 // X must be [T, batch, I] (layout 0) or [batch, T, I] (layout 1) over an engine [T, I] tensor.
-const Value& rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
+Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
   const Value& x = L.runtime(n, 0);
   const int t_axis = layout == 0 ? 0 : 1, b_axis = layout == 0 ? 1 : 0;
-  if (x.axes.size() != 3 || L.eshape(x.node).size() != 2 || x.axes[t_axis] != 0 || x.axes[2] != 1 ||
-      x.axes[b_axis] != kUnit) {
-    L.fail(n, "X is not a [time, features] sequence in the layout the engine runs (layout " + std::to_string(layout) + ")");
+  // A one-step window ([1, batch, I]) arrives as an engine [I] tensor, its time axis a unit
+  // axis like the batch: the recurrent layer needs the [1, I] sequence back.
+  if (x.axes.size() == 3 && L.eshape(x.node).size() == 1 && x.axes[t_axis] == kUnit && x.axes[b_axis] == kUnit &&
+      x.axes[2] == 0) {
+    Value seq;
+    seq.node = L.reshape(n, x, Shape{1, L.eshape(x.node)[0]});
+    seq.axes = {kUnit, kUnit, 1};
+    seq.axes[t_axis] = 0;
+    if (L.eshape(seq.node)[1] != I) L.fail(n, "W's input size does not match X's features");
+    return seq;
+  }
+  // The time axis of a one-step window may be a unit axis of the view like the batch.
+  const bool time_ok = x.axes.size() == 3 && L.eshape(x.node).size() == 2 &&
+                       (x.axes[t_axis] == 0 || (x.axes[t_axis] == kUnit && L.eshape(x.node)[0] == 1));
+  if (!time_ok || x.axes[2] != 1 || x.axes[b_axis] != kUnit) {
+    std::string axes;
+    for (int a : x.axes) axes += (axes.empty() ? "" : ",") + (a == kUnit ? std::string("unit") : std::to_string(a));
+    L.fail(n, "X is not a [time, features] sequence in the layout the engine runs (layout " + std::to_string(layout) +
+                  "; its axes are engine axes [" + axes + "] of a rank-" + std::to_string(L.eshape(x.node).size()) +
+                  " engine tensor)");
   }
   if (L.eshape(x.node)[1] != I) L.fail(n, "W's input size does not match X's features");
   return x;
@@ -117,7 +134,7 @@ Value lower_lstm(Lowerer& L, const onnx::NodeProto& n, int out) {
   const int layout = rnn_layout(L, n);
   const Tensor& w = L.constant(n, 1);
   const int I = static_cast<int>(w.dims[2]);
-  const Value& x = rnn_input(L, n, layout, I);
+  const Value x = rnn_input(L, n, layout, I);
   // Engine (Keras) gates i, f, c, o; ONNX blocks i, o, f, c.
   const std::vector<int> order = {0, 2, 3, 1};
   Node node;
@@ -145,7 +162,7 @@ Value lower_gru(Lowerer& L, const onnx::NodeProto& n, int out) {
   const int layout = rnn_layout(L, n);
   const Tensor& w = L.constant(n, 1);
   const int I = static_cast<int>(w.dims[2]);
-  const Value& x = rnn_input(L, n, layout, I);
+  const Value x = rnn_input(L, n, layout, I);
   const std::vector<int> order = {0, 1, 2};  // z, r, h in both
   Node node;
   node.kind = OpKind::GRU;
