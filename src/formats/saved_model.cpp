@@ -233,7 +233,15 @@ SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& 
 SavedModel import_saved_model(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
                               const std::string& label, const SavedModelOptions& options) {
   SavedModel out;
-  run_on_deep_stack([&] { out = import_on_this_stack(pb_bytes, object_graph_bytes, read_variable, label, options); });
+  run_on_deep_stack([&] {
+    try {
+      out = import_on_this_stack(pb_bytes, object_graph_bytes, read_variable, label, options);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // e.g. an out-of-range operand of a malformed graph
+      throw Error(label + ": malformed SavedModel graph (" + e.what() + ")");
+    }
+  });
   return out;
 }
 

@@ -19,7 +19,7 @@ namespace {
 
 bool is_last_axis(const TfValue& axes, size_t rank) {
   if (axes.kind != TfValue::Kind::Const || axes.tensor.values.size() != 1) return false;
-  const auto a = static_cast<int64_t>(axes.tensor.values[0]);
+  const auto a = tf_to_int(axes.tensor.values[0]);
   return a == -1 || a == static_cast<int64_t>(rank) - 1;
 }
 
