@@ -82,7 +82,7 @@ bool is_directory(const std::string& path) {
 }
 
 std::string read_model_file(const std::string& path) {
-  if (is_directory(path)) throw Error(path + ": is a directory but not a SavedModel (no saved_model.pb)");
+  if (is_directory(path)) throw Error(not_a_saved_model_message(path));
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw Error(path + ": cannot open file");
   std::streamoff size = in.tellg();

@@ -248,7 +248,15 @@ SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& 
 SavedModel import_saved_model(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
                               const std::string& label, const SavedModelOptions& options) {
   SavedModel out;
-  run_on_deep_stack([&] { out = import_on_this_stack(pb_bytes, object_graph_bytes, read_variable, label, options); });
+  run_on_deep_stack([&] {
+    try {
+      out = import_on_this_stack(pb_bytes, object_graph_bytes, read_variable, label, options);
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {  // e.g. an out-of-range operand of a malformed graph
+      throw Error(label + ": malformed SavedModel graph (" + e.what() + ")");
+    }
+  });
   return out;
 }
 
@@ -264,13 +272,30 @@ std::string read_file(const fs::path& p, bool& ok) {
 
 }  // namespace
 
+std::string not_a_saved_model_message(const std::string& dir) {
+  std::string msg = dir + ": is a directory but not a SavedModel (no saved_model.pb)";
+  std::vector<std::string> versions;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && versions.size() < 8; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit) && is_saved_model_dir(it->path().string())) versions.push_back(name);
+  }
+  std::sort(versions.begin(), versions.end());
+  if (!versions.empty()) {
+    msg += "; it holds the version folder(s)";
+    for (const auto& v : versions) msg += " " + v;
+    msg += " of a TensorFlow Serving base path: give one of them";
+  }
+  return msg;
+}
+
 SavedModel load_saved_model(const std::string& dir, const SavedModelOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error(dir + ": not a directory");
   const fs::path pb = fs::path(dir) / "saved_model.pb";
   if (!fs::exists(pb, ec)) {
     if (fs::exists(fs::path(dir) / "saved_model.pbtxt", ec)) throw Error((fs::path(dir) / "saved_model.pbtxt").string() + ": text-format SavedModels are not supported (save with the binary saved_model.pb)");
-    throw Error(dir + ": is a directory but not a SavedModel (no saved_model.pb)");
+    throw Error(not_a_saved_model_message(dir));
   }
   bool ok = false;
   const std::string bytes = read_file(pb, ok);

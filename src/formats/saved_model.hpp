@@ -51,6 +51,10 @@ struct SavedModel {
 // True if `path` is a directory holding saved_model.pb or saved_model.pbtxt.
 bool is_saved_model_dir(const std::string& path);
 
+// The error for a directory that is not a SavedModel: "<dir>: is a directory but not a SavedModel
+// (no saved_model.pb)", naming version folders that hold one (a TF Serving base path).
+std::string not_a_saved_model_message(const std::string& dir);
+
 // Loads a SavedModel directory. Throws tickinfer::Error naming the file and what is wrong: a
 // directory without saved_model.pb, a truncated or malformed protobuf, no MetaGraph with the tag,
 // an unknown signature or tensor, a missing or corrupt variables shard, an op the lowering does

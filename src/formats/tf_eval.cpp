@@ -111,7 +111,7 @@ TfTensor broadcast_binary(const TfTensor& a, const TfTensor& b, Binary f, const 
 
 TfTensor reduce(const TfTensor& x, const TfTensor& axes, bool keep, const std::string& kind, const std::string& where) {
   std::vector<bool> red(x.shape.size(), false);
-  for (double a : axes.values) red[static_cast<size_t>(norm_axis(static_cast<int64_t>(a), x.shape.size(), where))] = true;
+  for (double a : axes.values) red[static_cast<size_t>(norm_axis(tf_to_int(a), x.shape.size(), where))] = true;
   TfTensor out;
   out.dtype = x.dtype;
   std::vector<int64_t> kept_shape;
@@ -165,7 +165,7 @@ TfTensor transpose(const TfTensor& x, const std::vector<int64_t>& perm, const st
 
 std::vector<int64_t> as_ints(const TfTensor& t) {
   std::vector<int64_t> v;
-  for (double d : t.values) v.push_back(static_cast<int64_t>(d));
+  for (double d : t.values) v.push_back(tf_to_int(d));
   return v;
 }
 
@@ -274,7 +274,7 @@ static bool eval_data_op(const tensorflow::NodeDef& node, const std::vector<TfTe
   if (op == "Split") {
     need(2);
     const TfTensor& x = in[1];
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[0].values.at(0)), x.shape.size(), where);
+    const int64_t axis = norm_axis(tf_to_int(in[0].values.at(0)), x.shape.size(), where);
     const int64_t parts = attr_int(node, "num_split", 1);
     if (parts < 1 || x.shape[static_cast<size_t>(axis)] % parts != 0) throw Error(where + ": dimension does not split evenly");
     std::vector<TfTensor> out;
@@ -303,7 +303,7 @@ static bool eval_data_op(const tensorflow::NodeDef& node, const std::vector<TfTe
   if (op == "SplitV" || op == "Unpack") {
     // SplitV(x, size_splits, axis); Unpack(x) along attr axis, dropping it.
     const TfTensor& x = in.at(0);
-    const int64_t axis = norm_axis(op == "Unpack" ? attr_int(node, "axis", 0) : static_cast<int64_t>(in.at(2).values.at(0)), x.shape.size(), where);
+    const int64_t axis = norm_axis(op == "Unpack" ? attr_int(node, "axis", 0) : tf_to_int(in.at(2).values.at(0)), x.shape.size(), where);
     const int64_t dim = x.shape[static_cast<size_t>(axis)];
     std::vector<int64_t> sizes = op == "Unpack" ? std::vector<int64_t>(static_cast<size_t>(dim), 1) : as_ints(in.at(1));
     int64_t known = 0, unknown = -1;
@@ -335,7 +335,7 @@ static bool eval_data_op(const tensorflow::NodeDef& node, const std::vector<TfTe
   if (op == "ConcatV2") {
     if (in.size() < 2) throw Error(where + ": no inputs");
     const size_t n = in.size() - 1;
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[n].values.at(0)), in[0].shape.size(), where);
+    const int64_t axis = norm_axis(tf_to_int(in[n].values.at(0)), in[0].shape.size(), where);
     std::vector<int64_t> perm;  // move the axis first, concatenate, move it back
     perm.push_back(axis);
     for (int64_t d = 0; d < static_cast<int64_t>(in[0].shape.size()); ++d) if (d != axis) perm.push_back(d);
@@ -358,13 +358,13 @@ static bool eval_data_op(const tensorflow::NodeDef& node, const std::vector<TfTe
   }
   if (op == "GatherV2") {
     need(3);
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[2].values.at(0)), in[0].shape.size(), where);
+    const int64_t axis = norm_axis(tf_to_int(in[2].values.at(0)), in[0].shape.size(), where);
     if (axis != 0 || in[0].shape.size() != 1) throw Error(where + ": only gathers from a vector are supported");
     TfTensor out;
     out.dtype = in[0].dtype;
     out.shape = in[1].shape;
     for (double idx : in[1].values) {
-      const auto i = static_cast<int64_t>(idx);
+      const auto i = tf_to_int(idx);
       if (i < 0 || i >= in[0].shape[0]) throw Error(where + ": gather index out of range");
       out.values.push_back(in[0].values[static_cast<size_t>(i)]);
     }
@@ -445,7 +445,7 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
   if (op == "ExpandDims") {
     need(2);
     TfTensor out = in[0];
-    const int64_t axis = norm_axis(static_cast<int64_t>(in[1].values.at(0)), in[0].shape.size() + 1, where);
+    const int64_t axis = norm_axis(tf_to_int(in[1].values.at(0)), in[0].shape.size() + 1, where);
     out.shape.insert(out.shape.begin() + axis, 1);
     return {out};
   }

@@ -15,7 +15,7 @@ namespace {
 std::vector<int64_t> const_ints(const TfValue& v, const std::string& where, const char* what) {
   if (v.kind != TfValue::Kind::Const) throw Error(where + ": " + what + " is not a constant");
   std::vector<int64_t> out;
-  for (double d : v.tensor.values) out.push_back(static_cast<int64_t>(d));
+  for (double d : v.tensor.values) out.push_back(tf_to_int(d));
   return out;
 }
 
@@ -23,6 +23,7 @@ std::vector<int64_t> const_ints(const TfValue& v, const std::string& where, cons
 int64_t time_entry(const std::vector<int64_t>& attr, const std::string& where, const char* what) {
   if (attr.empty()) return 1;
   if (attr.size() != 4 || attr[0] != 1 || attr[1] != 1 || attr[3] != 1) throw Error(where + ": " + what + " other than [1, 1, n, 1] is not supported");
+  if (attr[2] < 1 || attr[2] > (int64_t{1} << 20)) throw Error(where + ": " + what + " " + std::to_string(attr[2]) + " is out of range");
   return attr[2];
 }
 
@@ -88,6 +89,7 @@ std::vector<TfValue> TfLowering::lower_conv2d(Op& op) {
   const std::string padding = attr_string(op.def, "padding", "VALID");
   if (padding != "VALID" && padding != "SAME") throw Error(op.where + ": padding " + padding + " is not supported");
   const int64_t k = f.shape[1], cin = f.shape[2], cout = f.shape[3];
+  if (k < 1 || cin < 1 || cout < 1) throw Error(op.where + ": empty filter " + tf_shape_str(f.shape));
   if (x.shape[3] != cin) throw Error(op.where + ": filter expects " + std::to_string(cin) + " channels, input has " + std::to_string(x.shape[3]));
   const int64_t stride = time_entry(attr_ints(op.def, "strides"), op.where, "strides");
   const int64_t dil = time_entry(attr_ints(op.def, "dilations"), op.where, "dilations");

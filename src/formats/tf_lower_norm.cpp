@@ -19,7 +19,7 @@ namespace {
 
 bool is_last_axis(const TfValue& axes, size_t rank) {
   if (axes.kind != TfValue::Kind::Const || axes.tensor.values.size() != 1) return false;
-  const auto a = static_cast<int64_t>(axes.tensor.values[0]);
+  const auto a = tf_to_int(axes.tensor.values[0]);
   return a == -1 || a == static_cast<int64_t>(rank) - 1;
 }
 
@@ -104,6 +104,7 @@ bool TfLowering::lower_norm(Op& op, std::vector<TfValue>& out) {
     }
     TfValue v = norm_of(in[0], NormStat::Sum);
     v.cx = 1, v.cm = -1, v.eps = attr_float(op.def, "epsilon", 1e-4f);
+    v.origin = "FusedBatchNormV3 (training-mode, NCHW) '" + op.def.name() + "'";
     TfValue none;
     out = {v, none, none, none, none, none};
     return true;
@@ -236,7 +237,7 @@ int TfLowering::finish_norm(const TfValue& v, const std::string& where) {
   n.keras_class = "LayerNormalization";
   n.kind = OpKind::LayerNorm;
   n.epsilon = static_cast<float>(v.eps);
-  n.origin = "Mean+SquaredDifference+Rsqrt+Mul+Add (moments) of '" + src.name + "'";
+  n.origin = v.origin.empty() ? "Mean+SquaredDifference+Rsqrt+Mul+Add (moments) of '" + src.name + "'" : v.origin + "+Mul+Add";
   std::vector<float> g(static_cast<size_t>(c), 1.0f), b(static_cast<size_t>(c), 0.0f);
   if (!v.gamma.empty()) {
     if (v.gamma.size() != g.size()) throw Error(where + ": LayerNormalization gamma size differs from the channels");

@@ -276,7 +276,7 @@ std::vector<TfValue> TfLowering::lower_shape_op(Op& op) {
   if (n < 0) throw Error(op.where + ": shape " + tf_shape_str(x.shape) + " is not fully known");
   if (t == "Transpose") {
     std::vector<int64_t> kept, perm;
-    for (double p : op.in.at(1).tensor.values) perm.push_back(static_cast<int64_t>(p));
+    for (double p : op.in.at(1).tensor.values) perm.push_back(tf_to_int(p));
     for (int64_t p : perm) if (p >= 0 && p < static_cast<int64_t>(x.shape.size()) && x.shape[static_cast<size_t>(p)] != 1) kept.push_back(p);
     if (!std::is_sorted(kept.begin(), kept.end())) throw Error(op.where + ": a transpose that reorders data is not supported");
   }
@@ -297,7 +297,7 @@ std::vector<TfValue> TfLowering::lower_concat(Op& op) {
   const TfValue& axis_v = op.in.back();
   if (!is_const(axis_v)) throw Error(op.where + ": axis is not a constant");
   const auto rank = static_cast<int64_t>(op.in[0].shape.size());
-  int64_t axis = static_cast<int64_t>(axis_v.tensor.values.at(0));
+  int64_t axis = tf_to_int(axis_v.tensor.values.at(0));
   if (axis < 0) axis += rank;
   if (axis < 1 || axis >= rank) throw Error(op.where + ": concatenation along axis " + std::to_string(axis) + " (the batch axis or outside) is not supported");
   Node n;

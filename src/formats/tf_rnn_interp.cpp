@@ -43,7 +43,9 @@ struct Interp {
     const std::string& op = n.op();
     auto index_of = [&](const LoopVar& v) {
       if (v.tensor.values.size() != 1) throw Error(at + ": list index is not a scalar");
-      return static_cast<size_t>(v.tensor.values[0]);
+      const int64_t i = tf_to_int(v.tensor.values[0]);
+      if (i < 0) throw Error(at + ": negative list index");
+      return static_cast<size_t>(i);
     };
     if (op == "Const") {
       auto a = n.attr().find("value");

@@ -1,6 +1,7 @@
 #include "formats/tf_tensor.hpp"
 
 #include <cstring>
+#include <stdexcept>
 
 #include "tensorflow/core/framework/tensor.pb.h"
 #include "tickinfer/error.hpp"
@@ -28,6 +29,11 @@ const char* tf_dtype_name(int dtype) {
       return s.c_str();
     }
   }
+}
+
+int64_t tf_to_int(double v) {
+  if (!(v >= -9.0e15 && v <= 9.0e15)) throw std::invalid_argument("integer operand out of range");
+  return static_cast<int64_t>(v);
 }
 
 int64_t TfTensor::size() const { return tf_element_count(shape); }

@@ -18,7 +18,12 @@ namespace tickinfer::formats {
 enum TfDtype : int { kTfFloat = 1, kTfDouble = 2, kTfInt32 = 3, kTfUint8 = 4, kTfInt16 = 5, kTfInt8 = 6,
                      kTfString = 7, kTfInt64 = 9, kTfBool = 10, kTfHalf = 19, kTfResource = 20, kTfVariant = 21 };
 
-const char* tf_dtype_name(int dtype);  // "float32", "int32", ... "dtype 42"
+const char* tf_dtype_name(int dtype);
+
+// An integer operand (shape, axis, index) held as double: throws std::invalid_argument for a
+// non-finite or non-representable value instead of an undefined conversion (the SavedModel
+// importer reports it as a malformed file).
+int64_t tf_to_int(double v);  // "float32", "int32", ... "dtype 42"
 
 struct TfTensor {
   int dtype = kTfFloat;
