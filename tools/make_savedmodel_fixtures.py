@@ -5,6 +5,7 @@ with the outputs Keras computes for them.
 
 Usage:
   make_savedmodel_fixtures.py --out DIR [--only NAME...] [--forms FORM...]
+  make_savedmodel_fixtures.py --out tests/fixtures/savedmodel --committed   (the committed subset)
 
 Forms (one manifest case per model and form):
   k3_export   Keras 3 `model.export(dir)`
@@ -190,27 +191,41 @@ def make_case(case: mf.Case, root: Path, forms) -> list[dict]:
     return entries
 
 
+# What tests/fixtures/savedmodel holds (`--committed`): one case per lowering family, each in one
+# export form, so the committed suite stays small; `make savedmodel-reference` runs every case in
+# every form.
+COMMITTED = {"dense_act_k3": ["k3_export", "tf_save"], "dense_act_k2": ["tfk_save"], "lstm_last_k3": ["k3_export"],
+             "gru_reset_before_k3": ["k3_export"], "conv1d_same_dilated_k3": ["k3_export"],
+             "merge_two_in_two_out_k3": ["k3_export"]}
+COMMITTED_UNSUPPORTED = ["dense_float64_k3"]
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, required=True)
     p.add_argument("--only", nargs="+", metavar="NAME", help="only these case names (e.g. lstm_last_k3)")
     p.add_argument("--forms", nargs="+", choices=sorted({f for v in FORMS.values() for f in v}),
                    help="only these export forms")
+    p.add_argument("--committed", action="store_true", help="the subset committed in tests/fixtures/savedmodel")
     a = p.parse_args(argv)
+    if a.committed:
+        a.only = list(COMMITTED) + COMMITTED_UNSUPPORTED
     pick = [c for c in cases() if not a.only or c.name in a.only]
     known = {c.name for c in cases() + unsupported_cases()}
     if a.only and set(a.only) - known:
         p.error(f"--only: unknown case name(s) {sorted(set(a.only) - known)}; known: {sorted(known)}")
-    if a.out.exists() and not a.only:
+    if a.out.exists() and (not a.only or a.committed):
         shutil.rmtree(a.out)
     a.out.mkdir(parents=True, exist_ok=True)
     manifest = {"suite": "savedmodel", "generator": mf.generator_versions(),
                 "reference": "model(x[i:i+1], training=False) per row (Keras); each export reloaded "
                              "with tf.saved_model.load reproduces it; pass if |got-ref| <= atol + rtol*|ref|",
                 "cases": []}
+    if a.committed:
+        manifest["committed"] = "the --committed subset: make savedmodel-reference regenerates every case and form"
     for c in pick:
         print(f"[savedmodel] {c.name}", flush=True)
-        manifest["cases"].extend(make_case(c, a.out, a.forms))
+        manifest["cases"].extend(make_case(c, a.out, COMMITTED[c.name] if a.committed else a.forms))
     unsupported = [u for u in unsupported_cases() if not a.only or u.name in a.only]
     if unsupported:
         manifest["unsupported"] = []
