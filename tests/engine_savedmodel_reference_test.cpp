@@ -154,7 +154,9 @@ TEST(SavedModelFixtures, ManifestCoversEveryExportForm) {
     ASSERT_FALSE(sm.info.signatures.empty());
     EXPECT_EQ(sm.graph.output_names.size(), sm.graph.outputs.size());
     for (const Node& n : sm.graph.nodes) {
-      if (n.kind != OpKind::Input) EXPECT_FALSE(n.origin.empty()) << c.name << ": node " << n.name << " has no origin";
+      if (n.kind != OpKind::Input) {
+        EXPECT_FALSE(n.origin.empty()) << c.name << ": node " << n.name << " has no origin";
+      }
     }
   }
   EXPECT_TRUE(stream) << "no recurrent fixture with a stream check";

@@ -60,7 +60,9 @@ TEST(KernelsDispatch, BestIsaPrefersTheWidestSupportedWithoutOverride) {
   ScopedIsaEnv env(nullptr);
   const Isa best = best_isa();
   EXPECT_TRUE(isa_supported(best));
-  if (isa_supported(Isa::Avx512)) EXPECT_EQ(best, Isa::Avx512);
+  if (isa_supported(Isa::Avx512)) {
+    EXPECT_EQ(best, Isa::Avx512);
+  }
   else if (isa_supported(Isa::Avx2)) EXPECT_EQ(best, Isa::Avx2);
   else EXPECT_EQ(best, Isa::Portable);  // never scalar unless forced
   EXPECT_NE(best, Isa::Scalar);
@@ -73,7 +75,9 @@ TEST(KernelsDispatch, BestIsaHonoursTheEnvironmentOverride) {
   }
   for (Isa isa : testing::kOptimizedIsas) {
     ScopedIsaEnv env(isa_name(isa));
-    if (isa_supported(isa)) EXPECT_EQ(best_isa(), isa);
+    if (isa_supported(isa)) {
+      EXPECT_EQ(best_isa(), isa);
+    }
     else EXPECT_THROW(best_isa(), Error) << "forcing an unsupported ISA must fail";
   }
   {

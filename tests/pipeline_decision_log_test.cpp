@@ -97,7 +97,9 @@ TEST(PipelineDecisionLog, RoundTripWithAndWithoutVectors) {
       EXPECT_EQ(r.scores[0], want.scores[0]);
       const auto in = inputs(i);
       EXPECT_EQ(r.input_fingerprint, fingerprint(in.data(), in.size()));
-      if (vectors) EXPECT_EQ(r.inputs, in);
+      if (vectors) {
+        EXPECT_EQ(r.inputs, in);
+      }
       else EXPECT_TRUE(r.inputs.empty());
     }
   }

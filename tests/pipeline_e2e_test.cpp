@@ -290,8 +290,12 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
   for (const auto& r : log.decisions) {
     ASSERT_LT(r.model, 4);
     ++per_model[r.model];
-    if (r.model == 0) EXPECT_LE(r.instrument, 10u);
-    if (r.model == 1) EXPECT_GE(r.instrument, 11u);
+    if (r.model == 0) {
+      EXPECT_LE(r.instrument, 10u);
+    }
+    if (r.model == 1) {
+      EXPECT_GE(r.instrument, 11u);
+    }
   }
   EXPECT_GT(per_model[0], 10000u) << out;
   EXPECT_GT(per_model[1], 10000u) << out;

@@ -96,7 +96,9 @@ TEST_P(IsaFamilies, Int8Gemv) {
   for (bool minus_128 : {false, true}) {
     const tk::S8Kernels& k = tk::s8_kernels(isa(), minus_128);
     EXPECT_EQ(k.isa, want) << k.name << (minus_128 ? " (weights reach -128)" : "");
-    if (want == Isa::Avx2) EXPECT_STREQ(k.name, minus_128 ? "avx2 rows" : "avx2 quad blocks");
+    if (want == Isa::Avx2) {
+      EXPECT_STREQ(k.name, minus_128 ? "avx2 rows" : "avx2 quad blocks");
+    }
   }
 }
 

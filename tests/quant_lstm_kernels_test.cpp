@@ -24,7 +24,9 @@ bool have_avx2() { return tickinfer::kernels::isa_supported(tickinfer::kernels::
 
 TEST(QuantLstmKernels, DispatchNamesTheVariant) {
   EXPECT_STREQ(int8_lstm_kernels(tickinfer::kernels::Isa::Scalar).name, "scalar");
-  if (have_avx2()) EXPECT_STREQ(int8_lstm_kernels(tickinfer::kernels::Isa::Avx2).name, "avx2");  // not $TICKINFER_ISA's pick
+  if (have_avx2()) {
+    EXPECT_STREQ(int8_lstm_kernels(tickinfer::kernels::Isa::Avx2).name, "avx2");  // not $TICKINFER_ISA's pick
+  }
 }
 
 TEST(QuantLstmKernels, GateRequantizationAvx2MatchesScalar) {

@@ -298,7 +298,9 @@ TEST(Int8VsConverter, MlpSmallHasTheConvertersParameters) {
     for (size_t k = 0; k < a.inputs.size(); ++k) {
       const Tensor &x = c.ours.tensors[static_cast<size_t>(a.inputs[k])], &y = c.theirs.tensors[static_cast<size_t>(b.inputs[k])];
       expect_same_params(x, y, "op " + std::to_string(i) + " input " + std::to_string(k));
-      if (x.type == DType::I8 && x.is_constant()) EXPECT_EQ(values<int8_t>(x), values<int8_t>(y)) << "op " << i << " weights";
+      if (x.type == DType::I8 && x.is_constant()) {
+        EXPECT_EQ(values<int8_t>(x), values<int8_t>(y)) << "op " << i << " weights";
+      }
       if (x.type == DType::I32) {
         const auto u = values<int32_t>(x), v = values<int32_t>(y);
         ASSERT_EQ(u.size(), v.size());
@@ -353,7 +355,9 @@ TEST(Int8VsConverter, LstmTinyHasTheConvertersParameters) {
       const std::string what = "op " + std::to_string(i) + " input " + std::to_string(k);
       expect_same_params(x, y, what);
       EXPECT_EQ(x.shape, y.shape) << what;
-      if (x.type == DType::I8 && x.is_constant()) EXPECT_EQ(values<int8_t>(x), values<int8_t>(y)) << what;
+      if (x.type == DType::I8 && x.is_constant()) {
+        EXPECT_EQ(values<int8_t>(x), values<int8_t>(y)) << what;
+      }
       if (x.type == DType::I32 && x.quant.scale.size() > 0) {
         const auto u = values<int32_t>(x), v = values<int32_t>(y);
         ASSERT_EQ(u.size(), v.size());
@@ -464,7 +468,9 @@ TEST(Regimes, CoverageWarningNamesInputsAndLayers) {
   EXPECT_EQ(std::find(subjects.begin(), subjects.end(), "input '" + input_name + "' feature 7"), subjects.end());
   EXPECT_NE(std::find(subjects.begin(), subjects.end(), "layer '" + rep.layers[0].label + "' output"), subjects.end());
   for (const auto& c : rep.coverage) {
-    if (c.subject.find("feature 0") != std::string::npos) EXPECT_GT(c.outside, 0.5) << c.subject;
+    if (c.subject.find("feature 0") != std::string::npos) {
+      EXPECT_GT(c.outside, 0.5) << c.subject;
+    }
   }
 }
 

@@ -46,8 +46,12 @@ TEST(TfliteFloatActivations, CloseToTheTrueFunctions) {
   for (size_t i = 0; i < x.size(); ++i) {
     const double xd = x[i];
     const double sig = 1.0 / (1.0 + std::exp(-xd));
-    if (sig > 1e-30) EXPECT_LE(ulps(s[i], sig), 8.0) << "sigmoid(" << x[i] << ") = " << s[i];
-    if (sig <= 1e-30) EXPECT_LE(s[i], 1e-30f) << x[i];
+    if (sig > 1e-30) {
+      EXPECT_LE(ulps(s[i], sig), 8.0) << "sigmoid(" << x[i] << ") = " << s[i];
+    }
+    if (sig <= 1e-30) {
+      EXPECT_LE(s[i], 1e-30f) << x[i];
+    }
     if (std::fabs(xd) > 1e-6) {
       EXPECT_LE(ulps(t[i], std::tanh(xd)), 8.0) << "tanh(" << x[i] << ") = " << t[i];
     } else {
