@@ -88,9 +88,11 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_EQ(j["totals"]["tx_stamps_matched"].get<long long>(), datagrams);
   EXPECT_GT(j["feed"]["duplicates_dropped"].get<long long>(), 25000);  // every message came twice
   EXPECT_GT(j["feed"]["recovered_messages"].get<long long>(), 0);       // 0.04% lost on both lines: re-requested
-  for (const auto& s : j["stages"])
-    if (s["stage"] == "model" || s["stage"] == "rx_to_tx" || s["stage"] == "end_to_end_tx")
+  for (const auto& s : j["stages"]) {
+    if (s["stage"] == "model" || s["stage"] == "rx_to_tx" || s["stage"] == "end_to_end_tx") {
       EXPECT_EQ(s["count"].get<long long>(), n) << s["stage"];
+    }
+  }
 
   // The decision log: every signal, in order, and it replays.
   const auto log = tickinfer::pipeline::read_decision_log(rc.log);
