@@ -99,8 +99,9 @@ TEST(PipelineDecisionLog, RoundTripWithAndWithoutVectors) {
       EXPECT_EQ(r.input_fingerprint, fingerprint(in.data(), in.size()));
       if (vectors) {
         EXPECT_EQ(r.inputs, in);
+      } else {
+        EXPECT_TRUE(r.inputs.empty());
       }
-      else EXPECT_TRUE(r.inputs.empty());
     }
   }
 }
