@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 .PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
-.PHONY: features-reference tflite-reference
+.PHONY: features-reference tflite-reference tflite-k3-reference
 .PHONY: pipeline-bench default-model
 
 all: build
@@ -33,6 +33,7 @@ test: build
 	$(MAKE) live-reference
 	$(MAKE) features-reference
 	$(MAKE) tflite-reference
+	$(MAKE) tflite-k3-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 
@@ -63,6 +64,18 @@ tflite-reference: build
 	rm -rf $(BUILD)/fixtures_tflite_live
 	$(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/quant_tflite_reference_test \
+	  --gtest_brief=1
+
+# Regenerates the Keras 3 TFLite fixtures (tools/make_tflite_k3_fixtures.py: WHILE loops,
+# resource variables, BATCH_MATMUL, dynamic-batch Conv1D, each from from_keras_model and
+# from_saved_model in float, dynamic-range and int8 where the converter succeeds) with 200 rows
+# per case into $(BUILD)/fixtures_tflite_k3_live, and checks the interpreter against them.
+# A few minutes on two cores (every conversion runs in its own process).
+tflite-k3-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_tflite_k3_live
+	$(VENV)/bin/python tools/make_tflite_k3_fixtures.py --out $(BUILD)/fixtures_tflite_k3_live --count 200
+	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/quant_tflite_k3_reference_test \
 	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.

@@ -68,6 +68,7 @@ bool foldable(const Op& op, const Program& p) {
     case OpCode::Sub:
     case OpCode::Mul:
     case OpCode::Less:
+    case OpCode::ReduceProd:
     case OpCode::LogicalAnd: {
       // Shape and index arithmetic only: float and quantized math stays where the file put it.
       const DType t = p.tensors[static_cast<size_t>(op.outputs[0])].type;
@@ -164,7 +165,7 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
   auto scan = [&](const std::vector<Op>& ops) {
     for (const Op& op : ops) {
       applies |= op.code == OpCode::VarHandle || op.code == OpCode::Concatenation || op.code == OpCode::While ||
-                 foldable(op, *program);
+                 op.code == OpCode::SpaceToBatchNd || foldable(op, *program);
     }
   };
   scan(program->ops);
@@ -172,6 +173,7 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
   if (!applies) return program;
   auto copy = std::make_shared<Program>(*program);
   lower_resource_variables(*copy);
+  fold_dilated_convolutions(*copy);
   rewrite_tensor_list_writes(*copy);
   fold_constant_ops(*copy, options, isa);
   if (options.lower_recurrent_loops) lower_lstm_loops(*copy);
