@@ -33,7 +33,8 @@ TEST(QuantTfliteK3HotPath, InvokeAllocatesAndLocksNothing) {
       "lstm_seq/keras_float.tflite",      "lstm_stacked/saved_float.tflite", "gru_after/keras_float.tflite",
       "gru_before/keras_float.tflite",    "lstm_stateful/keras_float.tflite", "lstm_stream/keras_float.tflite",
       "lstm_wide/keras_dynamic.tflite",
-      "tcn_dynamic_batch/keras_float.tflite", "matmul/keras_int8.tflite",   "two_inputs/saved_float.tflite",
+      "tcn_dynamic_batch/keras_float.tflite", "matmul/keras_int8.tflite",   "matmul_dynamic_batch/saved_float.tflite",
+      "two_inputs/saved_float.tflite",
   };
   for (const char* file : files) {
     for (bool lower : {true, false}) {

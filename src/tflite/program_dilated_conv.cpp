@@ -104,3 +104,56 @@ int fold_dilated_convolutions(Program& p) {
 }
 
 }  // namespace tickinfer::tfl
+
+namespace tickinfer::tfl {
+
+// After folding: a RESHAPE whose shape operand is now constant gives its output that shape (as
+// TFLite resizes it), and a FULLY_CONNECTED after it the shape its input implies; in files with
+// a dynamic batch the stored shapes of such tensors are placeholders (batch taken as 1).
+int refresh_placeholder_shapes(Program& p) {
+  int n = 0;
+  for (const Op& op : p.ops) {
+    if (op.outputs.size() != 1 || op.inputs.empty() || op.inputs[0] < 0) continue;
+    const Tensor& in = p.tensors[static_cast<size_t>(op.inputs[0])];
+    Tensor& out = p.tensors[static_cast<size_t>(op.outputs[0])];
+    const int64_t count = element_count(in.shape);
+    if (out.is_constant() || count <= 0) continue;
+    Shape want;
+    std::vector<int32_t> dims;
+    if (op.code == OpCode::Reshape && op.inputs.size() == 2 && ints(p, op.inputs[1], &dims)) {
+      int64_t known = 1, unknown = -1;
+      for (size_t d = 0; d < dims.size(); ++d) {
+        if (dims[d] == -1 && unknown < 0) {
+          unknown = static_cast<int64_t>(d);
+        } else if (dims[d] > 0) {
+          known *= dims[d];
+        } else {
+          known = -1;
+          break;
+        }
+      }
+      if (known <= 0 || (unknown < 0 && known != count) || (unknown >= 0 && count % known != 0)) continue;
+      want.assign(dims.begin(), dims.end());
+      if (unknown >= 0) want[static_cast<size_t>(unknown)] = static_cast<int>(count / known);
+    } else if (op.code == OpCode::FullyConnected && op.inputs.size() >= 2 && !in.shape.empty()) {
+      const Tensor& w = p.tensors[static_cast<size_t>(op.inputs[1])];
+      const int k = in.shape.back();
+      if (w.shape.size() != 2 || w.shape[1] != k || k <= 0 || count % k != 0) continue;
+      if (op.options.keep_num_dims) {
+        want = in.shape;
+        want.back() = w.shape[0];
+      } else {
+        want = {static_cast<int>(count / k), w.shape[0]};
+      }
+    } else {
+      continue;
+    }
+    if (want != out.shape && element_count(want) != element_count(out.shape)) {
+      out.shape = want;
+      ++n;
+    }
+  }
+  return n;
+}
+
+}  // namespace tickinfer::tfl

@@ -176,6 +176,7 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
   fold_dilated_convolutions(*copy);
   rewrite_tensor_list_writes(*copy);
   fold_constant_ops(*copy, options, isa);
+  if (refresh_placeholder_shapes(*copy) > 0) fold_constant_ops(*copy, options, isa);
   if (options.lower_recurrent_loops) lower_lstm_loops(*copy);
   return copy;
 }

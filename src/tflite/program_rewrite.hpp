@@ -36,6 +36,9 @@ int lower_lstm_loops(Program& p);
 // PAD + SPACE_TO_BATCH_ND + EXPAND_DIMS + CONV_2D + RESHAPE + BATCH_TO_SPACE_ND (a dilated Conv1D
 // converted with a dynamic batch) -> one CONV_2D with the dilation (program_dilated_conv.cpp).
 int fold_dilated_convolutions(Program& p);
+// After folding, RESHAPE outputs take their (now constant) shape operand and FULLY_CONNECTED
+// outputs the shape their input implies, where the file stored a dynamic-batch placeholder.
+int refresh_placeholder_shapes(Program& p);
 int fold_constant_ops(Program& p, const InterpreterOptions& options, ::tickinfer::kernels::Isa isa);
 
 }  // namespace tickinfer::tfl
