@@ -161,11 +161,20 @@ int fold_constant_ops(Program& p, const InterpreterOptions& options, ::tickinfer
 std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Program> program,
                                                        const InterpreterOptions& options,
                                                        ::tickinfer::kernels::Isa isa) {
+  // The copy costs a second set of weights per interpreter: make it only for programs one of
+  // the passes can change.
+  bool has_slice = false;
+  auto any_slice = [&](const std::vector<Op>& ops) {
+    for (const Op& op : ops) has_slice |= op.code == OpCode::Slice;
+  };
+  any_slice(program->ops);
+  for (const Subgraph& sg : program->subgraphs) any_slice(sg.ops);
   bool applies = false;
   auto scan = [&](const std::vector<Op>& ops) {
     for (const Op& op : ops) {
-      applies |= op.code == OpCode::VarHandle || op.code == OpCode::Concatenation || op.code == OpCode::While ||
-                 op.code == OpCode::SpaceToBatchNd || foldable(op, *program);
+      applies |= op.code == OpCode::VarHandle || op.code == OpCode::SpaceToBatchNd ||
+                 (op.code == OpCode::Concatenation && has_slice) ||
+                 (op.code == OpCode::While && options.lower_recurrent_loops) || foldable(op, *program);
     }
   };
   scan(program->ops);
