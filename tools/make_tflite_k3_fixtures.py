@@ -55,6 +55,13 @@ def m_lstm_last(keras):
     return keras.Model(i, keras.layers.Dense(3)(keras.layers.LSTM(9)(i)), name="lstm_last")
 
 
+def m_lstm_wide(keras):
+    """Weights above the converter's 1024-element threshold, so Optimize.DEFAULT really writes
+    int8 weights (hybrid FULLY_CONNECTED in the loop body); the small models stay float."""
+    i = _inp(keras, (4, 16), "x")  # W [68, 16] and U [68, 17]: 1088 and 1156 elements
+    return keras.Model(i, keras.layers.Dense(2)(keras.layers.LSTM(17)(i)), name="lstm_wide")
+
+
 def m_lstm_seq(keras):
     i = _inp(keras, (6, 4), "x")
     x = keras.layers.LSTM(5, return_sequences=True)(i)
@@ -98,6 +105,21 @@ def m_tcn_flatten(keras):
     return keras.Model(i, keras.layers.Dense(2)(x), name="tcn_flatten")
 
 
+def m_tcn_dynamic_batch(keras):
+    """No batch_size: the converter keeps the batch dynamic and writes the dilation as
+    SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND and Flatten as SHAPE / STRIDED_SLICE / PACK / RESHAPE."""
+    i = keras.Input(shape=(9, 3), name="x")
+    x = keras.layers.Conv1D(5, 3, padding="causal", dilation_rate=2, activation="relu")(i)
+    x = keras.layers.Flatten()(x)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="tcn_dynamic_batch")
+
+
+def m_matmul_dynamic_batch(keras):
+    i = keras.Input(shape=(5, 4), name="x")
+    g = keras.layers.Lambda(lambda x: keras.ops.matmul(x, keras.ops.transpose(x, (0, 2, 1))))(i)
+    return keras.Model(i, keras.layers.Dense(3)(g), name="matmul_dynamic_batch")
+
+
 def m_conv_strided(keras):
     i = _inp(keras, (11, 3), "x")
     x = keras.layers.Conv1D(6, 3, strides=2, activation="relu")(i)
@@ -125,6 +147,7 @@ def m_two_inputs(keras):
 
 MODELS = {
     "lstm_last": m_lstm_last,
+    "lstm_wide": m_lstm_wide,
     "lstm_seq": m_lstm_seq,
     "lstm_stacked": m_lstm_stacked,
     "gru_after": m_gru_after,
@@ -132,7 +155,9 @@ MODELS = {
     "lstm_stateful": m_lstm_stateful,
     "lstm_stream": m_lstm_stream,
     "tcn_flatten": m_tcn_flatten,
+    "tcn_dynamic_batch": m_tcn_dynamic_batch,
     "conv_strided": m_conv_strided,
+    "matmul_dynamic_batch": m_matmul_dynamic_batch,
     "matmul": m_matmul,
     "two_inputs": m_two_inputs,
 }
@@ -180,9 +205,12 @@ def convert(tf, model, source, mode, calibration):
         if mode in ("dynamic", "int8"):
             conv.optimizations = [tf.lite.Optimize.DEFAULT]
         if mode == "int8":
+            names = [i.name for i in model.inputs]
+
             def representative():
+                # By name: the converted signature may order several inputs differently.
                 for r in range(CALIBRATION_ROWS):
-                    yield [c[r : r + 1] for c in calibration]
+                    yield {n: c[r : r + 1] for n, c in zip(names, calibration)}
 
             conv.representative_dataset = representative
             conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
@@ -328,6 +356,40 @@ def make_case(name, source, mode, dir_, count):
     return entry
 
 
+def has_int8_tensor(path):
+    from tensorflow.lite.python import schema_py_generated as schema
+
+    with open(path, "rb") as f:
+        m = schema.ModelT.InitFromObj(schema.Model.GetRootAsModel(f.read(), 0))
+    return any(t.type == schema.TensorType.INT8 for g in m.subgraphs for t in g.tensors)
+
+
+def drop_duplicates(dir_, cases):
+    """Keeps the committed fixtures small: a dynamic-range case whose file has no int8 tensor
+    (Optimize.DEFAULT leaves weights under 1024 elements float, so it computes what the float
+    case does) and a case byte-identical to an earlier one keep only a note."""
+    import hashlib
+
+    seen = {}
+    for key in [f"{s}_{m}" for s in SOURCES for m in MODES if f"{s}_{m}" in cases]:
+        c = cases[key]
+        if "file" not in c:
+            continue
+        path = os.path.join(dir_, c["file"])
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()
+        if key.endswith("_dynamic") and not has_int8_tensor(path):
+            note = {"float_weights": "Optimize.DEFAULT left every weight float (all under 1024 elements)"}
+        elif digest in seen:
+            note = {"same_file_as": seen[digest]}
+        else:
+            seen[digest] = key
+            continue
+        for name in [c["file"]] + c.get("input_files", []) + c.get("expected_files", []):
+            os.remove(os.path.join(dir_, name))
+        cases[key] = note
+
+
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--convert-child":
         convert_child(*sys.argv[2:6])
@@ -370,6 +432,8 @@ def main():
             manifest["models"][name]["cases"][f"{source}_{mode}"] = c
             what = c.get("error") or c.get("interpreter_error") or " | ".join(" ".join(g) for g in c["subgraph_ops"])
             print(f"{name}/{source}_{mode}: {c.get('resolver', '-')}: {what}", flush=True)
+    for name in done:
+        drop_duplicates(os.path.join(out, name), manifest["models"][name]["cases"])
     with open(manifest_path, "w") as f:
         json.dump(manifest, f, indent=1, sort_keys=True)
         f.write("\n")

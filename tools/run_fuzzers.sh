@@ -19,10 +19,12 @@ for bin in "$dir"/*_fuzz; do
   case "$name" in
     keras_file_fuzz)
       for f in "$fx"/*/model.keras "$fx"/*/model.h5; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
-    tflite_file_fuzz|tflite_lift_fuzz)  # every converter output (float, dynamic-range, int8) of the TFLite fixtures
-      for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_lift/*/*.tflite; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
-    tflite_run_fuzz)  # the TFLite fixtures and the LSTM fixtures (every LSTM form and operand layout)
-      for f in "$fx"/tflite/*/*.tflite "$fx"/quant_lstm/*/model.tflite; do
+    tflite_file_fuzz|tflite_lift_fuzz)  # every converter output (float, dynamic-range, int8) of the TFLite fixtures, Keras 3 ones too
+      for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_lift/*/*.tflite "$fx"/tflite_k3/*/*.tflite; do
+        cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
+    tflite_run_fuzz)  # the TFLite fixtures (Keras 3 WHILE / resource-variable ones too) and the LSTM fixtures
+      for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_k3/*/*.tflite "$fx"/quant_lstm/*/model.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
     onnx_fuzz)  # the tf2onnx and torch.onnx.export fixtures, including the refused ones

@@ -57,6 +57,7 @@ constexpr BuiltinMapping kMappings[] = {
     {75, OpCode::Sqrt},
     {76, OpCode::Rsqrt},
     {77, OpCode::Shape},
+    {81, OpCode::ReduceProd},
     {83, OpCode::Pack},
     {86, OpCode::LogicalAnd},
     {88, OpCode::Unpack},
@@ -101,6 +102,48 @@ float finite(float v, const char* field, const std::string& where) {
 
 std::vector<int> ints(const flatbuffers::Vector<int32_t>* v) {
   return v ? std::vector<int>(v->begin(), v->end()) : std::vector<int>{};
+}
+
+// WHILE, CALL_ONCE, VAR_HANDLE, SHAPE and BATCH_MATMUL options (ops of Keras 3 conversions).
+void read_control_flow_options(const tflite::Operator& op, OpCode code, const std::string& where, tfl::OpOptions& o) {
+  switch (code) {
+    case OpCode::BatchMatMul:
+      if (auto* p = op.builtin_options_as_BatchMatMulOptions()) {
+        o.adj_x = p->adj_x();
+        o.adj_y = p->adj_y();
+        o.asymmetric_quantize_inputs = p->asymmetric_quantize_inputs();
+      }
+      break;
+    case OpCode::While:
+      if (auto* p = op.builtin_options_as_WhileOptions()) {
+        o.cond_subgraph = p->cond_subgraph_index();
+        o.body_subgraph = p->body_subgraph_index();
+      } else {
+        fail(where, "WhileOptions missing (the cond and body subgraphs are required)");
+      }
+      break;
+    case OpCode::CallOnce:
+      if (auto* p = op.builtin_options_as_CallOnceOptions()) {
+        o.body_subgraph = p->init_subgraph_index();
+      } else {
+        fail(where, "CallOnceOptions missing (the init subgraph is required)");
+      }
+      break;
+    case OpCode::VarHandle:
+      if (auto* p = op.builtin_options_as_VarHandleOptions()) {
+        if (p->container()) o.container = p->container()->str();
+        if (p->shared_name()) o.shared_name = p->shared_name()->str();
+      }
+      break;
+    case OpCode::Shape:
+      if (auto* p = op.builtin_options_as_ShapeOptions()) {
+        if (p->out_type() != 2 && p->out_type() != 4) fail(where, "out_type " + std::to_string(p->out_type()) + " is not INT32 or INT64");
+        o.out_type = static_cast<tfl::DType>(p->out_type());
+      }
+      break;
+    default:
+      break;
+  }
 }
 
 }  // namespace
@@ -221,6 +264,7 @@ tfl::OpOptions read_tflite_options(const tflite::Operator& op, OpCode code, cons
       break;
     case OpCode::Mean:
     case OpCode::Sum:
+    case OpCode::ReduceProd:
       if (auto* p = op.builtin_options_as_ReducerOptions()) o.keep_dims = p->keep_dims();
       break;
     case OpCode::Gather:
@@ -247,45 +291,12 @@ tfl::OpOptions read_tflite_options(const tflite::Operator& op, OpCode code, cons
     case OpCode::LeakyRelu:
       if (auto* p = op.builtin_options_as_LeakyReluOptions()) o.alpha = finite(p->alpha(), "alpha", where);
       break;
-    case OpCode::BatchMatMul:
-      if (auto* p = op.builtin_options_as_BatchMatMulOptions()) {
-        o.adj_x = p->adj_x();
-        o.adj_y = p->adj_y();
-        o.asymmetric_quantize_inputs = p->asymmetric_quantize_inputs();
-      }
-      break;
     case OpCode::Gelu:
       if (auto* p = op.builtin_options_as_GeluOptions()) o.approximate = p->approximate();
       break;
-    case OpCode::While:
-      if (auto* p = op.builtin_options_as_WhileOptions()) {
-        o.cond_subgraph = p->cond_subgraph_index();
-        o.body_subgraph = p->body_subgraph_index();
-      } else {
-        fail(where, "WhileOptions missing (the cond and body subgraphs are required)");
-      }
-      break;
-    case OpCode::CallOnce:
-      if (auto* p = op.builtin_options_as_CallOnceOptions()) {
-        o.body_subgraph = p->init_subgraph_index();
-      } else {
-        fail(where, "CallOnceOptions missing (the init subgraph is required)");
-      }
-      break;
-    case OpCode::VarHandle:
-      if (auto* p = op.builtin_options_as_VarHandleOptions()) {
-        if (p->container()) o.container = p->container()->str();
-        if (p->shared_name()) o.shared_name = p->shared_name()->str();
-      }
-      break;
-    case OpCode::Shape:
-      if (auto* p = op.builtin_options_as_ShapeOptions()) {
-        if (p->out_type() != 2 && p->out_type() != 4) fail(where, "out_type " + std::to_string(p->out_type()) + " is not INT32 or INT64");
-        o.out_type = static_cast<tfl::DType>(p->out_type());
-      }
-      break;
     default:
-      break;  // no options
+      read_control_flow_options(op, code, where, o);  // or no options
+      break;
   }
   return o;
 }

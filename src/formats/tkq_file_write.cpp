@@ -76,6 +76,13 @@ void check_program(const tfl::Program& p) {
 
 std::vector<uint8_t> serialize_tkq(const tfl::Program& program) {
   check_program(program);
+  // The format has no subgraphs, and its op codes end at BATCH_MATMUL.
+  if (!program.subgraphs.empty()) throw Error("tkq: a program with subgraphs (TFLite WHILE / CALL_ONCE) cannot be stored");
+  for (const auto& op : program.ops) {
+    if (static_cast<uint16_t>(op.code) > tkq::kLastOpCode) {
+      throw Error(std::string("tkq: op ") + tfl::op_name(op.code) + " cannot be stored in a .tkq file");
+    }
+  }
 
   // DATA section: each constant at the next 64-byte boundary.
   std::vector<uint64_t> data_offset(program.tensors.size(), 0);

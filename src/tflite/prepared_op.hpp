@@ -48,6 +48,9 @@ struct InterpreterOptions {
   // (tflite/lstm_loop.cpp); false runs every loop op by op (the reference the lowering is
   // tested against).
   bool lower_recurrent_loops = true;
+  // A WHILE that has not ended after this many iterations stops there (the converter's loops run
+  // once per time step; a hostile cond could loop for ever). The fuzzers lower it.
+  int64_t max_loop_iterations = int64_t{1} << 24;
 };
 
 // Where every tensor of the program lives during eval, fixed at prepare time: constants point

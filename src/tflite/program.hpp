@@ -114,8 +114,9 @@ enum class OpCode : uint16_t {
   Shape,            // in -> its shape as int32 (or int64: options.out_type)
   Slice,            // in, begin (may be runtime), size (-1 = to the end)
   DynamicUpdateSlice,  // operand, update, start indices (runtime, clamped) -> operand with update written at start
+  ReduceProd,       // in (float, int32), axes (int32 const) -> product; keep_dims
 };
-constexpr OpCode kLastOpCode = OpCode::DynamicUpdateSlice;
+constexpr OpCode kLastOpCode = OpCode::ReduceProd;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };

@@ -68,6 +68,7 @@ bool foldable(const Op& op, const Program& p) {
     case OpCode::Sub:
     case OpCode::Mul:
     case OpCode::Less:
+    case OpCode::ReduceProd:
     case OpCode::LogicalAnd: {
       // Shape and index arithmetic only: float and quantized math stays where the file put it.
       const DType t = p.tensors[static_cast<size_t>(op.outputs[0])].type;
@@ -160,11 +161,20 @@ int fold_constant_ops(Program& p, const InterpreterOptions& options, ::tickinfer
 std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Program> program,
                                                        const InterpreterOptions& options,
                                                        ::tickinfer::kernels::Isa isa) {
+  // The copy costs a second set of weights per interpreter: make it only for programs one of
+  // the passes can change.
+  bool has_slice = false;
+  auto any_slice = [&](const std::vector<Op>& ops) {
+    for (const Op& op : ops) has_slice |= op.code == OpCode::Slice;
+  };
+  any_slice(program->ops);
+  for (const Subgraph& sg : program->subgraphs) any_slice(sg.ops);
   bool applies = false;
   auto scan = [&](const std::vector<Op>& ops) {
     for (const Op& op : ops) {
-      applies |= op.code == OpCode::VarHandle || op.code == OpCode::Concatenation || op.code == OpCode::While ||
-                 foldable(op, *program);
+      applies |= op.code == OpCode::VarHandle || op.code == OpCode::SpaceToBatchNd ||
+                 (op.code == OpCode::Concatenation && has_slice) ||
+                 (op.code == OpCode::While && options.lower_recurrent_loops) || foldable(op, *program);
     }
   };
   scan(program->ops);
@@ -172,8 +182,10 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
   if (!applies) return program;
   auto copy = std::make_shared<Program>(*program);
   lower_resource_variables(*copy);
+  fold_dilated_convolutions(*copy);
   rewrite_tensor_list_writes(*copy);
   fold_constant_ops(*copy, options, isa);
+  if (refresh_placeholder_shapes(*copy) > 0) fold_constant_ops(*copy, options, isa);
   if (options.lower_recurrent_loops) lower_lstm_loops(*copy);
   return copy;
 }

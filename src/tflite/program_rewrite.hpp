@@ -5,6 +5,7 @@
 //    subgraph becomes one variable tensor (is_variable: zeroed by reset_state, kept between
 //    invokes otherwise), and READ_VARIABLE / ASSIGN_VARIABLE read / write it instead of the
 //    handle (also through WHILE loop variables that carry the handle);
+//  - dilated convolutions: see fold_dilated_convolutions below;
 //  - TensorList writes: see rewrite_tensor_list_writes below;
 //  - recognised LSTM loops: see lower_lstm_loops below (after folding);
 //  - folding: an op whose inputs are all constant (SHAPE: whose input's shape is static, which
@@ -32,6 +33,12 @@ int rewrite_tensor_list_writes(Program& p);
 // UNIDIRECTIONAL_SEQUENCE_LSTM with its weights cut per gate, named by Op::options.
 // lowered_subgraph; the interpreter runs that instead of the loop (lstm_loop.cpp).
 int lower_lstm_loops(Program& p);
+// PAD + SPACE_TO_BATCH_ND + EXPAND_DIMS + CONV_2D + RESHAPE + BATCH_TO_SPACE_ND (a dilated Conv1D
+// converted with a dynamic batch) -> one CONV_2D with the dilation (program_dilated_conv.cpp).
+int fold_dilated_convolutions(Program& p);
+// After folding, RESHAPE outputs take their (now constant) shape operand and FULLY_CONNECTED
+// outputs the shape their input implies, where the file stored a dynamic-batch placeholder.
+int refresh_placeholder_shapes(Program& p);
 int fold_constant_ops(Program& p, const InterpreterOptions& options, ::tickinfer::kernels::Isa isa);
 
 }  // namespace tickinfer::tfl

@@ -34,6 +34,7 @@ Arity arity(OpCode code) {
     case OpCode::Minimum:
     case OpCode::Mean:
     case OpCode::Sum:
+    case OpCode::ReduceProd:
     case OpCode::ExpandDims:
     case OpCode::Pad:
     case OpCode::Transpose:

@@ -21,9 +21,6 @@ namespace {
 
 // A hostile file may nest WHILE / CALL_ONCE without end (a body naming its own WHILE).
 constexpr int kMaxDepth = 8;
-// A loop that has not ended after this many iterations is stopped (a converter's loops run
-// once per time step; a hostile cond could loop for ever).
-constexpr int64_t kMaxIterations = int64_t{1} << 24;
 
 struct Copy {
   int src, dst;
@@ -51,7 +48,7 @@ class WhileOp final : public PreparedOp {
  public:
   void eval(const TensorMemory& mem) noexcept override {
     run_copies(init_, mem);
-    for (int64_t i = 0; i < kMaxIterations; ++i) {
+    for (int64_t i = 0; i < max_iterations_; ++i) {
       run_copies(to_cond_, mem);
       run_subgraph(cond_, mem);
       if (!*mem.at<const bool>(cond_out_)) break;
@@ -73,6 +70,7 @@ class WhileOp final : public PreparedOp {
   std::vector<Copy> init_, to_cond_, to_body_, from_body_;
   PreparedOps cond_, body_;
   int cond_out_ = -1;
+  int64_t max_iterations_ = 0;  // InterpreterOptions::max_loop_iterations
 };
 
 // Every loop variable has one type and shape in the WHILE's inputs and outputs and the cond's
@@ -167,6 +165,7 @@ std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
     ctx.fail("the cond subgraph's output '" + flag.name + "' must be one bool, not " + dtype_name(flag.type) + shape_str(flag.shape));
   }
   w->cond_out_ = cond.outputs[0];
+  w->max_iterations_ = ctx.options.max_loop_iterations;
   w->cond_ = prepare_subgraph(ctx, op.options.cond_subgraph);
   w->body_ = prepare_subgraph(ctx, op.options.body_subgraph);
   return w;

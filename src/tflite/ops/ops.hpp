@@ -23,5 +23,6 @@ std::unique_ptr<PreparedOp> prepare_control_flow(const PrepareContext& ctx);    
 std::unique_ptr<PreparedOp> prepare_dynamic_op(const PrepareContext& ctx);       // Less, LogicalAnd, Shape, Slice, Gather (runtime indices)
 std::unique_ptr<PreparedOp> prepare_batch_matmul(const PrepareContext& ctx);     // float, int8
 std::unique_ptr<PreparedOp> prepare_dynamic_update_slice(const PrepareContext& ctx);
+std::unique_ptr<PreparedOp> prepare_reduce_prod(const PrepareContext& ctx);      // float, int32 (shape arithmetic)
 
 }  // namespace tickinfer::tfl::ops

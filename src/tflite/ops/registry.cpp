@@ -75,6 +75,7 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
     case OpCode::Shape:
     case OpCode::Slice: return prepare_dynamic_op(ctx);
     case OpCode::DynamicUpdateSlice: return prepare_dynamic_update_slice(ctx);
+    case OpCode::ReduceProd: return prepare_reduce_prod(ctx);
   }
   ctx.fail("this op is not supported by the interpreter");
 }

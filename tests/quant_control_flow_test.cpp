@@ -1,0 +1,159 @@
+// WHILE, CALL_ONCE and resource variables on hand-built programs with hand-derived results: a
+// counting loop, state carried through VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE between
+// invokes (and reset by reset_state, which also re-runs CALL_ONCE's init), and the refusals:
+// a body that runs its own loop, a loop variable that changes shape.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tflite/interpreter.hpp"
+#include "tflite/program_builder.hpp"
+#include "tickinfer/error.hpp"
+
+namespace {
+
+using namespace tickinfer;
+using namespace tickinfer::tfl;
+
+// y = x + 2 * 5: i from 0 while i < 5, acc += 2; outputs acc and i.
+std::shared_ptr<Program> counting_loop(bool self_nesting = false, Shape body_acc_shape = {1}) {
+  auto p = std::make_shared<Program>();
+  ProgramBuilder b(*p);
+  const int x = b.activation("x", DType::F32, {1});
+  const int zero = b.constant<int32_t>("zero", DType::I32, {}, {0});
+  const int i_out = b.activation("i_out", DType::I32, {});
+  const int acc_out = b.activation("acc_out", DType::F32, {1});
+  Op& w = b.op(OpCode::While, {zero, x}, {i_out, acc_out}, "loop");
+  w.options.cond_subgraph = 1;
+  w.options.body_subgraph = 2;
+  p->inputs = {x};
+  p->outputs = {acc_out, i_out};
+
+  Subgraph cond;
+  const int ci = b.activation("cond_i", DType::I32, {});
+  const int ca = b.activation("cond_acc", DType::F32, {1});
+  const int five = b.constant<int32_t>("five", DType::I32, {}, {5});
+  const int go = b.activation("go", DType::Bool, {});
+  Op less;
+  less.code = OpCode::Less;
+  less.inputs = {ci, five};
+  less.outputs = {go};
+  cond.ops.push_back(less);
+  cond.inputs = {ci, ca};
+  cond.outputs = {go};
+
+  Subgraph body;
+  const int bi = b.activation("body_i", DType::I32, {});
+  const int ba = b.activation("body_acc", DType::F32, body_acc_shape);
+  const int one = b.constant<int32_t>("one", DType::I32, {}, {1});
+  const int two = b.constant<float>("two", DType::F32, {1}, {2.0f});
+  const int bi2 = b.activation("body_i2", DType::I32, {});
+  const int ba2 = b.activation("body_acc2", DType::F32, body_acc_shape);
+  Op inc;
+  inc.code = OpCode::Add;
+  inc.inputs = {bi, one};
+  inc.outputs = {bi2};
+  Op add;
+  add.code = OpCode::Add;
+  add.inputs = {ba, two};
+  add.outputs = {ba2};
+  body.ops = {inc, add};
+  if (self_nesting) {
+    Op again = w;  // the body runs this very loop again
+    again.inputs = {bi2, ba2};
+    const int i3 = b.activation("i3", DType::I32, {}), a3 = b.activation("a3", DType::F32, body_acc_shape);
+    again.outputs = {i3, a3};
+    body.ops.push_back(again);
+  }
+  body.inputs = {bi, ba};
+  body.outputs = {bi2, ba2};
+  p->subgraphs = {cond, body};
+  return p;
+}
+
+TEST(QuantControlFlow, WhileRunsTheBodyUntilTheCondIsFalse) {
+  Interpreter interp(counting_loop());
+  *static_cast<float*>(interp.input_data(0)) = 1.5f;
+  interp.invoke();
+  EXPECT_EQ(*static_cast<const float*>(interp.output_data(0)), 11.5f);
+  EXPECT_EQ(*static_cast<const int32_t*>(interp.output_data(1)), 5);
+  interp.invoke();  // the loop variables start again from the WHILE's inputs
+  EXPECT_EQ(*static_cast<const float*>(interp.output_data(0)), 11.5f);
+}
+
+TEST(QuantControlFlow, ABodyRunningItsOwnLoopIsRefused) {
+  try {
+    Interpreter interp(counting_loop(true));
+    FAIL() << "a self-nesting loop was prepared";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nest deeper"), std::string::npos) << e.what();
+  }
+}
+
+TEST(QuantControlFlow, ALoopVariableChangingShapeIsRefused) {
+  try {
+    Interpreter interp(counting_loop(false, {1, 1}));
+    FAIL() << "a shape-changing loop was prepared";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("change shape"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("loop variable 1"), std::string::npos) << e.what();
+  }
+}
+
+// init (CALL_ONCE): v = 1. Each invoke: y = v + x; v = y.
+std::shared_ptr<Program> accumulator() {
+  auto p = std::make_shared<Program>();
+  ProgramBuilder b(*p);
+  const int x = b.activation("x", DType::F32, {1});
+  b.op(OpCode::CallOnce, {}, {}, "init").options.body_subgraph = 1;
+  const int h = b.activation("h", DType::Resource, {});
+  Op& vh = b.op(OpCode::VarHandle, {}, {h}, "handle");
+  vh.options.shared_name = "acc";
+  const int v = b.activation("v", DType::F32, {1});
+  b.op(OpCode::ReadVariable, {h}, {v}, "read");
+  const int y = b.activation("y", DType::F32, {1});
+  b.op(OpCode::Add, {v, x}, {y}, "add");
+  b.op(OpCode::AssignVariable, {h, y}, {}, "assign");
+  p->inputs = {x};
+  p->outputs = {y};
+  Subgraph init;
+  const int h2 = b.activation("init_h", DType::Resource, {});
+  const int one = b.constant<float>("one", DType::F32, {1}, {1.0f});
+  Op vh2;
+  vh2.code = OpCode::VarHandle;
+  vh2.outputs = {h2};
+  vh2.options.shared_name = "acc";
+  Op set;
+  set.code = OpCode::AssignVariable;
+  set.inputs = {h2, one};
+  init.ops = {vh2, set};
+  p->subgraphs = {init};
+  return p;
+}
+
+TEST(QuantControlFlow, ResourceVariablesCarryStateAndResetRerunsTheInit) {
+  InterpreterOptions stream;
+  stream.reset_variables_each_invoke = false;
+  Interpreter interp(accumulator(), stream);
+  auto run = [&](float x) {
+    *static_cast<float*>(interp.input_data(0)) = x;
+    interp.invoke();
+    return *static_cast<const float*>(interp.output_data(0));
+  };
+  EXPECT_EQ(run(1.0f), 2.0f);
+  EXPECT_EQ(run(1.0f), 3.0f);
+  EXPECT_EQ(run(0.5f), 3.5f);
+  interp.reset_state();
+  EXPECT_EQ(run(1.0f), 2.0f);
+
+  Interpreter window(accumulator());  // state reset before every invoke
+  for (int k = 0; k < 3; ++k) {
+    *static_cast<float*>(window.input_data(0)) = 1.0f;
+    window.invoke();
+    EXPECT_EQ(*static_cast<const float*>(window.output_data(0)), 2.0f);
+  }
+}
+
+}  // namespace
