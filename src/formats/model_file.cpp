@@ -12,6 +12,7 @@
 #include "formats/tflite_file.hpp"
 #include "formats/tflite_graph_lift.hpp"
 #include "formats/tkq_file.hpp"
+#include "tflite/program_rewrite.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -125,7 +126,11 @@ AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite) {
     tfl::Program program = load_tflite(bytes.data(), bytes.size(), path);
     const TfliteEngine engine = lift_float_tflite ? tflite_engine_for(path) : TfliteEngine::Interpreter;
     if (engine != TfliteEngine::Interpreter) {
-      TfliteLift lift = lift_tflite_program(program);
+      // The lift reads the program as the interpreter would run it: static shapes folded,
+      // resource variables resolved, a recognised Keras 3 LSTM loop lowered to one fused op.
+      const auto prepared = tfl::rewrite_for_interpreter(std::make_shared<const tfl::Program>(program),
+                                                         tfl::InterpreterOptions{}, kernels::Isa::Scalar);
+      TfliteLift lift = lift_tflite_program(*prepared);
       if (lift.graph) {
         m.graph = std::move(*lift.graph);
         return m;

@@ -214,6 +214,10 @@ void Lifter::check_shapes() const {
 
 void Lifter::lift_op() {
   const tfl::Op& o = op();
+  // Folded at load (tflite/program_rewrite.hpp): its outputs are constants read as operands.
+  bool folded = !o.outputs.empty();
+  for (int t : o.outputs) folded = folded && t >= 0 && tensor(t).is_constant();
+  if (folded) return;
   if (o.precision != tfl::Precision::F32) {
     refuse(std::string(tfl::precision_name(o.precision)) + " ops stay on the interpreter (bit-exact with TFLite)");
   }
@@ -237,6 +241,7 @@ void Lifter::lift_op() {
     case C::Mean: return lift_mean(*this);
     case C::SequenceLstm: return lift_sequence_lstm(*this);
     case C::StridedSlice: return lift_strided_slice(*this);
+    case C::While: return lift_lstm_loop(*this);
     default: refuse("has no graph equivalent");
   }
 }

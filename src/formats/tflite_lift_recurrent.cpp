@@ -160,3 +160,81 @@ void lift_strided_slice(Lifter& l) {
 }
 
 }  // namespace tickinfer::formats::lift
+
+namespace tickinfer::formats::lift {
+
+namespace {
+
+void require_zero_constant(Lifter& l, int t, const char* what) {
+  const tfl::Tensor& x = l.tensor(t);
+  if (!x.is_constant()) l.refuse(std::string(what) + " is not a constant (a loop that does not start from zero)");
+  for (uint8_t b : x.data) {
+    if (b != 0) l.refuse(std::string(what) + " starts from a non-zero value");
+  }
+}
+
+}  // namespace
+
+// A Keras 3 LSTM as the converter writes it: WHILE over [step, t, buffer, h, c, x] with x
+// time-major [T, 1, F], which tfl::lower_lstm_loops recognised (its body checked op by op) and
+// gave a subgraph of one time-major UNIDIRECTIONAL_SEQUENCE_LSTM over x. With a batch of 1,
+// time-major and batch-major hold the same elements in the same order. Only the loop's buffer
+// output (every h_t, or the last h) has a graph form; the others stay unmapped, so an op
+// reading them is refused.
+void lift_lstm_loop(Lifter& l) {
+  const tfl::Op& w = l.op();
+  if (w.options.lowered_subgraph <= 0) {
+    l.refuse("is a loop that is not a recognised float Keras LSTM (the interpreter runs it op by op)");
+  }
+  const tfl::Subgraph* sg = l.program().subgraph(w.options.lowered_subgraph);
+  if (!sg || sg->ops.size() != 1 || sg->ops[0].code != tfl::OpCode::SequenceLstm || w.inputs.size() != 6 ||
+      w.outputs.size() != 6) {
+    l.refuse("the lowered loop is not one UNIDIRECTIONAL_SEQUENCE_LSTM over six loop variables");
+  }
+  const tfl::Op& o = sg->ops[0];
+  if (o.inputs.size() != 24 || o.inputs[0] != w.inputs[5] || !o.options.time_major) {
+    l.refuse("the lowered LSTM does not read the loop's time-major input");
+  }
+  require_zero_constant(l, w.inputs[3], "the loop's initial h");
+  require_zero_constant(l, w.inputs[4], "the loop's initial c");
+  const tfl::Shape& s = l.tensor(o.inputs[0]).shape;
+  if (s.size() != 3 || s[1] != 1) l.refuse("input is not [steps, 1, features]");
+  const int T = s[0], F = s[2];
+  const tfl::Shape& wshape = l.tensor(o.inputs[1]).shape;
+  if (wshape.size() != 2 || wshape[1] != F) l.refuse("input weights are not [units, features]");
+  const int u = wshape[0];
+  Weight kernel{{F, 4 * u}, std::vector<float>(static_cast<size_t>(F) * 4 * u)};
+  Weight recurrent{{u, 4 * u}, std::vector<float>(static_cast<size_t>(u) * 4 * u)};
+  Weight bias{{4 * u}, std::vector<float>(static_cast<size_t>(4 * u))};
+  for (int g = 0; g < 4; ++g) {  // gate blocks i, f, c, o, one [u, F] / [u, u] / [u] each
+    const std::vector<float> wg = l.constant_f32(o.inputs[static_cast<size_t>(1 + g)], "input weights");
+    const std::vector<float> rg = l.constant_f32(o.inputs[static_cast<size_t>(5 + g)], "recurrent weights");
+    const std::vector<float> bg = l.constant_f32(o.inputs[static_cast<size_t>(12 + g)], "gate bias");
+    if (wg.size() != static_cast<size_t>(u) * F || rg.size() != static_cast<size_t>(u) * u || bg.size() != static_cast<size_t>(u)) {
+      l.refuse("gate " + std::to_string(g) + " weights do not match " + std::to_string(u) + " units");
+    }
+    for (int c = 0; c < u; ++c) {
+      const size_t col = static_cast<size_t>(g) * u + c;
+      for (int k = 0; k < F; ++k) kernel.data[static_cast<size_t>(k) * 4 * u + col] = wg[static_cast<size_t>(c) * F + k];
+      for (int k = 0; k < u; ++k) recurrent.data[static_cast<size_t>(k) * 4 * u + col] = rg[static_cast<size_t>(c) * u + k];
+      bias.data[col] = bg[static_cast<size_t>(c)];
+    }
+  }
+  const bool sequences = o.outputs[0] == w.outputs[2];
+  Node n;
+  n.kind = OpKind::LSTM;
+  n.keras_class = "LSTM";
+  n.units = u;
+  n.return_sequences = sequences;
+  n.activation = l.fused(o.options.activation);
+  n.recurrent_activation.kind = ActKind::Sigmoid;
+  n.cell_clip = o.options.cell_clip;  // the loop's cell has none (0)
+  n.weights = {std::move(kernel), std::move(recurrent), std::move(bias)};
+  n.inputs = {l.as_shape(o.inputs[0], {T, F})};
+  n.shape = sequences ? Shape{T, u} : Shape{u};
+  n.name = l.node_name(w.outputs[2]);
+  const int idx = l.add_node(std::move(n), {o.inputs[0]});
+  l.set_value(w.outputs[2], own_value(idx));
+}
+
+}  // namespace tickinfer::formats::lift

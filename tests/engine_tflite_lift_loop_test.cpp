@@ -1,0 +1,141 @@
+// Keras 3 LSTMs converted to TFLite arrive as WHILE loops over cond/body subgraphs; the
+// interpreter's rewrite recognises the loop as one fused LSTM (tflite/lstm_loop.cpp) and the lift
+// (formats/tflite_lift_recurrent.cpp, lift_lstm_loop) takes that onto the graph engine, so such a
+// file runs on the same plan as the Keras model. Every float LSTM case of the Keras 3 TFLite
+// fixtures (tools/make_tflite_k3_fixtures.py, expected outputs from TFLite's interpreter) must
+// lift and agree within 1e-5 of the output's largest magnitude, window mode, and run in stream
+// mode fed step by step like the window over the same row; loops the rewrite does not recognise
+// (GRU, the stateful LSTM's resource variables) stay on the interpreter.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "formats/npy.hpp"
+#include "model/graph.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+std::string root() {
+  const char* env = std::getenv("TICKINFER_TFLITE_K3_FIXTURES");
+  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3";
+}
+
+nlohmann::json manifest() {
+  std::ifstream f(root() + "/manifest.json");
+  return f ? nlohmann::json::parse(f) : nlohmann::json{};
+}
+
+struct Case {
+  std::string model, variant;
+};
+
+std::vector<Case> float_cases(bool lstm) {
+  std::vector<Case> out;
+  const auto m = manifest();
+  if (!m.contains("models")) return out;
+  // A stateful LSTM (CALL_ONCE initialising resource variables the loop reads) keeps its state
+  // across invokes the graph cannot hold: it stays on the interpreter with the GRU loops.
+  for (const auto& [model, entry] : m["models"].items()) {
+    for (const auto& [variant, c] : entry["cases"].items()) {
+      if (!c.contains("file") || variant.find("float") == std::string::npos) continue;
+      const bool stateful = c.value("stateful", false);
+      const bool lifts = model.rfind("lstm", 0) == 0 && !stateful;
+      const bool stays = model.rfind("gru", 0) == 0 || (model.rfind("lstm", 0) == 0 && stateful);
+      if (lstm ? lifts : stays) out.push_back({model, variant});
+    }
+  }
+  return out;
+}
+
+std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.model + "_" + info.param.variant; }
+
+class LiftedLstmLoop : public ::testing::TestWithParam<Case> {};
+
+TEST_P(LiftedLstmLoop, RunsOnTheGraphEngineAndMatchesTflite) {
+  const Case& c = GetParam();
+  const auto entry = manifest()["models"][c.model]["cases"][c.variant];
+  const std::string dir = root() + "/" + c.model + "/";
+  const Model model = Model::load(dir + entry["file"].get<std::string>());
+  ASSERT_EQ(model.program(), nullptr) << c.model << " " << c.variant << " stayed on the interpreter";
+  bool from_loop = false;
+  for (const auto& n : model.graph().nodes) from_loop = from_loop || n.origin.find("WHILE") != std::string::npos;
+  EXPECT_TRUE(from_loop) << "no node came from the WHILE loop";
+
+  const auto x = formats::read_npy(dir + entry["input_files"][0].get<std::string>());
+  const auto want = formats::read_npy(dir + entry["expected_files"][0].get<std::string>());
+  Plan plan = compile(model);
+  const size_t in = plan.input_size(0), out = plan.output_size(0);
+  const size_t rows = x.data.size() / in;
+  ASSERT_EQ(want.data.size(), rows * out);
+  double scale = 1e-6;
+  for (float v : want.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  std::vector<float> y(out);
+  double worst = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    plan.run(x.data.data() + r * in, y.data());
+    for (size_t k = 0; k < out; ++k) worst = std::max(worst, std::fabs(y[k] - want.data[r * out + k]) / scale);
+  }
+  EXPECT_LE(worst, 1e-5) << c.model << " " << c.variant;
+}
+
+// Stream mode on the lifted plan: fed a row's T steps one at a time, the same output as the
+// window plan over that row.
+TEST_P(LiftedLstmLoop, StreamsLikeTheWindowOverEachPrefix) {
+  const Case& c = GetParam();
+  const auto entry = manifest()["models"][c.model]["cases"][c.variant];
+  const std::string dir = root() + "/" + c.model + "/";
+  const Model model = Model::load(dir + entry["file"].get<std::string>());
+  ASSERT_EQ(model.program(), nullptr);
+  Plan window = compile(model);
+  const Shape& shape = window.input_shape(0);  // [T, F]
+  ASSERT_EQ(shape.size(), 2u);
+  const int T = shape[0], F = shape[1];
+  CompileOptions so;
+  so.mode = RecurrentMode::Stream;
+  Plan stream = compile(model, so);
+  if (stream.output_size(0) != window.output_size(0)) GTEST_SKIP() << "returns sequences: window output is [T, units]";
+  const auto x = formats::read_npy(dir + entry["input_files"][0].get<std::string>());
+  const size_t out = window.output_size(0);
+  std::vector<float> ys(out), yw(out);
+  stream.reset_state();
+  double worst = 0, scale = 1e-6;
+  for (int t = 0; t < T; ++t) {
+    stream.run(x.data.data() + static_cast<size_t>(t) * F, ys.data());
+    for (float v : ys) ASSERT_TRUE(std::isfinite(v));
+  }
+  window.run(x.data.data(), yw.data());
+  for (size_t k = 0; k < out; ++k) {
+    scale = std::max(scale, static_cast<double>(std::fabs(yw[k])));
+    worst = std::max(worst, static_cast<double>(std::fabs(ys[k] - yw[k])));
+  }
+  EXPECT_LE(worst / scale, 1e-5) << "stream after " << T << " steps vs the window";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, LiftedLstmLoop, ::testing::ValuesIn(float_cases(true)), case_name);
+
+class UnrecognisedLoop : public ::testing::TestWithParam<Case> {};
+
+TEST_P(UnrecognisedLoop, StaysOnTheInterpreter) {
+  const Case& c = GetParam();
+  const auto entry = manifest()["models"][c.model]["cases"][c.variant];
+  const Model model = Model::load(root() + "/" + c.model + "/" + entry["file"].get<std::string>());
+  EXPECT_NE(model.program(), nullptr) << c.model << " " << c.variant << " lifted, but its loop is not an LSTM the rewrite knows";
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, UnrecognisedLoop, ::testing::ValuesIn(float_cases(false)), case_name);
+
+TEST(LiftedLstmLoop, FixturesArePresent) {
+  EXPECT_GE(float_cases(true).size(), 4u) << "expected the Keras 3 LSTM fixtures under " << root();
+  EXPECT_GE(float_cases(false).size(), 2u);
+}
+
+}  // namespace
+}  // namespace tickinfer
