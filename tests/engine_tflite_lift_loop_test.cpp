@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ nlohmann::json manifest() {
 struct Case {
   std::string model, variant;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << c.model << "/" << c.variant; }
 
 std::vector<Case> float_cases(bool lstm) {
   std::vector<Case> out;
