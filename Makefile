@@ -173,10 +173,13 @@ compare: python
 
 # Each bench-suite model from .keras against the same model as a SavedModel, an ONNX file and a
 # Keras 3 TFLite conversion (tools/export_bench_forms.py), interleaved in one run; bar p50 <= 1.1x.
+# Then the same in instructions per Plan::run (tools/ir_forms.sh, callgrind), which repeat exactly.
 bench-forms: build
 	tools/setup_venv.sh $(VENV)
 	$(VENV)/bin/python tools/export_bench_forms.py --out $(BUILD)/bench_forms
 	python3 tools/bench_forms.py $(BUILD) $(BUILD)/bench_forms --pin 1 --json $(BUILD)/bench_forms.json
+	@if command -v valgrind >/dev/null; then tools/ir_forms.sh $(BUILD)/bench/plan_ir $(BUILD)/bench_forms; \
+	  else echo "bench-forms: valgrind not installed: no instruction counts (apt-get install valgrind)"; fi
 
 fixtures:
 	tools/setup_venv.sh $(VENV)
