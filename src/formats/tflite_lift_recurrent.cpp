@@ -33,6 +33,30 @@ void require_zero_variable(Lifter& l, int t, const char* what) {
   }
 }
 
+// Keras layout from UNIDIRECTIONAL_SEQUENCE_LSTM's per-gate operands: kernel (F, 4u), recurrent
+// (u, 4u), bias (4u), gate blocks i, f, c, o; TFLite keeps one [u, F] / [u, u] matrix and one [u]
+// bias per gate.
+std::vector<Weight> keras_lstm_weights(Lifter& l, const tfl::Op& o, int F, int u) {
+  Weight kernel{{F, 4 * u}, std::vector<float>(static_cast<size_t>(F) * 4 * u)};
+  Weight recurrent{{u, 4 * u}, std::vector<float>(static_cast<size_t>(u) * 4 * u)};
+  Weight bias{{4 * u}, std::vector<float>(static_cast<size_t>(4 * u))};
+  for (int g = 0; g < 4; ++g) {
+    const std::vector<float> w = l.constant_f32(o.inputs[static_cast<size_t>(kInputToGate + g)], "input weights");
+    const std::vector<float> r = l.constant_f32(o.inputs[static_cast<size_t>(kRecurrentToGate + g)], "recurrent weights");
+    const std::vector<float> b = l.constant_f32(o.inputs[static_cast<size_t>(kGateBias + g)], "gate bias");
+    if (w.size() != static_cast<size_t>(u) * F || r.size() != static_cast<size_t>(u) * u || b.size() != static_cast<size_t>(u)) {
+      l.refuse("gate " + std::to_string(g) + " weights do not match " + std::to_string(u) + " units");
+    }
+    for (int c = 0; c < u; ++c) {
+      const size_t col = static_cast<size_t>(g) * u + c;
+      for (int k = 0; k < F; ++k) kernel.data[static_cast<size_t>(k) * 4 * u + col] = w[static_cast<size_t>(c) * F + k];
+      for (int k = 0; k < u; ++k) recurrent.data[static_cast<size_t>(k) * 4 * u + col] = r[static_cast<size_t>(c) * u + k];
+      bias.data[col] = b[static_cast<size_t>(c)];
+    }
+  }
+  return {std::move(kernel), std::move(recurrent), std::move(bias)};
+}
+
 }  // namespace
 
 void lift_sequence_lstm(Lifter& l) {
@@ -58,25 +82,6 @@ void lift_sequence_lstm(Lifter& l) {
   if (wshape.size() != 2 || wshape[1] != F) l.refuse("input_to_input_weights is not [units, features]");
   const int u = wshape[0];
 
-  // Keras layout: kernel (F, 4u), recurrent (u, 4u), bias (4u), gate blocks i, f, c, o; TFLite
-  // keeps one [u, F] / [u, u] matrix and one [u] bias per gate.
-  Weight kernel{{F, 4 * u}, std::vector<float>(static_cast<size_t>(F) * 4 * u)};
-  Weight recurrent{{u, 4 * u}, std::vector<float>(static_cast<size_t>(u) * 4 * u)};
-  Weight bias{{4 * u}, std::vector<float>(static_cast<size_t>(4 * u))};
-  for (int g = 0; g < 4; ++g) {
-    const std::vector<float> w = l.constant_f32(o.inputs[static_cast<size_t>(kInputToGate + g)], "input weights");
-    const std::vector<float> r = l.constant_f32(o.inputs[static_cast<size_t>(kRecurrentToGate + g)], "recurrent weights");
-    const std::vector<float> b = l.constant_f32(o.inputs[static_cast<size_t>(kGateBias + g)], "gate bias");
-    if (w.size() != static_cast<size_t>(u) * F || r.size() != static_cast<size_t>(u) * u || b.size() != static_cast<size_t>(u)) {
-      l.refuse("gate " + std::to_string(g) + " weights do not match " + std::to_string(u) + " units");
-    }
-    for (int c = 0; c < u; ++c) {
-      const size_t col = static_cast<size_t>(g) * u + c;
-      for (int k = 0; k < F; ++k) kernel.data[static_cast<size_t>(k) * 4 * u + col] = w[static_cast<size_t>(c) * F + k];
-      for (int k = 0; k < u; ++k) recurrent.data[static_cast<size_t>(k) * 4 * u + col] = r[static_cast<size_t>(c) * u + k];
-      bias.data[col] = b[static_cast<size_t>(c)];
-    }
-  }
   const tfl::Shape& os = l.tensor(o.outputs[0]).shape;
   if (os.size() != 3 || os[0] != 1 || os[1] != T || os[2] != u) l.refuse("output is not [1, steps, units]");
 
@@ -88,7 +93,7 @@ void lift_sequence_lstm(Lifter& l) {
   n.activation = l.fused(o.options.activation);
   n.recurrent_activation.kind = ActKind::Sigmoid;
   n.cell_clip = o.options.cell_clip;
-  n.weights = {std::move(kernel), std::move(recurrent), std::move(bias)};
+  n.weights = keras_lstm_weights(l, o, F, u);
   n.inputs = {l.as_shape(in, {T, F})};
   n.shape = {T, u};
   n.name = l.node_name(o.outputs[0]);
@@ -203,23 +208,6 @@ void lift_lstm_loop(Lifter& l) {
   const tfl::Shape& wshape = l.tensor(o.inputs[1]).shape;
   if (wshape.size() != 2 || wshape[1] != F) l.refuse("input weights are not [units, features]");
   const int u = wshape[0];
-  Weight kernel{{F, 4 * u}, std::vector<float>(static_cast<size_t>(F) * 4 * u)};
-  Weight recurrent{{u, 4 * u}, std::vector<float>(static_cast<size_t>(u) * 4 * u)};
-  Weight bias{{4 * u}, std::vector<float>(static_cast<size_t>(4 * u))};
-  for (int g = 0; g < 4; ++g) {  // gate blocks i, f, c, o, one [u, F] / [u, u] / [u] each
-    const std::vector<float> wg = l.constant_f32(o.inputs[static_cast<size_t>(1 + g)], "input weights");
-    const std::vector<float> rg = l.constant_f32(o.inputs[static_cast<size_t>(5 + g)], "recurrent weights");
-    const std::vector<float> bg = l.constant_f32(o.inputs[static_cast<size_t>(12 + g)], "gate bias");
-    if (wg.size() != static_cast<size_t>(u) * F || rg.size() != static_cast<size_t>(u) * u || bg.size() != static_cast<size_t>(u)) {
-      l.refuse("gate " + std::to_string(g) + " weights do not match " + std::to_string(u) + " units");
-    }
-    for (int c = 0; c < u; ++c) {
-      const size_t col = static_cast<size_t>(g) * u + c;
-      for (int k = 0; k < F; ++k) kernel.data[static_cast<size_t>(k) * 4 * u + col] = wg[static_cast<size_t>(c) * F + k];
-      for (int k = 0; k < u; ++k) recurrent.data[static_cast<size_t>(k) * 4 * u + col] = rg[static_cast<size_t>(c) * u + k];
-      bias.data[col] = bg[static_cast<size_t>(c)];
-    }
-  }
   const bool sequences = o.outputs[0] == w.outputs[2];
   Node n;
   n.kind = OpKind::LSTM;
@@ -229,7 +217,7 @@ void lift_lstm_loop(Lifter& l) {
   n.activation = l.fused(o.options.activation);
   n.recurrent_activation.kind = ActKind::Sigmoid;
   n.cell_clip = o.options.cell_clip;  // the loop's cell has none (0)
-  n.weights = {std::move(kernel), std::move(recurrent), std::move(bias)};
+  n.weights = keras_lstm_weights(l, o, F, u);
   n.inputs = {l.as_shape(o.inputs[0], {T, F})};
   n.shape = sequences ? Shape{T, u} : Shape{u};
   n.name = l.node_name(w.outputs[2]);
