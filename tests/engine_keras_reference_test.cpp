@@ -9,6 +9,7 @@
 
 #include "formats/npy.hpp"
 #include "kernels/kernel_set.hpp"
+#include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -46,24 +47,6 @@ std::vector<Param> stream_params() {
   return out;
 }
 
-// |got - want| <= atol + rtol * |want|, element by element; reports the worst offender.
-void expect_close(const std::vector<float>& got, const float* want, size_t n, double rtol,
-                  double atol, const std::string& what) {
-  size_t worst = 0;
-  double worst_excess = -1;
-  for (size_t i = 0; i < n; ++i) {
-    const double err = std::fabs(double(got[i]) - double(want[i]));
-    const double excess = err - (atol + rtol * std::fabs(double(want[i])));
-    if (std::isnan(got[i]) != std::isnan(want[i])) {
-      ADD_FAILURE() << what << ": NaN mismatch at " << i;
-      return;
-    }
-    if (excess > worst_excess) worst_excess = excess, worst = i;
-  }
-  EXPECT_LE(worst_excess, 0.0) << what << ": element " << worst << " got " << got[worst]
-                               << " want " << want[worst] << " (rtol " << rtol << ", atol "
-                               << atol << ")";
-}
 
 class KerasReference : public ::testing::TestWithParam<Param> {};
 
@@ -101,7 +84,7 @@ TEST_P(KerasReference, WindowModeMatchesKeras) {
     for (size_t o = 0; o < outs.size(); ++o) {
       std::ostringstream what;
       what << p.c.name << " [" << plan.isa() << "] row " << r << " output " << o;
-      expect_close(outs[o], wants[o].data.data() + r * plan.output_size(o), plan.output_size(o),
+      testing::expect_close(outs[o].data(), wants[o].data.data() + r * plan.output_size(o), plan.output_size(o),
                    p.c.rtol, p.c.atol, what.str());
     }
   }
@@ -131,7 +114,7 @@ TEST_P(KerasStreamReference, MatchesKerasOnEveryPrefix) {
       plan.run(in.data.data() + (s * T + t) * F, y.data());
       std::ostringstream what;
       what << p.c.name << " [" << plan.isa() << "] stream " << s << " tick " << t;
-      expect_close(y, want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
+      testing::expect_close(y.data(), want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
     }
   }
 }

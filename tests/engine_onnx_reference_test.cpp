@@ -15,6 +15,7 @@
 #include "formats/npy.hpp"
 #include "kernels/kernel_set.hpp"
 #include "model/graph.hpp"
+#include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -45,21 +46,6 @@ std::vector<Param> all_params(bool stream_only) {
   return out;
 }
 
-// |got - want| <= atol + rtol * |want| element by element; reports the worst offender.
-void expect_close(const float* got, const float* want, size_t n, double rtol, double atol, const std::string& what) {
-  size_t worst = 0;
-  double worst_excess = -1;
-  for (size_t i = 0; i < n; ++i) {
-    if (std::isnan(got[i]) != std::isnan(want[i])) {
-      ADD_FAILURE() << what << ": NaN mismatch at " << i;
-      return;
-    }
-    const double excess = std::fabs(double(got[i]) - double(want[i])) - (atol + rtol * std::fabs(double(want[i])));
-    if (excess > worst_excess) worst_excess = excess, worst = i;
-  }
-  EXPECT_LE(worst_excess, 0.0) << what << ": element " << worst << " got " << got[worst] << " want " << want[worst]
-                               << " (rtol " << rtol << ", atol " << atol << ")";
-}
 
 class OnnxReference : public ::testing::TestWithParam<Param> {};
 
@@ -92,7 +78,7 @@ TEST_P(OnnxReference, WindowModeMatchesOnnxRuntime) {
     for (size_t o = 0; o < outs.size(); ++o) {
       std::ostringstream what;
       what << p.c.name << " [" << plan.isa() << "] row " << r << " output " << o;
-      expect_close(outs[o].data(), wants[o].data.data() + r * plan.output_size(o), plan.output_size(o), p.c.rtol,
+      testing::expect_close(outs[o].data(), wants[o].data.data() + r * plan.output_size(o), plan.output_size(o), p.c.rtol,
                    p.c.atol, what.str());
     }
   }
@@ -122,7 +108,7 @@ TEST_P(OnnxStreamReference, MatchesOnnxRuntimeOnEveryPrefix) {
       plan.run(in.data.data() + (s * T + t) * F, y.data());
       std::ostringstream what;
       what << p.c.name << " [" << plan.isa() << "] stream " << s << " tick " << t;
-      expect_close(y.data(), want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
+      testing::expect_close(y.data(), want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
     }
   }
 }

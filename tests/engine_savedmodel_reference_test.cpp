@@ -13,6 +13,7 @@
 #include "formats/npy.hpp"
 #include "formats/saved_model.hpp"
 #include "kernels/kernel_set.hpp"
+#include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -48,20 +49,6 @@ std::vector<Param> stream_params() {
   return out;
 }
 
-void expect_close(const std::vector<float>& got, const float* want, size_t n, double rtol, double atol, const std::string& what) {
-  size_t worst = 0;
-  double worst_excess = -1;
-  for (size_t i = 0; i < n; ++i) {
-    if (std::isnan(got[i]) != std::isnan(want[i])) {
-      ADD_FAILURE() << what << ": NaN mismatch at " << i;
-      return;
-    }
-    const double excess = std::fabs(double(got[i]) - double(want[i])) - (atol + rtol * std::fabs(double(want[i])));
-    if (excess > worst_excess) worst_excess = excess, worst = i;
-  }
-  EXPECT_LE(worst_excess, 0.0) << what << ": element " << worst << " got " << got[worst] << " want " << want[worst]
-                               << " (rtol " << rtol << ", atol " << atol << ")";
-}
 
 class SavedModelReference : public ::testing::TestWithParam<Param> {};
 
@@ -94,7 +81,7 @@ TEST_P(SavedModelReference, WindowModeMatchesKeras) {
     for (size_t o = 0; o < outs.size(); ++o) {
       std::ostringstream what;
       what << p.c.name << " [" << plan.isa() << "] row " << r << " output " << o;
-      expect_close(outs[o], wants[o].data.data() + r * plan.output_size(o), plan.output_size(o), p.c.rtol, p.c.atol, what.str());
+      testing::expect_close(outs[o].data(), wants[o].data.data() + r * plan.output_size(o), plan.output_size(o), p.c.rtol, p.c.atol, what.str());
     }
   }
 }
@@ -123,7 +110,7 @@ TEST_P(SavedModelStreamReference, MatchesKerasOnEveryPrefix) {
       plan.run(in.data.data() + (s * T + t) * F, y.data());
       std::ostringstream what;
       what << p.c.name << " [" << plan.isa() << "] stream " << s << " tick " << t;
-      expect_close(y, want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
+      testing::expect_close(y.data(), want.data.data() + (s * T + t) * out_n, out_n, p.c.rtol, p.c.atol, what.str());
     }
   }
 }
