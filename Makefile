@@ -102,13 +102,16 @@ tflite-lift-reference: build
 # Regenerates the Keras 3 TFLite fixtures (tools/make_tflite_k3_fixtures.py: WHILE loops,
 # resource variables, BATCH_MATMUL, dynamic-batch Conv1D, each from from_keras_model and
 # from_saved_model in float, dynamic-range and int8 where the converter succeeds) with 200 rows
-# per case into $(BUILD)/fixtures_tflite_k3_live, and checks the interpreter against them.
+# per case into $(BUILD)/fixtures_tflite_k3_live, and checks the interpreter and the lift of
+# the recurrent loops (LSTM and GRU onto the graph engine) against them.
 # A few minutes on two cores (every conversion runs in its own process).
 tflite-k3-reference: build
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_tflite_k3_live
 	$(VENV)/bin/python tools/make_tflite_k3_fixtures.py --out $(BUILD)/fixtures_tflite_k3_live --count 200
 	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/quant_tflite_k3_reference_test \
+	  --gtest_brief=1
+	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/engine_tflite_lift_loop_test \
 	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.

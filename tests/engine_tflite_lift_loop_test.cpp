@@ -1,11 +1,12 @@
-// Keras 3 LSTMs converted to TFLite arrive as WHILE loops over cond/body subgraphs; the
-// interpreter's rewrite recognises the loop as one fused LSTM (tflite/lstm_loop.cpp) and the lift
-// (formats/tflite_lift_recurrent.cpp, lift_lstm_loop) takes that onto the graph engine, so such a
-// file runs on the same plan as the Keras model. Every float LSTM case of the Keras 3 TFLite
-// fixtures (tools/make_tflite_k3_fixtures.py, expected outputs from TFLite's interpreter) must
-// lift and agree within 1e-5 of the output's largest magnitude, window mode, and run in stream
-// mode fed step by step like the window over the same row; loops the rewrite does not recognise
-// (GRU, the stateful LSTM's resource variables) stay on the interpreter.
+// Keras 3 LSTMs and GRUs converted to TFLite arrive as WHILE loops over cond/body subgraphs; the
+// interpreter's rewrite recognises an LSTM loop as one fused LSTM (tflite/lstm_loop.cpp), a GRU
+// loop is matched by tflite/gru_loop.cpp, and the lift (formats/tflite_lift_recurrent.cpp) takes
+// either onto the graph engine, so such a file runs on the same plan as the Keras model. Every
+// float LSTM and GRU case of the Keras 3 TFLite fixtures (tools/make_tflite_k3_fixtures.py,
+// expected outputs from TFLite's interpreter; GRU reset_after both ways) must lift and agree
+// within 1e-5 of the output's largest magnitude, window mode, and run in stream mode fed step by
+// step like the window over the same row; the stateful LSTM (state in resource variables) stays
+// on the interpreter.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -39,19 +40,18 @@ struct Case {
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.model << "/" << c.variant; }
 
-std::vector<Case> float_cases(bool lstm) {
+std::vector<Case> float_cases(bool lifting) {
   std::vector<Case> out;
   const auto m = manifest();
   if (!m.contains("models")) return out;
   // A stateful LSTM (CALL_ONCE initialising resource variables the loop reads) keeps its state
-  // across invokes the graph cannot hold: it stays on the interpreter with the GRU loops.
+  // across invokes the graph cannot hold: it stays on the interpreter.
   for (const auto& [model, entry] : m["models"].items()) {
     for (const auto& [variant, c] : entry["cases"].items()) {
       if (!c.contains("file") || variant.find("float") == std::string::npos) continue;
       const bool stateful = c.value("stateful", false);
-      const bool lifts = model.rfind("lstm", 0) == 0 && !stateful;
-      const bool stays = model.rfind("gru", 0) == 0 || (model.rfind("lstm", 0) == 0 && stateful);
-      if (lstm ? lifts : stays) out.push_back({model, variant});
+      const bool recurrent = model.rfind("lstm", 0) == 0 || model.rfind("gru", 0) == 0;
+      if (recurrent && (lifting ? !stateful : stateful)) out.push_back({model, variant});
     }
   }
   return out;
@@ -59,9 +59,9 @@ std::vector<Case> float_cases(bool lstm) {
 
 std::string case_name(const ::testing::TestParamInfo<Case>& info) { return info.param.model + "_" + info.param.variant; }
 
-class LiftedLstmLoop : public ::testing::TestWithParam<Case> {};
+class LiftedRecurrentLoop : public ::testing::TestWithParam<Case> {};
 
-TEST_P(LiftedLstmLoop, RunsOnTheGraphEngineAndMatchesTflite) {
+TEST_P(LiftedRecurrentLoop, RunsOnTheGraphEngineAndMatchesTflite) {
   const Case& c = GetParam();
   const auto entry = manifest()["models"][c.model]["cases"][c.variant];
   const std::string dir = root() + "/" + c.model + "/";
@@ -90,7 +90,7 @@ TEST_P(LiftedLstmLoop, RunsOnTheGraphEngineAndMatchesTflite) {
 
 // Stream mode on the lifted plan: fed a row's T steps one at a time, the same output as the
 // window plan over that row.
-TEST_P(LiftedLstmLoop, StreamsLikeTheWindowOverEachPrefix) {
+TEST_P(LiftedRecurrentLoop, StreamsLikeTheWindowOverEachPrefix) {
   const Case& c = GetParam();
   const auto entry = manifest()["models"][c.model]["cases"][c.variant];
   const std::string dir = root() + "/" + c.model + "/";
@@ -121,7 +121,7 @@ TEST_P(LiftedLstmLoop, StreamsLikeTheWindowOverEachPrefix) {
   EXPECT_LE(worst / scale, 1e-5) << "stream after " << T << " steps vs the window";
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, LiftedLstmLoop, ::testing::ValuesIn(float_cases(true)), case_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, LiftedRecurrentLoop, ::testing::ValuesIn(float_cases(true)), case_name);
 
 class UnrecognisedLoop : public ::testing::TestWithParam<Case> {};
 
@@ -129,14 +129,19 @@ TEST_P(UnrecognisedLoop, StaysOnTheInterpreter) {
   const Case& c = GetParam();
   const auto entry = manifest()["models"][c.model]["cases"][c.variant];
   const Model model = Model::load(root() + "/" + c.model + "/" + entry["file"].get<std::string>());
-  EXPECT_NE(model.program(), nullptr) << c.model << " " << c.variant << " lifted, but its loop is not an LSTM the rewrite knows";
+  EXPECT_NE(model.program(), nullptr) << c.model << " " << c.variant << " lifted, but its state lives in resource variables";
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, UnrecognisedLoop, ::testing::ValuesIn(float_cases(false)), case_name);
 
-TEST(LiftedLstmLoop, FixturesArePresent) {
-  EXPECT_GE(float_cases(true).size(), 4u) << "expected the Keras 3 LSTM fixtures under " << root();
-  EXPECT_GE(float_cases(false).size(), 2u);
+TEST(LiftedRecurrentLoop, FixturesArePresent) {
+  const auto lifting = float_cases(true);
+  const auto count = [&](const char* prefix) {
+    return std::count_if(lifting.begin(), lifting.end(), [&](const Case& c) { return c.model.rfind(prefix, 0) == 0; });
+  };
+  EXPECT_GE(count("lstm"), 4) << "expected the Keras 3 LSTM fixtures under " << root();
+  EXPECT_GE(count("gru"), 4) << "expected the Keras 3 GRU fixtures (reset_after both ways) under " << root();
+  EXPECT_GE(float_cases(false).size(), 1u);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 
@@ -57,6 +58,13 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_NE(out.find("End of Session, everything delivered"), std::string::npos) << out;
   EXPECT_NE(out.find(" 0 lost;"), std::string::npos) << out;   // every gap filled (both lines or re-request)
   EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;
+  // Where the threads ran: the CPUs this process may use, and no pinning (the config sets no cpu).
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  ASSERT_EQ(sched_getaffinity(0, sizeof cpus, &cpus), 0);
+  EXPECT_EQ(number_after(out, "cpus: "), CPU_COUNT(&cpus)) << out;
+  EXPECT_NE(out.find(threading == "inline" ? "the pipeline thread not pinned" : "feed thread not pinned, compute thread not pinned"),
+            std::string::npos) << out;
   EXPECT_EQ(received(slurp(udp.out_path)), n) << slurp(udp.out_path);
   EXPECT_NE(slurp(udp.out_path).find("0 malformed, 0 sequence gaps"), std::string::npos);
   // udp_batch: one datagram per signal, or the signals of one inbound packet (1-4 messages) together.

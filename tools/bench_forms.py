@@ -5,10 +5,13 @@ For every bench-suite model, times `tickinfer bench` on the `.keras` original an
 tools/export_bench_forms.py wrote (SavedModel directory, tf2onnx `.onnx`, Keras 3 TFLite), window
 mode and, for recurrent models, stream mode. The forms are interleaved: ROUNDS rounds, each running
 every form once, so drift on a shared machine hits all of them alike; the table gives each form's
-median p50 (and the p99/p99.9/max of its median-p50 run) and the ratio to the `.keras` median
-p50. The bar: ratio <= 1.10. A form that fails to load or compile is listed with its error.
+median p50 (and the p99/p99.9/max of its median-p50 run) and its ratio to `.keras`: the median
+over rounds of the form's p50 over the `.keras` p50 of the same round (paired, so a slow minute
+of the VM cancels out). The bar: ratio <= 1.10. A form that fails to load or compile is listed
+with its error.
 
     tools/bench_forms.py BUILD_DIR FORMS_DIR [--rounds 3] [--seconds 1] [--pin CPU] [--json OUT]
+                         [--models NAME,...]
 
 Uses only the Python standard library.
 """
@@ -44,11 +47,15 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--pin", type=int, default=None)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--models", default=None, help="comma-separated subset of the bench models")
     args = ap.parse_args()
     cli = os.path.join(args.build, "tickinfer")
     forms = json.load(open(os.path.join(args.forms, "forms.json")))
     rows = []
+    only = set(args.models.split(",")) if args.models else None
     for name, files in forms["models"].items():
+        if only is not None and name not in only:
+            continue
         variants = [(".keras", os.path.join(ROOT, "bench", "models", name, "model.keras")),
                     ("SavedModel (Keras 3 export)", os.path.join(args.forms, name, files["savedmodel"])),
                     (f"ONNX (tf2onnx of {files['onnx_from']})", os.path.join(args.forms, name, files["onnx"])),
@@ -58,7 +65,7 @@ def main():
             for _ in range(args.rounds):
                 for label, path in variants:
                     runs[label].append(bench(cli, path, mode, args))
-            base = None
+            base_runs = runs[".keras"]
             for label, _ in variants:
                 ok = [r for r in runs[label] if "error" not in r]
                 if not ok:
@@ -66,11 +73,11 @@ def main():
                     continue
                 p50 = statistics.median(r["p50_ns"] for r in ok)
                 mid = min(ok, key=lambda r: abs(r["p50_ns"] - p50))
-                if label == ".keras":
-                    base = p50
+                paired = [r["p50_ns"] / b["p50_ns"] for r, b in zip(runs[label], base_runs)
+                          if "error" not in r and "error" not in b and b["p50_ns"] > 0]
                 row = {"model": name, "mode": mode, "form": label, "p50_ns": p50, "p99_ns": mid["p99_ns"],
                        "p999_ns": mid["p999_ns"], "max_ns": mid["max_ns"], "p50s": [r["p50_ns"] for r in ok],
-                       "ratio": p50 / base if base else None}
+                       "ratio": statistics.median(paired) if paired else None}
                 rows.append(row)
                 print(f"  {name:12s} {mode:6s} {label:32s} p50 {p50:>9.0f} ns", file=sys.stderr)
     cpu = platform.processor() or platform.machine()

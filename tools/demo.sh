@@ -26,6 +26,8 @@ echo "demo: exchange publishing $messages messages at $rate msg/s on lines A and
   --faults-a loss=0.01,reorder=0.02,dup=0.005 --faults-b loss=0.01,reorder=0.02,dup=0.005 | sed 's/^/exchange: /'
 wait $run
 wait $listener || true
+echo "demo: the exchange, this pipeline and the listener all ran on these $(nproc) cores at once, so the p99 and max"
+echo "      above include ticks that waited for a core; the pipeline's own p99, on cores it has to itself: tickinfer pipeline bench (make pipeline-bench)"
 echo "signals received by a separate UDP listener process: $(tail -1 "$build/demo-signals.out")"
 echo
 echo "decision log replayed through the same model, then through a retrained one (v2):"

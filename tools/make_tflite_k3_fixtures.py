@@ -85,6 +85,14 @@ def m_gru_before(keras):
     return keras.Model(i, keras.layers.Dense(2)(keras.layers.GRU(7, reset_after=False)(i)), name="gru_before")
 
 
+def m_gru_stacked(keras):
+    """A sequence-returning GRU (the loop writes every h_t) under a reset_before one."""
+    i = _inp(keras, (5, 3), "x")
+    x = keras.layers.GRU(6, return_sequences=True, reset_after=True)(i)
+    x = keras.layers.GRU(4, reset_after=False)(x)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="gru_stacked")
+
+
 def m_lstm_stateful(keras):
     i = _inp(keras, (3, 4), "x")
     x = keras.layers.LSTM(6, stateful=True)(i)
@@ -152,6 +160,7 @@ MODELS = {
     "lstm_stacked": m_lstm_stacked,
     "gru_after": m_gru_after,
     "gru_before": m_gru_before,
+    "gru_stacked": m_gru_stacked,
     "lstm_stateful": m_lstm_stateful,
     "lstm_stream": m_lstm_stream,
     "tcn_flatten": m_tcn_flatten,

@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <thread>
 
 #if defined(__linux__)
 #include <sched.h>
@@ -44,6 +45,16 @@ bool cpu_has_invariant_tsc() {
   flags += ' ';
   return flags.find(" constant_tsc ") != std::string::npos &&
          flags.find(" nonstop_tsc ") != std::string::npos;
+}
+
+int usable_cpus() {
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
+#endif
+  const unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
 }
 
 void pin_current_thread(int cpu) {

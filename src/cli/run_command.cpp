@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "cli/commands.hpp"
+#include "cli/machine_info.hpp"
 #include "pipeline/alloc_counter.hpp"
 #include "pipeline/pipeline.hpp"
 #include "tickinfer/error.hpp"
@@ -17,6 +18,14 @@ namespace {
 
 std::atomic<bool> g_run_stop{false};
 void on_stop_signal(int) { g_run_stop = true; }
+
+// Where the pipeline's threads ran: the latency table means little without it.
+std::string cpu_line(const pipeline::PipelineConfig& cfg) {
+  const auto where = [](int cpu) { return cpu >= 0 ? "pinned to cpu " + std::to_string(cpu) : std::string("not pinned"); };
+  std::string s = "cpus: " + std::to_string(usable_cpus()) + " usable (" + cpu_model_name() + "); ";
+  if (cfg.threading == pipeline::ThreadingMode::Inline) return s + "the pipeline thread " + where(cfg.compute_cpu);
+  return s + "feed thread " + where(cfg.feed_cpu) + ", compute thread " + where(cfg.compute_cpu);
+}
 
 }  // namespace
 
@@ -110,6 +119,7 @@ int run_run(const ArgParser& args) {
               static_cast<unsigned long long>(t.signals),
               t.wall_clock_exchange ? "" : "; exchange clock is synthetic: no wire / end_to_end");
   std::fputs(pipeline::format_stage_table(p.stage_stats()).c_str(), stdout);
+  std::printf("%s\n", cpu_line(cfg).c_str());
   if (t.tx_stamps_on)
     std::printf("signal sent: rx_to_tx / end_to_end_tx end at the kernel's transmit stamp of each UDP datagram "
                 "(%llu read, %llu missing); rx_to_signal / end_to_end at the return of send()\n",

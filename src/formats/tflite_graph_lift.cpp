@@ -241,7 +241,7 @@ void Lifter::lift_op() {
     case C::Mean: return lift_mean(*this);
     case C::SequenceLstm: return lift_sequence_lstm(*this);
     case C::StridedSlice: return lift_strided_slice(*this);
-    case C::While: return lift_lstm_loop(*this);
+    case C::While: return lift_loop(*this);
     default: refuse("has no graph equivalent");
   }
 }

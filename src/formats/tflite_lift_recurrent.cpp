@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "formats/tflite_lift_context.hpp"
+#include "tflite/gru_loop.hpp"
 
 namespace tickinfer::formats::lift {
 
@@ -188,9 +189,6 @@ void require_zero_constant(Lifter& l, int t, const char* what) {
 // reading them is refused.
 void lift_lstm_loop(Lifter& l) {
   const tfl::Op& w = l.op();
-  if (w.options.lowered_subgraph <= 0) {
-    l.refuse("is a loop that is not a recognised float Keras LSTM (the interpreter runs it op by op)");
-  }
   const tfl::Subgraph* sg = l.program().subgraph(w.options.lowered_subgraph);
   if (!sg || sg->ops.size() != 1 || sg->ops[0].code != tfl::OpCode::SequenceLstm || w.inputs.size() != 6 ||
       w.outputs.size() != 6) {
@@ -223,6 +221,66 @@ void lift_lstm_loop(Lifter& l) {
   n.name = l.node_name(w.outputs[2]);
   const int idx = l.add_node(std::move(n), {o.inputs[0]});
   l.set_value(w.outputs[2], own_value(idx));
+}
+
+namespace {
+
+// Keras layout (kernel (F, 3u), recurrent (u, 3u), bias (2, 3u) or (3u); gates z, r, h) from the
+// matched loop's FULLY_CONNECTED filters ([out, in]) and the gate blocks the match read.
+std::vector<Weight> keras_gru_weights(Lifter& l, const tfl::GruLoop& m) {
+  const int F = m.F, u = m.H;
+  const std::vector<float> w = l.constant_f32(m.w, "input weights");
+  const std::vector<float> r = l.constant_f32(m.u, "recurrent weights");
+  const std::vector<float> rh = m.reset_after ? std::vector<float>{} : l.constant_f32(m.u_h, "candidate recurrent weights");
+  const std::vector<float> bi = m.b_in >= 0 ? l.constant_f32(m.b_in, "input bias") : std::vector<float>(3 * u, 0.0f);
+  const std::vector<float> br = m.b_rec >= 0 ? l.constant_f32(m.b_rec, "recurrent bias") : std::vector<float>(3 * u, 0.0f);
+  Weight kernel{{F, 3 * u}, std::vector<float>(static_cast<size_t>(F) * 3 * u)};
+  Weight recurrent{{u, 3 * u}, std::vector<float>(static_cast<size_t>(u) * 3 * u)};
+  Weight bias{m.reset_after ? Shape{2, 3 * u} : Shape{3 * u}, std::vector<float>(static_cast<size_t>(m.reset_after ? 6 : 3) * u)};
+  for (int g = 0; g < 3; ++g) {
+    const bool from_u_h = g == 2 && !m.reset_after;
+    for (int c = 0; c < u; ++c) {
+      const size_t col = static_cast<size_t>(g) * u + c;
+      const size_t wrow = static_cast<size_t>(m.w_block[g]) * u + c;
+      for (int k = 0; k < F; ++k) kernel.data[static_cast<size_t>(k) * 3 * u + col] = w[wrow * F + k];
+      const size_t urow = from_u_h ? static_cast<size_t>(c) : static_cast<size_t>(m.u_block[g]) * u + c;
+      const std::vector<float>& src = from_u_h ? rh : r;
+      for (int k = 0; k < u; ++k) recurrent.data[static_cast<size_t>(k) * 3 * u + col] = src[urow * u + k];
+      bias.data[col] = bi[wrow];
+      if (m.reset_after) bias.data[static_cast<size_t>(3 * u) + col] = br[urow];
+    }
+  }
+  return {std::move(kernel), std::move(recurrent), std::move(bias)};
+}
+
+// A Keras 3 GRU as the converter writes it: WHILE over [step, t, buffer, h, x], matched op by op
+// by tfl::match_gru_loop. As for the LSTM loop, only the buffer output has a graph form.
+void lift_gru_loop(Lifter& l, const tfl::GruLoop& m) {
+  const tfl::Op& w = l.op();
+  require_zero_constant(l, w.inputs[3], "the loop's initial h");
+  Node n;
+  n.kind = OpKind::GRU;
+  n.keras_class = "GRU";
+  n.units = m.H;
+  n.return_sequences = m.sequences;
+  n.reset_after = m.reset_after;
+  n.activation.kind = ActKind::Tanh;
+  n.recurrent_activation.kind = ActKind::Sigmoid;
+  n.weights = keras_gru_weights(l, m);
+  n.inputs = {l.as_shape(w.inputs[4], {m.T, m.F})};
+  n.shape = m.sequences ? Shape{m.T, m.H} : Shape{m.H};
+  n.name = l.node_name(w.outputs[2]);
+  const int idx = l.add_node(std::move(n), {w.inputs[4]});
+  l.set_value(w.outputs[2], own_value(idx));
+}
+
+}  // namespace
+
+void lift_loop(Lifter& l) {
+  const tfl::Op& w = l.op();
+  if (w.options.lowered_subgraph > 0) return lift_lstm_loop(l);
+  if (const auto gru = tfl::match_gru_loop(l.program(), w)) return lift_gru_loop(l, *gru);
+  l.refuse("is a loop that is not a recognised float Keras LSTM or GRU (the interpreter runs it op by op)");
 }
 
 }  // namespace tickinfer::formats::lift

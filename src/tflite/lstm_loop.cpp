@@ -13,50 +13,17 @@
 // one multiplies input, output multiplies tanh(c')), and W, U, b are cut into per-gate blocks
 // by that. The cond must be step < K1 && t < K2 with constant K1, K2 whose minimum is T, and
 // both counters must start at constant 0. Anything else leaves the loop to run op by op.
-#include <cstring>
-#include <map>
 #include <optional>
 
+#include "tflite/loop_pattern.hpp"
 #include "tflite/program_rewrite.hpp"
 
 namespace tickinfer::tfl {
 
 namespace {
 
-struct Graph {
-  const Program& p;
-  std::map<int, const Op*> producer;
-  const Op* made(int t, OpCode code) const {
-    auto it = producer.find(t);
-    return it != producer.end() && it->second->code == code && it->second->options.activation == FusedActivation::None
-               ? it->second
-               : nullptr;
-  }
-  const Tensor& tensor(int t) const { return p.tensors[static_cast<size_t>(t)]; }
-  bool scalar_int(int t, int32_t* v) const {
-    const Tensor& x = tensor(t);
-    if (!x.is_constant() || x.type != DType::I32 || x.data.size() != 4) return false;
-    std::memcpy(v, x.data.data(), 4);
-    return true;
-  }
-  bool float_const(int t, const Shape& shape) const {
-    const Tensor& x = tensor(t);
-    return x.is_constant() && x.type == DType::F32 && x.shape == shape && x.quant.empty();
-  }
-};
-
-Graph graph_of(const Program& p, const std::vector<Op>& ops) {
-  Graph g{p, {}};
-  for (const Op& op : ops)
-    for (int t : op.outputs) g.producer[t] = &op;
-  return g;
-}
-
-// The other operand of a binary op when one of them is `t`, else -1.
-int other(const Op* op, int t) {
-  if (!op || op->inputs.size() != 2) return -1;
-  return op->inputs[0] == t ? op->inputs[1] : op->inputs[1] == t ? op->inputs[0] : -1;
-}
+using loop::BodyGraph;
+using loop::other;
 
 struct Match {
   int T = 0, F = 0, H = 0;
@@ -65,33 +32,8 @@ struct Match {
   bool sequences = false;          // buffer' = all h_t
 };
 
-bool counter_step(const Graph& g, int out, int in) {
-  const Op* add = g.made(out, OpCode::Add);
-  int32_t one = 0;
-  const int o = other(add, in);
-  return o >= 0 && g.scalar_int(o, &one) && one == 1;
-}
-
-bool match_cond(const Program& p, const Subgraph& cond, int T) {
-  const Graph g = graph_of(p, cond.ops);
-  const Op* both = g.made(cond.outputs[0], OpCode::LogicalAnd);
-  if (!both || both->inputs.size() != 2) return false;
-  int limit = 1 << 30;
-  bool seen[2] = {false, false};
-  for (int t : both->inputs) {
-    const Op* less = g.made(t, OpCode::Less);
-    int32_t k = 0;
-    if (!less || less->inputs.size() != 2 || !g.scalar_int(less->inputs[1], &k)) return false;
-    const int var = less->inputs[0] == cond.inputs[0] ? 0 : less->inputs[0] == cond.inputs[1] ? 1 : -1;
-    if (var < 0 || seen[var]) return false;
-    seen[var] = true;
-    limit = std::min(limit, k);
-  }
-  return limit == T;
-}
-
 // z = FC(GATHER(x, t), W) + [RESHAPE] FC(h, U) + b, as a tree of two ADDs.
-bool match_gates_input(const Graph& g, const Subgraph& body, int z, Match& m) {
+bool match_gates_input(const BodyGraph& g, const Subgraph& body, int z, Match& m) {
   std::vector<int> leaves;
   const Op* top = g.made(z, OpCode::Add);
   if (!top || top->inputs.size() != 2) return false;
@@ -128,7 +70,7 @@ bool match_gates_input(const Graph& g, const Subgraph& body, int z, Match& m) {
 }
 
 // The split part behind an activation of `code` producing t, or -1.
-int part(const Graph& g, const Op* split, int t, OpCode code) {
+int part(const BodyGraph& g, const Op* split, int t, OpCode code) {
   const Op* act = g.made(t, code);
   if (!act) return -1;
   for (size_t k = 0; k < split->outputs.size(); ++k)
@@ -136,7 +78,7 @@ int part(const Graph& g, const Op* split, int t, OpCode code) {
   return -1;
 }
 
-bool match_cell(const Graph& g, const Subgraph& body, Match& m) {
+bool match_cell(const BodyGraph& g, const Subgraph& body, Match& m) {
   const int h_new = body.outputs[3], c_new = body.outputs[4], c_old = body.inputs[4];
   const Op* mul_h = g.made(h_new, OpCode::Mul);
   const Op* tanh_c = nullptr;
@@ -181,33 +123,11 @@ bool match_cell(const Graph& g, const Subgraph& body, Match& m) {
   return match_gates_input(g, body, split->inputs[1], m);
 }
 
-bool match_buffer(const Graph& g, const Subgraph& body, Match& m) {
-  const int out = body.outputs[2];
-  if (const Op* r = g.made(out, OpCode::Reshape)) {
-    m.sequences = false;
-    return r->inputs[0] == body.outputs[3] && g.tensor(out).shape == Shape{1, 1, m.H};
-  }
-  const Op* dus = g.made(out, OpCode::DynamicUpdateSlice);
-  if (!dus || dus->inputs[0] != body.inputs[2] || g.tensor(out).shape != Shape{m.T, 1, m.H}) return false;
-  const Op* r = g.made(dus->inputs[1], OpCode::Reshape);
-  if (!r || r->inputs[0] != body.outputs[3]) return false;
-  // The start operand is [t, -1, -1] (program_list_write.cpp checked that shape of it).
-  const Op* cat = g.made(dus->inputs[2], OpCode::Concatenation);
-  const Op* idx = cat ? g.made(cat->inputs[0], OpCode::Reshape) : nullptr;
-  if (!idx || idx->inputs[0] != body.inputs[1]) return false;
-  m.sequences = true;
-  return true;
-}
-
 std::optional<Match> match_loop(const Program& p, const Op& w) {
   if (w.code != OpCode::While || w.inputs.size() != 6) return std::nullopt;
   const Subgraph& cond = *p.subgraph(w.options.cond_subgraph);
   const Subgraph& body = *p.subgraph(w.options.body_subgraph);
-  const Graph main{p, {}};
-  int32_t zero = 1;
-  for (int k = 0; k < 2; ++k) {
-    if (!main.scalar_int(w.inputs[static_cast<size_t>(k)], &zero) || zero != 0) return std::nullopt;
-  }
+  if (!loop::counters_start_at_zero(p, w)) return std::nullopt;
   const Tensor& x = p.tensors[static_cast<size_t>(w.inputs[5])];
   const Tensor& h = p.tensors[static_cast<size_t>(w.inputs[3])];
   if (x.type != DType::F32 || x.shape.size() != 3 || x.shape[1] != 1 || h.type != DType::F32 || h.shape.size() != 2) {
@@ -218,10 +138,10 @@ std::optional<Match> match_loop(const Program& p, const Op& w) {
   m.F = x.shape[2];
   m.H = h.shape[1];
   if (m.T < 1 || m.H < 1 || p.tensors[static_cast<size_t>(w.inputs[4])].shape != h.shape || h.shape[0] != 1) return std::nullopt;
-  const Graph g = graph_of(p, body.ops);
-  if (body.outputs[5] != body.inputs[5] || !counter_step(g, body.outputs[0], body.inputs[0]) ||
-      !counter_step(g, body.outputs[1], body.inputs[1]) || !match_cond(p, cond, m.T) || !match_cell(g, body, m) ||
-      !match_buffer(g, body, m)) {
+  const BodyGraph g = loop::graph_of(p, body.ops);
+  if (body.outputs[5] != body.inputs[5] || !loop::counter_step(g, body.outputs[0], body.inputs[0]) ||
+      !loop::counter_step(g, body.outputs[1], body.inputs[1]) || !loop::match_cond(p, cond, m.T) ||
+      !match_cell(g, body, m) || !loop::match_buffer(g, body, m.T, m.H, &m.sequences)) {
     return std::nullopt;
   }
   return m;

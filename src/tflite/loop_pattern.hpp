@@ -1,0 +1,45 @@
+#pragma once
+// Matching the converter's Keras 3 recurrent loops (a float WHILE over cond/body subgraphs, one
+// per RNN layer): what the LSTM and GRU recognisers (lstm_loop.cpp, gru_loop.cpp) share. Both
+// loops carry [step, t, buffer, h, ... , x] with x time-major [T, 1, F]; the cond is
+// step < K1 && t < K2; the body advances both counters by one and writes h' into the buffer.
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "tflite/program.hpp"
+
+namespace tickinfer::tfl::loop {
+
+// A subgraph's ops by the tensors they produce.
+struct BodyGraph {
+  const Program& p;
+  std::map<int, const Op*> producer;
+  // The op of `code` (with no fused activation) producing t, else nullptr.
+  const Op* made(int t, OpCode code) const;
+  const Tensor& tensor(int t) const { return p.tensors[static_cast<size_t>(t)]; }
+  bool scalar_int(int t, int32_t* v) const;
+  bool scalar_float(int t, float* v) const;
+  bool float_const(int t, const Shape& shape) const;
+};
+
+BodyGraph graph_of(const Program& p, const std::vector<Op>& ops);
+
+// The other operand of a binary op when one of them is `t`, else -1.
+int other(const Op* op, int t);
+
+// out = in + 1 (int32).
+bool counter_step(const BodyGraph& g, int out, int in);
+
+// The cond subgraph is step < K1 && t < K2 (inputs 0 and 1) with min(K1, K2) == T.
+bool match_cond(const Program& p, const Subgraph& cond, int T);
+
+// The WHILE's first two inputs (step, t) are constant 0.
+bool counters_start_at_zero(const Program& p, const Op& w);
+
+// body.outputs[2] is RESHAPE(h') to [1, 1, H] (last output only: *sequences = false) or
+// DYNAMIC_UPDATE_SLICE(buffer, RESHAPE(h'), [t, ...]) of [T, 1, H] (*sequences = true), with
+// h' = body.outputs[3].
+bool match_buffer(const BodyGraph& g, const Subgraph& body, int T, int H, bool* sequences);
+
+}  // namespace tickinfer::tfl::loop

@@ -1,0 +1,183 @@
+// The Keras 3 GRU loop recogniser (tflite/gru_loop.hpp) and its lift to the graph GRU: the
+// converter's loops (tests/fixtures/tflite_k3, written by tools/make_tflite_k3_fixtures.py) are
+// matched with reset_after read from the body; gate roles are read from where each part is
+// used, so a body whose split parts or recurrent slices are permuted still lifts and runs like
+// TFLite's interpreter running the same permuted body; and any change to the cell's arithmetic
+// (an activation, the 1 - z constant, the step count, a non-zero start) is refused, leaving the
+// loop to the interpreter, never lifted to a wrong GRU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "formats/tflite_file.hpp"
+#include "formats/tflite_graph_lift.hpp"
+#include "tflite/gru_loop.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+using tfl::OpCode;
+
+tfl::Program load_fixture(const std::string& model) {
+  const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3/" + model + "/keras_float.tflite";
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string bytes = ss.str();
+  return formats::load_tflite(bytes.data(), bytes.size(), path);
+}
+
+tfl::Op& the_loop(tfl::Program& p) {
+  for (tfl::Op& op : p.ops)
+    if (op.code == OpCode::While) return op;
+  throw std::runtime_error("no WHILE in the fixture");
+}
+
+tfl::Subgraph& body(tfl::Program& p) { return p.subgraphs[static_cast<size_t>(the_loop(p).options.body_subgraph - 1)]; }
+tfl::Subgraph& cond(tfl::Program& p) { return p.subgraphs[static_cast<size_t>(the_loop(p).options.cond_subgraph - 1)]; }
+
+std::vector<tfl::Op*> ops_of(tfl::Subgraph& sg, OpCode code) {
+  std::vector<tfl::Op*> out;
+  for (tfl::Op& op : sg.ops)
+    if (op.code == code) out.push_back(&op);
+  return out;
+}
+
+void set_float(tfl::Program& p, int t, float v) {
+  auto& d = p.tensors[static_cast<size_t>(t)].data;
+  ASSERT_EQ(d.size(), 4u);
+  std::memcpy(d.data(), &v, 4);
+}
+
+// Lifted graph vs the interpreter on the same program, over random windows.
+void expect_lift_matches_interpreter(const tfl::Program& p) {
+  const formats::TfliteLift lift = formats::lift_tflite_program(p);
+  ASSERT_TRUE(lift.graph) << lift.refusal;
+  Plan graph = compile(Model::from_graph(*lift.graph));
+  Plan interp = compile(Model::from_program(std::make_shared<const tfl::Program>(p)));
+  ASSERT_EQ(graph.input_size(0), interp.input_size(0));
+  ASSERT_EQ(graph.output_size(0), interp.output_size(0));
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> d(-2.0f, 2.0f);
+  std::vector<float> x(graph.input_size(0)), a(graph.output_size(0)), b(a.size());
+  for (int rep = 0; rep < 8; ++rep) {
+    for (float& v : x) v = d(rng);
+    graph.run(x.data(), a.data());
+    interp.run(x.data(), b.data());
+    for (size_t k = 0; k < a.size(); ++k) EXPECT_NEAR(a[k], b[k], 1e-5f * std::max(1.0f, std::fabs(b[k]))) << "output " << k;
+  }
+}
+
+void expect_refused(const tfl::Program& p, const std::string& why) {
+  const formats::TfliteLift lift = formats::lift_tflite_program(p);
+  ASSERT_FALSE(lift.graph) << "lifted a loop that is not a Keras GRU";
+  EXPECT_NE(lift.refusal.find("WHILE"), std::string::npos) << lift.refusal;
+  EXPECT_NE(lift.refusal.find(why), std::string::npos) << lift.refusal;
+  // The interpreter still runs it.
+  EXPECT_NO_THROW(compile(Model::from_program(std::make_shared<const tfl::Program>(p))));
+}
+
+class GruLoop : public ::testing::TestWithParam<const char*> {
+ protected:
+  tfl::Program p = load_fixture(GetParam());
+  bool reset_after() const { return std::string(GetParam()) == "gru_after"; }
+};
+
+TEST_P(GruLoop, IsMatchedWithItsResetPlacement) {
+  const auto m = tfl::match_gru_loop(p, the_loop(p));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->reset_after, reset_after());
+  EXPECT_EQ(m->T, 6);
+  EXPECT_EQ(m->F, 4);
+  EXPECT_EQ(m->H, 7);
+  EXPECT_FALSE(m->sequences);
+  EXPECT_EQ(m->b_rec >= 0, reset_after()) << "only reset_after has a recurrent bias";
+  EXPECT_EQ(m->u_h >= 0, !reset_after()) << "only reset_before has the candidate's own recurrent matrix";
+}
+
+TEST_P(GruLoop, LiftsLikeTheInterpreter) { expect_lift_matches_interpreter(p); }
+
+// The split parts in another order: every gate reads other rows of W, and the lift follows.
+TEST_P(GruLoop, PermutedInputPartsStillLiftExactly) {
+  auto splits = ops_of(body(p), OpCode::Split);
+  ASSERT_EQ(splits.size(), 1u);
+  std::rotate(splits[0]->outputs.begin(), splits[0]->outputs.begin() + 1, splits[0]->outputs.end());
+  const auto m = tfl::match_gru_loop(p, the_loop(p));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->w_block[0], 2) << "z now reads the third part";
+  expect_lift_matches_interpreter(p);
+}
+
+// The recurrent projection's column slices exchanged between two gates.
+TEST_P(GruLoop, PermutedRecurrentSlicesStillLiftExactly) {
+  auto slices = ops_of(body(p), OpCode::StridedSlice);
+  ASSERT_GE(slices.size(), 2u);
+  std::swap(slices[0]->inputs[1], slices[1]->inputs[1]);
+  std::swap(slices[0]->inputs[2], slices[1]->inputs[2]);
+  std::swap(slices[0]->options, slices[1]->options);
+  const auto m = tfl::match_gru_loop(p, the_loop(p));
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->u_block[0], 1);
+  EXPECT_EQ(m->u_block[1], 0);
+  expect_lift_matches_interpreter(p);
+}
+
+TEST_P(GruLoop, AnotherGateActivationIsRefused) {
+  auto sig = ops_of(body(p), OpCode::Logistic);
+  ASSERT_EQ(sig.size(), 2u);
+  sig[0]->code = OpCode::Tanh;
+  EXPECT_FALSE(tfl::match_gru_loop(p, the_loop(p)));
+  expect_refused(p, "not a recognised float Keras LSTM or GRU");
+}
+
+TEST_P(GruLoop, AnotherCandidateActivationIsRefused) {
+  auto th = ops_of(body(p), OpCode::Tanh);
+  ASSERT_EQ(th.size(), 1u);
+  th[0]->code = OpCode::Logistic;
+  expect_refused(p, "not a recognised");
+}
+
+TEST_P(GruLoop, OneMinusZWithAnotherConstantIsRefused) {
+  auto sub = ops_of(body(p), OpCode::Sub);
+  ASSERT_EQ(sub.size(), 1u);
+  set_float(p, sub[0]->inputs[0], 0.5f);
+  expect_refused(p, "not a recognised");
+}
+
+TEST_P(GruLoop, AnotherStepCountIsRefused) {
+  auto less = ops_of(cond(p), OpCode::Less);
+  ASSERT_EQ(less.size(), 2u);
+  // Both LESS ops read one shared limit constant in the converter's cond; give the program its
+  // own copy at 5 so the loop would stop a step early.
+  tfl::Tensor five = p.tensors[static_cast<size_t>(less[0]->inputs[1])];
+  const int32_t k = 5;
+  std::memcpy(five.data.data(), &k, 4);
+  p.tensors.push_back(five);
+  for (tfl::Op* op : less) op->inputs[1] = static_cast<int>(p.tensors.size() - 1);
+  expect_refused(p, "not a recognised");
+}
+
+TEST_P(GruLoop, ANonZeroInitialStateIsRefused) {
+  tfl::Tensor h = p.tensors[static_cast<size_t>(the_loop(p).inputs[3])];
+  ASSERT_TRUE(h.is_constant());
+  const float one = 1.0f;
+  std::memcpy(h.data.data(), &one, 4);
+  p.tensors.push_back(h);
+  the_loop(p).inputs[3] = static_cast<int>(p.tensors.size() - 1);
+  expect_refused(p, "initial h");
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GruLoop, ::testing::Values("gru_after", "gru_before"),
+                         [](const auto& info) { return std::string(info.param); });
+
+}  // namespace
+}  // namespace tickinfer
