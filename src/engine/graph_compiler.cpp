@@ -435,7 +435,7 @@ class Compiler {
     s.steps = n.shape[0];
     const int span = (k - 1) * n.dilation + 1;
     s.pad_left = pad_left(n.padding, s.in_len, s.steps, span, n.stride);
-    s.scratch = alloc(static_cast<int64_t>(k) * C);
+    s.scratch = alloc(static_cast<int64_t>(kConvBlockRows) * k * C);  // gathered taps of a block
     s.kernel = pack(*pw_, w.data(), k * C, F);
     s.bias = copy_vec(*pw_, b);
     emit_with_activation(n, std::move(s));

@@ -137,32 +137,50 @@ void run_gru_classic(const Ctx& c, const Step& s) noexcept {
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
 }
 
-// Conv1D as one gemv per output position over the `window` taps laid out contiguously: taps are read
-// in place when they are (dilation 1, no padding needed), gathered into scratch otherwise.
+// Conv1D as a small GEMM: kConvBlockRows output positions at a time, each row the position's
+// `window` taps laid out contiguously (read in place when consecutive positions' taps are: dilation
+// 1, no padding needed; gathered into scratch otherwise), through the kernel set's gemm_chain, which
+// reuses each weight load across the rows. Sets without one (portable), and a layer whose filters
+// use the dot form, run one gemv per position.
 void run_conv1d(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* y = c.at(s.out);
   float* gather = c.arena(s.scratch);
   const int ch = s.in_ch, taps = s.window;
-  for (int o = 0; o < s.steps; ++o) {
-    const int start = o * s.stride - s.pad_left;
+  const size_t row = static_cast<size_t>(taps) * ch;
+  const bool blocked = c.ks.gemm_chain != nullptr && !kernels::is_dot_form(s.out_width);
+  const int block = blocked ? kConvBlockRows : 1;
+  for (int o0 = 0; o0 < s.steps; o0 += block) {
+    const int rows = std::min(block, s.steps - o0);
+    const int first = o0 * s.stride - s.pad_left;
+    const int last = (o0 + rows - 1) * s.stride - s.pad_left;
     const float* src;
-    if (s.dilation == 1 && start >= 0 && start + taps <= s.in_len) {
-      src = x + static_cast<size_t>(start) * ch;
+    size_t ldx;
+    if (s.dilation == 1 && first >= 0 && last + taps <= s.in_len) {
+      src = x + static_cast<size_t>(first) * ch;
+      ldx = static_cast<size_t>(s.stride) * ch;
     } else {
-      for (int j = 0; j < taps; ++j) {
-        const int t = start + j * s.dilation;
-        float* dst = gather + static_cast<size_t>(j) * ch;
-        if (t >= 0 && t < s.in_len) {
-          std::memcpy(dst, x + static_cast<size_t>(t) * ch, sizeof(float) * ch);
-        } else {
-          std::memset(dst, 0, sizeof(float) * ch);
+      for (int r = 0; r < rows; ++r) {
+        const int start = first + r * s.stride;
+        for (int j = 0; j < taps; ++j) {
+          const int t = start + j * s.dilation;
+          float* dst = gather + r * row + static_cast<size_t>(j) * ch;
+          if (t >= 0 && t < s.in_len) {
+            std::memcpy(dst, x + static_cast<size_t>(t) * ch, sizeof(float) * ch);
+          } else {
+            std::memset(dst, 0, sizeof(float) * ch);
+          }
         }
       }
       src = gather;
+      ldx = row;
     }
-    c.ks.gemv(src, taps * ch, s.kernel, s.out_width, s.bias, y + static_cast<size_t>(o) * s.out_width, s.clamp_lo,
-              s.clamp_hi);
+    float* out = y + static_cast<size_t>(o0) * s.out_width;
+    if (blocked) {
+      c.ks.gemm_chain(src, rows, ldx, taps * ch, s.kernel, s.out_width, s.bias, out, s.out_width, s.clamp_lo, s.clamp_hi);
+    } else {
+      c.ks.gemv(src, taps * ch, s.kernel, s.out_width, s.bias, out, s.clamp_lo, s.clamp_hi);
+    }
   }
 }
 

@@ -42,6 +42,10 @@ enum class StepKind : uint8_t {
   Concat,
 };
 
+// Output positions of one Conv1D kernel call (KernelSet::gemm_chain rows); the step's scratch
+// holds that many rows of gathered taps.
+inline constexpr int kConvBlockRows = 8;
+
 struct Step {
   StepKind kind{};
   std::string label;            // layer name, for describe()

@@ -1,6 +1,8 @@
 // Reference gemv over the packed layout (kernel_set.hpp): one output at a time, k in order.
 // Deliberately plain; it is the oracle for the SIMD variants (and is itself checked against an
 // unpacked loop), so it only locates W[k][n] in either packed form and accumulates.
+#include <cmath>
+
 #include "kernels/kernels_by_isa.hpp"
 
 namespace tickinfer::kernels::scalar {
@@ -31,6 +33,23 @@ void gemv(const float* x, int K, const float* packed_w, int N, const float* init
 void gemm_rows(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init,
                float* y, size_t ldy, float lo, float hi) noexcept {
   for (int r = 0; r < rows; ++r) gemv(x + r * ldx, K, packed_w, N, init, y + r * ldy, lo, hi);
+}
+
+// The chained order of KernelSet::gemm_chain: one fused multiply-add chain per output.
+void gemm_chain(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init,
+                float* y, size_t ldy, float lo, float hi) noexcept {
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + static_cast<size_t>(r) * ldx;
+    for (int n = 0; n < N; ++n) {
+      const float* column = packed_w + static_cast<size_t>(n / kPanel) * K * kPanel + n % kPanel;
+      float acc = 0.0f;
+      for (int k = 0; k < K; ++k) acc = std::fma(xr[k], column[static_cast<size_t>(k) * kPanel], acc);
+      float v = (init ? init[n] : 0.0f) + acc;
+      v = v < lo ? lo : v;
+      v = v > hi ? hi : v;
+      y[static_cast<size_t>(r) * ldy + n] = v;
+    }
+  }
 }
 
 }  // namespace tickinfer::kernels::scalar

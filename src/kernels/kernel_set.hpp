@@ -56,6 +56,8 @@ void pack_weights(const float* w, int K, int N, float* packed) noexcept;
 
 using Gemm4SequentialFn = void (*)(const float* x, size_t ldx, int K, const float* packed_w, int N,
                                    const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
+using GemmChainFn = void (*)(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,
+                             const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
 
 struct KernelSet {
   Isa isa;
@@ -87,6 +89,17 @@ struct KernelSet {
   // callers run gemv per row); the avx512 set holds the AVX2 kernel (the fallback rule of
   // isa_variants.hpp). x rows are read in [0, K), y rows written in [0, N); init may be nullptr.
   Gemm4SequentialFn gemm4_sequential;
+
+  // Several rows at once in the *chained* order, over the same packed layout (panel form only:
+  // N > kDotMaxN): for r in [0, rows), y[r ldy + n] = clamp(init[n] + total, lo, hi) with one
+  // accumulator per output, total = fma(x[r ldx + k], W[k][n], total) for k ascending from 0.
+  // One chain per output is what lets a kernel block several rows and panels in registers (each
+  // weight load feeds every row of the block: Conv1D's positions, engine/graph_plan_run.cpp), and
+  // makes every ISA's result the scalar reference's (std::fma) bit for bit. It differs from gemv
+  // (split k-sets), so a caller uses one or the other for a layer, never both. nullptr where
+  // the ISA has no fused multiply-add (portable: callers run gemv per row). x rows are read in
+  // [0, K), y rows written in [0, N); init may be nullptr.
+  GemmChainFn gemm_chain;
 
   // y[i] = act(x[i]) for i in [0, n); in-place allowed. Softmax is not handled here.
   void (*activation)(const ActivationSpec& act, const float* x, float* y, int n) noexcept;

@@ -4,7 +4,7 @@
 namespace tickinfer::kernels::scalar {
 
 const KernelSet& kernel_table() noexcept {
-  static const KernelSet table = TICKINFER_KERNEL_TABLE(Isa::Scalar, "scalar", nullptr);
+  static const KernelSet table = TICKINFER_KERNEL_TABLE(Isa::Scalar, "scalar", nullptr, &gemm_chain);
   return table;
 }
 

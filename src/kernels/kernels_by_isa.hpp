@@ -28,7 +28,11 @@
   const KernelSet& kernel_table() noexcept;
 
 namespace tickinfer::kernels {
-namespace scalar { TICKINFER_DECLARE_KERNELS() }
+namespace scalar {
+TICKINFER_DECLARE_KERNELS()
+void gemm_chain(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init, float* y,
+                size_t ldy, float lo, float hi) noexcept;  // the reference (std::fma), gemv_scalar.cpp
+}
 namespace portable { TICKINFER_DECLARE_KERNELS() }
 #if defined(TICKINFER_HAVE_X86)
 namespace avx2 {
@@ -41,7 +45,7 @@ namespace avx512 { TICKINFER_DECLARE_KERNELS() }
 }  // namespace tickinfer::kernels
 
 // Builds a KernelSet from the functions of the namespace it is expanded in; gemm4 is that ISA's
-// gemm4_sequential or nullptr (KernelSet::gemm4_sequential).
-#define TICKINFER_KERNEL_TABLE(isa_enum, isa_str, gemm4)                                          \
-  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, gemm4, &activation, &softmax, &lstm_cell, &gru_cell, \
-            &layer_norm, &add, &sub, &mul, &affine}
+// gemm4_sequential or nullptr (KernelSet::gemm4_sequential), chain its gemm_chain or nullptr.
+#define TICKINFER_KERNEL_TABLE(isa_enum, isa_str, gemm4, chain)                                   \
+  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, gemm4, chain, &activation, &softmax, &lstm_cell, \
+            &gru_cell, &layer_norm, &add, &sub, &mul, &affine}

@@ -2,6 +2,7 @@
 #include "kernels/activation_simd.hpp"
 #include "kernels/cells_simd.hpp"
 #include "kernels/elementwise_simd.hpp"
+#include "kernels/gemm_chain_simd.hpp"
 #include "kernels/kernels_by_isa.hpp"
 #include "kernels/simd_avx2.hpp"
 
@@ -10,6 +11,13 @@ namespace tickinfer::kernels::avx2 {
 constexpr Isa kIsa = Isa::Avx2;
 constexpr const char* kIsaName = "avx2";
 constexpr auto kGemm4Sequential = &gemm4_sequential;  // gemm4_sequential_avx2.cpp
+// Blocks of 4 rows x 1 panel: 8 ymm accumulators, 4 broadcasts and the weight vector in 16
+// registers; each weight load feeds 4 FMAs.
+void gemm_chain(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init, float* y,
+                size_t ldy, float lo, float hi) noexcept {
+  simd::gemm_chain<Simd, 4, 1>(x, rows, ldx, K, packed_w, N, init, y, ldy, lo, hi);
+}
+constexpr GemmChainFn kGemmChain = &gemm_chain;
 #define TICKINFER_ISA_HAS_GEMM_ROWS 1  // gemv_avx2.cpp
 #include "kernels/simd_kernels.inc"
 #undef TICKINFER_ISA_HAS_GEMM_ROWS

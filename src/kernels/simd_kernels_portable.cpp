@@ -10,6 +10,7 @@ namespace tickinfer::kernels::portable {
 constexpr Isa kIsa = Isa::Portable;
 constexpr const char* kIsaName = "portable";
 constexpr Gemm4SequentialFn kGemm4Sequential = nullptr;  // none: callers run gemv per row
+constexpr GemmChainFn kGemmChain = nullptr;              // no fused multiply-add: gemv per row
 #include "kernels/simd_kernels.inc"
 
 }  // namespace tickinfer::kernels::portable
