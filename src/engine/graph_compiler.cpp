@@ -435,7 +435,9 @@ class Compiler {
     s.steps = n.shape[0];
     const int span = (k - 1) * n.dilation + 1;
     s.pad_left = pad_left(n.padding, s.in_len, s.steps, span, n.stride);
-    s.scratch = alloc(static_cast<int64_t>(kConvBlockRows) * k * C);  // gathered taps of a block
+    // A block's input span with its padding (gemm_chain), or one position's gathered taps (gemv).
+    const int64_t block_span = int64_t{kConvBlockRows - 1} * n.stride + span;
+    s.scratch = alloc(std::max(block_span, int64_t{k}) * C);
     s.kernel = pack(*pw_, w.data(), k * C, F);
     s.bias = copy_vec(*pw_, b);
     emit_with_activation(n, std::move(s));

@@ -137,50 +137,59 @@ void run_gru_classic(const Ctx& c, const Step& s) noexcept {
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
 }
 
-// Conv1D as a small GEMM: kConvBlockRows output positions at a time, each row the position's
-// `window` taps laid out contiguously (read in place when consecutive positions' taps are: dilation
-// 1, no padding needed; gathered into scratch otherwise), through the kernel set's gemm_chain, which
-// reuses each weight load across the rows. Sets without one (portable), and a layer whose filters
-// use the dot form, run one gemv per position.
+// Conv1D as a small GEMM: kConvBlockRows output positions at a time through the kernel set's
+// gemm_chain, which reuses each weight load across the positions; row r's tap j is read in
+// place at (first + r stride + j dilation) ch. A block that reaches into the padding reads the
+// same way from a copy of its input span in scratch, zero rows where the padding is (one
+// memcpy and memsets, not one per tap). Sets without gemm_chain (portable), and layers whose
+// filters use the dot form, run one gemv per position over its taps, gathered when they are not
+// contiguous.
 void run_conv1d(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* y = c.at(s.out);
-  float* gather = c.arena(s.scratch);
+  float* scratch = c.arena(s.scratch);
   const int ch = s.in_ch, taps = s.window;
-  const size_t row = static_cast<size_t>(taps) * ch;
+  const size_t row_bytes = sizeof(float) * ch;
   const bool blocked = c.ks.gemm_chain != nullptr && !kernels::is_dot_form(s.out_width);
   const int block = blocked ? kConvBlockRows : 1;
   for (int o0 = 0; o0 < s.steps; o0 += block) {
     const int rows = std::min(block, s.steps - o0);
     const int first = o0 * s.stride - s.pad_left;
-    const int last = (o0 + rows - 1) * s.stride - s.pad_left;
-    const float* src;
-    size_t ldx;
-    if (s.dilation == 1 && first >= 0 && last + taps <= s.in_len) {
-      src = x + static_cast<size_t>(first) * ch;
-      ldx = static_cast<size_t>(s.stride) * ch;
-    } else {
-      for (int r = 0; r < rows; ++r) {
-        const int start = first + r * s.stride;
-        for (int j = 0; j < taps; ++j) {
-          const int t = start + j * s.dilation;
-          float* dst = gather + r * row + static_cast<size_t>(j) * ch;
-          if (t >= 0 && t < s.in_len) {
-            std::memcpy(dst, x + static_cast<size_t>(t) * ch, sizeof(float) * ch);
-          } else {
-            std::memset(dst, 0, sizeof(float) * ch);
-          }
-        }
-      }
-      src = gather;
-      ldx = row;
-    }
+    const int last = (o0 + rows - 1) * s.stride - s.pad_left + (taps - 1) * s.dilation;  // inclusive
+    const bool inside = first >= 0 && last < s.in_len;
     float* out = y + static_cast<size_t>(o0) * s.out_width;
     if (blocked) {
-      c.ks.gemm_chain(src, rows, ldx, taps * ch, s.kernel, s.out_width, s.bias, out, s.out_width, s.clamp_lo, s.clamp_hi);
-    } else {
-      c.ks.gemv(src, taps * ch, s.kernel, s.out_width, s.bias, out, s.clamp_lo, s.clamp_hi);
+      const float* src = inside ? x + static_cast<size_t>(first) * ch : scratch;
+      if (!inside) {  // the span [first, last]: rows before and after the input are zeros
+        const int span_rows = last - first + 1;
+        const int pre = std::clamp(-first, 0, span_rows);
+        const int post = std::clamp(last - (s.in_len - 1), 0, span_rows - pre);
+        const int mid = span_rows - pre - post;
+        std::memset(scratch, 0, row_bytes * static_cast<size_t>(pre));
+        if (mid > 0) {
+          std::memcpy(scratch + static_cast<size_t>(pre) * ch, x + static_cast<size_t>(first + pre) * ch,
+                      row_bytes * static_cast<size_t>(mid));
+        }
+        std::memset(scratch + static_cast<size_t>(pre + mid) * ch, 0, row_bytes * static_cast<size_t>(post));
+      }
+      c.ks.gemm_chain(src, rows, static_cast<size_t>(s.stride) * ch, taps, static_cast<size_t>(s.dilation) * ch, ch,
+                      s.kernel, s.out_width, s.bias, out, s.out_width, s.clamp_lo, s.clamp_hi);
+      continue;
     }
+    const bool contiguous = inside && s.dilation == 1;
+    const float* src = contiguous ? x + static_cast<size_t>(first) * ch : scratch;
+    if (!contiguous) {
+      for (int j = 0; j < taps; ++j) {
+        const int t = first + j * s.dilation;
+        float* dst = scratch + static_cast<size_t>(j) * ch;
+        if (t >= 0 && t < s.in_len) {
+          std::memcpy(dst, x + static_cast<size_t>(t) * ch, row_bytes);
+        } else {
+          std::memset(dst, 0, row_bytes);
+        }
+      }
+    }
+    c.ks.gemv(src, taps * ch, s.kernel, s.out_width, s.bias, out, s.clamp_lo, s.clamp_hi);
   }
 }
 

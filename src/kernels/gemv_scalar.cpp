@@ -36,14 +36,18 @@ void gemm_rows(const float* x, int rows, size_t ldx, int K, const float* packed_
 }
 
 // The chained order of KernelSet::gemm_chain: one fused multiply-add chain per output.
-void gemm_chain(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init,
-                float* y, size_t ldy, float lo, float hi) noexcept {
+void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch, const float* packed_w,
+                int N, const float* init, float* y, size_t ldy, float lo, float hi) noexcept {
+  const int K = taps * ch;
   for (int r = 0; r < rows; ++r) {
     const float* xr = x + static_cast<size_t>(r) * ldx;
     for (int n = 0; n < N; ++n) {
       const float* column = packed_w + static_cast<size_t>(n / kPanel) * K * kPanel + n % kPanel;
       float acc = 0.0f;
-      for (int k = 0; k < K; ++k) acc = std::fma(xr[k], column[static_cast<size_t>(k) * kPanel], acc);
+      for (int k = 0; k < K; ++k) {
+        const float xk = xr[static_cast<size_t>(k / ch) * tap_stride + k % ch];
+        acc = std::fma(xk, column[static_cast<size_t>(k) * kPanel], acc);
+      }
       float v = (init ? init[n] : 0.0f) + acc;
       v = v < lo ? lo : v;
       v = v > hi ? hi : v;

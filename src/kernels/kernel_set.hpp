@@ -56,8 +56,9 @@ void pack_weights(const float* w, int K, int N, float* packed) noexcept;
 
 using Gemm4SequentialFn = void (*)(const float* x, size_t ldx, int K, const float* packed_w, int N,
                                    const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
-using GemmChainFn = void (*)(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,
-                             const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
+using GemmChainFn = void (*)(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch,
+                             const float* packed_w, int N, const float* init, float* y, size_t ldy, float lo,
+                             float hi) noexcept;
 
 struct KernelSet {
   Isa isa;
@@ -91,14 +92,16 @@ struct KernelSet {
   Gemm4SequentialFn gemm4_sequential;
 
   // Several rows at once in the *chained* order, over the same packed layout (panel form only:
-  // N > kDotMaxN): for r in [0, rows), y[r ldy + n] = clamp(init[n] + total, lo, hi) with one
-  // accumulator per output, total = fma(x[r ldx + k], W[k][n], total) for k ascending from 0.
+  // N > kDotMaxN; K = taps * ch): for r in [0, rows), y[r ldy + n] = clamp(init[n] + total, lo,
+  // hi) with one accumulator per output, total = fma(X[r][k], W[k][n], total) for k ascending
+  // from 0, where row r's input k = j ch + i is x[r ldx + j tap_stride + i] (taps = 1: a plain
+  // row of K; a Conv1D's dilated taps read in place: tap_stride = dilation * channels).
   // One chain per output is what lets a kernel block several rows and panels in registers (each
   // weight load feeds every row of the block: Conv1D's positions, engine/graph_plan_run.cpp), and
   // makes every ISA's result the scalar reference's (std::fma) bit for bit. It differs from gemv
   // (split k-sets), so a caller uses one or the other for a layer, never both. nullptr where
-  // the ISA has no fused multiply-add (portable: callers run gemv per row). x rows are read in
-  // [0, K), y rows written in [0, N); init may be nullptr.
+  // the ISA has no fused multiply-add (portable: callers run gemv per row). Only the taps * ch
+  // inputs of each row are read, y rows are written in [0, N); init may be nullptr.
   GemmChainFn gemm_chain;
 
   // y[i] = act(x[i]) for i in [0, n); in-place allowed. Softmax is not handled here.

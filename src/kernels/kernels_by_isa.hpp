@@ -30,8 +30,8 @@
 namespace tickinfer::kernels {
 namespace scalar {
 TICKINFER_DECLARE_KERNELS()
-void gemm_chain(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init, float* y,
-                size_t ldy, float lo, float hi) noexcept;  // the reference (std::fma), gemv_scalar.cpp
+void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch, const float* packed_w,
+                int N, const float* init, float* y, size_t ldy, float lo, float hi) noexcept;  // the reference (std::fma), gemv_scalar.cpp
 }
 namespace portable { TICKINFER_DECLARE_KERNELS() }
 #if defined(TICKINFER_HAVE_X86)

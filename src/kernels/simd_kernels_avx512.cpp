@@ -13,9 +13,9 @@ constexpr const char* kIsaName = "avx512";
 constexpr auto kGemm4Sequential = &avx2::gemm4_sequential;  // no AVX-512 variant: the AVX2 one
 // Blocks of 8 rows x 2 panels: 16 zmm accumulators and 8 broadcasts in 32 registers; each
 // weight load feeds 8 FMAs.
-void gemm_chain(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init, float* y,
-                size_t ldy, float lo, float hi) noexcept {
-  simd::gemm_chain<Simd, 8, 2>(x, rows, ldx, K, packed_w, N, init, y, ldy, lo, hi);
+void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch, const float* packed_w,
+                int N, const float* init, float* y, size_t ldy, float lo, float hi) noexcept {
+  simd::gemm_chain<Simd, 8, 2>(x, rows, ldx, taps, tap_stride, ch, packed_w, N, init, y, ldy, lo, hi);
 }
 constexpr GemmChainFn kGemmChain = &gemm_chain;
 #include "kernels/simd_kernels.inc"
