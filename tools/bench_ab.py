@@ -6,11 +6,13 @@ For a change that must not cost speed (a refactor, a new front end): every bench
 --variants, its TFLite float/dynamic-range/int8 files (tests/fixtures/tflite/<model>/) is timed
 with `tickinfer bench --json` by each binary in turn, ROUNDS times, the order of the two
 alternating per round so drift on a shared machine falls on both. Prints one markdown row per
-case: the median over rounds of each binary's p50 and p99, and new/old of the median p50.
-Exit status 1 when a case's ratio is above --limit (default 1.03).
+case: the median over rounds of each binary's p50 and p99, and new/old p50 paired per round
+(the median over rounds of new p50 / old p50 of the same round: on a VM whose speed swings from
+one minute to the next, the two runs of a round see the same machine). Exit status 1 when a
+case's ratio is above --limit (default 1.03). $TICKINFER_ISA picks the kernels of both.
 
     tools/bench_ab.py OLD_TICKINFER NEW_TICKINFER [--rounds N] [--seconds S] [--pin CPU]
-                      [--variants] [--json OUT]
+                      [--variants] [--models NAME,...] [--json OUT]
 
 Uses only the Python standard library.
 """
@@ -62,7 +64,9 @@ def main():
     ap.add_argument("--variants", action="store_true", help="the TFLite float/dynamic/int8 files too")
     ap.add_argument("--limit", type=float, default=1.03)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--models", default=None, help="comma-separated subset of the bench models")
     args = ap.parse_args()
+    only = set(args.models.split(",")) if args.models else None
 
     results = {}
     skipped = {}
@@ -71,6 +75,8 @@ def main():
         if r % 2:
             order.reverse()
         for name, mode, label, path in cases(args.variants):
+            if only is not None and name not in only:
+                continue
             key = (name, mode, label)
             if key in skipped:
                 continue
@@ -93,7 +99,7 @@ def main():
         if key in skipped or not v["old"] or len(v["old"]) != len(v["new"]):
             continue
         med = {s: {q: statistics.median(x[q] for x in v[s]) for q in ("p50_ns", "p99_ns")} for s in v}
-        ratio = med["new"]["p50_ns"] / med["old"]["p50_ns"]
+        ratio = statistics.median(n["p50_ns"] / o["p50_ns"] for o, n in zip(v["old"], v["new"]) if o["p50_ns"] > 0)
         worst = max(worst, ratio)
         rows.append({"name": key[0], "mode": key[1], "variant": key[2], "old": med["old"],
                      "new": med["new"], "ratio_p50": ratio})

@@ -77,7 +77,10 @@ Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
                        (x.axes[t_axis] == 0 || (x.axes[t_axis] == kUnit && L.eshape(x.node)[0] == 1));
   if (!time_ok || x.axes[2] != 1 || x.axes[b_axis] != kUnit) {
     std::string axes;
-    for (int a : x.axes) axes += (axes.empty() ? "" : ",") + (a == kUnit ? std::string("unit") : std::to_string(a));
+    for (int a : x.axes) {
+      if (!axes.empty()) axes += ',';
+      axes += a == kUnit ? std::string("unit") : std::to_string(a);
+    }
     L.fail(n, "X is not a [time, features] sequence in the layout the engine runs (layout " + std::to_string(layout) +
                   "; its axes are engine axes [" + axes + "] of a rank-" + std::to_string(L.eshape(x.node).size()) +
                   " engine tensor)");

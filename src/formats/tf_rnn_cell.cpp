@@ -104,13 +104,6 @@ bool close(const std::vector<double>& a, const std::vector<double>& b) {
   return true;
 }
 
-TfTensor row(const std::vector<double>& v) {
-  TfTensor t;
-  t.shape = {1, static_cast<int64_t>(v.size())};
-  t.values = v;
-  return t;
-}
-
 std::vector<float> to_float(const std::vector<double>& v) { return {v.begin(), v.end()}; }
 
 }  // namespace

@@ -50,7 +50,10 @@ int64_t tf_element_count(const std::vector<int64_t>& shape) {
 
 std::string tf_shape_str(const std::vector<int64_t>& shape) {
   std::string s = "[";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(shape[i]);
+  }
   return s + "]";
 }
 

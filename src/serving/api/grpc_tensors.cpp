@@ -12,7 +12,10 @@ grpc::Status status(grpc::StatusCode code, const std::string& message) { return 
 
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string t = "[-1";
-  for (int64_t d : s) t += "," + std::to_string(d);
+  for (int64_t d : s) {
+    t += ',';
+    t += std::to_string(d);
+  }
   return t + "]";
 }
 
@@ -26,7 +29,10 @@ grpc::Status to_floats(const tensorflow::TensorProto& t, const TensorSpec& spec,
   for (size_t i = 0; shape_ok && i < spec.shape.size(); ++i) shape_ok = dims[static_cast<int>(i + 1)].size() == spec.shape[i];
   if (!shape_ok || dims[0].size() < 1) {
     std::string got = "[";
-    for (int i = 0; i < dims.size(); ++i) got += (i ? "," : "") + std::to_string(dims[i].size());
+    for (int i = 0; i < dims.size(); ++i) {
+      if (i) got += ',';
+      got += std::to_string(dims[i].size());
+    }
     return status(grpc::StatusCode::INVALID_ARGUMENT,
                   name + " must have shape " + shape_text(spec.shape) + "; got " + got + "]");
   }
