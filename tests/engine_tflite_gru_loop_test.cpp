@@ -1,6 +1,7 @@
-// The Keras 3 GRU loop recogniser (tflite/gru_loop.hpp) and its lift to the graph GRU: the
-// converter's loops (tests/fixtures/tflite_k3, written by tools/make_tflite_k3_fixtures.py) are
-// matched with reset_after read from the body; gate roles are read from where each part is
+// The Keras GRU loop recogniser (tflite/gru_loop.hpp) and its lift to the graph GRU: the
+// converter's loops (Keras 3: tests/fixtures/tflite_k3, tools/make_tflite_k3_fixtures.py;
+// tf_keras: tests/fixtures/tflite/gru, tools/make_tflite_fixtures.py) are matched with
+// reset_after read from the body; gate roles are read from where each part is
 // used, so a body whose split parts or recurrent slices are permuted still lifts and runs like
 // TFLite's interpreter running the same permuted body; and any change to the cell's arithmetic
 // (an activation, the 1 - z constant, the step count, a non-zero start) is refused, leaving the
@@ -27,8 +28,18 @@ namespace {
 
 using tfl::OpCode;
 
-tfl::Program load_fixture(const std::string& model) {
-  const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3/" + model + "/keras_float.tflite";
+struct Fixture {
+  const char* name;
+  const char* file;  // under tests/fixtures/
+  bool reset_after;
+  int T, F, H;
+};
+const Fixture kFixtures[] = {{"k3_gru_after", "tflite_k3/gru_after/keras_float.tflite", true, 6, 4, 7},
+                             {"k3_gru_before", "tflite_k3/gru_before/keras_float.tflite", false, 6, 4, 7},
+                             {"tf_keras_gru", "tflite/gru/float.tflite", true, 8, 4, 16}};
+
+tfl::Program load_fixture(const Fixture& fx) {
+  const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/" + fx.file;
   std::ifstream f(path, std::ios::binary);
   std::stringstream ss;
   ss << f.rdbuf();
@@ -86,19 +97,19 @@ void expect_refused(const tfl::Program& p, const std::string& why) {
   EXPECT_NO_THROW(compile(Model::from_program(std::make_shared<const tfl::Program>(p))));
 }
 
-class GruLoop : public ::testing::TestWithParam<const char*> {
+class GruLoop : public ::testing::TestWithParam<Fixture> {
  protected:
   tfl::Program p = load_fixture(GetParam());
-  bool reset_after() const { return std::string(GetParam()) == "gru_after"; }
+  bool reset_after() const { return GetParam().reset_after; }
 };
 
 TEST_P(GruLoop, IsMatchedWithItsResetPlacement) {
   const auto m = tfl::match_gru_loop(p, the_loop(p));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->reset_after, reset_after());
-  EXPECT_EQ(m->T, 6);
-  EXPECT_EQ(m->F, 4);
-  EXPECT_EQ(m->H, 7);
+  EXPECT_EQ(m->T, GetParam().T);
+  EXPECT_EQ(m->F, GetParam().F);
+  EXPECT_EQ(m->H, GetParam().H);
   EXPECT_FALSE(m->sequences);
   EXPECT_EQ(m->b_rec >= 0, reset_after()) << "only reset_after has a recurrent bias";
   EXPECT_EQ(m->u_h >= 0, !reset_after()) << "only reset_before has the candidate's own recurrent matrix";
@@ -106,24 +117,44 @@ TEST_P(GruLoop, IsMatchedWithItsResetPlacement) {
 
 TEST_P(GruLoop, LiftsLikeTheInterpreter) { expect_lift_matches_interpreter(p); }
 
+// The SPLIT of the input projection (the one whose FULLY_CONNECTED reads GATHER(x, t)), and the
+// recurrent projection's SPLIT (tf_keras) if there is one.
+tfl::Op* split_reading(tfl::Program& p, bool of_input) {
+  tfl::Subgraph& sg = body(p);
+  for (tfl::Op* s : ops_of(sg, OpCode::Split)) {
+    for (tfl::Op& fc : sg.ops) {
+      if (fc.code != OpCode::FullyConnected || fc.outputs[0] != s->inputs[1]) continue;
+      bool gathered = false;
+      for (tfl::Op& g : sg.ops) gathered = gathered || (g.code == OpCode::Gather && g.outputs[0] == fc.inputs[0]);
+      if (gathered == of_input) return s;
+    }
+  }
+  return nullptr;
+}
+
 // The split parts in another order: every gate reads other rows of W, and the lift follows.
 TEST_P(GruLoop, PermutedInputPartsStillLiftExactly) {
-  auto splits = ops_of(body(p), OpCode::Split);
-  ASSERT_EQ(splits.size(), 1u);
-  std::rotate(splits[0]->outputs.begin(), splits[0]->outputs.begin() + 1, splits[0]->outputs.end());
+  tfl::Op* split = split_reading(p, true);
+  ASSERT_NE(split, nullptr);
+  std::rotate(split->outputs.begin(), split->outputs.begin() + 1, split->outputs.end());
   const auto m = tfl::match_gru_loop(p, the_loop(p));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->w_block[0], 2) << "z now reads the third part";
   expect_lift_matches_interpreter(p);
 }
 
-// The recurrent projection's column slices exchanged between two gates.
+// The recurrent projection's column slices (Keras 3) or split parts (tf_keras) exchanged between
+// the first two gates.
 TEST_P(GruLoop, PermutedRecurrentSlicesStillLiftExactly) {
   auto slices = ops_of(body(p), OpCode::StridedSlice);
-  ASSERT_GE(slices.size(), 2u);
-  std::swap(slices[0]->inputs[1], slices[1]->inputs[1]);
-  std::swap(slices[0]->inputs[2], slices[1]->inputs[2]);
-  std::swap(slices[0]->options, slices[1]->options);
+  if (tfl::Op* split = split_reading(p, false)) {
+    std::swap(split->outputs[0], split->outputs[1]);
+  } else {
+    ASSERT_GE(slices.size(), 2u);
+    std::swap(slices[0]->inputs[1], slices[1]->inputs[1]);
+    std::swap(slices[0]->inputs[2], slices[1]->inputs[2]);
+    std::swap(slices[0]->options, slices[1]->options);
+  }
   const auto m = tfl::match_gru_loop(p, the_loop(p));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->u_block[0], 1);
@@ -155,9 +186,9 @@ TEST_P(GruLoop, OneMinusZWithAnotherConstantIsRefused) {
 
 TEST_P(GruLoop, AnotherStepCountIsRefused) {
   auto less = ops_of(cond(p), OpCode::Less);
-  ASSERT_EQ(less.size(), 2u);
-  // Both LESS ops read one shared limit constant in the converter's cond; give the program its
-  // own copy at 5 so the loop would stop a step early.
+  ASSERT_GE(less.size(), 1u);
+  // The LESS ops (two in Keras 3, one in tf_keras) read one shared limit constant; give them a
+  // copy at 5 so the loop would stop early.
   tfl::Tensor five = p.tensors[static_cast<size_t>(less[0]->inputs[1])];
   const int32_t k = 5;
   std::memcpy(five.data.data(), &k, 4);
@@ -176,8 +207,8 @@ TEST_P(GruLoop, ANonZeroInitialStateIsRefused) {
   expect_refused(p, "initial h");
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, GruLoop, ::testing::Values("gru_after", "gru_before"),
-                         [](const auto& info) { return std::string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Fixtures, GruLoop, ::testing::ValuesIn(kFixtures),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace tickinfer

@@ -1,6 +1,7 @@
-// The Keras 3 GRU loop recogniser (gru_loop.hpp). The body, checked from h' back:
+// The Keras GRU loop recogniser (gru_loop.hpp). The body, checked from h' back:
 //   xs = SPLIT(FULLY_CONNECTED(GATHER(x, t), W, b_in), 3) along the last axis
 //   reset_after:  rec = FULLY_CONNECTED(h, U, b_rec); rs_k = STRIDED_SLICE(rec, columns of gate k)
+//     (Keras 3) or part k of SPLIT(rec, 3) (tf_keras)
 //     z = sigmoid(xs_a + rs_a), r = sigmoid(xs_b + rs_b), hh = tanh(xs_c + r * rs_c)
 //   reset_before: rec = FULLY_CONNECTED(h, U_zr) sliced in two the same way
 //     z = sigmoid(xs_a + rs_a), r = sigmoid(xs_b + rs_b), hh = tanh(xs_c + FULLY_CONNECTED(r * h, U_h))
@@ -31,24 +32,46 @@ struct Cell {
   const Op* rec_fc = nullptr;  // h -> gates
   int h_old() const { return body.inputs[3]; }
 
-  // The SPLIT part t is (all parts from one SPLIT of the input projection), else -1.
-  int x_part(int t) {
+  // A SPLIT into `parts` along the last axis, else nullptr.
+  const Op* split_of(int t, size_t parts) const {
     const Op* s = g.made(t, OpCode::Split);
-    if (!s || (split && s != split)) return -1;
     int32_t axis = 0;
-    if (s->outputs.size() != 3 || s->inputs.size() != 2 || !g.scalar_int(s->inputs[0], &axis) ||
+    if (!s || s->outputs.size() != parts || s->inputs.size() != 2 || !g.scalar_int(s->inputs[0], &axis) ||
         (axis != 1 && axis != -1)) {
-      return -1;
+      return nullptr;
     }
-    split = s;
-    for (size_t k = 0; k < 3; ++k)
+    return s;
+  }
+  static int index_of(const Op* s, int t) {
+    for (size_t k = 0; k < s->outputs.size(); ++k)
       if (s->outputs[k] == t) return static_cast<int>(k);
     return -1;
   }
 
-  // Row block k of a STRIDED_SLICE taking columns [k * H, (k + 1) * H) of the recurrent
-  // projection [1, n * H], else -1.
+  // The part of the input projection's SPLIT (of FULLY_CONNECTED(GATHER(x, t))) that t is, else -1.
+  int x_part(int t) {
+    const Op* s = split_of(t, 3);
+    if (!s || (split && s != split)) return -1;
+    const Op* fc = g.made(s->inputs[1], OpCode::FullyConnected);
+    if (!fc || !g.made(fc->inputs[0], OpCode::Gather)) return -1;
+    split = s;
+    return index_of(s, t);
+  }
+
+  // The gate block of the recurrent projection [1, n * H] (FULLY_CONNECTED(h, U)) that t is:
+  // a STRIDED_SLICE of columns [k * H, (k + 1) * H) (Keras 3) or part k of a SPLIT into n
+  // (tf_keras); else -1.
   int rec_part(int t) {
+    if (const Op* sp = g.made(t, OpCode::Split)) {
+      const Op* fc = g.made(sp->inputs.size() == 2 ? sp->inputs[1] : -1, OpCode::FullyConnected);
+      const Shape& out = fc ? g.tensor(sp->inputs[1]).shape : Shape{};
+      if (!fc || (rec_fc && fc != rec_fc) || fc->inputs[0] != h_old() || out.size() != 2 || out[0] != 1 ||
+          out[1] != static_cast<int>(sp->outputs.size()) * m.H || !split_of(t, sp->outputs.size())) {
+        return -1;
+      }
+      rec_fc = fc;
+      return index_of(sp, t);
+    }
     const Op* s = g.made(t, OpCode::StridedSlice);
     if (!s || s->inputs.size() != 4) return -1;
     const Op* fc = g.made(s->inputs[0], OpCode::FullyConnected);
@@ -157,6 +180,7 @@ struct Cell {
 
   // The two FULLY_CONNECTED projections' weights, and every gate's blocks distinct.
   bool projections() {
+    if (!split) return false;
     const Op* in_fc = g.made(split->inputs[1], OpCode::FullyConnected);
     if (!in_fc || !rec_fc) return false;
     const Op* gather = g.made(in_fc->inputs[0], OpCode::Gather);

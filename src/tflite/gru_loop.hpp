@@ -1,5 +1,6 @@
 #pragma once
-// Recognising the converter's Keras 3 GRU loop: a float WHILE over [step, t, buffer, h, x]
+// Recognising the converter's Keras GRU loop (Keras 3 and tf_keras write it slightly apart; see
+// gru_loop.cpp): a float WHILE over [step, t, buffer, h, x]
 // (x time-major [T, 1, F]) whose body is exactly one Keras GRU cell step. TFLite has no fused
 // GRU op, so the interpreter keeps running such a loop op by op; the graph lift
 // (formats/tflite_lift_recurrent.cpp) turns a match into the engine's GRU node.

@@ -58,10 +58,17 @@ bool match_cond(const Program& p, const Subgraph& cond, int T) {
   if (cond.outputs.size() != 1 || cond.inputs.size() < 2) return false;
   const BodyGraph g = graph_of(p, cond.ops);
   const Op* both = g.made(cond.outputs[0], OpCode::LogicalAnd);
-  if (!both || both->inputs.size() != 2) return false;
+  std::vector<int> tests;
+  if (both && both->inputs.size() == 2) {
+    tests = both->inputs;
+  } else if (g.made(cond.outputs[0], OpCode::Less)) {
+    tests = {cond.outputs[0]};  // tf_keras: t < K alone
+  } else {
+    return false;
+  }
   int limit = 1 << 30;
   bool seen[2] = {false, false};
-  for (int t : both->inputs) {
+  for (int t : tests) {
     const Op* less = g.made(t, OpCode::Less);
     int32_t k = 0;
     if (!less || less->inputs.size() != 2 || !g.scalar_int(less->inputs[1], &k)) return false;

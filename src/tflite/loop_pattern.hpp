@@ -31,7 +31,9 @@ int other(const Op* op, int t);
 // out = in + 1 (int32).
 bool counter_step(const BodyGraph& g, int out, int in);
 
-// The cond subgraph is step < K1 && t < K2 (inputs 0 and 1) with min(K1, K2) == T.
+// The cond subgraph is step < K1 && t < K2 (inputs 0 and 1; Keras 3) or one of the two alone
+// (tf_keras writes t < K), with the smallest limit == T. Both counters start at 0 and step by 1,
+// so either bounds the loop.
 bool match_cond(const Program& p, const Subgraph& cond, int T);
 
 // The WHILE's first two inputs (step, t) are constant 0.
