@@ -214,6 +214,8 @@ struct Cell {
 
 std::optional<GruLoop> match_gru_loop(const Program& p, const Op& w) {
   if (w.code != OpCode::While || w.inputs.size() != 5 || w.outputs.size() != 5) return std::nullopt;
+  for (int t : w.inputs)
+    if (t < 0) return std::nullopt;
   const Subgraph* cond = p.subgraph(w.options.cond_subgraph);
   const Subgraph* body = p.subgraph(w.options.body_subgraph);
   if (!cond || !body || body->inputs.size() != 5 || body->outputs.size() != 5) return std::nullopt;

@@ -6,11 +6,32 @@
 
 namespace tickinfer::tfl::loop {
 
+namespace {
+
+// The operands the matchers read of each op they look for: an op with fewer (a hostile file)
+// is not the op they look for.
+size_t operands_read(OpCode code) {
+  switch (code) {
+    case OpCode::StridedSlice: return 4;
+    case OpCode::DynamicUpdateSlice: return 3;
+    case OpCode::Add: case OpCode::Sub: case OpCode::Mul: case OpCode::Less: case OpCode::LogicalAnd:
+    case OpCode::Split: case OpCode::Gather: case OpCode::FullyConnected: return 2;
+    default: return 1;
+  }
+}
+
+}  // namespace
+
 const Op* BodyGraph::made(int t, OpCode code) const {
   auto it = producer.find(t);
-  return it != producer.end() && it->second->code == code && it->second->options.activation == FusedActivation::None
-             ? it->second
-             : nullptr;
+  if (it == producer.end()) return nullptr;
+  const Op* op = it->second;
+  if (op->code != code || op->options.activation != FusedActivation::None || op->inputs.size() < operands_read(code)) {
+    return nullptr;
+  }
+  for (size_t k = 0; k < operands_read(code); ++k)
+    if (op->inputs[k] < 0 && !(code == OpCode::FullyConnected && k >= 2)) return nullptr;
+  return op;
 }
 
 bool BodyGraph::scalar_int(int t, int32_t* v) const {

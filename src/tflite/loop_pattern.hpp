@@ -15,7 +15,8 @@ namespace tickinfer::tfl::loop {
 struct BodyGraph {
   const Program& p;
   std::map<int, const Op*> producer;
-  // The op of `code` (with no fused activation) producing t, else nullptr.
+  // The op of `code` (with no fused activation, and with every operand the matchers read present)
+  // producing t, else nullptr.
   const Op* made(int t, OpCode code) const;
   const Tensor& tensor(int t) const { return p.tensors[static_cast<size_t>(t)]; }
   bool scalar_int(int t, int32_t* v) const;
