@@ -2,17 +2,20 @@
 # Runs every libFuzzer binary in DIR, deterministically (fixed -seed, a fixed number of runs, so
 # a given build always explores the same inputs: CI cannot flake), capped at SECONDS each, seeded from the committed fixtures (model
 # files, their config.json, .npy arrays, a CSV made from them) copied into a scratch corpus, so
-# nothing in the repository is modified. Any crash, leak or timeout fails the run.
+# nothing in the repository is modified. Any crash, leak or timeout fails the run. FUZZ_JOBS
+# fuzzers run at once (default: one per CPU); each prints its result when it ends.
 set -euo pipefail
 dir=$1
 seconds=${2:-20}
 runs=${FUZZ_RUNS:-30000}
+jobs=${FUZZ_JOBS:-$(nproc)}
 root=$(cd "$(dirname "$0")/.." && pwd)
-status=0
 # The build aborts on an undefined-behaviour finding (-fno-sanitize-recover); print where.
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
-for bin in "$dir"/*_fuzz; do
-  [ -x "$bin" ] || continue
+
+# One fuzzer: its seed corpus, the run, its verdict in $dir/$name.verdict (ok or failed).
+fuzz_one() {
+  local bin=$1 name work fx
   name=$(basename "$bin")
   work=$(mktemp -d)
   fx="$root/tests/fixtures"
@@ -79,13 +82,32 @@ for bin in "$dir"/*_fuzz; do
     pipeline_config_fuzz)
       cp "$root/examples/default/config.toml" "$work/" ;;
   esac
-  echo "fuzz: $name for ${seconds}s"
   if ! "$bin" "$work" -seed=1 -runs="$runs" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
         -artifact_prefix="$dir/$name-" -print_final_stats=0 >"$dir/$name.log" 2>&1; then
-    echo "fuzz: $name FAILED; see $dir/$name.log"; tail -40 "$dir/$name.log"; status=1
+    { echo "fuzz: $name FAILED; see $dir/$name.log"; tail -40 "$dir/$name.log"; } >"$dir/$name.report"
+    echo failed >"$dir/$name.verdict"
   else
-    grep -E "^#[0-9]+.*(DONE|pulse)" "$dir/$name.log" | tail -1 || true
+    { echo "fuzz: $name for ${seconds}s"; grep -E "^#[0-9]+.*(DONE|pulse)" "$dir/$name.log" | tail -1 || true; } \
+      >"$dir/$name.report"
+    echo ok >"$dir/$name.verdict"
   fi
+  cat "$dir/$name.report"
   rm -rf "$work"
+}
+
+names=()
+for bin in "$dir"/*_fuzz; do
+  [ -x "$bin" ] || continue
+  name=$(basename "$bin")
+  rm -f "$dir/$name.verdict"
+  names+=("$name")
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  fuzz_one "$bin" &
 done
+wait
+status=0
+for name in "${names[@]}"; do
+  [ "$(cat "$dir/$name.verdict" 2>/dev/null)" = ok ] || { echo "fuzz: $name did not pass"; status=1; }
+done
+echo "fuzz: ${#names[@]} fuzzers, $jobs at a time: $([ $status = 0 ] && echo all passed || echo FAILED)"
 exit $status
