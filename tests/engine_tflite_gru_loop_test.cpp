@@ -11,17 +11,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <random>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "formats/tflite_file.hpp"
 #include "formats/tflite_graph_lift.hpp"
 #include "tflite/gru_loop.hpp"
 #include "tickinfer/tickinfer.hpp"
+
+#include "support/tflite_file.hpp"
 
 namespace tickinfer {
 namespace {
@@ -39,12 +38,7 @@ const Fixture kFixtures[] = {{"k3_gru_after", "tflite_k3/gru_after/keras_float.t
                              {"tf_keras_gru", "tflite/gru/float.tflite", true, 8, 4, 16}};
 
 tfl::Program load_fixture(const Fixture& fx) {
-  const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/" + fx.file;
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  return formats::load_tflite(bytes.data(), bytes.size(), path);
+  return test::load_tflite_file(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/" + fx.file);
 }
 
 tfl::Op& the_loop(tfl::Program& p) {

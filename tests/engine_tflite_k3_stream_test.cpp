@@ -16,6 +16,7 @@
 #include "engine/program_plan.hpp"
 #include "formats/npy.hpp"
 #include "formats/tflite_file.hpp"
+#include "support/tflite_file.hpp"
 #include "tickinfer/error.hpp"
 
 namespace {
@@ -25,11 +26,7 @@ using namespace tickinfer;
 const std::string kRoot = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3/";
 
 std::shared_ptr<const tfl::Program> load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  return std::make_shared<const tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
+  return ::tickinfer::test::load_shared_tflite_file(path);
 }
 
 TEST(EngineTfliteK3Stream, StatefulLstmStreamsStepByStep) {

@@ -21,6 +21,7 @@
 
 #include "formats/npy.hpp"
 #include "formats/tflite_file.hpp"
+#include "support/tflite_file.hpp"
 #include "formats/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tflite/program_builder.hpp"
@@ -55,11 +56,7 @@ nlohmann::json manifest(const std::string& set) {
 }
 
 tfl::Program load_program(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  return formats::load_tflite(bytes.data(), bytes.size(), path);
+  return ::tickinfer::test::load_tflite_file(path);
 }
 
 // tf_keras fixtures whose float program must lift (a refusal there is a regression) and those

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "formats/tflite_file.hpp"
+#include "support/tflite_file.hpp"
 #include "support/counting_allocator.hpp"
 #include "tflite/interpreter.hpp"
 
@@ -18,11 +19,7 @@ using namespace tickinfer;
 namespace {
 
 std::shared_ptr<const tfl::Program> load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  return std::make_shared<const tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
+  return ::tickinfer::test::load_shared_tflite_file(path);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 
 #include "formats/npy.hpp"
 #include "formats/tflite_file.hpp"
+#include "support/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
 
@@ -42,11 +43,7 @@ nlohmann::json manifest() {
 }
 
 std::shared_ptr<const tfl::Program> load(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  const std::string bytes = ss.str();
-  return std::make_shared<const tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
+  return ::tickinfer::test::load_shared_tflite_file(path);
 }
 
 struct Case {

@@ -9,14 +9,10 @@ set -euo pipefail
 old=$1 new=$2
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "ir_ab.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
-ir() {  # binary file mode runs -> instructions per run
-  local log; log=$(mktemp)
-  TICKINFER_ISA=avx2 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-    --toggle-collect='tickinfer::Plan::run*' "$1" "$2" "$3" "$4" >/dev/null 2>"$log" || true
-  # The loader forks a child (formats/isolated_load.cpp) that reports 0: take the largest.
-  local n; n=$(grep -o "Collected : [0-9]*" "$log" | awk '{print $3}' | sort -n | tail -1)
-  rm -f "$log"
-  if [ -z "$n" ] || [ "$n" = 0 ]; then echo NA; else echo $((n / $4)); fi
+. tools/plan_ir_count.sh
+ir() {  # binary file mode runs -> instructions per run, NA where the file is refused
+  local r; r=$(plan_ir_count "$@")
+  case "$r" in refused*) echo NA ;; *) echo "$r" ;; esac
 }
 echo "| model | mode | file | old instr/run | new instr/run | new/old |"
 echo "|---|---|---|---:|---:|---:|"

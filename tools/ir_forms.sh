@@ -11,17 +11,8 @@ set -euo pipefail
 bin=$1 forms=$2
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "ir_forms.sh: valgrind is not installed (apt-get install valgrind)" >&2; exit 2; }
-ir() {  # file mode runs -> instructions per run, or the load/compile error
-  local log; log=$(mktemp)
-  if ! TICKINFER_ISA=avx2 valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-      --toggle-collect='tickinfer::Plan::run*' "$bin" "$1" "$2" "$3" >/dev/null 2>"$log"; then
-    echo "refused: $(grep -m1 -o 'error: .*' "$log" || echo 'see plan_ir')"; rm -f "$log"; return
-  fi
-  # The loader may fork a child (formats/isolated_load.cpp) that reports 0: take the largest.
-  local n; n=$(grep -o "Collected : [0-9]*" "$log" | awk '{print $3}' | sort -n | tail -1)
-  rm -f "$log"
-  if [ -z "$n" ] || [ "$n" = 0 ]; then echo NA; else echo $((n / $3)); fi
-}
+. tools/plan_ir_count.sh
+ir() { plan_ir_count "$bin" "$@"; }  # file mode runs
 echo "| model | mode | form | instr/run | form / .keras |"
 echo "|---|---|---|---:|---:|"
 for c in mlp_small:window:2000 mlp_large:window:1000 lstm_window:window:100 lstm_window:stream:2000 \

@@ -4,11 +4,12 @@
 //
 // Errors: every problem throws tickinfer::Error whose message starts with `label` and names the
 // tensor or op at fault, e.g.
-//   "m.tflite: op 3 (WHILE): control flow (the converter emits it for Keras GRU) is not supported".
+//   "m.tflite: op 3 (CUSTOM): custom op 'FlexErf' is not supported".
 // A file that fails the flatbuffers verifier gives "<label>: not a valid TFLite flatbuffer (...)".
 // Beyond the verifier, the loader checks buffer, tensor and opcode indices, constant data sizes,
 // shapes and quantization parameters, and refuses what the interpreter cannot run (external or
-// sparse data, custom ops, control flow, options such as shuffled weights). Hostile input never
+// sparse data, custom ops, IF, options such as shuffled weights). Control flow by WHILE and CALL_ONCE
+// loads: its subgraphs follow the main graph's (tflite/program.hpp). Hostile input never
 // crashes it. Thread-safe (no shared state).
 #include <cstddef>
 #include <string>

@@ -117,8 +117,7 @@ void lift_conv2d(Lifter& l);
 void lift_pool2d(Lifter& l);
 void lift_mean(Lifter& l);
 void lift_sequence_lstm(Lifter& l);
-void lift_lstm_loop(Lifter& l);  // a WHILE the interpreter's rewrite lowered to one fused LSTM
-void lift_loop(Lifter& l);       // any WHILE: a lowered LSTM loop or a recognised GRU loop
+void lift_loop(Lifter& l);  // WHILE: a Keras LSTM loop the interpreter's rewrite lowered, or a GRU loop
 void lift_strided_slice(Lifter& l);
 
 }  // namespace tickinfer::formats::lift

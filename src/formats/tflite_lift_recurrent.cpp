@@ -58,6 +58,25 @@ std::vector<Weight> keras_lstm_weights(Lifter& l, const tfl::Op& o, int F, int u
   return {std::move(kernel), std::move(recurrent), std::move(bias)};
 }
 
+// The graph LSTM for a UNIDIRECTIONAL_SEQUENCE_LSTM `o` over `in` ([T, F] elements), mapped to
+// the op's (or loop's) output tensor `out`.
+void add_lstm_node(Lifter& l, const tfl::Op& o, int in, int T, int F, int u, bool sequences, int out) {
+  Node n;
+  n.kind = OpKind::LSTM;
+  n.keras_class = "LSTM";
+  n.units = u;
+  n.return_sequences = sequences;
+  n.activation = l.fused(o.options.activation);
+  n.recurrent_activation.kind = ActKind::Sigmoid;
+  n.cell_clip = o.options.cell_clip;  // a Keras 3 loop's cell has none (0)
+  n.weights = keras_lstm_weights(l, o, F, u);
+  n.inputs = {l.as_shape(in, {T, F})};
+  n.shape = sequences ? Shape{T, u} : Shape{u};
+  n.name = l.node_name(out);
+  const int idx = l.add_node(std::move(n), {in});
+  l.set_value(out, own_value(idx));
+}
+
 }  // namespace
 
 void lift_sequence_lstm(Lifter& l) {
@@ -85,21 +104,7 @@ void lift_sequence_lstm(Lifter& l) {
 
   const tfl::Shape& os = l.tensor(o.outputs[0]).shape;
   if (os.size() != 3 || os[0] != 1 || os[1] != T || os[2] != u) l.refuse("output is not [1, steps, units]");
-
-  Node n;
-  n.kind = OpKind::LSTM;
-  n.keras_class = "LSTM";
-  n.units = u;
-  n.return_sequences = true;
-  n.activation = l.fused(o.options.activation);
-  n.recurrent_activation.kind = ActKind::Sigmoid;
-  n.cell_clip = o.options.cell_clip;
-  n.weights = keras_lstm_weights(l, o, F, u);
-  n.inputs = {l.as_shape(in, {T, F})};
-  n.shape = {T, u};
-  n.name = l.node_name(o.outputs[0]);
-  const int idx = l.add_node(std::move(n), {in});
-  l.set_value(o.outputs[0], own_value(idx));
+  add_lstm_node(l, o, in, T, F, u, true, o.outputs[0]);
 }
 
 namespace {
@@ -165,10 +170,6 @@ void lift_strided_slice(Lifter& l) {
   l.set_value(o.outputs[0], std::move(v));
 }
 
-}  // namespace tickinfer::formats::lift
-
-namespace tickinfer::formats::lift {
-
 namespace {
 
 void require_zero_constant(Lifter& l, int t, const char* what) {
@@ -178,8 +179,6 @@ void require_zero_constant(Lifter& l, int t, const char* what) {
     if (b != 0) l.refuse(std::string(what) + " starts from a non-zero value");
   }
 }
-
-}  // namespace
 
 // A Keras 3 LSTM as the converter writes it: WHILE over [step, t, buffer, h, c, x] with x
 // time-major [T, 1, F], which tfl::lower_lstm_loops recognised (its body checked op by op) and
@@ -206,24 +205,8 @@ void lift_lstm_loop(Lifter& l) {
   const tfl::Shape& wshape = l.tensor(o.inputs[1]).shape;
   if (wshape.size() != 2 || wshape[1] != F) l.refuse("input weights are not [units, features]");
   const int u = wshape[0];
-  const bool sequences = o.outputs[0] == w.outputs[2];
-  Node n;
-  n.kind = OpKind::LSTM;
-  n.keras_class = "LSTM";
-  n.units = u;
-  n.return_sequences = sequences;
-  n.activation = l.fused(o.options.activation);
-  n.recurrent_activation.kind = ActKind::Sigmoid;
-  n.cell_clip = o.options.cell_clip;  // the loop's cell has none (0)
-  n.weights = keras_lstm_weights(l, o, F, u);
-  n.inputs = {l.as_shape(o.inputs[0], {T, F})};
-  n.shape = sequences ? Shape{T, u} : Shape{u};
-  n.name = l.node_name(w.outputs[2]);
-  const int idx = l.add_node(std::move(n), {o.inputs[0]});
-  l.set_value(w.outputs[2], own_value(idx));
+  add_lstm_node(l, o, o.inputs[0], T, F, u, o.outputs[0] == w.outputs[2], w.outputs[2]);
 }
-
-namespace {
 
 // Keras layout (kernel (F, 3u), recurrent (u, 3u), bias (2, 3u) or (3u); gates z, r, h) from the
 // matched loop's FULLY_CONNECTED filters ([out, in]) and the gate blocks the match read.
