@@ -5,9 +5,13 @@ VENV      ?= .venv
 JOBS      ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 MODEL     ?= bench/models/mlp_small/model.keras
+# `make demo` builds in its own directory, without what it does not run (the model server, the
+# SavedModel and ONNX readers, tests, benchmarks): a fresh machine shows its first number sooner.
+DEMO_BUILD ?= $(BUILD)/demo
+DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVING=OFF -DTICKINFER_PROTOBUF_FORMATS=OFF
 
 .PHONY: serving-test
-.PHONY: all deps build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
+.PHONY: all deps deps-demo demo-test build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
@@ -17,6 +21,9 @@ all: build
 
 deps:
 	@tools/install_deps.sh
+
+deps-demo:
+	@tools/install_deps.sh --demo
 
 $(BUILD)/CMakeCache.txt: | deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
@@ -39,6 +46,7 @@ test: build
 	$(MAKE) tflite-k3-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
+	$(MAKE) demo-test
 
 # Regenerates every fixture with the TensorFlow/Keras installed now and checks the engine
 # against those fresh outputs, so the suite stays honest when versions move.
@@ -123,18 +131,28 @@ fuzz: deps
 
 # The main job on the bundled default model: what it is, its latency, and batch scoring checked
 # against the outputs Keras itself produced for the same rows.
-# It builds only the CLI it runs (the tests, benchmarks and fuzzers are `make test`'s).
-demo: deps $(BUILD)/CMakeCache.txt
-	cmake --build $(BUILD) -j$(JOBS) --target tickinfer
-	$(BUILD)/tickinfer inspect $(MODEL)
-	$(BUILD)/tickinfer bench $(MODEL) --seconds 2
-	$(BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(BUILD)/demo_predictions.csv \
+# It builds only the CLI it runs, in $(DEMO_BUILD) without the model server and the SavedModel
+# and ONNX readers (`make build` and `make test` build everything in $(BUILD)).
+$(DEMO_BUILD)/CMakeCache.txt: | deps-demo
+	cmake -S . -B $(DEMO_BUILD) -DCMAKE_BUILD_TYPE=Release $(DEMO_CMAKE_FLAGS)
+
+demo: deps-demo $(DEMO_BUILD)/CMakeCache.txt
+	cmake --build $(DEMO_BUILD) -j$(JOBS) --target tickinfer
+	$(DEMO_BUILD)/tickinfer inspect $(MODEL)
+	$(DEMO_BUILD)/tickinfer bench $(MODEL) --seconds 2
+	$(DEMO_BUILD)/tickinfer predict $(MODEL) --input bench/models/mlp_small/in0.npy --output $(DEMO_BUILD)/demo_predictions.csv \
 	  --expect bench/models/mlp_small/out0.npy
-	@echo "predictions written to $(BUILD)/demo_predictions.csv:"; head -5 $(BUILD)/demo_predictions.csv
-	tools/demo.sh $(BUILD) $(DEMO_SECONDS)
+	@echo "predictions written to $(DEMO_BUILD)/demo_predictions.csv:"; head -5 $(DEMO_BUILD)/demo_predictions.csv
+	tools/demo.sh $(DEMO_BUILD) $(DEMO_SECONDS)
 
 # The main job (tools/demo.sh): exchange -> tickinfer run on examples/default for DEMO_SECONDS.
 DEMO_SECONDS ?= 20
+
+# `make demo` as a fresh machine runs it (a short exchange), then what its reduced build leaves
+# out must be refused by name, and the binary must not link gRPC or protobuf.
+demo-test:
+	$(MAKE) demo DEMO_SECONDS=5
+	tests/demo_build_test.sh $(DEMO_BUILD)/tickinfer
 
 # The pipeline's end-to-end latency against a bare UDP loopback hop, same run (docs/pipeline.md).
 # Exit status 3 when the bar is missed; the HTML report is written either way.

@@ -146,10 +146,6 @@ void prune_unused(Graph& g) {
 
 }  // namespace
 
-bool is_saved_model_dir(const std::string& path) {
-  std::error_code ec;
-  return fs::is_directory(path, ec) && (fs::exists(fs::path(path) / "saved_model.pb", ec) || fs::exists(fs::path(path) / "saved_model.pbtxt", ec));
-}
 
 namespace {
 
@@ -272,22 +268,6 @@ std::string read_file(const fs::path& p, bool& ok) {
 
 }  // namespace
 
-std::string not_a_saved_model_message(const std::string& dir) {
-  std::string msg = dir + ": is a directory but not a SavedModel (no saved_model.pb)";
-  std::vector<std::string> versions;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end && versions.size() < 8; it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (!name.empty() && std::all_of(name.begin(), name.end(), ::isdigit) && is_saved_model_dir(it->path().string())) versions.push_back(name);
-  }
-  std::sort(versions.begin(), versions.end());
-  if (!versions.empty()) {
-    msg += "; it holds the version folder(s)";
-    for (const auto& v : versions) msg += " " + v;
-    msg += " of a TensorFlow Serving base path: give one of them";
-  }
-  return msg;
-}
 
 SavedModel load_saved_model(const std::string& dir, const SavedModelOptions& options) {
   std::error_code ec;
