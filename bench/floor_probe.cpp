@@ -7,8 +7,11 @@
 //     streamed so it is cache-resident, as the model's weights are.
 //   * peak exact int8 multiply-accumulate rate (u8 x s8 summed into int32, what an int8 gemv
 //     does): AVX2's vpmaddubsw + vpmaddwd(1) + vpaddd, or vpmaddubsw with the int16 pairs
-//     widened by shifts on the other pipes, the faster of the two (no VNNI probe: see below);
-// Prints one JSON object: {"peak_gflops": ..., "isa": ..., "int8_gmacs": ..., "read_gbps": {"<bytes>": ...}}.
+//     widened by shifts on the other pipes, the faster of the two; and, where the CPU has
+//     AVX512VNNI, vpdpbusd's rate (int8_gmacs is then that one, as the int8 kernels use it);
+// Prints one JSON object: {"peak_gflops": ..., "isa": ..., "peak_avx2_gflops": ..., "int8_gmacs": ...,
+//   "int8_isa": ..., "int8_avx2_gmacs": ..., "read_gbps": {"<bytes>": ...}} (the *_avx2 rates: what
+//   kernels held to AVX2 can reach on a CPU that has more).
 //
 //   floor_probe [BYTES ...]
 #include <immintrin.h>
@@ -108,6 +111,55 @@ __attribute__((target("avx2"))) double int8_avx2_gmacs(bool widen_by_shifts) {
   return best;
 }
 
+// The same with VNNI's vpdpbusd (u8 x s8 summed by 4 straight into int32, one instruction), in
+// 512-bit (64 MACs) or 256-bit (32 MACs, AVX512VL) registers, whichever is faster: what the VNNI
+// int8 kernels can reach. Only called where the CPU has AVX512VNNI.
+// (Two functions rather than a template over the vector type: GCC drops the vector types'
+// attributes on template arguments.)
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) double int8_vnni512_gmacs() {
+  constexpr int kChains = 10;
+  __m512i acc[kChains], b[kChains];
+  __m512i a = _mm512_set1_epi8(3);
+  for (int j = 0; j < kChains; ++j) acc[j] = _mm512_set1_epi32(j), b[j] = _mm512_set1_epi8(static_cast<char>(-5 - j));
+  const long iters = 20'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+      __asm__ volatile("" : "+v"(a));
+#pragma GCC unroll 16
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm512_dpbusd_epi32(acc[j], a, b[j]);
+    }
+    best = std::max(best, iters * kChains * 64.0 / seconds_since(t0) / 1e9);
+  }
+  __m512i sink = _mm512_setzero_si512();
+  for (auto& v : acc) sink = _mm512_add_epi32(sink, v);
+  if (_mm512_reduce_add_epi32(sink) == 12345) std::puts("");
+  return best;
+}
+
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) double int8_vnni256_gmacs() {
+  constexpr int kChains = 10;
+  __m256i acc[kChains], b[kChains];
+  __m256i a = _mm256_set1_epi8(3);
+  for (int j = 0; j < kChains; ++j) acc[j] = _mm256_set1_epi32(j), b[j] = _mm256_set1_epi8(static_cast<char>(-5 - j));
+  const long iters = 20'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+      __asm__ volatile("" : "+v"(a));
+#pragma GCC unroll 16
+      for (int j = 0; j < kChains; ++j) acc[j] = _mm256_dpbusd_epi32(acc[j], a, b[j]);
+    }
+    best = std::max(best, iters * kChains * 32.0 / seconds_since(t0) / 1e9);
+  }
+  __m256i sink = _mm256_setzero_si256();
+  for (auto& v : acc) sink = _mm256_add_epi32(sink, v);
+  if (_mm256_extract_epi32(sink, 0) == 12345) std::puts("");
+  return best;
+}
+
 // GB/s reading `bytes` repeatedly (best of several passes) with 256-bit loads into 8
 // independent sums: what a kernel streaming cache-resident weights can reach.
 __attribute__((target("avx2"))) double read_gbps(size_t bytes) {
@@ -143,11 +195,19 @@ int main(int argc, char** argv) {
   const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   const double peak = avx512 ? fma512_gflops() : avx2 ? fma256_gflops() : 0.0;
-  // VNNI (vpdpbusd) is not probed: this development machine lacks it, and a probe that never ran
-  // would be a guess. The AVX2 rate is what the int8 kernels can reach here.
-  const double int8 = avx2 ? std::max(int8_avx2_gmacs(false), int8_avx2_gmacs(true)) : 0.0;
-  std::printf("{\"peak_gflops\": %.1f, \"isa\": \"%s\", \"int8_gmacs\": %.1f, \"read_gbps\": {", peak,
-              avx512 ? "avx512" : avx2 ? "avx2" : "none", int8);
+  // The exact int8 rate of the kernels this CPU runs: VNNI where it has it (what the int8 gemv
+  // picks there), else AVX2's vpmaddubsw pairs. int8_avx2_gmacs is printed too, so a run with
+  // TICKINFER_ISA=avx2 on a VNNI machine has its own floor.
+  const double int8_avx2 = avx2 ? std::max(int8_avx2_gmacs(false), int8_avx2_gmacs(true)) : 0.0;
+  const bool vnni = avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+                    __builtin_cpu_supports("avx512vnni");
+  const double int8_vnni = vnni ? std::max(int8_vnni512_gmacs(), int8_vnni256_gmacs()) : 0.0;
+  // The 256-bit FMA peak too, for runs that hold the kernels to AVX2 (TICKINFER_ISA=avx2).
+  const double peak_avx2 = avx512 && avx2 ? fma256_gflops() : avx2 ? peak : 0.0;
+  std::printf("{\"peak_gflops\": %.1f, \"isa\": \"%s\", \"peak_avx2_gflops\": %.1f, \"int8_gmacs\": %.1f, "
+              "\"int8_isa\": \"%s\", \"int8_avx2_gmacs\": %.1f, \"read_gbps\": {",
+              peak, avx512 ? "avx512" : avx2 ? "avx2" : "none", peak_avx2, vnni ? int8_vnni : int8_avx2,
+              vnni ? "avx512vnni" : avx2 ? "avx2" : "none", int8_avx2);
   for (int i = 1; i < argc; ++i) {
     const size_t bytes = std::strtoull(argv[i], nullptr, 10);
     std::printf("%s\"%zu\": %.1f", i > 1 ? ", " : "", bytes, read_gbps(bytes));

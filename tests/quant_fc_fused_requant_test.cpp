@@ -1,6 +1,7 @@
 // The fused quad-block gemv + single-rounding requantization (tflite/kernels/int8_gemv.hpp,
 // block_requant.hpp) equals the plain reference path, the scalar s8 gemv followed by the scalar
-// requantization, bit for bit: seeded random weights (-127..127, what the quad blocks take),
+// requantization, bit for bit, for AVX2 and AVX-512 VNNI: seeded random weights (-127..127 for
+// AVX2's quad blocks, -128..127 for VNNI's),
 // inputs over all of int8, biases and per-row multipliers/shifts over their whole ranges, sizes
 // around the 8-row block and the 4-block pass, guard bytes after y.
 #include <gtest/gtest.h>
@@ -20,12 +21,13 @@ namespace {
 using namespace tickinfer::tfl;
 using namespace tickinfer::tfl::kernels;
 
-TEST(QuantFcFusedRequant, Avx2MatchesScalarGemvAndRequantization) {
 #if defined(__x86_64__)
-  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
+// One fused kernel against the reference over 200 seeded trials. w_min: the lowest weight the
+// kernel takes (-127 for AVX2's sign trick, -128 for VNNI's).
+void check_fused(PackS8Fn pack, GemvRequantSingleFn fused, int w_min) {
   const uint32_t seed = 20261130;
   std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> s8(-128, 127), w8(-127, 127), zp(-128, 127);
+  std::uniform_int_distribution<int> s8(-128, 127), w8(w_min, 127), zp(-128, 127);
   std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), small_bias(-20000, 20000);
   std::uniform_real_distribution<double> scale(1e-7, 0.9);
   int high_word_trials = 0;
@@ -65,16 +67,32 @@ TEST(QuantFcFusedRequant, Avx2MatchesScalarGemvAndRequantization) {
     requantize_s32_to_s8_scalar<Rounding::Single>(acc.data(), rows, p, want.data());
 
     std::vector<int8_t> packed(s8_packed_bytes(rows, cols));
-    pack_s8_quad_blocks(w.data(), rows, cols, packed.data());
+    pack(w.data(), rows, cols, packed.data());
     const BlockRequantSingle q = pack_block_requant_single(rows, bias.data(), mult.data(), shift.data(), z, lo, hi);
     if (trial % 3 == 1) {
       ASSERT_TRUE(q.high_word) << "trial " << trial;
       ++high_word_trials;
     }
-    gemv_s8_quads_requant_single_avx2(packed.data(), rows, s8_quad_stride(cols), xp.data(), q, got.data());
+    fused(packed.data(), rows, s8_quad_stride(cols), xp.data(), q, got.data());
     ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " rows " << rows << " cols " << cols;
   }
   EXPECT_GT(high_word_trials, 60);
+}
+#endif
+
+TEST(QuantFcFusedRequant, Avx2MatchesScalarGemvAndRequantization) {
+#if defined(__x86_64__)
+  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
+  check_fused(pack_s8_quad_blocks, gemv_s8_quads_requant_single_avx2, -127);
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
+TEST(QuantFcFusedRequant, VnniMatchesScalarGemvAndRequantization) {
+#if defined(__x86_64__)
+  if (!s8_vnni_supported()) GTEST_SKIP() << "CPU lacks AVX-512 VNNI";
+  check_fused(pack_s8_quads_vnni, gemv_s8_quads_requant_single_vnni, -128);
 #else
   GTEST_SKIP() << "not x86";
 #endif

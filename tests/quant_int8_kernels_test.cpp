@@ -35,7 +35,8 @@ std::vector<Variant> gemv_variants() {
   const bool avx2 = __builtin_cpu_supports("avx2") != 0;
   v.push_back({"avx2 rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx2, avx2, true});
   v.push_back({"avx2 quad blocks", pack_s8_quad_blocks, s8_quad_stride, gemv_s8s8_s32_quads_avx2, avx2, false});
-  v.push_back({"avx512vnni", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx512vnni, s8_vnni_supported(), true});
+  v.push_back({"avx512vnni rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx512vnni, s8_vnni_supported(), true});
+  v.push_back({"avx512vnni quad blocks", pack_s8_quads_vnni, s8_quad_stride, gemv_s8s8_s32_quads_vnni, s8_vnni_supported(), true});
 #endif
   return v;
 }
@@ -128,6 +129,38 @@ TEST(Int8Kernels, WeightsAtMinus128TakeTheRowsKernel) {
   EXPECT_STREQ(without.name, "scalar");
 #endif
   EXPECT_STREQ(s8_kernels(tickinfer::kernels::Isa::Scalar, false).name, "scalar");
+}
+
+TEST(Int8Kernels, LeadingBlocksOfAPackedMatrixMultiplyAlone) {
+  // The LSTM multiplies the leading rows of a stacked matrix alone (S8Matrix::gemv's used_rows):
+  // every layout must keep a prefix of whole blocks self-contained (VNNI's row sums included).
+  const int rows = 40, cols = 37;
+  std::mt19937 rng(4040);
+  const auto w = random_s8(rng, static_cast<size_t>(rows) * cols, -128);
+  const int stride = s8_row_stride(cols);
+  std::vector<int8_t> wrows(static_cast<size_t>(rows) * stride);
+  pack_s8_rows(w.data(), rows, cols, wrows.data());
+  const auto x = random_s8(rng, static_cast<size_t>(stride));
+  std::vector<int32_t> ref(static_cast<size_t>(s8_padded_rows(rows)));
+  gemv_s8s8_s32_scalar(wrows.data(), rows, stride, x.data(), ref.data());
+  for (const Variant& v : gemv_variants()) {
+    if (!v.available || !v.takes_minus_128) continue;
+    std::vector<int8_t> packed(s8_packed_bytes(rows, cols));
+    v.pack(w.data(), rows, cols, packed.data());
+    for (int used : {8, 16, 17, 33}) {
+      std::vector<int32_t> got(static_cast<size_t>(s8_padded_rows(rows)) + 8, 0x5a5a5a5a);
+      v.gemv(packed.data(), used, v.stride(cols), x.data(), got.data());
+      EXPECT_EQ(std::vector<int32_t>(got.begin(), got.begin() + used), std::vector<int32_t>(ref.begin(), ref.begin() + used))
+          << v.name << " used rows " << used;
+      EXPECT_EQ(got[static_cast<size_t>(s8_padded_rows(used))], 0x5a5a5a5a) << v.name << ": wrote past the used blocks";
+    }
+  }
+}
+
+TEST(Int8Kernels, VnniSetTakesEveryWeightValue) {
+  if (!s8_vnni_supported()) GTEST_SKIP() << "CPU lacks AVX-512 VNNI";
+  EXPECT_STREQ(s8_kernels(tickinfer::kernels::Isa::Avx512, true).name, "avx512vnni quad blocks");
+  EXPECT_STREQ(s8_kernels(tickinfer::kernels::Isa::Avx512, false).name, "avx512vnni quad blocks");
 }
 
 #if defined(__x86_64__)

@@ -4,13 +4,17 @@
 //
 // A weight matrix is packed once, at prepare, by the kernel set that will multiply it
 // (S8Kernels::pack), into s8_packed_bytes(rows, cols) bytes. Two layouts:
-//  - "s8 rows" (scalar reference, AVX-512 VNNI): row-major, each row padded with zeros to
+//  - "s8 rows" (scalar reference, AVX2 for matrices holding -128): row-major, each row padded with zeros to
 //    `stride` = s8_row_stride(cols) bytes (a multiple of 16).
 //  - "s8 quad blocks" (AVX2): rows in blocks of 8 (the last block padded with zero rows); within
 //    a block, for each quad of 4 columns, 32 bytes: the 8 rows' 4 weights side by side. One
 //    broadcast of 4 inputs then meets 8 rows at once, with no horizontal sums (the layout VNNI's
 //    vpdpbusd wants too). `stride` = s8_quad_stride(cols), a multiple of 4: a 10-input layer
 //    multiplies 12 columns, not 16.
+//  - "s8 quad blocks + row sums" (AVX-512 VNNI): each quad block followed by 128 * (row sum of
+//    w) as int32 for its 8 rows (0 for padding rows), what the VNNI kernel subtracts after
+//    multiplying x + 128 (gemv_s8_quads_vnni.cpp). Any prefix of whole blocks is again a packed
+//    matrix, as in the other layouts (the LSTM multiplies leading gates alone).
 // The set's stride(cols) says which. Zero padding lets every kernel consume whole SIMD blocks
 // without a tail: the vector x must be READABLE for `stride` bytes, and whatever the padding
 // bytes of x hold is multiplied by 0.
@@ -35,16 +39,20 @@ inline constexpr int kS8BlockRows = 8;
 inline int s8_row_stride(int cols) { return (cols + kS8ColAlign - 1) / kS8ColAlign * kS8ColAlign; }
 inline int s8_quad_stride(int cols) { return (cols + 3) / 4 * 4; }
 inline int s8_padded_rows(int rows) { return (rows + kS8BlockRows - 1) / kS8BlockRows * kS8BlockRows; }
-// Bytes of a packed matrix in either layout (the rows layout uses the first rows * stride): at
-// most s8_padded_rows(rows) * s8_row_stride(cols).
+// Bytes of a packed matrix in any layout (each uses a prefix): s8_padded_rows(rows) *
+// s8_row_stride(cols), plus 4 bytes per padded row for the VNNI layout's row sums.
 inline size_t s8_packed_bytes(int rows, int cols) {
-  return static_cast<size_t>(s8_padded_rows(rows)) * static_cast<size_t>(s8_row_stride(cols));
+  return static_cast<size_t>(s8_padded_rows(rows)) * (static_cast<size_t>(s8_row_stride(cols)) + 4);
 }
 // Row-major w [rows x cols] -> the rows layout (rows * s8_row_stride(cols) bytes), zero padded.
 void pack_s8_rows(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
 // Row-major w [rows x cols] -> the quad-block layout (s8_padded_rows(rows) * s8_quad_stride(cols)
 // bytes), zero padded.
 void pack_s8_quad_blocks(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
+#if defined(__x86_64__)
+// Row-major w -> the VNNI layout (quad blocks + row sums).
+void pack_s8_quads_vnni(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
+#endif
 using PackS8Fn = void (*)(const int8_t* w, int rows, int cols, int8_t* packed) noexcept;
 // Whether any of n weights is -128, which the AVX2 quad-block kernel cannot take (see
 // s8_kernels).
@@ -71,10 +79,17 @@ void gemv_s8s8_s32_quads_avx2(const int8_t* w, int rows, int stride, const int8_
 // y[0, rows) = requantize_s32_to_s8_scalar<Single>(gemv, q's bias/multiplier/shift).
 void gemv_s8_quads_requant_single_avx2(const int8_t* w, int rows, int stride, const int8_t* x,
                                        const BlockRequantSingle& q, int8_t* y) noexcept;
-// AVX-512 VNNI: vpdpbusd on (x + 128) as u8 times w as s8, minus 128 * rowsum(w); exact.
-// Only call when s8_vnni_supported().
+// AVX-512 VNNI on the rows layout: vpdpbusd on (x + 128) as u8 times w as s8, minus 128 *
+// rowsum(w) computed on the fly; exact. Only call when s8_vnni_supported(). Kept as the second,
+// independent VNNI formulation the tests hold the quad-block one against.
 void gemv_s8s8_s32_avx512vnni(const int8_t* w, int rows, int stride, const int8_t* x,
                               int32_t* acc) noexcept;
+// AVX-512 VNNI on the quad blocks + row sums layout (pack_s8_quads_vnni): the same identity with
+// the row sums packed, two quads per 512-bit vpdpbusd and no horizontal sums; exact for every
+// int8 weight, -128 included. Only call when s8_vnni_supported().
+void gemv_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
+void gemv_s8_quads_requant_single_vnni(const int8_t* w, int rows, int stride, const int8_t* x,
+                                       const BlockRequantSingle& q, int8_t* y) noexcept;
 #endif
 
 // ---- requantization ------------------------------------------------------------------------------
@@ -103,7 +118,7 @@ using GemvRequantSingleFn = void (*)(const int8_t* w, int rows, int stride, cons
 
 struct S8Kernels {
   ::tickinfer::kernels::Isa isa;  // the variant's ISA (Avx512: VNNI)
-  const char* name;  // "scalar", "avx2 quad blocks", "avx2 rows", "avx512vnni"
+  const char* name;  // "scalar", "avx2 quad blocks", "avx2 rows", "avx512vnni quad blocks"
   PackS8Fn pack;     // the layout `gemv` reads
   int (*stride)(int cols);  // that layout's stride: what gemv takes and how much of x it reads
   GemvS8S8S32Fn gemv;

@@ -17,9 +17,10 @@ const S8Kernels kAvx2{Isa::Avx2, "avx2 quad blocks", pack_s8_quad_blocks, s8_qua
 const S8Kernels kAvx2Rows{Isa::Avx2, "avx2 rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx2,
                           requantize_s32_to_s8_avx2<Rounding::Double>, requantize_s32_to_s8_avx2<Rounding::Single>,
                           nullptr};
-const S8Kernels kVnni{Isa::Avx512, "avx512vnni", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx512vnni,
+// Exact for every weight value: no separate set for matrices holding -128.
+const S8Kernels kVnni{Isa::Avx512, "avx512vnni quad blocks", pack_s8_quads_vnni, s8_quad_stride, gemv_s8s8_s32_quads_vnni,
                       requantize_s32_to_s8_avx2<Rounding::Double>, requantize_s32_to_s8_avx2<Rounding::Single>,
-                      nullptr};
+                      gemv_s8_quads_requant_single_vnni};
 #endif
 
 }  // namespace

@@ -1,0 +1,158 @@
+// AVX-512 VNNI int8 gemv on quad blocks (int8_gemv.hpp), plain and with the single-rounding
+// requantization fused (gemv_s8_quads_requant.hpp). Compiled with the AVX-512 flags plus VNNI;
+// chosen only where the CPU reports it (s8_vnni_supported).
+//
+// vpdpbusd multiplies unsigned by signed bytes and adds each 4 products straight into an int32
+// lane (no int16 stage, no saturation). x is made unsigned by x ^ 0x80 = x + 128, and each packed
+// block carries 128 * (row sum of w) for its 8 rows after its quads, subtracted at the end:
+//   sum (x + 128) w - 128 sum w = sum x w, exact (int32 wrap-around, like the reference) for
+// every weight including -128, so this set needs no rows fallback.
+//
+// A 64-byte load takes one block's quads q and q+1 (the 8 rows' 4 weights of each, side by side),
+// so x's quads q and q+1 go to the low and high halves of one register; the halves are added
+// when the block is done. One such x register meets four blocks (32 rows).
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "tflite/kernels/gemv_s8_quads_requant.hpp"
+#include "tflite/kernels/int8_gemv.hpp"
+
+namespace tickinfer::tfl::kernels {
+
+void pack_s8_quads_vnni(const int8_t* w, int rows, int cols, int8_t* packed) noexcept {
+  const int stride = s8_quad_stride(cols);
+  const int blocks = s8_padded_rows(rows) / kS8BlockRows;
+  const size_t quad_bytes = static_cast<size_t>(stride) * kS8BlockRows;
+  const size_t block_bytes = quad_bytes + kS8BlockRows * 4;
+  for (int b = 0; b < blocks; ++b) {
+    const int r0 = b * kS8BlockRows, n = rows - r0 < kS8BlockRows ? rows - r0 : kS8BlockRows;
+    int8_t* block = packed + static_cast<size_t>(b) * block_bytes;
+    pack_s8_quad_blocks(w + static_cast<size_t>(r0) * cols, n, cols, block);  // one block, zero padded
+    for (int i = 0; i < kS8BlockRows; ++i) {
+      uint32_t sum = 0;  // wraps like the int32 accumulator
+      for (int c = 0; i < n && c < cols; ++c) sum += static_cast<uint32_t>(static_cast<int32_t>(w[static_cast<size_t>(r0 + i) * cols + c]));
+      const int32_t v = static_cast<int32_t>(sum * 128u);
+      std::memcpy(block + quad_bytes + 4 * static_cast<size_t>(i), &v, sizeof v);
+    }
+  }
+}
+
+namespace {
+
+// Masks, not 256 <-> 512-bit casts, where a half is unused: GCC 12 reports its own cast
+// intrinsics as using an uninitialized value.
+
+// x's quads q (low half) and q + 1 (high half), each in all 8 lanes of its half, offset to u8.
+inline __m512i quad_pair(const int8_t* x, int q) {
+  int32_t a, b;
+  std::memcpy(&a, x + 4 * q, 4);
+  std::memcpy(&b, x + 4 * q + 4, 4);
+  const __m512i v = _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32(a), _mm512_set1_epi32(b));
+  return _mm512_xor_si512(v, _mm512_set1_epi8(static_cast<char>(0x80)));
+}
+
+// An odd last quad q in the low half; the high half 0, so whatever weights meet it add nothing.
+inline __m512i quad_last(const int8_t* x, int q) {
+  int32_t a;
+  std::memcpy(&a, x + 4 * q, 4);
+  return _mm512_maskz_set1_epi32(0x00FF, a ^ static_cast<int32_t>(0x80808080u));
+}
+
+inline __m512i load_pair(const int8_t* p) { return _mm512_loadu_si512(p); }
+inline __m512i load_last(const int8_t* p) { return _mm512_maskz_loadu_epi8(0xFFFFFFFFull, p); }  // 32 bytes
+
+// The Dot of gemv_s8_quads_requant.hpp. Each block's 8 row-sum corrections follow its quads.
+struct VnniDot {
+  int stride;
+
+  size_t block_bytes() const { return static_cast<size_t>(stride) * kS8BlockRows + kS8BlockRows * 4; }
+
+  // A block's 8 sums into acc: the two halves added, the row-sum correction taken off. A plain
+  // 256-bit store: the requantization loads these right back, and a masked 512-bit store would
+  // not forward to that load (a stall of its own per block). (The zero-masked extracts are GCC
+  // 12's warning-free spelling of the low and high halves; the low one compiles to nothing.)
+  void finish(__m512i a, const int8_t* block, int32_t* acc) const {
+    __m256i s = _mm256_add_epi32(_mm512_maskz_extracti32x8_epi32(0xFF, a, 0), _mm512_maskz_extracti32x8_epi32(0xFF, a, 1));
+    s = _mm256_sub_epi32(s, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block + static_cast<size_t>(stride) * kS8BlockRows)));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc), s);
+  }
+
+  // Eight accumulators, two per block (quad pairs alternating), so eight vpdpbusd chains cover
+  // the instruction's latency (four would leave it waiting one cycle in five).
+  void four_blocks(const int8_t* p, size_t bb, int quads, const int8_t* x, int32_t* acc) const {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+    int q = 0;
+    for (; q + 4 <= quads; q += 4) {
+      const __m512i xv = quad_pair(x, q), xw = quad_pair(x, q + 2);
+      const int8_t* pq = p + 32 * static_cast<size_t>(q);
+      a0 = _mm512_dpbusd_epi32(a0, xv, load_pair(pq));
+      a1 = _mm512_dpbusd_epi32(a1, xv, load_pair(pq + bb));
+      a2 = _mm512_dpbusd_epi32(a2, xv, load_pair(pq + 2 * bb));
+      a3 = _mm512_dpbusd_epi32(a3, xv, load_pair(pq + 3 * bb));
+      b0 = _mm512_dpbusd_epi32(b0, xw, load_pair(pq + 64));
+      b1 = _mm512_dpbusd_epi32(b1, xw, load_pair(pq + bb + 64));
+      b2 = _mm512_dpbusd_epi32(b2, xw, load_pair(pq + 2 * bb + 64));
+      b3 = _mm512_dpbusd_epi32(b3, xw, load_pair(pq + 3 * bb + 64));
+    }
+    if (q + 2 <= quads) {
+      const __m512i xv = quad_pair(x, q);
+      const int8_t* pq = p + 32 * static_cast<size_t>(q);
+      a0 = _mm512_dpbusd_epi32(a0, xv, load_pair(pq));
+      a1 = _mm512_dpbusd_epi32(a1, xv, load_pair(pq + bb));
+      a2 = _mm512_dpbusd_epi32(a2, xv, load_pair(pq + 2 * bb));
+      a3 = _mm512_dpbusd_epi32(a3, xv, load_pair(pq + 3 * bb));
+      q += 2;
+    }
+    if (q < quads) {
+      const __m512i xv = quad_last(x, q);
+      const int8_t* pq = p + 32 * static_cast<size_t>(q);
+      b0 = _mm512_dpbusd_epi32(b0, xv, load_last(pq));
+      b1 = _mm512_dpbusd_epi32(b1, xv, load_last(pq + bb));
+      b2 = _mm512_dpbusd_epi32(b2, xv, load_last(pq + 2 * bb));
+      b3 = _mm512_dpbusd_epi32(b3, xv, load_last(pq + 3 * bb));
+    }
+    finish(_mm512_add_epi32(a0, b0), p, acc);
+    finish(_mm512_add_epi32(a1, b1), p + bb, acc + 8);
+    finish(_mm512_add_epi32(a2, b2), p + 2 * bb, acc + 16);
+    finish(_mm512_add_epi32(a3, b3), p + 3 * bb, acc + 24);
+  }
+
+  void one_block(const int8_t* p, int quads, const int8_t* x, int32_t* acc) const {
+    __m512i a0 = _mm512_setzero_si512(), a1 = a0;  // two chains: a lone block is latency-bound
+    int q = 0;
+    for (; q + 4 <= quads; q += 4) {
+      a0 = _mm512_dpbusd_epi32(a0, quad_pair(x, q), load_pair(p + 32 * static_cast<size_t>(q)));
+      a1 = _mm512_dpbusd_epi32(a1, quad_pair(x, q + 2), load_pair(p + 32 * static_cast<size_t>(q) + 64));
+    }
+    if (q + 2 <= quads) {
+      a0 = _mm512_dpbusd_epi32(a0, quad_pair(x, q), load_pair(p + 32 * static_cast<size_t>(q)));
+      q += 2;
+    }
+    if (q < quads) a1 = _mm512_dpbusd_epi32(a1, quad_last(x, q), load_last(p + 32 * static_cast<size_t>(q)));
+    finish(_mm512_add_epi32(a0, a1), p, acc);
+  }
+};
+
+}  // namespace
+
+void gemv_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept {
+  const VnniDot d{stride};
+  const int blocks = (rows + kS8BlockRows - 1) / kS8BlockRows;
+  const int quads = stride / 4;
+  const size_t block_bytes = d.block_bytes();
+  int b = 0;
+  for (; b + 4 <= blocks; b += 4) {
+    d.four_blocks(w + static_cast<size_t>(b) * block_bytes, block_bytes, quads, x, acc + static_cast<size_t>(b) * kS8BlockRows);
+  }
+  for (; b < blocks; ++b) {
+    d.one_block(w + static_cast<size_t>(b) * block_bytes, quads, x, acc + static_cast<size_t>(b) * kS8BlockRows);
+  }
+}
+
+void gemv_s8_quads_requant_single_vnni(const int8_t* w, int rows, int stride, const int8_t* x,
+                                       const BlockRequantSingle& q, int8_t* y) noexcept {
+  quads_requant_single_dispatch(VnniDot{stride}, w, rows, stride, x, q, y);
+}
+
+}  // namespace tickinfer::tfl::kernels
