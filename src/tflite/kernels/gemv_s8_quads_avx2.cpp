@@ -101,7 +101,7 @@ struct Avx2Dot {
 
 void gemv_s8_quads_requant_single_avx2(const int8_t* w, int rows, int stride, const int8_t* x,
                                        const BlockRequantSingle& q, int8_t* y) noexcept {
-  quads_requant_single_dispatch(Avx2Dot{stride}, w, rows, stride, x, q, y);
+  quads_requant_single_dispatch(Avx2Dot{stride}, w, rows, x, q, y);
 }
 
 }  // namespace tickinfer::tfl::kernels

@@ -5,6 +5,9 @@
 //   void four_blocks(const int8_t* p, size_t block_bytes, int quads, const int8_t* x, int32_t* acc) const;
 //   void one_block(const int8_t* p, int quads, const int8_t* x, int32_t* acc) const;
 //   size_t block_bytes() const;  // from one block to the next
+//   int stride;                   // the matrix's quad stride
+// (taken by value, and the stride only through it: six register arguments let the high-word
+// instance be a tail call from the entry points, not a call behind a stack frame).
 // (the exact sums of the 4 blocks, or the one block, at p into acc, 8 per block).
 //
 // Everything here has internal linkage (an unnamed namespace), on purpose: each including file is
@@ -78,7 +81,7 @@ inline void requant16_high(__m256i acc0, __m256i acc1, const int64_t* c0, const 
 // The sums of up to four blocks go through a small buffer on the stack: the requantization's
 // constants and the dot products' registers then never compete (GCC spills both otherwise).
 template <class Dot, bool kHighWord>
-void quads_requant_single(const Dot& dot, const int8_t* w, int rows, int stride, const int8_t* x, const BlockRequantSingle& q,
+void quads_requant_single(Dot dot, const int8_t* w, int rows, const int8_t* x, const BlockRequantSingle& q,
                           int8_t* y) noexcept {
   const auto requant = kHighWord ? requant8_high : requant8;
   const Out8 o{_mm256_set1_epi32(q.output_zero_point), _mm256_set1_epi32(q.act_min), _mm256_set1_epi32(q.act_max)};
@@ -86,7 +89,7 @@ void quads_requant_single(const Dot& dot, const int8_t* w, int rows, int stride,
                   _mm256_set1_epi16(static_cast<int16_t>(q.act_min)), _mm256_set1_epi16(static_cast<int16_t>(q.act_max))};
   const int blocks = (rows + kS8BlockRows - 1) / kS8BlockRows;
   const int full = rows / kS8BlockRows;  // blocks whose 8 outputs all exist
-  const int quads = stride / 4;
+  const int quads = dot.stride / 4;
   const size_t block_bytes = dot.block_bytes();
   const int64_t* consts = q.per_block.data();
   alignas(32) int32_t acc[4 * kS8BlockRows];
@@ -121,12 +124,12 @@ void quads_requant_single(const Dot& dot, const int8_t* w, int rows, int stride,
 
 
 template <class Dot>
-void quads_requant_single_dispatch(const Dot& dot, const int8_t* w, int rows, int stride, const int8_t* x,
+inline void quads_requant_single_dispatch(Dot dot, const int8_t* w, int rows, const int8_t* x,
                                    const BlockRequantSingle& q, int8_t* y) noexcept {
   if (q.high_word) {
-    quads_requant_single<Dot, true>(dot, w, rows, stride, x, q, y);
+    quads_requant_single<Dot, true>(dot, w, rows, x, q, y);
   } else {
-    quads_requant_single<Dot, false>(dot, w, rows, stride, x, q, y);
+    quads_requant_single<Dot, false>(dot, w, rows, x, q, y);
   }
 }
 

@@ -152,7 +152,7 @@ void gemv_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_
 
 void gemv_s8_quads_requant_single_vnni(const int8_t* w, int rows, int stride, const int8_t* x,
                                        const BlockRequantSingle& q, int8_t* y) noexcept {
-  quads_requant_single_dispatch(VnniDot{stride}, w, rows, stride, x, q, y);
+  quads_requant_single_dispatch(VnniDot{stride}, w, rows, x, q, y);
 }
 
 }  // namespace tickinfer::tfl::kernels
