@@ -30,8 +30,11 @@ void pack_s8_quads_vnni(const int8_t* w, int rows, int cols, int8_t* packed) noe
     int8_t* block = packed + static_cast<size_t>(b) * block_bytes;
     pack_s8_quad_blocks(w + static_cast<size_t>(r0) * cols, n, cols, block);  // one block, zero padded
     for (int i = 0; i < kS8BlockRows; ++i) {
-      uint32_t sum = 0;  // wraps like the int32 accumulator
-      for (int c = 0; i < n && c < cols; ++c) sum += static_cast<uint32_t>(static_cast<int32_t>(w[static_cast<size_t>(r0 + i) * cols + c]));
+      uint32_t sum = 0;  // wraps like the int32 accumulator; padding rows keep 0
+      if (i < n) {
+        const int8_t* row = w + static_cast<size_t>(r0 + i) * cols;
+        for (int c = 0; c < cols; ++c) sum += static_cast<uint32_t>(static_cast<int32_t>(row[c]));
+      }
       const int32_t v = static_cast<int32_t>(sum * 128u);
       std::memcpy(block + quad_bytes + 4 * static_cast<size_t>(i), &v, sizeof v);
     }
@@ -42,7 +45,7 @@ namespace {
 
 // Masks, not 256 <-> 512-bit casts, where a half is unused: GCC 12 reports its own cast
 // intrinsics as using an uninitialized value.
-
+//
 // x's quads q (low half) and q + 1 (high half), each in all 8 lanes of its half, offset to u8.
 inline __m512i quad_pair(const int8_t* x, int q) {
   int32_t a, b;
