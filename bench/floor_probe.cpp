@@ -8,7 +8,7 @@
 //   * peak exact int8 multiply-accumulate rate (u8 x s8 summed into int32, what an int8 gemv
 //     does): AVX2's vpmaddubsw + vpmaddwd(1) + vpaddd, or vpmaddubsw with the int16 pairs
 //     widened by shifts on the other pipes, the faster of the two; and, where the CPU has
-//     AVX512VNNI, vpdpbusd's rate (int8_gmacs is then that one, as the int8 kernels use it);
+//     AVX512VNNI, 512-bit vpdpbusd's rate (int8_gmacs is then that one, as the int8 kernels use it);
 // Prints one JSON object: {"peak_gflops": ..., "isa": ..., "peak_avx2_gflops": ..., "int8_gmacs": ...,
 //   "int8_isa": ..., "int8_avx2_gmacs": ..., "read_gbps": {"<bytes>": ...}} (the *_avx2 rates: what
 //   kernels held to AVX2 can reach on a CPU that has more).
@@ -111,12 +111,10 @@ __attribute__((target("avx2"))) double int8_avx2_gmacs(bool widen_by_shifts) {
   return best;
 }
 
-// The same with VNNI's vpdpbusd (u8 x s8 summed by 4 straight into int32, one instruction), in
-// 512-bit (64 MACs) or 256-bit (32 MACs, AVX512VL) registers, whichever is faster: what the VNNI
-// int8 kernels can reach. Only called where the CPU has AVX512VNNI.
-// (Two functions rather than a template over the vector type: GCC drops the vector types'
-// attributes on template arguments.)
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) double int8_vnni512_gmacs() {
+// The same with VNNI's vpdpbusd in 512-bit registers (u8 x s8 summed by 4 straight into int32,
+// 64 MACs per instruction), the form the VNNI int8 kernels use. Only called where the CPU has
+// AVX512VNNI.
+__attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) double int8_vnni_gmacs() {
   constexpr int kChains = 10;
   __m512i acc[kChains], b[kChains];
   __m512i a = _mm512_set1_epi8(3);
@@ -135,28 +133,6 @@ __attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) double int8_vnni
   __m512i sink = _mm512_setzero_si512();
   for (auto& v : acc) sink = _mm512_add_epi32(sink, v);
   if (_mm512_reduce_add_epi32(sink) == 12345) std::puts("");
-  return best;
-}
-
-__attribute__((target("avx512f,avx512vl,avx512bw,avx512vnni"))) double int8_vnni256_gmacs() {
-  constexpr int kChains = 10;
-  __m256i acc[kChains], b[kChains];
-  __m256i a = _mm256_set1_epi8(3);
-  for (int j = 0; j < kChains; ++j) acc[j] = _mm256_set1_epi32(j), b[j] = _mm256_set1_epi8(static_cast<char>(-5 - j));
-  const long iters = 20'000'000;
-  double best = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    const auto t0 = Clock::now();
-    for (long i = 0; i < iters; ++i) {
-      __asm__ volatile("" : "+v"(a));
-#pragma GCC unroll 16
-      for (int j = 0; j < kChains; ++j) acc[j] = _mm256_dpbusd_epi32(acc[j], a, b[j]);
-    }
-    best = std::max(best, iters * kChains * 32.0 / seconds_since(t0) / 1e9);
-  }
-  __m256i sink = _mm256_setzero_si256();
-  for (auto& v : acc) sink = _mm256_add_epi32(sink, v);
-  if (_mm256_extract_epi32(sink, 0) == 12345) std::puts("");
   return best;
 }
 
@@ -201,7 +177,7 @@ int main(int argc, char** argv) {
   const double int8_avx2 = avx2 ? std::max(int8_avx2_gmacs(false), int8_avx2_gmacs(true)) : 0.0;
   const bool vnni = avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
                     __builtin_cpu_supports("avx512vnni");
-  const double int8_vnni = vnni ? std::max(int8_vnni512_gmacs(), int8_vnni256_gmacs()) : 0.0;
+  const double int8_vnni = vnni ? int8_vnni_gmacs() : 0.0;
   // The 256-bit FMA peak too, for runs that hold the kernels to AVX2 (TICKINFER_ISA=avx2).
   const double peak_avx2 = avx512 && avx2 ? fma256_gflops() : avx2 ? peak : 0.0;
   std::printf("{\"peak_gflops\": %.1f, \"isa\": \"%s\", \"peak_avx2_gflops\": %.1f, \"int8_gmacs\": %.1f, "

@@ -35,7 +35,6 @@ std::vector<Variant> gemv_variants() {
   const bool avx2 = __builtin_cpu_supports("avx2") != 0;
   v.push_back({"avx2 rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx2, avx2, true});
   v.push_back({"avx2 quad blocks", pack_s8_quad_blocks, s8_quad_stride, gemv_s8s8_s32_quads_avx2, avx2, false});
-  v.push_back({"avx512vnni rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx512vnni, s8_vnni_supported(), true});
   v.push_back({"avx512vnni quad blocks", pack_s8_quads_vnni, s8_quad_stride, gemv_s8s8_s32_quads_vnni, s8_vnni_supported(), true});
 #endif
   return v;

@@ -213,13 +213,8 @@ struct Cell {
 }  // namespace
 
 std::optional<GruLoop> match_gru_loop(const Program& p, const Op& w) {
-  if (w.code != OpCode::While || w.inputs.size() != 5 || w.outputs.size() != 5) return std::nullopt;
-  for (int t : w.inputs)
-    if (t < 0) return std::nullopt;
-  const Subgraph* cond = p.subgraph(w.options.cond_subgraph);
-  const Subgraph* body = p.subgraph(w.options.body_subgraph);
-  if (!cond || !body || body->inputs.size() != 5 || body->outputs.size() != 5) return std::nullopt;
-  if (!loop::counters_start_at_zero(p, w)) return std::nullopt;
+  const auto [cond, body] = loop::while_parts(p, w, 5);
+  if (!body) return std::nullopt;
   const Tensor& x = p.tensors[static_cast<size_t>(w.inputs[4])];
   const Tensor& h = p.tensors[static_cast<size_t>(w.inputs[3])];
   if (x.type != DType::F32 || x.shape.size() != 3 || x.shape[1] != 1 || h.type != DType::F32 || h.shape.size() != 2 ||

@@ -101,13 +101,19 @@ bool match_cond(const Program& p, const Subgraph& cond, int T) {
   return limit == T;
 }
 
-bool counters_start_at_zero(const Program& p, const Op& w) {
+WhileParts while_parts(const Program& p, const Op& w, size_t n) {
+  if (w.code != OpCode::While || w.inputs.size() != n || w.outputs.size() != n || n < 2) return {};
+  for (int t : w.inputs)
+    if (t < 0) return {};
+  const Subgraph* cond = p.subgraph(w.options.cond_subgraph);
+  const Subgraph* body = p.subgraph(w.options.body_subgraph);
+  if (!cond || !body || body->inputs.size() != n || body->outputs.size() != n) return {};
   const BodyGraph main{p, {}};
   for (size_t k = 0; k < 2; ++k) {
     int32_t zero = 1;
-    if (w.inputs.size() <= k || !main.scalar_int(w.inputs[k], &zero) || zero != 0) return false;
+    if (!main.scalar_int(w.inputs[k], &zero) || zero != 0) return {};
   }
-  return true;
+  return {cond, body};
 }
 
 bool match_buffer(const BodyGraph& g, const Subgraph& body, int T, int H, bool* sequences) {

@@ -37,8 +37,13 @@ bool counter_step(const BodyGraph& g, int out, int in);
 // so either bounds the loop.
 bool match_cond(const Program& p, const Subgraph& cond, int T);
 
-// The WHILE's first two inputs (step, t) are constant 0.
-bool counters_start_at_zero(const Program& p, const Op& w);
+// A WHILE with n loop variables, every input present, both subgraphs in the file, a body of n
+// inputs and n outputs, and its first two inputs (step, t) constant 0; else {nullptr, nullptr}.
+struct WhileParts {
+  const Subgraph* cond = nullptr;
+  const Subgraph* body = nullptr;
+};
+WhileParts while_parts(const Program& p, const Op& w, size_t n);
 
 // body.outputs[2] is RESHAPE(h') to [1, 1, H] (last output only: *sequences = false) or
 // DYNAMIC_UPDATE_SLICE(buffer, RESHAPE(h'), [t, ...]) of [T, 1, H] (*sequences = true), with

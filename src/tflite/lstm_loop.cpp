@@ -124,15 +124,10 @@ bool match_cell(const BodyGraph& g, const Subgraph& body, Match& m) {
 }
 
 std::optional<Match> match_loop(const Program& p, const Op& w) {
-  if (w.code != OpCode::While || w.inputs.size() != 6 || w.outputs.size() != 6) return std::nullopt;
-  for (int t : w.inputs)
-    if (t < 0) return std::nullopt;
-  const Subgraph* cond_sg = p.subgraph(w.options.cond_subgraph);
-  const Subgraph* body_sg = p.subgraph(w.options.body_subgraph);
-  if (!cond_sg || !body_sg || body_sg->inputs.size() != 6 || body_sg->outputs.size() != 6) return std::nullopt;
-  const Subgraph& cond = *cond_sg;
-  const Subgraph& body = *body_sg;
-  if (!loop::counters_start_at_zero(p, w)) return std::nullopt;
+  const loop::WhileParts parts = loop::while_parts(p, w, 6);
+  if (!parts.body) return std::nullopt;
+  const Subgraph& cond = *parts.cond;
+  const Subgraph& body = *parts.body;
   const Tensor& x = p.tensors[static_cast<size_t>(w.inputs[5])];
   const Tensor& h = p.tensors[static_cast<size_t>(w.inputs[3])];
   if (x.type != DType::F32 || x.shape.size() != 3 || x.shape[1] != 1 || h.type != DType::F32 || h.shape.size() != 2) {

@@ -81,40 +81,32 @@ struct VnniDot {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc), s);
   }
 
+  // Four blocks' accumulators += x times each block's bytes at offset pq: a quad pair (64 bytes)
+  // or, kLast, one last quad (32 bytes).
+  template <bool kLast>
+  static void dot4(__m512i& a0, __m512i& a1, __m512i& a2, __m512i& a3, __m512i xv, const int8_t* pq, size_t bb) {
+    const auto load = kLast ? load_last : load_pair;
+    a0 = _mm512_dpbusd_epi32(a0, xv, load(pq));
+    a1 = _mm512_dpbusd_epi32(a1, xv, load(pq + bb));
+    a2 = _mm512_dpbusd_epi32(a2, xv, load(pq + 2 * bb));
+    a3 = _mm512_dpbusd_epi32(a3, xv, load(pq + 3 * bb));
+  }
+
   // Eight accumulators, two per block (quad pairs alternating), so eight vpdpbusd chains cover
   // the instruction's latency (four would leave it waiting one cycle in five).
   void four_blocks(const int8_t* p, size_t bb, int quads, const int8_t* x, int32_t* acc) const {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
     int q = 0;
     for (; q + 4 <= quads; q += 4) {
-      const __m512i xv = quad_pair(x, q), xw = quad_pair(x, q + 2);
       const int8_t* pq = p + 32 * static_cast<size_t>(q);
-      a0 = _mm512_dpbusd_epi32(a0, xv, load_pair(pq));
-      a1 = _mm512_dpbusd_epi32(a1, xv, load_pair(pq + bb));
-      a2 = _mm512_dpbusd_epi32(a2, xv, load_pair(pq + 2 * bb));
-      a3 = _mm512_dpbusd_epi32(a3, xv, load_pair(pq + 3 * bb));
-      b0 = _mm512_dpbusd_epi32(b0, xw, load_pair(pq + 64));
-      b1 = _mm512_dpbusd_epi32(b1, xw, load_pair(pq + bb + 64));
-      b2 = _mm512_dpbusd_epi32(b2, xw, load_pair(pq + 2 * bb + 64));
-      b3 = _mm512_dpbusd_epi32(b3, xw, load_pair(pq + 3 * bb + 64));
+      dot4<false>(a0, a1, a2, a3, quad_pair(x, q), pq, bb);
+      dot4<false>(b0, b1, b2, b3, quad_pair(x, q + 2), pq + 64, bb);
     }
     if (q + 2 <= quads) {
-      const __m512i xv = quad_pair(x, q);
-      const int8_t* pq = p + 32 * static_cast<size_t>(q);
-      a0 = _mm512_dpbusd_epi32(a0, xv, load_pair(pq));
-      a1 = _mm512_dpbusd_epi32(a1, xv, load_pair(pq + bb));
-      a2 = _mm512_dpbusd_epi32(a2, xv, load_pair(pq + 2 * bb));
-      a3 = _mm512_dpbusd_epi32(a3, xv, load_pair(pq + 3 * bb));
+      dot4<false>(a0, a1, a2, a3, quad_pair(x, q), p + 32 * static_cast<size_t>(q), bb);
       q += 2;
     }
-    if (q < quads) {
-      const __m512i xv = quad_last(x, q);
-      const int8_t* pq = p + 32 * static_cast<size_t>(q);
-      b0 = _mm512_dpbusd_epi32(b0, xv, load_last(pq));
-      b1 = _mm512_dpbusd_epi32(b1, xv, load_last(pq + bb));
-      b2 = _mm512_dpbusd_epi32(b2, xv, load_last(pq + 2 * bb));
-      b3 = _mm512_dpbusd_epi32(b3, xv, load_last(pq + 3 * bb));
-    }
+    if (q < quads) dot4<true>(b0, b1, b2, b3, quad_last(x, q), p + 32 * static_cast<size_t>(q), bb);
     finish(_mm512_add_epi32(a0, b0), p, acc);
     finish(_mm512_add_epi32(a1, b1), p + bb, acc + 8);
     finish(_mm512_add_epi32(a2, b2), p + 2 * bb, acc + 16);

@@ -79,14 +79,9 @@ void gemv_s8s8_s32_quads_avx2(const int8_t* w, int rows, int stride, const int8_
 // y[0, rows) = requantize_s32_to_s8_scalar<Single>(gemv, q's bias/multiplier/shift).
 void gemv_s8_quads_requant_single_avx2(const int8_t* w, int rows, int stride, const int8_t* x,
                                        const BlockRequantSingle& q, int8_t* y) noexcept;
-// AVX-512 VNNI on the rows layout: vpdpbusd on (x + 128) as u8 times w as s8, minus 128 *
-// rowsum(w) computed on the fly; exact. Only call when s8_vnni_supported(). Kept as the second,
-// independent VNNI formulation the tests hold the quad-block one against.
-void gemv_s8s8_s32_avx512vnni(const int8_t* w, int rows, int stride, const int8_t* x,
-                              int32_t* acc) noexcept;
-// AVX-512 VNNI on the quad blocks + row sums layout (pack_s8_quads_vnni): the same identity with
-// the row sums packed, two quads per 512-bit vpdpbusd and no horizontal sums; exact for every
-// int8 weight, -128 included. Only call when s8_vnni_supported().
+// AVX-512 VNNI on the quad blocks + row sums layout (pack_s8_quads_vnni): vpdpbusd on (x + 128)
+// as u8 times w as s8, minus the packed 128 * rowsum(w); two quads per 512-bit instruction, no
+// horizontal sums; exact for every int8 weight, -128 included. Only call when s8_vnni_supported().
 void gemv_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_t* x, int32_t* acc) noexcept;
 void gemv_s8_quads_requant_single_vnni(const int8_t* w, int rows, int stride, const int8_t* x,
                                        const BlockRequantSingle& q, int8_t* y) noexcept;
