@@ -188,7 +188,7 @@ python-test: python
 # tickinfer against LiteRT, ONNX Runtime, OpenVINO and TensorFlow on the bench suite (bench/compare).
 COMPARE_ARGS ?=
 compare: python
-	cmake --build $(BUILD) -j$(JOBS) --target tickinfer
+	cmake --build $(BUILD) -j$(JOBS) --target tickinfer floor_probe
 	bench/compare/setup_venv.sh .venv-compare $(if $(findstring --with-torch,$(COMPARE_ARGS)),--with-torch)
 	.venv-compare/bin/python bench/compare/run.py --build $(BUILD) --pin 1 $(COMPARE_ARGS)
 

@@ -9,8 +9,9 @@
 //     does): AVX2's vpmaddubsw + vpmaddwd(1) + vpaddd, or vpmaddubsw with the int16 pairs
 //     widened by shifts on the other pipes, the faster of the two; and, where the CPU has
 //     AVX512VNNI, 512-bit vpdpbusd's rate (int8_gmacs is then that one, as the int8 kernels use it);
+//     and the rate of the AVX2 kernels' own signed-input mix (vpsignb added), what bounds them;
 // Prints one JSON object: {"peak_gflops": ..., "isa": ..., "peak_avx2_gflops": ..., "int8_gmacs": ...,
-//   "int8_isa": ..., "int8_avx2_gmacs": ..., "read_gbps": {"<bytes>": ...}} (the *_avx2 rates: what
+//   "int8_isa": ..., "int8_avx2_gmacs": ..., "int8_avx2_signed_gmacs": ..., "read_gbps": {"<bytes>": ...}} (the *_avx2 rates: what
 //   kernels held to AVX2 can reach on a CPU that has more).
 //
 //   floor_probe [BYTES ...]
@@ -111,6 +112,40 @@ __attribute__((target("avx2"))) double int8_avx2_gmacs(bool widen_by_shifts) {
   return best;
 }
 
+// The AVX2 int8 kernels' own instruction mix for signed x (gemv_s8_quads_avx2.cpp): vpsignb
+// gives each weight x's sign before vpmaddubsw takes |x|, one more instruction per 32 MACs on
+// the same vector ports. Not a floor (a kernel could in principle reach the rate above); printed
+// as what bounds those kernels on this core: where vpsignb shares the multiply ports it is
+// lower (0.72-0.78 of int8_avx2_gmacs on a Sapphire Rapids class Xeon).
+__attribute__((target("avx2"))) double int8_avx2_signed_gmacs() {
+  constexpr int kChains = 6;
+  __m256i acc[kChains];
+  for (int i = 0; i < kChains; ++i) acc[i] = _mm256_set1_epi32(i);
+  __m256i xs = _mm256_set1_epi8(-3);
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i w[kChains];
+  for (int j = 0; j < kChains; ++j) w[j] = _mm256_set1_epi8(static_cast<char>(-5 - j));
+  const long iters = 20'000'000;
+  double best = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto t0 = Clock::now();
+    for (long i = 0; i < iters; ++i) {
+      __asm__ volatile("" : "+x"(xs));
+      const __m256i xa = _mm256_abs_epi8(xs);  // once per input quad, shared by the rows, as in the kernel
+#pragma GCC unroll 16
+      for (int j = 0; j < kChains; ++j) {
+        const __m256i t = _mm256_maddubs_epi16(xa, _mm256_sign_epi8(w[j], xs));
+        acc[j] = _mm256_add_epi32(acc[j], _mm256_madd_epi16(t, ones));
+      }
+    }
+    best = std::max(best, iters * kChains * 32.0 / seconds_since(t0) / 1e9);
+  }
+  __m256i sink = _mm256_setzero_si256();
+  for (auto& v : acc) sink = _mm256_add_epi32(sink, v);
+  if (_mm256_extract_epi32(sink, 0) == 12345) std::puts("");
+  return best;
+}
+
 // The same with VNNI's vpdpbusd in 512-bit registers (u8 x s8 summed by 4 straight into int32,
 // 64 MACs per instruction), the form the VNNI int8 kernels use. Only called where the CPU has
 // AVX512VNNI.
@@ -175,15 +210,16 @@ int main(int argc, char** argv) {
   // picks there), else AVX2's vpmaddubsw pairs. int8_avx2_gmacs is printed too, so a run with
   // TICKINFER_ISA=avx2 on a VNNI machine has its own floor.
   const double int8_avx2 = avx2 ? std::max(int8_avx2_gmacs(false), int8_avx2_gmacs(true)) : 0.0;
+  const double int8_avx2_signed = avx2 ? int8_avx2_signed_gmacs() : 0.0;
   const bool vnni = avx512 && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
                     __builtin_cpu_supports("avx512vnni");
   const double int8_vnni = vnni ? int8_vnni_gmacs() : 0.0;
   // The 256-bit FMA peak too, for runs that hold the kernels to AVX2 (TICKINFER_ISA=avx2).
   const double peak_avx2 = avx512 && avx2 ? fma256_gflops() : avx2 ? peak : 0.0;
   std::printf("{\"peak_gflops\": %.1f, \"isa\": \"%s\", \"peak_avx2_gflops\": %.1f, \"int8_gmacs\": %.1f, "
-              "\"int8_isa\": \"%s\", \"int8_avx2_gmacs\": %.1f, \"read_gbps\": {",
+              "\"int8_isa\": \"%s\", \"int8_avx2_gmacs\": %.1f, \"int8_avx2_signed_gmacs\": %.1f, \"read_gbps\": {",
               peak, avx512 ? "avx512" : avx2 ? "avx2" : "none", peak_avx2, vnni ? int8_vnni : int8_avx2,
-              vnni ? "avx512vnni" : avx2 ? "avx2" : "none", int8_avx2);
+              vnni ? "avx512vnni" : avx2 ? "avx2" : "none", int8_avx2, int8_avx2_signed);
   for (int i = 1; i < argc; ++i) {
     const size_t bytes = std::strtoull(argv[i], nullptr, 10);
     std::printf("%s\"%zu\": %.1f", i > 1 ? ", " : "", bytes, read_gbps(bytes));

@@ -156,6 +156,61 @@ TEST(Int8Kernels, LeadingBlocksOfAPackedMatrixMultiplyAlone) {
   }
 }
 
+TEST(Int8Kernels, GemmOfSeveralVectorsEqualsTheirGemvs) {
+  // Each kernel set's gemm (conv positions) against the scalar gemv of each vector, over row
+  // counts around the 4-block step, patch sizes with and without an odd last quad, and vector
+  // counts around the 2- and 4-vector steps; weights reach -128 where the set takes it.
+  using tickinfer::kernels::Isa;
+  struct Set {
+    const S8Kernels* k;
+    bool minus_128;
+  };
+  std::vector<Set> sets = {{&s8_kernels(Isa::Scalar, false), true}};
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx2")) {
+    sets.push_back({&s8_kernels(Isa::Avx2, false), false});
+    sets.push_back({&s8_kernels(Isa::Avx2, true), true});
+  }
+  if (s8_vnni_supported()) {
+    sets.push_back({&s8_kernels(Isa::Avx512, true), true});
+  } else {
+    GTEST_LOG_(INFO) << "avx512vnni gemm skipped: CPU lacks AVX-512 VNNI";
+  }
+#endif
+  for (const Set& set : sets) {
+    const S8Kernels& k = *set.k;
+    for (int rows : {1, 8, 9, 24, 32, 33, 40, 64, 65}) {
+      for (int cols : {3, 8, 30, 96, 97}) {
+        for (int n : {1, 2, 3, 4, 5, 7, 8, 9}) {
+          const uint32_t seed = static_cast<uint32_t>(rows * 100000 + cols * 100 + n);
+          std::mt19937 rng(seed);
+          const auto w = random_s8(rng, static_cast<size_t>(rows) * cols, set.minus_128 ? -128 : -127);
+          const int rstride = s8_row_stride(cols), kstride = k.stride(cols);
+          std::vector<int8_t> wrows(static_cast<size_t>(rows) * rstride);
+          pack_s8_rows(w.data(), rows, cols, wrows.data());
+          std::vector<int8_t> packed(s8_packed_bytes(rows, cols));
+          k.pack(w.data(), rows, cols, packed.data());
+          // n vectors kstride apart (what the set reads), each copied to a rows-layout vector
+          // for the reference; the padding bytes hold random values the zero weights cancel.
+          const auto x = random_s8(rng, static_cast<size_t>(n) * kstride + 16);
+          const size_t step = static_cast<size_t>(s8_padded_rows(rows));
+          std::vector<int32_t> got(step * n + 8, 0x5a5a5a5a), ref(step);
+          k.gemm(packed.data(), rows, kstride, x.data(), n, got.data());
+          for (int p = 0; p < n; ++p) {
+            std::vector<int8_t> xr(static_cast<size_t>(rstride), 0);
+            std::memcpy(xr.data(), x.data() + static_cast<size_t>(p) * kstride, static_cast<size_t>(cols));
+            gemv_s8s8_s32_scalar(wrows.data(), rows, rstride, xr.data(), ref.data());
+            ASSERT_EQ(std::vector<int32_t>(got.begin() + p * step, got.begin() + p * step + rows),
+                      std::vector<int32_t>(ref.begin(), ref.begin() + rows))
+                << k.name << " rows " << rows << " cols " << cols << " n " << n << " vector " << p << " seed " << seed;
+          }
+          ASSERT_EQ(got[step * n], 0x5a5a5a5a) << k.name << ": wrote past the last vector's accumulators";
+        }
+      }
+    }
+  }
+}
+
 TEST(Int8Kernels, VnniSetTakesEveryWeightValue) {
   if (!s8_vnni_supported()) GTEST_SKIP() << "CPU lacks AVX-512 VNNI";
   EXPECT_STREQ(s8_kernels(tickinfer::kernels::Isa::Avx512, true).name, "avx512vnni quad blocks");
@@ -164,9 +219,9 @@ TEST(Int8Kernels, VnniSetTakesEveryWeightValue) {
 
 #if defined(__x86_64__)
 template <Rounding R>
-void check_requant(uint32_t seed) {
+void check_requant(uint32_t seed, RequantS8Fn fast) {
   std::mt19937 rng(seed);
-  for (int rows : {1, 7, 8, 9, 16, 23, 64}) {
+  for (int rows : {1, 7, 8, 9, 15, 16, 17, 23, 32, 47, 64}) {
     std::vector<int32_t> acc(static_cast<size_t>(rows)), bias(acc.size()), mult(acc.size()), shift(acc.size());
     std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
     std::uniform_int_distribution<int32_t> small(-100000, 100000);
@@ -191,7 +246,7 @@ void check_requant(uint32_t seed) {
     p.act_max = 100;
     std::vector<int8_t> ref(static_cast<size_t>(rows) + 8, 77), got = ref;
     requantize_s32_to_s8_scalar<R>(acc.data(), rows, p, ref.data());
-    requantize_s32_to_s8_avx2<R>(acc.data(), rows, p, got.data());
+    fast(acc.data(), rows, p, got.data());
     ASSERT_EQ(got, ref) << "rows " << rows << " seed " << seed << " rounding " << static_cast<int>(R);
   }
 }
@@ -199,8 +254,18 @@ void check_requant(uint32_t seed) {
 TEST(Int8Kernels, RequantAvx2MatchesScalarBothModes) {
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
   for (uint32_t seed = 1; seed <= 200; ++seed) {
-    check_requant<Rounding::Double>(seed);
-    check_requant<Rounding::Single>(seed);
+    check_requant<Rounding::Double>(seed, requantize_s32_to_s8_avx2<Rounding::Double>);
+    check_requant<Rounding::Single>(seed, requantize_s32_to_s8_avx2<Rounding::Single>);
+  }
+}
+
+TEST(Int8Kernels, RequantAvx512MatchesScalarBothModes) {
+  if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512bw")) {
+    GTEST_SKIP() << "CPU lacks AVX-512F/BW: the 16-lane requantization is not run";
+  }
+  for (uint32_t seed = 1; seed <= 200; ++seed) {
+    check_requant<Rounding::Double>(seed, requantize_s32_to_s8_avx512<Rounding::Double>);
+    check_requant<Rounding::Single>(seed, requantize_s32_to_s8_avx512<Rounding::Single>);
   }
 }
 

@@ -32,14 +32,19 @@ import subprocess
 import sys
 import time
 
-import numpy as np
+# numpy's OpenBLAS would start a spinning thread per core; pinned to one CPU with every runtime,
+# it would take time from whichever runtime is being timed. No runtime here calls BLAS through
+# numpy, so one thread is the fair setting for all of them.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 sys.path.insert(0, str(HERE))
 
 RECURRENT = ("lstm_window", "gru_window", "lstm_tiny")
-BAR_MODELS = ("mlp_small", "lstm_window", "lstm_tiny")
+BAR_MODELS = ("mlp_small", "mlp_large", "lstm_window", "gru_window", "tcn", "lstm_tiny")
 RTOL, ATOL = 1e-4, 1e-5  # peers sum in other orders (XNNPACK, oneDNN, MLAS): float32 noise only
 # int8 rows: within 5 % of the largest reference output (int8 weights lose ~2-3 significant bits).
 INT8_REL = 0.05
@@ -128,14 +133,40 @@ def agreement(got, want, int8=False):
 
 def native_bench(build, model_path, mode, seconds, pin):
     cmd = [str(pathlib.Path(build) / "tickinfer"), "bench", str(model_path), "--mode", mode,
-           "--seconds", str(seconds), "--json"]
+           "--seconds", str(seconds), "--json", "--floor"]
     if pin is not None:
         cmd += ["--pin", str(pin)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     r = json.loads(out.strip().splitlines()[-1])
     return {k: float(r[k]) for k in ("p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns", "mean_ns")} | {
         "calls": int(r.get("runs", 0)), "isa": r.get("isa"),
-        "timer_overhead_ns": r.get("timer_overhead_ns")}
+        "timer_overhead_ns": r.get("timer_overhead_ns"), "flops": int(r["flops"]),
+        "weight_bytes": int(r["weight_bytes"]), "weight_footprint_bytes": int(r["weight_footprint_bytes"])}
+
+
+def add_floors(build, results):
+    """The floor of each native row, measured now by bench/floor_probe as tools/bench_suite.py
+    does: max(FLOPs / peak FMA rate, weight bytes read / read bandwidth at the plan's working
+    set). A bar that needs tickinfer below its floor cannot be met by any code on this core."""
+    native = [r for r in results if r.get("via") == "native"]
+    if not native:
+        return None
+
+    def working_set(r):
+        return max(min(r["weight_footprint_bytes"], r["weight_bytes"]), 1024)
+
+    sizes = sorted({working_set(r) for r in native})
+    out = subprocess.run([str(pathlib.Path(build) / "bench" / "floor_probe")] + [str(n) for n in sizes],
+                         check=True, capture_output=True, text=True).stdout
+    probe = json.loads(out.strip().splitlines()[-1])
+    for r in native:
+        compute = r["flops"] / probe["peak_gflops"]
+        memory = r["weight_bytes"] / probe["read_gbps"][str(working_set(r))]
+        # compute: a hard bound (no code beats the core's peak FMA rate); memory: an estimate (the
+        # probe is a plain streaming loop, which a plan's access pattern can beat).
+        r["compute_floor_ns"] = compute
+        r["floor_ns"], r["floor_bound"] = max(compute, memory), "compute" if compute >= memory else "cache"
+    return probe
 
 
 def main():
@@ -281,13 +312,14 @@ def main():
             results.append(row)
         del kmodel, ctx
 
+    probe = add_floors(build, results)
     meta = {"cpu": cpu_name(), "kernel": platform.release(), "pinned_cpu": args.pin,
             "cores_online": os.cpu_count(), "versions": ver, "tickinfer_isa": next(
                 (r.get("isa") for r in results if r.get("via") == "native"), None),
             "seconds_per_runtime": args.seconds, "warmup_seconds": args.warmup, "min_calls": args.min_calls,
             "inputs": f"{N_INPUTS} sets N(0,1), seed {SEED}, batch 1", "rtol": RTOL, "atol": ATOL,
             "int8_tolerance": f"|err| <= {INT8_REL:g} x max |Keras output|",
-            "timer_overhead_ns": overhead, "failures": failures, "notes": notes,
+            "timer_overhead_ns": overhead, "failures": failures, "notes": notes, "floor_probe": probe,
             "wall_seconds": time.perf_counter() - started}
     bars = report.bars(results, BAR_MODELS)
     doc = {"meta": meta, "results": results, "bars": bars}

@@ -88,6 +88,64 @@ void gemv_s8s8_s32_quads_avx2(const int8_t* w, int rows, int stride, const int8_
 
 namespace {
 
+// Blocks [b, b + 4) times two vectors x0, x1: each weight load feeds both. (Four vectors would
+// need 16 accumulators plus each vector's quad and its absolute value: more than AVX2's 16
+// registers.) acc0/acc1 take the 32 sums of each vector.
+inline void four_blocks_two(const int8_t* p, size_t block_bytes, int quads, const int8_t* x0, const int8_t* x1,
+                            int32_t* acc0, int32_t* acc1) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
+  for (int q = 0; q < quads; ++q, p += 32) {
+    const __m256i w0 = load(p), w1 = load(p + block_bytes), w2 = load(p + 2 * block_bytes), w3 = load(p + 3 * block_bytes);
+    const __m256i s0 = quad_of(x0, q), u0 = _mm256_abs_epi8(s0);
+    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w0, s0)), ones));
+    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w1, s0)), ones));
+    a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w2, s0)), ones));
+    a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_maddubs_epi16(u0, _mm256_sign_epi8(w3, s0)), ones));
+    const __m256i s1 = quad_of(x1, q), u1 = _mm256_abs_epi8(s1);
+    b0 = _mm256_add_epi32(b0, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w0, s1)), ones));
+    b1 = _mm256_add_epi32(b1, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w1, s1)), ones));
+    b2 = _mm256_add_epi32(b2, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w2, s1)), ones));
+    b3 = _mm256_add_epi32(b3, _mm256_madd_epi16(_mm256_maddubs_epi16(u1, _mm256_sign_epi8(w3, s1)), ones));
+  }
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc0), a0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc0 + 8), a1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc0 + 16), a2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc0 + 24), a3);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc1), b0);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc1 + 8), b1);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc1 + 16), b2);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc1 + 24), b3);
+}
+
+}  // namespace
+
+void gemm_s8s8_s32_quads_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept {
+  const int blocks = (rows + kS8BlockRows - 1) / kS8BlockRows;
+  const int quads = stride / 4;
+  const size_t block_bytes = static_cast<size_t>(stride) * kS8BlockRows;
+  const size_t acc_step = static_cast<size_t>(blocks) * kS8BlockRows;
+  int p = 0;
+  for (; p + 2 <= n; p += 2) {
+    const int8_t* x0 = x + static_cast<size_t>(p) * stride;
+    int32_t* acc0 = acc + static_cast<size_t>(p) * acc_step;
+    int b = 0;
+    for (; b + 4 <= blocks; b += 4) {
+      const size_t o = static_cast<size_t>(b) * kS8BlockRows;
+      four_blocks_two(w + static_cast<size_t>(b) * block_bytes, block_bytes, quads, x0, x0 + stride, acc0 + o,
+                      acc0 + acc_step + o);
+    }
+    for (; b < blocks; ++b) {
+      const size_t o = static_cast<size_t>(b) * kS8BlockRows;
+      one_block(w + static_cast<size_t>(b) * block_bytes, quads, x0, acc0 + o);
+      one_block(w + static_cast<size_t>(b) * block_bytes, quads, x0 + stride, acc0 + acc_step + o);
+    }
+  }
+  if (p < n) gemv_s8s8_s32_quads_avx2(w, rows, stride, x + static_cast<size_t>(p) * stride, acc + static_cast<size_t>(p) * acc_step);
+}
+
+namespace {
+
 struct Avx2Dot {
   int stride;
   size_t block_bytes() const { return static_cast<size_t>(stride) * kS8BlockRows; }

@@ -113,6 +113,35 @@ struct VnniDot {
     finish(_mm512_add_epi32(a3, b3), p + 3 * bb, acc + 24);
   }
 
+  // Four blocks times four vectors `xs` bytes apart: each 64-byte weight load feeds four
+  // vpdpbusd, one per vector; 16 accumulator chains. acc: the vectors' arrays, `as` apart.
+  template <bool kLast>
+  static void dot4x4(__m512i (&a)[4][4], const int8_t* x, size_t xs, int q, const int8_t* pq, size_t bb) {
+    const auto load = kLast ? load_last : load_pair;
+    const __m512i w0 = load(pq), w1 = load(pq + bb), w2 = load(pq + 2 * bb), w3 = load(pq + 3 * bb);
+    for (int j = 0; j < 4; ++j) {
+      const __m512i xv = kLast ? quad_last(x + j * xs, q) : quad_pair(x + j * xs, q);
+      a[j][0] = _mm512_dpbusd_epi32(a[j][0], xv, w0);
+      a[j][1] = _mm512_dpbusd_epi32(a[j][1], xv, w1);
+      a[j][2] = _mm512_dpbusd_epi32(a[j][2], xv, w2);
+      a[j][3] = _mm512_dpbusd_epi32(a[j][3], xv, w3);
+    }
+  }
+
+  void four_blocks_four(const int8_t* p, size_t bb, int quads, const int8_t* x, size_t xs, int32_t* acc,
+                        size_t as) const {
+    __m512i a[4][4];
+    for (auto& row : a) {
+      for (auto& v : row) v = _mm512_setzero_si512();
+    }
+    int q = 0;
+    for (; q + 2 <= quads; q += 2) dot4x4<false>(a, x, xs, q, p + 32 * static_cast<size_t>(q), bb);
+    if (q < quads) dot4x4<true>(a, x, xs, q, p + 32 * static_cast<size_t>(q), bb);
+    for (int j = 0; j < 4; ++j) {
+      for (int i = 0; i < 4; ++i) finish(a[j][i], p + i * bb, acc + j * as + 8 * i);
+    }
+  }
+
   void one_block(const int8_t* p, int quads, const int8_t* x, int32_t* acc) const {
     __m512i a0 = _mm512_setzero_si512(), a1 = a0;  // two chains: a lone block is latency-bound
     int q = 0;
@@ -142,6 +171,33 @@ void gemv_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_
   }
   for (; b < blocks; ++b) {
     d.one_block(w + static_cast<size_t>(b) * block_bytes, quads, x, acc + static_cast<size_t>(b) * kS8BlockRows);
+  }
+}
+
+void gemm_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept {
+  const VnniDot d{stride};
+  const int blocks = (rows + kS8BlockRows - 1) / kS8BlockRows;
+  const int quads = stride / 4;
+  const size_t block_bytes = d.block_bytes();
+  const size_t acc_step = static_cast<size_t>(blocks) * kS8BlockRows;
+  int p = 0;
+  for (; p + 4 <= n; p += 4) {
+    const int8_t* xp = x + static_cast<size_t>(p) * stride;
+    int32_t* ap = acc + static_cast<size_t>(p) * acc_step;
+    int b = 0;
+    for (; b + 4 <= blocks; b += 4) {
+      d.four_blocks_four(w + static_cast<size_t>(b) * block_bytes, block_bytes, quads, xp, static_cast<size_t>(stride),
+                         ap + static_cast<size_t>(b) * kS8BlockRows, acc_step);
+    }
+    for (; b < blocks; ++b) {
+      for (int j = 0; j < 4; ++j) {
+        d.one_block(w + static_cast<size_t>(b) * block_bytes, quads, xp + static_cast<size_t>(j) * stride,
+                    ap + static_cast<size_t>(j) * acc_step + static_cast<size_t>(b) * kS8BlockRows);
+      }
+    }
+  }
+  for (; p < n; ++p) {
+    gemv_s8s8_s32_quads_vnni(w, rows, stride, x + static_cast<size_t>(p) * stride, acc + static_cast<size_t>(p) * acc_step);
   }
 }
 

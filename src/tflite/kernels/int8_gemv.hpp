@@ -87,6 +87,20 @@ void gemv_s8_quads_requant_single_vnni(const int8_t* w, int rows, int stride, co
                                        const BlockRequantSingle& q, int8_t* y) noexcept;
 #endif
 
+// ---- int8 x int8 -> int32 for several vectors at once (convolution positions) ----------------
+// For p in [0, n): acc[p * s8_padded_rows(rows) + r] = sum_{c < stride} w[r][c] * x[p * stride + c],
+// the gemv of each of n vectors laid out `stride` bytes apart, into n accumulator arrays of
+// s8_padded_rows(rows) int32 each. Equal to n gemv calls bit for bit; the block kernels load each
+// weight once for up to four vectors (VNNI) or two (AVX2) instead of once per vector.
+using GemmS8S8S32Fn = void (*)(const int8_t* w, int rows, int stride, const int8_t* x, int n,
+                               int32_t* acc) noexcept;
+void gemm_s8s8_s32_scalar(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept;
+#if defined(__x86_64__)
+void gemm_s8s8_s32_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept;
+void gemm_s8s8_s32_quads_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept;
+void gemm_s8s8_s32_quads_vnni(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept;
+#endif
+
 // ---- requantization ------------------------------------------------------------------------------
 // Per output r: y[r] = clamp(MultiplyByQuantizedMultiplier(acc[r] + bias[r], mult[r], shift[r])
 //                           + out_zp, act_min, act_max)
@@ -104,6 +118,9 @@ void requantize_s32_to_s8_scalar(const int32_t* acc, int rows, const RequantPara
 #if defined(__x86_64__)
 template <Rounding R>
 void requantize_s32_to_s8_avx2(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
+// 16 lanes (AVX-512F/BW): the VNNI set's. Only call where the CPU has AVX-512F and BW.
+template <Rounding R>
+void requantize_s32_to_s8_avx512(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 #endif
 using RequantS8Fn = void (*)(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 
@@ -120,6 +137,7 @@ struct S8Kernels {
   RequantS8Fn requant_double;
   RequantS8Fn requant_single;
   GemvRequantSingleFn gemv_requant_single;  // fused gemv + single-rounding requant, or nullptr
+  GemmS8S8S32Fn gemm;                       // the gemv of several vectors (conv positions)
   RequantS8Fn requant(Rounding r) const { return r == Rounding::Double ? requant_double : requant_single; }
 };
 bool s8_vnni_supported();  // compiled in and the CPU has AVX512F/BW/VL + VNNI

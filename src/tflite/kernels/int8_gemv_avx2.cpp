@@ -52,6 +52,14 @@ void gemv_s8s8_s32_avx2(const int8_t* w, int rows, int stride, const int8_t* x, 
   }
 }
 
+// The rows layout (matrices holding -128) is the fallback set: one gemv per vector.
+void gemm_s8s8_s32_avx2(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept {
+  const size_t acc_step = static_cast<size_t>(s8_padded_rows(rows));
+  for (int p = 0; p < n; ++p) {
+    gemv_s8s8_s32_avx2(w, rows, stride, x + static_cast<size_t>(p) * stride, acc + static_cast<size_t>(p) * acc_step);
+  }
+}
+
 namespace {
 
 // MultiplyByQuantizedMultiplier on 8 lanes.

@@ -57,6 +57,13 @@ void gemv_s8s8_s32_scalar(const int8_t* w, int rows, int stride, const int8_t* x
   }
 }
 
+void gemm_s8s8_s32_scalar(const int8_t* w, int rows, int stride, const int8_t* x, int n, int32_t* acc) noexcept {
+  const size_t acc_step = static_cast<size_t>(s8_padded_rows(rows));
+  for (int p = 0; p < n; ++p) {
+    gemv_s8s8_s32_scalar(w, rows, stride, x + static_cast<size_t>(p) * stride, acc + static_cast<size_t>(p) * acc_step);
+  }
+}
+
 template <Rounding R>
 void requantize_s32_to_s8_scalar(const int32_t* acc, int rows, const RequantParams& p,
                                  int8_t* y) noexcept {

@@ -9,10 +9,11 @@
 // Taps outside the input contribute nothing. The fast float kernel gathers each output pixel's
 // patch (outside taps as 0.0f, which adds exactly nothing) and runs the engine's float gemv over
 // the filter packed once as a [patch x out_c] matrix, bias as the gemv's init; it differs from
-// the reference loop only in fp32 summation order. The fast int8/hybrid kernels gather each output
-// pixel's patch (outside taps filled with the input zero point, so they add exactly 0 after the
-// offset) and reuse the s8 gemv of FULLY_CONNECTED; all integer sums are exact, so they agree
-// with the plain loops bit for bit.
+// the reference loop only in fp32 summation order. The fast int8/hybrid kernels gather the patches
+// of 4 output pixels at a time (outside taps filled with the input zero point, so they add exactly
+// 0 after the offset) and multiply them by FULLY_CONNECTED's packed s8 filter in one gemm call,
+// which loads each weight once for several pixels; all integer sums are exact, so they agree with
+// the plain loops bit for bit.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -32,6 +33,20 @@ struct ConvShape {
   int patch = 0;  // kh * kw * in_c: one filter row
 };
 
+// n bytes, n > 0, in 16-byte moves the compiler keeps inline (the last one overlapping): a tap
+// is a few dozen bytes, where a call to memcpy with a run-time size costs more than the copy.
+inline void copy_tap(void* dst, const void* src, size_t n) noexcept {
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* s = static_cast<const unsigned char*>(src);
+  if (n < 16) {
+    for (size_t i = 0; i < n; ++i) d[i] = s[i];
+    return;
+  }
+  size_t i = 0;
+  for (; i + 16 < n; i += 16) std::memcpy(d + i, s + i, 16);
+  std::memcpy(d + n - 16, s + n - 16, 16);
+}
+
 // Copies the receptive field of output pixel (b, oy, ox) into `patch` (ky, kx, ic order, the
 // filter's own layout); taps outside the input get `fill`.
 template <class T>
@@ -45,7 +60,7 @@ inline void gather_patch(const Window& w, const T* x, int b, int oy, int ox, T f
       if (iy < 0 || iy >= w.in_h || ix < 0 || ix >= w.in_w) {
         std::fill(dst, dst + w.in_c, fill);
       } else {
-        std::memcpy(dst, x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c, sizeof(T) * w.in_c);
+        copy_tap(dst, x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c, sizeof(T) * w.in_c);
       }
     }
   }
@@ -53,6 +68,20 @@ inline void gather_patch(const Window& w, const T* x, int b, int oy, int ox, T f
 
 inline int64_t out_offset(const Window& w, int b, int oy, int ox) {
   return ((static_cast<int64_t>(b) * w.out_h + oy) * w.out_w + ox) * w.out_c;
+}
+
+// The integer kernels multiply this many output pixels' patches per call (S8Kernels::gemm), so
+// each weight load serves several positions.
+constexpr int kConvPositions = 4;
+
+// Gathers the patches of output pixels [first, first + n) of batch b (pixels numbered row-major
+// over out_h x out_w) into patches, `stride` bytes apart.
+template <class T>
+inline void gather_patches(const Window& w, const T* x, int b, int first, int n, T fill, int stride, T* patches) noexcept {
+  for (int j = 0; j < n; ++j) {
+    const int i = first + j;
+    gather_patch(w, x, b, i / w.out_w, i % w.out_w, fill, patches + static_cast<size_t>(j) * stride);
+  }
 }
 
 class FloatConv final : public PreparedOp {
@@ -241,8 +270,8 @@ class Int8ConvGemv final : public PreparedOp {
       bias_eff_[static_cast<size_t>(o)] = static_cast<int32_t>(
           b - static_cast<uint32_t>(in_zp) * static_cast<uint32_t>(sums[static_cast<size_t>(o)]));
     }
-    patch_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)), 0);
+    patch_.assign(static_cast<size_t>(stride_) * kConvPositions, 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)) * kConvPositions, 0);
     params_.bias = bias_eff_.data();
     params_.multiplier = mult_.data();
     params_.shift = shift_.data();
@@ -254,15 +283,21 @@ class Int8ConvGemv final : public PreparedOp {
     const Window& w = s_.w;
     const int8_t* x = mem.at<int8_t>(s_.input);
     int8_t* y = mem.at<int8_t>(s_.output);
-    for (int b = 0; b < w.batch; ++b)
-      for (int oy = 0; oy < w.out_h; ++oy)
-        for (int ox = 0; ox < w.out_w; ++ox) {
-          gather_patch(w, x, b, oy, ox, in_zp_, patch_.data());
-          k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
-          requant_(acc_.data(), w.out_c, params_, y + out_offset(w, b, oy, ox));
+    const int pixels = w.out_h * w.out_w;
+    const size_t acc_step = static_cast<size_t>(kernels::s8_padded_rows(w.out_c));
+    for (int b = 0; b < w.batch; ++b) {
+      for (int i = 0; i < pixels; i += kConvPositions) {
+        const int n = std::min(kConvPositions, pixels - i);
+        gather_patches(w, x, b, i, n, in_zp_, stride_, patch_.data());
+        k_.gemm(packed_.data(), w.out_c, stride_, patch_.data(), n, acc_.data());
+        for (int j = 0; j < n; ++j) {
+          requant_(acc_.data() + static_cast<size_t>(j) * acc_step, w.out_c, params_,
+                   y + (static_cast<int64_t>(b) * pixels + i + j) * w.out_c);
         }
+      }
+    }
   }
-  std::string describe() const override { return std::string("int8 conv2d patch gemv ") + k_.name; }
+  std::string describe() const override { return std::string("int8 conv2d patch gemm ") + k_.name; }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
   }
@@ -297,8 +332,8 @@ class HybridConv final : public PreparedOp {
     kernels::row_sums_s8(filter, rows, s.patch, row_sums_.data());
     batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
     xq_.assign(static_cast<size_t>(batch_size_) * s.w.batch, 0);
-    patch_.assign(static_cast<size_t>(stride_), 0);
-    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)), 0);
+    patch_.assign(static_cast<size_t>(stride_) * kConvPositions, 0);
+    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows)) * kConvPositions, 0);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const Window& w = s_.w;
@@ -313,24 +348,28 @@ class HybridConv final : public PreparedOp {
       } else {
         scale = kernels::quantize_row_symmetric(row_body_, x + off, batch_size_, xq_.data() + off) * wscale_[0];
       }
-      for (int oy = 0; oy < w.out_h; ++oy)
-        for (int ox = 0; ox < w.out_w; ++ox) {
-          gather_patch(w, xq_.data(), b, oy, ox, static_cast<int8_t>(zp), patch_.data());
-          k_.gemv(packed_.data(), w.out_c, stride_, patch_.data(), acc_.data());
-          float* out = y + out_offset(w, b, oy, ox);
+      const int pixels = w.out_h * w.out_w;
+      const size_t acc_step = static_cast<size_t>(kernels::s8_padded_rows(w.out_c));
+      for (int i = 0; i < pixels; i += kConvPositions) {
+        const int n = std::min(kConvPositions, pixels - i);
+        gather_patches(w, xq_.data(), b, i, n, static_cast<int8_t>(zp), stride_, patch_.data());
+        k_.gemm(packed_.data(), w.out_c, stride_, patch_.data(), n, acc_.data());
+        for (int j = 0; j < n; ++j) {
+          const int32_t* acc = acc_.data() + static_cast<size_t>(j) * acc_step;
+          float* out = y + (static_cast<int64_t>(b) * pixels + i + j) * w.out_c;
           for (int oc = 0; oc < w.out_c; ++oc) {
             const size_t o = static_cast<size_t>(oc);
             float v;
             if (per_channel_) {
-              const int32_t acc = acc_[o] - zp * row_sums_[o];
-              v = static_cast<float>(acc) * wscale_[o] * scale;
+              v = static_cast<float>(acc[o] - zp * row_sums_[o]) * wscale_[o] * scale;
             } else {
-              v = static_cast<float>(acc_[o]) * scale;
+              v = static_cast<float>(acc[o]) * scale;
             }
             if (bias_) v += bias_[oc];
             out[oc] = std::min(std::max(v, lo_), hi_);
           }
         }
+      }
     }
   }
   std::string describe() const override {
