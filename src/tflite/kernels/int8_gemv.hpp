@@ -113,6 +113,14 @@ struct RequantParams {
   int32_t output_zero_point = 0;
   int32_t act_min = -128, act_max = 127;
 };
+// The parameters of rows [r, ...): what a vector kernel hands the narrower one for its tail.
+inline RequantParams requant_rows_from(const RequantParams& p, int r) {
+  RequantParams t = p;
+  if (t.bias) t.bias += r;
+  t.multiplier += r;
+  t.shift += r;
+  return t;
+}
 template <Rounding R>
 void requantize_s32_to_s8_scalar(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 #if defined(__x86_64__)

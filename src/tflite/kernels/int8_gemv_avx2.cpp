@@ -129,13 +129,7 @@ void requantize_s32_to_s8_avx2(const int32_t* acc, int rows, const RequantParams
     const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(y + r), _mm_packs_epi16(p16, p16));
   }
-  if (r < rows) {
-    RequantParams tail = p;
-    if (tail.bias) tail.bias += r;
-    tail.multiplier += r;
-    tail.shift += r;
-    requantize_s32_to_s8_scalar<R>(acc + r, rows - r, tail, y + r);
-  }
+  if (r < rows) requantize_s32_to_s8_scalar<R>(acc + r, rows - r, requant_rows_from(p, r), y + r);
 }
 
 template void requantize_s32_to_s8_avx2<Rounding::Double>(const int32_t*, int, const RequantParams&, int8_t*) noexcept;

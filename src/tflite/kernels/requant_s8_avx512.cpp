@@ -86,13 +86,7 @@ void requantize_s32_to_s8_avx512(const int32_t* acc, int rows, const RequantPara
     // Clamped to [act_min, act_max] inside int8: the saturating narrowing is exact.
     _mm_storeu_si128(reinterpret_cast<__m128i*>(y + r), _mm512_maskz_cvtsepi32_epi8(k32, v));
   }
-  if (r < rows) {
-    RequantParams tail = p;
-    if (tail.bias) tail.bias += r;
-    tail.multiplier += r;
-    tail.shift += r;
-    requantize_s32_to_s8_avx2<R>(acc + r, rows - r, tail, y + r);
-  }
+  if (r < rows) requantize_s32_to_s8_avx2<R>(acc + r, rows - r, requant_rows_from(p, r), y + r);
 }
 
 template void requantize_s32_to_s8_avx512<Rounding::Double>(const int32_t*, int, const RequantParams&, int8_t*) noexcept;
