@@ -1,6 +1,8 @@
 // `tickinfer features` end to end: the real binary over the reference ticks, its .npy output
 // checked against the pandas reference, its CSV output readable, and its errors (bad spec line,
 // malformed ticks, signature mismatch) reported with exit code 1 and a message naming the input.
+// Then `features --watch shm:NAME` over a store this test writes: labels from the store, fresh
+// and stale entries told apart, and a store that is absent or not a store refused.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -11,6 +13,8 @@
 #include <sstream>
 #include <string>
 
+#include "features/shm_feature_store.hpp"
+#include "stats/clock.hpp"
 #include "support/features_test_support.hpp"
 
 namespace tickinfer::features {
@@ -88,6 +92,46 @@ TEST_F(FeaturesCli, RefusesAModelTrainedOnOtherFeatures) {
                        " --model " + (dir_ / "model" / "model.keras").string());
   EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.out.find("feature signature mismatch at position 0"), std::string::npos) << r.out;
+}
+
+TEST_F(FeaturesCli, WatchShowsAStoreWithItsOwnNamesAndTellsFreshFromStale) {
+  const FeatureSpec spec = parse_feature_spec(
+      "[feature_set]\nname = \"watched\"\ninstruments = [5, 9, 12]\n[[feature]]\nkind = \"mid\"\n"
+      "[[feature]]\nkind = \"spread_bps\"\nname = \"spread_now\"\n");
+  const std::string name = "tickinfer-watch-" + std::to_string(getpid());
+  ShmFeatureWriter::unlink("/" + name);
+  ShmFeatureWriter w("/" + name, spec, 60'000'000'000LL);  // 60 s
+  const std::int64_t now = stats::realtime_ns();
+  w.heartbeat(now);
+  const double fresh[2] = {101.25, 3.5}, old[2] = {99.5, 7.25};
+  ShmRowMeta m;
+  m.flags = kShmAllWarm;
+  m.tick_seq = 777;
+  m.published_ns = now;
+  w.publish(0, fresh, m);               // instrument 5: fresh
+  m.tick_seq = 12;
+  m.published_ns = now - 120'000'000'000LL;  // two minutes ago: past the TTL
+  w.publish(2, old, m);                 // instrument 12: stale; 9 never written
+  const Result r = run("features --watch shm:" + name + " --count 2 --interval-ms 10");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("set 'watched', 3 instruments x 2 features, ttl 60000 ms"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("spread_now"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("101.25"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("777"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" stale "), std::string::npos) << r.out;
+  // Two snapshots, each with one fresh, one stale and one never written.
+  const std::string summary = "1 fresh, 1 stale, 1 never written, 0 busy";
+  const auto first = r.out.find(summary);
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(summary, first + 1), std::string::npos) << r.out;
+
+  const Result absent = run("features --watch shm:tickinfer-watch-absent-" + std::to_string(getpid()) + " --count 1");
+  EXPECT_EQ(absent.code, 1);
+  EXPECT_NE(absent.out.find("is the writer running?"), std::string::npos) << absent.out;
+  const Result bad = run("features --watch udp:1.2.3.4:5");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.out.find("--watch expects shm:NAME"), std::string::npos) << bad.out;
+  ShmFeatureWriter::unlink("/" + name);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // The shared-memory feature store with real processes: one writer and several readers (fork),
-// at least 10 million updates, and no reader ever sees a torn vector; stale and restarted writers
-// are detected; a store holding another feature set is refused.
+// at least 10 million updates, and no reader ever sees a torn vector; stale entries (per-entry
+// TTL), stale and restarted writers are detected; a reader without a spec learns the columns from
+// the store; a store holding another feature set, or a file that is not a store, is refused.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -67,7 +69,8 @@ TEST(FeaturesShmStore, ReadersInOtherProcessesNeverSeeATornVector) {
             // The writer stores the update number k in ts and k + i in value i: any mix of two
             // publications breaks the pattern.
             const auto k = static_cast<std::uint64_t>(meta.ts_ns);
-            bool whole = meta.bar == static_cast<std::int64_t>(k) * 3 && meta.flags == (k ^ 0x5A5A);
+            bool whole = meta.bar == static_cast<std::int64_t>(k) * 3 && meta.flags == (k ^ 0x5A5A) &&
+                         meta.tick_seq == k * 7 && meta.published_ns == static_cast<std::int64_t>(k) + 11;
             for (int i = 0; i < 10; ++i) whole = whole && v[i] == static_cast<double>(k + i);
             if (!whole) shared->torn[r].fetch_add(1);
             if (k < last[slot]) shared->backwards[r].fetch_add(1);
@@ -90,6 +93,8 @@ TEST(FeaturesShmStore, ReadersInOtherProcessesNeverSeeATornVector) {
     meta.ts_ns = static_cast<std::int64_t>(k);
     meta.bar = static_cast<std::int64_t>(k) * 3;
     meta.flags = k ^ 0x5A5A;
+    meta.tick_seq = k * 7;
+    meta.published_ns = static_cast<std::int64_t>(k) + 11;
     writer.publish(k & 1, v, meta);
   }
   shared->done.store(1, std::memory_order_release);
@@ -160,6 +165,104 @@ TEST(FeaturesShmStore, AStoreOfAnotherFeatureSetIsRefused) {
                Error);
   ShmFeatureWriter::unlink(name);
   EXPECT_THROW(ShmFeatureReader(name, ten_features()), Error);  // gone
+}
+
+TEST(FeaturesShmStore, EntriesOlderThanTheTtlReadAsStaleOnePerEntry) {
+  const FeatureSpec spec = ten_features("[1, 2, 3]");
+  const std::string name = store_name("ttl");
+  ShmFeatureWriter::unlink(name);
+  ShmFeatureWriter w(name, spec, 5'000'000);  // 5 ms
+  double v[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  ShmRowMeta m;
+  m.published_ns = 1'000'000'000;
+  m.tick_seq = 41;
+  w.publish(0, v, m);
+  m.published_ns = 1'004'000'000;
+  m.tick_seq = 42;
+  w.publish(1, v, m);
+  ShmFeatureReader r(name, spec);
+  EXPECT_EQ(r.ttl_ns(), 5'000'000);
+  double out[10];
+  ShmRowMeta got;
+  // At 1.0065 s: slot 0 is 6.5 ms old (stale), slot 1 is 2.5 ms old (fresh), slot 2 never written.
+  EXPECT_EQ(r.read(0, out, &got, 1'006'500'000), ShmRead::Stale);
+  EXPECT_EQ(got.tick_seq, 41u);  // a stale entry still comes back whole: the reader decides
+  EXPECT_EQ(out[9], 10.0);
+  EXPECT_EQ(r.read(1, out, &got, 1'006'500'000), ShmRead::Ok);
+  EXPECT_EQ(got.tick_seq, 42u);
+  EXPECT_EQ(got.published_ns, 1'004'000'000);
+  EXPECT_EQ(r.read(2, out, &got, 1'006'500'000), ShmRead::Empty);
+  EXPECT_EQ(r.read(0, out, &got), ShmRead::Ok);  // no now: no TTL check
+  // Exactly at the TTL is still fresh; one nanosecond past it is not.
+  EXPECT_EQ(r.read(0, out, nullptr, 1'005'000'000), ShmRead::Ok);
+  EXPECT_EQ(r.read(0, out, nullptr, 1'005'000'001), ShmRead::Stale);
+  // A store without a TTL never reads stale.
+  ShmFeatureWriter::unlink(name);
+  ShmFeatureWriter w0(name, spec);
+  w0.publish(0, v, m);
+  EXPECT_EQ(ShmFeatureReader(name, spec).read(0, out, nullptr, 1'000'000'000'000'000LL), ShmRead::Ok);
+  ShmFeatureWriter::unlink(name);
+}
+
+TEST(FeaturesShmStore, AReaderWithoutASpecLearnsNamesAndInstrumentsFromTheStore) {
+  const FeatureSpec spec = parse_feature_spec(
+      "[feature_set]\nname = \"desk_a\"\ninstruments = [7, 3, 11]\n"
+      "[[feature]]\nkind = \"mid\"\n[[feature]]\nkind = \"log_return\"\nticks = 5\n"
+      "[[feature]]\nkind = \"spread_bps\"\nname = \"a_column_name_that_is_longer_than_sixty_three_characters_in_all_0123\"\n");
+  const std::string name = store_name("names");
+  ShmFeatureWriter::unlink(name);
+  ShmFeatureWriter w(name, spec, 250'000'000);
+  const ShmFeatureReader r(name);
+  EXPECT_EQ(r.set_name(), "desk_a");
+  ASSERT_EQ(r.width(), 3u);
+  EXPECT_EQ(r.names()[0], "mid");
+  EXPECT_EQ(r.names()[1], "log_return_5");
+  EXPECT_EQ(r.names()[2], spec.features[2].name.substr(0, 63));  // 64-byte slots keep 63 characters
+  ASSERT_EQ(r.slots(), 3u);
+  EXPECT_EQ(r.instrument_at(0), 7u);
+  EXPECT_EQ(r.instrument_at(2), 11u);
+  EXPECT_EQ(r.slot_of(3), 1);
+  EXPECT_EQ(r.feature_set_id(), spec.feature_set_id());
+  EXPECT_EQ(r.ttl_ns(), 250'000'000);
+  EXPECT_EQ(r.writer_pid(), static_cast<std::uint64_t>(getpid()));
+  ShmFeatureWriter::unlink(name);
+}
+
+TEST(FeaturesShmStore, ObjectsThatAreNotAStoreAreRefusedWithTheReason) {
+  const std::string name = store_name("hostile");
+  auto write_object = [&](const std::vector<std::uint64_t>& words, std::size_t bytes) {
+    shm_unlink(name.c_str());
+    const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(ftruncate(fd, static_cast<off_t>(bytes)), 0);
+    if (!words.empty()) {
+      ASSERT_EQ(pwrite(fd, words.data(), words.size() * 8, 0), static_cast<ssize_t>(words.size() * 8));
+    }
+    close(fd);
+  };
+  auto refusal = [&]() -> std::string {
+    try {
+      ShmFeatureReader r(name);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  write_object({}, 16);
+  EXPECT_NE(refusal().find("too small"), std::string::npos) << refusal();
+  write_object({}, 4096);
+  EXPECT_NE(refusal().find("bad magic"), std::string::npos) << refusal();
+  const std::uint64_t magic = 0x31524F5453464954ull;
+  write_object({magic, 1}, 4096);  // the layout before per-entry TTLs
+  EXPECT_NE(refusal().find("layout version 1"), std::string::npos) << refusal();
+  // A header that claims more slots than the object holds.
+  write_object({magic, 2, 10, 100000, 24}, 4096);
+  EXPECT_NE(refusal().find("does not fit"), std::string::npos) << refusal();
+  // ... or a stride that is not the one its width implies.
+  write_object({magic, 2, 10, 2, 8}, 4096);
+  EXPECT_NE(refusal().find("does not fit"), std::string::npos) << refusal();
+  shm_unlink(name.c_str());
+  EXPECT_NE(refusal().find("is the writer running"), std::string::npos) << refusal();
 }
 
 }  // namespace

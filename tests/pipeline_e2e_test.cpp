@@ -14,6 +14,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "features/feature_spec.hpp"
+#include "features/shm_feature_store.hpp"
 #include "pipeline/decision_log.hpp"
 #include "pipeline/signal_format.hpp"
 #include "pipeline_test_support.hpp"
@@ -25,12 +27,59 @@ namespace {
 long long signals_of(const std::string& run_out) { return number_after(run_out, "signals: model 'default' v1: "); }
 long long received(const std::string& reader_out) { return number_after(reader_out, "signals: "); }
 
+// The feature store the run left behind, read by this (another) process, against two channels
+// the run wrote independently: its counts (stdout, report) and the decision log's full input
+// vectors. Each instrument's entry must be the vector of its last tick that made a signal:
+// same tick sequence, and standardized with the spec's fixed parameters it is the logged input.
+void check_feature_store(const std::string& name, const std::string& out, const nlohmann::json& report,
+                         const tickinfer::pipeline::DecisionLogContents& log) {
+  using namespace tickinfer::features;
+  const FeatureSpec spec = load_feature_spec(kDefault + "/features.toml");
+  const ShmFeatureReader store("/" + name, spec);
+  ASSERT_EQ(store.slots(), spec.instruments.size());
+  ASSERT_EQ(store.names().size(), spec.width());
+  for (std::size_t f = 0; f < spec.width(); ++f) EXPECT_EQ(store.names()[f], spec.features[f].name);
+  EXPECT_EQ(store.set_name(), spec.name);
+  EXPECT_EQ(store.ttl_ns(), 60'000'000'000LL);
+  const long long published = number_after(out, "feature store shm:" + name + ": ");
+  EXPECT_EQ(report["totals"]["features_published"].get<long long>(), published);
+  // Every accepted tick (30,000 less the trades that came before an instrument's first quote).
+  EXPECT_GT(published, 29900) << out;
+  EXPECT_LE(published, 30000) << out;
+  std::vector<const tickinfer::pipeline::DecisionRecord*> last(spec.instruments.size(), nullptr);
+  for (const auto& d : log.decisions) {
+    for (std::size_t s = 0; s < spec.instruments.size(); ++s)
+      if (spec.instruments[s] == d.instrument) last[s] = &d;
+  }
+  long long updates = 0;
+  std::vector<double> v(spec.width());
+  for (std::size_t s = 0; s < store.slots(); ++s) {
+    EXPECT_EQ(store.instrument_at(s), spec.instruments[s]);
+    ShmRowMeta m;
+    ASSERT_EQ(store.read(s, v.data(), &m), ShmRead::Ok) << s;
+    updates += static_cast<long long>(m.updates);
+    EXPECT_NE(m.flags & kShmAllWarm, 0u);
+    ASSERT_NE(last[s], nullptr) << s;
+    // The default model signals on every accepted tick once the features are warm, so the last
+    // signal of an instrument is its last publication.
+    ASSERT_EQ(m.tick_seq, last[s]->tick_seq) << "instrument " << spec.instruments[s];
+    EXPECT_EQ(m.ts_ns, last[s]->exchange_ts_ns);
+    ASSERT_EQ(last[s]->inputs.size(), spec.width());
+    for (std::size_t f = 0; f < spec.width(); ++f) {
+      const double z = (v[f] - spec.standardize.mean[f]) / spec.standardize.scale[f];
+      EXPECT_EQ(static_cast<float>(z), last[s]->inputs[f]) << "instrument " << spec.instruments[s] << " feature " << f;
+    }
+  }
+  EXPECT_EQ(updates, published);
+}
+
 void check_full_run(const std::string& threading, const std::string& udp_batch) {
   RunConfig rc;
   rc.threading = threading;
   rc.udp_batch = udp_batch;
   rc.log = temp(threading + ".tdl");
   rc.shm = "tickinfer-e2e-" + std::to_string(getpid());
+  rc.features_shm = "tickinfer-e2e-features-" + std::to_string(getpid());
   rc.ready = temp(threading + ".ready");
   rc.report = temp(threading + ".json");
   const std::string cfg = write_config(rc, threading + ".toml");
@@ -116,6 +165,8 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_NE(rep.find("first differences:"), std::string::npos) << rep;
   EXPECT_NE(rep.find("largest |diff|"), std::string::npos) << rep;
 
+  check_feature_store(rc.features_shm, out, j, log);
+
   std::string html;
   ASSERT_EQ(run_cli({"report", rc.report, "-o", temp(threading + ".html")}, html), 0) << html;
   const std::string page = slurp(temp(threading + ".html"));
@@ -123,6 +174,7 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_NE(page.find("p99 over time") == std::string::npos ? page.find("Latency over time") : 0, std::string::npos);
   EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // no external assets
   shm_unlink(("/" + rc.shm).c_str());
+  shm_unlink(("/" + rc.features_shm).c_str());
 }
 
 }  // namespace

@@ -102,6 +102,7 @@ struct RunConfig {
   std::string model_extra;         // appended to the first [[model]] table
   std::string spec;                // feature spec ("" = the default model's)
   std::string udp_batch;           // [signals] udp_batch ("" = the default, packet)
+  std::string features_shm;        // [features] shm ("" = no feature store)
 };
 
 // Ports: line A = base, B = base+1, re-requests = base+2, signals = base+3.
@@ -110,7 +111,8 @@ inline std::string write_config(const RunConfig& c, const std::string& name) {
   std::ostringstream o;
   o << "[feed]\nline_a = \"127.0.0.1:" << b << "\"\nline_b = \"127.0.0.1:" << b + 1 << "\"\nrecovery = \"127.0.0.1:"
     << b + 2 << "\"\nidle = \"backoff\"\nrecovery_timeout_us = 100000\nrecovery_attempts = 10\n\n"
-    << "[features]\nspec = \"" << (c.spec.empty() ? kDefault + "/features.toml" : c.spec) << "\"\n\n"
+    << "[features]\nspec = \"" << (c.spec.empty() ? kDefault + "/features.toml" : c.spec) << "\"\n"
+    << (c.features_shm.empty() ? std::string() : "shm = \"" + c.features_shm + "\"\nshm_ttl_ms = 60000\n") << "\n"
     << "[[model]]\nname = \"default\"\npath = \"" << kDefault << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
     << "center = 0.5\nthreshold = 0.1\n" << c.model_extra << "\n"
     << "[threading]\nmode = \"" << c.threading << "\"\ncompute_idle = \"backoff\"\n\n[signals]\n";

@@ -2,7 +2,9 @@
 # The main job, as `make demo` runs it: the synthetic exchange publishes 20 instruments on lines A
 # and B with injected loss, reordering and duplicates for ~20 s; `tickinfer run` turns every tick
 # into features, a model score and a signal on the bundled default configuration; a UDP listener
-# counts the signals; then the decision log is replayed and the HTML report written.
+# counts the signals; halfway through, another process reads the shared-memory feature store the
+# run publishes (tickinfer features --watch); then the decision log is replayed and the HTML
+# report written.
 # Usage: tools/demo.sh BUILD_DIR [SECONDS]
 set -euo pipefail
 build=${1:-build}
@@ -22,6 +24,8 @@ run=$!
 for _ in $(seq 600); do [ -f "$ready" ] && break; kill -0 $run 2>/dev/null || break; sleep 0.1; done
 [ -f "$ready" ] || { echo "demo: tickinfer run did not become ready"; exit 1; }
 echo "demo: exchange publishing $messages messages at $rate msg/s on lines A and B (1% loss, 2% reordering, 0.5% duplicates per line)"
+( sleep $(( (seconds + 1) / 2 )); "$bin" features --watch shm:tickinfer-default-features --count 1 --columns 4 \
+    | sed 's/^/features (another process): /' ) &
 "$bin" feed serve --instruments 20 --messages $messages --rate $rate --wall-clock-ts --linger 1 \
   --faults-a loss=0.01,reorder=0.02,dup=0.005 --faults-b loss=0.01,reorder=0.02,dup=0.005 | sed 's/^/exchange: /'
 wait $run

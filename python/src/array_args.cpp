@@ -121,6 +121,14 @@ nb::object new_float_array(const int64_t* dims, size_t ndim, float** data) {
   return nb::steal(a);
 }
 
+nb::object new_double_array(const int64_t* dims, size_t ndim, double** data) {
+  auto* shape = const_cast<npy_intp*>(reinterpret_cast<const npy_intp*>(dims));
+  PyObject* a = PyArray_SimpleNew(static_cast<int>(ndim), shape, NPY_FLOAT64);
+  if (!a) throw nb::python_error();
+  *data = static_cast<double*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(a)));
+  return nb::steal(a);
+}
+
 void refuse_nonfinite(const float* values, size_t rows, size_t row_floats, const std::string& what) {
   const size_t n = rows * row_floats;
   // Exponent all ones <=> NaN or Inf. An OR-reduction over the exponent test vectorises; the

@@ -48,6 +48,8 @@ bool shape_is(const int64_t* dims, size_t ndim, const Shape& per_run, long leadi
 
 // A new float32 numpy array of the given shape (uninitialised) and its data pointer.
 nb::object new_float_array(const int64_t* dims, size_t ndim, float** data);
+// The same, float64.
+nb::object new_double_array(const int64_t* dims, size_t ndim, double** data);
 
 // Throws tickinfer::Error naming `what`, the row and flat position of the first NaN/Inf in
 // rows x row_floats values, if any. Cost: one pass over the values, vectorised.

@@ -1,10 +1,12 @@
-// The `tickinfer._tickinfer` extension: Model (load, inspect, compile) and Plan (py_plan.cpp).
+// The `tickinfer._tickinfer` extension: Model (load, inspect, compile), Plan (py_plan.cpp) and
+// FeatureStore (feature_store.cpp).
 // Engine errors (tickinfer::Error) surface as tickinfer.Error with the engine's message.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "array_args.hpp"
+#include "feature_store.hpp"
 #include "py_plan.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -59,6 +61,7 @@ NB_MODULE(_tickinfer, m) {
 
   init_numpy();
   nb::exception<Error>(m, "Error", PyExc_RuntimeError);
+  bind_feature_store(m);
 
   nb::class_<TensorInfo>(m, "TensorInfo", "A model input or output: Keras layer name and shape (no batch axis).")
       .def_ro("name", &TensorInfo::name)

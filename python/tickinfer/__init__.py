@@ -9,13 +9,19 @@
     plan.run(x, out=out)                         # written in place: no allocation at all
     Y = plan.run_batch(X)                        # X: [N, *input_shape]; loop in C++, GIL released
 
+A running pipeline's features, from another process (its config has [features] shm = "NAME"):
+
+    store = tickinfer.FeatureStore("NAME")
+    e = store.read(7)        # {"status": "ok", "values": array([...]), "tick_seq": ..., ...}
+    store.names              # the column names, in vector order
+
 The research code and the production service share one implementation: these are the C++
 engine's plans, not a re-implementation. Errors raise tickinfer.Error with the engine's
 message. See docs/python.md.
 """
-from ._tickinfer import Error, LayerStats, Model, ModelStats, Plan, TensorInfo, load
+from ._tickinfer import Error, FeatureStore, LayerStats, Model, ModelStats, Plan, TensorInfo, load
 
-__all__ = ["Error", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
+__all__ = ["Error", "FeatureStore", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
 __version__ = "0.1.0"
 
 

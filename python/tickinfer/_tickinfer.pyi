@@ -12,6 +12,64 @@ import numpy.typing
 class Error(RuntimeError):
     pass
 
+class FeatureStore:
+    """
+    A running pipeline's shared-memory feature store ([features] shm = NAME), read-only.
+    FeatureStore('NAME') attaches; read(instrument) returns that instrument's latest vector.
+    """
+
+    def __init__(self, name: str) -> None:
+        """
+        Attaches to store NAME (as in the run's config; 'shm:NAME' works too). Raises tickinfer.Error.
+        """
+
+    @property
+    def names(self) -> list[str]:
+        """Column names, in vector order."""
+
+    @property
+    def set_name(self) -> str: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def instruments(self) -> list[int]:
+        """Instrument ids, in slot order."""
+
+    @property
+    def ttl_ns(self) -> int:
+        """Entries published longer ago than this read as 'stale' (0: never)."""
+
+    @property
+    def feature_set_id(self) -> int: ...
+
+    @property
+    def writer_pid(self) -> int: ...
+
+    @property
+    def heartbeat_ns(self) -> int:
+        """
+        The writer's last heartbeat, CLOCK_REALTIME ns (compare with time.time_ns()).
+        """
+
+    def writer_state(self, stale_after_s: float = 2.0, now_ns: int = -1) -> str:
+        """
+        'alive', 'stale' (no heartbeat for stale_after_s) or 'restarted' (a new writer attached).
+        """
+
+    def read(self, instrument: int, now_ns: int = -1) -> dict:
+        """
+        The instrument's latest entry: a dict with status ('ok', 'stale', 'empty', 'busy'), values
+        (float64 array, None when empty), updates, tick_seq, exchange_ts_ns, bar, published_ns,
+        all_warm, window_ready. now_ns: the time the TTL is judged at (-1: now; 0: no TTL check).
+        """
+
+    def snapshot(self, now_ns: int = -1) -> list:
+        """Every instrument's entry, in slot order (see read)."""
+
+    def __repr__(self) -> str: ...
+
 class TensorInfo:
     """A model input or output: Keras layer name and shape (no batch axis)."""
 

@@ -36,6 +36,10 @@ int run_feed_main(const std::vector<std::string>& args);
 
 ArgParser features_parser();
 int run_features(const ArgParser& args);
+// `features --watch shm:NAME` parses with its own options (features_watch_command.cpp).
+int run_features_main(const std::vector<std::string>& args);
+ArgParser features_watch_parser();
+int run_features_watch(const ArgParser& args);
 
 ArgParser serve_parser();
 int run_serve(const ArgParser& args);

@@ -49,14 +49,27 @@ std::unique_ptr<features::TickSource> make_tick_source(const std::string& path) 
 }  // namespace
 
 ArgParser features_parser() {
-  ArgParser p("features", "compute a feature specification over a tick file (.npy/.csv matrix)");
+  ArgParser p("features", "compute a feature specification over a tick file, or watch a shm feature store");
   p.positional("SPEC", "feature specification (.toml, see docs/features.md)");
   p.option("input", "TICKS", "tick file: .csv with columns ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side, or a .cap capture (tickinfer feed record)");
   p.option("output", "OUT", "feature matrix: .npy (float64 [rows, columns]) or .csv");
   p.flag("raw", "write raw features even when the spec standardizes them");
   p.option("model", "MODEL", "refuse to run unless MODEL's features.toml and input width match SPEC");
   p.flag("counters", "print the pipeline counters (validation, gaps, rows)");
+  p.option("watch", "shm:NAME", "instead: watch a running pipeline's feature store (tickinfer help features --watch)");
   return p;
+}
+
+int run_features_main(const std::vector<std::string>& args) {
+  bool watch = false;
+  for (const auto& a : args) watch = watch || a == "--watch" || a.rfind("--watch=", 0) == 0;
+  ArgParser p = watch ? features_watch_parser() : features_parser();
+  p.parse(args);
+  if (p.help_requested()) {
+    std::fputs(p.help().c_str(), stdout);
+    return 0;
+  }
+  return watch ? run_features_watch(p) : run_features(p);
 }
 
 int run_features(const ArgParser& args) {

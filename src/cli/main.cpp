@@ -21,7 +21,7 @@ const std::vector<Command>& all_commands() {
       {"bench", bench_parser, run_bench},
       {"quantize", quantize_parser, run_quantize, run_quantize_args},
       {"feed", feed_parser, run_feed, run_feed_main},
-      {"features", features_parser, run_features},
+      {"features", features_parser, run_features, run_features_main},
       {"serve", serve_parser, run_serve, run_serve_args},
       {"run", run_parser, run_run},
       {"replay", decision_replay_parser, run_decision_replay},

@@ -65,6 +65,9 @@ void print_feed_summary(const feed::FeedStats& s, std::FILE* out) {
 void print_writer_summary(const pipeline::RunTotals& t, const pipeline::PipelineConfig& cfg, std::FILE* out) {
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   if (t.shm_on) std::fprintf(out, "shm ring: %llu messages published\n", u(t.shm_published));
+  if (t.features_shm_on)
+    std::fprintf(out, "feature store shm:%s: %llu vectors published\n", cfg.features_shm.c_str(),
+                 u(t.features_published));
   if (!t.decision_log_on) return;
   std::fprintf(out, "decision log: %llu records, %llu bytes in %llu flushes, %llu write errors, %llu dropped, "
                "%llu writer waits\n", u(t.decision_log_records), u(t.decision_log_bytes), u(t.decision_log_flushes),

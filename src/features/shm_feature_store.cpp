@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -14,22 +15,29 @@ namespace tickinfer::features {
 namespace {
 
 constexpr std::uint64_t kMagic = 0x31524F5453464954ull;  // "TIFSTOR1" little-endian
-constexpr std::uint64_t kLayoutVersion = 1;
+constexpr std::uint64_t kLayoutVersion = 2;
 using Word = std::atomic<std::uint64_t>;
 static_assert(Word::is_always_lock_free, "shared-memory words must be lock-free atomics");
 
-// Header words (each a Word), in a 128-byte block.
+// Header words (each a Word): three cache lines, the often-written heartbeat alone on the last.
 enum HeaderWord : std::size_t {
   kHMagic, kHVersion, kHWidth, kHSlots, kHStride, kHFeatureSet, kHGeneration, kHPid,
-  kHHeartbeat = 8,  // own cache line: the writer updates it often
-  kHeaderWords = 16,
+  kHTtl = 8,
+  kHHeartbeat = 16,
+  kHeaderWords = 24,
 };
 // Slot words, before the values.
-enum SlotWord : std::size_t { kSSeq, kSInstrument, kSUpdates, kSTs, kSBar, kSFlags, kSlotHeaderWords = 8 };
+enum SlotWord : std::size_t {
+  kSSeq, kSInstrument, kSUpdates, kSTs, kSBar, kSFlags, kSPublished, kSTickSeq, kSlotHeaderWords = 8
+};
+constexpr std::size_t kNameWords = 8;  // 64 bytes per name, NUL-padded (63 characters kept)
 
 std::size_t stride_for(std::size_t width) {  // words per slot, a whole number of cache lines
   const std::size_t words = kSlotHeaderWords + width;
   return (words + 7) / 8 * 8;
+}
+std::size_t total_words(std::size_t width, std::size_t slots) {
+  return kHeaderWords + slots * stride_for(width) + (width + 1) * kNameWords;
 }
 
 Word* words(void* base) { return static_cast<Word*>(base); }
@@ -43,6 +51,29 @@ double dbl(std::uint64_t u) {
   double d;
   std::memcpy(&d, &u, 8);
   return d;
+}
+
+void store_name(Word* w, const std::string& name) {
+  for (std::size_t k = 0; k < kNameWords; ++k) {
+    std::uint64_t v = 0;
+    for (std::size_t b = 0; b < 8; ++b) {
+      const std::size_t i = k * 8 + b;
+      if (i < name.size() && i < kNameWords * 8 - 1) v |= std::uint64_t{static_cast<unsigned char>(name[i])} << (8 * b);
+    }
+    w[k].store(v, std::memory_order_relaxed);
+  }
+}
+std::string load_name(const Word* w) {
+  std::string s;
+  for (std::size_t k = 0; k < kNameWords; ++k) {
+    const std::uint64_t v = w[k].load(std::memory_order_relaxed);
+    for (std::size_t b = 0; b < 8; ++b) {
+      const char c = static_cast<char>((v >> (8 * b)) & 0xff);
+      if (c == 0) return s;
+      s.push_back(c);
+    }
+  }
+  return s;
 }
 
 [[noreturn]] void sys_fail(const std::string& name, const char* what) {
@@ -65,10 +96,31 @@ ShmMapping& ShmMapping::operator=(ShmMapping&& o) noexcept {
   return *this;
 }
 
-ShmFeatureWriter::ShmFeatureWriter(const std::string& name, const FeatureSpec& spec)
+const char* to_string(ShmRead r) {
+  switch (r) {
+    case ShmRead::Ok: return "ok";
+    case ShmRead::Empty: return "empty";
+    case ShmRead::Busy: return "busy";
+    case ShmRead::Stale: return "stale";
+  }
+  return "?";
+}
+
+const char* to_string(WriterState s) {
+  switch (s) {
+    case WriterState::Alive: return "alive";
+    case WriterState::Stale: return "stale";
+    case WriterState::Restarted: return "restarted";
+  }
+  return "?";
+}
+
+ShmFeatureWriter::ShmFeatureWriter(const std::string& name, const FeatureSpec& spec, std::int64_t ttl_ns)
     : width_(spec.width()), slots_(spec.instruments.size()), stride_(stride_for(spec.width())) {
-  const std::size_t size = (kHeaderWords + slots_ * stride_) * sizeof(Word);
-  const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0600);
+  if (ttl_ns < 0) throw Error("feature store '" + name + "': negative TTL");
+  const std::size_t n_words = total_words(width_, slots_);
+  const std::size_t size = n_words * sizeof(Word);
+  const int fd = shm_open(name.c_str(), O_CREAT | O_RDWR, 0644);
   if (fd < 0) sys_fail(name, "shm_open");
   struct stat st{};
   if (fstat(fd, &st) != 0) {
@@ -91,7 +143,7 @@ ShmFeatureWriter::ShmFeatureWriter(const std::string& name, const FeatureSpec& s
   if (!compatible) {
     // A new or foreign layout: rebuild. Readers of the old layout see the magic change.
     h[kHMagic].store(0);
-    for (std::size_t i = 1; i < kHeaderWords + slots_ * stride_; ++i) h[i].store(0, std::memory_order_relaxed);
+    for (std::size_t i = 1; i < n_words; ++i) h[i].store(0, std::memory_order_relaxed);
     h[kHVersion].store(kLayoutVersion);
     h[kHWidth].store(width_);
     h[kHSlots].store(slots_);
@@ -100,6 +152,12 @@ ShmFeatureWriter::ShmFeatureWriter(const std::string& name, const FeatureSpec& s
     for (std::size_t s = 0; s < slots_; ++s)
       h[kHeaderWords + s * stride_ + kSInstrument].store(spec.instruments[s], std::memory_order_relaxed);
   }
+  // Names are rewritten by every writer: the feature-set id covers kinds and parameters, not the
+  // column names a spec gives them.
+  Word* names = h + kHeaderWords + slots_ * stride_;
+  store_name(names, spec.name);
+  for (std::size_t f = 0; f < width_; ++f) store_name(names + (f + 1) * kNameWords, spec.features[f].name);
+  h[kHTtl].store(static_cast<std::uint64_t>(ttl_ns));
   h[kHPid].store(static_cast<std::uint64_t>(getpid()));
   generation_ = h[kHGeneration].fetch_add(1) + 1;
   h[kHMagic].store(kMagic, std::memory_order_release);
@@ -114,6 +172,8 @@ void ShmFeatureWriter::publish(std::size_t slot, const double* values, const Shm
   s[kSTs].store(static_cast<std::uint64_t>(meta.ts_ns), std::memory_order_relaxed);
   s[kSBar].store(static_cast<std::uint64_t>(meta.bar), std::memory_order_relaxed);
   s[kSFlags].store(meta.flags, std::memory_order_relaxed);
+  s[kSPublished].store(static_cast<std::uint64_t>(meta.published_ns), std::memory_order_relaxed);
+  s[kSTickSeq].store(meta.tick_seq, std::memory_order_relaxed);
   Word* v = s + kSlotHeaderWords;
   for (std::size_t i = 0; i < width_; ++i) v[i].store(bits(values[i]), std::memory_order_relaxed);
   s[kSSeq].store(seq + 2, std::memory_order_release);
@@ -125,7 +185,7 @@ void ShmFeatureWriter::heartbeat(std::int64_t now_ns) noexcept {
 
 void ShmFeatureWriter::unlink(const std::string& name) noexcept { shm_unlink(name.c_str()); }
 
-ShmFeatureReader::ShmFeatureReader(const std::string& name, const FeatureSpec& spec) {
+ShmFeatureReader::ShmFeatureReader(const std::string& name) {
   const int fd = shm_open(name.c_str(), O_RDONLY, 0);
   if (fd < 0) sys_fail(name, "shm_open (is the writer running?)");
   struct stat st{};
@@ -151,17 +211,29 @@ ShmFeatureReader::ShmFeatureReader(const std::string& name, const FeatureSpec& s
   width_ = h[kHWidth].load();
   slots_ = h[kHSlots].load();
   stride_ = h[kHStride].load();
+  if (width_ == 0 || width_ > kMaxFeatures || slots_ == 0 || slots_ > kMaxInstruments || stride_ != stride_for(width_) ||
+      total_words(width_, slots_) * sizeof(Word) > size)
+    throw Error("feature store '" + name + "': header says " + std::to_string(slots_) + " slots of " +
+                std::to_string(width_) + " features, which does not fit its " + std::to_string(size) + " bytes");
+  ttl_ns_ = static_cast<std::int64_t>(h[kHTtl].load());
+  set_id_ = h[kHFeatureSet].load();
+  generation_seen_ = h[kHGeneration].load(std::memory_order_acquire);
+  const Word* names = h + kHeaderWords + slots_ * stride_;
+  set_name_ = load_name(names);
+  names_.reserve(width_);
+  for (std::size_t f = 0; f < width_; ++f) names_.push_back(load_name(names + (f + 1) * kNameWords));
+}
+
+ShmFeatureReader::ShmFeatureReader(const std::string& name, const FeatureSpec& spec) : ShmFeatureReader(name) {
   if (width_ != spec.width())
     throw Error("feature store '" + name + "': holds " + std::to_string(width_) + " features per vector, the spec has " +
                 std::to_string(spec.width()));
-  if (h[kHFeatureSet].load() != spec.feature_set_id())
+  if (set_id_ != spec.feature_set_id())
     throw Error("feature store '" + name + "': holds a different feature set (id mismatch: order or parameters differ)");
-  if (stride_ != stride_for(width_) || (kHeaderWords + slots_ * stride_) * sizeof(Word) > size)
-    throw Error("feature store '" + name + "': slot table does not fit the mapping");
-  generation_seen_ = h[kHGeneration].load(std::memory_order_acquire);
 }
 
-ShmRead ShmFeatureReader::read(std::size_t slot, double* values, ShmRowMeta* meta, int max_retries) const noexcept {
+ShmRead ShmFeatureReader::read(std::size_t slot, double* values, ShmRowMeta* meta, std::int64_t now_ns,
+                               int max_retries) const noexcept {
   if (slot >= slots_) return ShmRead::Empty;
   const Word* s = words(map_.base()) + kHeaderWords + slot * stride_;
   const Word* v = s + kSlotHeaderWords;
@@ -171,15 +243,18 @@ ShmRead ShmFeatureReader::read(std::size_t slot, double* values, ShmRowMeta* met
     if (s1 == 0) return ShmRead::Empty;
     for (std::size_t i = 0; i < width_; ++i) values[i] = dbl(v[i].load(std::memory_order_relaxed));
     ShmRowMeta m;
+    m.published_ns = static_cast<std::int64_t>(s[kSPublished].load(std::memory_order_relaxed));
     if (meta) {
       m.updates = s[kSUpdates].load(std::memory_order_relaxed);
       m.ts_ns = static_cast<std::int64_t>(s[kSTs].load(std::memory_order_relaxed));
       m.bar = static_cast<std::int64_t>(s[kSBar].load(std::memory_order_relaxed));
       m.flags = s[kSFlags].load(std::memory_order_relaxed);
+      m.tick_seq = s[kSTickSeq].load(std::memory_order_relaxed);
     }
     std::atomic_thread_fence(std::memory_order_acquire);
     if (s[kSSeq].load(std::memory_order_relaxed) == s1) {
       if (meta) *meta = m;
+      if (now_ns > 0 && ttl_ns_ > 0 && now_ns - m.published_ns > ttl_ns_) return ShmRead::Stale;
       return ShmRead::Ok;
     }
   }
@@ -191,6 +266,20 @@ int ShmFeatureReader::slot_of(std::uint32_t instrument) const noexcept {
   for (std::size_t i = 0; i < slots_; ++i)
     if (base[i * stride_ + kSInstrument].load(std::memory_order_relaxed) == instrument) return static_cast<int>(i);
   return -1;
+}
+
+std::uint32_t ShmFeatureReader::instrument_at(std::size_t slot) const noexcept {
+  if (slot >= slots_) return 0;
+  return static_cast<std::uint32_t>(
+      words(map_.base())[kHeaderWords + slot * stride_ + kSInstrument].load(std::memory_order_relaxed));
+}
+
+std::int64_t ShmFeatureReader::heartbeat_ns() const noexcept {
+  return static_cast<std::int64_t>(words(map_.base())[kHHeartbeat].load(std::memory_order_acquire));
+}
+
+std::uint64_t ShmFeatureReader::writer_pid() const noexcept {
+  return words(map_.base())[kHPid].load(std::memory_order_relaxed);
 }
 
 WriterState ShmFeatureReader::writer_state(std::int64_t now_ns, std::int64_t stale_after_ns) const noexcept {

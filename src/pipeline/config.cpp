@@ -198,16 +198,23 @@ class Parser {
     }
   }
 
+  // A POSIX shared-memory object name without its leading '/'.
+  std::string shm_name(const toml::node& n, const std::string& what) const {
+    std::string v = string(n, what);
+    if (v.empty()) fail(line_of(n), what + " is empty");
+    for (char ch : v)
+      if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'))
+        fail(line_of(n), what + " = '" + v + "': use letters, digits, '-', '_' or '.'");
+    return v;
+  }
+
   void parse_signals(const toml::table& t, PipelineConfig& c) {
     for (auto&& [key, n] : t) {
       const std::string k(key.str());
       if (k == "udp") c.udp = endpoint(n, "[signals] udp");
       else if (k == "multicast_interface") c.multicast_interface = string(n, "[signals] multicast_interface");
       else if (k == "shm") {
-        c.shm = string(n, "[signals] shm");
-        for (char ch : c.shm)
-          if (!(std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '_' || ch == '.'))
-            fail(line_of(n), "[signals] shm = '" + c.shm + "': use letters, digits, '-', '_' or '.'");
+        c.shm = shm_name(n, "[signals] shm");
       } else if (k == "shm_capacity") {
         const auto v = integer(n, "[signals] shm_capacity", 2, 1 << 24);
         if (v & (v - 1)) fail(line_of(n), "[signals] shm_capacity must be a power of two");
@@ -301,7 +308,10 @@ class Parser {
       else if (k == "features") {
         for (auto&& [fk, fn] : table("features")) {
           if (fk.str() == "spec") c.feature_spec = path(fn, "[features] spec");
-          else unknown(fk, "[features]", "spec");
+          else if (fk.str() == "shm") c.features_shm = shm_name(fn, "[features] shm");
+          else if (fk.str() == "shm_ttl_ms")
+            c.features_shm_ttl_ns = integer(fn, "[features] shm_ttl_ms", 0, 86'400'000) * 1'000'000;
+          else unknown(fk, "[features]", "spec, shm, shm_ttl_ms");
         }
         have_features = true;
       } else if (k == "model") {

@@ -72,6 +72,8 @@ struct PipelineConfig {
 
   // [features]
   std::string feature_spec;
+  std::string features_shm;            // shared-memory feature store name ("" = off)
+  std::int64_t features_shm_ttl_ns = 0;  // an entry older than this reads as stale (0: never)
 
   // [[model]]
   std::vector<ModelConfig> models;

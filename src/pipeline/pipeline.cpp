@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "features/feature_pipeline.hpp"
+#include "features/shm_feature_store.hpp"
 #include "pipeline/agents.hpp"
 #include "pipeline/alloc_counter.hpp"
 #include "pipeline/metrics_server.hpp"
@@ -58,6 +59,7 @@ struct Pipeline::Impl {
   RunStatus status;
   std::unique_ptr<SignalPublisher> publisher;  // null with check_only
   std::unique_ptr<TickProcessor> compute;      // null with check_only
+  std::unique_ptr<features::ShmFeatureWriter> feature_store;  // [features] shm; null when off
   std::unique_ptr<MetricsServer> metrics;
   std::string metrics_text;  // the supervisor's, capacity kMetricsTextBytes
   std::unique_ptr<SpscRing<feed::FeedEvent>> ring;
@@ -88,6 +90,11 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
   const double span = cfg_.seconds > 0 ? cfg_.seconds + 60 : 86400;
   m.compute = std::make_unique<TickProcessor>(*m.features, *m.router, *m.publisher, m.stats, cfg_.status_interval_ns,
                                               static_cast<std::size_t>(span / interval_s) + 16, m.status.lost_messages);
+  if (!cfg_.features_shm.empty()) {
+    m.feature_store =
+        std::make_unique<features::ShmFeatureWriter>("/" + cfg_.features_shm, m.spec, cfg_.features_shm_ttl_ns);
+    m.compute->publish_features(m.feature_store.get());
+  }
   if (cfg_.metrics.enabled()) {
     m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
     m.metrics_text.reserve(kMetricsTextBytes);
@@ -140,6 +147,8 @@ RunTotals Pipeline::totals() const {
   }
   if (m.compute) {
     t.events = m.compute->events();
+    t.features_shm_on = m.feature_store != nullptr;
+    t.features_published = m.compute->features_published();
     t.wall_clock_exchange = m.compute->wall_clock();
   }
   t.feed_loss_reports = m.status.loss_ranges.load();

@@ -125,6 +125,8 @@ std::string Pipeline::report_json(const std::string& extra) const {
                  {"tx_stamps_stray", t.tx_stamps_stray},
                  {"shm_on", t.shm_on},
                  {"shm_published", t.shm_published},
+                 {"features_shm_on", t.features_shm_on},
+                 {"features_published", t.features_published},
                  {"decision_log_on", t.decision_log_on},
                  {"decision_log_records", t.decision_log_records},
                  {"decision_log_bytes", t.decision_log_bytes},

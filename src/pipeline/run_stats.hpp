@@ -45,6 +45,8 @@ struct WriterTotals {
 
 struct RunTotals : WriterTotals {
   std::uint64_t events = 0;       // feed events processed by the compute side
+  bool features_shm_on = false;   // [features] shm: the shared-memory feature store
+  std::uint64_t features_published = 0;  // vectors published to it: one per accepted event
   std::uint64_t signals = 0;
   std::uint64_t feed_loss_reports = 0;   // ranges the feed reported lost
   std::uint64_t feed_lost_messages = 0;

@@ -6,6 +6,14 @@
 #include "stats/clock.hpp"
 
 namespace tickinfer::pipeline {
+namespace {
+
+std::int64_t floor_div(std::int64_t a, std::int64_t b) noexcept {
+  const std::int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+}  // namespace
 
 TickProcessor::TickProcessor(features::FeaturePipeline& features, ModelRouter& router, SignalPublisher& out,
                              StageStats& stats, std::int64_t status_interval_ns, std::size_t max_intervals,
@@ -16,6 +24,8 @@ TickProcessor::TickProcessor(features::FeaturePipeline& features, ModelRouter& r
 void TickProcessor::start(std::int64_t run_start_ns) noexcept {
   run_start_ns_ = run_start_ns;
   next_interval_ns_ = run_start_ns + interval_ns_;
+  next_heartbeat_ns_ = run_start_ns;
+  if (store_) store_->heartbeat(stats::realtime_ns());
 }
 
 void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
@@ -34,6 +44,16 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   const int idx = features_.instrument_index(u.instrument);
   if (idx < 0) return;
   router_.route(fe, u, idx, t1, features_, out_, stats_);
+  if (store_ && u.status == features::UpdateStatus::Applied && u.has_values) {
+    features::ShmRowMeta meta;
+    meta.ts_ns = ex;
+    meta.bar = floor_div(ex, features_.spec().bar_ns);
+    meta.flags = (u.all_warm ? features::kShmAllWarm : 0) | (u.window_ready ? features::kShmWindowReady : 0);
+    meta.published_ns = t1;  // the vector is as of the features stage's end
+    meta.tick_seq = fe.seq;
+    store_->publish(static_cast<std::size_t>(idx), u.values, meta);
+    ++features_published_;
+  }
 }
 
 void TickProcessor::end_batch() noexcept {
@@ -44,6 +64,10 @@ void TickProcessor::end_batch() noexcept {
 int TickProcessor::housekeeping(std::int64_t now_ns, bool idle) noexcept {
   out_.read_tx_stamps(now_ns, idle, false);
   out_.maintain(now_ns);
+  if (store_ && now_ns >= next_heartbeat_ns_) {
+    store_->heartbeat(stats::realtime_ns());
+    next_heartbeat_ns_ = now_ns + 1'000'000;
+  }
   if (now_ns < next_interval_ns_) return 0;
   return close_interval(now_ns);
 }

@@ -4,9 +4,12 @@
 // rings from the ring's consumer (agents.hpp).
 //
 //   on_event (hot path): stamp compute start -> FeaturePipeline::on_event -> features done ->
-//     the wire / receive / queue / features stages -> ModelRouter::route (models, signals);
+//     the wire / receive / queue / features stages -> ModelRouter::route (models, signals) ->
+//     the instrument's new vector into the shared-memory feature store, when one is set (after
+//     the signals: a reader in another process never delays them);
 //   end_batch: the queued model rows, then the pending signals (one datagram);
-//   housekeeping(now_ns): transmit stamps (idle rounds), the decision log's interval flush and,
+//   housekeeping(now_ns): transmit stamps (idle rounds), the decision log's interval flush, the
+//     feature store's heartbeat (at most once a millisecond of the agent's clock) and,
 //     once a status interval has passed, its IntervalSample (published for the supervisor).
 //
 // Threading: one compute thread calls everything but intervals()/published() (any thread: a
@@ -16,6 +19,7 @@
 #include <vector>
 
 #include "features/feature_pipeline.hpp"
+#include "features/shm_feature_store.hpp"
 #include "pipeline/model_router.hpp"
 #include "pipeline/signal_publisher.hpp"
 #include "pipeline/stage_stats.hpp"
@@ -33,6 +37,9 @@ class TickProcessor {
   TickProcessor(const TickProcessor&) = delete;
   TickProcessor& operator=(const TickProcessor&) = delete;
 
+  // Set-up: every accepted event's vector is published to `store` (spec slot order). The store
+  // must outlive this object.
+  void publish_features(features::ShmFeatureWriter* store) noexcept { store_ = store; }
   // The run starts (clock time): the first status interval ends one interval later.
   void start(std::int64_t run_start_ns) noexcept;
   // A duty cycle begins at now_ns (the agent's clock).
@@ -45,6 +52,7 @@ class TickProcessor {
   void finish() noexcept;
 
   std::uint64_t events() const noexcept { return events_; }
+  std::uint64_t features_published() const noexcept { return features_published_; }
   bool wall_clock() const noexcept { return wall_clock_; }  // an exchange on this host's clock was seen
   const std::vector<IntervalSample>& intervals() const noexcept { return intervals_; }
   std::size_t published() const noexcept { return published_.load(std::memory_order_acquire); }
@@ -58,7 +66,9 @@ class TickProcessor {
   StageStats& stats_;
   const std::atomic<std::uint64_t>& feed_lost_;
   const std::int64_t interval_ns_;
-  std::uint64_t events_ = 0;
+  features::ShmFeatureWriter* store_ = nullptr;
+  std::int64_t next_heartbeat_ns_ = 0;
+  std::uint64_t events_ = 0, features_published_ = 0;
   bool wall_clock_ = false;
   std::int64_t run_start_ns_ = 0, next_interval_ns_ = 0;
   std::uint64_t events_before_ = 0, signals_before_ = 0;  // at the start of the current interval

@@ -1,0 +1,139 @@
+// tickinfer.FeatureStore: a running pipeline's shared-memory feature store read from Python (a
+// research notebook, a strategy prototype). It is the C++ reader (tickinfer/feature_store.hpp):
+// the same seqlock, so a vector read here is never torn, and the same per-entry TTL.
+#include "feature_store.hpp"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <time.h>
+
+#include <memory>
+
+#include "array_args.hpp"
+#include "tickinfer/error.hpp"
+#include "tickinfer/feature_store.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace tickinfer::python {
+namespace {
+
+using features::ShmFeatureReader;
+using features::ShmRead;
+using features::ShmRowMeta;
+
+std::int64_t realtime_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+}
+
+struct PyFeatureStore {
+  std::string name;
+  std::unique_ptr<ShmFeatureReader> reader;
+};
+
+std::string store_name(std::string name) {
+  if (name.rfind("shm:", 0) == 0) name = name.substr(4);
+  if (name.empty()) throw Error("FeatureStore: empty store name");
+  return name[0] == '/' ? name : "/" + name;
+}
+
+// One entry as a dict: status ("ok", "stale", "empty", "busy"), values (float64 array, or None
+// when empty/busy) and the entry's meta.
+nb::dict entry(const PyFeatureStore& s, std::size_t slot, std::int64_t now_ns) {
+  const ShmFeatureReader& r = *s.reader;
+  double* data = nullptr;
+  const int64_t dims[1] = {static_cast<int64_t>(r.width())};
+  nb::object values = new_double_array(dims, 1, &data);
+  ShmRowMeta m;
+  ShmRead st;
+  {
+    nb::gil_scoped_release unlocked;
+    st = r.read(slot, data, &m, now_ns);
+  }
+  nb::dict d;
+  d["status"] = features::to_string(st);
+  d["instrument"] = r.instrument_at(slot);
+  const bool have = st == ShmRead::Ok || st == ShmRead::Stale;
+  d["values"] = have ? values : nb::none();
+  d["updates"] = m.updates;
+  d["tick_seq"] = m.tick_seq;
+  d["exchange_ts_ns"] = m.ts_ns;
+  d["bar"] = m.bar;
+  d["published_ns"] = m.published_ns;
+  d["all_warm"] = (m.flags & features::kShmAllWarm) != 0;
+  d["window_ready"] = (m.flags & features::kShmWindowReady) != 0;
+  return d;
+}
+
+std::int64_t now_or(std::int64_t now_ns) { return now_ns < 0 ? realtime_ns() : now_ns; }
+
+}  // namespace
+
+void bind_feature_store(nb::module_& m) {
+  nb::class_<PyFeatureStore>(m, "FeatureStore",
+                             "A running pipeline's shared-memory feature store ([features] shm = NAME), read-only.\n"
+                             "FeatureStore('NAME') attaches; read(instrument) returns that instrument's latest vector.")
+      .def(
+          "__init__",
+          [](PyFeatureStore* self, const std::string& name) {
+            const std::string n = store_name(name);
+            new (self) PyFeatureStore{n, std::make_unique<ShmFeatureReader>(n)};
+          },
+          "name"_a, "Attaches to store NAME (as in the run's config; 'shm:NAME' works too). Raises tickinfer.Error.")
+      .def_prop_ro("names", [](const PyFeatureStore& s) { return s.reader->names(); }, "Column names, in vector order.")
+      .def_prop_ro("set_name", [](const PyFeatureStore& s) { return s.reader->set_name(); })
+      .def_prop_ro("width", [](const PyFeatureStore& s) { return s.reader->width(); })
+      .def_prop_ro("instruments",
+                   [](const PyFeatureStore& s) {
+                     std::vector<std::uint32_t> ids;
+                     for (std::size_t i = 0; i < s.reader->slots(); ++i) ids.push_back(s.reader->instrument_at(i));
+                     return ids;
+                   },
+                   "Instrument ids, in slot order.")
+      .def_prop_ro("ttl_ns", [](const PyFeatureStore& s) { return s.reader->ttl_ns(); },
+                   "Entries published longer ago than this read as 'stale' (0: never).")
+      .def_prop_ro("feature_set_id", [](const PyFeatureStore& s) { return s.reader->feature_set_id(); })
+      .def_prop_ro("writer_pid", [](const PyFeatureStore& s) { return s.reader->writer_pid(); })
+      .def_prop_ro("heartbeat_ns", [](const PyFeatureStore& s) { return s.reader->heartbeat_ns(); },
+                   "The writer's last heartbeat, CLOCK_REALTIME ns (compare with time.time_ns()).")
+      .def(
+          "writer_state",
+          [](const PyFeatureStore& s, double stale_after_s, std::int64_t now_ns) {
+            return features::to_string(
+                s.reader->writer_state(now_or(now_ns), static_cast<std::int64_t>(stale_after_s * 1e9)));
+          },
+          "stale_after_s"_a = 2.0, "now_ns"_a = -1,
+          "'alive', 'stale' (no heartbeat for stale_after_s) or 'restarted' (a new writer attached).")
+      .def(
+          "read",
+          [](const PyFeatureStore& s, std::uint32_t instrument, std::int64_t now_ns) {
+            const int slot = s.reader->slot_of(instrument);
+            if (slot < 0)
+              throw Error("FeatureStore '" + s.name + "': instrument " + std::to_string(instrument) + " is not in it");
+            return entry(s, static_cast<std::size_t>(slot), now_or(now_ns));
+          },
+          "instrument"_a, "now_ns"_a = -1,
+          "The instrument's latest entry: a dict with status ('ok', 'stale', 'empty', 'busy'), values\n"
+          "(float64 array, None when empty), updates, tick_seq, exchange_ts_ns, bar, published_ns,\n"
+          "all_warm, window_ready. now_ns: the time the TTL is judged at (-1: now; 0: no TTL check).")
+      .def(
+          "snapshot",
+          [](const PyFeatureStore& s, std::int64_t now_ns) {
+            const std::int64_t now = now_or(now_ns);
+            nb::list out;
+            for (std::size_t i = 0; i < s.reader->slots(); ++i) out.append(entry(s, i, now));
+            return out;
+          },
+          "now_ns"_a = -1, "Every instrument's entry, in slot order (see read).")
+      .def("__repr__", [](const PyFeatureStore& s) {
+        return "<tickinfer.FeatureStore '" + s.name + "' set '" + s.reader->set_name() + "' " +
+               std::to_string(s.reader->slots()) + " instruments x " + std::to_string(s.reader->width()) + " features>";
+      });
+}
+
+}  // namespace tickinfer::python
