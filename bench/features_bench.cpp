@@ -11,11 +11,20 @@
 //   shm_read_10      ShmFeatureReader::read of a 10-feature vector (seqlock, uncontended)
 //   shm_publish_10   ShmFeatureWriter::publish of the same vector
 //   cache_hit_10     FeatureCache::get of a present 10-feature entry
+// Then issue 19's sharing bar, three models reading the same 10 features (one in the spec's
+// order and scaling, one reversed with its own fixed standardization, one permuted with the
+// spec's scaling), per tick, 16 ticks timed together, interleaved over 7 rounds:
+//   separate_3       three FeaturePipelines, one per model (what each model computing its own
+//                    features costs): three on_event per tick
+//   shared_3         one FeaturePipeline on the feature plan (features/feature_plan.hpp) and the
+//                    three views' gathers, as ModelRouter reads them
+// and the ratio shared / separate of the p50s, per round and its median (the bar: <= 0.5).
 // Each sample times one call with lfence/rdtsc ... rdtscp/lfence; the TSC rate is calibrated
 // against steady_clock at start. "net p50" subtracts the timer's p50. Pin it: taskset -c 1.
 // Usage: features_bench [samples (default 1000000)]
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +37,7 @@
 
 #include "features/feature_cache.hpp"
 #include "features/feature_pipeline.hpp"
+#include "features/feature_plan.hpp"
 #include "features/shm_feature_store.hpp"
 #include "stats/latency_histogram.hpp"
 
@@ -163,6 +173,82 @@ std::vector<md::Event> make_events(std::size_t n) {
   return ev;
 }
 
+// Three models' signatures over kTenFeatures: the spec's order and scaling, reversed with other
+// fixed parameters, and a permutation with the spec's parameters.
+struct ThreeModels {
+  FeatureSpec a, b, c;
+  ThreeModels() {
+    const std::string head = "[feature_set]\ninstruments = [1]\nwindow = 32\n";
+    std::vector<std::string> f;  // the ten [[feature]] tables
+    const std::string all(kTenFeatures);
+    for (std::size_t p = all.find("[[feature]]"); p != std::string::npos;) {
+      const std::size_t next = all.find("[[feature]]", p + 1);
+      f.push_back(all.substr(p, next == std::string::npos ? std::string::npos : next - p));
+      p = next;
+    }
+    const double mean[10] = {100, 100, 2, 0, 0, 0, 0.001, 0.001, 0, 5};
+    const double scale[10] = {10, 10, 4, 0.5, 0.01, 0.01, 0.002, 0.002, 0.5, 3};
+    auto std_block = [](const std::vector<int>& order, const double* m, const double* sc, double bias) {
+      std::string t = "[standardize]\nmode = \"fixed\"\nmean = [";
+      for (std::size_t i = 0; i < order.size(); ++i) t += (i ? ", " : "") + std::to_string(m[order[i]] + bias);
+      t += "]\nscale = [";
+      for (std::size_t i = 0; i < order.size(); ++i) t += (i ? ", " : "") + std::to_string(sc[order[i]]);
+      return t + "]\n";
+    };
+    auto spec_of = [&](const std::vector<int>& order, double bias) {
+      std::string t = head + std_block(order, mean, scale, bias);
+      for (int i : order) t += f[static_cast<std::size_t>(i)];
+      return parse_feature_spec(t);
+    };
+    a = spec_of({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, 0.0);
+    b = spec_of({9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, 0.25);  // other means: its own scaling
+    c = spec_of({2, 0, 1, 5, 3, 4, 9, 7, 8, 6}, 0.0);   // the spec's parameters, reordered
+  }
+};
+
+void sharing_bar(std::size_t samples, const std::vector<md::Event>& events, std::int64_t) {
+  const ThreeModels m;
+  const FeaturePlan plan = plan_features(m.a, {{"a", &m.a, false}, {"b", &m.b, false}, {"c", &m.c, false}});
+  std::printf("\nsharing: 3 models x 10 features -> a plan of %zu columns (%zu requested), %zu views: "
+              "a %s, b %s, c %s\n", plan.spec.width(), plan.requested_columns, plan.groups,
+              plan.views[0].identity ? "in place" : "gathered",
+              plan.views[1].scaling == ViewScaling::Own ? "own scaling" : "plan scaling",
+              plan.views[2].scaling == ViewScaling::Own ? "own scaling" : "plan scaling");
+  std::printf("%-16s %8s %8s %8s %8s %8s %10s %10s\n", "ns per tick", "p50", "p90", "p99", "p99.9", "max", "", "samples");
+  const std::size_t n = std::max<std::size_t>(samples / 16 / 7, 1000);
+  std::vector<double> ratios, sep_p50, sh_p50;
+  for (int round = 0; round < 7; ++round) {
+    FeaturePipeline pa(m.a), pb(m.b), pc(m.c);
+    std::size_t k = 0;
+    const auto sep = measure_batched(n, 16, [&](std::size_t) {
+      const std::size_t e = k++ % events.size();
+      g_sink = pa.on_event(events[e], 0).model_input[9] + pb.on_event(events[e], 0).model_input[9] +
+               pc.on_event(events[e], 0).model_input[9];
+    });
+    FeaturePipeline shared(plan.spec);
+    float in_b[10], in_c[10];
+    k = 0;
+    const auto sh = measure_batched(n, 16, [&](std::size_t) {
+      const FeatureUpdate& u = shared.on_event(events[k++ % events.size()], 0);
+      plan.views[1].gather_current(u, in_b);
+      plan.views[2].gather_current(u, in_c);
+      g_sink = u.model_input[9] + in_b[9] + in_c[9];
+    });
+    if (round == 0) {
+      row("separate_3", sep, sep.value_at_percentile(50));
+      row("shared_3", sh, sh.value_at_percentile(50));
+    }
+    sep_p50.push_back(static_cast<double>(sep.value_at_percentile(50)));
+    sh_p50.push_back(static_cast<double>(sh.value_at_percentile(50)));
+    ratios.push_back(sh_p50.back() / sep_p50.back());
+  }
+  std::printf("p50 per round (separate / shared, ns):");
+  for (std::size_t i = 0; i < ratios.size(); ++i) std::printf(" %.0f/%.0f", sep_p50[i], sh_p50[i]);
+  std::sort(ratios.begin(), ratios.end());
+  std::printf("\nshared / separate feature time per tick: median %.3f over 7 interleaved rounds (min %.3f, max %.3f); "
+              "bar <= 0.5: %s\n", ratios[3], ratios.front(), ratios.back(), ratios[3] <= 0.5 ? "met" : "MISSED");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -244,5 +330,6 @@ int main(int argc, char** argv) {
     row("cache_hit_10", measure(samples, [&](std::size_t i) { g_sink = c.get({static_cast<std::uint32_t>(i & 511), 5, 7}, 1)[3]; }),
         tp50);
   }
+  sharing_bar(samples, events, tp50);
   return 0;
 }

@@ -66,9 +66,9 @@ PipelineConfig config_with_log(const std::string& name, FlushPolicy flush) {
 struct ComputeSide {
   explicit ComputeSide(PipelineConfig c, std::size_t max_intervals = 64)
       : cfg(std::move(c)),
-        spec(features::load_feature_spec(cfg.feature_spec)),
-        features(spec),
-        router(cfg, spec, features),
+        plan(plan_run_features(cfg)),
+        features(plan.spec),
+        router(cfg, plan, features),
         out(cfg, router.logged_models(), router.widest_input(), stats),
         compute(features, router, out, stats, cfg.status_interval_ns, max_intervals, status.lost_messages) {}
 
@@ -86,7 +86,7 @@ struct ComputeSide {
   }
 
   PipelineConfig cfg;
-  features::FeatureSpec spec;
+  features::FeaturePlan plan;
   features::FeaturePipeline features;
   ModelRouter router;
   StageStats stats;

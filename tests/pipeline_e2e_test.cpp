@@ -11,8 +11,12 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 
+#include <sys/stat.h>
+
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "features/feature_spec.hpp"
 #include "features/shm_feature_store.hpp"
@@ -229,8 +233,159 @@ TEST(PipelineEndToEnd, FingerprintOnlyLogSaysItCannotReplay) {
   EXPECT_NE(rep.find("cannot be re-run"), std::string::npos) << rep;
 }
 
+namespace {
+
+// A [[feature]] table that parses back to f (kind and parameters; the name is not written).
+std::string feature_toml(const tickinfer::features::FeatureDef& f) {
+  using tickinfer::features::FeatureKind;
+  std::ostringstream o;
+  o.precision(17);
+  o << "[[feature]]\nkind = \"" << tickinfer::features::feature_kind_name(f.kind) << "\"\n";
+  if (f.count)
+    o << (f.kind == FeatureKind::TradeImbalance || f.kind == FeatureKind::VwapDeviation ? "trades" : "ticks") << " = "
+      << f.count << "\n";
+  if (f.window_ns) o << "window_ns = " << f.window_ns << "\ncapacity = " << f.capacity << "\n";
+  if (f.alpha > 0) o << "alpha = " << f.alpha << "\n";
+  return o.str() + "\n";
+}
+
+std::string array_toml(const std::vector<double>& v) {
+  std::ostringstream o;
+  o.precision(17);
+  o << "[";
+  for (std::size_t i = 0; i < v.size(); ++i) o << (i ? ", " : "") << v[i];
+  return o.str() + "]";
+}
+
+// A model directory: a copy of model_path and the signature text beside it.
+std::string model_dir(const std::string& name, const std::string& model_path, const std::string& signature) {
+  const std::string dir = temp(name);
+  mkdir(dir.c_str(), 0755);
+  std::ifstream src(model_path, std::ios::binary);
+  std::ofstream(dir + "/model.keras", std::ios::binary) << src.rdbuf();
+  std::ofstream(dir + "/features.toml") << signature;
+  return dir + "/model.keras";
+}
+
+}  // namespace
+
+// Four tick-mode models on one feed, each with its own feature signature: "default" (the
+// pipeline spec itself), "rev" and "rev2" (the same ten features in reverse order, the same
+// standardization), and "six" (a 6-input model: three of the spec's features with its own fixed
+// mean and scale, and three the spec lacks). The plan computes the 13 distinct features once per
+// tick; "rev" and "rev2" share one view, built once per tick. Checked against what was written
+// into the test: every logged "rev" input is the reversed "default" input of the same tick; the
+// last "six" input of each instrument is its own standardization of the raw vector the feature
+// store holds; the view counters equal the signal counts they must equal.
+TEST(PipelineEndToEnd, FeaturesSharedByModelsAreComputedOnceAndEachModelReadsItsOwnOrder) {
+  using namespace tickinfer::features;
+  const FeatureSpec spec = load_feature_spec(kDefault + "/features.toml");
+  const std::string head = "[feature_set]\nname = \"other\"\ninstruments = [1]\n\n";
+  std::string rev = head;
+  std::vector<double> mean(spec.standardize.mean.rbegin(), spec.standardize.mean.rend());
+  std::vector<double> scale(spec.standardize.scale.rbegin(), spec.standardize.scale.rend());
+  rev += "[standardize]\nmode = \"fixed\"\nmean = " + array_toml(mean) + "\nscale = " + array_toml(scale) + "\n\n";
+  for (std::size_t i = spec.width(); i-- > 0;) rev += feature_toml(spec.features[i]);
+  // "six": spread_bps, log_return_20, momentum_50 (positions 0, 3, 5 of the spec) and three new.
+  const std::vector<double> six_mean = {5.0, 0.001, -0.002, 700.0, 700.0, 701.0};
+  const std::vector<double> six_scale = {20.0, 0.05, 0.03, 900.0, 800.0, 950.0};
+  std::string six = head + "[standardize]\nmode = \"fixed\"\nmean = " + array_toml(six_mean) + "\nscale = " +
+                    array_toml(six_scale) + "\n\n" + feature_toml(spec.features[0]) + feature_toml(spec.features[3]) +
+                    feature_toml(spec.features[5]) +
+                    "[[feature]]\nkind = \"mid\"\n\n[[feature]]\nkind = \"microprice\"\n\n"
+                    "[[feature]]\nkind = \"ewma_mean\"\nalpha = 0.1\n";
+  ASSERT_EQ(spec.features[0].kind, FeatureKind::SpreadBps);
+  ASSERT_EQ(spec.features[3].name, "log_return_20");
+  ASSERT_EQ(spec.features[5].name, "momentum_50");
+  const std::string rev_model = model_dir("rev", kDefault + "/model.keras", rev);
+  const std::string rev2_model = model_dir("rev2", kDefault + "/model.keras", rev);
+  const std::string six_model =
+      model_dir("six", std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/dense_activations_k3/model.keras", six);
+
+  RunConfig rc;
+  rc.log = temp("shared.tdl");
+  rc.ready = temp("shared.ready");
+  rc.report = temp("shared.json");
+  rc.udp = false;
+  rc.features_shm = "tickinfer-e2e-shared-" + std::to_string(getpid());
+  for (const auto& [name, path] : {std::pair{"rev", rev_model}, {"rev2", rev2_model}, {"six", six_model}})
+    rc.extra += std::string("\n[[model]]\nname = \"") + name + "\"\npath = \"" + path + "\"\nmode = \"tick\"\n";
+  const std::string cfg = write_config(rc, "shared.toml");
+  unlink(rc.ready.c_str());
+  Process run = start({"run", cfg}, temp("shared.run.out"));
+  ASSERT_TRUE(wait_file(rc.ready, 60)) << slurp(run.out_path);
+  Process serve = start(serve_args(20000, 20000, false), temp("shared.serve.out"));
+  ASSERT_EQ(wait_for(serve, 60), 0) << slurp(serve.out_path);
+  ASSERT_EQ(wait_for(run, 60), 0) << slurp(run.out_path);
+  const std::string out = slurp(run.out_path);
+  EXPECT_NE(out.find("features: 13 columns computed once per tick (10 from the spec, 3 added by models) for 4 model(s) "
+                     "that declare 36 in all; 3 distinct views"),
+            std::string::npos) << out;
+  EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;  // the gathers allocate nothing
+
+  const auto log = tickinfer::pipeline::read_decision_log(rc.log);
+  ASSERT_EQ(log.models.size(), 4u);
+  // Signals per model, and the last of each tick per model.
+  std::map<std::uint64_t, const tickinfer::pipeline::DecisionRecord*> by_tick[4];
+  long long signals[4] = {0, 0, 0, 0};
+  for (const auto& d : log.decisions) {
+    ++signals[d.model];
+    by_tick[d.model][d.tick_seq] = &d;
+  }
+  ASSERT_GT(signals[0], 15000) << out;
+  for (int m = 1; m < 4; ++m) EXPECT_EQ(signals[m], signals[0]) << m;  // the same ticks are warm for all
+  long long reversed = 0;
+  for (const auto& [seq, d0] : by_tick[0]) {
+    const auto* d1 = by_tick[1].at(seq);
+    const auto* d2 = by_tick[2].at(seq);
+    ASSERT_EQ(d1->inputs.size(), 10u);
+    for (std::size_t f = 0; f < 10; ++f) {
+      ASSERT_EQ(d1->inputs[f], d0->inputs[9 - f]) << "tick " << seq << " feature " << f;
+      ASSERT_EQ(d2->inputs[f], d1->inputs[f]) << "tick " << seq << " feature " << f;
+    }
+    ++reversed;
+  }
+  EXPECT_EQ(reversed, signals[0]);
+
+  // The feature store holds the plan's 13 raw columns: the spec's ten, then mid, microprice, ewma.
+  const ShmFeatureReader store("/" + rc.features_shm);
+  ASSERT_EQ(store.width(), 13u);
+  EXPECT_EQ(store.names()[10], "mid");
+  EXPECT_EQ(store.names()[12], "ewma_mean_0.1");
+  const std::size_t six_columns[6] = {0, 3, 5, 10, 11, 12};
+  std::vector<double> raw(13);
+  for (std::size_t s = 0; s < store.slots(); ++s) {
+    ShmRowMeta m;
+    ASSERT_EQ(store.read(s, raw.data(), &m), ShmRead::Ok);
+    const tickinfer::pipeline::DecisionRecord* last = nullptr;
+    for (const auto& [seq, d] : by_tick[3])
+      if (d->instrument == store.instrument_at(s)) last = d;
+    ASSERT_NE(last, nullptr);
+    ASSERT_EQ(last->tick_seq, m.tick_seq);
+    ASSERT_EQ(last->inputs.size(), 6u);
+    for (std::size_t j = 0; j < 6; ++j)
+      EXPECT_EQ(last->inputs[j], static_cast<float>((raw[six_columns[j]] - six_mean[j]) / six_scale[j]))
+          << "instrument " << store.instrument_at(s) << " column " << j;
+  }
+
+  // View counters: "rev" builds its group's buffer on every tick it runs, "rev2" reuses it, "six"
+  // builds its own, "default" reads the plan in place.
+  std::ifstream rf(rc.report);
+  const auto j = nlohmann::json::parse(rf);
+  EXPECT_EQ(j["totals"]["feature_view_builds"].get<long long>(), signals[1] + signals[3]);
+  EXPECT_EQ(j["totals"]["feature_view_reuses"].get<long long>(), signals[2]);
+  EXPECT_EQ(j["totals"]["feature_columns"].get<long long>(), 13);
+  EXPECT_EQ(j["totals"]["feature_requested_columns"].get<long long>(), 36);
+  shm_unlink(("/" + rc.features_shm).c_str());
+}
+
+// The spec's own features in another order, for a window model: its rows come standardized from
+// the pipeline's window, in the pipeline's scaling, which is not the one the model was trained
+// with. Refused, naming the fix. (A tick-mode model in the same position reads its own order and
+// scaling from the raw vector; the test above runs one.)
 TEST(PipelineRefusals, SignatureMismatchIsRefusedBeforeStarting) {
-  // The same features in another order: the model would get its inputs scrambled.
+  // The same features in another order, the standardization arrays left as they were: the
+  // pipeline's fixed scaling of each column is not the model's.
   std::string spec = slurp(kDefault + "/features.toml");
   const auto a = spec.find("kind = \"spread_bps\""), b = spec.find("kind = \"book_imbalance\"");
   ASSERT_NE(a, std::string::npos);
@@ -244,8 +399,13 @@ TEST(PipelineRefusals, SignatureMismatchIsRefusedBeforeStarting) {
   const std::string cfg = temp("sig2.toml");
   std::ofstream(cfg) << cfg_text;
   std::string out;
+  EXPECT_EQ(run_cli({"run", cfg, "--check"}, out), 0) << out;  // tick mode: served from the raw vector
+  cfg_text.replace(cfg_text.find("mode = \"tick\""), 13, "mode = \"window\"");
+  std::ofstream(cfg) << cfg_text;
   EXPECT_EQ(run_cli({"run", cfg}, out), 1);
-  EXPECT_NE(out.find("feature signature mismatch at position 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("a window or stream model reads standardized rows from the pipeline's window, but its "
+                     "features.toml standardizes them differently"),
+            std::string::npos) << out;
 }
 
 TEST(PipelineRefusals, MissingModelWrongWidthBadConfigAndSilentFeed) {

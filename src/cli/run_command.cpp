@@ -65,6 +65,11 @@ void print_feed_summary(const feed::FeedStats& s, std::FILE* out) {
 void print_writer_summary(const pipeline::RunTotals& t, const pipeline::PipelineConfig& cfg, std::FILE* out) {
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   if (t.shm_on) std::fprintf(out, "shm ring: %llu messages published\n", u(t.shm_published));
+  std::fprintf(out, "features: %llu columns computed once per tick (%llu from the spec, %llu added by models) for %zu "
+               "model(s) that declare %llu in all; %llu distinct views, gathered %llu times, reused %llu times\n",
+               u(t.feature_columns), u(t.feature_pipeline_columns), u(t.feature_columns - t.feature_pipeline_columns),
+               cfg.models.size(), u(t.feature_requested_columns), u(t.feature_views), u(t.feature_view_builds),
+               u(t.feature_view_reuses));
   if (t.features_shm_on)
     std::fprintf(out, "feature store shm:%s: %llu vectors published\n", cfg.features_shm.c_str(),
                  u(t.features_published));
@@ -96,8 +101,10 @@ int run_run(const ArgParser& args) {
   if (args.flag_set("check")) {
     std::printf("%s: configuration, %zu model(s) and their feature signatures are consistent\n", cfg.source.c_str(),
                 cfg.models.size());
+    std::fputs(p.feature_plan_text().c_str(), stdout);
     return 0;
   }
+  if (!cfg.quiet) std::fputs(p.feature_plan_text().c_str(), stdout);
   for (const auto& w : p.warmup())
     std::printf("warmup: model '%s' %d runs, p50 %.2f us p99 %.2f us, %s\n", w.model.c_str(), w.iterations,
                 static_cast<double>(w.p50_ns) / 1e3, static_cast<double>(w.p99_ns) / 1e3,

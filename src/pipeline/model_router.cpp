@@ -14,23 +14,52 @@
 
 namespace tickinfer::pipeline {
 
-ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeatureSpec& spec,
-                         const features::FeaturePipeline& features) {
-  const std::size_t width = spec.width();
+// The run's one feature plan: [features] spec, plus what each model's features.toml declares.
+// A model's file is checked first, so a missing model is reported as such, not as a missing
+// signature.
+features::FeaturePlan plan_run_features(const PipelineConfig& cfg) {
+  const features::FeatureSpec pipeline_spec = features::load_feature_spec(cfg.feature_spec);
+  std::vector<features::FeatureSpec> signatures(cfg.models.size());
+  std::vector<features::ModelFeatures> models(cfg.models.size());
+  for (std::size_t i = 0; i < cfg.models.size(); ++i) {
+    const ModelConfig& mc = cfg.models[i];
+    models[i].who = "model '" + mc.name + "' (" + mc.path + ")";
+    models[i].sequence = mc.trigger != ModelTrigger::Tick;
+    if (access(mc.path.c_str(), R_OK) != 0) throw Error(models[i].who + ": file not found or not readable");
+    if (!mc.check_signature) continue;
+    signatures[i] = features::load_model_signature(mc.path);
+    models[i].signature = &signatures[i];
+  }
+  return features::plan_features(pipeline_spec, models);
+}
+
+ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan& fplan,
+                         const features::FeaturePipeline& features)
+    : groups_(fplan.groups), plan_width_(fplan.spec.width()), window_rows_(static_cast<std::size_t>(fplan.spec.window)) {
+  const features::FeatureSpec& spec = fplan.spec;
   routes_.resize(spec.instruments.size());
   for (std::size_t mi = 0; mi < cfg.models.size(); ++mi) {
     const ModelConfig& mc = cfg.models[mi];
     const std::string who = "model '" + mc.name + "' (" + mc.path + ")";
-    if (access(mc.path.c_str(), R_OK) != 0) throw Error(who + ": file not found or not readable");
-    if (mc.check_signature) features::check_signature(spec, features::load_model_signature(mc.path), who);
+    const features::FeatureView& view = fplan.views[mi];
+    const std::size_t width = view.width();
     const Model model = Model::load(mc.path);
     const auto ins = model.inputs();
     if (ins.size() != 1 || ins[0].shape.empty())
       throw Error(who + ": expected exactly one input with a feature axis");
-    features::check_input_width(spec, static_cast<std::size_t>(ins[0].shape.back()), who);
+    if (static_cast<std::size_t>(ins[0].shape.back()) != width)
+      throw Error(who + ": input width " + std::to_string(ins[0].shape.back()) + " does not match the " +
+                  std::to_string(width) + " features of its feature signature");
     RunningModel rm;
     rm.cfg = mc;
     rm.index = static_cast<std::uint16_t>(mi);
+    rm.view = &view;
+    if (!view.identity) {  // (a prefix view still needs a window buffer)
+      ViewBuffers& g = groups_[static_cast<std::size_t>(view.group)];
+      g.current.assign(width, 0.0f);
+      g.window.assign(width * window_rows_, 0.0f);
+      g.last.assign(width, 0.0f);
+    }
     CompileOptions opt;
     if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
     if (mc.trigger == ModelTrigger::Window) opt.window_length = mc.window > 0 ? mc.window : static_cast<int>(spec.window);
@@ -138,19 +167,20 @@ void ModelRouter::route(const feed::FeedEvent& fe, const features::FeatureUpdate
                         std::int64_t features_done_ns, features::FeaturePipeline& features, SignalPublisher& out,
                         StageStats& stats) noexcept {
   std::int64_t t_prev = features_done_ns;
+  ++route_calls_;
   for (int mi : routes_[static_cast<std::size_t>(idx)]) {
     RunningModel& m = models_[static_cast<std::size_t>(mi)];
     const float* input = nullptr;
     switch (m.cfg.trigger) {
       case ModelTrigger::Tick:
         if (u.status == features::UpdateStatus::Applied && u.has_values && u.all_warm && u.params_ready)
-          input = u.model_input;
+          input = current_input(m, u);
         break;
       case ModelTrigger::Window:
-        if (u.rows_emitted > 0 && u.window_ready) input = features.window(static_cast<std::size_t>(idx)).view();
+        if (u.rows_emitted > 0 && u.window_ready) input = row_input(m, features.window(static_cast<std::size_t>(idx)), true);
         break;
       case ModelTrigger::Stream:
-        if (u.rows_emitted > 0 && u.window_ready) input = features.window(static_cast<std::size_t>(idx)).last();
+        if (u.rows_emitted > 0 && u.window_ready) input = row_input(m, features.window(static_cast<std::size_t>(idx)), false);
         break;
     }
     if (!input) continue;
@@ -169,6 +199,38 @@ void ModelRouter::route(const feed::FeedEvent& fe, const features::FeatureUpdate
     emit(m, input, fe, t_model, out);
     t_prev = stats::realtime_ns();
   }
+}
+
+// The model's current vector: the plan's own in place (a prefix view), or its group's buffer,
+// gathered once per tick (route call) for every model of the group.
+const float* ModelRouter::current_input(const RunningModel& m, const features::FeatureUpdate& u) noexcept {
+  if (m.view->prefix) return u.model_input;
+  ViewBuffers& g = groups_[static_cast<std::size_t>(m.view->group)];
+  if (g.current_at != route_calls_) {
+    m.view->gather_current(u, g.current.data());
+    g.current_at = route_calls_;
+    ++counts_.builds;
+  } else {
+    ++counts_.reuses;
+  }
+  return g.current.data();
+}
+
+// The window (whole_window) or its newest row, the same way.
+const float* ModelRouter::row_input(const RunningModel& m, const features::WindowRing& ring, bool whole_window) noexcept {
+  if (whole_window ? m.view->identity : m.view->prefix) return whole_window ? ring.view() : ring.last();
+  ViewBuffers& g = groups_[static_cast<std::size_t>(m.view->group)];
+  std::uint64_t& at = whole_window ? g.window_at : g.last_at;
+  float* buf = whole_window ? g.window.data() : g.last.data();
+  if (at != route_calls_) {
+    if (whole_window) m.view->gather_rows(ring.view(), window_rows_, plan_width_, buf);
+    else m.view->gather_rows(ring.last(), 1, plan_width_, buf);
+    at = route_calls_;
+    ++counts_.builds;
+  } else {
+    ++counts_.reuses;
+  }
+  return buf;
 }
 
 void ModelRouter::flush_rows(SignalPublisher& out, StageStats& stats) noexcept {

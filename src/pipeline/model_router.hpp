@@ -8,7 +8,9 @@
 // Route (hot path, noexcept, no allocation): route() runs the models routed to the tick's
 // instrument whose trigger fired (tick: the current vector; window: the [window, width] view;
 // stream: the newest row through the instrument's own stateful plan) and hands each output to the
-// SignalPublisher (claim/commit). Tick-mode models on a row-wise plan may queue their ticks
+// SignalPublisher (claim/commit). Each model reads its own features through its view of the one
+// feature plan (features/feature_plan.hpp): in place when the view is the plan itself, else from
+// its view group's buffer, gathered at most once per tick for all the models that share it. Tick-mode models on a row-wise plan may queue their ticks
 // instead (enable_row_batches) and run them in one Plan::run_rows call at the batch's end
 // (flush_rows).
 //
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "features/feature_pipeline.hpp"
+#include "features/feature_plan.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/decision_log.hpp"
 #include "pipeline/run_stats.hpp"
@@ -35,6 +38,7 @@ struct RunningModel {
   std::unique_ptr<Plan> plan;                  // Tick / Window
   std::vector<std::unique_ptr<Plan>> stream;   // Stream: one stateful plan per instrument index
   std::size_t input_size = 0;                  // floats per run
+  const features::FeatureView* view = nullptr;  // its columns of the feature plan
   std::vector<float> out;                      // the plan's output
   std::vector<int> outputs;                    // out elements that become the signal's scores
   ModelRunStats st;
@@ -48,9 +52,21 @@ struct RunningModel {
   int rows_pending = 0;
 };
 
+// The run's one feature plan: the [features] spec plus what each model's features.toml declares
+// (features/feature_plan.hpp). Throws tickinfer::Error for a missing model file, a missing or bad
+// signature, or a view the plan cannot serve.
+features::FeaturePlan plan_run_features(const PipelineConfig& cfg);
+
+// How the views of the feature plan were read: a build gathers a group's buffer for a tick, a
+// reuse is a model served from a buffer another model of the group built for the same tick.
+struct ViewCounts {
+  std::uint64_t builds = 0, reuses = 0;
+};
+
 class ModelRouter {
  public:
-  ModelRouter(const PipelineConfig& cfg, const features::FeatureSpec& spec, const features::FeaturePipeline& features);
+  // plan: the run's feature plan (features.spec() is plan.spec); it must outlive the router.
+  ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan& plan, const features::FeaturePipeline& features);
 
   // Set-up: queue the ticks of row-wise tick-mode plans (udp_batch = packet). A plan that is not
   // row-wise (a merge, a sequence layer, a TFLite file) keeps one run per tick.
@@ -68,14 +84,27 @@ class ModelRouter {
   std::vector<LoggedModel> logged_models() const;  // the decision log's model declarations
   std::size_t widest_input() const noexcept;
   std::vector<ModelRunStats> run_stats() const;
+  ViewCounts view_counts() const noexcept { return counts_; }
 
  private:
+  // A view group's buffers, each stamped with the route() call that last built it.
+  struct ViewBuffers {
+    std::vector<float> current, window, last;
+    std::uint64_t current_at = 0, window_at = 0, last_at = 0;
+  };
+  const float* current_input(const RunningModel& m, const features::FeatureUpdate& u) noexcept;
+  const float* row_input(const RunningModel& m, const features::WindowRing& ring, bool whole_window) noexcept;
+
   void run_rows(RunningModel& m, SignalPublisher& out, StageStats& stats) noexcept;
   void emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model,
             SignalPublisher& out) noexcept;
 
   std::vector<RunningModel> models_;
   std::vector<std::vector<int>> routes_;  // instrument index -> model indices
+  std::vector<ViewBuffers> groups_;       // per view group
+  std::size_t plan_width_ = 0, window_rows_ = 0;
+  std::uint64_t route_calls_ = 0;
+  ViewCounts counts_;
 };
 
 }  // namespace tickinfer::pipeline

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "features/feature_pipeline.hpp"
+#include "features/feature_plan.hpp"
 #include "features/shm_feature_store.hpp"
 #include "pipeline/agents.hpp"
 #include "pipeline/alloc_counter.hpp"
@@ -52,7 +53,8 @@ feed::FeedConfig feed_config(const PipelineConfig& cfg) {
 struct Pipeline::Impl {
   const PipelineConfig& cfg;
   const Clock& clock;
-  features::FeatureSpec spec;
+  features::FeaturePlan plan;  // the union of the models' features, and each model's view
+  features::FeatureSpec spec;  // plan.spec: what the one FeaturePipeline computes
   std::unique_ptr<features::FeaturePipeline> features;
   std::unique_ptr<ModelRouter> router;
   StageStats stats;
@@ -78,9 +80,10 @@ struct Pipeline::Impl {
 Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
     : cfg_(config), impl_(std::make_unique<Impl>(cfg_, clock)) {
   Impl& m = *impl_;
-  m.spec = features::load_feature_spec(cfg_.feature_spec);
+  m.plan = plan_run_features(cfg_);
+  m.spec = m.plan.spec;
   m.features = std::make_unique<features::FeaturePipeline>(m.spec);
-  m.router = std::make_unique<ModelRouter>(cfg_, m.spec, *m.features);
+  m.router = std::make_unique<ModelRouter>(cfg_, m.plan, *m.features);
   if (cfg_.check_only) return;
 
   // Outputs.
@@ -123,6 +126,30 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
 
 Pipeline::~Pipeline() = default;
 
+std::string Pipeline::feature_plan_text() const {
+  const features::FeaturePlan& plan = impl_->plan;
+  std::string t = "feature plan: " + std::to_string(plan.spec.width()) + " columns computed once per tick (" +
+                  std::to_string(plan.pipeline_columns) + " from the spec, " +
+                  std::to_string(plan.spec.width() - plan.pipeline_columns) + " added by models), " +
+                  std::to_string(plan.requested_columns) + " requested by " + std::to_string(plan.views.size()) +
+                  " model(s)\n";
+  for (std::size_t i = 0; i < plan.views.size(); ++i) {
+    const features::FeatureView& v = plan.views[i];
+    t += "  model '" + cfg_.models[i].name + "': " + std::to_string(v.width()) + " columns, ";
+    if (v.identity) t += "the plan itself, read in place";
+    else if (v.prefix) t += "the plan's first columns, read in place";
+    else t += std::string(v.scaling == features::ViewScaling::Own ? "its own scaling from the raw values" : "gathered") +
+              ", view " + std::to_string(v.group);
+    for (std::size_t o = 0; o < i; ++o)
+      if (plan.views[o].group == v.group && !v.prefix) {
+        t += " (shared with '" + cfg_.models[o].name + "': built once per tick)";
+        break;
+      }
+    t += "\n";
+  }
+  return t;
+}
+
 const StageStats& Pipeline::stage_stats() const noexcept { return impl_->stats; }
 const std::vector<IntervalSample>& Pipeline::intervals() const noexcept {
   static const std::vector<IntervalSample> none;
@@ -151,6 +178,13 @@ RunTotals Pipeline::totals() const {
     t.features_published = m.compute->features_published();
     t.wall_clock_exchange = m.compute->wall_clock();
   }
+  t.feature_columns = m.plan.spec.width();
+  t.feature_pipeline_columns = m.plan.pipeline_columns;
+  t.feature_requested_columns = m.plan.requested_columns;
+  t.feature_views = m.plan.groups;
+  const ViewCounts vc = m.router->view_counts();
+  t.feature_view_builds = vc.builds;
+  t.feature_view_reuses = vc.reuses;
   t.feed_loss_reports = m.status.loss_ranges.load();
   t.feed_lost_messages = m.status.lost_messages.load();
   t.allocations_at_ready = m.alloc_ready;

@@ -51,6 +51,8 @@ class Pipeline {
   void run(const std::atomic<bool>& stop);
 
   const PipelineConfig& config() const noexcept { return cfg_; }
+  // The feature plan, a line per model: its columns of the plan and how it reads them.
+  std::string feature_plan_text() const;
   const StageStats& stage_stats() const noexcept;
   const std::vector<IntervalSample>& intervals() const noexcept;
   // Number of intervals published so far (readable from another thread while run() runs).

@@ -47,6 +47,13 @@ struct RunTotals : WriterTotals {
   std::uint64_t events = 0;       // feed events processed by the compute side
   bool features_shm_on = false;   // [features] shm: the shared-memory feature store
   std::uint64_t features_published = 0;  // vectors published to it: one per accepted event
+  // The feature plan (features/feature_plan.hpp): columns the one pipeline computes per tick,
+  // how many of them the [features] spec has, how many the models declare in all (what separate
+  // pipelines per model would compute), the distinct views; then, over the run, how often a
+  // view's buffer was gathered and how often a model reused one another model of its group had
+  // gathered for the same tick (a model reading the plan in place counts in neither).
+  std::uint64_t feature_columns = 0, feature_pipeline_columns = 0, feature_requested_columns = 0, feature_views = 0;
+  std::uint64_t feature_view_builds = 0, feature_view_reuses = 0;
   std::uint64_t signals = 0;
   std::uint64_t feed_loss_reports = 0;   // ranges the feed reported lost
   std::uint64_t feed_lost_messages = 0;
