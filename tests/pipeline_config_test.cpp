@@ -67,6 +67,10 @@ max_iterations = 1000
 seconds = 20
 metrics = "127.0.0.1:9100"
 status_interval_ms = 250
+
+[shard]
+index = 1
+count = 3
 )";
 
 std::string error_of(const std::string& text) {
@@ -120,6 +124,16 @@ TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
   EXPECT_EQ(c.metrics.port, 9100);
   EXPECT_EQ(c.status_interval_ns, 250'000'000);
   EXPECT_DOUBLE_EQ(c.seconds, 20);
+  EXPECT_EQ(c.shard.index, 1);
+  EXPECT_EQ(c.shard.count, 3);
+  EXPECT_TRUE(c.shard.owns(4));
+  EXPECT_FALSE(c.shard.owns(5));
+  ShardConfig listed;
+  listed.instruments = {7, 9};
+  EXPECT_TRUE(listed.enabled());
+  EXPECT_TRUE(listed.owns(9));
+  EXPECT_FALSE(listed.owns(1));
+  EXPECT_FALSE(ShardConfig{}.enabled());
 }
 
 TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
@@ -152,6 +166,11 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"version = 3", "version = 3.5", "[[model]] version must be an integer"},
       {"fsync = true", "fsync = 1", "[decision_log] fsync must be true or false"},
       {"[signals]", "[signals", "config 'run.toml': line"},
+      {"index = 1\ncount = 3", "index = 3\ncount = 3", "[shard] index 3 is not below count 3"},
+      {"index = 1\ncount = 3", "index = 1", "[shard]: index and count go together"},
+      {"index = 1\ncount = 3", "index = 1\ncount = 3\ninstruments = [1]", "give either index and count, or instruments"},
+      {"index = 1\ncount = 3", "instruments = []", "[shard] instruments must be a non-empty array"},
+      {"index = 1\ncount = 3", "size = 3", "unknown key 'size' in [shard]"},
   };
   for (const auto& c : cases) {
     const std::string err = error_of(with(c.from, c.to));

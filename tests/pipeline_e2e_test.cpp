@@ -379,6 +379,112 @@ TEST(PipelineEndToEnd, FeaturesSharedByModelsAreComputedOnceAndEachModelReadsIts
   shm_unlink(("/" + rc.features_shm).c_str());
 }
 
+// Sharding across processes: `feed serve` publishes lines A and B to two multicast groups; three
+// `tickinfer run` processes join both: shard 0/2 (even instrument ids, from [shard]), shard 1/2
+// (odd ids, from --shard) and an unsharded one. The two shards' decisions partition the
+// unsharded run's: every (tick, instrument) decision of the whole run is made by exactly the shard
+// owning the instrument, with the same score and the same input; each shard counts the other's
+// events as skipped.
+TEST(PipelineEndToEnd, ShardsSplitTheInstrumentsAndTogetherDecideWhatOneProcessDecides) {
+  const int b = base_port();
+  const std::string group_a = "239.255." + std::to_string(90 + getpid() % 100) + ".1";
+  const std::string group_b = "239.255." + std::to_string(90 + getpid() % 100) + ".2";
+  struct Shard {
+    std::string name, extra_args;
+    std::string cfg, log, ready, report;
+  } shards[3] = {{"even", ""}, {"odd", "1/2"}, {"whole", ""}};
+  std::vector<Process> runs;
+  for (auto& sh : shards) {
+    RunConfig rc;
+    rc.udp = false;
+    rc.log = temp("shard_" + sh.name + ".tdl");
+    rc.ready = temp("shard_" + sh.name + ".ready");
+    rc.report = temp("shard_" + sh.name + ".json");
+    if (sh.name == "even") rc.extra = "\n[shard]\nindex = 0\ncount = 2\n";
+    std::string text = slurp(write_config(rc, "shard_" + sh.name + ".toml"));
+    text.replace(text.find("127.0.0.1:" + std::to_string(b) + "\""), ("127.0.0.1:" + std::to_string(b)).size(),
+                 group_a + ":" + std::to_string(b));
+    text.replace(text.find("127.0.0.1:" + std::to_string(b + 1)), ("127.0.0.1:" + std::to_string(b + 1)).size(),
+                 group_b + ":" + std::to_string(b + 1));
+    text.replace(text.find("recovery = \"127.0.0.1:" + std::to_string(b + 2) + "\""),
+                 ("recovery = \"127.0.0.1:" + std::to_string(b + 2) + "\"").size(), "recovery = \"none\"");
+    sh.cfg = temp("shard_" + sh.name + "2.toml");
+    std::ofstream(sh.cfg) << text;
+    sh.log = rc.log;
+    sh.ready = rc.ready;
+    sh.report = rc.report;
+    unlink(sh.ready.c_str());
+    std::vector<std::string> args = {"run", sh.cfg};
+    if (!sh.extra_args.empty()) args.insert(args.end(), {"--shard", sh.extra_args});
+    runs.push_back(start(args, temp("shard_" + sh.name + ".run.out")));
+  }
+  for (std::size_t i = 0; i < 3; ++i) ASSERT_TRUE(wait_file(shards[i].ready, 60)) << slurp(runs[i].out_path);
+  std::vector<std::string> serve = serve_args(20000, 10000, false);
+  for (auto& a : serve) {
+    if (a == "127.0.0.1:" + std::to_string(b)) a = group_a + ":" + std::to_string(b);
+    if (a == "127.0.0.1:" + std::to_string(b + 1)) a = group_b + ":" + std::to_string(b + 1);
+  }
+  Process feed = start(serve, temp("shard.serve.out"));
+  ASSERT_EQ(wait_for(feed, 60), 0) << slurp(feed.out_path);
+  std::string outs[3];
+  for (std::size_t i = 0; i < 3; ++i) {
+    const int rc = wait_for(runs[i], 60);
+    outs[i] = slurp(runs[i].out_path);
+    if (rc != 0 && outs[i].find("no market data") != std::string::npos)
+      GTEST_SKIP() << "multicast is not looped back on this host: " << outs[i];
+    ASSERT_EQ(rc, 0) << outs[i];
+    EXPECT_NE(outs[i].find("20000 ticks"), std::string::npos) << outs[i];  // each received the whole feed
+  }
+  EXPECT_NE(outs[0].find("shard: 10 of the spec's 20 instruments computed here"), std::string::npos) << outs[0];
+  EXPECT_NE(outs[1].find("shard: 10 of the spec's 20 instruments computed here"), std::string::npos) << outs[1];
+  EXPECT_EQ(outs[2].find("shard:"), std::string::npos) << outs[2];
+
+  using tickinfer::pipeline::DecisionRecord;
+  std::map<std::uint64_t, DecisionRecord> by_tick[3];
+  for (int i = 0; i < 3; ++i)
+    for (const auto& d : tickinfer::pipeline::read_decision_log(shards[i].log).decisions) by_tick[i][d.tick_seq] = d;
+  ASSERT_GT(by_tick[2].size(), 15000u);
+  for (const auto& [seq, d] : by_tick[0]) EXPECT_EQ(d.instrument % 2, 0u) << seq;
+  for (const auto& [seq, d] : by_tick[1]) EXPECT_EQ(d.instrument % 2, 1u) << seq;
+  EXPECT_EQ(by_tick[0].size() + by_tick[1].size(), by_tick[2].size());
+  for (const auto& [seq, whole] : by_tick[2]) {
+    const auto& part = by_tick[whole.instrument % 2];
+    const auto it = part.find(seq);
+    ASSERT_NE(it, part.end()) << "tick " << seq << " instrument " << whole.instrument;
+    ASSERT_EQ(it->second.instrument, whole.instrument);
+    ASSERT_EQ(it->second.scores[0], whole.scores[0]) << "tick " << seq;
+    ASSERT_EQ(it->second.input_fingerprint, whole.input_fingerprint) << "tick " << seq;
+  }
+  // Each shard skipped exactly the events the other computed: accepted or not, every event of
+  // an instrument it does not own.
+  nlohmann::json j[3];
+  for (int i = 0; i < 3; ++i) {
+    std::ifstream f(shards[i].report);
+    j[i] = nlohmann::json::parse(f);
+  }
+  const long long skipped0 = j[0]["totals"]["other_shard_events"].get<long long>();
+  const long long skipped1 = j[1]["totals"]["other_shard_events"].get<long long>();
+  EXPECT_EQ(skipped0 + skipped1, 20000);
+  EXPECT_GT(skipped0, 5000);
+  EXPECT_GT(skipped1, 5000);
+  EXPECT_EQ(j[2]["totals"]["other_shard_events"].get<long long>(), 0);
+  EXPECT_EQ(j[0]["totals"]["shard_instruments"].get<long long>(), 10);
+}
+
+TEST(PipelineRefusals, AShardThatCannotBeServedIsRefused) {
+  RunConfig rc;
+  const std::string cfg = write_config(rc, "shard_refusal.toml");
+  std::string out;
+  EXPECT_EQ(run_cli({"run", cfg, "--check", "--shard", "2/2"}, out), 2);
+  EXPECT_NE(out.find("--shard expects K/N with 0 <= K < N <= 4096, got '2/2'"), std::string::npos) << out;
+  EXPECT_EQ(run_cli({"run", cfg, "--check", "--shard", "1/40"}, out), 0) << out;  // it owns instrument 1 alone
+  rc.extra = "\n[shard]\ninstruments = [3, 99]\n";
+  EXPECT_EQ(run_cli({"run", write_config(rc, "shard_refusal2.toml"), "--check"}, out), 1);
+  EXPECT_NE(out.find("[shard] instruments: 99 is not in the feature spec"), std::string::npos) << out;
+  EXPECT_EQ(run_cli({"run", cfg, "--check", "--shard", "30/40"}, out), 1);
+  EXPECT_NE(out.find("[shard] 30 of 40 owns none of the feature spec's 20 instruments"), std::string::npos) << out;
+}
+
 // The spec's own features in another order, for a window model: its rows come standardized from
 // the pipeline's window, in the pipeline's scaling, which is not the one the model was trained
 // with. Refused, naming the fix. (A tick-mode model in the same position reads its own order and

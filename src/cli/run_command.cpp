@@ -4,6 +4,7 @@
 // per-stage latency table, the feed statistics and a summary of the signals.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 
@@ -39,6 +40,7 @@ ArgParser run_parser() {
   p.option("ready-file", "FILE", "override [run] ready_file");
   p.flag("quiet", "no status lines");
   p.flag("check", "load and check the configuration, models and signatures, then exit");
+  p.option("shard", "K/N", "compute only shard K of N of the instruments (instrument id % N == K); overrides [shard]");
   return p;
 }
 
@@ -65,6 +67,9 @@ void print_feed_summary(const feed::FeedStats& s, std::FILE* out) {
 void print_writer_summary(const pipeline::RunTotals& t, const pipeline::PipelineConfig& cfg, std::FILE* out) {
   const auto u = [](std::uint64_t v) { return static_cast<unsigned long long>(v); };
   if (t.shm_on) std::fprintf(out, "shm ring: %llu messages published\n", u(t.shm_published));
+  if (t.shard_on)
+    std::fprintf(out, "shard: %llu of the spec's %llu instruments computed here; %llu events of other shards' "
+                 "instruments skipped\n", u(t.shard_instruments), u(t.universe_instruments), u(t.other_shard_events));
   std::fprintf(out, "features: %llu columns computed once per tick (%llu from the spec, %llu added by models) for %zu "
                "model(s) that declare %llu in all; %llu distinct views, gathered %llu times, reused %llu times\n",
                u(t.feature_columns), u(t.feature_pipeline_columns), u(t.feature_columns - t.feature_pipeline_columns),
@@ -95,6 +100,16 @@ int run_run(const ArgParser& args) {
     else throw UsageError("--threading must be inline or rings");
   }
   if (args.flag_set("quiet")) cfg.quiet = true;
+  if (args.given("shard")) {
+    const std::string v = args.value("shard");
+    const auto slash = v.find('/');
+    char* end = nullptr;
+    const long k = slash == std::string::npos ? -1 : std::strtol(v.c_str(), &end, 10);
+    const long n = slash == std::string::npos ? -1 : std::strtol(v.c_str() + slash + 1, nullptr, 10);
+    if (slash == std::string::npos || end != v.c_str() + slash || n < 1 || n > 4096 || k < 0 || k >= n)
+      throw UsageError("--shard expects K/N with 0 <= K < N <= 4096, got '" + v + "'");
+    cfg.shard = pipeline::ShardConfig{static_cast<int>(k), static_cast<int>(n), {}};
+  }
   cfg.check_only = args.flag_set("check");
 
   pipeline::Pipeline p(cfg);

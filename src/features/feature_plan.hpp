@@ -68,6 +68,9 @@ struct FeaturePlan {
   std::size_t pipeline_columns = 0; // columns of the pipeline spec before models added theirs
   // Columns the models' own pipelines would compute without sharing: the sum of their widths.
   std::size_t requested_columns = 0;
+  // Every instrument of the [features] spec; spec.instruments is this process's shard of it
+  // (all of it unless [shard] says otherwise). Set by the pipeline, not by plan_features.
+  std::vector<std::uint32_t> universe;
 };
 
 FeaturePlan plan_features(const FeatureSpec& pipeline, const std::vector<ModelFeatures>& models);

@@ -198,6 +198,32 @@ class Parser {
     }
   }
 
+  void parse_shard(const toml::table& t, PipelineConfig& c) {
+    bool have_index = false, have_count = false;
+    int line = 0;
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      line = static_cast<int>(key.source().begin.line);
+      if (k == "index") {
+        c.shard.index = static_cast<int>(integer(n, "[shard] index", 0, 4095));
+        have_index = true;
+      } else if (k == "count") {
+        c.shard.count = static_cast<int>(integer(n, "[shard] count", 1, 4096));
+        have_count = true;
+      } else if (k == "instruments") {
+        const auto* a = n.as_array();
+        if (!a || a->empty()) fail(line_of(n), "[shard] instruments must be a non-empty array of integers");
+        for (const auto& e : *a)
+          c.shard.instruments.push_back(static_cast<std::uint32_t>(integer(e, "[shard] instruments element", 0, 0xFFFFFFFFll)));
+      } else unknown(key, "[shard]", "index, count, instruments");
+    }
+    if (!c.shard.instruments.empty() && (have_index || have_count))
+      fail(line, "[shard]: give either index and count, or instruments, not both");
+    if (c.shard.instruments.empty() && have_index != have_count) fail(line, "[shard]: index and count go together");
+    if (c.shard.index >= c.shard.count)
+      fail(line, "[shard] index " + std::to_string(c.shard.index) + " is not below count " + std::to_string(c.shard.count));
+  }
+
   // A POSIX shared-memory object name without its leading '/'.
   std::string shm_name(const toml::node& n, const std::string& what) const {
     std::string v = string(n, what);
@@ -326,8 +352,9 @@ class Parser {
       else if (k == "decision_log") parse_log(table("decision_log"), c);
       else if (k == "warmup") parse_warmup(table("warmup"), c);
       else if (k == "run") parse_run(table("run"), c);
-      else fail(kl, "unknown section '" + k + "' (expected feed, features, model, threading, signals, decision_log, "
-                    "warmup, run)");
+      else if (k == "shard") parse_shard(table("shard"), c);
+      else fail(kl, "unknown section '" + k + "' (expected feed, features, model, shard, threading, signals, "
+                    "decision_log, warmup, run)");
     }
     if (!have_feed) fail(0, "missing [feed] section");
     if (!have_features || c.feature_spec.empty()) fail(0, "missing [features] spec = \"FILE\"");
@@ -344,6 +371,15 @@ class Parser {
 };
 
 }  // namespace
+
+bool ShardConfig::owns(std::uint32_t instrument) const {
+  if (!instruments.empty()) {
+    for (auto i : instruments)
+      if (i == instrument) return true;
+    return false;
+  }
+  return static_cast<int>(instrument % static_cast<std::uint32_t>(count)) == index;
+}
 
 PipelineConfig parse_pipeline_config(std::string_view text, const std::string& source, const std::string& base_dir) {
   return Parser(source, base_dir).parse(text);

@@ -55,6 +55,16 @@ enum class FlushPolicy : std::uint8_t {
 };
 const char* to_string(FlushPolicy p);
 
+// [shard]: this process handles a part of the instrument universe; several processes behind the
+// same feed (a multicast group, or each its own) split it with no change to the models.
+struct ShardConfig {
+  int index = 0, count = 1;                 // shard `index` of `count` (count 1: the whole universe)
+  std::vector<std::uint32_t> instruments;   // explicit: exactly these (index/count then unused)
+  bool enabled() const { return count > 1 || !instruments.empty(); }
+  // Whether this shard owns `instrument`: the explicit list, else instrument % count == index.
+  bool owns(std::uint32_t instrument) const;
+};
+
 struct PipelineConfig {
   std::string source;  // the file it came from (for messages)
 
@@ -77,6 +87,9 @@ struct PipelineConfig {
 
   // [[model]]
   std::vector<ModelConfig> models;
+
+  // [shard]
+  ShardConfig shard;
 
   // [threading]
   ThreadingMode threading = ThreadingMode::Inline;

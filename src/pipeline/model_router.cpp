@@ -18,7 +18,25 @@ namespace tickinfer::pipeline {
 // A model's file is checked first, so a missing model is reported as such, not as a missing
 // signature.
 features::FeaturePlan plan_run_features(const PipelineConfig& cfg) {
-  const features::FeatureSpec pipeline_spec = features::load_feature_spec(cfg.feature_spec);
+  features::FeatureSpec pipeline_spec = features::load_feature_spec(cfg.feature_spec);
+  std::vector<std::uint32_t> all = pipeline_spec.instruments;
+  if (cfg.shard.enabled()) {
+    // This process's part of the universe: the other shards' instruments are not computed here.
+    std::vector<std::uint32_t> owned;
+    for (auto id : pipeline_spec.instruments)
+      if (cfg.shard.owns(id)) owned.push_back(id);
+    for (auto id : cfg.shard.instruments) {
+      bool in_spec = false;
+      for (auto s : all) in_spec = in_spec || s == id;
+      if (!in_spec) throw Error("[shard] instruments: " + std::to_string(id) + " is not in the feature spec");
+    }
+    if (owned.empty())
+      throw Error("[shard] " + (cfg.shard.instruments.empty()
+                                    ? std::to_string(cfg.shard.index) + " of " + std::to_string(cfg.shard.count)
+                                    : std::string("instruments")) +
+                  " owns none of the feature spec's " + std::to_string(all.size()) + " instruments");
+    pipeline_spec.instruments = owned;
+  }
   std::vector<features::FeatureSpec> signatures(cfg.models.size());
   std::vector<features::ModelFeatures> models(cfg.models.size());
   for (std::size_t i = 0; i < cfg.models.size(); ++i) {
@@ -30,7 +48,9 @@ features::FeaturePlan plan_run_features(const PipelineConfig& cfg) {
     signatures[i] = features::load_model_signature(mc.path);
     models[i].signature = &signatures[i];
   }
-  return features::plan_features(pipeline_spec, models);
+  features::FeaturePlan plan = features::plan_features(pipeline_spec, models);
+  plan.universe = std::move(all);
+  return plan;
 }
 
 ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan& fplan,
@@ -90,8 +110,13 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
     } else {
       for (auto id : mc.instruments) {
         const int i = features.instrument_index(id);
-        if (i < 0) throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
-        idx.push_back(static_cast<std::size_t>(i));
+        if (i >= 0) {
+          idx.push_back(static_cast<std::size_t>(i));
+          continue;
+        }
+        bool other_shard = false;  // in the spec, but another process's shard computes it
+        for (auto u : fplan.universe) other_shard = other_shard || u == id;
+        if (!other_shard) throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
       }
     }
     if (mc.trigger == ModelTrigger::Stream) {

@@ -93,6 +93,7 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
   const double span = cfg_.seconds > 0 ? cfg_.seconds + 60 : 86400;
   m.compute = std::make_unique<TickProcessor>(*m.features, *m.router, *m.publisher, m.stats, cfg_.status_interval_ns,
                                               static_cast<std::size_t>(span / interval_s) + 16, m.status.lost_messages);
+  if (cfg_.shard.enabled()) m.compute->set_shard(&cfg_.shard);
   if (!cfg_.features_shm.empty()) {
     m.feature_store =
         std::make_unique<features::ShmFeatureWriter>("/" + cfg_.features_shm, m.spec, cfg_.features_shm_ttl_ns);
@@ -133,6 +134,13 @@ std::string Pipeline::feature_plan_text() const {
                   std::to_string(plan.spec.width() - plan.pipeline_columns) + " added by models), " +
                   std::to_string(plan.requested_columns) + " requested by " + std::to_string(plan.views.size()) +
                   " model(s)\n";
+  if (cfg_.shard.enabled())
+    t += "shard: " + std::to_string(plan.spec.instruments.size()) + " of the spec's " +
+         std::to_string(plan.universe.size()) + " instruments (" +
+         (cfg_.shard.instruments.empty()
+              ? "id % " + std::to_string(cfg_.shard.count) + " == " + std::to_string(cfg_.shard.index)
+              : std::string("listed in [shard] instruments")) +
+         "); the other shards' events are skipped\n";
   for (std::size_t i = 0; i < plan.views.size(); ++i) {
     const features::FeatureView& v = plan.views[i];
     t += "  model '" + cfg_.models[i].name + "': " + std::to_string(v.width()) + " columns, ";
@@ -178,6 +186,10 @@ RunTotals Pipeline::totals() const {
     t.features_published = m.compute->features_published();
     t.wall_clock_exchange = m.compute->wall_clock();
   }
+  t.shard_on = cfg_.shard.enabled();
+  t.shard_instruments = m.plan.spec.instruments.size();
+  t.universe_instruments = m.plan.universe.size();
+  if (m.compute) t.other_shard_events = m.compute->other_shard_events();
   t.feature_columns = m.plan.spec.width();
   t.feature_pipeline_columns = m.plan.pipeline_columns;
   t.feature_requested_columns = m.plan.requested_columns;

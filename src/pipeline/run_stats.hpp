@@ -54,6 +54,10 @@ struct RunTotals : WriterTotals {
   // gathered for the same tick (a model reading the plan in place counts in neither).
   std::uint64_t feature_columns = 0, feature_pipeline_columns = 0, feature_requested_columns = 0, feature_views = 0;
   std::uint64_t feature_view_builds = 0, feature_view_reuses = 0;
+  // [shard]: the instruments this process computes, of the spec's universe, and the feed events
+  // of the other shards' instruments it received and skipped.
+  bool shard_on = false;
+  std::uint64_t shard_instruments = 0, universe_instruments = 0, other_shard_events = 0;
   std::uint64_t signals = 0;
   std::uint64_t feed_loss_reports = 0;   // ranges the feed reported lost
   std::uint64_t feed_lost_messages = 0;

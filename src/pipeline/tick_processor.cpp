@@ -40,7 +40,10 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   stats_.stage[kReceive].record(fe.ts.sequenced_ns - fe.ts.kernel_rx_ns);
   stats_.stage[kQueue].record(t0 - fe.ts.sequenced_ns);
   stats_.stage[kFeatures].record(t1 - t0);
-  if (u.status == features::UpdateStatus::UnknownInstrument) return;
+  if (u.status == features::UpdateStatus::UnknownInstrument) {
+    if (shard_ && !shard_->owns(u.instrument)) ++other_shard_events_;
+    return;
+  }
   const int idx = features_.instrument_index(u.instrument);
   if (idx < 0) return;
   router_.route(fe, u, idx, t1, features_, out_, stats_);

@@ -20,6 +20,7 @@
 
 #include "features/feature_pipeline.hpp"
 #include "features/shm_feature_store.hpp"
+#include "pipeline/config.hpp"
 #include "pipeline/model_router.hpp"
 #include "pipeline/signal_publisher.hpp"
 #include "pipeline/stage_stats.hpp"
@@ -40,6 +41,8 @@ class TickProcessor {
   // Set-up: every accepted event's vector is published to `store` (spec slot order). The store
   // must outlive this object.
   void publish_features(features::ShmFeatureWriter* store) noexcept { store_ = store; }
+  // Set-up: this process is one shard ([shard]); events of other shards' instruments are counted.
+  void set_shard(const ShardConfig* shard) noexcept { shard_ = shard; }
   // The run starts (clock time): the first status interval ends one interval later.
   void start(std::int64_t run_start_ns) noexcept;
   // A duty cycle begins at now_ns (the agent's clock).
@@ -53,6 +56,8 @@ class TickProcessor {
 
   std::uint64_t events() const noexcept { return events_; }
   std::uint64_t features_published() const noexcept { return features_published_; }
+  // Events of instruments another shard owns (this process skipped them after the lookup).
+  std::uint64_t other_shard_events() const noexcept { return other_shard_events_; }
   bool wall_clock() const noexcept { return wall_clock_; }  // an exchange on this host's clock was seen
   const std::vector<IntervalSample>& intervals() const noexcept { return intervals_; }
   std::size_t published() const noexcept { return published_.load(std::memory_order_acquire); }
@@ -67,6 +72,8 @@ class TickProcessor {
   const std::atomic<std::uint64_t>& feed_lost_;
   const std::int64_t interval_ns_;
   features::ShmFeatureWriter* store_ = nullptr;
+  const ShardConfig* shard_ = nullptr;
+  std::uint64_t other_shard_events_ = 0;
   std::int64_t next_heartbeat_ns_ = 0;
   std::uint64_t events_ = 0, features_published_ = 0;
   bool wall_clock_ = false;
