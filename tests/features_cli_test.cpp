@@ -130,7 +130,7 @@ TEST_F(FeaturesCli, WatchShowsAStoreWithItsOwnNamesAndTellsFreshFromStale) {
   EXPECT_NE(absent.out.find("is the writer running?"), std::string::npos) << absent.out;
   const Result bad = run("features --watch udp:1.2.3.4:5");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.out.find("--watch expects shm:NAME"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--watch expects shm:NAME or ring:NAME"), std::string::npos) << bad.out;
   ShmFeatureWriter::unlink("/" + name);
 }
 

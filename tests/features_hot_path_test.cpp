@@ -22,6 +22,7 @@
 
 #include "features/feature_cache.hpp"
 #include "features/feature_pipeline.hpp"
+#include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 
 #include "support/counting_allocator.hpp"
@@ -132,8 +133,11 @@ struct Harness {
   explicit Harness(InvalidPolicy policy)
       : pipeline(spec(policy)), cache(256, pipeline.width(), 10'000),
         writer("/tickinfer-hotpath-" + std::to_string(::getpid()), pipeline.spec()),
-        reader("/tickinfer-hotpath-" + std::to_string(::getpid()), pipeline.spec()) {
+        reader("/tickinfer-hotpath-" + std::to_string(::getpid()), pipeline.spec()),
+        ring("/tickinfer-hotpath-ring-" + std::to_string(::getpid()), pipeline.spec(), 1024),
+        ring_reader("/tickinfer-hotpath-ring-" + std::to_string(::getpid()), false) {
     ShmFeatureWriter::unlink("/tickinfer-hotpath-" + std::to_string(::getpid()));
+    FeatureRingWriter::unlink("/tickinfer-hotpath-ring-" + std::to_string(::getpid()));
   }
   // The whole per-tick path as a pipeline thread runs it; returns a checksum so nothing is
   // optimized away.
@@ -150,6 +154,11 @@ struct Harness {
         meta.ts_ns = t.event.exchange_ts_ns();
         writer.publish(static_cast<std::size_t>(slot), u.values, meta);
         if (reader.read(static_cast<std::size_t>(slot), out) == ShmRead::Ok) sum += out[0];
+        RingRecord rec;
+        rec.instrument = u.instrument;
+        rec.tick_seq = static_cast<std::uint64_t>(i);
+        ring.publish(rec, u.values);
+        if (ring_reader.poll(rec, out)) sum += out[1];
         const CacheKey k{u.instrument, t.event.exchange_ts_ns(), set_id};
         if (const double* hit = cache.get(k, i)) sum += hit[1];
         else cache.put(k, u.values, i);
@@ -167,6 +176,8 @@ struct Harness {
   FeatureCache cache;
   ShmFeatureWriter writer;
   ShmFeatureReader reader;
+  FeatureRingWriter ring;
+  FeatureRingReader ring_reader;
 };
 
 TEST(FeaturesHotPath, UpdatePathNeverAllocatesOrLocks) {

@@ -24,6 +24,8 @@ gap_timeout_us = 500
 spec = "features.toml"
 shm = "feature-store"
 shm_ttl_ms = 250
+ring = "feature-ring"
+ring_capacity = 1024
 
 [[model]]
 name = "fast"
@@ -103,6 +105,8 @@ TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
   EXPECT_EQ(c.feature_spec, "base/features.toml");
   EXPECT_EQ(c.features_shm, "feature-store");
   EXPECT_EQ(c.features_shm_ttl_ns, 250'000'000);
+  EXPECT_EQ(c.features_ring, "feature-ring");
+  EXPECT_EQ(c.features_ring_capacity, 1024u);
   ASSERT_EQ(c.models.size(), 2u);
   EXPECT_EQ(c.models[0].path, "base/m1.keras");
   EXPECT_EQ(c.models[0].version, 3u);
@@ -153,16 +157,17 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"ring_capacity = 1024", "ring_capacity = 1000", "ring_capacity must be a power of two"},
       {"shm = \"sig-ring\"", "shm = \"../etc\"", "[signals] shm = '../etc'"},
       {"udp_batch = \"message\"", "udp_batch = \"tick\"", "[signals] udp_batch = 'tick': use packet or message"},
-      {"tx_timestamps = false", "tx_timestamps = \"no\"", "line 40: [signals] tx_timestamps must be true or false"},
+      {"tx_timestamps = false", "tx_timestamps = \"no\"", "line 42: [signals] tx_timestamps must be true or false"},
       {"flush = \"record\"", "flush = \"sometimes\"", "[decision_log] flush = 'sometimes'"},
       {"max_iterations = 1000", "max_iterations = 10", "max_iterations is below min_iterations"},
-      {"seconds = 20", "seconds = \"twenty\"", "line 54: [run] seconds must be a number"},
+      {"seconds = 20", "seconds = \"twenty\"", "line 56: [run] seconds must be a number"},
       {"[warmup]", "[warmpu]", "unknown section 'warmpu'"},
       {"spec = \"features.toml\"", "spec = 3", "[features] spec must be a string"},
       {"shm = \"feature-store\"", "shm = \"a/b\"", "line 12: [features] shm = 'a/b': use letters"},
       {"shm = \"feature-store\"", "shm = \"\"", "line 12: [features] shm is empty"},
       {"shm_ttl_ms = 250", "shm_ttl_ms = -1", "line 13: [features] shm_ttl_ms = -1 is out of range"},
-      {"shm_ttl_ms = 250", "shm_tll_ms = 250", "unknown key 'shm_tll_ms' in [features] (expected spec, shm, shm_ttl_ms)"},
+      {"shm_ttl_ms = 250", "shm_tll_ms = 250", "unknown key 'shm_tll_ms' in [features] (expected spec, shm, shm_ttl_ms, ring, ring_capacity)"},
+      {"ring_capacity = 1024", "ring_capacity = 1000", "line 15: [features] ring_capacity must be a power of two"},
       {"version = 3", "version = 3.5", "[[model]] version must be an integer"},
       {"fsync = true", "fsync = 1", "[decision_log] fsync must be true or false"},
       {"[signals]", "[signals", "config 'run.toml': line"},

@@ -84,6 +84,7 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   rc.log = temp(threading + ".tdl");
   rc.shm = "tickinfer-e2e-" + std::to_string(getpid());
   rc.features_shm = "tickinfer-e2e-features-" + std::to_string(getpid());
+  rc.features_ring = "tickinfer-e2e-ring-" + std::to_string(getpid());
   rc.ready = temp(threading + ".ready");
   rc.report = temp(threading + ".json");
   const std::string cfg = write_config(rc, threading + ".toml");
@@ -99,11 +100,18 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   ASSERT_TRUE(wait_file(rc.ready, 60)) << slurp(run.out_path);
   Process shm = start({"signals", "shm:" + rc.shm, "--from-start", "--summary", "--idle-exit", "3", "--seconds", "90"},
                       temp("shm.out"));
+  // Two consumers of the feature ring at once, each at its own position.
+  Process ring1 = start({"features", "--watch", "ring:" + rc.features_ring, "--from-start", "--summary", "--idle-exit",
+                         "3"}, temp("ring1.out"));
+  Process ring2 = start({"features", "--watch", "ring:" + rc.features_ring, "--from-start", "--summary", "--idle-exit",
+                         "3"}, temp("ring2.out"));
   Process serve = start(serve_args(30000, 20000, true), temp("serve.out"));
   ASSERT_EQ(wait_for(serve, 60), 0) << slurp(serve.out_path);
   ASSERT_EQ(wait_for(run, 60), 0) << slurp(run.out_path);
   ASSERT_EQ(wait_for(udp, 60), 0);
   ASSERT_EQ(wait_for(shm, 60), 0);
+  ASSERT_EQ(wait_for(ring1, 60), 0) << slurp(ring1.out_path);
+  ASSERT_EQ(wait_for(ring2, 60), 0) << slurp(ring2.out_path);
   const std::string out = slurp(run.out_path);
   const long long n = signals_of(out);
   ASSERT_GT(n, 25000) << out;  // 30,000 ticks; a few before each instrument's features are warm
@@ -170,6 +178,15 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_NE(rep.find("largest |diff|"), std::string::npos) << rep;
 
   check_feature_store(rc.features_shm, out, j, log);
+  // Every vector the store got also went through the ring, and both consumers read all of them.
+  const long long ring_published = number_after(out, "feature ring shm:" + rc.features_ring + ": ");
+  EXPECT_EQ(ring_published, number_after(out, "feature store shm:" + rc.features_shm + ": ")) << out;
+  EXPECT_EQ(j["totals"]["features_ring_published"].get<long long>(), ring_published);
+  for (const auto& path : {temp("ring1.out"), temp("ring2.out")}) {
+    const std::string r = slurp(path);
+    EXPECT_EQ(number_after(r, "feature ring shm:" + rc.features_ring + ": "), ring_published) << r;
+    EXPECT_NE(r.find(" 0 lost to overrun, 0 behind at exit"), std::string::npos) << r;
+  }
 
   std::string html;
   ASSERT_EQ(run_cli({"report", rc.report, "-o", temp(threading + ".html")}, html), 0) << html;
@@ -179,6 +196,7 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));  // no external assets
   shm_unlink(("/" + rc.shm).c_str());
   shm_unlink(("/" + rc.features_shm).c_str());
+  shm_unlink(("/" + rc.features_ring).c_str());
 }
 
 }  // namespace

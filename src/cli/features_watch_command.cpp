@@ -3,6 +3,9 @@
 // update count, tick sequence, the age of its entry, whether it is fresh or stale under the
 // store's TTL, and its latest vector under the store's own column names. It needs no spec: the
 // store carries the names. Snapshots repeat every --interval-ms until --count or Ctrl-C.
+// `--watch ring:NAME` follows the feature ring ([features] ring) instead: a line per record (or
+// with --summary only the counts: read, lost to overrun, and how far behind it ended).
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 #include "stats/clock.hpp"
 
@@ -68,30 +72,67 @@ SnapshotCounts print_snapshot(const features::ShmFeatureReader& r, const std::st
   return n;
 }
 
+// Follows the ring until --count records, --idle-exit seconds without one after the first, or a
+// signal.
+int follow_ring(const std::string& name, long count, double idle_exit_s, bool summary, std::size_t columns,
+                bool from_start) {
+  features::FeatureRingReader ring("/" + name, from_start);
+  columns = std::min(columns, ring.width());
+  std::vector<double> v(ring.width());
+  features::RingRecord r;
+  std::uint64_t read = 0;
+  std::int64_t last_ns = 0;
+  while (!g_watch_stop.load() && (count == 0 || static_cast<long>(read) < count)) {
+    if (!ring.poll(r, v.data())) {
+      const std::int64_t now = stats::monotonic_ns();
+      if (read > 0 && idle_exit_s > 0 && static_cast<double>(now - last_ns) / 1e9 > idle_exit_s) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a person's tool: no core spent spinning
+      continue;
+    }
+    ++read;
+    last_ns = stats::monotonic_ns();
+    if (summary) continue;
+    std::printf("instrument %u tick %llu age %.1f us", r.instrument, static_cast<unsigned long long>(r.tick_seq),
+                static_cast<double>(stats::realtime_ns() - r.published_ns) / 1e3);
+    for (std::size_t c = 0; c < columns; ++c) std::printf(" %s=%.6g", ring.names()[c].c_str(), v[c]);
+    std::printf("\n");
+  }
+  std::printf("feature ring shm:%s: %llu records read, %llu lost to overrun, %llu behind at exit\n", name.c_str(),
+              static_cast<unsigned long long>(read), static_cast<unsigned long long>(ring.missed()),
+              static_cast<unsigned long long>(ring.lag()));
+  return 0;
+}
+
 }  // namespace
 
 ArgParser features_watch_parser() {
   ArgParser p("features", "watch a running pipeline's shared-memory feature store");
-  p.option("watch", "shm:NAME", "the store ([features] shm of the run's config)");
+  p.option("watch", "shm:NAME|ring:NAME", "the store ([features] shm of the run's config) or the ring ([features] ring)");
   p.option("interval-ms", "MS", "time between snapshots", "1000");
-  p.option("count", "N", "stop after N snapshots (0: until Ctrl-C)", "0");
+  p.option("count", "N", "stop after N snapshots, or ring records (0: until Ctrl-C)", "0");
   p.option("columns", "K", "show the first K features (default: all)", "64");
   p.option("stale-after-ms", "MS", "report the writer stale when its heartbeat is older than this", "2000");
+  p.option("idle-exit", "S", "ring: stop after this long without a record once one was seen (0: never)", "0");
+  p.flag("summary", "ring: print only the final counts");
+  p.flag("from-start", "ring: start at the oldest record still held (else at the next one)");
   return p;
 }
 
 int run_features_watch(const ArgParser& a) {
   const std::string src = a.value("watch");
-  if (src.rfind("shm:", 0) != 0 || src.size() == 4)
-    throw UsageError("--watch expects shm:NAME, got '" + src + "'");
-  const std::string name = src.substr(4);
+  const bool ring = src.rfind("ring:", 0) == 0 && src.size() > 5;
+  if (!ring && (src.rfind("shm:", 0) != 0 || src.size() == 4))
+    throw UsageError("--watch expects shm:NAME or ring:NAME, got '" + src + "'");
+  const std::string name = src.substr(ring ? 5 : 4);
   const long interval_ms = a.integer("interval-ms", 1, 3'600'000);
   const long count = a.integer("count", 0, 1L << 40);
   const auto columns = static_cast<std::size_t>(a.integer("columns", 0, 64));
   const std::int64_t stale_after_ns = a.integer("stale-after-ms", 1, 86'400'000) * 1'000'000;
-  const features::ShmFeatureReader reader("/" + name);
   std::signal(SIGINT, on_watch_sig);
   std::signal(SIGTERM, on_watch_sig);
+  if (ring)
+    return follow_ring(name, count, a.number("idle-exit", 0, 1e7), a.flag_set("summary"), columns, a.flag_set("from-start"));
+  const features::ShmFeatureReader reader("/" + name);
   for (long k = 0; !g_watch_stop.load() && (count == 0 || k < count); ++k) {
     if (k > 0) {
       std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));

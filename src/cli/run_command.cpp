@@ -75,6 +75,9 @@ void print_writer_summary(const pipeline::RunTotals& t, const pipeline::Pipeline
                u(t.feature_columns), u(t.feature_pipeline_columns), u(t.feature_columns - t.feature_pipeline_columns),
                cfg.models.size(), u(t.feature_requested_columns), u(t.feature_views), u(t.feature_view_builds),
                u(t.feature_view_reuses));
+  if (t.features_ring_on)
+    std::fprintf(out, "feature ring shm:%s: %llu records published\n", cfg.features_ring.c_str(),
+                 u(t.features_ring_published));
   if (t.features_shm_on)
     std::fprintf(out, "feature store shm:%s: %llu vectors published\n", cfg.features_shm.c_str(),
                  u(t.features_published));

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "features/shm_words.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::features {
@@ -16,8 +17,13 @@ namespace {
 
 constexpr std::uint64_t kMagic = 0x31524F5453464954ull;  // "TIFSTOR1" little-endian
 constexpr std::uint64_t kLayoutVersion = 2;
-using Word = std::atomic<std::uint64_t>;
-static_assert(Word::is_always_lock_free, "shared-memory words must be lock-free atomics");
+using shm::bits;
+using shm::dbl;
+using shm::kNameWords;
+using shm::load_name;
+using shm::store_name;
+using shm::Word;
+using shm::words;
 
 // Header words (each a Word): three cache lines, the often-written heartbeat alone on the last.
 enum HeaderWord : std::size_t {
@@ -30,7 +36,6 @@ enum HeaderWord : std::size_t {
 enum SlotWord : std::size_t {
   kSSeq, kSInstrument, kSUpdates, kSTs, kSBar, kSFlags, kSPublished, kSTickSeq, kSlotHeaderWords = 8
 };
-constexpr std::size_t kNameWords = 8;  // 64 bytes per name, NUL-padded (63 characters kept)
 
 std::size_t stride_for(std::size_t width) {  // words per slot, a whole number of cache lines
   const std::size_t words = kSlotHeaderWords + width;
@@ -38,42 +43,6 @@ std::size_t stride_for(std::size_t width) {  // words per slot, a whole number o
 }
 std::size_t total_words(std::size_t width, std::size_t slots) {
   return kHeaderWords + slots * stride_for(width) + (width + 1) * kNameWords;
-}
-
-Word* words(void* base) { return static_cast<Word*>(base); }
-
-std::uint64_t bits(double d) {
-  std::uint64_t u;
-  std::memcpy(&u, &d, 8);
-  return u;
-}
-double dbl(std::uint64_t u) {
-  double d;
-  std::memcpy(&d, &u, 8);
-  return d;
-}
-
-void store_name(Word* w, const std::string& name) {
-  for (std::size_t k = 0; k < kNameWords; ++k) {
-    std::uint64_t v = 0;
-    for (std::size_t b = 0; b < 8; ++b) {
-      const std::size_t i = k * 8 + b;
-      if (i < name.size() && i < kNameWords * 8 - 1) v |= std::uint64_t{static_cast<unsigned char>(name[i])} << (8 * b);
-    }
-    w[k].store(v, std::memory_order_relaxed);
-  }
-}
-std::string load_name(const Word* w) {
-  std::string s;
-  for (std::size_t k = 0; k < kNameWords; ++k) {
-    const std::uint64_t v = w[k].load(std::memory_order_relaxed);
-    for (std::size_t b = 0; b < 8; ++b) {
-      const char c = static_cast<char>((v >> (8 * b)) & 0xff);
-      if (c == 0) return s;
-      s.push_back(c);
-    }
-  }
-  return s;
 }
 
 [[noreturn]] void sys_fail(const std::string& name, const char* what) {

@@ -337,7 +337,12 @@ class Parser {
           else if (fk.str() == "shm") c.features_shm = shm_name(fn, "[features] shm");
           else if (fk.str() == "shm_ttl_ms")
             c.features_shm_ttl_ns = integer(fn, "[features] shm_ttl_ms", 0, 86'400'000) * 1'000'000;
-          else unknown(fk, "[features]", "spec, shm, shm_ttl_ms");
+          else if (fk.str() == "ring") c.features_ring = shm_name(fn, "[features] ring");
+          else if (fk.str() == "ring_capacity") {
+            const auto v = integer(fn, "[features] ring_capacity", 2, 1 << 24);
+            if (v & (v - 1)) fail(line_of(fn), "[features] ring_capacity must be a power of two");
+            c.features_ring_capacity = static_cast<std::size_t>(v);
+          } else unknown(fk, "[features]", "spec, shm, shm_ttl_ms, ring, ring_capacity");
         }
         have_features = true;
       } else if (k == "model") {

@@ -84,6 +84,8 @@ struct PipelineConfig {
   std::string feature_spec;
   std::string features_shm;            // shared-memory feature store name ("" = off)
   std::int64_t features_shm_ttl_ns = 0;  // an entry older than this reads as stale (0: never)
+  std::string features_ring;            // shared-memory feature ring name: every vector, in order ("" = off)
+  std::size_t features_ring_capacity = 65536;  // records, power of two
 
   // [[model]]
   std::vector<ModelConfig> models;

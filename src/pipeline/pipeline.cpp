@@ -10,6 +10,7 @@
 
 #include "features/feature_pipeline.hpp"
 #include "features/feature_plan.hpp"
+#include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 #include "pipeline/agents.hpp"
 #include "pipeline/alloc_counter.hpp"
@@ -62,6 +63,7 @@ struct Pipeline::Impl {
   std::unique_ptr<SignalPublisher> publisher;  // null with check_only
   std::unique_ptr<TickProcessor> compute;      // null with check_only
   std::unique_ptr<features::ShmFeatureWriter> feature_store;  // [features] shm; null when off
+  std::unique_ptr<features::FeatureRingWriter> feature_ring;  // [features] ring; null when off
   std::unique_ptr<MetricsServer> metrics;
   std::string metrics_text;  // the supervisor's, capacity kMetricsTextBytes
   std::unique_ptr<SpscRing<feed::FeedEvent>> ring;
@@ -98,6 +100,11 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
     m.feature_store =
         std::make_unique<features::ShmFeatureWriter>("/" + cfg_.features_shm, m.spec, cfg_.features_shm_ttl_ns);
     m.compute->publish_features(m.feature_store.get());
+  }
+  if (!cfg_.features_ring.empty()) {
+    m.feature_ring = std::make_unique<features::FeatureRingWriter>("/" + cfg_.features_ring, m.spec,
+                                                                  cfg_.features_ring_capacity);
+    m.compute->stream_features(m.feature_ring.get());
   }
   if (cfg_.metrics.enabled()) {
     m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
@@ -184,6 +191,8 @@ RunTotals Pipeline::totals() const {
     t.events = m.compute->events();
     t.features_shm_on = m.feature_store != nullptr;
     t.features_published = m.compute->features_published();
+    t.features_ring_on = m.feature_ring != nullptr;
+    if (m.feature_ring) t.features_ring_published = m.feature_ring->published();
     t.wall_clock_exchange = m.compute->wall_clock();
   }
   t.shard_on = cfg_.shard.enabled();

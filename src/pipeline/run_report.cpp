@@ -127,6 +127,8 @@ std::string Pipeline::report_json(const std::string& extra) const {
                  {"shm_published", t.shm_published},
                  {"features_shm_on", t.features_shm_on},
                  {"features_published", t.features_published},
+                 {"features_ring_on", t.features_ring_on},
+                 {"features_ring_published", t.features_ring_published},
                  {"shard_on", t.shard_on},
                  {"shard_instruments", t.shard_instruments},
                  {"universe_instruments", t.universe_instruments},

@@ -47,6 +47,8 @@ struct RunTotals : WriterTotals {
   std::uint64_t events = 0;       // feed events processed by the compute side
   bool features_shm_on = false;   // [features] shm: the shared-memory feature store
   std::uint64_t features_published = 0;  // vectors published to it: one per accepted event
+  bool features_ring_on = false;         // [features] ring: every vector, in order
+  std::uint64_t features_ring_published = 0;  // records written to it (= accepted events)
   // The feature plan (features/feature_plan.hpp): columns the one pipeline computes per tick,
   // how many of them the [features] spec has, how many the models declare in all (what separate
   // pipelines per model would compute), the distinct views; then, over the run, how often a

@@ -47,15 +47,26 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   const int idx = features_.instrument_index(u.instrument);
   if (idx < 0) return;
   router_.route(fe, u, idx, t1, features_, out_, stats_);
-  if (store_ && u.status == features::UpdateStatus::Applied && u.has_values) {
+  if (u.status != features::UpdateStatus::Applied || !u.has_values) return;
+  const std::uint64_t flags = (u.all_warm ? features::kShmAllWarm : 0) | (u.window_ready ? features::kShmWindowReady : 0);
+  if (store_) {
     features::ShmRowMeta meta;
     meta.ts_ns = ex;
     meta.bar = floor_div(ex, features_.spec().bar_ns);
-    meta.flags = (u.all_warm ? features::kShmAllWarm : 0) | (u.window_ready ? features::kShmWindowReady : 0);
+    meta.flags = flags;
     meta.published_ns = t1;  // the vector is as of the features stage's end
     meta.tick_seq = fe.seq;
     store_->publish(static_cast<std::size_t>(idx), u.values, meta);
     ++features_published_;
+  }
+  if (ring_) {
+    features::RingRecord r;
+    r.instrument = u.instrument;
+    r.tick_seq = fe.seq;
+    r.ts_ns = ex;
+    r.published_ns = t1;
+    r.flags = flags;
+    ring_->publish(r, u.values);
   }
 }
 

@@ -5,7 +5,7 @@
 //
 //   on_event (hot path): stamp compute start -> FeaturePipeline::on_event -> features done ->
 //     the wire / receive / queue / features stages -> ModelRouter::route (models, signals) ->
-//     the instrument's new vector into the shared-memory feature store, when one is set (after
+//     the instrument's new vector into the shared-memory feature store and ring, when set (after
 //     the signals: a reader in another process never delays them);
 //   end_batch: the queued model rows, then the pending signals (one datagram);
 //   housekeeping(now_ns): transmit stamps (idle rounds), the decision log's interval flush, the
@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "features/feature_pipeline.hpp"
+#include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 #include "pipeline/config.hpp"
 #include "pipeline/model_router.hpp"
@@ -41,6 +42,8 @@ class TickProcessor {
   // Set-up: every accepted event's vector is published to `store` (spec slot order). The store
   // must outlive this object.
   void publish_features(features::ShmFeatureWriter* store) noexcept { store_ = store; }
+  // Set-up: every accepted event's vector also goes, in order, into `ring` (outlives this).
+  void stream_features(features::FeatureRingWriter* ring) noexcept { ring_ = ring; }
   // Set-up: this process is one shard ([shard]); events of other shards' instruments are counted.
   void set_shard(const ShardConfig* shard) noexcept { shard_ = shard; }
   // The run starts (clock time): the first status interval ends one interval later.
@@ -72,6 +75,7 @@ class TickProcessor {
   const std::atomic<std::uint64_t>& feed_lost_;
   const std::int64_t interval_ns_;
   features::ShmFeatureWriter* store_ = nullptr;
+  features::FeatureRingWriter* ring_ = nullptr;
   const ShardConfig* shard_ = nullptr;
   std::uint64_t other_shard_events_ = 0;
   std::int64_t next_heartbeat_ns_ = 0;
