@@ -128,9 +128,9 @@ TEST_F(FeaturesCli, WatchShowsAStoreWithItsOwnNamesAndTellsFreshFromStale) {
   const Result absent = run("features --watch shm:tickinfer-watch-absent-" + std::to_string(getpid()) + " --count 1");
   EXPECT_EQ(absent.code, 1);
   EXPECT_NE(absent.out.find("is the writer running?"), std::string::npos) << absent.out;
-  const Result bad = run("features --watch udp:1.2.3.4:5");
+  const Result bad = run("features --watch tcp:1.2.3.4:5");
   EXPECT_EQ(bad.code, 2);
-  EXPECT_NE(bad.out.find("--watch expects shm:NAME or ring:NAME"), std::string::npos) << bad.out;
+  EXPECT_NE(bad.out.find("--watch expects shm:NAME, ring:NAME or udp:HOST:PORT"), std::string::npos) << bad.out;
   ShmFeatureWriter::unlink("/" + name);
 }
 

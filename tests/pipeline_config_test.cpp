@@ -166,7 +166,7 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"shm = \"feature-store\"", "shm = \"a/b\"", "line 12: [features] shm = 'a/b': use letters"},
       {"shm = \"feature-store\"", "shm = \"\"", "line 12: [features] shm is empty"},
       {"shm_ttl_ms = 250", "shm_ttl_ms = -1", "line 13: [features] shm_ttl_ms = -1 is out of range"},
-      {"shm_ttl_ms = 250", "shm_tll_ms = 250", "unknown key 'shm_tll_ms' in [features] (expected spec, shm, shm_ttl_ms, ring, ring_capacity)"},
+      {"shm_ttl_ms = 250", "shm_tll_ms = 250", "unknown key 'shm_tll_ms' in [features] (expected spec, shm, shm_ttl_ms, ring, ring_capacity, udp)"},
       {"ring_capacity = 1024", "ring_capacity = 1000", "line 15: [features] ring_capacity must be a power of two"},
       {"version = 3", "version = 3.5", "[[model]] version must be an integer"},
       {"fsync = true", "fsync = 1", "[decision_log] fsync must be true or false"},

@@ -407,6 +407,7 @@ TEST(PipelineEndToEnd, ShardsSplitTheInstrumentsAndTogetherDecideWhatOneProcessD
   const int b = base_port();
   const std::string group_a = "239.255." + std::to_string(90 + getpid() % 100) + ".1";
   const std::string group_b = "239.255." + std::to_string(90 + getpid() % 100) + ".2";
+  const std::string group_v = "239.255." + std::to_string(90 + getpid() % 100) + ".3";  // feature vectors
   struct Shard {
     std::string name, extra_args;
     std::string cfg, log, ready, report;
@@ -419,6 +420,7 @@ TEST(PipelineEndToEnd, ShardsSplitTheInstrumentsAndTogetherDecideWhatOneProcessD
     rc.ready = temp("shard_" + sh.name + ".ready");
     rc.report = temp("shard_" + sh.name + ".json");
     if (sh.name == "even") rc.extra = "\n[shard]\nindex = 0\ncount = 2\n";
+    if (sh.name == "whole") rc.features_udp = group_v + ":" + std::to_string(b + 3);
     std::string text = slurp(write_config(rc, "shard_" + sh.name + ".toml"));
     text.replace(text.find("127.0.0.1:" + std::to_string(b) + "\""), ("127.0.0.1:" + std::to_string(b)).size(),
                  group_a + ":" + std::to_string(b));
@@ -437,6 +439,16 @@ TEST(PipelineEndToEnd, ShardsSplitTheInstrumentsAndTogetherDecideWhatOneProcessD
     runs.push_back(start(args, temp("shard_" + sh.name + ".run.out")));
   }
   for (std::size_t i = 0; i < 3; ++i) ASSERT_TRUE(wait_file(shards[i].ready, 60)) << slurp(runs[i].out_path);
+  // Two consumers of the unsharded run's feature vectors, on the multicast group.
+  std::vector<Process> vector_readers;
+  for (int r = 0; r < 2; ++r) {
+    const std::string ready = temp("vec" + std::to_string(r) + ".ready");
+    unlink(ready.c_str());
+    vector_readers.push_back(start({"features", "--watch", "udp:" + group_v + ":" + std::to_string(b + 3), "--summary",
+                                    "--idle-exit", "3", "--ready-file", ready},
+                                   temp("vec" + std::to_string(r) + ".out")));
+    ASSERT_TRUE(wait_file(ready, 30)) << slurp(vector_readers.back().out_path);
+  }
   std::vector<std::string> serve = serve_args(20000, 10000, false);
   for (auto& a : serve) {
     if (a == "127.0.0.1:" + std::to_string(b)) a = group_a + ":" + std::to_string(b);
@@ -456,6 +468,17 @@ TEST(PipelineEndToEnd, ShardsSplitTheInstrumentsAndTogetherDecideWhatOneProcessD
   EXPECT_NE(outs[0].find("shard: 10 of the spec's 20 instruments computed here"), std::string::npos) << outs[0];
   EXPECT_NE(outs[1].find("shard: 10 of the spec's 20 instruments computed here"), std::string::npos) << outs[1];
   EXPECT_EQ(outs[2].find("shard:"), std::string::npos) << outs[2];
+  // Feature vectors over multicast: both consumers got every record the run sent, none lost.
+  const std::string vec_key = "feature vectors udp " + group_v + ":" + std::to_string(b + 3) + ": ";
+  const long long sent = number_after(outs[2], vec_key);
+  EXPECT_GT(sent, 19900) << outs[2];  // every accepted tick
+  EXPECT_NE(outs[2].find("datagrams, 0 datagrams refused"), std::string::npos) << outs[2];
+  for (auto& vr : vector_readers) {
+    ASSERT_EQ(wait_for(vr, 30), 0) << slurp(vr.out_path);
+    const std::string o = slurp(vr.out_path);
+    EXPECT_EQ(number_after(o, "feature vectors udp:" + group_v + ":" + std::to_string(b + 3) + ": "), sent) << o;
+    EXPECT_NE(o.find("records read, 0 lost, 0 late or duplicate, 0 malformed datagrams"), std::string::npos) << o;
+  }
 
   using tickinfer::pipeline::DecisionRecord;
   std::map<std::uint64_t, DecisionRecord> by_tick[3];

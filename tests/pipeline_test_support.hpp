@@ -104,6 +104,7 @@ struct RunConfig {
   std::string udp_batch;           // [signals] udp_batch ("" = the default, packet)
   std::string features_shm;        // [features] shm ("" = no feature store)
   std::string features_ring;       // [features] ring ("" = no feature ring)
+  std::string features_udp;        // [features] udp HOST:PORT ("" = none)
 };
 
 // Ports: line A = base, B = base+1, re-requests = base+2, signals = base+3.
@@ -114,7 +115,8 @@ inline std::string write_config(const RunConfig& c, const std::string& name) {
     << b + 2 << "\"\nidle = \"backoff\"\nrecovery_timeout_us = 100000\nrecovery_attempts = 10\n\n"
     << "[features]\nspec = \"" << (c.spec.empty() ? kDefault + "/features.toml" : c.spec) << "\"\n"
     << (c.features_shm.empty() ? std::string() : "shm = \"" + c.features_shm + "\"\nshm_ttl_ms = 60000\n")
-    << (c.features_ring.empty() ? std::string() : "ring = \"" + c.features_ring + "\"\nring_capacity = 65536\n") << "\n"
+    << (c.features_ring.empty() ? std::string() : "ring = \"" + c.features_ring + "\"\nring_capacity = 65536\n")
+    << (c.features_udp.empty() ? std::string() : "udp = \"" + c.features_udp + "\"\n") << "\n"
     << "[[model]]\nname = \"default\"\npath = \"" << kDefault << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
     << "center = 0.5\nthreshold = 0.1\n" << c.model_extra << "\n"
     << "[threading]\nmode = \"" << c.threading << "\"\ncompute_idle = \"backoff\"\n\n[signals]\n";

@@ -5,6 +5,9 @@
 // store carries the names. Snapshots repeat every --interval-ms until --count or Ctrl-C.
 // `--watch ring:NAME` follows the feature ring ([features] ring) instead: a line per record (or
 // with --summary only the counts: read, lost to overrun, and how far behind it ended).
+// `--watch udp:HOST:PORT` receives feature datagrams ([features] udp; HOST may be a multicast
+// group, which it joins): records, records lost (gaps in the sender's numbering), late or
+// duplicate ones, and datagrams that were not feature datagrams.
 #include <algorithm>
 #include <chrono>
 #include <csignal>
@@ -14,9 +17,15 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "features/feature_datagram.hpp"
 #include "features/shm_feature_ring.hpp"
+#include "feed/udp_socket.hpp"
 #include "features/shm_feature_store.hpp"
 #include "stats/clock.hpp"
+#include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
 namespace {
@@ -103,11 +112,73 @@ int follow_ring(const std::string& name, long count, double idle_exit_s, bool su
   return 0;
 }
 
+int follow_udp(const std::string& host_port, long count, double idle_exit_s, bool summary, std::size_t columns,
+               const std::string& ready_file) {
+  const auto c = host_port.rfind(':');
+  if (c == std::string::npos) throw UsageError("--watch udp: expects udp:HOST:PORT");
+  feed::ReceiverConfig rc;
+  const std::string host = host_port.substr(0, c);
+  const bool group = IN_MULTICAST(ntohl(feed::make_address(host, 0).sin_addr.s_addr));
+  if (group) rc.group = host;
+  else rc.bind_address = host;
+  rc.port = static_cast<std::uint16_t>(std::stoi(host_port.substr(c + 1)));
+  rc.kernel_timestamps = false;
+  rc.rcvbuf_bytes = 64 << 20;
+  feed::UdpSocket udp = feed::UdpSocket::receiver(rc);
+  if (!ready_file.empty()) {
+    std::FILE* f = std::fopen(ready_file.c_str(), "w");
+    if (!f) throw Error("ready file '" + ready_file + "': cannot create");
+    std::fclose(f);
+  }
+  std::vector<std::uint8_t> buf(65536);
+  std::vector<double> v(features::kMaxFeatures);
+  features::RingRecord r;
+  std::uint64_t records = 0, lost = 0, late = 0, malformed = 0, next = 0;
+  std::int64_t last_ns = 0;
+  std::string why;
+  while (!g_watch_stop.load() && (count == 0 || static_cast<long>(records) < count)) {
+    const ssize_t n = ::recv(udp.fd(), buf.data(), buf.size(), MSG_DONTWAIT);
+    if (n <= 0) {
+      if (records + malformed > 0 && idle_exit_s > 0 && static_cast<double>(stats::monotonic_ns() - last_ns) / 1e9 > idle_exit_s)
+        break;
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    last_ns = stats::monotonic_ns();
+    features::FeatureDatagram d;
+    if (!features::decode_feature_datagram(buf.data(), static_cast<std::size_t>(n), d, &why)) {
+      if (malformed++ == 0) std::fprintf(stderr, "features --watch: %s\n", why.c_str());
+      continue;
+    }
+    if (d.first + d.count <= next) {  // all of it seen before
+      late += d.count;
+      continue;
+    }
+    if (d.first > next) lost += d.first - next;
+    next = d.first + d.count;
+    for (std::size_t i = 0; i < d.count; ++i) {
+      ++records;
+      if (summary) continue;
+      features::decode_feature_record(d, i, r, v.data());
+      std::printf("instrument %u tick %llu age %.1f us", r.instrument, static_cast<unsigned long long>(r.tick_seq),
+                  static_cast<double>(stats::realtime_ns() - r.published_ns) / 1e3);
+      for (std::size_t k = 0; k < std::min(columns, d.width); ++k) std::printf(" %.6g", v[k]);
+      std::printf("\n");
+    }
+  }
+  std::printf("feature vectors udp:%s: %llu records read, %llu lost, %llu late or duplicate, %llu malformed datagrams\n",
+              host_port.c_str(), static_cast<unsigned long long>(records), static_cast<unsigned long long>(lost),
+              static_cast<unsigned long long>(late), static_cast<unsigned long long>(malformed));
+  return 0;
+}
+
 }  // namespace
 
 ArgParser features_watch_parser() {
   ArgParser p("features", "watch a running pipeline's shared-memory feature store");
-  p.option("watch", "shm:NAME|ring:NAME", "the store ([features] shm of the run's config) or the ring ([features] ring)");
+  p.option("watch", "shm:NAME|ring:NAME|udp:HOST:PORT",
+           "the store ([features] shm of the run's config), the ring ([features] ring) or the datagrams ([features] udp)");
+  p.option("ready-file", "FILE", "udp: write this file once the socket is bound");
   p.option("interval-ms", "MS", "time between snapshots", "1000");
   p.option("count", "N", "stop after N snapshots, or ring records (0: until Ctrl-C)", "0");
   p.option("columns", "K", "show the first K features (default: all)", "64");
@@ -121,8 +192,9 @@ ArgParser features_watch_parser() {
 int run_features_watch(const ArgParser& a) {
   const std::string src = a.value("watch");
   const bool ring = src.rfind("ring:", 0) == 0 && src.size() > 5;
-  if (!ring && (src.rfind("shm:", 0) != 0 || src.size() == 4))
-    throw UsageError("--watch expects shm:NAME or ring:NAME, got '" + src + "'");
+  const bool udp = src.rfind("udp:", 0) == 0 && src.size() > 4;
+  if (!ring && !udp && (src.rfind("shm:", 0) != 0 || src.size() == 4))
+    throw UsageError("--watch expects shm:NAME, ring:NAME or udp:HOST:PORT, got '" + src + "'");
   const std::string name = src.substr(ring ? 5 : 4);
   const long interval_ms = a.integer("interval-ms", 1, 3'600'000);
   const long count = a.integer("count", 0, 1L << 40);
@@ -130,6 +202,9 @@ int run_features_watch(const ArgParser& a) {
   const std::int64_t stale_after_ns = a.integer("stale-after-ms", 1, 86'400'000) * 1'000'000;
   std::signal(SIGINT, on_watch_sig);
   std::signal(SIGTERM, on_watch_sig);
+  if (udp)
+    return follow_udp(src.substr(4), count, a.number("idle-exit", 0, 1e7), a.flag_set("summary"), columns,
+                      a.value("ready-file"));
   if (ring)
     return follow_ring(name, count, a.number("idle-exit", 0, 1e7), a.flag_set("summary"), columns, a.flag_set("from-start"));
   const features::ShmFeatureReader reader("/" + name);

@@ -78,6 +78,10 @@ void print_writer_summary(const pipeline::RunTotals& t, const pipeline::Pipeline
   if (t.features_ring_on)
     std::fprintf(out, "feature ring shm:%s: %llu records published\n", cfg.features_ring.c_str(),
                  u(t.features_ring_published));
+  if (t.features_udp_on)
+    std::fprintf(out, "feature vectors udp %s:%u: %llu records in %llu datagrams, %llu datagrams refused\n",
+                 cfg.features_udp.host.c_str(), cfg.features_udp.port, u(t.features_udp_records),
+                 u(t.features_udp_datagrams), u(t.features_udp_send_failures));
   if (t.features_shm_on)
     std::fprintf(out, "feature store shm:%s: %llu vectors published\n", cfg.features_shm.c_str(),
                  u(t.features_published));

@@ -342,7 +342,8 @@ class Parser {
             const auto v = integer(fn, "[features] ring_capacity", 2, 1 << 24);
             if (v & (v - 1)) fail(line_of(fn), "[features] ring_capacity must be a power of two");
             c.features_ring_capacity = static_cast<std::size_t>(v);
-          } else unknown(fk, "[features]", "spec, shm, shm_ttl_ms, ring, ring_capacity");
+          } else if (fk.str() == "udp") c.features_udp = endpoint(fn, "[features] udp");
+          else unknown(fk, "[features]", "spec, shm, shm_ttl_ms, ring, ring_capacity, udp");
         }
         have_features = true;
       } else if (k == "model") {

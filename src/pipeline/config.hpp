@@ -86,6 +86,7 @@ struct PipelineConfig {
   std::int64_t features_shm_ttl_ns = 0;  // an entry older than this reads as stale (0: never)
   std::string features_ring;            // shared-memory feature ring name: every vector, in order ("" = off)
   std::size_t features_ring_capacity = 65536;  // records, power of two
+  Endpoint features_udp;                // feature vectors over UDP (a multicast group); port 0: off
 
   // [[model]]
   std::vector<ModelConfig> models;

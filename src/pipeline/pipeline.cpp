@@ -14,6 +14,7 @@
 #include "features/shm_feature_store.hpp"
 #include "pipeline/agents.hpp"
 #include "pipeline/alloc_counter.hpp"
+#include "pipeline/feature_udp_publisher.hpp"
 #include "pipeline/metrics_server.hpp"
 #include "pipeline/metrics_text.hpp"
 #include "pipeline/model_router.hpp"
@@ -64,6 +65,7 @@ struct Pipeline::Impl {
   std::unique_ptr<TickProcessor> compute;      // null with check_only
   std::unique_ptr<features::ShmFeatureWriter> feature_store;  // [features] shm; null when off
   std::unique_ptr<features::FeatureRingWriter> feature_ring;  // [features] ring; null when off
+  std::unique_ptr<FeatureUdpPublisher> feature_udp;           // [features] udp; null when off
   std::unique_ptr<MetricsServer> metrics;
   std::string metrics_text;  // the supervisor's, capacity kMetricsTextBytes
   std::unique_ptr<SpscRing<feed::FeedEvent>> ring;
@@ -106,6 +108,11 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
                                                                   cfg_.features_ring_capacity);
     m.compute->stream_features(m.feature_ring.get());
   }
+  if (cfg_.features_udp.enabled()) {
+    m.feature_udp = std::make_unique<FeatureUdpPublisher>(cfg_.features_udp, cfg_.multicast_interface, m.spec.width(),
+                                                          m.spec.feature_set_id());
+    m.compute->send_features(m.feature_udp.get());
+  }
   if (cfg_.metrics.enabled()) {
     m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
     m.metrics_text.reserve(kMetricsTextBytes);
@@ -121,7 +128,9 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
     m.feed = std::make_unique<feed::FeedHandler>(fc, *m.ring);
   } else {
     m.feed = std::make_unique<feed::FeedHandler>(fc, [compute](const feed::FeedEvent& e) { compute->on_event(e); });
-    if (m.publisher->batching()) m.feed->on_datagram_end([compute] { compute->end_batch(); });
+    // Batches end with the inbound datagram when signals are batched or feature vectors wait for
+    // their UDP datagram.
+    if (m.publisher->batching() || m.feature_udp) m.feed->on_datagram_end([compute] { compute->end_batch(); });
   }
   RunStatus* status = &m.status;
   SignalPublisher* publisher = m.publisher.get();
@@ -193,6 +202,12 @@ RunTotals Pipeline::totals() const {
     t.features_published = m.compute->features_published();
     t.features_ring_on = m.feature_ring != nullptr;
     if (m.feature_ring) t.features_ring_published = m.feature_ring->published();
+    t.features_udp_on = m.feature_udp != nullptr;
+    if (m.feature_udp) {
+      t.features_udp_records = m.feature_udp->records();
+      t.features_udp_datagrams = m.feature_udp->datagrams();
+      t.features_udp_send_failures = m.feature_udp->send_failures();
+    }
     t.wall_clock_exchange = m.compute->wall_clock();
   }
   t.shard_on = cfg_.shard.enabled();

@@ -49,6 +49,9 @@ struct RunTotals : WriterTotals {
   std::uint64_t features_published = 0;  // vectors published to it: one per accepted event
   bool features_ring_on = false;         // [features] ring: every vector, in order
   std::uint64_t features_ring_published = 0;  // records written to it (= accepted events)
+  bool features_udp_on = false;           // [features] udp
+  std::uint64_t features_udp_records = 0, features_udp_datagrams = 0;  // records numbered, datagrams sent
+  std::uint64_t features_udp_send_failures = 0;  // datagrams the kernel refused (their records lost)
   // The feature plan (features/feature_plan.hpp): columns the one pipeline computes per tick,
   // how many of them the [features] spec has, how many the models declare in all (what separate
   // pipelines per model would compute), the distinct views; then, over the run, how often a

@@ -59,20 +59,22 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
     store_->publish(static_cast<std::size_t>(idx), u.values, meta);
     ++features_published_;
   }
-  if (ring_) {
+  if (ring_ || udp_) {
     features::RingRecord r;
     r.instrument = u.instrument;
     r.tick_seq = fe.seq;
     r.ts_ns = ex;
     r.published_ns = t1;
     r.flags = flags;
-    ring_->publish(r, u.values);
+    if (ring_) ring_->publish(r, u.values);
+    if (udp_) udp_->add(r, u.values);
   }
 }
 
 void TickProcessor::end_batch() noexcept {
   router_.flush_rows(out_, stats_);
   out_.flush();
+  if (udp_) udp_->flush();
 }
 
 int TickProcessor::housekeeping(std::int64_t now_ns, bool idle) noexcept {

@@ -7,7 +7,8 @@
 //     the wire / receive / queue / features stages -> ModelRouter::route (models, signals) ->
 //     the instrument's new vector into the shared-memory feature store and ring, when set (after
 //     the signals: a reader in another process never delays them);
-//   end_batch: the queued model rows, then the pending signals (one datagram);
+//   end_batch: the queued model rows, then the pending signals (one datagram), then the feature
+//     vectors waiting for their UDP datagram;
 //   housekeeping(now_ns): transmit stamps (idle rounds), the decision log's interval flush, the
 //     feature store's heartbeat (at most once a millisecond of the agent's clock) and,
 //     once a status interval has passed, its IntervalSample (published for the supervisor).
@@ -22,6 +23,7 @@
 #include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 #include "pipeline/config.hpp"
+#include "pipeline/feature_udp_publisher.hpp"
 #include "pipeline/model_router.hpp"
 #include "pipeline/signal_publisher.hpp"
 #include "pipeline/stage_stats.hpp"
@@ -44,6 +46,8 @@ class TickProcessor {
   void publish_features(features::ShmFeatureWriter* store) noexcept { store_ = store; }
   // Set-up: every accepted event's vector also goes, in order, into `ring` (outlives this).
   void stream_features(features::FeatureRingWriter* ring) noexcept { ring_ = ring; }
+  // Set-up: ... and over UDP, sent at the end of each batch (outlives this).
+  void send_features(FeatureUdpPublisher* udp) noexcept { udp_ = udp; }
   // Set-up: this process is one shard ([shard]); events of other shards' instruments are counted.
   void set_shard(const ShardConfig* shard) noexcept { shard_ = shard; }
   // The run starts (clock time): the first status interval ends one interval later.
@@ -76,6 +80,7 @@ class TickProcessor {
   const std::int64_t interval_ns_;
   features::ShmFeatureWriter* store_ = nullptr;
   features::FeatureRingWriter* ring_ = nullptr;
+  FeatureUdpPublisher* udp_ = nullptr;
   const ShardConfig* shard_ = nullptr;
   std::uint64_t other_shard_events_ = 0;
   std::int64_t next_heartbeat_ns_ = 0;
