@@ -394,6 +394,7 @@ TEST(PipelineEndToEnd, FeaturesSharedByModelsAreComputedOnceAndEachModelReadsIts
   EXPECT_EQ(j["totals"]["feature_view_reuses"].get<long long>(), signals[2]);
   EXPECT_EQ(j["totals"]["feature_columns"].get<long long>(), 13);
   EXPECT_EQ(j["totals"]["feature_requested_columns"].get<long long>(), 36);
+  EXPECT_GT(j["totals"]["feature_view_saved_ns"].get<double>(), 0.0);  // each reuse saved one timed gather
   shm_unlink(("/" + rc.features_shm).c_str());
 }
 

@@ -3,6 +3,8 @@
 // `tickinfer run` ([features] shm = "NAME") publishes, one entry per instrument, read without
 // locks or syscalls. The layout and the protocol are in features/shm_feature_store.hpp and
 // docs/features.md ("Shared-memory store"); the Python module's FeatureStore is this class.
+// FeatureRingReader follows the feature ring ([features] ring) instead: every vector, in order
+// (features/shm_feature_ring.hpp; Python: FeatureRing).
 //
 //   tickinfer::features::ShmFeatureReader store("/NAME");
 //   double v[64];
@@ -83,6 +85,39 @@ class ShmFeatureReader {
   std::size_t width_ = 0, slots_ = 0, stride_ = 0;
   std::int64_t ttl_ns_ = 0;
   std::uint64_t set_id_ = 0, generation_seen_ = 0;
+  std::string set_name_;
+  std::vector<std::string> names_;
+};
+
+// One record: what a store entry holds, for one publication.
+struct RingRecord {
+  std::uint32_t instrument = 0;
+  std::uint64_t tick_seq = 0;
+  std::int64_t ts_ns = 0;         // exchange time
+  std::int64_t published_ns = 0;  // the writer's CLOCK_REALTIME
+  std::uint64_t flags = 0;        // kShmAllWarm, kShmWindowReady
+};
+
+class FeatureRingReader {
+ public:
+  // Attaches read-only. from_start: begin at the oldest record still held; else at the next.
+  FeatureRingReader(const std::string& name, bool from_start);
+  // The next record and its width values: true if one was read.
+  bool poll(RingRecord& r, double* values) noexcept;
+  std::uint64_t missed() const noexcept { return missed_; }  // lost: overwritten before it was read
+  std::uint64_t position() const noexcept { return position_; }
+  std::uint64_t write_position() const noexcept;
+  std::uint64_t lag() const noexcept;  // records published and not yet read (may exceed capacity)
+  std::size_t width() const noexcept { return width_; }
+  std::uint64_t capacity() const noexcept { return capacity_; }
+  std::uint64_t feature_set_id() const noexcept { return set_id_; }
+  const std::string& set_name() const noexcept { return set_name_; }
+  const std::vector<std::string>& names() const noexcept { return names_; }
+
+ private:
+  ShmMapping map_;
+  std::size_t width_ = 0, stride_ = 0;
+  std::uint64_t capacity_ = 0, mask_ = 0, position_ = 0, missed_ = 0, set_id_ = 0;
   std::string set_name_;
   std::vector<std::string> names_;
 };

@@ -1,6 +1,8 @@
 // tickinfer.FeatureStore: a running pipeline's shared-memory feature store read from Python (a
 // research notebook, a strategy prototype). It is the C++ reader (tickinfer/feature_store.hpp):
 // the same seqlock, so a vector read here is never torn, and the same per-entry TTL.
+// tickinfer.FeatureRing: the feature ring ([features] ring), every vector in order, at this
+// reader's own position (features/shm_feature_ring.hpp).
 #include "feature_store.hpp"
 
 #include <nanobind/nanobind.h>
@@ -9,6 +11,7 @@
 
 #include <time.h>
 
+#include <cstring>
 #include <memory>
 
 #include "array_args.hpp"
@@ -72,7 +75,68 @@ nb::dict entry(const PyFeatureStore& s, std::size_t slot, std::int64_t now_ns) {
 
 std::int64_t now_or(std::int64_t now_ns) { return now_ns < 0 ? realtime_ns() : now_ns; }
 
+struct PyFeatureRing {
+  std::string name;
+  std::unique_ptr<features::FeatureRingReader> reader;
+};
+
 }  // namespace
+
+void bind_feature_ring(nb::module_& m) {
+  nb::class_<PyFeatureRing>(m, "FeatureRing",
+                            "A running pipeline's feature ring ([features] ring = NAME): every vector, in order.\n"
+                            "Each FeatureRing reads at its own position; the writer never waits for it.")
+      .def(
+          "__init__",
+          [](PyFeatureRing* self, const std::string& name, bool from_start) {
+            const std::string n = store_name(name.rfind("ring:", 0) == 0 ? name.substr(5) : name);
+            new (self) PyFeatureRing{n, std::make_unique<features::FeatureRingReader>(n, from_start)};
+          },
+          "name"_a, "from_start"_a = false,
+          "Attaches to ring NAME; from_start: begin at the oldest record still held (else at the next).")
+      .def_prop_ro("names", [](const PyFeatureRing& r) { return r.reader->names(); })
+      .def_prop_ro("width", [](const PyFeatureRing& r) { return r.reader->width(); })
+      .def_prop_ro("capacity", [](const PyFeatureRing& r) { return r.reader->capacity(); })
+      .def_prop_ro("missed", [](const PyFeatureRing& r) { return r.reader->missed(); },
+                   "Records lost to the writer lapping this reader.")
+      .def_prop_ro("lag", [](const PyFeatureRing& r) { return r.reader->lag(); }, "Records written, not yet read.")
+      .def(
+          "poll",
+          [](PyFeatureRing& r, std::size_t max_records) {
+            // Up to max_records records: (instrument, tick_seq, exchange_ts_ns, published_ns) columns and
+            // a [n, width] float64 array of their values.
+            const std::size_t w = r.reader->width();
+            std::vector<double> values;
+            std::vector<std::uint64_t> inst, seq;
+            std::vector<std::int64_t> ts, pub;
+            std::vector<double> row(w);
+            features::RingRecord rec;
+            {
+              nb::gil_scoped_release unlocked;
+              while (inst.size() < max_records && r.reader->poll(rec, row.data())) {
+                inst.push_back(rec.instrument);
+                seq.push_back(rec.tick_seq);
+                ts.push_back(rec.ts_ns);
+                pub.push_back(rec.published_ns);
+                values.insert(values.end(), row.begin(), row.end());
+              }
+            }
+            double* data = nullptr;
+            const int64_t dims[2] = {static_cast<int64_t>(inst.size()), static_cast<int64_t>(w)};
+            nb::object arr = new_double_array(dims, 2, &data);
+            if (!values.empty()) std::memcpy(data, values.data(), values.size() * sizeof(double));
+            nb::dict d;
+            d["instrument"] = inst;
+            d["tick_seq"] = seq;
+            d["exchange_ts_ns"] = ts;
+            d["published_ns"] = pub;
+            d["values"] = arr;
+            return d;
+          },
+          "max_records"_a = 65536,
+          "The records published since the last poll (at most max_records), as a dict of lists\n"
+          "(instrument, tick_seq, exchange_ts_ns, published_ns) and values, a [n, width] float64 array.");
+}
 
 void bind_feature_store(nb::module_& m) {
   nb::class_<PyFeatureStore>(m, "FeatureStore",

@@ -62,6 +62,7 @@ NB_MODULE(_tickinfer, m) {
   init_numpy();
   nb::exception<Error>(m, "Error", PyExc_RuntimeError);
   bind_feature_store(m);
+  bind_feature_ring(m);
 
   nb::class_<TensorInfo>(m, "TensorInfo", "A model input or output: Keras layer name and shape (no batch axis).")
       .def_ro("name", &TensorInfo::name)

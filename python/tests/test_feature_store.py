@@ -1,7 +1,8 @@
 """tickinfer.FeatureStore against a real `tickinfer run` publishing at full rate in another
 process, fed by a real `tickinfer feed serve` exchange on loopback: names, instruments and TTL
 come from the store; every read is whole and moves forward; the counts match what the run says
-it published; an entry older than the TTL reads 'stale'."""
+it published; an entry older than the TTL reads 'stale'; tickinfer.FeatureRing holds every
+publication in order."""
 import math
 import os
 import pathlib
@@ -24,7 +25,7 @@ def binary(tickinfer):
     return path
 
 
-def write_config(tmp_path, store, base_port):
+def write_config(tmp_path, store, base_port, ring):
     cfg = tmp_path / "run.toml"
     cfg.write_text(f"""
 [feed]
@@ -37,6 +38,7 @@ idle = "backoff"
 spec = "{DEFAULT / 'features.toml'}"
 shm = "{store}"
 shm_ttl_ms = 50
+ring = "{ring}"
 
 [[model]]
 name = "default"
@@ -63,7 +65,8 @@ def test_reader_follows_a_running_pipeline(tickinfer, tmp_path):
     exe = binary(tickinfer)
     store_name = f"tickinfer-pytest-features-{os.getpid()}"
     base = 40000 + (os.getpid() % 2000) * 10
-    cfg = write_config(tmp_path, store_name, base)
+    ring_name = f"tickinfer-pytest-ring-{os.getpid()}"
+    cfg = write_config(tmp_path, store_name, base, ring_name)
     ready = tmp_path / "ready"
     run = subprocess.Popen([exe, "run", str(cfg), "--ready-file", str(ready)], stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True)
@@ -121,7 +124,25 @@ def test_reader_follows_a_running_pipeline(tickinfer, tmp_path):
     assert all(store.read(e["instrument"], now_ns=0)["status"] == "ok" for e in entries)
     with pytest.raises(tickinfer.Error, match="not in it"):
         store.read(12345)
+
+    # The ring holds every one of those publications, in order, and its last record of each
+    # instrument is the vector the store holds.
+    ring = tickinfer.FeatureRing(ring_name, from_start=True)
+    assert ring.names == store.names and ring.capacity == 65536
+    got = ring.poll()
+    assert len(got["tick_seq"]) == published and ring.missed == 0 and ring.lag == 0
+    assert got["values"].shape == (published, store.width)
+    assert all(a < b for a, b in zip(got["tick_seq"], got["tick_seq"][1:]))
+    last = {}
+    for i, inst in enumerate(got["instrument"]):
+        last[inst] = i
+    for e in entries:
+        row = got["values"][last[e["instrument"]]]
+        assert got["tick_seq"][last[e["instrument"]]] == e["tick_seq"]
+        assert (row == e["values"]).all()
+    assert len(ring.poll()["tick_seq"]) == 0
     os.unlink(f"/dev/shm/{store_name}")
+    os.unlink(f"/dev/shm/{ring_name}")
 
 
 def test_attaching_to_what_is_not_a_store_is_refused(tickinfer, tmp_path):

@@ -19,9 +19,9 @@ The research code and the production service share one implementation: these are
 engine's plans, not a re-implementation. Errors raise tickinfer.Error with the engine's
 message. See docs/python.md.
 """
-from ._tickinfer import Error, FeatureStore, LayerStats, Model, ModelStats, Plan, TensorInfo, load
+from ._tickinfer import Error, FeatureRing, FeatureStore, LayerStats, Model, ModelStats, Plan, TensorInfo, load
 
-__all__ = ["Error", "FeatureStore", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
+__all__ = ["Error", "FeatureRing", "FeatureStore", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
 __version__ = "0.1.0"
 
 

@@ -70,6 +70,40 @@ class FeatureStore:
 
     def __repr__(self) -> str: ...
 
+class FeatureRing:
+    """
+    A running pipeline's feature ring ([features] ring = NAME): every vector, in order.
+    Each FeatureRing reads at its own position; the writer never waits for it.
+    """
+
+    def __init__(self, name: str, from_start: bool = False) -> None:
+        """
+        Attaches to ring NAME; from_start: begin at the oldest record still held (else at the next).
+        """
+
+    @property
+    def names(self) -> list[str]: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def capacity(self) -> int: ...
+
+    @property
+    def missed(self) -> int:
+        """Records lost to the writer lapping this reader."""
+
+    @property
+    def lag(self) -> int:
+        """Records written, not yet read."""
+
+    def poll(self, max_records: int = 65536) -> dict:
+        """
+        The records published since the last poll (at most max_records), as a dict of lists
+        (instrument, tick_seq, exchange_ts_ns, published_ns) and values, a [n, width] float64 array.
+        """
+
 class TensorInfo:
     """A model input or output: Keras layer name and shape (no batch axis)."""
 

@@ -71,10 +71,11 @@ void print_writer_summary(const pipeline::RunTotals& t, const pipeline::Pipeline
     std::fprintf(out, "shard: %llu of the spec's %llu instruments computed here; %llu events of other shards' "
                  "instruments skipped\n", u(t.shard_instruments), u(t.universe_instruments), u(t.other_shard_events));
   std::fprintf(out, "features: %llu columns computed once per tick (%llu from the spec, %llu added by models) for %zu "
-               "model(s) that declare %llu in all; %llu distinct views, gathered %llu times, reused %llu times\n",
+               "model(s) that declare %llu in all; %llu distinct views, gathered %llu times, reused %llu times "
+               "(%.1f us of gathers saved)\n",
                u(t.feature_columns), u(t.feature_pipeline_columns), u(t.feature_columns - t.feature_pipeline_columns),
                cfg.models.size(), u(t.feature_requested_columns), u(t.feature_views), u(t.feature_view_builds),
-               u(t.feature_view_reuses));
+               u(t.feature_view_reuses), t.feature_view_saved_ns / 1e3);
   if (t.features_ring_on)
     std::fprintf(out, "feature ring shm:%s: %llu records published\n", cfg.features_ring.c_str(),
                  u(t.features_ring_published));

@@ -141,7 +141,33 @@ void ModelRouter::enable_row_batches() {
   }
 }
 
+// Each view group's gather, timed on representative values (mean of many): what a reuse saves.
+void ModelRouter::time_view_gathers() {
+  std::vector<double> raw(plan_width_, 1.25);
+  std::vector<float> z(plan_width_ * std::max<std::size_t>(window_rows_, 1), 0.5f);
+  features::FeatureUpdate u;
+  u.values = raw.data();
+  u.model_input = z.data();
+  constexpr int kTimes = 4000;
+  std::vector<bool> timed(groups_.size(), false);
+  for (const RunningModel& m : models_) {
+    const auto gi = static_cast<std::size_t>(m.view->group);
+    if (m.view->prefix || timed[gi]) continue;
+    timed[gi] = true;
+    ViewBuffers& g = groups_[gi];
+    std::int64_t t0 = stats::realtime_ns();
+    for (int i = 0; i < kTimes; ++i) m.view->gather_current(u, g.current.data());
+    g.current_ns = static_cast<double>(stats::realtime_ns() - t0) / kTimes;
+    if (m.view->scaling == features::ViewScaling::Pipeline && window_rows_ > 0) {
+      t0 = stats::realtime_ns();
+      for (int i = 0; i < kTimes; ++i) m.view->gather_rows(z.data(), window_rows_, plan_width_, g.window.data());
+      g.window_ns = static_cast<double>(stats::realtime_ns() - t0) / kTimes;
+    }
+  }
+}
+
 std::vector<WarmupResult> ModelRouter::warm_up(const PipelineConfig& cfg) {
+  time_view_gathers();
   std::vector<WarmupResult> results;
   std::mt19937 rng(12345);
   std::normal_distribution<float> nd(0.0f, 1.0f);
@@ -237,6 +263,7 @@ const float* ModelRouter::current_input(const RunningModel& m, const features::F
     ++counts_.builds;
   } else {
     ++counts_.reuses;
+    counts_.saved_ns += g.current_ns;
   }
   return g.current.data();
 }
@@ -254,6 +281,7 @@ const float* ModelRouter::row_input(const RunningModel& m, const features::Windo
     ++counts_.builds;
   } else {
     ++counts_.reuses;
+    counts_.saved_ns += whole_window ? g.window_ns : g.current_ns;
   }
   return buf;
 }

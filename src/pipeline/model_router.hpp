@@ -59,8 +59,11 @@ features::FeaturePlan plan_run_features(const PipelineConfig& cfg);
 
 // How the views of the feature plan were read: a build gathers a group's buffer for a tick, a
 // reuse is a model served from a buffer another model of the group built for the same tick.
+// saved_ns: what the reuses would have cost as builds, at each view's gather time measured
+// during warm-up.
 struct ViewCounts {
   std::uint64_t builds = 0, reuses = 0;
+  double saved_ns = 0;
 };
 
 class ModelRouter {
@@ -91,9 +94,11 @@ class ModelRouter {
   struct ViewBuffers {
     std::vector<float> current, window, last;
     std::uint64_t current_at = 0, window_at = 0, last_at = 0;
+    double current_ns = 0, window_ns = 0;  // one gather, measured in warm_up
   };
   const float* current_input(const RunningModel& m, const features::FeatureUpdate& u) noexcept;
   const float* row_input(const RunningModel& m, const features::WindowRing& ring, bool whole_window) noexcept;
+  void time_view_gathers();
 
   void run_rows(RunningModel& m, SignalPublisher& out, StageStats& stats) noexcept;
   void emit(RunningModel& m, const float* input, const feed::FeedEvent& fe, std::int64_t t_model,

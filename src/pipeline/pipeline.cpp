@@ -221,6 +221,7 @@ RunTotals Pipeline::totals() const {
   const ViewCounts vc = m.router->view_counts();
   t.feature_view_builds = vc.builds;
   t.feature_view_reuses = vc.reuses;
+  t.feature_view_saved_ns = vc.saved_ns;
   t.feed_loss_reports = m.status.loss_ranges.load();
   t.feed_lost_messages = m.status.lost_messages.load();
   t.allocations_at_ready = m.alloc_ready;

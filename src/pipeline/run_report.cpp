@@ -143,6 +143,7 @@ std::string Pipeline::report_json(const std::string& extra) const {
                  {"feature_views", t.feature_views},
                  {"feature_view_builds", t.feature_view_builds},
                  {"feature_view_reuses", t.feature_view_reuses},
+                 {"feature_view_saved_ns", t.feature_view_saved_ns},
                  {"decision_log_on", t.decision_log_on},
                  {"decision_log_records", t.decision_log_records},
                  {"decision_log_bytes", t.decision_log_bytes},

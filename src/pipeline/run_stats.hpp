@@ -59,6 +59,7 @@ struct RunTotals : WriterTotals {
   // gathered for the same tick (a model reading the plan in place counts in neither).
   std::uint64_t feature_columns = 0, feature_pipeline_columns = 0, feature_requested_columns = 0, feature_views = 0;
   std::uint64_t feature_view_builds = 0, feature_view_reuses = 0;
+  double feature_view_saved_ns = 0;  // the reuses at their view's gather time (timed in warm-up)
   // [shard]: the instruments this process computes, of the spec's universe, and the feed events
   // of the other shards' instruments it received and skipped.
   bool shard_on = false;
