@@ -412,7 +412,7 @@ TEST(PipelineEndToEnd, ShardsSplitTheInstrumentsAndTogetherDecideWhatOneProcessD
   struct Shard {
     std::string name, extra_args;
     std::string cfg, log, ready, report;
-  } shards[3] = {{"even", ""}, {"odd", "1/2"}, {"whole", ""}};
+  } shards[3] = {{"even", "", "", "", "", ""}, {"odd", "1/2", "", "", "", ""}, {"whole", "", "", "", "", ""}};
   std::vector<Process> runs;
   for (auto& sh : shards) {
     RunConfig rc;
