@@ -10,6 +10,7 @@
 //   update_10_std    the same with rolling standardization (model input standardized per tick)
 //   shm_read_10      ShmFeatureReader::read of a 10-feature vector (seqlock, uncontended)
 //   shm_publish_10   ShmFeatureWriter::publish of the same vector
+//   ring_publish_10  FeatureRingWriter::publish of it (the feature ring, [features] ring)
 //   cache_hit_10     FeatureCache::get of a present 10-feature entry
 // Then issue 19's sharing bar, three models reading the same 10 features (one in the spec's
 // order and scaling, one reversed with its own fixed standardization, one permuted with the
@@ -38,6 +39,7 @@
 #include "features/feature_cache.hpp"
 #include "features/feature_pipeline.hpp"
 #include "features/feature_plan.hpp"
+#include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 #include "stats/latency_histogram.hpp"
 
@@ -322,6 +324,13 @@ int main(int argc, char** argv) {
     row("shm_publish_10", measure(samples, [&](std::size_t i) {
           v[0] = static_cast<double>(i);
           w.publish(0, v, ShmRowMeta{});
+        }), tp50);
+    FeatureRingWriter ring(name + "-ring", plain, 65536);
+    FeatureRingWriter::unlink(name + "-ring");
+    RingRecord rec;
+    row("ring_publish_10", measure(samples, [&](std::size_t i) {
+          rec.tick_seq = i;
+          ring.publish(rec, v);
         }), tp50);
   }
   {

@@ -24,6 +24,12 @@ IntervalSample sample() {
   s.e2e_p99_ns = 23'000;
   s.e2e_tx_p99_ns = 21'000;
   s.feed_lost = 7;
+  s.features_published = 48000;
+  s.feature_ring_records = 48000;
+  s.feature_udp_records = 47000;
+  s.feature_view_builds = 96000;
+  s.feature_view_reuses = 48000;
+  s.other_shard_events = 51000;
   return s;
 }
 
@@ -59,8 +65,15 @@ TEST(PipelineMetricsText, EveryIntervalValueInBaseUnits) {
                            "tickinfer_rx_to_signal_p50_seconds 1.025e-05\n", "tickinfer_rx_to_signal_p99_seconds 2.05e-05\n",
                            "tickinfer_end_to_end_p99_seconds 2.3e-05\n", "tickinfer_end_to_end_tx_p99_seconds 2.1e-05\n",
                            "tickinfer_feed_lost_messages_total 7\n", "tickinfer_allocations_since_ready 0\n",
-                           "# TYPE tickinfer_feed_lost_messages_total counter\n"})
+                           "# TYPE tickinfer_feed_lost_messages_total counter\n",
+                           "tickinfer_features_published_total 48000\n", "tickinfer_feature_ring_records_total 48000\n",
+                           "tickinfer_feature_udp_records_total 47000\n", "tickinfer_feature_view_gathers_total 96000\n",
+                           "tickinfer_feature_view_reuses_total 48000\n", "tickinfer_shard_other_events_total 51000\n",
+                           "# TYPE tickinfer_feature_view_reuses_total counter\n"})
     EXPECT_NE(t.find(std::string("\n") + line), std::string::npos) << line << "\n" << t;
+  // The supervisor formats into a buffer reserved once: the whole text must fit it, or a scrape
+  // in the steady state would allocate.
+  EXPECT_LT(t.size(), kMetricsTextBytes) << t.size();
 }
 
 TEST(PipelineMetricsText, PromtoolAcceptsItWithoutWarnings) {

@@ -60,6 +60,23 @@ void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::
   metric(out, "tickinfer_decision_log_write_errors_total", "counter",
          "Decision log writes that failed since the start (their records are not in the file).",
          static_cast<double>(s->log_write_errors));
+  metric(out, "tickinfer_features_published_total", "counter",
+         "Feature vectors published to the shared-memory feature store since the start.",
+         static_cast<double>(s->features_published));
+  metric(out, "tickinfer_feature_ring_records_total", "counter",
+         "Feature vectors written to the shared-memory feature ring since the start.",
+         static_cast<double>(s->feature_ring_records));
+  metric(out, "tickinfer_feature_udp_records_total", "counter",
+         "Feature vectors numbered for UDP datagrams since the start.", static_cast<double>(s->feature_udp_records));
+  metric(out, "tickinfer_feature_view_gathers_total", "counter",
+         "Times a model view of the feature plan was gathered for a tick since the start.",
+         static_cast<double>(s->feature_view_builds));
+  metric(out, "tickinfer_feature_view_reuses_total", "counter",
+         "Times a model reused a view another model gathered for the same tick since the start.",
+         static_cast<double>(s->feature_view_reuses));
+  metric(out, "tickinfer_shard_other_events_total", "counter",
+         "Feed events of instruments another shard computes, skipped, since the start.",
+         static_cast<double>(s->other_shard_events));
   metric(out, "tickinfer_allocations_since_ready", "gauge",
          "Heap allocations in the process since ready (0 in the steady state).",
          static_cast<double>(allocations_since_ready));

@@ -54,6 +54,12 @@ struct IntervalSample {
   std::uint64_t feed_malformed[feed::kParseStatusCount] = {};  // datagrams, by feed::ParseStatus
   std::uint64_t feed_other_session = 0;  // packets of another session than the one adopted
   std::uint64_t feed_far_future = 0;     // packets whose sequence is too far ahead to be real
+  // The features' consumers, so far (the compute thread's counts at the end of the interval):
+  std::uint64_t features_published = 0;   // vectors into the shm feature store
+  std::uint64_t feature_ring_records = 0; // records into the feature ring
+  std::uint64_t feature_udp_records = 0;  // records numbered for UDP datagrams
+  std::uint64_t feature_view_builds = 0, feature_view_reuses = 0;  // ModelRouter::view_counts()
+  std::uint64_t other_shard_events = 0;   // [shard]: events of other shards' instruments skipped
 };
 
 struct StageStats {

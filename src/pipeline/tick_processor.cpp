@@ -112,6 +112,13 @@ int TickProcessor::close_interval(std::int64_t now_ns) noexcept {
     s.allocations = allocation_count();
     s.feed_lost = feed_lost_.load(std::memory_order_relaxed);
     s.log_write_errors = out_.log_write_errors();
+    s.features_published = features_published_;
+    s.feature_ring_records = ring_ ? ring_->published() : 0;
+    s.feature_udp_records = udp_ ? udp_->records() : 0;
+    const ViewCounts vc = router_.view_counts();
+    s.feature_view_builds = vc.builds;
+    s.feature_view_reuses = vc.reuses;
+    s.other_shard_events = other_shard_events_;
     published_.store(k + 1, std::memory_order_release);
     work = 1;
   }
