@@ -3,13 +3,14 @@
 #include <chrono>
 
 #include "serving/http1/http_server.hpp"  // monotonic_ns
+#include "stats/cpu_quota.hpp"
 
 namespace tickinfer::serving {
 
 BatchScheduler::BatchScheduler(const BatchingParameters& params, size_t first_plan)
     : params_(params), first_plan_(first_plan) {
   size_t n = params_.num_batch_threads > 0 ? static_cast<size_t>(params_.num_batch_threads)
-                                           : std::max(1u, std::thread::hardware_concurrency());
+                                           : stats::usable_cpus();
   if (params_.max_enqueued_batches < 1) params_.max_enqueued_batches = 1;
   for (size_t i = 0; i < n; ++i) threads_.emplace_back([this] { loop(); });
 }

@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "serving/server_config.hpp"
+#include "stats/cpu_quota.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
@@ -30,10 +31,10 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     if (token.empty()) throw Error("--bearer_token_file '" + flags.bearer_token_file + "' is empty");
   }
   size_t threads = flags.rest_api_num_threads > 0 ? static_cast<size_t>(flags.rest_api_num_threads)
-                                                  : std::max(1u, std::thread::hardware_concurrency());
+                                                  : stats::usable_cpus();
   const size_t grpc_threads = !flags.grpc ? 0
                               : flags.grpc_max_threads > 0 ? static_cast<size_t>(flags.grpc_max_threads)
-                                                           : std::max(1u, std::thread::hardware_concurrency());
+                                                           : stats::usable_cpus();
   const bool rest_on = flags.rest_api_port != 0 || !flags.grpc;
   std::vector<std::string> names;
   for (const auto& m : models) names.push_back(m.name);
@@ -45,7 +46,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   if (flags.enable_batching) {
     if (!flags.batching_parameters_file.empty()) batching = read_batching_parameters(flags.batching_parameters_file);
     batch_threads = batching.num_batch_threads > 0 ? static_cast<size_t>(batching.num_batch_threads)
-                                                   : std::max(1u, std::thread::hardware_concurrency());
+                                                   : stats::usable_cpus();
     batching.num_batch_threads = static_cast<int64_t>(batch_threads);
   }
   ro.num_plans = direct_plans + batch_threads;  // then the batch threads' plans
