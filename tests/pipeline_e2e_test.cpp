@@ -142,7 +142,7 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
     EXPECT_LT(row_calls, n * 3 / 4) << out;
   }
   EXPECT_EQ(received(slurp(shm.out_path)), n) << slurp(shm.out_path);
-  EXPECT_NE(slurp(shm.out_path).find("0 overwritten"), std::string::npos);
+  EXPECT_NE(slurp(shm.out_path).find("0 overwritten before read, 0 behind at exit"), std::string::npos) << slurp(shm.out_path);
 
   // The run report: per-stage histograms, steady-state allocations, feed statistics.
   std::ifstream rf(rc.report);

@@ -147,6 +147,7 @@ TEST(PipelineSignalRing, InOrderThenLappedReaderCountsWhatItMissed) {
     encode_signal(s, msg);
     w.publish(msg);
   }
+  EXPECT_EQ(r.lag(), 25u);  // it knows how far behind it is before it reads on
   std::vector<std::uint64_t> seen;
   while (r.poll(got)) {
     ASSERT_EQ(decode_signal(got, sizeof got, d), SignalStatus::Ok);
@@ -156,6 +157,7 @@ TEST(PipelineSignalRing, InOrderThenLappedReaderCountsWhatItMissed) {
   EXPECT_EQ(seen.front(), 23u);
   EXPECT_EQ(seen.back(), 30u);
   EXPECT_EQ(r.missed(), 17u);
+  EXPECT_EQ(r.lag(), 0u);
   shm_unlink(("/" + name).c_str());
 }
 

@@ -123,7 +123,9 @@ int run_signals(const ArgParser& a) {
   }
   std::printf("signals: %llu received, %llu malformed, %llu sequence gaps", static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(bad), static_cast<unsigned long long>(seq_gaps));
-  if (ring) std::printf(", %llu overwritten before read", static_cast<unsigned long long>(ring->missed()));
+  if (ring)
+    std::printf(", %llu overwritten before read, %llu behind at exit", static_cast<unsigned long long>(ring->missed()),
+                static_cast<unsigned long long>(ring->lag()));
   else std::printf(", in %llu datagrams", static_cast<unsigned long long>(datagrams));
   std::printf("\n");
   return 0;

@@ -58,6 +58,11 @@ class SignalRingReader {
   std::uint64_t missed() const noexcept { return missed_; }  // overwritten before it was read
   std::uint64_t position() const noexcept { return position_; }
   std::uint64_t write_position() const noexcept;
+  // Messages written and not yet read: how far behind this reader is (may exceed the capacity).
+  std::uint64_t lag() const noexcept {
+    const std::uint64_t w = write_position();
+    return w > position_ ? w - position_ : 0;
+  }
 
  private:
   SignalRingHeader* header_ = nullptr;
