@@ -208,7 +208,7 @@ struct ThreeModels {
   }
 };
 
-void sharing_bar(std::size_t samples, const std::vector<md::Event>& events, std::int64_t) {
+void sharing_bar(std::size_t samples, const std::vector<md::Event>& events) {
   const ThreeModels m;
   const FeaturePlan plan = plan_features(m.a, {{"a", &m.a, false}, {"b", &m.b, false}, {"c", &m.c, false}});
   std::printf("\nsharing: 3 models x 10 features -> a plan of %zu columns (%zu requested), %zu views: "
@@ -339,6 +339,6 @@ int main(int argc, char** argv) {
     row("cache_hit_10", measure(samples, [&](std::size_t i) { g_sink = c.get({static_cast<std::uint32_t>(i & 511), 5, 7}, 1)[3]; }),
         tp50);
   }
-  sharing_bar(samples, events, tp50);
+  sharing_bar(samples, events);
   return 0;
 }

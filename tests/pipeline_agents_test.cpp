@@ -164,6 +164,34 @@ TEST(PipelineAgents, StatusIntervalClosesWhenTheClockReachesItsEnd) {
   EXPECT_EQ(cs.compute.intervals()[2].ticks, 0u);
 }
 
+// [shard]: an event of an instrument another shard computes is counted as skipped; one of an
+// instrument in no shard at all is not (the features count it as unknown).
+TEST(PipelineAgents, OnlyOtherShardsInstrumentsCountAsSkipped) {
+  PipelineConfig cfg = base_config("shard_count.toml", RunConfig{});
+  cfg.shard.index = 0;
+  cfg.shard.count = 2;  // this shard: the even instruments of 1-20
+  ComputeSide side(cfg);
+  std::vector<std::uint32_t> others;
+  for (std::uint32_t id = 1; id <= 20; id += 2) others.push_back(id);
+  side.compute.set_other_shards(others);
+  auto quote_of = [&](std::uint32_t instrument) {
+    feed::FeedEvent e;
+    e.seq = ++side.seq;
+    md::Quote q;
+    q.instrument = instrument;
+    q.exchange_ts_ns = 1'700'000'000'000'000'000 + static_cast<std::int64_t>(side.seq);
+    q.bid_price = 100'00000000;
+    q.ask_price = 100'01000000;
+    q.bid_size = q.ask_size = 10;
+    e.event = md::Event::of(q);
+    e.ts.kernel_rx_ns = e.ts.sequenced_ns = e.ts.delivered_ns = stats::realtime_ns();
+    return e;
+  };
+  for (std::uint32_t id : {3u, 5u, 999u, 4u, 17u, 1000u}) side.compute.on_event(quote_of(id));
+  EXPECT_EQ(side.compute.other_shard_events(), 3u);  // 3, 5, 17; not 999 or 1000 (in no shard), not 4 (ours)
+  EXPECT_EQ(side.compute.events(), 6u);
+}
+
 TEST(PipelineAgents, IntervalsBeyondTheCapacityAreNotPublished) {
   ComputeSide cs(base_config("capacity.toml"), 2);
   cs.compute.start(0);

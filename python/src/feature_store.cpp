@@ -9,8 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <time.h>
-
+#include <chrono>
 #include <cstring>
 #include <memory>
 
@@ -28,10 +27,10 @@ using features::ShmFeatureReader;
 using features::ShmRead;
 using features::ShmRowMeta;
 
+// CLOCK_REALTIME, the clock the writer stamps with (system_clock on Linux).
 std::int64_t realtime_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return ts.tv_sec * 1'000'000'000LL + ts.tv_nsec;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 struct PyFeatureStore {

@@ -175,16 +175,16 @@ int follow_udp(const std::string& host_port, long count, double idle_exit_s, boo
 }  // namespace
 
 ArgParser features_watch_parser() {
-  ArgParser p("features", "watch a running pipeline's shared-memory feature store");
+  ArgParser p("features", "watch a running pipeline's feature store, feature ring or feature datagrams");
   p.option("watch", "shm:NAME|ring:NAME|udp:HOST:PORT",
            "the store ([features] shm of the run's config), the ring ([features] ring) or the datagrams ([features] udp)");
   p.option("ready-file", "FILE", "udp: write this file once the socket is bound");
   p.option("interval-ms", "MS", "time between snapshots", "1000");
-  p.option("count", "N", "stop after N snapshots, or ring records (0: until Ctrl-C)", "0");
+  p.option("count", "N", "stop after N snapshots, or N ring/udp records (0: until Ctrl-C)", "0");
   p.option("columns", "K", "show the first K features (default: all)", "64");
   p.option("stale-after-ms", "MS", "report the writer stale when its heartbeat is older than this", "2000");
-  p.option("idle-exit", "S", "ring: stop after this long without a record once one was seen (0: never)", "0");
-  p.flag("summary", "ring: print only the final counts");
+  p.option("idle-exit", "S", "ring, udp: stop after this long without a record once one was seen (0: never)", "0");
+  p.flag("summary", "ring, udp: print only the final counts");
   p.flag("from-start", "ring: start at the oldest record still held (else at the next one)");
   return p;
 }

@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "features/broadcast_cursor.hpp"
+#include "features/shm_map.hpp"
 #include "features/shm_words.hpp"
 #include "tickinfer/error.hpp"
 
@@ -35,9 +37,7 @@ std::size_t total_words(std::size_t width, std::size_t capacity) {
   return kHeaderWords + capacity * stride_for(width) + (width + 1) * kNameWords;
 }
 
-[[noreturn]] void sys_fail(const std::string& name, const char* what) {
-  throw Error("feature ring '" + name + "': " + what + ": " + std::strerror(errno));
-}
+[[noreturn]] void sys_fail(const std::string& name, const char* what) { shm_fail("feature ring", name, what); }
 
 }  // namespace
 
@@ -94,24 +94,11 @@ void FeatureRingWriter::publish(const RingRecord& r, const double* values) noexc
 
 void FeatureRingWriter::unlink(const std::string& name) noexcept { shm_unlink(name.c_str()); }
 
-FeatureRingReader::FeatureRingReader(const std::string& name, bool from_start) {
-  const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd < 0) sys_fail(name, "shm_open (is `tickinfer run` with [features] ring running?)");
-  struct stat st{};
-  if (fstat(fd, &st) != 0) {
-    close(fd);
-    sys_fail(name, "fstat");
-  }
-  const auto size = static_cast<std::size_t>(st.st_size);
-  if (size < kHeaderWords * sizeof(Word)) {
-    close(fd);
-    throw Error("feature ring '" + name + "': too small to hold a header (" + std::to_string(size) + " bytes)");
-  }
-  void* base = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
-  if (base == MAP_FAILED) sys_fail(name, "mmap");
-  map_ = ShmMapping(base, size);
-  const Word* h = words(base);
+FeatureRingReader::FeatureRingReader(const std::string& name, bool from_start)
+    : map_(map_shm_readonly("feature ring", name, "is `tickinfer run` with [features] ring running?",
+                            kHeaderWords * sizeof(Word))) {
+  const std::size_t size = map_.size();
+  const Word* h = words(map_.base());
   if (h[kHMagic].load(std::memory_order_acquire) != kMagic)
     throw Error("feature ring '" + name + "': not a tickinfer feature ring (bad magic)");
   if (h[kHVersion].load() != kVersion)
@@ -146,15 +133,7 @@ std::uint64_t FeatureRingReader::lag() const noexcept {
 bool FeatureRingReader::poll(RingRecord& r, double* values) noexcept {
   const Word* h = words(map_.base());
   for (;;) {
-    const std::uint64_t w = write_position();
-    if (position_ >= w) {
-      if (position_ > w) position_ = w;  // the writer restarted (ring re-created)
-      return false;
-    }
-    if (w - position_ > capacity_) {  // lapped: skip to the oldest record still held
-      missed_ += w - capacity_ - position_;
-      position_ = w - capacity_;
-    }
+    if (!broadcast_next(write_position(), capacity_, position_, missed_)) return false;
     const std::uint64_t p = position_;
     const Word* s = h + kHeaderWords + (p & mask_) * stride_;
     const std::uint64_t s1 = s[kSSeq].load(std::memory_order_acquire);

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "features/shm_map.hpp"
 #include "features/shm_words.hpp"
 #include "tickinfer/error.hpp"
 
@@ -45,9 +46,7 @@ std::size_t total_words(std::size_t width, std::size_t slots) {
   return kHeaderWords + slots * stride_for(width) + (width + 1) * kNameWords;
 }
 
-[[noreturn]] void sys_fail(const std::string& name, const char* what) {
-  throw Error("feature store '" + name + "': " + what + ": " + std::strerror(errno));
-}
+[[noreturn]] void sys_fail(const std::string& name, const char* what) { shm_fail("feature store", name, what); }
 
 }  // namespace
 
@@ -154,24 +153,10 @@ void ShmFeatureWriter::heartbeat(std::int64_t now_ns) noexcept {
 
 void ShmFeatureWriter::unlink(const std::string& name) noexcept { shm_unlink(name.c_str()); }
 
-ShmFeatureReader::ShmFeatureReader(const std::string& name) {
-  const int fd = shm_open(name.c_str(), O_RDONLY, 0);
-  if (fd < 0) sys_fail(name, "shm_open (is the writer running?)");
-  struct stat st{};
-  if (fstat(fd, &st) != 0) {
-    close(fd);
-    sys_fail(name, "fstat");
-  }
-  const std::size_t size = static_cast<std::size_t>(st.st_size);
-  if (size < kHeaderWords * sizeof(Word)) {
-    close(fd);
-    throw Error("feature store '" + name + "': too small to hold a header (" + std::to_string(size) + " bytes)");
-  }
-  void* base = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
-  if (base == MAP_FAILED) sys_fail(name, "mmap");
-  map_ = ShmMapping(base, size);
-  const Word* h = words(base);
+ShmFeatureReader::ShmFeatureReader(const std::string& name)
+    : map_(map_shm_readonly("feature store", name, "is the writer running?", kHeaderWords * sizeof(Word))) {
+  const std::size_t size = map_.size();
+  const Word* h = words(map_.base());
   if (h[kHMagic].load(std::memory_order_acquire) != kMagic)
     throw Error("feature store '" + name + "': not a tickinfer feature store (bad magic)");
   if (h[kHVersion].load() != kLayoutVersion)

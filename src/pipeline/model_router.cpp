@@ -25,11 +25,9 @@ features::FeaturePlan plan_run_features(const PipelineConfig& cfg) {
     std::vector<std::uint32_t> owned;
     for (auto id : pipeline_spec.instruments)
       if (cfg.shard.owns(id)) owned.push_back(id);
-    for (auto id : cfg.shard.instruments) {
-      bool in_spec = false;
-      for (auto s : all) in_spec = in_spec || s == id;
-      if (!in_spec) throw Error("[shard] instruments: " + std::to_string(id) + " is not in the feature spec");
-    }
+    for (auto id : cfg.shard.instruments)
+      if (std::find(all.begin(), all.end(), id) == all.end())
+        throw Error("[shard] instruments: " + std::to_string(id) + " is not in the feature spec");
     if (owned.empty())
       throw Error("[shard] " + (cfg.shard.instruments.empty()
                                     ? std::to_string(cfg.shard.index) + " of " + std::to_string(cfg.shard.count)
@@ -114,9 +112,9 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
           idx.push_back(static_cast<std::size_t>(i));
           continue;
         }
-        bool other_shard = false;  // in the spec, but another process's shard computes it
-        for (auto u : fplan.universe) other_shard = other_shard || u == id;
-        if (!other_shard) throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
+        // In the spec but not here: another process's shard computes it.
+        if (std::find(fplan.universe.begin(), fplan.universe.end(), id) == fplan.universe.end())
+          throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
       }
     }
     if (mc.trigger == ModelTrigger::Stream) {

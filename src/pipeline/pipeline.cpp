@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -49,14 +50,25 @@ feed::FeedConfig feed_config(const PipelineConfig& cfg) {
   return fc;
 }
 
+// The spec's instruments that another shard computes, sorted: what TickProcessor counts as
+// skipped (an instrument in no shard is unknown, counted by the features).
+std::vector<std::uint32_t> other_shards(const features::FeaturePlan& plan) {
+  std::vector<std::uint32_t> mine = plan.spec.instruments, others;
+  std::sort(mine.begin(), mine.end());
+  for (auto id : plan.universe)
+    if (!std::binary_search(mine.begin(), mine.end(), id)) others.push_back(id);
+  std::sort(others.begin(), others.end());
+  return others;
+}
+
 }  // namespace
 
 // Members in construction order; destruction (reverse) stops the feed before what it delivers into.
 struct Pipeline::Impl {
   const PipelineConfig& cfg;
   const Clock& clock;
-  features::FeaturePlan plan;  // the union of the models' features, and each model's view
-  features::FeatureSpec spec;  // plan.spec: what the one FeaturePipeline computes
+  features::FeaturePlan plan;  // the union of the models' features, and each model's view; plan.spec:
+                               // what the one FeaturePipeline computes
   std::unique_ptr<features::FeaturePipeline> features;
   std::unique_ptr<ModelRouter> router;
   StageStats stats;
@@ -85,8 +97,7 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
     : cfg_(config), impl_(std::make_unique<Impl>(cfg_, clock)) {
   Impl& m = *impl_;
   m.plan = plan_run_features(cfg_);
-  m.spec = m.plan.spec;
-  m.features = std::make_unique<features::FeaturePipeline>(m.spec);
+  m.features = std::make_unique<features::FeaturePipeline>(m.plan.spec);
   m.router = std::make_unique<ModelRouter>(cfg_, m.plan, *m.features);
   if (cfg_.check_only) return;
 
@@ -97,20 +108,20 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
   const double span = cfg_.seconds > 0 ? cfg_.seconds + 60 : 86400;
   m.compute = std::make_unique<TickProcessor>(*m.features, *m.router, *m.publisher, m.stats, cfg_.status_interval_ns,
                                               static_cast<std::size_t>(span / interval_s) + 16, m.status.lost_messages);
-  if (cfg_.shard.enabled()) m.compute->set_shard(&cfg_.shard);
+  if (cfg_.shard.enabled()) m.compute->set_other_shards(other_shards(m.plan));
   if (!cfg_.features_shm.empty()) {
     m.feature_store =
-        std::make_unique<features::ShmFeatureWriter>("/" + cfg_.features_shm, m.spec, cfg_.features_shm_ttl_ns);
+        std::make_unique<features::ShmFeatureWriter>("/" + cfg_.features_shm, m.plan.spec, cfg_.features_shm_ttl_ns);
     m.compute->publish_features(m.feature_store.get());
   }
   if (!cfg_.features_ring.empty()) {
-    m.feature_ring = std::make_unique<features::FeatureRingWriter>("/" + cfg_.features_ring, m.spec,
+    m.feature_ring = std::make_unique<features::FeatureRingWriter>("/" + cfg_.features_ring, m.plan.spec,
                                                                   cfg_.features_ring_capacity);
     m.compute->stream_features(m.feature_ring.get());
   }
   if (cfg_.features_udp.enabled()) {
-    m.feature_udp = std::make_unique<FeatureUdpPublisher>(cfg_.features_udp, cfg_.multicast_interface, m.spec.width(),
-                                                          m.spec.feature_set_id());
+    m.feature_udp = std::make_unique<FeatureUdpPublisher>(cfg_.features_udp, cfg_.multicast_interface, m.plan.spec.width(),
+                                                          m.plan.spec.feature_set_id());
     m.compute->send_features(m.feature_udp.get());
   }
   if (cfg_.metrics.enabled()) {
@@ -279,7 +290,7 @@ void Pipeline::run(const std::atomic<bool>& stop) {
       runners.push_back(std::make_unique<AgentRunner>(*compute_agent, m.clock, feed::parse_idle_kind(cfg_.compute_idle),
                                                       cfg_.compute_cpu, m.status.halt));
     // Rolling standardization refits on its own thread (docs/features.md); never the hot path.
-    if (m.spec.standardize.mode == features::StandardizeMode::Rolling)
+    if (m.plan.spec.standardize.mode == features::StandardizeMode::Rolling)
       runners.push_back(std::make_unique<AgentRunner>(refit_agent, m.clock, feed::IdleKind::BackOff, -1, m.status.halt));
     // Steady state starts here: every thread exists (creating one allocates its state).
     m.alloc_ready = allocation_count();

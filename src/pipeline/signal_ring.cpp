@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "features/broadcast_cursor.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::pipeline {
@@ -124,15 +125,7 @@ std::uint64_t SignalRingReader::write_position() const noexcept {
 
 bool SignalRingReader::poll(std::uint8_t* out) noexcept {
   for (;;) {
-    const std::uint64_t w = header_->write_position.load(std::memory_order_acquire);
-    if (position_ >= w) {
-      if (position_ > w) position_ = w;  // the writer restarted (ring re-created)
-      return false;
-    }
-    if (w - position_ > capacity_) {  // lapped: skip to the oldest message still held
-      missed_ += w - capacity_ - position_;
-      position_ = w - capacity_;
-    }
+    if (!features::broadcast_next(write_position(), capacity_, position_, missed_)) return false;
     const std::uint64_t p = position_;
     const Slot& s = slots(header_)[p & mask_];
     const std::uint64_t s1 = s.seq.load(std::memory_order_acquire);

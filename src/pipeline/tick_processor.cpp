@@ -1,5 +1,6 @@
 #include "pipeline/tick_processor.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "pipeline/alloc_counter.hpp"
@@ -41,7 +42,8 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   stats_.stage[kQueue].record(t0 - fe.ts.sequenced_ns);
   stats_.stage[kFeatures].record(t1 - t0);
   if (u.status == features::UpdateStatus::UnknownInstrument) {
-    if (shard_ && !shard_->owns(u.instrument)) ++other_shard_events_;
+    // O(log n), no allocation: only events this process does not compute get here.
+    if (std::binary_search(other_shards_.begin(), other_shards_.end(), u.instrument)) ++other_shard_events_;
     return;
   }
   const int idx = features_.instrument_index(u.instrument);

@@ -22,7 +22,6 @@
 #include "features/feature_pipeline.hpp"
 #include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
-#include "pipeline/config.hpp"
 #include "pipeline/feature_udp_publisher.hpp"
 #include "pipeline/model_router.hpp"
 #include "pipeline/signal_publisher.hpp"
@@ -48,8 +47,9 @@ class TickProcessor {
   void stream_features(features::FeatureRingWriter* ring) noexcept { ring_ = ring; }
   // Set-up: ... and over UDP, sent at the end of each batch (outlives this).
   void send_features(FeatureUdpPublisher* udp) noexcept { udp_ = udp; }
-  // Set-up: this process is one shard ([shard]); events of other shards' instruments are counted.
-  void set_shard(const ShardConfig* shard) noexcept { shard_ = shard; }
+  // Set-up: this process is one shard ([shard]); events of `others` (sorted: the spec's
+  // instruments another shard computes) are counted as skipped.
+  void set_other_shards(std::vector<std::uint32_t> others) { other_shards_ = std::move(others); }
   // The run starts (clock time): the first status interval ends one interval later.
   void start(std::int64_t run_start_ns) noexcept;
   // A duty cycle begins at now_ns (the agent's clock).
@@ -81,7 +81,7 @@ class TickProcessor {
   features::ShmFeatureWriter* store_ = nullptr;
   features::FeatureRingWriter* ring_ = nullptr;
   FeatureUdpPublisher* udp_ = nullptr;
-  const ShardConfig* shard_ = nullptr;
+  std::vector<std::uint32_t> other_shards_;
   std::uint64_t other_shard_events_ = 0;
   std::int64_t next_heartbeat_ns_ = 0;
   std::uint64_t events_ = 0, features_published_ = 0;
