@@ -15,7 +15,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
-.PHONY: tflite-k3-reference pipeline-bench default-model bench-forms
+.PHONY: tflite-k3-reference pipeline-bench agents-bench default-model bench-forms
 
 all: build
 
@@ -159,6 +159,12 @@ demo-test:
 pipeline-bench: build
 	$(BUILD)/tickinfer pipeline bench --report $(BUILD)/pipeline-bench.json; status=$$?; \
 	  $(BUILD)/tickinfer report $(BUILD)/pipeline-bench.json -o $(BUILD)/pipeline-bench.html && exit $$status
+
+# One slow model and two fast ones through 1 and 2 compute agents, same run (docs/pipeline.md
+# "Compute agents"): exit status 3 when the fast models' p99 grows with the slow model's load
+# on two agents, or does not on one.
+agents-bench: build
+	$(BUILD)/tickinfer pipeline agents --json $(BUILD)/agents-bench.json
 
 # Retrains the bundled default model (examples/default/) on the synthetic market.
 default-model: build

@@ -69,7 +69,8 @@ struct ComputeSide {
         plan(plan_run_features(cfg)),
         features(plan.spec),
         router(cfg, plan, features),
-        out(cfg, router.logged_models(), router.widest_input(), stats),
+        shared(cfg),
+        out(cfg, router.logged_models(), router.widest_input(), stats, shared),
         compute(features, router, out, stats, cfg.status_interval_ns, max_intervals, status.lost_messages) {}
 
   // n market events, in sequence, as the feed delivers them (kernel receive = now).
@@ -91,6 +92,7 @@ struct ComputeSide {
   ModelRouter router;
   StageStats stats;
   RunStatus status;
+  SharedSignals shared;
   SignalPublisher out;
   TickProcessor compute;
   feed::MarketGenerator market{feed::GeneratorConfig{7, 20}};
@@ -276,7 +278,7 @@ TEST(PipelineAgents, SupervisorStopsOnFeedSilenceOnlyAfterTwiceTheTimeout) {
   cfg.feed_silence_s = 10;
   ComputeSide cs(cfg);
   std::atomic<bool> stop{false}, ready{true};
-  SupervisorAgent sup(cs.cfg, cs.status, stop, cs.compute, ready, nullptr, nullptr, 0);
+  SupervisorAgent sup(cs.cfg, cs.status, stop, {&cs.compute}, {{-1, 20}}, ready, nullptr, nullptr, 0);
   cs.status.last_event_ns.store(0);
   sup.do_work(10 * kSecond);
   EXPECT_FALSE(sup.degraded());
@@ -301,7 +303,7 @@ TEST(PipelineAgents, SupervisorStopsAfterTheConfiguredSecondsOfTheClock) {
   ComputeSide cs(cfg);
   std::atomic<bool> stop{false}, ready{true};
   const std::int64_t start = 123'456;
-  SupervisorAgent sup(cs.cfg, cs.status, stop, cs.compute, ready, nullptr, nullptr, start);
+  SupervisorAgent sup(cs.cfg, cs.status, stop, {&cs.compute}, {{-1, 20}}, ready, nullptr, nullptr, start);
   cs.status.last_event_ns.store(start);
   sup.do_work(start + 5 * kSecond - 1);
   EXPECT_EQ(sup.stop_reason(), StopReason::None);
@@ -313,14 +315,14 @@ TEST(PipelineAgents, SupervisorStopsAfterTheConfiguredSecondsOfTheClock) {
 TEST(PipelineAgents, SupervisorStopsOnRequestAndAtEndOfSession) {
   ComputeSide cs(base_config("requests.toml"));
   std::atomic<bool> stop{false}, ready{true};
-  SupervisorAgent on_request(cs.cfg, cs.status, stop, cs.compute, ready, nullptr, nullptr, 0);
+  SupervisorAgent on_request(cs.cfg, cs.status, stop, {&cs.compute}, {{-1, 20}}, ready, nullptr, nullptr, 0);
   on_request.do_work(1);
   EXPECT_EQ(on_request.stop_reason(), StopReason::None);
   stop.store(true);
   on_request.do_work(2);
   EXPECT_EQ(on_request.stop_reason(), StopReason::Requested);
   stop.store(false);
-  SupervisorAgent at_end(cs.cfg, cs.status, stop, cs.compute, ready, nullptr, nullptr, 0);
+  SupervisorAgent at_end(cs.cfg, cs.status, stop, {&cs.compute}, {{-1, 20}}, ready, nullptr, nullptr, 0);
   cs.status.end_of_session.store(true);
   at_end.do_work(1);
   EXPECT_EQ(at_end.stop_reason(), StopReason::EndOfSession);
@@ -329,7 +331,7 @@ TEST(PipelineAgents, SupervisorStopsOnRequestAndAtEndOfSession) {
 TEST(PipelineAgents, SupervisorReportsEachPublishedIntervalOnce) {
   ComputeSide cs(base_config("report.toml"));
   std::atomic<bool> stop{false}, ready{true};
-  SupervisorAgent sup(cs.cfg, cs.status, stop, cs.compute, ready, nullptr, nullptr, 0);
+  SupervisorAgent sup(cs.cfg, cs.status, stop, {&cs.compute}, {{-1, 20}}, ready, nullptr, nullptr, 0);
   cs.compute.start(0);
   EXPECT_EQ(sup.do_work(0), 0);
   cs.compute.housekeeping(kSecond, true);

@@ -25,10 +25,12 @@ TEST(PipelineAlloc, CounterCountsEveryNew) {
 }
 
 TEST(PipelineAlloc, SteadyStateAllocatesNothing) {
-  for (const char* threading : {"inline", "rings"}) {
+  // "agents": rings with two compute agents (the supervisor merges their intervals).
+  for (const std::string threading : {"inline", "rings", "agents"}) {
     RunConfig rc;
-    rc.threading = threading;
-    rc.log = temp(std::string(threading) + "-alloc.tdl");
+    rc.threading = threading == "agents" ? "rings" : threading;
+    if (threading == "agents") rc.threading_extra = "agents = 2\n";
+    rc.log = temp(threading + "-alloc.tdl");
     rc.shm = "tickinfer-alloc-" + std::to_string(getpid());
     pipeline::PipelineConfig cfg = pipeline::load_pipeline_config(write_config(rc, "alloc.toml"));
     cfg.quiet = true;

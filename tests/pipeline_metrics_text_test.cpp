@@ -109,5 +109,25 @@ TEST(PipelineMetricsText, FeedRejectionsByReasonAsLabelledCountersThatPromtoolAc
   EXPECT_EQ(rc, 0) << report << "\n" << t;
 }
 
+// [threading] agents: each agent's interval as labelled gauges; 64 agents (the most) still fit
+// the reserved capacity (no allocation in the supervisor's steady state).
+TEST(PipelineMetricsText, PerAgentGaugesLabelledAndWithinCapacity) {
+  const IntervalSample s = sample();
+  std::vector<IntervalSample> agents(64, s);
+  agents[1].ticks = 777;
+  agents[1].queue_depth_max = 42;
+  agents[1].rx_p99_ns = 2'500'000;
+  const std::string t = format_metrics(true, &s, 0, agents.data(), 2);
+  for (const char* line : {"# TYPE tickinfer_agent_interval_ticks gauge\n", "tickinfer_agent_interval_ticks{agent=\"1\"} 777\n",
+                           "tickinfer_agent_queue_depth_max{agent=\"1\"} 42\n",
+                           "tickinfer_agent_rx_to_signal_p99_seconds{agent=\"1\"} 0.0025\n"})
+    EXPECT_NE(t.find(std::string("\n") + line), std::string::npos) << line << "\n" << t;
+  EXPECT_LT(format_metrics(true, &s, 0, agents.data(), agents.size()).size(), kMetricsTextBytes);
+  std::string report;
+  const int rc = promtool(t, report);
+  if (rc == -1) GTEST_SKIP() << "promtool not installed";
+  EXPECT_EQ(rc, 0) << report << "\n" << t;
+}
+
 }  // namespace
 }  // namespace tickinfer::pipeline

@@ -188,7 +188,7 @@ TEST(PipelineSignalRing, ASecondProcessReadsEveryMessage) {
   }
   ASSERT_EQ(wait_for(reader, 60), 0);
   const std::string out = slurp(reader.out_path);
-  EXPECT_NE(out.find("signals: 5000 received, 0 malformed, 0 sequence gaps, 0 overwritten"), std::string::npos) << out;
+  EXPECT_NE(out.find("signals: 5000 received, 0 malformed, 0 sequence gaps, 0 out of order, 0 overwritten"), std::string::npos) << out;
   shm_unlink(("/" + name).c_str());
 }
 

@@ -105,6 +105,7 @@ struct RunConfig {
   std::string features_shm;        // [features] shm ("" = no feature store)
   std::string features_ring;       // [features] ring ("" = no feature ring)
   std::string features_udp;        // [features] udp HOST:PORT ("" = none)
+  std::string threading_extra;     // appended to [threading] (agents, agent_cpus, ...)
 };
 
 // Ports: line A = base, B = base+1, re-requests = base+2, signals = base+3.
@@ -119,7 +120,8 @@ inline std::string write_config(const RunConfig& c, const std::string& name) {
     << (c.features_udp.empty() ? std::string() : "udp = \"" + c.features_udp + "\"\n") << "\n"
     << "[[model]]\nname = \"default\"\npath = \"" << kDefault << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
     << "center = 0.5\nthreshold = 0.1\n" << c.model_extra << "\n"
-    << "[threading]\nmode = \"" << c.threading << "\"\ncompute_idle = \"backoff\"\n\n[signals]\n";
+    << "[threading]\nmode = \"" << c.threading << "\"\ncompute_idle = \"backoff\"\n" << c.threading_extra
+    << "\n[signals]\n";
   if (c.udp) o << "udp = \"127.0.0.1:" << b + 3 << "\"\n";
   if (!c.udp_batch.empty()) o << "udp_batch = \"" << c.udp_batch << "\"\n";
   if (!c.shm.empty()) o << "shm = \"" << c.shm << "\"\n";

@@ -4,7 +4,8 @@
 # into features, a model score and a signal on the bundled default configuration; a UDP listener
 # counts the signals; halfway through, another process reads the shared-memory feature store the
 # run publishes (tickinfer features --watch); then the decision log is replayed and the HTML
-# report written.
+# report written. Last, a shorter market goes through two compute agents (examples/default/agents.toml):
+# the default model and its v2 on one feature plan, each agent half of the instruments.
 # Usage: tools/demo.sh BUILD_DIR [SECONDS]
 set -euo pipefail
 build=${1:-build}
@@ -38,3 +39,13 @@ echo "decision log replayed through the same model, then through a retrained one
 "$bin" replay "$build/demo-decisions.tdl" --model examples/default/model.keras --examples 0 | tail -1
 "$bin" replay "$build/demo-decisions.tdl" --model examples/default/model_v2/model.keras --examples 0 | tail -1
 "$bin" report "$build/demo-run.json" -o "$build/demo-report.html"
+
+echo
+echo "demo: the same market through two compute agents, two models on one feature plan (examples/default/agents.toml):"
+rm -f "$ready"
+"$bin" run examples/default/agents.toml --ready-file "$ready" | sed 's/^/agents: /' &
+run=$!
+for _ in $(seq 600); do [ -f "$ready" ] && break; kill -0 $run 2>/dev/null || break; sleep 0.1; done
+[ -f "$ready" ] || { echo "demo: tickinfer run (agents) did not become ready"; exit 1; }
+"$bin" feed serve --instruments 20 --messages $((rate * 4)) --rate $rate --wall-clock-ts --sleep-pacing --linger 1 >/dev/null
+wait $run

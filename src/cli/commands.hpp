@@ -55,6 +55,8 @@ int run_report(const ArgParser& args);
 ArgParser signals_parser();
 int run_signals(const ArgParser& args);
 ArgParser pipeline_parser();
+ArgParser pipeline_agents_parser();
+int run_pipeline_agents(const ArgParser& args);
 int run_pipeline(const ArgParser& args);
 int run_pipeline_main(const std::vector<std::string>& args);
 

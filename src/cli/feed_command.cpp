@@ -106,6 +106,7 @@ ArgParser feed_serve_parser() {
   p.option("sent-log", "FILE", "write the exact sent sequence and injected statistics", "");
   p.option("interface", "ADDR", "multicast interface address", "");
   p.flag("wall-clock-ts", "stamp messages with the send time (CLOCK_REALTIME), not the synthetic clock");
+  p.flag("sleep-pacing", "wait for each packet asleep, not spinning (leaves the core to the threads beside it)");
   return p;
 }
 
@@ -137,6 +138,7 @@ int run_feed_serve(const ArgParser& a) {
   c.linger_ns = static_cast<std::int64_t>(a.number("linger", 0, 86400) * 1e9);
   c.multicast_interface = a.value("interface");
   c.wall_clock_timestamps = a.flag_set("wall-clock-ts");
+  c.sleep_pacing = a.flag_set("sleep-pacing");
   install_signals();
   Exchange ex(c);
   std::printf("serving %llu messages at %.0f msg/s, session %s, re-requests on %s:%u\n",

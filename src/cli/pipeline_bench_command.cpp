@@ -68,7 +68,7 @@ std::string hist_json(const stats::LatencyHistogram& h) {
 }  // namespace
 
 ArgParser pipeline_parser() {
-  ArgParser p("pipeline bench", "bench: exchange->signal latency vs a bare UDP hop, same run | ticks: market as tick CSV");
+  ArgParser p("pipeline bench", "bench: exchange->signal latency vs a bare UDP hop, same run | agents: one slow model and two fast ones through 1 and 2 compute agents | ticks: market as tick CSV");
   p.option("config", "FILE", "pipeline configuration (models, features, threading)", "examples/default/config.toml");
   p.option("rate", "MSG/S", "exchange messages per second", "50000");
   p.option("seconds", "S", "per round and mode", "4");
@@ -431,7 +431,16 @@ int run_pipeline_main(const std::vector<std::string>& args) {
     }
     return run_pipeline_ticks(p);
   }
-  if (args.empty() || args[0] != "bench") throw UsageError("usage: tickinfer pipeline bench|ticks [options]");
+  if (!args.empty() && args[0] == "agents") {
+    ArgParser p = pipeline_agents_parser();
+    p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
+    if (p.help_requested()) {
+      std::fputs(p.help().c_str(), stdout);
+      return 0;
+    }
+    return run_pipeline_agents(p);
+  }
+  if (args.empty() || args[0] != "bench") throw UsageError("usage: tickinfer pipeline bench|agents|ticks [options]");
   ArgParser p = pipeline_parser();
   p.parse(std::vector<std::string>(args.begin() + 1, args.end()));
   if (p.help_requested()) {

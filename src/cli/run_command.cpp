@@ -40,6 +40,7 @@ ArgParser run_parser() {
   p.option("ready-file", "FILE", "override [run] ready_file");
   p.flag("quiet", "no status lines");
   p.flag("check", "load and check the configuration, models and signatures, then exit");
+  p.option("agents", "N", "override [threading] agents: N compute agents (implies rings threading)");
   p.option("shard", "K/N", "compute only shard K of N of the instruments (instrument id % N == K); overrides [shard]");
   return p;
 }
@@ -108,6 +109,16 @@ int run_run(const ArgParser& args) {
     else throw UsageError("--threading must be inline or rings");
   }
   if (args.flag_set("quiet")) cfg.quiet = true;
+  if (args.given("agents")) {
+    cfg.agents = static_cast<int>(args.integer("agents", 1, 64));
+    if (cfg.agents > 1) cfg.threading = pipeline::ThreadingMode::Rings;
+    if (cfg.agent_cpus.size() > static_cast<std::size_t>(cfg.agents)) cfg.agent_cpus.resize(static_cast<std::size_t>(cfg.agents));
+    if (cfg.agent_instruments.size() > static_cast<std::size_t>(cfg.agents))
+      throw UsageError("--agents " + std::to_string(cfg.agents) + ": [threading] agent_instruments has " +
+                       std::to_string(cfg.agent_instruments.size()) + " lists");
+    if (cfg.agents > 1 && (!cfg.features_ring.empty() || cfg.features_udp.enabled()))
+      throw UsageError("--agents: [features] ring and udp are one writer's streams, not with agents > 1");
+  }
   if (args.given("shard")) {
     const std::string v = args.value("shard");
     const auto slash = v.find('/');
@@ -133,8 +144,9 @@ int run_run(const ArgParser& args) {
                 static_cast<double>(w.p50_ns) / 1e3, static_cast<double>(w.p99_ns) / 1e3,
                 w.stable ? "stable" : "NOT stable within max_iterations (continuing)");
   p.mark_ready();
-  std::printf("tickinfer run: ready (%s threading, feed on port %u%s, %zu model(s)%s%s%s)\n",
-              cfg.threading == pipeline::ThreadingMode::Inline ? "inline" : "rings", p.feed_port(0),
+  std::printf("tickinfer run: ready (%s threading%s, feed on port %u%s, %zu model(s)%s%s%s)\n",
+              cfg.threading == pipeline::ThreadingMode::Inline ? "inline" : "rings",
+              cfg.agents > 1 ? (", " + std::to_string(cfg.agents) + " compute agents").c_str() : "", p.feed_port(0),
               cfg.line_b.enabled() ? (" and " + std::to_string(p.feed_port(1))).c_str() : "", cfg.models.size(),
               cfg.udp.enabled() ? (", signals to udp " + cfg.udp.host + ":" + std::to_string(cfg.udp.port)).c_str() : "",
               cfg.shm.empty() ? "" : (", shm ring " + cfg.shm).c_str(),
@@ -168,6 +180,14 @@ int run_run(const ArgParser& args) {
       std::printf("; computed in %llu run_rows calls (one per inbound datagram)", static_cast<unsigned long long>(m.row_calls));
     std::printf("\n");
   }
+  const auto agents = p.agent_stats();
+  if (agents.size() > 1)
+    for (const auto& a : agents)
+      std::printf("agent %d (cpu %d): %zu instruments, %llu ticks, %llu signals, rx->signal p50 %.2f us p99 %.2f us "
+                  "p99.9 %.2f us max %.2f us, queue max %zu\n",
+                  a.index, a.cpu, a.instruments, static_cast<unsigned long long>(a.events),
+                  static_cast<unsigned long long>(a.signals), a.rx_p50_ns / 1e3, a.rx_p99_ns / 1e3, a.rx_p999_ns / 1e3,
+                  a.rx_max_ns / 1e3, a.queue_depth_max);
   std::printf("allocations after ready: %llu%s\n",
               static_cast<unsigned long long>(t.allocations_at_end - t.allocations_at_ready),
               t.udp_send_failures ? (", udp send failures " + std::to_string(t.udp_send_failures)).c_str() : "");

@@ -239,7 +239,8 @@ void Exchange::run(const std::atomic<bool>* stop) {
     }
     serve_rerequests();
     send_heartbeats(now);
-    if (due - now > 150'000) sleep_ns(50'000);
+    if (cfg_.sleep_pacing) sleep_ns(due - now);
+    else if (due - now > 150'000) sleep_ns(50'000);
   }
   for (int l = 0; l < lines; ++l) {  // nothing stays held at the end of the stream
     rel.clear();

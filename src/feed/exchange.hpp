@@ -48,6 +48,10 @@ struct ExchangeConfig {
   // measure exchange send -> anything. The market itself is unchanged; the content hash is not
   // reproducible across runs then.
   bool wall_clock_timestamps = false;
+  // Wait for the next packet's due time asleep instead of spinning the last 150 us: the
+  // exchange leaves its core to the threads beside it (a bench with fewer cores than threads);
+  // packets leave up to the timer slack late, stamped when they are built.
+  bool sleep_pacing = false;
 };
 
 struct ExchangeLineStats {

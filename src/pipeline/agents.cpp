@@ -1,5 +1,6 @@
 #include "pipeline/agents.hpp"
 
+#include <algorithm>
 #include <cstdio>
 
 #include "feed/feed_report.hpp"
@@ -57,6 +58,7 @@ void FeedAgent::on_close() noexcept {
 
 int ComputeAgent::do_work(std::int64_t now_ns) noexcept {
   compute_.begin_cycle(now_ns);
+  compute_.note_queue_depth(ring_.size());
   int work = 0;
   feed::FeedEvent e;
   while (work < kMaxEventsPerCycle && ring_.try_pop(e)) {
@@ -75,10 +77,40 @@ void ComputeAgent::on_close() noexcept {
   compute_.finish();
 }
 
+IntervalSample merge_intervals(const IntervalSample* a, std::size_t n) noexcept {
+  IntervalSample m;
+  for (std::size_t k = 0; k < n; ++k) {
+    const IntervalSample& s = a[k];
+    m.t_s = std::max(m.t_s, s.t_s);
+    m.ticks += s.ticks;
+    m.signals += s.signals;
+    m.rx_p50_ns = std::max(m.rx_p50_ns, s.rx_p50_ns);
+    m.rx_p99_ns = std::max(m.rx_p99_ns, s.rx_p99_ns);
+    m.rx_max_ns = std::max(m.rx_max_ns, s.rx_max_ns);
+    m.e2e_p50_ns = std::max(m.e2e_p50_ns, s.e2e_p50_ns);
+    m.e2e_p99_ns = std::max(m.e2e_p99_ns, s.e2e_p99_ns);
+    m.e2e_max_ns = std::max(m.e2e_max_ns, s.e2e_max_ns);
+    m.e2e_tx_p99_ns = std::max(m.e2e_tx_p99_ns, s.e2e_tx_p99_ns);
+    m.allocations = std::max(m.allocations, s.allocations);  // one process-wide counter, read at different times
+    m.feed_lost = std::max(m.feed_lost, s.feed_lost);
+    m.log_write_errors += s.log_write_errors;
+    m.features_published += s.features_published;
+    m.feature_ring_records += s.feature_ring_records;
+    m.feature_udp_records += s.feature_udp_records;
+    m.feature_view_builds += s.feature_view_builds;
+    m.feature_view_reuses += s.feature_view_reuses;
+    m.other_shard_events += s.other_shard_events;
+    m.queue_depth_max = std::max(m.queue_depth_max, s.queue_depth_max);
+  }
+  return m;
+}
+
 SupervisorAgent::SupervisorAgent(const PipelineConfig& cfg, const RunStatus& status, const std::atomic<bool>& stop,
-                                 const TickProcessor& compute, const std::atomic<bool>& ready, MetricsServer* metrics,
-                                 std::string* metrics_text, std::int64_t run_start_ns)
-    : cfg_(cfg), status_(status), stop_(stop), compute_(compute), ready_(ready), metrics_(metrics),
+                                 std::vector<const TickProcessor*> computes, std::vector<AgentLine> lines,
+                                 const std::atomic<bool>& ready, MetricsServer* metrics, std::string* metrics_text,
+                                 std::int64_t run_start_ns, MergedIntervals* merged)
+    : cfg_(cfg), status_(status), stop_(stop), computes_(std::move(computes)), lines_(std::move(lines)),
+      agent_samples_(computes_.size()), merged_(merged), ready_(ready), metrics_(metrics),
       metrics_text_(metrics_text), run_start_ns_(run_start_ns),
       silence_ns_(static_cast<std::int64_t>(cfg.feed_silence_s * 1e9)) {}
 
@@ -94,7 +126,7 @@ void print_feed_rejections(const IntervalSample& s) {
 }
 }  // namespace
 
-void SupervisorAgent::report(const IntervalSample& interval) {
+void SupervisorAgent::report(const IntervalSample& interval, const IntervalSample* agents) {
   IntervalSample s = interval;
   for (int i = 0; i < feed::kParseStatusCount; ++i)
     s.feed_malformed[i] = status_.feed_malformed[i].load(std::memory_order_relaxed);
@@ -114,18 +146,40 @@ void SupervisorAgent::report(const IntervalSample& interval) {
       std::printf("  decision log write errors %llu", static_cast<unsigned long long>(s.log_write_errors));
     print_feed_rejections(s);
     std::printf("\n");
+    // One line per compute agent: whether one agent's load delays its own instruments only.
+    for (std::size_t k = 0; agents && k < computes_.size(); ++k) {
+      const IntervalSample& a = agents[k];
+      std::printf("         agent %zu (cpu %d, %zu instruments) %8.0f ticks/s %8.0f signals/s  rx->signal p50 %6.1f us p99 "
+                  "%7.1f us max %8.1f us  queue max %zu\n",
+                  k, lines_[k].cpu, lines_[k].instruments, static_cast<double>(a.ticks) / secs,
+                  static_cast<double>(a.signals) / secs, static_cast<double>(a.rx_p50_ns) / 1e3,
+                  static_cast<double>(a.rx_p99_ns) / 1e3, static_cast<double>(a.rx_max_ns) / 1e3, a.queue_depth_max);
+    }
     std::fflush(stdout);
   }
   if (metrics_) {
-    format_metrics(*metrics_text_, ready_.load(), &s, s.allocations - alloc_ready_);
+    format_metrics(*metrics_text_, ready_.load(), &s, s.allocations - alloc_ready_, agents, agents ? computes_.size() : 0);
     metrics_->set_text(*metrics_text_);
   }
 }
 
 int SupervisorAgent::do_work(std::int64_t now_ns) {
   int work = 0;
-  for (const std::size_t k = compute_.published(); printed_ < k; ++printed_, ++work)
-    report(compute_.intervals()[printed_]);
+  std::size_t k = computes_[0]->published();
+  for (const TickProcessor* c : computes_) k = std::min(k, c->published());
+  for (; printed_ < k; ++printed_, ++work) {
+    if (computes_.size() == 1) {
+      report(computes_[0]->intervals()[printed_], nullptr);
+      continue;
+    }
+    for (std::size_t a = 0; a < computes_.size(); ++a) agent_samples_[a] = computes_[a]->intervals()[printed_];
+    const IntervalSample m = merge_intervals(agent_samples_.data(), agent_samples_.size());
+    if (merged_ && printed_ < merged_->samples.size()) {
+      merged_->samples[printed_] = m;
+      merged_->published.store(printed_ + 1, std::memory_order_release);
+    }
+    report(m, agent_samples_.data());
+  }
   if (reason_ != StopReason::None) return work;
   if (stop_.load()) {
     reason_ = StopReason::Requested;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "feed/idle_strategy.hpp"
 #include "pipeline/clock.hpp"
@@ -106,12 +107,29 @@ class RefitAgent final : public Agent {
 
 enum class StopReason { None, Requested, Seconds, EndOfSession, FeedSilent };
 
+// With [threading] agents > 1: the run's intervals, each merged from every agent's sample of it
+// by the supervisor (counts summed; latencies and queue depth the worst agent's).
+struct MergedIntervals {
+  std::vector<IntervalSample> samples;  // allocated at set-up
+  std::atomic<std::size_t> published{0};
+};
+IntervalSample merge_intervals(const IntervalSample* agents, std::size_t n) noexcept;
+
+// What a status line says about a compute agent besides its interval.
+struct AgentLine {
+  int cpu = -1;
+  std::size_t instruments = 0;
+};
+
 class SupervisorAgent final : public Agent {
  public:
   // metrics / metrics_text: the endpoint and its text buffer (nullptr: no endpoint).
+  // computes: one per compute agent; with more than one, each interval is reported merged (into
+  // *merged) and per agent (a line each, labelled metrics), once every agent has published it.
   SupervisorAgent(const PipelineConfig& cfg, const RunStatus& status, const std::atomic<bool>& stop,
-                  const TickProcessor& compute, const std::atomic<bool>& ready, MetricsServer* metrics,
-                  std::string* metrics_text, std::int64_t run_start_ns);
+                  std::vector<const TickProcessor*> computes, std::vector<AgentLine> lines,
+                  const std::atomic<bool>& ready, MetricsServer* metrics, std::string* metrics_text,
+                  std::int64_t run_start_ns, MergedIntervals* merged = nullptr);
   // Steady state starts here: status lines report allocations relative to it.
   void set_allocations_at_ready(std::uint64_t n) noexcept { alloc_ready_ = n; }
   // Reports the intervals published since the last cycle (the work), then checks the stop
@@ -124,11 +142,14 @@ class SupervisorAgent final : public Agent {
   const std::string& degraded_reason() const noexcept { return degraded_reason_; }
 
  private:
-  void report(const IntervalSample& s);
+  void report(const IntervalSample& s, const IntervalSample* agents);
   const PipelineConfig& cfg_;
   const RunStatus& status_;
   const std::atomic<bool>& stop_;
-  const TickProcessor& compute_;
+  std::vector<const TickProcessor*> computes_;
+  std::vector<AgentLine> lines_;
+  std::vector<IntervalSample> agent_samples_;  // one interval of every agent
+  MergedIntervals* merged_;
   const std::atomic<bool>& ready_;
   MetricsServer* metrics_;
   std::string* metrics_text_;

@@ -194,8 +194,40 @@ class Parser {
         const auto v = integer(n, "[threading] ring_capacity", 2, 1 << 24);
         if (v & (v - 1)) fail(line_of(n), "[threading] ring_capacity must be a power of two");
         c.ring_capacity = static_cast<std::size_t>(v);
-      } else unknown(key, "[threading]", "mode, feed_cpu, compute_cpu, compute_idle, ring_capacity");
+      } else if (k == "agents") c.agents = static_cast<int>(integer(n, "[threading] agents", 1, 64));
+      else if (k == "agent_cpus") {
+        const auto* a = n.as_array();
+        if (!a || a->empty()) fail(line_of(n), "[threading] agent_cpus must be a non-empty array of integers");
+        for (const auto& e : *a) c.agent_cpus.push_back(static_cast<int>(integer(e, "[threading] agent_cpus element", -1, 4095)));
+      } else if (k == "agent_instruments") {
+        const auto* a = n.as_array();
+        if (!a || a->empty()) fail(line_of(n), "[threading] agent_instruments must be an array of arrays of instrument ids, one per agent");
+        for (const auto& row : *a) {
+          const auto* r = row.as_array();
+          if (!r) fail(line_of(n), "[threading] agent_instruments must be an array of arrays of instrument ids, one per agent");
+          c.agent_instruments.emplace_back();
+          for (const auto& e : *r)
+            c.agent_instruments.back().push_back(
+                static_cast<std::uint32_t>(integer(e, "[threading] agent_instruments element", 0, 0xFFFFFFFFll)));
+        }
+      } else unknown(key, "[threading]", "mode, feed_cpu, compute_cpu, compute_idle, ring_capacity, agents, agent_cpus, "
+                                         "agent_instruments");
     }
+    const int line = static_cast<int>(t.source().begin.line);
+    if (c.agent_cpus.size() > static_cast<std::size_t>(c.agents))
+      fail(line, "[threading] agent_cpus lists " + std::to_string(c.agent_cpus.size()) + " CPUs for " +
+                     std::to_string(c.agents) + " agent(s)");
+    if (c.agent_instruments.size() > static_cast<std::size_t>(c.agents))
+      fail(line, "[threading] agent_instruments has " + std::to_string(c.agent_instruments.size()) + " lists for " +
+                     std::to_string(c.agents) + " agent(s)");
+    std::set<std::uint32_t> seen;
+    for (const auto& l : c.agent_instruments)
+      for (auto id : l)
+        if (!seen.insert(id).second)
+          fail(line, "[threading] agent_instruments: instrument " + std::to_string(id) + " is listed for two agents");
+    if (c.agents > 1 && c.threading != ThreadingMode::Rings)
+      fail(line, "[threading] agents = " + std::to_string(c.agents) +
+                     " needs mode = \"rings\" (the feed thread hands each agent its instruments' events)");
   }
 
   void parse_shard(const toml::table& t, PipelineConfig& c) {
@@ -369,6 +401,9 @@ class Parser {
     for (const auto& m : c.models)
       if (!names.insert(m.name).second) fail(m.line, "duplicate model name '" + m.name + "'");
     if (c.models.size() > 64) fail(0, "at most 64 models");
+    if (c.agents > 1 && (!c.features_ring.empty() || c.features_udp.enabled()))
+      fail(0, "[features] ring and udp carry one numbered stream from one writer: not with [threading] agents > 1 "
+              "(the shm store, signals and the decision log are)");
     return c;
   }
 
@@ -385,6 +420,16 @@ bool ShardConfig::owns(std::uint32_t instrument) const {
     return false;
   }
   return static_cast<int>(instrument % static_cast<std::uint32_t>(count)) == index;
+}
+
+// Fibonacci hashing: consecutive ids spread over the agents, and the split is independent of a
+// [shard]'s id % count (agents of shard 0 of 2 would otherwise get only even ids modulo 2).
+int agent_of(const PipelineConfig& c, std::uint32_t instrument) {
+  for (std::size_t k = 0; k < c.agent_instruments.size(); ++k)
+    for (auto id : c.agent_instruments[k])
+      if (id == instrument) return static_cast<int>(k);
+  const std::uint64_t h = (static_cast<std::uint64_t>(instrument) + 1) * 0x9E3779B97F4A7C15ull;
+  return static_cast<int>((h >> 32) % static_cast<std::uint64_t>(c.agents));
 }
 
 PipelineConfig parse_pipeline_config(std::string_view text, const std::string& source, const std::string& base_dir) {

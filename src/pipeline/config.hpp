@@ -100,6 +100,14 @@ struct PipelineConfig {
   int feed_cpu = -1;     // -1: not pinned
   int compute_cpu = -1;  // Rings: the compute thread; Inline: the one thread
   std::size_t ring_capacity = 4096;
+  // Compute agents (Rings only): the instruments split over `agents` compute threads, each fed by
+  // its own SpscRing from the feed thread and owning its instruments' features, recurrent state
+  // and model plans (clones sharing the weights). agent_cpus[k] pins agent k (-1 or absent:
+  // compute_cpu for agent 0, unpinned for the others). agent_instruments[k] lists instruments
+  // agent k owns; every other instrument goes to agent hash(id) % agents (AgentMap).
+  int agents = 1;
+  std::vector<int> agent_cpus;
+  std::vector<std::vector<std::uint32_t>> agent_instruments;
 
   // [signals]
   Endpoint udp;                       // port 0: off
@@ -142,6 +150,10 @@ struct PipelineConfig {
   // loaded and checked (no socket, shm ring or log file is touched); only the constructor may run.
   bool check_only = false;
 };
+
+// The compute agent that owns `instrument`: its agent_instruments list, else a hash of the id.
+// Set-up only (a linear scan of the lists).
+int agent_of(const PipelineConfig& c, std::uint32_t instrument);
 
 PipelineConfig parse_pipeline_config(std::string_view text, const std::string& source,
                                      const std::string& base_dir = ".");

@@ -82,16 +82,21 @@ constexpr std::size_t kDecisionFixed = 1 + 1 + 1 + 2 + 4 + 8 + 8 + 8 + 8 + 4 + 8
 }  // namespace
 
 DecisionLogWriter::DecisionLogWriter(const std::string& path, FlushPolicy policy, std::int64_t interval_ns,
-                                     bool fsync, std::size_t buffer_bytes, bool writer_thread)
+                                     bool fsync, std::size_t buffer_bytes, bool writer_thread, bool join)
     : path_(path), policy_(policy), interval_ns_(interval_ns), fsync_(fsync),
       background_(writer_thread && policy != FlushPolicy::Record) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error("decision log '" + path + "': cannot create: " + std::strerror(errno));
+  // O_APPEND: every write(2) lands at the end of the file, so several writers of one run (one per
+  // compute agent) add whole buffers of records and never overwrite each other's.
+  fd_ = join ? ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC)
+             : ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw Error("decision log '" + path + "': cannot " + (join ? "open" : "create") + ": " + std::strerror(errno));
   buf_.assign(buffer_bytes, 0);
   scratch_.assign(buffer_bytes, 0);
-  if (!write_all(fd_, reinterpret_cast<const std::uint8_t*>(kFileMagic), 8))
-    throw Error("decision log '" + path + "': write failed: " + std::strerror(errno));
-  bytes_written_ = 8;
+  if (!join) {
+    if (!write_all(fd_, reinterpret_cast<const std::uint8_t*>(kFileMagic), 8))
+      throw Error("decision log '" + path + "': write failed: " + std::strerror(errno));
+    bytes_written_ = 8;
+  }
   if (background_) {
     spare_.assign(buffer_bytes, 0);
     writer_ = std::thread([this] { writer_loop(); });

@@ -60,8 +60,10 @@ class DecisionLogWriter {
   // fills one while the writer writes the other; a flush that finds the writer still busy keeps
   // appending, and only a full buffer waits for it (counted in writer_waits). The writer polls
   // every 200 us, so a handed-off buffer reaches the file within about that.
+  // join: add to the log another writer of the same run created (its file header and model
+  // declarations are there): each compute agent has its own writer, all append to one file.
   DecisionLogWriter(const std::string& path, FlushPolicy policy, std::int64_t interval_ns, bool fsync,
-                    std::size_t buffer_bytes, bool writer_thread = false);
+                    std::size_t buffer_bytes, bool writer_thread = false, bool join = false);
   ~DecisionLogWriter();  // flushes
   DecisionLogWriter(const DecisionLogWriter&) = delete;
   DecisionLogWriter& operator=(const DecisionLogWriter&) = delete;

@@ -26,9 +26,22 @@ void malformed_metric(std::string& out, const IntervalSample& s) {
     out += line;
   }
 }
+// One gauge or counter family labelled by agent, a sample per agent.
+template <typename Get>
+void agent_metric(std::string& out, const char* name, const char* type, const char* help, const IntervalSample* a,
+                  std::size_t n, Get get) {
+  char line[512];
+  std::snprintf(line, sizeof line, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+  out += line;
+  for (std::size_t k = 0; k < n; ++k) {
+    std::snprintf(line, sizeof line, "%s{agent=\"%zu\"} %.9g\n", name, k, get(a[k]));
+    out += line;
+  }
+}
 }  // namespace
 
-void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::uint64_t allocations_since_ready) {
+void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::uint64_t allocations_since_ready,
+                    const IntervalSample* agents, std::size_t agent_count) {
   out.clear();
   metric(out, "tickinfer_ready", "gauge", "1 once every model is warm and the feed is consumed.", ready ? 1 : 0);
   if (!s) return;
@@ -77,6 +90,18 @@ void format_metrics(std::string& out, bool ready, const IntervalSample* s, std::
   metric(out, "tickinfer_shard_other_events_total", "counter",
          "Feed events of instruments another shard computes, skipped, since the start.",
          static_cast<double>(s->other_shard_events));
+  if (agents && agent_count > 0) {
+    agent_metric(out, "tickinfer_agent_interval_ticks", "gauge", "Feed events a compute agent processed in the last status interval.",
+                 agents, agent_count, [](const IntervalSample& a) { return static_cast<double>(a.ticks); });
+    agent_metric(out, "tickinfer_agent_interval_signals", "gauge", "Signals a compute agent sent in the last status interval.",
+                 agents, agent_count, [](const IntervalSample& a) { return static_cast<double>(a.signals); });
+    agent_metric(out, "tickinfer_agent_rx_to_signal_p99_seconds", "gauge",
+                 "Kernel receive to signal sent of a compute agent's signals, 99th percentile over the last interval.",
+                 agents, agent_count, [](const IntervalSample& a) { return seconds(a.rx_p99_ns); });
+    agent_metric(out, "tickinfer_agent_queue_depth_max", "gauge",
+                 "Most feed events waiting in a compute agent's ring at the start of one of its cycles, last interval.",
+                 agents, agent_count, [](const IntervalSample& a) { return static_cast<double>(a.queue_depth_max); });
+  }
   metric(out, "tickinfer_allocations_since_ready", "gauge",
          "Heap allocations in the process since ready (0 in the steady state).",
          static_cast<double>(allocations_since_ready));

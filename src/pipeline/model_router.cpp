@@ -51,8 +51,42 @@ features::FeaturePlan plan_run_features(const PipelineConfig& cfg) {
   return plan;
 }
 
+namespace {
+
+// A model loaded, checked against its view and its mode, and compiled.
+Plan compile_checked(const ModelConfig& mc, const std::string& who, std::size_t width, const features::FeatureSpec& spec) {
+  const Model model = Model::load(mc.path);
+  const auto ins = model.inputs();
+  if (ins.size() != 1 || ins[0].shape.empty()) throw Error(who + ": expected exactly one input with a feature axis");
+  if (static_cast<std::size_t>(ins[0].shape.back()) != width)
+    throw Error(who + ": input width " + std::to_string(ins[0].shape.back()) + " does not match the " +
+                std::to_string(width) + " features of its feature signature");
+  CompileOptions opt;
+  if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
+  if (mc.trigger == ModelTrigger::Window) opt.window_length = mc.window > 0 ? mc.window : static_cast<int>(spec.window);
+  Plan plan = compile(model, opt);
+  if (plan.num_inputs() != 1 || plan.num_outputs() != 1)
+    throw Error(who + ": the pipeline runs models with one input and one output");
+  const std::size_t in = plan.input_size(0);
+  if (mc.trigger == ModelTrigger::Tick && in != width)
+    throw Error(who + ": mode \"tick\" needs an input of " + std::to_string(width) + " features, the model takes " +
+                std::to_string(in) + " (a sequence model needs mode \"window\" or \"stream\")");
+  if (mc.trigger == ModelTrigger::Window && in != width * spec.window)
+    throw Error(who + ": mode \"window\" needs [" + std::to_string(spec.window) + ", " + std::to_string(width) +
+                "] inputs (the feature spec's window), the model takes " + std::to_string(in) + " floats");
+  if (mc.trigger == ModelTrigger::Stream && in != width)
+    throw Error(who + ": mode \"stream\" needs " + std::to_string(width) + " features per step");
+  for (int o : mc.outputs)
+    if (o < 0 || static_cast<std::size_t>(o) >= plan.output_size(0))
+      throw Error(who + ": outputs lists element " + std::to_string(o) + ", the model has " +
+                  std::to_string(plan.output_size(0)));
+  return plan;
+}
+
+}  // namespace
+
 ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan& fplan,
-                         const features::FeaturePipeline& features)
+                         const features::FeaturePipeline& features, const ModelRouter* prototype)
     : groups_(fplan.groups), plan_width_(fplan.spec.width()), window_rows_(static_cast<std::size_t>(fplan.spec.window)) {
   const features::FeatureSpec& spec = fplan.spec;
   routes_.resize(spec.instruments.size());
@@ -61,13 +95,6 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
     const std::string who = "model '" + mc.name + "' (" + mc.path + ")";
     const features::FeatureView& view = fplan.views[mi];
     const std::size_t width = view.width();
-    const Model model = Model::load(mc.path);
-    const auto ins = model.inputs();
-    if (ins.size() != 1 || ins[0].shape.empty())
-      throw Error(who + ": expected exactly one input with a feature axis");
-    if (static_cast<std::size_t>(ins[0].shape.back()) != width)
-      throw Error(who + ": input width " + std::to_string(ins[0].shape.back()) + " does not match the " +
-                  std::to_string(width) + " features of its feature signature");
     RunningModel rm;
     rm.cfg = mc;
     rm.index = static_cast<std::uint16_t>(mi);
@@ -78,25 +105,10 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
       g.window.assign(width * window_rows_, 0.0f);
       g.last.assign(width, 0.0f);
     }
-    CompileOptions opt;
-    if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
-    if (mc.trigger == ModelTrigger::Window) opt.window_length = mc.window > 0 ? mc.window : static_cast<int>(spec.window);
-    Plan plan = compile(model, opt);
-    if (plan.num_inputs() != 1 || plan.num_outputs() != 1)
-      throw Error(who + ": the pipeline runs models with one input and one output");
+    // A compute agent's router clones the prototype's plans: the weights are shared, each clone
+    // has its own activations and recurrent state.
+    Plan plan = prototype ? prototype->models_[mi].plan->clone() : compile_checked(mc, who, width, spec);
     rm.input_size = plan.input_size(0);
-    if (mc.trigger == ModelTrigger::Tick && rm.input_size != width)
-      throw Error(who + ": mode \"tick\" needs an input of " + std::to_string(width) + " features, the model takes " +
-                  std::to_string(rm.input_size) + " (a sequence model needs mode \"window\" or \"stream\")");
-    if (mc.trigger == ModelTrigger::Window && rm.input_size != width * spec.window)
-      throw Error(who + ": mode \"window\" needs [" + std::to_string(spec.window) + ", " + std::to_string(width) +
-                  "] inputs (the feature spec's window), the model takes " + std::to_string(rm.input_size) + " floats");
-    if (mc.trigger == ModelTrigger::Stream && rm.input_size != width)
-      throw Error(who + ": mode \"stream\" needs " + std::to_string(width) + " features per step");
-    for (int o : mc.outputs)
-      if (o < 0 || static_cast<std::size_t>(o) >= plan.output_size(0))
-        throw Error(who + ": outputs lists element " + std::to_string(o) + ", the model has " +
-                    std::to_string(plan.output_size(0)));
     rm.out.assign(plan.output_size(0), 0.0f);
     rm.outputs = mc.outputs;
     rm.st.name = mc.name;
@@ -112,7 +124,7 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
           idx.push_back(static_cast<std::size_t>(i));
           continue;
         }
-        // In the spec but not here: another process's shard computes it.
+        // In the spec but not here: another process's shard (or another agent) computes it.
         if (std::find(fplan.universe.begin(), fplan.universe.end(), id) == fplan.universe.end())
           throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
       }
@@ -121,6 +133,7 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
       rm.stream.resize(spec.instruments.size());
       for (auto i : idx) rm.stream[i] = std::make_unique<Plan>(plan.clone());
     }
+    rm.routed = idx.size();
     rm.plan = std::make_unique<Plan>(std::move(plan));
     for (auto i : idx) routes_[i].push_back(static_cast<int>(mi));
     models_.push_back(std::move(rm));
@@ -170,6 +183,7 @@ std::vector<WarmupResult> ModelRouter::warm_up(const PipelineConfig& cfg) {
   std::mt19937 rng(12345);
   std::normal_distribution<float> nd(0.0f, 1.0f);
   for (auto& rm : models_) {
+    if (rm.routed == 0) continue;  // an agent none of whose instruments this model serves
     // Representative inputs: standardized features are ~N(0, 1); raw features get N(0, 1) too
     // (the cost of a dense model does not depend on the values, only the code and cache state do).
     std::vector<float> in(rm.input_size * 64);

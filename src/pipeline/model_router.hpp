@@ -38,6 +38,7 @@ struct RunningModel {
   std::unique_ptr<Plan> plan;                  // Tick / Window
   std::vector<std::unique_ptr<Plan>> stream;   // Stream: one stateful plan per instrument index
   std::size_t input_size = 0;                  // floats per run
+  std::size_t routed = 0;                      // instruments of this router routed to it
   const features::FeatureView* view = nullptr;  // its columns of the feature plan
   std::vector<float> out;                      // the plan's output
   std::vector<int> outputs;                    // out elements that become the signal's scores
@@ -69,12 +70,16 @@ struct ViewCounts {
 class ModelRouter {
  public:
   // plan: the run's feature plan (features.spec() is plan.spec); it must outlive the router.
-  ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan& plan, const features::FeaturePipeline& features);
+  // prototype: a compute agent's router (the plan restricted to its instruments) clones the
+  // prototype's compiled plans, sharing their weights, instead of loading the models again.
+  ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan& plan, const features::FeaturePipeline& features,
+              const ModelRouter* prototype = nullptr);
 
   // Set-up: queue the ticks of row-wise tick-mode plans (udp_batch = packet). A plan that is not
   // row-wise (a merge, a sequence layer, a TFLite file) keeps one run per tick.
   void enable_row_batches();
   // Set-up: every model on representative inputs until its block-p50 latency is stable.
+  // A model routed to none of this router's instruments is skipped.
   std::vector<WarmupResult> warm_up(const PipelineConfig& cfg);
 
   // Hot path. u: the feature update of fe; idx: its instrument's index in the spec;

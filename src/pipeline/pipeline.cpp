@@ -14,6 +14,7 @@
 #include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
 #include "pipeline/agents.hpp"
+#include "pipeline/compute_unit.hpp"
 #include "pipeline/alloc_counter.hpp"
 #include "pipeline/feature_udp_publisher.hpp"
 #include "pipeline/metrics_server.hpp"
@@ -68,19 +69,20 @@ struct Pipeline::Impl {
   const PipelineConfig& cfg;
   const Clock& clock;
   features::FeaturePlan plan;  // the union of the models' features, and each model's view; plan.spec:
-                               // what the one FeaturePipeline computes
-  std::unique_ptr<features::FeaturePipeline> features;
-  std::unique_ptr<ModelRouter> router;
-  StageStats stats;
+                               // what this process computes (every agent's instruments)
+  // One per compute agent ([threading] agents; 1: the whole plan): features, models, statistics,
+  // publisher, tick processor, ring.
+  std::vector<std::unique_ptr<ComputeUnit>> units;
+  StageStats merged_stats;  // agents > 1: every agent's statistics, added up after run()
   RunStatus status;
-  std::unique_ptr<SignalPublisher> publisher;  // null with check_only
-  std::unique_ptr<TickProcessor> compute;      // null with check_only
+  std::unique_ptr<SharedSignals> shared;  // null with check_only
   std::unique_ptr<features::ShmFeatureWriter> feature_store;  // [features] shm; null when off
   std::unique_ptr<features::FeatureRingWriter> feature_ring;  // [features] ring; null when off
   std::unique_ptr<FeatureUdpPublisher> feature_udp;           // [features] udp; null when off
   std::unique_ptr<MetricsServer> metrics;
   std::string metrics_text;  // the supervisor's, capacity kMetricsTextBytes
-  std::unique_ptr<SpscRing<feed::FeedEvent>> ring;
+  MergedIntervals merged;    // agents > 1
+  std::unique_ptr<AgentDispatch> dispatch;  // agents > 1: instrument -> agent ring
   std::unique_ptr<feed::FeedHandler> feed;
 
   std::vector<WarmupResult> warm;
@@ -91,38 +93,60 @@ struct Pipeline::Impl {
   std::string degraded_reason;
 
   Impl(const PipelineConfig& c, const Clock& k) : cfg(c), clock(k) {}
+  bool agents() const { return units.size() > 1; }
+  bool running() const { return units[0]->compute != nullptr; }
 };
 
 Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
     : cfg_(config), impl_(std::make_unique<Impl>(cfg_, clock)) {
   Impl& m = *impl_;
+  // The configuration file refuses these; a command-line override must not get around it.
+  if (cfg_.agents > 1 && cfg_.threading != ThreadingMode::Rings)
+    throw Error("[threading] agents = " + std::to_string(cfg_.agents) + " needs rings threading, not inline");
+  if (cfg_.agents > 1 && (!cfg_.features_ring.empty() || cfg_.features_udp.enabled()))
+    throw Error("[features] ring and udp are one writer's streams: not with [threading] agents > 1");
   m.plan = plan_run_features(cfg_);
-  m.features = std::make_unique<features::FeaturePipeline>(m.plan.spec);
-  m.router = std::make_unique<ModelRouter>(cfg_, m.plan, *m.features);
+  // The first agent loads and checks every model; the others clone its plans (shared weights).
+  const auto parts = cfg_.agents > 1 ? assign_agents(cfg_, m.plan)
+                                     : std::vector<std::vector<std::uint32_t>>{m.plan.spec.instruments};
+  for (std::size_t k = 0; k < parts.size(); ++k)
+    m.units.push_back(std::make_unique<ComputeUnit>(cfg_, m.plan, parts[k], static_cast<int>(k),
+                                                    k ? m.units[0]->router.get() : nullptr));
   if (cfg_.check_only) return;
 
   // Outputs.
-  m.publisher = std::make_unique<SignalPublisher>(cfg_, m.router->logged_models(), m.router->widest_input(), m.stats);
-  if (m.publisher->batching()) m.router->enable_row_batches();
+  m.shared = std::make_unique<SharedSignals>(cfg_);
   const double interval_s = static_cast<double>(cfg_.status_interval_ns) / 1e9;
   const double span = cfg_.seconds > 0 ? cfg_.seconds + 60 : 86400;
-  m.compute = std::make_unique<TickProcessor>(*m.features, *m.router, *m.publisher, m.stats, cfg_.status_interval_ns,
-                                              static_cast<std::size_t>(span / interval_s) + 16, m.status.lost_messages);
-  if (cfg_.shard.enabled()) m.compute->set_other_shards(other_shards(m.plan));
+  const auto max_intervals = static_cast<std::size_t>(span / interval_s) + 16;
+  for (auto& u : m.units) {
+    u->open_outputs(cfg_, *m.shared, u->index > 0, max_intervals, m.status.lost_messages);
+    if (cfg_.shard.enabled()) u->compute->set_other_shards(other_shards(m.plan));
+  }
+  if (m.agents()) m.merged.samples.resize(max_intervals);
   if (!cfg_.features_shm.empty()) {
     m.feature_store =
         std::make_unique<features::ShmFeatureWriter>("/" + cfg_.features_shm, m.plan.spec, cfg_.features_shm_ttl_ns);
-    m.compute->publish_features(m.feature_store.get());
+    for (auto& u : m.units) {
+      std::vector<std::uint32_t> slots;  // the agent's instrument index -> the store's slot
+      if (m.agents())
+        for (auto id : u->plan.spec.instruments)
+          slots.push_back(static_cast<std::uint32_t>(
+              std::find(m.plan.spec.instruments.begin(), m.plan.spec.instruments.end(), id) -
+              m.plan.spec.instruments.begin()));
+      u->compute->publish_features(m.feature_store.get(), std::move(slots));
+    }
   }
-  if (!cfg_.features_ring.empty()) {
+  TickProcessor& first = *m.units[0]->compute;
+  if (!cfg_.features_ring.empty()) {  // one agent only (config.cpp)
     m.feature_ring = std::make_unique<features::FeatureRingWriter>("/" + cfg_.features_ring, m.plan.spec,
                                                                   cfg_.features_ring_capacity);
-    m.compute->stream_features(m.feature_ring.get());
+    first.stream_features(m.feature_ring.get());
   }
   if (cfg_.features_udp.enabled()) {
     m.feature_udp = std::make_unique<FeatureUdpPublisher>(cfg_.features_udp, cfg_.multicast_interface, m.plan.spec.width(),
                                                           m.plan.spec.feature_set_id());
-    m.compute->send_features(m.feature_udp.get());
+    first.send_features(m.feature_udp.get());
   }
   if (cfg_.metrics.enabled()) {
     m.metrics = std::make_unique<MetricsServer>(cfg_.metrics.host, cfg_.metrics.port);
@@ -133,22 +157,26 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
 
   // Feed last: its sockets start buffering data as soon as they are bound.
   const feed::FeedConfig fc = feed_config(cfg_);
-  TickProcessor* compute = m.compute.get();
-  if (cfg_.threading == ThreadingMode::Rings) {
-    m.ring = std::make_unique<SpscRing<feed::FeedEvent>>(cfg_.ring_capacity);
-    m.feed = std::make_unique<feed::FeedHandler>(fc, *m.ring);
+  TickProcessor* compute = &first;
+  if (m.agents()) {
+    m.dispatch = std::make_unique<AgentDispatch>(m.units);
+    AgentDispatch* d = m.dispatch.get();
+    m.feed = std::make_unique<feed::FeedHandler>(fc, [d](const feed::FeedEvent& e) { d->on_event(e); });
+  } else if (cfg_.threading == ThreadingMode::Rings) {
+    m.feed = std::make_unique<feed::FeedHandler>(fc, *m.units[0]->ring);
   } else {
     m.feed = std::make_unique<feed::FeedHandler>(fc, [compute](const feed::FeedEvent& e) { compute->on_event(e); });
     // Batches end with the inbound datagram when signals are batched or feature vectors wait for
     // their UDP datagram.
-    if (m.publisher->batching() || m.feature_udp) m.feed->on_datagram_end([compute] { compute->end_batch(); });
+    if (m.units[0]->publisher->batching() || m.feature_udp) m.feed->on_datagram_end([compute] { compute->end_batch(); });
   }
   RunStatus* status = &m.status;
-  SignalPublisher* publisher = m.publisher.get();
-  m.feed->on_loss([status, publisher](std::uint64_t, std::uint64_t count, feed::LossReason) {
+  std::vector<SignalPublisher*> publishers;
+  for (auto& u : m.units) publishers.push_back(u->publisher.get());
+  m.feed->on_loss([status, publishers](std::uint64_t, std::uint64_t count, feed::LossReason) {
     status->loss_ranges.fetch_add(1, std::memory_order_relaxed);
     status->lost_messages.fetch_add(count, std::memory_order_relaxed);
-    publisher->mark_degraded();
+    for (SignalPublisher* p : publishers) p->mark_degraded();
   });
 }
 
@@ -182,57 +210,146 @@ std::string Pipeline::feature_plan_text() const {
       }
     t += "\n";
   }
+  if (impl_->agents()) {
+    t += "compute agents: " + std::to_string(impl_->units.size()) +
+         " (each its instruments' features, recurrent state and model plans; weights shared)\n";
+    for (const auto& u : impl_->units) {
+      std::size_t routed = 0;
+      for (const auto& mc : cfg_.models) {
+        if (mc.instruments.empty()) { ++routed; continue; }
+        for (auto id : mc.instruments)
+          if (std::find(u->plan.spec.instruments.begin(), u->plan.spec.instruments.end(), id) != u->plan.spec.instruments.end()) {
+            ++routed;
+            break;
+          }
+      }
+      t += "  agent " + std::to_string(u->index) + ": " + std::to_string(u->plan.spec.instruments.size()) +
+           " instruments, " + std::to_string(routed) + " of the models, cpu " +
+           (u->cpu < 0 ? std::string("not pinned") : std::to_string(u->cpu)) + "\n";
+    }
+  }
   return t;
 }
 
-const StageStats& Pipeline::stage_stats() const noexcept { return impl_->stats; }
+const StageStats& Pipeline::stage_stats() const noexcept {
+  return impl_->agents() ? impl_->merged_stats : impl_->units[0]->stats;
+}
 const std::vector<IntervalSample>& Pipeline::intervals() const noexcept {
   static const std::vector<IntervalSample> none;
-  return impl_->compute ? impl_->compute->intervals() : none;
+  if (!impl_->running()) return none;
+  return impl_->agents() ? impl_->merged.samples : impl_->units[0]->compute->intervals();
 }
 std::size_t Pipeline::intervals_published() const noexcept {
-  return impl_->compute ? impl_->compute->published() : 0;
+  if (!impl_->running()) return 0;
+  return impl_->agents() ? impl_->merged.published.load(std::memory_order_acquire) : impl_->units[0]->compute->published();
 }
 const std::vector<WarmupResult>& Pipeline::warmup_results() const noexcept { return impl_->warm; }
 bool Pipeline::ready() const noexcept { return impl_->ready.load(); }
 bool Pipeline::polling() const noexcept { return impl_->status.polling.load(std::memory_order_acquire); }
 std::uint16_t Pipeline::feed_port(int line) const { return impl_->feed->port(line); }
-feed::FeedStats Pipeline::feed_stats() const { return impl_->feed->stats(); }
-std::vector<ModelRunStats> Pipeline::model_stats() const { return impl_->router->run_stats(); }
+feed::FeedStats Pipeline::feed_stats() const {
+  feed::FeedStats s = impl_->feed->stats();
+  if (impl_->dispatch) s.ring_full_spins += impl_->dispatch->full_spins();
+  return s;
+}
+
+std::vector<ModelRunStats> Pipeline::model_stats() const {
+  std::vector<ModelRunStats> all = impl_->units[0]->router->run_stats();
+  for (std::size_t k = 1; k < impl_->units.size(); ++k) {
+    const std::vector<ModelRunStats> v = impl_->units[k]->router->run_stats();
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      ModelRunStats& a = all[i];
+      const ModelRunStats& b = v[i];
+      if (b.runs == 0) continue;
+      a.score_min = a.runs ? std::min(a.score_min, b.score_min) : b.score_min;
+      a.score_max = a.runs ? std::max(a.score_max, b.score_max) : b.score_max;
+      a.runs += b.runs;
+      a.row_calls += b.row_calls;
+      a.long_signals += b.long_signals;
+      a.short_signals += b.short_signals;
+      a.flat_signals += b.flat_signals;
+      a.score_sum += b.score_sum;
+    }
+  }
+  return all;
+}
+
+std::vector<AgentRunStats> Pipeline::agent_stats() const {
+  std::vector<AgentRunStats> v;
+  if (!impl_->running()) return v;
+  for (const auto& u : impl_->units) {
+    AgentRunStats a;
+    a.index = u->index;
+    a.cpu = u->cpu;
+    a.instruments = u->plan.spec.instruments.size();
+    a.events = u->compute->events();
+    a.signals = u->publisher->signals();
+    a.queue_depth_max = u->compute->queue_depth_max();
+    const auto& h = u->stats.stage[kRxToSignal];
+    a.rx_p50_ns = h.value_at_percentile(50);
+    a.rx_p99_ns = h.value_at_percentile(99);
+    a.rx_p999_ns = h.value_at_percentile(99.9);
+    a.rx_max_ns = h.max();
+    v.push_back(a);
+  }
+  return v;
+}
+
+namespace {
+void add_writer_totals(WriterTotals& t, const WriterTotals& w) {
+  t.udp_send_failures += w.udp_send_failures;
+  t.tx_stamps_on = t.tx_stamps_on || w.tx_stamps_on;
+  t.tx_stamps_matched += w.tx_stamps_matched;
+  t.tx_stamps_missing += w.tx_stamps_missing;
+  t.tx_stamps_stray += w.tx_stamps_stray;
+  t.shm_on = t.shm_on || w.shm_on;
+  t.shm_published += w.shm_published;
+  t.decision_log_on = t.decision_log_on || w.decision_log_on;
+  t.decision_log_records += w.decision_log_records;
+  t.decision_log_bytes += w.decision_log_bytes;
+  t.decision_log_flushes += w.decision_log_flushes;
+  t.decision_log_write_errors += w.decision_log_write_errors;
+  if (w.decision_log_last_errno != 0) t.decision_log_last_errno = w.decision_log_last_errno;
+  t.decision_log_dropped += w.decision_log_dropped;
+  t.decision_log_writer_waits += w.decision_log_writer_waits;
+}
+}  // namespace
 
 RunTotals Pipeline::totals() const {
   const Impl& m = *impl_;
   RunTotals t;
-  if (m.publisher) {
-    static_cast<WriterTotals&>(t) = m.publisher->totals();
-    t.signals = m.publisher->signals();
-  }
-  if (m.compute) {
-    t.events = m.compute->events();
-    t.features_shm_on = m.feature_store != nullptr;
-    t.features_published = m.compute->features_published();
-    t.features_ring_on = m.feature_ring != nullptr;
-    if (m.feature_ring) t.features_ring_published = m.feature_ring->published();
-    t.features_udp_on = m.feature_udp != nullptr;
-    if (m.feature_udp) {
-      t.features_udp_records = m.feature_udp->records();
-      t.features_udp_datagrams = m.feature_udp->datagrams();
-      t.features_udp_send_failures = m.feature_udp->send_failures();
+  for (const auto& u : m.units) {
+    if (u->publisher) {
+      add_writer_totals(t, u->publisher->totals());
+      t.signals += u->publisher->signals();
     }
-    t.wall_clock_exchange = m.compute->wall_clock();
+    if (u->compute) {
+      t.events += u->compute->events();
+      t.features_published += u->compute->features_published();
+      t.other_shard_events += u->compute->other_shard_events();
+      t.wall_clock_exchange = t.wall_clock_exchange || u->compute->wall_clock();
+    }
+    const ViewCounts vc = u->router->view_counts();
+    t.feature_view_builds += vc.builds;
+    t.feature_view_reuses += vc.reuses;
+    t.feature_view_saved_ns += vc.saved_ns;
+  }
+  t.features_shm_on = m.feature_store != nullptr;
+  t.features_ring_on = m.feature_ring != nullptr;
+  if (m.feature_ring) t.features_ring_published = m.feature_ring->published();
+  t.features_udp_on = m.feature_udp != nullptr;
+  if (m.feature_udp) {
+    t.features_udp_records = m.feature_udp->records();
+    t.features_udp_datagrams = m.feature_udp->datagrams();
+    t.features_udp_send_failures = m.feature_udp->send_failures();
   }
   t.shard_on = cfg_.shard.enabled();
   t.shard_instruments = m.plan.spec.instruments.size();
   t.universe_instruments = m.plan.universe.size();
-  if (m.compute) t.other_shard_events = m.compute->other_shard_events();
   t.feature_columns = m.plan.spec.width();
   t.feature_pipeline_columns = m.plan.pipeline_columns;
   t.feature_requested_columns = m.plan.requested_columns;
   t.feature_views = m.plan.groups;
-  const ViewCounts vc = m.router->view_counts();
-  t.feature_view_builds = vc.builds;
-  t.feature_view_reuses = vc.reuses;
-  t.feature_view_saved_ns = vc.saved_ns;
   t.feed_loss_reports = m.status.loss_ranges.load();
   t.feed_lost_messages = m.status.lost_messages.load();
   t.allocations_at_ready = m.alloc_ready;
@@ -246,9 +363,22 @@ RunTotals Pipeline::totals() const {
 
 std::vector<WarmupResult> Pipeline::warmup() {
   Impl& m = *impl_;
-  m.warm = m.router->warm_up(cfg_);
-  // Warm the signal encoder too (not the UDP destination: no fake signals go out).
-  if (m.publisher) m.publisher->warm_up();
+  // Each agent warms its own clones (their arenas); a model is reported from the first agent
+  // that serves it.
+  m.warm.clear();
+  for (auto& u : m.units) {
+    for (WarmupResult& w : u->router->warm_up(cfg_))
+      if (std::none_of(m.warm.begin(), m.warm.end(), [&](const WarmupResult& x) { return x.model == w.model; }))
+        m.warm.push_back(std::move(w));
+    // Warm the signal encoder too (not the UDP destination: no fake signals go out).
+    if (u->publisher) u->publisher->warm_up();
+  }
+  // In the configuration's order.
+  std::vector<WarmupResult> ordered;
+  for (const auto& mc : cfg_.models)
+    for (const auto& w : m.warm)
+      if (w.model == mc.name) ordered.push_back(w);
+  m.warm = std::move(ordered);
   return m.warm;
 }
 
@@ -269,29 +399,38 @@ void Pipeline::mark_ready() {
 void Pipeline::run(const std::atomic<bool>& stop) {
   Impl& m = *impl_;
   const std::int64_t start = m.clock.now_ns();
-  m.compute->start(start);
+  for (auto& u : m.units) u->compute->start(start);
   m.status.last_event_ns.store(start);
 
   // Agents first (constructing them may allocate), then their threads.
   const bool rings = cfg_.threading == ThreadingMode::Rings;
-  FeedAgent feed_agent(*m.feed, m.status, rings ? nullptr : m.compute.get());
-  std::optional<ComputeAgent> compute_agent;
-  if (rings) compute_agent.emplace(*m.ring, *m.compute, m.status);
-  RefitAgent refit_agent(*m.features);
-  SupervisorAgent supervisor(cfg_, m.status, stop, *m.compute, m.ready, m.metrics.get(), &m.metrics_text, start);
+  FeedAgent feed_agent(*m.feed, m.status, rings ? nullptr : m.units[0]->compute.get());
+  std::vector<std::unique_ptr<ComputeAgent>> compute_agents;
+  std::vector<std::unique_ptr<RefitAgent>> refit_agents;
+  std::vector<const TickProcessor*> computes;
+  std::vector<AgentLine> lines;
+  for (auto& u : m.units) {
+    if (rings) compute_agents.push_back(std::make_unique<ComputeAgent>(*u->ring, *u->compute, m.status));
+    refit_agents.push_back(std::make_unique<RefitAgent>(*u->features));
+    computes.push_back(u->compute.get());
+    lines.push_back({u->cpu, u->plan.spec.instruments.size()});
+  }
+  SupervisorAgent supervisor(cfg_, m.status, stop, std::move(computes), std::move(lines), m.ready, m.metrics.get(),
+                             &m.metrics_text, start, m.agents() ? &m.merged : nullptr);
   {
     std::vector<std::unique_ptr<AgentRunner>> runners;
-    runners.reserve(3);
+    runners.reserve(2 + 2 * m.units.size());
     // Inline: one thread, on compute_cpu, with the feed's idle strategy.
     runners.push_back(std::make_unique<AgentRunner>(feed_agent, m.clock, feed::parse_idle_kind(cfg_.feed_idle),
                                                     rings ? cfg_.feed_cpu : cfg_.compute_cpu, m.status.halt,
                                                     &m.status.polling));
-    if (rings)
-      runners.push_back(std::make_unique<AgentRunner>(*compute_agent, m.clock, feed::parse_idle_kind(cfg_.compute_idle),
-                                                      cfg_.compute_cpu, m.status.halt));
+    for (std::size_t k = 0; k < compute_agents.size(); ++k)
+      runners.push_back(std::make_unique<AgentRunner>(*compute_agents[k], m.clock, feed::parse_idle_kind(cfg_.compute_idle),
+                                                      m.units[k]->cpu, m.status.halt));
     // Rolling standardization refits on its own thread (docs/features.md); never the hot path.
     if (m.plan.spec.standardize.mode == features::StandardizeMode::Rolling)
-      runners.push_back(std::make_unique<AgentRunner>(refit_agent, m.clock, feed::IdleKind::BackOff, -1, m.status.halt));
+      for (auto& r : refit_agents)
+        runners.push_back(std::make_unique<AgentRunner>(*r, m.clock, feed::IdleKind::BackOff, -1, m.status.halt));
     // Steady state starts here: every thread exists (creating one allocates its state).
     m.alloc_ready = allocation_count();
     supervisor.set_allocations_at_ready(m.alloc_ready);
@@ -314,7 +453,11 @@ void Pipeline::run(const std::atomic<bool>& stop) {
     m.degraded = true;
     m.degraded_reason = std::to_string(lost) + " messages lost by the feed";
   }
-  m.publisher->finish();
+  for (auto& u : m.units) u->publisher->finish();
+  if (m.agents()) {
+    m.merged_stats.reset();
+    for (auto& u : m.units) m.merged_stats.merge(u->stats);
+  }
 }
 
 std::string format_stage_table(const StageStats& s) {

@@ -58,6 +58,8 @@ class Pipeline {
   // Number of intervals published so far (readable from another thread while run() runs).
   std::size_t intervals_published() const noexcept;
   std::vector<ModelRunStats> model_stats() const;
+  // Per compute agent (one entry per agent; one for a run without [threading] agents).
+  std::vector<AgentRunStats> agent_stats() const;
   RunTotals totals() const;
   feed::FeedStats feed_stats() const;  // after run() returned
   const std::vector<WarmupResult>& warmup_results() const noexcept;

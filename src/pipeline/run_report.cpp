@@ -106,6 +106,7 @@ std::string Pipeline::report_json(const std::string& extra) const {
   j["host"] = host;
   j["config"] = {{"source", cfg_.source},
                  {"threading", cfg_.threading == ThreadingMode::Inline ? "inline" : "rings"},
+                 {"agents", cfg_.agents},
                  {"feed_idle", cfg_.feed_idle},
                  {"compute_idle", cfg_.compute_idle},
                  {"feed_cpu", cfg_.feed_cpu},
@@ -190,8 +191,20 @@ std::string Pipeline::report_json(const std::string& extra) const {
   j["intervals"] = iv;
   j["status_interval_s"] = static_cast<double>(cfg_.status_interval_ns) / 1e9;
   json models = json::array();
-  for (const auto& m : model_stats()) {
+  const std::vector<ModelRunStats> ms = model_stats();
+  for (std::size_t i = 0; i < ms.size(); ++i) {
+    const ModelRunStats& m = ms[i];
+    auto summary = [](const stats::LatencyHistogram& h) {
+      return json{{"count", h.count()}, {"p50_ns", h.value_at_percentile(50)}, {"p99_ns", h.value_at_percentile(99)},
+                  {"p999_ns", h.value_at_percentile(99.9)}, {"max_ns", h.max()}};
+    };
+    json lat = json::object();
+    if (i < s.model_rx.size()) {
+      lat["rx_to_signal"] = summary(s.model_rx[i]);
+      lat["end_to_end"] = summary(s.model_e2e[i]);
+    }
     models.push_back({{"name", m.name},
+                      {"latency", lat},
                       {"version", m.version},
                       {"runs", m.runs},
                       {"row_calls", m.row_calls},
@@ -203,6 +216,16 @@ std::string Pipeline::report_json(const std::string& extra) const {
                       {"score_mean", m.runs ? m.score_sum / static_cast<double>(m.runs) : 0.0}});
   }
   j["models"] = models;
+  json agents = json::array();
+  for (const auto& a : agent_stats())
+    agents.push_back({{"agent", a.index},
+                      {"cpu", a.cpu},
+                      {"instruments", a.instruments},
+                      {"events", a.events},
+                      {"signals", a.signals},
+                      {"queue_depth_max", a.queue_depth_max},
+                      {"rx_to_signal", {{"p50_ns", a.rx_p50_ns}, {"p99_ns", a.rx_p99_ns}, {"p999_ns", a.rx_p999_ns}, {"max_ns", a.rx_max_ns}}}});
+  j["agents"] = agents;
   json warm = json::array();
   for (const auto& w : warmup_results())
     warm.push_back({{"model", w.model}, {"iterations", w.iterations}, {"stable", w.stable}, {"p50_ns", w.p50_ns}, {"p99_ns", w.p99_ns}});

@@ -1,6 +1,7 @@
 #pragma once
 // What a run reports about itself: per model, per warm-up, and the run's totals. Filled by the
 // Pipeline after run() (and by warmup()); read by the CLI, the run report and the bench.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -21,6 +22,16 @@ struct ModelRunStats {
   std::uint64_t row_calls = 0;  // Plan::run_rows calls that computed them (0: one Plan::run per tick)
   std::uint64_t long_signals = 0, short_signals = 0, flat_signals = 0;
   double score_min = 0, score_max = 0, score_sum = 0;
+};
+
+// One compute agent over the run ([threading] agents): its instruments, what it processed, the
+// deepest its ring got at a cycle start, and its signals' kernel receive -> signal sent.
+struct AgentRunStats {
+  int index = 0, cpu = -1;
+  std::size_t instruments = 0;
+  std::uint64_t events = 0, signals = 0;
+  std::size_t queue_depth_max = 0;
+  std::int64_t rx_p50_ns = 0, rx_p99_ns = 0, rx_p999_ns = 0, rx_max_ns = 0;
 };
 
 // The signal writers' own counts. Every counter a writer keeps is here, so none goes unreported:

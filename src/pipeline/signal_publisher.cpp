@@ -12,9 +12,13 @@
 
 namespace tickinfer::pipeline {
 
+SharedSignals::SharedSignals(const PipelineConfig& cfg) {
+  if (!cfg.shm.empty()) ring = std::make_unique<SignalRingWriter>(cfg.shm, cfg.shm_capacity);
+}
+
 SignalPublisher::SignalPublisher(const PipelineConfig& cfg, const std::vector<LoggedModel>& models,
-                                 std::size_t widest_input, StageStats& stats)
-    : stats_(stats), full_vectors_(cfg.full_vectors) {
+                                 std::size_t widest_input, StageStats& stats, SharedSignals& shared, bool join_log)
+    : stats_(stats), full_vectors_(cfg.full_vectors), seq_(shared.seq), shm_(shared.ring.get()) {
   if (cfg.udp.enabled()) {
     udp_ = feed::UdpSocket::sender(cfg.multicast_interface);
     const sockaddr_in to = feed::make_address(cfg.udp.host, cfg.udp.port);
@@ -29,11 +33,11 @@ SignalPublisher::SignalPublisher(const PipelineConfig& cfg, const std::vector<Lo
       if (!tx_->enabled()) tx_.reset();  // the kernel refused: the _tx stages stay empty
     }
   }
-  if (!cfg.shm.empty()) shm_ = std::make_unique<SignalRingWriter>(cfg.shm, cfg.shm_capacity);
   if (!cfg.log_path.empty()) {
     log_ = std::make_unique<DecisionLogWriter>(cfg.log_path, cfg.flush, cfg.flush_interval_ns, cfg.fsync,
-                                               cfg.log_buffer_bytes, cfg.log_writer_thread);
-    for (const LoggedModel& m : models) log_->declare(m);
+                                               cfg.log_buffer_bytes, cfg.log_writer_thread, join_log);
+    if (!join_log)
+      for (const LoggedModel& m : models) log_->declare(m);
   }
   if (batching_ && log_ && full_vectors_) {
     pending_stride_ = widest_input;
@@ -57,7 +61,7 @@ void SignalPublisher::commit(const feed::FeedEvent& fe, std::uint16_t model, con
                              std::uint32_t input_size, std::int64_t model_done_ns) noexcept {
   PendingSignal& p = pending_[pending_count_++];
   Signal& s = p.s;
-  s.signal_seq = ++signal_seq_;
+  s.signal_seq = seq_.fetch_add(1, std::memory_order_relaxed) + 1;
   s.tick_seq = fe.seq;
   s.instrument = fe.event.instrument();
   s.exchange_ts_ns = fe.event.exchange_ts_ns();
@@ -98,8 +102,10 @@ void SignalPublisher::flush() noexcept {
       if (tx_) tx_->send_failed();
     }
   }
-  if (shm_)
+  if (shm_) {
     for (std::size_t i = 0; i < pending_count_; ++i) shm_->publish(msg_ + i * kSignalBytes);
+    shm_published_ += pending_count_;
+  }
   const std::int64_t t_sent = stats::realtime_ns();
   if (tx_ && udp_sent) {
     // The kernel stamped the datagram as it left; the stamp is read back in an idle round.
@@ -115,9 +121,12 @@ void SignalPublisher::flush() noexcept {
     stats_.stage[kSignal].record(t_sent - p.model_done_ns);
     stats_.stage[kRxToSignal].record(t_sent - s.kernel_rx_ns);
     stats_.interval_rx.record(t_sent - s.kernel_rx_ns);
+    const bool per_model = p.model < stats_.model_rx.size();
+    if (per_model) stats_.model_rx[p.model].record(t_sent - s.kernel_rx_ns);
     if (same_clock(s.kernel_rx_ns, s.exchange_ts_ns)) {
       stats_.stage[kEndToEnd].record(t_sent - s.exchange_ts_ns);
       stats_.interval_e2e.record(t_sent - s.exchange_ts_ns);
+      if (per_model) stats_.model_e2e[p.model].record(t_sent - s.exchange_ts_ns);
     }
     ++signals_;
     if (log_) {
@@ -179,7 +188,7 @@ WriterTotals SignalPublisher::totals() const noexcept {
   }
   if (shm_) {
     t.shm_on = true;
-    t.shm_published = shm_->published();
+    t.shm_published = shm_published_;
   }
   if (log_) {
     t.decision_log_on = true;

@@ -36,12 +36,23 @@
 
 namespace tickinfer::pipeline {
 
+// What the publishers of one run's compute agents share: the process's signal sequence (one
+// counter: numbers are unique and gap-free across the agents, each agent's ascending) and the
+// shm ring (several writers, signal_ring.hpp). One publisher alone shares them with nobody.
+struct SharedSignals {
+  explicit SharedSignals(const PipelineConfig& cfg);
+  std::atomic<std::uint64_t> seq{0};
+  std::unique_ptr<SignalRingWriter> ring;  // [signals] shm; null when off
+};
+
 class SignalPublisher {
  public:
   // models: the decision log's declarations; widest_input: floats of the largest model input
-  // (the batch keeps a copy of each input for the log).
+  // (the batch keeps a copy of each input for the log). join_log: another agent's publisher
+  // created the decision log and declared the models; this one appends to it. Each publisher
+  // has its own UDP socket (and transmit stamps): one sender per agent.
   SignalPublisher(const PipelineConfig& cfg, const std::vector<LoggedModel>& models, std::size_t widest_input,
-                  StageStats& stats);
+                  StageStats& stats, SharedSignals& shared, bool join_log = false);
   SignalPublisher(const SignalPublisher&) = delete;
   SignalPublisher& operator=(const SignalPublisher&) = delete;
 
@@ -97,11 +108,12 @@ class SignalPublisher {
   bool batching_ = false;
   std::unique_ptr<TxStampCollector> tx_;  // kernel transmit stamps of the UDP datagrams
   std::int64_t tx_exchange_ns_[kMaxSignalsPerDatagram] = {}, tx_rx_ns_[kMaxSignalsPerDatagram] = {};
-  std::unique_ptr<SignalRingWriter> shm_;
+  std::atomic<std::uint64_t>& seq_;
+  SignalRingWriter* shm_ = nullptr;
   std::unique_ptr<DecisionLogWriter> log_;
 
   std::int64_t now_ns_ = 0;
-  std::uint64_t signals_ = 0, udp_failures_ = 0, signal_seq_ = 0;
+  std::uint64_t signals_ = 0, udp_failures_ = 0, shm_published_ = 0;
   std::uint8_t msg_[kSignalBytes * kMaxSignalsPerDatagram] = {};
   std::size_t pending_count_ = 0;
   PendingSignal pending_[kMaxSignalsPerDatagram];

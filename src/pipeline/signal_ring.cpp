@@ -75,15 +75,20 @@ SignalRingWriter::~SignalRingWriter() {
   if (header_) munmap(header_, map_bytes_);
 }
 
+// Several compute agents may publish at once: each claims its own position, and the write
+// position only ever moves forward to the highest completed one (a reader waits at a slot whose
+// writer has not finished; it never skips it).
 void SignalRingWriter::publish(const std::uint8_t* message) noexcept {
-  const std::uint64_t p = position_;
+  const std::uint64_t p = claimed_.fetch_add(1, std::memory_order_relaxed);
   Slot& s = slots(header_)[p & mask_];
   s.seq.store(2 * p + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);  // busy mark before the bytes change
   std::memcpy(s.message, message, kSignalBytes);
   s.seq.store(2 * p + 2, std::memory_order_release);
-  position_ = p + 1;
-  header_->write_position.store(position_, std::memory_order_release);
+  std::uint64_t w = header_->write_position.load(std::memory_order_relaxed);
+  while (w < p + 1 &&
+         !header_->write_position.compare_exchange_weak(w, p + 1, std::memory_order_release, std::memory_order_relaxed)) {
+  }
 }
 
 SignalRingReader::SignalRingReader(const std::string& name, bool from_start) {
@@ -129,6 +134,9 @@ bool SignalRingReader::poll(std::uint8_t* out) noexcept {
     const std::uint64_t p = position_;
     const Slot& s = slots(header_)[p & mask_];
     const std::uint64_t s1 = s.seq.load(std::memory_order_acquire);
+    // Below 2p+2: message p is still being written by one of several writers (a later one has
+    // finished and moved the write position past it); it is read on a later poll.
+    if (s1 < 2 * p + 2) return false;
     std::memcpy(out, s.message, kSignalBytes);
     std::atomic_thread_fence(std::memory_order_acquire);
     const std::uint64_t s2 = s.seq.load(std::memory_order_relaxed);

@@ -2,10 +2,14 @@
 // The shared-memory signal ring: a broadcast ring of fixed 96-byte signal messages in a POSIX
 // shared-memory object (/dev/shm/<name>), for strategy processes on the same host.
 //
-// One writer (the pipeline), any number of readers, none of which can slow the writer down:
-//   * the writer never waits. Slot i holds message number p where p % capacity == i; before
-//     writing it sets the slot's sequence word to 2p+1 (busy), after writing to 2p+2 (done), then
-//     publishes write_position = p+1 (release);
+// One writing process (the pipeline, from one or several compute agents), any number of readers,
+// none of which can slow the writers down:
+//   * a writer never waits. It claims message number p (an atomic counter of the process); slot
+//     i holds message p where p % capacity == i; before writing it sets the slot's sequence word
+//     to 2p+1 (busy), after writing to 2p+2 (done), then raises write_position to p+1 if it is
+//     lower (release): the position only moves forward;
+//   * a reader at p whose slot word is still below 2p+2 (another agent's message p is being
+//     written while a later one is done) waits for it: nothing is skipped;
 //   * a reader keeps its own position. It reads a slot's sequence word, copies the message, reads
 //     the word again: a value other than 2p+2 both times means the writer lapped it (the message
 //     was overwritten) and the reader counts it as missed and moves on. A reader further behind
@@ -32,8 +36,9 @@ class SignalRingWriter {
   SignalRingWriter(const SignalRingWriter&) = delete;
   SignalRingWriter& operator=(const SignalRingWriter&) = delete;
 
-  void publish(const std::uint8_t* message) noexcept;  // kSignalBytes bytes
-  std::uint64_t published() const noexcept { return position_; }
+  // kSignalBytes bytes. Safe from several threads at once (the compute agents of one run).
+  void publish(const std::uint8_t* message) noexcept;
+  std::uint64_t published() const noexcept { return claimed_.load(std::memory_order_relaxed); }
   const std::string& name() const noexcept { return name_; }
 
  private:
@@ -41,7 +46,7 @@ class SignalRingWriter {
   SignalRingHeader* header_ = nullptr;
   std::size_t map_bytes_ = 0;
   std::uint64_t mask_ = 0;
-  std::uint64_t position_ = 0;
+  std::atomic<std::uint64_t> claimed_{0};  // positions handed to publishers
 };
 
 class SignalRingReader {

@@ -22,7 +22,23 @@ StageStats::StageStats()
       interval_e2e(10'000'000'000),
       interval_e2e_tx(10'000'000'000) {}
 
+void StageStats::track_models(std::size_t n) {
+  model_rx.assign(n, stats::LatencyHistogram(10'000'000'000));
+  model_e2e.assign(n, stats::LatencyHistogram(10'000'000'000));
+}
+
+void StageStats::merge(const StageStats& o) {
+  for (int i = 0; i < kStageCount; ++i) stage[i].merge(o.stage[i]);
+  if (model_rx.size() < o.model_rx.size()) track_models(o.model_rx.size());
+  for (std::size_t i = 0; i < o.model_rx.size(); ++i) {
+    model_rx[i].merge(o.model_rx[i]);
+    model_e2e[i].merge(o.model_e2e[i]);
+  }
+}
+
 void StageStats::reset() noexcept {
+  for (auto& h : model_rx) h.reset();
+  for (auto& h : model_e2e) h.reset();
   for (auto& h : stage) h.reset();
   interval_rx.reset();
   interval_e2e.reset();

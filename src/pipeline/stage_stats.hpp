@@ -60,13 +60,20 @@ struct IntervalSample {
   std::uint64_t feature_udp_records = 0;  // records numbered for UDP datagrams
   std::uint64_t feature_view_builds = 0, feature_view_reuses = 0;  // ModelRouter::view_counts()
   std::uint64_t other_shard_events = 0;   // [shard]: events of other shards' instruments skipped
+  std::size_t queue_depth_max = 0;        // rings: most events waiting in the compute ring at a cycle start
 };
 
 struct StageStats {
   StageStats();
   stats::LatencyHistogram stage[kStageCount];
   stats::LatencyHistogram interval_rx, interval_e2e, interval_e2e_tx;
+  // Per model (the decision log's index): rx_to_signal and end_to_end of its signals alone, so
+  // a fast model's tail is seen apart from a slow one's. Sized by track_models (set-up).
+  std::vector<stats::LatencyHistogram> model_rx, model_e2e;
+  void track_models(std::size_t n);
   void reset() noexcept;
+  // Adds every histogram of `o` (the agents' statistics into the run's).
+  void merge(const StageStats& o);
 };
 
 }  // namespace tickinfer::pipeline

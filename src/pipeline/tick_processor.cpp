@@ -58,7 +58,8 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
     meta.flags = flags;
     meta.published_ns = t1;  // the vector is as of the features stage's end
     meta.tick_seq = fe.seq;
-    store_->publish(static_cast<std::size_t>(idx), u.values, meta);
+    store_->publish(store_slots_.empty() ? static_cast<std::size_t>(idx) : store_slots_[static_cast<std::size_t>(idx)],
+                    u.values, meta);
     ++features_published_;
   }
   if (ring_ || udp_) {
@@ -121,12 +122,14 @@ int TickProcessor::close_interval(std::int64_t now_ns) noexcept {
     s.feature_view_builds = vc.builds;
     s.feature_view_reuses = vc.reuses;
     s.other_shard_events = other_shard_events_;
+    s.queue_depth_max = interval_queue_max_;
     published_.store(k + 1, std::memory_order_release);
     work = 1;
   }
   stats_.interval_rx.reset();
   stats_.interval_e2e.reset();
   stats_.interval_e2e_tx.reset();
+  interval_queue_max_ = 0;
   events_before_ = events_;
   signals_before_ = out_.signals();
   next_interval_ns_ += interval_ns_;

@@ -15,6 +15,7 @@
 //
 // Threading: one compute thread calls everything but intervals()/published() (any thread: a
 // sample is written before `published` is released, never after). noexcept, no allocation.
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <vector>
@@ -42,7 +43,12 @@ class TickProcessor {
 
   // Set-up: every accepted event's vector is published to `store` (spec slot order). The store
   // must outlive this object.
-  void publish_features(features::ShmFeatureWriter* store) noexcept { store_ = store; }
+  // slots: this processor's instrument index -> the store's slot (a compute agent computes a
+  // part of the store's instruments); empty: the same index.
+  void publish_features(features::ShmFeatureWriter* store, std::vector<std::uint32_t> slots = {}) {
+    store_ = store;
+    store_slots_ = std::move(slots);
+  }
   // Set-up: every accepted event's vector also goes, in order, into `ring` (outlives this).
   void stream_features(features::FeatureRingWriter* ring) noexcept { ring_ = ring; }
   // Set-up: ... and over UDP, sent at the end of each batch (outlives this).
@@ -55,6 +61,12 @@ class TickProcessor {
   // A duty cycle begins at now_ns (the agent's clock).
   void begin_cycle(std::int64_t now_ns) noexcept { out_.begin_cycle(now_ns); }
   void on_event(const feed::FeedEvent& fe) noexcept;
+  // Rings: the events waiting in this processor's ring at the start of a duty cycle.
+  void note_queue_depth(std::size_t depth) noexcept {
+    interval_queue_max_ = std::max(interval_queue_max_, depth);
+    queue_max_ = std::max(queue_max_, depth);
+  }
+  std::size_t queue_depth_max() const noexcept { return queue_max_; }
   void end_batch() noexcept;
   // idle: the duty cycle found no work. Returns 1 when it closed a status interval.
   int housekeeping(std::int64_t now_ns, bool idle) noexcept;
@@ -79,6 +91,8 @@ class TickProcessor {
   const std::atomic<std::uint64_t>& feed_lost_;
   const std::int64_t interval_ns_;
   features::ShmFeatureWriter* store_ = nullptr;
+  std::vector<std::uint32_t> store_slots_;
+  std::size_t interval_queue_max_ = 0, queue_max_ = 0;
   features::FeatureRingWriter* ring_ = nullptr;
   FeatureUdpPublisher* udp_ = nullptr;
   std::vector<std::uint32_t> other_shards_;
