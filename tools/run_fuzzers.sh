@@ -42,6 +42,9 @@ fuzz_one() {
       printf 'model_config_list { config { name: "m" base_path: "/m" model_version_policy { specific { versions: [1, 2] } } version_labels { key: "a" value: 1 } } }\n' >"$work/models.config"
       printf 'prometheus_config { enable: true path: "/metrics" }\n' >"$work/monitoring.config"
       printf 'max_batch_size { value: 32 } allowed_batch_sizes: 32\n' >"$work/batching.config" ;;
+    serving_flags_fuzz)
+      printf -- '--port=8500\n--rest_api_port=8501\n--model_name=model\n--model_base_path=/models/model\n--model_name=mlp\n--grpc_channel_arguments=grpc.max_receive_message_length=1024,a=b\n--noenable_model_warmup\n--enable_batching\n--batching_parameters_file\n/b\n' >"$work/docker.args"
+      printf 'grpc.max_send_message_length=-1,grpc.keepalive_time_ms=30000' >"$work/channel.args" ;;
     serving_json_fuzz)
       printf '{"instances": [[[1,2,3],[4,5,6]]]}' >"$work/row.json"
       printf '{"signature_name": "serving_default", "inputs": {"a": [[1,2,3,4]], "b": [NaN]}}' >"$work/col.json"

@@ -1,5 +1,6 @@
 #include "serving/batch_scheduler.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 #include "serving/http1/http_server.hpp"  // monotonic_ns
@@ -7,8 +8,8 @@
 
 namespace tickinfer::serving {
 
-BatchScheduler::BatchScheduler(const BatchingParameters& params, size_t first_plan)
-    : params_(params), first_plan_(first_plan) {
+BatchScheduler::BatchScheduler(const BatchingParameters& params, size_t first_plan, bool per_model)
+    : params_(params), first_plan_(first_plan), per_model_(per_model) {
   size_t n = params_.num_batch_threads > 0 ? static_cast<size_t>(params_.num_batch_threads)
                                            : stats::usable_cpus();
   if (params_.max_enqueued_batches < 1) params_.max_enqueued_batches = 1;
@@ -27,32 +28,45 @@ BatchScheduler::~BatchScheduler() {
 BatchScheduler::Result BatchScheduler::run(const std::shared_ptr<const Servable>& servable, size_t rows,
                                            const float* const* in, float* const* out) {
   Task task{rows, in, out, monotonic_ns(), {}, false};
-  if (rows > static_cast<size_t>(params_.max_batch_size)) {
+  // Per-model batching: the version's own parameters (its batches queue apart from the others').
+  const BatchingParameters* own = per_model_ ? servable->batching_parameters() : nullptr;
+  const BatchingParameters& p = own ? *own : params_;
+  const size_t max_rows = static_cast<size_t>(p.max_batch_size);
+  if (rows > max_rows) {
     task.result.code = StatusCode::InvalidArgument;
     return task.result;
   }
   std::unique_lock<std::mutex> lock(mutex_);
   Batch* open = nullptr;
-  if (!queue_.empty()) {
-    Batch* last = queue_.back().get();
-    if (!last->closed && last->servable == servable && last->rows + rows <= static_cast<size_t>(params_.max_batch_size)) {
-      open = last;
-    }
+  size_t queued = 0;  // batches counted against max_enqueued_batches
+  for (const auto& b : queue_) {
+    if (own && b->servable != servable) continue;
+    ++queued;
+    if (b->servable == servable && !b->closed) open = b.get();
+  }
+  Batch* full = nullptr;  // open, but without room for these rows: closed if a new batch opens
+  if (open && open->rows + rows > max_rows) {
+    full = open;
+    open = nullptr;
   }
   if (!open) {
-    if (queue_.size() >= static_cast<size_t>(params_.max_enqueued_batches)) {
+    if (queued >= static_cast<size_t>(std::max<int64_t>(1, p.max_enqueued_batches))) {
       task.result.code = StatusCode::Unavailable;
       return task.result;
     }
-    if (!queue_.empty()) queue_.back()->closed = true;  // a newer batch opens: the older is done filling
+    if (full) full->closed = true;
+    if (!own)  // one queue: a newer batch opens, the older is done filling
+      for (auto& b : queue_) b->closed = true;
     queue_.push_back(std::make_unique<Batch>());
     open = queue_.back().get();
     open->servable = servable;
     open->opened_ns = task.enqueued_ns;
+    open->timeout_ns = static_cast<uint64_t>(p.batch_timeout_micros) * 1000;
+    open->max_rows = max_rows;
   }
   open->tasks.push_back(&task);
   open->rows += rows;
-  if (open->rows >= static_cast<size_t>(params_.max_batch_size)) open->closed = true;
+  if (open->rows >= open->max_rows) open->closed = true;
   work_cv_.notify_one();
   done_cv_.wait(lock, [&] { return task.done; });
   return task.result;
@@ -66,15 +80,25 @@ void BatchScheduler::loop() {
       work_cv_.wait(lock);
       continue;
     }
-    Batch& front = *queue_.front();
-    const uint64_t deadline = front.opened_ns + static_cast<uint64_t>(params_.batch_timeout_micros) * 1000;
+    // The oldest batch that is ready (closed, or its timeout passed); batches of models with
+    // their own timeouts do not wait behind a longer one.
     const uint64_t now = monotonic_ns();
-    if (!front.closed && now < deadline && !stopping_) {
-      work_cv_.wait_for(lock, std::chrono::nanoseconds(deadline - now));
+    auto ready = queue_.end();
+    uint64_t next_deadline = UINT64_MAX;
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+      const uint64_t deadline = (*it)->opened_ns + (*it)->timeout_ns;
+      if ((*it)->closed || now >= deadline || stopping_) {
+        ready = it;
+        break;
+      }
+      next_deadline = std::min(next_deadline, deadline);
+    }
+    if (ready == queue_.end()) {
+      work_cv_.wait_for(lock, std::chrono::nanoseconds(next_deadline - now));
       continue;
     }
-    std::unique_ptr<Batch> batch = std::move(queue_.front());
-    queue_.pop_front();
+    std::unique_ptr<Batch> batch = std::move(*ready);
+    queue_.erase(ready);
     lock.unlock();
     const uint64_t start = monotonic_ns();
     const size_t plan = batch->servable->acquire_plan(first_plan_);

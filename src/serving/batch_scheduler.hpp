@@ -26,8 +26,12 @@ namespace tickinfer::serving {
 
 class BatchScheduler {
  public:
-  // The batch threads take plans from each servable's pool at [first_plan, ...).
-  BatchScheduler(const BatchingParameters& params, size_t first_plan);
+  // The batch threads take plans from each servable's pool at [first_plan, ...). per_model
+  // (--enable_per_model_batching_parameters): a version with its own batching_params.pbtxt
+  // batches by those (its batch size, timeout and queue bound, its batches apart from the
+  // others'); a version without one is not batched (batches() is false) and runs at once.
+  BatchScheduler(const BatchingParameters& params, size_t first_plan, bool per_model = false);
+  bool batches(const Servable& s) const { return !per_model_ || s.batching_parameters() != nullptr; }
   ~BatchScheduler();
 
   struct Result {
@@ -55,12 +59,15 @@ class BatchScheduler {
     std::vector<Task*> tasks;
     size_t rows = 0;
     uint64_t opened_ns = 0;
+    uint64_t timeout_ns = 0;  // batch_timeout_micros of its parameters
+    size_t max_rows = 0;      // max_batch_size of its parameters
     bool closed = false;
   };
   void loop();
 
   BatchingParameters params_;
   size_t first_plan_;
+  bool per_model_ = false;
   std::mutex mutex_;
   std::condition_variable work_cv_;  // batch threads wait here
   std::condition_variable done_cv_;  // requests wait here

@@ -110,15 +110,31 @@ ModelMetrics::ModelMetrics(std::string model_name)
 }
 
 Metrics::Metrics(const std::vector<std::string>& model_names) {
-  models_.push_back(std::make_unique<ModelMetrics>(""));
-  for (const auto& n : model_names) models_.push_back(std::make_unique<ModelMetrics>(n));
+  slots_ = std::make_unique<std::unique_ptr<ModelMetrics>[]>(kMaxModels + 1);
+  slots_[0] = std::make_unique<ModelMetrics>("");
+  size_t n = 1;
+  for (const auto& name : model_names)
+    if (n <= kMaxModels) slots_[n++] = std::make_unique<ModelMetrics>(name);
+  count_.store(n, std::memory_order_release);
 }
 
 ModelMetrics& Metrics::for_model(const std::string& name) noexcept {
-  for (size_t i = 1; i < models_.size(); ++i) {
-    if (models_[i]->name == name) return *models_[i];
+  const size_t n = count_.load(std::memory_order_acquire);
+  for (size_t i = 1; i < n; ++i) {
+    if (slots_[i]->name == name) return *slots_[i];
   }
-  return *models_[0];
+  return *slots_[0];
+}
+
+// One writer (the repository, under its poll mutex); readers see a slot only after it is built.
+ModelMetrics& Metrics::add_model(const std::string& name) {
+  const size_t n = count_.load(std::memory_order_relaxed);
+  for (size_t i = 1; i < n; ++i)
+    if (slots_[i]->name == name) return *slots_[i];  // removed once and added again: same series
+  if (n > kMaxModels) return *slots_[0];
+  slots_[n] = std::make_unique<ModelMetrics>(name);
+  count_.store(n + 1, std::memory_order_release);
+  return *slots_[n];
 }
 
 // Label values are escaped as the text format requires (\\, \", \n).
@@ -138,7 +154,9 @@ std::string Metrics::render() const {
   static const char* const entry[2] = {"REST", "GRPC"};
   out += "# HELP :tensorflow:serving:request_count The total number of requests.\n";
   out += "# TYPE :tensorflow:serving:request_count counter\n";
-  for (const auto& m : models_) {
+  const size_t count = count_.load(std::memory_order_acquire);
+  for (size_t k0 = 0; k0 < count; ++k0) {
+    const auto& m = slots_[k0];
     for (size_t s = 0; s < 17; ++s) {
       const uint64_t n = m->count_by_status[s].load(std::memory_order_relaxed);
       if (n == 0) continue;
@@ -150,8 +168,8 @@ std::string Metrics::render() const {
   }
   out += "# HELP :tensorflow:serving:request_latency Distribution of wall time (in microseconds) for successful requests.\n";
   out += "# TYPE :tensorflow:serving:request_latency histogram\n";
-  for (size_t k = 1; k < models_.size(); ++k) {
-    const auto& m = *models_[k];
+  for (size_t k = 1; k < count; ++k) {
+    const auto& m = *slots_[k];
     for (int e = 0; e < 2; ++e) {
       const std::string labels = "model_name=\"" + label_value(m.name) + "\",API=\"" +
                                  (e == 0 ? "predict" : "Predict") + "\",entrypoint=\"" + entry[e] + "\"";
@@ -160,8 +178,8 @@ std::string Metrics::render() const {
   }
   out += "# HELP :tickinfer:serving:queue_latency Microseconds from a complete request to the start of compute.\n";
   out += "# TYPE :tickinfer:serving:queue_latency histogram\n";
-  for (size_t k = 1; k < models_.size(); ++k) {
-    const auto& m = *models_[k];
+  for (size_t k = 1; k < count; ++k) {
+    const auto& m = *slots_[k];
     for (int e = 0; e < 2; ++e) {
       m.queue[e].append_text(out, ":tickinfer:serving:queue_latency",
                              "model_name=\"" + label_value(m.name) + "\",entrypoint=\"" + entry[e] + "\"");
@@ -169,8 +187,8 @@ std::string Metrics::render() const {
   }
   out += "# HELP :tickinfer:serving:compute_latency Microseconds spent running the model.\n";
   out += "# TYPE :tickinfer:serving:compute_latency histogram\n";
-  for (size_t k = 1; k < models_.size(); ++k) {
-    const auto& m = *models_[k];
+  for (size_t k = 1; k < count; ++k) {
+    const auto& m = *slots_[k];
     for (int e = 0; e < 2; ++e) {
       m.compute[e].append_text(out, ":tickinfer:serving:compute_latency",
                                "model_name=\"" + label_value(m.name) + "\",entrypoint=\"" + entry[e] + "\"");
@@ -178,9 +196,9 @@ std::string Metrics::render() const {
   }
   out += "# HELP :tickinfer:serving:model_version_available Number of AVAILABLE versions.\n";
   out += "# TYPE :tickinfer:serving:model_version_available gauge\n";
-  for (size_t k = 1; k < models_.size(); ++k) {
-    out += ":tickinfer:serving:model_version_available{model_name=\"" + label_value(models_[k]->name) + "\"} ";
-    out += std::to_string(models_[k]->versions_available.load(std::memory_order_relaxed));
+  for (size_t k = 1; k < count; ++k) {
+    out += ":tickinfer:serving:model_version_available{model_name=\"" + label_value(slots_[k]->name) + "\"} ";
+    out += std::to_string(slots_[k]->versions_available.load(std::memory_order_relaxed));
     out += '\n';
   }
   return out;

@@ -10,7 +10,8 @@
 //   :tickinfer:serving:model_version_available{model_name}     gauge, versions AVAILABLE
 //
 // Recording is lock-free (relaxed atomics on preallocated counters; one ModelMetrics per
-// configured model, created before serving starts) so it may sit on the request path. Requests
+// configured model, created before serving starts or when a reloaded config adds it) so it may
+// sit on the request path. Requests
 // for unknown models count under model_name="" so that clients cannot grow the label set.
 #include <array>
 #include <atomic>
@@ -66,12 +67,19 @@ class Metrics {
   // One entry per configured model name (and the "" entry for unknown models).
   explicit Metrics(const std::vector<std::string>& model_names);
   ModelMetrics& for_model(const std::string& name) noexcept;  // "" entry if not configured
-  ModelMetrics& unknown_model() noexcept { return *models_[0]; }
+  ModelMetrics& unknown_model() noexcept { return *slots_[0]; }
+  // A model added while serving (a reloaded config): its own series from then on (the same one
+  // if it was configured before). Beyond kMaxModels names, the "" entry. One caller at a time.
+  ModelMetrics& add_model(const std::string& name);
+  static constexpr size_t kMaxModels = 4096;
   // The whole exposition, Prometheus text format 0.0.4.
   std::string render() const;
 
  private:
-  std::vector<std::unique_ptr<ModelMetrics>> models_;
+  // Fixed capacity so render() and for_model() read while add_model() appends: slot k exists
+  // once count_ > k (release/acquire). Slot 0 is the "" entry.
+  std::unique_ptr<std::unique_ptr<ModelMetrics>[]> slots_;
+  std::atomic<size_t> count_{0};
 };
 
 }  // namespace tickinfer::serving

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <set>
 
 #include "serving/warmup.hpp"
@@ -72,7 +73,7 @@ std::string signature_of(const std::string& version_dir) {
 
 ModelRepository::ModelRepository(std::vector<ModelConfig> models, RepositoryOptions options,
                                  Metrics* metrics)
-    : options_(options) {
+    : options_(options), metrics_(metrics) {
   std::set<std::string> names;
   for (auto& c : models) {
     if (!names.insert(c.name).second) throw Error("model '" + c.name + "' configured twice");
@@ -88,15 +89,94 @@ ModelRepository::~ModelRepository() { stop(); }
 
 void ModelRepository::poll_once() {
   std::lock_guard<std::mutex> lock(poll_mutex_);
-  for (auto& m : models_) poll_model(m);
+  poll_all();
+}
+
+std::vector<std::string> ModelRepository::reconfigure(std::vector<ModelConfig> models) {
+  std::set<std::string> names;
+  for (const auto& c : models)
+    if (!names.insert(c.name).second) throw Error("model '" + c.name + "' configured more than once");
+  std::lock_guard<std::mutex> lock(poll_mutex_);
+  for (const auto& old : models_)  // removed: its gauge says 0 versions from now on
+    if (!names.count(old.config.name) && old.metrics) old.metrics->versions_available.store(0);
+  std::vector<ModelState> next;
+  std::vector<std::string> added;
+  for (auto& c : models) {
+    auto it = std::find_if(models_.begin(), models_.end(), [&](const ModelState& m) { return m.config.name == c.name; });
+    if (it != models_.end()) {
+      // Kept: its versions stay loaded; the new base path, policy and labels apply from this pass.
+      ModelState m = std::move(*it);
+      m.config = std::move(c);
+      next.push_back(std::move(m));
+    } else {
+      ModelState m;
+      m.metrics = metrics_ ? &metrics_->add_model(c.name) : nullptr;
+      added.push_back(c.name);
+      m.config = std::move(c);
+      next.push_back(std::move(m));
+    }
+  }
+  // A removed model's versions are released with the old states here; a request in flight
+  // holds its snapshot (and so its servable) until it finishes.
+  models_ = std::move(next);
+  poll_all();
+  std::vector<std::string> unavailable;
+  for (const auto& name : added)
+    for (const auto& m : models_)
+      if (m.config.name == name && m.loaded.empty()) unavailable.push_back(name);
+  return unavailable;
+}
+
+namespace {
+// Runs jobs[i]() for every i on up to `threads` threads (0 or 1: here, one after another).
+void run_jobs(std::vector<std::function<void()>>& jobs, int threads) {
+  if (threads <= 1 || jobs.size() <= 1) {
+    for (auto& j : jobs) j();
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  const size_t n = std::min<size_t>(static_cast<size_t>(threads), jobs.size());
+  for (size_t t = 0; t < n; ++t)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < jobs.size();) jobs[i]();
+    });
+  for (auto& t : pool) t.join();
+}
+}  // namespace
+
+// One pass: every model's scan and aspired versions, then the loads (on up to num_load_threads
+// threads at once; one at a time by default, each published as soon as it is warm), then the
+// unloads, which wait for every load of the pass.
+void ModelRepository::poll_all() {
+  std::vector<PassPlan> plans(models_.size());
+  for (size_t i = 0; i < models_.size(); ++i) plans[i] = plan_model(models_[i]);
+  if (options_.load_threads <= 1) {
+    for (size_t i = 0; i < models_.size(); ++i)
+      for (auto& job : plans[i].loads) {
+        load_version(job);
+        install(models_[i], job);
+        publish();
+      }
+  } else {
+    std::vector<std::function<void()>> jobs;
+    for (auto& p : plans)
+      for (auto& job : p.loads) jobs.emplace_back([this, &job] { load_version(job); });
+    run_jobs(jobs, options_.load_threads);
+    for (size_t i = 0; i < models_.size(); ++i)
+      for (auto& job : plans[i].loads) install(models_[i], job);
+    publish();
+  }
+  for (size_t i = 0; i < models_.size(); ++i) unload_unaspired(models_[i], plans[i]);
   publish();
   if (listener_) listener_(ready());
 }
 
-void ModelRepository::poll_model(ModelState& m) {
+ModelRepository::PassPlan ModelRepository::plan_model(ModelState& m) {
   const ModelConfig& c = m.config;
+  PassPlan plan;
   std::error_code ec;
-  std::map<int64_t, std::string> present;  // version -> folder
+  std::map<int64_t, std::string>& present = plan.present;  // version -> folder
   m.scan_error.clear();
   if (!fs::is_directory(c.base_path, ec)) {
     m.scan_error = "base path '" + c.base_path + "' of model '" + c.name + "' is not a directory";
@@ -120,7 +200,7 @@ void ModelRepository::poll_model(ModelState& m) {
   for (const auto& [v, dir] : present) {
     if (!m.failed.count(v)) candidates.push_back(v);
   }
-  std::set<int64_t> aspired;
+  std::set<int64_t>& aspired = plan.aspired;
   switch (c.policy.kind) {
     case VersionPolicy::Kind::Latest: {
       const size_t n = static_cast<size_t>(c.policy.num_versions);
@@ -136,23 +216,34 @@ void ModelRepository::poll_model(ModelState& m) {
       }
       break;
   }
-  // Load first (each published as soon as it is warm), unload after.
-  for (int64_t v : aspired) {
-    if (m.loaded.count(v)) continue;
-    const std::string& dir = present[v];
-    const std::string sig = signature_of(dir);
-    try {
-      auto s = Servable::load(dir, v, ServableOptions{options_.num_plans, options_.saved_model_tags});
-      if (options_.warmup) warm_up(*s, dir, options_.warmup_iterations);
-      m.loaded[v] = Loaded{std::move(s)};
-      m.ended.erase(v);
-      publish();
-    } catch (const std::exception& e) {
-      m.failed[v] = Failure{sig, e.what()};
-    }
+  for (int64_t v : aspired)
+    if (!m.loaded.count(v)) plan.loads.push_back(LoadJob{v, present[v], signature_of(present[v]), nullptr, ""});
+  return plan;
+}
+
+// A version loaded, compiled and warmed: no repository state is touched (several run at once).
+void ModelRepository::load_version(LoadJob& job) const {
+  try {
+    auto s = Servable::load(job.dir, job.version, ServableOptions{options_.num_plans, options_.saved_model_tags, options_.per_model_batching});
+    if (options_.warmup) warm_up(*s, job.dir, options_.warmup_iterations);
+    job.servable = std::move(s);
+  } catch (const std::exception& e) {
+    job.error = e.what();
   }
+}
+
+void ModelRepository::install(ModelState& m, LoadJob& job) {
+  if (job.servable) {
+    m.loaded[job.version] = Loaded{std::move(job.servable)};
+    m.ended.erase(job.version);
+  } else {
+    m.failed[job.version] = Failure{job.signature, job.error};
+  }
+}
+
+void ModelRepository::unload_unaspired(ModelState& m, const PassPlan& plan) {
   for (auto it = m.loaded.begin(); it != m.loaded.end();) {
-    if (aspired.count(it->first)) {
+    if (plan.aspired.count(it->first)) {
       ++it;
       continue;
     }
@@ -160,9 +251,9 @@ void ModelRepository::poll_model(ModelState& m) {
     // unload when at least one aspired version is available (availability preserving).
     bool other_available = false;
     for (const auto& [v, l] : m.loaded) {
-      if (aspired.count(v)) other_available = true;
+      if (plan.aspired.count(v)) other_available = true;
     }
-    if (!other_available && present.count(it->first)) {
+    if (!other_available && plan.present.count(it->first)) {
       ++it;
       continue;
     }

@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +63,8 @@ struct RepositoryOptions {
   int warmup_iterations = 1;        // --num_request_iterations_for_warmup
   bool allow_labels_for_unavailable = false;
   std::string saved_model_tags = "serve";  // --saved_model_tags
+  int load_threads = 0;             // --num_load_threads: versions loaded at once (0/1: one at a time)
+  bool per_model_batching = false;  // --enable_per_model_batching_parameters
 };
 
 // The current snapshot, shared between the polling thread (store) and request threads (load).
@@ -109,6 +112,12 @@ class ModelRepository {
 
   // One scan + load/unload pass over every model. Never throws: problems go into the status.
   void poll_once();
+  // A new model list (HandleReloadConfigRequest, a re-read --model_config_file): models kept by
+  // name keep their loaded versions under their new base path, policy and labels; new ones are
+  // added; missing ones are removed (their versions end). Then one pass, which loads what the
+  // new list asks for before returning. Returns the added models with no version available
+  // after it. Throws tickinfer::Error (nothing changed) for duplicate names.
+  std::vector<std::string> reconfigure(std::vector<ModelConfig> models);
   // Polls every `seconds` (> 0) on a background thread until stop() or destruction.
   void start_polling(double seconds);
   void stop();
@@ -136,10 +145,27 @@ class ModelRepository {
     std::string scan_error;
   };
 
-  void poll_model(ModelState& m);
+  // One pass over one model: what its folder holds, what its policy asks for, what to load.
+  struct LoadJob {
+    int64_t version = 0;
+    std::string dir, signature;
+    std::shared_ptr<const Servable> servable;  // set by load_version, or
+    std::string error;                         // why it failed
+  };
+  struct PassPlan {
+    std::map<int64_t, std::string> present;  // version -> folder
+    std::set<int64_t> aspired;
+    std::vector<LoadJob> loads;
+  };
+  void poll_all();  // under poll_mutex_
+  PassPlan plan_model(ModelState& m);
+  void load_version(LoadJob& job) const;
+  static void install(ModelState& m, LoadJob& job);
+  static void unload_unaspired(ModelState& m, const PassPlan& plan);
   void publish();
 
   RepositoryOptions options_;
+  Metrics* metrics_ = nullptr;
   std::vector<ModelState> models_;      // touched only under poll_mutex_
   std::mutex poll_mutex_;               // one poll pass at a time (never on the request path)
   SnapshotCell snapshot_;

@@ -4,6 +4,7 @@
 #include <sstream>
 #include <thread>
 
+#include "serving/config_file_watcher.hpp"
 #include "serving/server_config.hpp"
 #include "stats/cpu_quota.hpp"
 #include "tickinfer/error.hpp"
@@ -12,8 +13,14 @@ namespace tickinfer::serving {
 
 ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flags) {
   std::vector<ModelConfig> models;
+  std::string config_text;  // what the watcher compares against (--model_config_file_poll_wait_seconds)
   if (!flags.model_config_file.empty()) {
-    models = read_model_server_config(flags.model_config_file);
+    std::ifstream in(flags.model_config_file, std::ios::binary);
+    if (!in) throw Error("cannot read '" + flags.model_config_file + "'");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    config_text = ss.str();
+    models = parse_model_server_config(config_text, flags.model_config_file);
   } else {
     ModelConfig m;
     m.name = flags.model_name;
@@ -54,7 +61,13 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   ro.warmup_iterations = flags.num_request_iterations_for_warmup;
   ro.allow_labels_for_unavailable = flags.allow_version_labels_for_unavailable_models;
   ro.saved_model_tags = flags.saved_model_tags;
+  ro.load_threads = flags.num_load_threads;
+  ro.per_model_batching = flags.enable_per_model_batching_parameters;
   repo_ = std::make_unique<ModelRepository>(models, ro, metrics_.get());
+  if (flags.model_config_file_poll_wait_seconds > 0) {
+    config_path_ = flags.model_config_file;
+    config_text_ = config_text;
+  }
 
   RestOptions rest;
   rest.limits.max_batch = static_cast<size_t>(flags.max_batch_size);
@@ -64,7 +77,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   rest.bearer_token = token;
   if (monitoring.prometheus_enable) rest.metrics_path = monitoring.prometheus_path;
   if (flags.enable_batching) {
-    batching_ = std::make_unique<BatchScheduler>(batching, direct_plans);
+    batching_ = std::make_unique<BatchScheduler>(batching, direct_plans, flags.enable_per_model_batching_parameters);
     rest.batching = batching_.get();
   }
   if (!flags.request_log_file.empty()) {
@@ -110,6 +123,8 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
     go.native = flags.grpc_native;
     go.request_log = request_log_.get();
     go.first_log_ring = threads;
+    go.max_receive_message_bytes = flags.grpc_channel_arguments.max_receive_message_bytes;
+    go.max_send_message_bytes = flags.grpc_channel_arguments.max_send_message_bytes;
     if (!flags.ssl_config_file.empty()) {
       const SslConfig ssl = read_ssl_config(flags.ssl_config_file);
       go.tls = true;
@@ -125,6 +140,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   if (log) {
     for (const auto& n : flags.notices) std::fprintf(log, "tickinfer serve: notice: %s\n", n.c_str());
   }
+  log_ = log;
 }
 
 ModelServer::~ModelServer() {
@@ -142,9 +158,13 @@ void ModelServer::start() {
   repo_->poll_once();
   if (http_) http_->start();
   if (flags_.file_system_poll_wait_seconds > 0) repo_->start_polling(flags_.file_system_poll_wait_seconds);
+  if (!config_path_.empty())
+    config_watcher_ = std::make_unique<ConfigFileWatcher>(config_path_, flags_.model_config_file_poll_wait_seconds,
+                                                          *repo_, config_text_, log_);
 }
 
 void ModelServer::stop() {
+  config_watcher_.reset();
   if (repo_) repo_->stop();
   if (http_) http_->stop();
   if (grpc_) grpc_->stop();

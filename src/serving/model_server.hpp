@@ -40,6 +40,11 @@ class ModelServer {
   std::unique_ptr<RestApi> rest_;
   std::unique_ptr<HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;
+  // --model_config_file_poll_wait_seconds > 0: the file and its content at start; the watcher
+  // re-reads it from start() on.
+  std::string config_path_, config_text_;
+  std::FILE* log_ = nullptr;
+  std::unique_ptr<class ConfigFileWatcher> config_watcher_;
 };
 
 }  // namespace tickinfer::serving

@@ -101,6 +101,13 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   std::shared_ptr<Servable> s(new Servable());
   s->version_ = version;
   s->model_file_ = find_model_file(version_dir);
+  // --enable_per_model_batching_parameters: the version's own batching, read (and checked, so a
+  // half-written file fails the load) before the model.
+  if (options.per_model_batching) {
+    const std::string bp = version_dir + "/batching_params.pbtxt";
+    std::error_code ec;
+    if (std::filesystem::exists(bp, ec)) s->batching_ = std::make_unique<BatchingParameters>(read_batching_parameters(bp));
+  }
   std::shared_ptr<const formats::SavedModelInfo> saved;
   if (formats::is_saved_model_dir(s->model_file_)) {
     formats::SavedModelOptions so;

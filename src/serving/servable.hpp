@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "serving/server_config.hpp"
+
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::serving {
@@ -50,6 +52,7 @@ struct ServedSignature {
 struct ServableOptions {
   size_t num_plans = 1;
   std::string saved_model_tags = "serve";  // --saved_model_tags: the MetaGraph a SavedModel serves
+  bool per_model_batching = false;  // --enable_per_model_batching_parameters: read batching_params.pbtxt
 };
 
 class Servable {
@@ -70,6 +73,8 @@ class Servable {
   const std::vector<ServedSignature>& signatures() const { return signatures_; }
   const std::string& served_signature() const { return served_signature_; }
   bool serves_signature(const std::string& key) const { return key.empty() || key == served_signature_; }
+  // The version's own batching_params.pbtxt (per-model batching), or nullptr.
+  const BatchingParameters* batching_parameters() const { return batching_.get(); }
 
   // Runs `batch` rows, one batch-1 plan call each, on plan `plan_index` (which the caller owns
   // exclusively). inputs[i] holds batch * inputs()[i].size floats, row-major; outputs[o] gets
@@ -95,6 +100,7 @@ class Servable {
   static constexpr int kRowsPerCall = 8;
   bool by_rows_ = false;  // every plan is row-wise: batches go through Plan::run_rows
   std::unique_ptr<std::atomic<bool>[]> busy_;  // acquire_plan() slots, one per plan
+  std::unique_ptr<BatchingParameters> batching_;
 };
 
 }  // namespace tickinfer::serving

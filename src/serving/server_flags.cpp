@@ -1,5 +1,6 @@
 #include "serving/server_flags.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 
@@ -30,9 +31,14 @@ const FlagSpec kFlags[] = {
     {"enable_batching", Kind::Bool, Support::Yes, "queue requests into batches (default false: every request runs at once)"},
     {"allow_version_labels_for_unavailable_models", Kind::Bool, Support::Yes, "labels may point at versions not loaded"},
     {"batching_parameters_file", Kind::String, Support::Yes, "BatchingParameters text proto (needs --enable_batching)"},
-    {"enable_per_model_batching_parameters", Kind::Bool, Support::Rejected, "one BatchingParameters applies to every model"},
+    {"enable_per_model_batching_parameters", Kind::Bool, Support::Yes,
+     "each version's batching_params.pbtxt sets its own batch size, timeout and queue (needs --enable_batching)"},
     {"model_config_file", Kind::String, Support::Yes, "ModelServerConfig text proto (model_config_list)"},
-    {"model_config_file_poll_wait_seconds", Kind::Int, Support::Yes, "only 0 (read once) is accepted"},
+    {"model_config_file_poll_wait_seconds", Kind::Int, Support::Yes,
+     "re-read --model_config_file every N s and apply added, removed and changed models (0: read once)"},
+    {"num_load_threads", Kind::Int, Support::Yes, "versions loaded at once in a poll pass (0, the default: one at a time)"},
+    {"num_unload_threads", Kind::Int, Support::NoEffect,
+     "an unload drops the repository's reference; the last request holding the version frees it"},
     {"model_name", Kind::String, Support::Yes, "model name when no --model_config_file (default \"default\")"},
     {"model_base_path", Kind::String, Support::Yes, "folder of numeric version folders"},
     {"max_num_load_retries", Kind::Int, Support::NoEffect, "a failed version is retried when its files change"},
@@ -42,15 +48,19 @@ const FlagSpec kFlags[] = {
     {"tensorflow_session_parallelism", Kind::Int64, Support::NoEffect, "no TensorFlow runtime"},
     {"tensorflow_intra_op_parallelism", Kind::Int64, Support::NoEffect, "no TensorFlow runtime"},
     {"tensorflow_inter_op_parallelism", Kind::Int64, Support::NoEffect, "no TensorFlow runtime"},
-    {"tensorflow_session_config_file", Kind::String, Support::Rejected, "no TensorFlow runtime to configure"},
+    {"tensorflow_session_config_file", Kind::String, Support::NoEffect,
+     "would configure TensorFlow sessions; there is no TensorFlow runtime here, the file is not read"},
     {"ssl_config_file", Kind::String, Support::Yes, "gRPC TLS: SSLConfig text proto with PEM contents (REST stays plain, as in TF Serving)"},
-    {"platform_config_file", Kind::String, Support::Rejected, "platform configs are TensorFlow-specific"},
-    {"per_process_gpu_memory_fraction", Kind::Double, Support::Rejected, "tickinfer runs on the CPU"},
+    {"platform_config_file", Kind::String, Support::NoEffect,
+     "would replace TensorFlow's platform; tickinfer's own serves every model, the file is not read"},
+    {"per_process_gpu_memory_fraction", Kind::Double, Support::NoEffect,
+     "would reserve GPU memory; tickinfer serves on the CPU"},
     {"saved_model_tags", Kind::String, Support::Yes, "comma-separated tag set of the SavedModel MetaGraph to serve (default \"serve\")"},
-    {"grpc_channel_arguments", Kind::String, Support::Rejected, "channel arguments are not supported"},
+    {"grpc_channel_arguments", Kind::String, Support::Yes,
+     "key=value,...: grpc.max_receive_message_length and grpc.max_send_message_length apply; others are listed as ignored"},
     {"grpc_max_threads", Kind::Int, Support::Yes, "gRPC calls run at once (default: the CPUs usable, affinity and cgroup quota)"},
     {"enable_model_warmup", Kind::Bool, Support::Yes, "replay assets.extra/tf_serving_warmup_requests (default true)"},
-    {"num_request_iterations_for_warmup", Kind::Int, Support::Yes, "replays of each warmup record (default 1)"},
+    {"num_request_iterations_for_warmup", Kind::Int, Support::Yes, "replays of each warmup record (0, TF's default, or 1: once)"},
     {"version", Kind::Bool, Support::Yes, "print the version and exit"},
     {"monitoring_config_file", Kind::String, Support::Yes, "MonitoringConfig text proto (Prometheus)"},
     {"remove_unused_fields_from_bundle_metagraph", Kind::Bool, Support::NoEffect, "no metagraph"},
@@ -58,14 +68,19 @@ const FlagSpec kFlags[] = {
     {"num_tflite_pools", Kind::Int, Support::NoEffect, "each request thread runs its own prepared interpreter"},
     {"num_tflite_interpreters_per_pool", Kind::Int, Support::NoEffect, "each request thread runs its own prepared interpreter"},
     {"enable_signature_method_name_check", Kind::Bool, Support::NoEffect, "signatures are always predict"},
-    {"xla_cpu_compilation_enabled", Kind::Bool, Support::Rejected, "no XLA: models are compiled by tickinfer"},
-    {"enable_profiler", Kind::Bool, Support::Rejected, "the TensorFlow profiler is not available"},
-    {"thread_pool_factory_config_file", Kind::String, Support::Rejected, "no TensorFlow thread pools"},
-    {"mixed_precision", Kind::String, Support::Rejected, "tickinfer computes in fp32"},
+    {"xla_cpu_compilation_enabled", Kind::Bool, Support::NoEffect,
+     "would allow XLA's CPU JIT; tickinfer compiles every model into its own plans"},
+    {"xla_gpu_compilation_enabled", Kind::Bool, Support::NoEffect,
+     "would allow XLA's CPU and GPU JIT; tickinfer compiles every model into its own plans, on the CPU"},
+    {"enable_profiler", Kind::Bool, Support::NoEffect, "would register TensorFlow's profiler service; there is none here"},
+    {"thread_pool_factory_config_file", Kind::String, Support::NoEffect,
+     "would choose TensorFlow's request thread pools; tickinfer's threads: --rest_api_num_threads, --grpc_max_threads"},
+    {"mixed_precision", Kind::String, Support::NoEffect,
+     "would turn on oneDNN bfloat16 auto-mixed precision; models compute as they were saved"},
     {"skip_initialize_tpu", Kind::Bool, Support::NoEffect, "no TPU"},
     {"enable_grpc_healthcheck_service", Kind::Bool, Support::NoEffect, "grpc.health.v1.Health is always served"},
     {"enable_serialization_as_tensor_content", Kind::Bool, Support::NoEffect, "Predict answers with typed float_val"},
-    {"use_alts_credentials", Kind::Bool, Support::Rejected, "ALTS is not supported"},
+    {"use_alts_credentials", Kind::Bool, Support::Yes, "only false: ALTS (Google's transport security) is not available"},
     {"enable_cors_support", Kind::Bool, Support::Rejected, "did you mean --rest_api_enable_cors_support?"},
     // tickinfer's own
     {"rest_api_bind_address", Kind::String, Support::Yes, "tickinfer: address the REST and gRPC ports bind (default 0.0.0.0)"},
@@ -116,6 +131,30 @@ bool to_bool(const std::string& flag, const std::string& v) {
 
 }  // namespace
 
+GrpcChannelArguments parse_grpc_channel_arguments(const std::string& text) {
+  GrpcChannelArguments a;
+  size_t start = 0;
+  while (start <= text.size()) {
+    const size_t comma = text.find(',', start);
+    const std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    start = comma == std::string::npos ? text.size() + 1 : comma + 1;
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0)
+      throw Error("--grpc_channel_arguments: '" + item + "' is not key=value");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    // gRPC: -1 means unlimited; TF Serving's own default for both is INT32_MAX.
+    if (key == "grpc.max_receive_message_length" || key == "grpc.max_send_message_length") {
+      const int64_t n = to_int("grpc_channel_arguments " + key, value, -1, INT32_MAX);
+      const int64_t bytes = n < 0 ? INT32_MAX : n;
+      (key == "grpc.max_receive_message_length" ? a.max_receive_message_bytes : a.max_send_message_bytes) = bytes;
+    } else {
+      a.ignored.emplace_back(key, value);
+    }
+  }
+  return a;
+}
+
 ServerFlags parse_server_flags(const std::vector<std::string>& args) {
   ServerFlags f;
   std::map<std::string, std::string> seen;
@@ -154,7 +193,10 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
       throw Error("flag '--" + name + "' of tensorflow_model_server is not supported by tickinfer serve: " +
                   spec->help);
     }
-    if (seen.count(name)) throw Error("flag '--" + name + "' given more than once");
+    // tensorflow_model_server: the last occurrence wins (the Docker entrypoint's flags come first,
+    // `docker run`'s arguments after them override them).
+    if (seen.count(name) && seen[name] != value)
+      f.notices.push_back("--" + name + " given more than once: the last value, '" + value + "', wins");
     seen[name] = value;
     if (spec->support == Support::NoEffect) {
       // Parse anyway so a malformed value is still an error.
@@ -192,10 +234,21 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     } else if (name == "model_config_file") {
       f.model_config_file = value;
     } else if (name == "model_config_file_poll_wait_seconds") {
-      if (to_int(name, value, INT32_MIN, INT32_MAX) > 0) {
-        throw Error("--model_config_file_poll_wait_seconds: re-reading the model config file is not "
-                    "supported by this build; only 0 (read once) is accepted");
-      }
+      f.model_config_file_poll_wait_seconds = static_cast<int>(to_int(name, value, INT32_MIN, INT32_MAX));
+    } else if (name == "num_load_threads") {
+      f.num_load_threads = static_cast<int>(to_int(name, value, 0, 1024));
+    } else if (name == "enable_per_model_batching_parameters") {
+      f.enable_per_model_batching_parameters = to_bool(name, value);
+    } else if (name == "grpc_channel_arguments") {
+      f.grpc_channel_arguments = parse_grpc_channel_arguments(value);
+      for (const auto& [k, v] : f.grpc_channel_arguments.ignored)
+        f.notices.push_back("--grpc_channel_arguments " + k + "=" + v +
+                            " has no effect in tickinfer serve (applied: grpc.max_receive_message_length, "
+                            "grpc.max_send_message_length)");
+    } else if (name == "use_alts_credentials") {
+      if (to_bool(name, value))
+        throw Error("--use_alts_credentials=true: ALTS is not available in tickinfer serve, and serving without "
+                    "the transport security asked for is refused (TLS: --ssl_config_file)");
     } else if (name == "saved_model_tags") {
       if (value.find_first_not_of(", ") == std::string::npos) throw Error("--saved_model_tags: no tag given");
       f.saved_model_tags = value;
@@ -211,7 +264,8 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
     } else if (name == "enable_model_warmup") {
       f.enable_model_warmup = to_bool(name, value);
     } else if (name == "num_request_iterations_for_warmup") {
-      f.num_request_iterations_for_warmup = static_cast<int>(to_int(name, value, 1, 1000000));
+      // TF Serving's default 0 means "the default": one replay of each record.
+      f.num_request_iterations_for_warmup = std::max(1, static_cast<int>(to_int(name, value, 0, 1000000)));
     } else if (name == "version") {
       f.print_version = to_bool(name, value);
     } else if (name == "monitoring_config_file") {
@@ -249,11 +303,16 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
   if (!f.batching_parameters_file.empty() && !f.enable_batching) {
     throw Error("--batching_parameters_file needs --enable_batching");
   }
-  if (f.model_config_file.empty() == f.model_base_path.empty()) {
-    throw Error(f.model_config_file.empty()
-                    ? "give --model_base_path (with --model_name) or --model_config_file"
-                    : "give either --model_config_file or --model_base_path, not both");
+  if (f.enable_per_model_batching_parameters && !f.enable_batching) {
+    throw Error("--enable_per_model_batching_parameters needs --enable_batching");
   }
+  if (f.model_config_file_poll_wait_seconds > 0 && f.model_config_file.empty()) {
+    throw Error("--model_config_file_poll_wait_seconds needs --model_config_file");
+  }
+  if (f.model_config_file.empty() && f.model_base_path.empty())
+    throw Error("give --model_base_path (with --model_name) or --model_config_file");
+  if (!f.model_config_file.empty() && !f.model_base_path.empty())  // as tensorflow_model_server
+    f.notices.push_back("--model_base_path is ignored: --model_config_file names the models");
   if (f.grpc_port == f.rest_api_port && f.rest_api_port != 0) {
     throw Error("--port and --rest_api_port must differ");
   }

@@ -1,14 +1,24 @@
 #pragma once
 // tensorflow_model_server's command line, as `tickinfer serve` accepts it: `--flag=value` and
-// `--flag value` (booleans: `--flag`, `--flag=true|false`). Flags of TF Serving that tickinfer
-// does not support are refused by name with the reason; unknown flags are refused; flags that
-// only tune the TensorFlow runtime are accepted and listed in `notices` (printed at start), so
-// nothing is ignored silently. See docs/serving.md for the table.
+// `--flag value` (booleans: `--flag`, `--flag=true|false`); every flag of its main.cc is
+// accepted, and the last occurrence of a flag wins, as there. Flags that only tune the TensorFlow
+// runtime (or a GPU, XLA, a TPU) are accepted and listed in `notices` (printed at start) with
+// what they would do and why they do nothing here, so nothing is ignored silently; unknown
+// flags are refused. See docs/serving.md for the table.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace tickinfer::serving {
+
+// --grpc_channel_arguments: the ones that mean something here, and the rest (each reported).
+struct GrpcChannelArguments {
+  int64_t max_receive_message_bytes = -1;  // -1: not given
+  int64_t max_send_message_bytes = -1;
+  std::vector<std::pair<std::string, std::string>> ignored;
+};
+GrpcChannelArguments parse_grpc_channel_arguments(const std::string& text);
 
 struct ServerFlags {
   int grpc_port = 8500;                 // --port; 0 = any free port
@@ -25,6 +35,10 @@ struct ServerFlags {
   std::string model_name = "default";
   std::string model_base_path;
   std::string model_config_file;
+  int model_config_file_poll_wait_seconds = 0;  // > 0: re-read and apply it this often
+  int num_load_threads = 0;             // versions loaded at once (0: one at a time)
+  bool enable_per_model_batching_parameters = false;
+  GrpcChannelArguments grpc_channel_arguments;
   double file_system_poll_wait_seconds = 1;
   bool enable_batching = false;
   std::string batching_parameters_file;

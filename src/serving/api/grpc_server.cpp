@@ -53,12 +53,13 @@ void run_unary(const GrpcCall& call, GrpcReply& reply, Method&& method) {
 
 }  // namespace
 
-GrpcServer::GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOptions options)
+GrpcServer::GrpcServer(ModelRepository& repo, Metrics& metrics, GrpcOptions options)
     : services_(std::make_unique<Services>()) {
   services_->prediction.repo = &repo;
   services_->prediction.metrics = &metrics;
   services_->prediction.options = options;
   services_->model.repo = &repo;
+  services_->model.reload = &repo;
   if (options.native && !options.tls && options.unix_socket.empty()) {
     start_native(options);
     return;
@@ -78,8 +79,9 @@ GrpcServer::GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOption
   if (!options.unix_socket.empty()) {
     builder.AddListeningPort("unix:" + options.unix_socket, grpc::InsecureServerCredentials());
   }
-  builder.SetMaxReceiveMessageSize(INT_MAX);
-  builder.SetMaxSendMessageSize(INT_MAX);
+  // TF Serving's own default is INT32_MAX both ways; --grpc_channel_arguments may lower them.
+  builder.SetMaxReceiveMessageSize(options.max_receive_message_bytes > 0 ? static_cast<int>(options.max_receive_message_bytes) : INT_MAX);
+  builder.SetMaxSendMessageSize(options.max_send_message_bytes > 0 ? static_cast<int>(options.max_send_message_bytes) : INT_MAX);
   // One completion queue with a small, fixed set of polling threads that also run the calls:
   // a call is handled on the thread that polled it (no hand-off), at most `threads` at once.
   const int pollers = static_cast<int>(std::max<size_t>(options.threads, 1));
@@ -109,8 +111,25 @@ void GrpcServer::start_native(const GrpcOptions& options) {
   o.bind_address = host;
   o.port = port;
   o.threads = std::max<size_t>(options.threads, 1);
+  if (options.max_receive_message_bytes > 0) o.limits.max_message_bytes = static_cast<size_t>(options.max_receive_message_bytes);
+  const int64_t max_send = options.max_send_message_bytes;
   Services* sv = services_.get();
-  native_ = std::make_unique<GrpcH2Server>(o, [this, sv](const GrpcCall& call, size_t worker, GrpcReply& reply) {
+  native_ = std::make_unique<GrpcH2Server>(o, [this, sv, max_send](const GrpcCall& call, size_t worker, GrpcReply& reply) {
+    handle_native(sv, call, worker, reply);
+    // grpc.max_send_message_length: an answer larger than that is not sent (as grpc++ refuses it).
+    if (max_send > 0 && reply.code == 0 && reply.body.size() > static_cast<size_t>(max_send)) {
+      reply.code = static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED);
+      reply.error_message = "Sent message larger than max (" + std::to_string(reply.body.size()) + " vs. " +
+                            std::to_string(max_send) + ")";
+      reply.body.clear();
+    }
+  });
+  port_ = native_->port();
+  native_->start();
+}
+
+void GrpcServer::handle_native(Services* sv, const GrpcCall& call, size_t worker, GrpcReply& reply) {
+  {
     const std::string_view path = call.path;
     // grpc-timeout: a call whose deadline passed before it could run (under batching, say) is not
     // run; one that runs in time finishes (the model takes microseconds).
@@ -126,6 +145,10 @@ void GrpcServer::start_native(const GrpcOptions& options) {
     } else if (path == "/tensorflow.serving.PredictionService/GetModelMetadata") {
       run_unary<tfs::GetModelMetadataRequest, tfs::GetModelMetadataResponse>(call, reply, [sv](const auto& q, auto& r) {
         return sv->prediction.GetModelMetadata(nullptr, &q, &r);
+      });
+    } else if (path == "/tensorflow.serving.ModelService/HandleReloadConfigRequest") {
+      run_unary<tfs::ReloadConfigRequest, tfs::ReloadConfigResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->model.HandleReloadConfigRequest(nullptr, &q, &r);
       });
     } else if (path == "/tensorflow.serving.ModelService/GetModelStatus") {
       run_unary<tfs::GetModelStatusRequest, tfs::GetModelStatusResponse>(call, reply, [sv](const auto& q, auto& r) {
@@ -162,9 +185,7 @@ void GrpcServer::start_native(const GrpcOptions& options) {
       reply.code = static_cast<int>(grpc::StatusCode::UNIMPLEMENTED);
       reply.error_message = "Method not found: " + std::string(path);
     }
-  });
-  port_ = native_->port();
-  native_->start();
+  }
 }
 
 GrpcServer::~GrpcServer() { stop(); }

@@ -48,12 +48,16 @@ struct GrpcOptions {
   class RequestLog* request_log = nullptr;
   size_t first_log_ring = 0;
   static size_t log_rings(size_t threads) { return (threads ? threads : 1) + 1; }
+  // --grpc_channel_arguments grpc.max_receive_message_length / max_send_message_length (bytes;
+  // -1: the implementation's default, INT32_MAX like TF Serving for grpc++, 64 MiB received natively).
+  int64_t max_receive_message_bytes = -1, max_send_message_bytes = -1;
 };
 
 class GrpcServer {
  public:
   // Binds; throws tickinfer::Error naming the address when it cannot.
-  GrpcServer(const ModelRepository& repo, Metrics& metrics, GrpcOptions options);
+  // repo: also reconfigured by ModelService/HandleReloadConfigRequest.
+  GrpcServer(ModelRepository& repo, Metrics& metrics, GrpcOptions options);
   ~GrpcServer();
   int port() const { return port_; }
   void set_serving(bool ready);  // health status
@@ -63,6 +67,8 @@ class GrpcServer {
  private:
   struct Services;
   void start_native(const GrpcOptions& options);
+  // One call on tickinfer's HTTP/2 server: the method its path names, answered into `reply`.
+  void handle_native(Services* sv, const struct GrpcCall& call, size_t worker, struct GrpcReply& reply);
   std::unique_ptr<Services> services_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<class GrpcH2Server> native_;

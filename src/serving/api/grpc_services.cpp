@@ -152,7 +152,7 @@ grpc::Status GrpcPredictionService::run(const ModelSnapshot* model, const tfs::P
   }
   const uint64_t start = monotonic_ns();
   uint64_t queue_ns = start - received, compute_ns = 0;
-  if (options.batching) {
+  if (options.batching && options.batching->batches(*sv)) {
     const auto br = options.batching->run(sv, static_cast<size_t>(batch), ip, op);
     if (br.code == StatusCode::Unavailable) {
       return status(grpc::StatusCode::UNAVAILABLE, "The batch scheduling queue to which this task was submitted is full");

@@ -1,6 +1,6 @@
 #pragma once
 // The methods of TF Serving's gRPC services (grpc_server.hpp serves them): PredictionService's
-// Predict and GetModelMetadata, ModelService's GetModelStatus. grpc++ calls the overrides; the
+// Predict and GetModelMetadata, ModelService's GetModelStatus and HandleReloadConfigRequest. grpc++ calls the overrides; the
 // native server calls predict() with its worker's log ring. The servable a ModelSpec names is
 // found by resolve() (resolve.hpp), as for REST; every Predict answer, errors included, is
 // offered to the request log.
@@ -55,9 +55,13 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
 class GrpcModelService final : public tensorflow::serving::ModelService::Service {
  public:
   const ModelRepository* repo = nullptr;
+  ModelRepository* reload = nullptr;  // the same repository, for HandleReloadConfigRequest
 
   grpc::Status GetModelStatus(grpc::ServerContext*, const tensorflow::serving::GetModelStatusRequest* req,
                               tensorflow::serving::GetModelStatusResponse* resp) override;
+  // grpc_reload.cpp
+  grpc::Status HandleReloadConfigRequest(grpc::ServerContext*, const tensorflow::serving::ReloadConfigRequest* req,
+                                         tensorflow::serving::ReloadConfigResponse* resp) override;
 };
 
 }  // namespace tickinfer::serving

@@ -50,7 +50,8 @@ void handle_predict(RestCall& call) {
     s.out_ptr.push_back(s.out[o].data());
   }
   uint64_t queue_ns = start - call.received_ns, compute_ns = 0;
-  if (options.batching) {
+  const bool batched = options.batching && options.batching->batches(sv);
+  if (batched) {
     const BatchScheduler::Result br = options.batching->run(call.servable, batch, s.in_ptr.data(), s.out_ptr.data());
     if (br.code != StatusCode::Ok) {
       call.fail_counted(br.code, br.code == StatusCode::Unavailable
@@ -64,7 +65,7 @@ void handle_predict(RestCall& call) {
     sv.run(call.worker, batch, s.in_ptr.data(), s.out_ptr.data());
   }
   const uint64_t done = monotonic_ns();
-  if (!options.batching) compute_ns = done - start;
+  if (!batched) compute_ns = done - start;
   encode_predict_response_json(s.in.row_format, batch, sv.outputs(), s.out, call.resp.body);
   const uint64_t end = monotonic_ns();
   ModelMetrics& mm = *call.model_metrics;
