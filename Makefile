@@ -15,7 +15,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
-.PHONY: tflite-k3-reference pipeline-bench agents-bench default-model bench-forms
+.PHONY: tflite-k3-reference pipeline-bench agents-bench batching-bench default-model bench-forms
 
 all: build
 
@@ -165,6 +165,11 @@ pipeline-bench: build
 # on two agents, or does not on one.
 agents-bench: build
 	$(BUILD)/tickinfer pipeline agents --json $(BUILD)/agents-bench.json
+
+# Server-side batching's latency / compute trade-off: off, 200 us and 2000 us timeouts, at
+# several request rates (docs/performance.md "Server-side batching").
+batching-bench: build
+	python3 tools/bench_batching.py $(BUILD) --json $(BUILD)/batching-bench.json
 
 # Retrains the bundled default model (examples/default/) on the synthetic market.
 default-model: build

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -123,6 +124,41 @@ TEST(ServingBatching, FullQueueIsUnavailable) {
   EXPECT_EQ(first.code, StatusCode::Ok);
   EXPECT_GE(first.queue_ns, 250000000u);  // it waited for the batch timeout
   EXPECT_TRUE(std::isfinite(y[0]));
+}
+
+// Concurrent one-row requests for a row-wise model become one Plan::run_rows call over all their
+// rows; each answer equals the model run on its row alone, bit for bit.
+TEST(ServingBatching, ConcurrentRowsRunAsOneMergedCall) {
+  TempDir d;
+  const std::string dir = d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
+  const auto sv = Servable::load(dir, 1, ServableOptions{2});
+  ASSERT_TRUE(sv->rows_together());
+  BatchingParameters p;
+  p.max_batch_size = 4;
+  p.batch_timeout_micros = 2'000'000;  // closes when full, long before this
+  p.num_batch_threads = 1;
+  BatchScheduler sched(p, 1);  // plan 0 stays the test's
+  constexpr int kN = 4;
+  float x[kN][10], y[kN][1] = {}, alone[kN][1] = {};
+  for (int i = 0; i < kN; ++i)
+    for (int j = 0; j < 10; ++j) x[i][j] = 0.1f * static_cast<float>(i + 1) - 0.07f * static_cast<float>(j);
+  BatchScheduler::Result r[kN];
+  std::vector<std::thread> clients;
+  for (int i = 0; i < kN; ++i)
+    clients.emplace_back([&, i] {
+      const float* in[] = {x[i]};
+      float* out[] = {y[i]};
+      r[i] = sched.run(sv, 1, in, out);
+    });
+  for (auto& t : clients) t.join();
+  for (int i = 0; i < kN; ++i) {
+    const float* in[] = {x[i]};
+    float* out[] = {alone[i]};
+    sv->run(0, 1, in, out);
+    EXPECT_EQ(r[i].code, StatusCode::Ok);
+    EXPECT_EQ(r[i].batch_rows, static_cast<size_t>(kN)) << i;  // one batch of all four
+    EXPECT_EQ(std::memcmp(y[i], alone[i], sizeof y[i]), 0) << i;
+  }
 }
 
 }  // namespace

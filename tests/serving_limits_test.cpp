@@ -2,8 +2,10 @@
 // limit, NaN/Inf policy.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <fstream>
 #include <memory>
+#include <vector>
 
 #include "serving/model_server.hpp"
 #include "support/http_client.hpp"
@@ -79,6 +81,31 @@ TEST(ServingLimits, ConnectionLimit) {
   EXPECT_NE(r.body.find("too many connections"), std::string::npos);
   EXPECT_TRUE(third.peer_closed());
   EXPECT_EQ(a.request("GET", "/healthz").status, 200);  // the others are unaffected
+}
+
+// Each new connection goes to the worker with the fewest: 8 connections on 4 workers, 2 each
+// (the kernel's wake-ups alone put most of them on one worker, where a batched request of one
+// connection would stall the others).
+TEST(ServingLimits, ConnectionsSpreadEvenlyOverTheWorkers) {
+  HttpServer::Options o;
+  o.bind_address = "127.0.0.1";
+  o.threads = 4;
+  std::atomic<int> served[4] = {};
+  HttpServer server(o, [&](const HttpRequest&, uint64_t, size_t worker, HttpResponse& resp) {
+    served[worker].fetch_add(1);
+    resp.status = 200;
+    resp.body = "ok";
+  });
+  server.start();
+  std::vector<std::unique_ptr<HttpClient>> clients;
+  for (int i = 0; i < 8; ++i) {
+    clients.push_back(std::make_unique<HttpClient>(server.port()));
+    ASSERT_EQ(clients.back()->request("GET", "/x").status, 200);  // accepted and placed before the next
+  }
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(served[k].load(), 2) << "worker " << k;
+  for (auto& c : clients) EXPECT_EQ(c->request("GET", "/x").status, 200);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(served[k].load(), 4) << "worker " << k;  // each stays where it was placed
+  server.stop();
 }
 
 TEST(ServingLimits, NonFinitePolicyAllowPassesNaNThrough) {

@@ -6,9 +6,11 @@
 // UNAVAILABLE, REST 503); num_batch_threads threads run closed batches, oldest first. A request
 // with more rows than max_batch_size is refused (INVALID_ARGUMENT).
 //
-// tickinfer's plans are batch-1, so a batch runs its rows back to back on one plan: batching
-// here trades latency for nothing but TF Serving compatibility (e.g. a shared, bounded queue in
-// front of the model). Time in the queue and time in compute are measured separately.
+// A batch of a model that computes rows together (one input, one output, a row-wise plan:
+// Plan::run_rows) runs as one call over all its requests' rows: each layer's weights are read
+// once per group of rows instead of once per row. Other models run each request's rows back to
+// back. Time in the queue and time in compute are measured separately (a request's compute is
+// its rows' share of its batch's model time).
 // With batching on, the request path takes a mutex and waits on a condition variable.
 #include <condition_variable>
 #include <cstdint>
@@ -37,7 +39,8 @@ class BatchScheduler {
   struct Result {
     StatusCode code = StatusCode::Ok;
     uint64_t queue_ns = 0;    // enqueue -> its batch starts running
-    uint64_t compute_ns = 0;  // its rows in the model
+    uint64_t compute_ns = 0;  // its rows' share of its batch's time in the model
+    size_t batch_rows = 0;    // rows of the batch it ran in
   };
   // Blocks until `rows` rows are computed (or refused). in/out as Servable::run.
   Result run(const std::shared_ptr<const Servable>& servable, size_t rows, const float* const* in,
@@ -63,7 +66,11 @@ class BatchScheduler {
     size_t max_rows = 0;      // max_batch_size of its parameters
     bool closed = false;
   };
+  struct MergeBuffers {
+    std::vector<float> in, out;
+  };
   void loop();
+  static void run_batch(Batch& batch, size_t plan, uint64_t start, MergeBuffers& merged);
 
   BatchingParameters params_;
   size_t first_plan_;

@@ -73,6 +73,9 @@ class Servable {
   const std::vector<ServedSignature>& signatures() const { return signatures_; }
   const std::string& served_signature() const { return served_signature_; }
   bool serves_signature(const std::string& key) const { return key.empty() || key == served_signature_; }
+  // One input, one output, and every plan row-wise: several rows run in one Plan::run_rows call
+  // (what a batch of requests is merged into).
+  bool rows_together() const { return by_rows_; }
   // The version's own batching_params.pbtxt (per-model batching), or nullptr.
   const BatchingParameters* batching_parameters() const { return batching_.get(); }
 

@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <charconv>
 #include <cstring>
 #include <ctime>
+#include <mutex>
 
 #include "serving/epoll_pool.hpp"
 #include "serving/listen_socket.hpp"
@@ -165,6 +167,12 @@ struct HttpServer::Worker {
   int epfd = -1;
   HttpResponse response;
   std::vector<Conn*> conns;  // owned; for cleanup
+  // Connections are spread by count: the worker that accepts one gives it to the worker with
+  // the fewest (a worker blocked on a batched request stalls only its own connections).
+  std::atomic<size_t> open{0};
+  int wake_fd = -1;             // eventfd in this worker's epoll set: handed-over connections wait
+  std::mutex handoff_mutex;     // accept path only, never per request
+  std::vector<Conn*> handoff;
 };
 
 HttpServer::HttpServer(Options options, Handler handler)
@@ -182,6 +190,12 @@ HttpServer::HttpServer(Options options, Handler handler)
     w->index = i;
     w->epfd = pool_->epfd(i);
     w->response.body.reserve(64 * 1024);
+    w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (w->wake_fd < 0) throw Error(std::string("REST server: eventfd failed: ") + std::strerror(errno));
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.ptr = &w->wake_fd;
+    epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wake_fd, &ev);
     workers_.push_back(std::move(w));
   }
 }
@@ -189,11 +203,13 @@ HttpServer::HttpServer(Options options, Handler handler)
 HttpServer::~HttpServer() {
   stop();
   for (auto& w : workers_) {
+    w->conns.insert(w->conns.end(), w->handoff.begin(), w->handoff.end());
     for (Conn* c : w->conns) {
       tls_close(c->ssl);
       if (c->fd >= 0) close(c->fd);
       delete c;
     }
+    if (w->wake_fd >= 0) close(w->wake_fd);
   }
 }
 
@@ -212,6 +228,7 @@ void HttpServer::run_worker(Worker& w) {
     close(c->fd);
     c->fd = -1;
     connections_.fetch_sub(1, std::memory_order_relaxed);
+    w.open.fetch_sub(1, std::memory_order_relaxed);
     for (auto& p : w.conns) {
       if (p == c) {
         p = w.conns.back();
@@ -298,6 +315,14 @@ void HttpServer::run_worker(Worker& w) {
     return flush(c);
   };
 
+  // A connection joins this worker's epoll set and list.
+  auto adopt = [&](Conn* c) {
+    w.conns.push_back(c);
+    epoll_event ev{};
+    ev.events = EPOLLIN | EPOLLRDHUP;
+    ev.data.ptr = c;
+    epoll_ctl(w.epfd, EPOLL_CTL_ADD, c->fd, &ev);
+  };
   const int listen_fd = pool_->listen_fd();
   while (!pool_->stopping()) {
     const int n = epoll_wait(w.epfd, events, kMaxEvents, -1);
@@ -309,17 +334,41 @@ void HttpServer::run_worker(Worker& w) {
       void* tag = events[i].data.ptr;
       if (tag == pool_->stop_tag()) return;
       if (tag == nullptr) {
-        // One connection per wake-up: the listening socket is level-triggered, so another
-        // worker is woken for the next one and connections spread over the workers.
+        // One connection per wake-up (the listening socket is level-triggered). The kernel tends
+        // to wake the same worker again, so the connection goes to the worker with the fewest.
         Conn* c = nullptr;
         if (accept_connection(listen_fd, tls_.get(), connections_, options_.max_connections, c) ==
             Accepted::Connection) {
-          w.conns.push_back(c);
-          epoll_event ev{};
-          ev.events = EPOLLIN | EPOLLRDHUP;
-          ev.data.ptr = c;
-          epoll_ctl(w.epfd, EPOLL_CTL_ADD, c->fd, &ev);
+          Worker* target = &w;
+          for (auto& o : workers_)
+            if (o->open.load(std::memory_order_relaxed) < target->open.load(std::memory_order_relaxed)) target = o.get();
+          target->open.fetch_add(1, std::memory_order_relaxed);
+          if (target == &w) {
+            adopt(c);
+          } else {
+            {
+              std::lock_guard<std::mutex> lock(target->handoff_mutex);
+              target->handoff.push_back(c);
+            }
+            const uint64_t one = 1;
+            if (write(target->wake_fd, &one, sizeof one) < 0) {
+              // The counter cannot overflow here; the connection waits for the next wake-up.
+            }
+          }
         }
+        continue;
+      }
+      if (tag == &w.wake_fd) {
+        uint64_t n = 0;
+        if (read(w.wake_fd, &n, sizeof n) < 0) {
+          // EAGAIN: another read took the count; the queue is drained below either way.
+        }
+        std::vector<Conn*> mine;
+        {
+          std::lock_guard<std::mutex> lock(w.handoff_mutex);
+          mine.swap(w.handoff);
+        }
+        for (Conn* h : mine) adopt(h);
         continue;
       }
       Conn* c = static_cast<Conn*>(tag);
