@@ -155,6 +155,106 @@ GrpcChannelArguments parse_grpc_channel_arguments(const std::string& text) {
   return a;
 }
 
+namespace {
+
+// A supported flag's value into the flags (the caller has checked the name and the duplicates).
+void assign(ServerFlags& f, const std::string& name, const std::string& value) {
+  if (name == "port") {
+    f.grpc_port = static_cast<int>(to_int(name, value, 0, 65535));
+    f.grpc_port_given = true;
+  } else if (name == "ssl_config_file") {
+    f.ssl_config_file = value;
+  } else if (name == "batching_parameters_file") {
+    f.batching_parameters_file = value;
+  } else if (name == "grpc_socket_path") {
+    f.grpc_socket_path = value;
+  } else if (name == "grpc_max_threads") {
+    f.grpc_max_threads = static_cast<int>(to_int(name, value, 0, 1024));
+  } else if (name == "rest_api_port") {
+    f.rest_api_port = static_cast<int>(to_int(name, value, 0, 65535));
+  } else if (name == "rest_api_num_threads") {
+    f.rest_api_num_threads = static_cast<int>(to_int(name, value, 0, 1024));
+  } else if (name == "rest_api_timeout_in_ms") {
+    f.rest_api_timeout_in_ms = to_int(name, value, 1, INT64_MAX / 1000000);
+  } else if (name == "rest_api_enable_cors_support") {
+    f.rest_api_enable_cors_support = to_bool(name, value);
+  } else if (name == "rest_api_tls") {
+    f.rest_api_tls = to_bool(name, value);
+  } else if (name == "enable_batching") {
+    f.enable_batching = to_bool(name, value);
+  } else if (name == "allow_version_labels_for_unavailable_models") {
+    f.allow_version_labels_for_unavailable_models = to_bool(name, value);
+  } else if (name == "model_config_file") {
+    f.model_config_file = value;
+  } else if (name == "model_config_file_poll_wait_seconds") {
+    f.model_config_file_poll_wait_seconds = static_cast<int>(to_int(name, value, INT32_MIN, INT32_MAX));
+  } else if (name == "num_load_threads") {
+    f.num_load_threads = static_cast<int>(to_int(name, value, 0, 1024));
+  } else if (name == "enable_per_model_batching_parameters") {
+    f.enable_per_model_batching_parameters = to_bool(name, value);
+  } else if (name == "grpc_channel_arguments") {
+    f.grpc_channel_arguments = parse_grpc_channel_arguments(value);
+    for (const auto& [k, v] : f.grpc_channel_arguments.ignored)
+      f.notices.push_back("--grpc_channel_arguments " + k + "=" + v +
+                          " has no effect in tickinfer serve (applied: grpc.max_receive_message_length, "
+                          "grpc.max_send_message_length)");
+  } else if (name == "use_alts_credentials") {
+    if (to_bool(name, value))
+      throw Error("--use_alts_credentials=true: ALTS is not available in tickinfer serve, and serving without "
+                  "the transport security asked for is refused (TLS: --ssl_config_file)");
+  } else if (name == "saved_model_tags") {
+    if (value.find_first_not_of(", ") == std::string::npos) throw Error("--saved_model_tags: no tag given");
+    f.saved_model_tags = value;
+  } else if (name == "model_name") {
+    f.model_name = value;
+    if (value.empty() || value.find_first_of("/:") != std::string::npos) {
+      throw Error("--model_name: '" + value + "' must be non-empty and contain neither '/' nor ':'");
+    }
+  } else if (name == "model_base_path") {
+    f.model_base_path = value;
+  } else if (name == "file_system_poll_wait_seconds") {
+    f.file_system_poll_wait_seconds = to_double(name, value);
+  } else if (name == "enable_model_warmup") {
+    f.enable_model_warmup = to_bool(name, value);
+  } else if (name == "num_request_iterations_for_warmup") {
+    // TF Serving's default 0 means "the default": one replay of each record.
+    f.num_request_iterations_for_warmup = std::max(1, static_cast<int>(to_int(name, value, 0, 1000000)));
+  } else if (name == "version") {
+    f.print_version = to_bool(name, value);
+  } else if (name == "monitoring_config_file") {
+    f.monitoring_config_file = value;
+  } else if (name == "rest_api_bind_address") {
+    f.rest_api_bind_address = value;
+  } else if (name == "max_body_bytes") {
+    f.max_body_bytes = to_int(name, value, 1, int64_t{1} << 31);
+  } else if (name == "max_batch_size") {
+    f.max_batch_size = to_int(name, value, 1, int64_t{1} << 24);
+  } else if (name == "max_connections") {
+    f.max_connections = to_int(name, value, 1, 1 << 20);
+  } else if (name == "nonfinite_inputs") {
+    if (value != "reject" && value != "allow") {
+      throw Error("--nonfinite_inputs: '" + value + "' must be reject or allow");
+    }
+    f.reject_nonfinite = value == "reject";
+  } else if (name == "grpc_implementation") {
+    if (value != "native" && value != "grpcpp") {
+      throw Error("--grpc_implementation: '" + value + "' must be native or grpcpp");
+    }
+    f.grpc_native = value == "native";
+  } else if (name == "bearer_token_file") {
+    f.bearer_token_file = value;
+  } else if (name == "request_log_file") {
+    f.request_log_file = value;
+  } else if (name == "request_log_sample_rate") {
+    f.request_log_sample_rate = to_double(name, value);
+    if (!(f.request_log_sample_rate > 0 && f.request_log_sample_rate <= 1)) {
+      throw Error("--request_log_sample_rate: '" + value + "' must be in (0, 1]");
+    }
+  }
+}
+
+}  // namespace
+
 ServerFlags parse_server_flags(const std::vector<std::string>& args) {
   ServerFlags f;
   std::map<std::string, std::string> seen;
@@ -206,98 +306,7 @@ ServerFlags parse_server_flags(const std::vector<std::string>& args) {
       f.notices.push_back("--" + name + "=" + value + " has no effect in tickinfer serve: " + spec->help);
       continue;
     }
-    if (name == "port") {
-      f.grpc_port = static_cast<int>(to_int(name, value, 0, 65535));
-      f.grpc_port_given = true;
-    } else if (name == "ssl_config_file") {
-      f.ssl_config_file = value;
-    } else if (name == "batching_parameters_file") {
-      f.batching_parameters_file = value;
-    } else if (name == "grpc_socket_path") {
-      f.grpc_socket_path = value;
-    } else if (name == "grpc_max_threads") {
-      f.grpc_max_threads = static_cast<int>(to_int(name, value, 0, 1024));
-    } else if (name == "rest_api_port") {
-      f.rest_api_port = static_cast<int>(to_int(name, value, 0, 65535));
-    } else if (name == "rest_api_num_threads") {
-      f.rest_api_num_threads = static_cast<int>(to_int(name, value, 0, 1024));
-    } else if (name == "rest_api_timeout_in_ms") {
-      f.rest_api_timeout_in_ms = to_int(name, value, 1, INT64_MAX / 1000000);
-    } else if (name == "rest_api_enable_cors_support") {
-      f.rest_api_enable_cors_support = to_bool(name, value);
-    } else if (name == "rest_api_tls") {
-      f.rest_api_tls = to_bool(name, value);
-    } else if (name == "enable_batching") {
-      f.enable_batching = to_bool(name, value);
-    } else if (name == "allow_version_labels_for_unavailable_models") {
-      f.allow_version_labels_for_unavailable_models = to_bool(name, value);
-    } else if (name == "model_config_file") {
-      f.model_config_file = value;
-    } else if (name == "model_config_file_poll_wait_seconds") {
-      f.model_config_file_poll_wait_seconds = static_cast<int>(to_int(name, value, INT32_MIN, INT32_MAX));
-    } else if (name == "num_load_threads") {
-      f.num_load_threads = static_cast<int>(to_int(name, value, 0, 1024));
-    } else if (name == "enable_per_model_batching_parameters") {
-      f.enable_per_model_batching_parameters = to_bool(name, value);
-    } else if (name == "grpc_channel_arguments") {
-      f.grpc_channel_arguments = parse_grpc_channel_arguments(value);
-      for (const auto& [k, v] : f.grpc_channel_arguments.ignored)
-        f.notices.push_back("--grpc_channel_arguments " + k + "=" + v +
-                            " has no effect in tickinfer serve (applied: grpc.max_receive_message_length, "
-                            "grpc.max_send_message_length)");
-    } else if (name == "use_alts_credentials") {
-      if (to_bool(name, value))
-        throw Error("--use_alts_credentials=true: ALTS is not available in tickinfer serve, and serving without "
-                    "the transport security asked for is refused (TLS: --ssl_config_file)");
-    } else if (name == "saved_model_tags") {
-      if (value.find_first_not_of(", ") == std::string::npos) throw Error("--saved_model_tags: no tag given");
-      f.saved_model_tags = value;
-    } else if (name == "model_name") {
-      f.model_name = value;
-      if (value.empty() || value.find_first_of("/:") != std::string::npos) {
-        throw Error("--model_name: '" + value + "' must be non-empty and contain neither '/' nor ':'");
-      }
-    } else if (name == "model_base_path") {
-      f.model_base_path = value;
-    } else if (name == "file_system_poll_wait_seconds") {
-      f.file_system_poll_wait_seconds = to_double(name, value);
-    } else if (name == "enable_model_warmup") {
-      f.enable_model_warmup = to_bool(name, value);
-    } else if (name == "num_request_iterations_for_warmup") {
-      // TF Serving's default 0 means "the default": one replay of each record.
-      f.num_request_iterations_for_warmup = std::max(1, static_cast<int>(to_int(name, value, 0, 1000000)));
-    } else if (name == "version") {
-      f.print_version = to_bool(name, value);
-    } else if (name == "monitoring_config_file") {
-      f.monitoring_config_file = value;
-    } else if (name == "rest_api_bind_address") {
-      f.rest_api_bind_address = value;
-    } else if (name == "max_body_bytes") {
-      f.max_body_bytes = to_int(name, value, 1, int64_t{1} << 31);
-    } else if (name == "max_batch_size") {
-      f.max_batch_size = to_int(name, value, 1, int64_t{1} << 24);
-    } else if (name == "max_connections") {
-      f.max_connections = to_int(name, value, 1, 1 << 20);
-    } else if (name == "nonfinite_inputs") {
-      if (value != "reject" && value != "allow") {
-        throw Error("--nonfinite_inputs: '" + value + "' must be reject or allow");
-      }
-      f.reject_nonfinite = value == "reject";
-    } else if (name == "grpc_implementation") {
-      if (value != "native" && value != "grpcpp") {
-        throw Error("--grpc_implementation: '" + value + "' must be native or grpcpp");
-      }
-      f.grpc_native = value == "native";
-    } else if (name == "bearer_token_file") {
-      f.bearer_token_file = value;
-    } else if (name == "request_log_file") {
-      f.request_log_file = value;
-    } else if (name == "request_log_sample_rate") {
-      f.request_log_sample_rate = to_double(name, value);
-      if (!(f.request_log_sample_rate > 0 && f.request_log_sample_rate <= 1)) {
-        throw Error("--request_log_sample_rate: '" + value + "' must be in (0, 1]");
-      }
-    }
+    assign(f, name, value);
   }
   if (f.print_version) return f;
   if (!f.batching_parameters_file.empty() && !f.enable_batching) {

@@ -219,6 +219,55 @@ void HttpServer::start() {
 
 void HttpServer::stop() { pool_->stop(); }
 
+namespace {
+// A connection joins a worker's epoll set and list (generic: the worker type is private).
+const auto adopt = [](auto& w, Conn* c) {
+  w.conns.push_back(c);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.ptr = c;
+  epoll_ctl(w.epfd, EPOLL_CTL_ADD, c->fd, &ev);
+};
+}  // namespace
+
+// One connection per wake-up (the listening socket is level-triggered). The kernel tends to wake
+// the same worker again, so the connection goes to the worker with the fewest.
+void HttpServer::accept_one(Worker& w) {
+  Conn* c = nullptr;
+  if (accept_connection(pool_->listen_fd(), tls_.get(), connections_, options_.max_connections, c) !=
+      Accepted::Connection)
+    return;
+  Worker* target = &w;
+  for (auto& o : workers_)
+    if (o->open.load(std::memory_order_relaxed) < target->open.load(std::memory_order_relaxed)) target = o.get();
+  target->open.fetch_add(1, std::memory_order_relaxed);
+  if (target == &w) {
+    adopt(w, c);
+    return;
+  }
+  {
+    std::lock_guard<std::mutex> lock(target->handoff_mutex);
+    target->handoff.push_back(c);
+  }
+  const uint64_t one = 1;
+  if (write(target->wake_fd, &one, sizeof one) < 0) {
+    // The counter cannot overflow here; the connection waits for the next wake-up.
+  }
+}
+
+void HttpServer::take_handoff(Worker& w) {
+  uint64_t n = 0;
+  if (read(w.wake_fd, &n, sizeof n) < 0) {
+    // EAGAIN: another read took the count; the queue is drained below either way.
+  }
+  std::vector<Conn*> mine;
+  {
+    std::lock_guard<std::mutex> lock(w.handoff_mutex);
+    mine.swap(w.handoff);
+  }
+  for (Conn* h : mine) adopt(w, h);
+}
+
 void HttpServer::run_worker(Worker& w) {
   constexpr int kMaxEvents = 64;
   epoll_event events[kMaxEvents];
@@ -315,15 +364,6 @@ void HttpServer::run_worker(Worker& w) {
     return flush(c);
   };
 
-  // A connection joins this worker's epoll set and list.
-  auto adopt = [&](Conn* c) {
-    w.conns.push_back(c);
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.ptr = c;
-    epoll_ctl(w.epfd, EPOLL_CTL_ADD, c->fd, &ev);
-  };
-  const int listen_fd = pool_->listen_fd();
   while (!pool_->stopping()) {
     const int n = epoll_wait(w.epfd, events, kMaxEvents, -1);
     if (n < 0) {
@@ -334,41 +374,11 @@ void HttpServer::run_worker(Worker& w) {
       void* tag = events[i].data.ptr;
       if (tag == pool_->stop_tag()) return;
       if (tag == nullptr) {
-        // One connection per wake-up (the listening socket is level-triggered). The kernel tends
-        // to wake the same worker again, so the connection goes to the worker with the fewest.
-        Conn* c = nullptr;
-        if (accept_connection(listen_fd, tls_.get(), connections_, options_.max_connections, c) ==
-            Accepted::Connection) {
-          Worker* target = &w;
-          for (auto& o : workers_)
-            if (o->open.load(std::memory_order_relaxed) < target->open.load(std::memory_order_relaxed)) target = o.get();
-          target->open.fetch_add(1, std::memory_order_relaxed);
-          if (target == &w) {
-            adopt(c);
-          } else {
-            {
-              std::lock_guard<std::mutex> lock(target->handoff_mutex);
-              target->handoff.push_back(c);
-            }
-            const uint64_t one = 1;
-            if (write(target->wake_fd, &one, sizeof one) < 0) {
-              // The counter cannot overflow here; the connection waits for the next wake-up.
-            }
-          }
-        }
+        accept_one(w);
         continue;
       }
       if (tag == &w.wake_fd) {
-        uint64_t n = 0;
-        if (read(w.wake_fd, &n, sizeof n) < 0) {
-          // EAGAIN: another read took the count; the queue is drained below either way.
-        }
-        std::vector<Conn*> mine;
-        {
-          std::lock_guard<std::mutex> lock(w.handoff_mutex);
-          mine.swap(w.handoff);
-        }
-        for (Conn* h : mine) adopt(h);
+        take_handoff(w);
         continue;
       }
       Conn* c = static_cast<Conn*>(tag);

@@ -66,6 +66,8 @@ class HttpServer {
  private:
   struct Worker;
   void run_worker(Worker& w);
+  void accept_one(Worker& w);    // a new connection, placed on the worker with the fewest
+  void take_handoff(Worker& w);  // connections another worker placed here
 
   Options options_;
   Handler handler_;
