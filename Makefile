@@ -15,7 +15,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
-.PHONY: tflite-k3-reference pipeline-bench agents-bench batching-bench default-model bench-forms
+.PHONY: tflite-k3-reference pipeline-bench agents-bench batching-bench loadgen-bench default-model bench-forms
 
 all: build
 
@@ -165,6 +165,11 @@ pipeline-bench: build
 # on two agents, or does not on one.
 agents-bench: build
 	$(BUILD)/tickinfer pipeline agents --json $(BUILD)/agents-bench.json
+
+# The guide's pre-release check: tickinfer loadgen 8 x 500 against tickinfer serve (REST, gRPC)
+# and nginx's fixed 200 (the HTTP floor), same run (docs/performance.md).
+loadgen-bench: build
+	tools/bench_loadgen.sh $(BUILD) 5
 
 # Server-side batching's latency / compute trade-off: off, 200 us and 2000 us timeouts, at
 # several request rates (docs/performance.md "Server-side batching").

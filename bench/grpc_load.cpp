@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "grpc_h2_client.hpp"
+#include "serving/h2/grpc_h2_client.hpp"
 #include "stats/latency_histogram.hpp"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
 
@@ -69,9 +69,9 @@ int main(int argc, char** argv) {
   for (int t = 0; t < threads; ++t) {
     pool.emplace_back([&, t] {
       std::unique_ptr<tensorflow::serving::PredictionService::Stub> stub;
-      std::unique_ptr<tickinfer::bench::GrpcH2Client> native;
+      std::unique_ptr<tickinfer::serving::GrpcH2Client> native;
       if (client == "native") {
-        native = std::make_unique<tickinfer::bench::GrpcH2Client>(port, "127.0.0.1:" + std::to_string(port));
+        native = std::make_unique<tickinfer::serving::GrpcH2Client>(port, "127.0.0.1:" + std::to_string(port));
       } else {
         grpc::ChannelArguments args;
         args.SetInt("grpc.use_local_subchannel_pool", 1);  // a connection per thread

@@ -28,6 +28,8 @@ expect "savedmodel" 1 "k3_export: SavedModel directories are not read by this bu
 # A directory that is no SavedModel gets the full build's message: only the protobuf reader is out.
 expect "plain directory" 1 "is a directory but not a SavedModel" "$bin" inspect tests/fixtures
 "$bin" help | grep -q "serve .*not in this build" || fail "help does not mark serve as left out"
+expect "loadgen grpc" 1 "gRPC targets need the model server's build" \
+  "$bin" loadgen grpc://127.0.0.1:1/m --input bench/models/mlp_small/in0.npy
 
 # What the demo build keeps: Keras, TFLite and .tkq files.
 "$bin" predict bench/models/mlp_small/model.keras --input bench/models/mlp_small/in0.npy \

@@ -54,6 +54,8 @@ ArgParser report_parser();
 int run_report(const ArgParser& args);
 ArgParser signals_parser();
 int run_signals(const ArgParser& args);
+ArgParser loadgen_parser();
+int run_loadgen(const ArgParser& args);
 ArgParser pipeline_parser();
 ArgParser pipeline_agents_parser();
 int run_pipeline_agents(const ArgParser& args);

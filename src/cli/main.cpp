@@ -27,6 +27,7 @@ const std::vector<Command>& all_commands() {
       {"replay", decision_replay_parser, run_decision_replay},
       {"report", report_parser, run_report},
       {"signals", signals_parser, run_signals},
+      {"loadgen", loadgen_parser, run_loadgen},
       {"pipeline", pipeline_parser, run_pipeline, run_pipeline_main},
   };
   return commands;

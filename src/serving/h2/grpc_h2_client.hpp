@@ -1,5 +1,6 @@
 #pragma once
-// A minimal blocking gRPC-over-HTTP/2 client for the load generator: one TCP connection, one
+// A minimal blocking gRPC-over-HTTP/2 client for the load generators (tickinfer loadgen,
+// bench/grpc_load): one TCP connection, one
 // unary call at a time, the request as prebuilt bytes. It speaks only what a unary call needs
 // (preface, SETTINGS and their ACK, PING ACK, WINDOW_UPDATE to keep the server's window open,
 // HEADERS/CONTINUATION decoded with the server's HPACK decoder, DATA) and checks grpc-status.
@@ -14,12 +15,12 @@ namespace tickinfer::serving::hpack {
 class Decoder;
 }
 
-namespace tickinfer::bench {
+namespace tickinfer::serving {
 
 class GrpcH2Client {
  public:
-  // Connects to 127.0.0.1:port; throws std::runtime_error on failure.
-  GrpcH2Client(int port, std::string authority);
+  // Connects to host:port (an IPv4 address; default 127.0.0.1); throws std::runtime_error on failure.
+  GrpcH2Client(int port, std::string authority, const std::string& host = "127.0.0.1");
   ~GrpcH2Client();
   // One unary call of `path` with the serialized request; returns true if grpc-status was 0 and
   // a message came back (its bytes in `response`).
@@ -32,7 +33,7 @@ class GrpcH2Client {
   std::string authority_;
   std::string in_, out_;
   uint64_t received_data_ = 0;  // DATA bytes since the last connection WINDOW_UPDATE
-  std::unique_ptr<serving::hpack::Decoder> decoder_;
+  std::unique_ptr<hpack::Decoder> decoder_;
 };
 
-}  // namespace tickinfer::bench
+}  // namespace tickinfer::serving

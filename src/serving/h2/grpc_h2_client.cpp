@@ -1,5 +1,5 @@
-// The load generator's HTTP/2 gRPC client (grpc_h2_client.hpp).
-#include "grpc_h2_client.hpp"
+// The load generators' HTTP/2 gRPC client (grpc_h2_client.hpp).
+#include "serving/h2/grpc_h2_client.hpp"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -15,22 +15,22 @@
 #include "serving/h2/h2_frames.hpp"
 #include "serving/h2/hpack.hpp"
 
-namespace tickinfer::bench {
-
-namespace h2 = serving::h2;
-namespace hpack = serving::hpack;
+namespace tickinfer::serving {
 
 namespace {
 constexpr uint32_t kWindow = 1u << 30;  // what we let the server send before a WINDOW_UPDATE
 }
 
-GrpcH2Client::GrpcH2Client(int port, std::string authority)
+GrpcH2Client::GrpcH2Client(int port, std::string authority, const std::string& host)
     : authority_(std::move(authority)), decoder_(std::make_unique<hpack::Decoder>()) {
   fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   sockaddr_in a{};
   a.sin_family = AF_INET;
   a.sin_port = htons(static_cast<uint16_t>(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (inet_pton(AF_INET, host.c_str(), &a.sin_addr) != 1) {
+    if (fd_ >= 0) close(fd_);
+    throw std::runtime_error("'" + host + "' is not an IPv4 address");
+  }
   if (fd_ < 0 || connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
     throw std::runtime_error(std::string("connect: ") + std::strerror(errno));
   }
@@ -138,4 +138,4 @@ bool GrpcH2Client::call(std::string_view path, std::string_view request, std::st
   return status_ok && got_message;
 }
 
-}  // namespace tickinfer::bench
+}  // namespace tickinfer::serving
