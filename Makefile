@@ -229,12 +229,18 @@ clean:
 # official TF Serving Python gRPC client against `tickinfer serve` (in .venv-serving, see
 # tools/setup_serving_venv.sh). The Prometheus exposition must pass
 # `promtool check metrics`. promtool comes with Debian's prometheus package (~100 MB installed),
-# too big for install_deps.sh, so it is installed here, for the tests only.
+# too big for install_deps.sh, so it is installed here, for the tests only; so is Debian's haproxy,
+# which the failover test puts in front of three replicas (its service is disabled at once).
 serving-test: build
 	@command -v promtool >/dev/null || { [ "$$(id -u)" -eq 0 ] && S= || S=sudo; \
 	  export DEBIAN_FRONTEND=noninteractive; \
 	  $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null 2>&1 || \
 	  { $$S apt-get update -qq && $$S apt-get install -y -qq --no-install-recommends prometheus >/dev/null; }; }
+	@command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || { [ "$$(id -u)" -eq 0 ] && S= || S=sudo; \
+	  export DEBIAN_FRONTEND=noninteractive; \
+	  $$S apt-get install -y -qq --no-install-recommends haproxy >/dev/null 2>&1 || \
+	  { $$S apt-get update -qq && $$S apt-get install -y -qq --no-install-recommends haproxy >/dev/null; }; \
+	  $$S systemctl disable --now haproxy >/dev/null 2>&1 || true; }
 	TICKINFER_REQUIRE_PROMTOOL=1 $(BUILD)/tests/serving_rest_test --gtest_brief=1
 	TICKINFER_REQUIRE_PROMTOOL=1 $(BUILD)/tests/pipeline_metrics_text_test --gtest_brief=1
 	tools/setup_serving_venv.sh $(VENV) .venv-serving

@@ -11,7 +11,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <thread>
 
@@ -293,6 +295,33 @@ TEST(ComputeAgentsRun, TwoAgentsComputeWhatOneDoesEachEventOnce) {
   std::string rep;
   ASSERT_EQ(run_cli({"replay", temp("two.tdl"), "--model", kDefault + "/model.keras"}, rep), 0) << rep;
   EXPECT_NE(rep.find("differences: 0 scores differ by more than 0, 0 decisions change"), std::string::npos) << rep;
+}
+
+// `tickinfer pipeline agents` on a short run: both setups measured at every load, the table and
+// the verdict printed, the exit status the verdict's, nothing allocated after ready.
+TEST(ComputeAgentsBench, ShortRunMeasuresOneAndTwoAgentsAtEveryLoad) {
+  const std::string json = temp("agents-bench.json");
+  std::string out;
+  const int rc = run_cli({"pipeline", "agents", "--models", std::string(TICKINFER_SOURCE_DIR) + "/bench/models",
+                          "--features", kDefault + "/features.toml", "--loads", "0,10", "--rounds", "1", "--seconds", "1", "--rate", "20000",
+                          // 50 instruments: each gets the ticks its features need to warm up in a second
+                          "--instruments", "50", "--port",
+                          std::to_string(base_port()), "--exchange-cpu", "-1", "--feed-cpu", "-1", "--feed-cpu-one",
+                          "-1", "--cpu", "-1", "--slow-cpu", "-1", "--json", json},
+                         out, 300);
+  EXPECT_TRUE(rc == 0 || rc == 3) << out;
+  EXPECT_EQ(rc == 0, out.find(": PASS") != std::string::npos) << out;
+  EXPECT_NE(out.find("fast models' p99 at load 10 vs load 0: 1 agent "), std::string::npos) << out;
+  EXPECT_NE(out.find("allocations after ready in all rounds: 0;"), std::string::npos) << out;
+  std::ifstream in(json);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j["loads"].size(), 2u);
+  EXPECT_EQ(j["loads"][0]["slow_runs_per_s"].get<double>(), 0.0);  // load 0: no slow model
+  EXPECT_GT(j["loads"][1]["slow_runs_per_s"].get<double>(), 100.0);
+  for (const auto& l : j["loads"]) {
+    EXPECT_GT(l["one_agent"]["fast_p99_ns"].get<long long>(), 0);
+    EXPECT_GT(l["two_agents"]["fast_p99_ns"].get<long long>(), 0);
+  }
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // tensorflow_model_server command line.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "serving/server_config.hpp"
 #include "serving/server_flags.hpp"
 #include "serving/text_proto.hpp"
@@ -223,6 +225,22 @@ TEST(ServingFlags, DockerEntrypointLastOccurrenceWins) {
   std::string notices;
   for (const auto& n : f.notices) notices += n + "\n";
   EXPECT_NE(notices.find("--model_name given more than once: the last value, 'mlp', wins"), std::string::npos) << notices;
+}
+
+// The command line deploy/deployment.yaml ships (its `args:` after `serve`) is one this server accepts.
+TEST(ServingFlags, TheKubernetesManifestsCommandLineIsAccepted) {
+  std::ifstream in(TICKINFER_SOURCE_DIR "/deploy/deployment.yaml");
+  ASSERT_TRUE(in.good());
+  std::vector<std::string> args;
+  for (std::string line; std::getline(in, line);) {
+    const size_t p = line.find("- --");
+    if (p != std::string::npos && line.find_first_not_of(' ') == p) args.push_back(line.substr(p + 2));
+  }
+  ASSERT_GE(args.size(), 4u);
+  ServerFlags f;
+  ASSERT_EQ(error_of([&] { f = parse_server_flags(args); }), "");
+  EXPECT_EQ(f.model_config_file_poll_wait_seconds, 30);
+  EXPECT_EQ(f.rest_api_num_threads, 0);  // the thread defaults follow the container's CPU limit
 }
 
 TEST(ServingFlags, GrpcChannelArgumentsThatApplyAndTheRest) {

@@ -45,7 +45,7 @@ namespace {
 constexpr std::uint32_t kSlowInstruments = 40;  // agent 0's part in the 2-agent setup
 
 struct AgentsBenchOptions {
-  std::string models_dir, spec_path;
+  std::string models_dir, spec_path, features_template;
   double rate = 0, seconds = 0;
   int rounds = 0;
   std::uint32_t instruments = 0;
@@ -63,11 +63,11 @@ std::string id_list(std::uint32_t from, std::uint32_t to) {
   return s + "]";
 }
 
-// The default model's 10 features and fixed standardization, over `instruments` ids and the
+// --features' (the default model's) 10 features and fixed standardization, over `instruments` ids and the
 // LSTM's 32-bar window: written next to the bench's other outputs.
 std::string write_spec(const AgentsBenchOptions& o, const std::string& dir) {
-  std::ifstream in("examples/default/features.toml");
-  if (!in) throw Error("pipeline agents: run from the repository root (examples/default/features.toml)");
+  std::ifstream in(o.features_template);
+  if (!in) throw Error("pipeline agents: cannot read the feature spec '" + o.features_template + "' (--features)");
   std::ostringstream out;
   for (std::string line; std::getline(in, line);) {
     if (line.rfind("instruments =", 0) == 0) line = "instruments = " + id_list(1, o.instruments);
@@ -178,6 +178,8 @@ void run_round(const AgentsBenchOptions& o, int load, int agents, int session, C
 ArgParser pipeline_agents_parser() {
   ArgParser p("pipeline agents", "one slow model and two fast ones, through 1 and 2 compute agents, same run");
   p.option("models", "DIR", "the bench models (lstm_window, mlp_small, mlp_large)", "bench/models");
+  p.option("features", "FILE", "feature spec to take the 10 features and their scaling from (instruments, bar and window are the bench's)",
+           "examples/default/features.toml");
   p.option("rate", "MSG/S", "exchange messages per second", "100000");
   p.option("instruments", "N", "instruments (ids 1..N; the first 40 are the slow model's)", "200");
   p.option("loads", "LIST", "the slow model's instruments per setting (0: no slow model)", "0,10,20,40");
@@ -199,6 +201,7 @@ ArgParser pipeline_agents_parser() {
 int run_pipeline_agents(const ArgParser& a) {
   AgentsBenchOptions o;
   o.models_dir = a.value("models");
+  o.features_template = a.value("features");
   o.rate = a.number("rate", 1000, 1e7);
   o.instruments = static_cast<std::uint32_t>(a.integer("instruments", kSlowInstruments + 1, 100000));
   o.seconds = a.number("seconds", 0.5, 3600);
