@@ -57,7 +57,8 @@ TEST(ServingLoadgen, ClosedLoopRestAndGrpcCountEveryRequest) {
     const std::string json = temp("loadgen-" + scheme + ".json"), hgrm = temp("loadgen-" + scheme + ".hgrm");
     std::string out;
     ASSERT_EQ(run_cli({"loadgen", scheme + "://127.0.0.1:" + std::to_string(port) + "/mlp", "--input", s.kInput,
-                       "--workers", "4", "--requests", "50", "--json", json, "--hgrm", hgrm},
+                       "--workers", "4", "--requests", "50", "--json", json, "--hgrm", hgrm, "--html",
+                       temp("loadgen-" + scheme + ".html")},
                       out, 60),
               0)
         << out;
@@ -72,8 +73,22 @@ TEST(ServingLoadgen, ClosedLoopRestAndGrpcCountEveryRequest) {
     EXPECT_EQ(h.rfind("       Value     Percentile TotalCount 1/(1-Percentile)", 0), 0u) << h;
     EXPECT_NE(h.find("Total count    =          200]"), std::string::npos) << h;
   }
+  // The page: the table and the percentile plot, self-contained (no script, no external asset).
+  const std::string page = slurp(temp("loadgen-rest.html"));
+  EXPECT_NE(page.find("<svg"), std::string::npos);
+  EXPECT_NE(page.find("<polyline"), std::string::npos);
+  EXPECT_NE(page.find("service (sent -&gt; answer)"), std::string::npos);
+  EXPECT_EQ(page.find("<script"), std::string::npos);
+  EXPECT_EQ(page.find("http://"), page.find("http://www.w3.org/2000/svg"));
   std::string cmp;
-  ASSERT_EQ(run_cli({"loadgen", temp("loadgen-rest.json"), "--compare", temp("loadgen-grpc.json")}, cmp), 0) << cmp;
+  ASSERT_EQ(run_cli({"loadgen", temp("loadgen-rest.json"), "--compare", temp("loadgen-grpc.json"), "--html",
+                     temp("loadgen-compare.html")},
+                    cmp),
+            0)
+      << cmp;
+  const std::string both = slurp(temp("loadgen-compare.html"));
+  EXPECT_NE(both.find(">A service"), std::string::npos) << both.substr(0, 400);
+  EXPECT_NE(both.find(">B service"), std::string::npos);
   EXPECT_NE(cmp.find("service"), std::string::npos) << cmp;
   EXPECT_NE(cmp.find("B / A"), std::string::npos) << cmp;
   EXPECT_EQ(cmp.find("queue"), std::string::npos) << cmp;  // closed loop: no queue to compare

@@ -67,5 +67,9 @@ std::string result_json(const LoadResult& r, const LoadOptions& o, const std::st
 std::string hgrm(const stats::LatencyHistogram& h, double stddev_ns);
 // Two JSON results side by side with the ratio b / a per percentile.
 std::string compare_results(const std::string& a_path, const std::string& b_path);
+// Self-contained HTML pages (inline SVG, no script, no external asset): the run's table and its
+// log-log percentile plot; or two runs' comparison and both runs' curves.
+std::string result_html(const LoadResult& r, const LoadOptions& o, const std::string& target);
+std::string compare_html(const std::string& a_path, const std::string& b_path);
 
 }  // namespace tickinfer::cli::loadgen

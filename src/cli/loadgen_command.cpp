@@ -1,6 +1,7 @@
 // `tickinfer loadgen`: load against TF Serving's REST or gRPC Predict (loadgen.hpp), closed loop
 // (the guide's pre-release check: 8 workers x 500 requests) or open loop at a fixed rate;
-// p50/p95/p99/p99.9/max, queue apart from service time, JSON for --compare, an .hgrm file.
+// p50/p95/p99/p99.9/max, queue apart from service time, JSON for --compare, an .hgrm file, an
+// HTML page with the percentile plot.
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -92,6 +93,7 @@ ArgParser loadgen_parser() {
   p.option("warmup-seconds", "S", "open loop: requests due in the first S seconds are not measured", "1");
   p.option("json", "FILE", "write the result as JSON (what --compare reads)", "");
   p.option("hgrm", "FILE", "write the total latency as an HdrHistogram percentile distribution (ms)", "");
+  p.option("html", "FILE", "write an HTML page: the table and the percentile plot (with --compare: both runs)", "");
   p.option("compare", "B.json", "compare the JSON result TARGET (A) with B: percentiles side by side, B / A", "");
   p.flag("progress", "a line on stderr every second");
   return p;
@@ -100,6 +102,8 @@ ArgParser loadgen_parser() {
 int run_loadgen(const ArgParser& a) {
   if (a.given("compare")) {
     std::fputs(loadgen::compare_results(a.positional_value("target"), a.value("compare")).c_str(), stdout);
+    if (!a.value("html").empty())
+      write_file(a.value("html"), loadgen::compare_html(a.positional_value("target"), a.value("compare")));
     return 0;
   }
   const Target t = parse_target(a.positional_value("target"));
@@ -136,6 +140,7 @@ int run_loadgen(const ArgParser& a) {
   std::fputs(loadgen::result_table(r, o.rate > 0).c_str(), stdout);
   if (!a.value("json").empty()) write_file(a.value("json"), loadgen::result_json(r, o, a.positional_value("target")));
   if (!a.value("hgrm").empty()) write_file(a.value("hgrm"), loadgen::hgrm(r.total, r.total_stddev_ns));
+  if (!a.value("html").empty()) write_file(a.value("html"), loadgen::result_html(r, o, a.positional_value("target")));
   return r.errors == 0 && r.broken_connections == 0 ? 0 : 1;
 }
 

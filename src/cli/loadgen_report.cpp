@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cli/loadgen.hpp"
+#include "cli/report_svg.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli::loadgen {
@@ -19,9 +20,23 @@ using nlohmann::json;
 constexpr double kPercentiles[] = {50, 95, 99, 99.9, 100};
 const char* const kNames[] = {"p50", "p95", "p99", "p99.9", "max"};
 
+// The percentile curve for the plot: 10 points per decade of 1/(1-p) up to 99.999 %, then 100.
+json curve(const stats::LatencyHistogram& h) {
+  json c = json::array();
+  if (h.count() == 0) return c;
+  for (int i = 0; i <= 50; ++i) {
+    const double p = 100.0 * (1.0 - std::pow(10.0, -i / 10.0));
+    c.push_back({p, h.value_at_percentile(p)});
+  }
+  c.push_back({100.0, h.max()});
+  return c;
+}
+
 json summary(const stats::LatencyHistogram& h) {
   json j;
   j["count"] = h.count();
+  j["curve"] = curve(h);
+  j["max_ns"] = h.max();
   j["mean_us"] = h.mean() / 1e3;
   for (size_t i = 0; i < 5; ++i) j[std::string(kNames[i]) + "_us"] = static_cast<double>(h.value_at_percentile(kPercentiles[i])) / 1e3;
   return j;
@@ -113,6 +128,42 @@ std::string hgrm(const stats::LatencyHistogram& h, double stddev_ns) {
                 h.mean() / 1e6, stddev_ns / 1e6, static_cast<double>(h.max()) / 1e6, static_cast<long long>(h.count()));
   o << b;
   return o.str();
+}
+
+namespace {
+
+std::string page(const std::string& title, const std::string& pre, const json& series) {
+  std::ostringstream h;
+  h << "<!doctype html><html><head><meta charset='utf-8'><title>" << esc(title) << "</title>"
+    << "<style>body{font-family:sans-serif;margin:24px}pre{background:#f4f4f4;padding:10px}</style></head><body>"
+    << "<h1>" << esc(title) << "</h1><pre>" << esc(pre) << "</pre><h2>Percentile distribution</h2>"
+    << percentile_svg(series) << "</body></html>\n";
+  return h.str();
+}
+
+json series_of(const json& run, const std::string& prefix) {
+  json s = json::array();
+  const bool open = run.value("mode", "") == "open";
+  for (const char* part : {"total", "service", "queue"}) {
+    if (!open && std::string(part) != "service") continue;
+    if (!run.contains(part) || run[part].value("count", 0) == 0) continue;
+    s.push_back({{"stage", prefix + part}, {"curve", run[part]["curve"]}, {"max_ns", run[part].value("max_ns", 0)}});
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string result_html(const LoadResult& r, const LoadOptions& o, const std::string& target) {
+  const json run = json::parse(result_json(r, o, target));
+  return page("tickinfer loadgen: " + target, result_table(r, o.rate > 0), series_of(run, ""));
+}
+
+std::string compare_html(const std::string& a_path, const std::string& b_path) {
+  const json a = read_json(a_path), b = read_json(b_path);
+  json series = series_of(a, "A ");
+  for (auto& x : series_of(b, "B ")) series.push_back(x);
+  return page("tickinfer loadgen: " + a_path + " (A) vs " + b_path + " (B)", compare_results(a_path, b_path), series);
 }
 
 std::string compare_results(const std::string& a_path, const std::string& b_path) {
