@@ -133,7 +133,7 @@ TEST(ComputeAgentsAssign, ExplicitListsThenHashEveryInstrumentOnce) {
 // intact, each writer's in its own order, none counted missed.
 TEST(ComputeAgentsSignalRing, TwoWritersOneReaderLosesNothing) {
   const std::string name = "tickinfer-agents-ring-" + std::to_string(getpid());
-  SignalRingWriter w(name, 1 << 12);
+  SignalRingWriter w(name, 1 << 12, true);  // several writers
   SignalRingReader r(name, true);
   constexpr std::uint64_t kPerWriter = 300'000;
   std::atomic<int> go{0};

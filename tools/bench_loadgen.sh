@@ -11,6 +11,8 @@ rounds=${2:-5}
 server_cpu=${SERVER_CPU:-1}
 client_cpu=${CLIENT_CPU:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tools/nginx_fixed_reply.sh
+. "$root/tools/nginx_fixed_reply.sh"
 command -v nginx >/dev/null || { echo "bench_loadgen: nginx is not installed (apt-get install nginx)"; exit 2; }
 work=$(mktemp -d)
 pids=()
@@ -31,29 +33,8 @@ for _ in $(seq 100); do curl -sf "http://127.0.0.1:$tport/readyz" >/dev/null 2>&
 "$build/tickinfer" loadgen rest://127.0.0.1:$tport/mlp --input "$input" --workers 1 --requests 1 --json "$work/probe.json" >/dev/null
 body=$("$root/.venv/bin/python" -c "import json,sys,numpy as np; print(json.dumps({'instances': np.load(sys.argv[1]).tolist()}))" "$input" 2>/dev/null)
 answer=$(curl -s -d "$body" "http://127.0.0.1:$tport/v1/models/mlp:predict")
-escaped=$(printf '%s' "$answer" | tr '\n' ' ' | sed "s/'/\\\\'/g")
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  keepalive_requests 100000000;
-  keepalive_timeout 600s;
-  server {
-    listen 127.0.0.1:$nport;
-    location / { default_type application/json; return 200 '$escaped'; }
-  }
-}
-CONF
-taskset -c "$server_cpu" nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-pids+=($!)
-for _ in $(seq 100); do curl -sf -d '{}' "http://127.0.0.1:$nport/" >/dev/null 2>&1 && break; sleep 0.1; done
+start_nginx_fixed_reply "$work" "$nport" "$server_cpu" "$answer"
+pids+=("$NGINX_PID")
 echo "# $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); servers on core $server_cpu, loadgen on core $client_cpu; load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# closed loop, 8 workers x 500 requests, one instance each ($(printf '%s' "$body" | wc -c)-byte REST body); server threads ${SERVER_THREADS:-1} (REST and gRPC each)"
 for r in $(seq "$rounds"); do

@@ -17,6 +17,8 @@ conns=${CONNECTIONS:-8}
 server_cpu=${SERVER_CPU:-0}
 client_cpu=${CLIENT_CPU:-1}
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=tools/nginx_fixed_reply.sh
+. "$root/tools/nginx_fixed_reply.sh"
 command -v nginx >/dev/null || { echo "bench_serve: nginx is not installed (apt-get install nginx)"; exit 2; }
 work=$(mktemp -d)
 pids=()
@@ -45,29 +47,8 @@ pids+=($!)
 for _ in $(seq 100); do curl -sf "http://127.0.0.1:$tport/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 answer=$(curl -s -d @"$work/body.json" "http://127.0.0.1:$tport/v1/models/mlp_small:predict")
 # nginx answers every request with the same bytes tickinfer returns.
-escaped=$(printf '%s' "$answer" | tr '\n' ' ' | sed "s/'/\\\\'/g")
-mkdir -p "$work/nginx"
-cat >"$work/nginx/nginx.conf" <<CONF
-daemon off;
-master_process off;
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 1024; }
-http {
-  access_log off;
-  client_body_temp_path $work/nginx/body;
-  keepalive_requests 100000000;
-  keepalive_timeout 600s;
-  server {
-    listen 127.0.0.1:$nport;
-    location / { default_type application/json; return 200 '$escaped'; }
-  }
-}
-CONF
-taskset -c "$server_cpu" nginx -c "$work/nginx/nginx.conf" -p "$work/nginx" &
-pids+=($!)
-for _ in $(seq 100); do curl -sf -d '{}' "http://127.0.0.1:$nport/" >/dev/null 2>&1 && break; sleep 0.1; done
+start_nginx_fixed_reply "$work" "$nport" "$server_cpu" "$answer"
+pids+=("$NGINX_PID")
 
 echo "# $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); servers on core $server_cpu, generator on core $client_cpu"
 echo "# open loop: $conns connections, $rate req/s in total, ${seconds}s measured after 2s warmup; latencies from the scheduled send time"

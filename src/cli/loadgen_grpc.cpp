@@ -29,7 +29,7 @@ class GrpcTransport final : public Transport {
     }
   }
   bool call(bool& broken) override {
-    (void)broken;  // a failed call (grpc-status, or the stream reset) is an error; the client reconnects never
+    (void)broken;  // the client cannot tell a refused call from a dead connection: both count as errors
     return client_->call(kPredict, message_, response_);
   }
 

@@ -112,12 +112,8 @@ int run_run(const ArgParser& args) {
   if (args.given("agents")) {
     cfg.agents = static_cast<int>(args.integer("agents", 1, 64));
     if (cfg.agents > 1) cfg.threading = pipeline::ThreadingMode::Rings;
+    // Fewer agents than the file pins: the extra CPUs go (the Pipeline refuses what cannot work).
     if (cfg.agent_cpus.size() > static_cast<std::size_t>(cfg.agents)) cfg.agent_cpus.resize(static_cast<std::size_t>(cfg.agents));
-    if (cfg.agent_instruments.size() > static_cast<std::size_t>(cfg.agents))
-      throw UsageError("--agents " + std::to_string(cfg.agents) + ": [threading] agent_instruments has " +
-                       std::to_string(cfg.agent_instruments.size()) + " lists");
-    if (cfg.agents > 1 && (!cfg.features_ring.empty() || cfg.features_udp.enabled()))
-      throw UsageError("--agents: [features] ring and udp are one writer's streams, not with agents > 1");
   }
   if (args.given("shard")) {
     const std::string v = args.value("shard");

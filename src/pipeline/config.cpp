@@ -213,21 +213,7 @@ class Parser {
       } else unknown(key, "[threading]", "mode, feed_cpu, compute_cpu, compute_idle, ring_capacity, agents, agent_cpus, "
                                          "agent_instruments");
     }
-    const int line = static_cast<int>(t.source().begin.line);
-    if (c.agent_cpus.size() > static_cast<std::size_t>(c.agents))
-      fail(line, "[threading] agent_cpus lists " + std::to_string(c.agent_cpus.size()) + " CPUs for " +
-                     std::to_string(c.agents) + " agent(s)");
-    if (c.agent_instruments.size() > static_cast<std::size_t>(c.agents))
-      fail(line, "[threading] agent_instruments has " + std::to_string(c.agent_instruments.size()) + " lists for " +
-                     std::to_string(c.agents) + " agent(s)");
-    std::set<std::uint32_t> seen;
-    for (const auto& l : c.agent_instruments)
-      for (auto id : l)
-        if (!seen.insert(id).second)
-          fail(line, "[threading] agent_instruments: instrument " + std::to_string(id) + " is listed for two agents");
-    if (c.agents > 1 && c.threading != ThreadingMode::Rings)
-      fail(line, "[threading] agents = " + std::to_string(c.agents) +
-                     " needs mode = \"rings\" (the feed thread hands each agent its instruments' events)");
+    threading_line_ = static_cast<int>(t.source().begin.line);
   }
 
   void parse_shard(const toml::table& t, PipelineConfig& c) {
@@ -401,14 +387,13 @@ class Parser {
     for (const auto& m : c.models)
       if (!names.insert(m.name).second) fail(m.line, "duplicate model name '" + m.name + "'");
     if (c.models.size() > 64) fail(0, "at most 64 models");
-    if (c.agents > 1 && (!c.features_ring.empty() || c.features_udp.enabled()))
-      fail(0, "[features] ring and udp carry one numbered stream from one writer: not with [threading] agents > 1 "
-              "(the shm store, signals and the decision log are)");
+    if (const std::string p = agents_problem(c); !p.empty()) fail(threading_line_, p);
     return c;
   }
 
  private:
   std::string source_, base_;
+  int threading_line_ = 0;  // where [threading] starts (its agents are checked once all is read)
 };
 
 }  // namespace
@@ -420,6 +405,28 @@ bool ShardConfig::owns(std::uint32_t instrument) const {
     return false;
   }
   return static_cast<int>(instrument % static_cast<std::uint32_t>(count)) == index;
+}
+
+std::string agents_problem(const PipelineConfig& c) {
+  const auto n = static_cast<std::size_t>(c.agents);
+  if (c.agent_cpus.size() > n)
+    return "[threading] agent_cpus lists " + std::to_string(c.agent_cpus.size()) + " CPUs for " +
+           std::to_string(c.agents) + " agent(s)";
+  if (c.agent_instruments.size() > n)
+    return "[threading] agent_instruments has " + std::to_string(c.agent_instruments.size()) + " lists for " +
+           std::to_string(c.agents) + " agent(s)";
+  std::set<std::uint32_t> seen;
+  for (const auto& l : c.agent_instruments)
+    for (auto id : l)
+      if (!seen.insert(id).second)
+        return "[threading] agent_instruments: instrument " + std::to_string(id) + " is listed for two agents";
+  if (c.agents > 1 && c.threading != ThreadingMode::Rings)
+    return "[threading] agents = " + std::to_string(c.agents) +
+           " needs mode = \"rings\" (the feed thread hands each agent its instruments' events)";
+  if (c.agents > 1 && (!c.features_ring.empty() || c.features_udp.enabled()))
+    return "[features] ring and udp carry one numbered stream from one writer: not with [threading] agents > 1 "
+           "(the shm store, signals and the decision log are)";
+  return "";
 }
 
 // Fibonacci hashing: consecutive ids spread over the agents, and the split is independent of a

@@ -151,6 +151,10 @@ struct PipelineConfig {
   bool check_only = false;
 };
 
+// What makes the [threading] agents settings unusable ("" when nothing): the file parser and the
+// Pipeline (after command-line overrides) both refuse with it.
+std::string agents_problem(const PipelineConfig& c);
+
 // The compute agent that owns `instrument`: its agent_instruments list, else a hash of the id.
 // Set-up only (a linear scan of the lists).
 int agent_of(const PipelineConfig& c, std::uint32_t instrument);

@@ -100,11 +100,8 @@ struct Pipeline::Impl {
 Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
     : cfg_(config), impl_(std::make_unique<Impl>(cfg_, clock)) {
   Impl& m = *impl_;
-  // The configuration file refuses these; a command-line override must not get around it.
-  if (cfg_.agents > 1 && cfg_.threading != ThreadingMode::Rings)
-    throw Error("[threading] agents = " + std::to_string(cfg_.agents) + " needs rings threading, not inline");
-  if (cfg_.agents > 1 && (!cfg_.features_ring.empty() || cfg_.features_udp.enabled()))
-    throw Error("[features] ring and udp are one writer's streams: not with [threading] agents > 1");
+  // The file parser refuses these too; a command-line override must not get around it.
+  if (const std::string p = agents_problem(cfg_); !p.empty()) throw Error(p);
   m.plan = plan_run_features(cfg_);
   // The first agent loads and checks every model; the others clone its plans (shared weights).
   const auto parts = cfg_.agents > 1 ? assign_agents(cfg_, m.plan)

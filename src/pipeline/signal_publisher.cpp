@@ -12,13 +12,13 @@
 
 namespace tickinfer::pipeline {
 
-SharedSignals::SharedSignals(const PipelineConfig& cfg) {
-  if (!cfg.shm.empty()) ring = std::make_unique<SignalRingWriter>(cfg.shm, cfg.shm_capacity);
+SharedSignals::SharedSignals(const PipelineConfig& cfg) : several(cfg.agents > 1) {
+  if (!cfg.shm.empty()) ring = std::make_unique<SignalRingWriter>(cfg.shm, cfg.shm_capacity, several);
 }
 
 SignalPublisher::SignalPublisher(const PipelineConfig& cfg, const std::vector<LoggedModel>& models,
                                  std::size_t widest_input, StageStats& stats, SharedSignals& shared, bool join_log)
-    : stats_(stats), full_vectors_(cfg.full_vectors), seq_(shared.seq), shm_(shared.ring.get()) {
+    : stats_(stats), full_vectors_(cfg.full_vectors), several_(shared.several), seq_(shared.seq), shm_(shared.ring.get()) {
   if (cfg.udp.enabled()) {
     udp_ = feed::UdpSocket::sender(cfg.multicast_interface);
     const sockaddr_in to = feed::make_address(cfg.udp.host, cfg.udp.port);
@@ -61,7 +61,9 @@ void SignalPublisher::commit(const feed::FeedEvent& fe, std::uint16_t model, con
                              std::uint32_t input_size, std::int64_t model_done_ns) noexcept {
   PendingSignal& p = pending_[pending_count_++];
   Signal& s = p.s;
-  s.signal_seq = seq_.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Shared by several agents: one atomic increment; alone: a plain one.
+  s.signal_seq = several_ ? seq_.fetch_add(1, std::memory_order_relaxed) + 1 : seq_.load(std::memory_order_relaxed) + 1;
+  if (!several_) seq_.store(s.signal_seq, std::memory_order_relaxed);
   s.tick_seq = fe.seq;
   s.instrument = fe.event.instrument();
   s.exchange_ts_ns = fe.event.exchange_ts_ns();

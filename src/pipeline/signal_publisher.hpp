@@ -41,6 +41,7 @@ namespace tickinfer::pipeline {
 // shm ring (several writers, signal_ring.hpp). One publisher alone shares them with nobody.
 struct SharedSignals {
   explicit SharedSignals(const PipelineConfig& cfg);
+  bool several = false;  // [threading] agents > 1: the counter and the ring take atomic increments
   std::atomic<std::uint64_t> seq{0};
   std::unique_ptr<SignalRingWriter> ring;  // [signals] shm; null when off
 };
@@ -108,6 +109,7 @@ class SignalPublisher {
   bool batching_ = false;
   std::unique_ptr<TxStampCollector> tx_;  // kernel transmit stamps of the UDP datagrams
   std::int64_t tx_exchange_ns_[kMaxSignalsPerDatagram] = {}, tx_rx_ns_[kMaxSignalsPerDatagram] = {};
+  bool several_ = false;
   std::atomic<std::uint64_t>& seq_;
   SignalRingWriter* shm_ = nullptr;
   std::unique_ptr<DecisionLogWriter> log_;

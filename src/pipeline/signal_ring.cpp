@@ -44,7 +44,8 @@ std::string shm_name(const std::string& name) { return "/" + name; }
 
 }  // namespace
 
-SignalRingWriter::SignalRingWriter(const std::string& name, std::size_t capacity) : name_(name) {
+SignalRingWriter::SignalRingWriter(const std::string& name, std::size_t capacity, bool several_writers)
+    : name_(name), several_(several_writers) {
   if (capacity < 2 || (capacity & (capacity - 1)))
     throw Error("signal ring '" + name + "': capacity must be a power of two >= 2");
   const int fd = shm_open(shm_name(name).c_str(), O_CREAT | O_RDWR, 0644);
@@ -79,12 +80,19 @@ SignalRingWriter::~SignalRingWriter() {
 // position only ever moves forward to the highest completed one (a reader waits at a slot whose
 // writer has not finished; it never skips it).
 void SignalRingWriter::publish(const std::uint8_t* message) noexcept {
-  const std::uint64_t p = claimed_.fetch_add(1, std::memory_order_relaxed);
+  // One writer: plain loads and stores (no locked instruction on the hot path).
+  const std::uint64_t p = several_ ? claimed_.fetch_add(1, std::memory_order_relaxed)
+                                   : claimed_.load(std::memory_order_relaxed);
+  if (!several_) claimed_.store(p + 1, std::memory_order_relaxed);
   Slot& s = slots(header_)[p & mask_];
   s.seq.store(2 * p + 1, std::memory_order_relaxed);
   std::atomic_thread_fence(std::memory_order_release);  // busy mark before the bytes change
   std::memcpy(s.message, message, kSignalBytes);
   s.seq.store(2 * p + 2, std::memory_order_release);
+  if (!several_) {
+    header_->write_position.store(p + 1, std::memory_order_release);
+    return;
+  }
   std::uint64_t w = header_->write_position.load(std::memory_order_relaxed);
   while (w < p + 1 &&
          !header_->write_position.compare_exchange_weak(w, p + 1, std::memory_order_release, std::memory_order_relaxed)) {

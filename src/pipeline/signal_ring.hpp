@@ -31,12 +31,13 @@ struct SignalRingHeader;
 class SignalRingWriter {
  public:
   // Creates (or re-creates, resetting it) /dev/shm/<name> with `capacity` slots (power of two).
-  SignalRingWriter(const std::string& name, std::size_t capacity);
+  // several_writers: publish() may be called from several threads at once (compute agents).
+  SignalRingWriter(const std::string& name, std::size_t capacity, bool several_writers = false);
   ~SignalRingWriter();
   SignalRingWriter(const SignalRingWriter&) = delete;
   SignalRingWriter& operator=(const SignalRingWriter&) = delete;
 
-  // kSignalBytes bytes. Safe from several threads at once (the compute agents of one run).
+  // kSignalBytes bytes. From several threads at once only if constructed with several_writers.
   void publish(const std::uint8_t* message) noexcept;
   std::uint64_t published() const noexcept { return claimed_.load(std::memory_order_relaxed); }
   const std::string& name() const noexcept { return name_; }
@@ -46,6 +47,7 @@ class SignalRingWriter {
   SignalRingHeader* header_ = nullptr;
   std::size_t map_bytes_ = 0;
   std::uint64_t mask_ = 0;
+  bool several_ = false;
   std::atomic<std::uint64_t> claimed_{0};  // positions handed to publishers
 };
 

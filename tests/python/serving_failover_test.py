@@ -19,17 +19,9 @@ import time
 import urllib.request
 
 import pytest
+from serving_support import ROOT, BIN, MLP, free_port
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("TICKINFER_BIN", os.path.join(ROOT, "build", "tickinfer"))
-MLP = os.path.join(ROOT, "bench", "models", "mlp_small")
 HAPROXY = shutil.which("haproxy") or "/usr/sbin/haproxy"
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def get(url, timeout=2):

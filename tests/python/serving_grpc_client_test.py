@@ -10,7 +10,6 @@ Run: tools/setup_serving_venv.sh && TICKINFER_BIN=build/tickinfer .venv-serving/
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -29,18 +28,9 @@ from tensorflow_serving.apis import (
     predict_pb2,
     prediction_service_pb2_grpc,
 )
+from serving_support import ROOT, BIN, MLP, RTOL, ATOL, free_port
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("TICKINFER_BIN", os.path.join(ROOT, "build", "tickinfer"))
-MLP = os.path.join(ROOT, "bench", "models", "mlp_small")
 TWO = os.path.join(ROOT, "tests", "fixtures", "merge_two_in_two_out_k3")
-RTOL, ATOL = 1e-5, 1e-6
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module", params=["native", "grpcpp"])

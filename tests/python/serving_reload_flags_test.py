@@ -9,7 +9,6 @@ Run: tools/setup_serving_venv.sh && TICKINFER_BIN=build/tickinfer .venv-serving/
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -27,17 +26,7 @@ from tensorflow_serving.apis import (
     prediction_service_pb2_grpc,
 )
 from tensorflow_serving.config import model_server_config_pb2
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("TICKINFER_BIN", os.path.join(ROOT, "build", "tickinfer"))
-MLP = os.path.join(ROOT, "bench", "models", "mlp_small")
-RTOL, ATOL = 1e-5, 1e-6
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from serving_support import BIN, MLP, RTOL, ATOL, free_port
 
 
 def add_version(work, name, version):

@@ -19,16 +19,7 @@ import urllib.request
 
 import numpy as np
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("TICKINFER_BIN", os.path.join(ROOT, "build", "tickinfer"))
-MLP = os.path.join(ROOT, "bench", "models", "mlp_small")
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from serving_support import BIN, MLP, free_port
 
 
 def openssl(*args):

@@ -10,7 +10,6 @@ Run: tools/setup_serving_venv.sh && TICKINFER_BIN=build/tickinfer .venv-serving/
 import json
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
@@ -27,18 +26,10 @@ from tensorflow_serving.apis import (
     predict_pb2,
     prediction_service_pb2_grpc,
 )
+from serving_support import BIN, RTOL, ATOL, free_port
 
 os.environ.setdefault("TF_USE_LEGACY_KERAS", "0")
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BIN = os.environ.get("TICKINFER_BIN", os.path.join(ROOT, "build", "tickinfer"))
-RTOL, ATOL = 1e-5, 1e-6
 T, F = 12, 5
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def keras3_lstm():
