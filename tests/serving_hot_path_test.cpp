@@ -10,11 +10,13 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <new>
 
 #include "serving/http1/http_parser.hpp"
 #include "serving/metrics.hpp"
 #include "serving/model_repository.hpp"
+#include "serving/request_log.hpp"
 #include "serving/api/rest_api.hpp"
 #include "support/serving_repo.hpp"
 
@@ -23,7 +25,10 @@
 namespace tickinfer::serving {
 namespace {
 
-TEST(ServingHotPath, PredictAllocatesNothingAndTakesNoLock) {
+// With the request log on, the record written into the worker's ring (inputs, outputs,
+// fingerprint) adds no allocation or lock either; the writer thread is off here so that only
+// the worker's work is counted, and the rings are drained afterwards.
+void check_predict_path(bool with_log) {
   tickinfer::testing::TempDir d;
   d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
   d.add_version("two", "1", tickinfer::testing::fixture_path("merge_two_in_two_out_k3/model.keras"));
@@ -36,7 +41,15 @@ TEST(ServingHotPath, PredictAllocatesNothingAndTakesNoLock) {
   ModelRepository repo({a, b}, {}, &metrics);
   repo.poll_once();
   ASSERT_TRUE(repo.ready());
-  RestApi api(repo, metrics, RestOptions{}, 1);
+  RestOptions options;
+  std::unique_ptr<RequestLog> log;
+  if (with_log) {
+    RequestLogOptions lo;
+    lo.writer_thread = false;
+    log = std::make_unique<RequestLog>(d.path() + "/requests.tkrlog", lo, 1);
+    options.request_log = log.get();
+  }
+  RestApi api(repo, metrics, options, 1);
 
   const std::string mlp_row = "{\"instances\": [[0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9,1.0],[1,2,3,4,5,6,7,8,9,10]]}";
   const std::string mlp_col = "{\"signature_name\": \"serving_default\", \"inputs\": {\"input_layer\": [[1,2,3,4,5,6,7,8,9,1e-3]]}}";
@@ -77,7 +90,17 @@ TEST(ServingHotPath, PredictAllocatesNothingAndTakesNoLock) {
   EXPECT_TRUE(all_ok);
   EXPECT_EQ(g_allocs.load(), 0);
   EXPECT_EQ(g_locks.load(), 0);
+  if (log) {
+    log->flush();
+    EXPECT_EQ(log->records(), 3060u);  // every call, none dropped
+    EXPECT_EQ(log->dropped(), 0u);
+    EXPECT_EQ(log->inputs_omitted(), 0u);
+  }
 }
+
+TEST(ServingHotPath, PredictAllocatesNothingAndTakesNoLock) { check_predict_path(false); }
+
+TEST(ServingHotPath, PredictWithTheRequestLogAllocatesNothingAndTakesNoLock) { check_predict_path(true); }
 
 }  // namespace
 }  // namespace tickinfer::serving

@@ -6,9 +6,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <nlohmann/json.hpp>
 
 #include "serving/model_server.hpp"
+#include "serving/request_log_format.hpp"
 #include "support/http_client.hpp"
 #include "support/serving_repo.hpp"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
@@ -21,11 +21,16 @@ namespace {
 
 const std::string kGood = "{\"instances\": [[1,2,3,4,5,6,7,8,9,10]]}";
 
-std::vector<nlohmann::json> read_lines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
+std::vector<LoggedRequest> read_records(const std::string& path) {
+  RequestLogContents c = read_request_log(path);
+  EXPECT_FALSE(c.torn_tail) << c.tail_problem;
+  return std::move(c.requests);
+}
+
+// The fingerprint of kGood's decoded row.
+uint64_t good_fingerprint() {
+  const float row[10] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  return fnv1a64(std::string_view(reinterpret_cast<const char*>(row), sizeof row));
 }
 
 ServerFlags rest_flags(const TempDir& d, const std::string& log, double rate) {
@@ -45,7 +50,7 @@ TEST(ServingRequestLogErrors, RestLogsEveryInferenceAnswerErrorsIncluded) {
   TempDir d;
   d.add_version("mlp", "4", tickinfer::testing::bench_model("mlp_small/model.keras"));
   std::ofstream(d.path() + "/token") << "s3cret\n";
-  const std::string log = d.path() + "/requests.jsonl";
+  const std::string log = d.path() + "/requests.tkrlog";
   ServerFlags f = rest_flags(d, log, 1.0);
   f.bearer_token_file = d.path() + "/token";
   const std::string auth = "Authorization: Bearer s3cret\r\n";
@@ -85,7 +90,7 @@ TEST(ServingRequestLogErrors, RestLogsEveryInferenceAnswerErrorsIncluded) {
       ASSERT_EQ(c.request(s.method, s.path, s.body, s.headers).status, s.http) << s.method << " " << s.path;
     }
   }  // the server's destructor drains the log
-  const auto lines = read_lines(log);
+  const auto lines = read_records(log);
   std::vector<const Sent*> logged;
   for (const Sent& s : sent) {
     if (s.model) logged.push_back(&s);
@@ -94,21 +99,23 @@ TEST(ServingRequestLogErrors, RestLogsEveryInferenceAnswerErrorsIncluded) {
   for (size_t i = 0; i < lines.size(); ++i) {
     const Sent& s = *logged[i];
     SCOPED_TRACE(s.path + " " + s.headers);
-    EXPECT_EQ(lines[i]["model"], s.model);
-    EXPECT_EQ(lines[i]["version"], s.version);
-    EXPECT_EQ(lines[i]["status"], s.status);
-    char fp[17];
-    std::snprintf(fp, sizeof fp, "%016llx", static_cast<unsigned long long>(fnv1a64(s.body)));
-    EXPECT_EQ(lines[i]["input_fingerprint"], fp);
+    EXPECT_EQ(lines[i].model, s.model);
+    EXPECT_EQ(lines[i].version, s.version);
+    EXPECT_STREQ(status_code_name(lines[i].status), s.status);
+    EXPECT_EQ(lines[i].api, LoggedApi::Rest);
+    const bool ok = lines[i].status == StatusCode::Ok;
+    EXPECT_EQ(lines[i].input_fingerprint, ok ? good_fingerprint() : 0u);  // errors here come before decoding
+    EXPECT_EQ(lines[i].message.empty(), ok);
   }
-  EXPECT_GT(lines.front()["compute_us"].get<double>(), 0.0);
-  EXPECT_EQ(lines[1]["compute_us"].get<double>(), 0.0);  // refused before compute
+  EXPECT_GT(lines.front().compute_ns, 0u);
+  EXPECT_EQ(lines[1].compute_ns, 0u);  // refused before compute
+  EXPECT_NE(lines[1].message.find("JSON Parse error"), std::string::npos) << lines[1].message;
 }
 
 TEST(ServingRequestLogErrors, RestSamplingCountsErrorsLikeSuccesses) {
   TempDir d;
   d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
-  const std::string log = d.path() + "/requests.jsonl";
+  const std::string log = d.path() + "/requests.tkrlog";
   {
     ModelServer server(rest_flags(d, log, 0.25));
     server.start();
@@ -119,9 +126,9 @@ TEST(ServingRequestLogErrors, RestSamplingCountsErrorsLikeSuccesses) {
       ASSERT_EQ(c.request("GET", "/v1/models/mlp").status, 200);  // not an inference call
     }
   }
-  const auto lines = read_lines(log);
+  const auto lines = read_records(log);
   ASSERT_EQ(lines.size(), 4u);  // one in 4 of the 16 POSTs, the GETs not counted
-  for (const auto& j : lines) EXPECT_EQ(j["status"], "OK");  // the 1st, 5th, 9th, 13th POST
+  for (const auto& r : lines) EXPECT_EQ(r.status, StatusCode::Ok);  // the 1st, 5th, 9th, 13th POST
 }
 
 class ServingRequestLogGrpc : public ::testing::TestWithParam<bool> {};
@@ -129,7 +136,7 @@ class ServingRequestLogGrpc : public ::testing::TestWithParam<bool> {};
 TEST_P(ServingRequestLogGrpc, EveryPredictAnswerIsLogged) {
   TempDir d;
   d.add_version("mlp", "2", tickinfer::testing::bench_model("mlp_small/model.keras"));
-  const std::string log = d.path() + "/requests.jsonl";
+  const std::string log = d.path() + "/requests.tkrlog";
   ServerFlags f;
   f.model_name = "mlp";
   f.model_base_path = d.model_path("mlp");
@@ -165,17 +172,28 @@ TEST_P(ServingRequestLogGrpc, EveryPredictAnswerIsLogged) {
     EXPECT_EQ(predict(*stub, "mlp", 10, "other"), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_EQ(predict(*stub, "mlp", 10, nullptr), grpc::StatusCode::OK);
   }
-  const auto lines = read_lines(log);
+  const auto lines = read_records(log);
   ASSERT_EQ(lines.size(), 5u);
-  const char* status[] = {"OK", "NOT_FOUND", "INVALID_ARGUMENT", "INVALID_ARGUMENT", "OK"};
+  const StatusCode status[] = {StatusCode::Ok, StatusCode::NotFound, StatusCode::InvalidArgument,
+                               StatusCode::InvalidArgument, StatusCode::Ok};
   const int version[] = {2, -1, 2, 2, 2};
   const char* model[] = {"mlp", "", "mlp", "mlp", "mlp"};
+  const char* signature[] = {"serving_default", "", "serving_default", "other", "serving_default"};
   for (size_t i = 0; i < 5; ++i) {
-    EXPECT_EQ(lines[i]["status"], status[i]) << i;
-    EXPECT_EQ(lines[i]["version"], version[i]) << i;
-    EXPECT_EQ(lines[i]["model"], model[i]) << i;
+    EXPECT_EQ(lines[i].status, status[i]) << i;
+    EXPECT_EQ(lines[i].version, version[i]) << i;
+    EXPECT_EQ(lines[i].model, model[i]) << i;
+    EXPECT_EQ(lines[i].signature, signature[i]) << i;
+    EXPECT_EQ(lines[i].api, LoggedApi::Grpc) << i;
+    EXPECT_EQ(lines[i].has_outputs, status[i] == StatusCode::Ok) << i;
   }
-  EXPECT_GT(lines[0]["compute_us"].get<double>(), 0.0);
+  EXPECT_GT(lines[0].compute_ns, 0u);
+  // The gRPC input was 0..9: its decoded floats are the fingerprint.
+  float row[10];
+  for (int k = 0; k < 10; ++k) row[k] = static_cast<float>(k);
+  EXPECT_EQ(lines[0].input_fingerprint, fnv1a64(std::string_view(reinterpret_cast<const char*>(row), sizeof row)));
+  EXPECT_EQ(lines[4].input_fingerprint, lines[0].input_fingerprint);
+  EXPECT_NE(lines[2].message.find("must have shape"), std::string::npos) << lines[2].message;
 }
 
 INSTANTIATE_TEST_SUITE_P(Implementations, ServingRequestLogGrpc, ::testing::Values(true, false),

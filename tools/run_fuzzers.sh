@@ -53,6 +53,19 @@ fuzz_one() {
       printf 'POST /v1/models/m:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}{}GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' >"$work/pipelined.txt" ;;
     serving_proto_fuzz)
       cp "$fx/serving/mlp_small_warmup/tf_serving_warmup_requests" "$work/warmup.tfrecord" ;;
+    serving_request_log_fuzz)  # a request log of one gRPC predict record (docs/serving.md, "Request log")
+      python3 - "$work/one.tkrlog" <<'PY'
+import struct, sys, zlib
+def s(b): return struct.pack('<H', len(b)) + b
+p = bytes([1, 1, 0, 0, 3]) + struct.pack('<qqQQQQI', 1764500000000000000, 1, 100, 200, 400, 0, 1)
+p += s(b'mlp') + s(b'serving_default') + s(b'') + b'\x01' + s(b'x') + struct.pack('<I', 2)
+p += b'\x01' + s(b'y') + struct.pack('<I', 1) + struct.pack('<3f', 1.0, 2.0, 0.5)
+summary = b'\x02' + struct.pack('<QQQ', 1, 0, 0)
+out = b'TKRLOG01'
+for q in (p, summary): out += struct.pack('<II', len(q), zlib.crc32(q)) + q
+open(sys.argv[1], 'wb').write(out)
+PY
+      ;;
     savedmodel_fuzz)  # saved_model.pb of every SavedModel fixture (each export form)
       for f in "$fx"/savedmodel/*/*/saved_model.pb; do cp "$f" "$work/$(basename "$(dirname "$(dirname "$f")")")-$(basename "$(dirname "$f")").pb"; done ;;
     tensor_bundle_fuzz)  # the variables index tables of the SavedModel fixtures

@@ -50,6 +50,8 @@ ArgParser run_parser();
 int run_run(const ArgParser& args);
 ArgParser decision_replay_parser();
 int run_decision_replay(const ArgParser& args);
+// A `tickinfer serve` request log (serve_replay_command.cpp; builds without the server say so).
+int run_serve_replay(const ArgParser& args, const std::string& log_path);
 ArgParser report_parser();
 int run_report(const ArgParser& args);
 ArgParser signals_parser();

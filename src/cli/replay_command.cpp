@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -16,11 +17,29 @@
 
 namespace tickinfer::cli {
 
+namespace {
+
+// A serve request log starts with "TKRLOG01"; anything else is read as a decision log.
+bool is_serve_log(const std::string& path) {
+  char magic[8] = {};
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;  // the decision log reader names the problem
+  const bool ok = std::fread(magic, 1, sizeof magic, f) == sizeof magic && std::memcmp(magic, "TKRLOG01", 8) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+}  // namespace
+
 ArgParser decision_replay_parser() {
-  ArgParser p("replay", "re-run a decision log's inputs through another model and report differences");
-  p.positional("LOG", "decision log written by `tickinfer run` ([decision_log] path)");
-  p.option("model", "MODEL", "the model to replay through (.keras / .h5)");
-  p.option("name", "NAME", "which logged model's decisions to replay (default: the first declared)");
+  ArgParser p("replay", "re-run a decision log's or a serve request log's inputs through another model and report "
+                        "differences");
+  p.positional("LOG", "decision log written by `tickinfer run` ([decision_log] path), or a request log written by "
+                      "`tickinfer serve --request_log_file`");
+  p.option("model", "MODEL",
+           "the model to replay through (.keras / .h5; for a request log also a version folder or SavedModel)");
+  p.option("name", "NAME",
+           "which logged model's calls to replay (default: a decision log's first declared model, a request log's all)");
   p.option("tolerance", "X", "a score differs when |new - logged| > X", "0");
   p.option("examples", "N", "how many differing decisions to print", "5");
   return p;
@@ -29,6 +48,7 @@ ArgParser decision_replay_parser() {
 int run_decision_replay(const ArgParser& args) {
   if (!args.given("model")) throw UsageError("--model MODEL is required");
   const std::string log_path = args.positional_value("LOG");
+  if (is_serve_log(log_path)) return run_serve_replay(args, log_path);
   const double tol = args.number("tolerance", 0, 1e30);
   const long examples = args.integer("examples", 0, 1000000);
   const pipeline::DecisionLogContents log = pipeline::read_decision_log(log_path);

@@ -20,4 +20,12 @@ int run_serve_args(const std::vector<std::string>&) {
 
 int run_serve(const ArgParser&) { return run_serve_args({}); }
 
+int run_serve_replay(const ArgParser&, const std::string& log_path) {
+  std::fprintf(stderr,
+               "tickinfer replay: '%s' is a tickinfer serve request log; this build has no model server to replay it "
+               "with (TICKINFER_SERVING=OFF); `make build` builds build/tickinfer with it\n",
+               log_path.c_str());
+  return 2;
+}
+
 }  // namespace tickinfer::cli

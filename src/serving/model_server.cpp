@@ -83,7 +83,10 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   if (!flags.request_log_file.empty()) {
     // Rings: one per REST worker, then gRPC's (GrpcOptions::request_log).
     const size_t rings = threads + (flags.grpc ? GrpcOptions::log_rings(grpc_threads) : 0);
-    request_log_ = std::make_unique<RequestLog>(flags.request_log_file, flags.request_log_sample_rate, rings);
+    RequestLogOptions lo;
+    lo.sample_rate = flags.request_log_sample_rate;
+    lo.inputs_rate = flags.request_log_inputs_rate;
+    request_log_ = std::make_unique<RequestLog>(flags.request_log_file, lo, rings);
     rest.request_log = request_log_.get();
   }
   rest_ = std::make_unique<RestApi>(*repo_, *metrics_, rest, threads);

@@ -100,7 +100,9 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
                                          const ServableOptions& options) {
   std::shared_ptr<Servable> s(new Servable());
   s->version_ = version;
-  s->model_file_ = find_model_file(version_dir);
+  // A model file is served as it is (tickinfer replay); a folder holds one.
+  std::error_code file_ec;
+  s->model_file_ = fs::is_regular_file(version_dir, file_ec) ? version_dir : find_model_file(version_dir);
   // --enable_per_model_batching_parameters: the version's own batching, read (and checked, so a
   // half-written file fails the load) before the model.
   if (options.per_model_batching) {

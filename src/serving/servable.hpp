@@ -59,7 +59,8 @@ class Servable {
  public:
   static constexpr size_t kMaxTensors = 16;
 
-  // Loads and compiles `version_dir`, making `num_plans` plans. Throws tickinfer::Error.
+  // Loads and compiles `version_dir` (a version folder, or one model file), making `num_plans`
+  // plans. Throws tickinfer::Error.
   static std::shared_ptr<Servable> load(const std::string& version_dir, int64_t version,
                                         const ServableOptions& options);
 

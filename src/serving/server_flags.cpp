@@ -93,8 +93,11 @@ const FlagSpec kFlags[] = {
     {"grpc_implementation", Kind::String, Support::Yes,
      "tickinfer: native (default: tickinfer's HTTP/2 server; grpc++ still serves TLS and unix sockets) or grpcpp"},
     {"bearer_token_file", Kind::String, Support::Yes, "tickinfer: require 'Authorization: Bearer <file contents>'"},
-    {"request_log_file", Kind::String, Support::Yes, "tickinfer: append one JSON line per sampled :predict request"},
+    {"request_log_file", Kind::String, Support::Yes,
+     "tickinfer: append a checksummed binary record per sampled inference call, REST and gRPC (tickinfer replay)"},
     {"request_log_sample_rate", Kind::Double, Support::Yes, "tickinfer: fraction of requests logged, in (0, 1] (default 1)"},
+    {"request_log_inputs_rate", Kind::Double, Support::Yes,
+     "tickinfer: fraction of logged requests that keep their input values, in [0, 1] (default 1)"},
 };
 
 const FlagSpec* find_flag(const std::string& name) {
@@ -249,6 +252,11 @@ void assign(ServerFlags& f, const std::string& name, const std::string& value) {
     f.request_log_sample_rate = to_double(name, value);
     if (!(f.request_log_sample_rate > 0 && f.request_log_sample_rate <= 1)) {
       throw Error("--request_log_sample_rate: '" + value + "' must be in (0, 1]");
+    }
+  } else if (name == "request_log_inputs_rate") {
+    f.request_log_inputs_rate = to_double(name, value);
+    if (!(f.request_log_inputs_rate >= 0 && f.request_log_inputs_rate <= 1)) {
+      throw Error("--request_log_inputs_rate: '" + value + "' must be in [0, 1]");
     }
   }
 }

@@ -58,6 +58,7 @@ struct ServerFlags {
   std::string bearer_token_file;
   std::string request_log_file;
   double request_log_sample_rate = 1.0;
+  double request_log_inputs_rate = 1.0;
   std::vector<std::string> notices;     // accepted flags that have no effect here
 };
 

@@ -139,8 +139,8 @@ void GrpcServer::handle_native(Services* sv, const GrpcCall& call, size_t worker
       return;
     }
     if (path == "/tensorflow.serving.PredictionService/Predict") {
-      run_unary<tfs::PredictRequest, tfs::PredictResponse>(call, reply, [sv, &call, worker](const auto& q, auto& r) {
-        return sv->prediction.predict(q, r, call.message, worker);
+      run_unary<tfs::PredictRequest, tfs::PredictResponse>(call, reply, [sv, worker](const auto& q, auto& r) {
+        return sv->prediction.predict(q, r, worker);
       });
     } else if (path == "/tensorflow.serving.PredictionService/GetModelMetadata") {
       run_unary<tfs::GetModelMetadataRequest, tfs::GetModelMetadataResponse>(call, reply, [sv](const auto& q, auto& r) {

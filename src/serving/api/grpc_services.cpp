@@ -62,12 +62,11 @@ StatusCode our_code(grpc::StatusCode c) { return static_cast<StatusCode>(static_
 
 grpc::Status GrpcPredictionService::Predict(grpc::ServerContext*, const tfs::PredictRequest* req,
                                             tfs::PredictResponse* resp) {
-  // The request's bytes are serialized for the log's fingerprint only if it samples this call.
-  return predict(*req, *resp, std::string_view(), kSharedLogRing);
+  return predict(*req, *resp, kSharedLogRing);
 }
 
 grpc::Status GrpcPredictionService::predict(const tfs::PredictRequest& req, tfs::PredictResponse& resp,
-                                            std::string_view message, size_t log_ring) {
+                                            size_t log_ring) {
   const uint64_t received = monotonic_ns();
   const auto snap = repo->snapshot();
   const ModelSnapshot* model = snap->find(req.model_spec().name());
@@ -75,12 +74,12 @@ grpc::Status GrpcPredictionService::predict(const tfs::PredictRequest& req, tfs:
   PredictTrace trace;
   grpc::Status st = run(model, req, resp, mm, received, trace);
   mm.count(our_code(st.error_code()));
-  log(log_ring, mm, trace, our_code(st.error_code()), received, req, message);
+  log(log_ring, mm, trace, st, received, req);
   return st;
 }
 
-void GrpcPredictionService::log(size_t log_ring, const ModelMetrics& mm, const PredictTrace& t, StatusCode code,
-                                uint64_t received, const tfs::PredictRequest& req, std::string_view message) noexcept {
+void GrpcPredictionService::log(size_t log_ring, const ModelMetrics& mm, const PredictTrace& t, const grpc::Status& st,
+                                uint64_t received, const tfs::PredictRequest& req) noexcept {
   RequestLog* const request_log = options.request_log;
   if (!request_log) return;
   const bool shared = log_ring == kSharedLogRing;
@@ -89,17 +88,25 @@ void GrpcPredictionService::log(size_t log_ring, const ModelMetrics& mm, const P
   if (shared) lock.lock();
   if (!request_log->sample(ring)) return;
   RequestLogEntry e;
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  e.wall_ns = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-  e.model = &mm.name;
+  e.api = LoggedApi::Grpc;
+  e.model = mm.name;
   e.version = t.servable ? t.servable->version() : -1;
-  e.status = code;
+  e.status = our_code(st.error_code());
+  e.message = st.error_message();
+  const std::string& sig = req.model_spec().signature_name();
+  e.signature = sig.empty() && t.servable ? std::string_view(t.servable->served_signature()) : std::string_view(sig);
   e.queue_ns = t.start_ns ? t.start_ns - received : 0;
   e.compute_ns = t.done_ns ? t.done_ns - t.start_ns : 0;
   e.total_ns = monotonic_ns() - received;
-  // grpc++ hands over the parsed request only: its bytes again, for a sampled call alone.
-  e.fingerprint = shared ? fnv1a64(req.SerializeAsString()) : fnv1a64(message);
+  e.batch = static_cast<uint32_t>(t.batch);
+  if (t.decoded) {
+    e.input_specs = &t.servable->inputs();
+    e.inputs = t.in;
+  }
+  if (t.computed) {
+    e.output_specs = &t.servable->outputs();
+    e.outputs = t.out;
+  }
   request_log->record(ring, e);
 }
 
@@ -143,13 +150,15 @@ grpc::Status GrpcPredictionService::run(const ModelSnapshot* model, const tfs::P
     if (!known) return status(grpc::StatusCode::INVALID_ARGUMENT, "output tensor alias not found in signature: " + f);
   }
   if (out.size() < outs.size()) out.resize(outs.size());
-  const float* ip[Servable::kMaxTensors];
-  float* op[Servable::kMaxTensors];
+  const float** ip = trace.in;
+  float** op = trace.out;
   for (size_t i = 0; i < specs.size(); ++i) ip[i] = in[i].data();
   for (size_t o = 0; o < outs.size(); ++o) {
     out[o].resize(static_cast<size_t>(batch) * outs[o].size);
     op[o] = out[o].data();
   }
+  trace.batch = static_cast<size_t>(batch);
+  trace.decoded = true;
   const uint64_t start = monotonic_ns();
   uint64_t queue_ns = start - received, compute_ns = 0;
   if (options.batching && options.batching->batches(*sv)) {
@@ -170,6 +179,7 @@ grpc::Status GrpcPredictionService::run(const ModelSnapshot* model, const tfs::P
   }
   trace.start_ns = start;
   trace.done_ns = monotonic_ns();  // as REST logs it: the compute window, batch queue included
+  trace.computed = true;
   auto* spec = resp.mutable_model_spec();
   spec->set_name(req.model_spec().name());
   spec->mutable_version()->set_value(sv->version());

@@ -31,23 +31,28 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
   grpc::Status GetModelMetadata(grpc::ServerContext*, const tensorflow::serving::GetModelMetadataRequest* req,
                                 tensorflow::serving::GetModelMetadataResponse* resp) override;
 
-  // One Predict call, answered and counted; `message` is the serialized request as it arrived
-  // (for the log's fingerprint; grpc++ has none: the log serializes `req` for a sampled call),
-  // `log_ring` the native worker's index (kSharedLogRing: a grpc++ thread).
+  // One Predict call, answered, counted and offered to the request log; `log_ring` is the native
+  // worker's index (kSharedLogRing: a grpc++ thread).
   grpc::Status predict(const tensorflow::serving::PredictRequest& req, tensorflow::serving::PredictResponse& resp,
-                       std::string_view message, size_t log_ring);
+                       size_t log_ring);
 
  private:
   // What the request log records of a call: the servable it resolved and the compute window.
+  // The decoded inputs and computed outputs (thread-local buffers, valid until the thread's next
+  // call) are logged with it.
   struct PredictTrace {
     std::shared_ptr<const Servable> servable;
     uint64_t start_ns = 0, done_ns = 0;  // 0 when compute never ran
+    size_t batch = 0;
+    bool decoded = false, computed = false;
+    const float* in[Servable::kMaxTensors] = {};
+    float* out[Servable::kMaxTensors] = {};
   };
   grpc::Status run(const ModelSnapshot* model, const tensorflow::serving::PredictRequest& req,
                    tensorflow::serving::PredictResponse& resp, ModelMetrics& mm, uint64_t received,
                    PredictTrace& trace);
-  void log(size_t log_ring, const ModelMetrics& mm, const PredictTrace& t, StatusCode code, uint64_t received,
-           const tensorflow::serving::PredictRequest& req, std::string_view message) noexcept;
+  void log(size_t log_ring, const ModelMetrics& mm, const PredictTrace& t, const grpc::Status& st, uint64_t received,
+           const tensorflow::serving::PredictRequest& req) noexcept;
 
   std::mutex log_mutex_;  // the shared log ring (kSharedLogRing)
 };

@@ -19,6 +19,7 @@ void set_error(HttpResponse& resp, StatusCode code, std::string_view message) {
 
 void RestCall::fail(StatusCode c, std::string_view message) {
   code = c;
+  if (options.request_log) s.fail_message.assign(message);  // capacity kept: no allocation once grown
   set_error(resp, c, message);
 }
 
@@ -73,17 +74,26 @@ void RestApi::log(const RestCall& call) noexcept {
   RequestLog* const log = options_.request_log;
   if (!call.logged || !log || !log->sample(call.worker)) return;
   RequestLogEntry e;
-  timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  e.wall_ns = int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-  e.model = &call.model_metrics->name;
+  e.api = LoggedApi::Rest;
+  e.method = call.method;
+  e.model = call.model_metrics->name;
   e.version = call.servable ? call.servable->version() : -1;
   e.status = call.code;
+  if (call.code != StatusCode::Ok) e.message = call.s.fail_message;
+  e.signature = call.signature;
   const uint64_t end = monotonic_ns();
   e.queue_ns = call.start_ns ? call.start_ns - call.received_ns : 0;
   e.compute_ns = call.done_ns ? call.done_ns - call.start_ns : 0;
   e.total_ns = end - call.received_ns;
-  e.fingerprint = fnv1a64(call.req.body);
+  e.batch = static_cast<uint32_t>(call.batch);
+  if (call.inputs_decoded) {
+    e.input_specs = &call.servable->inputs();
+    e.inputs = call.s.in_ptr.data();
+  }
+  if (call.outputs_ready) {
+    e.output_specs = &call.servable->outputs();
+    e.outputs = call.s.out_ptr.data();
+  }
   log->record(call.worker, e);
 }
 

@@ -38,6 +38,7 @@ struct RestScratch {
   std::vector<const float*> in_ptr;
   std::vector<float*> out_ptr;
   std::string error;
+  std::string fail_message;  // the answer's error text, for the request log
   std::string name;  // URL-decoded model name / label
   std::string label;
 };
@@ -77,6 +78,11 @@ struct RestCall {
   StatusCode code = StatusCode::Ok;        // the answer's code (set by fail())
   std::shared_ptr<const Servable> servable;  // once resolved: the log's version
   uint64_t start_ns = 0, done_ns = 0;      // the compute window; 0 when compute never ran
+  LoggedMethod method = LoggedMethod::Predict;
+  std::string_view signature;              // as requested, or the servable's when none was named
+  size_t batch = 0;
+  bool inputs_decoded = false;             // s.in_ptr holds batch rows of the servable's inputs
+  bool outputs_ready = false;              // s.out_ptr holds batch rows of its outputs
 
   // Answers {"error": message} with TF Serving's HTTP status for `code`.
   void fail(StatusCode c, std::string_view message);

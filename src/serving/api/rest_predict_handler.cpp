@@ -26,6 +26,8 @@ void handle_predict(RestCall& call) {
     call.fail_counted(StatusCode::InvalidArgument, s.error);
     return;
   }
+  call.signature = s.in.signature_name.empty() ? std::string_view(sv.served_signature())
+                                               : std::string_view(s.in.signature_name);
   if (!sv.serves_signature(s.in.signature_name)) {
     call.fail_counted(StatusCode::InvalidArgument,
                       "Serving signature name: \"" + s.in.signature_name + "\" not found in signature def");
@@ -49,6 +51,8 @@ void handle_predict(RestCall& call) {
     s.out[o].resize(batch * sv.outputs()[o].size);
     s.out_ptr.push_back(s.out[o].data());
   }
+  call.batch = batch;
+  call.inputs_decoded = true;
   uint64_t queue_ns = start - call.received_ns, compute_ns = 0;
   const bool batched = options.batching && options.batching->batches(sv);
   if (batched) {
@@ -75,6 +79,7 @@ void handle_predict(RestCall& call) {
   mm.compute[0].record_us(static_cast<double>(compute_ns) / 1000.0);
   call.start_ns = start;
   call.done_ns = done;
+  call.outputs_ready = true;
 }
 
 }  // namespace tickinfer::serving
