@@ -21,6 +21,7 @@
 #include "tickinfer/tickinfer.hpp"
 
 #include "support/counting_allocator.hpp"
+#include "support/prune_blocks.hpp"
 #include "support/tflite_engine_env.hpp"
 
 namespace tickinfer {
@@ -59,6 +60,24 @@ std::vector<Subject> make_subjects() {
         for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
         out.push_back(std::move(s));
       }
+    }
+  }
+  // Pruned models on their block-sparse kernels (window and stream).
+  for (const char* name : {"mlp_large", "lstm_tiny"}) {
+    const Model model = Model::from_graph(testing::pruned_graph(Model::load(dir + name + "/model.keras").graph(), 0.8, true));
+    for (RecurrentMode mode : {RecurrentMode::Window, RecurrentMode::Stream}) {
+      if (mode == RecurrentMode::Stream && std::string(name) != "lstm_tiny") continue;
+      CompileOptions opt;
+      opt.sparse = SparseMode::Sparse;
+      opt.mode = mode;
+      Subject s{std::string(name) + "/pruned80-sparse" + (mode == RecurrentMode::Stream ? "/stream" : ""),
+                compile(model, opt), {}, {}, {}, {}};
+      for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
+        s.in.emplace_back(s.plan.input_size(i));
+        for (float& v : s.in.back()) v = nd(rng);
+      }
+      for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
+      out.push_back(std::move(s));
     }
   }
   // TFLite models (float, dynamic-range, full int8) run behind the same Plan API: through the

@@ -44,10 +44,11 @@ struct LayerStats {
   int64_t params = 0;        // weights and biases as stored in the model
   int64_t flops = 0;         // 2 per multiply-add, plus elementwise work counted as 1 per op
   int64_t weight_bytes = 0;  // bytes of weights read per inference (fp32)
+  int64_t zero_weights = 0;  // params that are exactly zero (a pruned layer's share; dense: ~0)
 };
 struct ModelStats {
   std::vector<LayerStats> layers;
-  int64_t params = 0, flops = 0, weight_bytes = 0;
+  int64_t params = 0, flops = 0, weight_bytes = 0, zero_weights = 0;
 };
 
 class Model {
@@ -90,10 +91,19 @@ enum class RecurrentMode : uint8_t {
   Stream,
 };
 
+// Whether pruned weights run in the block-sparse form (docs/pruning.md).
+enum class SparseMode {
+  Auto,    // a layer whose 1x16 weight blocks are at least a quarter zero is timed both ways at
+           // compile time on this machine; the sparse form is kept only when >= 3% faster
+  Dense,   // never: every layer runs dense
+  Sparse,  // every Dense/LSTM matrix with an all-zero block runs sparse, unmeasured (tests, studies)
+};
+
 struct CompileOptions {
   // Kernel set: "" picks the fastest the CPU supports (or $TICKINFER_ISA when set);
   // "scalar", "portable", "avx2" or "avx512" force one (an Error if the CPU lacks it).
   std::string isa;
+  SparseMode sparse = SparseMode::Auto;
   RecurrentMode mode = RecurrentMode::Window;
   // Window mode only: the sequence length to use for an input saved with an unknown (None)
   // time dimension. 0 means the model must fix it.

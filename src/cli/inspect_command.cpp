@@ -105,6 +105,14 @@ ArgParser inspect_parser() {
   return p;
 }
 
+// A pruned layer's share of exact zeros ("80%"); "" for a layer without weights.
+std::string zero_share(int64_t zeros, int64_t params) {
+  if (params == 0) return "";
+  char b[16];
+  std::snprintf(b, sizeof b, "%.0f%%", 100.0 * static_cast<double>(zeros) / static_cast<double>(params));
+  return b;
+}
+
 int run_inspect(const ArgParser& args) {
   const std::string& path = args.positional_value("MODEL");
   const CompileOptions options = plan_options(args);
@@ -141,11 +149,15 @@ int run_inspect(const ArgParser& args) {
                         {"output_shape", l.output_shape},
                         {"params", l.params},
                         {"flops", l.flops},
-                        {"weight_bytes", l.weight_bytes}});
+                        {"weight_bytes", l.weight_bytes},
+                        {"zero_weights", l.zero_weights}});
       if (auto it = origins.find(l.name); it != origins.end()) layers.back()["lowered_from"] = it->second;
     }
     j["layers"] = std::move(layers);
-    j["totals"] = {{"params", stats.params}, {"flops", stats.flops}, {"weight_bytes", stats.weight_bytes}};
+    j["totals"] = {{"params", stats.params},
+                   {"flops", stats.flops},
+                   {"weight_bytes", stats.weight_bytes},
+                   {"zero_weights", stats.zero_weights}};
     if (plan) {
       j["plan"] = {{"isa", plan->isa()},
                    {"mode", mode_name(plan->mode())},
@@ -163,18 +175,18 @@ int run_inspect(const ArgParser& args) {
     std::printf("inputs   %s\n", tensors_text(inputs).c_str());
     std::printf("outputs  %s\n\n", tensors_text(outputs).c_str());
     std::vector<std::vector<std::string>> rows = {
-        {"layer", "class", "output", "params", "FLOPs", "weight bytes"}};
+        {"layer", "class", "output", "params", "zeros", "FLOPs", "weight bytes"}};
     if (!origins.empty()) rows[0].push_back("lowered from");
     for (const auto& l : stats.layers) {
       rows.push_back({l.name, l.keras_class, shape_text(widen(l.output_shape)), std::to_string(l.params),
-                      std::to_string(l.flops), std::to_string(l.weight_bytes)});
+                      zero_share(l.zero_weights, l.params), std::to_string(l.flops), std::to_string(l.weight_bytes)});
       if (!origins.empty()) {
         auto it = origins.find(l.name);
         rows.back().push_back(it == origins.end() ? "" : it->second);
       }
     }
-    rows.push_back({"total", "", "", std::to_string(stats.params), std::to_string(stats.flops),
-                    std::to_string(stats.weight_bytes)});
+    rows.push_back({"total", "", "", std::to_string(stats.params), zero_share(stats.zero_weights, stats.params),
+                    std::to_string(stats.flops), std::to_string(stats.weight_bytes)});
     std::fputs(render_table(rows).c_str(), stdout);
     if (plan) {
       std::printf("\nplan     isa %s, mode %s, arena %zu bytes\n", plan->isa(), mode_name(plan->mode()),

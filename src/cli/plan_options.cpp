@@ -9,6 +9,10 @@ void declare_plan_options(ArgParser& parser) {
                 "window");
   parser.option("isa", "scalar|portable|avx2|avx512",
                 "force a kernel set (default: the fastest the CPU supports, or $TICKINFER_ISA)");
+  parser.option("sparse", "auto|off|on",
+                "pruned weights: auto runs a layer's block-sparse form when measured faster here; off: dense; "
+                "on: sparse wherever a 1x16 block is zero",
+                "auto");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "
                 "number of time steps per window");
@@ -31,6 +35,16 @@ CompileOptions plan_options(const ArgParser& args) {
                        "' (scalar, portable, avx2 or avx512)");
     }
     options.isa = isa;
+  }
+  const std::string& sparse = args.value("sparse");
+  if (sparse == "auto") {
+    options.sparse = SparseMode::Auto;
+  } else if (sparse == "off") {
+    options.sparse = SparseMode::Dense;
+  } else if (sparse == "on") {
+    options.sparse = SparseMode::Sparse;
+  } else {
+    throw UsageError("option '--sparse': unknown value '" + sparse + "' (auto, off or on)");
   }
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "engine/graph_plan.hpp"
+#include "engine/sparse_choice.hpp"
 #include "engine/stream_check.hpp"
 
 namespace tickinfer::engine {
@@ -60,12 +61,14 @@ void count_cost(PlanLayout& layout) {
     switch (s.kind) {
       case StepKind::Dense:
         macs = s.rows * k * n;
-        weights = k * n + n;
+        // A sparse form reads its kept blocks and their indices instead.
+        weights = (s.sparse_kernel ? static_cast<int64_t>(s.sparse_kernel->panels.bytes() / 4) : k * n) + n;
         break;
       case StepKind::Lstm:
         macs = T * (k + n) * 4 * n;
         // Each step needs all recurrent weights after the previous step: read T times.
-        weights = T * ((k + n) * 4 * n + 4 * n);
+        weights = T * ((s.sparse_kernel ? static_cast<int64_t>(s.sparse_kernel->panels.bytes() / 4) : (k + n) * 4 * n) +
+                       4 * n);
         break;
       case StepKind::LstmWindow:
         // From a zero state the first step has no h U: W and b T times, U T - 1 times.
@@ -270,6 +273,12 @@ class Compiler {
     L_.steps.push_back(std::move(s));
   }
 
+  // The block-sparse form of a matrix when the options and a measurement say it pays (sparse_choice.hpp).
+  const SparseWeights* sparse_form(const float* w, const float* packed, int K, int N, const char* what,
+                                   std::string& note) {
+    return choose_sparse_form(*pw_, *L_.kernels, opt_.sparse, w, packed, K, N, what, note);
+  }
+
   // Appends a Dense/Conv1D step and its activation: a relu the gemv clamp expresses exactly is
   // fused into it (no step), any other non-linear activation follows in place.
   void emit_with_activation(const Node& n, Step s) {
@@ -315,6 +324,7 @@ class Compiler {
     s.out_width = N;
     s.rows = static_cast<int>(shape_size(n.shape) / N);
     s.kernel = pack(*pw_, w.data(), K, N);
+    s.sparse_kernel = sparse_form(w.data(), s.kernel, K, N, "kernel", s.sparse_note);
     s.bias = copy_vec(*pw_, b);
     emit_with_activation(n, std::move(s));
   }
@@ -376,6 +386,9 @@ class Compiler {
       recurrent_common(n, s, 2 * u, T * 4 * u);
       s.kernel = pack(*pw_, n.weights[0].data.data(), in, 4 * u);
       s.recurrent_kernel = pack(*pw_, n.weights[1].data.data(), u, 4 * u);
+      s.sparse_kernel = sparse_form(n.weights[0].data.data(), s.kernel, in, 4 * u, "kernel", s.sparse_note);
+      s.sparse_recurrent =
+          sparse_form(n.weights[1].data.data(), s.recurrent_kernel, u, 4 * u, "recurrent_kernel", s.sparse_note);
     } else {
       // Stream: [W; U] stacked so one gemv over [x | h] computes x W + h U.
       std::vector<float> wu(static_cast<size_t>(in + u) * 4 * u);
@@ -385,6 +398,7 @@ class Compiler {
       s.kind = StepKind::Lstm;
       recurrent_common(n, s, in + 2 * u, 4 * u);
       s.kernel = pack(*pw_, wu.data(), in + u, 4 * u);
+      s.sparse_kernel = sparse_form(wu.data(), s.kernel, in + u, 4 * u, "[kernel; recurrent_kernel]", s.sparse_note);
     }
     L_.steps.push_back(std::move(s));
   }
@@ -401,6 +415,9 @@ class Compiler {
       const auto& bias = n.weights[2].data;  // (2, 3u): input bias, then recurrent bias
       s.bias = copy_vec(*pw_, std::vector<float>(bias.begin(), bias.begin() + 3 * u));
       s.recurrent_kernel = pack(*pw_, n.weights[1].data.data(), u, 3 * u);
+      s.sparse_kernel = sparse_form(n.weights[0].data.data(), s.kernel, in, 3 * u, "kernel", s.sparse_note);
+      s.sparse_recurrent =
+          sparse_form(n.weights[1].data.data(), s.recurrent_kernel, u, 3 * u, "recurrent_kernel", s.sparse_note);
       s.recurrent_bias = copy_vec(*pw_, std::vector<float>(bias.begin() + 3 * u, bias.end()));
     } else {
       s.kind = StepKind::GruClassic;

@@ -85,6 +85,7 @@ std::string GraphPlan::describe() const {
   for (const Step& s : L.steps) {
     os << "  " << step_name(s.kind) << "  " << s.label;
     describe_operands(os, s);
+    if (!s.sparse_note.empty()) os << "  [" << s.sparse_note << "]";
     os << '\n';
   }
   return os.str();

@@ -95,7 +95,11 @@ void GraphPlan::run_reserved_rows(const float* x, int rows, float* y, size_t in_
     const int n = s.out_width;
     switch (s.kind) {
       case StepKind::Dense:
-        ks.gemm_rows(cur, rows, ld, s.in_width, s.kernel, n, s.bias, dst, ldd, s.clamp_lo, s.clamp_hi);
+        if (const SparseWeights* sw = s.sparse_kernel) {  // per row: the same numbers as run()
+          for (int r = 0; r < rows; ++r) sw->gemv(cur + r * ld, sw->view, s.bias, dst + r * ldd, s.clamp_lo, s.clamp_hi);
+        } else {
+          ks.gemm_rows(cur, rows, ld, s.in_width, s.kernel, n, s.bias, dst, ldd, s.clamp_lo, s.clamp_hi);
+        }
         break;
       case StepKind::Activation:
         for (int r = 0; r < rows; ++r) ks.activation(s.act, cur + r * ld, dst + r * ldd, n);

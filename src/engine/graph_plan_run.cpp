@@ -19,12 +19,22 @@ struct Ctx {
   float* arena(uint32_t off) const noexcept { return bufs[0] + off; }
 };
 
+// y = clamp(init + x W): through the block-sparse form when the compiler chose one for W.
+inline void matvec(const Ctx& c, const SparseWeights* sw, const float* x, int K, const float* packed, int N,
+                   const float* init, float* y, float lo, float hi) noexcept {
+  if (sw) {
+    sw->gemv(x, sw->view, init, y, lo, hi);
+  } else {
+    c.ks.gemv(x, K, packed, N, init, y, lo, hi);
+  }
+}
+
 void run_dense(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* y = c.at(s.out);
   for (int r = 0; r < s.rows; ++r) {
-    c.ks.gemv(x + static_cast<size_t>(r) * s.in_width, s.in_width, s.kernel, s.out_width, s.bias,
-              y + static_cast<size_t>(r) * s.out_width, s.clamp_lo, s.clamp_hi);
+    matvec(c, s.sparse_kernel, x + static_cast<size_t>(r) * s.in_width, s.in_width, s.kernel, s.out_width, s.bias,
+           y + static_cast<size_t>(r) * s.out_width, s.clamp_lo, s.clamp_hi);
   }
 }
 
@@ -60,8 +70,8 @@ void run_lstm(const Ctx& c, const Step& s) noexcept {
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
     std::memcpy(xh, x + static_cast<size_t>(t) * in, sizeof(float) * in);
-    c.ks.gemv(xh, in + u, s.kernel, 4 * u, s.bias, z, -std::numeric_limits<float>::infinity(),
-              std::numeric_limits<float>::infinity());
+    matvec(c, s.sparse_kernel, xh, in + u, s.kernel, 4 * u, s.bias, z, -std::numeric_limits<float>::infinity(),
+           std::numeric_limits<float>::infinity());
     lstm_cell(c, s, z, cell, h, u);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
@@ -81,12 +91,12 @@ void run_lstm_window(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
-    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
-              xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
+    matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
+           xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
   }
   for (int t = 0; t < s.steps; ++t) {
     float* z = xw + static_cast<size_t>(t) * 4 * u;
-    if (t > 0) c.ks.gemv(h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
+    if (t > 0) matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
     lstm_cell(c, s, z, cell, h, u);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }
@@ -104,8 +114,8 @@ void run_gru(const Ctx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   for (int t = 0; t < s.steps; ++t) {
-    c.ks.gemv(x + static_cast<size_t>(t) * in, in, s.kernel, 3 * u, s.bias, zx, -inf, inf);
-    c.ks.gemv(h, u, s.recurrent_kernel, 3 * u, s.recurrent_bias, zh, -inf, inf);
+    matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 3 * u, s.bias, zx, -inf, inf);
+    matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 3 * u, s.recurrent_bias, zh, -inf, inf);
     c.ks.gru_cell(zx, zh, h, u, s.rec, s.act);
     if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
   }

@@ -59,7 +59,10 @@ ModelStats graph_stats(const Graph& graph) {
     ls.name = n.name;
     ls.keras_class = n.keras_class;
     ls.output_shape = n.shape;
-    for (const Weight& w : n.weights) ls.params += static_cast<int64_t>(w.data.size());
+    for (const Weight& w : n.weights) {
+      ls.params += static_cast<int64_t>(w.data.size());
+      for (float v : w.data) ls.zero_weights += v == 0.0f;
+    }
     const Shape in = n.inputs.empty() ? Shape{} : g.nodes[n.inputs[0]].shape;
     switch (n.kind) {
       case OpKind::Dense:
@@ -79,6 +82,7 @@ ModelStats graph_stats(const Graph& graph) {
     }
     ls.weight_bytes = ls.params * static_cast<int64_t>(sizeof(float));
     total.params += ls.params;
+    total.zero_weights += ls.zero_weights;
     total.flops += ls.flops;
     total.weight_bytes += ls.weight_bytes;
     total.layers.push_back(std::move(ls));

@@ -9,6 +9,7 @@
 
 #include "engine/aligned_buffer.hpp"
 #include "kernels/kernel_set.hpp"
+#include "kernels/sparse_panels.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -79,10 +80,23 @@ struct Step {
   ActivationSpec act, rec;
   uint32_t scratch = 0;                 // arena offset of step scratch
   uint32_t state = 0;                   // arena offset of recurrent state
+  // The block-sparse forms the compiler chose for `kernel` / `recurrent_kernel` (sparse_choice.hpp);
+  // nullptr: dense. The dense packed forms stay set (the rows path of a sparse step runs per row).
+  const struct SparseWeights* sparse_kernel = nullptr;
+  const struct SparseWeights* sparse_recurrent = nullptr;
+  std::string sparse_note;              // describe(): each matrix's sparsity, form and why
+};
+
+// A matrix in the block-sparse form with the kernel chosen for the plan's ISA.
+struct SparseWeights {
+  kernels::SparsePanels panels;
+  kernels::SparsePanelsView view;
+  kernels::SparseGemvFn gemv = nullptr;
 };
 
 struct PackedWeights {
   std::vector<AlignedBuffer> buffers;
+  std::vector<std::unique_ptr<SparseWeights>> sparse;
   const float* add(AlignedBuffer b) {
     buffers.push_back(std::move(b));
     return buffers.back().data();

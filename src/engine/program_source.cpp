@@ -1,5 +1,6 @@
 // The model source of a TFLite or tickinfer-quantized (.tkq) model: a validated tfl::Program.
 // Its plans are ProgramPlans (engine/program_plan.hpp).
+#include <cstring>
 #include <memory>
 
 #include "engine/model_source.hpp"
@@ -13,6 +14,22 @@ namespace {
 // A tensor program's cost per op: its constant operands are the op's parameters (bytes as
 // stored: int8 weights count one byte each); FLOPs (2 per multiply-accumulate) for the matmul
 // ops from their weight shapes.
+// Exactly-zero float32 weights, or int8 weights whose stored value is 0 (weights are quantized
+// symmetrically, zero point 0); other types are not counted.
+int64_t zero_elements(const tfl::Tensor& t) {
+  int64_t zeros = 0;
+  if (t.type == tfl::DType::F32) {
+    for (size_t i = 0; i + 4 <= t.data.size(); i += 4) {
+      float v;
+      std::memcpy(&v, t.data.data() + i, 4);
+      zeros += v == 0.0f;
+    }
+  } else if (t.type == tfl::DType::I8) {
+    for (uint8_t b : t.data) zeros += b == 0;
+  }
+  return zeros;
+}
+
 ModelStats program_stats(const tfl::Program& p) {
   ModelStats total;
   for (const tfl::Op& op : p.ops) {
@@ -28,6 +45,7 @@ ModelStats program_stats(const tfl::Program& p) {
       const int64_t n = tfl::element_count(tensor.shape);
       ls.params += n;
       ls.weight_bytes += static_cast<int64_t>(tensor.data.size());
+      ls.zero_weights += zero_elements(tensor);
       if (tensor.shape.size() >= 2) weight_elems += n;
     }
     int64_t rows = 1;  // positions the weights are applied at
@@ -48,6 +66,7 @@ ModelStats program_stats(const tfl::Program& p) {
       ls.flops = 2 * weight_elems * rows;
     }
     total.params += ls.params;
+    total.zero_weights += ls.zero_weights;
     total.flops += ls.flops;
     total.weight_bytes += ls.weight_bytes;
     total.layers.push_back(std::move(ls));
