@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "serving/api/example_inference.hpp"
+#include "serving/api/example_json.hpp"
 #include "serving/api/predict_json.hpp"
 #include "serving/api/rest_path.hpp"
 #include "serving/batch_scheduler.hpp"
@@ -40,6 +42,8 @@ struct RestScratch {
   std::string error;
   std::string name;  // URL-decoded model name / label
   std::string label;
+  ExampleRequest examples;  // :classify / :regress
+  ExampleRun example_run;
 };
 
 // Why a request has no route (answered by the Rejected route, after authentication).
