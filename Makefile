@@ -11,7 +11,7 @@ DEMO_BUILD ?= $(BUILD)/demo
 DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVING=OFF -DTICKINFER_PROTOBUF_FORMATS=OFF
 
 .PHONY: serving-test
-.PHONY: all deps deps-demo demo-test build test unit-test live-reference fuzz demo bench bench-suite fixtures clean
+.PHONY: all deps deps-demo demo-test build test unit-test live-reference fuzz demo bench bench-suite fixtures classify-fixtures clean
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
@@ -221,6 +221,11 @@ bench-forms: build
 fixtures:
 	tools/setup_venv.sh $(VENV)
 	$(VENV)/bin/python tools/make_fixtures.py --out tests/fixtures --bench-out bench/models
+
+# The Classify / Regress SavedModel and TensorFlow's outputs for it (tests/fixtures/serving/classify).
+classify-fixtures:
+	tools/setup_venv.sh $(VENV)
+	$(VENV)/bin/python tools/make_classify_fixtures.py --out tests/fixtures/serving
 
 clean:
 	rm -rf $(BUILD) $(FUZZ_BUILD)

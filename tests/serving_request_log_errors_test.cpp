@@ -72,7 +72,7 @@ TEST(ServingRequestLogErrors, RestLogsEveryInferenceAnswerErrorsIncluded) {
       {"POST", "/v1/models/mlp:predict", kGood, "", 401, "mlp", -1, "UNAUTHENTICATED"},
       {"POST", "/v1/models/mlp:predict", kGood, "Authorization: Bearer wrong\r\n", 401, "mlp", -1,
        "UNAUTHENTICATED"},
-      {"POST", "/v1/models/mlp:classify", kGood, auth, 501, "mlp", -1, "UNIMPLEMENTED"},
+      {"POST", "/v1/models/mlp:classify", kGood, auth, 400, "mlp", -1, "INVALID_ARGUMENT"},  // no "examples"
       {"POST", "/v1/models/mlp", kGood, auth, 404, "", -1, "NOT_FOUND"},
       {"POST", "/v1/elsewhere", kGood, auth, 404, "", -1, "NOT_FOUND"},
       {"GET", "/v1/models/mlp", "", auth, 200, nullptr, 0, nullptr},

@@ -51,6 +51,10 @@ fuzz_one() {
       printf '{"instances": [{"a": [1,2,3,4], "b": -Infinity}], "x": "\\u00e9"}' >"$work/multi.json" ;;
     serving_http_fuzz)
       printf 'POST /v1/models/m:predict HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\n\r\n{}{}GET /healthz HTTP/1.0\r\nConnection: keep-alive\r\n\r\n' >"$work/pipelined.txt" ;;
+    serving_example_fuzz)  # tf.Examples serialized by TensorFlow (mode byte 0: wire bytes), a context split, a request body
+      for f in "$fx"/serving/classify/corpus/*.pb; do { printf '\000'; cat "$f"; } >"$work/$(basename "$f")"; done
+      { printf '\001\030'; cat "$fx/serving/classify/corpus/example0.pb"; } >"$work/context.bin"
+      printf '\002{"context": {"w": [0.5, 1.5]}, "examples": [{"x": [1.0, 2.0, 3.0]}, {"x": [1, 2], "b": {"b64": "aGk="}, "s": "t"}]}' >"$work/body.json" ;;
     serving_proto_fuzz)
       cp "$fx/serving/mlp_small_warmup/tf_serving_warmup_requests" "$work/warmup.tfrecord" ;;
     serving_request_log_fuzz)  # a request log of one gRPC predict record (docs/serving.md, "Request log")

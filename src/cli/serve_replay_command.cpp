@@ -31,7 +31,7 @@ std::string utc(int64_t wall_ns) {
 }
 
 struct ReplayCounts {
-  uint64_t total = 0, not_ok = 0, without_inputs = 0, bad_fingerprint = 0, mismatched = 0, replayed = 0;
+  uint64_t total = 0, not_ok = 0, without_inputs = 0, bad_fingerprint = 0, mismatched = 0, replayed = 0, examples = 0;
   uint64_t differing = 0, values = 0, differing_values = 0;
   double largest = 0;
   std::string largest_at, first_mismatch;
@@ -117,6 +117,10 @@ void replay_one(const serving::LoggedRequest& r, const serving::Servable& sv, do
     ++c.not_ok;
     return;
   }
+  if (r.method != serving::LoggedMethod::Predict) {  // the predict signature is what Servable::run runs
+    ++c.examples;
+    return;
+  }
   if (!r.has_inputs || !r.has_outputs) {
     ++c.without_inputs;
     return;
@@ -181,6 +185,10 @@ int run_serve_replay(const ArgParser& args, const std::string& log_path) {
               static_cast<unsigned long long>(c.total), static_cast<unsigned long long>(c.replayed),
               static_cast<unsigned long long>(c.not_ok), static_cast<unsigned long long>(c.without_inputs),
               static_cast<unsigned long long>(c.bad_fingerprint), static_cast<unsigned long long>(c.mismatched));
+  if (c.examples > 0) {
+    std::printf("%llu classify / regress calls are not replayed (replay runs the predict signature)\n",
+                static_cast<unsigned long long>(c.examples));
+  }
   if (!c.first_mismatch.empty()) std::printf("first that does not fit: %s\n", c.first_mismatch.c_str());
   if (c.by_position) {
     std::printf("note: the model names its tensors differently from the log; they were matched by position\n");

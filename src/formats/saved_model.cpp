@@ -149,76 +149,85 @@ void prune_unused(Graph& g) {
 
 namespace {
 
-SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
-                                const std::string& label, const SavedModelOptions& options) {
-  tensorflow::SavedModel sm;
-  if (!sm.ParseFromString(pb_bytes)) throw Error(label + ": not a valid SavedModel protobuf (truncated or corrupt)");
-  if (sm.meta_graphs_size() == 0) throw Error(label + ": the SavedModel holds no MetaGraph");
-  const tensorflow::MetaGraphDef& mg = pick_meta_graph(sm, options.tag, label);
-  SavedModel out;
-  out.info.tags.assign(mg.meta_info_def().tags().begin(), mg.meta_info_def().tags().end());
-  out.info.tensorflow_version = mg.meta_info_def().tensorflow_version();
-  out.info.signatures = signatures_of(mg);
-  std::string key = options.signature.empty() ? "serving_default" : options.signature;
-  auto sig_it = std::find_if(out.info.signatures.begin(), out.info.signatures.end(), [&](const auto& s) { return s.key == key; });
-  if (sig_it == out.info.signatures.end() && options.signature.empty() && out.info.signatures.size() == 1) sig_it = out.info.signatures.begin();
-  if (sig_it == out.info.signatures.end()) {
-    std::string names;
-    for (const auto& s : out.info.signatures) names += (names.empty() ? "" : ", ") + s.key;
-    throw Error(label + ": no signature '" + key + "' (signatures: " + (names.empty() ? "none" : names) + ")");
-  }
-  const SavedModelSignature& sig = *sig_it;
-  out.info.signature_key = sig.key;
-  for (const auto* list : {&sig.inputs, &sig.outputs}) {
-    for (const SavedModelTensorInfo& t : *list) {
-      if (t.sparse) throw Error(label + ": signature '" + sig.key + "' tensor '" + t.key + "' is sparse (not supported)");
-    }
-  }
-
-  const auto nodes = top_nodes(mg.graph_def());
-  const SignatureCall sc = find_call(sig, nodes, label);
-  const std::string fn = attr_func(*sc.call, "f");
+// What every signature's lowering reads: the MetaGraph, its top-level nodes, the checkpoint's
+// object graph and the variables.
+struct ImportContext {
+  const tensorflow::MetaGraphDef& mg;
+  std::map<std::string, const tensorflow::NodeDef*> nodes;
   tensorflow::TrackableObjectGraph tog;
-  if (!object_graph_bytes.empty() && !tog.ParseFromString(object_graph_bytes)) throw Error(label + ": malformed checkpoint object graph");
-  const auto& concrete = mg.object_graph_def().concrete_functions();
+  const VariableReader& read_variable;
+  const std::string& label;
+};
+
+// A signature that takes serialized tf.Examples: exactly one input, of dtype string.
+bool takes_examples(const SavedModelSignature& sig) { return sig.inputs.size() == 1 && sig.inputs[0].dtype == kTfString; }
+
+// The arguments of the signature's call: its placeholders (float inputs become Graph inputs; the
+// one string input of an example signature becomes the Examples value ParseExampleV2 reads),
+// then one variable per captured VarHandleOp.
+std::vector<TfValue> call_arguments(const ImportContext& c, const SavedModelSignature& sig, const tensorflow::NodeDef& call,
+                                    const std::string& fn, bool examples, TfLowering& lowering) {
+  const std::string& label = c.label;
+  const auto& concrete = c.mg.object_graph_def().concrete_functions();
   auto cf = concrete.find(fn);
   std::vector<int> bound;
   if (cf != concrete.end()) bound.assign(cf->second.bound_inputs().begin(), cf->second.bound_inputs().end());
-
-  TfLowering lowering(mg.graph_def(), label);
   std::vector<TfValue> args;
   size_t resource_arg = 0;
-  std::vector<int> data_args;
-  for (const std::string& ref : sc.call->input()) {
+  for (const std::string& ref : call.input()) {
     if (!ref.empty() && ref[0] == '^') continue;
     const std::string node = ref.substr(0, ref.find(':'));
-    auto it = nodes.find(node);
-    if (it == nodes.end()) throw Error(label + ": call '" + sc.call->name() + "' input '" + ref + "' is not in the graph");
+    auto it = c.nodes.find(node);
+    if (it == c.nodes.end()) throw Error(label + ": call '" + call.name() + "' input '" + ref + "' is not in the graph");
     const tensorflow::NodeDef& in = *it->second;
     if (in.op() == "Placeholder") {
       auto si = std::find_if(sig.inputs.begin(), sig.inputs.end(), [&](const auto& t) { return t.tensor_name.substr(0, t.tensor_name.find(':')) == node; });
       if (si == sig.inputs.end()) throw Error(label + ": call input '" + node + "' is no input of signature '" + sig.key + "'");
+      if (examples && si->dtype == kTfString && takes_examples(sig)) {
+        TfValue v;
+        v.kind = TfValue::Kind::Examples;
+        args.push_back(std::move(v));
+        continue;
+      }
       if (si->dtype != kTfFloat) throw Error(label + ": signature input '" + si->key + "' has dtype " + tf_dtype_name(si->dtype) + " (only float32 is supported)");
       if (si->unknown_rank) throw Error(label + ": signature input '" + si->key + "' has unknown rank");
       args.push_back(lowering.add_input(si->key, si->shape));
     } else if (in.op() == "VarHandleOp") {
       if (resource_arg >= bound.size()) throw Error(label + ": function '" + fn + "' captures variable '" + node + "' that the object graph does not bind");
       const int id = bound[resource_arg++];
-      const auto& objects = mg.object_graph_def().nodes();
+      const auto& objects = c.mg.object_graph_def().nodes();
       if (id < 0 || id >= objects.size() || objects.Get(id).kind_case() != tensorflow::SavedObject::kVariable) {
         throw Error(label + ": captured object " + std::to_string(id) + " of '" + fn + "' is not a variable");
       }
       const auto& var = objects.Get(id).variable();
       TfValue v;
       v.kind = TfValue::Kind::Resource;
-      v.tensor = read_variable(checkpoint_key(tog, id, label), var.dtype(), tf_shape_of(var.shape()));
+      v.tensor = c.read_variable(checkpoint_key(c.tog, id, label), var.dtype(), tf_shape_of(var.shape()));
       if (v.tensor.dtype != kTfFloat) throw Error(label + ": variable '" + var.name() + "' has dtype " + tf_dtype_name(v.tensor.dtype) + " (only float32 is supported)");
       args.push_back(std::move(v));
     } else {
-      throw Error(label + ": call '" + sc.call->name() + "' input '" + node + "' is a " + in.op() + " (expected a Placeholder or VarHandleOp)");
+      throw Error(label + ": call '" + call.name() + "' input '" + node + "' is a " + in.op() + " (expected a Placeholder or VarHandleOp)");
     }
   }
-  if (lowering.graph().inputs.size() != sig.inputs.size()) throw Error(label + ": signature '" + sig.key + "' has inputs its function does not take");
+  return args;
+}
+
+// Lowers signature `sig` to a Graph. For an example signature (`ex` set) the Graph's inputs are
+// the dense features its ParseExampleV2 decodes (recorded in ex->features), and a string output
+// that folds to a constant (class labels tiled over the batch) goes to ex->constant_outputs
+// instead of the Graph.
+Graph lower_signature(const ImportContext& c, const SavedModelSignature& sig, SavedModelExampleSignature* ex) {
+  const std::string& label = c.label;
+  for (const auto* list : {&sig.inputs, &sig.outputs}) {
+    for (const SavedModelTensorInfo& t : *list) {
+      if (t.sparse) throw Error(label + ": signature '" + sig.key + "' tensor '" + t.key + "' is sparse (not supported)");
+    }
+  }
+  const SignatureCall sc = find_call(sig, c.nodes, label);
+  const std::string fn = attr_func(*sc.call, "f");
+  TfLowering lowering(c.mg.graph_def(), label);
+  const std::vector<TfValue> args = call_arguments(c, sig, *sc.call, fn, ex != nullptr, lowering);
+  if (!ex && lowering.graph().inputs.size() != sig.inputs.size()) throw Error(label + ": signature '" + sig.key + "' has inputs its function does not take");
   TfFrame& frame = lowering.call(fn, args, 0);
   Graph& g = lowering.graph();
   // Outputs in the order the function returns them (Keras' output order; keys sort as strings,
@@ -229,13 +238,72 @@ SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& 
   for (size_t i : order) {
     const std::string where = label + ": signature '" + sig.key + "' output '" + sig.outputs[i].key + "'";
     if (sc.output_index[i] >= lowering.result_count(frame)) throw Error(where + ": tensor '" + sig.outputs[i].tensor_name + "' does not exist");
+    if (ex && sig.outputs[i].dtype == kTfString) {  // class labels: a constant, or refused alone
+      try {
+        const TfValue v = lowering.result(frame, sc.output_index[i], 0);
+        if (v.kind != TfValue::Kind::Const || v.tensor.dtype != kTfString) throw Error(where + " is computed per example (only constant labels are supported)");
+        ex->constant_outputs.push_back({sig.outputs[i].key, v.tensor.shape, v.tensor.strings});
+      } catch (const Error& e) {
+        ex->refused_outputs.emplace_back(sig.outputs[i].key, e.what());
+      }
+      continue;
+    }
     const TfValue v = lowering.result(frame, sc.output_index[i], 0);
     g.outputs.push_back(lowering.materialize(v, where));
     g.output_names.push_back(sig.outputs[i].key);
   }
+  if (ex) {
+    if (lowering.dense_features().empty()) throw Error(label + ": signature '" + sig.key + "' does not parse its tf.Examples with ParseExampleV2");
+    for (const TfDenseFeature& f : lowering.dense_features()) {
+      ex->features.push_back({f.key, f.shape, f.has_default, std::vector<float>(f.default_value.begin(), f.default_value.end())});
+    }
+  }
   g.name = fn;
   prune_unused(g);
-  out.graph = std::move(g);
+  return std::move(g);
+}
+
+const SavedModelSignature& pick_signature(const std::vector<SavedModelSignature>& sigs, const SavedModelOptions& options, const std::string& label) {
+  const std::string key = options.signature.empty() ? "serving_default" : options.signature;
+  auto it = std::find_if(sigs.begin(), sigs.end(), [&](const auto& s) { return s.key == key; });
+  if (it == sigs.end() && options.signature.empty() && sigs.size() == 1) it = sigs.begin();
+  if (it == sigs.end()) {
+    std::string names;
+    for (const auto& s : sigs) names += (names.empty() ? "" : ", ") + s.key;
+    throw Error(label + ": no signature '" + key + "' (signatures: " + (names.empty() ? "none" : names) + ")");
+  }
+  return *it;
+}
+
+SavedModel import_on_this_stack(const std::string& pb_bytes, const std::string& object_graph_bytes, const VariableReader& read_variable,
+                                const std::string& label, const SavedModelOptions& options) {
+  tensorflow::SavedModel sm;
+  if (!sm.ParseFromString(pb_bytes)) throw Error(label + ": not a valid SavedModel protobuf (truncated or corrupt)");
+  if (sm.meta_graphs_size() == 0) throw Error(label + ": the SavedModel holds no MetaGraph");
+  const tensorflow::MetaGraphDef& mg = pick_meta_graph(sm, options.tag, label);
+  SavedModel out;
+  out.info.tags.assign(mg.meta_info_def().tags().begin(), mg.meta_info_def().tags().end());
+  out.info.tensorflow_version = mg.meta_info_def().tensorflow_version();
+  out.info.signatures = signatures_of(mg);
+  const SavedModelSignature& sig = pick_signature(out.info.signatures, options, label);
+  out.info.signature_key = sig.key;
+  ImportContext c{mg, top_nodes(mg.graph_def()), {}, read_variable, label};
+  if (!object_graph_bytes.empty() && !c.tog.ParseFromString(object_graph_bytes)) throw Error(label + ": malformed checkpoint object graph");
+  out.graph = lower_signature(c, sig, nullptr);
+  if (!options.example_signatures) return out;
+  for (const SavedModelSignature& other : out.info.signatures) {
+    if (other.key == sig.key || !takes_examples(other)) continue;
+    SavedModelExampleSignature ex;
+    ex.key = other.key;
+    try {
+      ex.graph = lower_signature(c, other, &ex);
+    } catch (const std::exception& e) {  // this signature is not served; the model still is
+      ex = SavedModelExampleSignature{};
+      ex.key = other.key;
+      ex.error = e.what();
+    }
+    out.example_signatures.push_back(std::move(ex));
+  }
   return out;
 }
 
@@ -264,6 +332,27 @@ std::string read_file(const fs::path& p, bool& ok) {
   std::ostringstream s;
   if (ok) s << in.rdbuf();
   return std::move(s).str();
+}
+
+// Validates a lowered Graph now, so a lowering mistake is reported with the file; a
+// variable-length axis is checked at one length (the engine resolves it per plan). A Graph with
+// only fixed shapes gets the inferred shapes.
+void validate_lowered(Graph& g, const std::string& pb) {
+  Graph probe = g;
+  for (int idx : probe.inputs) {
+    for (int& d : probe.nodes[static_cast<size_t>(idx)].shape) d = d < 1 ? 3 : d;
+  }
+  try {
+    infer_shapes(probe);
+  } catch (const Error& e) {
+    throw Error(pb + ": the lowered graph is inconsistent: " + e.what());
+  }
+  if (probe.nodes.size() == g.nodes.size() && std::all_of(g.inputs.begin(), g.inputs.end(), [&](int i) {
+        const Shape& s = g.nodes[static_cast<size_t>(i)].shape;
+        return std::all_of(s.begin(), s.end(), [](int d) { return d >= 1; });
+      })) {
+    g = std::move(probe);
+  }
 }
 
 }  // namespace
@@ -300,22 +389,14 @@ SavedModel load_saved_model(const std::string& dir, const SavedModelOptions& opt
   };
   SavedModel m = import_saved_model(bytes, object_graph, reader, pb.string(), options);
   m.info.directory = dir;
-  // Validate now, so a lowering mistake is reported with the file; a variable-length axis is
-  // checked at one length (the engine resolves it per plan).
-  Graph probe = m.graph;
-  for (int idx : probe.inputs) {
-    for (int& d : probe.nodes[static_cast<size_t>(idx)].shape) d = d < 1 ? 3 : d;
-  }
-  try {
-    infer_shapes(probe);
-  } catch (const Error& e) {
-    throw Error(pb.string() + ": the lowered graph is inconsistent: " + e.what());
-  }
-  if (probe.nodes.size() == m.graph.nodes.size() && std::all_of(m.graph.inputs.begin(), m.graph.inputs.end(), [&](int i) {
-        const Shape& s = m.graph.nodes[static_cast<size_t>(i)].shape;
-        return std::all_of(s.begin(), s.end(), [](int d) { return d >= 1; });
-      })) {
-    m.graph = std::move(probe);
+  validate_lowered(m.graph, pb.string());
+  for (SavedModelExampleSignature& ex : m.example_signatures) {
+    if (!ex.error.empty()) continue;
+    try {
+      validate_lowered(ex.graph, pb.string());
+    } catch (const Error& e) {
+      ex.error = e.what();
+    }
   }
   return m;
 }

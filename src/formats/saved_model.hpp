@@ -6,6 +6,7 @@
 // (formats/tf_lowering.hpp); docs/formats/savedmodel.md lists what is recognised.
 #include <cstdint>
 #include <functional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -40,12 +41,44 @@ struct SavedModelInfo {
 struct SavedModelOptions {
   std::string tag = "serve";  // comma-separated tag set (--saved_model_tags); must equal the MetaGraph's
   std::string signature = "serving_default";  // "" = serving_default, else the only signature
+  // Also lower every other signature that takes serialized tf.Examples (one DT_STRING input):
+  // SavedModel::example_signatures. One that cannot be lowered records why; the load goes on.
+  bool example_signatures = false;
+};
+
+// A dense feature of an example signature's ParseExampleV2 (tf.io.FixedLenFeature, float32).
+struct SavedModelDenseFeature {
+  std::string key;
+  std::vector<int64_t> shape;  // without the batch dimension
+  bool has_default = false;
+  std::vector<float> default_value;  // element_count(shape) values when has_default
+};
+
+// A string output that lowered to a constant (class labels tiled over the batch): its TF shape
+// with batch dimension 1, and its values row-major.
+struct SavedModelConstantOutput {
+  std::string key;
+  std::vector<int64_t> shape;
+  std::vector<std::string> values;
+};
+
+// A signature that takes serialized tf.Examples (classify / regress), lowered.
+struct SavedModelExampleSignature {
+  std::string key;
+  std::string error;  // why it could not be lowered; "" when graph is valid
+  Graph graph;        // inputs: the dense features, in `features` order; outputs: the numeric outputs
+  std::vector<SavedModelDenseFeature> features;
+  std::vector<SavedModelConstantOutput> constant_outputs;
+  // String outputs left out of the Graph because they are not constants (labels computed per
+  // example): key and why.
+  std::vector<std::pair<std::string, std::string>> refused_outputs;
 };
 
 struct SavedModel {
   Graph graph;  // Input nodes are named after the signature's input keys, in call order;
                 // Graph::output_names holds the output keys
   SavedModelInfo info;
+  std::vector<SavedModelExampleSignature> example_signatures;  // with SavedModelOptions::example_signatures
 };
 
 // True if `path` is a directory holding saved_model.pb or saved_model.pbtxt.

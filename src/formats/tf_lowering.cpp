@@ -261,6 +261,12 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
     for (TfValue& v : op.in) v.fresh = false;
     return op.in;
   }
+  if (t == "ParseExampleV2" || t == "ParseExample") return lower_parse_example(op);
+  if (std::any_of(op.in.begin(), op.in.end(), [](const TfValue& v) {
+        return v.kind == TfValue::Kind::Examples || (v.kind == TfValue::Kind::Const && v.tensor.dtype == kTfString);
+      })) {
+    return lower_string_op(op);
+  }
   const bool all_const = std::all_of(op.in.begin(), op.in.end(), [](const TfValue& v) { return v.kind == TfValue::Kind::Const; });
   if (all_const && tf_op_is_foldable(t)) {
     std::vector<TfTensor> in;

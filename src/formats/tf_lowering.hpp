@@ -35,8 +35,18 @@ inline int graph_dim(int64_t d) { return d == kUnknownDim ? -1 : static_cast<int
 // Per-row statistics of a node while a LayerNorm is being recognised (tf_lower_norm.cpp).
 enum class NormStat : uint8_t { None, Mean, SquaredDev, Var, VarEps, InvStd, Sum };
 
+// A dense feature a signature's ParseExampleV2 decodes from its serialized tf.Examples
+// (tf.io.FixedLenFeature(shape, tf.float32, default_value)): one Graph input each.
+struct TfDenseFeature {
+  std::string key;
+  std::vector<int64_t> shape;  // dense_shapes entry, without the batch dimension
+  bool has_default = false;
+  std::vector<double> default_value;  // element_count(shape) values when has_default
+};
+
 struct TfValue {
-  enum class Kind : uint8_t { Const, Resource, Node, Norm, List, Expr };
+  // Examples: a signature's DT_STRING input of serialized tf.Examples, only read by ParseExampleV2.
+  enum class Kind : uint8_t { Const, Resource, Node, Norm, List, Expr, Examples };
   Kind kind = Kind::Const;
   TfTensor tensor;               // Const, Resource (the variable's value)
   int node = -1;                 // Node: the producing Graph node; Norm: the normalised input
@@ -81,6 +91,8 @@ class TfLowering {
 
   Graph& graph() { return graph_; }
   const std::string& label() const { return label_; }
+  // The features ParseExampleV2 made Graph inputs of, in Graph input order (tf_lower_example.cpp).
+  const std::vector<TfDenseFeature>& dense_features() const { return dense_features_; }
 
   // Used by the op handlers (tf_lower_*.cpp).
   struct Op {
@@ -113,6 +125,8 @@ class TfLowering {
   std::vector<TfValue> lower_fused_batch_norm(Op& op);
   std::vector<TfValue> lower_while(Op& op);
   std::vector<TfValue> lower_list_op(Op& op);
+  std::vector<TfValue> lower_parse_example(Op& op);  // tf_lower_example.cpp
+  std::vector<TfValue> lower_string_op(Op& op);      // tf_lower_example.cpp: ops on string constants
   bool lower_norm(Op& op, std::vector<TfValue>& out);
   bool lower_expr(Op& op, std::vector<TfValue>& out);
   TfValue fit_expr(const TfValue& e, const std::string& where);
@@ -138,6 +152,7 @@ class TfLowering {
   std::vector<ConvRecord> convs_;
   std::vector<std::unique_ptr<RnnRecord>> rnns_;
   std::vector<std::unique_ptr<TfFrame>> frames_;
+  std::vector<TfDenseFeature> dense_features_;
 };
 
 }  // namespace tickinfer::formats

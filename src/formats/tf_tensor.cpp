@@ -132,6 +132,13 @@ TfTensor tf_tensor_from_proto(const tensorflow::TensorProto& proto, const std::s
   t.shape = tf_shape_of(proto.tensor_shape());
   const int64_t count = tf_element_count(t.shape);
   if (count < 0) throw Error(where + ": constant shape " + tf_shape_str(t.shape) + " is not fully known");
+  if (t.dtype == kTfString) {  // example keys and class labels (tf_lower_example.cpp)
+    const auto& list = proto.string_val();
+    if (static_cast<int64_t>(list.size()) > count) throw Error(where + ": more values than the shape holds");
+    t.strings.assign(list.begin(), list.end());
+    while (static_cast<int64_t>(t.strings.size()) < count) t.strings.push_back(list.empty() ? std::string() : t.strings.back());
+    return t;
+  }
   if (!proto.tensor_content().empty()) {
     t.values = tf_decode_raw(t.dtype, proto.tensor_content().data(), proto.tensor_content().size(), count, where);
     return t;

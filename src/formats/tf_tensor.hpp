@@ -28,7 +28,8 @@ int64_t tf_to_int(double v);  // "float32", "int32", ... "dtype 42"
 struct TfTensor {
   int dtype = kTfFloat;
   std::vector<int64_t> shape;   // {} is a scalar
-  std::vector<double> values;   // row-major, size == element_count(shape)
+  std::vector<double> values;   // row-major, size == element_count(shape); empty for strings
+  std::vector<std::string> strings = {};  // kTfString only: row-major, size == element_count(shape)
 
   int64_t size() const;
   bool is_integer() const { return dtype == kTfInt32 || dtype == kTfInt64 || dtype == kTfInt16 || dtype == kTfInt8 || dtype == kTfUint8 || dtype == kTfBool; }

@@ -241,6 +241,7 @@ bool JsonDocument::value(int depth) {
   } else {
     while (digit(p)) ++p;
   }
+  const size_t int_end = p;
   if (p < t_.size() && t_[p] == '.') {
     ++p;
     if (!digit(p)) return fail("invalid number: digits expected after '.'");
@@ -267,6 +268,16 @@ bool JsonDocument::value(int depth) {
     return fail("invalid number");
   }
   nodes_[self].number = v;
+  if (int_end == p) {
+    int64_t i = 0;
+    uint64_t u = 0;
+    if (std::from_chars(t_.data() + start, t_.data() + p, i).ec == std::errc()) {
+      nodes_[self].integer = 1;
+      nodes_[self].int_value = i;
+    } else if (t_[start] != '-' && std::from_chars(t_.data() + start, t_.data() + p, u).ec == std::errc()) {
+      nodes_[self].integer = 2;
+    }
+  }
   pos_ = p;
   return true;
 }

@@ -23,6 +23,11 @@ struct JsonNode {
   JsonType type = JsonType::Null;
   bool boolean = false;
   double number = 0;
+  // Number tokens without a fraction or exponent, as rapidjson tells them apart (TF Serving's
+  // classify / regress JSON makes int64_list features of them): 1 = fits int64 (int_value),
+  // 2 = fits uint64 only; 0 = a decimal (or NaN / Infinity, or beyond uint64).
+  uint8_t integer = 0;
+  int64_t int_value = 0;
   uint32_t str_off = 0, str_len = 0;  // String value (into strings()); Object member key
   uint32_t key_off = 0, key_len = 0;  // key of this node when it is an object member
   uint32_t first_child = 0;           // 0 = none (node 0 is always the root)

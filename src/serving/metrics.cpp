@@ -105,7 +105,13 @@ ModelMetrics::ModelMetrics(std::string model_name)
       queue{AtomicHistogram(AtomicHistogram::exponential(1, 2, 24)),
             AtomicHistogram(AtomicHistogram::exponential(1, 2, 24))},
       compute{AtomicHistogram(AtomicHistogram::exponential(1, 2, 24)),
-              AtomicHistogram(AtomicHistogram::exponential(1, 2, 24))} {
+              AtomicHistogram(AtomicHistogram::exponential(1, 2, 24))},
+      example_latency{{AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33)),
+                       AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33))},
+                      {AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33)),
+                       AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33))},
+                      {AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33)),
+                       AtomicHistogram(AtomicHistogram::exponential(10, 1.8, 33))}} {
   for (auto& c : count_by_status) c.store(0, std::memory_order_relaxed);
 }
 
@@ -174,6 +180,15 @@ std::string Metrics::render() const {
       const std::string labels = "model_name=\"" + label_value(m.name) + "\",API=\"" +
                                  (e == 0 ? "predict" : "Predict") + "\",entrypoint=\"" + entry[e] + "\"";
       m.latency[e].append_text(out, ":tensorflow:serving:request_latency", labels);
+    }
+    static const char* const api[3][2] = {{"classify", "Classify"}, {"regress", "Regress"}, {"multiinference", "MultiInference"}};
+    for (int a = 0; a < 3; ++a) {
+      for (int e = 0; e < 2; ++e) {
+        if (m.example_latency[a][e].count() == 0) continue;
+        m.example_latency[a][e].append_text(out, ":tensorflow:serving:request_latency",
+                                            "model_name=\"" + label_value(m.name) + "\",API=\"" + api[a][e] +
+                                                "\",entrypoint=\"" + entry[e] + "\"");
+      }
     }
   }
   out += "# HELP :tickinfer:serving:queue_latency Microseconds from a complete request to the start of compute.\n";

@@ -4,6 +4,7 @@
 //   :tensorflow:serving:request_count{model_name,status}           counter
 //   :tensorflow:serving:request_latency{model_name,API,entrypoint}  histogram, us, successful
 //                                                                   requests, Exponential(10,1.8,33)
+//     (API: predict / classify / regress from REST, Predict / Classify / Regress / MultiInference from gRPC)
 // and tickinfer's own split of a successful request's time:
 //   :tickinfer:serving:queue_latency{model_name,entrypoint}    us from request complete to compute
 //   :tickinfer:serving:compute_latency{model_name,entrypoint}  us in the model
@@ -38,6 +39,7 @@ class AtomicHistogram {
   explicit AtomicHistogram(std::vector<double> bounds_us);
   void record_us(double us) noexcept;
   void append_text(std::string& out, const std::string& name, const std::string& labels) const;
+  uint64_t count() const noexcept { return total_.load(std::memory_order_relaxed); }
 
   static std::vector<double> exponential(double start, double factor, int count);
 
@@ -49,6 +51,8 @@ class AtomicHistogram {
 };
 
 enum class Entrypoint : uint8_t { Rest = 0, Grpc = 1 };
+// The APIs besides Predict that take tf.Examples (their request_latency series).
+enum class ExampleApi : uint8_t { Classify = 0, Regress = 1, MultiInference = 2 };
 
 struct ModelMetrics {
   explicit ModelMetrics(std::string model_name);
@@ -57,6 +61,9 @@ struct ModelMetrics {
   AtomicHistogram latency[2];  // by Entrypoint, Predict only
   AtomicHistogram queue[2];
   AtomicHistogram compute[2];
+  // request_latency of Classify / Regress / MultiInference (by ExampleApi, then Entrypoint);
+  // exported once a series has a sample.
+  AtomicHistogram example_latency[3][2];
   std::atomic<int64_t> versions_available{0};
 
   void count(StatusCode c) noexcept { count_by_status[static_cast<size_t>(c)].fetch_add(1, std::memory_order_relaxed); }

@@ -65,6 +65,7 @@ struct RepositoryOptions {
   std::string saved_model_tags = "serve";  // --saved_model_tags
   int load_threads = 0;             // --num_load_threads: versions loaded at once (0/1: one at a time)
   bool per_model_batching = false;  // --enable_per_model_batching_parameters
+  bool method_name_check = false;   // --enable_signature_method_name_check
 };
 
 // The current snapshot, shared between the polling thread (store) and request threads (load).

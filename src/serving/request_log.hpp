@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "serving/request_log_format.hpp"
-#include "serving/servable.hpp"
+#include "serving/tensor_spec.hpp"
 
 namespace tickinfer::serving {
 

@@ -1,9 +1,11 @@
 #include "serving/servable.hpp"
 
+#include <cstdio>
 #include <filesystem>
 #include <thread>
 
 #include "formats/saved_model.hpp"
+#include "serving/example_signature.hpp"
 
 namespace fs = std::filesystem;
 
@@ -111,10 +113,14 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
     if (std::filesystem::exists(bp, ec)) s->batching_ = std::make_unique<BatchingParameters>(read_batching_parameters(bp));
   }
   std::shared_ptr<const formats::SavedModelInfo> saved;
+  std::vector<formats::SavedModelExampleSignature> examples;
+  s->method_name_check_ = options.method_name_check;
   if (formats::is_saved_model_dir(s->model_file_)) {
     formats::SavedModelOptions so;
     so.tag = options.saved_model_tags;
+    so.example_signatures = true;
     formats::SavedModel sm = formats::load_saved_model(s->model_file_, so);
+    examples = std::move(sm.example_signatures);
     saved = std::make_shared<const formats::SavedModelInfo>(std::move(sm.info));
     s->model_ = std::make_unique<Model>(Model::from_graph(std::move(sm.graph)));
   } else {
@@ -128,6 +134,7 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   } else {
     s->signatures_ = {default_signature(s->inputs_, s->outputs_)};
   }
+  s->add_example_signatures(examples, options.num_plans);
   const size_t num_plans = options.num_plans;
   if (s->inputs_.size() > kMaxTensors || s->outputs_.size() > kMaxTensors) {
     throw Error("model '" + s->model_file_ + "' has more than 16 inputs or outputs");
@@ -151,6 +158,41 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
     }
   }
   return s;
+}
+
+void Servable::add_example_signatures(const std::vector<formats::SavedModelExampleSignature>& lowered, size_t num_plans) {
+  for (const auto& ex : lowered) {
+    const ServedSignature* published = signature(ex.key);
+    if (!published) continue;
+    example_signatures_.push_back(ExampleSignature::build(ex, *published, num_plans));
+    // Classify / Regress answer with these reasons; the log says at load why a signature is not served.
+    const ExampleSignature& e = *example_signatures_.back();
+    const ExampleVerdict& c = e.verdict(ExampleMethod::Classify);
+    if (c.code == StatusCode::Unimplemented && e.verdict(ExampleMethod::Regress).code == StatusCode::Unimplemented) {
+      std::fprintf(stderr, "tickinfer serve: %s: %s (Classify / Regress on it answer UNIMPLEMENTED; Predict is served)\n",
+                   model_file_.c_str(), c.message.c_str());
+    }
+    if (!e.classes_unserved().empty()) {
+      std::fprintf(stderr, "tickinfer serve: %s: signature '%s': output 'classes' is not served (Classify answers empty labels): %s\n",
+                   model_file_.c_str(), e.key().c_str(), e.classes_unserved().c_str());
+    }
+  }
+}
+
+const ServedSignature* Servable::signature(const std::string& key) const {
+  const std::string& want = key.empty() ? std::string("serving_default") : key;
+  for (const auto& sig : signatures_) {
+    if (sig.key == want) return &sig;
+  }
+  return nullptr;
+}
+
+const ExampleSignature* Servable::example_signature(const std::string& key) const {
+  const std::string& want = key.empty() ? std::string("serving_default") : key;
+  for (const auto& e : example_signatures_) {
+    if (e->key() == want) return e.get();
+  }
+  return nullptr;
 }
 
 size_t Servable::acquire_plan(size_t first) const noexcept {

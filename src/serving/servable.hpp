@@ -14,17 +14,18 @@
 #include <string>
 #include <vector>
 
+#include "serving/example_signature.hpp"
 #include "serving/server_config.hpp"
+#include "serving/tensor_spec.hpp"
 
 #include "tickinfer/tickinfer.hpp"
 
+namespace tickinfer::formats {
+struct SavedModelExampleSignature;
+}
+
 namespace tickinfer::serving {
 
-struct TensorSpec {
-  std::string name;
-  std::vector<int64_t> shape;  // without the batch dimension
-  size_t size = 1;             // product of shape
-};
 
 // The model a version folder holds: the folder itself when it is a SavedModel, else `model.keras`,
 // else its one model file. Throws tickinfer::Error naming the folder when there is none or several.
@@ -53,6 +54,7 @@ struct ServableOptions {
   size_t num_plans = 1;
   std::string saved_model_tags = "serve";  // --saved_model_tags: the MetaGraph a SavedModel serves
   bool per_model_batching = false;  // --enable_per_model_batching_parameters: read batching_params.pbtxt
+  bool method_name_check = false;   // --enable_signature_method_name_check (Classify / Regress)
 };
 
 class Servable {
@@ -77,6 +79,12 @@ class Servable {
   // One input, one output, and every plan row-wise: several rows run in one Plan::run_rows call
   // (what a batch of requests is merged into).
   bool rows_together() const { return by_rows_; }
+  // Signature `key` as published ("" = serving_default), or nullptr.
+  const ServedSignature* signature(const std::string& key) const;
+  // A SavedModel's signatures that take serialized tf.Examples, compiled for Classify / Regress
+  // (example_signature.hpp): `key`'s, or nullptr when it takes none.
+  const ExampleSignature* example_signature(const std::string& key) const;
+  bool method_name_check() const { return method_name_check_; }
   // The version's own batching_params.pbtxt (per-model batching), or nullptr.
   const BatchingParameters* batching_parameters() const { return batching_.get(); }
 
@@ -94,6 +102,7 @@ class Servable {
 
  private:
   Servable() = default;
+  void add_example_signatures(const std::vector<formats::SavedModelExampleSignature>& lowered, size_t num_plans);
   int64_t version_ = 0;
   std::string model_file_;
   std::vector<TensorSpec> inputs_, outputs_;
@@ -105,6 +114,8 @@ class Servable {
   bool by_rows_ = false;  // every plan is row-wise: batches go through Plan::run_rows
   std::unique_ptr<std::atomic<bool>[]> busy_;  // acquire_plan() slots, one per plan
   std::unique_ptr<BatchingParameters> batching_;
+  std::vector<std::unique_ptr<ExampleSignature>> example_signatures_;
+  bool method_name_check_ = false;
 };
 
 }  // namespace tickinfer::serving

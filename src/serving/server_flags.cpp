@@ -67,7 +67,8 @@ const FlagSpec kFlags[] = {
     {"prefer_tflite_model", Kind::Bool, Support::NoEffect, "a .tflite file in a version folder is always served"},
     {"num_tflite_pools", Kind::Int, Support::NoEffect, "each request thread runs its own prepared interpreter"},
     {"num_tflite_interpreters_per_pool", Kind::Int, Support::NoEffect, "each request thread runs its own prepared interpreter"},
-    {"enable_signature_method_name_check", Kind::Bool, Support::NoEffect, "signatures are always predict"},
+    {"enable_signature_method_name_check", Kind::Bool, Support::Yes,
+     "Classify / Regress / MultiInference only use signatures whose method_name is tensorflow/serving/classify / regress (default false: any of the right shape)"},
     {"xla_cpu_compilation_enabled", Kind::Bool, Support::NoEffect,
      "would allow XLA's CPU JIT; tickinfer compiles every model into its own plans"},
     {"xla_gpu_compilation_enabled", Kind::Bool, Support::NoEffect,
@@ -205,6 +206,8 @@ void assign(ServerFlags& f, const std::string& name, const std::string& value) {
     if (to_bool(name, value))
       throw Error("--use_alts_credentials=true: ALTS is not available in tickinfer serve, and serving without "
                   "the transport security asked for is refused (TLS: --ssl_config_file)");
+  } else if (name == "enable_signature_method_name_check") {
+    f.enable_signature_method_name_check = to_bool(name, value);
   } else if (name == "saved_model_tags") {
     if (value.find_first_not_of(", ") == std::string::npos) throw Error("--saved_model_tags: no tag given");
     f.saved_model_tags = value;

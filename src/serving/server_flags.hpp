@@ -47,6 +47,7 @@ struct ServerFlags {
   int num_request_iterations_for_warmup = 1;
   bool allow_version_labels_for_unavailable_models = false;
   bool print_version = false;
+  bool enable_signature_method_name_check = false;  // Classify / Regress check the method_name
   std::string saved_model_tags = "serve";  // comma-separated MetaGraph tag set of SavedModels
   // tickinfer's own
   std::string rest_api_bind_address = "0.0.0.0";

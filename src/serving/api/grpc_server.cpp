@@ -142,6 +142,18 @@ void GrpcServer::handle_native(Services* sv, const GrpcCall& call, size_t worker
       run_unary<tfs::PredictRequest, tfs::PredictResponse>(call, reply, [sv, worker](const auto& q, auto& r) {
         return sv->prediction.predict(q, r, worker);
       });
+    } else if (path == "/tensorflow.serving.PredictionService/Classify") {
+      run_unary<tfs::ClassificationRequest, tfs::ClassificationResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->prediction.Classify(nullptr, &q, &r);
+      });
+    } else if (path == "/tensorflow.serving.PredictionService/Regress") {
+      run_unary<tfs::RegressionRequest, tfs::RegressionResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->prediction.Regress(nullptr, &q, &r);
+      });
+    } else if (path == "/tensorflow.serving.PredictionService/MultiInference") {
+      run_unary<tfs::MultiInferenceRequest, tfs::MultiInferenceResponse>(call, reply, [sv](const auto& q, auto& r) {
+        return sv->prediction.MultiInference(nullptr, &q, &r);
+      });
     } else if (path == "/tensorflow.serving.PredictionService/GetModelMetadata") {
       run_unary<tfs::GetModelMetadataRequest, tfs::GetModelMetadataResponse>(call, reply, [sv](const auto& q, auto& r) {
         return sv->prediction.GetModelMetadata(nullptr, &q, &r);

@@ -1,12 +1,12 @@
 #pragma once
 // TF Serving's gRPC API on the model repository: tensorflow.serving.PredictionService
-// (Predict, GetModelMetadata) and tensorflow.serving.ModelService (GetModelStatus), from the
+// (Predict, Classify, Regress, MultiInference, GetModelMetadata) and
+// tensorflow.serving.ModelService (GetModelStatus, HandleReloadConfigRequest), from the
 // project's own .proto files (src/serving/proto, TF Serving's field numbers), plus the
 // standard grpc.health.v1.Health service (services "", "tensorflow.serving.PredictionService",
 // "tensorflow.serving.ModelService", "PredictionService", "ModelService": SERVING once every
-// model has an AVAILABLE version). Classify, Regress, MultiInference and
-// HandleReloadConfigRequest answer UNIMPLEMENTED. The methods are in grpc_services.hpp; this
-// class listens and hands them the calls.
+// model has an AVAILABLE version). The methods are in grpc_services.hpp; this class listens and
+// hands them the calls.
 //
 // Predict accepts inputs as tensor_content or typed *_val fields (DT_FLOAT, DT_DOUBLE, integer
 // and bool types are converted to float) and answers float_val, as TF Serving does by default.

@@ -60,6 +60,10 @@ StatusCode our_code(grpc::StatusCode c) { return static_cast<StatusCode>(static_
 
 }  // namespace
 
+grpc::Status resolve_model_spec(const ModelSnapshot* model, const tfs::ModelSpec& spec, std::shared_ptr<const Servable>& out) {
+  return resolve_servable(model, spec, out);
+}
+
 grpc::Status GrpcPredictionService::Predict(grpc::ServerContext*, const tfs::PredictRequest* req,
                                             tfs::PredictResponse* resp) {
   return predict(*req, *resp, kSharedLogRing);

@@ -1,6 +1,6 @@
 #pragma once
 // The methods of TF Serving's gRPC services (grpc_server.hpp serves them): PredictionService's
-// Predict and GetModelMetadata, ModelService's GetModelStatus and HandleReloadConfigRequest. grpc++ calls the overrides; the
+// Predict, Classify, Regress, MultiInference (grpc_classify.cpp) and GetModelMetadata, ModelService's GetModelStatus and HandleReloadConfigRequest. grpc++ calls the overrides; the
 // native server calls predict() with its worker's log ring. The servable a ModelSpec names is
 // found by resolve() (resolve.hpp), as for REST; every Predict answer, errors included, is
 // offered to the request log.
@@ -12,6 +12,8 @@
 
 #include "serving/api/grpc_server.hpp"
 #include "tensorflow_serving/apis/model_service.grpc.pb.h"
+#include "serving/api/example_inference.hpp"
+#include "serving/request_log_format.hpp"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
 
 namespace tickinfer::serving {
@@ -30,6 +32,15 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
                        tensorflow::serving::PredictResponse* resp) override;
   grpc::Status GetModelMetadata(grpc::ServerContext*, const tensorflow::serving::GetModelMetadataRequest* req,
                                 tensorflow::serving::GetModelMetadataResponse* resp) override;
+
+  // Classify, Regress and MultiInference (grpc_classify.cpp): answered and counted like Predict;
+  // the native server calls them directly.
+  grpc::Status Classify(grpc::ServerContext*, const tensorflow::serving::ClassificationRequest* req,
+                        tensorflow::serving::ClassificationResponse* resp) override;
+  grpc::Status Regress(grpc::ServerContext*, const tensorflow::serving::RegressionRequest* req,
+                       tensorflow::serving::RegressionResponse* resp) override;
+  grpc::Status MultiInference(grpc::ServerContext*, const tensorflow::serving::MultiInferenceRequest* req,
+                              tensorflow::serving::MultiInferenceResponse* resp) override;
 
   // One Predict call, answered, counted and offered to the request log; `log_ring` is the native
   // worker's index (kSharedLogRing: a grpc++ thread).
@@ -55,7 +66,32 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
            const tensorflow::serving::PredictRequest& req) noexcept;
 
   std::mutex log_mutex_;  // the shared log ring (kSharedLogRing)
+
+  // What the request log records of an example call (grpc_classify.cpp): the servable, the
+  // signature run and its decoded features and outputs (a thread-local ExampleRun), the compute window.
+  struct ExampleTrace {
+    std::shared_ptr<const Servable> servable;
+    const ExampleSignature* signature = nullptr;
+    const ExampleRun* run = nullptr;  // set once compute ran
+    uint64_t start_ns = 0, done_ns = 0;
+  };
+  // grpc_classify.cpp: one Classify / Regress / MultiInference call without the counting.
+  grpc::Status classify(const tensorflow::serving::ClassificationRequest& req, tensorflow::serving::ClassificationResponse& resp,
+                        const Servable& sv, ExampleTrace& trace);
+  grpc::Status regress(const tensorflow::serving::RegressionRequest& req, tensorflow::serving::RegressionResponse& resp,
+                       const Servable& sv, ExampleTrace& trace);
+  grpc::Status multi_inference(const tensorflow::serving::MultiInferenceRequest& req,
+                               tensorflow::serving::MultiInferenceResponse& resp,
+                               const std::shared_ptr<const Servable>& sv, const ModelMetrics& mm, uint64_t received);
+  // One record per example call (MultiInference: per task), errors included, on the shared ring.
+  void log_examples(const ModelMetrics& mm, LoggedMethod method, const ExampleTrace& t, const grpc::Status& st,
+                    const std::string& signature, uint64_t received) noexcept;
 };
+
+// The servable a ModelSpec names (version, label or latest) in `model`, with TF Serving's gRPC
+// answers (NOT_FOUND "Servable not found for request: ...", an unknown label).
+grpc::Status resolve_model_spec(const ModelSnapshot* model, const tensorflow::serving::ModelSpec& spec,
+                                std::shared_ptr<const Servable>& out);
 
 class GrpcModelService final : public tensorflow::serving::ModelService::Service {
  public:

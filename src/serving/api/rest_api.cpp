@@ -86,12 +86,12 @@ void RestApi::log(const RestCall& call) noexcept {
   e.compute_ns = call.done_ns ? call.done_ns - call.start_ns : 0;
   e.total_ns = end - call.received_ns;
   e.batch = static_cast<uint32_t>(call.batch);
-  if (call.inputs_decoded) {
-    e.input_specs = &call.servable->inputs();
+  if (call.logged_inputs) {
+    e.input_specs = call.logged_inputs;
     e.inputs = call.s.in_ptr.data();
   }
-  if (call.outputs_ready) {
-    e.output_specs = &call.servable->outputs();
+  if (call.logged_outputs) {
+    e.output_specs = call.logged_outputs;
     e.outputs = call.s.out_ptr.data();
   }
   log->record(call.worker, e);

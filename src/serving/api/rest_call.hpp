@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "serving/api/example_inference.hpp"
+#include "serving/api/example_json.hpp"
 #include "serving/api/predict_json.hpp"
 #include "serving/api/rest_path.hpp"
 #include "serving/batch_scheduler.hpp"
@@ -41,6 +43,8 @@ struct RestScratch {
   std::string fail_message;  // the answer's error text, for the request log
   std::string name;  // URL-decoded model name / label
   std::string label;
+  ExampleRequest examples;  // :classify / :regress
+  ExampleRun example_run;
 };
 
 // Why a request has no route (answered by the Rejected route, after authentication).
@@ -81,8 +85,10 @@ struct RestCall {
   LoggedMethod method = LoggedMethod::Predict;
   std::string_view signature;              // as requested, or the servable's when none was named
   size_t batch = 0;
-  bool inputs_decoded = false;             // s.in_ptr holds batch rows of the servable's inputs
-  bool outputs_ready = false;              // s.out_ptr holds batch rows of its outputs
+  // Set once s.in_ptr / s.out_ptr hold batch rows of these tensors (the servable's for predict,
+  // the example signature's features and outputs for classify / regress).
+  const std::vector<TensorSpec>* logged_inputs = nullptr;
+  const std::vector<TensorSpec>* logged_outputs = nullptr;
 
   // Answers {"error": message} with TF Serving's HTTP status for `code`.
   void fail(StatusCode c, std::string_view message);

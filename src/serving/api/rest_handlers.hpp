@@ -15,7 +15,8 @@ void handle_rejected(RestCall& call);    // rest_probe_handlers.cpp
 void handle_status(RestCall& call);      // rest_status_handler.cpp
 void handle_metadata(RestCall& call);    // rest_metadata_handler.cpp
 void handle_predict(RestCall& call);     // rest_predict_handler.cpp
-void handle_unsupported_verb(RestCall& call);  // rest_predict_handler.cpp: :classify, :regress
+void handle_classify(RestCall& call);    // rest_classify_handler.cpp
+void handle_regress(RestCall& call);     // rest_classify_handler.cpp
 
 // What the request path names (call.path, decoded in call.s): rest_resolve.cpp.
 ServableRequest servable_request(const RestCall& call);

@@ -1,17 +1,11 @@
-// POST /v1/models/{name}[/versions/{N}|/labels/{L}]:predict, and the verbs TF Serving has that
-// the served models do not (:classify, :regress). The hot path: once the worker's scratch has
-// grown, a predict allocates nothing and takes no lock (serving_hot_path_test).
+// POST /v1/models/{name}[/versions/{N}|/labels/{L}]:predict (:classify and :regress are in
+// rest_classify_handler.cpp). The hot path: once the worker's scratch has grown, a predict
+// allocates nothing and takes no lock (serving_hot_path_test).
 #include <string>
 
 #include "serving/api/rest_handlers.hpp"
 
 namespace tickinfer::serving {
-
-void handle_unsupported_verb(RestCall& call) {
-  call.fail_counted(StatusCode::Unimplemented,
-                    std::string(call.path.verb) + " is not supported by tickinfer serve: the served Keras models "
-                    "have a predict signature only; use :predict");
-}
 
 void handle_predict(RestCall& call) {
   RestScratch& s = call.s;
@@ -52,7 +46,7 @@ void handle_predict(RestCall& call) {
     s.out_ptr.push_back(s.out[o].data());
   }
   call.batch = batch;
-  call.inputs_decoded = true;
+  call.logged_inputs = &sv.inputs();
   uint64_t queue_ns = start - call.received_ns, compute_ns = 0;
   const bool batched = options.batching && options.batching->batches(sv);
   if (batched) {
@@ -79,7 +73,7 @@ void handle_predict(RestCall& call) {
   mm.compute[0].record_us(static_cast<double>(compute_ns) / 1000.0);
   call.start_ns = start;
   call.done_ns = done;
-  call.outputs_ready = true;
+  call.logged_outputs = &sv.outputs();
 }
 
 }  // namespace tickinfer::serving

@@ -19,8 +19,8 @@ constexpr std::array<RestRoute, 10> kRoutes{{
     {RestRouteId::Status, true, false, true, handle_status},
     {RestRouteId::Metadata, true, false, true, handle_metadata},
     {RestRouteId::Predict, true, true, true, handle_predict},
-    {RestRouteId::Classify, true, true, true, handle_unsupported_verb},
-    {RestRouteId::Regress, true, true, true, handle_unsupported_verb},
+    {RestRouteId::Classify, true, true, true, handle_classify},
+    {RestRouteId::Regress, true, true, true, handle_regress},
     // Logged when the request is a POST (it was aimed at an inference verb): RestApi::handle.
     {RestRouteId::Rejected, true, false, false, handle_rejected},
 }};

@@ -6,7 +6,7 @@
 //   GET  /v1/models/{name}[/versions/{N}|/labels/{L}]            model status
 //   GET  /v1/models/{name}[/versions/{N}|/labels/{L}]/metadata   signature metadata
 //   POST /v1/models/{name}[/versions/{N}|/labels/{L}]:predict    inference
-//   POST ...:classify | ...:regress                              501 (not supported yet)
+//   POST ...:classify | ...:regress                              tf.Example signatures
 // Anything else takes the Rejected route (TF Serving's 404/400 answers). A new endpoint is one
 // more RestRouteId, one row in the table (rest_routes.cpp) and its handler.
 #include "serving/api/rest_call.hpp"
