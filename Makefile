@@ -15,7 +15,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
-.PHONY: tflite-k3-reference pipeline-bench agents-bench batching-bench loadgen-bench default-model bench-forms
+.PHONY: tflite-k3-reference pruned-reference pipeline-bench agents-bench batching-bench loadgen-bench default-model bench-forms
 
 all: build
 
@@ -44,6 +44,7 @@ test: build
 	$(MAKE) onnx-reference
 	$(MAKE) tflite-lift-reference
 	$(MAKE) tflite-k3-reference
+	$(MAKE) pruned-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 	$(MAKE) demo-test
@@ -120,6 +121,18 @@ tflite-k3-reference: build
 	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/quant_tflite_k3_reference_test \
 	  --gtest_brief=1
 	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/engine_tflite_lift_loop_test \
+	  --gtest_brief=1
+
+# Regenerates the pruned-model fixtures (tools/make_pruned_fixtures.py: tfmot PruneLowMagnitude
+# .h5 / .keras / SavedModel saves with and without strip_pruning, EXPERIMENTAL_SPARSITY TFLite
+# conversions in float and int8, random and block sparsity) into $(BUILD)/fixtures_pruned_live and
+# checks the importers against those fresh outputs. About a minute on two cores.
+pruned-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_pruned_live
+	$(VENV)/bin/python tools/make_pruned_fixtures.py --out $(BUILD)/fixtures_pruned_live
+	TICKINFER_PRUNED_FIXTURES=$(abspath $(BUILD)/fixtures_pruned_live) $(BUILD)/tests/formats_pruned_test --gtest_brief=1
+	TICKINFER_PRUNED_FIXTURES=$(abspath $(BUILD)/fixtures_pruned_live) $(BUILD)/tests/engine_pruned_reference_test \
 	  --gtest_brief=1
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.

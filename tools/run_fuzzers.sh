@@ -20,10 +20,13 @@ fuzz_one() {
   work=$(mktemp -d)
   fx="$root/tests/fixtures"
   case "$name" in
-    keras_file_fuzz)
-      for f in "$fx"/*/model.keras "$fx"/*/model.h5; do cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"; done ;;
-    tflite_file_fuzz|tflite_lift_fuzz)  # every converter output (float, dynamic-range, int8) of the TFLite fixtures, Keras 3 ones too
-      for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_lift/*/*.tflite "$fx"/tflite_k3/*/*.tflite; do
+    keras_file_fuzz)  # and the pruned models, tfmot wrappers left in or stripped
+      for f in "$fx"/*/model.keras "$fx"/*/model.h5 "$fx"/pruned/*.keras "$fx"/pruned/*.h5; do
+        cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
+    tflite_file_fuzz|tflite_lift_fuzz)  # every converter output (float, dynamic-range, int8) of the TFLite fixtures, Keras 3
+      # ones too, and the sparse conversions of pruned models (CSR and block sparsity, DENSIFY)
+      for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_lift/*/*.tflite "$fx"/tflite_k3/*/*.tflite "$fx"/pruned/*.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
     tflite_run_fuzz)  # the TFLite fixtures (Keras 3 WHILE / resource-variable ones too) and the LSTM fixtures

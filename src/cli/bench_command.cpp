@@ -14,6 +14,7 @@
 
 #include "cli/bench_clock.hpp"
 #include "cli/commands.hpp"
+#include "cli/load_warnings.hpp"
 #include "cli/machine_info.hpp"
 #include "cli/plan_options.hpp"
 #include "stats/latency_histogram.hpp"
@@ -135,6 +136,7 @@ int run_bench(const ArgParser& args) {
   }
 
   const Model model = Model::load(path);
+  print_load_warnings(model, path);
   Plan plan = compile(model, options);
   if (cfg.rows > 1) plan.reserve_rows(cfg.rows);  // an Error names the layer that is not row-wise
   const PreparedInputs inputs = prepare_inputs(plan, seed);

@@ -9,6 +9,7 @@
 
 #include "cli/array_file.hpp"
 #include "cli/commands.hpp"
+#include "cli/load_warnings.hpp"
 #include "cli/plan_options.hpp"
 #include "formats/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
@@ -117,6 +118,7 @@ int run_inspect(const ArgParser& args) {
   const std::string& path = args.positional_value("MODEL");
   const CompileOptions options = plan_options(args);
   const Model model = Model::load(path);
+  print_load_warnings(model, path);
   const ModelStats stats = model.stats();
   const auto inputs = model.inputs();
   const auto outputs = model.outputs();

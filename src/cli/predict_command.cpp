@@ -14,6 +14,7 @@
 
 #include "cli/array_file.hpp"
 #include "cli/commands.hpp"
+#include "cli/load_warnings.hpp"
 #include "cli/plan_options.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -150,6 +151,7 @@ int run_predict(const ArgParser& args) {
   const CompileOptions options = plan_options(args);
 
   const Model model = Model::load(model_path);
+  print_load_warnings(model, model_path);
   Plan plan = compile(model, options);
   const auto input_info = model.inputs();
   const auto output_info = model.outputs();

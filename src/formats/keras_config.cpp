@@ -7,6 +7,7 @@
 
 #include "formats/keras_json.hpp"
 #include "formats/keras_layers.hpp"
+#include "formats/keras_pruning.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -34,6 +35,10 @@ struct LayerEntry {
   // tensors it was called on, in argument order.
   std::vector<std::vector<TensorRef>> calls;
   std::string keras3_path;
+  // A tfmot PruneLowMagnitude wrapper (formats/keras_pruning.hpp): keras_class and config are the
+  // wrapped layer's; name and the Keras 3 path stay the wrapper's (the file stores them so).
+  bool pruning_wrapper = false;
+  std::string path_class() const { return pruning_wrapper ? kPruningWrapperClass : keras_class; }
 };
 
 // obj[key] by reference (a JSON null if absent). A `cond ? obj[key] : json()` expression would
@@ -202,6 +207,7 @@ class GraphBuilder {
       : weights_(weights), dialect_(dialect), label_(label) {}
 
   Graph& graph() { return graph_; }
+  const std::vector<std::string>& pruned_layers() const { return pruned_layers_; }
 
   int add_input(const std::string& name, Shape shape) {
     claim_name(name, "InputLayer");
@@ -225,6 +231,8 @@ class GraphBuilder {
     ref.keras3_path = e.keras3_path;
     ref.weights_in_cell = layer_weights_in_cell(e.keras_class);
     ref.config = e.config;
+    ref.pruning_wrapper = e.pruning_wrapper;
+    if (e.pruning_wrapper && node_name == e.name) pruned_layers_.push_back(e.name);
     std::vector<int> in_ranks;
     for (int i : inputs) in_ranks.push_back(ranks_[static_cast<size_t>(i)]);
     Node n = node_from_keras_layer(ref, *e.config, in_ranks, weights_, dialect_, ctx);
@@ -280,6 +288,7 @@ class GraphBuilder {
   std::vector<int> ranks_;  // un-batched output rank per node
   std::unordered_set<std::string> names_;
   int64_t total_weight_values_ = 0;
+  std::vector<std::string> pruned_layers_;
 };
 
 // Reads the common fields of every entry of config["layers"].
@@ -300,6 +309,12 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
     e.config = &layer["config"];
     e.name = json_string(*e.config, "name", json_string(layer, "name", "", where), where);
     if (e.name.empty()) throw Error(where + " (" + e.keras_class + ") has no name");
+    if (e.keras_class == kPruningWrapperClass) {
+      const json& wrapped = pruning_wrapped_layer(*e.config, layer_ctx(label, e.name, e.keras_class));
+      e.pruning_wrapper = true;
+      e.keras_class = wrapped["class_name"].get<std::string>();
+      e.config = &wrapped["config"];
+    }
     const std::string ctx = layer_ctx(label, e.name, e.keras_class);
     if (is_model_class(e.keras_class)) {
       throw Error(ctx + ": nested models are not supported (flatten the model before saving)");
@@ -354,7 +369,7 @@ void build_sequential(GraphBuilder& b, const json& model, const json& config, co
     if (e.keras_class == "InputLayer") {
       throw Error(layer_ctx(label, e.name, e.keras_class) + ": InputLayer inside a Sequential model");
     }
-    e.keras3_path = paths.next(e.keras_class);
+    e.keras3_path = paths.next(e.path_class());
     prev = b.add_layer(e, {prev}, e.name);
   }
   b.graph().inputs = {0};
@@ -371,7 +386,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
   std::unordered_map<std::string, size_t> index_of;
   Keras3PathCounter paths;  // Functional.layers keeps the InputLayers
   for (size_t i = 0; i < entries.size(); ++i) {
-    entries[i].keras3_path = paths.next(entries[i].keras_class);
+    entries[i].keras3_path = paths.next(entries[i].path_class());
     if (!index_of.emplace(entries[i].name, i).second) {
       throw Error(layer_ctx(label, entries[i].name, entries[i].keras_class) + ": duplicate layer name");
     }
@@ -520,6 +535,7 @@ Graph graph_from_keras_config(const json& model, WeightSource& weights, KerasDia
     throw Error(label + ": model class '" + cls + "' is not supported (only Sequential and Functional)");
   }
   builder.graph().source_format = dialect == KerasDialect::Keras3 ? "keras3" : "keras2-h5";
+  if (!builder.pruned_layers().empty()) builder.graph().warnings.push_back(pruning_wrapper_warning(builder.pruned_layers()));
   return std::move(builder.graph());
 }
 

@@ -27,6 +27,10 @@ struct KerasLayerRef {
   // Sequential models do not).
   std::string keras3_path;
   bool weights_in_cell = false;  // RNN layers: variables live under "<path>/cell/vars"
+  // Wrapped in a tfmot PruneLowMagnitude (formats/keras_pruning.hpp): `name` and `keras3_path`
+  // are the wrapper's, `keras_class` the wrapped layer's. The source returns the wrapped layer's
+  // weights with the stored masks applied.
+  bool pruning_wrapper = false;
   // The layer's config object (units, use_bias, ...); valid only during layer_weights(). Lets a
   // synthetic source (the config fuzzer) produce weights of the configured shapes.
   const nlohmann::json* config = nullptr;

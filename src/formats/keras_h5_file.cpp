@@ -5,6 +5,7 @@
 #include "formats/hdf5_image.hpp"
 #include "formats/keras_config.hpp"
 #include "formats/keras_json.hpp"
+#include "formats/keras_pruning.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -44,7 +45,18 @@ class LegacyH5WeightSource : public WeightSource {
     auto names = chunked_strings(h5_, path, "weight_names");
     if (!names) throw Error(ctx + ": group '" + path + "' has no weight_names attribute");
     if (names->size() > 64) throw Error(ctx + ": too many weights (" + std::to_string(names->size()) + ")");
-    for (const std::string& name : *names) out.push_back(h5_.read_float_dataset(path + "/" + name, ctx));
+    if (!layer.pruning_wrapper) {
+      for (const std::string& name : *names) out.push_back(h5_.read_float_dataset(path + "/" + name, ctx));
+      return out;
+    }
+    // The wrapper's threshold and int64 pruning_step are never read: only the masks matter.
+    std::vector<Weight> masks;
+    for (const std::string& name : *names) {
+      const PruningVar kind = classify_pruning_weight_name(name);
+      if (kind == PruningVar::Wrapped) out.push_back(h5_.read_float_dataset(path + "/" + name, ctx));
+      if (kind == PruningVar::Mask) masks.push_back(h5_.read_float_dataset(path + "/" + name, ctx));
+    }
+    apply_pruning_masks(out, masks, layer.keras_class, ctx);
     return out;
   }
 

@@ -5,6 +5,7 @@
 #include "formats/hdf5_image.hpp"
 #include "formats/keras_config.hpp"
 #include "formats/keras_json.hpp"
+#include "formats/keras_pruning.hpp"
 #include "formats/zip_archive.hpp"
 #include "tickinfer/error.hpp"
 
@@ -34,17 +35,43 @@ class Keras3WeightSource : public WeightSource {
         throw Error(ctx + ": weights group '" + path + "/vars' belongs to layer '" + (*owner)[0] + "'");
       }
     }
-    const std::string vars = path + (layer.weights_in_cell ? "/cell/vars" : "/vars");
-    std::vector<Weight> out;
-    if (!h5_.has_object(vars)) return out;
-    for (int i = 0; h5_.has_object(vars + "/" + std::to_string(i)); ++i) {
-      if (i >= kMaxVarsPerLayer) throw Error(ctx + ": too many variables in '" + vars + "'");
-      out.push_back(h5_.read_float_dataset(vars + "/" + std::to_string(i), ctx));
-    }
+    const std::string layer_path = layer.pruning_wrapper ? path + "/layer" : path;
+    std::vector<Weight> out = read_vars(layer_path + (layer.weights_in_cell ? "/cell/vars" : "/vars"), ctx);
+    if (layer.pruning_wrapper) apply_pruning_masks(out, wrapper_masks(path + "/vars", ctx), layer.keras_class, ctx);
     return out;
   }
 
  private:
+  int count_vars(const std::string& vars, const std::string& ctx) {
+    int n = 0;
+    while (h5_.has_object(vars + "/" + std::to_string(n))) {
+      if (++n > kMaxVarsPerLayer) throw Error(ctx + ": too many variables in '" + vars + "'");
+    }
+    return n;
+  }
+
+  std::vector<Weight> read_vars(const std::string& vars, const std::string& ctx) {
+    std::vector<Weight> out;
+    if (!h5_.has_object(vars)) return out;
+    const int n = count_vars(vars, ctx);
+    for (int i = 0; i < n; ++i) out.push_back(h5_.read_float_dataset(vars + "/" + std::to_string(i), ctx));
+    return out;
+  }
+
+  // A PruneLowMagnitude's own variables: P prunable weights (tracked again), then mask and
+  // threshold per prunable weight, then pruning_step: 3P + 1 (formats/keras_pruning.hpp).
+  std::vector<Weight> wrapper_masks(const std::string& vars, const std::string& ctx) {
+    const int n = h5_.has_object(vars) ? count_vars(vars, ctx) : 0;
+    if (n % 3 != 1) {
+      throw Error(ctx + ": PruneLowMagnitude variables '" + vars + "' hold " + std::to_string(n) +
+                  " entries, not 3 per prunable weight plus pruning_step");
+    }
+    std::vector<Weight> masks;
+    const int p = (n - 1) / 3;
+    for (int i = 0; i < p; ++i) masks.push_back(h5_.read_float_dataset(vars + "/" + std::to_string(p + 2 * i), ctx));
+    return masks;
+  }
+
   Hdf5Image& h5_;
   std::string list_group_;
   std::string label_;

@@ -247,6 +247,7 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
     if (op.in.size() != 1 || op.in[0].kind != TfValue::Kind::Resource) throw Error(op.where + ": reads something other than a variable");
     TfValue v;
     v.tensor = op.in[0].tensor;
+    assigned_before_read(op, v.tensor);
     return {v};
   }
   if (t == "StatefulPartitionedCall" || t == "PartitionedCall") {

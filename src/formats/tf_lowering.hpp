@@ -111,6 +111,7 @@ class TfLowering {
   std::vector<TfValue> eval_node(TfFrame& frame, const std::string& name, int depth);
   TfValue value_of(TfFrame& frame, const std::string& ref, int depth);
   std::vector<TfValue> lower(Op& op);
+  void assigned_before_read(const Op& read, TfTensor& value);
 
   std::vector<TfValue> lower_elementwise(Op& op);
   std::vector<TfValue> lower_binary(Op& op);
@@ -153,6 +154,7 @@ class TfLowering {
   std::vector<std::unique_ptr<RnnRecord>> rnns_;
   std::vector<std::unique_ptr<TfFrame>> frames_;
   std::vector<TfDenseFeature> dense_features_;
+  std::set<std::string> pruned_layers_;  // tfmot wrappers whose mask multiply was folded
 };
 
 }  // namespace tickinfer::formats

@@ -12,6 +12,7 @@
 
 #include "formats/tflite_builtin_names.hpp"
 #include "formats/tflite_ops.hpp"
+#include "formats/tflite_sparsity.hpp"
 #include "tflite_generated.h"
 #include "tickinfer/error.hpp"
 
@@ -54,7 +55,14 @@ class Loader {
       std::vector<tfl::Op> ops;
       if (g->operators()) {
         ops.reserve(g->operators()->size());
-        for (uint32_t i = 0; i < g->operators()->size(); ++i) ops.push_back(read_op(*g->operators()->Get(i), i, p));
+        for (uint32_t i = 0; i < g->operators()->size(); ++i) {
+          const tflite::Operator& o = *g->operators()->Get(i);
+          if (is_densify(o)) {
+            fold_densify(o, i, p);
+          } else {
+            ops.push_back(read_op(o, i, p));
+          }
+        }
       }
       std::vector<int> ins = indices(g->inputs(), "subgraph input"), outs = indices(g->outputs(), "subgraph output");
       if (k == 0) {
@@ -117,7 +125,6 @@ class Loader {
     if (x.name()) out.name = x.name()->str();
     out.type = read_type(x.type(), where);
     out.is_variable = x.is_variable();
-    if (x.sparsity()) fail(where + ": sparse tensors (the converter's sparsity option) are not supported");
     if (x.external_buffer() != 0) fail(where + ": data in an external buffer is not supported");
 
     // Shape: fixed, non-negative, bounded. (-1 may appear in shape_signature, never in shape.)
@@ -145,7 +152,10 @@ class Loader {
       }
       const tflite::Buffer* b = buffers->Get(x.buffer());
       if (b->offset() > 1) fail(where + ": data stored outside the flatbuffer (models over 2 GB) is not supported");
-      if (b->data() && b->data()->size() != 0) {
+      if (x.sparsity() && b->data() && b->data()->size() != 0) {
+        const std::string at = label_ + ": " + where;  // densify's errors carry the file name too
+        out.data = densify(read_sparsity(*x.sparsity(), at), out.shape, esize, b->data()->data(), b->data()->size(), at);
+      } else if (b->data() && b->data()->size() != 0) {
         if (b->data()->size() != elements * esize) {
           fail(where + ": buffer " + std::to_string(x.buffer()) + " holds " + std::to_string(b->data()->size()) +
                " bytes but shape and type need " + std::to_string(elements * esize));
@@ -153,6 +163,8 @@ class Loader {
         out.data.assign(b->data()->begin(), b->data()->end());
       }
     }
+
+    if (x.sparsity() && out.data.empty()) fail(where + ": sparsity: a sparse tensor without constant data");
 
     // Quantization: per-tensor or per-axis affine only.
     if (const auto* q = x.quantization()) {
@@ -215,7 +227,6 @@ class Loader {
            "' is not supported");
     }
     if (builtin == kIf) fail(op_where + ": IF (conditional control flow) is not supported");
-    if (builtin == kDensify) fail(op_where + ": DENSIFY (sparse weights) is not supported");
     const auto code = tflite_op_code(builtin);
     if (!code) fail(op_where + ": " + name + " is not supported");
 
@@ -229,6 +240,31 @@ class Loader {
     check_subgraph_index(op, op_where + " (" + name + ")");
     op.precision = precision(op, p);
     return op;
+  }
+
+  bool is_densify(const tflite::Operator& o) const {
+    const auto* codes = model_.operator_codes();
+    if (!codes || o.opcode_index() >= codes->size()) return false;  // read_op names the bad index
+    return builtin_code(*codes->Get(o.opcode_index())) == kDensify && !codes->Get(o.opcode_index())->custom_code();
+  }
+
+  // DENSIFY of a constant (sparse weights the converter left for the interpreter to expand) is
+  // done here: its output becomes that constant, and the op is dropped. A DENSIFY of a computed
+  // tensor has no use in a converted model and is refused.
+  void fold_densify(const tflite::Operator& o, uint32_t i, tfl::Program& p) const {
+    const std::string where = where_subgraph(subgraph_) + "op " + std::to_string(i) + " (DENSIFY)";
+    const std::vector<int> in = op_indices(o.inputs(), where + " input", false);
+    const std::vector<int> out = op_indices(o.outputs(), where + " output", false);
+    if (in.size() != 1 || out.size() != 1) fail(where + ": expects one input and one output");
+    const tfl::Tensor& src = p.tensors[static_cast<size_t>(in[0])];
+    tfl::Tensor& dst = p.tensors[static_cast<size_t>(out[0])];
+    if (!src.is_constant()) fail(where + ": densifies a computed tensor (only constant sparse weights are supported)");
+    if (dst.is_constant() || dst.is_variable) fail(where + ": output tensor '" + dst.name + "' already holds data");
+    if (src.type != dst.type || src.shape != dst.shape) {
+      fail(where + ": output tensor '" + dst.name + "' differs in type or shape from its input '" + src.name + "'");
+    }
+    dst.data = src.data;
+    if (dst.quant.empty()) dst.quant = src.quant;
   }
 
   std::vector<int> op_indices(const flatbuffers::Vector<int32_t>* v, const std::string& what, bool allow_missing) const {

@@ -91,6 +91,10 @@ struct Graph {
   std::vector<Node> nodes;     // topological order
   std::vector<int> inputs;     // node indices of OpKind::Input nodes, in model input order
   std::vector<int> outputs;    // node indices whose outputs are the model outputs, in order
+  // Notices of the importer about a file it loaded but that was probably not saved as meant
+  // (e.g. tfmot pruning wrappers left in): one sentence each, without the file name. The model
+  // loads and runs as the framework would run it; front ends print these (`tickinfer: warning:`).
+  std::vector<std::string> warnings;
 };
 
 // Fills Node::shape for every non-Input node and validates each op's parameters and weight

@@ -105,14 +105,14 @@ class Reader {
 
 std::string encode_graph(const Graph& g) {
   Writer w;
-  w.put(g.name), w.put(g.source_format), w.put(g.nodes), w.put(g.inputs), w.put(g.outputs);
+  w.put(g.name), w.put(g.source_format), w.put(g.nodes), w.put(g.inputs), w.put(g.outputs), w.put(g.warnings);
   return w.take();
 }
 
 Graph decode_graph(const std::string& bytes) {
   Reader r(bytes);
   Graph g;
-  r.get(g.name), r.get(g.source_format), r.get(g.nodes), r.get(g.inputs), r.get(g.outputs);
+  r.get(g.name), r.get(g.source_format), r.get(g.nodes), r.get(g.inputs), r.get(g.outputs), r.get(g.warnings);
   if (!r.done()) throw Error("model graph encoding has trailing bytes");
   return g;
 }

@@ -13,6 +13,44 @@
 
 namespace tickinfer::testing {
 
+using SparsityFn = std::function<flatbuffers::Offset<tflite::SparsityParameters>(flatbuffers::FlatBufferBuilder&)>;
+
+// One traversal level of a hand-made sparse tensor: DENSE of `dense_size`, or SPARSE_CSR with
+// its segments and indices stored as `index_type` (Int32Vector, Uint16Vector or Uint8Vector).
+struct MiniSparseDim {
+  bool csr = false;
+  int32_t dense_size = 0;
+  std::vector<int32_t> segments, indices;
+  tflite::SparseIndexVector index_type = tflite::SparseIndexVector::Uint8Vector;
+};
+
+inline flatbuffers::Offset<void> mini_index_vector(flatbuffers::FlatBufferBuilder& b, tflite::SparseIndexVector type,
+                                                   const std::vector<int32_t>& v) {
+  if (type == tflite::SparseIndexVector::Int32Vector) return tflite::CreateInt32VectorDirect(b, &v).Union();
+  if (type == tflite::SparseIndexVector::Uint16Vector) {
+    const std::vector<uint16_t> u(v.begin(), v.end());
+    return tflite::CreateUint16VectorDirect(b, &u).Union();
+  }
+  const std::vector<uint8_t> u(v.begin(), v.end());
+  return tflite::CreateUint8VectorDirect(b, &u).Union();
+}
+
+inline SparsityFn mini_sparsity(std::vector<int32_t> order, std::vector<int32_t> block_map, std::vector<MiniSparseDim> dims) {
+  return [=](flatbuffers::FlatBufferBuilder& b) {
+    std::vector<flatbuffers::Offset<tflite::DimensionMetadata>> md;
+    for (const MiniSparseDim& d : dims) {
+      if (!d.csr) {
+        md.push_back(tflite::CreateDimensionMetadata(b, tflite::DimensionType::DENSE, d.dense_size));
+        continue;
+      }
+      auto seg = mini_index_vector(b, d.index_type, d.segments);
+      auto idx = mini_index_vector(b, d.index_type, d.indices);
+      md.push_back(tflite::CreateDimensionMetadata(b, tflite::DimensionType::SPARSE_CSR, 0, d.index_type, seg, d.index_type, idx));
+    }
+    return tflite::CreateSparsityParametersDirect(b, &order, block_map.empty() ? nullptr : &block_map, &md);
+  };
+}
+
 struct MiniTensor {
   std::vector<int32_t> shape;
   int8_t type = 0;  // TensorType
@@ -22,7 +60,8 @@ struct MiniTensor {
   std::vector<int64_t> zero_point;
   int32_t quantized_dimension = 0;
   bool is_variable = false;
-  bool sparse = false;
+  bool sparse = false;  // an empty SparsityParameters table (when `sparsity` is not set)
+  SparsityFn sparsity;  // builds the tensor's SparsityParameters
   uint32_t external_buffer = 0;
   tflite::QuantizationDetails details = tflite::QuantizationDetails::NONE;
 };
@@ -102,7 +141,8 @@ struct MiniModel {
         q = tflite::CreateQuantizationParametersDirect(b, nullptr, nullptr, &t.scale, &t.zero_point, t.details,
                                                        details, t.quantized_dimension);
       }
-      flatbuffers::Offset<tflite::Placeholder> sparsity = t.sparse ? tflite::CreatePlaceholder(b) : 0;
+      flatbuffers::Offset<tflite::SparsityParameters> sparsity =
+          t.sparsity ? t.sparsity(b) : (t.sparse ? tflite::CreateSparsityParameters(b) : 0);
       ts.push_back(tflite::CreateTensorDirect(b, &t.shape, t.type, t.buffer, t.name.c_str(), q, t.is_variable,
                                               sparsity, nullptr, true, nullptr, t.external_buffer));
     }
