@@ -419,9 +419,8 @@ def prune_low_magnitude(model, schedule: PruningSchedule, block=None, m_of_n=Non
         m_of_n = (int(m_of_n[0]), int(m_of_n[1]))
         if not 0 < m_of_n[0] < m_of_n[1]:
             raise ValueError(f"m_of_n={m_of_n}: need 0 < m < n")
-    K = _keras_of(model)
-    clone = K.models.clone_model(model)
-    clone.set_weights(model.get_weights())
+    _keras_of(model)
+    clone = _clone(model)
     targets = []
     for layer in _select(clone, layers):
         for attr, var in _prunable_vars(layer):
@@ -430,6 +429,16 @@ def prune_low_magnitude(model, schedule: PruningSchedule, block=None, m_of_n=Non
                                  "block and m_of_n pruning need 2-dimensional weights")
             targets.append(_Target(layer.name, attr, var))
     object.__setattr__(clone, _STATE_ATTR, PruningState(schedule, block, block_pooling, m_of_n, targets))
+    return clone
+
+
+def _clone(model):
+    """A fresh, uncompiled model of the same Keras with the same config and weights."""
+    try:
+        clone = type(model).from_config(model.get_config())
+    except Exception:  # custom layers or a config that does not round-trip: Keras' own cloner
+        clone = _keras_of(model).models.clone_model(model)
+    clone.set_weights(model.get_weights())
     return clone
 
 
@@ -518,10 +527,7 @@ def strip_pruning(model):
             warnings.warn("strip_pruning: no training step ran with UpdatePruningStep, so nothing "
                           "was pruned", stacklevel=2)
         state.apply_masks()
-    K = _keras_of(model)
-    clone = K.models.clone_model(model)
-    clone.set_weights(model.get_weights())
-    return clone
+    return _clone(model)
 
 
 def sparsity_report(model) -> list:
