@@ -124,7 +124,9 @@ def run_rows(model, x):
 def write_bench(model, name, inputs, bench: Path, seed, layers_list) -> dict:
     d = bench / name
     d.mkdir(parents=True, exist_ok=True)
-    model.save(d / "model.keras")
+    plain = keras.Sequential.from_config(model.get_config())  # uncompiled: no optimizer state saved
+    plain.set_weights(model.get_weights())
+    plain.save(d / "model.keras")
     back = keras.models.load_model(d / "model.keras", compile=False)
     out = run_rows(back, inputs).astype(np.float32)
     np.save(d / "in0.npy", np.ascontiguousarray(inputs, np.float32))
