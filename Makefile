@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 DEMO_BUILD ?= $(BUILD)/demo
 DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVING=OFF -DTICKINFER_PROTOBUF_FORMATS=OFF
 
-.PHONY: serving-test
+.PHONY: serving-test sparse-bench
 .PHONY: all deps deps-demo demo-test build test unit-test live-reference fuzz demo bench bench-suite fixtures classify-fixtures clean
 .PHONY: python python-test compare
 
@@ -186,6 +186,11 @@ loadgen-bench: build
 
 # Server-side batching's latency / compute trade-off: off, 200 us and 2000 us timeouts, at
 # several request rates (docs/performance.md "Server-side batching").
+# Block-sparse kernels against dense in one run (docs/pruning.md).
+sparse-bench: build
+	tools/setup_venv.sh $(VENV)
+	$(VENV)/bin/python tools/bench_sparse.py $(BUILD)
+
 batching-bench: build
 	python3 tools/bench_batching.py $(BUILD) --json $(BUILD)/batching-bench.json
 

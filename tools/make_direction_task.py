@@ -71,7 +71,7 @@ def bar_regimes(ticks_csv: Path, bar_ns: int, events_per_regime: int, bars: np.n
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--tickinfer", default="build/tickinfer")
-    ap.add_argument("--spec", default="examples/default/features.toml")
+    ap.add_argument("--spec", default=str(Path(__file__).resolve().parent.parent / "examples" / "default" / "features.toml"))
     ap.add_argument("--out", default="build/direction_task")
     ap.add_argument("--small", action="store_true", help="test size: 200k events (seconds)")
     ap.add_argument("--events", type=int, help="events to generate (default 2,000,000; --small 200,000)")

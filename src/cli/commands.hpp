@@ -48,6 +48,8 @@ int run_serve_args(const std::vector<std::string>& args);
 // The tick-to-signal pipeline (src/pipeline/).
 ArgParser run_parser();
 int run_run(const ArgParser& args);
+ArgParser study_parser();  // study_command.cpp
+int run_study(const ArgParser& args);
 ArgParser decision_replay_parser();
 int run_decision_replay(const ArgParser& args);
 // A `tickinfer serve` request log (serve_replay_command.cpp; builds without the server say so).

@@ -28,6 +28,7 @@ const std::vector<Command>& all_commands() {
       {"report", report_parser, run_report},
       {"signals", signals_parser, run_signals},
       {"loadgen", loadgen_parser, run_loadgen},
+      {"study", study_parser, run_study},
       {"pipeline", pipeline_parser, run_pipeline, run_pipeline_main},
   };
   return commands;
