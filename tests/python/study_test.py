@@ -58,3 +58,34 @@ def test_study_metrics_match_keras_and_sklearn_and_the_knee_is_on_the_front(task
     assert knees[0]["auc"] >= best - 0.005
     page = html.read_text()
     assert "<svg" in page and "knee: " in page and "Order applied" in page
+
+
+def _load_study_module():
+    # tickinfer.study is pure Python: load it from the source tree without the native module.
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tickinfer_study", os.path.join(ROOT, "python", "tickinfer", "study.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_grid_trained_and_pruned_candidates_go_through_the_study(task, tmp_path):
+    study = _load_study_module()
+    x = np.load(task / "x_train.npy")[:4000]
+    y = np.load(task / "y_train.npy").reshape(-1)[:4000]
+    files = study.train_grid(x, y, depths=[1, 3], widths=[64], out_dir=str(tmp_path), epochs=1)
+    assert [os.path.basename(f) for f in files] == ["d1_w64.keras", "d3_w64.keras"]
+    pruned = study.prune_candidates(files[1:], x, y, sparsities=[0.8], epochs=1)
+    m = keras.models.load_model(pruned[0])
+    k = m.layers[1].get_weights()[0]  # the 64 x 32 hidden kernel
+    assert k.shape == (64, 32) and (k == 0).mean() == pytest.approx(0.8, abs=0.02)
+    # Whole 1 x 16 blocks are zero: the pattern the sparse kernel skips.
+    blocks = np.abs(k).reshape(64, 2, 16).sum(axis=2)
+    assert (blocks == 0).mean() == pytest.approx(0.8, abs=0.02)
+    report = tmp_path / "study.json"
+    subprocess.run([BIN, "study", *sum((["--model", f] for f in files + pruned), []), "--x", str(task / "x_val.npy"),
+                    "--y", str(task / "y_val.npy"), "--prune", "", "--no-quantize", "--rounds", "1",
+                    "--seconds", "0.05", "--json", str(report)], check=True, capture_output=True)
+    variants = json.loads(report.read_text())["variants"]
+    assert [v["candidate"] for v in variants] == files + pruned
+    assert sum(v["knee"] for v in variants) == 1
