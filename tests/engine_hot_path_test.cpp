@@ -21,7 +21,7 @@
 #include "tickinfer/tickinfer.hpp"
 
 #include "support/counting_allocator.hpp"
-#include "support/prune_blocks.hpp"
+#include "model/magnitude_prune.hpp"
 #include "support/tflite_engine_env.hpp"
 
 namespace tickinfer {
@@ -40,6 +40,16 @@ std::vector<Subject> make_subjects() {
   std::vector<Subject> out;
   std::mt19937 rng(7);
   std::normal_distribution<float> nd;
+  // A subject: the plan, random inputs and output buffers of its sizes.
+  auto add = [&](std::string label, Plan plan) {
+    Subject s{std::move(label), std::move(plan), {}, {}, {}, {}};
+    for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
+      s.in.emplace_back(s.plan.input_size(i));
+      for (float& v : s.in.back()) v = nd(rng);
+    }
+    for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
+    out.push_back(std::move(s));
+  };
   for (const char* name : {"mlp_small", "mlp_large", "lstm_window", "gru_window", "tcn", "lstm_tiny"}) {
     const Model model = Model::load(dir + name + "/model.keras");
     for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2,
@@ -51,33 +61,19 @@ std::vector<Subject> make_subjects() {
         CompileOptions opt;
         opt.isa = kernels::isa_name(isa);
         opt.mode = mode;
-        Subject s{std::string(name) + "/" + opt.isa + (mode == RecurrentMode::Stream ? "/stream" : ""),
-                  compile(model, opt), {}, {}, {}, {}};
-        for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
-          s.in.emplace_back(s.plan.input_size(i));
-          for (float& v : s.in.back()) v = nd(rng);
-        }
-        for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
-        out.push_back(std::move(s));
+        add(std::string(name) + "/" + opt.isa + (mode == RecurrentMode::Stream ? "/stream" : ""), compile(model, opt));
       }
     }
   }
   // Pruned models on their block-sparse kernels (window and stream).
   for (const char* name : {"mlp_large", "lstm_tiny"}) {
-    const Model model = Model::from_graph(testing::pruned_graph(Model::load(dir + name + "/model.keras").graph(), 0.8, true));
+    const Model model = Model::from_graph(magnitude_pruned(Model::load(dir + name + "/model.keras").graph(), 0.8, true));
     for (RecurrentMode mode : {RecurrentMode::Window, RecurrentMode::Stream}) {
       if (mode == RecurrentMode::Stream && std::string(name) != "lstm_tiny") continue;
       CompileOptions opt;
       opt.sparse = SparseMode::Sparse;
       opt.mode = mode;
-      Subject s{std::string(name) + "/pruned80-sparse" + (mode == RecurrentMode::Stream ? "/stream" : ""),
-                compile(model, opt), {}, {}, {}, {}};
-      for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
-        s.in.emplace_back(s.plan.input_size(i));
-        for (float& v : s.in.back()) v = nd(rng);
-      }
-      for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
-      out.push_back(std::move(s));
+      add(std::string(name) + "/pruned80-sparse" + (mode == RecurrentMode::Stream ? "/stream" : ""), compile(model, opt));
     }
   }
   // TFLite models (float, dynamic-range, full int8) run behind the same Plan API: through the
@@ -96,13 +92,7 @@ std::vector<Subject> make_subjects() {
       for (const char* isa : {"scalar", ""}) {
         CompileOptions opt;
         opt.isa = isa;
-        Subject s{std::string(name) + "/" + variant + ".tflite/" + (*isa ? isa : "best"), compile(model, opt), {}, {}, {}, {}};
-        for (size_t i = 0; i < s.plan.num_inputs(); ++i) {
-          s.in.emplace_back(s.plan.input_size(i));
-          for (float& v : s.in.back()) v = nd(rng);
-        }
-        for (size_t o = 0; o < s.plan.num_outputs(); ++o) s.out.emplace_back(s.plan.output_size(o));
-        out.push_back(std::move(s));
+        add(std::string(name) + "/" + variant + ".tflite/" + (*isa ? isa : "best"), compile(model, opt));
       }
     }
   }

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "support/prune_blocks.hpp"
+#include "model/magnitude_prune.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer {
@@ -33,7 +33,7 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
 
 TEST(EngineSparsePlan, PrunedMlpRunsSparseAndComputesWhatDenseComputes) {
   for (double share : {0.5, 0.8, 0.9}) {
-    const Model m = Model::from_graph(testing::pruned_graph(bench_model("mlp_large").graph(), share, true));
+    const Model m = Model::from_graph(magnitude_pruned(bench_model("mlp_large").graph(), share, true));
     Plan dense = compiled(m, SparseMode::Dense), sparse = compiled(m, SparseMode::Sparse);
     EXPECT_EQ(dense.describe().find("sparse 1x16"), std::string::npos);
     EXPECT_NE(sparse.describe().find("-> sparse 1x16"), std::string::npos) << sparse.describe();
@@ -55,7 +55,7 @@ TEST(EngineSparsePlan, PrunedMlpRunsSparseAndComputesWhatDenseComputes) {
 }
 
 TEST(EngineSparsePlan, PrunedLstmStreamCarriesStateLikeDense) {
-  const Model m = Model::from_graph(testing::pruned_graph(bench_model("lstm_tiny").graph(), 0.8, true));
+  const Model m = Model::from_graph(magnitude_pruned(bench_model("lstm_tiny").graph(), 0.8, true));
   Plan dense = compiled(m, SparseMode::Dense, RecurrentMode::Stream);
   Plan sparse = compiled(m, SparseMode::Sparse, RecurrentMode::Stream);
   EXPECT_NE(sparse.describe().find("[kernel; recurrent_kernel]: 80% zero weights"), std::string::npos)
@@ -72,7 +72,7 @@ TEST(EngineSparsePlan, PrunedLstmStreamCarriesStateLikeDense) {
 }
 
 TEST(EngineSparsePlan, UnstructuredPruningStaysDenseAndSaysWhy) {
-  const Model m = Model::from_graph(testing::pruned_graph(bench_model("mlp_large").graph(), 0.8, false));
+  const Model m = Model::from_graph(magnitude_pruned(bench_model("mlp_large").graph(), 0.8, false));
   const std::string d = compiled(m, SparseMode::Auto).describe();
   EXPECT_NE(d.find("80% zero weights"), std::string::npos) << d;
   EXPECT_NE(d.find("-> dense (too few zero blocks"), std::string::npos) << d;
@@ -80,7 +80,7 @@ TEST(EngineSparsePlan, UnstructuredPruningStaysDenseAndSaysWhy) {
 }
 
 TEST(EngineSparsePlan, AutoTimesBothFormsAndDenseModelsSayNothing) {
-  const Model pruned = Model::from_graph(testing::pruned_graph(bench_model("mlp_large").graph(), 0.9, true));
+  const Model pruned = Model::from_graph(magnitude_pruned(bench_model("mlp_large").graph(), 0.9, true));
   const std::string d = compiled(pruned, SparseMode::Auto).describe();
   EXPECT_NE(d.find("measured sparse"), std::string::npos) << d;  // the choice itself is the machine's
   const std::string plain = compiled(bench_model("mlp_large"), SparseMode::Auto).describe();

@@ -209,6 +209,27 @@ class ServingClassifyGrpc : public ::testing::TestWithParam<bool> {
       in.mutable_example_list()->add_examples(base64_decode(expected()["serialized_b64"][i].get<std::string>()));
     }
   }
+  // A Classify or Regress request for model "cls", signature `sig`, the first `count` examples.
+  template <class Request>
+  static Request request(const char* sig, size_t count) {
+    Request r;
+    r.mutable_model_spec()->set_name("cls");
+    r.mutable_model_spec()->set_signature_name(sig);
+    add_examples(*r.mutable_input(), count);
+    return r;
+  }
+  // MultiInference: a regress task, then a classify task, over the first `count` examples.
+  static tfs::MultiInferenceRequest multi_request(size_t count) {
+    tfs::MultiInferenceRequest r;
+    for (const char* sig : {"regress", "classify"}) {
+      auto* t = r.add_tasks();
+      t->mutable_model_spec()->set_name("cls");
+      t->mutable_model_spec()->set_signature_name(sig);
+      t->set_method_name(std::string("tensorflow/serving/") + (sig[0] == 'r' ? "regress" : "classify"));
+    }
+    add_examples(*r.mutable_input(), count);
+    return r;
+  }
   static grpc::ClientContext* context(std::unique_ptr<grpc::ClientContext>& holder) {
     holder = std::make_unique<grpc::ClientContext>();
     holder->set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -241,10 +262,7 @@ TEST_P(ServingClassifyGrpc, ClassifyRegressAndMultiInferenceMatchTensorFlow) {
   auto stub = s.stub();
   const size_t n = expected()["examples"].size();
   std::unique_ptr<grpc::ClientContext> ctx;
-  tfs::ClassificationRequest creq;
-  creq.mutable_model_spec()->set_name("cls");
-  creq.mutable_model_spec()->set_signature_name("classify");
-  add_examples(*creq.mutable_input(), n);
+  tfs::ClassificationRequest creq = request<tfs::ClassificationRequest>("classify", n);
   tfs::ClassificationResponse cresp;
   grpc::Status st = stub->Classify(context(ctx), creq, &cresp);
   ASSERT_TRUE(st.ok()) << st.error_message();
@@ -253,23 +271,13 @@ TEST_P(ServingClassifyGrpc, ClassifyRegressAndMultiInferenceMatchTensorFlow) {
   EXPECT_EQ(cresp.model_spec().version().value(), 1);
   EXPECT_EQ(cresp.model_spec().signature_name(), "classify");
 
-  tfs::RegressionRequest rreq;
-  rreq.mutable_model_spec()->set_name("cls");
-  rreq.mutable_model_spec()->set_signature_name("regress");
-  add_examples(*rreq.mutable_input(), n);
+  tfs::RegressionRequest rreq = request<tfs::RegressionRequest>("regress", n);
   tfs::RegressionResponse rresp;
   st = stub->Regress(context(ctx), rreq, &rresp);
   ASSERT_TRUE(st.ok()) << st.error_message();
   expect_results(rresp.result(), n);
 
-  tfs::MultiInferenceRequest mreq;
-  for (const char* sig : {"regress", "classify"}) {
-    auto* t = mreq.add_tasks();
-    t->mutable_model_spec()->set_name("cls");
-    t->mutable_model_spec()->set_signature_name(sig);
-    t->set_method_name(std::string("tensorflow/serving/") + (sig[0] == 'r' ? "regress" : "classify"));
-  }
-  add_examples(*mreq.mutable_input(), n);
+  tfs::MultiInferenceRequest mreq = multi_request(n);
   tfs::MultiInferenceResponse mresp;
   st = stub->MultiInference(context(ctx), mreq, &mresp);
   ASSERT_TRUE(st.ok()) << st.error_message();
@@ -298,26 +306,13 @@ TEST_P(ServingClassifyGrpc, CallsAreLoggedWithTheirDecodedFeaturesAndOutputs) {
   auto stub = s.stub();
   const size_t n = expected()["examples"].size();
   std::unique_ptr<grpc::ClientContext> ctx;
-  tfs::ClassificationRequest creq;
-  creq.mutable_model_spec()->set_name("cls");
-  creq.mutable_model_spec()->set_signature_name("classify");
-  add_examples(*creq.mutable_input(), n);
+  tfs::ClassificationRequest creq = request<tfs::ClassificationRequest>("classify", n);
   tfs::ClassificationResponse cresp;
   ASSERT_TRUE(stub->Classify(context(ctx), creq, &cresp).ok());
-  tfs::RegressionRequest rreq;
-  rreq.mutable_model_spec()->set_name("cls");
-  rreq.mutable_model_spec()->set_signature_name("regress");
-  add_examples(*rreq.mutable_input(), n);
+  tfs::RegressionRequest rreq = request<tfs::RegressionRequest>("regress", n);
   tfs::RegressionResponse rresp;
   ASSERT_TRUE(stub->Regress(context(ctx), rreq, &rresp).ok());
-  tfs::MultiInferenceRequest mreq;
-  for (const char* sig : {"regress", "classify"}) {
-    auto* t = mreq.add_tasks();
-    t->mutable_model_spec()->set_name("cls");
-    t->mutable_model_spec()->set_signature_name(sig);
-    t->set_method_name(std::string("tensorflow/serving/") + (sig[0] == 'r' ? "regress" : "classify"));
-  }
-  add_examples(*mreq.mutable_input(), n);
+  tfs::MultiInferenceRequest mreq = multi_request(n);
   tfs::MultiInferenceResponse mresp;
   ASSERT_TRUE(stub->MultiInference(context(ctx), mreq, &mresp).ok());
   creq.mutable_model_spec()->set_signature_name("nope");

@@ -13,16 +13,10 @@ namespace tickinfer::cli {
 
 namespace {
 
-std::string num(const char* f, double v) {
-  char b[64];
-  std::snprintf(b, sizeof b, f, v);
-  return b;
-}
-
 double metric_of(const StudyRow& r, bool direction) { return direction ? r.auc : r.mse; }
 
 std::string zeros_text(const StudyRow& r) {
-  return r.params ? num("%.0f%%", 100.0 * static_cast<double>(r.zeros) / static_cast<double>(r.params)) : "";
+  return r.params ? fmt(100.0 * static_cast<double>(r.zeros) / static_cast<double>(r.params), 0) + "%" : "";
 }
 
 // Scatter of (p50 latency, metric), the front joined by a line, the knee ringed.
@@ -55,7 +49,7 @@ std::string scatter_svg(const std::vector<StudyRow>& rows, bool direction) {
   }
   for (int i = 0; i <= 4; ++i) {
     const double m = y0 + (y1 - y0) * i / 4;
-    s << "<text x='" << L - 6 << "' y='" << Y(m) + 4 << "' text-anchor='end'>" << num("%.4f", m) << "</text>\n";
+    s << "<text x='" << L - 6 << "' y='" << Y(m) + 4 << "' text-anchor='end'>" << fmt(m, 4) << "</text>\n";
   }
   std::vector<const StudyRow*> front;
   for (const auto& r : rows) {
@@ -96,12 +90,12 @@ std::string study_table(const std::vector<StudyRow>& rows, bool direction) {
     << (direction ? "---:|---:|" : "---:|") << "---|\n";
   for (const auto& r : rows) {
     s << "| " << r.candidate << " | " << r.variant << " | " << r.params << " | " << zeros_text(r) << " | "
-      << num("%.3f", r.p50_ns / 1e3) << " | " << num("%.3f", r.p99_ns / 1e3) << " | " << num("%.1f", r.max_ns / 1e3)
+      << fmt(r.p50_ns / 1e3, 3) << " | " << fmt(r.p99_ns / 1e3, 3) << " | " << fmt(r.max_ns / 1e3, 1)
       << " | ";
     if (direction) {
-      s << num("%.4f", r.auc) << " | " << num("%.4f", r.accuracy) << " | ";
+      s << fmt(r.auc, 4) << " | " << fmt(r.accuracy, 4) << " | ";
     } else {
-      s << num("%.6g", r.mse) << " | ";
+      s << fmt(r.mse, 6) << " | ";
     }
     s << (r.on_front ? "*" : "") << (r.knee ? " <= knee" : "") << " |\n";
   }
@@ -139,12 +133,12 @@ void write_study_html(const std::string& path, const std::vector<StudyRow>& rows
     << "<th></th></tr>\n";
   for (const auto& r : rows) {
     f << "<tr><td>" << esc(r.candidate) << "</td><td>" << esc(r.variant) << "</td><td>" << r.params << "</td><td>"
-      << zeros_text(r) << "</td><td>" << num("%.3f", r.p50_ns / 1e3) << "</td><td>" << num("%.3f", r.p99_ns / 1e3)
-      << "</td><td>" << num("%.1f", r.max_ns / 1e3) << "</td>";
+      << zeros_text(r) << "</td><td>" << fmt(r.p50_ns / 1e3, 3) << "</td><td>" << fmt(r.p99_ns / 1e3, 3)
+      << "</td><td>" << fmt(r.max_ns / 1e3, 1) << "</td>";
     if (direction) {
-      f << "<td>" << num("%.4f", r.auc) << "</td><td>" << num("%.4f", r.accuracy) << "</td>";
+      f << "<td>" << fmt(r.auc, 4) << "</td><td>" << fmt(r.accuracy, 4) << "</td>";
     } else {
-      f << "<td>" << num("%.6g", r.mse) << "</td>";
+      f << "<td>" << fmt(r.mse, 6) << "</td>";
     }
     f << "<td>" << (r.on_front ? "*" : "") << (r.knee ? " knee" : "") << "</td></tr>\n";
   }

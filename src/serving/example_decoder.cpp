@@ -151,7 +151,10 @@ bool read_entry(Reader r, const std::vector<DenseFeatureSpec>& features, Example
   return true;
 }
 
-bool read_features(Reader r, const std::vector<DenseFeatureSpec>& features, ExampleScratch& s) {
+// Calls body(reader) on every field 1 of `message` (Features.feature entries, Example.features),
+// which must be length-delimited; other fields are skipped by their wire type.
+template <class Body>
+bool each_field1(Reader r, const char* message, Body&& body) {
   while (!r.done()) {
     const char* at = r.p;
     uint32_t field = 0, wire = 0;
@@ -160,29 +163,20 @@ bool read_features(Reader r, const std::vector<DenseFeatureSpec>& features, Exam
       if (!r.skip(wire, at)) return false;
       continue;
     }
-    if (!r.expect_wire(field, wire, kLength, "Features", at)) return false;
+    if (!r.expect_wire(field, wire, kLength, message, at)) return false;
     const char* d = nullptr;
     size_t n = 0;
-    if (!r.bytes(d, n) || !read_entry(r.sub(d, n), features, s)) return false;
+    if (!r.bytes(d, n) || !body(r.sub(d, n))) return false;
   }
   return true;
 }
 
+bool read_features(Reader r, const std::vector<DenseFeatureSpec>& features, ExampleScratch& s) {
+  return each_field1(r, "Features", [&](Reader entry) { return read_entry(entry, features, s); });
+}
+
 bool read_example(Reader r, const std::vector<DenseFeatureSpec>& features, ExampleScratch& s) {
-  while (!r.done()) {
-    const char* at = r.p;
-    uint32_t field = 0, wire = 0;
-    if (!r.tag(field, wire)) return false;
-    if (field != 1) {
-      if (!r.skip(wire, at)) return false;
-      continue;
-    }
-    if (!r.expect_wire(field, wire, kLength, "Example", at)) return false;
-    const char* d = nullptr;
-    size_t n = 0;
-    if (!r.bytes(d, n) || !read_features(r.sub(d, n), features, s)) return false;
-  }
-  return true;
+  return each_field1(r, "Example", [&](Reader f) { return read_features(f, features, s); });
 }
 
 enum class Kind { None, Bytes, Float, Int64 };

@@ -83,7 +83,12 @@ grpc::Status GrpcPredictionService::Classify(grpc::ServerContext*, const tfs::Cl
                  [&](const ModelSnapshot* model, const ModelMetrics& mm, uint64_t received) {
                    ExampleTrace trace;
                    grpc::Status st = resolve_model_spec(model, req->model_spec(), trace.servable);
-                   if (st.ok()) st = classify(*req, *resp, *trace.servable, trace);
+                   if (st.ok()) st = run_signature(req->model_spec(), req->input(), *trace.servable, ExampleMethod::Classify, trace);
+                   if (st.ok()) {
+                     set_model_spec(*resp->mutable_model_spec(), req->model_spec().name(), trace.servable->version(),
+                                    req->model_spec().signature_name());
+                     fill_classifications(*trace.signature, *trace.run, *resp->mutable_result());
+                   }
                    log_examples(mm, LoggedMethod::Classify, trace, st, req->model_spec().signature_name(), received);
                    return st;
                  });
@@ -95,7 +100,12 @@ grpc::Status GrpcPredictionService::Regress(grpc::ServerContext*, const tfs::Reg
                  [&](const ModelSnapshot* model, const ModelMetrics& mm, uint64_t received) {
                    ExampleTrace trace;
                    grpc::Status st = resolve_model_spec(model, req->model_spec(), trace.servable);
-                   if (st.ok()) st = regress(*req, *resp, *trace.servable, trace);
+                   if (st.ok()) st = run_signature(req->model_spec(), req->input(), *trace.servable, ExampleMethod::Regress, trace);
+                   if (st.ok()) {
+                     set_model_spec(*resp->mutable_model_spec(), req->model_spec().name(), trace.servable->version(),
+                                    req->model_spec().signature_name());
+                     fill_regressions(*trace.signature, *trace.run, *resp->mutable_result());
+                   }
                    log_examples(mm, LoggedMethod::Regress, trace, st, req->model_spec().signature_name(), received);
                    return st;
                  });
@@ -153,39 +163,19 @@ void GrpcPredictionService::log_examples(const ModelMetrics& mm, LoggedMethod me
   request_log->record(ring, e);
 }
 
-grpc::Status GrpcPredictionService::classify(const tfs::ClassificationRequest& req, tfs::ClassificationResponse& resp,
-                                             const Servable& sv, ExampleTrace& trace) {
+grpc::Status GrpcPredictionService::run_signature(const tfs::ModelSpec& spec, const tfs::Input& input,
+                                                  const Servable& sv, ExampleMethod method, ExampleTrace& trace) {
   const ExampleSignature* sig = nullptr;
-  ExampleVerdict v = find_example_signature(sv, req.model_spec().signature_name(), ExampleMethod::Classify, sig);
+  ExampleVerdict v = find_example_signature(sv, spec.signature_name(), method, sig);
   if (!v.ok()) return to_grpc(v);
   trace.signature = sig;
   thread_local ExampleRun run;
   const ExampleDecodeOptions decode{options.limits.nonfinite == NonFinitePolicy::Reject};
   trace.start_ns = monotonic_ns();
-  v = run_examples(*sig, input_of(req.input()), options.limits.max_batch, decode, options.first_plan, run);
+  v = run_examples(*sig, input_of(input), options.limits.max_batch, decode, options.first_plan, run);
   if (!v.ok()) return to_grpc(v);
   trace.done_ns = monotonic_ns();
   trace.run = &run;
-  set_model_spec(*resp.mutable_model_spec(), req.model_spec().name(), sv.version(), req.model_spec().signature_name());
-  fill_classifications(*sig, run, *resp.mutable_result());
-  return grpc::Status::OK;
-}
-
-grpc::Status GrpcPredictionService::regress(const tfs::RegressionRequest& req, tfs::RegressionResponse& resp,
-                                            const Servable& sv, ExampleTrace& trace) {
-  const ExampleSignature* sig = nullptr;
-  ExampleVerdict v = find_example_signature(sv, req.model_spec().signature_name(), ExampleMethod::Regress, sig);
-  if (!v.ok()) return to_grpc(v);
-  trace.signature = sig;
-  thread_local ExampleRun run;
-  const ExampleDecodeOptions decode{options.limits.nonfinite == NonFinitePolicy::Reject};
-  trace.start_ns = monotonic_ns();
-  v = run_examples(*sig, input_of(req.input()), options.limits.max_batch, decode, options.first_plan, run);
-  if (!v.ok()) return to_grpc(v);
-  trace.done_ns = monotonic_ns();
-  trace.run = &run;
-  set_model_spec(*resp.mutable_model_spec(), req.model_spec().name(), sv.version(), req.model_spec().signature_name());
-  fill_regressions(*sig, run, *resp.mutable_result());
   return grpc::Status::OK;
 }
 

@@ -75,11 +75,11 @@ class GrpcPredictionService final : public tensorflow::serving::PredictionServic
     const ExampleRun* run = nullptr;  // set once compute ran
     uint64_t start_ns = 0, done_ns = 0;
   };
-  // grpc_classify.cpp: one Classify / Regress / MultiInference call without the counting.
-  grpc::Status classify(const tensorflow::serving::ClassificationRequest& req, tensorflow::serving::ClassificationResponse& resp,
-                        const Servable& sv, ExampleTrace& trace);
-  grpc::Status regress(const tensorflow::serving::RegressionRequest& req, tensorflow::serving::RegressionResponse& resp,
-                       const Servable& sv, ExampleTrace& trace);
+  // grpc_classify.cpp: the example calls without the counting.
+  // Finds the example signature `spec` names for `method` and runs it on `input`, filling trace
+  // (trace.run then holds the outputs, valid until this thread's next call).
+  grpc::Status run_signature(const tensorflow::serving::ModelSpec& spec, const tensorflow::serving::Input& input,
+                             const Servable& sv, ExampleMethod method, ExampleTrace& trace);
   grpc::Status multi_inference(const tensorflow::serving::MultiInferenceRequest& req,
                                tensorflow::serving::MultiInferenceResponse& resp,
                                const std::shared_ptr<const Servable>& sv, const ModelMetrics& mm, uint64_t received);
