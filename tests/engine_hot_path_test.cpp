@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <filesystem>
 #include <new>
 #include <random>
 
@@ -74,6 +75,29 @@ std::vector<Subject> make_subjects() {
       opt.sparse = SparseMode::Sparse;
       opt.mode = mode;
       add(std::string(name) + "/pruned80-sparse" + (mode == RecurrentMode::Stream ? "/stream" : ""), compile(model, opt));
+    }
+  }
+  // A pruned model quantized to int8 by the CLI (when built), on the block-sparse int8
+  // FULLY_CONNECTED (forced, and the measured choice).
+  const std::string cli = std::string(TICKINFER_BINARY_DIR) + "/tickinfer";
+  if (std::filesystem::exists(cli)) {
+    const std::string src = dir + "mlp_large_pruned80";
+    const std::string tkq = (std::filesystem::temp_directory_path() / "engine_hot_path_mlp80_int8.tkq").string();
+    const std::string cmd = cli + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode int8 -o " +
+                            tkq + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) == 0) {
+      const Model model = Model::load(tkq);
+      for (SparseMode sm : {SparseMode::Sparse, SparseMode::Auto}) {
+        CompileOptions opt;
+        opt.sparse = sm;
+        Subject s{std::string("mlp_large_pruned80.tkq/int8-") + (sm == SparseMode::Sparse ? "sparse" : "auto"),
+                  compile(model, opt), {}, {}, {}, {}};
+        s.in.emplace_back(s.plan.input_size(0));
+        for (float& v : s.in.back()) v = nd(rng);
+        s.out.emplace_back(s.plan.output_size(0));
+        out.push_back(std::move(s));
+      }
+      std::filesystem::remove(tkq);
     }
   }
   // TFLite models (float, dynamic-range, full int8) run behind the same Plan API: through the

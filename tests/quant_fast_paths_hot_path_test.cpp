@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "support/counting_allocator.hpp"
@@ -54,5 +55,46 @@ TEST(QuantFastPathsHotPath, EvalAllocatesAndLocksNothing) {
     EXPECT_EQ(c1b[9 * 3], 2.25f) << isa;
     EXPECT_EQ(c1b[0], 1.5f) << isa;
     EXPECT_EQ(c1b[9 * 6 + 8], 1.5f) << isa;
+  }
+}
+
+// The block-sparse int8 and hybrid FULLY_CONNECTED (a filter pruned in 1x16 blocks, 3 of 4 blocks
+// zero; the sparse form forced, fused requantization and not).
+TEST(QuantFastPathsHotPath, SparseFcEvalAllocatesAndLocksNothing) {
+  for (const char* isa : {"avx2", "scalar"}) {
+    ProgramBuilder b;
+    b.options.sparse = SparseChoice::Sparse;
+    std::vector<int8_t> w(40 * 24, 0);
+    for (int r = 0; r < 40; ++r)
+      for (int c = 0; c < 24; c += 4) w[static_cast<size_t>(r) * 24 + c] = static_cast<int8_t>(r % 7 - 3);
+    const int xq = b.tensor("xq", DType::I8, {1, 24}, {0.05f}, {3});
+    const int xf = b.tensor("xf", DType::F32, {1, 24});
+    const int wq = b.constant("wq", DType::I8, {40, 24}, w, {0.01f}, {0});
+    const int y1 = b.tensor("y1", DType::I8, {1, 40}, {0.1f}, {-2});
+    const int y2 = b.tensor("y2", DType::F32, {1, 40});
+    b.op(OpCode::FullyConnected, {xq, wq, -1}, {y1});
+    b.op(OpCode::FullyConnected, {xf, wq, -1}, {y2});
+    std::vector<std::unique_ptr<PreparedOp>> ops;
+    for (Rounding r : {Rounding::Single, Rounding::Double})
+      for (size_t i = 0; i < b.program.ops.size(); ++i) ops.push_back(b.prepare(i, isa, r));
+    if (std::string(isa) == "avx2" && tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) {
+      EXPECT_NE(ops[0]->describe().find("-> sparse 1x16"), std::string::npos) << ops[0]->describe();
+      EXPECT_NE(ops[1]->describe().find("-> sparse 1x16"), std::string::npos) << ops[1]->describe();
+    }
+    std::vector<int8_t> xqb(24, 9), y1b(40);
+    std::vector<float> xfb(24, 0.5f), y2b(40);
+    TensorMemory m = b.memory();
+    m.addr[xq] = xqb.data();
+    m.addr[xf] = xfb.data();
+    m.addr[y1] = y1b.data();
+    m.addr[y2] = y2b.data();
+    g_allocs = 0;
+    g_locks = 0;
+    g_counting = true;
+    for (int it = 0; it < 10; ++it)
+      for (auto& op : ops) op->eval(m);
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << isa;
+    EXPECT_EQ(g_locks.load(), 0) << isa;
   }
 }

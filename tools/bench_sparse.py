@@ -7,11 +7,14 @@
     kernels: what the sparse kernels alone buy);
   * one-shot magnitude-pruned copies of mlp_large and lstm_tiny (tickinfer.pruning.magnitude_mask,
     no fine-tuning: latency does not depend on the values) at 50/80/90%, unstructured (tfmot's
-    default) and block 1x16, run with the compiler's choice (--sparse auto) and forced dense.
+    default) and block 1x16, run with the compiler's choice (--sparse auto) and forced dense;
+  * int8: the same committed models quantized by `tickinfer quantize --mode int8` (calibrated on
+    their in0.npy), the pruned .tkq with --sparse auto and off, against dense mlp_large / lstm_tiny
+    int8 (the block-sparse int8 FULLY_CONNECTED; the int8 LSTM has no sparse kernel).
 
 Rounds are interleaved (every variant once per round) and medians over rounds are reported, with
 p50/p99/p99.9/max of the last round's distribution. Prints a markdown table; --json writes the raw numbers.
-usage: tools/bench_sparse.py BUILD [--rounds 3] [--seconds 1.0] [--pin 1] [--json out.json]
+usage: tools/bench_sparse.py BUILD [--rounds 3] [--seconds 1.0] [--pin 1] [--only all|float|int8] [--json out.json]
 """
 import argparse
 import json
@@ -48,6 +51,29 @@ def one_shot(src, dst, sparsity, block):
     m.save(dst)
 
 
+def quantize_int8(tickinfer, model_dir, dst):
+    cmd = [tickinfer, "quantize", os.path.join(model_dir, "model.keras"), "--calibration",
+           os.path.join(model_dir, "in0.npy"), "--mode", "int8", "-o", dst]
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+def int8_variants(tickinfer, bm, work):
+    out = []  # (label, file, mode, --sparse, dense baseline label)
+    for base, mode, pruned in (("mlp_large", "window", ("mlp_large_pruned80", "mlp_large_pruned90")),
+                               ("lstm_tiny", "stream", ("lstm_tiny_pruned80",))):
+        suffix = " (stream)" if mode == "stream" else ""
+        dense_label = f"{base} int8 dense{suffix}"
+        for name in (base,) + pruned:
+            f = os.path.join(work, f"{name}_int8.tkq")
+            quantize_int8(tickinfer, os.path.join(bm, name), f)
+            if name == base:
+                out.append((dense_label, f, mode, "auto", None))
+            else:
+                out.append((f"{name} int8{suffix}", f, mode, "auto", dense_label))
+                out.append((f"{name} int8{suffix} --sparse off", f, mode, "off", dense_label))
+    return out
+
+
 def bench(tickinfer, model, mode, sparse, seconds, pin):
     cmd = [tickinfer, "bench", model, "--mode", mode, "--sparse", sparse, "--seconds", str(seconds), "--json"]
     if pin is not None:
@@ -56,17 +82,7 @@ def bench(tickinfer, model, mode, sparse, seconds, pin):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("build")
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--seconds", type=float, default=1.0)
-    ap.add_argument("--pin", type=int, default=1)
-    ap.add_argument("--json", default="")
-    args = ap.parse_args()
-    tk = os.path.join(args.build, "tickinfer")
-    bm = os.path.join(ROOT, "bench", "models")
-    work = tempfile.mkdtemp(prefix="bench_sparse_")
+def float_variants(bm, work):
     variants = [  # (label, file, mode, --sparse, dense baseline label)
         ("mlp_large dense", f"{bm}/mlp_large/model.keras", "window", "auto", None),
         ("mlp_large_pruned80", f"{bm}/mlp_large_pruned80/model.keras", "window", "auto", "mlp_large dense"),
@@ -86,6 +102,26 @@ def main():
                 label = f"{base} one-shot {kind} {int(s * 100)}%"
                 variants.append((label, f, mode, "auto", dense_label))
                 variants.append((label + " --sparse off", f, mode, "off", dense_label))
+    return variants
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--pin", type=int, default=1)
+    ap.add_argument("--only", choices=("all", "float", "int8"), default="all")
+    ap.add_argument("--json", default="")
+    args = ap.parse_args()
+    tk = os.path.join(args.build, "tickinfer")
+    bm = os.path.join(ROOT, "bench", "models")
+    work = tempfile.mkdtemp(prefix="bench_sparse_")
+    variants = []
+    if args.only in ("all", "float"):
+        variants += float_variants(bm, work)
+    if args.only in ("all", "int8"):
+        variants += int8_variants(tk, bm, work)
     results = {v[0]: [] for v in variants}
     for r in range(args.rounds):
         for label, f, mode, sparse, _ in variants:

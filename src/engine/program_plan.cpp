@@ -101,6 +101,9 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const Comp
   tfl::InterpreterOptions io;
   io.isa = options.isa;
   io.reset_variables_each_invoke = options.mode == RecurrentMode::Window;
+  io.sparse = options.sparse == SparseMode::Dense    ? tfl::SparseChoice::Dense
+              : options.sparse == SparseMode::Sparse ? tfl::SparseChoice::Sparse
+                                                     : tfl::SparseChoice::Auto;
   // TFLite builds differ in how they round requantization (tflite/prepared_op.hpp); the default
   // matches the PyPI interpreters (per op family), TICKINFER_ROUNDING=double a default source
   // build and TICKINFER_ROUNDING=single a TFLITE_SINGLE_ROUNDING build.

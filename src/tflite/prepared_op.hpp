@@ -23,6 +23,11 @@ namespace tickinfer::tfl {
 // twice.
 enum class Rounding : uint8_t { Double, Single };
 
+// Whether a pruned int8 / hybrid FULLY_CONNECTED filter runs block-sparse (tflite/kernels/
+// s8_sparse.hpp): CompileOptions::sparse (SparseMode) as the interpreter sees it. Auto times both
+// forms at prepare (ops/fc_sparse_choice.hpp), Dense never, Sparse whenever a block is zero.
+enum class SparseChoice : uint8_t { Auto, Dense, Sparse };
+
 struct InterpreterOptions {
   Rounding rounding = Rounding::Single;
   // Kernel set for the int8 / hybrid / float kernels: "" = kernels::best_isa() (the fastest the
@@ -48,6 +53,7 @@ struct InterpreterOptions {
   // (tflite/lstm_loop.cpp); false runs every loop op by op (the reference the lowering is
   // tested against).
   bool lower_recurrent_loops = true;
+  SparseChoice sparse = SparseChoice::Auto;
   // A WHILE that has not ended after this many iterations stops there (the converter's loops run
   // once per time step; a hostile cond could loop for ever). The fuzzers lower it.
   int64_t max_loop_iterations = int64_t{1} << 24;

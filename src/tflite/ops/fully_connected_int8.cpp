@@ -14,6 +14,7 @@
 #include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/fc_sparse_choice.hpp"
 #include "tflite/ops/fully_connected.hpp"
 
 namespace tickinfer::tfl::ops::fc {
@@ -129,26 +130,34 @@ class Int8FcFast final : public PreparedOp {
     int8_t* y = mem.at<int8_t>(g_.output);
     for (int b = 0; b < g_.batch; ++b) {
       const int8_t* xb = x + static_cast<size_t>(b) * g_.depth;
-      // The kernel reads `stride_` bytes of x: a row that ends short of that is copied into the
-      // zero-padded scratch first.
-      if (g_.depth != stride_) {
-        std::memcpy(xpad_.data(), xb, static_cast<size_t>(g_.depth));
-        xb = xpad_.data();
-      }
       int8_t* yb = y + static_cast<size_t>(b) * g_.units;
-      if (fused_) {
-        fused_(packed_.data(), g_.units, stride_, xb, fused_q_, yb);
+      if (sparse_) {
+        sparse_row(*sparse_, xb, yb);
       } else {
-        k_.gemv(packed_.data(), g_.units, stride_, xb, acc_.data());
-        requant_(acc_.data(), g_.units, params_, yb);
+        dense_row(xb, yb);
       }
     }
+  }
+  // The block-sparse form instead of the packed one where the filter is pruned enough for it to
+  // pay (fc_sparse_choice.hpp); the same requantization either way, so the same bytes out.
+  void consider_sparse(const PrepareContext& ctx, const int8_t* w, bool reaches_minus_128) {
+    std::vector<int8_t> y(static_cast<size_t>(g_.units));
+    sparse_ = choose_sparse_fc(
+        ctx.options.sparse, ctx.isa, reaches_minus_128, w, g_.units, g_.depth,
+        [&](const int8_t* x) { dense_row(x, y.data()); },
+        [&](const SparseFc& s, const int8_t* x) {
+          sacc_.resize(s.acc_size());
+          sparse_row(s, x, y.data());
+        },
+        note_);
+    if (sparse_) sacc_.resize(sparse_->acc_size());
   }
   std::string describe() const override {
     return std::string("int8 fc packed ") + k_.name +
            (fused_ ? fused_q_.high_word ? ", fused single-rounding requantization (high word)"
                                         : ", fused single-rounding requantization"
-                   : "");
+                   : "") +
+           (note_.empty() ? "" : "; " + note_);
   }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
@@ -164,6 +173,29 @@ class Int8FcFast final : public PreparedOp {
   std::vector<int8_t> xpad_;
   std::vector<int32_t> acc_;
   kernels::RequantParams params_;
+  std::unique_ptr<SparseFc> sparse_;
+  std::vector<int32_t> sacc_;  // the sparse kernel's sums: whole groups of 16 rows
+  std::string note_;           // the dense/sparse decision, for describe()
+
+  void dense_row(const int8_t* xb, int8_t* yb) noexcept {
+    // The kernel reads `stride_` bytes of x: a row that ends short of that is copied into the
+    // zero-padded scratch first.
+    if (g_.depth != stride_) {
+      std::memcpy(xpad_.data(), xb, static_cast<size_t>(g_.depth));
+      xb = xpad_.data();
+    }
+    if (fused_) {
+      fused_(packed_.data(), g_.units, stride_, xb, fused_q_, yb);
+    } else {
+      k_.gemv(packed_.data(), g_.units, stride_, xb, acc_.data());
+      requant_(acc_.data(), g_.units, params_, yb);
+    }
+  }
+  void sparse_row(const SparseFc& s, const int8_t* xb, int8_t* yb) noexcept {
+    if (fused_ && s.fused) return s.fused(s.view, xb, fused_q_, yb);
+    s.gemv(s.view, xb, sacc_.data());
+    requant_(sacc_.data(), g_.units, params_, yb);
+  }
 };
 
 // Hybrid: per batch row, quantize the input (symmetric or asymmetric), s8 dot products, then
@@ -203,7 +235,11 @@ class HybridFc final : public PreparedOp {
       } else {
         row_scale = kernels::quantize_row_symmetric(row_body_, xb, g_.depth, xq_.data());
       }
-      k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
+      if (sparse_) {
+        sparse_->gemv(sparse_->view, xq_.data(), acc_.data());
+      } else {
+        k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
+      }
       kernels::HybridRow row{acc_.data(), asymmetric_ ? row_sums_.data() : nullptr, static_cast<float>(zp), row_scale,
                              wscale_.data(), lo_, hi_};
       epilogue_(row, g_.units, yb);
@@ -213,7 +249,21 @@ class HybridFc final : public PreparedOp {
     }
   }
   std::string describe() const override {
-    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name;
+    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name +
+           (note_.empty() ? "" : "; " + note_);
+  }
+  // As Int8FcFast's: only the integer dot products differ, so only they are timed.
+  void consider_sparse(const PrepareContext& ctx, const int8_t* w, bool reaches_minus_128) {
+    std::vector<int8_t> xpad(static_cast<size_t>(stride_), 0);
+    std::vector<int32_t> acc(acc_.size() + kernels::kS8SparseRows);
+    sparse_ = choose_sparse_fc(
+        ctx.options.sparse, ctx.isa, reaches_minus_128, w, g_.units, g_.depth,
+        [&](const int8_t* x) {
+          std::memcpy(xpad.data(), x, static_cast<size_t>(g_.depth));
+          k_.gemv(packed_.data(), g_.units, stride_, xpad.data(), acc.data());
+        },
+        [&](const SparseFc& s, const int8_t* x) { s.gemv(s.view, x, acc.data()); }, note_);
+    if (sparse_ && acc_.size() < sparse_->acc_size()) acc_.resize(sparse_->acc_size());
   }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
@@ -231,6 +281,8 @@ class HybridFc final : public PreparedOp {
   std::vector<float> wscale_;
   std::vector<int8_t> xq_;
   std::vector<int32_t> acc_;
+  std::unique_ptr<SparseFc> sparse_;
+  std::string note_;
 };
 
 }  // namespace
@@ -261,9 +313,12 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
     return std::make_unique<Int8FcReference<Rounding::Single>>(g, const_data<int8_t>(w), bias, std::move(mult),
                                                                std::move(shift), input_offset, op.zero_point, lo, hi);
   }
-  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(w));
-  return std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift), input_offset,
-                                      op.zero_point, lo, hi, k, rounding(ctx));
+  const bool m128 = reaches_minus_128(w);
+  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, m128);
+  auto fc = std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift),
+                                         input_offset, op.zero_point, lo, hi, k, rounding(ctx));
+  fc->consider_sparse(ctx, const_data<int8_t>(w), m128);
+  return fc;
 }
 
 std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g) {
@@ -274,9 +329,12 @@ std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeome
   float lo, hi;
   float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
   const float* bias = g.bias >= 0 ? const_data<float>(ctx.input(2)) : nullptr;
-  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(w));
-  return std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
-                                    lo, hi, k, kernels::hybrid_epilogue(ctx.isa), kernels::quantize_row_body(ctx.isa));
+  const bool m128 = reaches_minus_128(w);
+  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, m128);
+  auto fc = std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
+                                       lo, hi, k, kernels::hybrid_epilogue(ctx.isa), kernels::quantize_row_body(ctx.isa));
+  fc->consider_sparse(ctx, const_data<int8_t>(w), m128);
+  return fc;
 }
 
 }  // namespace tickinfer::tfl::ops::fc
