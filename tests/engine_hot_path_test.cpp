@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -77,28 +78,38 @@ std::vector<Subject> make_subjects() {
       add(std::string(name) + "/pruned80-sparse" + (mode == RecurrentMode::Stream ? "/stream" : ""), compile(model, opt));
     }
   }
-  // A pruned model quantized to int8 by the CLI (when built), on the block-sparse int8
-  // FULLY_CONNECTED (forced, and the measured choice).
+  // Pruned models quantized by the CLI (when built), on the block-sparse int8 FULLY_CONNECTED and
+  // LSTM gates (forced, and the measured choice); the LSTM streamed.
   const std::string cli = std::string(TICKINFER_BINARY_DIR) + "/tickinfer";
-  if (std::filesystem::exists(cli)) {
-    const std::string src = dir + "mlp_large_pruned80";
-    const std::string tkq = (std::filesystem::temp_directory_path() / "engine_hot_path_mlp80_int8.tkq").string();
-    const std::string cmd = cli + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode int8 -o " +
-                            tkq + " >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) == 0) {
-      const Model model = Model::load(tkq);
-      for (SparseMode sm : {SparseMode::Sparse, SparseMode::Auto}) {
-        CompileOptions opt;
-        opt.sparse = sm;
-        Subject s{std::string("mlp_large_pruned80.tkq/int8-") + (sm == SparseMode::Sparse ? "sparse" : "auto"),
-                  compile(model, opt), {}, {}, {}, {}};
-        s.in.emplace_back(s.plan.input_size(0));
-        for (float& v : s.in.back()) v = nd(rng);
-        s.out.emplace_back(s.plan.output_size(0));
-        out.push_back(std::move(s));
-      }
-      std::filesystem::remove(tkq);
+  struct Quantized {
+    const char* model;
+    const char* mode;
+    RecurrentMode recurrent;
+  };
+  for (const Quantized q : {Quantized{"mlp_large_pruned80", "int8", RecurrentMode::Window},
+                            Quantized{"lstm_tiny_pruned80", "int8", RecurrentMode::Stream},
+                            Quantized{"lstm_tiny_pruned80", "dynamic", RecurrentMode::Stream}}) {
+    if (!std::filesystem::exists(cli)) break;
+    const std::string src = dir + q.model;
+    const std::string tkq =
+        (std::filesystem::temp_directory_path() / (std::string("engine_hot_path_") + q.model + "_" + q.mode + ".tkq"))
+            .string();
+    const std::string cmd = cli + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " + q.mode +
+                            " -o " + tkq + " >/dev/null 2>&1";
+    if (std::system(cmd.c_str()) != 0) continue;
+    const Model model = Model::load(tkq);
+    for (SparseMode sm : {SparseMode::Sparse, SparseMode::Auto}) {
+      CompileOptions opt;
+      opt.sparse = sm;
+      opt.mode = q.recurrent;
+      Subject s{std::string(q.model) + ".tkq/" + q.mode + "-" + (sm == SparseMode::Sparse ? "sparse" : "auto"),
+                compile(model, opt), {}, {}, {}, {}};
+      s.in.emplace_back(s.plan.input_size(0));
+      for (float& v : s.in.back()) v = nd(rng);
+      s.out.emplace_back(s.plan.output_size(0));
+      out.push_back(std::move(s));
     }
+    std::filesystem::remove(tkq);
   }
   // TFLite models (float, dynamic-range, full int8) run behind the same Plan API: through the
   // tensor-program interpreter, or lifted to the graph engine. Every fixture except the GRU (a
@@ -130,6 +141,10 @@ std::vector<Subject> make_subjects() {
 TEST(HotPath, RunNeverAllocatesOrLocks) {
   std::vector<Subject> subjects = make_subjects();
   ASSERT_GE(subjects.size(), 6u + 42u);
+  if (std::filesystem::exists(TICKINFER_BINARY_DIR "/tickinfer")) {  // the quantized pruned subjects are there
+    EXPECT_EQ(6, std::count_if(subjects.begin(), subjects.end(),
+                               [](const Subject& s) { return s.label.find("_pruned80.tkq/") != std::string::npos; }));
+  }
   for (Subject& s : subjects) {
     s.plan.run(s.in_ptrs.data(), s.out_ptrs.data());  // first run outside the counted region
     g_allocs = 0;

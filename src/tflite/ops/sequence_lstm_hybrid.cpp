@@ -12,8 +12,8 @@
 #include <string>
 
 #include "tflite/kernels/int8_gemv.hpp"
-#include "tflite/kernels/s8_matrix.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/lstm_s8_gates.hpp"
 #include "tflite/ops/sequence_lstm_float_math.hpp"
 #include "tflite/ops/sequence_lstm_variants.hpp"
 
@@ -21,9 +21,9 @@ namespace tickinfer::tfl::ops::lstm {
 
 namespace {
 
-// One int8 matrix (gates stacked), packed for the gemv kernels, and its row sums.
+// One int8 matrix (gates stacked), dense for the gemv kernels or block-sparse, and its row sums.
 struct Int8Matrix {
-  kernels::S8Matrix m;
+  S8Gates m;
   std::vector<int32_t> row_sums;
 };
 
@@ -72,22 +72,23 @@ class HybridLstm final : public PreparedOp {
       wp_scale_ = fill(ctx, wp_, 0, o.projection_weights, kProjectionWeights);
       proj_bias_ = o.projection_bias >= 0 ? constant_as_f32(ctx, o.projection_bias, operand_name(kProjectionBias))
                                           : std::vector<float>(static_cast<size_t>(o.n_output), 0.0f);
-      acc_p_.assign(static_cast<size_t>(kernels::s8_padded_rows(o.n_output)), 0);
     }
     // One kernel set for all the matrices, packed for it.
     const bool minus_128 = wx_.m.reaches_minus_128() || wh_.m.reaches_minus_128() ||
                            (o.projection && wp_.m.reaches_minus_128());
     s8_ = &kernels::s8_kernels(ctx.isa, minus_128);
-    wx_.m.pack(*s8_);
-    wh_.m.pack(*s8_);
+    // Each dense or block-sparse, as measured here (lstm_s8_gates.hpp).
+    wx_.m.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_x");
+    wh_.m.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_h");
     if (o.projection) {
-      wp_.m.pack(*s8_);
-      qhidden_.assign(static_cast<size_t>(wp_.m.stride), 0);
+      wp_.m.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_proj");
+      qhidden_.assign(static_cast<size_t>(wp_.m.stride()), 0);
+      acc_p_.assign(wp_.m.acc_rows(), 0);
     }
-    qx_.assign(static_cast<size_t>(wx_.m.stride), 0);
-    qh_.assign(static_cast<size_t>(wh_.m.stride), 0);
-    acc_x_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows_)), 0);
-    acc_h_.assign(static_cast<size_t>(kernels::s8_padded_rows(rows_)), 0);
+    qx_.assign(static_cast<size_t>(wx_.m.stride()), 0);
+    qh_.assign(static_cast<size_t>(wh_.m.stride()), 0);
+    acc_x_.assign(wx_.m.acc_rows(), 0);
+    acc_h_.assign(wh_.m.acc_rows(), 0);
     z_.assign(static_cast<size_t>(rows_), 0.0f);
     hidden_.assign(static_cast<size_t>(o.n_cell), 0.0f);
     one_minus_f_.assign(static_cast<size_t>(o.n_cell), 0.0f);
@@ -103,7 +104,8 @@ class HybridLstm final : public PreparedOp {
            " input=" + std::to_string(o_.n_input) + " cell=" + std::to_string(o_.n_cell) +
            " output=" + std::to_string(o_.n_output) + (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") +
            (o_.layer_norm ? " layer-norm" : "") + (o_.projection ? " projection" : "") + " gemv=" + s8_->name +
-           " activations=" + act_k_->name;
+           " activations=" + act_k_->name + gate_notes(wx_.m, wh_.m) +
+           (wp_.m.note().empty() ? "" : "; " + wp_.m.note());
   }
 
   int64_t macs() const override {
@@ -140,7 +142,7 @@ class HybridLstm final : public PreparedOp {
     const int n = t.shape[0];
     const auto* w = reinterpret_cast<const int8_t*>(t.data.data());
     m.m.set_rows(row0, w, n);
-    kernels::row_sums_s8(w, n, m.m.cols, m.row_sums.data() + row0);
+    kernels::row_sums_s8(w, n, m.m.cols(), m.row_sums.data() + row0);
     return scale;
   }
 
