@@ -10,7 +10,7 @@ MODEL     ?= bench/models/mlp_small/model.keras
 DEMO_BUILD ?= $(BUILD)/demo
 DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVING=OFF -DTICKINFER_PROTOBUF_FORMATS=OFF
 
-.PHONY: serving-test sparse-bench
+.PHONY: serving-test sparse-bench sparse-formats
 .PHONY: all deps deps-demo demo-test build test unit-test live-reference fuzz demo bench bench-suite fixtures classify-fixtures clean
 .PHONY: python python-test compare
 
@@ -190,6 +190,11 @@ loadgen-bench: build
 sparse-bench: build
 	tools/setup_venv.sh $(VENV)
 	$(VENV)/bin/python tools/bench_sparse.py $(BUILD)
+	$(MAKE) sparse-formats
+
+# One pruned matrix in every sparse format (dense, 1x16 panel rows, CSR, 2:4), same run, pinned.
+sparse-formats: build
+	taskset -c $$(( $$(nproc) - 1 )) $(BUILD)/bench/sparse_formats
 
 batching-bench: build
 	python3 tools/bench_batching.py $(BUILD) --json $(BUILD)/batching-bench.json

@@ -12,6 +12,23 @@
 using namespace tickinfer::tfl;
 using tickinfer::tfl::testing::ProgramBuilder;
 
+namespace {
+
+// Ten evals of every op, counted: no allocation, no lock.
+void expect_evals_allocate_and_lock_nothing(std::vector<std::unique_ptr<PreparedOp>>& ops, const TensorMemory& m,
+                                            const char* isa) {
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  for (int it = 0; it < 10; ++it)
+    for (auto& op : ops) op->eval(m);
+  g_counting = false;
+  EXPECT_EQ(g_allocs.load(), 0) << isa;
+  EXPECT_EQ(g_locks.load(), 0) << isa;
+}
+
+}  // namespace
+
 TEST(QuantFastPathsHotPath, EvalAllocatesAndLocksNothing) {
   for (const char* isa : {"avx2", "portable", "scalar"}) {
     ProgramBuilder b;
@@ -40,14 +57,7 @@ TEST(QuantFastPathsHotPath, EvalAllocatesAndLocksNothing) {
     m.addr[img] = imgb.data();
     m.addr[c1] = c1b.data();
     m.addr[c2] = c2b.data();
-    g_allocs = 0;
-    g_locks = 0;
-    g_counting = true;
-    for (int it = 0; it < 10; ++it)
-      for (auto& op : ops) op->eval(m);
-    g_counting = false;
-    EXPECT_EQ(g_allocs.load(), 0) << isa;
-    EXPECT_EQ(g_locks.load(), 0) << isa;
+    expect_evals_allocate_and_lock_nothing(ops, m, isa);
     // Hand-derived values: bf16 0x3c00 = 2^-7; 24 inputs of 0.5 -> 24 * 0.5 / 128 = 0.09375.
     EXPECT_EQ(y1b[0], 0.09375f) << isa;
     // Float conv, middle pixel: 3 taps x 3 channels x 1.0 x 0.25 = 2.25; edge pixel (one tap
@@ -88,13 +98,6 @@ TEST(QuantFastPathsHotPath, SparseFcEvalAllocatesAndLocksNothing) {
     m.addr[xf] = xfb.data();
     m.addr[y1] = y1b.data();
     m.addr[y2] = y2b.data();
-    g_allocs = 0;
-    g_locks = 0;
-    g_counting = true;
-    for (int it = 0; it < 10; ++it)
-      for (auto& op : ops) op->eval(m);
-    g_counting = false;
-    EXPECT_EQ(g_allocs.load(), 0) << isa;
-    EXPECT_EQ(g_locks.load(), 0) << isa;
+    expect_evals_allocate_and_lock_nothing(ops, m, isa);
   }
 }

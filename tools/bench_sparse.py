@@ -10,7 +10,7 @@
     default) and block 1x16, run with the compiler's choice (--sparse auto) and forced dense;
   * int8: the same committed models quantized by `tickinfer quantize --mode int8` (calibrated on
     their in0.npy), the pruned .tkq with --sparse auto and off, against dense mlp_large / lstm_tiny
-    int8 (the block-sparse int8 FULLY_CONNECTED; the int8 LSTM has no sparse kernel).
+    int8 (the block-sparse int8 FULLY_CONNECTED and LSTM gate matrices).
 
 Rounds are interleaved (every variant once per round) and medians over rounds are reported, with
 p50/p99/p99.9/max of the last round's distribution. Prints a markdown table; --json writes the raw numbers.

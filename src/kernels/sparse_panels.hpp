@@ -11,7 +11,8 @@
 // unstructured pruning at 80% leaves almost every 16-wide row with a nonzero (0.8^16 = 2.8% of
 // them empty), which is why that pattern does not pay here and the compiler keeps dense for it.
 //
-// Why this block and not others (docs/pruning.md has the measurements): 1 x 16 keeps the dense
+// Why this block and not others (measured against CSR and 2:4 kernels by bench/sparse_formats,
+// table in docs/pruning.md "Formats, measured"): 1 x 16 keeps the dense
 // kernel's register blocking and needs one 2-byte index per 16 multiply-adds; 1 x 8 doubles the
 // index and broadcast work per weight; K x 1 blocks (along the inputs) need a horizontal sum per
 // output; CSR (one index per weight) turns every multiply-add into a gather.

@@ -1,0 +1,25 @@
+#pragma once
+// The measurement behind every dense-or-sparse choice (engine/sparse_choice.cpp for the fp32
+// plans, tflite/ops/fc_sparse_choice.cpp for the int8 and hybrid ops): both forms run on this
+// machine in interleaved rounds of ~20 us, and the medians decide. One rule, one place, so the
+// fp32 and int8 compilers cannot drift apart. Prepare/compile time only.
+#include <functional>
+#include <string>
+
+namespace tickinfer::kernels {
+
+inline constexpr double kSparseMeasureFrom = 0.25;  // zero-block share below which dense is kept untimed
+inline constexpr double kSparseMargin = 0.97;       // sparse must take at most this share of dense's time
+
+struct SparseTiming {
+  double dense_ns = 0, sparse_ns = 0;  // medians of 9 rounds, ns per call
+  bool sparse_wins() const { return sparse_ns <= kSparseMargin * dense_ns; }
+};
+
+// Times one call of each (after one warm-up call each).
+SparseTiming time_dense_and_sparse(const std::function<void()>& dense, const std::function<void()>& sparse);
+
+// "37%": a share for the notes `tickinfer inspect` shows.
+std::string percent_text(double share);
+
+}  // namespace tickinfer::kernels
