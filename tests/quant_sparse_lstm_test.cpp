@@ -23,12 +23,14 @@ using namespace tickinfer::tfl;
 bool have_avx2() { return tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2); }
 
 // Zeroes each (16-row group, column) block of the 8 gate weight tensors ([n_cell x depth],
-// TFLite's layout) with probability p; returns how many blocks it zeroed.
+// TFLite's layout) and of the projection (operand 16, [n_output x n_cell]) with probability p;
+// returns how many blocks it zeroed.
 int prune_gate_blocks(lstm_fixture::LstmFixture& f, double p, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   int zeroed = 0;
-  for (int operand = 1; operand <= 8; ++operand) {
+  for (int operand : {1, 2, 3, 4, 5, 6, 7, 8, 16}) {
+    if (static_cast<size_t>(operand) >= f.op().inputs.size()) continue;
     const int t = f.op().inputs[static_cast<size_t>(operand)];
     if (t < 0) continue;
     Tensor& w = f.program.tensors[static_cast<size_t>(t)];
@@ -68,6 +70,7 @@ TEST_P(SparseLstmFixture, SparseGatesEqualDenseAndReference) {
   const auto autom = run_fixture(f, SparseChoice::Auto, "avx2", nullptr);
   EXPECT_NE(d_sparse.find("W_x sparsity"), std::string::npos) << d_sparse;
   EXPECT_NE(d_sparse.find("-> sparse 1x16"), std::string::npos) << d_sparse;
+  if (f.op().inputs[16] >= 0) EXPECT_NE(d_sparse.find("W_proj sparsity"), std::string::npos) << d_sparse;
   EXPECT_EQ(d_dense.find("sparsity"), std::string::npos) << d_dense;
   EXPECT_EQ(dense, reference);
   EXPECT_EQ(sparse, reference);

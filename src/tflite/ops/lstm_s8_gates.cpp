@@ -36,10 +36,10 @@ size_t S8Gates::acc_rows() const {
   return sparse_ ? std::max(dense, sparse_->acc_size()) : dense;
 }
 
-std::string gate_notes(const S8Gates& wx, const S8Gates& wh) {
+std::string gate_notes(const S8Gates& wx, const S8Gates& wh, const S8Gates* projection) {
   std::string s;
-  for (const S8Gates* g : {&wx, &wh}) {
-    if (!g->note().empty()) s += "; " + g->note();
+  for (const S8Gates* g : {&wx, &wh, projection}) {
+    if (g && !g->note().empty()) s += "; " + g->note();
   }
   return s;
 }

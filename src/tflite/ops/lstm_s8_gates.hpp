@@ -54,7 +54,7 @@ class S8Gates {
   std::string note_;
 };
 
-// " W_x: <note>; W_h: <note>" for the matrices that have one, for describe().
-std::string gate_notes(const S8Gates& wx, const S8Gates& wh);
+// "; <W_x note>; <W_h note>[; <projection note>]" for the matrices that have one, for describe().
+std::string gate_notes(const S8Gates& wx, const S8Gates& wh, const S8Gates* projection = nullptr);
 
 }  // namespace tickinfer::tfl::ops::lstm

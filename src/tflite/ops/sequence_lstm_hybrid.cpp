@@ -104,8 +104,7 @@ class HybridLstm final : public PreparedOp {
            " input=" + std::to_string(o_.n_input) + " cell=" + std::to_string(o_.n_cell) +
            " output=" + std::to_string(o_.n_output) + (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") +
            (o_.layer_norm ? " layer-norm" : "") + (o_.projection ? " projection" : "") + " gemv=" + s8_->name +
-           " activations=" + act_k_->name + gate_notes(wx_.m, wh_.m) +
-           (wp_.m.note().empty() ? "" : "; " + wp_.m.note());
+           " activations=" + act_k_->name + gate_notes(wx_.m, wh_.m, &wp_.m);
   }
 
   int64_t macs() const override {

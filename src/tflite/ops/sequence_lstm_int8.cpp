@@ -233,18 +233,18 @@ class Int8Lstm final : public PreparedOp {
     // One kernel set for all the matrices, packed for it.
     const bool minus_128 = wx_.reaches_minus_128() || wh_.reaches_minus_128() || (o.projection && wp_.reaches_minus_128());
     s8_ = &kernels::s8_kernels(ctx.isa, minus_128);
-    // The gate matrices dense or block-sparse, as measured here (lstm_s8_gates.hpp).
+    // Each matrix dense or block-sparse, as measured here (lstm_s8_gates.hpp).
     wx_.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_x");
     wh_.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_h");
-    if (o.projection) wp_.pack(*s8_);
+    if (o.projection) wp_.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_proj");
 
     x_.assign(static_cast<size_t>(wx_.stride()), 0);
     h_.assign(static_cast<size_t>(wh_.stride()), 0);
     acc_x_.assign(wx_.acc_rows(), 0);
     acc_h_.assign(wh_.acc_rows(), 0);
     gate_.assign(static_cast<size_t>(rows_), 0);
-    hidden_.assign(static_cast<size_t>(o.projection ? wp_.stride : o.n_cell), 0);
-    acc_p_.assign(static_cast<size_t>(kernels::s8_padded_rows(o.n_output)), 0);
+    hidden_.assign(static_cast<size_t>(o.projection ? wp_.stride() : o.n_cell), 0);
+    acc_p_.assign(o.projection ? wp_.acc_rows() : 0, 0);
     run_ = rounding_ == Rounding::Double ? &Int8Lstm::run<Rounding::Double> : &Int8Lstm::run<Rounding::Single>;
     ctx_ = nullptr;  // prepare-time only
   }
@@ -257,7 +257,7 @@ class Int8Lstm final : public PreparedOp {
            " output=" + std::to_string(o_.n_output) + " cell_scale=2^" + std::to_string(cell_scale_) +
            (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.projection ? " projection" : "") +
            " rounding=matmul double, elementwise " + (rounding_ == Rounding::Double ? "double" : "single") +
-           " gemv=" + s8_->name + " step=" + step_kernels_->name + gate_notes(wx_, wh_);
+           " gemv=" + s8_->name + " step=" + step_kernels_->name + gate_notes(wx_, wh_, &wp_);
   }
 
   int64_t macs() const override {
@@ -383,8 +383,7 @@ class Int8Lstm final : public PreparedOp {
   int gate_row_[kGates] = {-1, -1, -1, -1};  // first row of each present gate in the stacks
   int rows_ = 0;
   Scale gate_x_[kGates], gate_h_[kGates], peephole_scale_[kGates], hidden_scale_, proj_scale_;
-  S8Gates wx_, wh_;                               // gates stacked; dense for s8_ or sparse
-  kernels::S8Matrix wp_;                          // packed for s8_
+  S8Gates wx_, wh_, wp_;                          // gates stacked, projection; dense for s8_ or sparse
   std::vector<int32_t> bias_x_, bias_h_, bias_p_;  // gate bias and zero-point row sums folded
   std::vector<int32_t> acc_h_zero_state_;         // W_h h for h = zero point everywhere
   std::vector<int32_t> h_term_zero_state_;        // MBQM(bias_h + acc_h_zero_state_, gate_h_)
