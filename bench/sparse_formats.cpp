@@ -21,7 +21,6 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>

@@ -22,6 +22,7 @@
 #include "kernels/kernel_set.hpp"
 #include "tickinfer/tickinfer.hpp"
 
+#include "support/bench_quantize.hpp"
 #include "support/counting_allocator.hpp"
 #include "model/magnitude_prune.hpp"
 #include "support/tflite_engine_env.hpp"
@@ -80,7 +81,6 @@ std::vector<Subject> make_subjects() {
   }
   // Pruned models quantized by the CLI (when built), on the block-sparse int8 FULLY_CONNECTED and
   // LSTM gates (forced, and the measured choice); the LSTM streamed.
-  const std::string cli = std::string(TICKINFER_BINARY_DIR) + "/tickinfer";
   struct Quantized {
     const char* model;
     const char* mode;
@@ -89,14 +89,8 @@ std::vector<Subject> make_subjects() {
   for (const Quantized q : {Quantized{"mlp_large_pruned80", "int8", RecurrentMode::Window},
                             Quantized{"lstm_tiny_pruned80", "int8", RecurrentMode::Stream},
                             Quantized{"lstm_tiny_pruned80", "dynamic", RecurrentMode::Stream}}) {
-    if (!std::filesystem::exists(cli)) break;
-    const std::string src = dir + q.model;
-    const std::string tkq =
-        (std::filesystem::temp_directory_path() / (std::string("engine_hot_path_") + q.model + "_" + q.mode + ".tkq"))
-            .string();
-    const std::string cmd = cli + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " + q.mode +
-                            " -o " + tkq + " >/dev/null 2>&1";
-    if (std::system(cmd.c_str()) != 0) continue;
+    const std::string tkq = test::quantize_bench_model(q.model, q.mode, "engine_hot_path");
+    if (tkq.empty()) continue;  // no CLI; a failed quantize is caught by the subject count below
     const Model model = Model::load(tkq);
     for (SparseMode sm : {SparseMode::Sparse, SparseMode::Auto}) {
       CompileOptions opt;
@@ -141,7 +135,7 @@ std::vector<Subject> make_subjects() {
 TEST(HotPath, RunNeverAllocatesOrLocks) {
   std::vector<Subject> subjects = make_subjects();
   ASSERT_GE(subjects.size(), 6u + 42u);
-  if (std::filesystem::exists(TICKINFER_BINARY_DIR "/tickinfer")) {  // the quantized pruned subjects are there
+  if (test::cli_built()) {  // the quantized pruned subjects are there
     EXPECT_EQ(6, std::count_if(subjects.begin(), subjects.end(),
                                [](const Subject& s) { return s.label.find("_pruned80.tkq/") != std::string::npos; }));
   }

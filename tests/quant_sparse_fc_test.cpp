@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "support/bench_quantize.hpp"
 #include "support/quant_program_builder.hpp"
 #include "tflite/fixed_point.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
@@ -220,12 +221,9 @@ TEST(QuantSparseFc, DenseModeAndUnprunedStayDense) {
 
 // A real pruned model: the CLI's int8 .tkq, compiled with the sparse kernels forced and with none.
 TEST(QuantSparseFc, PrunedBenchModelSparseEqualsDense) {
-  const std::string src = TICKINFER_SOURCE_DIR "/bench/models/mlp_large_pruned80";
-  const std::string tkq = (std::filesystem::temp_directory_path() / "quant_sparse_fc_test_mlp80.tkq").string();
-  const std::string cmd = std::string(TICKINFER_BINARY_DIR "/tickinfer") + " quantize " + src + "/model.keras --calibration " +
-                          src + "/in0.npy --mode int8 -o " + tkq + " >/dev/null 2>&1";
-  if (!std::filesystem::exists(TICKINFER_BINARY_DIR "/tickinfer")) GTEST_SKIP() << "the CLI is not built";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  if (!tickinfer::test::cli_built()) GTEST_SKIP() << "the CLI is not built";
+  const std::string tkq = tickinfer::test::quantize_bench_model("mlp_large_pruned80", "int8", "quant_sparse_fc_test");
+  ASSERT_FALSE(tkq.empty()) << "tickinfer quantize failed on mlp_large_pruned80";
   const tickinfer::Model model = tickinfer::Model::load(tkq);
   tickinfer::CompileOptions sparse_o, dense_o;
   sparse_o.sparse = tickinfer::SparseMode::Sparse;

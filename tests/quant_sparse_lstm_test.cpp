@@ -6,7 +6,6 @@
 // int8 and dynamic), streamed step by step, sparse against dense.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <random>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "quant_lstm_fixture.hpp"
+#include "support/bench_quantize.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace {
@@ -70,7 +70,9 @@ TEST_P(SparseLstmFixture, SparseGatesEqualDenseAndReference) {
   const auto autom = run_fixture(f, SparseChoice::Auto, "avx2", nullptr);
   EXPECT_NE(d_sparse.find("W_x sparsity"), std::string::npos) << d_sparse;
   EXPECT_NE(d_sparse.find("-> sparse 1x16"), std::string::npos) << d_sparse;
-  if (f.op().inputs[16] >= 0) EXPECT_NE(d_sparse.find("W_proj sparsity"), std::string::npos) << d_sparse;
+  if (f.op().inputs[16] >= 0) {
+    EXPECT_NE(d_sparse.find("W_proj sparsity"), std::string::npos) << d_sparse;
+  }
   EXPECT_EQ(d_dense.find("sparsity"), std::string::npos) << d_dense;
   EXPECT_EQ(dense, reference);
   EXPECT_EQ(sparse, reference);
@@ -97,16 +99,11 @@ TEST(SparseLstm, UnprunedStaysDense) {
 // the sparse plan's outputs equal the dense plan's at every step, and its inspect text names the
 // sparse gates.
 TEST(SparseLstm, PrunedBenchModelStreamsLikeDense) {
-  const std::string cli = TICKINFER_BINARY_DIR "/tickinfer";
-  if (!std::filesystem::exists(cli)) GTEST_SKIP() << "the CLI is not built";
-  const std::string src = TICKINFER_SOURCE_DIR "/bench/models/lstm_tiny_pruned80";
+  if (!tickinfer::test::cli_built()) GTEST_SKIP() << "the CLI is not built";
   for (const char* mode : {"int8", "dynamic"}) {
     SCOPED_TRACE(mode);
-    const std::string tkq =
-        (std::filesystem::temp_directory_path() / (std::string("quant_sparse_lstm_test_") + mode + ".tkq")).string();
-    const std::string cmd = cli + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " + mode +
-                            " -o " + tkq + " >/dev/null 2>&1";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    const std::string tkq = tickinfer::test::quantize_bench_model("lstm_tiny_pruned80", mode, "quant_sparse_lstm_test");
+    ASSERT_FALSE(tkq.empty()) << "tickinfer quantize failed on lstm_tiny_pruned80";
     const tickinfer::Model model = tickinfer::Model::load(tkq);
     tickinfer::CompileOptions sparse_o, dense_o;
     sparse_o.sparse = tickinfer::SparseMode::Sparse;

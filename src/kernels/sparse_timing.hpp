@@ -16,7 +16,7 @@ struct SparseTiming {
   bool sparse_wins() const { return sparse_ns <= kSparseMargin * dense_ns; }
 };
 
-// Times one call of each (after one warm-up call each).
+// Median ns per call of each: one warm-up call each, then 9 interleaved rounds of ~20 us.
 SparseTiming time_dense_and_sparse(const std::function<void()>& dense, const std::function<void()>& sparse);
 
 // "37%": a share for the notes `tickinfer inspect` shows.

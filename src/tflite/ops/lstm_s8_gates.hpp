@@ -23,7 +23,6 @@ class S8Gates {
   void init(int rows, int cols) { m_.init(rows, cols); }
   void set_rows(int row0, const int8_t* w, int n) { m_.set_rows(row0, w, n); }
   bool reaches_minus_128() const { return m_.reaches_minus_128(); }
-  const kernels::S8Matrix& dense() const { return m_; }
 
   // Packs for k, then, unless mode is Dense, decides dense or sparse for this machine
   // (`what` names the matrix in the note). Prepare time only.
@@ -44,7 +43,6 @@ class S8Gates {
   int stride() const { return m_.stride; }
   int cols() const { return m_.cols; }
   size_t acc_rows() const;
-  bool is_sparse() const { return sparse_ != nullptr; }
   // The decision with its measurements ("" for an unpruned matrix), for describe().
   const std::string& note() const { return note_; }
 

@@ -30,7 +30,6 @@
 
 #include "tflite/fixed_point.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
-#include "tflite/kernels/s8_matrix.hpp"
 #include "tflite/ops/lstm_s8_gates.hpp"
 #include "tflite/ops/op_support.hpp"
 #include "tflite/ops/sequence_lstm_int16_math.hpp"

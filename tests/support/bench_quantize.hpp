@@ -1,0 +1,25 @@
+#pragma once
+// A committed bench model quantized by the built CLI, for tests that run real .tkq files:
+// `tickinfer quantize bench/models/<model>/model.keras --calibration <its in0.npy> --mode <mode>`
+// into the temp directory. Tests skip where the CLI is not built (cli_built()).
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace tickinfer::test {
+
+inline std::string cli_path() { return TICKINFER_BINARY_DIR "/tickinfer"; }
+inline bool cli_built() { return std::filesystem::exists(cli_path()); }
+
+// The .tkq's path (named after `tag`, which keeps parallel tests apart), or "" when the CLI is
+// not built or quantize failed. The caller removes the file.
+inline std::string quantize_bench_model(const std::string& model, const std::string& mode, const std::string& tag) {
+  if (!cli_built()) return "";
+  const std::string src = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/" + model;
+  const std::string tkq = (std::filesystem::temp_directory_path() / (tag + "_" + model + "_" + mode + ".tkq")).string();
+  const std::string cmd = cli_path() + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " +
+                          mode + " -o " + tkq + " >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0 ? tkq : "";
+}
+
+}  // namespace tickinfer::test
