@@ -18,6 +18,7 @@ struct Cursor {
   const uint8_t* end;
   bool ok = true;
   bool take(void* dst, size_t n) {
+    if (n == 0) return ok;  // an empty tensor's data() may be null, which memcpy must not see
     if (!ok || static_cast<size_t>(end - p) < n) {
       ok = false;
       std::memset(dst, 0, n);
@@ -61,7 +62,7 @@ bool read_tensor_heads(Cursor& in, std::vector<LoggedTensor>& out) {
 bool read_values(Cursor& in, uint32_t batch, std::vector<LoggedTensor>& tensors, std::string& error) {
   for (auto& t : tensors) {
     const uint64_t count = uint64_t{batch} * t.floats_per_row;
-    if (count * sizeof(float) > in.left()) {
+    if (count > in.left() / sizeof(float)) {  // divided, so a huge batch x width cannot wrap
       error = "tensor '" + t.name + "' needs " + std::to_string(count) + " floats, the record has " +
               std::to_string(in.left() / sizeof(float));
       return false;
