@@ -169,6 +169,18 @@ def test_schedules_match_tfmot_bit_for_bit():
             bad()
 
 
+def test_numpy_form_pow_is_eager_tensorflow_pow():
+    """The fallback's power is the C library's powf, as eager TensorFlow's scalar Pow: np.power
+    is not (it differs at some inputs with exponent 2, and more on AVX-512 CPUs), and one bit
+    of (1 - p) ** power becomes ~16 bits of a sparsity near 0.05."""
+    rng = np.random.default_rng(7)
+    for exponent in (3.0, 2.0, 1.5):
+        e = np.float32(exponent)
+        for v in rng.random(3000).astype(np.float32):
+            want = np.float32(tf.math.pow(tf.constant(v), tf.constant(e)).numpy())
+            assert pr._powf(v, e).tobytes() == want.tobytes(), (float(v), exponent)
+
+
 def test_polynomial_decay_masks_equal_tfmot_every_step_1000_steps():
     x, y = data((10,), 4000, 1)
     ref_rec, our_rec, _ = run_pair(

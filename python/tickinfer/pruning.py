@@ -165,6 +165,31 @@ def _tf_polynomial_decay(schedule):
     return run
 
 
+def _load_libm_powf():
+    """The C library's powf, or None where ctypes cannot load it."""
+    try:
+        import ctypes
+        import ctypes.util
+        fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").powf
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float, ctypes.c_float]
+    return fn
+
+
+_LIBM_POWF = _load_libm_powf()
+
+
+def _powf(base, exponent):
+    """float32 base ** exponent with the C library's powf, the call eager TensorFlow's Pow makes
+    for a scalar. Not np.power: numpy's float32 power differs from powf in the last bit for some
+    inputs (exponent 2 on AVX2 machines; more on AVX-512 ones, where it runs SVML), and
+    (initial - final) * decay + final magnifies one bit of decay into many of the sparsity."""
+    if _LIBM_POWF is None:
+        return np.power(_F32(base), _F32(exponent))
+    return _F32(_LIBM_POWF(float(base), float(exponent)))
+
+
 class ConstantSparsity(PruningSchedule):
     """The same sparsity at every pruning step of [begin_step, end_step] (-1: no end)."""
 
@@ -202,15 +227,15 @@ class PolynomialDecay(PruningSchedule):
         return self.sparsity_numpy(step)
 
     def sparsity_numpy(self, step):
-        """The formula in float32 numpy, as eager TensorFlow evaluates it (true division, libm
-        powf). Used when TensorFlow is not installed; a tf.function differs in the last bit at
+        """The formula in float32, as eager TensorFlow evaluates it (true division, libm powf: see
+        _powf). Used when TensorFlow is not installed; a tf.function differs in the last bit at
         some steps (Grappler folds the division into a reciprocal multiply, and Pow runs
         otherwise), which can move k by one when size * (1 - s) sits on a rounding boundary."""
         with np.errstate(divide="ignore", invalid="ignore"):
             q = _F32(int(step) - self.begin_step) / _F32(self.end_step - self.begin_step)
         # NaN (0/0 when end_step == begin_step, at begin_step) propagates, as in TensorFlow.
         p = np.minimum(_F32(1.0), np.maximum(_F32(0.0), q))
-        decay = np.power(_F32(1.0) - p, _F32(self.power))
+        decay = _powf(_F32(1.0) - p, _F32(self.power))
         return _F32(_F32(self.initial_sparsity - self.final_sparsity) * decay) + _F32(self.final_sparsity)
 
     def get_config(self):
