@@ -102,10 +102,10 @@ def prunable_names(model):
     return names
 
 
-def prune(dense, x, y, kind, target, block, epochs, batch):
+def prune(dense, x, y, kind, target, block, epochs, batch, layers=None):
     steps = epochs * (-(-len(x) // batch))
     sched = pruning.PolynomialDecay(0.0, target, begin_step=0, end_step=max(50, int(steps * 0.6) // 50 * 50), frequency=50)
-    pm = pruning.prune_low_magnitude(dense, sched, block=block, layers=prunable_names(dense))
+    pm = pruning.prune_low_magnitude(dense, sched, block=block, layers=layers or prunable_names(dense))
     compile_model(pm, kind, 5e-4)
     keras.utils.set_random_seed(SEED + 1)
     pm.fit(x, y, batch_size=batch, epochs=epochs, verbose=0, shuffle=True, callbacks=[pruning.UpdatePruningStep()])

@@ -10,7 +10,8 @@ the mean, standard deviation and standard error of the paired deltas (pruned - t
 baseline, in points). The functions are make_pruned_models.py's own, so a seed here trains
 exactly what that script trains with SEED set to it.
 
-Usage: pruning_seed_spread.py [--data build/direction_task] [--seeds 10] [--epochs 3] [--json out.json]
+Usage: pruning_seed_spread.py [--data build/direction_task] [--seeds 10] [--epochs 3]
+       [--variants 0.5:1x16,0.8:1x16,0.8:none,0.8:1x16:dense-first] [--json out.json]
 (about a minute per seed on 2 cores). Prints a markdown table.
 """
 from __future__ import annotations
@@ -27,11 +28,27 @@ import make_pruned_models as recipe  # noqa: E402  (sets the TensorFlow environm
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-VARIANTS = ((0.5, (1, 16), "50% block 1x16"), (0.8, (1, 16), "80% block 1x16"), (0.8, None, "80% unstructured"))
+DEFAULT_VARIANTS = "0.5:1x16,0.8:1x16,0.8:none"
 WIDTHS = [256, 128, 64, 32, 16]  # mlp_large
 
 
-def one_seed(seed, x, y, xv, yv, epochs):
+def parse_variants(text):
+    """'TARGET:BLOCK[:dense-first]' items, comma separated: BLOCK is HxW or none; dense-first
+    leaves the 10-input first layer unpruned (the others as make_pruned_models prunes them)."""
+    out = []
+    for item in text.split(","):
+        parts = item.split(":")
+        target, shape = float(parts[0]), parts[1]
+        block = None if shape == "none" else tuple(int(v) for v in shape.split("x"))
+        skip_first = parts[2:] == ["dense-first"]
+        if len(parts) > 3 or (len(parts) == 3 and not skip_first):
+            raise SystemExit(f"variant '{item}': expected TARGET:BLOCK[:dense-first]")
+        name = f"{target * 100:.0f}% " + ("unstructured" if block is None else f"block {shape}")
+        out.append((target, block, skip_first, name + (", first layer dense" if skip_first else "")))
+    return out
+
+
+def one_seed(seed, x, y, xv, yv, epochs, variants):
     recipe.SEED = seed  # read by mlp() (initial weights) and prune() (fine-tuning shuffle)
     dense = recipe.mlp(WIDTHS)
     recipe.compile_model(dense, "mlp", 1e-3)
@@ -43,8 +60,10 @@ def one_seed(seed, x, y, xv, yv, epochs):
     keras.utils.set_random_seed(seed)
     longer.fit(x, y, batch_size=256, epochs=epochs, verbose=0, shuffle=True)
     row = {"seed": seed, "baseline": recipe.evaluate(longer, xv, yv, "mlp")}
-    for target, block, name in VARIANTS:
-        row[name] = recipe.evaluate(recipe.prune(dense, x, y, "mlp", target, block, epochs, 256), xv, yv, "mlp")
+    for target, block, skip_first, name in variants:
+        layers = recipe.prunable_names(dense)[1:] if skip_first else None
+        pruned = recipe.prune(dense, x, y, "mlp", target, block, epochs, 256, layers=layers)
+        row[name] = recipe.evaluate(pruned, xv, yv, "mlp")
     return row
 
 
@@ -53,14 +72,16 @@ def main() -> int:
     ap.add_argument("--data", default="build/direction_task")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--epochs", type=int, default=3, help="baseline and fine-tuning epochs (make_pruned_models' default)")
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS, help="TARGET:BLOCK[:dense-first],... (block HxW or none)")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
+    variants = parse_variants(args.variants)
     d = Path(args.data)
     x, y = np.load(d / "x_train.npy"), np.load(d / "y_train.npy")
     xv, yv = np.load(d / "x_val.npy"), np.load(d / "y_val.npy")
     rows = []
     for i in range(1, args.seeds + 1):
-        rows.append(one_seed(7919 * i, x, y, xv, yv, args.epochs))
+        rows.append(one_seed(7919 * i, x, y, xv, yv, args.epochs, variants))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1) + "\n")
@@ -70,7 +91,7 @@ def main() -> int:
           f" (sd {statistics.stdev(base_acc):.4f}), AUC {statistics.mean(base_auc):.4f} (sd {statistics.stdev(base_auc):.4f})")
     print("| variant | d accuracy mean | sd | se | d AUC mean | sd | se |")
     print("|---|---:|---:|---:|---:|---:|---:|")
-    for _, _, name in VARIANTS:
+    for *_, name in variants:
         cols = []
         for metric in ("accuracy", "auc"):
             deltas = [100 * (r[name][metric] - r["baseline"][metric]) for r in rows]
