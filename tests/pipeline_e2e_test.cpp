@@ -729,7 +729,7 @@ TEST(PipelineBench, ShortRunMeasuresBothPathsAndReports) {
   }
   const double exposure = j["bench"]["modes"]["inline"]["stop_exposure"]["pipeline"].get<double>();
   EXPECT_GE(exposure, 0.0);
-  EXPECT_LE(exposure, 2.0);  // 2,500 ticks; features warm after ~50 quotes per instrument
+  EXPECT_LE(exposure, 1.0);  // a probability, however often a loaded machine stops the core
   std::string html;
   ASSERT_EQ(run_cli({"report", report, "-o", temp("bench.html")}, html), 0) << html;
   EXPECT_NE(slurp(temp("bench.html")).find("Against the floor"), std::string::npos);

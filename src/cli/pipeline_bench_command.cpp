@@ -245,14 +245,15 @@ std::vector<CpuStalls> probe_stalls(const BenchOptions& o, double probe_s) {
 }
 
 // Share of packets whose path overlaps a stop: the exchange core for the wire part, the
-// receiving core for the rest (p50 durations). Above 1 %, that path's p99 carries a stop.
+// receiving core for the rest (p50 durations), the cores' stops independent. Above 1 %, that
+// path's p99 carries a stop.
 double stop_exposure(const std::vector<CpuStalls>& stalls, const BenchOptions& o, double wire_ns, double total_ns) {
-  double p = 0;
+  double clear = 1.0;  // probability that no core on the path stops during it
   for (const auto& s : stalls) {
-    if (s.cpu == o.ex_cpu) p += s.hit_probability(wire_ns, false);
-    if (s.cpu == o.cpu) p += s.hit_probability(std::max(0.0, total_ns - wire_ns), true);
+    if (s.cpu == o.ex_cpu) clear *= 1.0 - s.hit_probability(wire_ns, false);
+    if (s.cpu == o.cpu) clear *= 1.0 - s.hit_probability(std::max(0.0, total_ns - wire_ns), true);
   }
-  return p;
+  return 1.0 - clear;
 }
 
 // Prints one mode's results and its verdict against the bar; returns the mode's JSON object.
