@@ -47,19 +47,19 @@ ROWS = 8
 MIN_PRUNED = 1024
 
 
-def load_pruning():
+def load_module(name):
     try:
-        from tickinfer import pruning
-        return pruning
+        return importlib.import_module(f"tickinfer.{name}")
     except ImportError:  # the module is pure Python: take it from the source tree
-        spec = importlib.util.spec_from_file_location("tickinfer_pruning", ROOT / "python/tickinfer/pruning.py")
+        spec = importlib.util.spec_from_file_location(f"tickinfer_{name}", ROOT / f"python/tickinfer/{name}.py")
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
         return module
 
 
-pruning = load_pruning()
+pruning = load_module("pruning")
+block_permutation = load_module("block_permutation")
 
 
 def mlp(widths):
@@ -102,10 +102,19 @@ def prunable_names(model):
     return names
 
 
-def prune(dense, x, y, kind, target, block, epochs, batch, layers=None):
+def prune(dense, x, y, kind, target, block, epochs, batch, layers=None, permute=True):
+    """Fine-tunes a pruned copy of `dense` (left untouched) and strips it. Block form on an MLP:
+    the hidden units are first regrouped for the blocks (tickinfer.block_permutation; the same
+    function, more magnitude kept) unless permute is False."""
     steps = epochs * (-(-len(x) // batch))
     sched = pruning.PolynomialDecay(0.0, target, begin_step=0, end_step=max(50, int(steps * 0.6) // 50 * 50), frequency=50)
-    pm = pruning.prune_low_magnitude(dense, sched, block=block, layers=layers or prunable_names(dense))
+    layers = layers or prunable_names(dense)
+    if permute and block is not None and kind == "mlp":
+        copy = keras.models.clone_model(dense)
+        copy.set_weights(dense.get_weights())
+        block_permutation.permute_units_for_blocks(copy, target, block_width=block[1], layers=layers, seed=SEED)
+        dense = copy
+    pm = pruning.prune_low_magnitude(dense, sched, block=block, layers=layers)
     compile_model(pm, kind, 5e-4)
     keras.utils.set_random_seed(SEED + 1)
     pm.fit(x, y, batch_size=batch, epochs=epochs, verbose=0, shuffle=True, callbacks=[pruning.UpdatePruningStep()])

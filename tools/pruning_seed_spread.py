@@ -11,7 +11,7 @@ baseline, in points). The functions are make_pruned_models.py's own, so a seed h
 exactly what that script trains with SEED set to it.
 
 Usage: pruning_seed_spread.py [--data build/direction_task] [--seeds 10] [--epochs 3]
-       [--variants 0.5:1x16,0.8:1x16,0.8:none,0.8:1x16:dense-first] [--json out.json]
+       [--variants 0.5:1x16,0.8:1x16,0.8:1x16:no-permute,0.8:none,0.8:1x16:dense-first] [--json out.json]
 (about a minute per seed on 2 cores). Prints a markdown table.
 """
 from __future__ import annotations
@@ -28,23 +28,26 @@ import make_pruned_models as recipe  # noqa: E402  (sets the TensorFlow environm
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 
-DEFAULT_VARIANTS = "0.5:1x16,0.8:1x16,0.8:none"
+DEFAULT_VARIANTS = "0.5:1x16,0.8:1x16,0.8:1x16:no-permute,0.8:none"
 WIDTHS = [256, 128, 64, 32, 16]  # mlp_large
 
 
+OPTIONS = {"dense-first": ", first layer dense", "no-permute": ", units not regrouped"}
+
+
 def parse_variants(text):
-    """'TARGET:BLOCK[:dense-first]' items, comma separated: BLOCK is HxW or none; dense-first
-    leaves the 10-input first layer unpruned (the others as make_pruned_models prunes them)."""
+    """'TARGET:BLOCK[:OPTION...]' items, comma separated: BLOCK is HxW or none; OPTION dense-first
+    leaves the 10-input first layer unpruned (the others as make_pruned_models prunes them),
+    no-permute skips the recipe's regrouping of units for the blocks (tickinfer.block_permutation)."""
     out = []
     for item in text.split(","):
         parts = item.split(":")
-        target, shape = float(parts[0]), parts[1]
+        if len(parts) < 2 or any(o not in OPTIONS for o in parts[2:]):
+            raise SystemExit(f"variant '{item}': expected TARGET:BLOCK[:{'|'.join(OPTIONS)}...]")
+        target, shape, options = float(parts[0]), parts[1], set(parts[2:])
         block = None if shape == "none" else tuple(int(v) for v in shape.split("x"))
-        skip_first = parts[2:] == ["dense-first"]
-        if len(parts) > 3 or (len(parts) == 3 and not skip_first):
-            raise SystemExit(f"variant '{item}': expected TARGET:BLOCK[:dense-first]")
         name = f"{target * 100:.0f}% " + ("unstructured" if block is None else f"block {shape}")
-        out.append((target, block, skip_first, name + (", first layer dense" if skip_first else "")))
+        out.append((target, block, options, name + "".join(OPTIONS[o] for o in parts[2:])))
     return out
 
 
@@ -60,9 +63,10 @@ def one_seed(seed, x, y, xv, yv, epochs, variants):
     keras.utils.set_random_seed(seed)
     longer.fit(x, y, batch_size=256, epochs=epochs, verbose=0, shuffle=True)
     row = {"seed": seed, "baseline": recipe.evaluate(longer, xv, yv, "mlp")}
-    for target, block, skip_first, name in variants:
-        layers = recipe.prunable_names(dense)[1:] if skip_first else None
-        pruned = recipe.prune(dense, x, y, "mlp", target, block, epochs, 256, layers=layers)
+    for target, block, options, name in variants:
+        layers = recipe.prunable_names(dense)[1:] if "dense-first" in options else None
+        pruned = recipe.prune(dense, x, y, "mlp", target, block, epochs, 256, layers=layers,
+                              permute="no-permute" not in options)
         row[name] = recipe.evaluate(pruned, xv, yv, "mlp")
     return row
 
@@ -72,7 +76,7 @@ def main() -> int:
     ap.add_argument("--data", default="build/direction_task")
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--epochs", type=int, default=3, help="baseline and fine-tuning epochs (make_pruned_models' default)")
-    ap.add_argument("--variants", default=DEFAULT_VARIANTS, help="TARGET:BLOCK[:dense-first],... (block HxW or none)")
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS, help="TARGET:BLOCK[:dense-first][:no-permute],... (block HxW or none)")
     ap.add_argument("--json", default="")
     args = ap.parse_args()
     variants = parse_variants(args.variants)

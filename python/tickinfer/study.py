@@ -15,19 +15,23 @@ Pure Python over Keras 3 (or tf_keras); no native module is needed.
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 
 
-def _pruning():
+def _sibling(name):
     try:
-        from . import pruning  # installed package
-        return pruning
+        return importlib.import_module(f"{__package__}.{name}") if __package__ else _from_file(name)
     except ImportError:  # loaded from the source tree without the native module
-        import importlib.util
-        spec = importlib.util.spec_from_file_location("tickinfer_pruning", os.path.join(os.path.dirname(__file__), "pruning.py"))
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
+        return _from_file(name)
+
+
+def _from_file(name):
+    spec = importlib.util.spec_from_file_location(f"tickinfer_{name}", os.path.join(os.path.dirname(__file__), f"{name}.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def _keras():
@@ -66,17 +70,23 @@ def train_grid(x, y, depths, widths, out_dir, seed: int = 0, epochs: int = 4, ba
 
 
 def prune_candidates(files, x, y, sparsities, epochs: int = 3, batch_size: int = 256, block=(1, 16),
-                     seed: int = 0, learning_rate: float = 5e-4, regression: bool = False) -> list[str]:
+                     seed: int = 0, learning_rate: float = 5e-4, regression: bool = False,
+                     permute: bool = True) -> list[str]:
     """Fine-tuned pruned twins of each file (PolynomialDecay to each sparsity over the first two
-    thirds of the fine-tuning, then held), stripped and saved next to it as <name>_p{percent}.keras."""
+    thirds of the fine-tuning, then held), stripped and saved next to it as <name>_p{percent}.keras.
+    With blocks, each candidate's hidden units are first regrouped for them (permute;
+    tickinfer.block_permutation: the same function, more of the weights' magnitude kept)."""
     keras = _keras()
-    pruning = _pruning()
+    pruning = _sibling("pruning")
+    regroup = _sibling("block_permutation") if permute and block is not None else None
     out = []
     steps = epochs * (-(-len(x) // batch_size))
     for path in files:
         for s in sparsities:
             keras.utils.set_random_seed(seed)
             m = keras.models.load_model(path)
+            if regroup is not None:
+                regroup.permute_units_for_blocks(m, s, block_width=block[1], seed=seed)
             sched = pruning.PolynomialDecay(0.0, s, begin_step=0, end_step=max(1, 2 * steps // 3),
                                             frequency=max(1, steps // 50))
             pm = pruning.prune_low_magnitude(m, sched, block=block)
