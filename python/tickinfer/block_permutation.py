@@ -13,7 +13,8 @@ Pool & Yu, NeurIPS 2021, applied to 1 x W blocks), before pruning starts:
     block_permutation.permute_units_for_blocks(model, 0.8)            # in place, same function
     pm = pruning.prune_low_magnitude(model, schedule, block=(1, 16))
 
-On the direction task (docs/pruning.md) it halves what 80 % 1 x 16 pruning costs mlp_large.
+On the direction task (docs/pruning.md) it cuts what 80 % 1 x 16 pruning costs mlp_large from
+0.70 to 0.24 AUC point (ten seeds).
 
 Search: first-improvement local search over swaps of two units in different groups, proposed at
 random from a seeded generator (deterministic for a seed); the objective is the sum of the kept
