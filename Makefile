@@ -221,8 +221,9 @@ python: deps $(BUILD)/CMakeCache.txt
 	cmake --build $(BUILD) -j$(JOBS) --target _tickinfer
 
 # Its pytest suite: Keras references, zero-copy and in-place arrays, errors, threads.
-# test_pruning.py imports TensorFlow and tfmot at collection: its own process, so those libraries
-# (and the protobuf they load) never share one with the native module the other tests use.
+# test_pruning.py imports tfmot at collection, which switches the process to tf_keras
+# (TF_USE_LEGACY_KERAS=1): its own process. The others import TensorFlow beside the native
+# module, as users do (tickinfer/__init__.py loads the extension with RTLD_DEEPBIND for that).
 python-test: python
 	PYTHONPATH=$(abspath $(BUILD))/python $(VENV)/bin/python -m pytest -q python/tests --ignore=python/tests/test_pruning.py
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/test_pruning.py

@@ -4,6 +4,10 @@ Expected outputs come from the framework that wrote each file: Keras for the Sav
 (tools/make_savedmodel_fixtures.py), onnxruntime for the ONNX files (tools/make_onnx_fixtures.py),
 never from tickinfer.
 """
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -35,6 +39,28 @@ def test_onnx_matches_onnxruntime(tickinfer, case):
     want = np.load(ONNX / case["outputs"][0])
     got = np.stack([plan.run(row) for row in x])
     assert_close(got.reshape(want.shape), want, case["rtol"], case["atol"], case["name"])
+
+
+def test_tensorflow_imported_first_leaves_the_protobuf_readers_working(tickinfer, tmp_path):
+    """TensorFlow loads its protobuf with RTLD_GLOBAL; imported before tickinfer it used to take
+    over the engine's SavedModel and ONNX parsing (a bad shard count, then a crash). In a fresh
+    process, as users do it: import tensorflow, then tickinfer, then load both formats."""
+    pytest.importorskip("tensorflow")
+    saved = SAVEDMODEL / _single_io(SAVEDMODEL)[0]["file"]
+    case = _single_io(ONNX)[0]
+    code = ("import sys, numpy as np, tensorflow, tickinfer\n"
+            "tickinfer.load(sys.argv[1]).compile()\n"
+            "plan = tickinfer.load(sys.argv[2]).compile()\n"
+            "x = np.load(sys.argv[3]).astype(np.float32)\n"
+            "np.save(sys.argv[4], np.stack([plan.run(row) for row in x]))\n")
+    got = tmp_path / "got.npy"
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="",
+               PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    run = subprocess.run([sys.executable, "-c", code, str(saved), str(ONNX / case["file"]),
+                          str(ONNX / case["inputs"][0]), str(got)], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    want = np.load(ONNX / case["outputs"][0])
+    assert_close(np.load(got).reshape(want.shape), want, case["rtol"], case["atol"], case["name"])
 
 
 def test_a_directory_that_is_not_a_savedmodel_is_a_clear_error(tickinfer, tmp_path):

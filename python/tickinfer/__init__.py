@@ -19,7 +19,19 @@ The research code and the production service share one implementation: these are
 engine's plans, not a re-implementation. Errors raise tickinfer.Error with the engine's
 message. See docs/python.md.
 """
-from ._tickinfer import Error, FeatureRing, FeatureStore, LayerStats, Model, ModelStats, Plan, TensorInfo, load
+import os as _os
+import sys as _sys
+
+# TensorFlow loads its core with RTLD_GLOBAL, so once it is imported its own protobuf and abseil
+# symbols come first for every library loaded after it, and the engine's SavedModel and ONNX
+# readers would call TensorFlow's protobuf through Debian's headers (wrong parses, crashes).
+# RTLD_DEEPBIND (glibc) has the extension and its libraries resolve their own symbols first.
+_flags = _sys.getdlopenflags()
+try:
+    _sys.setdlopenflags(_flags | getattr(_os, "RTLD_DEEPBIND", 0))
+    from ._tickinfer import Error, FeatureRing, FeatureStore, LayerStats, Model, ModelStats, Plan, TensorInfo, load
+finally:
+    _sys.setdlopenflags(_flags)
 
 __all__ = ["Error", "FeatureRing", "FeatureStore", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
 __version__ = "0.1.0"
