@@ -3,9 +3,11 @@
 The references (in*.npy -> out*.npy, stream_in/stream_out) were produced by TensorFlow/Keras
 (tools/make_fixtures.py), never by tickinfer, so agreement here is agreement with Keras.
 """
+import importlib.util
 import json
 import os
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -13,6 +15,15 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 FIXTURES = pathlib.Path(os.environ.get("TICKINFER_FIXTURES", ROOT / "tests" / "fixtures"))
 BENCH_MODELS = ROOT / "bench" / "models"
+
+
+def load_source_module(name):
+    """tickinfer.<name> from the source tree, for its pure-Python modules: no native module needed."""
+    spec = importlib.util.spec_from_file_location(f"tickinfer_{name}_src", ROOT / "python" / "tickinfer" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def load_manifest(directory):

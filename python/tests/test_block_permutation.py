@@ -1,9 +1,6 @@
 """tickinfer.block_permutation: the regrouped model computes what the original computed (Keras 3
 and tf_keras predict both), and the search finds a grouping planted in the weights."""
-import importlib.util
 import os
-import pathlib
-import sys
 
 import numpy as np
 import pytest
@@ -13,19 +10,10 @@ os.environ.setdefault("CUDA_VISIBLE_DEVICES", "")
 
 keras = pytest.importorskip("keras")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from conftest import load_source_module  # noqa: E402
 
-
-def _load(name):
-    spec = importlib.util.spec_from_file_location(f"tickinfer_{name}_src", ROOT / "python" / "tickinfer" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-bp = _load("block_permutation")
-pruning = _load("pruning")
+bp = load_source_module("block_permutation")
+pruning = load_source_module("pruning")
 
 
 def mlp(k, widths, between=None):
@@ -108,6 +96,12 @@ def test_same_seed_same_order_and_what_is_left_alone():
     only = mlp(keras, [64, 32])
     report = bp.permute_units_for_blocks(only, 0.8, layers=["missing"])
     assert report == []
+
+
+def test_blocks_kept_counted_as_pruning_counts_them():
+    for blocks in range(1, 300):
+        for s in (0.0, 0.25, 0.5, 0.8, 0.9, 0.97, 0.999):
+            assert bp._kept(blocks, s) == pruning.kept_count(blocks, s), (blocks, s)
 
 
 def test_refusals():

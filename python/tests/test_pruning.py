@@ -8,10 +8,7 @@ computation of a Keras 3 model on the weights of the tf_keras run, and Keras 3 f
 tfmot selects tf_keras itself when tf.keras is Keras 3 (it also sets TF_USE_LEGACY_KERAS=1 for
 the process); this file reaches both Kerases by name (`keras`, `tf_keras`), never via tf.keras.
 """
-import importlib.util
 import os
-import pathlib
-import sys
 import warnings
 
 import numpy as np
@@ -28,20 +25,9 @@ keras = pytest.importorskip("keras")
 tf_keras = pytest.importorskip("tf_keras")
 tfmot = pytest.importorskip("tensorflow_model_optimization")
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+from conftest import load_source_module  # noqa: E402
 
-
-def _load_pruning():
-    """tickinfer.pruning from the source tree (pure Python; it needs no native module)."""
-    spec = importlib.util.spec_from_file_location("tickinfer_pruning_src",
-                                                  ROOT / "python" / "tickinfer" / "pruning.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-pr = _load_pruning()
+pr = load_source_module("pruning")
 S = tfmot.sparsity.keras
 from tensorflow_model_optimization.python.core.sparsity.keras.pruning_wrapper import PruneLowMagnitude  # noqa: E402
 tf_keras.utils.disable_interactive_logging()

@@ -35,17 +35,21 @@ _ELEMENTWISE = {"Activation", "ReLU", "LeakyReLU", "ELU", "PReLU", "Softmax", "T
                 "Dropout", "GaussianNoise", "GaussianDropout", "AlphaDropout", "ActivityRegularization"}
 
 
-def kept_block_mass(kernel, sparsity: float, block_width: int = 16, order=None) -> float:
-    """Sum of |w| in the 1 x block_width blocks a magnitude block mask keeps at `sparsity`, with the
-    kernel's output columns taken in `order` (default: as they are). Columns must fill whole blocks."""
-    a = np.abs(np.asarray(kernel, dtype=np.float64))
-    if order is not None:
-        a = a[:, order]
-    sums = a.reshape(a.shape[0], -1, block_width).sum(axis=2).reshape(-1)
-    return _top_sum(sums, _kept(sums.size, sparsity))
+def kept_block_mass(kernel, sparsity: float, block_width: int = 16) -> float:
+    """Sum of |w| in the 1 x block_width blocks a magnitude block mask keeps at `sparsity`, the
+    output columns as they are (they must fill whole blocks)."""
+    sums = _block_sums(np.abs(np.asarray(kernel, dtype=np.float64)), block_width)
+    return _top_sum(sums.reshape(-1), _kept(sums.size, sparsity))
+
+
+def _block_sums(magnitudes, block_width):
+    """rows x groups: the |w| of each input row over each group of block_width adjacent units."""
+    return magnitudes.reshape(magnitudes.shape[0], -1, block_width).sum(axis=2)
 
 
 def _kept(blocks: int, sparsity: float) -> int:
+    # pruning.kept_count's rule (tfmot's k), restated because this file loads on its own;
+    # python/tests/test_block_permutation.py checks the two agree.
     return max(int(np.rint(np.float32(blocks) * (np.float32(1.0) - np.float32(sparsity)))), 1)
 
 
@@ -58,7 +62,7 @@ def _best_order(kernel, sparsity, block_width, iterations, rng):
     a = np.abs(np.asarray(kernel, dtype=np.float64))
     units = a.shape[1]
     order = np.arange(units)
-    groups = a.reshape(a.shape[0], -1, block_width).sum(axis=2)  # rows x groups of block sums
+    groups = _block_sums(a, block_width)
     k = _kept(groups.size, sparsity)
     before = current = _top_sum(groups.reshape(-1), k)
     for _ in range(iterations):
@@ -114,7 +118,8 @@ def permute_units_for_blocks(model, sparsity: float, block_width: int = 16, laye
         units = kernel.shape[1]
         row = {"layer": layer.name, "permuted": False}
         consumer, why = _consumer(all_layers, index)
-        if not why and (len(weights) > 2 or len(consumer.get_weights()) > 2):
+        next_weights = consumer.get_weights() if consumer is not None else []
+        if not why and (len(weights) > 2 or len(next_weights) > 2):
             why = "a Dense with weights beyond kernel and bias (LoRA?) on either side"
         if not why and (units % block_width or units <= block_width):
             why = f"{units} units do not make two or more whole {block_width}-wide blocks"
@@ -123,7 +128,6 @@ def permute_units_for_blocks(model, sparsity: float, block_width: int = 16, laye
             continue
         order, before, after = _best_order(kernel, sparsity, block_width, iterations, rng)
         layer.set_weights([kernel[:, order]] + [w[order] for w in weights[1:]])
-        next_weights = consumer.get_weights()
         consumer.set_weights([next_weights[0][order, :]] + next_weights[1:])
         report.append({**row, "permuted": True, "kept_before": before, "kept_after": after})
     return report

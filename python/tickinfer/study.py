@@ -21,10 +21,12 @@ import os
 
 
 def _sibling(name):
-    try:
-        return importlib.import_module(f"{__package__}.{name}") if __package__ else _from_file(name)
-    except ImportError:  # loaded from the source tree without the native module
-        return _from_file(name)
+    if __package__:  # the installed package
+        try:
+            return importlib.import_module(f"{__package__}.{name}")
+        except ImportError:  # the source tree without the native module
+            pass
+    return _from_file(name)
 
 
 def _from_file(name):
