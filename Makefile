@@ -15,6 +15,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
+.PHONY: fidelity-reference fidelity
 .PHONY: tflite-k3-reference pruned-reference pipeline-bench agents-bench batching-bench loadgen-bench default-model bench-forms
 
 all: build
@@ -45,6 +46,7 @@ test: build
 	$(MAKE) tflite-lift-reference
 	$(MAKE) tflite-k3-reference
 	$(MAKE) pruned-reference
+	$(MAKE) fidelity-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 	$(MAKE) demo-test
@@ -134,6 +136,28 @@ pruned-reference: build
 	TICKINFER_PRUNED_FIXTURES=$(abspath $(BUILD)/fixtures_pruned_live) $(BUILD)/tests/formats_pruned_test --gtest_brief=1
 	TICKINFER_PRUNED_FIXTURES=$(abspath $(BUILD)/fixtures_pruned_live) $(BUILD)/tests/engine_pruned_reference_test \
 	  --gtest_brief=1
+
+# The differential fidelity test (tools/make_fidelity_models.py): seeded random int8, hybrid and
+# float TFLite models (FULLY_CONNECTED dense / 1x16-sparse / DENSIFY, CONV_2D, DEPTHWISE_CONV_2D,
+# ADD, MUL, LOGISTIC, TANH, SOFTMAX, BATCH_MATMUL) with TFLite's BUILTIN_REF outputs, run on every
+# kernel set this CPU has: int8 bit for bit, hybrid and float within 1e-5 of the output's range.
+# fidelity-reference (in `make test`, seconds): 600 models from the TFLite installed now;
+# `make fidelity`: 7,000 (FIDELITY_SEED=N draws another set; a failure names the case, and
+# `tools/make_fidelity_models.py --seed N --only NAME` rebuilds it alone).
+FIDELITY_SEED ?= 1
+fidelity-reference: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_fidelity_live
+	$(VENV)/bin/python tools/make_fidelity_models.py --out $(BUILD)/fixtures_fidelity_live --seed 7 \
+	  --int8 400 --hybrid 100 --float 100
+	TICKINFER_FIDELITY_MODELS=$(abspath $(BUILD)/fixtures_fidelity_live) $(BUILD)/tests/quant_fidelity_test --gtest_brief=1
+
+fidelity: build
+	tools/setup_venv.sh $(VENV)
+	rm -rf $(BUILD)/fixtures_fidelity_long
+	$(VENV)/bin/python tools/make_fidelity_models.py --out $(BUILD)/fixtures_fidelity_long --seed $(FIDELITY_SEED) \
+	  --int8 5000 --hybrid 1000 --float 1000
+	TICKINFER_FIDELITY_MODELS=$(abspath $(BUILD)/fixtures_fidelity_long) $(BUILD)/tests/quant_fidelity_test
 
 # libFuzzer (clang) over every parser, FUZZ_SECONDS each, seeded from the committed fixtures.
 fuzz: deps

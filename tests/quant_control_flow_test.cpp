@@ -156,4 +156,32 @@ TEST(QuantControlFlow, ResourceVariablesCarryStateAndResetRerunsTheInit) {
   }
 }
 
+
+// A variable that is read but that nothing assigns (what TF 2.21's converter writes for a
+// batch-1 concrete function of a stateful Keras 3 model converted without freezing): TFLite's
+// interpreter fails to invoke the file, so it is refused, naming the variable, not run on zeros.
+TEST(QuantControlFlow, AVariableNothingAssignsIsRefusedByName) {
+  auto p = std::make_shared<Program>();
+  ProgramBuilder b(*p);
+  const int x = b.activation("x", DType::F32, {1});
+  const int h = b.activation("h", DType::Resource, {});
+  b.op(OpCode::VarHandle, {}, {h}, "handle").options.shared_name = "lstm/state_h";
+  const int v = b.activation("v", DType::F32, {1});
+  b.op(OpCode::ReadVariable, {h}, {v}, "read");
+  const int y = b.activation("y", DType::F32, {1});
+  b.op(OpCode::Add, {v, x}, {y}, "add");
+  p->inputs = {x};
+  p->outputs = {y};
+  try {
+    Interpreter interp(p);
+    FAIL() << "a variable with no value was prepared";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'lstm/state_h'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("nothing in the file assigns it"), std::string::npos) << e.what();
+  }
+  // The same graph with the assignment (the accumulator above) prepares: only the missing
+  // assignment is refused.
+  EXPECT_NO_THROW(Interpreter{accumulator()});
+}
+
 }  // namespace

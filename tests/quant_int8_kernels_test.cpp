@@ -11,6 +11,7 @@
 
 #include "tflite/fixed_point.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/requant_scaled.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"
 
@@ -249,6 +250,51 @@ void check_requant(uint32_t seed, RequantS8Fn fast) {
     fast(acc.data(), rows, p, got.data());
     ASSERT_EQ(got, ref) << "rows " << rows << " seed " << seed << " rounding " << static_cast<int>(R);
   }
+}
+
+// FULLY_CONNECTED's double-precision requantization (requant_scaled.hpp): hand cases whose answer
+// is the definition itself, round half away from zero, where single rounding rounds a negative
+// tie up (-1.5 -> -1) and double rounding can round twice; then every variant against the scalar.
+TEST(Int8Kernels, ScaledRequantRoundsHalfAwayFromZero) {
+  // acc * 0.5 with acc = -3, -1, 1, 3, 5, -5 -> -1.5, -0.5, 0.5, 1.5, 2.5, -2.5
+  const std::vector<int32_t> acc = {-3, -1, 1, 3, 5, -5, 0, 7};
+  const std::vector<double> scale(acc.size(), 0.5);
+  ScaledRequant q{nullptr, scale.data(), 0, -128, 127};
+  const std::vector<int8_t> want = {-2, -1, 1, 2, 3, -3, 0, 4};
+  std::vector<int8_t> y(acc.size());
+  requantize_s32_to_s8_scaled_scalar(acc.data(), static_cast<int>(acc.size()), q, y.data());
+  EXPECT_EQ(y, want);
+  // Single rounding of the same tie: (x * m + 2^(t-1)) >> t takes -1.5 to -1, not TFLite's -2.
+  EXPECT_EQ(multiply_by_quantized_multiplier<Rounding::Single>(-3, 1 << 30, 0), -1);
+  // A product outside int32 converts as x86's cvttsd2si does (INT32_MIN), then the zero point
+  // wraps and the clamp takes it: TFLite's bytes, not a saturated 127.
+  const int32_t big = 2000000000;
+  const double four = 4.0;
+  ScaledRequant wide{nullptr, &four, -5, -128, 127};
+  int8_t one = 0;
+  requantize_s32_to_s8_scaled_scalar(&big, 1, wide, &one);
+  EXPECT_EQ(one, 127);  // INT32_MIN - 5 wraps to INT32_MAX - 4
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::mt19937 rng(7);
+  for (int rows : {1, 3, 4, 7, 8, 33}) {
+    std::vector<int32_t> a(static_cast<size_t>(rows)), bias(static_cast<size_t>(rows));
+    std::vector<double> sc(static_cast<size_t>(rows));
+    for (int r = 0; r < rows; ++r) {
+      a[static_cast<size_t>(r)] = static_cast<int32_t>(rng()) >> (rng() % 24);
+      bias[static_cast<size_t>(r)] = static_cast<int32_t>(rng() % 20001) - 10000;
+      sc[static_cast<size_t>(r)] = r % 3 == 0 ? 1.0 / static_cast<double>(1u << (rng() % 16)) : 1e-4 * (1 + rng() % 1000);
+    }
+    a[0] = -(1 << 12);  // a tie under a power-of-two scale
+    ScaledRequant rq{bias.data(), sc.data(), static_cast<int32_t>(rng() % 256) - 128, -128, 127};
+    std::vector<int8_t> ys(static_cast<size_t>(rows)), yv(static_cast<size_t>(rows));
+    requantize_s32_to_s8_scaled_scalar(a.data(), rows, rq, ys.data());
+    requantize_s32_to_s8_scaled_avx2(a.data(), rows, rq, yv.data());
+    EXPECT_EQ(ys, yv) << rows;
+  }
+  requantize_s32_to_s8_scaled_avx2(&big, 1, wide, &one);
+  EXPECT_EQ(one, 127);
+#endif
 }
 
 TEST(Int8Kernels, RequantAvx2MatchesScalarBothModes) {

@@ -152,9 +152,14 @@ class Loader {
       }
       const tflite::Buffer* b = buffers->Get(x.buffer());
       if (b->offset() > 1) fail(where + ": data stored outside the flatbuffer (models over 2 GB) is not supported");
-      if (x.sparsity() && b->data() && b->data()->size() != 0) {
+      if (x.sparsity()) {
+        // An all-zero sparse constant stores no values at all: an empty buffer whose metadata lists
+        // no leaves is the valid encoding of zeros (the decoder checks the count either way).
         const std::string at = label_ + ": " + where;  // densify's errors carry the file name too
-        out.data = densify(read_sparsity(*x.sparsity(), at), out.shape, esize, b->data()->data(), b->data()->size(), at);
+        const uint8_t* values = b->data() ? b->data()->data() : nullptr;
+        const size_t bytes = b->data() ? b->data()->size() : 0;
+        out.data = densify(read_sparsity(*x.sparsity(), at), out.shape, esize, values, bytes, at);
+        out.sparse_in_file = true;
       } else if (b->data() && b->data()->size() != 0) {
         if (b->data()->size() != elements * esize) {
           fail(where + ": buffer " + std::to_string(x.buffer()) + " holds " + std::to_string(b->data()->size()) +

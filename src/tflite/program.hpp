@@ -49,6 +49,10 @@ struct Tensor {
   // Empty for activations.
   std::vector<uint8_t> data;
   bool is_variable = false;  // recurrent state (TFLite is_variable): zeroed by reset, kept between steps
+  // The file stored this constant with TFLite sparsity metadata (Tensor.sparsity), decoded to the
+  // dense `data` at load. TFLite then runs FULLY_CONNECTED on its sparse kernels, whose
+  // requantization rounds differently from the dense one (ops/op_support.hpp, rounding()).
+  bool sparse_in_file = false;
   bool is_constant() const { return !data.empty(); }
 };
 

@@ -4,9 +4,11 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 
 #include "tflite/ops/control_flow.hpp"
+#include "tickinfer/error.hpp"
 
 namespace tickinfer::tfl {
 
@@ -120,12 +122,16 @@ int lower_resource_variables(Program& p) {
   const std::map<int, std::string> key_of = handle_keys(p);
   if (key_of.empty()) return 0;
   std::map<std::string, int> var_of;
+  std::set<std::string> assigned;
+  std::map<std::string, std::string> read_into;  // a variable -> the first tensor read from it
   for_each_graph(p, [&](std::vector<Op>& ops) {
     for (Op& op : ops) {
       const bool read = op.code == OpCode::ReadVariable, assign = op.code == OpCode::AssignVariable;
       if ((!read && !assign) || op.inputs.empty() || (read && op.outputs.empty()) || (assign && op.inputs.size() < 2)) continue;
       auto k = key_of.find(op.inputs[0]);
       if (k == key_of.end()) continue;  // prepare refuses the op, naming the handle
+      if (assign) assigned.insert(k->second);
+      if (read) read_into.emplace(k->second, p.tensors[static_cast<size_t>(op.outputs[0])].name);
       auto v = var_of.find(k->second);
       if (v == var_of.end()) {
         const Tensor value = p.tensors[static_cast<size_t>(read ? op.outputs[0] : op.inputs[1])];
@@ -141,6 +147,19 @@ int lower_resource_variables(Program& p) {
       op.inputs[0] = v->second;  // a value of another type or shape is refused at prepare
     }
   });
+  // A variable read but assigned nowhere (not in the main graph, a CALL_ONCE initializer or a
+  // loop body) has no value: TFLite's interpreter fails to invoke such a file. TF 2.21's
+  // converter writes one when a batch-1 concrete function of a stateful Keras 3 model is
+  // converted without freezing its variables; zeros in its place would be a silent wrong answer.
+  for (const auto& [key, tensor] : read_into) {
+    if (assigned.count(key) == 0) {
+      const std::string name = key.rfind('/', 0) == 0 ? key.substr(1) : key;  // container/shared_name
+      throw Error("resource variable '" + name + "' is read (READ_VARIABLE into '" + tensor +
+                  "') but nothing in the file assigns it (no ASSIGN_VARIABLE in any subgraph): the model's "
+                  "initial values were not converted; convert from a function whose variables are frozen to "
+                  "constants, or one that initializes them");
+    }
+  }
   return static_cast<int>(var_of.size());
 }
 

@@ -413,7 +413,6 @@ float channel_scale(const Tensor& f, int oc) {
 }  // namespace
 
 std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
-  if (ctx.op.code != OpCode::Conv2D) ctx.fail("DEPTHWISE_CONV_2D is not supported by the interpreter");
   const Tensor& in = ctx.input(0);
   const Tensor& f = ctx.input(1);
   const Tensor& out = ctx.output(0);
@@ -445,9 +444,14 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     float lo, hi;
     float_activation_range(ctx, o.activation, &lo, &hi);
     if (f.type == DType::F32) {
-      if (reference) return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
-      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi,
-                                             ::tickinfer::kernels::kernel_set(ctx.isa));
+      // Only the 4-pixel sequential kernel sums as the reference loop does (and as TFLite's
+      // BUILTIN_REF), which a dynamic-range program needs (fully_connected.cpp, FloatFcSequential):
+      // without it, or for 4 output channels or fewer, the loop itself.
+      const ::tickinfer::kernels::KernelSet& ks = ::tickinfer::kernels::kernel_set(ctx.isa);
+      if (reference || !ks.gemm4_sequential || ::tickinfer::kernels::is_dot_form(s.w.out_c)) {
+        return std::make_unique<FloatConv>(s, const_data<float>(f), b, lo, hi);
+      }
+      return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ks);
     }
     check_filter_scales(ctx, f, s.w.out_c);
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));

@@ -2,6 +2,7 @@
 // Float follows TFLite's reference loop: total = sum_d x[d] * w[o][d] in order, + bias, clamp.
 #include "tflite/ops/fully_connected.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -77,37 +78,59 @@ class FloatFcReference final : public PreparedOp {
   float lo_, hi_;
 };
 
-// The engine's packed float gemv (summation order differs from the reference: float results
-// agree to rounding, not bit for bit).
-class FloatFcGemv final : public PreparedOp {
+// TFLite's reference loop's sums (total += x * w, k ascending, every product and sum rounded to
+// fp32, then total + bias) on the kernel set's 4-row sequential kernel (KernelSet::
+// gemm4_sequential): bit for bit FloatFcReference, 8 to 32 lanes wide. Exactness is the point,
+// not style: in a dynamic-range program a float FULLY_CONNECTED feeds a hybrid one, whose
+// per-row input quantization turns a one-ulp difference into a whole quantization step of the
+// next layer (measured: 5e-4 of the output on a Keras MultiHeadAttention file when this op
+// summed in the engine gemv's fused, split order). Batch rows go four at a time; a last group
+// of fewer is padded with copies of its last row and written through a scratch block.
+class FloatFcSequential final : public PreparedOp {
+  static constexpr int kRows = ::tickinfer::kernels::kGemm4Rows;
+
  public:
-  FloatFcGemv(const FcGeometry& g, const float* w, const float* bias, float lo, float hi,
-              const ::tickinfer::kernels::KernelSet& ks)
-      : g_(g), lo_(lo), hi_(hi), ks_(ks) {
+  FloatFcSequential(const FcGeometry& g, const float* w, const float* bias, float lo, float hi,
+                    ::tickinfer::kernels::Gemm4SequentialFn gemm4, const char* isa)
+      : g_(g), lo_(lo), hi_(hi), gemm4_(gemm4), isa_(isa) {
     std::vector<float> wt(static_cast<size_t>(g.depth) * g.units);  // W[k][n] = filter[n][k]
     for (int n = 0; n < g.units; ++n)
       for (int k = 0; k < g.depth; ++k) wt[static_cast<size_t>(k) * g.units + n] = w[static_cast<size_t>(n) * g.depth + k];
     packed_.resize(::tickinfer::kernels::packed_floats(g.depth, g.units));
     ::tickinfer::kernels::pack_weights(wt.data(), g.depth, g.units, packed_.data());
     if (bias) bias_.assign(bias, bias + g.units);
+    rows_in_.assign(static_cast<size_t>(g.depth) * kRows, 0.0f);
+    rows_out_.assign(static_cast<size_t>(g.units) * kRows, 0.0f);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const float* x = mem.at<float>(g_.input);
     float* y = mem.at<float>(g_.output);
-    for (int b = 0; b < g_.batch; ++b) {
-      ks_.gemv(x + static_cast<size_t>(b) * g_.depth, g_.depth, packed_.data(), g_.units,
-               bias_.empty() ? nullptr : bias_.data(), y + static_cast<size_t>(b) * g_.units, lo_, hi_);
+    const float* init = bias_.empty() ? nullptr : bias_.data();
+    const size_t K = static_cast<size_t>(g_.depth), N = static_cast<size_t>(g_.units);
+    int b = 0;
+    for (; b + kRows <= g_.batch; b += kRows) {
+      gemm4_(x + b * K, K, g_.depth, packed_.data(), g_.units, init, y + b * N, N, lo_, hi_);
+    }
+    if (b < g_.batch) {
+      const int left = g_.batch - b;
+      for (int r = 0; r < kRows; ++r) {
+        std::memcpy(rows_in_.data() + r * K, x + (b + std::min(r, left - 1)) * K, K * sizeof(float));
+      }
+      gemm4_(rows_in_.data(), K, g_.depth, packed_.data(), g_.units, init, rows_out_.data(), N, lo_, hi_);
+      std::memcpy(y + b * N, rows_out_.data(), static_cast<size_t>(left) * N * sizeof(float));
     }
   }
-  std::string describe() const override { return std::string("float fc gemv ") + ks_.name; }
+  std::string describe() const override { return std::string("float fc sequential (reference order) ") + isa_; }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
 
  private:
   FcGeometry g_;
   float lo_, hi_;
-  const ::tickinfer::kernels::KernelSet& ks_;
+  ::tickinfer::kernels::Gemm4SequentialFn gemm4_;
+  const char* isa_;
   std::vector<float> packed_;
   std::vector<float> bias_;
+  std::vector<float> rows_in_, rows_out_;  // a last, partial group of rows
 };
 
 // bf16 filter, float input/output, fp32 accumulation: each weight is widened exactly
@@ -208,9 +231,13 @@ std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx) {
     if (reference) return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
     return std::make_unique<fc::Bf16FcGemv>(g, const_data<uint16_t>(w), bias, lo, hi, qk::bf16_gemv(ctx.isa));
   }
-  if (reference) return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
-  return std::make_unique<fc::FloatFcGemv>(g, const_data<float>(w), bias, lo, hi,
-                                           ::tickinfer::kernels::kernel_set(ctx.isa));
+  // Every kernel set sums in the reference loop's order (FloatFcSequential): on sets without the
+  // 4-row sequential kernel, and for 4 units or fewer (the packed layout's dot form), the loop.
+  const ::tickinfer::kernels::KernelSet& ks = ::tickinfer::kernels::kernel_set(ctx.isa);
+  if (reference || !ks.gemm4_sequential || ::tickinfer::kernels::is_dot_form(g.units)) {
+    return std::make_unique<fc::FloatFcReference>(g, const_data<float>(w), bias, lo, hi);
+  }
+  return std::make_unique<fc::FloatFcSequential>(g, const_data<float>(w), bias, lo, hi, ks.gemm4_sequential, ks.name);
 }
 
 }  // namespace tickinfer::tfl::ops

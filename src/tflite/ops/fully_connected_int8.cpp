@@ -3,6 +3,9 @@
 //
 // Two int8 implementations: the reference (isa "scalar") is TFLite's loop as written,
 //   acc = sum_d w[o][d] * (x[d] + input_offset) + bias[o]; requantize; clamp;
+// where "requantize" is TFLite's: since 2.20 the reference kernel scales in double precision
+// (kernels/requant_scaled.hpp) for a dense filter, while a filter the file stores sparse runs its
+// block-sparse kernel, which multiplies by a fixed-point multiplier and rounds twice (FcRequant).
 // the fast one packs the filter for its kernel set (tflite/kernels/int8_gemv.hpp) and folds
 //   bias[o] + input_offset * rowsum(w[o]) into one constant per unit, so the kernel is a plain
 // s8 x s8 dot product; with single rounding on AVX2 the requantization runs on each block of 8
@@ -14,6 +17,7 @@
 #include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/kernels/requant_scaled.hpp"
 #include "tflite/ops/fc_sparse_choice.hpp"
 #include "tflite/ops/fully_connected.hpp"
 
@@ -57,17 +61,39 @@ void check_filter_quant(const PrepareContext& ctx, const Tensor& w, int units) {
   }
 }
 
+// How an int8 FULLY_CONNECTED requantizes: what InterpreterOptions asks for, which with the
+// PyPI interpreters' mix (tflite_mixed_rounding) is TFLite 2.20's double-precision scaling for a
+// dense filter and the fixed-point double rounding of the sparse kernel for a sparse one
+// (op_support.hpp, rounding()); a uniform build rounds as `rounding` says.
+enum class FcRequant : uint8_t { Double, Single, Scaled };
+
+FcRequant fc_requant(const PrepareContext& ctx) {
+  if (rounding(ctx) == Rounding::Double) return FcRequant::Double;
+  return ctx.options.tflite_mixed_rounding ? FcRequant::Scaled : FcRequant::Single;
+}
+
+// The per-unit scales of FcRequant::Scaled, formed as TFLite's reference kernel forms them.
+std::vector<double> filter_scales(const Tensor& w, int units, float in_scale, float out_scale) {
+  std::vector<double> out(static_cast<size_t>(units));
+  for (int o = 0; o < units; ++o) {
+    const float sw = w.quant.per_axis() ? w.quant.scale[static_cast<size_t>(o)] : w.quant.scale[0];
+    out[static_cast<size_t>(o)] =
+        static_cast<double>(in_scale) * static_cast<double>(sw) / static_cast<double>(out_scale);
+  }
+  return out;
+}
+
 bool reaches_minus_128(const Tensor& w) {
   return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(w.data.data()), w.data.size());
 }
 
-template <Rounding R>
 class Int8FcReference final : public PreparedOp {
  public:
   Int8FcReference(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
-                  std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi)
-      : g_(g), w_(w), bias_(bias), mult_(std::move(mult)), shift_(std::move(shift)),
-        input_offset_(input_offset), out_zp_(out_zp), lo_(lo), hi_(hi) {}
+                  std::vector<int32_t> shift, std::vector<double> scale, FcRequant mode, int32_t input_offset,
+                  int32_t out_zp, int32_t lo, int32_t hi)
+      : g_(g), w_(w), bias_(bias), mult_(std::move(mult)), shift_(std::move(shift)), scale_(std::move(scale)),
+        mode_(mode), input_offset_(input_offset), out_zp_(out_zp), lo_(lo), hi_(hi) {}
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(g_.input);
     int8_t* y = mem.at<int8_t>(g_.output);
@@ -78,7 +104,13 @@ class Int8FcReference final : public PreparedOp {
           acc += static_cast<int32_t>(w_[o * g_.depth + d]) * (static_cast<int32_t>(x[b * g_.depth + d]) + input_offset_);
         }
         if (bias_) acc += bias_[o];
-        acc = multiply_by_quantized_multiplier<R>(acc, mult_[static_cast<size_t>(o)], shift_[static_cast<size_t>(o)]);
+        const size_t u = static_cast<size_t>(o);
+        if (mode_ == FcRequant::Scaled) {
+          y[b * g_.units + o] = kernels::requant_scaled_one(acc, scale_[u], out_zp_, lo_, hi_);
+          continue;
+        }
+        acc = mode_ == FcRequant::Double ? multiply_by_quantized_multiplier<Rounding::Double>(acc, mult_[u], shift_[u])
+                                         : multiply_by_quantized_multiplier<Rounding::Single>(acc, mult_[u], shift_[u]);
         acc += out_zp_;
         y[b * g_.units + o] = static_cast<int8_t>(std::clamp(acc, lo_, hi_));
       }
@@ -92,16 +124,20 @@ class Int8FcReference final : public PreparedOp {
   const int8_t* w_;
   const int32_t* bias_;
   std::vector<int32_t> mult_, shift_;
+  std::vector<double> scale_;
+  FcRequant mode_;
   int32_t input_offset_, out_zp_, lo_, hi_;
 };
 
 class Int8FcFast final : public PreparedOp {
  public:
   Int8FcFast(const FcGeometry& g, const int8_t* w, const int32_t* bias, std::vector<int32_t> mult,
-             std::vector<int32_t> shift, int32_t input_offset, int32_t out_zp, int32_t lo, int32_t hi,
-             const kernels::S8Kernels& k, Rounding r)
-      : g_(g), k_(k), requant_(k.requant(r)), fused_(r == Rounding::Single ? k.gemv_requant_single : nullptr),
-        mult_(std::move(mult)), shift_(std::move(shift)) {
+             std::vector<int32_t> shift, std::vector<double> scale, int32_t input_offset, int32_t out_zp, int32_t lo,
+             int32_t hi, const kernels::S8Kernels& k, FcRequant mode)
+      : g_(g), k_(k), requant_(k.requant(mode == FcRequant::Double ? Rounding::Double : Rounding::Single)),
+        fused_(mode == FcRequant::Single ? k.gemv_requant_single : nullptr),
+        scaled_(mode == FcRequant::Scaled ? kernels::requant_scaled_for(k.isa) : nullptr), mult_(std::move(mult)),
+        shift_(std::move(shift)), scale_(std::move(scale)) {
     stride_ = k.stride(g.depth);
     packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
     k.pack(w, g.units, g.depth, packed_.data());
@@ -121,6 +157,7 @@ class Int8FcFast final : public PreparedOp {
     params_.output_zero_point = out_zp;
     params_.act_min = lo;
     params_.act_max = hi;
+    scaled_q_ = {bias_eff_.data(), scale_.data(), out_zp, lo, hi};
     if (fused_) {
       fused_q_ = kernels::pack_block_requant_single(g.units, bias_eff_.data(), mult_.data(), shift_.data(), out_zp, lo, hi);
     }
@@ -153,7 +190,7 @@ class Int8FcFast final : public PreparedOp {
     if (sparse_) sacc_.resize(sparse_->acc_size());
   }
   std::string describe() const override {
-    return std::string("int8 fc packed ") + k_.name +
+    return std::string("int8 fc packed ") + k_.name + (scaled_ ? ", double-precision requantization" : "") +
            (fused_ ? fused_q_.high_word ? ", fused single-rounding requantization (high word)"
                                         : ", fused single-rounding requantization"
                    : "") +
@@ -166,10 +203,13 @@ class Int8FcFast final : public PreparedOp {
   const kernels::S8Kernels& k_;
   kernels::RequantS8Fn requant_;
   kernels::GemvRequantSingleFn fused_;
+  kernels::RequantScaledFn scaled_;  // FcRequant::Scaled: in place of requant_
   kernels::BlockRequantSingle fused_q_;
+  kernels::ScaledRequant scaled_q_;
   int stride_ = 0;
   std::vector<int8_t> packed_;
   std::vector<int32_t> bias_eff_, mult_, shift_;
+  std::vector<double> scale_;
   std::vector<int8_t> xpad_;
   std::vector<int32_t> acc_;
   kernels::RequantParams params_;
@@ -188,13 +228,20 @@ class Int8FcFast final : public PreparedOp {
       fused_(packed_.data(), g_.units, stride_, xb, fused_q_, yb);
     } else {
       k_.gemv(packed_.data(), g_.units, stride_, xb, acc_.data());
-      requant_(acc_.data(), g_.units, params_, yb);
+      requant_row(acc_.data(), yb);
+    }
+  }
+  void requant_row(const int32_t* acc, int8_t* yb) noexcept {
+    if (scaled_) {
+      scaled_(acc, g_.units, scaled_q_, yb);
+    } else {
+      requant_(acc, g_.units, params_, yb);
     }
   }
   void sparse_row(const SparseFc& s, const int8_t* xb, int8_t* yb) noexcept {
     if (fused_ && s.fused) return s.fused(s.view, xb, fused_q_, yb);
     s.gemv(s.view, xb, sacc_.data());
-    requant_(sacc_.data(), g_.units, params_, yb);
+    requant_row(sacc_.data(), yb);
   }
 };
 
@@ -305,18 +352,16 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
   std::vector<int32_t> mult, shift;
   filter_multipliers(ctx, w, g.units, ip.scale, op.scale, &mult, &shift);
   const int32_t input_offset = -ip.zero_point;
+  const FcRequant mode = fc_requant(ctx);
+  std::vector<double> scale = filter_scales(w, g.units, ip.scale, op.scale);
   if (ctx.isa == ::tickinfer::kernels::Isa::Scalar) {
-    if (rounding(ctx) == Rounding::Double) {
-      return std::make_unique<Int8FcReference<Rounding::Double>>(g, const_data<int8_t>(w), bias, std::move(mult),
-                                                                 std::move(shift), input_offset, op.zero_point, lo, hi);
-    }
-    return std::make_unique<Int8FcReference<Rounding::Single>>(g, const_data<int8_t>(w), bias, std::move(mult),
-                                                               std::move(shift), input_offset, op.zero_point, lo, hi);
+    return std::make_unique<Int8FcReference>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift),
+                                             std::move(scale), mode, input_offset, op.zero_point, lo, hi);
   }
   const bool m128 = reaches_minus_128(w);
   const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, m128);
   auto fc = std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift),
-                                         input_offset, op.zero_point, lo, hi, k, rounding(ctx));
+                                         std::move(scale), input_offset, op.zero_point, lo, hi, k, mode);
   fc->consider_sparse(ctx, const_data<int8_t>(w), m128);
   return fc;
 }

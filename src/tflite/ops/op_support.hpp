@@ -122,9 +122,15 @@ inline void int8_activation_range(const PrepareContext& ctx, FusedActivation act
 }
 
 // The rounding this op's requantization uses (InterpreterOptions::tflite_mixed_rounding).
+// FULLY_CONNECTED rounds once on a dense filter, but a filter the file stored sparse runs
+// TFLite's block-sparse kernel (tensor_utils::SparseMatrixBatchVectorMultiplyAccumulate1x16),
+// which rounds twice like the other int8 kernels: measured layer by layer on the pruned MLP of
+// tests/fixtures/fidelity_repro (a filter densified by a DENSIFY op is dense to FULLY_CONNECTED).
 inline Rounding rounding(const PrepareContext& ctx) {
   if (!ctx.options.tflite_mixed_rounding) return ctx.options.rounding;
-  return ctx.op.code == OpCode::FullyConnected ? Rounding::Single : Rounding::Double;
+  if (ctx.op.code != OpCode::FullyConnected) return Rounding::Double;
+  const bool sparse_filter = ctx.has_input(1) && ctx.input(1).sparse_in_file;
+  return sparse_filter ? Rounding::Double : Rounding::Single;
 }
 
 }  // namespace tickinfer::tfl::ops

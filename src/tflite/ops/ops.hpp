@@ -10,7 +10,8 @@ namespace tickinfer::tfl::ops {
 
 std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx);  // float, hybrid, int8, bf16 filter
 std::unique_ptr<PreparedOp> prepare_sequence_lstm(const PrepareContext& ctx);    // float, hybrid, int8 (8x8_16), bf16 weights
-std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx);           // Conv2D and DepthwiseConv2D
+std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx);           // Conv2D
+std::unique_ptr<PreparedOp> prepare_depthwise_conv2d(const PrepareContext& ctx);
 std::unique_ptr<PreparedOp> prepare_pool2d(const PrepareContext& ctx);           // MaxPool2D, AveragePool2D
 std::unique_ptr<PreparedOp> prepare_quantize(const PrepareContext& ctx);         // Quantize, Dequantize
 std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx);       // Logistic, Tanh, Relu, Relu6, LeakyRelu, Gelu, HardSwish, Elu, Exp, ...

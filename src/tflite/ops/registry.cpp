@@ -18,8 +18,8 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
   switch (ctx.op.code) {
     case OpCode::FullyConnected: return prepare_fully_connected(ctx);
     case OpCode::SequenceLstm: return prepare_sequence_lstm(ctx);
-    case OpCode::Conv2D:
-    case OpCode::DepthwiseConv2D: return prepare_conv2d(ctx);
+    case OpCode::Conv2D: return prepare_conv2d(ctx);
+    case OpCode::DepthwiseConv2D: return prepare_depthwise_conv2d(ctx);
     case OpCode::MaxPool2D:
     case OpCode::AveragePool2D: return prepare_pool2d(ctx);
     case OpCode::Quantize:
