@@ -1,13 +1,14 @@
 // WHILE, CALL_ONCE and resource variables on hand-built programs with hand-derived results: a
 // counting loop, state carried through VAR_HANDLE / READ_VARIABLE / ASSIGN_VARIABLE between
 // invokes (and reset by reset_state, which also re-runs CALL_ONCE's init), and the refusals:
-// a body that runs its own loop, a loop variable that changes shape.
+// a body that runs its own loop, a loop variable that changes shape, a variable nothing assigns.
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "support/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"
@@ -182,6 +183,23 @@ TEST(QuantControlFlow, AVariableNothingAssignsIsRefusedByName) {
   // The same graph with the assignment (the accumulator above) prepares: only the missing
   // assignment is refused.
   EXPECT_NO_THROW(Interpreter{accumulator()});
+}
+
+
+// The same from the real converter (tools/make_unassigned_variable_fixture.py: a batch-1 concrete
+// function of a stacked-LSTM Keras 3 model, TF 2.21, variables not frozen): TFLite's interpreter
+// fails to invoke it; tickinfer refuses it at load, naming the first variable read.
+TEST(QuantControlFlow, TheConvertersUnassignedVariableFileIsRefusedByName) {
+  const std::string path =
+      std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_unassigned_variable/stacked_lstm_concrete_fn.tflite";
+  try {
+    Interpreter interp(tickinfer::test::load_shared_tflite_file(path));
+    FAIL() << "a file whose variables are never assigned was prepared";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("resource variable '"), std::string::npos) << what;
+    EXPECT_NE(what.find("nothing in the file assigns it"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "kernels/kernel_set.hpp"
 #include "tflite/kernels/int8_gemv.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/conv_filter_quant.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/window.hpp"
 
@@ -395,21 +396,6 @@ class HybridConv final : public PreparedOp {
   std::vector<int32_t> acc_;
 };
 
-void check_filter_scales(const PrepareContext& ctx, const Tensor& f, int out_c) {
-  if (f.quant.empty()) ctx.fail("filter '" + f.name + "' has no quantization parameters");
-  if (f.quant.per_axis() && (f.quant.axis != 0 || static_cast<int>(f.quant.scale.size()) != out_c)) {
-    ctx.fail("filter '" + f.name + "' per-channel quantization must have one scale per output channel on axis 0");
-  }
-  for (int64_t zp : f.quant.zero_point)
-    if (zp != 0) ctx.fail("filter '" + f.name + "' must be symmetric (zero point 0)");
-  for (float s : f.quant.scale)
-    if (!(s > 0.0f) || !std::isfinite(s)) ctx.fail("filter '" + f.name + "' has a non-positive scale");
-}
-
-float channel_scale(const Tensor& f, int oc) {
-  return f.quant.per_axis() ? f.quant.scale[static_cast<size_t>(oc)] : f.quant.scale[0];
-}
-
 }  // namespace
 
 std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
@@ -453,11 +439,11 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       }
       return std::make_unique<FloatConvGemv>(s, const_data<float>(f), b, lo, hi, ks);
     }
-    check_filter_scales(ctx, f, s.w.out_c);
+    check_conv_filter_scales(ctx, f, s.w.out_c, 0);
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
     bool differ = false;
     for (int oc = 0; oc < s.w.out_c; ++oc) {
-      wscale[static_cast<size_t>(oc)] = channel_scale(f, oc);
+      wscale[static_cast<size_t>(oc)] = conv_channel_scale(f, oc);
       differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
     }
     const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(f));
@@ -468,18 +454,13 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
   require_type(ctx, f, "filter", {DType::I8});
   require_type(ctx, out, "output", {DType::I8});
   if (bias) require_type(ctx, *bias, "bias", {DType::I32});
-  check_filter_scales(ctx, f, s.w.out_c);
+  check_conv_filter_scales(ctx, f, s.w.out_c, 0);
   const AffineParams ip = per_tensor_params(ctx, in, "input");
   const AffineParams op = per_tensor_params(ctx, out, "output");
   int32_t lo, hi;
   int8_activation_range(ctx, o.activation, op, &lo, &hi);
-  std::vector<int32_t> mult(static_cast<size_t>(s.w.out_c)), shift(static_cast<size_t>(s.w.out_c));
-  for (int oc = 0; oc < s.w.out_c; ++oc) {
-    const double m = static_cast<double>(ip.scale) * static_cast<double>(channel_scale(f, oc)) / static_cast<double>(op.scale);
-    const QuantizedMultiplier q = quantize_multiplier(m, rounding(ctx));
-    mult[static_cast<size_t>(oc)] = q.multiplier;
-    shift[static_cast<size_t>(oc)] = q.shift;
-  }
+  ChannelMultipliers cm = conv_channel_multipliers(f, s.w.out_c, ip.scale, op.scale, rounding(ctx));
+  std::vector<int32_t> mult = std::move(cm.multiplier), shift = std::move(cm.shift);
   const int32_t* b = bias ? const_data<int32_t>(*bias) : nullptr;
   if (reference) {
     if (rounding(ctx) == Rounding::Double) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/conv_filter_quant.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/window.hpp"
 
@@ -160,21 +161,6 @@ class HybridDepthwise final : public PreparedOp {
   std::vector<int8_t> xq_;
 };
 
-float channel_scale(const Tensor& f, int oc) {
-  return f.quant.per_axis() ? f.quant.scale[static_cast<size_t>(oc)] : f.quant.scale[0];
-}
-
-void check_filter_scales(const PrepareContext& ctx, const Tensor& f, int out_c) {
-  if (f.quant.empty()) ctx.fail("filter '" + f.name + "' has no quantization parameters");
-  if (f.quant.per_axis() && (f.quant.axis != 3 || static_cast<int>(f.quant.scale.size()) != out_c)) {
-    ctx.fail("filter '" + f.name + "' per-channel quantization must have one scale per output channel on axis 3");
-  }
-  for (int64_t zp : f.quant.zero_point)
-    if (zp != 0) ctx.fail("filter '" + f.name + "' must be symmetric (zero point 0)");
-  for (float s : f.quant.scale)
-    if (!(s > 0.0f) || !std::isfinite(s)) ctx.fail("filter '" + f.name + "' has a non-positive scale");
-}
-
 }  // namespace
 
 std::unique_ptr<PreparedOp> prepare_depthwise_conv2d(const PrepareContext& ctx) {
@@ -210,27 +196,22 @@ std::unique_ptr<PreparedOp> prepare_depthwise_conv2d(const PrepareContext& ctx) 
     float lo, hi;
     float_activation_range(ctx, act, &lo, &hi);
     if (f.type == DType::F32) return std::make_unique<FloatDepthwise>(s, const_data<float>(f), b, lo, hi);
-    check_filter_scales(ctx, f, s.w.out_c);
+    check_conv_filter_scales(ctx, f, s.w.out_c, 3);
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
-    for (int oc = 0; oc < s.w.out_c; ++oc) wscale[static_cast<size_t>(oc)] = channel_scale(f, oc);
+    for (int oc = 0; oc < s.w.out_c; ++oc) wscale[static_cast<size_t>(oc)] = conv_channel_scale(f, oc);
     return std::make_unique<HybridDepthwise>(s, const_data<int8_t>(f), b, std::move(wscale), lo, hi,
                                              kernels::quantize_row_body(ctx.isa));
   }
   require_type(ctx, f, "filter", {DType::I8});
   require_type(ctx, out, "output", {DType::I8});
   if (bias) require_type(ctx, *bias, "bias", {DType::I32});
-  check_filter_scales(ctx, f, s.w.out_c);
+  check_conv_filter_scales(ctx, f, s.w.out_c, 3);
   const AffineParams ip = per_tensor_params(ctx, in, "input");
   const AffineParams op = per_tensor_params(ctx, out, "output");
   int32_t lo, hi;
   int8_activation_range(ctx, act, op, &lo, &hi);
-  std::vector<int32_t> mult(static_cast<size_t>(s.w.out_c)), shift(static_cast<size_t>(s.w.out_c));
-  for (int oc = 0; oc < s.w.out_c; ++oc) {
-    const double m = static_cast<double>(ip.scale) * static_cast<double>(channel_scale(f, oc)) / static_cast<double>(op.scale);
-    const QuantizedMultiplier q = quantize_multiplier(m, rounding(ctx));
-    mult[static_cast<size_t>(oc)] = q.multiplier;
-    shift[static_cast<size_t>(oc)] = q.shift;
-  }
+  ChannelMultipliers cm = conv_channel_multipliers(f, s.w.out_c, ip.scale, op.scale, rounding(ctx));
+  std::vector<int32_t> mult = std::move(cm.multiplier), shift = std::move(cm.shift);
   const int32_t* b = bias ? const_data<int32_t>(*bias) : nullptr;
   if (rounding(ctx) == Rounding::Double) {
     return std::make_unique<Int8Depthwise<Rounding::Double>>(s, const_data<int8_t>(f), b, std::move(mult),

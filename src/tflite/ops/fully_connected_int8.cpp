@@ -287,6 +287,10 @@ class HybridFc final : public PreparedOp {
       } else {
         k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
       }
+      if (sparse_in_file_) {
+        sparse_file_epilogue(zp, row_scale, yb);
+        continue;
+      }
       kernels::HybridRow row{acc_.data(), asymmetric_ ? row_sums_.data() : nullptr, static_cast<float>(zp), row_scale,
                              wscale_.data(), lo_, hi_};
       epilogue_(row, g_.units, yb);
@@ -295,8 +299,16 @@ class HybridFc final : public PreparedOp {
       for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
     }
   }
+  // A filter the file stores sparse runs TFLite's sparse hybrid kernel (EvalSparseHybridImpl),
+  // whose float steps differ from the dense one's: the zero-point term leaves the output first,
+  // as scale * row sum in float, then each row's integer dot product is scaled in.
+  void set_sparse_in_file(bool per_channel) {
+    sparse_in_file_ = true;
+    per_channel_ = per_channel;
+  }
   std::string describe() const override {
     return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name +
+           (sparse_in_file_ ? ", TFLite's sparse-kernel epilogue" : "") +
            (note_.empty() ? "" : "; " + note_);
   }
   // As Int8FcFast's: only the integer dot products differ, so only they are timed.
@@ -330,6 +342,25 @@ class HybridFc final : public PreparedOp {
   std::vector<int32_t> acc_;
   std::unique_ptr<SparseFc> sparse_;
   std::string note_;
+  bool sparse_in_file_ = false, per_channel_ = false;
+
+  void sparse_file_epilogue(int32_t zp, float row_scale, float* yb) const noexcept {
+    const float sf = per_channel_ ? row_scale : row_scale * wscale_[0];
+    if (asymmetric_) {
+      const float scaled_zp = sf * static_cast<float>(zp);
+      for (int o = 0; o < g_.units; ++o) {
+        float scale = scaled_zp;
+        if (per_channel_) scale *= wscale_[static_cast<size_t>(o)];
+        yb[o] -= scale * static_cast<float>(row_sums_[static_cast<size_t>(o)]);
+      }
+    }
+    for (int o = 0; o < g_.units; ++o) {
+      float scale = sf;
+      if (per_channel_) scale *= wscale_[static_cast<size_t>(o)];
+      yb[o] += static_cast<float>(acc_[static_cast<size_t>(o)]) * scale;
+      yb[o] = std::min(std::max(yb[o], lo_), hi_);
+    }
+  }
 };
 
 }  // namespace
@@ -379,6 +410,7 @@ std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeome
   auto fc = std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
                                        lo, hi, k, kernels::hybrid_epilogue(ctx.isa), kernels::quantize_row_body(ctx.isa));
   fc->consider_sparse(ctx, const_data<int8_t>(w), m128);
+  if (w.sparse_in_file) fc->set_sparse_in_file(w.quant.per_axis());
   return fc;
 }
 
