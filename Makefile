@@ -139,8 +139,8 @@ pruned-reference: build
 
 # The differential fidelity test (tools/make_fidelity_models.py): seeded random int8, hybrid and
 # float TFLite models (FULLY_CONNECTED dense / 1x16-sparse / DENSIFY, CONV_2D, DEPTHWISE_CONV_2D,
-# ADD, MUL, LOGISTIC, TANH, SOFTMAX, BATCH_MATMUL) with TFLite's BUILTIN_REF outputs, run on every
-# kernel set this CPU has: int8 bit for bit, hybrid and float within 1e-5 of the output's range.
+# ADD, MUL, LOGISTIC, TANH, SOFTMAX, BATCH_MATMUL, integer and hybrid LSTM) with TFLite's BUILTIN_REF outputs, run on every
+# kernel set this CPU has: int8 and float bit for bit, hybrid within 1e-6 of the output's range.
 # fidelity-reference (in `make test`, seconds): 600 models from the TFLite installed now;
 # `make fidelity`: 7,000 (FIDELITY_SEED=N draws another set; a failure names the case, and
 # `tools/make_fidelity_models.py --seed N --only NAME` rebuilds it alone).

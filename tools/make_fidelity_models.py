@@ -58,6 +58,7 @@ def run_tflite(model, inputs, resolver):
     rows = inputs[0].shape[0]
     results = [np.zeros((rows,) + tuple(o["shape"]), o["dtype"]) for o in outs]
     for r in range(rows):
+        it.reset_all_variables()  # recurrent state starts at zero for every row (no-op elsewhere)
         for d, x in zip(ins, inputs):
             it.set_tensor(d["index"], x[r])
         it.invoke()

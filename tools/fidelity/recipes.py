@@ -8,6 +8,7 @@ import numpy as np
 from ai_edge_litert import schema_py_generated as S
 
 from fidelity import quant_choices as qc
+from fidelity.lstm_recipe import hybrid_lstm, integer_lstm
 from fidelity.tflite_writer import F32, I32, I8, ModelWriter, block_sparsity, random_sparsity
 
 OP = S.BuiltinOperator
@@ -324,6 +325,7 @@ def families(kind):
             ("tanh", 1, lambda r: unary(r, kind, OP.TANH)),
             ("softmax", 1, lambda r: unary(r, kind, OP.SOFTMAX)),
             ("batch_matmul", 2, lambda r: batch_matmul(r, kind)),
+            ("lstm", 2, integer_lstm),
         ]
     if kind == "hybrid":
         return [
@@ -332,6 +334,7 @@ def families(kind):
             ("conv2d", 2, lambda r: conv(r, kind)),
             ("depthwise", 1, lambda r: conv(r, kind, depthwise=True)),
             ("float_then_hybrid_fc", 2, float_then_hybrid_fc),
+            ("lstm", 2, hybrid_lstm),
             # No BATCH_MATMUL: tickinfer refuses a dynamic-range BATCH_MATMUL (int8 constant
             # operand) by name rather than computing it differently from TFLite.
         ]

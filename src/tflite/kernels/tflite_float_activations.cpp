@@ -3,6 +3,7 @@
 // with -ffp-contract=off so no compiler fuses them.
 #include "tflite/kernels/tflite_float_activations.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -50,6 +51,19 @@ void tflite_sigmoid_scalar(const float* x, float* y, int n) noexcept {
 
 void tflite_tanh_scalar(const float* x, float* y, int n) noexcept {
   for (int i = 0; i < n; ++i) y[i] = tflite_tanh(x[i]);
+}
+
+float eigen_scalar_logistic(float x) noexcept {
+  const float e = std::exp(x);
+  return std::isinf(e) ? 1.0f : e / (1.0f + e);
+}
+
+void tflite_sigmoid_in_buffer(const FloatActivationKernels& k, const float* x, float* y, int n, int64_t offset) noexcept {
+  const int head = static_cast<int>(std::min<int64_t>(n, (4 - offset % 4) % 4));
+  const int packets = (n - head) / 4 * 4;
+  for (int i = 0; i < head; ++i) y[i] = eigen_scalar_logistic(x[i]);
+  if (packets > 0) k.sigmoid(x + head, y + head, packets);
+  for (int i = head + packets; i < n; ++i) y[i] = eigen_scalar_logistic(x[i]);
 }
 
 namespace {

@@ -38,6 +38,18 @@ void tflite_sigmoid_avx2(const float* x, float* y, int n) noexcept;
 void tflite_tanh_avx2(const float* x, float* y, int n) noexcept;
 #endif
 
+// TFLite applies these through Eigen to a whole gate buffer at once, and Eigen's linear
+// traversal gives the approximation above only to the elements its packets cover: those from
+// the first 16-byte boundary of the buffer on, in whole packets of 8 and then at most one of 4
+// floats. The elements before that boundary and after the last packet take Eigen's scalar path:
+// logistic = e / (1 + e) with e = std::exp(x) (1 where e is infinite). `offset` is the first
+// element's index in TFLite's scratch buffer (16-byte aligned), which fixes the boundary.
+// Measured element by element on TFLite's preserved scratch buffer (random gate widths 1 to 25;
+// every packet/scalar split as above).
+void tflite_sigmoid_in_buffer(const FloatActivationKernels& k, const float* x, float* y, int n, int64_t offset) noexcept;
+// Eigen's scalar logistic for float.
+float eigen_scalar_logistic(float x) noexcept;
+
 // The constants both versions use.
 namespace tflite_act {
 inline constexpr float kExpHi = 16.6355324f;  // the logistic is exactly 1 from here on

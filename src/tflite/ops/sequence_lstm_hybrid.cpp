@@ -95,6 +95,7 @@ class HybridLstm final : public PreparedOp {
   }
 
   void eval(const TensorMemory& mem) noexcept override {
+    cell_base_ = mem.at<float>(o_.cell_state);
     o_.for_each_step<float, float>(mem, [this](const float* x, float* h, float* c, float* y) { step(x, h, c, y); });
   }
 
@@ -157,8 +158,24 @@ class HybridLstm final : public PreparedOp {
 
   float* gate(int g) { return z_.data() + gate_row_[g]; }
 
+  // Where TFLite's hybrid step keeps gate g of batch row b in its scratch buffer (input, cell,
+  // forget, output; CIFG: cell, forget, output; n_batch rows per gate), in floats: the Eigen
+  // traversal's packet/scalar split follows it (tflite_sigmoid_in_buffer).
+  int64_t scratch_offset(int g, int64_t b) const noexcept {
+    int slot = 0;
+    switch (g) {
+      case kInputGate: slot = 0; break;
+      case kCellGate: slot = 1; break;
+      case kForgetGate: slot = 2; break;
+      default: slot = 3; break;
+    }
+    if (o_.cifg) --slot;
+    return (int64_t{slot} * o_.n_batch + b) * o_.n_cell;
+  }
+
   void step(const float* x, float* h, float* c, float* y) noexcept {
     const int n = o_.n_cell;
+    const int64_t row = (c - cell_base_) / n;  // the batch row (for_each_step walks rows in order)
     const bool x_zero = all_zero(x, o_.n_input);
     const bool h_zero = all_zero(h, o_.n_output);
     // A zero cell state makes f .* c zero for any (finite) f: the forget gate, the last n rows, is
@@ -192,7 +209,7 @@ class HybridLstm final : public PreparedOp {
       if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       if (!peephole_[g].empty()) multiply_accumulate(peephole_[g].data(), c, gate(g), n);
       if (o_.layer_norm) layer_norm(gate(g), ln_[g].data(), ln_bias_[g].data(), n);
-      act_k_->sigmoid(gate(g), gate(g), n);
+      kernels::tflite_sigmoid_in_buffer(*act_k_, gate(g), gate(g), n, scratch_offset(g, row));
     }
     if (o_.layer_norm) layer_norm(gate(kCellGate), ln_[kCellGate].data(), ln_bias_[kCellGate].data(), n);
     apply_fused_activation(*act_k_, act_, gate(kCellGate), gate(kCellGate), n);
@@ -212,7 +229,7 @@ class HybridLstm final : public PreparedOp {
     float* og = gate(kOutputGate);
     if (!peephole_[kOutputGate].empty()) multiply_accumulate(peephole_[kOutputGate].data(), c, og, n);
     if (o_.layer_norm) layer_norm(og, ln_[kOutputGate].data(), ln_bias_[kOutputGate].data(), n);
-    act_k_->sigmoid(og, og, n);
+    kernels::tflite_sigmoid_in_buffer(*act_k_, og, og, n, scratch_offset(kOutputGate, row));
     apply_fused_activation(*act_k_, act_, c, hidden_.data(), n);
     for (int k = 0; k < n; ++k) hidden_[static_cast<size_t>(k)] *= og[k];
 
@@ -237,6 +254,7 @@ class HybridLstm final : public PreparedOp {
   }
 
   LstmOperands o_;
+  const float* cell_base_ = nullptr;  // this eval's cell state, to tell the batch row of a step
   const kernels::FloatActivationKernels* act_k_ = nullptr;
   kernels::QuantizeRowBodyFn row_body_ = nullptr;
   const kernels::S8Kernels* s8_ = nullptr;
