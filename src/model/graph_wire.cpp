@@ -3,6 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "model/graph_fields.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer {
@@ -29,16 +30,10 @@ class Writer {
     }
   }
   void put(const Weight& w) {
-    put(w.shape);
-    put(w.data);
+    visit_weight_fields(w, [this](const auto& f) { put(f); });
   }
   void put(const Node& n) {
-    put(n.name), put(n.keras_class), put(n.kind), put(n.inputs), put(n.shape);
-    put(n.activation), put(n.recurrent_activation), put(n.units), put(n.return_sequences);
-    put(n.reset_after), put(n.kernel_size), put(n.stride), put(n.dilation), put(n.pool_size);
-    put(n.pool_stride), put(n.padding), put(n.keepdims), put(n.axis), put(n.epsilon);
-    put(n.cell_clip);
-    put(n.target_shape), put(n.weights);
+    visit_node_fields(n, [this](const auto& f) { put(f); });
   }
   std::string take() { return std::move(out_); }
 
@@ -73,16 +68,10 @@ class Reader {
     }
   }
   void get(Weight& w) {
-    get(w.shape);
-    get(w.data);
+    visit_weight_fields(w, [this](auto& f) { get(f); });
   }
   void get(Node& n) {
-    get(n.name), get(n.keras_class), get(n.kind), get(n.inputs), get(n.shape);
-    get(n.activation), get(n.recurrent_activation), get(n.units), get(n.return_sequences);
-    get(n.reset_after), get(n.kernel_size), get(n.stride), get(n.dilation), get(n.pool_size);
-    get(n.pool_stride), get(n.padding), get(n.keepdims), get(n.axis), get(n.epsilon);
-    get(n.cell_clip);
-    get(n.target_shape), get(n.weights);
+    visit_node_fields(n, [this](auto& f) { get(f); });
   }
   bool done() const { return pos_ == in_.size(); }
 
@@ -105,14 +94,14 @@ class Reader {
 
 std::string encode_graph(const Graph& g) {
   Writer w;
-  w.put(g.name), w.put(g.source_format), w.put(g.nodes), w.put(g.inputs), w.put(g.outputs), w.put(g.warnings);
+  visit_graph_fields(g, [&w](const auto& f) { w.put(f); });
   return w.take();
 }
 
 Graph decode_graph(const std::string& bytes) {
   Reader r(bytes);
   Graph g;
-  r.get(g.name), r.get(g.source_format), r.get(g.nodes), r.get(g.inputs), r.get(g.outputs), r.get(g.warnings);
+  visit_graph_fields(g, [&r](auto& f) { r.get(f); });
   if (!r.done()) throw Error("model graph encoding has trailing bytes");
   return g;
 }

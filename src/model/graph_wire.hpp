@@ -2,6 +2,7 @@
 // A byte encoding of a Graph for handing one across a process boundary (the isolated model
 // loader parses files in a child process). Both ends are the same binary, so the encoding is
 // native-endian and unversioned; decode() still checks every length against the bytes it has.
+// Every field travels: the encoding walks the field lists of model/graph_fields.hpp.
 #include <string>
 
 #include "model/graph.hpp"
