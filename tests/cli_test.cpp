@@ -14,6 +14,7 @@
 #include "formats/csv.hpp"
 #include "formats/npy.hpp"
 #include "support/tflite_engine_env.hpp"
+#include "support/tflite_file.hpp"
 
 namespace {
 
@@ -278,6 +279,47 @@ TEST_F(CliTest, PredictExpectAgreesWithKerasAndCatchesADifference) {
   const auto wrong = run(base + " --expect " + quote(fixture(c["inputs"][0])));
   EXPECT_EQ(wrong.exit_code, 1);
   EXPECT_NE(wrong.err.find("--expect"), std::string::npos) << wrong.err;
+}
+
+
+// --rounding picks how a TFLite model's int8 requantization rounds. The Zen 4 repro
+// (tests/fixtures/pruned_repro) runs its two sparse-stored FULLY_CONNECTEDs on TFLite's sparse
+// kernel, which rounds twice, and its last, dense one in double precision: the default (as the
+// PyPI interpreters) gives TFLite's rows; rounding everything twice misses one output by a step
+// (the last layer's), once misses two (the sparse layers'); a value that is none of the three is
+// refused by name.
+TEST_F(CliTest, RoundingOptionChoosesTheTfliteBuildsArithmetic) {
+  const std::string dir = TICKINFER_SOURCE_DIR "/tests/fixtures/pruned_repro/sparse-int8-fc";
+  const tickinfer::tfl::Program p = tickinfer::test::load_tflite_file(dir + "/mlp_block16_int8.tflite");
+  const auto& in_q = p.tensors[static_cast<size_t>(p.inputs[0])].quant;
+  const auto& out_q = p.tensors[static_cast<size_t>(p.outputs[0])].quant;
+  // The int8 rows as the floats that quantize back to them, and TFLite's int8 outputs dequantized.
+  NpyArray codes = tickinfer::formats::read_npy(dir + "/mlp_block16_int8_inputs.npy");
+  std::vector<float> x(codes.data.size());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = (codes.data[i] - static_cast<float>(in_q.zero_point[0])) * in_q.scale[0];
+  const std::string in = temp("in.npy");
+  tickinfer::formats::write_npy(in, codes.shape, x);
+  const NpyArray want = tickinfer::formats::read_npy(dir + "/expected_mlp_block16_int8.npy");
+  auto steps_off = [&](const std::string& rounding) {
+    const std::string out = temp("out_" + rounding + ".npy");
+    const auto r = run("predict " + quote(dir + "/mlp_block16_int8.tflite") + " --input " + quote(in) + " --output " +
+                       quote(out) + " --rounding " + rounding);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    const NpyArray got = tickinfer::formats::read_npy(out);
+    int off = 0;
+    for (size_t i = 0; i < want.data.size() && i < got.data.size(); ++i) {
+      const float tflite = (want.data[i] - static_cast<float>(out_q.zero_point[0])) * out_q.scale[0];
+      off += std::fabs(got.data[i] - tflite) > 0.5f * out_q.scale[0];
+    }
+    return off;
+  };
+  EXPECT_EQ(steps_off("tflite"), 0);
+  EXPECT_EQ(steps_off("double"), 1);
+  EXPECT_EQ(steps_off("single"), 2);
+  const auto bad = run("predict " + quote(dir + "/mlp_block16_int8.tflite") + " --input " + quote(in) + " --output " +
+                       quote(temp("bad.npy")) + " --rounding half");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("'half'"), std::string::npos) << bad.err;
 }
 
 }  // namespace

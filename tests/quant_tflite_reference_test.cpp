@@ -87,7 +87,9 @@ TEST_P(TfliteReference, MatchesTheTfliteReferenceInterpreter) {
   // The PyPI interpreters that produced the fixtures round per op family (see
   // tflite/prepared_op.hpp); TICKINFER_ROUNDING=double or =single checks references from a
   // uniformly rounding TFLite build instead.
-  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && (std::string(r) == "double" || std::string(r) == "single")) {
+  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && *r) {
+    ASSERT_TRUE(std::string(r) == "double" || std::string(r) == "single")
+        << "TICKINFER_ROUNDING='" << r << "' is not double or single";
     options.tflite_mixed_rounding = false;
     options.rounding = std::string(r) == "double" ? tfl::Rounding::Double : tfl::Rounding::Single;
   }

@@ -99,11 +99,20 @@ enum class SparseMode {
   Sparse,  // every Dense/LSTM matrix with an all-zero block runs sparse, unmeasured (tests, studies)
 };
 
+// How a TFLite or quantized model's int8 requantization rounds (docs/quantization.md): TFLite
+// builds differ, and tickinfer reproduces each bit for bit.
+enum class RoundingMode {
+  Tflite,  // as the TFLite interpreters on PyPI (ai-edge-litert, TensorFlow) do, per op family
+  Double,  // every op as a default TFLite source build: MultiplyByQuantizedMultiplier rounding twice
+  Single,  // every op as a TFLITE_SINGLE_ROUNDING build
+};
+
 struct CompileOptions {
   // Kernel set: "" picks the fastest the CPU supports (or $TICKINFER_ISA when set);
   // "scalar", "portable", "avx2" or "avx512" force one (an Error if the CPU lacks it).
   std::string isa;
   SparseMode sparse = SparseMode::Auto;
+  RoundingMode rounding = RoundingMode::Tflite;  // TFLite and quantized models only
   RecurrentMode mode = RecurrentMode::Window;
   // Window mode only: the sequence length to use for an input saved with an unknown (None)
   // time dimension. 0 means the model must fix it.

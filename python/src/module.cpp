@@ -35,11 +35,20 @@ RecurrentMode parse_mode(const std::string& mode) {
   throw Error("compile: mode must be 'window' or 'stream', got '" + mode + "'");
 }
 
-PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length) {
+RoundingMode parse_rounding(const std::string& rounding) {
+  if (rounding == "tflite") return RoundingMode::Tflite;
+  if (rounding == "double") return RoundingMode::Double;
+  if (rounding == "single") return RoundingMode::Single;
+  throw Error("compile: rounding must be 'tflite', 'double' or 'single', got '" + rounding + "'");
+}
+
+PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length,
+                     const std::string& rounding) {
   if (window_length < 0) throw Error("compile: window_length must be >= 0, got " + std::to_string(window_length));
   CompileOptions options;
   options.isa = isa;
   options.mode = parse_mode(mode);
+  options.rounding = parse_rounding(rounding);
   options.window_length = window_length;
   Plan plan = [&] {
     nb::gil_scoped_release unlocked;  // packing large weights takes a while; nothing here needs Python
@@ -92,13 +101,16 @@ NB_MODULE(_tickinfer, m) {
       .def_prop_ro("inputs", [](const PyModel& p) { return p.model.inputs(); }, "list[TensorInfo], in order.")
       .def_prop_ro("outputs", [](const PyModel& p) { return p.model.outputs(); }, "list[TensorInfo], in order.")
       .def("stats", [](const PyModel& p) { return p.model.stats(); }, "Parameters, FLOPs and weight bytes per layer.")
-      .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0,
+      .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0, "rounding"_a = "tflite",
            "Compiles a Plan.\n\n"
            "isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of\n"
            "'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).\n"
            "mode: 'window' (each run takes the whole [T, features] window, state from zero: what\n"
            "Keras computes) or 'stream' (one tick per run, recurrent state carried).\n"
            "window_length: window mode, for an input saved with an unknown time length.\n"
+           "rounding: TFLite and quantized models' int8 requantization: 'tflite' (as the TFLite\n"
+           "interpreters on PyPI), 'double' (a default TFLite source build) or 'single'\n"
+           "(a TFLITE_SINGLE_ROUNDING build).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
       .def("__repr__", [](const PyModel& p) {
         std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";

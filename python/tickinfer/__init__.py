@@ -37,8 +37,8 @@ __all__ = ["Error", "FeatureRing", "FeatureStore", "LayerStats", "Model", "Model
 __version__ = "0.1.0"
 
 
-def compile(model, isa: str = "", mode: str = "window", window_length: int = 0) -> Plan:
+def compile(model, isa: str = "", mode: str = "window", window_length: int = 0, rounding: str = "tflite") -> Plan:
     """Compiles `model` (a Model, or a path to load first) into a Plan; see Model.compile."""
     if not isinstance(model, Model):
         model = load(str(model))
-    return model.compile(isa=isa, mode=mode, window_length=window_length)
+    return model.compile(isa=isa, mode=mode, window_length=window_length, rounding=rounding)

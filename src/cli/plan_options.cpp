@@ -13,6 +13,11 @@ void declare_plan_options(ArgParser& parser) {
                 "pruned weights: auto runs a layer's block-sparse form when measured faster here; off: dense; "
                 "on: sparse wherever a 1x16 block is zero",
                 "auto");
+  parser.option("rounding", "tflite|double|single",
+                "TFLite and quantized models: how int8 requantization rounds; tflite: as the TFLite interpreters "
+                "on PyPI (per op family); double: a default TFLite source build; single: a TFLITE_SINGLE_ROUNDING "
+                "build",
+                "tflite");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "
                 "number of time steps per window");
@@ -45,6 +50,16 @@ CompileOptions plan_options(const ArgParser& args) {
     options.sparse = SparseMode::Sparse;
   } else {
     throw UsageError("option '--sparse': unknown value '" + sparse + "' (auto, off or on)");
+  }
+  const std::string& rounding = args.value("rounding");
+  if (rounding == "tflite") {
+    options.rounding = RoundingMode::Tflite;
+  } else if (rounding == "double") {
+    options.rounding = RoundingMode::Double;
+  } else if (rounding == "single") {
+    options.rounding = RoundingMode::Single;
+  } else {
+    throw UsageError("option '--rounding': unknown value '" + rounding + "' (tflite, double or single)");
   }
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;

@@ -1,5 +1,5 @@
 #pragma once
-// The --mode, --isa, --sparse and --window options shared by inspect, predict and bench, turned into
+// The --mode, --isa, --sparse, --rounding and --window options shared by inspect, predict and bench, turned into
 // CompileOptions. An unknown mode or ISA name is a UsageError; an ISA the CPU lacks is left for
 // compile() to refuse (tickinfer::Error).
 #include <string>
@@ -9,7 +9,8 @@
 
 namespace tickinfer::cli {
 
-// Declares --mode (default window), --isa (default: best the CPU supports), --sparse (default auto), --window.
+// Declares --mode (default window), --isa (default: best the CPU supports), --sparse (default auto),
+// --rounding (default tflite), --window.
 void declare_plan_options(ArgParser& parser);
 CompileOptions plan_options(const ArgParser& args);
 const char* mode_name(RecurrentMode mode);  // "window" or "stream"

@@ -104,12 +104,11 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const Comp
   io.sparse = options.sparse == SparseMode::Dense    ? tfl::SparseChoice::Dense
               : options.sparse == SparseMode::Sparse ? tfl::SparseChoice::Sparse
                                                      : tfl::SparseChoice::Auto;
-  // TFLite builds differ in how they round requantization (tflite/prepared_op.hpp); the default
-  // matches the PyPI interpreters (per op family), TICKINFER_ROUNDING=double a default source
-  // build and TICKINFER_ROUNDING=single a TFLITE_SINGLE_ROUNDING build.
-  if (const char* r = std::getenv("TICKINFER_ROUNDING"); r && (std::string(r) == "double" || std::string(r) == "single")) {
+  // TFLite builds differ in how they round requantization (tflite/prepared_op.hpp): the default
+  // matches the PyPI interpreters (per op family); the others round every op one way.
+  if (options.rounding != RoundingMode::Tflite) {
     io.tflite_mixed_rounding = false;
-    io.rounding = std::string(r) == "double" ? tfl::Rounding::Double : tfl::Rounding::Single;
+    io.rounding = options.rounding == RoundingMode::Double ? tfl::Rounding::Double : tfl::Rounding::Single;
   }
   interp_ = std::make_unique<tfl::Interpreter>(program_, io);
   const bool stream = options.mode == RecurrentMode::Stream;
