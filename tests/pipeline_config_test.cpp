@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pipeline/config.hpp"
+#include "pipeline/spin_budget.hpp"
 #include "tickinfer/error.hpp"
 
 using namespace tickinfer::pipeline;
@@ -207,4 +208,51 @@ TEST(PipelineConfig, MissingFileIsAnError) {
   } catch (const tickinfer::Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos);
   }
+}
+
+// Spinning threads need a core each (pipeline/spin_budget.hpp): over the budget they back off,
+// with a warning naming the counts, unless [threading] oversubscribe insists.
+TEST(PipelineConfig, SpinningThreadsBeyondTheUsableCpusBackOff) {
+  PipelineConfig c = parse_pipeline_config(kGood, "run.toml", "base");
+  c.feed_idle = c.compute_idle = "spin";
+  c.threading = ThreadingMode::Rings;
+  c.agents = 1;
+  EXPECT_EQ(spinning_threads(c), 2);
+  PipelineConfig fits = c;
+  EXPECT_EQ(fit_spinning_to_cpus(fits, 2), "");  // feed + compute on 2 CPUs: as configured
+  EXPECT_EQ(fits.feed_idle, "spin");
+  EXPECT_EQ(fits.compute_idle, "spin");
+
+  PipelineConfig over = c;  // a bench's exchange spins beside them: 3 on 2
+  const std::string w = fit_spinning_to_cpus(over, 2, 1);
+  EXPECT_NE(w.find("3 busy-spinning threads (2 of this pipeline, 1 beside it) but 2 usable CPUs"), std::string::npos) << w;
+  EXPECT_NE(w.find("spin -> backoff"), std::string::npos) << w;
+  EXPECT_EQ(over.feed_idle, "backoff");
+  EXPECT_EQ(over.compute_idle, "backoff");
+
+  PipelineConfig one = c;  // one CPU: even feed + compute alone are too many
+  EXPECT_NE(fit_spinning_to_cpus(one, 1).find("2 busy-spinning threads (2 of this pipeline) but 1 usable CPU ("),
+            std::string::npos);
+  EXPECT_EQ(one.compute_idle, "backoff");
+
+  PipelineConfig inline_mode = c;  // inline: one thread
+  inline_mode.threading = ThreadingMode::Inline;
+  EXPECT_EQ(spinning_threads(inline_mode), 1);
+  EXPECT_EQ(fit_spinning_to_cpus(inline_mode, 1), "");
+
+  PipelineConfig yielding = c;  // nothing spins: nothing to fit
+  yielding.feed_idle = yielding.compute_idle = "yield";
+  EXPECT_EQ(fit_spinning_to_cpus(yielding, 1), "");
+
+  std::string text = kGood;  // the user insists
+  text.replace(text.find("compute_cpu = 1\n"), 16, "compute_cpu = 1\noversubscribe = true\n");
+  PipelineConfig insist = parse_pipeline_config(text, "run.toml", "base");
+  EXPECT_TRUE(insist.oversubscribe);
+  insist.feed_idle = insist.compute_idle = "spin";
+  insist.threading = ThreadingMode::Rings;
+  insist.agents = 4;
+  const std::string kept = fit_spinning_to_cpus(insist, 2);
+  EXPECT_NE(kept.find("5 busy-spinning threads"), std::string::npos) << kept;
+  EXPECT_NE(kept.find("spinning anyway"), std::string::npos) << kept;
+  EXPECT_EQ(insist.compute_idle, "spin");
 }

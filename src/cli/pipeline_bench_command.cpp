@@ -34,6 +34,8 @@
 #include "feed/udp_socket.hpp"
 #include "stats/clock.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/spin_budget.hpp"
+#include "stats/cpu_quota.hpp"
 #include "stats/latency_histogram.hpp"
 #include "tickinfer/error.hpp"
 
@@ -355,6 +357,9 @@ int run_pipeline_bench(const ArgParser& a) {
     for (std::size_t mi = 0; mi < mode_list.size(); ++mi) {
       pipeline::PipelineConfig c = base;
       c.threading = mode_list[mi] == "inline" ? pipeline::ThreadingMode::Inline : pipeline::ThreadingMode::Rings;
+      // The exchange thread spins too (it paces sends by polling the clock).
+      const std::string w = pipeline::fit_spinning_to_cpus(c, stats::usable_cpus(), 1);
+      if (!w.empty() && r == 0) std::printf("pipeline bench: %s mode: warning: %s\n", mode_list[mi].c_str(), w.c_str());
       // The report is the first mode's run in the last round.
       std::string report = run_pipeline_round(c, o, session++, results[mi], want_report && mi == 0 && r == o.rounds - 1);
       if (!report.empty()) last_report = std::move(report);

@@ -12,6 +12,8 @@
 #include "cli/machine_info.hpp"
 #include "pipeline/alloc_counter.hpp"
 #include "pipeline/pipeline.hpp"
+#include "pipeline/spin_budget.hpp"
+#include "stats/cpu_quota.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
@@ -126,6 +128,10 @@ int run_run(const ArgParser& args) {
     cfg.shard = pipeline::ShardConfig{static_cast<int>(k), static_cast<int>(n), {}};
   }
   cfg.check_only = args.flag_set("check");
+  // Spinning threads need a core each: over budget they back off instead, with a warning.
+  if (const std::string w = pipeline::fit_spinning_to_cpus(cfg, stats::usable_cpus()); !w.empty()) {
+    std::fprintf(stderr, "tickinfer run: warning: %s\n", w.c_str());
+  }
 
   pipeline::Pipeline p(cfg);
   if (args.flag_set("check")) {

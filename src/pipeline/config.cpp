@@ -190,6 +190,7 @@ class Parser {
       } else if (k == "feed_cpu") c.feed_cpu = static_cast<int>(integer(n, "[threading] feed_cpu", -1, 4095));
       else if (k == "compute_cpu") c.compute_cpu = static_cast<int>(integer(n, "[threading] compute_cpu", -1, 4095));
       else if (k == "compute_idle") c.compute_idle = idle(n, "[threading] compute_idle");
+      else if (k == "oversubscribe") c.oversubscribe = boolean(n, "[threading] oversubscribe");
       else if (k == "ring_capacity") {
         const auto v = integer(n, "[threading] ring_capacity", 2, 1 << 24);
         if (v & (v - 1)) fail(line_of(n), "[threading] ring_capacity must be a power of two");
@@ -210,8 +211,8 @@ class Parser {
             c.agent_instruments.back().push_back(
                 static_cast<std::uint32_t>(integer(e, "[threading] agent_instruments element", 0, 0xFFFFFFFFll)));
         }
-      } else unknown(key, "[threading]", "mode, feed_cpu, compute_cpu, compute_idle, ring_capacity, agents, agent_cpus, "
-                                         "agent_instruments");
+      } else unknown(key, "[threading]", "mode, feed_cpu, compute_cpu, compute_idle, oversubscribe, ring_capacity, agents, "
+                                         "agent_cpus, agent_instruments");
     }
     threading_line_ = static_cast<int>(t.source().begin.line);
   }

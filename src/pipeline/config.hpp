@@ -97,6 +97,9 @@ struct PipelineConfig {
   // [threading]
   ThreadingMode threading = ThreadingMode::Inline;
   std::string compute_idle = "spin";
+  // Keep "spin" idle strategies even when the spinning threads outnumber the usable CPUs
+  // (pipeline/spin_budget.hpp); false: they fall back to "backoff", with a warning.
+  bool oversubscribe = false;
   int feed_cpu = -1;     // -1: not pinned
   int compute_cpu = -1;  // Rings: the compute thread; Inline: the one thread
   std::size_t ring_capacity = 4096;
