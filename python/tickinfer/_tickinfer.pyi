@@ -261,7 +261,7 @@ class Model:
     def stats(self) -> ModelStats:
         """Parameters, FLOPs and weight bytes per layer."""
 
-    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0) -> Plan:
+    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite') -> Plan:
         """
         Compiles a Plan.
 
@@ -270,6 +270,9 @@ class Model:
         mode: 'window' (each run takes the whole [T, features] window, state from zero: what
         Keras computes) or 'stream' (one tick per run, recurrent state carried).
         window_length: window mode, for an input saved with an unknown time length.
+        rounding: TFLite and quantized models' int8 requantization: 'tflite' (as the TFLite
+        interpreters on PyPI), 'double' (a default TFLite source build) or 'single'
+        (a TFLITE_SINGLE_ROUNDING build).
         Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).
         """
 
