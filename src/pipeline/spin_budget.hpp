@@ -3,8 +3,8 @@
 // thread, the compute agents, and whatever else the caller runs beside them, such as a bench's
 // exchange) outnumber the CPUs this process may use (affinity and cgroup quota:
 // stats::usable_cpus) makes them take turns on a core: on the 2-core machine, `pipeline bench`
-// in rings mode measured send -> signal p50 3.6 ms, the receive stage waiting 3.5 ms for its
-// turn. fit_spinning_to_cpus() says so, and unless [threading] oversubscribe is set, turns every
+// in rings mode had measured send -> signal p50 3.6 ms, the receive stage waiting 3.5 ms for
+// its turn. fit_spinning_to_cpus() says so, and unless [threading] oversubscribe is set, turns every
 // "spin" idle strategy into "backoff" (spin, yield, then park: feed/idle_strategy.hpp).
 #include <cstddef>
 #include <string>
