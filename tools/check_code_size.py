@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-SOURCE_EXT = (".cpp", ".hpp", ".h", ".cc", ".inc")
+SOURCE_EXT = (".cpp", ".hpp", ".h", ".cc", ".inc", ".cu", ".cuh")
 SCOPE_HEAD = re.compile(r"^\s*(template\s*<.*>\s*)?(namespace|class|struct|union|enum)\b|^\s*extern\s*$", re.S)
 
 

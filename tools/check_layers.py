@@ -22,7 +22,7 @@ import sys
 import tempfile
 
 INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
-SOURCE_EXT = (".cpp", ".hpp", ".h", ".cc", ".inc")
+SOURCE_EXT = (".cpp", ".hpp", ".h", ".cc", ".inc", ".cu", ".cuh")
 
 
 def read_table(root):

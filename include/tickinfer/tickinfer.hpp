@@ -117,6 +117,10 @@ struct CompileOptions {
   // Window mode only: the sequence length to use for an input saved with an unknown (None)
   // time dimension. 0 means the model must fix it.
   int window_length = 0;
+  // Where the plan runs: "" or "cpu" (the CPU plans), "cuda" or "cuda:N" (a resident kernel on
+  // that GPU; Keras-graph LSTM stacks with a Dense head, see docs/gpu.md). Anything the device
+  // cannot run is an Error at compile time, never a silent CPU fallback.
+  std::string device;
 };
 
 class Plan {

@@ -43,13 +43,14 @@ RoundingMode parse_rounding(const std::string& rounding) {
 }
 
 PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length,
-                     const std::string& rounding) {
+                     const std::string& rounding, const std::string& device) {
   if (window_length < 0) throw Error("compile: window_length must be >= 0, got " + std::to_string(window_length));
   CompileOptions options;
   options.isa = isa;
   options.mode = parse_mode(mode);
   options.rounding = parse_rounding(rounding);
   options.window_length = window_length;
+  options.device = device;
   Plan plan = [&] {
     nb::gil_scoped_release unlocked;  // packing large weights takes a while; nothing here needs Python
     return compile(m.model, options);
@@ -102,6 +103,7 @@ NB_MODULE(_tickinfer, m) {
       .def_prop_ro("outputs", [](const PyModel& p) { return p.model.outputs(); }, "list[TensorInfo], in order.")
       .def("stats", [](const PyModel& p) { return p.model.stats(); }, "Parameters, FLOPs and weight bytes per layer.")
       .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0, "rounding"_a = "tflite",
+           "device"_a = "cpu",
            "Compiles a Plan.\n\n"
            "isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of\n"
            "'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).\n"
@@ -111,6 +113,8 @@ NB_MODULE(_tickinfer, m) {
            "rounding: TFLite and quantized models' int8 requantization: 'tflite' (as the TFLite\n"
            "interpreters on PyPI), 'double' (a default TFLite source build) or 'single'\n"
            "(a TFLITE_SINGLE_ROUNDING build).\n"
+           "device: 'cpu', or 'cuda' / 'cuda:N' for a resident kernel on that GPU (LSTM stacks\n"
+           "with a Dense head; anything else raises tickinfer.Error).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
       .def("__repr__", [](const PyModel& p) {
         std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";

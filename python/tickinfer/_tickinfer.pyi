@@ -261,7 +261,7 @@ class Model:
     def stats(self) -> ModelStats:
         """Parameters, FLOPs and weight bytes per layer."""
 
-    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite') -> Plan:
+    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu') -> Plan:
         """
         Compiles a Plan.
 
@@ -273,6 +273,8 @@ class Model:
         rounding: TFLite and quantized models' int8 requantization: 'tflite' (as the TFLite
         interpreters on PyPI), 'double' (a default TFLite source build) or 'single'
         (a TFLITE_SINGLE_ROUNDING build).
+        device: 'cpu', or 'cuda' / 'cuda:N' for a resident kernel on that GPU (LSTM stacks
+        with a Dense head; anything else raises tickinfer.Error).
         Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).
         """
 

@@ -18,6 +18,10 @@ void declare_plan_options(ArgParser& parser) {
                 "on PyPI (per op family); double: a default TFLite source build; single: a TFLITE_SINGLE_ROUNDING "
                 "build",
                 "tflite");
+  parser.option("device", "cpu|cuda|cuda:N",
+                "where the plan runs: the CPU plans, or a resident kernel on that GPU (LSTM stacks with a Dense "
+                "head; docs/gpu.md)",
+                "cpu");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "
                 "number of time steps per window");
@@ -61,6 +65,12 @@ CompileOptions plan_options(const ArgParser& args) {
   } else {
     throw UsageError("option '--rounding': unknown value '" + rounding + "' (tflite, double or single)");
   }
+  const std::string& device = args.value("device");
+  if (device != "cpu" && device != "cuda" &&
+      !(device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
+        device.find_first_not_of("0123456789", 5) == std::string::npos))
+    throw UsageError("option '--device': unknown device '" + device + "' (cpu, cuda or cuda:N)");
+  options.device = device;
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }

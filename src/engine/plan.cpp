@@ -1,4 +1,5 @@
 // Plan: a handle on its PlanBackend (engine/plan_backend.hpp); every member forwards to it.
+#include "engine/cuda_plan.hpp"
 #include "engine/model_source.hpp"
 #include "engine/plan_backend.hpp"
 #include "model/graph.hpp"
@@ -43,6 +44,13 @@ int64_t Plan::weight_footprint_bytes() const { return impl_->weight_footprint_by
 std::string Plan::describe() const { return impl_->describe(); }
 Plan Plan::clone() const { return Plan(impl_->clone()); }
 
-Plan compile(const Model& model, const CompileOptions& options) { return Plan(model.source_->compile(options)); }
+Plan compile(const Model& model, const CompileOptions& options) {
+  const int device = engine::cuda_device_index(options.device);
+  if (device < 0) return Plan(model.source_->compile(options));
+  if (model.program())
+    throw Error("--device cuda: model '" + model.graph().name +
+                "' is a TFLite or quantized program; the CUDA backend runs Keras-graph models");
+  return Plan(engine::compile_cuda(model.graph(), options, device));
+}
 
 }  // namespace tickinfer

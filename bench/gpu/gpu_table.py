@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Turns tools/gpu_check.sh's JSON lines into the text table docs/performance.md records.
+
+Usage: gpu_table.py gpu_check.jsonl
+"""
+import json
+import sys
+
+
+def us(s, k):
+    return f"{s[k]:.2f}" if s and k in s else "-"
+
+
+def main():
+    rows = []
+    for line in open(sys.argv[1]):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                rows.append(json.loads(line))
+            except json.JSONDecodeError:
+                pass
+    for r in rows:
+        if r.get("probe") == "device":
+            print(f"device: {r['name']} sm_{r['sm']} {r['multiprocessors']} SMs, L2 {r['l2_bytes'] >> 20} MiB, "
+                  f"driver {r['driver']}, runtime {r['runtime']}")
+        if r.get("probe") == "nvidia-smi":
+            print(f"nvidia-smi {r['when']}: {r['csv']}")
+    for r in rows:
+        if "test" in r:
+            print(f"gpu test {r['test']}: {r['passed']} passed, {r['failed']} failed, {r['skipped']} skipped (exit {r['exit']})")
+    print("\nfloors (host to host, us)          p50     p99   p99.9     max")
+    for r in rows:
+        p = r.get("probe")
+        if p and "us" in r:
+            what = p + "".join(f" {k}={r[k]}" for k in ("nodes", "bytes", "request_units", "reply_units") if k in r)
+            what += " [" + r.get("sync", "spin") + "]" if "sync" in r else ""
+            s = r["us"]
+            print(f"{what:34s} {us(s,'p50'):>7s} {us(s,'p99'):>7s} {us(s,'p999'):>7s} {us(s,'max'):>7s}")
+        if p == "cluster_sync":
+            print(f"cluster.sync() cluster={r['cluster']:<2d}            {r['ns_per_sync']:.0f} ns each")
+    print("\nmodel              form                             cl  thr  fail  worst      p50     p99   p99.9     max  kernel p50")
+    for r in rows:
+        if "host_to_host_us" not in r:
+            if "error" in r:
+                print(f"error: {r}")
+            continue
+        s = r["host_to_host_us"]
+        if "cluster" not in r:
+            form, cl, thr, worst, kern = r["form"], "-", "-", f"{r['worst_excess']:.1e}", "-"
+        else:
+            form = "resident_" + r.get("form", "shared") + (f"/{r['lanes']}" if r.get("lanes") else "")
+            if r.get("tuned"):
+                form = "tuned: " + form
+            if r.get("form") == "registers":
+                form += f" a{r.get('activations', 2)}" + (" fast" if r.get("fast_math") else "")
+            cl, thr = str(r["cluster"]), str(r["threads"])
+            worst = f"{r['worst_rel_vs_double']:.1e}"
+            kern = f"{r['kernel_recurrence_us']['p50'] + r['kernel_head_us']['p50']:.2f}"
+            if "sm_mhz_p50" in r:
+                kern += f" {r['sm_mhz_p50']:.0f}MHz"
+            c = r.get("cycles_p50")
+            if c and c.get("dot"):
+                kern += f" cyc dot {c['dot']:.0f} act {c['activation']:.0f} cell {c['cell_work']:.0f} bar {c['barrier']:.0f} head {r['head_cycles_p50']:.0f}"
+        print(f"{r['name']:18s} {form:32s} {cl:>2s} {thr:>4s} {r['failures']:5d} {worst:>8s} {us(s,'p50'):>7s} "
+              f"{us(s,'p99'):>7s} {us(s,'p999'):>7s} {us(s,'max'):>7s} {kern:>10s}")
+
+
+if __name__ == "__main__":
+    main()

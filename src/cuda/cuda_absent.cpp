@@ -1,0 +1,24 @@
+// Compiled instead of the .cu files when the build has no nvcc (TICKINFER_CUDA=OFF): the CUDA
+// backend's entry points exist and refuse by name, so `--device cuda` on such a binary says why.
+#include <stdexcept>
+
+#include "cuda/devices.hpp"
+#include "cuda/resident_lstm.hpp"
+
+namespace tickinfer::cuda {
+
+bool built_with_cuda() { return false; }
+int device_count() { return 0; }
+
+struct ResidentLstm::Device {};
+
+std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack&, const ResidentOptions&) {
+  throw std::runtime_error(
+      "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
+}
+ResidentLstm::~ResidentLstm() = default;
+bool ResidentLstm::run(const float*, bool, float*, int64_t) noexcept { return false; }
+void ResidentLstm::stop() noexcept {}
+std::vector<ResidentTrace> ResidentLstm::stop_and_read_trace() { return {}; }
+
+}  // namespace tickinfer::cuda

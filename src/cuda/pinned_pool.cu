@@ -1,0 +1,72 @@
+#include "cuda/pinned_pool.hpp"
+
+#include <cuda_runtime.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace tickinfer::cuda::detail {
+namespace {
+
+constexpr size_t kChunkBytes = size_t(4) << 20;  // thousands of plans' buffers
+constexpr size_t kAlign = 128;
+
+struct Pool {
+  std::mutex mu;
+  std::vector<std::pair<char*, size_t>> chunks;  // base, bytes used so far
+  std::multimap<size_t, char*> free_slots;        // bytes -> slot
+  std::map<char*, size_t> taken;                  // slot -> bytes
+};
+
+Pool& pool() {
+  static Pool* p = new Pool();  // never destroyed: slots may outlive static destructors
+  return *p;
+}
+
+}  // namespace
+
+MappedSlot take_mapped(size_t units) {
+  const size_t bytes = (units * 8 + kAlign - 1) / kAlign * kAlign;
+  if (bytes > kChunkBytes) throw std::runtime_error("resident LSTM: request of " + std::to_string(bytes) + " bytes");
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  char* slot = nullptr;
+  if (auto it = p.free_slots.lower_bound(bytes); it != p.free_slots.end() && it->first == bytes) {
+    slot = it->second;
+    p.free_slots.erase(it);
+  }
+  for (auto& [base, used] : p.chunks) {
+    if (slot) break;
+    if (used + bytes <= kChunkBytes) slot = base + used, used += bytes;
+  }
+  if (!slot) {
+    void* base = nullptr;
+    const cudaError_t e = cudaHostAlloc(&base, kChunkBytes, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e != cudaSuccess) throw std::runtime_error(std::string("resident LSTM: cudaHostAlloc: ") + cudaGetErrorString(e));
+    p.chunks.push_back({static_cast<char*>(base), bytes});
+    slot = static_cast<char*>(base);
+  }
+  p.taken[slot] = bytes;
+  std::memset(slot, 0, bytes);
+  void* device = nullptr;
+  const cudaError_t e = cudaHostGetDevicePointer(&device, slot, 0);
+  if (e != cudaSuccess) throw std::runtime_error(std::string("resident LSTM: cudaHostGetDevicePointer: ") + cudaGetErrorString(e));
+  return {reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long*>(device)};
+}
+
+void give_back_mapped(unsigned long long* host) {
+  if (!host) return;
+  Pool& p = pool();
+  std::lock_guard<std::mutex> lock(p.mu);
+  char* slot = reinterpret_cast<char*>(host);
+  if (auto it = p.taken.find(slot); it != p.taken.end()) {
+    p.free_slots.emplace(it->second, slot);
+    p.taken.erase(it);
+  }
+}
+
+}  // namespace tickinfer::cuda::detail

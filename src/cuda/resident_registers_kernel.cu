@@ -1,0 +1,323 @@
+// The register-resident LSTM kernel (see resident_registers_kernel.cuh) and its launcher.
+// Request flow, parity and barriers are those of resident_lstm_kernel.cu; what differs is where
+// the weights live and that each layer's h is pushed straight into the next layer's input vector.
+#include "cuda/resident_lstm_kernel.cuh"
+#include "cuda/resident_registers_kernel.cuh"
+
+namespace cg = cooperative_groups;
+
+namespace tickinfer::cuda::detail {
+namespace {
+
+__device__ __forceinline__ unsigned long long load_system(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_system(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ float sigmoid(float v) { return __frcp_rn(1.0f + expf(-v)); }
+
+__device__ __forceinline__ float activate(int activation, float v) {
+  switch (activation) {
+    case 1: return sigmoid(v);
+    case 2: return v > 0.0f ? v : 0.0f;
+    case 3: return tanhf(v);
+    default: return v;
+  }
+}
+
+__device__ __forceinline__ float sigmoid_fast(float v) { return __frcp_rn(1.0f + __expf(-v)); }
+__device__ __forceinline__ float tanh_fast(float v) { return fmaf(2.0f, sigmoid_fast(2.0f * v), -1.0f); }
+__device__ __forceinline__ float gate_activation(float v, bool is_tanh, bool fast) {
+  if (fast) return is_tanh ? tanh_fast(v) : sigmoid_fast(v);
+  return is_tanh ? tanhf(v) : sigmoid(v);
+}
+
+// One lane's share of a row: its kLanes weights (registers) times its slice of the input vector,
+// then the sum over the row's `split` lanes. The slices interleave in 16-byte chunks (lane s takes
+// chunks s, s + split, ...) so the lanes of a row read consecutive chunks: one shared-memory
+// wavefront per load, where contiguous slices would put every lane on the same banks. Every
+// thread must call it (the shuffles are full-warp).
+template <int kLanes>
+__device__ __forceinline__ float row_dot(const float (&w)[kLanes], const float* v, int split) {
+  const int s = threadIdx.x % split;
+  const float4* v4 = reinterpret_cast<const float4*>(v);
+  float acc0 = 0.0f, acc1 = 0.0f;
+#pragma unroll
+  for (int i = 0; i < kLanes / 4; ++i) {
+    const float4 x = v4[i * split + s];
+    acc0 = fmaf(w[4 * i], x.x, acc0);
+    acc1 = fmaf(w[4 * i + 1], x.y, acc1);
+    acc0 = fmaf(w[4 * i + 2], x.z, acc0);
+    acc1 = fmaf(w[4 * i + 3], x.w, acc1);
+  }
+  float acc = acc0 + acc1;
+  for (int off = split / 2; off > 0; off >>= 1) acc += __shfl_down_sync(0xffffffffu, acc, off, split);
+  return acc;
+}
+
+// The weights row_dot multiplies: lane s's i-th chunk holds columns (i * split + s) * 4 ... + 3.
+template <int kLanes>
+__device__ void load_row(float (&w)[kLanes], float& bias, const float* packed_w, const float* packed_b, int rows,
+                         int split, int padded) {
+  const int r = threadIdx.x / split, s = threadIdx.x % split;
+#pragma unroll
+  for (int i = 0; i < kLanes / 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      w[4 * i + j] = r < rows ? packed_w[size_t(r) * padded + (i * split + s) * 4 + j] : 0.0f;
+  bias = r < rows ? packed_b[r] : 0.0f;
+}
+
+// Block 0 polls the request and pushes it into every block (x straight into layer 0's input
+// vector for one-step requests); the cluster barrier then hands it to all. Returns the command.
+__device__ uint32_t receive(const RegDesc& d, float* sm, uint32_t seq, int parity, cg::cluster_group& cluster,
+                            int rank) {
+  if (rank == 0) {
+    const unsigned blocks = cluster.num_blocks();
+    const int units = 1 + d.steps * d.lstm[0].input;
+    float* x_dst = d.steps == 1 ? sm + d.lstm[0].xh + parity * d.lstm[0].padded : sm + d.in;
+    for (int u = threadIdx.x; u < units; u += blockDim.x) {
+      unsigned long long v;
+      do {
+        v = load_system(d.request + u);
+      } while (uint32_t(v >> 32) != seq);
+      float* dst = u == 0 ? sm + d.command : x_dst + u - 1;
+      for (unsigned q = 0; q < blocks; ++q) *cluster.map_shared_rank(dst, q) = __uint_as_float(uint32_t(v));
+    }
+  }
+  cluster.sync();
+  return __float_as_uint(sm[d.command]);
+}
+
+struct PhaseCycles {
+  long long gates = 0, cells = 0, dot = 0, activation = 0, work = 0, barrier = 0;
+};
+
+// One layer, one step: this block's gate rows from the registers, the gate activations (where
+// RegDesc::activations says), the cell update of the block's units, h pushed to this layer's
+// next-step input in every block and to `onward` (the next layer's input in every block, or the
+// head's input in block 0 alone when `onward_everywhere` is false), then the cluster barrier.
+template <int kLanes>
+__device__ __forceinline__ void layer_step(const RegDesc& d, const RegLstmDesc& L, const float (&w)[kLanes], float bias,
+                                           float* sm, int parity, float* onward, bool onward_everywhere,
+                                           cg::cluster_group& cluster, int rank, PhaseCycles& cycles) {
+  const bool fast = d.fast != 0;
+  const unsigned blocks = cluster.num_blocks();
+  const long long t0 = clock64();
+  const int hb = L.units_per_block;
+  const float acc = row_dot(w, sm + L.xh + parity * L.padded, L.split);
+  const long long ta = clock64();
+  const int r = threadIdx.x / L.split;
+  const bool lead = threadIdx.x % L.split == 0 && r < L.rows;
+  // Modes: 0 each row's lead lane activates its gate; 1 the first `rows` threads do after a
+  // block barrier; 2 the lead lanes store raw sums and the cell threads activate the four gates
+  // of their unit themselves (one barrier fewer).
+  const int mode = d.activations;
+  if (mode == 1) {
+    if (lead) sm[d.gates + r] = acc + bias;
+    __syncthreads();
+    if (int(threadIdx.x) < L.rows) {
+      const int q = threadIdx.x;
+      sm[d.gates + q] = gate_activation(sm[d.gates + q], q / hb == 2, fast);
+    }
+  } else if (lead) {
+    sm[d.gates + r] = mode == 2 ? acc + bias : gate_activation(acc + bias, r / hb == 2, fast);
+  }
+  __syncthreads();
+  const long long t1 = clock64();
+  const float* g = sm + d.gates;
+  const float* c_old = sm + L.c + parity * hb;
+  float* own_next = sm + L.xh + (1 - parity) * L.padded + L.input + rank * hb;
+  for (int idx = threadIdx.x; idx < hb * int(blocks); idx += blockDim.x) {
+    const int u = idx / int(blocks);
+    const unsigned q = unsigned(idx) % blocks;
+    float gi = g[u], gf = g[hb + u], gg = g[2 * hb + u], go = g[3 * hb + u];
+    if (mode == 2) {
+      gi = gate_activation(gi, false, fast);
+      gf = gate_activation(gf, false, fast);
+      gg = gate_activation(gg, true, fast);
+      go = gate_activation(go, false, fast);
+    }
+    const float c = fmaf(gf, c_old[u], gi * gg);
+    const float h = go * (fast ? tanh_fast(c) : tanhf(c));
+    if (q == 0) sm[L.c + (1 - parity) * hb + u] = c;
+    *cluster.map_shared_rank(own_next + u, q) = h;
+    if (onward_everywhere || q == 0) *cluster.map_shared_rank(onward + rank * hb + u, q) = h;
+  }
+  const long long t2 = clock64();
+  cluster.sync();
+  const long long t3 = clock64();
+  cycles.gates += t1 - t0;
+  cycles.cells += t3 - t1;
+  cycles.dot += ta - t0;
+  cycles.activation += t1 - ta;
+  cycles.work += t2 - t1;
+  cycles.barrier += t3 - t2;
+}
+
+// Block 0: the Dense head from the registers; the last layer writes the reply units.
+template <int kHead, int kLanes>
+__device__ __forceinline__ void run_head(const RegDesc& d, const float (&hw)[kHead][kLanes], const float (&hb)[kHead],
+                                         float* sm, uint32_t seq) {
+#pragma unroll
+  for (int j = 0; j < kHead; ++j) {
+    const RegHeadDesc& D = d.head[j];
+    // Whole warps past the head's rows skip the product (the shuffles are per warp).
+    const bool warp_has_rows = int(threadIdx.x / 32 * 32) < D.output * D.split;
+    const float acc = warp_has_rows ? row_dot(hw[j], sm + D.x, D.split) : 0.0f;
+    const int o = threadIdx.x / D.split;
+    if (warp_has_rows && threadIdx.x % D.split == 0 && o < D.output) {
+      const float v = activate(D.activation, acc + hb[j]);
+      if (j + 1 == kHead)
+        store_system(d.reply + o, (static_cast<unsigned long long>(seq) << 32) | __float_as_uint(v));
+      else
+        sm[d.head[j + 1 < kHead ? j + 1 : j].x + o] = v;
+    }
+    if (j + 1 < kHead) __syncthreads();
+  }
+}
+
+__device__ void write_trace(const RegDesc& d, uint32_t seq, unsigned long long t_seen, unsigned long long t_done,
+                            long long recurrent, long long head, const PhaseCycles& c) {
+  unsigned long long* tr = d.trace + size_t((seq - 1) % uint32_t(d.trace_len)) * kTraceFields;
+  const long long v[kTraceFields] = {0, 0, 0, recurrent, c.gates, c.cells, head, c.dot, c.activation, c.work, c.barrier};
+  tr[0] = t_seen;
+  tr[1] = t_done;
+  tr[2] = global_ns();
+  for (int f = 3; f < kTraceFields; ++f) tr[f] = static_cast<unsigned long long>(v[f]);
+}
+
+template <int kLayers, int kHead, int kLanes, int kMaxThreads>
+__global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
+  extern __shared__ float4 shared4[];
+  float* sm = reinterpret_cast<float*>(shared4);
+  cg::cluster_group cluster = cg::this_cluster();
+  const int rank = int(cluster.block_rank());
+  float w[kLayers][kLanes], bias[kLayers];
+  float hw[kHead][kLanes], hbias[kHead];
+#pragma unroll
+  for (int l = 0; l < kLayers; ++l) {
+    const RegLstmDesc& L = d.lstm[l];
+    load_row(w[l], bias[l], L.packed_w + size_t(rank) * L.rows * L.padded, L.packed_b + size_t(rank) * L.rows,
+             L.rows, L.split, L.padded);
+  }
+#pragma unroll
+  for (int j = 0; j < kHead; ++j)
+    load_row(hw[j], hbias[j], d.head[j].packed_w, d.head[j].packed_b, d.head[j].output, d.head[j].split, d.head[j].padded);
+  // Shared memory starts zeroed where it is read before written: input pads, h, c, head inputs.
+  for (int i = threadIdx.x; i < d.gates; i += blockDim.x) sm[i] = 0.0f;
+  cluster.sync();
+  int parity = 0;
+  for (uint32_t seq = 1;; ++seq) {
+    const uint32_t cmd = receive(d, sm, seq, parity, cluster, rank);
+    if (cmd & kCommandStop) break;
+    const unsigned long long t_seen = global_ns();
+    const long long c_seen = clock64();
+    PhaseCycles cycles;
+    if (cmd & kCommandReset) {  // only what this step reads: other buffers may hold remote writes
+#pragma unroll
+      for (int l = 0; l < kLayers; ++l) {
+        const RegLstmDesc& L = d.lstm[l];
+        for (int i = threadIdx.x; i < L.units; i += blockDim.x) sm[L.xh + parity * L.padded + L.input + i] = 0.0f;
+        for (int i = threadIdx.x; i < L.units_per_block; i += blockDim.x) sm[L.c + parity * L.units_per_block + i] = 0.0f;
+      }
+    }
+    for (int t = 0; t < d.steps; ++t) {
+      if (d.steps > 1)
+        for (int i = threadIdx.x; i < d.lstm[0].input; i += blockDim.x)
+          sm[d.lstm[0].xh + parity * d.lstm[0].padded + i] = sm[d.in + t * d.lstm[0].input + i];
+      __syncthreads();
+#pragma unroll
+      for (int l = 0; l < kLayers; ++l) {
+        // h goes on to the next layer's input for this step (this parity), or to the head.
+        const int next = l + 1 < kLayers ? l + 1 : l;
+        float* onward = l + 1 < kLayers ? sm + d.lstm[next].xh + parity * d.lstm[next].padded : sm + d.head[0].x;
+        layer_step(d, d.lstm[l], w[l], bias[l], sm, parity, onward, l + 1 < kLayers, cluster, rank, cycles);
+      }
+      parity ^= 1;
+    }
+    const unsigned long long t_done = global_ns();
+    const long long c_done = clock64();
+    if (rank == 0) {
+      run_head(d, hw, hbias, sm, seq);
+      const long long c_head = clock64();
+      if (threadIdx.x == 0 && d.trace_len > 0) write_trace(d, seq, t_seen, t_done, c_done - c_seen, c_head - c_done, cycles);
+    }
+    if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
+  }
+  cluster.sync();
+}
+
+template <int kLayers, int kHead, int kLanes, int kMaxThreads>
+cudaError_t launch_one(const RegDesc& d, int cluster, int threads, size_t shared_bytes, cudaStream_t stream) {
+  auto kernel = registers_kernel<kLayers, kHead, kLanes, kMaxThreads>;
+  if (threads > kMaxThreads) return cudaErrorInvalidValue;
+  // An instantiation whose weights spill to local memory would be slower than the shared form.
+  cudaFuncAttributes fa{};
+  cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
+  if (e != cudaSuccess) return e;
+  if (fa.localSizeBytes > 32) return cudaErrorInvalidConfiguration;
+  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes));
+  if (e == cudaSuccess && cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+  if (e != cudaSuccess) return e;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(cluster);
+  cfg.blockDim = dim3(threads);
+  cfg.dynamicSmemBytes = shared_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, d);
+}
+
+template <int kLayers, int kHead>
+cudaError_t launch_lanes(int lanes, const RegDesc& d, int cluster, int threads, size_t bytes, cudaStream_t s) {
+  switch (lanes) {
+    case 8: return launch_one<kLayers, kHead, 8, 1024>(d, cluster, threads, bytes, s);
+    case 16: return launch_one<kLayers, kHead, 16, 512>(d, cluster, threads, bytes, s);
+    case 32: return launch_one<kLayers, kHead, 32, 256>(d, cluster, threads, bytes, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+template <int kLayers>
+cudaError_t launch_head(int head, int lanes, const RegDesc& d, int cluster, int threads, size_t bytes, cudaStream_t s) {
+  switch (head) {
+    case 1: return launch_lanes<kLayers, 1>(lanes, d, cluster, threads, bytes, s);
+    case 2: return launch_lanes<kLayers, 2>(lanes, d, cluster, threads, bytes, s);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace
+
+int max_threads_for_lanes(int lanes) { return lanes == 8 ? 1024 : lanes == 16 ? 512 : lanes == 32 ? 256 : 0; }
+
+cudaError_t launch_registers_kernel(int layers, int head_layers, int lanes, const RegDesc& d, int cluster,
+                                    int threads, size_t shared_bytes, cudaStream_t stream) {
+  switch (layers) {
+    case 1: return launch_head<1>(head_layers, lanes, d, cluster, threads, shared_bytes, stream);
+    case 2: return launch_head<2>(head_layers, lanes, d, cluster, threads, shared_bytes, stream);
+    case 3: return launch_head<3>(head_layers, lanes, d, cluster, threads, shared_bytes, stream);
+    case 4: return launch_head<4>(head_layers, lanes, d, cluster, threads, shared_bytes, stream);
+    default: return cudaErrorInvalidValue;
+  }
+}
+
+}  // namespace tickinfer::cuda::detail

@@ -1,0 +1,29 @@
+// The resident kernel's shape chosen by timing on this card: every form, weights-per-lane and
+// cluster size the model fits is started, timed over a few hundred requests and stopped; the
+// fastest (median host-to-host) is started for good. What the user pins in ResidentOptions
+// (form, lanes, cluster, threads) narrows the search.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/resident_lstm.hpp"
+
+namespace tickinfer::cuda {
+
+struct TunedCandidate {
+  ResidentOptions options;  // pinned: form, cluster, lanes (registers) or threads (shared)
+  double median_ns = 0;     // host to host, zero input
+};
+
+struct TunedResident {
+  std::unique_ptr<ResidentLstm> kernel;
+  ResidentOptions chosen;                 // pinned: start(stack, chosen) rebuilds the same kernel
+  std::vector<TunedCandidate> candidates;  // every shape that started, in the order tried
+};
+
+// Throws std::runtime_error when no candidate starts (with the last refusal's reason).
+TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options, int requests_per_candidate = 300);
+
+}  // namespace tickinfer::cuda

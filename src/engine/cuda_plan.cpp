@@ -1,0 +1,131 @@
+#include "engine/cuda_plan.hpp"
+
+#include <limits>
+
+#include "cuda/devices.hpp"
+#include "cuda/graph_lstm_stack.hpp"
+#include "cuda/resident_lstm.hpp"
+#include "cuda/resident_tuning.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::engine {
+namespace {
+
+// A reply later than this means the kernel is lost (a run of lstm_tiny takes microseconds):
+// run() then writes NaN, never a stale or partial result.
+constexpr int64_t kReplyDeadlineNs = 1'000'000'000;
+
+int64_t stack_flops(const cuda::LstmStack& s, int steps) {
+  int64_t f = 0;
+  for (const cuda::LstmLayerWeights& L : s.lstm) f += int64_t(steps) * 2 * 4 * L.units * (L.input + L.units);
+  for (const cuda::DenseLayerWeights& D : s.head) f += 2 * int64_t(D.input) * D.output;
+  return f;
+}
+
+int64_t stack_weight_bytes(const cuda::LstmStack& s) {
+  int64_t n = 0;
+  for (const cuda::LstmLayerWeights& L : s.lstm) n += int64_t(L.kernel.size() + L.recurrent.size() + L.bias.size());
+  for (const cuda::DenseLayerWeights& D : s.head) n += int64_t(D.kernel.size() + D.bias.size());
+  return n * int64_t(sizeof(float));
+}
+
+class CudaResidentPlan final : public PlanBackend {
+ public:
+  CudaResidentPlan(std::shared_ptr<const cuda::LstmStack> stack, cuda::ResidentOptions options, RecurrentMode mode,
+                   std::vector<Shape> in, std::vector<Shape> out)
+      : stack_(std::move(stack)), options_(std::move(options)), mode_(mode), in_(std::move(in)), out_(std::move(out)) {
+    try {
+      // The first plan times every shape the model fits on this card and keeps the fastest;
+      // its clones start that shape directly.
+      if (options_.form == "auto") {
+        cuda::TunedResident tuned = cuda::start_tuned(*stack_, options_);
+        kernel_ = std::move(tuned.kernel);
+        options_ = tuned.chosen;
+      } else {
+        kernel_ = cuda::ResidentLstm::start(*stack_, options_);
+      }
+    } catch (const std::exception& e) {
+      throw Error(std::string("--device cuda: ") + e.what());
+    }
+  }
+
+  void run(const float* const* inputs, float* const* outputs) noexcept override {
+    const bool reset = mode_ == RecurrentMode::Window || reset_pending_;
+    reset_pending_ = false;
+    if (!kernel_->run(inputs[0], reset, outputs[0], kReplyDeadlineNs))
+      for (int o = 0; o < kernel_->output_width(); ++o) outputs[0][o] = std::numeric_limits<float>::quiet_NaN();
+  }
+  void run_rows(const float* x, int rows, float* y) noexcept override {
+    run_each_row(*this, x, rows, size_t(options_.steps) * kernel_->input_width(), y, size_t(kernel_->output_width()));
+  }
+  void reset_state() noexcept override { reset_pending_ = true; }
+  std::string reserve_rows(int) override {
+    return "the CUDA resident plan runs one row per request (batched GPU execution is not built yet)";
+  }
+  int reserved_rows() const noexcept override { return 0; }
+  std::unique_ptr<PlanBackend> clone() const override {
+    return std::make_unique<CudaResidentPlan>(stack_, options_, mode_, in_, out_);
+  }
+  const std::vector<Shape>& input_shapes() const override { return in_; }
+  const std::vector<Shape>& output_shapes() const override { return out_; }
+  RecurrentMode mode() const override { return mode_; }
+  const char* isa() const override { return "cuda-resident"; }
+  size_t arena_bytes() const override { return 0; }
+  int64_t flops() const override { return stack_flops(*stack_, options_.steps); }
+  int64_t weight_bytes() const override { return 0; }  // on chip: nothing is read from memory per run
+  int64_t weight_footprint_bytes() const override { return stack_weight_bytes(*stack_); }
+  std::string describe() const override {
+    const cuda::ResidentLayout& L = kernel_->layout();
+    return "resident kernel on " + L.device_name + ": " + L.form + " form, cluster of " + std::to_string(L.cluster) +
+           " blocks x " + std::to_string(L.threads) + " threads" +
+           (L.lanes ? ", " + std::to_string(L.lanes) + " weights per thread per layer" : std::string()) + ", " +
+           std::to_string(L.steps) + " step(s) per request, " + std::to_string(L.shared_bytes_per_block) +
+           " bytes of shared memory per block\n";
+  }
+
+ private:
+  std::shared_ptr<const cuda::LstmStack> stack_;
+  cuda::ResidentOptions options_;
+  RecurrentMode mode_;
+  std::vector<Shape> in_, out_;
+  std::unique_ptr<cuda::ResidentLstm> kernel_;
+  bool reset_pending_ = true;
+};
+
+}  // namespace
+
+int cuda_device_index(const std::string& device) {
+  if (device.empty() || device == "cpu") return -1;
+  if (device == "cuda") return 0;
+  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
+      device.find_first_not_of("0123456789", 5) == std::string::npos)
+    return std::stoi(device.substr(5));
+  throw Error("device '" + device + "': expected cpu, cuda or cuda:N");
+}
+
+std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device) {
+  if (!cuda::built_with_cuda())
+    throw Error("--device cuda: this build of tickinfer has no CUDA backend (configured without nvcc)");
+  // What the model is decides first: a refusal by layer is the same on every machine.
+  cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
+  if (!s.error.empty()) throw Error("--device cuda: model '" + graph.name + "': " + s.error);
+  const int devices = cuda::device_count();
+  if (device >= devices)
+    throw Error("--device cuda:" + std::to_string(device) + ": " +
+                (devices ? "this machine has " + std::to_string(devices) + " CUDA device(s)"
+                         : std::string("no CUDA device is visible (no GPU or no driver)")));
+  cuda::ResidentOptions opt;
+  opt.device = device;
+  const bool stream = options.mode == RecurrentMode::Stream;
+  const int window = s.window > 0 ? s.window : options.window_length;
+  if (!stream && window <= 0)
+    throw Error("--device cuda: model '" + graph.name + "' has no fixed sequence length; give a window length");
+  opt.steps = stream ? 1 : window;
+  const int features = s.stack.input_width();
+  std::vector<Shape> in{stream ? Shape{features} : Shape{window, features}};
+  std::vector<Shape> out{Shape{s.stack.output_width()}};
+  return std::make_unique<CudaResidentPlan>(std::make_shared<const cuda::LstmStack>(std::move(s.stack)), opt,
+                                            options.mode, std::move(in), std::move(out));
+}
+
+}  // namespace tickinfer::engine

@@ -1,0 +1,21 @@
+#pragma once
+// The CUDA backend behind tickinfer::Plan (CompileOptions::device "cuda" or "cuda:N"): a Keras
+// graph that is an LSTM stack with a Dense head runs on a resident kernel (cuda/resident_lstm.hpp)
+// launched at compile time; run() hands it one request through mapped pinned memory and spins for
+// the reply. Anything else is refused by name at compile time.
+#include <memory>
+
+#include "engine/plan_backend.hpp"
+#include "model/graph.hpp"
+
+namespace tickinfer::engine {
+
+// "" and "cpu" -> -1 (the CPU plans); "cuda" -> 0; "cuda:N" -> N. Throws tickinfer::Error for
+// anything else.
+int cuda_device_index(const std::string& device);
+
+// Compiles `graph` onto CUDA device `device`. Throws tickinfer::Error naming the reason: a build
+// without CUDA, no such device, a layer the backend does not run, weights that fit no cluster.
+std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device);
+
+}  // namespace tickinfer::engine

@@ -1,0 +1,136 @@
+// The CUDA backend on a GPU: every reply of the resident kernel (both forms, through the engine's
+// Plan and directly) against Keras's outputs (bench/models' *.npy), and the run path's promise:
+// no allocation and no lock per request. Skipped with a message where no device is visible (CI
+// and most development machines); tools/gpu_check.sh runs it on a machine with one.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "cuda/devices.hpp"
+#include "cuda/graph_lstm_stack.hpp"
+#include "cuda/resident_lstm.hpp"
+#include "formats/npy.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+#include "support/counting_allocator.hpp"
+
+namespace tickinfer {
+namespace {
+
+// The source tree as built, or $TICKINFER_SOURCE_DIR where the binary runs from another checkout
+// (tools/gpu_check.sh on a GPU machine).
+const std::string kModels =
+    std::string(std::getenv("TICKINFER_SOURCE_DIR") ? std::getenv("TICKINFER_SOURCE_DIR") : TICKINFER_SOURCE_DIR) +
+    "/bench/models/";
+
+#define SKIP_WITHOUT_GPU()                                                                                    \
+  if (cuda::device_count() == 0)                                                                              \
+  GTEST_SKIP() << (cuda::built_with_cuda() ? "no CUDA device visible: tools/gpu_check.sh runs this on a GPU" \
+                                           : "built without CUDA (no nvcc at configure time)")
+
+struct Case {
+  const char* model;
+  const char* x;
+  const char* y;
+  bool stream;
+  double atol;
+};
+const Case kCases[] = {
+    {"lstm_tiny", "stream_in.npy", "stream_out.npy", true, 1.41e-6},
+    {"lstm_tiny", "in0.npy", "out0.npy", false, 1.2e-6},
+    {"lstm_window", "in0.npy", "out0.npy", false, 6.88e-7},
+    {"lstm_window", "stream_in.npy", "stream_out.npy", true, 8.01e-7},
+};
+
+// Feeds every request of a case to `run(x, reset, y)` and checks each reply against Keras.
+template <class Run>
+void expect_matches_keras(const Case& c, const std::string& label, Run run) {
+  const formats::NpyArray X = formats::read_npy(kModels + c.model + "/" + c.x);
+  const formats::NpyArray Y = formats::read_npy(kModels + c.model + "/" + c.y);
+  const int rows = int(X.shape[0]), steps = int(X.shape[1]), width = int(X.shape[2]);
+  const int per = c.stream ? 1 : steps, requests = rows * steps / per;
+  const size_t out = Y.data.size() / size_t(requests);
+  std::vector<float> y(out);
+  for (int k = 0; k < requests; ++k) {
+    std::fill(y.begin(), y.end(), std::nanf(""));  // poisoned: every output must be written
+    run(X.data.data() + size_t(k) * per * width, (k * per) % steps == 0, y.data());
+    for (size_t o = 0; o < out; ++o) {
+      const double want = Y.data[size_t(k) * out + o];
+      EXPECT_LE(std::fabs(y[o] - want), c.atol + 1e-5 * std::fabs(want))
+          << label << " " << c.model << " " << c.x << " reply " << k << " output " << o;
+    }
+  }
+}
+
+TEST(CudaResident, EnginePlanMatchesKerasInBothModes) {
+  SKIP_WITHOUT_GPU();
+  for (const Case& c : kCases) {
+    CompileOptions opt;
+    opt.device = "cuda";
+    opt.mode = c.stream ? RecurrentMode::Stream : RecurrentMode::Window;
+    Plan plan = compile(Model::load(kModels + c.model + "/model.keras"), opt);
+    EXPECT_STREQ(plan.isa(), "cuda-resident");
+    expect_matches_keras(c, "plan", [&](const float* x, bool reset, float* y) {
+      if (reset) plan.reset_state();
+      plan.run(x, y);
+    });
+  }
+}
+
+TEST(CudaResident, BothFormsMatchKeras) {
+  SKIP_WITHOUT_GPU();
+  for (const char* form : {"registers", "shared"})
+    for (const Case& c : kCases) {
+      const cuda::StackFromGraph s = cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph());
+      ASSERT_EQ(s.error, "");
+      cuda::ResidentOptions opt;
+      opt.form = form;
+      opt.steps = c.stream ? 1 : s.window;
+      auto kernel = cuda::ResidentLstm::start(s.stack, opt);
+      EXPECT_EQ(kernel->layout().form, form);
+      expect_matches_keras(c, form, [&](const float* x, bool reset, float* y) {
+        ASSERT_TRUE(kernel->run(x, reset, y, 1'000'000'000)) << "no reply";
+      });
+    }
+}
+
+TEST(CudaResident, ClonesKeepTheirOwnState) {
+  SKIP_WITHOUT_GPU();
+  CompileOptions opt;
+  opt.device = "cuda";
+  opt.mode = RecurrentMode::Stream;
+  Plan a = compile(Model::load(kModels + "lstm_tiny/model.keras"), opt);
+  Plan b = a.clone();
+  std::vector<float> x(a.input_size(0), 0.25f), ya(a.output_size(0)), yb(b.output_size(0)), fresh(ya.size());
+  for (int i = 0; i < 3; ++i) a.run(x.data(), ya.data());  // a's state moves on; b's stays at zero
+  b.run(x.data(), fresh.data());
+  a.reset_state();
+  a.run(x.data(), ya.data());
+  EXPECT_EQ(ya, fresh);
+}
+
+TEST(CudaResident, RunNeverAllocatesOrLocks) {
+  SKIP_WITHOUT_GPU();
+  CompileOptions opt;
+  opt.device = "cuda";
+  opt.mode = RecurrentMode::Stream;
+  Plan plan = compile(Model::load(kModels + "lstm_tiny/model.keras"), opt);
+  std::vector<float> x(plan.input_size(0), 0.5f), y(plan.output_size(0));
+  plan.run(x.data(), y.data());
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  for (int i = 0; i < 10000; ++i) {
+    if (i % 100 == 0) plan.reset_state();
+    plan.run(x.data(), y.data());
+  }
+  g_counting = false;
+  EXPECT_EQ(g_allocs.load(), 0);
+  EXPECT_EQ(g_locks.load(), 0);
+  EXPECT_FALSE(std::isnan(y[0]));
+}
+
+}  // namespace
+}  // namespace tickinfer

@@ -1,0 +1,31 @@
+#!/bin/bash
+# Packs what tools/gpu_check.sh runs on a GPU machine that has no build tree: the GPU test and
+# bench binaries of BUILD, the shared libraries they load that are not the C library's own
+# (that machine may run another distribution), and the LSTM weights the PyTorch peer reads
+# (bench/gpu/export_lstm_stack.py, through the project's Keras venv).
+# Usage: tools/gpu_bundle.sh [BUILD] [OUTDIR]     (defaults: build, build/gpu-bundle; also writes
+#        OUTDIR.tar.xz)
+set -euo pipefail
+build=${1:-build}
+out=${2:-$build/gpu-bundle}
+root=$(cd "$(dirname "$0")/.." && pwd)
+rm -rf "$out"
+mkdir -p "$out/bin" "$out/lib" "$out/weights"
+for b in bench/gpu_probes bench/resident_bench tests/cuda_resident_test tests/cuda_graph_lstm_stack_test; do
+  [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b not built (configure with nvcc: TICKINFER_CUDA=ON)" >&2; exit 1; }
+  cp "$build/$b" "$out/bin/"
+done
+# Every resolved library except the C runtime's (libc, libm, libpthread, libdl, librt, the loader).
+for b in "$out"/bin/*; do
+  ldd "$b" | awk '/=> \// {print $3}'
+done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
+  cp -L "$lib" "$out/lib/"
+done
+strip --strip-unneeded "$out"/bin/* "$out"/lib/* 2>/dev/null || true
+for m in lstm_tiny lstm_window; do
+  "$root/.venv/bin/python" "$root/bench/gpu/export_lstm_stack.py" "$root/bench/models/$m/model.keras" \
+    "$out/weights/$m.tiw" 2>/dev/null
+done
+# One compressed file as well: what travels to a GPU machine (gpu_check.sh takes either).
+tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"
+du -sh "$out" "$out.tar.xz"

@@ -1,0 +1,95 @@
+#!/bin/bash
+# Every GPU check in one run, from an already-built bundle (tools/gpu_bundle.sh): the device and
+# its clocks, the GPU tests, the latency floors, the resident kernel's accuracy against Keras and
+# its host-to-host latency in each form, and PyTorch on the same card. Writes gpu_check.jsonl,
+# gpu_check.txt (the table docs/performance.md records) and gpu_check.log into OUTDIR.
+#
+# Usage: tools/gpu_check.sh OUTDIR [BUNDLE]      (BUNDLE: the folder or its .tar.xz; default
+#        build/gpu-bundle)
+set -u
+out=${1:?usage: gpu_check.sh OUTDIR [BUNDLE]}
+bundle=${2:-build/gpu-bundle}
+if [[ $bundle == *.tar.xz ]]; then
+  unpacked=$(mktemp -d)
+  tar -C "$unpacked" -xJf "$bundle" || exit 1
+  bundle=$(echo "$unpacked"/*)
+fi
+bin=$bundle/bin
+w=$bundle/weights
+models=bench/models
+export LD_LIBRARY_PATH=$bundle/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export TICKINFER_SOURCE_DIR=$PWD TICKINFER_FIXTURES=$PWD/tests/fixtures PYTHONUNBUFFERED=1
+mkdir -p "$out"
+jl="$out/gpu_check.jsonl"
+: >"$jl"
+log() { echo "== $*" | tee -a "$out/gpu_check.log"; }
+smi() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,pstate \
+    --format=csv,noheader | sed "s/^/{\"probe\":\"nvidia-smi\",\"when\":\"$1\",\"csv\":\"/; s/\$/\"}/" >>"$jl"
+}
+run() {  # run SECONDS CMD...: JSON lines to the jsonl, everything else to the log
+  local limit=$1
+  shift
+  log "$*"
+  timeout "$limit" "$@" 2>>"$out/gpu_check.log" | tee -a "$jl"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || echo "{\"error\":\"exit $rc\",\"command\":\"$*\"}" | tee -a "$jl"
+}
+gtest() {  # gtest SECONDS BINARY: the test's output to the log, its summary as one JSON line
+  log "$2"
+  local t="$out/.gtest"
+  timeout "$1" "$bin/$2" >"$t" 2>&1
+  local rc=$?
+  cat "$t" >>"$out/gpu_check.log"
+  echo "{\"test\":\"$2\",\"exit\":$rc,\"passed\":$(grep -c '^\[       OK \]' "$t"),\"failed\":$(grep -c '^\[  FAILED  \] .* ([0-9]* ms)$' "$t"),\"skipped\":$(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$t")}" | tee -a "$jl"
+  rm -f "$t"
+}
+smi before
+gtest 120 cuda_resident_test
+gtest 60 cuda_graph_lstm_stack_test
+run 90 "$bin/gpu_probes"
+[ -n "${GPU_CHECK_BLOCKING:-}" ] && run 60 "$bin/gpu_probes" --blocking
+lost=0
+resident() {  # one resident configuration; after a kernel that hung, skip the rest
+  [ $lost = 0 ] || { echo "{\"skipped\":\"$*\"}" >>"$jl"; return; }
+  run 30 "$bin/resident_bench" "$@"
+  case $rc in 0 | 1 | 2) ;; *) lost=1 ;; esac  # 2: refused (a form or size that does not apply)
+}
+tiny="--x $models/lstm_tiny/stream_in.npy --y $models/lstm_tiny/stream_out.npy --stream --atol 1.41e-6"
+win="--x $models/lstm_window/in0.npy --y $models/lstm_window/out0.npy --atol 6.88e-7"
+km() { echo "--model $models/$1/model.keras"; }
+resident $(km lstm_tiny) $tiny --name lstm_tiny_stream
+resident $(km lstm_window) $win --name lstm_window
+resident $(km lstm_tiny) $tiny --name lstm_tiny_stream --form shared --cluster 16 --threads 256
+for l in 8 16 32; do for v in "--activations 2" "--activations 1" "--activations 2 --fast-math"; do
+  resident $(km lstm_tiny) $tiny --name lstm_tiny_stream --form registers --lanes $l $v
+done; done
+resident $(km lstm_tiny) --x $models/lstm_tiny/in0.npy --y $models/lstm_tiny/out0.npy --atol 1.2e-6 \
+  --name lstm_tiny_window
+resident $(km lstm_window) $win --name lstm_window --form shared --cluster 8 --threads 256
+for lc in "32 8" "8 16" "16 8" "16 16" "32 16"; do
+  set -- $lc
+  for v in "--activations 2" "--activations 1"; do
+    resident $(km lstm_window) $win --name lstm_window --form registers --lanes $1 --cluster $2 $v
+  done
+done
+resident $(km lstm_window) --x $models/lstm_window/stream_in.npy --y $models/lstm_window/stream_out.npy \
+  --stream --atol 8.01e-7 --name lstm_window_stream
+run 150 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --name lstm_tiny_stream --requests 10000
+run 150 python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --name lstm_window --requests 10000
+smi after
+# Where a step's cycles go, by the profiler's stall reasons: one request of the fastest
+# configurations above, run to the kernel's end (--profile-once).
+if command -v ncu >/dev/null; then
+  for cfg in "$(km lstm_window) $win --form registers --lanes 32 --cluster 8" \
+             "$(km lstm_tiny) $tiny --form registers --lanes 16"; do
+    log "ncu resident_bench $cfg --profile-once"
+    echo "== resident_bench $cfg" >>"$out/ncu.txt"
+    timeout 150 ncu --clock-control none --section WarpStateStats --section SchedulerStats --section LaunchStats \
+      "$bin/resident_bench" $cfg --profile-once >>"$out/ncu.txt" 2>&1
+    echo "{\"ncu\":\"$cfg\",\"exit\":$?}" >>"$jl"
+  done
+fi
+[ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
+  --name lstm_tiny_stream --compile --requests 5000
+python3 bench/gpu/gpu_table.py "$jl" | tee "$out/gpu_check.txt"
