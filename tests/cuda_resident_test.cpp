@@ -132,5 +132,23 @@ TEST(CudaResident, RunNeverAllocatesOrLocks) {
   EXPECT_FALSE(std::isnan(y[0]));
 }
 
+// The tagged form (no cluster barrier per layer and step) has not run on a GPU yet; last in this
+// file so that, should it hang, every other test has already reported.
+TEST(CudaResident, ZzTaggedFormMatchesKeras) {
+  SKIP_WITHOUT_GPU();
+  for (const Case& c : kCases) {
+    const cuda::StackFromGraph s = cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph());
+    ASSERT_EQ(s.error, "");
+    cuda::ResidentOptions opt;
+    opt.form = "tagged";
+    opt.steps = c.stream ? 1 : s.window;
+    auto kernel = cuda::ResidentLstm::start(s.stack, opt);
+    EXPECT_EQ(kernel->layout().form, "tagged");
+    expect_matches_keras(c, "tagged", [&](const float* x, bool reset, float* y) {
+      ASSERT_TRUE(kernel->run(x, reset, y, 1'000'000'000)) << "no reply";
+    });
+  }
+}
+
 }  // namespace
 }  // namespace tickinfer

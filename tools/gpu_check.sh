@@ -92,4 +92,11 @@ if command -v ncu >/dev/null; then
 fi
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
+# The tagged form last: it had not run on a GPU when it was written, and a kernel that hangs
+# skips what follows it.
+for cfg in "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 16" "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 32" \
+           "$(km lstm_window) $win --name lstm_window --lanes 16 --cluster 8" \
+           "$(km lstm_window) $win --name lstm_window --lanes 32 --cluster 8"; do
+  resident $cfg --form tagged
+done
 python3 bench/gpu/gpu_table.py "$jl" | tee "$out/gpu_check.txt"

@@ -95,8 +95,8 @@ struct ResidentLstm::Device {
 std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack& stack, const ResidentOptions& opt) {
   if (std::string e = stack.shape_error(); !e.empty()) throw std::runtime_error("resident LSTM: " + e);
   if (opt.steps < 1) throw std::runtime_error("resident LSTM: steps must be at least 1");
-  if (opt.form != "auto" && opt.form != "registers" && opt.form != "shared")
-    throw std::runtime_error("resident LSTM: form must be auto, registers or shared, not " + opt.form);
+  if (opt.form != "auto" && opt.form != "registers" && opt.form != "shared" && opt.form != "tagged")
+    throw std::runtime_error("resident LSTM: form must be auto, registers, tagged or shared, not " + opt.form);
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= opt.device)
     throw std::runtime_error("resident LSTM: no CUDA device " + std::to_string(opt.device));
@@ -142,7 +142,7 @@ std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack& stack, const 
   detail::FormChoice chosen;
   std::string why;
   if (opt.form != "shared") why = detail::launch_register_form(stack, opt, ctx, chosen);
-  if (chosen.form.empty() && opt.form != "registers") {
+  if (chosen.form.empty() && (opt.form == "auto" || opt.form == "shared")) {
     const std::string shared_why = detail::launch_shared_form(stack, opt, ctx, chosen);
     why = why.empty() ? shared_why : why + "; " + shared_why;
   }

@@ -32,7 +32,9 @@ namespace tickinfer::cuda {
 // memory). Auto tries registers first.
 struct ResidentOptions {
   int device = 0;
-  std::string form = "auto";  // "auto", "registers" or "shared"
+  // "auto", "registers", "shared", or "tagged": the register form without a cluster barrier per
+  // layer and step (resident_tagged_kernel.cu; not yet run on a GPU, so never chosen by auto).
+  std::string form = "auto";
   int cluster = 0;  // blocks per cluster (1..16); 0 = chosen
   int threads = 0;  // shared form: threads per block; 0 = chosen from the layer widths
   int lanes = 0;    // registers form: weights per thread per layer (8, 16 or 32); 0 = chosen

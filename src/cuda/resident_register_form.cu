@@ -28,7 +28,9 @@ std::optional<int> split_covering(int k, int lanes) {
   return s;
 }
 
-std::optional<RegPlan> plan_registers(const LstmStack& s, int cluster, int lanes, int steps) {
+// tagged: every xh and head-input unit is 8 bytes (value and step) and the gates are doubled.
+std::optional<RegPlan> plan_registers(const LstmStack& s, int cluster, int lanes, int steps, bool tagged) {
+  const int unit = tagged ? 2 : 1;
   if (s.lstm.size() > size_t(kRegMaxLstm) || s.head.empty() || s.head.size() > size_t(kRegMaxHead)) return std::nullopt;
   RegPlan p;
   RegDesc& d = p.desc;
@@ -49,7 +51,7 @@ std::optional<RegPlan> plan_registers(const LstmStack& s, int cluster, int lanes
     L.split = *split;
     L.padded = L.split * lanes;
     p.threads = std::max(p.threads, L.rows * L.split);
-    L.xh = p.alloc(2 * L.padded);
+    L.xh = p.alloc(2 * L.padded * unit);
     L.c = p.alloc(2 * L.units_per_block);
     max_rows = std::max(max_rows, L.rows);
   }
@@ -64,10 +66,10 @@ std::optional<RegPlan> plan_registers(const LstmStack& s, int cluster, int lanes
     D.split = *split;
     D.padded = D.split * lanes;
     p.threads = std::max(p.threads, D.output * D.split);
-    D.x = p.alloc(D.padded);
+    D.x = p.alloc(D.padded * unit);
   }
   d.in = p.alloc(steps > 1 ? steps * s.input_width() : 0);
-  d.gates = p.alloc(max_rows);  // the kernel zeroes everything before this offset
+  d.gates = p.alloc(max_rows * unit);  // the kernel zeroes everything before this offset
   d.command = p.alloc(1);
   p.threads = round_up(p.threads, 32);
   if (p.threads > max_threads_for_lanes(lanes)) return std::nullopt;
@@ -78,12 +80,13 @@ std::optional<RegPlan> plan_registers(const LstmStack& s, int cluster, int lanes
 
 std::string launch_register_form(const LstmStack& stack, const ResidentOptions& opt, const FormContext& ctx,
                                  FormChoice& chosen) {
+  const bool tagged = opt.form == "tagged";
   std::string why = "register form: no weights-per-lane and cluster size hold every layer's rows in one block";
   for (int lanes : {8, 16, 32}) {
     if (opt.lanes && lanes != opt.lanes) continue;
     for (int cluster : {1, 2, 4, 8, 16}) {
       if (opt.cluster && cluster != opt.cluster) continue;
-      std::optional<RegPlan> plan = plan_registers(stack, cluster, lanes, opt.steps);
+      std::optional<RegPlan> plan = plan_registers(stack, cluster, lanes, opt.steps, tagged);
       if (!plan || plan->floats * sizeof(float) > ctx.shared_limit) continue;
       RegDesc& d = plan->desc;
       for (int l = 0; l < d.n_lstm; ++l) {
@@ -107,9 +110,10 @@ std::string launch_register_form(const LstmStack& stack, const ResidentOptions& 
       d.trace_len = ctx.trace_len;
       const size_t bytes = one_block_per_sm_bytes(plan->floats * sizeof(float), ctx);
       const cudaError_t e =
-          launch_registers_kernel(d.n_lstm, d.n_head, lanes, d, cluster, plan->threads, bytes, ctx.stream);
+          tagged ? launch_tagged_kernel(d.n_lstm, d.n_head, lanes, d, cluster, plan->threads, bytes, ctx.stream)
+                 : launch_registers_kernel(d.n_lstm, d.n_head, lanes, d, cluster, plan->threads, bytes, ctx.stream);
       if (e == cudaSuccess) {
-        chosen = {"registers", cluster, plan->threads, lanes, bytes};
+        chosen = {tagged ? "tagged" : "registers", cluster, plan->threads, lanes, bytes};
         return {};
       }
       cudaGetLastError();  // clear a refused launch before the next candidate

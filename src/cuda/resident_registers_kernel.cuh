@@ -50,6 +50,11 @@ struct RegDesc {
 // Instantiated for layers 1..4 and head layers 1..2 with 8 lanes (1024 threads at most, 64
 // registers), 16 lanes (512 threads, 128 registers) and 32 lanes (256 threads, 255 registers).
 int max_threads_for_lanes(int lanes);
+
+// The tagged form (resident_tagged_kernel.cu): the same descriptor with tagged 8-byte units in the
+// xh and head-input vectors and a double gate buffer; one or two LSTM layers, one head layer.
+cudaError_t launch_tagged_kernel(int layers, int head_layers, int lanes, const RegDesc& d, int cluster, int threads,
+                                 size_t shared_bytes, cudaStream_t stream);
 cudaError_t launch_registers_kernel(int layers, int head_layers, int lanes, const RegDesc& d, int cluster,
                                     int threads, size_t shared_bytes, cudaStream_t stream);
 

@@ -1,0 +1,57 @@
+// Device helpers the register-resident kernels share: system-scope loads and stores to mapped
+// host memory, the global timer, the activations (precise, and the fast variants), and the load of
+// a thread's weights into registers.
+#pragma once
+
+#include <cstddef>
+
+namespace tickinfer::cuda::detail {
+
+__device__ __forceinline__ unsigned long long load_system(const unsigned long long* p) {
+  unsigned long long v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void store_system(unsigned long long* p, unsigned long long v) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ __forceinline__ float sigmoid(float v) { return __frcp_rn(1.0f + expf(-v)); }
+
+__device__ __forceinline__ float activate(int activation, float v) {
+  switch (activation) {
+    case 1: return sigmoid(v);
+    case 2: return v > 0.0f ? v : 0.0f;
+    case 3: return tanhf(v);
+    default: return v;
+  }
+}
+
+__device__ __forceinline__ float sigmoid_fast(float v) { return __frcp_rn(1.0f + __expf(-v)); }
+__device__ __forceinline__ float tanh_fast(float v) { return fmaf(2.0f, sigmoid_fast(2.0f * v), -1.0f); }
+__device__ __forceinline__ float gate_activation(float v, bool is_tanh, bool fast) {
+  if (fast) return is_tanh ? tanh_fast(v) : sigmoid_fast(v);
+  return is_tanh ? tanhf(v) : sigmoid(v);
+}
+
+// The weights row_dot multiplies: lane s's i-th chunk holds columns (i * split + s) * 4 ... + 3.
+template <int kLanes>
+__device__ __forceinline__ void load_row(float (&w)[kLanes], float& bias, const float* packed_w, const float* packed_b, int rows,
+                         int split, int padded) {
+  const int r = threadIdx.x / split, s = threadIdx.x % split;
+#pragma unroll
+  for (int i = 0; i < kLanes / 4; ++i)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      w[4 * i + j] = r < rows ? packed_w[size_t(r) * padded + (i * split + s) * 4 + j] : 0.0f;
+  bias = r < rows ? packed_b[r] : 0.0f;
+}
+
+}  // namespace tickinfer::cuda::detail
