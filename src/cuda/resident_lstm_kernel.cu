@@ -8,41 +8,13 @@
 // work is spread over all rows), a block barrier, the cell update of the block's units (one
 // thread per unit and destination block, so the pushes of the new h into every block's copy go
 // out in parallel), a cluster barrier. Block 0 runs the Dense head and writes the reply units.
+#include "cuda/resident_device_common.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
 
 namespace cg = cooperative_groups;
 
 namespace tickinfer::cuda::detail {
 namespace {
-
-__device__ __forceinline__ unsigned long long load_system(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-
-__device__ __forceinline__ void store_system(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ unsigned long long global_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// expf and tanhf are the precise library functions and __frcp_rn the correctly rounded
-// reciprocal: the fp32 plan is held to Keras within 1e-5.
-__device__ __forceinline__ float sigmoid(float v) { return __frcp_rn(1.0f + expf(-v)); }
-
-__device__ __forceinline__ float activate(int activation, float v) {
-  switch (activation) {
-    case 1: return sigmoid(v);
-    case 2: return v > 0.0f ? v : 0.0f;
-    case 3: return tanhf(v);
-    default: return v;
-  }
-}
 
 // For r < rows: epilogue(r, bias[r] + w[r][0:n0] . a + w[r][n0:n0+n1] . b). `split` lanes share
 // one row (interleaved columns, so the padded row stride keeps a warp's loads on distinct banks)

@@ -2,6 +2,7 @@
 // Request flow, parity and barriers are those of resident_lstm_kernel.cu; what differs is where
 // the weights live and that each layer's h is pushed straight into the next layer's input vector.
 #include "cuda/resident_device_common.cuh"
+#include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
 #include "cuda/resident_registers_kernel.cuh"
 
@@ -214,47 +215,15 @@ __global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
 }
 
 template <int kLayers, int kHead, int kLanes, int kMaxThreads>
-cudaError_t launch_one(const RegDesc& d, int cluster, int threads, size_t shared_bytes, cudaStream_t stream) {
-  auto kernel = registers_kernel<kLayers, kHead, kLanes, kMaxThreads>;
-  if (threads > kMaxThreads) return cudaErrorInvalidValue;
-  // An instantiation whose weights spill to local memory would be slower than the shared form.
-  cudaFuncAttributes fa{};
-  cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
-  if (e != cudaSuccess) return e;
-  if (fa.localSizeBytes > 32) return cudaErrorInvalidConfiguration;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes));
-  if (e == cudaSuccess && cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  if (e != cudaSuccess) return e;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(cluster);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = shared_bytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernel, d);
-}
-
-template <int kLayers, int kHead>
-cudaError_t launch_lanes(int lanes, const RegDesc& d, int cluster, int threads, size_t bytes, cudaStream_t s) {
-  switch (lanes) {
-    case 8: return launch_one<kLayers, kHead, 8, 1024>(d, cluster, threads, bytes, s);
-    case 16: return launch_one<kLayers, kHead, 16, 512>(d, cluster, threads, bytes, s);
-    case 32: return launch_one<kLayers, kHead, 32, 256>(d, cluster, threads, bytes, s);
-    default: return cudaErrorInvalidValue;
-  }
-}
+struct RegistersKernel {
+  static auto get() { return registers_kernel<kLayers, kHead, kLanes, kMaxThreads>; }
+};
 
 template <int kLayers>
 cudaError_t launch_head(int head, int lanes, const RegDesc& d, int cluster, int threads, size_t bytes, cudaStream_t s) {
   switch (head) {
-    case 1: return launch_lanes<kLayers, 1>(lanes, d, cluster, threads, bytes, s);
-    case 2: return launch_lanes<kLayers, 2>(lanes, d, cluster, threads, bytes, s);
+    case 1: return launch_by_lanes<RegistersKernel, kLayers, 1>(lanes, d, cluster, threads, bytes, s);
+    case 2: return launch_by_lanes<RegistersKernel, kLayers, 2>(lanes, d, cluster, threads, bytes, s);
     default: return cudaErrorInvalidValue;
   }
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/resident_forms.hpp"
+#include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
 
 namespace tickinfer::cuda::detail {
@@ -116,24 +117,7 @@ std::string launch_shared_form(const LstmStack& stack, const ResidentOptions& op
   d.trace = ctx.trace;
   d.trace_len = ctx.trace_len;
   const size_t bytes = one_block_per_sm_bytes(plan.floats * sizeof(float), ctx);
-  cudaError_t e = cudaFuncSetAttribute(resident_lstm_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(bytes));
-  if (e == cudaSuccess && cluster > 8)
-    e = cudaFuncSetAttribute(resident_lstm_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  if (e == cudaSuccess) {
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(cluster);
-    cfg.blockDim = dim3(threads);
-    cfg.dynamicSmemBytes = bytes;
-    cfg.stream = ctx.stream;
-    cudaLaunchAttribute attr{};
-    attr.id = cudaLaunchAttributeClusterDimension;
-    attr.val.clusterDim.x = cluster;
-    attr.val.clusterDim.y = 1;
-    attr.val.clusterDim.z = 1;
-    cfg.attrs = &attr;
-    cfg.numAttrs = 1;
-    e = cudaLaunchKernelEx(&cfg, resident_lstm_kernel, d);
-  }
+  const cudaError_t e = launch_cluster(resident_lstm_kernel, d, cluster, threads, bytes, ctx.stream, false);
   if (e != cudaSuccess) return std::string("shared form: launch refused: ") + cudaGetErrorString(e);
   chosen = {"shared", cluster, threads, 0, bytes};
   return {};

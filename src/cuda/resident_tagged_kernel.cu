@@ -16,6 +16,7 @@
 // step g - 1 only after it read every block's h(g), which each block computed after finishing
 // its own reads of step g - 1's vectors (the buffers alternate with the step's parity).
 #include "cuda/resident_device_common.cuh"
+#include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
 #include "cuda/resident_registers_kernel.cuh"
 
@@ -246,40 +247,9 @@ __global__ void __launch_bounds__(kMaxThreads) tagged_kernel(RegDesc d) {
 }
 
 template <int kLayers, int kHead, int kLanes, int kMaxThreads>
-cudaError_t launch_one(const RegDesc& d, int cluster, int threads, size_t shared_bytes, cudaStream_t stream) {
-  auto kernel = tagged_kernel<kLayers, kHead, kLanes, kMaxThreads>;
-  if (threads > kMaxThreads) return cudaErrorInvalidValue;
-  cudaFuncAttributes fa{};
-  cudaError_t e = cudaFuncGetAttributes(&fa, kernel);
-  if (e != cudaSuccess) return e;
-  if (fa.localSizeBytes > 32) return cudaErrorInvalidConfiguration;
-  e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(shared_bytes));
-  if (e == cudaSuccess && cluster > 8) e = cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  if (e != cudaSuccess) return e;
-  cudaLaunchConfig_t cfg{};
-  cfg.gridDim = dim3(cluster);
-  cfg.blockDim = dim3(threads);
-  cfg.dynamicSmemBytes = shared_bytes;
-  cfg.stream = stream;
-  cudaLaunchAttribute attr{};
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = cluster;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = 1;
-  return cudaLaunchKernelEx(&cfg, kernel, d);
-}
-
-template <int kLayers, int kHead>
-cudaError_t launch_lanes(int lanes, const RegDesc& d, int cluster, int threads, size_t bytes, cudaStream_t s) {
-  switch (lanes) {
-    case 8: return launch_one<kLayers, kHead, 8, 1024>(d, cluster, threads, bytes, s);
-    case 16: return launch_one<kLayers, kHead, 16, 512>(d, cluster, threads, bytes, s);
-    case 32: return launch_one<kLayers, kHead, 32, 256>(d, cluster, threads, bytes, s);
-    default: return cudaErrorInvalidValue;
-  }
-}
+struct TaggedKernel {
+  static auto get() { return tagged_kernel<kLayers, kHead, kLanes, kMaxThreads>; }
+};
 
 }  // namespace
 
@@ -289,8 +259,8 @@ cudaError_t launch_tagged_kernel(int layers, int head_layers, int lanes, const R
                                  size_t shared_bytes, cudaStream_t stream) {
   if (head_layers != 1) return cudaErrorInvalidValue;
   switch (layers) {
-    case 1: return launch_lanes<1, 1>(lanes, d, cluster, threads, shared_bytes, stream);
-    case 2: return launch_lanes<2, 1>(lanes, d, cluster, threads, shared_bytes, stream);
+    case 1: return launch_by_lanes<TaggedKernel, 1, 1>(lanes, d, cluster, threads, shared_bytes, stream);
+    case 2: return launch_by_lanes<TaggedKernel, 2, 1>(lanes, d, cluster, threads, shared_bytes, stream);
     default: return cudaErrorInvalidValue;
   }
 }
