@@ -15,10 +15,14 @@
 #include <vector>
 
 #include "bench_io.hpp"
+#include "cuda/resident_device_common.cuh"
 
 namespace cg = cooperative_groups;
 using Clock = std::chrono::steady_clock;
 using tickinfer::benchgpu::json;
+using tickinfer::cuda::detail::global_ns;
+using tickinfer::cuda::detail::load_system;
+using tickinfer::cuda::detail::store_system;
 using tickinfer::benchgpu::summarize;
 
 #define CHECK(call)                                                                              \
@@ -32,20 +36,6 @@ using tickinfer::benchgpu::summarize;
 
 __global__ void nop_kernel() {}
 
-__device__ __forceinline__ unsigned long long load_sys(const unsigned long long* p) {
-  unsigned long long v;
-  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ __forceinline__ void store_sys(unsigned long long* p, unsigned long long v) {
-  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-__device__ __forceinline__ unsigned long long gtime() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // The resident plan's transport with no arithmetic: wait for every request unit of `seq`, then
 // write every reply unit with it. Unit 0's low word 2 = stop.
 __global__ void echo_kernel(const unsigned long long* in, int n_in, unsigned long long* out, int n_out) {
@@ -53,13 +43,13 @@ __global__ void echo_kernel(const unsigned long long* in, int n_in, unsigned lon
   for (unsigned seq = 1;; ++seq) {
     for (int u = threadIdx.x; u < n_in; u += blockDim.x) {
       unsigned long long v;
-      do v = load_sys(in + u);
+      do v = load_system(in + u);
       while (unsigned(v >> 32) != seq);
       if (u == 0) cmd = unsigned(v);
     }
     __syncthreads();
     if (cmd & 2u) return;
-    for (int o = threadIdx.x; o < n_out; o += blockDim.x) store_sys(out + o, (static_cast<unsigned long long>(seq) << 32) | 1u);
+    for (int o = threadIdx.x; o < n_out; o += blockDim.x) store_system(out + o, (static_cast<unsigned long long>(seq) << 32) | 1u);
     __syncthreads();
   }
 }
@@ -67,9 +57,9 @@ __global__ void echo_kernel(const unsigned long long* in, int n_in, unsigned lon
 __global__ void cluster_sync_kernel(int n, unsigned long long* ns) {
   cg::cluster_group c = cg::this_cluster();
   c.sync();
-  const unsigned long long t0 = gtime();
+  const unsigned long long t0 = global_ns();
   for (int i = 0; i < n; ++i) c.sync();
-  const unsigned long long t1 = gtime();
+  const unsigned long long t1 = global_ns();
   if (c.block_rank() == 0 && threadIdx.x == 0) *ns = t1 - t0;
 }
 

@@ -1,5 +1,8 @@
 #include "cli/plan_options.hpp"
 
+#include "engine/cuda_plan.hpp"
+#include "tickinfer/error.hpp"
+
 namespace tickinfer::cli {
 
 void declare_plan_options(ArgParser& parser) {
@@ -65,12 +68,12 @@ CompileOptions plan_options(const ArgParser& args) {
   } else {
     throw UsageError("option '--rounding': unknown value '" + rounding + "' (tflite, double or single)");
   }
-  const std::string& device = args.value("device");
-  if (device != "cpu" && device != "cuda" &&
-      !(device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
-        device.find_first_not_of("0123456789", 5) == std::string::npos))
-    throw UsageError("option '--device': unknown device '" + device + "' (cpu, cuda or cuda:N)");
-  options.device = device;
+  options.device = args.value("device");
+  try {
+    engine::cuda_device_index(options.device);  // the engine's grammar, checked before any load
+  } catch (const Error& e) {
+    throw UsageError(std::string("option '--device': ") + e.what());
+  }
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+
+#include "cuda/resident_lstm_kernel.cuh"
 
 namespace tickinfer::cuda::detail {
 
@@ -52,6 +55,23 @@ __device__ __forceinline__ void load_row(float (&w)[kLanes], float& bias, const 
     for (int j = 0; j < 4; ++j)
       w[4 * i + j] = r < rows ? packed_w[size_t(r) * padded + (i * split + s) * 4 + j] : 0.0f;
   bias = r < rows ? packed_b[r] : 0.0f;
+}
+
+// Where block 0's thread 0 spent a request's cycles (see kTraceFields); a form fills what it has.
+struct PhaseCycles {
+  long long gates = 0, cells = 0, dot = 0, activation = 0, work = 0, barrier = 0;
+};
+
+// One request's trace record, slot (seq - 1) mod trace_len.
+__device__ __forceinline__ void write_trace(unsigned long long* trace, int trace_len, uint32_t seq,
+                                            unsigned long long t_seen, unsigned long long t_done, long long recurrent,
+                                            long long head, const PhaseCycles& c) {
+  unsigned long long* tr = trace + size_t((seq - 1) % uint32_t(trace_len)) * kTraceFields;
+  const long long v[kTraceFields] = {0, 0, 0, recurrent, c.gates, c.cells, head, c.dot, c.activation, c.work, c.barrier};
+  tr[0] = t_seen;
+  tr[1] = t_done;
+  tr[2] = global_ns();
+  for (int f = 3; f < kTraceFields; ++f) tr[f] = static_cast<unsigned long long>(v[f]);
 }
 
 }  // namespace tickinfer::cuda::detail

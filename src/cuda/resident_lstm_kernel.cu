@@ -75,14 +75,10 @@ __device__ uint32_t receive(const ResidentDesc& d, float* sm, uint32_t seq, cg::
   return __float_as_uint(sm[d.command]);
 }
 
-struct StepCycles {
-  long long gates = 0, cells = 0;
-};
-
 // One LSTM layer, one step. Reads h[parity] and c[parity], writes c[1 - parity] and this
 // block's share of h[1 - parity] in every block.
 __device__ void lstm_step(const LstmLayerDesc& L, float* sm, float* gates, const float* x, int parity,
-                          cg::cluster_group& cluster, int rank, StepCycles& cycles) {
+                          cg::cluster_group& cluster, int rank, PhaseCycles& cycles) {
   const long long t0 = clock64();
   const int hb = L.units_per_block;
   matvec(sm + L.w, sm + L.b, L.rows, L.row_stride, L.split, x, L.input, sm + L.h + parity * L.units, L.units,
@@ -149,7 +145,7 @@ __global__ void __launch_bounds__(1024) resident_lstm_kernel(ResidentDesc d) {
       }
       __syncthreads();
     }
-    StepCycles cycles;
+    PhaseCycles cycles;
     for (int t = 0; t < d.steps; ++t) {
       const float* x = sm + d.in + t * d.lstm[0].input;
       for (int l = 0; l < d.n_lstm; ++l) {
@@ -163,17 +159,8 @@ __global__ void __launch_bounds__(1024) resident_lstm_kernel(ResidentDesc d) {
     if (rank == 0) {
       run_head(d, sm, sm + last.h + parity * last.units, seq);
       const long long c_head = clock64();
-      if (threadIdx.x == 0 && d.trace_len > 0) {
-        unsigned long long* tr = d.trace + size_t((seq - 1) % uint32_t(d.trace_len)) * kTraceFields;
-        tr[0] = t_seen;
-        tr[1] = t_done;
-        tr[2] = global_ns();
-        tr[3] = static_cast<unsigned long long>(c_done - c_seen);
-        tr[4] = static_cast<unsigned long long>(cycles.gates);
-        tr[5] = static_cast<unsigned long long>(cycles.cells);
-        tr[6] = static_cast<unsigned long long>(c_head - c_done);
-        for (int f = 7; f < kTraceFields; ++f) tr[f] = 0;
-      }
+      if (threadIdx.x == 0 && d.trace_len > 0)
+        write_trace(d.trace, d.trace_len, seq, t_seen, t_done, c_done - c_seen, c_head - c_done, cycles);
     }
     if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
   }

@@ -55,10 +55,6 @@ __device__ uint32_t receive(const RegDesc& d, float* sm, uint32_t seq, int parit
   return __float_as_uint(sm[d.command]);
 }
 
-struct PhaseCycles {
-  long long gates = 0, cells = 0, dot = 0, activation = 0, work = 0, barrier = 0;
-};
-
 // One layer, one step: this block's gate rows from the registers, the gate activations (where
 // RegDesc::activations says), the cell update of the block's units, h pushed to this layer's
 // next-step input in every block and to `onward` (the next layer's input in every block, or the
@@ -143,16 +139,6 @@ __device__ __forceinline__ void run_head(const RegDesc& d, const float (&hw)[kHe
   }
 }
 
-__device__ void write_trace(const RegDesc& d, uint32_t seq, unsigned long long t_seen, unsigned long long t_done,
-                            long long recurrent, long long head, const PhaseCycles& c) {
-  unsigned long long* tr = d.trace + size_t((seq - 1) % uint32_t(d.trace_len)) * kTraceFields;
-  const long long v[kTraceFields] = {0, 0, 0, recurrent, c.gates, c.cells, head, c.dot, c.activation, c.work, c.barrier};
-  tr[0] = t_seen;
-  tr[1] = t_done;
-  tr[2] = global_ns();
-  for (int f = 3; f < kTraceFields; ++f) tr[f] = static_cast<unsigned long long>(v[f]);
-}
-
 template <int kLayers, int kHead, int kLanes, int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
   extern __shared__ float4 shared4[];
@@ -161,15 +147,7 @@ __global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
   const int rank = int(cluster.block_rank());
   float w[kLayers][kLanes], bias[kLayers];
   float hw[kHead][kLanes], hbias[kHead];
-#pragma unroll
-  for (int l = 0; l < kLayers; ++l) {
-    const RegLstmDesc& L = d.lstm[l];
-    load_row(w[l], bias[l], L.packed_w + size_t(rank) * L.rows * L.padded, L.packed_b + size_t(rank) * L.rows,
-             L.rows, L.split, L.padded);
-  }
-#pragma unroll
-  for (int j = 0; j < kHead; ++j)
-    load_row(hw[j], hbias[j], d.head[j].packed_w, d.head[j].packed_b, d.head[j].output, d.head[j].split, d.head[j].padded);
+  load_weights(d, rank, w, bias, hw, hbias);
   // Shared memory starts zeroed where it is read before written: input pads, h, c, head inputs.
   for (int i = threadIdx.x; i < d.gates; i += blockDim.x) sm[i] = 0.0f;
   cluster.sync();
@@ -207,7 +185,7 @@ __global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
     if (rank == 0) {
       run_head(d, hw, hbias, sm, seq);
       const long long c_head = clock64();
-      if (threadIdx.x == 0 && d.trace_len > 0) write_trace(d, seq, t_seen, t_done, c_done - c_seen, c_head - c_done, cycles);
+      if (threadIdx.x == 0 && d.trace_len > 0) write_trace(d.trace, d.trace_len, seq, t_seen, t_done, c_done - c_seen, c_head - c_done, cycles);
     }
     if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
   }

@@ -8,6 +8,8 @@
 #include <cooperative_groups.h>
 #include <cstdint>
 
+#include "cuda/resident_device_common.cuh"
+
 namespace tickinfer::cuda::detail {
 
 constexpr int kRegMaxLstm = 4;
@@ -45,6 +47,22 @@ struct RegDesc {
   unsigned long long* trace;  // [trace_len][kTraceFields]
   int trace_len;
 };
+
+// Every weight and bias this thread multiplies, into registers (both register-resident forms).
+template <int kLayers, int kHead, int kLanes>
+__device__ __forceinline__ void load_weights(const RegDesc& d, int rank, float (&w)[kLayers][kLanes],
+                                             float (&bias)[kLayers], float (&hw)[kHead][kLanes], float (&hbias)[kHead]) {
+#pragma unroll
+  for (int l = 0; l < kLayers; ++l) {
+    const RegLstmDesc& L = d.lstm[l];
+    load_row(w[l], bias[l], L.packed_w + size_t(rank) * L.rows * L.padded, L.packed_b + size_t(rank) * L.rows,
+             L.rows, L.split, L.padded);
+  }
+#pragma unroll
+  for (int j = 0; j < kHead; ++j)
+    load_row(hw[j], hbias[j], d.head[j].packed_w, d.head[j].packed_b, d.head[j].output, d.head[j].split,
+             d.head[j].padded);
+}
 
 // Launches one instantiation; returns cudaErrorInvalidValue when none has these shapes.
 // Instantiated for layers 1..4 and head layers 1..2 with 8 lanes (1024 threads at most, 64

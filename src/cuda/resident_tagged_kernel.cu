@@ -180,15 +180,7 @@ __global__ void __launch_bounds__(kMaxThreads) tagged_kernel(RegDesc d) {
   const int rank = int(cluster.block_rank());
   float w[kLayers][kLanes], bias[kLayers];
   float hw[kHead][kLanes], hbias[kHead];
-#pragma unroll
-  for (int l = 0; l < kLayers; ++l) {
-    const RegLstmDesc& L = d.lstm[l];
-    load_row(w[l], bias[l], L.packed_w + size_t(rank) * L.rows * L.padded, L.packed_b + size_t(rank) * L.rows,
-             L.rows, L.split, L.padded);
-  }
-#pragma unroll
-  for (int j = 0; j < kHead; ++j)
-    load_row(hw[j], hbias[j], d.head[j].packed_w, d.head[j].packed_b, d.head[j].output, d.head[j].split, d.head[j].padded);
+  load_weights(d, rank, w, bias, hw, hbias);
   init_vectors(d, sm);
   cluster.sync();
   int parity = 0;
@@ -232,14 +224,8 @@ __global__ void __launch_bounds__(kMaxThreads) tagged_kernel(RegDesc d) {
     if (rank == 0) {
       tagged_head(d, hw, hbias, sm, seq, prev);
       const long long c_head = clock64();
-      if (threadIdx.x == 0 && d.trace_len > 0) {
-        unsigned long long* tr = d.trace + size_t((seq - 1) % uint32_t(d.trace_len)) * kTraceFields;
-        tr[0] = t_seen;
-        tr[1] = t_done;
-        tr[2] = global_ns();
-        tr[3] = static_cast<unsigned long long>(c_done - c_seen);
-        tr[6] = static_cast<unsigned long long>(c_head - c_done);
-      }
+      if (threadIdx.x == 0 && d.trace_len > 0)
+        write_trace(d.trace, d.trace_len, seq, t_seen, t_done, c_done - c_seen, c_head - c_done, PhaseCycles{});
     }
     if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
   }
