@@ -15,7 +15,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
-.PHONY: fidelity-reference fidelity
+.PHONY: fidelity-reference fidelity itch-reference itch-bench
 .PHONY: tflite-k3-reference pruned-reference pipeline-bench agents-bench batching-bench loadgen-bench default-model bench-forms
 
 all: build
@@ -47,6 +47,7 @@ test: build
 	$(MAKE) tflite-k3-reference
 	$(MAKE) pruned-reference
 	$(MAKE) fidelity-reference
+	$(MAKE) itch-reference
 	$(MAKE) fuzz
 	$(MAKE) python-test
 	$(MAKE) demo-test
@@ -151,6 +152,27 @@ fidelity-reference: build
 	$(VENV)/bin/python tools/make_fidelity_models.py --out $(BUILD)/fixtures_fidelity_live --seed 7 \
 	  --int8 400 --hybrid 100 --float 100
 	TICKINFER_FIDELITY_MODELS=$(abspath $(BUILD)/fixtures_fidelity_live) $(BUILD)/tests/quant_fidelity_test --gtest_brief=1
+
+# The order book against tools/itch/reference_book.py (plain Python, from the spec) on a
+# synthetic ITCH day (tools/itch/make_itch_day.py), read as a day file, gzip, pcap and pcapng
+# (duplicated, reordered, A/B datagrams): byte-identical CSV of the top 10 levels after every
+# order message. ITCH_MESSAGES=20000000 ITCH_SYMBOLS=1000 runs the benchmark-size day.
+ITCH_MESSAGES ?= 200000
+ITCH_SYMBOLS ?= 120
+itch-reference: build
+	tests/itch_reference_test.sh $(BUILD) $(ITCH_MESSAGES) $(ITCH_SYMBOLS)
+
+# Decode + book against itch-book (PyPI) on a 20M-message, 1,000-symbol synthetic day, one core,
+# interleaved in one run, with the length-walk floor (bench/itch/run.py). The day is generated
+# once into $(BUILD)/itch_bench (about 1 GB).
+ITCH_BENCH_DAY = $(BUILD)/itch_bench/day_20m.itch
+$(ITCH_BENCH_DAY):
+	mkdir -p $(dir $@)
+	python3 tools/itch/make_itch_day.py --out $@ --messages 20000000 --symbols 1000 --seed 20191230
+itch-bench: build $(ITCH_BENCH_DAY)
+	bench/itch/setup_venv.sh
+	python3 bench/itch/run.py --build $(BUILD) --day $(ITCH_BENCH_DAY) --rounds 3 --pin 1 \
+	  --json $(BUILD)/itch_bench/result.json
 
 fidelity: build
 	tools/setup_venv.sh $(VENV)

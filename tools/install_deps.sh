@@ -9,7 +9,8 @@ set -euo pipefail
 # feed, features and pipeline compile against.
 pkgs=(build-essential cmake pkg-config g++
       libhdf5-dev libzip-dev nlohmann-json3-dev
-      libtomlplusplus-dev flatbuffers-compiler libflatbuffers-dev)
+      libtomlplusplus-dev flatbuffers-compiler libflatbuffers-dev
+      zlib1g-dev libpcap-dev)                   # ITCH day files (gzip) and pcap/pcapng captures
 if [ "${1:-}" != "--demo" ]; then
   pkgs+=(clang libclang-rt-14-dev                # the fuzzers (libFuzzer)
          libgtest-dev libgmock-dev libbenchmark-dev

@@ -95,6 +95,35 @@ PY
       printf '\0\1\0\0\3\61\0\0\30\2\0\0\3\0\1\0\0\0\0\377\143\5\0\7' >"$work/script.bin" ;;
     feed_capture_fuzz)
       printf 'TICAPv01\1\0\0\0\0\0\0\0TECR\3\0\0\0\1\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0abc' >"$work/record.cap" ;;
+    itch_decoder_fuzz|itch_day_file_fuzz|feed_pcap_fuzz)  # a small synthetic ITCH day
+      # (every message type), its gzip, and the same day as MoldUDP64 in pcap and pcapng
+      python3 "$root/tools/itch/make_itch_day.py" --out "$work/day.itch" --messages 2000 --symbols 8 --seed 5 >/dev/null
+      case "$name" in
+        itch_decoder_fuzz)  # one message per seed file: the day's records without their length
+          python3 - "$work/day.itch" "$work" <<'PY'
+import sys
+data = open(sys.argv[1], 'rb').read(); i = 0; seen = set()
+while i + 2 <= len(data):
+    n = int.from_bytes(data[i:i + 2], 'big'); m = data[i + 2:i + 2 + n]; i += 2 + n
+    if m[:1] not in seen:
+        seen.add(m[:1]); open(f"{sys.argv[2]}/msg_{m[0]:02x}.bin", 'wb').write(m)
+PY
+          rm "$work/day.itch" ;;
+        itch_day_file_fuzz)  # 2 control bytes (chunk size, batch size), then the day: raw, gzip,
+          # ended by a zero-length record, cut mid-record
+          python3 - "$work/day.itch" "$work" <<'PY'
+import gzip, sys
+day = open(sys.argv[1], 'rb').read()[:3000]; out = sys.argv[2]
+w = lambda name, b: open(f'{out}/{name}', 'wb').write(b)
+w('raw.bin', b'\x07\x03' + day); w('gzip.bin', b'\x05\x02' + gzip.compress(day))
+w('zero_end.bin', b'\xff\x01' + day[:200] + b'\0\0' + day[200:400]); w('truncated.bin', b'\x00\x04' + day[:-5])
+PY
+          rm "$work/day.itch" ;;
+        feed_pcap_fuzz)
+          python3 "$root/tools/itch/make_mold_pcap.py" "$work/day.itch" --out "$work/day.pcap" --dup-rate 0.1 --reorder-rate 0.1 --ab --vlan --seed 1 >/dev/null
+          python3 "$root/tools/itch/make_mold_pcap.py" "$work/day.itch" --out "$work/day.pcapng" --pcapng --seed 2 >/dev/null
+          rm "$work/day.itch" ;;
+      esac ;;
     feature_spec_fuzz)
       for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done ;;
     tick_csv_fuzz)

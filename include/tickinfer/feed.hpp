@@ -46,6 +46,33 @@ struct FeedEvent {
   FeedTimestamps ts;
 };
 
+// The payload protocol inside MoldUDP64. The transport (framing, arbitration, sequencing,
+// recovery) never looks inside a message block; a decoder turns each block, in sequence order,
+// into zero or more events. Without one, the feed speaks tickinfer's own Q/T messages
+// (docs/feed-wire-format.md); NASDAQ TotalView-ITCH 5.0 is book::ItchEventDecoder (src/book/),
+// which keeps full-depth books and emits the top of book and the trades.
+class EventEmitter {
+ public:
+  virtual void emit(const md::Event& event) noexcept = 0;
+
+ protected:
+  ~EventEmitter() = default;
+};
+
+class MessageDecoder {
+ public:
+  virtual ~MessageDecoder() = default;
+  // One message block; out.emit() for each event it yields. Returns false for a block it cannot
+  // decode (counted in FeedStats::undecodable, skipped). Runs on the feed thread: no allocation,
+  // no lock, no system call.
+  virtual bool decode(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len,
+                      EventEmitter& out) noexcept = 0;
+  // The longest message block of the protocol: the sequencer's slot size.
+  virtual std::uint16_t max_message_bytes() const noexcept = 0;
+  // [first, first + count) will never arrive (what the protocol's state may have missed).
+  virtual void on_lost(std::uint64_t first, std::uint64_t count) noexcept {}
+};
+
 struct FeedLine {
   std::string address = "127.0.0.1";  // unicast bind address, or a multicast group (224/4)
   std::uint16_t port = 0;
@@ -70,6 +97,7 @@ struct FeedConfig {
   int batch = 32;                     // datagrams per recvmmsg
   std::string idle = "spin";          // spin | yield | backoff | block
   std::int64_t max_park_ns = 1'000'000;
+  std::shared_ptr<MessageDecoder> decoder;  // the payload protocol; null: tickinfer's Q/T messages
 };
 
 struct FeedStats {

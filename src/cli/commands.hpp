@@ -34,6 +34,10 @@ int run_feed(const ArgParser& args);
 // `feed` has actions with their own options: main() hands it the raw arguments.
 int run_feed_main(const std::vector<std::string>& args);
 
+// Full-depth order books from NASDAQ TotalView-ITCH 5.0 (book_command.cpp).
+ArgParser book_parser();
+int run_book(const ArgParser& args);
+
 ArgParser features_parser();
 int run_features(const ArgParser& args);
 // `features --watch shm:NAME` parses with its own options (features_watch_command.cpp).

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "cli/itch_options.hpp"
 #include "stats/clock.hpp"
 #include "feed/batch_receiver.hpp"
 #include "feed/capture_file.hpp"
@@ -24,6 +25,7 @@
 #include "feed/feed_report.hpp"
 #include "feed/idle_strategy.hpp"
 #include "feed/messages.hpp"
+#include "itch/itch_source.hpp"
 #include "stats/latency_summary.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/feed.hpp"
@@ -107,6 +109,7 @@ ArgParser feed_serve_parser() {
   p.option("interface", "ADDR", "multicast interface address", "");
   p.flag("wall-clock-ts", "stamp messages with the send time (CLOCK_REALTIME), not the synthetic clock");
   p.flag("sleep-pacing", "wait for each packet asleep, not spinning (leaves the core to the threads beside it)");
+  p.option("itch", "DAYFILE", "publish this NASDAQ ITCH 5.0 day file (raw or gzip) instead of the synthetic market", "");
   return p;
 }
 
@@ -138,6 +141,10 @@ int run_feed_serve(const ArgParser& a) {
   c.linger_ns = static_cast<std::int64_t>(a.number("linger", 0, 86400) * 1e9);
   c.multicast_interface = a.value("interface");
   c.wall_clock_timestamps = a.flag_set("wall-clock-ts");
+  if (!a.value("itch").empty()) {
+    c.framed_messages = std::make_shared<const std::vector<std::uint8_t>>(
+        itch::load_day_records(a.value("itch"), c.messages));
+  }
   c.sleep_pacing = a.flag_set("sleep-pacing");
   install_signals();
   Exchange ex(c);
@@ -183,6 +190,9 @@ ArgParser listen_parser() {
   p.option("seconds", "S", "stop after this long (0: at End of Session)", "0");
   p.option("check", "SENT_LOG", "compare delivery and statistics with `feed serve --sent-log`", "");
   p.flag("print", "print every event");
+  p.option("protocol", "NAME", "payload: tickinfer (its Q/T messages) or itch50 (NASDAQ ITCH 5.0 through full-depth books)", "tickinfer");
+  p.option("symbols", "A,B,...", "itch50: the symbols to deliver (instrument i is the i-th), default all (instrument = locate)", "");
+  p.option("date", "YYYY-MM-DD", "itch50: the trading date, for epoch timestamps", "");
   return p;
 }
 
@@ -246,6 +256,13 @@ int run_listen(const ArgParser& a) {
   c.gap_packet_threshold = static_cast<std::uint32_t>(a.integer("gap-packets", 0, 1 << 30));
   c.recovery_timeout_ns = a.integer("recovery-timeout-us", 1, 60'000'000) * 1000;
   c.recovery_attempts = static_cast<int>(a.integer("recovery-attempts", 1, 1000));
+  std::shared_ptr<book::ItchEventDecoder> itch;
+  if (a.value("protocol") == "itch50") {
+    itch = make_itch_decoder(a.value("symbols"), a.value("date"));
+    c.decoder = itch;
+  } else if (a.value("protocol") != "tickinfer") {
+    throw UsageError("--protocol: '" + a.value("protocol") + "' (tickinfer or itch50)");
+  }
   const double seconds = a.number("seconds", 0, 1e7);
   const bool print = a.flag_set("print");
   std::uint64_t delivered = 0, misordered = 0, last = 0, lost = 0, by_recovery = 0;
@@ -336,6 +353,7 @@ int run_listen(const ArgParser& a) {
     table.push_back({"lead of line B over A", stats::LatencySummary::from(feed.lead_ns(kLineB))});
   }
   std::printf("%s", stats::latency_table("(ns)", table).c_str());
+  if (itch) print_itch_summary(*itch);
   if (!check) return 0;
   const SentLog log = read_sent_log(a.value("check"));
   int failures = 0;

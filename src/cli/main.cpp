@@ -22,6 +22,7 @@ const std::vector<Command>& all_commands() {
       {"quantize", quantize_parser, run_quantize, run_quantize_args},
       {"feed", feed_parser, run_feed, run_feed_main},
       {"features", features_parser, run_features, run_features_main},
+      {"book", book_parser, run_book},
       {"serve", serve_parser, run_serve, run_serve_args},
       {"run", run_parser, run_run},
       {"replay", decision_replay_parser, run_decision_replay},

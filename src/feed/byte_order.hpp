@@ -15,6 +15,10 @@ inline std::uint32_t load_be32(const std::uint8_t* p) noexcept {
   std::memcpy(&v, p, 4);
   return __builtin_bswap32(v);
 }
+// ITCH's 6-byte timestamps.
+inline std::uint64_t load_be48(const std::uint8_t* p) noexcept {
+  return (std::uint64_t{load_be16(p)} << 32) | load_be32(p + 2);
+}
 inline std::uint64_t load_be64(const std::uint8_t* p) noexcept {
   std::uint64_t v;
   std::memcpy(&v, p, 8);

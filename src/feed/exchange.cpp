@@ -2,7 +2,9 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <random>
 
@@ -38,6 +40,28 @@ std::uint64_t fnv1a_message(std::uint64_t h, std::uint64_t seq, const std::uint8
   return h;
 }
 
+namespace {
+// The largest message a slot must hold: tickinfer's own, or any of a framed protocol's (ITCH 5.0's
+// longest is 50 bytes; longer records are refused when the exchange is built).
+constexpr std::size_t kSlotBytes = 64;
+
+std::uint64_t count_framed(const std::vector<std::uint8_t>& b) {
+  std::uint64_t n = 0;
+  std::size_t at = 0;
+  while (at + 2 <= b.size()) {
+    const std::size_t len = (std::size_t{b[at]} << 8) | b[at + 1];
+    if (len == 0 || len > kSlotBytes || at + 2 + len > b.size()) {
+      throw Error("exchange: framed message " + std::to_string(n + 1) + " at byte " + std::to_string(at) +
+                  " has length " + std::to_string(len) + " (1 to 64 bytes, inside the buffer)");
+    }
+    at += 2 + len;
+    ++n;
+  }
+  if (at != b.size()) throw Error("exchange: framed messages end in a partial length prefix");
+  return n;
+}
+}  // namespace
+
 Exchange::Exchange(const ExchangeConfig& config)
     : cfg_(config),
       gen_(config.market),
@@ -45,12 +69,17 @@ Exchange::Exchange(const ExchangeConfig& config)
       rerequest_(UdpSocket::receiver(rerequest_config(config))),
       inj_{LineInjector(config.faults[0], config.market.seed * 0x9E3779B97F4A7C15ull + 0xA),
            LineInjector(config.faults[1], config.market.seed * 0x9E3779B97F4A7C15ull + 0xB)} {
+  if (cfg_.framed_messages) {
+    cfg_.messages = std::min(cfg_.messages, count_framed(*cfg_.framed_messages));
+    cfg_.wall_clock_timestamps = false;
+  }
   if (cfg_.messages == 0) throw Error("exchange: message count must be > 0");
   // Every message is kept (about 40 bytes each with its offset) to answer re-requests.
   if (cfg_.messages > (1ull << 26)) throw Error("exchange: at most 67108864 messages per run (all are kept for re-requests)");
   if (!(cfg_.rate > 0)) throw Error("exchange: rate must be > 0 messages/s");
   if (cfg_.max_per_packet == 0 || cfg_.max_per_packet > 64) throw Error("exchange: messages per packet must be in [1, 64]");
-  if (cfg_.max_packet_bytes < kHeaderBytes + 2 + kMaxMessageBytes * cfg_.max_per_packet ||
+  const std::size_t slot = cfg_.framed_messages ? kSlotBytes : kMaxMessageBytes;
+  if (cfg_.max_packet_bytes < kHeaderBytes + (2 + slot) * cfg_.max_per_packet ||
       cfg_.max_packet_bytes > kMaxDatagramBytes) {
     throw Error("exchange: packet size " + std::to_string(cfg_.max_packet_bytes) +
                 " cannot hold max_per_packet messages");
@@ -65,8 +94,8 @@ Exchange::Exchange(const ExchangeConfig& config)
   // shows up as wire latency; either stall makes the exchange send its backlog as a burst.
   prefault(msg_offset_, cfg_.messages + 1);
   msg_offset_.push_back(0);
-  prefault(msg_bytes_, cfg_.messages * kMaxMessageBytes);
-  prefault(packet_bytes_, cfg_.messages * (kMaxMessageBytes + 2 + kHeaderBytes));
+  prefault(msg_bytes_, cfg_.messages * slot);
+  prefault(packet_bytes_, cfg_.messages * (slot + 2 + kHeaderBytes));
   prefault(packets_, cfg_.messages);
   prefault(sends_, 2 * cfg_.messages + 64);  // both lines, one copy each (duplication faults may grow it)
   for (auto& s : sent_) s.assign(cfg_.messages + 1, 0);
@@ -85,14 +114,8 @@ void Exchange::build_packet(std::uint32_t count) {
   PacketBuilder b(buf, cfg_.max_packet_bytes);
   b.start(cfg_.session, next_seq_);
   for (std::uint32_t i = 0; i < count; ++i) {
-    std::uint8_t m[kMaxMessageBytes];
-    md::Event e = gen_.next();
-    if (cfg_.wall_clock_timestamps) {
-      const std::int64_t now = stats::realtime_ns();
-      if (e.kind == md::Event::Kind::Quote) e.quote.exchange_ts_ns = now;
-      else e.trade.exchange_ts_ns = now;
-    }
-    const auto len = static_cast<std::uint16_t>(encode_event(e, m));
+    std::uint8_t m[kSlotBytes];
+    const std::uint16_t len = next_message(m);
     b.add(m, len);
     msg_bytes_.insert(msg_bytes_.end(), m, m + len);
     msg_offset_.push_back(static_cast<std::uint32_t>(msg_bytes_.size()));
@@ -105,6 +128,23 @@ void Exchange::build_packet(std::uint32_t count) {
   next_seq_ += count;
   stats_.messages += count;
   ++stats_.packets;
+}
+
+std::uint16_t Exchange::next_message(std::uint8_t* out) {
+  if (cfg_.framed_messages) {  // counted and checked in the constructor
+    const std::uint8_t* rec = cfg_.framed_messages->data() + framed_cursor_;
+    const auto len = static_cast<std::uint16_t>((rec[0] << 8) | rec[1]);
+    std::memcpy(out, rec + 2, len);
+    framed_cursor_ += 2u + len;
+    return len;
+  }
+  md::Event e = gen_.next();
+  if (cfg_.wall_clock_timestamps) {
+    const std::int64_t now = stats::realtime_ns();
+    if (e.kind == md::Event::Kind::Quote) e.quote.exchange_ts_ns = now;
+    else e.trade.exchange_ts_ns = now;
+  }
+  return static_cast<std::uint16_t>(encode_event(e, out));
 }
 
 void Exchange::send_release(int line, const std::vector<LineInjector::Release>& rel) {

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,11 @@ struct ExchangeConfig {
   // exchange leaves its core to the threads beside it (a bench with fewer cores than threads);
   // packets leave up to the timer slack late, stamped when they are built.
   bool sleep_pacing = false;
+  // Another protocol's messages to publish instead of the generated market, each framed as a
+  // 2-byte big-endian length then its bytes (a Nasdaq ITCH day file's layout): the same lines,
+  // faults, re-requests and End of Session carry them. `messages` is then how many of them to send
+  // (at most the number held); wall_clock_timestamps does not apply (the payload is opaque here).
+  std::shared_ptr<const std::vector<std::uint8_t>> framed_messages;
 };
 
 struct ExchangeLineStats {
@@ -111,6 +117,8 @@ class Exchange {
     std::uint32_t packet;
   };
   void build_packet(std::uint32_t count);
+  // The next message to publish into out (which holds kSlotBytes); returns its length.
+  std::uint16_t next_message(std::uint8_t* out);
   void send_release(int line, const std::vector<LineInjector::Release>& rel);
   void serve_rerequests();
   void send_end_of_session();
@@ -134,6 +142,7 @@ class Exchange {
   std::vector<std::uint8_t> sent_[2];        // per line: seq was sent (index seq)
   std::uint64_t max_end_[2] = {1, 1};
   std::uint64_t next_seq_ = 1;
+  std::size_t framed_cursor_ = 0;            // next record in cfg_.framed_messages
   std::int64_t last_send_ns_[2] = {0, 0};
   ExchangeStats stats_;
 };

@@ -35,7 +35,7 @@ ReceiverConfig receiver_config(const FeedLine& l, int rcvbuf) {
 SequencerConfig sequencer_config(const FeedConfig& c) {
   SequencerConfig s;
   s.window = c.window;
-  s.max_message_bytes = 64;
+  s.max_message_bytes = c.decoder ? c.decoder->max_message_bytes() : 64;
   s.gap_timeout_ns = c.gap_timeout_ns;
   s.gap_packet_threshold = c.gap_packet_threshold;
   s.policy = c.recovery_host.empty() ? GapPolicy::Skip : GapPolicy::Recover;
@@ -98,6 +98,11 @@ struct FeedHandler::Impl final : SequencerSink {
 
   void on_message(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len, const RxMeta& meta,
                   std::int64_t sequenced_ns) noexcept override {
+    if (cfg.decoder) {
+      ProtocolEmitter out(*this, seq, meta, sequenced_ns);
+      if (!cfg.decoder->decode(seq, msg, len, out)) ++counters.undecodable;
+      return;
+    }
     // Ring delivery decodes straight into the claimed slot (no copy of a just-built event).
     FeedEvent local;
     FeedEvent* e = &local;
@@ -108,19 +113,41 @@ struct FeedHandler::Impl final : SequencerSink {
       ++counters.undecodable;
       return;  // a claimed slot is simply not committed
     }
-    e->seq = seq;
-    e->line = meta.line;
-    e->ts.kernel_rx_ns = meta.kernel_rx_ns;
-    e->ts.sequenced_ns = sequenced_ns;
-    e->ts.delivered_ns = stats::realtime_ns();
-    rx_to_delivered.record(e->ts.delivered_ns - e->ts.kernel_rx_ns);
+    deliver(*e, seq, meta, sequenced_ns);
+  }
+  // Stamps and hands over one event (e is the claimed ring slot, or a local one).
+  void deliver(FeedEvent& e, std::uint64_t seq, const RxMeta& meta, std::int64_t sequenced_ns) noexcept {
+    e.seq = seq;
+    e.line = meta.line;
+    e.ts.kernel_rx_ns = meta.kernel_rx_ns;
+    e.ts.sequenced_ns = sequenced_ns;
+    e.ts.delivered_ns = stats::realtime_ns();
+    rx_to_delivered.record(e.ts.delivered_ns - e.ts.kernel_rx_ns);
     if (ring) {
       ring->commit();
     } else {
-      callback(*e);
+      callback(e);
       ++delivered_unflushed;
     }
   }
+  // A configured protocol's events: each one claimed, stamped and delivered as it is emitted.
+  struct ProtocolEmitter final : EventEmitter {
+    Impl& impl;
+    std::uint64_t seq;
+    const RxMeta& meta;
+    std::int64_t sequenced_ns;
+    ProtocolEmitter(Impl& i, std::uint64_t s, const RxMeta& m, std::int64_t ns)
+        : impl(i), seq(s), meta(m), sequenced_ns(ns) {}
+    void emit(const md::Event& event) noexcept override {
+      FeedEvent local;
+      FeedEvent* e = &local;
+      if (impl.ring) {
+        while (!(e = impl.ring->try_claim())) ++impl.counters.ring_full_spins;
+      }
+      e->event = event;
+      impl.deliver(*e, seq, meta, sequenced_ns);
+    }
+  };
   // Tells the consumer that the messages of one datagram (or one timer release) are all out.
   void end_of_datagram() noexcept {
     if (delivered_unflushed == 0 || !datagram_end_cb) return;
@@ -131,6 +158,7 @@ struct FeedHandler::Impl final : SequencerSink {
     if (recovery) recovery->request(first, count, now_ns);
   }
   void on_lost(std::uint64_t first, std::uint64_t count, LossReason reason) noexcept override {
+    if (cfg.decoder) cfg.decoder->on_lost(first, count);
     if (counters.lost_ranges_kept < kLostRangesKept) {
       counters.lost_ranges_first[counters.lost_ranges_kept++] = LostRange{first, count, reason};
     }
@@ -170,7 +198,7 @@ struct FeedHandler::Impl final : SequencerSink {
             continue;
           }
           PacketView p;
-          const ParseStatus st = parse_packet(rx.data(i), rx.length(i), p, 64);
+          const ParseStatus st = parse_packet(rx.data(i), rx.length(i), p, sequencer.config().max_message_bytes);
           if (st != ParseStatus::Ok) {
             ++counters.malformed;
             ++counters.malformed_by_status[static_cast<int>(st)];

@@ -10,6 +10,7 @@
 
 #include <toml++/toml.h>
 
+#include "itch/session_date.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::pipeline {
@@ -136,10 +137,29 @@ class Parser {
       else if (k == "recovery_attempts")
         c.recovery_attempts = static_cast<int>(integer(n, "[feed] recovery_attempts", 1, 1000));
       else if (k == "rcvbuf_bytes") c.rcvbuf_bytes = static_cast<int>(integer(n, "[feed] rcvbuf_bytes", 4096, 1 << 30));
-      else unknown(key, "[feed]", "line_a, line_b, interface, recovery, session, idle, gap_timeout_us, "
-                                  "recovery_timeout_us, recovery_attempts, rcvbuf_bytes");
+      else if (k == "protocol") {
+        c.protocol = string(n, "[feed] protocol");
+        if (c.protocol != "tickinfer" && c.protocol != "itch50")
+          fail(line_of(n), "[feed] protocol = '" + c.protocol + "': expected tickinfer or itch50");
+      } else if (k == "symbols") {
+        const auto* a = n.as_array();
+        if (!a || a->empty()) fail(line_of(n), "[feed] symbols must be a non-empty array of strings");
+        for (auto&& e : *a) c.itch_symbols.push_back(string(e, "[feed] symbols entry"));
+      } else if (k == "date") {
+        c.trading_date = string(n, "[feed] date");
+        if (!itch::parse_iso_date(c.trading_date))
+          fail(line_of(n), "[feed] date = '" + c.trading_date + "': expected a date YYYY-MM-DD");
+      } else if (k == "max_orders") {
+        c.itch_max_orders = static_cast<std::uint32_t>(integer(n, "[feed] max_orders", 1024, 1 << 30));
+      } else unknown(key, "[feed]", "line_a, line_b, interface, recovery, session, idle, gap_timeout_us, "
+                                    "recovery_timeout_us, recovery_attempts, rcvbuf_bytes, protocol, symbols, "
+                                    "date, max_orders");
     }
     if (!c.line_a.enabled()) fail(line_of(t), "[feed] line_a is required");
+    if (c.protocol == "itch50" && (c.itch_symbols.empty() || c.trading_date.empty()))
+      fail(line_of(t), "[feed] protocol = 'itch50' needs symbols (instrument i + 1 is symbols[i]) and date");
+    if (c.protocol != "itch50" && (!c.itch_symbols.empty() || !c.trading_date.empty()))
+      fail(line_of(t), "[feed] symbols and date belong to protocol = 'itch50'");
   }
 
   ModelConfig parse_model(const toml::table& t) {

@@ -79,6 +79,12 @@ struct PipelineConfig {
   std::int64_t recovery_timeout_ns = 5'000'000;
   int recovery_attempts = 4;
   int rcvbuf_bytes = 16 << 20;
+  // The payload inside MoldUDP64: "tickinfer" (its own Q/T messages) or "itch50" (NASDAQ
+  // TotalView-ITCH 5.0 through full-depth books; instrument i + 1 is itch_symbols[i]).
+  std::string protocol = "tickinfer";
+  std::vector<std::string> itch_symbols;
+  std::string trading_date;             // itch50: YYYY-MM-DD (ITCH times are ns since midnight)
+  std::uint32_t itch_max_orders = 1u << 22;  // itch50: live orders the books preallocate
 
   // [features]
   std::string feature_spec;

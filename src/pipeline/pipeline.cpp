@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "book/itch_event_decoder.hpp"
 #include "features/feature_pipeline.hpp"
 #include "features/feature_plan.hpp"
 #include "features/shm_feature_ring.hpp"
@@ -48,6 +49,14 @@ feed::FeedConfig feed_config(const PipelineConfig& cfg) {
   fc.recovery_attempts = cfg.recovery_attempts;
   fc.rcvbuf_bytes = cfg.rcvbuf_bytes;
   fc.idle = cfg.feed_idle;
+  if (cfg.protocol == "itch50") {
+    book::ItchEventConfig ic;
+    ic.symbols = cfg.itch_symbols;
+    ic.date = *itch::parse_iso_date(cfg.trading_date);  // checked when the config was parsed
+    ic.capacity.orders = cfg.itch_max_orders;
+    ic.capacity.levels = std::max<std::uint32_t>(cfg.itch_max_orders / 4, 1024);
+    fc.decoder = std::make_shared<book::ItchEventDecoder>(ic);
+  }
   return fc;
 }
 

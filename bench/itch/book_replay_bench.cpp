@@ -1,0 +1,200 @@
+// Decode + order-book update, one core, over a whole ITCH day held in memory, against a floor in
+// the same run: walking the same records by their length prefixes and reading each type byte
+// (what any reader of the file must do). Rounds alternate floor and replay, each replay on a
+// fresh BookSet built before the clock starts, so machine drift hits both alike.
+//
+// A second pass times every message on its own (rdtsc around decode + apply) for the per-message
+// distribution; the cost of an empty timed region, measured the same way, is reported next to it.
+//
+//   book_replay_bench DAYFILE [--rounds N] [--json FILE]      (DAYFILE raw or gzip)
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "book/book_set.hpp"
+#include "itch/day_file.hpp"
+#include "itch/itch_decoder.hpp"
+#include "stats/clock.hpp"
+
+namespace {
+
+using namespace tickinfer;
+
+book::Capacity g_capacity;  // --orders N sizes the books (default: Capacity's, a real day's)
+
+struct Day {
+  std::vector<std::uint8_t> bytes;  // the records, length prefixes included, as in the file
+  std::uint64_t messages = 0;
+};
+
+Day load_day(const std::string& path) {
+  Day day;
+  itch::DayFileReader reader(path);
+  while (reader.read([&](const itch::DayRecord& r) {
+    day.bytes.push_back(static_cast<std::uint8_t>(r.len >> 8));
+    day.bytes.push_back(static_cast<std::uint8_t>(r.len));
+    day.bytes.insert(day.bytes.end(), r.msg, r.msg + r.len);
+    ++day.messages;
+  }) > 0) {
+  }
+  if (!reader.error().empty()) std::fprintf(stderr, "warning: %s\n", reader.error().c_str());
+  return day;
+}
+
+// The floor: every record's length and type byte, nothing else.
+std::uint64_t walk_floor(const Day& day) {
+  const std::uint8_t* p = day.bytes.data();
+  const std::uint8_t* end = p + day.bytes.size();
+  std::uint64_t acc = 0;
+  while (p + 2 <= end) {
+    const std::size_t len = (std::size_t{p[0]} << 8) | p[1];
+    if (len > 0) acc += p[2];
+    p += 2 + len;
+  }
+  return acc;
+}
+
+std::uint64_t replay(const Day& day, book::BookSet& books) {
+  const std::uint8_t* p = day.bytes.data();
+  const std::uint8_t* end = p + day.bytes.size();
+  std::uint64_t changed = 0;
+  itch::Message m;
+  while (p + 2 <= end) {
+    const std::size_t len = (std::size_t{p[0]} << 8) | p[1];
+    if (itch::decode(p + 2, len, m) == itch::DecodeStatus::Ok) changed += books.apply(m).changed;
+    p += 2 + len;
+  }
+  return changed;
+}
+
+double tsc_ghz() {
+  const std::int64_t t0 = stats::monotonic_ns();
+  const std::uint64_t c0 = __rdtsc();
+  while (stats::monotonic_ns() - t0 < 200'000'000) {
+  }
+  return static_cast<double>(__rdtsc() - c0) / static_cast<double>(stats::monotonic_ns() - t0);
+}
+
+struct Distribution {
+  std::vector<std::uint64_t> counts = std::vector<std::uint64_t>(1 << 16, 0);  // by cycles
+  std::uint64_t max = 0, n = 0;
+  void add(std::uint64_t c) {
+    ++counts[std::min<std::uint64_t>(c, counts.size() - 1)];
+    max = std::max(max, c);
+    ++n;
+  }
+  std::uint64_t quantile(double q) const {
+    const auto target = static_cast<std::uint64_t>(q * static_cast<double>(n));
+    std::uint64_t seen = 0;
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+      seen += counts[i];
+      if (seen > target) return i;
+    }
+    return max;
+  }
+};
+
+// Per message: decode + apply inside rdtsc; and the same region empty, for its own cost.
+void timed_pass(const Day& day, Distribution& work, Distribution& empty) {
+  auto books = std::make_unique<book::BookSet>(g_capacity);
+  const std::uint8_t* p = day.bytes.data();
+  const std::uint8_t* end = p + day.bytes.size();
+  itch::Message m;
+  std::uint64_t sink = 0;
+  while (p + 2 <= end) {
+    const std::size_t len = (std::size_t{p[0]} << 8) | p[1];
+    _mm_lfence();
+    const std::uint64_t a = __rdtsc();
+    _mm_lfence();
+    if (itch::decode(p + 2, len, m) == itch::DecodeStatus::Ok) sink += books->apply(m).changed;
+    _mm_lfence();
+    const std::uint64_t b = __rdtsc();
+    _mm_lfence();
+    const std::uint64_t c = __rdtsc();
+    _mm_lfence();
+    const std::uint64_t d = __rdtsc();
+    work.add(b - a);
+    empty.add(d - c);
+    p += 2 + len;
+  }
+  if (sink == 0xFFFFFFFFFFFFFFFFull) std::puts("");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: book_replay_bench DAYFILE [--rounds N] [--json FILE]\n");
+    return 2;
+  }
+  int rounds = 3;
+  std::string json;
+  for (int i = 2; i + 1 < argc; i += 2) {
+    if (std::strcmp(argv[i], "--rounds") == 0) rounds = std::max(1, std::atoi(argv[i + 1]));
+    if (std::strcmp(argv[i], "--json") == 0) json = argv[i + 1];
+    if (std::strcmp(argv[i], "--orders") == 0) {
+      g_capacity.orders = static_cast<std::uint32_t>(std::atol(argv[i + 1]));
+      g_capacity.levels = std::max<std::uint32_t>(g_capacity.orders / 4, 1024);
+    }
+  }
+  const Day day = load_day(argv[1]);
+  const double ghz = tsc_ghz();
+  std::vector<double> floor_ns, replay_ns;
+  std::uint64_t check = 0;
+  book::Integrity integrity{};
+  std::uint64_t live = 0, live_levels = 0;
+  std::size_t memory = 0;
+  for (int r = 0; r < rounds; ++r) {
+    std::int64_t t0 = stats::monotonic_ns();
+    check += walk_floor(day);
+    floor_ns.push_back(static_cast<double>(stats::monotonic_ns() - t0) / static_cast<double>(day.messages));
+    auto books = std::make_unique<book::BookSet>(g_capacity);
+    t0 = stats::monotonic_ns();
+    check += replay(day, *books);
+    replay_ns.push_back(static_cast<double>(stats::monotonic_ns() - t0) / static_cast<double>(day.messages));
+    integrity = books->totals();
+    live = books->live_orders();
+    live_levels = books->live_levels();
+    memory = books->memory_bytes();
+  }
+  Distribution work, empty;
+  timed_pass(day, work, empty);
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double cyc = 1.0 / ghz;
+  std::printf("messages %llu, %.1f MB, %d rounds, TSC %.3f GHz, book memory %.1f MB\n",
+              static_cast<unsigned long long>(day.messages), static_cast<double>(day.bytes.size()) / 1e6, rounds,
+              ghz, static_cast<double>(memory) / 1e6);
+  std::printf("floor (walk lengths)      %7.2f ns/msg  (median of %d)\n", median(floor_ns), rounds);
+  std::printf("decode + book             %7.2f ns/msg  %.2f M msg/s\n", median(replay_ns), 1e3 / median(replay_ns));
+  std::printf("per message (timed pass)  p50 %.1f  p99 %.1f  p99.9 %.1f  max %.0f ns; empty region p50 %.1f ns\n",
+              work.quantile(0.5) * cyc, work.quantile(0.99) * cyc, work.quantile(0.999) * cyc, work.max * cyc,
+              empty.quantile(0.5) * cyc);
+  std::printf("integrity: unknown_ref %llu overfill %llu duplicate_ref %llu crossed %llu locked %llu; live orders %llu, live levels %llu\n",
+              (unsigned long long)integrity.unknown_ref, (unsigned long long)integrity.overfill,
+              (unsigned long long)integrity.duplicate_ref, (unsigned long long)integrity.crossed,
+              (unsigned long long)integrity.locked, (unsigned long long)live, (unsigned long long)live_levels);
+  if (!json.empty()) {
+    std::FILE* f = std::fopen(json.c_str(), "w");
+    if (f == nullptr) return 1;
+    std::fprintf(f,
+                 "{\"messages\": %llu, \"floor_ns\": %.4f, \"replay_ns\": %.4f, \"replay_ns_rounds\": [",
+                 (unsigned long long)day.messages, median(floor_ns), median(replay_ns));
+    for (std::size_t i = 0; i < replay_ns.size(); ++i) std::fprintf(f, "%s%.4f", i ? ", " : "", replay_ns[i]);
+    std::fprintf(f, "], \"p50_ns\": %.2f, \"p99_ns\": %.2f, \"p999_ns\": %.2f, \"max_ns\": %.1f, \"empty_p50_ns\": %.2f, "
+                 "\"unknown_ref\": %llu, \"crossed\": %llu, \"locked\": %llu, \"memory_bytes\": %zu, \"check\": %llu}\n",
+                 work.quantile(0.5) * cyc, work.quantile(0.99) * cyc, work.quantile(0.999) * cyc, work.max * cyc,
+                 empty.quantile(0.5) * cyc, (unsigned long long)integrity.unknown_ref,
+                 (unsigned long long)integrity.crossed, (unsigned long long)integrity.locked, memory,
+                 (unsigned long long)check);
+    std::fclose(f);
+  }
+  return 0;
+}

@@ -1,0 +1,157 @@
+// The book's hot path never allocates or locks: after construction, a million messages (adds,
+// executions, cancels, deletes, replaces over hundreds of symbols, levels created and destroyed,
+// sides hundreds of levels deep, the side arena compacting) run with malloc/operator new and
+// pthread_mutex_lock counted; and running out of capacity is counted, not fatal.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "book/book_set.hpp"
+#include "book_model.hpp"
+
+// A sanitizer runtime owns malloc, so the counting replacements cannot be linked in; the tests
+// then skip (the sanitizer and fuzz builds check the same code for memory errors instead).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BOOK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || __has_feature(memory_sanitizer)
+#define BOOK_SANITIZED 1
+#endif
+#endif
+#ifndef BOOK_SANITIZED
+#include "support/counting_allocator.hpp"
+#endif
+
+namespace tickinfer::book {
+namespace {
+
+using namespace testing;
+
+#ifndef BOOK_SANITIZED
+// A valid random day in miniature: prices near a moving mid per symbol, adds and deletes
+// dominant, some orders far from the mid so a few sides grow hundreds of levels deep.
+std::vector<itch::Message> make_stream(std::size_t n, std::uint16_t symbols, std::uint64_t seed) {
+  struct Live {
+    std::uint16_t locate;
+    std::uint32_t shares;
+  };
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint32_t> mid(symbols + 1, 0);
+  for (auto& m : mid) m = 100'000 + static_cast<std::uint32_t>(rng() % 100'000);
+  std::vector<std::uint64_t> refs;  // live refs, any symbol
+  std::unordered_map<std::uint64_t, Live> live;
+  std::uint64_t next_ref = 1;
+  std::vector<itch::Message> out;
+  out.reserve(n);
+  auto take = [&]() {  // a live ref, removed from the pick list
+    const std::size_t i = rng() % refs.size();
+    const std::uint64_t r = refs[i];
+    refs[i] = refs.back();
+    refs.pop_back();
+    return r;
+  };
+  while (out.size() < n) {
+    const std::uint32_t op = static_cast<std::uint32_t>(rng() % 100);
+    if (refs.size() < 20'000 || op < 45) {
+      const bool deep_book = rng() % 10 == 0;
+      const std::uint16_t loc = static_cast<std::uint16_t>(1 + rng() % (deep_book ? 4 : symbols));
+      if (rng() % 200 == 0) mid[loc] += static_cast<std::uint32_t>(rng() % 41) - 20;
+      const bool bid = rng() % 2;
+      std::uint32_t away = static_cast<std::uint32_t>(rng() % 8);
+      if (deep_book && rng() % 2 == 0) away = static_cast<std::uint32_t>(rng() % 600);
+      const std::uint32_t shares = 100 * (1 + static_cast<std::uint32_t>(rng() % 5));
+      const std::uint64_t ref = next_ref++;
+      out.push_back(add(loc, ref, bid ? 'B' : 'S', shares, bid ? mid[loc] - away : mid[loc] + 1 + away));
+      refs.push_back(ref);
+      live[ref] = Live{loc, shares};
+      continue;
+    }
+    const std::uint64_t ref = take();
+    Live& o = live[ref];
+    if (op < 80) {
+      out.push_back(del(o.locate, ref));
+      live.erase(ref);
+    } else if (op < 88) {
+      const std::uint32_t x = 1 + static_cast<std::uint32_t>(rng() % o.shares);
+      out.push_back(op < 84 ? exec(o.locate, ref, x) : exec_price(o.locate, ref, x, mid[o.locate]));
+      if (x == o.shares) live.erase(ref);
+      else o.shares -= x, refs.push_back(ref);
+    } else if (op < 92) {
+      const std::uint32_t x = 1 + static_cast<std::uint32_t>(rng() % o.shares);
+      out.push_back(cancel(o.locate, ref, x));
+      if (x == o.shares) live.erase(ref);
+      else o.shares -= x, refs.push_back(ref);
+    } else {
+      const std::uint64_t fresh = next_ref++;
+      const std::uint32_t shares = 100 * (1 + static_cast<std::uint32_t>(rng() % 5));
+      const std::uint32_t price = mid[o.locate] + static_cast<std::uint32_t>(rng() % 11) - 5;
+      out.push_back(replace(o.locate, ref, fresh, shares, price));
+      live[fresh] = Live{o.locate, shares};
+      live.erase(ref);
+      refs.push_back(fresh);
+    }
+  }
+  return out;
+}
+
+TEST(BookHotPath, AMillionMessagesNeverAllocateOrLock) {
+  const std::vector<itch::Message> stream = make_stream(1'000'000, 600, 7);
+  BookSet books(Capacity{1 << 17, 1 << 15, 1024});
+  std::vector<itch::Message> directory_msgs;
+  for (std::uint16_t l = 1; l <= 600; ++l) {
+    char name[9];
+    std::snprintf(name, sizeof name, "S%u", unsigned{l});
+    directory_msgs.push_back(directory(l, name));
+  }
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  for (const auto& m : directory_msgs) books.apply(m);
+  std::uint64_t changed = 0;
+  std::size_t deepest = 0;
+  for (const auto& m : stream) {
+    const Applied a = books.apply(m);
+    changed += a.changed;
+    if (a.locate <= 4) deepest = std::max(deepest, books.depth(a.locate, Side::Bid));
+  }
+  Level top[10];
+  books.top(1, Side::Ask, top, 10);
+  std::uint64_t queued = 0;
+  books.for_each_order(1, Side::Ask, 0, [&](std::uint64_t, std::uint32_t) { ++queued; });
+  g_counting = false;
+  EXPECT_EQ(g_allocs.load(), 0);
+  EXPECT_EQ(g_locks.load(), 0);
+  EXPECT_GT(changed, 990'000u);
+  EXPECT_GE(deepest, 200u);  // sides hundreds of levels deep
+  EXPECT_GT(queued, 0u);
+  const Integrity t = books.totals();
+  EXPECT_EQ(t.unknown_ref + t.duplicate_ref + t.overfill + t.capacity_rejects, 0u);
+  EXPECT_EQ(books.symbol(600), "S600");
+}
+
+TEST(BookHotPath, ExhaustingCapacityIsCountedNotFatal) {
+  const std::vector<itch::Message> stream = make_stream(200'000, 50, 8);
+  BookSet books(Capacity{1500, 300, 64});
+  g_allocs = 0;
+  g_counting = true;
+  for (const auto& m : stream) books.apply(m);
+  g_counting = false;
+  EXPECT_EQ(g_allocs.load(), 0);
+  const Integrity t = books.totals();
+  EXPECT_GT(t.capacity_rejects, 0u);
+  EXPECT_LE(books.live_orders(), 1500u);
+  EXPECT_LE(books.live_levels(), 300u);
+  bool some_unsynced = false;
+  for (std::uint16_t l = 1; l <= 50; ++l) some_unsynced |= !books.is_synced(l);
+  EXPECT_TRUE(some_unsynced);
+}
+
+#else
+TEST(BookHotPath, SkippedUnderSanitizers) { GTEST_SKIP() << "the sanitizer runtime owns malloc"; }
+#endif
+
+}  // namespace
+}  // namespace tickinfer::book
