@@ -1,7 +1,8 @@
 // The book's hot path never allocates or locks: after construction, a million messages (adds,
 // executions, cancels, deletes, replaces over hundreds of symbols, levels created and destroyed,
 // sides hundreds of levels deep, the side arena compacting) run with malloc/operator new and
-// pthread_mutex_lock counted; and running out of capacity is counted, not fatal.
+// pthread_mutex_lock counted; ITCH as the feed's protocol (decoder, books, emitted events) from
+// wire bytes likewise; and running out of capacity is counted, not fatal.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "book/book_set.hpp"
+#include "book/itch_event_decoder.hpp"
 #include "book_model.hpp"
+#include "feed/byte_order.hpp"
 
 // A sanitizer runtime owns malloc, so the counting replacements cannot be linked in; the tests
 // then skip (the sanitizer and fuzz builds check the same code for memory errors instead).
@@ -147,6 +150,93 @@ TEST(BookHotPath, ExhaustingCapacityIsCountedNotFatal) {
   bool some_unsynced = false;
   for (std::uint16_t l = 1; l <= 50; ++l) some_unsynced |= !books.is_synced(l);
   EXPECT_TRUE(some_unsynced);
+}
+
+// The wire form of the message kinds make_stream draws (and R), at the spec's offsets.
+std::vector<std::uint8_t> encode(const itch::Message& m) {
+  using feed::store_be16;
+  using feed::store_be32;
+  using feed::store_be64;
+  const auto type = static_cast<std::uint8_t>(m.header.type);
+  std::vector<std::uint8_t> b(itch::message_length(type), 0);
+  b[0] = type;
+  store_be16(&b[1], m.header.locate);
+  store_be16(&b[5], static_cast<std::uint16_t>(m.header.timestamp_ns >> 32));
+  store_be32(&b[7], static_cast<std::uint32_t>(m.header.timestamp_ns));
+  switch (m.header.type) {
+    case itch::Type::StockDirectory: std::copy(m.stock_directory.stock, m.stock_directory.stock + 8, &b[11]); break;
+    case itch::Type::AddOrder:
+    case itch::Type::AddOrderMpid:
+      store_be64(&b[11], m.add.order_ref);
+      b[19] = static_cast<std::uint8_t>(m.add.side);
+      store_be32(&b[20], m.add.shares);
+      std::copy(m.add.stock, m.add.stock + 8, &b[24]);
+      store_be32(&b[32], m.add.price);
+      break;
+    case itch::Type::OrderExecuted:
+      store_be64(&b[11], m.executed.order_ref);
+      store_be32(&b[19], m.executed.shares);
+      break;
+    case itch::Type::OrderExecutedWithPrice:
+      store_be64(&b[11], m.executed_with_price.order_ref);
+      store_be32(&b[19], m.executed_with_price.shares);
+      b[31] = static_cast<std::uint8_t>(m.executed_with_price.printable);
+      store_be32(&b[32], m.executed_with_price.price);
+      break;
+    case itch::Type::OrderCancel:
+      store_be64(&b[11], m.cancel.order_ref);
+      store_be32(&b[19], m.cancel.shares);
+      break;
+    case itch::Type::OrderDelete: store_be64(&b[11], m.del.order_ref); break;
+    case itch::Type::OrderReplace:
+      store_be64(&b[11], m.replace.original_ref);
+      store_be64(&b[19], m.replace.new_ref);
+      store_be32(&b[27], m.replace.shares);
+      store_be32(&b[31], m.replace.price);
+      break;
+    default: break;
+  }
+  return b;
+}
+
+struct CountingEmitter final : feed::EventEmitter {
+  std::uint64_t quotes = 0, trades = 0;
+  void emit(const md::Event& e) noexcept override { ++(e.kind == md::Event::Kind::Quote ? quotes : trades); }
+};
+
+// ITCH as the feed's protocol: the decoder, the books and the events it emits, message by message
+// from wire bytes, allocate and lock nothing after construction.
+TEST(BookHotPath, TheItchFeedProtocolNeverAllocatesOrLocks) {
+  const std::vector<itch::Message> stream = make_stream(300'000, 200, 9);
+  std::vector<std::vector<std::uint8_t>> wire;
+  for (std::uint16_t l = 1; l <= 200; ++l) {
+    char name[9];
+    std::snprintf(name, sizeof name, "S%u", unsigned{l});
+    wire.push_back(encode(directory(l, name)));
+  }
+  for (const auto& m : stream) wire.push_back(encode(m));
+  ItchEventConfig cfg;
+  cfg.symbols = {"S1", "S2", "S3", "S50", "S199"};
+  cfg.date = itch::Date{2019, 12, 30};
+  cfg.capacity = Capacity{1 << 16, 1 << 14, 512};
+  ItchEventDecoder decoder(cfg);
+  CountingEmitter out;
+  std::uint64_t undecodable = 0;
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  for (std::uint64_t i = 0; i < wire.size(); ++i) {
+    undecodable += !decoder.decode(i + 1, wire[i].data(), static_cast<std::uint16_t>(wire[i].size()), out);
+  }
+  decoder.on_lost(1, 1);
+  g_counting = false;
+  EXPECT_EQ(g_allocs.load(), 0);
+  EXPECT_EQ(g_locks.load(), 0);
+  EXPECT_EQ(undecodable, 0u);
+  EXPECT_EQ(decoder.decode_counters().total_decoded, wire.size());
+  EXPECT_GT(out.quotes, 100u);  // 5 of the 200 symbols are delivered
+  EXPECT_GT(out.trades, 10u);
+  EXPECT_EQ(decoder.books().totals().unknown_ref, 0u);
 }
 
 #else
