@@ -256,3 +256,31 @@ TEST(PipelineConfig, SpinningThreadsBeyondTheUsableCpusBackOff) {
   EXPECT_NE(kept.find("spinning anyway"), std::string::npos) << kept;
   EXPECT_EQ(insist.compute_idle, "spin");
 }
+
+// [feed] protocol: the default, ITCH 5.0 with its symbols and date, and each mistake named.
+TEST(PipelineConfig, FeedProtocolItch) {
+  EXPECT_EQ(parse_pipeline_config(kGood, "run.toml", "base").protocol, "tickinfer");
+  const PipelineConfig c = parse_pipeline_config(
+      with("gap_timeout_us = 500",
+           "gap_timeout_us = 500\nprotocol = \"itch50\"\nsymbols = [\"AAPL\", \"MSFT\"]\ndate = \"2019-12-30\"\n"
+           "max_orders = 65536"),
+      "run.toml", "base");
+  EXPECT_EQ(c.protocol, "itch50");
+  EXPECT_EQ(c.itch_symbols, (std::vector<std::string>{"AAPL", "MSFT"}));
+  EXPECT_EQ(c.trading_date, "2019-12-30");
+  EXPECT_EQ(c.itch_max_orders, 65536u);
+  struct Case {
+    std::string to, expect;
+  } cases[] = {
+      {"protocol = \"fix\"", "[feed] protocol = 'fix': expected tickinfer or itch50"},
+      {"protocol = \"itch50\"\ndate = \"2019-12-30\"", "needs symbols"},
+      {"protocol = \"itch50\"\nsymbols = [\"AAPL\"]", "needs symbols (instrument i + 1 is symbols[i]) and date"},
+      {"protocol = \"itch50\"\nsymbols = [\"AAPL\"]\ndate = \"2019-02-30\"", "[feed] date = '2019-02-30': expected a date"},
+      {"protocol = \"itch50\"\nsymbols = []\ndate = \"2019-12-30\"", "[feed] symbols must be a non-empty array"},
+      {"symbols = [\"AAPL\"]", "symbols and date belong to protocol = 'itch50'"},
+  };
+  for (const auto& k : cases) {
+    const std::string err = error_of(with("gap_timeout_us = 500", "gap_timeout_us = 500\n" + k.to));
+    EXPECT_NE(err.find(k.expect), std::string::npos) << "for " << k.to << ": " << err;
+  }
+}
