@@ -229,3 +229,24 @@ TEST(PcapReader, TruncatedFileDeliversWhatCameBeforeAndSaysSo) {
 
 }  // namespace
 }  // namespace tickinfer::feed
+
+namespace tickinfer::feed {
+namespace {
+
+// Found by feed_pcap_fuzz: a pcapng time stamp past 2262 overflowed int64 ns. Such a datagram is
+// still handed out, with the last good time, and counted.
+TEST(PcapReader, TimeStampsBeyondInt64NanosecondsAreCountedNotOverflowed) {
+  PcapReader r(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/pcap/timestamp_beyond_2262.pcapng", {});
+  CapturedDatagram d;
+  std::uint64_t n = 0;
+  while (r.next(d)) {
+    EXPECT_GE(d.capture_ns, 0);
+    ++n;
+  }
+  EXPECT_EQ(n, r.stats().datagrams);
+  EXPECT_GT(r.stats().bad_timestamps, 0u);
+  EXPECT_LE(r.stats().bad_timestamps, r.stats().datagrams);
+}
+
+}  // namespace
+}  // namespace tickinfer::feed

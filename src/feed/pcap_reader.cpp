@@ -47,6 +47,20 @@ void PcapReader::open_checked(pcap_t* handle, const std::string& name, const cha
   }
 }
 
+// A pcapng time stamp is 64 bits of any resolution: one past 2262 does not fit in int64 ns. Such a
+// frame keeps the last good time (captures are read for their order, not their clock) and is
+// counted.
+std::int64_t PcapReader::capture_ns(std::int64_t sec, std::int64_t frac_ns) noexcept {
+  std::int64_t ns;
+  if (sec < 0 || frac_ns < 0 || __builtin_mul_overflow(sec, std::int64_t{1'000'000'000}, &ns) ||
+      __builtin_add_overflow(ns, frac_ns, &ns)) {
+    ++stats_.bad_timestamps;
+    return last_capture_ns_;
+  }
+  last_capture_ns_ = ns;
+  return ns;
+}
+
 PcapReader::~PcapReader() {
   if (handle_ != nullptr) pcap_close(handle_);
 }
@@ -67,7 +81,7 @@ bool PcapReader::next(CapturedDatagram& out) {
     switch (v) {
       case FrameVerdict::Datagram:
         ++stats_.datagrams;
-        out.capture_ns = static_cast<std::int64_t>(hdr->ts.tv_sec) * 1'000'000'000 + hdr->ts.tv_usec;
+        out.capture_ns = capture_ns(hdr->ts.tv_sec, hdr->ts.tv_usec);
         return true;
       case FrameVerdict::Filtered: ++stats_.filtered_out; break;
       case FrameVerdict::NotIpv4: ++stats_.not_ipv4; break;

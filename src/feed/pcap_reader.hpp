@@ -23,6 +23,8 @@ struct PcapStats {
   std::uint64_t fragments = 0;       // IPv4 fragments, skipped (MoldUDP64 senders never fragment)
   std::uint64_t truncated = 0;       // frames cut short by the capture's snaplen
   std::uint64_t malformed = 0;       // impossible IPv4/UDP header values
+  std::uint64_t bad_timestamps = 0;  // datagrams handed out whose time stamp does not fit int64 ns
+                                     // (before 1970 or after 2262); they carry the last good time
 };
 
 struct CapturedDatagram {
@@ -54,11 +56,13 @@ class PcapReader {
 
  private:
   void open_checked(pcap_t* handle, const std::string& name, const char* errbuf);
+  std::int64_t capture_ns(std::int64_t sec, std::int64_t frac_ns) noexcept;
 
   pcap_t* handle_ = nullptr;
   UdpFilter filter_;
   int link_type_ = 0;
   PcapStats stats_;
+  std::int64_t last_capture_ns_ = 0;
   std::string error_;
 };
 
