@@ -12,6 +12,7 @@
 #include <optional>
 #include <thread>
 
+#include "formats/isolated_load.hpp"
 #include "serving/model_repository.hpp"
 #include "serving/model_server.hpp"
 #include "support/http_client.hpp"
@@ -221,8 +222,12 @@ TEST(ServingRepository, InFlightSnapshotKeepsUnloadedVersionAlive) {
 }
 
 // Hot reload under load through the real server: clients hammer :predict while a new version is
-// dropped in and the old one removed; every request must succeed.
+// dropped in and the old one removed; every request must succeed. As in `tickinfer serve`, the
+// Keras files are parsed by children of the loader process started first, never by a fork of
+// this process, which has the server's and the clients' threads by then.
 TEST(ServingRepository, HotReloadUnderLoadFailsNoRequest) {
+  ASSERT_TRUE(tickinfer::formats::start_loader_process()) << "this test must start with one thread";
+  const auto loads_before = tickinfer::formats::isolated_load_counts();
   TempDir d;
   d.add_version("m", "1", kMlp);
   ServerFlags f;
@@ -281,6 +286,9 @@ TEST(ServingRepository, HotReloadUnderLoadFailsNoRequest) {
   EXPECT_EQ(failed.load(), 0);
   EXPECT_GT(ok.load(), 100);
   EXPECT_TRUE(seen_versions.count("1") && seen_versions.count("3")) << seen_versions.size();
+  const auto loads = tickinfer::formats::isolated_load_counts();
+  EXPECT_EQ(loads.via_fork, loads_before.via_fork);
+  EXPECT_EQ(loads.via_loader_process - loads_before.via_loader_process, 3u);  // versions 1, 2 and 3
 }
 
 }  // namespace

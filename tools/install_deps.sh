@@ -13,6 +13,7 @@ pkgs=(build-essential cmake pkg-config g++
       zlib1g-dev libpcap-dev)                   # ITCH day files (gzip) and pcap/pcapng captures
 if [ "${1:-}" != "--demo" ]; then
   pkgs+=(clang libclang-rt-14-dev                # the fuzzers (libFuzzer)
+         ccache                                  # the demo and Python builds reuse the main build's objects
          libgtest-dev libgmock-dev libbenchmark-dev
          python3 python3-venv python3-pip unzip  # the reference scripts' virtual environments
          libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc libssl-dev openssl

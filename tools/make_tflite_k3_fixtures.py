@@ -312,36 +312,73 @@ def build(tf, keras, name):
     return model, calibration
 
 
-def convert_child(name, source, mode, out):
+def convert_child(name, dir_, cases):
+    """Converts the cases ("source_mode", in order) of one model in this one process: TensorFlow
+    is imported once per model, not once per case. Each result is renamed into place when it is
+    whole; a converter exception is written next to it as <case>.error and the next case goes on."""
     import tensorflow as tf
     import keras
 
-    model, calibration = build(tf, keras, name)
-    data = convert(tf, model, source, mode, calibration)
-    with open(out, "wb") as f:
-        f.write(data)
+    for case in cases.split(","):
+        source, mode = case.split("_")
+        path = os.path.join(dir_, case + ".tflite")
+        try:
+            model, calibration = build(tf, keras, name)
+            data = convert(tf, model, source, mode, calibration)
+        except Exception as e:  # noqa: BLE001 - recorded for the manifest, the next case goes on
+            last = (str(e).strip().splitlines() or ["?"])[-1]
+            with open(path + ".error", "w") as f:
+                f.write(f"converter failed: {type(e).__name__}: {last[:300]}")
+            continue
+        with open(path + ".part", "wb") as f:
+            f.write(data)
+        os.replace(path + ".part", path)
 
 
-def convert_isolated(name, source, mode, path):
-    """The converter crashes on some Keras 3 models (int8 recurrent ones): each conversion runs in a
-    child process. Returns None or why it failed."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--convert-child", name, source, mode, path]
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    except subprocess.TimeoutExpired:
-        return "converter did not finish in 900 s"
-    if proc.returncode == 0 and os.path.exists(path):
-        return None
-    if proc.returncode < 0:
-        return f"converter crashed (signal {-proc.returncode})"
-    lines = [ln for ln in proc.stderr.strip().splitlines() if ln.strip()] or ["?"]
-    return f"converter failed (exit {proc.returncode}): {lines[-1][:300]}"
+def convert_model(name, dir_, stems):
+    """Converts every case of one model in as few child processes as the converter allows: it
+    crashes on some Keras 3 models (int8 recurrent ones), so a child that dies is charged with the
+    first case it left unfinished and a new child takes the rest. Returns {stem: None or why}."""
+    why = {}
+    pending = list(stems)
+    while pending:
+        cmd = [sys.executable, os.path.abspath(__file__), "--convert-child", name, dir_, ",".join(pending)]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900 * len(pending))
+            failure = None if proc.returncode == 0 else proc
+        except subprocess.TimeoutExpired:
+            failure = "timeout"
+        while pending:  # what the child finished, in order
+            stem = pending[0]
+            path = os.path.join(dir_, stem + ".tflite")
+            if os.path.exists(path):
+                why[stem] = None
+            elif os.path.exists(path + ".error"):
+                with open(path + ".error") as f:
+                    why[stem] = f.read()
+                os.remove(path + ".error")
+            else:
+                break
+            pending.pop(0)
+        if not pending:
+            break
+        stem = pending.pop(0)  # the case the child was converting when it stopped
+        if failure == "timeout":
+            why[stem] = "converter did not finish in 900 s"
+        elif failure is not None and failure.returncode < 0:
+            why[stem] = f"converter crashed (signal {-failure.returncode})"
+        else:
+            lines = [ln for ln in (failure.stderr if failure else "").strip().splitlines() if ln.strip()] or ["?"]
+            code = failure.returncode if failure else 0
+            why[stem] = f"converter failed (exit {code}): {lines[-1][:300]}"
+        if os.path.exists(os.path.join(dir_, stem + ".tflite.part")):  # half-written by the dead child
+            os.remove(os.path.join(dir_, stem + ".tflite.part"))
+    return why
 
 
-def make_case(name, source, mode, dir_, count):
+def make_case(name, source, mode, dir_, count, why):
     stem = f"{source}_{mode}"
     path = os.path.join(dir_, stem + ".tflite")
-    why = convert_isolated(name, source, mode, path)
     if why:
         return {"error": why}
     stateful = name in STATEFUL
@@ -401,7 +438,7 @@ def drop_duplicates(dir_, cases):
 
 def main():
     if len(sys.argv) > 1 and sys.argv[1] == "--convert-child":
-        convert_child(*sys.argv[2:6])
+        convert_child(*sys.argv[2:5])
         return 0
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
@@ -424,23 +461,24 @@ def main():
         with open(manifest_path) as f:
             manifest["models"] = json.load(f)["models"]
     names = args.only or list(MODELS)
+    # int8 last: the converter crashes there on recurrent models, and a crash costs a new child.
+    stems = [f"{source}_{mode}" for mode in MODES for source in SOURCES]
+
+    def make_model(name):
+        dir_ = os.path.join(out, name)
+        os.makedirs(dir_, exist_ok=True)
+        why = convert_model(name, dir_, stems)
+        return {stem: make_case(name, *stem.split("_"), dir_, args.count, why[stem]) for stem in stems}
+
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {}
-        for name in names:
-            dir_ = os.path.join(out, name)
-            os.makedirs(dir_, exist_ok=True)
-            for source in SOURCES:
-                for mode in MODES:
-                    futures[(name, source, mode)] = pool.submit(make_case, name, source, mode, dir_, args.count)
+        futures = {name: pool.submit(make_model, name) for name in names}
         done = set()
-        for (name, source, mode), fut in futures.items():
-            c = fut.result()
-            if name not in done:
-                manifest["models"][name] = {"cases": {}}
-                done.add(name)
-            manifest["models"][name]["cases"][f"{source}_{mode}"] = c
-            what = c.get("error") or c.get("interpreter_error") or " | ".join(" ".join(g) for g in c["subgraph_ops"])
-            print(f"{name}/{source}_{mode}: {c.get('resolver', '-')}: {what}", flush=True)
+        for name, fut in futures.items():
+            manifest["models"][name] = {"cases": fut.result()}
+            done.add(name)
+            for stem, c in manifest["models"][name]["cases"].items():
+                what = c.get("error") or c.get("interpreter_error") or " | ".join(" ".join(g) for g in c["subgraph_ops"])
+                print(f"{name}/{stem}: {c.get('resolver', '-')}: {what}", flush=True)
     for name in done:
         drop_duplicates(os.path.join(out, name), manifest["models"][name]["cases"])
     with open(manifest_path, "w") as f:

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "cli/commands.hpp"
+#include "formats/isolated_load.hpp"
 #include "serving/model_server.hpp"
 #include "serving/server_flags.hpp"
 
@@ -39,6 +40,9 @@ int run_serve_args(const std::vector<std::string>& args) {
     std::printf("TensorFlow ModelServer: tickinfer %s\n", TICKINFER_VERSION);
     return 0;
   }
+  // Keras files are parsed in child processes; reloads happen on the server's threads, so the
+  // children come from a loader process started now, while this process has one thread.
+  formats::start_loader_process();
   // Block the stop signals in every thread (the server's threads inherit the mask) and wait for
   // them here.
   sigset_t stop_signals;

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -14,9 +15,10 @@
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
-namespace {
+namespace detail {
 
-bool write_all(int fd, const char* p, size_t n) {
+bool write_all(int fd, const void* data, size_t n) {
+  const char* p = static_cast<const char*>(data);
   while (n > 0) {
     const ssize_t w = ::write(fd, p, n);
     if (w < 0 && errno == EINTR) continue;
@@ -27,31 +29,57 @@ bool write_all(int fd, const char* p, size_t n) {
   return true;
 }
 
-[[noreturn]] void child_main(int fd, const std::function<Graph()>& parse) {
+bool read_all(int fd, void* data, size_t n) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    const ssize_t r = ::read(fd, p, n);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;
+    p += r;
+    n -= static_cast<size_t>(r);
+  }
+  return true;
+}
+
+std::string run_parser(IsolatedParser parse, const void* data, size_t size, const std::string& label) {
   char tag = 'E';
   std::string body;
   try {
-    body = encode_graph(parse());
+    body = encode_graph(parse(data, size, label));
     tag = 'G';
   } catch (const std::exception& e) {
     body = e.what();
   }
   const uint64_t len = body.size();
-  const bool ok = write_all(fd, &tag, 1) &&
-                  write_all(fd, reinterpret_cast<const char*>(&len), sizeof len) &&
-                  write_all(fd, body.data(), body.size());
-  ::_exit(ok ? 0 : 3);  // no atexit handlers or static destructors of the parent's state
+  std::string frame(1, tag);
+  frame.append(reinterpret_cast<const char*>(&len), sizeof len);
+  return frame + body;
 }
 
-double timeout_seconds() {
+}  // namespace detail
+
+namespace {
+
+std::atomic<uint64_t> g_via_loader{0};
+std::atomic<uint64_t> g_via_fork{0};
+
+[[noreturn]] void child_main(int fd, IsolatedParser parse, const void* data, size_t size, const std::string& label) {
+  const std::string frame = detail::run_parser(parse, data, size, label);
+  ::_exit(detail::write_all(fd, frame.data(), frame.size()) ? 0 : 3);  // no atexit handlers or static destructors
+}
+
+}  // namespace
+
+namespace detail {
+
+double load_timeout_seconds() {
   const char* env = std::getenv("TICKINFER_LOAD_TIMEOUT_S");
   const double v = env ? std::atof(env) : 0.0;
   return v > 0 ? v : 120.0;
 }
 
-}  // namespace
-
-Graph parse_in_child(const std::function<Graph()>& parse, const std::string& label) {
+Graph fork_and_parse(IsolatedParser parse, const void* data, size_t size, const std::string& label,
+                     double timeout_s) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error(label + ": cannot create a pipe for the isolated loader");
   const pid_t pid = ::fork();
@@ -62,14 +90,14 @@ Graph parse_in_child(const std::function<Graph()>& parse, const std::string& lab
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child_main(fds[1], parse);
+    child_main(fds[1], parse, data, size, label);
   }
   ::close(fds[1]);
 
   // Read everything the child sends until it closes the pipe or the deadline passes.
   using Clock = std::chrono::steady_clock;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_seconds());
-  std::string data;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string reply;
   bool timed_out = false;
   char buf[1 << 16];
   for (;;) {
@@ -85,7 +113,7 @@ Graph parse_in_child(const std::function<Graph()>& parse, const std::string& lab
     const ssize_t n = ::read(fds[0], buf, sizeof buf);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    data.append(buf, static_cast<size_t>(n));
+    reply.append(buf, static_cast<size_t>(n));
   }
   ::close(fds[0]);
   if (timed_out) ::kill(pid, SIGKILL);
@@ -94,22 +122,48 @@ Graph parse_in_child(const std::function<Graph()>& parse, const std::string& lab
   }
   if (timed_out) {
     throw Error(label + ": malformed file: parsing did not finish within " +
-                std::to_string(static_cast<int>(timeout_seconds())) + " s");
+                std::to_string(static_cast<int>(timeout_s)) + " s");
   }
   if (WIFSIGNALED(status)) {
     throw Error(label + ": malformed file: the parser crashed on it (signal " +
                 std::to_string(WTERMSIG(status)) + ")");
   }
-  if (data.size() < 1 + sizeof(uint64_t)) {
+  if (reply.size() < 1 + sizeof(uint64_t)) {
     throw Error(label + ": malformed file: the parser failed (exit status " +
                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
   uint64_t len = 0;
-  std::memcpy(&len, data.data() + 1, sizeof len);
-  if (len != data.size() - 1 - sizeof len) throw Error(label + ": the isolated loader's reply is truncated");
-  std::string body = data.substr(1 + sizeof len);
-  if (data[0] == 'E') throw Error(body);
+  std::memcpy(&len, reply.data() + 1, sizeof len);
+  if (len != reply.size() - 1 - sizeof len) throw Error(label + ": the isolated loader's reply is truncated");
+  std::string body = reply.substr(1 + sizeof len);
+  if (reply[0] == 'E') throw Error(body);
   return decode_graph(body);
+}
+
+}  // namespace detail
+
+Graph parse_isolated(IsolatedParser parse, const void* data, size_t size, const std::string& label) {
+  const double timeout_s = detail::load_timeout_seconds();  // the caller's setting, wherever the child runs
+  if (detail::loader_process_running()) {
+    Graph g;
+    bool done = false;
+    try {
+      done = detail::parse_via_loader(parse, data, size, label, timeout_s, g);
+    } catch (...) {  // the file's own error, made by the loader's child
+      g_via_loader.fetch_add(1, std::memory_order_relaxed);
+      throw;
+    }
+    if (done) {
+      g_via_loader.fetch_add(1, std::memory_order_relaxed);
+      return g;
+    }
+  }
+  g_via_fork.fetch_add(1, std::memory_order_relaxed);
+  return detail::fork_and_parse(parse, data, size, label, timeout_s);
+}
+
+IsolatedLoadCounts isolated_load_counts() {
+  return {g_via_loader.load(std::memory_order_relaxed), g_via_fork.load(std::memory_order_relaxed)};
 }
 
 }  // namespace tickinfer::formats

@@ -67,10 +67,10 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label) 
   if (data == nullptr && size != 0) throw Error(label + ": no data");
   // Both formats go through libhdf5, which is only ever run in a child process.
   if (is_zip(data, size)) {
-    return parse_in_child([&] { return load_keras3_archive(data, size, label); }, label);
+    return parse_isolated(&load_keras3_archive, data, size, label);
   }
   if (is_hdf5(data, size)) {
-    return parse_in_child([&] { return load_keras_h5(data, size, label); }, label);
+    return parse_isolated(&load_keras_h5, data, size, label);
   }
   if (looks_like_onnx(data, size)) return load_onnx(data, size, label, "");
   throw Error(label + ": unknown model format (expected a Keras .keras ZIP archive, a .h5 HDF5 file or an ONNX model)");
