@@ -5,9 +5,10 @@ VENV      ?= .venv
 JOBS      ?= $(shell nproc)
 FUZZ_SECONDS ?= 20
 MODEL     ?= bench/models/mlp_small/model.keras
-# `make demo` builds in its own directory, without what it does not run (the model server, the
+# `make demo` builds in its own directory (beside build/, so ccache sees the same relative paths
+# and reuses what the main build compiled), without what it does not run (the model server, the
 # SavedModel and ONNX readers, tests, benchmarks): a fresh machine shows its first number sooner.
-DEMO_BUILD ?= $(BUILD)/demo
+DEMO_BUILD ?= $(BUILD)-demo
 DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVING=OFF -DTICKINFER_PROTOBUF_FORMATS=OFF
 
 .PHONY: serving-test sparse-bench sparse-formats
@@ -61,9 +62,9 @@ references: build
 	@echo "references: two lanes, [$(REFERENCE_LANE_A)] and [$(REFERENCE_LANE_B)]; each prints when it ends"
 	$(MAKE) -j2 --output-sync=recurse reference-lane-a reference-lane-b
 reference-lane-a:
-	@for s in $(REFERENCE_LANE_A); do tools/test_steps.sh run $(BUILD) $$s $(MAKE) BUILT= $$s || exit 1; done
+	@for s in $(REFERENCE_LANE_A); do tools/test_steps.sh run $(BUILD) references/$$s $(MAKE) BUILT= $$s || exit 1; done
 reference-lane-b:
-	@for s in $(REFERENCE_LANE_B); do tools/test_steps.sh run $(BUILD) $$s $(MAKE) BUILT= $$s || exit 1; done
+	@for s in $(REFERENCE_LANE_B); do tools/test_steps.sh run $(BUILD) references/$$s $(MAKE) BUILT= $$s || exit 1; done
 
 # Regenerates every fixture with the TensorFlow/Keras installed now and checks the engine
 # against those fresh outputs, so the suite stays honest when versions move.
@@ -321,7 +322,7 @@ classify-fixtures:
 	$(VENV)/bin/python tools/make_classify_fixtures.py --out tests/fixtures/serving
 
 clean:
-	rm -rf $(BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(FUZZ_BUILD) $(DEMO_BUILD)
 
 # The model server's tests (and the pipeline's metrics text) again with promtool required, and the
 # official TF Serving Python gRPC client against `tickinfer serve` (in .venv-serving, see

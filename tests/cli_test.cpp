@@ -13,7 +13,6 @@
 
 #include "formats/csv.hpp"
 #include "formats/npy.hpp"
-#include "support/tflite_engine_env.hpp"
 #include "support/tflite_file.hpp"
 
 namespace {
@@ -184,11 +183,13 @@ TEST_F(CliTest, InspectSaysWhichEngineRunsATfliteFile) {
   EXPECT_EQ(j["engine"], "interpreter");
   EXPECT_NE(j["engine_note"].get<std::string>().find("SQUARED_DIFFERENCE"), std::string::npos) << j["engine_note"];
   // The escape hatch (inherited by the command): the same file on the interpreter.
-  tickinfer::test::ScopedTfliteEngine interpreter("interpreter");
-  const auto hatch = run("inspect --json " + quote(tfl + "tcn/float.tflite"));
+  const auto hatch = run("inspect --json --tflite-engine interpreter " + quote(tfl + "tcn/float.tflite"));
   ASSERT_EQ(hatch.exit_code, 0) << hatch.err;
   EXPECT_EQ(nlohmann::json::parse(hatch.out)["engine"], "interpreter");
-  EXPECT_EQ(nlohmann::json::parse(hatch.out)["engine_note"], "TICKINFER_TFLITE_ENGINE=interpreter");
+  EXPECT_EQ(nlohmann::json::parse(hatch.out)["engine_note"], "--tflite-engine interpreter");
+  const auto bad = run("inspect --tflite-engine fastest " + quote(tfl + "tcn/float.tflite"));
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;  // a usage error, naming the value
+  EXPECT_NE(bad.err.find("'fastest'"), std::string::npos) << bad.err;
 }
 
 TEST_F(CliTest, MissingFileIsAnErrorNamingIt) {

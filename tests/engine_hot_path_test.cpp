@@ -25,7 +25,6 @@
 #include "support/bench_quantize.hpp"
 #include "support/counting_allocator.hpp"
 #include "model/magnitude_prune.hpp"
-#include "support/tflite_engine_env.hpp"
 
 namespace tickinfer {
 namespace {
@@ -111,12 +110,12 @@ std::vector<Subject> make_subjects() {
   const std::string tfl = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
   for (const char* name : {"mlp_small", "lstm_window", "lstm_tiny", "tcn", "conv_pool", "lnorm", "merge"}) {
     // "float" lifts to the graph engine where it can; "float-interpreter" keeps it on the
-    // interpreter ($TICKINFER_TFLITE_ENGINE).
+    // interpreter (LoadOptions::tflite_engine).
     for (const std::string variant : {"float", "float-interpreter", "dynamic", "int8"}) {
       const std::string mode = variant.substr(0, variant.find('-'));
       const Model model = [&] {
-        test::ScopedTfliteEngine engine(variant == "float-interpreter" ? "interpreter" : "auto");
-        return Model::load(tfl + name + "/" + mode + ".tflite");
+        const LoadOptions load{variant == "float-interpreter" ? TfliteEngine::Interpreter : TfliteEngine::Auto};
+        return Model::load(tfl + name + "/" + mode + ".tflite", load);
       }();
       for (const char* isa : {"scalar", ""}) {
         CompileOptions opt;

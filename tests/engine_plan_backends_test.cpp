@@ -15,7 +15,6 @@
 
 #include "tickinfer/tickinfer.hpp"
 
-#include "support/tflite_engine_env.hpp"
 
 namespace tickinfer {
 namespace {
@@ -25,7 +24,7 @@ const std::string kFixtures = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtur
 struct Case {
   const char* path;   // under tests/fixtures/
   bool row_wise;      // reserve_rows accepts the plan
-  bool interpreter;   // a float TFLite file forced onto the interpreter ($TICKINFER_TFLITE_ENGINE)
+  bool interpreter;   // a float TFLite file forced onto the interpreter (LoadOptions::tflite_engine)
 };
 void PrintTo(const Case& c, std::ostream* os) { *os << c.path << (c.interpreter ? " (interpreter)" : ""); }
 
@@ -40,8 +39,7 @@ const Case kCases[] = {
 };
 
 Model load(const Case& c) {
-  test::ScopedTfliteEngine engine(c.interpreter ? "interpreter" : "auto");
-  return Model::load(kFixtures + c.path);
+  return Model::load(kFixtures + c.path, LoadOptions{c.interpreter ? TfliteEngine::Interpreter : TfliteEngine::Auto});
 }
 bool is_program(const Case& c) {
   const std::string path = c.path;
@@ -129,8 +127,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, EnginePlanBackends, ::testing::ValuesIn(kCase
 TEST(EnginePlanBackendsAgree, KerasAndFloatTfliteGiveTheSameOutputs) {
   Plan keras = compile(Model::load(kFixtures + "tflite/mlp_small/model.h5"));
   for (const char* engine : {"interpreter", "graph"}) {
-    test::ScopedTfliteEngine env(engine);
-    Plan tflite = compile(Model::load(kFixtures + "tflite/mlp_small/float.tflite"));
+    Plan tflite = compile(Model::load(kFixtures + "tflite/mlp_small/float.tflite", LoadOptions{parse_tflite_engine(engine)}));
     ASSERT_EQ(keras.input_size(0), tflite.input_size(0));
     ASSERT_EQ(keras.output_size(0), tflite.output_size(0));
     const std::vector<float> x = random_rows(keras.input_size(0), 9);

@@ -11,7 +11,6 @@
 #include "kernels/kernel_set.hpp"
 #include "tickinfer/tickinfer.hpp"
 
-#include "support/tflite_engine_env.hpp"
 
 namespace tickinfer {
 namespace {
@@ -79,8 +78,8 @@ TEST(RunRows, MoreRowsThanReservedAndNoneReservedGiveTheSameRows) {
 }
 
 // reserve_rows throws an Error containing `why`; try_reserve_rows says no and reserves nothing.
-void expect_refused(const std::string& path, const std::string& why) {
-  Plan plan = compile(Model::load(kSrc + path));
+void expect_refused(const std::string& path, const std::string& why, const LoadOptions& load = {}) {
+  Plan plan = compile(Model::load(kSrc + path, load));
   try {
     plan.reserve_rows(4);
     ADD_FAILURE() << path << " was accepted";
@@ -95,10 +94,8 @@ TEST(RunRowsRefusals, SequenceModelsBranchesAndTfliteAreRefusedByName) {
   expect_refused("/bench/models/lstm_window/model.keras", "is LSTM");
   expect_refused("/bench/models/tcn/model.keras", "is Conv1D");
   expect_refused("/tests/fixtures/dense_activations_k3/model.keras", "not a single chain");
-  {
-    test::ScopedTfliteEngine interpreter("interpreter");  // a lifted one runs on the graph engine
-    expect_refused("/tests/fixtures/tflite/mlp_small/float.tflite", "TFLite");
-  }
+  // On the interpreter (a lifted one runs on the graph engine).
+  expect_refused("/tests/fixtures/tflite/mlp_small/float.tflite", "TFLite", LoadOptions{TfliteEngine::Interpreter});
   Plan mlp = compile(Model::load(kSrc + "/bench/models/mlp_small/model.keras"));
   EXPECT_THROW(mlp.reserve_rows(0), Error);
   EXPECT_FALSE(mlp.try_reserve_rows(0));

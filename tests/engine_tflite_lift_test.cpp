@@ -6,7 +6,7 @@
 // interpreter; recurrent ones also in stream mode, step by step against window runs over
 // growing prefixes, and against the interpreter's stream (which applies TFLite's cell clip) on
 // inputs large enough that the clip acts. Each refused form is refused with the op and the
-// reason, and Model::load picks the engine ($TICKINFER_TFLITE_ENGINE as the escape hatch).
+// reason, and Model::load picks the engine (LoadOptions::tflite_engine as the escape hatch).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -18,6 +18,7 @@
 
 #include "formats/isolated_load.hpp"
 #include "formats/model_file.hpp"
+#include "model/graph_wire.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -52,7 +53,7 @@ Graph echo_parser(const void* data, size_t size, const std::string& label) {  //
 }
 
 // The graph as comparable text: every node's identity, configuration that decides its math, and
-// weights to the bit. (Not the wire bytes: those carry struct padding, whatever was in memory.)
+// weights to the bit; and its whole wire form, which is deterministic (formats_graph_wire_test).
 std::string canonical(const Graph& g) {
   std::ostringstream o;
   o << g.name << '|' << g.source_format << '|' << g.inputs.size() << '|' << g.outputs.size() << '\n';
@@ -66,7 +67,7 @@ std::string canonical(const Graph& g) {
     }
     o << '\n';
   }
-  return o.str();
+  return o.str() + encode_graph(g);
 }
 
 void expect_error(IsolatedParser parse, const std::string& want) {

@@ -116,6 +116,11 @@ TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
   EXPECT_EQ(c.models[1].path, "/abs/m2.keras");
   EXPECT_EQ(c.models[1].trigger, ModelTrigger::Window);
   EXPECT_EQ(c.models[1].window, 16);
+  EXPECT_EQ(c.models[1].tflite_engine, tickinfer::TfliteEngine::Auto);  // the default
+  EXPECT_EQ(parse_pipeline_config(with("window = 16", "window = 16\ntflite_engine = \"interpreter\""), "run.toml", "base")
+                .models[1]
+                .tflite_engine,
+            tickinfer::TfliteEngine::Interpreter);
   EXPECT_EQ(c.threading, ThreadingMode::Rings);
   EXPECT_EQ(c.ring_capacity, 1024u);
   EXPECT_EQ(c.udp.host, "239.1.1.1");
@@ -177,6 +182,8 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"index = 1\ncount = 3", "index = 1\ncount = 3\ninstruments = [1]", "give either index and count, or instruments"},
       {"index = 1\ncount = 3", "instruments = []", "[shard] instruments must be a non-empty array"},
       {"index = 1\ncount = 3", "size = 3", "unknown key 'size' in [shard]"},
+      {"window = 16", "window = 16\ntflite_engine = \"fastest\"",
+       "line 32: [[model]] tflite_engine: TFLite engine 'fastest' is not one of auto, interpreter, graph"},
   };
   for (const auto& c : cases) {
     const std::string err = error_of(with(c.from, c.to));

@@ -25,7 +25,17 @@ case "$what" in
   report)
     total=$(awk -v a="$(cat "$build/test_steps.start")" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     echo "== make test, wall time per step ($(nproc) CPUs, $(date -u +%FT%TZ)):"
-    awk -F'\t' -v total="$total" 'NR > 1 { printf "  %-24s %7.1f s  %5.1f%%\n", $1, $2, 100 * $2 / total }
-      END { printf "  %-24s %7.1f s  (%.1f min)\n", "total", total, total / 60 }' "$file" ;;
+    # A step named GROUP/NAME ran inside step GROUP, alongside others: listed under it, no share.
+    awk -F'\t' -v total="$total" '
+      NR == 1 { next }
+      index($1, "/") { g = substr($1, 1, index($1, "/") - 1); sub_[g] = sub_[g] sprintf("      %-20s %7.1f s\n", substr($1, index($1, "/") + 1), $2); next }
+      { order[++n] = $1; secs[$1] = $2 }
+      END {
+        for (i = 1; i <= n; i++) {
+          printf "  %-24s %7.1f s  %5.1f%%\n", order[i], secs[order[i]], 100 * secs[order[i]] / total
+          if (order[i] in sub_) printf "%s", sub_[order[i]]
+        }
+        printf "  %-24s %7.1f s  (%.1f min)\n", "total", total, total / 60
+      }' "$file" ;;
   *) echo "usage: $0 start|run|report BUILD [NAME COMMAND...]" >&2; exit 2 ;;
 esac

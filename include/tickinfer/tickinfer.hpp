@@ -51,13 +51,24 @@ struct ModelStats {
   int64_t params = 0, flops = 0, weight_bytes = 0, zero_weights = 0;
 };
 
+// Which engine runs a float TFLite file: Auto (the graph engine when the program lifts to a layer
+// graph, else the TFLite interpreter), Interpreter (always; the escape hatch) or Graph (the
+// graph engine, or a load error naming why the program does not lift).
+enum class TfliteEngine { Auto, Interpreter, Graph };
+// "auto", "interpreter" or "graph" (the CLI's --tflite-engine); anything else is an Error naming it.
+TfliteEngine parse_tflite_engine(const std::string& name);
+
+struct LoadOptions {
+  TfliteEngine tflite_engine = TfliteEngine::Auto;
+};
+
 class Model {
  public:
   // Loads a Keras 3 `.keras` archive, a legacy Keras 2 `.h5` file, a TFLite `.tflite` file
   // (float, dynamic-range or full-integer) or a tickinfer quantized `.tkq` file, detected from
   // the content, not the extension. Throws tickinfer::Error naming the file, and the layer (op)
   // and option where relevant, for anything unreadable or unsupported.
-  static Model load(const std::string& path);
+  static Model load(const std::string& path, const LoadOptions& options = {});
   // Wraps an already-built graph (importers, tests). Validates it (shapes, weights).
   static Model from_graph(Graph graph);
   // Wraps a tensor program (TFLite and quantized models; see src/tflite/program.hpp).

@@ -132,11 +132,15 @@ NB_MODULE(_tickinfer, m) {
 
   m.def(
       "load",
-      [](const std::string& path) {
+      [](const std::string& path, const std::string& tflite_engine) {
+        LoadOptions options;
+        options.tflite_engine = parse_tflite_engine(tflite_engine);  // an Error naming a bad value
         nb::gil_scoped_release unlocked;
-        return PyModel{Model::load(path), path};
+        return PyModel{Model::load(path, options), path};
       },
-      "path"_a,
-      "Loads a Keras 3 .keras archive or a legacy Keras 2 .h5 file (detected from the content).\n"
+      "path"_a, "tflite_engine"_a = "auto",
+      "Loads a model file (Keras .keras / .h5, SavedModel, ONNX, TFLite, .tkq; detected from the content).\n"
+      "tflite_engine: a float TFLite file on the graph engine when it lifts ('auto'), always on the TFLite\n"
+      "interpreter ('interpreter'), or the graph engine or an error ('graph').\n"
       "Raises tickinfer.Error naming the file, layer and option for anything unreadable or unsupported.");
 }

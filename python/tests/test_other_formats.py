@@ -69,3 +69,21 @@ def test_a_directory_that_is_not_a_savedmodel_is_a_clear_error(tickinfer, tmp_pa
         tickinfer.load(str(tmp_path))
     assert str(tmp_path) in str(e.value)
     assert "saved_model.pb" in str(e.value)
+
+
+def test_tflite_engine_is_an_option_and_both_engines_match_tflite(tickinfer):
+    """A float TFLite file on the graph engine (auto, graph) and on the interpreter, each against
+    the outputs of TFLite's own reference interpreter (tools/make_tflite_fixtures.py)."""
+    d = FIXTURES / "tflite" / "mlp_small"
+    x = np.load(d / "inputs_float_0.npy").astype(np.float32)
+    want = np.load(d / "expected_ref_float_0.npy")
+    described = {}
+    for engine in ("auto", "interpreter", "graph"):
+        plan = tickinfer.load(str(d / "float.tflite"), tflite_engine=engine).compile()
+        described[engine] = plan.describe()
+        got = np.stack([plan.run(row) for row in x]).reshape(want.shape)
+        assert_close(got, want, 1e-4, 1e-5, engine)
+    assert described["auto"] == described["graph"]  # it lifts
+    assert described["interpreter"] != described["auto"]
+    with pytest.raises(tickinfer.Error, match="'fastest' is not one of auto, interpreter, graph"):
+        tickinfer.load(str(d / "float.tflite"), tflite_engine="fastest")

@@ -280,8 +280,10 @@ class Model:
 
     def __repr__(self) -> str: ...
 
-def load(path: str) -> Model:
+def load(path: str, tflite_engine: str = 'auto') -> Model:
     """
-    Loads a Keras 3 .keras archive or a legacy Keras 2 .h5 file (detected from the content).
+    Loads a model file (Keras .keras / .h5, SavedModel, ONNX, TFLite, .tkq; detected from the content).
+    tflite_engine: a float TFLite file on the graph engine when it lifts ('auto'), always on the TFLite
+    interpreter ('interpreter'), or the graph engine or an error ('graph').
     Raises tickinfer.Error naming the file, layer and option for anything unreadable or unsupported.
     """

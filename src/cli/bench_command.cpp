@@ -103,6 +103,7 @@ ArgParser bench_parser() {
   ArgParser p("bench", "measure the latency of single Plan::run calls (p50/p90/p99/p99.9/max)");
   p.positional("MODEL", "a .keras (Keras 3) or .h5 (Keras 2) model file");
   declare_plan_options(p);
+  declare_load_options(p);
   p.option("seconds", "S", "how long to time runs", "2");
   p.option("warmup-seconds", "W", "untimed runs before timing", "0.5");
   p.option("pin", "CPU", "pin the benchmark thread to this CPU");
@@ -135,7 +136,7 @@ int run_bench(const ArgParser& args) {
     pin_current_thread(pinned_cpu);  // before anything is allocated, so memory is local to it
   }
 
-  const Model model = Model::load(path);
+  const Model model = Model::load(path, load_options(args));
   print_load_warnings(model, path);
   Plan plan = compile(model, options);
   if (cfg.rows > 1) plan.reserve_rows(cfg.rows);  // an Error names the layer that is not row-wise

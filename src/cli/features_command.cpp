@@ -8,6 +8,7 @@
 
 #include "cli/capture_tick_source.hpp"
 #include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
 #include "features/batch.hpp"
 #include "features/signature.hpp"
 #include "features/tick_source.hpp"
@@ -57,6 +58,7 @@ ArgParser features_parser() {
   p.option("model", "MODEL", "refuse to run unless MODEL's features.toml and input width match SPEC");
   p.flag("counters", "print the pipeline counters (validation, gaps, rows)");
   p.option("watch", "shm:NAME", "instead: watch a running pipeline's feature store (tickinfer help features --watch)");
+  declare_load_options(p);
   return p;
 }
 
@@ -80,7 +82,7 @@ int run_features(const ArgParser& args) {
   if (args.given("model")) {
     const std::string model_path = args.value("model");
     features::check_signature(spec, features::load_model_signature(model_path), model_path);
-    const Model model = Model::load(model_path);
+    const Model model = Model::load(model_path, load_options(args));
     const auto inputs = model.inputs();
     if (inputs.size() != 1 || inputs[0].shape.empty())
       throw Error("model '" + model_path + "': expected one input with a feature axis");

@@ -84,14 +84,12 @@ struct EngineInfo {
   std::string name;  // "graph" or "interpreter"
   std::string note;
 };
-EngineInfo engine_info(const Model& model) {
+EngineInfo engine_info(const Model& model, const LoadOptions& load) {
   if (!model.program()) {
     return {"graph", model.graph().source_format == "tflite" ? "lifted from the TFLite program" : ""};
   }
   if (model.program()->source_format != "tflite") return {"interpreter", ""};
-  if (formats::tflite_engine_from_env() == formats::TfliteEngine::Interpreter) {
-    return {"interpreter", "TICKINFER_TFLITE_ENGINE=interpreter"};
-  }
+  if (load.tflite_engine == TfliteEngine::Interpreter) return {"interpreter", "--tflite-engine interpreter"};
   return {"interpreter", "not lifted: " + formats::lift_tflite_program(*model.program()).refusal};
 }
 
@@ -103,6 +101,7 @@ ArgParser inspect_parser() {
                "a model: .keras (Keras 3), .h5 (Keras 2), .tflite, .onnx, .tkq file or a SavedModel directory");
   p.flag("json", "print one JSON object instead of tables");
   declare_plan_options(p);
+  declare_load_options(p);
   return p;
 }
 
@@ -117,13 +116,14 @@ std::string zero_share(int64_t zeros, int64_t params) {
 int run_inspect(const ArgParser& args) {
   const std::string& path = args.positional_value("MODEL");
   const CompileOptions options = plan_options(args);
-  const Model model = Model::load(path);
+  const LoadOptions load = load_options(args);
+  const Model model = Model::load(path, load);
   print_load_warnings(model, path);
   const ModelStats stats = model.stats();
   const auto inputs = model.inputs();
   const auto outputs = model.outputs();
   const auto origins = lowered_from(model.graph());
-  const EngineInfo engine = engine_info(model);
+  const EngineInfo engine = engine_info(model, load);
 
   // A model that loads but cannot be compiled (e.g. stream mode over a Conv1D) is still worth
   // describing; the compile error is reported after the description, with exit code 1.

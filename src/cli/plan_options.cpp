@@ -30,6 +30,24 @@ void declare_plan_options(ArgParser& parser) {
                 "number of time steps per window");
 }
 
+void declare_load_options(ArgParser& parser) {
+  parser.option("tflite-engine", "auto|interpreter|graph",
+                "a float TFLite file: auto runs it on the graph engine when it lifts to a layer graph, else on the "
+                "TFLite interpreter; interpreter: always the interpreter; graph: the graph engine or an error saying "
+                "why it does not lift",
+                "auto");
+}
+
+LoadOptions load_options(const ArgParser& args) {
+  LoadOptions options;
+  try {
+    options.tflite_engine = parse_tflite_engine(args.value("tflite-engine"));
+  } catch (const Error& e) {
+    throw UsageError(std::string("option '--tflite-engine': ") + e.what());
+  }
+  return options;
+}
+
 CompileOptions plan_options(const ArgParser& args) {
   CompileOptions options;
   const std::string& mode = args.value("mode");

@@ -15,4 +15,9 @@ void declare_plan_options(ArgParser& parser);
 CompileOptions plan_options(const ArgParser& args);
 const char* mode_name(RecurrentMode mode);  // "window" or "stream"
 
+// --tflite-engine auto|interpreter|graph, for every command that loads a model file; a bad
+// value is a UsageError naming it.
+void declare_load_options(ArgParser& parser);
+LoadOptions load_options(const ArgParser& args);
+
 }  // namespace tickinfer::cli

@@ -97,6 +97,7 @@ ArgParser predict_parser() {
   p.option("input", "IN", "input rows, .npy or .csv; one per model input, in the model's order", "", true);
   p.option("output", "OUT", "where to write outputs, .npy or .csv; one per model output, in order", "", true);
   declare_plan_options(p);
+  declare_load_options(p);
   p.flag("allow-nonfinite", "run rows containing NaN or Inf instead of refusing them");
   p.option("expect", "REF", "reference outputs (e.g. from Keras), .npy or .csv, one per output: "
            "compare and exit 1 if any value differs by more than atol + rtol * |ref|", "", true);
@@ -150,7 +151,7 @@ int run_predict(const ArgParser& args) {
   for (const auto& p : output_paths) array_file_kind(p);
   const CompileOptions options = plan_options(args);
 
-  const Model model = Model::load(model_path);
+  const Model model = Model::load(model_path, load_options(args));
   print_load_warnings(model, model_path);
   Plan plan = compile(model, options);
   const auto input_info = model.inputs();

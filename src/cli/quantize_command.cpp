@@ -170,7 +170,7 @@ int run_quantize(const ArgParser& args) {
   req.quantize.integer_io = args.flag_set("integer-io");
   req.calibration.carry_state = !args.flag_set("reset-state");
 
-  formats::AnyModel any = formats::load_any_model_file(model_path, /*lift_float_tflite=*/false);
+  formats::AnyModel any = formats::load_any_model_file(model_path, formats::TfliteEngine::Interpreter);
   quantizer::LowerOptions lower;
   lower.window_length = static_cast<int>(args.integer("window", 0, 1 << 20));
   const tfl::Program program = any.program ? *any.program : quantizer::lower_graph(any.graph, lower);

@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
 #include "pipeline/decision_log.hpp"
 #include "pipeline/signal_format.hpp"
 #include "tickinfer/error.hpp"
@@ -42,6 +43,7 @@ ArgParser decision_replay_parser() {
            "which logged model's calls to replay (default: a decision log's first declared model, a request log's all)");
   p.option("tolerance", "X", "a score differs when |new - logged| > X", "0");
   p.option("examples", "N", "how many differing decisions to print", "5");
+  declare_load_options(p);
   return p;
 }
 
@@ -61,7 +63,7 @@ int run_decision_replay(const ArgParser& args) {
     if (!lm) throw Error("decision log '" + log_path + "': no model named '" + args.value("name") + "'");
   }
   const std::string model_path = args.value("model");
-  const Model model = Model::load(model_path);
+  const Model model = Model::load(model_path, load_options(args));
   CompileOptions opt;
   const auto trigger = static_cast<pipeline::ModelTrigger>(lm->trigger);
   if (trigger == pipeline::ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;

@@ -17,6 +17,7 @@
 
 #include "cli/array_file.hpp"
 #include "cli/commands.hpp"
+#include "cli/plan_options.hpp"
 #include "cli/study_metrics.hpp"
 #include "cli/study_report.hpp"
 #include "model/magnitude_prune.hpp"
@@ -150,6 +151,7 @@ ArgParser study_parser() {
   p.option("pin", "CPU", "pin the study to this CPU");
   p.option("html", "FILE", "write the table and the latency-vs-metric Pareto plot (SVG) as HTML");
   p.option("json", "FILE", "write every number as JSON");
+  declare_load_options(p);
   return p;
 }
 
@@ -172,7 +174,7 @@ int run_study(const ArgParser& args) {
   const bool quantize = !args.flag_set("no-quantize");
   std::vector<Variant> vs;
   for (const std::string& file : args.values("model")) {
-    const Model m = Model::load(file);
+    const Model m = Model::load(file, load_options(args));
     if (!m.program()) {  // a Keras-like graph: the slimming steps apply
       std::vector<std::pair<std::string, Graph>> forms = {{"fp32", m.graph()}};
       for (double s : prune) {

@@ -7,8 +7,29 @@
 
 namespace tickinfer {
 
-Model Model::load(const std::string& path) {
-  formats::AnyModel any = formats::load_any_model_file(path);  // its errors already name the file
+namespace {
+formats::TfliteEngine formats_engine(TfliteEngine e) {
+  switch (e) {
+    case TfliteEngine::Interpreter: return formats::TfliteEngine::Interpreter;
+    case TfliteEngine::Graph: return formats::TfliteEngine::Graph;
+    case TfliteEngine::Auto: break;
+  }
+  return formats::TfliteEngine::Auto;
+}
+}  // namespace
+
+TfliteEngine parse_tflite_engine(const std::string& name) {
+  switch (formats::parse_tflite_engine(name)) {
+    case formats::TfliteEngine::Interpreter: return TfliteEngine::Interpreter;
+    case formats::TfliteEngine::Graph: return TfliteEngine::Graph;
+    case formats::TfliteEngine::Auto: break;
+  }
+  return TfliteEngine::Auto;
+}
+
+Model Model::load(const std::string& path, const LoadOptions& options) {
+  // Its errors already name the file.
+  formats::AnyModel any = formats::load_any_model_file(path, formats_engine(options.tflite_engine));
   try {
     // The importer's result picks the source: a tensor program (TFLite, .tkq) or a Keras graph.
     if (any.program) return from_program(std::move(any.program));

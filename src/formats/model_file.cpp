@@ -21,14 +21,6 @@ namespace {
 
 constexpr uint64_t kMaxModelFileBytes = uint64_t{4} << 30;
 
-TfliteEngine tflite_engine_for(const std::string& path) {
-  try {
-    return tflite_engine_from_env();
-  } catch (const Error& e) {
-    throw Error(path + ": " + e.what());
-  }
-}
-
 bool starts_with_bytes(const void* data, size_t size, size_t offset, const char* magic, size_t len) {
   return size >= offset + len && std::memcmp(static_cast<const char*>(data) + offset, magic, len) == 0;
 }
@@ -109,7 +101,7 @@ Graph load_model_file(const std::string& path) {
   return load_model_bytes(bytes.data(), bytes.size(), path);
 }
 
-AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite) {
+AnyModel load_any_model_file(const std::string& path, TfliteEngine engine) {
   AnyModel m;
   if (is_saved_model_dir(path)) {
     SavedModel sm = load_saved_model(path);
@@ -124,7 +116,6 @@ AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite) {
   }
   if (is_tflite(bytes.data(), bytes.size())) {
     tfl::Program program = load_tflite(bytes.data(), bytes.size(), path);
-    const TfliteEngine engine = lift_float_tflite ? tflite_engine_for(path) : TfliteEngine::Interpreter;
     if (engine != TfliteEngine::Interpreter) {
       // The lift reads the program as the interpreter would run it: static shapes folded,
       // resource variables resolved, a recognised Keras 3 LSTM loop lowered to one fused op.
@@ -136,7 +127,7 @@ AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite) {
         return m;
       }
       if (engine == TfliteEngine::Graph) {
-        throw Error(path + ": TICKINFER_TFLITE_ENGINE=graph, but the program does not lift to the graph engine: " +
+        throw Error(path + ": the TFLite engine is 'graph', but the program does not lift to the graph engine: " +
                     lift.refusal);
       }
     }

@@ -17,6 +17,7 @@
 
 #include "formats/saved_model.hpp"
 #include "model/graph.hpp"
+#include "formats/tflite_graph_lift.hpp"
 #include "tflite/program.hpp"
 
 namespace tickinfer::formats {
@@ -31,15 +32,15 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label);
 // Any model file tickinfer reads: a Keras or ONNX file or a SavedModel directory gives a graph; a
 // TFLite file (identifier "TFL3" at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor
 // program, except that a float TFLite program that lifts to a layer graph
-// (formats/tflite_graph_lift.hpp) gives that graph (source_format "tflite"), unless
-// $TICKINFER_TFLITE_ENGINE=interpreter.
+// (formats/tflite_graph_lift.hpp) gives that graph (source_format "tflite"), as `tflite_engine`
+// says (TfliteEngine::Interpreter keeps every TFLite file a program).
 struct AnyModel {
   Graph graph;                                    // Keras, ONNX, SavedModel, lifted TFLite
   std::shared_ptr<const tfl::Program> program;  // TFLite / .tkq files not lifted (graph empty then)
   std::shared_ptr<const SavedModelInfo> saved_model;  // SavedModel directories: every signature
 };
-// lift_float_tflite = false keeps every TFLite file a program (`tickinfer quantize` quantizes
+// TfliteEngine::Interpreter keeps every TFLite file a program (`tickinfer quantize` quantizes
 // the converter's ops one for one, not a re-lowering of the lifted graph).
-AnyModel load_any_model_file(const std::string& path, bool lift_float_tflite = true);
+AnyModel load_any_model_file(const std::string& path, TfliteEngine tflite_engine = TfliteEngine::Auto);
 
 }  // namespace tickinfer::formats

@@ -267,13 +267,20 @@ TfliteLift lift_tflite_program(const tfl::Program& program) {
   return out;
 }
 
-TfliteEngine tflite_engine_from_env() {
-  const char* v = std::getenv("TICKINFER_TFLITE_ENGINE");
-  const std::string s = v ? v : "";
-  if (s.empty() || s == "auto") return TfliteEngine::Auto;
-  if (s == "interpreter") return TfliteEngine::Interpreter;
-  if (s == "graph") return TfliteEngine::Graph;
-  throw Error("TICKINFER_TFLITE_ENGINE='" + s + "' is not one of auto, interpreter, graph");
+TfliteEngine parse_tflite_engine(const std::string& name) {
+  if (name == "auto") return TfliteEngine::Auto;
+  if (name == "interpreter") return TfliteEngine::Interpreter;
+  if (name == "graph") return TfliteEngine::Graph;
+  throw Error("TFLite engine '" + name + "' is not one of auto, interpreter, graph");
+}
+
+const char* tflite_engine_name(TfliteEngine engine) {
+  switch (engine) {
+    case TfliteEngine::Auto: return "auto";
+    case TfliteEngine::Interpreter: return "interpreter";
+    case TfliteEngine::Graph: return "graph";
+  }
+  return "?";
 }
 
 }  // namespace tickinfer::formats

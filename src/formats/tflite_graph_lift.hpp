@@ -30,12 +30,13 @@ struct TfliteLift {
 // Never throws for a program that tfl::validate accepts; refusals are returned, not thrown.
 TfliteLift lift_tflite_program(const tfl::Program& program);
 
-// Which engine runs a float TFLite file, from $TICKINFER_TFLITE_ENGINE:
-//   unset, "" or "auto": the graph engine when the program lifts, else the interpreter;
-//   "interpreter": always the interpreter (the escape hatch);
-//   "graph": the graph engine or a load error naming why the program does not lift.
-// Any other value is an Error naming the variable.
+// Which engine runs a float TFLite file (Model::load's LoadOptions, the CLI's --tflite-engine):
+//   Auto: the graph engine when the program lifts, else the interpreter;
+//   Interpreter: always the interpreter (the escape hatch);
+//   Graph: the graph engine or a load error naming why the program does not lift.
 enum class TfliteEngine { Auto, Interpreter, Graph };
-TfliteEngine tflite_engine_from_env();
+// "auto", "interpreter" or "graph"; any other value is an Error naming it.
+TfliteEngine parse_tflite_engine(const std::string& name);
+const char* tflite_engine_name(TfliteEngine engine);
 
 }  // namespace tickinfer::formats

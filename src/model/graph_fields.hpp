@@ -8,6 +8,13 @@
 
 namespace tickinfer {
 
+// Field by field, not as raw bytes: the struct has padding after `kind`, and raw bytes would
+// carry whatever memory held there (two encodings of one graph would differ).
+template <class A, class F>
+void visit_activation_fields(A& a, F&& f) {
+  f(a.kind), f(a.alpha), f(a.beta), f(a.max_value), f(a.threshold);
+}
+
 template <class W, class F>
 void visit_weight_fields(W& w, F&& f) {
   f(w.shape), f(w.data);
@@ -32,6 +39,8 @@ void visit_graph_fields(G& g, F&& f) {
 static_assert(sizeof(Node) == 288, "Node changed: add the new field to visit_node_fields, then update this size");
 static_assert(sizeof(Graph) == 184, "Graph changed: add the new field to visit_graph_fields, then update this size");
 static_assert(sizeof(Weight) == 48, "Weight changed: add the new field to visit_weight_fields, then update this size");
+static_assert(sizeof(ActivationSpec) == 20,
+              "ActivationSpec changed: add the new field to visit_activation_fields, then update this size");
 #endif
 
 }  // namespace tickinfer

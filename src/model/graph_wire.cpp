@@ -14,7 +14,14 @@ class Writer {
   template <class T>
     requires std::is_trivially_copyable_v<T>
   void put(const T& v) {
+    // Raw bytes only where every byte is the value's (no padding): a padded struct is visited
+    // field by field instead (ActivationSpec), so one graph always encodes to the same bytes.
+    static_assert(std::has_unique_object_representations_v<T> || std::is_floating_point_v<T>,
+                  "a struct with padding: visit its fields (model/graph_fields.hpp)");
     out_.append(reinterpret_cast<const char*>(&v), sizeof(T));
+  }
+  void put(const ActivationSpec& a) {
+    visit_activation_fields(a, [this](const auto& f) { put(f); });
   }
   void put(const std::string& s) {
     put(static_cast<uint64_t>(s.size()));
@@ -24,6 +31,8 @@ class Writer {
   void put(const std::vector<T>& v) {
     put(static_cast<uint64_t>(v.size()));
     if constexpr (std::is_trivially_copyable_v<T>) {
+      static_assert(std::has_unique_object_representations_v<T> || std::is_floating_point_v<T>,
+                    "a struct with padding: visit its fields (model/graph_fields.hpp)");
       if (!v.empty()) out_.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
     } else {
       for (const T& x : v) put(x);
@@ -66,6 +75,9 @@ class Reader {
     } else {
       for (T& x : v) get(x);
     }
+  }
+  void get(ActivationSpec& a) {
+    visit_activation_fields(a, [this](auto& f) { get(f); });
   }
   void get(Weight& w) {
     visit_weight_fields(w, [this](auto& f) { get(f); });

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tickinfer/tickinfer.hpp"
+
 namespace tickinfer::pipeline {
 
 struct Endpoint {
@@ -38,6 +40,7 @@ struct ModelConfig {
   double center = 0.0;       // decision: +1 when score0 > center + threshold, -1 when < center - threshold
   double threshold = 0.0;
   bool check_signature = true;  // refuse the model unless features.toml beside it equals the spec
+  TfliteEngine tflite_engine = TfliteEngine::Auto;  // a float TFLite model: graph engine or interpreter
   int line = 0;
 };
 

@@ -55,7 +55,9 @@ namespace {
 
 // A model loaded, checked against its view and its mode, and compiled.
 Plan compile_checked(const ModelConfig& mc, const std::string& who, std::size_t width, const features::FeatureSpec& spec) {
-  const Model model = Model::load(mc.path);
+  LoadOptions load;
+  load.tflite_engine = mc.tflite_engine;
+  const Model model = Model::load(mc.path, load);
   const auto ins = model.inputs();
   if (ins.size() != 1 || ins[0].shape.empty()) throw Error(who + ": expected exactly one input with a feature axis");
   if (static_cast<std::size_t>(ins[0].shape.back()) != width)

@@ -63,6 +63,7 @@ struct RepositoryOptions {
   int warmup_iterations = 1;        // --num_request_iterations_for_warmup
   bool allow_labels_for_unavailable = false;
   std::string saved_model_tags = "serve";  // --saved_model_tags
+  LoadOptions load;                 // --tflite_engine
   int load_threads = 0;             // --num_load_threads: versions loaded at once (0/1: one at a time)
   bool per_model_batching = false;  // --enable_per_model_batching_parameters
   bool method_name_check = false;   // --enable_signature_method_name_check

@@ -124,7 +124,7 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
     saved = std::make_shared<const formats::SavedModelInfo>(std::move(sm.info));
     s->model_ = std::make_unique<Model>(Model::from_graph(std::move(sm.graph)));
   } else {
-    s->model_ = std::make_unique<Model>(Model::load(s->model_file_));
+    s->model_ = std::make_unique<Model>(Model::load(s->model_file_, options.load));
   }
   s->inputs_ = specs(s->model_->inputs());
   s->outputs_ = specs(s->model_->outputs());

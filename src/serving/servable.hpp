@@ -55,6 +55,7 @@ struct ServableOptions {
   std::string saved_model_tags = "serve";  // --saved_model_tags: the MetaGraph a SavedModel serves
   bool per_model_batching = false;  // --enable_per_model_batching_parameters: read batching_params.pbtxt
   bool method_name_check = false;   // --enable_signature_method_name_check (Classify / Regress)
+  LoadOptions load;                 // --tflite_engine
 };
 
 class Servable {

@@ -85,6 +85,9 @@ const FlagSpec kFlags[] = {
     {"enable_cors_support", Kind::Bool, Support::Rejected, "did you mean --rest_api_enable_cors_support?"},
     // tickinfer's own
     {"rest_api_bind_address", Kind::String, Support::Yes, "tickinfer: address the REST and gRPC ports bind (default 0.0.0.0)"},
+    {"tflite_engine", Kind::String, Support::Yes,
+     "tickinfer: a float TFLite model on the graph engine when it lifts (auto, default), always on the TFLite "
+     "interpreter (interpreter), or the graph engine or a failed load (graph)"},
     {"max_body_bytes", Kind::Int64, Support::Yes, "tickinfer: largest request body, else 413 (default 4194304)"},
     {"max_batch_size", Kind::Int64, Support::Yes, "tickinfer: most rows per request, else 400 (default 1024)"},
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
@@ -208,6 +211,8 @@ void assign(ServerFlags& f, const std::string& name, const std::string& value) {
                   "the transport security asked for is refused (TLS: --ssl_config_file)");
   } else if (name == "enable_signature_method_name_check") {
     f.enable_signature_method_name_check = to_bool(name, value);
+  } else if (name == "tflite_engine") {
+    f.tflite_engine = parse_tflite_engine(value);  // an Error naming the value
   } else if (name == "saved_model_tags") {
     if (value.find_first_not_of(", ") == std::string::npos) throw Error("--saved_model_tags: no tag given");
     f.saved_model_tags = value;

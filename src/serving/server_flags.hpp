@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "tickinfer/tickinfer.hpp"
+
 namespace tickinfer::serving {
 
 // --grpc_channel_arguments: the ones that mean something here, and the rest (each reported).
@@ -49,6 +51,7 @@ struct ServerFlags {
   bool print_version = false;
   bool enable_signature_method_name_check = false;  // Classify / Regress check the method_name
   std::string saved_model_tags = "serve";  // comma-separated MetaGraph tag set of SavedModels
+  TfliteEngine tflite_engine = TfliteEngine::Auto;  // --tflite_engine: which engine runs a float TFLite model
   // tickinfer's own
   std::string rest_api_bind_address = "0.0.0.0";
   int64_t max_body_bytes = 4 << 20;
