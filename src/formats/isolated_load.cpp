@@ -41,19 +41,30 @@ bool read_all(int fd, void* data, size_t n) {
   return true;
 }
 
-std::string run_parser(IsolatedParser parse, const void* data, size_t size, const std::string& label) {
-  char tag = 'E';
-  std::string body;
-  try {
-    body = encode_graph(parse(data, size, label));
-    tag = 'G';
-  } catch (const std::exception& e) {
-    body = e.what();
-  }
+std::string reply_frame(char tag, const std::string& body) {
   const uint64_t len = body.size();
   std::string frame(1, tag);
   frame.append(reinterpret_cast<const char*>(&len), sizeof len);
   return frame + body;
+}
+
+std::string run_parser(IsolatedParser parse, const void* data, size_t size, const std::string& label) {
+  try {
+    return reply_frame('G', encode_graph(parse(data, size, label)));
+  } catch (const std::exception& e) {
+    return reply_frame('E', e.what());
+  }
+}
+
+Graph graph_from_frame(const std::string& frame, const std::string& label) {
+  uint64_t len = 0;
+  if (frame.size() >= 1 + sizeof len) std::memcpy(&len, frame.data() + 1, sizeof len);
+  if (frame.size() < 1 + sizeof len || len != frame.size() - 1 - sizeof len) {
+    throw Error(label + ": the isolated loader's reply is truncated");
+  }
+  std::string body = frame.substr(1 + sizeof len);
+  if (frame[0] == 'E') throw Error(body);
+  return decode_graph(body);
 }
 
 }  // namespace detail
@@ -78,8 +89,8 @@ double load_timeout_seconds() {
   return v > 0 ? v : 120.0;
 }
 
-Graph fork_and_parse(IsolatedParser parse, const void* data, size_t size, const std::string& label,
-                     double timeout_s) {
+std::string fork_for_frame(IsolatedParser parse, const void* data, size_t size, const std::string& label,
+                           double timeout_s) {
   int fds[2];
   if (::pipe(fds) != 0) throw Error(label + ": cannot create a pipe for the isolated loader");
   const pid_t pid = ::fork();
@@ -132,12 +143,12 @@ Graph fork_and_parse(IsolatedParser parse, const void* data, size_t size, const 
     throw Error(label + ": malformed file: the parser failed (exit status " +
                 std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + ")");
   }
-  uint64_t len = 0;
-  std::memcpy(&len, reply.data() + 1, sizeof len);
-  if (len != reply.size() - 1 - sizeof len) throw Error(label + ": the isolated loader's reply is truncated");
-  std::string body = reply.substr(1 + sizeof len);
-  if (reply[0] == 'E') throw Error(body);
-  return decode_graph(body);
+  return reply;
+}
+
+Graph fork_and_parse(IsolatedParser parse, const void* data, size_t size, const std::string& label,
+                     double timeout_s) {
+  return graph_from_frame(fork_for_frame(parse, data, size, label, timeout_s), label);
 }
 
 }  // namespace detail

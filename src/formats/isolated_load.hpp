@@ -50,6 +50,14 @@ namespace detail {
 // The child's side, shared by both paths: runs parse, returns the reply frame (tag 'G' + graph
 // wire, or 'E' + message) as bytes.
 std::string run_parser(IsolatedParser parse, const void* data, size_t size, const std::string& label);
+// The frame itself: tag, 64-bit length, body.
+std::string reply_frame(char tag, const std::string& body);
+// The Graph a frame carries, or its 'E' message as an Error (a short or long frame is one too).
+Graph graph_from_frame(const std::string& frame, const std::string& label);
+// Forks a child running parse and returns its frame; a crash, a time-out or a child that sent
+// nothing is an Error.
+std::string fork_for_frame(IsolatedParser parse, const void* data, size_t size, const std::string& label,
+                           double timeout_s);
 // Forks a child running parse and turns its reply, crash or time-out into a Graph or an Error.
 Graph fork_and_parse(IsolatedParser parse, const void* data, size_t size, const std::string& label,
                      double timeout_s);

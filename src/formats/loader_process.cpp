@@ -21,7 +21,6 @@
 #include <mutex>
 
 #include "formats/isolated_load.hpp"
-#include "model/graph_wire.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats::detail {
@@ -71,17 +70,13 @@ bool send_all(int fd, const void* data, size_t n) {  // MSG_NOSIGNAL: a dead pee
   std::string bytes(head.file_bytes, '\0');
   if (!read_all(fd, label.data(), label.size()) || !read_all(fd, bytes.data(), bytes.size())) ::_exit(4);
   const auto parse = reinterpret_cast<IsolatedParser>(head.parser);
-  std::string body;
-  char tag = 'E';
+  std::string frame;  // the parser's own frame, passed on as it came (no decode and encode again)
   try {
-    body = encode_graph(fork_and_parse(parse, bytes.data(), bytes.size(), label, head.timeout_s));
-    tag = 'G';
-  } catch (const std::exception& e) {
-    body = e.what();
+    frame = fork_for_frame(parse, bytes.data(), bytes.size(), label, head.timeout_s);
+  } catch (const std::exception& e) {  // its crash or time-out, said as fork_and_parse says it
+    frame = reply_frame('E', e.what());
   }
-  const uint64_t len = body.size();
-  const bool ok = send_all(fd, &tag, 1) && send_all(fd, &len, sizeof len) && send_all(fd, body.data(), body.size());
-  ::_exit(ok ? 0 : 3);
+  ::_exit(send_all(fd, frame.data(), frame.size()) ? 0 : 3);
 }
 
 int receive_fd(int control) {  // -1: the caller closed the control socket (it exited)
@@ -182,14 +177,8 @@ bool parse_via_loader(IsolatedParser parse, const void* data, size_t size, const
     reply.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  uint64_t len = 0;
-  if (reply.size() >= 1 + sizeof len) std::memcpy(&len, reply.data() + 1, sizeof len);
-  if (reply.size() < 1 + sizeof len || len != reply.size() - 1 - sizeof len) {
-    throw Error(label + ": the loader process did not answer (it or its child ended without a reply)");
-  }
-  std::string body = reply.substr(1 + sizeof len);
-  if (reply[0] == 'E') throw Error(body);
-  out = decode_graph(body);
+  if (reply.empty()) throw Error(label + ": the loader process did not answer (it or its child ended without a reply)");
+  out = graph_from_frame(reply, label);
   return true;
 }
 
