@@ -12,7 +12,7 @@
 #include <sstream>
 #include <string>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 
 namespace {

@@ -67,6 +67,16 @@ std::vector<Subject> make_subjects() {
       }
     }
   }
+  // A Conv2D stack (patches gathered with padding, dilation, a folded BatchNorm) on each kernel set.
+  {
+    const Model model = Model::load(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/conv2d_k3/model.keras");
+    for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
+      if (!kernels::isa_supported(isa)) continue;
+      CompileOptions opt;
+      opt.isa = kernels::isa_name(isa);
+      add(std::string("conv2d_k3/") + opt.isa, compile(model, opt));
+    }
+  }
   // Pruned models on their block-sparse kernels (window and stream).
   for (const char* name : {"mlp_large", "lstm_tiny"}) {
     const Model model = Model::from_graph(magnitude_pruned(Model::load(dir + name + "/model.keras").graph(), 0.8, true));

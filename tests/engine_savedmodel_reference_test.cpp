@@ -11,7 +11,7 @@
 #include <sstream>
 
 #include "formats/npy.hpp"
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "kernels/kernel_set.hpp"
 #include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"

@@ -1,4 +1,4 @@
-// The Keras GRU loop recogniser (tflite/gru_loop.hpp) and its lift to the graph GRU: the
+// The Keras GRU loop recogniser (tflite/rewrite/gru_loop.hpp) and its lift to the graph GRU: the
 // converter's loops (Keras 3: tests/fixtures/tflite_k3, tools/make_tflite_k3_fixtures.py;
 // tf_keras: tests/fixtures/tflite/gru, tools/make_tflite_fixtures.py) are matched with
 // reset_after read from the body; gate roles are read from where each part is
@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "formats/tflite_graph_lift.hpp"
-#include "tflite/gru_loop.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
+#include "tflite/rewrite/gru_loop.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 #include "support/tflite_file.hpp"

@@ -15,7 +15,7 @@
 
 #include "engine/program_plan.hpp"
 #include "formats/npy.hpp"
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_file.hpp"
 #include "tickinfer/error.hpp"
 

@@ -1,6 +1,6 @@
 // Keras 3 LSTMs and GRUs converted to TFLite arrive as WHILE loops over cond/body subgraphs; the
-// interpreter's rewrite recognises an LSTM loop as one fused LSTM (tflite/lstm_loop.cpp), a GRU
-// loop is matched by tflite/gru_loop.cpp, and the lift (formats/tflite_lift_recurrent.cpp) takes
+// interpreter's rewrite recognises an LSTM loop as one fused LSTM (tflite/rewrite/lstm_loop.cpp), a GRU
+// loop is matched by tflite/rewrite/gru_loop.cpp, and the lift (formats/tflite/tflite_lift_recurrent.cpp) takes
 // either onto the graph engine, so such a file runs on the same plan as the Keras model. Every
 // float LSTM and GRU case of the Keras 3 TFLite fixtures (tools/make_tflite_k3_fixtures.py,
 // expected outputs from TFLite's interpreter; GRU reset_after both ways) must lift and agree

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/tflite_graph_lift.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"

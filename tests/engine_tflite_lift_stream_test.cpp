@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "formats/npy.hpp"
-#include "formats/tflite_file.hpp"
-#include "formats/tflite_graph_lift.hpp"
+#include "formats/tflite/tflite_file.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
 

@@ -1,4 +1,4 @@
-// The TFLite -> graph lift (formats/tflite_graph_lift.hpp): every float TFLite fixture that
+// The TFLite -> graph lift (formats/tflite/tflite_graph_lift.hpp): every float TFLite fixture that
 // lifts runs on the graph engine within 1e-5 of TFLite's own interpreter with its reference
 // kernels (the fixtures' expected_ref outputs: tf_keras conversions from
 // tools/make_tflite_fixtures.py, Keras 3 ones from tools/make_tflite_lift_fixtures.py), relative to the
@@ -20,9 +20,9 @@
 #include <vector>
 
 #include "formats/npy.hpp"
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_file.hpp"
-#include "formats/tflite_graph_lift.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"

@@ -15,9 +15,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "formats/keras_config.hpp"
-#include "formats/keras_json.hpp"
-#include "formats/keras_synthetic_weights.hpp"
+#include "formats/keras/keras_config.hpp"
+#include "formats/keras/keras_json.hpp"
+#include "formats/keras/keras_synthetic_weights.hpp"
 #include "formats/model_file.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/error.hpp"
@@ -242,8 +242,11 @@ TEST(KerasRobustness, UnsupportedOptionsInRealConfigsNameLayerAndOption) {
   expect_config_error(kKerasFixture, "\"return_state\": false", "\"return_state\": true",
                       {"(LSTM)", "return_state=true"});
   expect_config_error(kKerasFixture, "\"name\": \"float32\"", "\"name\": \"bfloat16\"", {"bfloat16"});
+  expect_config_error(kKerasFixture, "\"class_name\": \"Dense\"", "\"class_name\": \"Conv3D\"",
+                      {"(Conv3D)", "not supported"});
+  // A supported class whose config lacks what it needs (a Dense's config under Conv2D's name).
   expect_config_error(kKerasFixture, "\"class_name\": \"Dense\"", "\"class_name\": \"Conv2D\"",
-                      {"(Conv2D)", "not supported"});
+                      {"(Conv2D)", "missing 'filters'"});
 }
 
 // Keras 3 weight paths are numbered per class, not named after layers; Keras >= 3.6 writes the

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "formats/model_file.hpp"
-#include "formats/onnx_file.hpp"
+#include "formats/onnx/onnx_file.hpp"
 #include "onnx/onnx.pb.h"
 #include "tickinfer/error.hpp"
 

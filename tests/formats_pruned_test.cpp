@@ -17,7 +17,7 @@
 
 #include "formats/model_file.hpp"
 #include "formats/npy.hpp"
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "kernels/isa_variants.hpp"
 #include "support/tflite_model_builder.hpp"
 #include "tflite/interpreter.hpp"

@@ -12,9 +12,9 @@
 
 #include "formats/crc32c.hpp"
 #include "formats/model_file.hpp"
-#include "formats/saved_model.hpp"
-#include "formats/sstable.hpp"
-#include "formats/tensor_bundle.hpp"
+#include "formats/savedmodel/saved_model.hpp"
+#include "formats/savedmodel/sstable.hpp"
+#include "formats/savedmodel/tensor_bundle.hpp"
 #include "tensorflow/core/protobuf/saved_model.pb.h"
 #include "tickinfer/error.hpp"
 

@@ -1,4 +1,4 @@
-// The lowering of classify / regress signatures (formats/tf_lower_example.cpp): on the committed
+// The lowering of classify / regress signatures (formats/savedmodel/tf_lower_example.cpp): on the committed
 // fixture tests/fixtures/serving/classify/1 (tools/make_classify_fixtures.py), ParseExampleV2's
 // dense features become the Graph's inputs with TensorFlow's keys, shapes and defaults, the
 // tiled label constant becomes the classes, and a VarLenFeature is refused by name while the
@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "support/serving_repo.hpp"
 #include "tickinfer/error.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_model_builder.hpp"
 #include "tickinfer/error.hpp"
 

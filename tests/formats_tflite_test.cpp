@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer {

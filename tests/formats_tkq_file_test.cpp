@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/tkq_file.hpp"
+#include "formats/tkq/tkq_file.hpp"
 #include "stats/crc32.hpp"
 #include "tickinfer/error.hpp"
 

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "tflite/kernels/bf16_gemv.hpp"
+#include "tflite/kernels/gemv_bf16.hpp"
 
 using namespace tickinfer::tfl::kernels;
 

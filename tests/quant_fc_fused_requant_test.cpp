@@ -1,4 +1,4 @@
-// The fused quad-block gemv + single-rounding requantization (tflite/kernels/int8_gemv.hpp,
+// The fused quad-block gemv + single-rounding requantization (tflite/kernels/gemv_s8.hpp,
 // block_requant.hpp) equals the plain reference path, the scalar s8 gemv followed by the scalar
 // requantization, bit for bit, for AVX2 and AVX-512 VNNI: seeded random weights (-127..127 for
 // AVX2's quad blocks, -128..127 for VNNI's),
@@ -14,7 +14,7 @@
 #include "kernels/kernel_set.hpp"
 #include "tflite/fixed_point.hpp"
 #include "tflite/kernels/block_requant.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tflite/fixed_point.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/requant_scaled.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"

@@ -14,13 +14,13 @@
 #include "kernels/kernel_set.hpp"
 #include "support/quant_program_builder.hpp"
 #include "tflite/interpreter.hpp"
-#include "tflite/kernels/bf16_gemv.hpp"
+#include "tflite/kernels/gemv_bf16.hpp"
 #include "tflite/kernels/hybrid_epilogue.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/quantize_input.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/kernels/tflite_float_activations.hpp"
-#include "tflite/ops/sequence_lstm_int8_kernels.hpp"
+#include "tflite/ops/lstm/sequence_lstm_int8_kernels.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer {

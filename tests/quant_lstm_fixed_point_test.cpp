@@ -6,7 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "tflite/ops/sequence_lstm_int16_math.hpp"
+#include "tflite/ops/lstm/sequence_lstm_int16_math.hpp"
 
 namespace {
 

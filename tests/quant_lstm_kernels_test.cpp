@@ -10,7 +10,7 @@
 
 #include "kernels/kernel_set.hpp"
 #include "tflite/fixed_point.hpp"
-#include "tflite/ops/sequence_lstm_int8_kernels.hpp"
+#include "tflite/ops/lstm/sequence_lstm_int8_kernels.hpp"
 
 namespace {
 

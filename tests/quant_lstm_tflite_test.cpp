@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "quant_lstm_fixture.hpp"
 

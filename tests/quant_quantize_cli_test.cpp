@@ -15,7 +15,7 @@
 #include <string>
 
 #include "formats/npy.hpp"
-#include "formats/tkq_file.hpp"
+#include "formats/tkq/tkq_file.hpp"
 #include "tflite/interpreter.hpp"
 
 namespace {

@@ -19,8 +19,8 @@
 
 #include "formats/model_file.hpp"
 #include "formats/npy.hpp"
-#include "formats/tflite_file.hpp"
-#include "formats/tkq_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
+#include "formats/tkq/tkq_file.hpp"
 #include "quantizer/calibration.hpp"
 #include "tflite/interpreter.hpp"
 #include "quantizer/lower_graph.hpp"

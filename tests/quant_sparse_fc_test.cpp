@@ -16,7 +16,7 @@
 #include "support/bench_quantize.hpp"
 #include "support/quant_program_builder.hpp"
 #include "tflite/fixed_point.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/s8_sparse.hpp"
 #include "tickinfer/tickinfer.hpp"
 

@@ -1,4 +1,4 @@
-// The block-sparse gate matrices of the integer and hybrid LSTM (tflite/ops/lstm_s8_gates.hpp)
+// The block-sparse gate matrices of the integer and hybrid LSTM (tflite/ops/lstm/lstm_s8_gates.hpp)
 // give the dense gemv's sums bit for bit, so the op's outputs equal the dense op's byte for byte:
 // TFLite's own LSTM fixtures (every int8 and dynamic-range variant: CIFG, peephole, projection,
 // sequences) with their gate weights pruned in 1x16 blocks by a seeded draw, sparse forced

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_file.hpp"
 #include "support/counting_allocator.hpp"
 #include "tflite/interpreter.hpp"

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "formats/npy.hpp"
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"

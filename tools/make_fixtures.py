@@ -251,6 +251,20 @@ def b_conv1d(k, T):
     ])
 
 
+def b_conv2d(k, T):
+    # A book-shaped input, T snapshots x 8 levels x 2 (price, size), through the Conv2D forms the
+    # book models use. Shapes: (T,8,2) -(1,2) s(1,2)-> (T,4,4) -(3,1) same-> (T,4,4) [BatchNorm
+    # folds into it] -(2,2) valid d(2,1)-> (T-2,3,3) -(3,3) same s2-> (ceil((T-2)/2),2,2).
+    return k.seq((T, 8, 2), [
+        k.L.Conv2D(4, (1, 2), strides=(1, 2), activation="relu"),
+        k.L.Conv2D(4, (3, 1), padding="same", use_bias=False),
+        k.L.BatchNormalization(),
+        k.L.Conv2D(3, (2, 2), padding="valid", dilation_rate=(2, 1), activation="tanh"),
+        k.L.Conv2D(2, (3, 3), padding="same", strides=2),
+        k.L.Flatten(), k.L.Dense(3),
+    ])
+
+
 def b_conv1d_same_dilated(k, T):
     return k.seq((T, 2), [
         k.L.Conv1D(4, 3, padding="same", dilation_rate=2, activation="relu"),
@@ -347,6 +361,10 @@ def u_conv_channels_first(k, T):
                           k.L.Flatten(), k.L.Dense(1)])
 
 
+def u_conv2d_grouped(k, T):
+    return k.seq((T, 8, 4), [k.L.Conv2D(4, (1, 2), groups=2, name="conv_grouped"), k.L.Flatten(), k.L.Dense(1)])
+
+
 def u_dense_float64(k, T):
     return k.seq((4,), [k.L.Dense(4, dtype="float64", name="dense_f64"), k.L.Dense(1)])
 
@@ -409,6 +427,7 @@ def test_cases() -> list[Case]:
         *both("conv1d", b_conv1d, T=16),
         *both("conv1d_same_dilated", b_conv1d_same_dilated, T=9),
         *both("conv1d_bn", b_conv1d_bn, T=12),
+        *both("conv2d", b_conv2d, T=10),
         *both("pooling", b_pooling, T=17),
         *both("global_pool_keepdims", b_global_pool_keepdims, T=7),
         *both("reshape", b_reshape),
@@ -427,6 +446,7 @@ def unsupported_cases() -> list[Case]:
              expect_error=["bidi_lstm", "Bidirectional"]),
         Case("conv1d_channels_first_k3", "keras3", u_conv_channels_first, T=8,
              expect_error=["conv_cf", "channels_first"]),
+        Case("conv2d_grouped_k3", "keras3", u_conv2d_grouped, T=6, expect_error=["conv_grouped", "groups=2"]),
         Case("dense_float64_k3", "keras3", u_dense_float64, expect_error=["dense_f64", "float64"]),
         Case("dense_mixed_float16_k2", "keras2", u_dense_mixed_float16,
              expect_error=["dense_mixed", "mixed_float16"]),

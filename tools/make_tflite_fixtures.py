@@ -115,7 +115,7 @@ MODELS = {
     "conv_pool": m_conv_pool,
     "lnorm": m_lnorm,
     "merge": m_merge,
-    "gru": m_gru,  # converts to a WHILE loop (no fused GRU op): lifted by tflite/gru_loop.cpp
+    "gru": m_gru,  # converts to a WHILE loop (no fused GRU op): lifted by tflite/rewrite/gru_loop.cpp
 }
 # Conversions known to fail or crash the converter run only in a child process.
 ISOLATED = {("gru", "dynamic"), ("gru", "int8")}

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "cli/capture_tick_source.hpp"
+#include "pipeline/capture_tick_source.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
 #include "features/batch.hpp"
@@ -16,6 +16,8 @@
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
+
+using pipeline::CaptureTickSource;
 namespace {
 
 std::string lower_extension(const std::string& path) {

@@ -7,15 +7,17 @@
 #include <optional>
 #include <sstream>
 
-#include "cli/array_file.hpp"
+#include "formats/array_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_warnings.hpp"
 #include "cli/plan_options.hpp"
-#include "formats/tflite_graph_lift.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
+
+using formats::shape_text;
 
 namespace {
 
@@ -79,7 +81,7 @@ std::map<std::string, std::string> lowered_from(const Graph& g) {
 }
 
 // Which engine runs the model, and for a TFLite file on the interpreter why it was not lifted
-// to the graph engine (formats/tflite_graph_lift.hpp).
+// to the graph engine (formats/tflite/tflite_graph_lift.hpp).
 struct EngineInfo {
   std::string name;  // "graph" or "interpreter"
   std::string note;

@@ -6,12 +6,15 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/array_file.hpp"
+#include "formats/array_file.hpp"
 #include "cli/commands.hpp"
-#include "cli/loadgen.hpp"
+#include "loadgen/loadgen.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
+
+using formats::HostArray;
+using formats::load_array;
 
 namespace {
 

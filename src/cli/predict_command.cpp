@@ -12,13 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "cli/array_file.hpp"
+#include "formats/array_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/load_warnings.hpp"
 #include "cli/plan_options.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
+
+using formats::HostArray;
+using formats::array_file_kind;
+using formats::load_array;
+using formats::save_array;
+using formats::shape_text;
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include "cli/commands.hpp"
 #include "formats/model_file.hpp"
 #include "formats/sample_file.hpp"
-#include "formats/tkq_file.hpp"
+#include "formats/tkq/tkq_file.hpp"
 #include "quantizer/lower_graph.hpp"
 #include "quantizer/quantize_session.hpp"
 #include "tickinfer/error.hpp"

@@ -9,10 +9,15 @@
 #include <sstream>
 
 #include "cli/commands.hpp"
-#include "cli/report_svg.hpp"
+#include "stats/report_svg.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
+
+using stats::esc;
+using stats::fmt;
+using stats::kColors;
+using stats::percentile_svg;
 namespace {
 
 using nlohmann::json;

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <sched.h>
 
-#include "cli/array_file.hpp"
+#include "formats/array_file.hpp"
 #include "cli/commands.hpp"
 #include "cli/plan_options.hpp"
-#include "cli/study_metrics.hpp"
+#include "stats/study_metrics.hpp"
 #include "cli/study_report.hpp"
 #include "model/magnitude_prune.hpp"
 #include "quantizer/lower_graph.hpp"
@@ -27,6 +27,16 @@
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
+
+using formats::HostArray;
+using formats::load_array;
+using formats::shape_text;
+using stats::StudyPoint;
+using stats::accuracy;
+using stats::knee;
+using stats::mse;
+using stats::pareto_front;
+using stats::roc_auc;
 
 namespace {
 

@@ -6,10 +6,14 @@
 #include <fstream>
 #include <sstream>
 
-#include "cli/report_svg.hpp"
+#include "stats/report_svg.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
+
+using stats::esc;
+using stats::fmt;
+using stats::kColors;
 
 namespace {
 

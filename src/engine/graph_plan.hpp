@@ -1,7 +1,7 @@
 #pragma once
 // The backend of a Keras model: the compiled PlanLayout and PackedWeights (immutable, shared by
 // clones) and the per-plan mutable part, one arena (activations, scratch, recurrent state) plus
-// run_rows' buffers. Compiled by engine/graph_compiler.cpp; run by graph_plan_run.cpp and
+// run_rows' buffers. Compiled by engine/graph_plan_compile.cpp; run by graph_plan_run.cpp and
 // graph_plan_rows.cpp.
 #include <memory>
 #include <string>
@@ -52,7 +52,7 @@ class GraphPlan final : public PlanBackend {
   int max_rows_ = 0;
 };
 
-// Compiles a validated Keras graph for `options` (engine/graph_compiler.cpp). Throws
+// Compiles a validated Keras graph for `options` (engine/graph_plan_compile.cpp). Throws
 // tickinfer::Error (an unknown sequence length without a window length, stream mode on a model
 // that is not streamable, an ISA the CPU lacks).
 std::unique_ptr<GraphPlan> compile_graph(const Graph& graph, const CompileOptions& options);

@@ -1,36 +1,18 @@
 // GraphPlan::run_rows: several independent inputs through a row-wise feed-forward plan in one call.
-// Each Dense goes through the kernel set's gemm_rows (bit-identical to gemv per row, each weight
-// load shared by the rows); every other step is applied row by row. The step list is the one
-// run() walks, so a batch gives exactly the rows' run() results.
+// Each step's family says how it runs rows (StepOps::run_rows): Dense through the kernel set's
+// gemm_rows (bit-identical to gemv per row, each weight load shared by the rows), the others row
+// by row. The step list is the one run() walks, so a batch gives exactly the rows' run() results.
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "engine/graph_plan.hpp"
+#include "engine/steps/step_ops.hpp"
 
 namespace tickinfer::engine {
 namespace {
 
 bool same(TensorRef a, TensorRef b) { return a.buf == b.buf && a.offset == b.offset; }
-
-const char* kind_name(StepKind k) {
-  switch (k) {
-    case StepKind::Lstm:
-    case StepKind::LstmWindow: return "LSTM";
-    case StepKind::Gru:
-    case StepKind::GruClassic: return "GRU";
-    case StepKind::Conv1D: return "Conv1D";
-    case StepKind::MaxPool:
-    case StepKind::AvgPool:
-    case StepKind::GlobalAvgPool:
-    case StepKind::GlobalMaxPool: return "pooling";
-    case StepKind::Add:
-    case StepKind::Sub:
-    case StepKind::Mul:
-    case StepKind::Concat: return "a merge";
-    default: return "a step";
-  }
-}
 
 }  // namespace
 
@@ -40,10 +22,8 @@ std::string GraphPlan::why_not_row_wise(size_t& width) const {
   width = 1;
   TensorRef prev{1, 0};  // the caller's input 0
   for (const Step& s : L.steps) {
-    const bool row_wise = s.kind == StepKind::Dense || s.kind == StepKind::Activation || s.kind == StepKind::Softmax ||
-                          s.kind == StepKind::Affine || s.kind == StepKind::LayerNorm;
-    if (!row_wise) {
-      return "layer '" + s.label + "' is " + kind_name(s.kind) + ", not a row-wise layer (Dense, activations, normalization)";
+    if (s.ops->run_rows == nullptr) {
+      return "layer '" + s.label + "' is " + s.ops->family + ", not a row-wise layer (Dense, activations, normalization)";
     }
     if (s.rows != 1) return "layer '" + s.label + "' works on a sequence, not one row";
     if (!same(s.in, prev)) {
@@ -92,29 +72,7 @@ void GraphPlan::run_reserved_rows(const float* x, int rows, float* y, size_t in_
     const bool last = i + 1 == L.steps.size();
     float* dst = last ? y : rows_buf_[b].data();
     const size_t ldd = last ? out_width : static_cast<size_t>(s.out_width);
-    const int n = s.out_width;
-    switch (s.kind) {
-      case StepKind::Dense:
-        if (const SparseWeights* sw = s.sparse_kernel) {  // per row: the same numbers as run()
-          for (int r = 0; r < rows; ++r) sw->gemv(cur + r * ld, sw->view, s.bias, dst + r * ldd, s.clamp_lo, s.clamp_hi);
-        } else {
-          ks.gemm_rows(cur, rows, ld, s.in_width, s.kernel, n, s.bias, dst, ldd, s.clamp_lo, s.clamp_hi);
-        }
-        break;
-      case StepKind::Activation:
-        for (int r = 0; r < rows; ++r) ks.activation(s.act, cur + r * ld, dst + r * ldd, n);
-        break;
-      case StepKind::Softmax:
-        for (int r = 0; r < rows; ++r) ks.softmax(cur + r * ld, dst + r * ldd, n);
-        break;
-      case StepKind::Affine:
-        for (int r = 0; r < rows; ++r) ks.affine(cur + r * ld, s.scale, s.shift, dst + r * ldd, n);
-        break;
-      case StepKind::LayerNorm:
-        for (int r = 0; r < rows; ++r) ks.layer_norm(cur + r * ld, s.scale, s.shift, s.epsilon, dst + r * ldd, n);
-        break;
-      default: break;  // refused by reserve_rows
-    }
+    s.ops->run_rows(ks, s, RowsArgs{cur, ld, dst, ldd, rows});  // row-wise: checked by reserve_rows
     cur = dst;
     ld = ldd;
     b ^= 1;

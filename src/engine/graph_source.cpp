@@ -1,10 +1,11 @@
 // The model source of a Keras model: a validated Graph. Its plans are GraphPlans
-// (engine/graph_compiler.cpp).
+// (engine/graph_plan_compile.cpp).
 #include <memory>
 
 #include "engine/graph_plan.hpp"
 #include "engine/model_source.hpp"
 #include "model/graph.hpp"
+#include "model/op_kinds.hpp"
 
 namespace tickinfer::engine {
 namespace {
@@ -44,9 +45,11 @@ void validate(Graph& graph) {
 }
 
 // Parameter count, FLOPs and weight bytes per inference, per layer. FLOPs count 2 per
-// multiply-accumulate in Dense, Conv1D and the recurrent matmuls, the usual convention
+// multiply-accumulate of each kind's matrix products (model/op_kinds.cpp), the usual convention
 // (mlp_small = 23.1 kFLOP); elementwise work (bias, activations, gates) is not counted, so
-// FLOPs over peak gives a true lower bound on compute time.
+// FLOPs over peak gives a true lower bound on compute time. A plan's own count (Plan::flops) is
+// its steps' (engine/steps/): the same products, less those a plan skips (a window LSTM's first
+// h U, against a zero state).
 ModelStats graph_stats(const Graph& graph) {
   Graph g = graph;
   for (int idx : g.inputs) {
@@ -64,22 +67,7 @@ ModelStats graph_stats(const Graph& graph) {
       for (float v : w.data) ls.zero_weights += v == 0.0f;
     }
     const Shape in = n.inputs.empty() ? Shape{} : g.nodes[n.inputs[0]].shape;
-    switch (n.kind) {
-      case OpKind::Dense:
-        ls.flops = 2 * shape_size(in) * n.units;
-        break;
-      case OpKind::LSTM:
-        ls.flops = 2 * int64_t{in[0]} * (in[1] + n.units) * 4 * n.units;
-        break;
-      case OpKind::GRU:
-        ls.flops = 2 * int64_t{in[0]} * (in[1] + n.units) * 3 * n.units;
-        break;
-      case OpKind::Conv1D:
-        ls.flops = 2 * int64_t{n.shape[0]} * n.kernel_size * in[1] * n.units;
-        break;
-      default:
-        break;
-    }
+    ls.flops = 2 * op_kind_info(n.kind).macs(n, in);
     ls.weight_bytes = ls.params * static_cast<int64_t>(sizeof(float));
     total.params += ls.params;
     total.zero_weights += ls.zero_weights;

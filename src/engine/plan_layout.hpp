@@ -1,7 +1,8 @@
 #pragma once
-// The compiled form of a Keras graph: a flat list of steps over one arena. Everything here is
-// decided at compile time (engine/graph_compiler.cpp: shapes, offsets, packed weights, kernel
-// function pointers); GraphPlan::run (engine/graph_plan_run.cpp) only walks the list.
+// The compiled CPU form of a Keras graph: a flat list of steps over one arena. Everything here is
+// decided at compile time (engine/graph_plan_compile.cpp, from the lowered graph: offsets planned
+// by tensor lifetimes, packed weights, kernel function pointers); GraphPlan::run
+// (engine/graph_plan_run.cpp) only walks the list.
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,6 +11,7 @@
 #include "engine/aligned_buffer.hpp"
 #include "kernels/kernel_set.hpp"
 #include "kernels/sparse_panels.hpp"
+#include "engine/lowering/lowered_graph.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -22,47 +24,17 @@ struct TensorRef {
   uint32_t offset = 0;
 };
 
-enum class StepKind : uint8_t {
-  Dense,         // rows x gemv(in[r], in_width, kernel, out_width, bias) -> out[r], clamped
-  Activation,    // elementwise act over out_width floats, in -> out
-  Softmax,       // rows x softmax over out_width
-  Affine,        // rows x (in * scale + shift) over out_width (unfolded BatchNorm)
-  LayerNorm,     // rows x layer_norm over out_width
-  Lstm,          // stream mode: one step over [x | h] with stacked [W; U], see run_lstm
-  LstmWindow,    // window mode: input projection for all steps, then h U per step
-  Gru,           // reset_after = true
-  GruClassic,    // reset_after = false
-  Conv1D,
-  MaxPool,
-  AvgPool,
-  GlobalAvgPool,
-  GlobalMaxPool,
-  Add,
-  Sub,
-  Mul,
-  Concat,
-};
-
 // Output positions of one Conv1D kernel call (KernelSet::gemm_chain rows); the step's scratch
 // holds that many rows of gathered taps.
 inline constexpr int kConvBlockRows = 8;
 
-struct Step {
-  StepKind kind{};
-  std::string label;            // layer name, for describe()
+// One step of the plan: a lowered op (its OpParams, engine/lowering/lowered_graph.hpp) with its
+// tensors placed and its weights packed.
+struct Step : OpParams {
+  const struct StepOps* ops = nullptr;  // how this kind runs, costs and describes itself (engine/steps/)
   TensorRef in, out;
-  TensorRef rhs;                // Add/Sub/Mul: the second operand (in is the first)
+  TensorRef rhs;                        // Add/Sub/Mul: the second operand (in is the first)
   std::vector<TensorRef> extra_inputs;  // Concat: all inputs; Add/Sub/Mul: inputs beyond two
-  std::vector<int> concat_widths;       // Concat: per-input chunk width (floats)
-  int rows = 1;                 // rows the step repeats over (Dense, Softmax, Affine, LayerNorm,
-                                // Concat's outer blocks)
-  int in_width = 0;             // floats per input row: Dense K; Lstm/Gru: input features per step
-  // Floats per output row: Dense N, Lstm/Gru units (per time step), Conv1D filters,
-  // Softmax/Affine/LayerNorm row width; Activation/Add/Sub/Mul: every element (one row).
-  int out_width = 0;
-  int steps = 1;                        // Lstm/Gru: time steps; Conv/Pool: output length
-  int in_len = 0, in_ch = 0;            // Conv/Pool: input length and channels
-  int window = 1, stride = 1, dilation = 1, pad_left = 0;
   // Weights: shared, read-only, owned by PackedWeights; "packed" = the kernels' gemv layout.
   const float* kernel = nullptr;        // packed: Dense/Conv1D kernel (BatchNorm folded), LSTM/GRU
                                         // input kernel W, stream-mode LSTM's stacked [W; U]
@@ -72,14 +44,8 @@ struct Step {
   const float* recurrent_bias = nullptr;      // Gru: the recurrent bias
   const float* scale = nullptr;         // Affine: BatchNorm's per-channel scale; LayerNorm: gamma
   const float* shift = nullptr;         // Affine: BatchNorm's per-channel shift; LayerNorm: beta
-  float clamp_lo = 0, clamp_hi = 0;     // Dense/Conv1D: the gemv clamp (a fused relu, or +-inf)
-  float epsilon = 0;
-  float cell_clip = 0;                 // Lstm/LstmWindow: clip c to +-cell_clip per step (0 = none)
-  bool return_sequences = false;
-  bool zero_state = true;               // window mode: recurrent state starts at zero each run
-  ActivationSpec act, rec;
-  uint32_t scratch = 0;                 // arena offset of step scratch
-  uint32_t state = 0;                   // arena offset of recurrent state
+  uint32_t scratch = 0;                 // arena offset of step scratch (live during this step only)
+  uint32_t state = 0;                   // arena offset of recurrent state (never shared)
   // The block-sparse forms the compiler chose for `kernel` / `recurrent_kernel` (sparse_choice.hpp);
   // nullptr: dense. The dense packed forms stay set (the rows path of a sparse step runs per row).
   const struct SparseWeights* sparse_kernel = nullptr;

@@ -28,6 +28,7 @@ void check_streamable(const Graph& g) {
         timed = n.return_sequences;
         break;
       case OpKind::Conv1D:
+      case OpKind::Conv2D:
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D:
       case OpKind::GlobalAvgPool1D:

@@ -6,13 +6,13 @@
 #include <fstream>
 
 #include "formats/isolated_load.hpp"
-#include "formats/keras_h5_file.hpp"
-#include "formats/keras_v3_file.hpp"
-#include "formats/onnx_file.hpp"
-#include "formats/tflite_file.hpp"
-#include "formats/tflite_graph_lift.hpp"
-#include "formats/tkq_file.hpp"
-#include "tflite/program_rewrite.hpp"
+#include "formats/keras/keras_h5_file.hpp"
+#include "formats/keras/keras_v3_file.hpp"
+#include "formats/onnx/onnx_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
+#include "formats/tkq/tkq_file.hpp"
+#include "tflite/rewrite/program_rewrite.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -41,7 +41,7 @@ bool is_hdf5(const void* data, size_t size) {
 }
 
 // ONNX has no magic number: a ".onnx" name decides (any case); load_model_bytes falls back to a
-// content check (formats/onnx_file.hpp) for other names.
+// content check (formats/onnx/onnx_file.hpp) for other names.
 bool has_onnx_extension(const std::string& path) {
   std::string ext = std::filesystem::path(path).extension().string();
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -1,7 +1,7 @@
 #pragma once
 // Entry points of the model importers. The format is sniffed from the content, not the file name:
 // a ZIP archive is a Keras 3 `.keras` file, an HDF5 file a legacy Keras `.h5` model. ONNX has no
-// magic number: a file named `*.onnx` is read as ONNX (formats/onnx_file.hpp), and bytes that
+// magic number: a file named `*.onnx` is read as ONNX (formats/onnx/onnx_file.hpp), and bytes that
 // are none of the others but parse as an ONNX ModelProto are too.
 //
 // Every function throws tickinfer::Error, whose message starts with the file's label (path) and
@@ -15,14 +15,14 @@
 #include <memory>
 #include <string>
 
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "model/graph.hpp"
-#include "formats/tflite_graph_lift.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
 #include "tflite/program.hpp"
 
 namespace tickinfer::formats {
 
-// `path` may also be a SavedModel directory (formats/saved_model.hpp); any other directory is an
+// `path` may also be a SavedModel directory (formats/savedmodel/saved_model.hpp); any other directory is an
 // Error "is a directory but not a SavedModel".
 Graph load_model_file(const std::string& path);
 
@@ -32,7 +32,7 @@ Graph load_model_bytes(const void* data, size_t size, const std::string& label);
 // Any model file tickinfer reads: a Keras or ONNX file or a SavedModel directory gives a graph; a
 // TFLite file (identifier "TFL3" at bytes 4..7) or a tickinfer quantized file (.tkq) gives a tensor
 // program, except that a float TFLite program that lifts to a layer graph
-// (formats/tflite_graph_lift.hpp) gives that graph (source_format "tflite"), as `tflite_engine`
+// (formats/tflite/tflite_graph_lift.hpp) gives that graph (source_format "tflite"), as `tflite_engine`
 // says (TfliteEngine::Interpreter keeps every TFLite file a program).
 struct AnyModel {
   Graph graph;                                    // Keras, ONNX, SavedModel, lifted TFLite

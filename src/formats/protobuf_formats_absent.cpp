@@ -4,8 +4,8 @@
 // saying which build reads it, so a user of that binary gets the reason, not a parse error.
 #include <string>
 
-#include "formats/onnx_file.hpp"
-#include "formats/saved_model.hpp"
+#include "formats/onnx/onnx_file.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 
 namespace tickinfer::formats {
 

@@ -114,7 +114,7 @@ struct KernelSet {
   // (z = x W + h U + b). Updates c and h (u each) in place:
   //   i = rec(z_i); f = rec(z_f); g = act(z_c); o = rec(z_o); c = f*c + i*g; h = o * act(c)
   // z may be overwritten (used as scratch). This is the Keras LSTM cell (engine plans). TFLite's
-  // float UNIDIRECTIONAL_SEQUENCE_LSTM (tflite/ops/sequence_lstm_float.cpp) does not call it: it
+  // float UNIDIRECTIONAL_SEQUENCE_LSTM (tflite/ops/lstm/sequence_lstm_float.cpp) does not call it: it
   // must round as TFLite's interpreter does, with Eigen's logistic/tanh approximations
   // (tflite/kernels/tflite_float_activations.hpp) where this uses vector_math's accurate ones
   // (the SIMD sets fuse sigmoid(a) * tanh(b) into one quotient, and c = f*c + i*g into FMAs),

@@ -38,6 +38,8 @@ enum class OpKind : uint8_t {
   Subtract,       // exactly two inputs: in0 - in1
   Multiply,
   Concatenate,    // along Node::axis
+  Conv2D,         // w = kernel (kh, kw, in, filters), bias (filters); input [H, W, C] (channels
+                  // last); kernel_size/stride/dilation are the height axis', *_w the width's
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };
@@ -69,7 +71,8 @@ struct Node {
   // LSTM: the cell state is clipped to [-cell_clip, cell_clip] after each update, as TFLite's
   // fused LSTM does (tf_keras conversions write 10); 0 = no clipping (every Keras LSTM).
   float cell_clip = 0.0f;
-  int kernel_size = 1, stride = 1, dilation = 1;  // Conv1D
+  int kernel_size = 1, stride = 1, dilation = 1;  // Conv1D; Conv2D's height axis
+  int kernel_w = 1, stride_w = 1, dilation_w = 1; // Conv2D's width axis
   int pool_size = 1, pool_stride = 1;             // pooling
   Padding padding = Padding::Valid;               // Conv1D, pooling
   bool keepdims = false;                          // global pooling

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <thread>
 
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "serving/servable.hpp"
 
 namespace tickinfer::serving {

@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "serving/example_signature.hpp"
 
 namespace fs = std::filesystem;

@@ -8,64 +8,22 @@
 #include <sstream>
 
 #include "kernels/kernel_set.hpp"
-#include "tflite/program_rewrite.hpp"
+#include "model/arena_plan.hpp"
+#include "tflite/rewrite/program_rewrite.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::tfl {
 
 namespace {
 
-constexpr size_t kAlign = 64;
+constexpr size_t kAlign = kArenaAlign;
 
 size_t tensor_bytes(const Tensor& t) {
   const int64_t n = element_count(t.shape);
   return n < 0 ? 0 : static_cast<size_t>(n) * dtype_size(t.type);
 }
 
-size_t align_up(size_t v) { return (v + kAlign - 1) / kAlign * kAlign; }
-
-// One activation tensor's lifetime in op indices: [first, last]. Model inputs are live from
-// before op 0; outputs and variables until after the last op.
-struct Lifetime {
-  int tensor;
-  int first, last;
-  size_t bytes;
-  size_t offset = 0;
-};
-
-// Greedy first-fit by decreasing size (what TFLite's arena planner and XNNPACK do in spirit):
-// a tensor may share bytes with any tensor whose lifetime does not overlap its own.
-size_t plan_offsets(std::vector<Lifetime>& lives, bool reuse) {
-  std::vector<size_t> order(lives.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return lives[a].bytes > lives[b].bytes; });
-  std::vector<size_t> placed;
-  size_t total = 0;
-  for (size_t idx : order) {
-    Lifetime& cur = lives[idx];
-    size_t offset = 0;
-    if (reuse) {
-      // Collect the placed tensors alive at the same time, sorted by offset; take the first gap.
-      std::vector<std::pair<size_t, size_t>> busy;
-      for (size_t p : placed) {
-        const Lifetime& o = lives[p];
-        if (o.first <= cur.last && cur.first <= o.last) busy.emplace_back(o.offset, o.offset + align_up(o.bytes));
-      }
-      std::sort(busy.begin(), busy.end());
-      for (const auto& [lo, hi] : busy) {
-        if (offset + align_up(cur.bytes) <= lo) break;
-        offset = std::max(offset, hi);
-      }
-    } else {
-      offset = total;
-    }
-    cur.offset = offset;
-    total = std::max(total, offset + align_up(cur.bytes));
-    placed.push_back(idx);
-  }
-  return total;
-}
+size_t align_up(size_t v) { return arena_align_up(v); }
 
 }  // namespace
 
@@ -113,7 +71,9 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     for (int t : sg.outputs) whole(t);
   }
 
-  std::vector<Lifetime> lives;
+  // Lifetimes in op indices: model inputs are live from before op 0; outputs and variables
+  // until after the last op.
+  std::vector<ArenaLifetime> lives;
   for (int t = 0; t < n_tensors; ++t) {
     const Tensor& tensor = p.tensors[t];
     // Model inputs always get memory, even one no op reads (the caller still writes it); so do
@@ -131,9 +91,9 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
       lo = -1;
       hi = n_ops;
     }
-    lives.push_back({t, lo, hi, tensor_bytes(tensor)});
+    lives.push_back({t, lo, hi, tensor_bytes(tensor), 0});
   }
-  arena_bytes_ = plan_offsets(lives, !options_.keep_all_tensors);
+  arena_bytes_ = plan_arena(lives, !options_.keep_all_tensors);
   if (arena_bytes_ > options_.max_arena_bytes) {
     throw Error("the model's activations need " + std::to_string(arena_bytes_ >> 20) + " MiB, over the limit of " +
                 std::to_string(options_.max_arena_bytes >> 20) + " MiB (InterpreterOptions::max_arena_bytes)");
@@ -151,12 +111,12 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     if (tensor.is_constant()) mem_.addr[t] = const_cast<uint8_t*>(tensor.data.data());
   }
   auto* base = static_cast<uint8_t*>(arena_.get());
-  for (const Lifetime& l : lives) mem_.addr[l.tensor] = base + l.offset;
+  for (const ArenaLifetime& l : lives) mem_.addr[l.id] = base + l.offset;
 
-  for (const Lifetime& l : lives) {
-    const Tensor& tensor = p.tensors[l.tensor];
+  for (const ArenaLifetime& l : lives) {
+    const Tensor& tensor = p.tensors[l.id];
     if (!tensor.is_variable) continue;
-    VariableRange v{mem_.addr[l.tensor], l.bytes, 0};
+    VariableRange v{mem_.addr[l.id], l.bytes, 0};
     if (tensor.type == DType::I8 && !tensor.quant.zero_point.empty()) {
       v.fill = static_cast<int8_t>(tensor.quant.zero_point[0]);
     }

@@ -29,7 +29,7 @@ class Interpreter {
   ~Interpreter();
 
   // The program as run: the one given, or its copy with resource variables lowered and static
-  // ops folded (tflite/program_rewrite.hpp; same tensor and op indices, variables appended).
+  // ops folded (tflite/rewrite/program_rewrite.hpp; same tensor and op indices, variables appended).
   const Program& program() const { return *program_; }
   const InterpreterOptions& options() const { return options_; }
   size_t num_inputs() const { return program_->inputs.size(); }

@@ -50,7 +50,7 @@ struct InterpreterOptions {
   // hostile file, refused with an Error instead of an allocation of gigabytes.
   size_t max_arena_bytes = size_t{512} << 20;
   // Run a WHILE loop recognised as a Keras 3 LSTM layer as one UNIDIRECTIONAL_SEQUENCE_LSTM
-  // (tflite/lstm_loop.cpp); false runs every loop op by op (the reference the lowering is
+  // (tflite/rewrite/lstm_loop.cpp); false runs every loop op by op (the reference the lowering is
   // tested against).
   bool lower_recurrent_loops = true;
   SparseChoice sparse = SparseChoice::Auto;

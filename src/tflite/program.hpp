@@ -1,7 +1,7 @@
 #pragma once
 // The tensor-program representation of quantized and TFLite models: typed tensors (float32,
 // int8, int16, int32, bf16 ...) with quantization parameters, and a list of ops in execution
-// order. TFLite files load into it one to one (formats/tflite_*); `tickinfer quantize` builds
+// order. TFLite files load into it one to one (formats/tflite/tflite_*); `tickinfer quantize` builds
 // one from a float model with a precision per layer; the tickinfer model file (.tkq) stores
 // one. The interpreter (tflite/interpreter.hpp) prepares it into an allocation-free plan.
 //
@@ -155,7 +155,7 @@ struct OpOptions {
   bool approximate = false;         // GELU
   bool pot_scale_int16 = true;      // ADD/SUB int16
   int cond_subgraph = 0, body_subgraph = 0;  // WHILE; CALL_ONCE uses body_subgraph for its init subgraph
-  // WHILE recognised as a whole recurrent layer by the interpreter (tflite/lstm_loop.hpp): the
+  // WHILE recognised as a whole recurrent layer by the interpreter (tflite/rewrite/lstm_loop.hpp): the
   // subgraph holding the fused op it runs instead of the loop; 0 = run the loop.
   int lowered_subgraph = 0;
   std::string container, shared_name;        // VAR_HANDLE

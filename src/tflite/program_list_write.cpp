@@ -8,7 +8,7 @@
 #include <cstring>
 #include <map>
 
-#include "tflite/program_rewrite.hpp"
+#include "tflite/rewrite/program_rewrite.hpp"
 
 namespace tickinfer::tfl {
 

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string_view>
 
-#include "formats/keras_config.hpp"
-#include "formats/keras_json.hpp"
-#include "formats/keras_synthetic_weights.hpp"
+#include "formats/keras/keras_config.hpp"
+#include "formats/keras/keras_json.hpp"
+#include "formats/keras/keras_synthetic_weights.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/error.hpp"
 

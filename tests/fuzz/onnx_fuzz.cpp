@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "formats/onnx_file.hpp"
+#include "formats/onnx/onnx_file.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/error.hpp"
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/saved_model.hpp"
+#include "formats/savedmodel/saved_model.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/error.hpp"
 

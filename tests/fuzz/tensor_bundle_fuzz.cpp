@@ -8,8 +8,8 @@
 #include <string>
 
 #include "formats/crc32c.hpp"
-#include "formats/sstable.hpp"
-#include "formats/tensor_bundle.hpp"
+#include "formats/savedmodel/sstable.hpp"
+#include "formats/savedmodel/tensor_bundle.hpp"
 #include "tickinfer/error.hpp"
 
 namespace {

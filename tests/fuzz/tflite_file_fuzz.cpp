@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "tickinfer/error.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,13 +1,13 @@
 // libFuzzer target: arbitrary bytes as a .tflite file, and a program that loads lifted to the
-// layer graph (formats/tflite_graph_lift.hpp). The lift returns a graph that infer_shapes
+// layer graph (formats/tflite/tflite_graph_lift.hpp). The lift returns a graph that infer_shapes
 // accepts or a refusal; it never throws, crashes or trips a sanitizer. Seeded with the committed
 // converter outputs (tools/run_fuzzers.sh).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 
-#include "formats/tflite_file.hpp"
-#include "formats/tflite_graph_lift.hpp"
+#include "formats/tflite/tflite_file.hpp"
+#include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/error.hpp"
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <memory>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <vector>
 
-#include "formats/tkq_file.hpp"
+#include "formats/tkq/tkq_file.hpp"
 #include "stats/crc32.hpp"
 #include "tickinfer/error.hpp"
 

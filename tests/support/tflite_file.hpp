@@ -6,7 +6,7 @@
 #include <sstream>
 #include <string>
 
-#include "formats/tflite_file.hpp"
+#include "formats/tflite/tflite_file.hpp"
 
 namespace tickinfer::test {
 

@@ -1,4 +1,4 @@
-// AVX2 int8 gemv on quad blocks (int8_gemv.hpp), plain and with the single-rounding
+// AVX2 int8 gemv on quad blocks (gemv_s8.hpp), plain and with the single-rounding
 // requantization fused (block_requant.hpp, gemv_s8_quads_requant.hpp).
 //
 // Why the sign trick: AVX2's only byte multiply, vpmaddubsw, multiplies unsigned by signed bytes
@@ -15,7 +15,7 @@
 #include <cstring>
 
 #include "tflite/kernels/gemv_s8_quads_requant.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
 

@@ -19,7 +19,7 @@
 #include <cstdint>
 
 #include "tflite/kernels/block_requant.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
 namespace {

@@ -1,4 +1,4 @@
-// AVX-512 VNNI int8 gemv on quad blocks (int8_gemv.hpp), plain and with the single-rounding
+// AVX-512 VNNI int8 gemv on quad blocks (gemv_s8.hpp), plain and with the single-rounding
 // requantization fused (gemv_s8_quads_requant.hpp). Compiled with the AVX-512 flags plus VNNI;
 // chosen only where the CPU reports it (s8_vnni_supported).
 //
@@ -16,7 +16,7 @@
 #include <cstring>
 
 #include "tflite/kernels/gemv_s8_quads_requant.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
 

@@ -1,11 +1,11 @@
-// The per-row requantization of int8_gemv.hpp on 16 lanes (AVX-512F/BW), for the VNNI kernel set:
-// twice the lanes of the AVX2 version per instruction, the same arithmetic (int8_gemv_avx2.cpp
+// The per-row requantization of gemv_s8.hpp on 16 lanes (AVX-512F/BW), for the VNNI kernel set:
+// twice the lanes of the AVX2 version per instruction, the same arithmetic (gemv_s8_avx2.cpp
 // derives both roundings), and AVX-512's compare masks and saturating vpmovsdb in place of
 // AVX2's sign-mask arithmetic and two-step packs. Bit-exact with the scalar reference
 // (quant_int8_kernels_test); rows % 16 go to the AVX2 version.
 #include <immintrin.h>
 
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
 
@@ -39,7 +39,7 @@ inline __m512i mbqm16(__m512i x, __m512i m, __m512i shift) {
     const __m512i right = max32(_mm512_sub_epi32(zero, shift), zero);
     const __m512i a = shl32v(x, left);
     const __m512i nudge = _mm512_set1_epi64(int64_t{1} << 30);
-    // floor((a m + 2^30) / 2^31) per lane (SaturatingRoundingDoublingHighMul, int8_gemv_avx2.cpp).
+    // floor((a m + 2^30) / 2^31) per lane (SaturatingRoundingDoublingHighMul, gemv_s8_avx2.cpp).
     const __m512i pe = _mm512_add_epi64(mul_even(a, m), nudge);
     const __m512i po = _mm512_add_epi64(mul_even(shr64(a, 32), shr64(m, 32)), nudge);
     const __m512i h = interleave(shr64(pe, 31), shr64(po, 31));

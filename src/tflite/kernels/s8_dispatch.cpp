@@ -1,5 +1,5 @@
-// The int8 family's table of variants (int8_gemv.hpp); picked by kernels/isa_variants.hpp's rule. Prepare time only.
-#include "tflite/kernels/int8_gemv.hpp"
+// The int8 family's table of variants (gemv_s8.hpp); picked by kernels/isa_variants.hpp's rule. Prepare time only.
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
 

@@ -1,11 +1,11 @@
 #pragma once
 // An int8 weight matrix assembled row-major at prepare (possibly from several tensors stacked, as
 // the LSTM stacks its gates), then packed once for the kernel set that multiplies it
-// (int8_gemv.hpp). Prepare-time only, except gemv().
+// (gemv_s8.hpp). Prepare-time only, except gemv().
 #include <cstdint>
 #include <vector>
 
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
 

@@ -6,7 +6,7 @@
 // consecutive output rows at one input column (the Keras kernel is [in, out]). The filter is cut
 // into groups of 16 output rows; within a group only the columns whose 16 weights hold a nonzero
 // are kept, in ascending order, and packed four at a time into "gathered quads": 4 input indices
-// and 64 weight bytes laid out like two blocks of the dense quad layout (int8_gemv.hpp), rows 0-7
+// and 64 weight bytes laid out like two blocks of the dense quad layout (gemv_s8.hpp), rows 0-7
 // then rows 8-15, each row's 4 weights side by side. The kernel builds the 4 inputs' bytes from
 // their indices and meets all 16 rows with them in two vpmaddubsw, exactly as the dense quad
 // kernel meets 8 rows with 4 consecutive inputs. A group's last quad is padded with weight-0

@@ -6,7 +6,7 @@
 //    never reads is not copied in; a body output that is its own input is not copied back.
 //  CALL_ONCE: runs the init subgraph on the first eval after a reset (Interpreter::reset_state).
 //  READ_VARIABLE / ASSIGN_VARIABLE: the interpreter has replaced the handle operand by the
-//    variable's own tensor (tflite/program_rewrite.hpp), so both are copies; VAR_HANDLE does
+//    variable's own tensor (tflite/rewrite/program_rewrite.hpp), so both are copies; VAR_HANDLE does
 //    nothing at eval.
 #include <algorithm>
 #include <cstring>
@@ -90,7 +90,7 @@ void check_loop_variables(const PrepareContext& ctx, const Subgraph& cond, const
   }
 }
 
-// A WHILE the interpreter recognised as a Keras LSTM layer (tflite/lstm_loop.cpp): its
+// A WHILE the interpreter recognised as a Keras LSTM layer (tflite/rewrite/lstm_loop.cpp): its
 // UNIDIRECTIONAL_SEQUENCE_LSTM runs all T steps from the initial h and c (loop variables 3, 4)
 // over x (5); then the loop's outputs are what the loop would have left: both counters T, the
 // buffer (2) every h_t (written by the fused op) or the last one, h, c and x.

@@ -19,7 +19,7 @@ bool subgraph_has_state(const PreparedOps& ops);
 void reset_subgraph(const PreparedOps& ops) noexcept;
 int64_t subgraph_macs(const PreparedOps& ops);
 
-// The op every output of which the interpreter computed at prepare (tflite/program_rewrite.hpp):
+// The op every output of which the interpreter computed at prepare (tflite/rewrite/program_rewrite.hpp):
 // nothing left to do at eval.
 std::unique_ptr<PreparedOp> make_folded_op();
 

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/conv_filter_quant.hpp"
 #include "tflite/ops/ops.hpp"

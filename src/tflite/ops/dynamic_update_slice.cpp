@@ -2,7 +2,7 @@
 // written at start indices read at eval, each clamped to [0, operand dim - update dim] as TFLite
 // clamps them. The interpreter also runs the converter's "TensorList set item" inside recurrent
 // loops as this op (CONCATENATION of two runtime-sized SLICEs around the new item, whose shapes
-// change per iteration; tflite/program_rewrite.hpp).
+// change per iteration; tflite/rewrite/program_rewrite.hpp).
 #include <algorithm>
 #include <cstring>
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
-#include "tflite/kernels/bf16_gemv.hpp"
+#include "tflite/kernels/gemv_bf16.hpp"
 #include "tflite/ops/ops.hpp"
 
 namespace tickinfer::tfl::ops {
@@ -167,7 +167,7 @@ class Bf16Fc final : public PreparedOp {
   float lo_, hi_;
 };
 
-// bf16 filter through the bf16 gemv (tflite/kernels/bf16_gemv.hpp): the filter is packed once,
+// bf16 filter through the bf16 gemv (tflite/kernels/gemv_bf16.hpp): the filter is packed once,
 // still bf16, into the float gemv's layout; products and sums are fp32 as in Bf16Fc, only the
 // summation order differs.
 class Bf16FcGemv final : public PreparedOp {

@@ -6,7 +6,7 @@
 // where "requantize" is TFLite's: since 2.20 the reference kernel scales in double precision
 // (kernels/requant_scaled.hpp) for a dense filter, while a filter the file stores sparse runs its
 // block-sparse kernel, which multiplies by a fixed-point multiplier and rounds twice (FcRequant).
-// the fast one packs the filter for its kernel set (tflite/kernels/int8_gemv.hpp) and folds
+// the fast one packs the filter for its kernel set (tflite/kernels/gemv_s8.hpp) and folds
 //   bias[o] + input_offset * rowsum(w[o]) into one constant per unit, so the kernel is a plain
 // s8 x s8 dot product; with single rounding on AVX2 the requantization runs on each block of 8
 // sums in registers. Both are exact in int32, so they agree bit for bit.
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "tflite/kernels/hybrid_epilogue.hpp"
-#include "tflite/kernels/int8_gemv.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/kernels/requant_scaled.hpp"
 #include "tflite/ops/fc_sparse_choice.hpp"

@@ -8,7 +8,7 @@ namespace tickinfer::tfl {
 
 std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
   using namespace ops;
-  // Every output computed at prepare (tflite/program_rewrite.hpp) leaves nothing to run.
+  // Every output computed at prepare (tflite/rewrite/program_rewrite.hpp) leaves nothing to run.
   const auto& outs = ctx.op.outputs;
   if (!outs.empty() && std::all_of(outs.begin(), outs.end(), [&](int t) {
         return t >= 0 && static_cast<size_t>(t) < ctx.program.tensors.size() && ctx.program.tensors[static_cast<size_t>(t)].is_constant();

@@ -1,0 +1,464 @@
+// lower_for_plan(): a validated Keras graph -> the device-neutral LoweredGraph (see lowered_graph.hpp
+// for the rewrites). Nothing here knows a kernel layout or an ISA.
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "engine/lowering/lowered_graph.hpp"
+#include "engine/stream_check.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::engine {
+namespace {
+
+// Substitutes unknown sequence lengths and, in stream mode, makes every sequence input one
+// step long.
+Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
+  Graph g = src;
+  for (int idx : g.inputs) {
+    Node& in = g.nodes[idx];
+    const bool sequence = in.shape.size() == 2;
+    if (opt.mode == RecurrentMode::Stream && sequence) {
+      in.shape[0] = 1;
+    }
+    if (sequence && in.shape[0] < 1 && opt.window_length > 0) in.shape[0] = opt.window_length;
+    for (int& d : in.shape) {
+      if (d < 1) {
+        throw Error("input '" + in.name + "' has shape " + shape_str(in.shape) +
+                    " with an unknown dimension; set a window length (CompileOptions::window_length, "
+                    "--window) or use stream mode");
+      }
+    }
+  }
+  infer_shapes(g);
+  if (opt.mode == RecurrentMode::Stream) check_streamable(g);
+  return g;
+}
+
+// A relu that a clamp expresses exactly, or linear.
+bool clamp_for(const ActivationSpec& a, float& lo, float& hi) {
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  if (a.kind == ActKind::Linear) {
+    lo = -kInf, hi = kInf;
+    return true;
+  }
+  if (a.kind == ActKind::Relu && a.alpha == 0.0f && a.threshold == 0.0f) {
+    lo = 0.0f, hi = a.max_value;
+    return true;
+  }
+  return false;
+}
+
+// BatchNorm as y = x * scale + shift, per channel.
+void bn_affine(const Node& bn, std::vector<float>& scale, std::vector<float>& shift) {
+  const auto& gamma = bn.weights[0].data;
+  const auto& beta = bn.weights[1].data;
+  const auto& mean = bn.weights[2].data;
+  const auto& var = bn.weights[3].data;
+  scale.resize(gamma.size());
+  shift.resize(gamma.size());
+  for (size_t c = 0; c < gamma.size(); ++c) {
+    scale[c] = gamma[c] / std::sqrt(var[c] + bn.epsilon);
+    shift[c] = beta[c] - mean[c] * scale[c];
+  }
+}
+
+// Columns [c0, c0 + n) of a (K x N) row-major weight.
+Matrix columns(const Weight& w, int c0, int n) {
+  const int K = w.shape[0], N = w.shape[1];
+  Matrix m{K, n, std::vector<float>(static_cast<size_t>(K) * n)};
+  for (int k = 0; k < K; ++k) {
+    std::copy_n(w.data.begin() + static_cast<size_t>(k) * N + c0, n, m.data.begin() + static_cast<size_t>(k) * n);
+  }
+  return m;
+}
+
+Matrix matrix(std::vector<float> data, int rows, int cols) { return Matrix{rows, cols, std::move(data)}; }
+
+// Left padding as TensorFlow chooses it: SAME splits the total with the extra on the right;
+// causal pads the whole receptive field on the left.
+int pad_left(Padding p, int len, int out_len, int span, int stride) {
+  if (p == Padding::Causal) return span - 1;
+  if (p == Padding::Same) return std::max((out_len - 1) * stride + span - len, 0) / 2;
+  return 0;
+}
+
+class Lowering {
+ public:
+  Lowering(Graph g, const CompileOptions& opt) : g_(std::move(g)), opt_(opt) { L_.mode = opt.mode; }
+
+  LoweredGraph run() {
+    count_consumers();
+    tensor_of_.assign(g_.nodes.size(), -1);
+    for (size_t i = 0; i < g_.inputs.size(); ++i) {
+      const Node& in = g_.nodes[g_.inputs[i]];
+      tensor_of_[g_.inputs[i]] = new_tensor(in.shape, static_cast<int>(i));
+      L_.input_shapes.push_back(stream_shape(in.shape));
+    }
+    for (size_t i = 0; i < g_.nodes.size(); ++i) lower(static_cast<int>(i));
+    for (int o : g_.outputs) {
+      L_.outputs.push_back(tensor_of_[o]);
+      L_.output_shapes.push_back(g_.nodes[o].shape);
+    }
+    set_lifetimes();
+    return std::move(L_);
+  }
+
+ private:
+  // In stream mode a sequence input [1, F] is fed one step at a time as [F].
+  Shape stream_shape(const Shape& s) const {
+    if (opt_.mode == RecurrentMode::Stream && s.size() == 2 && s[0] == 1) return {s[1]};
+    return s;
+  }
+
+  void count_consumers() {
+    consumers_.assign(g_.nodes.size(), 0);
+    for (const Node& n : g_.nodes) {
+      for (int in : n.inputs) ++consumers_[in];
+    }
+    for (int o : g_.outputs) ++consumers_[o];  // an output can never be folded away
+  }
+
+  int new_tensor(const Shape& shape, int input = -1) {
+    LoweredTensor t;
+    t.shape = shape;
+    t.floats = shape_size(shape);
+    t.input = input;
+    L_.tensors.push_back(std::move(t));
+    return static_cast<int>(L_.tensors.size()) - 1;
+  }
+  int new_output(int idx) { return tensor_of_[idx] = new_tensor(g_.nodes[idx].shape); }
+
+  const Node& in_node(const Node& n, size_t i = 0) const { return g_.nodes[n.inputs[i]]; }
+  int in_tensor(const Node& n, size_t i = 0) const { return tensor_of_[n.inputs[i]]; }
+
+  LoweredOp op_for(const Node& n, StepKind kind) const {
+    LoweredOp op;
+    op.kind = kind;
+    op.label = n.name;
+    op.in = n.inputs.empty() ? -1 : in_tensor(n);
+    return op;
+  }
+
+  // An activation of node n's shape from tensor in to out (the same tensor: in place): softmax
+  // over the last axis, anything else elementwise.
+  void add_activation(const Node& n, int in, int out) {
+    LoweredOp op = op_for(n, n.activation.kind == ActKind::Softmax ? StepKind::Softmax : StepKind::Activation);
+    op.in = in;
+    op.out = out;
+    op.act = n.activation;
+    if (op.kind == StepKind::Softmax) {
+      op.out_width = n.shape.back();
+      op.rows = static_cast<int>(shape_size(n.shape) / op.out_width);
+    } else {
+      op.out_width = static_cast<int>(shape_size(n.shape));
+    }
+    L_.ops.push_back(std::move(op));
+  }
+
+  // Appends a Dense/Conv1D op and its activation: a relu a clamp expresses exactly is fused into
+  // it, any other non-linear activation follows in place.
+  void add_with_activation(const Node& n, LoweredOp op) {
+    const int out = op.out;
+    const bool fused = clamp_for(n.activation, op.clamp_lo, op.clamp_hi);
+    L_.ops.push_back(std::move(op));
+    if (!fused) add_activation(n, out, out);
+  }
+
+  // A BatchNorm folds into its producer when that is a Dense/Conv1D with a linear activation
+  // whose only consumer is this BatchNorm.
+  bool foldable(const Node& bn) const {
+    const Node& p = in_node(bn);
+    return (p.kind == OpKind::Dense || p.kind == OpKind::Conv1D || p.kind == OpKind::Conv2D) &&
+           p.activation.kind == ActKind::Linear &&
+           consumers_[bn.inputs[0]] == 1;
+  }
+
+  const Node* folded_bn(int idx) const {
+    for (const Node& m : g_.nodes) {
+      if (m.kind == OpKind::BatchNorm && m.inputs.size() == 1 && m.inputs[0] == idx && foldable(m)) return &m;
+    }
+    return nullptr;
+  }
+
+  // Kernel (K x N) and bias with a following BatchNorm folded in: W' = W * scale (per column),
+  // b' = b * scale + shift.
+  static void fold(const Node* bn, std::vector<float>& w, std::vector<float>& b, int N) {
+    if (!bn) return;
+    std::vector<float> scale, shift;
+    bn_affine(*bn, scale, shift);
+    for (size_t i = 0; i < w.size(); ++i) w[i] *= scale[i % N];
+    for (int j = 0; j < N; ++j) b[j] = b[j] * scale[j] + shift[j];
+  }
+
+  void lower(int idx) {
+    const Node& n = g_.nodes[idx];
+    switch (n.kind) {
+      case OpKind::Input: return;  // its tensor exists already
+      case OpKind::Identity:
+      case OpKind::Flatten:
+      case OpKind::Reshape:
+        tensor_of_[idx] = in_tensor(n);  // same floats, new shape
+        return;
+      case OpKind::Activation:
+        if (n.activation.kind == ActKind::Linear) {
+          tensor_of_[idx] = in_tensor(n);
+          return;
+        }
+        return add_activation(n, in_tensor(n), new_output(idx));
+      case OpKind::Dense: return lower_dense(idx);
+      case OpKind::BatchNorm: return lower_batchnorm(idx);
+      case OpKind::LayerNorm: return lower_layer_norm(idx);
+      case OpKind::LSTM: return lower_lstm(idx);
+      case OpKind::GRU: return lower_gru(idx);
+      case OpKind::Conv1D: return lower_conv(idx);
+      case OpKind::Conv2D: return lower_conv2d(idx);
+      case OpKind::MaxPool1D:
+      case OpKind::AvgPool1D:
+      case OpKind::GlobalAvgPool1D:
+      case OpKind::GlobalMaxPool1D: return lower_pool(idx);
+      case OpKind::Add:
+      case OpKind::Subtract:
+      case OpKind::Multiply: return lower_elementwise(idx);
+      case OpKind::Concatenate: return lower_concat(idx);
+    }
+  }
+
+  void lower_dense(int idx) {
+    const Node& n = g_.nodes[idx];
+    const int K = in_node(n).shape.back(), N = n.units;
+    std::vector<float> w = n.weights[0].data, b = n.weights[1].data;
+    fold(folded_bn(idx), w, b, N);
+    LoweredOp op = op_for(n, StepKind::Dense);
+    op.out = new_output(idx);
+    op.in_width = K;
+    op.out_width = N;
+    op.rows = static_cast<int>(shape_size(n.shape) / N);
+    op.kernel = matrix(std::move(w), K, N);
+    op.kernel_name = "kernel";
+    op.bias = std::move(b);
+    add_with_activation(n, std::move(op));
+  }
+
+  void lower_batchnorm(int idx) {
+    const Node& n = g_.nodes[idx];
+    if (foldable(n)) {
+      tensor_of_[idx] = in_tensor(n);  // the producer already applied it
+      return;
+    }
+    LoweredOp op = op_for(n, StepKind::Affine);
+    bn_affine(n, op.scale, op.shift);
+    op.out = new_output(idx);
+    op.out_width = n.shape.back();
+    op.rows = static_cast<int>(shape_size(n.shape) / op.out_width);
+    L_.ops.push_back(std::move(op));
+  }
+
+  void lower_layer_norm(int idx) {
+    const Node& n = g_.nodes[idx];
+    LoweredOp op = op_for(n, StepKind::LayerNorm);
+    op.out = new_output(idx);
+    op.out_width = n.shape.back();
+    op.rows = static_cast<int>(shape_size(n.shape) / op.out_width);
+    op.scale = n.weights[0].data;  // gamma
+    op.shift = n.weights[1].data;  // beta
+    op.epsilon = n.epsilon;
+    L_.ops.push_back(std::move(op));
+  }
+
+  // Add / Subtract / Multiply of equal shapes: in op rhs, then op each further input.
+  void lower_elementwise(int idx) {
+    const Node& n = g_.nodes[idx];
+    LoweredOp op = op_for(n, n.kind == OpKind::Add        ? StepKind::Add
+                             : n.kind == OpKind::Subtract ? StepKind::Sub
+                                                          : StepKind::Mul);
+    op.rhs = in_tensor(n, 1);
+    for (size_t i = 2; i < n.inputs.size(); ++i) op.extra_inputs.push_back(in_tensor(n, i));
+    op.out = new_output(idx);
+    op.out_width = static_cast<int>(shape_size(n.shape));
+    L_.ops.push_back(std::move(op));
+  }
+
+  void lower_concat(int idx) {
+    const Node& n = g_.nodes[idx];
+    const int axis = n.axis - 1;  // infer_shapes left the Keras (batched) convention
+    LoweredOp op = op_for(n, StepKind::Concat);
+    op.in = -1;
+    op.out = new_output(idx);
+    int64_t outer = 1;
+    for (int d = 0; d < axis; ++d) outer *= n.shape[d];
+    op.rows = static_cast<int>(outer);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      op.extra_inputs.push_back(in_tensor(n, i));
+      op.concat_widths.push_back(static_cast<int>(shape_size(in_node(n, i).shape) / outer));
+    }
+    L_.ops.push_back(std::move(op));
+  }
+
+  void recurrent_common(const Node& n, LoweredOp& op) {
+    const Shape& in = in_node(n).shape;
+    op.in_width = in[1];
+    op.out_width = n.units;
+    op.steps = in[0];
+    op.return_sequences = n.return_sequences;
+    op.act = n.activation;
+    op.rec = n.recurrent_activation;
+    op.zero_state = opt_.mode == RecurrentMode::Window;
+  }
+
+  void lower_lstm(int idx) {
+    const Node& n = g_.nodes[idx];
+    const int in = in_node(n).shape[1], u = n.units, T = in_node(n).shape[0];
+    const bool window = opt_.mode == RecurrentMode::Window;
+    LoweredOp op = op_for(n, window ? StepKind::LstmWindow : StepKind::Lstm);
+    op.out = new_output(idx);
+    recurrent_common(n, op);
+    op.bias = n.weights[2].data;
+    // A clip that cannot act is dropped (the fused cell is faster): from a zero state with gates
+    // in [0, 1] and tanh in [-1, 1], |c| grows by at most 1 per step (exactly so in float too),
+    // so a window of T <= cell_clip steps never reaches it.
+    const bool bounded = n.recurrent_activation.kind == ActKind::Sigmoid && n.activation.kind == ActKind::Tanh;
+    op.cell_clip = window && bounded && T <= n.cell_clip ? 0.0f : n.cell_clip;
+    if (window) {
+      // x W + b for all T steps first (W is small and stays in cache), then only h U per step,
+      // which is the serial part.
+      op.kernel = matrix(n.weights[0].data, in, 4 * u);
+      op.kernel_name = "kernel";
+      op.recurrent_kernel = matrix(n.weights[1].data, u, 4 * u);
+    } else {
+      // [W; U] stacked so one matrix product over [x | h] computes x W + h U.
+      std::vector<float> wu = n.weights[0].data;
+      wu.insert(wu.end(), n.weights[1].data.begin(), n.weights[1].data.end());
+      op.kernel = matrix(std::move(wu), in + u, 4 * u);
+      op.kernel_name = "[kernel; recurrent_kernel]";
+    }
+    L_.ops.push_back(std::move(op));
+  }
+
+  void lower_gru(int idx) {
+    const Node& n = g_.nodes[idx];
+    const int in = in_node(n).shape[1], u = n.units;
+    LoweredOp op = op_for(n, n.reset_after ? StepKind::Gru : StepKind::GruClassic);
+    op.out = new_output(idx);
+    recurrent_common(n, op);
+    op.kernel = matrix(n.weights[0].data, in, 3 * u);
+    op.kernel_name = "kernel";
+    const auto& bias = n.weights[2].data;
+    if (n.reset_after) {  // bias (2, 3u): the input bias, then the recurrent bias
+      op.bias.assign(bias.begin(), bias.begin() + 3 * u);
+      op.recurrent_bias.assign(bias.begin() + 3 * u, bias.end());
+      op.recurrent_kernel = matrix(n.weights[1].data, u, 3 * u);
+    } else {  // r multiplies h U_h after the product, so U's h columns run on their own
+      op.bias = bias;
+      op.recurrent_kernel = columns(n.weights[1], 0, 2 * u);
+      op.recurrent_kernel_h = columns(n.weights[1], 2 * u, u);
+    }
+    L_.ops.push_back(std::move(op));
+  }
+
+  void lower_conv(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;
+    const int k = n.kernel_size, C = in[1], F = n.units;
+    std::vector<float> w = n.weights[0].data, b = n.weights[1].data;  // (k, C, F) == (k*C, F)
+    fold(folded_bn(idx), w, b, F);
+    LoweredOp op = op_for(n, StepKind::Conv1D);
+    op.out = new_output(idx);
+    op.in_len = in[0];
+    op.in_ch = C;
+    op.window = k;
+    op.stride = n.stride;
+    op.dilation = n.dilation;
+    op.out_width = F;
+    op.steps = n.shape[0];
+    op.pad_left = pad_left(n.padding, op.in_len, op.steps, (k - 1) * n.dilation + 1, n.stride);
+    op.kernel = matrix(std::move(w), k * C, F);
+    op.kernel_name = "kernel";
+    op.bias = std::move(b);
+    add_with_activation(n, std::move(op));
+  }
+
+  void lower_conv2d(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;  // [H, W, C]
+    const int C = in[2], F = n.units;
+    std::vector<float> w = n.weights[0].data, b = n.weights[1].data;  // (kh, kw, C, F) == (kh*kw*C, F)
+    fold(folded_bn(idx), w, b, F);
+    LoweredOp op = op_for(n, StepKind::Conv2D);
+    op.out = new_output(idx);
+    op.in_len = in[0];
+    op.in_w = in[1];
+    op.in_ch = C;
+    op.window = n.kernel_size;
+    op.window_w = n.kernel_w;
+    op.stride = n.stride;
+    op.stride_w = n.stride_w;
+    op.dilation = n.dilation;
+    op.dilation_w = n.dilation_w;
+    op.out_width = F;
+    op.steps = n.shape[0];
+    op.out_w = n.shape[1];
+    op.pad_left = pad_left(n.padding, op.in_len, op.steps, (n.kernel_size - 1) * n.dilation + 1, n.stride);
+    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, (n.kernel_w - 1) * n.dilation_w + 1, n.stride_w);
+    op.kernel = matrix(std::move(w), n.kernel_size * n.kernel_w * C, F);
+    op.kernel_name = "kernel";
+    op.bias = std::move(b);
+    add_with_activation(n, std::move(op));
+  }
+
+  void lower_pool(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;
+    const StepKind kind = n.kind == OpKind::MaxPool1D         ? StepKind::MaxPool
+                          : n.kind == OpKind::AvgPool1D       ? StepKind::AvgPool
+                          : n.kind == OpKind::GlobalAvgPool1D ? StepKind::GlobalAvgPool
+                                                              : StepKind::GlobalMaxPool;
+    LoweredOp op = op_for(n, kind);
+    op.out = new_output(idx);
+    op.in_len = in[0];
+    op.in_ch = in[1];
+    if (kind == StepKind::MaxPool || kind == StepKind::AvgPool) {
+      op.window = n.pool_size;
+      op.stride = n.pool_stride;
+      op.steps = n.shape[0];
+      op.pad_left = pad_left(n.padding, op.in_len, op.steps, n.pool_size, n.pool_stride);
+    }
+    L_.ops.push_back(std::move(op));
+  }
+
+  // [first, last] per tensor: its producer, and the last op that reads it (outputs: the end).
+  void set_lifetimes() {
+    const int end = static_cast<int>(L_.ops.size());
+    auto use = [&](int t, int i) {
+      if (t >= 0) L_.tensors[t].last = std::max(L_.tensors[t].last, i);
+    };
+    for (int i = 0; i < end; ++i) {
+      const LoweredOp& op = L_.ops[i];
+      LoweredTensor& out = L_.tensors[op.out];
+      if (out.first < 0) out.first = i;  // an in-place activation keeps its producer's start
+      out.last = std::max(out.last, i);
+      use(op.in, i);
+      use(op.rhs, i);
+      for (int t : op.extra_inputs) use(t, i);
+    }
+    for (int t : L_.outputs) L_.tensors[t].last = end;
+    for (LoweredTensor& t : L_.tensors) {
+      if (t.first < 0) t.first = t.input >= 0 ? -1 : 0;
+      if (t.last < 0) t.last = t.first;
+    }
+  }
+
+  Graph g_;
+  CompileOptions opt_;
+  LoweredGraph L_;
+  std::vector<int> tensor_of_;  // node -> the tensor holding its output
+  std::vector<int> consumers_;
+};
+
+}  // namespace
+
+LoweredGraph lower_for_plan(const Graph& graph, const CompileOptions& options) {
+  return Lowering(resolve_for_mode(graph, options), options).run();
+}
+
+}  // namespace tickinfer::engine

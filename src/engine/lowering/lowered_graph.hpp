@@ -1,0 +1,119 @@
+#pragma once
+// The device-neutral half of compiling a Keras graph: the graph resolved for one recurrent mode
+// and rewritten into the op forms every backend runs (engine/lowering/lower_for_plan.cpp):
+//   - BatchNormalization folded into the Dense/Conv1D it follows (W' = W * scale, b' = b * scale +
+//     shift) when that producer is linear and has no other consumer;
+//   - a relu a clamp expresses exactly fused into its Dense/Conv1D (clamp_lo/hi), any other
+//     activation kept as an in-place Activation op (in == out) right after it;
+//   - LSTM: stream mode stacks [W; U] so one matrix product over [x | h] does both; window mode
+//     keeps W (all steps at once) and U (the serial part) apart;
+//   - GRU with reset_after = false: U split into its z|r columns and its h columns;
+//   - Identity, Flatten, Reshape and linear Activation are no ops: their output is their input.
+// Weights stay float and row-major (K x N); packing, kernel and sparse choices, scratch and the
+// arena are a backend's (the CPU one: engine/graph_plan_compile.cpp). Each op knows its tensors
+// by id, and each tensor its lifetime in op indices, so a backend can reuse dead tensors' memory.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/graph.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::engine {
+
+// The op forms a lowered graph is made of, and the steps a backend runs (one step per op).
+enum class StepKind : uint8_t {
+  Dense,         // rows x (in[r] (in_width) . kernel (in_width x out_width) + bias) -> out[r], clamped
+  Activation,    // elementwise act over out_width floats, in -> out
+  Softmax,       // rows x softmax over out_width
+  Affine,        // rows x (in * scale + shift) over out_width (unfolded BatchNorm)
+  LayerNorm,     // rows x layer_norm over out_width
+  Lstm,          // stream mode: one step over [x | h] with stacked [W; U]
+  LstmWindow,    // window mode: input projection for all steps, then h U per step
+  Gru,           // reset_after = true
+  GruClassic,    // reset_after = false
+  Conv1D,
+  Conv2D,        // per output pixel: its (kh x kw x C) patch . kernel + bias, clamped
+  MaxPool,
+  AvgPool,
+  GlobalAvgPool,
+  GlobalMaxPool,
+  Add,
+  Sub,
+  Mul,
+  Concat,
+};
+
+// What an op is, apart from where its tensors and weights live: shared by the lowered op and the
+// CPU plan's Step, so the backend copies it whole instead of field by field.
+struct OpParams {
+  StepKind kind{};
+  std::string label;            // layer name, for describe() and errors
+  std::vector<int> concat_widths;  // Concat: per-input chunk width (floats)
+  int rows = 1;                 // rows the op repeats over (Dense, Softmax, Affine, LayerNorm,
+                                // Concat's outer blocks)
+  int in_width = 0;             // floats per input row: Dense K; Lstm/Gru: input features per step
+  // Floats per output row: Dense N, Lstm/Gru units (per time step), Conv1D filters,
+  // Softmax/Affine/LayerNorm row width; Activation/Add/Sub/Mul: every element (one row).
+  int out_width = 0;
+  int steps = 1;                        // Lstm/Gru: time steps; Conv/Pool: output length
+  int in_len = 0, in_ch = 0;            // Conv/Pool: input length and channels
+  int window = 1, stride = 1, dilation = 1, pad_left = 0;
+  // Conv2D: the fields above are its height axis (in_len = H, steps = output height, pad_left =
+  // the top padding); these its width axis.
+  int in_w = 0, window_w = 1, stride_w = 1, dilation_w = 1, pad_w = 0, out_w = 0;
+  float clamp_lo = -std::numeric_limits<float>::infinity();  // Dense/Conv1D: a fused relu, or +-inf
+  float clamp_hi = std::numeric_limits<float>::infinity();
+  float epsilon = 0;
+  float cell_clip = 0;                  // Lstm/LstmWindow: clip c to +-cell_clip per step (0 = none)
+  bool return_sequences = false;
+  bool zero_state = true;               // window mode: recurrent state starts at zero each run
+  ActivationSpec act, rec;
+};
+
+// A row-major float matrix (rows x cols); empty when the op has none.
+struct Matrix {
+  int rows = 0, cols = 0;
+  std::vector<float> data;
+  bool empty() const { return data.empty(); }
+};
+
+struct LoweredOp : OpParams {
+  int in = -1, out = -1;   // tensor ids
+  int rhs = -1;            // Add/Sub/Mul: the second operand
+  std::vector<int> extra_inputs;  // Concat: all inputs; Add/Sub/Mul: inputs beyond two
+  // Dense/Conv1D: kernel (BatchNorm folded; Conv1D as (taps x channels) x filters); LSTM/GRU: W,
+  // or stream-mode LSTM's stacked [W; U]. recurrent_kernel: U (LstmWindow, Gru), U's z|r columns
+  // (GruClassic); recurrent_kernel_h: GruClassic's h columns of U.
+  Matrix kernel, recurrent_kernel, recurrent_kernel_h;
+  std::string kernel_name;  // how describe() and sparse notes name `kernel` ("kernel", "[kernel; recurrent_kernel]")
+  std::vector<float> bias;            // of `kernel` (Gru: the input bias)
+  std::vector<float> recurrent_bias;  // Gru: the recurrent bias
+  std::vector<float> scale, shift;    // Affine: BatchNorm's per-channel scale and shift; LayerNorm: gamma, beta
+};
+
+struct LoweredTensor {
+  Shape shape;
+  int64_t floats = 0;
+  int input = -1;   // >= 0: the caller's input with this index (not the backend's memory)
+  // Lifetime in op indices, [first, last]: first = the producing op, last = the last op reading
+  // it; a graph output lives to the end (ops.size()).
+  int first = -1, last = -1;
+};
+
+struct LoweredGraph {
+  RecurrentMode mode = RecurrentMode::Window;
+  std::vector<LoweredOp> ops;  // in run order
+  std::vector<LoweredTensor> tensors;
+  std::vector<int> outputs;              // tensor ids, in the graph's output order
+  std::vector<Shape> input_shapes;       // as the caller feeds them (stream mode: one step, [F])
+  std::vector<Shape> output_shapes;
+};
+
+// Resolves `graph` for options.mode (unknown sequence lengths become options.window_length;
+// stream mode feeds one step) and lowers it. Throws tickinfer::Error (an unknown length without a
+// window length, stream mode on a model that is not streamable).
+LoweredGraph lower_for_plan(const Graph& graph, const CompileOptions& options);
+
+}  // namespace tickinfer::engine

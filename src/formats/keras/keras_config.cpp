@@ -1,0 +1,542 @@
+#include "formats/keras/keras_config.hpp"
+
+#include <cctype>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "formats/keras/keras_json.hpp"
+#include "formats/keras/keras_layers.hpp"
+#include "formats/keras/keras_pruning.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::formats {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr size_t kMaxLayers = 100000;
+constexpr int64_t kMaxInputValues = int64_t{1} << 28;
+constexpr int kMaxCallsPerLayer = 1024;
+
+// A tensor produced by call `call` (Keras' node_index) of layer `layer`.
+struct TensorRef {
+  std::string layer;
+  int call = 0;
+};
+
+// One entry of a config's layer list, as read from either dialect.
+struct LayerEntry {
+  std::string name;
+  std::string keras_class;
+  const json* config = nullptr;       // the layer's "config" object
+  // Functional only: one element per call of the layer (a shared layer has several), each the
+  // tensors it was called on, in argument order.
+  std::vector<std::vector<TensorRef>> calls;
+  std::string keras3_path;
+  // A tfmot PruneLowMagnitude wrapper (formats/keras/keras_pruning.hpp): keras_class and config are the
+  // wrapped layer's; name and the Keras 3 path stay the wrapper's (the file stores them so).
+  bool pruning_wrapper = false;
+  std::string path_class() const { return pruning_wrapper ? kPruningWrapperClass : keras_class; }
+};
+
+// obj[key] by reference (a JSON null if absent). A `cond ? obj[key] : json()` expression would
+// copy, and pointers into the copy would dangle.
+const json& member(const json& obj, const char* key) {
+  static const json kNull;
+  if (!obj.is_object()) return kNull;
+  auto it = obj.find(key);
+  return it == obj.end() ? kNull : *it;
+}
+
+bool is_model_class(const std::string& cls) {
+  return cls == "Sequential" || cls == "Functional" || cls == "Model";
+}
+
+std::string layer_ctx(const std::string& label, const std::string& name, const std::string& cls) {
+  return label + ": layer '" + name + "' (" + cls + ")";
+}
+
+// Assigns Keras 3 weight paths: snake_case(class) plus a per-class counter in list order.
+class Keras3PathCounter {
+ public:
+  std::string next(const std::string& keras_class) {
+    std::string base = keras_snake_case(keras_class);
+    auto [it, fresh] = used_.try_emplace(base, 0);
+    if (fresh) return "layers/" + base;
+    return "layers/" + base + "_" + std::to_string(++it->second);
+  }
+
+ private:
+  std::unordered_map<std::string, int> used_;
+};
+
+// Parses a shape that includes the batch dimension ([null, 10, 3]) into an un-batched Shape.
+Shape shape_from_batch_shape(const json& batch_shape, const std::string& ctx) {
+  if (!batch_shape.is_array() || batch_shape.size() < 2 || batch_shape.size() > 9) {
+    throw Error(ctx + ": input shape must be a list of 2 to 9 dimensions including the batch, got " +
+                json_brief(batch_shape));
+  }
+  Shape shape;
+  int64_t values = 1;
+  for (size_t i = 1; i < batch_shape.size(); ++i) {
+    if (batch_shape[i].is_null()) {
+      // A variable sequence length ([batch, None, features]) is the one unknown allowed: the
+      // compiler takes the window length from its options, or streams one step at a time.
+      if (i == 1 && batch_shape.size() == 3) {
+        shape.push_back(-1);
+        continue;
+      }
+      throw Error(ctx + ": input dimension " + std::to_string(i) +
+                  " is unknown (None); only the time axis of a [batch, time, features] input "
+                  "may be");
+    }
+    int d = json_value_int(batch_shape[i], 1, kMaxKerasDim, ctx + ": input dimension " + std::to_string(i));
+    values *= d;
+    if (values > kMaxInputValues) throw Error(ctx + ": input shape is too large");
+    shape.push_back(d);
+  }
+  return shape;
+}
+
+// The input shape written on an InputLayer (or, in Keras 2 Sequential, on the first layer).
+bool find_batch_shape(const json& config, const json*& out) {
+  for (const char* key : {"batch_shape", "batch_input_shape"}) {
+    auto it = config.find(key);
+    if (it != config.end() && !it->is_null()) {
+      out = &*it;
+      return true;
+    }
+  }
+  return false;
+}
+
+// Reads a [name, node_index, tensor_index(, kwargs)] reference.
+TensorRef tensor_ref(const json& ref, const std::string& ctx) {
+  if (!ref.is_array() || ref.size() < 3 || ref.size() > 4 || !ref[0].is_string()) {
+    throw Error(ctx + ": malformed tensor reference " + json_brief(ref));
+  }
+  TensorRef t;
+  t.layer = ref[0].get<std::string>();
+  t.call = json_value_int(ref[1], 0, kMaxCallsPerLayer - 1, ctx + ": node index");
+  int tensor_index = json_value_int(ref[2], 0, 1 << 20, ctx + ": tensor index");
+  if (tensor_index != 0) {
+    throw Error(ctx + ": uses output " + std::to_string(tensor_index) + " of layer '" + t.layer +
+                "' (multi-output layers are not supported)");
+  }
+  if (ref.size() == 4 && ref[3].is_object() && json_bool(ref[3], "training", false, ctx)) {
+    throw Error(ctx + ": training=true call argument is not supported");
+  }
+  return t;
+}
+
+bool is_keras3_tensor(const json& v) {
+  return v.is_object() && v.contains("class_name") && v["class_name"] == "__keras_tensor__";
+}
+
+// Collects Keras 3 tensor arguments ({"class_name": "__keras_tensor__", ...}) in order. Depth is
+// bounded by parse_json_bounded.
+void collect_keras3_tensors(const json& v, std::vector<TensorRef>& out, const std::string& ctx) {
+  if (is_keras3_tensor(v)) {
+    const json& config = member(v, "config");
+    if (!config.is_object() || !config.contains("keras_history")) {
+      throw Error(ctx + ": tensor argument without keras_history");
+    }
+    out.push_back(tensor_ref(config["keras_history"], ctx));
+  } else if (v.is_array()) {
+    for (const json& item : v) collect_keras3_tensors(item, out, ctx);
+  } else if (v.is_object()) {
+    for (const auto& item : v.items()) collect_keras3_tensors(item.value(), out, ctx);
+  }
+}
+
+// One inbound node (one call of the layer) -> its input tensors, for either dialect:
+//   Keras 3: {"args": [tensor | [tensor, ...]], "kwargs": {...}}
+//   Keras 2: [[name, node_index, tensor_index, kwargs], ...]
+std::vector<TensorRef> parse_call(const json& node, const std::string& ctx) {
+  std::vector<TensorRef> refs;
+  if (node.is_object()) {
+    collect_keras3_tensors(member(node, "args"), refs, ctx);
+    const json& kwargs = member(node, "kwargs");
+    if (kwargs.is_object()) {
+      for (const auto& item : kwargs.items()) {
+        std::vector<TensorRef> in_kwarg;
+        collect_keras3_tensors(item.value(), in_kwarg, ctx);
+        if (!in_kwarg.empty()) {
+          throw Error(ctx + ": tensor keyword argument '" + item.key() + "' is not supported");
+        }
+      }
+      if (json_bool(kwargs, "training", false, ctx)) {
+        throw Error(ctx + ": training=true call argument is not supported");
+      }
+    }
+  } else if (node.is_array()) {
+    for (const json& ref : node) refs.push_back(tensor_ref(ref, ctx));
+  } else {
+    throw Error(ctx + ": malformed inbound node " + json_brief(node));
+  }
+  if (refs.empty()) throw Error(ctx + ": a call of the layer has no input tensors");
+  return refs;
+}
+
+std::vector<std::vector<TensorRef>> parse_inbound(const json& inbound, const std::string& ctx) {
+  std::vector<std::vector<TensorRef>> calls;
+  if (inbound.is_null()) return calls;
+  if (!inbound.is_array()) throw Error(ctx + ": inbound_nodes must be a list");
+  if (inbound.size() > static_cast<size_t>(kMaxCallsPerLayer)) throw Error(ctx + ": too many calls");
+  for (const json& node : inbound) calls.push_back(parse_call(node, ctx));
+  return calls;
+}
+
+// input_layers / output_layers: a single [name, node_index, 0] or a list of them.
+std::vector<TensorRef> parse_endpoint_list(const json& v, const std::string& ctx) {
+  std::vector<TensorRef> refs;
+  if (!v.is_array() || v.empty()) throw Error(ctx + " must be a non-empty list");
+  if (v[0].is_string()) {
+    refs.push_back(tensor_ref(v, ctx));
+  } else {
+    for (const json& ref : v) refs.push_back(tensor_ref(ref, ctx));
+  }
+  return refs;
+}
+
+class GraphBuilder {
+ public:
+  GraphBuilder(WeightSource& weights, KerasDialect dialect, const std::string& label)
+      : weights_(weights), dialect_(dialect), label_(label) {}
+
+  Graph& graph() { return graph_; }
+  const std::vector<std::string>& pruned_layers() const { return pruned_layers_; }
+
+  int add_input(const std::string& name, Shape shape) {
+    claim_name(name, "InputLayer");
+    Node n;
+    n.name = name;
+    n.keras_class = "InputLayer";
+    n.kind = OpKind::Input;
+    n.shape = std::move(shape);
+    ranks_.push_back(static_cast<int>(n.shape.size()));
+    graph_.nodes.push_back(std::move(n));
+    return static_cast<int>(graph_.nodes.size()) - 1;
+  }
+
+  // `node_name` is the layer name, or for later calls of a shared layer "<name>#<call>".
+  int add_layer(const LayerEntry& e, const std::vector<int>& inputs, const std::string& node_name) {
+    const std::string ctx = layer_ctx(label_, e.name, e.keras_class);
+    claim_name(node_name, e.keras_class);
+    KerasLayerRef ref;
+    ref.name = e.name;
+    ref.keras_class = e.keras_class;
+    ref.keras3_path = e.keras3_path;
+    ref.weights_in_cell = layer_weights_in_cell(e.keras_class);
+    ref.config = e.config;
+    ref.pruning_wrapper = e.pruning_wrapper;
+    if (e.pruning_wrapper && node_name == e.name) pruned_layers_.push_back(e.name);
+    std::vector<int> in_ranks;
+    for (int i : inputs) in_ranks.push_back(ranks_[static_cast<size_t>(i)]);
+    Node n = node_from_keras_layer(ref, *e.config, in_ranks, weights_, dialect_, ctx);
+    n.name = node_name;
+    if (n.kind == OpKind::LayerNorm && n.weights.empty()) fill_identity_affine(n, inputs[0], ctx);
+    for (const Weight& w : n.weights) {
+      total_weight_values_ += static_cast<int64_t>(w.data.size());
+      if (total_weight_values_ > kMaxTotalWeightValues) {
+        throw Error(ctx + ": model weights exceed 1 GiB");
+      }
+    }
+    n.inputs = inputs;
+    ranks_.push_back(output_rank(n, in_ranks));
+    graph_.nodes.push_back(std::move(n));
+    return static_cast<int>(graph_.nodes.size()) - 1;
+  }
+
+ private:
+  // gamma = 1, beta = 0 sized by the channel count of node `input`, found by running shape
+  // inference over the graph built so far (only LayerNormalization(center=False, scale=False)).
+  void fill_identity_affine(Node& n, int input, const std::string& ctx) {
+    Graph probe;
+    probe.nodes = std::move(graph_.nodes);
+    for (size_t i = 0; i < probe.nodes.size(); ++i) {
+      if (probe.nodes[i].kind == OpKind::Input) probe.inputs.push_back(static_cast<int>(i));
+    }
+    probe.outputs = {input};
+    Shape in_shape;
+    try {
+      infer_shapes(probe);
+      in_shape = probe.nodes[static_cast<size_t>(input)].shape;
+    } catch (const Error& e) {
+      graph_.nodes = std::move(probe.nodes);
+      throw Error(ctx + ": cannot determine the channel count: " + e.what());
+    }
+    graph_.nodes = std::move(probe.nodes);
+    if (in_shape.empty()) throw Error(ctx + ": input has rank 0");
+    const int channels = in_shape.back();
+    n.weights = {Weight{{channels}, std::vector<float>(static_cast<size_t>(channels), 1.0f)},
+                 Weight{{channels}, std::vector<float>(static_cast<size_t>(channels), 0.0f)}};
+  }
+
+  void claim_name(const std::string& name, const std::string& cls) {
+    if (!names_.insert(name).second) {
+      throw Error(layer_ctx(label_, name, cls) + ": duplicate layer name");
+    }
+  }
+
+  WeightSource& weights_;
+  KerasDialect dialect_;
+  const std::string& label_;
+  Graph graph_;
+  std::vector<int> ranks_;  // un-batched output rank per node
+  std::unordered_set<std::string> names_;
+  int64_t total_weight_values_ = 0;
+  std::vector<std::string> pruned_layers_;
+};
+
+// Reads the common fields of every entry of config["layers"].
+std::vector<LayerEntry> read_layer_list(const json& config, bool functional, const std::string& label) {
+  const json& layers = member(config, "layers");
+  if (!layers.is_array()) throw Error(label + ": model config has no 'layers' list");
+  if (layers.size() > kMaxLayers) throw Error(label + ": too many layers");
+  std::vector<LayerEntry> entries;
+  for (size_t i = 0; i < layers.size(); ++i) {
+    const json& layer = layers[i];
+    const std::string where = label + ": layers[" + std::to_string(i) + "]";
+    if (!layer.is_object()) throw Error(where + " must be an object");
+    LayerEntry e;
+    e.keras_class = json_string(layer, "class_name", "", where);
+    if (!layer.contains("config") || !layer["config"].is_object()) {
+      throw Error(where + " (" + e.keras_class + ") has no config object");
+    }
+    e.config = &layer["config"];
+    e.name = json_string(*e.config, "name", json_string(layer, "name", "", where), where);
+    if (e.name.empty()) throw Error(where + " (" + e.keras_class + ") has no name");
+    if (e.keras_class == kPruningWrapperClass) {
+      const json& wrapped = pruning_wrapped_layer(*e.config, layer_ctx(label, e.name, e.keras_class));
+      e.pruning_wrapper = true;
+      e.keras_class = wrapped["class_name"].get<std::string>();
+      e.config = &wrapped["config"];
+    }
+    const std::string ctx = layer_ctx(label, e.name, e.keras_class);
+    if (is_model_class(e.keras_class)) {
+      throw Error(ctx + ": nested models are not supported (flatten the model before saving)");
+    }
+    if (e.keras_class != "InputLayer" && !is_supported_layer_class(e.keras_class)) {
+      throw Error(ctx + ": layer class is not supported");
+    }
+    if (functional) e.calls = parse_inbound(member(layer, "inbound_nodes"), ctx);
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+Shape input_layer_shape(const LayerEntry& e, const std::string& label) {
+  const std::string ctx = layer_ctx(label, e.name, e.keras_class);
+  check_float32_policy(*e.config, ctx);
+  if (json_bool(*e.config, "sparse", false, ctx) || json_bool(*e.config, "ragged", false, ctx)) {
+    throw Error(ctx + ": sparse or ragged inputs are not supported");
+  }
+  const json* batch_shape = nullptr;
+  if (!find_batch_shape(*e.config, batch_shape)) throw Error(ctx + ": input layer has no shape");
+  return shape_from_batch_shape(*batch_shape, ctx);
+}
+
+void build_sequential(GraphBuilder& b, const json& model, const json& config, const std::string& label) {
+  std::vector<LayerEntry> entries = read_layer_list(config, /*functional=*/false, label);
+  size_t first = 0;
+  int prev = -1;
+  if (!entries.empty() && entries[0].keras_class == "InputLayer") {
+    prev = b.add_input(entries[0].name, input_layer_shape(entries[0], label));
+    first = 1;
+  } else {
+    // Keras 2 puts batch_input_shape on the first layer; otherwise fall back to the build shape.
+    const json* batch_shape = nullptr;
+    std::string name = "input";
+    if (!entries.empty() && find_batch_shape(*entries[0].config, batch_shape)) {
+      name = entries[0].name + "_input";
+    } else if (config.contains("build_input_shape") && !config["build_input_shape"].is_null()) {
+      batch_shape = &config["build_input_shape"];
+    } else if (model.contains("build_config") && model["build_config"].is_object() &&
+               model["build_config"].contains("input_shape")) {
+      batch_shape = &model["build_config"]["input_shape"];
+    } else {
+      throw Error(label + ": Sequential model has no input shape (no InputLayer or batch_input_shape)");
+    }
+    prev = b.add_input(name, shape_from_batch_shape(*batch_shape, label + ": Sequential input"));
+  }
+  if (first == entries.size()) throw Error(label + ": Sequential model has no layers");
+  Keras3PathCounter paths;  // Sequential.layers leaves the InputLayer out
+  for (size_t i = first; i < entries.size(); ++i) {
+    LayerEntry& e = entries[i];
+    if (e.keras_class == "InputLayer") {
+      throw Error(layer_ctx(label, e.name, e.keras_class) + ": InputLayer inside a Sequential model");
+    }
+    e.keras3_path = paths.next(e.path_class());
+    prev = b.add_layer(e, {prev}, e.name);
+  }
+  b.graph().inputs = {0};
+  b.graph().outputs = {prev};
+}
+
+// Node names for the calls of a layer: the layer name, then "<name>#1", "<name>#2", ...
+std::string call_node_name(const LayerEntry& e, size_t call) {
+  return call == 0 ? e.name : e.name + "#" + std::to_string(call);
+}
+
+void build_functional(GraphBuilder& b, const json& config, const std::string& label) {
+  std::vector<LayerEntry> entries = read_layer_list(config, /*functional=*/true, label);
+  std::unordered_map<std::string, size_t> index_of;
+  Keras3PathCounter paths;  // Functional.layers keeps the InputLayers
+  for (size_t i = 0; i < entries.size(); ++i) {
+    entries[i].keras3_path = paths.next(entries[i].path_class());
+    if (!index_of.emplace(entries[i].name, i).second) {
+      throw Error(layer_ctx(label, entries[i].name, entries[i].keras_class) + ": duplicate layer name");
+    }
+  }
+  // One vertex per call of each layer (an InputLayer is one vertex without inputs); first_vertex
+  // maps a layer to its call 0.
+  std::vector<size_t> first_vertex(entries.size());
+  std::vector<std::pair<size_t, size_t>> vertices;  // (entry, call)
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const LayerEntry& e = entries[i];
+    const std::string ctx = layer_ctx(label, e.name, e.keras_class);
+    if (e.keras_class == "InputLayer" && !e.calls.empty()) {
+      bool all_empty = true;  // Keras 2 may write [] per call; Keras 3 writes no calls
+      for (const auto& call : e.calls) all_empty &= call.empty();
+      if (!all_empty) throw Error(ctx + ": InputLayer has inputs");
+    }
+    if (e.keras_class != "InputLayer" && e.calls.empty()) throw Error(ctx + ": layer is never called");
+    first_vertex[i] = vertices.size();
+    const size_t calls = e.keras_class == "InputLayer" ? 1 : e.calls.size();
+    for (size_t k = 0; k < calls; ++k) vertices.emplace_back(i, k);
+  }
+  auto vertex_of = [&](const TensorRef& t, const std::string& ctx) {
+    auto it = index_of.find(t.layer);
+    if (it == index_of.end()) throw Error(ctx + ": layer '" + t.layer + "' does not exist");
+    const LayerEntry& producer = entries[it->second];
+    const size_t calls = producer.keras_class == "InputLayer" ? 1 : producer.calls.size();
+    if (static_cast<size_t>(t.call) >= calls) {
+      throw Error(ctx + ": layer '" + t.layer + "' has no call " + std::to_string(t.call));
+    }
+    return first_vertex[it->second] + static_cast<size_t>(t.call);
+  };
+  // Kahn's algorithm, preferring config order, so any valid config order is accepted.
+  std::vector<std::vector<size_t>> consumers(vertices.size());
+  std::vector<size_t> pending(vertices.size(), 0);
+  std::vector<std::vector<size_t>> producers(vertices.size());
+  for (size_t v = 0; v < vertices.size(); ++v) {
+    const LayerEntry& e = entries[vertices[v].first];
+    if (e.keras_class == "InputLayer") continue;
+    const std::string ctx = layer_ctx(label, e.name, e.keras_class);
+    for (const TensorRef& t : e.calls[vertices[v].second]) {
+      size_t p = vertex_of(t, ctx);
+      producers[v].push_back(p);
+      consumers[p].push_back(v);
+      ++pending[v];
+    }
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t v = 0; v < vertices.size(); ++v) {
+    if (pending[v] == 0) ready.push(v);
+  }
+  std::vector<int> node_of(vertices.size(), -1);
+  size_t placed = 0;
+  while (!ready.empty()) {
+    size_t v = ready.top();
+    ready.pop();
+    const auto [i, call] = vertices[v];
+    const LayerEntry& e = entries[i];
+    if (e.keras_class == "InputLayer") {
+      node_of[v] = b.add_input(e.name, input_layer_shape(e, label));
+    } else {
+      std::vector<int> inputs;
+      for (size_t p : producers[v]) inputs.push_back(node_of[p]);
+      node_of[v] = b.add_layer(e, inputs, call_node_name(e, call));
+    }
+    ++placed;
+    for (size_t c : consumers[v]) {
+      if (--pending[c] == 0) ready.push(c);
+    }
+  }
+  if (placed != vertices.size()) throw Error(label + ": the layer graph has a cycle");
+
+  Graph& g = b.graph();
+  std::vector<bool> is_model_input(entries.size(), false);
+  for (const TensorRef& t : parse_endpoint_list(member(config, "input_layers"), label + ": input_layers")) {
+    size_t v = vertex_of(t, label + ": input_layers");
+    size_t i = vertices[v].first;
+    if (entries[i].keras_class != "InputLayer") {
+      throw Error(label + ": input '" + t.layer + "' is not an InputLayer");
+    }
+    if (is_model_input[i]) throw Error(label + ": input '" + t.layer + "' is listed twice");
+    is_model_input[i] = true;
+    g.inputs.push_back(node_of[v]);
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (entries[i].keras_class == "InputLayer" && !is_model_input[i]) {
+      throw Error(label + ": InputLayer '" + entries[i].name + "' is not listed in input_layers");
+    }
+  }
+  for (const TensorRef& t : parse_endpoint_list(member(config, "output_layers"), label + ": output_layers")) {
+    g.outputs.push_back(node_of[vertex_of(t, label + ": output_layers")]);
+  }
+}
+
+}  // namespace
+
+std::string keras_snake_case(const std::string& class_name) {
+  // Mirrors keras.src.utils.naming.to_snake_case:
+  //   drop \W; "(.)([A-Z][a-z]+)" -> "\1_\2"; "([a-z])([A-Z])" -> "\1_\2"; lower-case.
+  auto is_upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  auto is_lower = [](char c) { return c >= 'a' && c <= 'z'; };
+  std::string word;
+  for (char c : class_name) {
+    if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') word += c;
+  }
+  std::string pass1;
+  for (size_t i = 0; i < word.size();) {
+    if (i + 2 < word.size() && is_upper(word[i + 1]) && is_lower(word[i + 2])) {
+      pass1 += word[i];
+      pass1 += '_';
+      pass1 += word[i + 1];
+      i += 2;
+      while (i < word.size() && is_lower(word[i])) pass1 += word[i++];
+    } else {
+      pass1 += word[i++];
+    }
+  }
+  std::string pass2;
+  for (size_t i = 0; i < pass1.size();) {
+    if (i + 1 < pass1.size() && is_lower(pass1[i]) && is_upper(pass1[i + 1])) {
+      pass2 += pass1[i];
+      pass2 += '_';
+      pass2 += pass1[i + 1];
+      i += 2;
+    } else {
+      pass2 += pass1[i++];
+    }
+  }
+  for (char& c : pass2) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return pass2;
+}
+
+Graph graph_from_keras_config(const json& model, WeightSource& weights, KerasDialect dialect,
+                              const std::string& label) {
+  if (!model.is_object()) throw Error(label + ": model config must be a JSON object");
+  const std::string cls = json_string(model, "class_name", "", label + ": model config");
+  const json& config = member(model, "config");
+  if (!config.is_object()) throw Error(label + ": model config has no 'config' object");
+  GraphBuilder builder(weights, dialect, label);
+  builder.graph().name = json_string(config, "name", "", label + ": model config");
+  check_float32_policy(config, label + ": model '" + builder.graph().name + "'");
+  if (cls == "Sequential") {
+    build_sequential(builder, model, config, label);
+  } else if (cls == "Functional" || cls == "Model") {
+    build_functional(builder, config, label);
+  } else {
+    throw Error(label + ": model class '" + cls + "' is not supported (only Sequential and Functional)");
+  }
+  builder.graph().source_format = dialect == KerasDialect::Keras3 ? "keras3" : "keras2-h5";
+  if (!builder.pruned_layers().empty()) builder.graph().warnings.push_back(pruning_wrapper_warning(builder.pruned_layers()));
+  return std::move(builder.graph());
+}
+
+}  // namespace tickinfer::formats

@@ -1,0 +1,292 @@
+// LSTM and GRU (forward, one direction) onto the engine's Keras-layout recurrent layers, and
+// the last-step Slice/Gather exporters put after a sequence output.
+#include <algorithm>
+#include <limits>
+
+#include "formats/onnx/onnx_lower.hpp"
+
+namespace tickinfer::formats::onnx_import {
+
+namespace {
+
+ActivationSpec rnn_activation(Lowerer& L, const onnx::NodeProto& n, const std::vector<std::string>& names, size_t k,
+                              bool gate) {
+  ActivationSpec s;
+  const std::string& a = names[k];
+  if (a == "Sigmoid") {
+    s.kind = ActKind::Sigmoid;
+  } else if (a == "Tanh" && !gate) {
+    s.kind = ActKind::Tanh;
+  } else if (a == "Relu" && !gate) {
+    s.kind = ActKind::Relu;
+  } else if (a == "HardSigmoid" && gate) {
+    const auto* aa = L.attr(n, "activation_alpha");
+    const auto* bb = L.attr(n, "activation_beta");
+    s.kind = ActKind::HardSigmoid;
+    s.alpha = 0.2f, s.beta = 0.5f;
+    if (aa && aa->floats_size() == static_cast<int>(names.size())) s.alpha = aa->floats(static_cast<int>(k));
+    if (bb && bb->floats_size() == static_cast<int>(names.size())) s.beta = bb->floats(static_cast<int>(k));
+  } else {
+    L.fail(n, "activation " + a + " at position " + std::to_string(k) + " is not supported");
+  }
+  return s;
+}
+
+// The checks LSTM and GRU share; returns the hidden size.
+int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector<int>& state_inputs) {
+  const std::string dir = L.attr_s(n, "direction", "forward");
+  if (dir != "forward") L.fail(n, "direction '" + dir + "' is not supported (only forward)");
+  if (L.has_attr(n, "clip")) L.fail(n, "clip is not supported");
+  if (L.has_input(n, 4)) L.fail(n, "sequence_lens is not supported (every sequence runs the full window)");
+  for (int k : state_inputs) {
+    if (L.has_input(n, k) && !known_zero(L, n.input(k))) {
+      L.fail(n, "input " + std::to_string(k) + " ('" + n.input(k) + "') is not a known all-zero initial state (or peephole); only zero states are supported");
+    }
+  }
+  const int64_t H = L.attr_i(n, "hidden_size", 0);
+  const Tensor& w = L.constant(n, 1);
+  if (!w.is_float || w.dims.size() != 3 || w.dims[0] != 1 || w.dims[1] != gates * H || H < 1 || H > (1 << 20)) {
+    L.fail(n, "W must be a float [1, " + std::to_string(gates) + "*hidden_size, input] tensor");
+  }
+  const Tensor& r = L.constant(n, 2);
+  if (!r.is_float || r.dims != std::vector<int64_t>{1, gates * H, H}) L.fail(n, "R must be a float [1, gates*H, H] tensor");
+  if (L.has_input(n, 3)) {
+    const Tensor& b = L.constant(n, 3);
+    if (!b.is_float || b.dims != std::vector<int64_t>{1, 2 * gates * H}) L.fail(n, "B must be a float [1, 2*gates*H] tensor");
+  }
+  return static_cast<int>(H);
+}
+
+// X must be [T, batch, I] (layout 0) or [batch, T, I] (layout 1) over an engine [T, I] tensor.
+Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
+  const Value& x = L.runtime(n, 0);
+  const int t_axis = layout == 0 ? 0 : 1, b_axis = layout == 0 ? 1 : 0;
+  // A one-step window ([1, batch, I]) arrives as an engine [I] tensor, its time axis a unit
+  // axis like the batch: the recurrent layer needs the [1, I] sequence back.
+  if (x.axes.size() == 3 && L.eshape(x.node).size() == 1 && x.axes[t_axis] == kUnit && x.axes[b_axis] == kUnit &&
+      x.axes[2] == 0) {
+    Value seq;
+    seq.node = L.reshape(n, x, Shape{1, L.eshape(x.node)[0]});
+    seq.axes = {kUnit, kUnit, 1};
+    seq.axes[t_axis] = 0;
+    if (L.eshape(seq.node)[1] != I) L.fail(n, "W's input size does not match X's features");
+    return seq;
+  }
+  // The time axis of a one-step window may be a unit axis of the view like the batch.
+  const bool time_ok = x.axes.size() == 3 && L.eshape(x.node).size() == 2 &&
+                       (x.axes[t_axis] == 0 || (x.axes[t_axis] == kUnit && L.eshape(x.node)[0] == 1));
+  if (!time_ok || x.axes[2] != 1 || x.axes[b_axis] != kUnit) {
+    std::string axes;
+    for (int a : x.axes) {
+      if (!axes.empty()) axes += ',';
+      axes += a == kUnit ? std::string("unit") : std::to_string(a);
+    }
+    L.fail(n, "X is not a [time, features] sequence in the layout the engine runs (layout " + std::to_string(layout) +
+                  "; its axes are engine axes [" + axes + "] of a rank-" + std::to_string(L.eshape(x.node).size()) +
+                  " engine tensor)");
+  }
+  if (L.eshape(x.node)[1] != I) L.fail(n, "W's input size does not match X's features");
+  return x;
+}
+
+// ONNX packs gate blocks of H rows; `order[g]` is the ONNX block of engine gate g. Returns the
+// engine's [in, gates*H] matrix, transposed from ONNX's [gates*H, in].
+std::vector<float> gate_matrix(const Tensor& t, int H, int in, const std::vector<int>& order) {
+  const int G = static_cast<int>(order.size());
+  std::vector<float> m(static_cast<size_t>(in) * G * H);
+  for (int g = 0; g < G; ++g) {
+    for (int j = 0; j < H; ++j) {
+      const float* row = t.f.data() + static_cast<size_t>(order[g] * H + j) * in;
+      for (int i = 0; i < in; ++i) m[static_cast<size_t>(i) * G * H + g * H + j] = row[i];
+    }
+  }
+  return m;
+}
+
+Value finish(Lowerer& L, const onnx::NodeProto& n, Node node, const Value& x, int out, int layout) {
+  if (out == 0) {
+    node.return_sequences = true;
+    Value v;
+    v.node = L.add(std::move(node), n, {x.node});
+    v.axes = layout == 0 ? std::vector<int>{0, kUnit, kUnit, 1} : std::vector<int>{kUnit, 0, kUnit, 1};
+    return v;
+  }
+  if (out == 1) {
+    node.return_sequences = false;
+    Value v;
+    v.node = L.add(std::move(node), n, {x.node});
+    v.axes = {kUnit, kUnit, 0};
+    return v;
+  }
+  L.fail(n, "output " + std::to_string(out) + " (the final cell state) is not supported");
+}
+
+int rnn_layout(Lowerer& L, const onnx::NodeProto& n) {
+  const int64_t layout = L.attr_i(n, "layout", 0);
+  if (layout != 0 && layout != 1) L.fail(n, "layout must be 0 or 1");
+  return static_cast<int>(layout);
+}
+
+Value lower_lstm(Lowerer& L, const onnx::NodeProto& n, int out) {
+  if (L.attr_i(n, "input_forget", 0) != 0) L.fail(n, "input_forget=1 is not supported");
+  const int H = check_rnn(L, n, 4, {5, 6, 7});
+  std::vector<std::string> acts = L.attr_strings(n, "activations");
+  if (acts.empty()) acts = {"Sigmoid", "Tanh", "Tanh"};
+  if (acts.size() != 3) L.fail(n, "activations must name three functions");
+  if (acts[1] != acts[2]) L.fail(n, "different cell (g) and output (h) activations are not supported");
+  const int layout = rnn_layout(L, n);
+  const Tensor& w = L.constant(n, 1);
+  const int I = static_cast<int>(w.dims[2]);
+  const Value x = rnn_input(L, n, layout, I);
+  // Engine (Keras) gates i, f, c, o; ONNX blocks i, o, f, c.
+  const std::vector<int> order = {0, 2, 3, 1};
+  Node node;
+  node.kind = OpKind::LSTM;
+  node.units = H;
+  node.recurrent_activation = rnn_activation(L, n, acts, 0, true);
+  node.activation = rnn_activation(L, n, acts, 1, false);
+  std::vector<float> bias(static_cast<size_t>(4 * H), 0.0f);
+  if (L.has_input(n, 3)) {
+    const Tensor& b = L.constant(n, 3);
+    for (int g = 0; g < 4; ++g) {
+      for (int j = 0; j < H; ++j) bias[g * H + j] = b.f[order[g] * H + j] + b.f[4 * H + order[g] * H + j];
+    }
+  }
+  node.weights = {{{I, 4 * H}, gate_matrix(w, H, I, order)}, {{H, 4 * H}, gate_matrix(L.constant(n, 2), H, H, order)},
+                  {{4 * H}, std::move(bias)}};
+  return finish(L, n, std::move(node), x, out, layout);
+}
+
+Value lower_gru(Lowerer& L, const onnx::NodeProto& n, int out) {
+  const int H = check_rnn(L, n, 3, {5});
+  std::vector<std::string> acts = L.attr_strings(n, "activations");
+  if (acts.empty()) acts = {"Sigmoid", "Tanh"};
+  if (acts.size() != 2) L.fail(n, "activations must name two functions");
+  const int layout = rnn_layout(L, n);
+  const Tensor& w = L.constant(n, 1);
+  const int I = static_cast<int>(w.dims[2]);
+  const Value x = rnn_input(L, n, layout, I);
+  const std::vector<int> order = {0, 1, 2};  // z, r, h in both
+  Node node;
+  node.kind = OpKind::GRU;
+  node.units = H;
+  node.recurrent_activation = rnn_activation(L, n, acts, 0, true);
+  node.activation = rnn_activation(L, n, acts, 1, false);
+  // linear_before_reset=1 applies the reset gate after the recurrent matmul: Keras reset_after.
+  node.reset_after = L.attr_i(n, "linear_before_reset", 0) != 0;
+  std::vector<float> wb(static_cast<size_t>(3 * H), 0.0f), rb(static_cast<size_t>(3 * H), 0.0f);
+  if (L.has_input(n, 3)) {
+    const Tensor& b = L.constant(n, 3);
+    wb.assign(b.f.begin(), b.f.begin() + 3 * H);
+    rb.assign(b.f.begin() + 3 * H, b.f.end());
+  }
+  Weight bias;
+  if (node.reset_after) {
+    bias = {{2, 3 * H}, wb};
+    bias.data.insert(bias.data.end(), rb.begin(), rb.end());
+  } else {
+    // Without reset_after both biases sit inside the same activation argument: one sum.
+    for (int k = 0; k < 3 * H; ++k) wb[k] += rb[k];
+    bias = {{3 * H}, wb};
+  }
+  node.weights = {{{I, 3 * H}, gate_matrix(w, H, I, order)}, {{H, 3 * H}, gate_matrix(L.constant(n, 2), H, H, order)},
+                  std::move(bias)};
+  return finish(L, n, std::move(node), x, out, layout);
+}
+
+}  // namespace
+
+bool known_fill(Lowerer& L, const std::string& name, double fill) {
+  auto all_fill = [fill](const Tensor& t) {
+    for (int64_t k = 0; k < t.size(); ++k) {
+      if (t.at(k) != fill) return false;
+    }
+    return true;
+  };
+  if (L.is_initializer(name)) return all_fill(L.value(name).c);
+  const onnx::NodeProto* p = L.producer(name);
+  if (p == nullptr) return false;  // a graph input: fed by the caller
+  const std::string& op = p->op_type();
+  if (op == "Expand" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Identity" ||
+      op == "Cast" || op == "Tile" || op == "Transpose" || op == "Slice" || op == "Gather") {
+    return p->input_size() > 0 && known_fill(L, p->input(0), fill);  // every element comes from input 0
+  }
+  if (op == "Concat") {
+    for (const auto& in : p->input()) {
+      if (!known_fill(L, in, fill)) return false;
+    }
+    return p->input_size() > 0;
+  }
+  if (op == "ConstantOfShape") {
+    const auto* v = L.attr(*p, "value");
+    if (v == nullptr) return fill == 0.0;  // the default fill is 0
+    return all_fill(decode_tensor(v->t(), L.source(), "ConstantOfShape value"));
+  }
+  if (op == "Constant") {
+    const Value& v = L.value(name);
+    return v.is_const && all_fill(v.c);
+  }
+  return false;
+}
+
+bool known_zero(Lowerer& L, const std::string& name) { return known_fill(L, name, 0.0); }
+
+Value take_last_step(Lowerer& L, const onnx::NodeProto& n) {
+  const Value& x = L.runtime(n, 0);
+  const bool slice = n.op_type() == "Slice";
+  int64_t axis = 0;
+  bool last = false;
+  const Node& src = L.node(x.node);
+  const int T = src.inputs.empty() ? 0 : L.eshape(src.inputs[0])[0];
+  const int64_t big = std::numeric_limits<int32_t>::max();
+  if (slice) {
+    const Tensor& starts = L.constant(n, 1);
+    const Tensor& ends = L.constant(n, 2);
+    if (starts.size() != 1 || ends.size() != 1 || starts.is_float || ends.is_float) L.fail(n, "only a slice along one axis is supported");
+    if (L.has_input(n, 3)) axis = static_cast<int64_t>(std::clamp(L.scalar(n, 3), -64.0, 64.0));
+    if (L.has_input(n, 4) && L.scalar(n, 4) != 1) L.fail(n, "only step 1 is supported");
+    const int64_t s = starts.i[0], e = ends.i[0];
+    last = (s == -1 && e >= big) || (T > 0 && (s == -1 || s == T - 1) && e >= T);
+  } else {
+    const Tensor& idx = L.constant(n, 1);
+    if (idx.size() != 1 || idx.is_float || !idx.dims.empty()) L.fail(n, "only gathering one index (a scalar) is supported");
+    axis = L.attr_i(n, "axis", 0);
+    last = idx.i[0] == -1 || (T > 0 && idx.i[0] == T - 1);
+  }
+  const int a = L.norm_axis(n, axis, x.axes.size());
+  if (x.axes[a] == kUnit) {
+    // Along an axis of size 1 (a direction or layer axis of Y_h, the batch): the element is
+    // the tensor, at index 0 or -1.
+    const double k = L.constant(n, 1).at(0);
+    if (k != 0 && k != -1) L.fail(n, "index out of range for an axis of size 1");
+    if (slice && L.constant(n, 2).at(0) < 1) L.fail(n, "the slice is empty");
+    Value v = x;
+    if (!slice) v.axes.erase(v.axes.begin() + a);
+    return v;
+  }
+  if (!last || (src.kind != OpKind::LSTM && src.kind != OpKind::GRU) || !src.return_sequences || x.axes[a] != 0) {
+    L.fail(n, "only taking the last time step of a recurrent layer's sequence output is supported");
+  }
+  Node last_only = src;  // copied: add() may move the graph's nodes
+  last_only.return_sequences = false;
+  const std::vector<int> inputs = src.inputs;
+  Value v;
+  v.node = L.add(std::move(last_only), n, inputs);
+  for (size_t k = 0; k < x.axes.size(); ++k) {
+    if (static_cast<int>(k) == a) {
+      if (slice) v.axes.push_back(kUnit);
+    } else {
+      v.axes.push_back(x.axes[k] == 1 ? 0 : x.axes[k]);
+    }
+  }
+  return v;
+}
+
+bool lower_rnn_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result) {
+  if (n.op_type() == "LSTM") result = lower_lstm(L, n, out);
+  else if (n.op_type() == "GRU") result = lower_gru(L, n, out);
+  else return false;
+  return true;
+}
+
+}  // namespace tickinfer::formats::onnx_import

@@ -1,0 +1,33 @@
+#pragma once
+// Evaluation of TensorFlow ops on constant tensors: folds the shape arithmetic and the
+// weight arithmetic (BatchNorm's rsqrt(var + eps) * gamma, ...) of a SavedModel function, and runs
+// a recurrent loop's body on sample values to check that it is the cell the importer assumes.
+// Only the ops Keras exports use are implemented; anything else throws.
+#include <string>
+#include <vector>
+
+#include "formats/savedmodel/tf_tensor.hpp"
+
+namespace tensorflow {
+class NodeDef;
+}
+
+namespace tickinfer::formats {
+
+// True if `op` can be evaluated by eval_tf_op.
+bool tf_op_is_foldable(const std::string& op);
+
+// The op's outputs from its data inputs. Throws tickinfer::Error starting with `where` on
+// unsupported ops, attrs or shapes.
+std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vector<TfTensor>& inputs,
+                                 const std::string& where);
+
+// StridedSlice of x (begin_mask, end_mask, shrink_axis_mask; ellipsis and new-axis masks throw).
+TfTensor tf_strided_slice(const tensorflow::NodeDef& node, const TfTensor& x, const std::vector<int64_t>& begin,
+                          const std::vector<int64_t>& end, const std::vector<int64_t>& strides, const std::string& where);
+
+// Numpy-style broadcast of two shapes; throws if incompatible.
+std::vector<int64_t> tf_broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                                        const std::string& where);
+
+}  // namespace tickinfer::formats

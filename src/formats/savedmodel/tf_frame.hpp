@@ -1,0 +1,44 @@
+#pragma once
+// One evaluation of a TF function body (or of the top-level graph): its nodes by name, its
+// arguments' values, the values computed so far, and how often each node's outputs are used.
+#include <map>
+#include <string>
+#include <vector>
+
+#include "formats/savedmodel/tf_lowering.hpp"
+#include "formats/savedmodel/tf_rnn_cell.hpp"
+
+namespace tickinfer::formats {
+
+struct TfFrame {
+  std::string function;  // "" for the top-level graph
+  std::map<std::string, const tensorflow::NodeDef*> nodes;
+  std::map<std::string, int> args;  // function input arg name -> index
+  std::vector<TfValue> arg_values;
+  std::map<std::string, std::vector<TfValue>> done;
+  std::map<std::string, int> uses;  // data references to a node (or arg) from other nodes and ret
+  std::map<std::string, bool> busy;  // cycle detection
+  const tensorflow::FunctionDef* def = nullptr;
+  std::map<std::string, TfFrame*> callees;  // call node -> the callee's frame (outputs evaluated on demand)
+  std::map<int, TfValue> results;           // output index -> value, evaluated so far
+};
+
+// A recognised recurrent loop and the Graph nodes made from it (one per output form used).
+struct TfLowering::RnnRecord {
+  RecognisedCell cell;
+  std::string name, origin;
+  int input_node = -1;
+  int64_t steps = 0;
+  int sequence_node = -1, last_node = -1;
+};
+
+// A reference to a tensor: function arg `name`, or output `index` (flattened) of node `node`.
+struct TfRef {
+  std::string node;
+  int index = 0;
+  bool control = false;
+};
+// Parses "node", "node:idx" (graph) or "node:outarg:idx" (function body), "^node" (control).
+TfRef parse_tf_ref(const std::string& ref, const std::string& op_of_node);
+
+}  // namespace tickinfer::formats

@@ -1,0 +1,159 @@
+// Recurrent layers: a While / StatelessWhile whose loop variables are the unstacked input
+// sequence (TensorListFromTensor of the time-major input), a reserved output list, one or two zero
+// states and the weights. The body is identified as an LSTM or GRU cell by tf_rnn_cell.cpp; the
+// loop becomes one Graph LSTM / GRU node, with return_sequences chosen by how its output is used
+// (TensorListStack + Transpose: the sequence; StridedSlice [-1] or the final h: the last step).
+#include "formats/savedmodel/tf_attr.hpp"
+#include "formats/savedmodel/tf_frame.hpp"
+#include "formats/savedmodel/tf_lowering.hpp"
+#include "tensorflow/core/framework/graph.pb.h"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::formats {
+
+namespace {
+
+bool zero_row_state(const TfTensor& t) {
+  if (t.shape.size() != 2 || t.shape[0] != 1 || t.dtype != kTfFloat) return false;
+  for (double v : t.values) if (v != 0.0) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<TfValue> TfLowering::lower_while(Op& op) {
+  const std::string body_name = attr_func(op.def, "body");
+  auto body = functions_.find(body_name);
+  if (body == functions_.end()) throw Error(op.where + ": loop body '" + body_name + "' is not in the function library");
+  if (functions_.find(attr_func(op.def, "cond")) == functions_.end()) throw Error(op.where + ": loop condition is not in the function library");
+  std::vector<LoopVar> vars(op.in.size());
+  int input = -1;
+  int64_t steps = 0, features = 0;
+  for (size_t i = 0; i < op.in.size(); ++i) {
+    const TfValue& v = op.in[i];
+    LoopVar& lv = vars[i];
+    if (v.kind == TfValue::Kind::Const) {
+      lv.tensor = v.tensor;
+      lv.role = v.tensor.shape.empty() ? LoopVar::Role::Scalar : zero_row_state(v.tensor) ? LoopVar::Role::State : LoopVar::Role::Weight;
+    } else if (v.kind == TfValue::Kind::Resource) {
+      lv.tensor = v.tensor;
+      lv.role = LoopVar::Role::Weight;
+      lv.resource = true;
+    } else if (v.kind == TfValue::Kind::List && v.rnn == -1 && v.node >= 0) {
+      if (input >= 0) throw Error(op.where + ": loop reads two input sequences (not supported)");
+      input = static_cast<int>(i);
+      steps = v.shape[0];
+      features = v.shape[2];
+      lv.role = LoopVar::Role::Input;
+    } else if (v.kind == TfValue::Kind::List && v.rnn == -1 && v.node < 0) {
+      lv.role = LoopVar::Role::Output;
+    } else {
+      throw Error(op.where + ": loop variable " + std::to_string(i) + " is not a constant, variable or TensorList (not a supported recurrent layer)");
+    }
+  }
+  if (input < 0 || steps < 1) throw Error(op.where + ": loop has no input sequence of known length (not a supported recurrent layer)");
+  for (LoopVar& lv : vars) {
+    if (lv.role == LoopVar::Role::Input) lv.items.assign(static_cast<size_t>(steps), TfTensor{kTfFloat, {1, features}, std::vector<double>(static_cast<size_t>(features), 0.0)});
+    if (lv.role == LoopVar::Role::Output) lv.items.assign(static_cast<size_t>(steps), TfTensor{});
+  }
+  auto rec = std::make_unique<RnnRecord>();
+  rec->cell = recognise_cell(*body->second, vars, features, op.where + ": body '" + body_name + "'");
+  rec->name = op.def.name();
+  rec->origin = op.def.op() + " '" + op.def.name() + "' (body '" + body_name + "')";
+  rec->input_node = op.in[static_cast<size_t>(input)].node;
+  rec->steps = steps;
+  rnns_.push_back(std::move(rec));
+  const int id = static_cast<int>(rnns_.size()) - 1;
+  std::vector<TfValue> out(op.in.size());
+  for (size_t i = 0; i < op.in.size(); ++i) {
+    TfValue& v = out[i];
+    v.kind = TfValue::Kind::List;
+    v.rnn = id;
+    if (vars[i].role == LoopVar::Role::Output) v.rnn_output = 0;
+    else if (static_cast<int>(i) == rnns_[static_cast<size_t>(id)]->cell.h_var) v.rnn_output = 1;
+    else if (static_cast<int>(i) == rnns_[static_cast<size_t>(id)]->cell.c_var) v.rnn_output = 2;
+    else if (vars[i].role == LoopVar::Role::Weight) v = op.in[i];
+    else v.rnn_output = 3;  // counters and the input list after the loop: not used by Keras
+  }
+  return out;
+}
+
+int TfLowering::rnn_node(int rnn, bool sequences, const std::string& where) {
+  (void)where;
+  RnnRecord& r = *rnns_.at(static_cast<size_t>(rnn));
+  int& cached = sequences ? r.sequence_node : r.last_node;
+  if (cached >= 0) return cached;
+  Node n;
+  n.name = r.name;
+  n.kind = r.cell.kind;
+  n.keras_class = n.kind == OpKind::LSTM ? "LSTM" : "GRU";
+  n.units = r.cell.units;
+  n.activation = r.cell.activation;
+  n.recurrent_activation = r.cell.recurrent_activation;
+  n.reset_after = r.cell.reset_after;
+  n.return_sequences = sequences;
+  n.weights = r.cell.weights;
+  n.origin = r.origin;
+  n.inputs = {r.input_node};
+  n.shape = sequences ? Shape{graph_dim(r.steps), r.cell.units} : Shape{r.cell.units};
+  cached = add_node(std::move(n));
+  return cached;
+}
+
+TfValue TfLowering::rnn_final_state(const TfValue& list, const std::string& where) {
+  if (list.rnn < 0 || list.rnn_output != 1) {
+    throw Error(where + ": uses a recurrent loop's " + (list.rnn_output == 2 ? "final cell state" : "loop counters or lists") + " (not supported)");
+  }
+  const int node = rnn_node(list.rnn, false, where);
+  TfValue v = node_value(node, {1, rnns_[static_cast<size_t>(list.rnn)]->cell.units}, "");
+  v.fresh = false;
+  return v;
+}
+
+std::vector<TfValue> TfLowering::lower_list_op(Op& op) {
+  const std::string& t = op.def.op();
+  TfValue v;
+  v.kind = TfValue::Kind::List;
+  if (t == "TensorListReserve") return {v};
+  const TfValue& x = op.in.at(0);
+  if (t == "TensorListFromTensor") {
+    if (x.kind != TfValue::Kind::Node || x.shape.size() != 3 || x.shape[1] != 1) {
+      throw Error(op.where + ": unstacks something other than a time-major [time, 1, features] sequence");
+    }
+    const Node& src = graph_.nodes[static_cast<size_t>(x.node)];
+    if (src.shape != Shape{graph_dim(x.shape[0]), graph_dim(x.shape[2])}) throw Error(op.where + ": sequence layout not understood");
+    v.node = x.node;
+    v.shape = x.shape;
+    return {v};
+  }
+  if (x.kind != TfValue::Kind::List || x.rnn < 0) throw Error(op.where + ": op " + t + " on this value is not supported");
+  const RnnRecord& r = *rnns_[static_cast<size_t>(x.rnn)];
+  const int64_t u = r.cell.units;
+  if (t == "TensorListStack" && x.rnn_output == 0 && !x.stacked) {
+    v = x;
+    v.stacked = true;
+    v.shape = {r.steps, 1, u};
+    return {v};
+  }
+  if (t == "StridedSlice" && x.stacked && op.in.size() == 4) {
+    const auto& b = op.in[1].tensor.values;
+    const auto& e = op.in[2].tensor.values;
+    const auto& s = op.in[3].tensor.values;
+    const bool last = b.size() == 1 && b[0] == -1 && e.size() == 1 && e[0] == 0 && s.size() == 1 && s[0] == 1 &&
+                      attr_int(op.def, "shrink_axis_mask", 0) == 1 && attr_int(op.def, "begin_mask", 0) == 0;
+    if (!last) throw Error(op.where + ": slice of a recurrent layer's outputs other than the last step is not supported");
+    TfValue n = node_value(rnn_node(x.rnn, false, op.where), {1, u}, "");
+    n.fresh = false;
+    return {n};
+  }
+  if (t == "Transpose" && x.stacked && op.in.size() == 2) {
+    const auto& p = op.in[1].tensor.values;
+    if (p != std::vector<double>{1, 0, 2}) throw Error(op.where + ": transpose of a recurrent layer's outputs other than to batch-major");
+    TfValue n = node_value(rnn_node(x.rnn, true, op.where), {1, r.steps, u}, "");
+    n.fresh = false;
+    return {n};
+  }
+  throw Error(op.where + ": op " + t + " on a recurrent layer's outputs is not supported");
+}
+
+}  // namespace tickinfer::formats

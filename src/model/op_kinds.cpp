@@ -1,0 +1,273 @@
+// The op kinds of the graph IR, one row each (op_kinds.hpp): name, shape rule, multiply-accumulates.
+#include "model/op_kinds.hpp"
+
+#include <algorithm>
+
+#include "tickinfer/error.hpp"
+
+namespace tickinfer {
+
+void fail_layer(const Node& node, const std::string& msg) {
+  throw Error("layer '" + node.name + "' (" + node.keras_class + "): " + msg);
+}
+
+namespace {
+
+void expect_weights(const Node& node, const std::vector<Shape>& shapes) {
+  if (node.weights.size() != shapes.size()) {
+    fail_layer(node, "expected " + std::to_string(shapes.size()) + " weight tensors, found " +
+                   std::to_string(node.weights.size()));
+  }
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const Weight& w = node.weights[i];
+    if (w.shape != shapes[i]) {
+      fail_layer(node, "weight " + std::to_string(i) + " has shape " + shape_str(w.shape) +
+                     ", expected " + shape_str(shapes[i]));
+    }
+    if (static_cast<int64_t>(w.data.size()) != shape_size(w.shape)) {
+      fail_layer(node, "weight " + std::to_string(i) + " holds " + std::to_string(w.data.size()) +
+                     " values for shape " + shape_str(w.shape));
+    }
+  }
+}
+
+const Shape& single_input(const Graph& g, const Node& node) {
+  if (node.inputs.size() != 1) {
+    fail_layer(node, "expects exactly one input, got " + std::to_string(node.inputs.size()));
+  }
+  return g.nodes[node.inputs[0]].shape;
+}
+
+void require_rank(const Node& node, const Shape& in, size_t rank, const char* what) {
+  if (in.size() != rank) {
+    fail_layer(node, std::string("expects a ") + what + " input, got shape " + shape_str(in));
+  }
+}
+
+// Output length of a 1-D window op (conv or pool), as TensorFlow computes it.
+int window_output_length(const Node& node, int length, int window, int stride, Padding padding) {
+  if (stride < 1) fail_layer(node, "strides must be >= 1");
+  switch (padding) {
+    case Padding::Same:
+      return (length + stride - 1) / stride;
+    case Padding::Causal:
+      return (length - 1) / stride + 1;  // left-padded by window - 1
+    case Padding::Valid:
+      if (length < window) {
+        fail_layer(node, "input length " + std::to_string(length) + " is shorter than the window " +
+                       std::to_string(window) + " with padding='valid'");
+      }
+      return (length - window) / stride + 1;
+  }
+  return 0;
+}
+
+Shape input_shape(const Graph&, Node& node) { return node.shape; }
+
+Shape identity_like_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (node.kind == OpKind::Identity) expect_weights(node, {});
+  return in;
+}
+
+Shape dense_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (in.empty()) fail_layer(node, "input has rank 0");
+  if (node.units < 1) fail_layer(node, "units must be >= 1");
+  expect_weights(node, {{in.back(), node.units}, {node.units}});
+  Shape out = in;
+  out.back() = node.units;
+  return out;
+}
+
+Shape normalization_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (in.empty()) fail_layer(node, "input has rank 0");
+  const int c = in.back();
+  if (node.kind == OpKind::BatchNorm) {
+    expect_weights(node, {{c}, {c}, {c}, {c}});
+    for (float v : node.weights[3].data) {
+      if (!(v + node.epsilon > 0.0f)) fail_layer(node, "moving_variance + epsilon must be positive");
+    }
+  } else {
+    expect_weights(node, {{c}, {c}});
+  }
+  return in;
+}
+
+Shape recurrent_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 2, "[timesteps, features]");
+  const int u = node.units;
+  if (u < 1) fail_layer(node, "units must be >= 1");
+  if (node.kind == OpKind::LSTM) {
+    expect_weights(node, {{in[1], 4 * u}, {u, 4 * u}, {4 * u}});
+  } else if (node.reset_after) {
+    expect_weights(node, {{in[1], 3 * u}, {u, 3 * u}, {2, 3 * u}});
+  } else {
+    expect_weights(node, {{in[1], 3 * u}, {u, 3 * u}, {3 * u}});
+  }
+  return node.return_sequences ? Shape{in[0], u} : Shape{u};
+}
+
+Shape conv1d_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 2, "[steps, channels]");
+  if (node.kernel_size < 1 || node.dilation < 1) fail_layer(node, "kernel_size and dilation must be >= 1");
+  if (node.units < 1) fail_layer(node, "filters must be >= 1");
+  expect_weights(node, {{node.kernel_size, in[1], node.units}, {node.units}});
+  const int span = (node.kernel_size - 1) * node.dilation + 1;
+  return {window_output_length(node, in[0], span, node.stride, node.padding), node.units};
+}
+
+Shape pool_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 2, "[steps, channels]");
+  if (node.pool_size < 1) fail_layer(node, "pool_size must be >= 1");
+  if (node.padding == Padding::Causal) fail_layer(node, "padding='causal' is not valid for pooling");
+  return {window_output_length(node, in[0], node.pool_size, node.pool_stride, node.padding),
+          in[1]};
+}
+
+Shape global_pool_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 2, "[steps, channels]");
+  return node.keepdims ? Shape{1, in[1]} : Shape{in[1]};
+}
+
+Shape flatten_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  return {static_cast<int>(shape_size(in))};
+}
+
+Shape reshape_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  Shape out = node.target_shape;
+  int64_t known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (unknown >= 0) fail_layer(node, "target_shape has more than one -1");
+      unknown = static_cast<int>(i);
+    } else if (out[i] < 1) {
+      fail_layer(node, "target_shape " + shape_str(out) + " has a non-positive dimension");
+    } else {
+      known *= out[i];
+    }
+  }
+  const int64_t total = shape_size(in);
+  if (unknown >= 0) {
+    if (total % known != 0) fail_layer(node, "cannot reshape " + shape_str(in) + " to " + shape_str(out));
+    out[unknown] = static_cast<int>(total / known);
+  }
+  if (shape_size(out) != total) {
+    fail_layer(node, "cannot reshape " + shape_str(in) + " to " + shape_str(out));
+  }
+  return out;
+}
+
+Shape elementwise_shape(const Graph& g, Node& node) {
+  if (node.inputs.size() < 2) fail_layer(node, "needs at least two inputs");
+  if (node.kind == OpKind::Subtract && node.inputs.size() != 2) {
+    fail_layer(node, "needs exactly two inputs");
+  }
+  const Shape& first = g.nodes[node.inputs[0]].shape;
+  for (int in : node.inputs) {
+    if (g.nodes[in].shape != first) {
+      fail_layer(node, "input shapes differ (" + shape_str(first) + " vs " +
+                     shape_str(g.nodes[in].shape) + "); broadcasting is not supported");
+    }
+  }
+  return first;
+}
+
+Shape concatenate_shape(const Graph& g, Node& node) {
+  if (node.inputs.size() < 2) fail_layer(node, "needs at least two inputs");
+  const Shape& first = g.nodes[node.inputs[0]].shape;
+  const int rank = static_cast<int>(first.size());
+  int axis = node.axis < 0 ? rank + node.axis : node.axis - 1;
+  if (node.axis == 0) fail_layer(node, "concatenation along the batch axis is not supported");
+  if (axis < 0 || axis >= rank) fail_layer(node, "axis " + std::to_string(node.axis) + " is out of range");
+  Shape out = first;
+  out[axis] = 0;
+  for (int in : node.inputs) {
+    const Shape& s = g.nodes[in].shape;
+    if (static_cast<int>(s.size()) != rank) fail_layer(node, "inputs have different ranks");
+    for (int d = 0; d < rank; ++d) {
+      if (d != axis && s[d] != first[d]) {
+        fail_layer(node, "input shapes " + shape_str(first) + " and " + shape_str(s) +
+                       " differ outside the concatenation axis");
+      }
+    }
+    out[axis] += s[axis];
+  }
+  node.axis = axis + 1;  // keep the Keras convention so infer_shapes can run again
+  return out;
+}
+
+// [H, W, C] -> [H', W', filters]; each axis as a 1-D window (TensorFlow's valid / same).
+Shape conv2d_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 3, "[height, width, channels]");
+  if (node.kernel_size < 1 || node.kernel_w < 1 || node.dilation < 1 || node.dilation_w < 1) {
+    fail_layer(node, "kernel_size and dilation_rate must be >= 1");
+  }
+  if (node.units < 1) fail_layer(node, "filters must be >= 1");
+  if (node.padding == Padding::Causal) fail_layer(node, "padding='causal' is not valid for Conv2D");
+  expect_weights(node, {{node.kernel_size, node.kernel_w, in[2], node.units}, {node.units}});
+  const int span_h = (node.kernel_size - 1) * node.dilation + 1;
+  const int span_w = (node.kernel_w - 1) * node.dilation_w + 1;
+  return {window_output_length(node, in[0], span_h, node.stride, node.padding),
+          window_output_length(node, in[1], span_w, node.stride_w, node.padding), node.units};
+}
+
+int64_t no_macs(const Node&, const Shape&) { return 0; }
+int64_t dense_macs(const Node& n, const Shape& in) { return shape_size(in) * n.units; }
+int64_t lstm_macs(const Node& n, const Shape& in) { return int64_t{in[0]} * (in[1] + n.units) * 4 * n.units; }
+int64_t gru_macs(const Node& n, const Shape& in) { return int64_t{in[0]} * (in[1] + n.units) * 3 * n.units; }
+int64_t conv1d_macs(const Node& n, const Shape& in) { return int64_t{n.shape[0]} * n.kernel_size * in[1] * n.units; }
+int64_t conv2d_macs(const Node& n, const Shape& in) {
+  return int64_t{n.shape[0]} * n.shape[1] * n.kernel_size * n.kernel_w * in[2] * n.units;
+}
+
+// In OpKind's order (checked below).
+constexpr OpKindInfo kOpKinds[] = {
+    {OpKind::Input, "Input", input_shape, no_macs},
+    {OpKind::Dense, "Dense", dense_shape, dense_macs},
+    {OpKind::Activation, "Activation", identity_like_shape, no_macs},
+    {OpKind::BatchNorm, "BatchNorm", normalization_shape, no_macs},
+    {OpKind::LayerNorm, "LayerNorm", normalization_shape, no_macs},
+    {OpKind::Identity, "Identity", identity_like_shape, no_macs},
+    {OpKind::LSTM, "LSTM", recurrent_shape, lstm_macs},
+    {OpKind::GRU, "GRU", recurrent_shape, gru_macs},
+    {OpKind::Conv1D, "Conv1D", conv1d_shape, conv1d_macs},
+    {OpKind::MaxPool1D, "MaxPool1D", pool_shape, no_macs},
+    {OpKind::AvgPool1D, "AvgPool1D", pool_shape, no_macs},
+    {OpKind::GlobalAvgPool1D, "GlobalAvgPool1D", global_pool_shape, no_macs},
+    {OpKind::GlobalMaxPool1D, "GlobalMaxPool1D", global_pool_shape, no_macs},
+    {OpKind::Flatten, "Flatten", flatten_shape, no_macs},
+    {OpKind::Reshape, "Reshape", reshape_shape, no_macs},
+    {OpKind::Add, "Add", elementwise_shape, no_macs},
+    {OpKind::Subtract, "Subtract", elementwise_shape, no_macs},
+    {OpKind::Multiply, "Multiply", elementwise_shape, no_macs},
+    {OpKind::Concatenate, "Concatenate", concatenate_shape, no_macs},
+    {OpKind::Conv2D, "Conv2D", conv2d_shape, conv2d_macs},
+};
+
+constexpr bool rows_in_enum_order() {
+  for (size_t i = 0; i < std::size(kOpKinds); ++i) {
+    if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
+  }
+  return static_cast<size_t>(OpKind::Conv2D) + 1 == std::size(kOpKinds);
+}
+static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
+
+}  // namespace
+
+const OpKindInfo& op_kind_info(OpKind kind) {
+  const auto i = static_cast<size_t>(kind);
+  if (i >= std::size(kOpKinds)) throw Error("unknown op kind " + std::to_string(i));
+  return kOpKinds[i];
+}
+
+}  // namespace tickinfer

@@ -1,0 +1,89 @@
+// Scalar reference of the integer LSTM's elementwise step kernels, and the choice of variant.
+#include "tflite/ops/lstm/sequence_lstm_int8_kernels.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "kernels/kernel_set.hpp"
+#include "tflite/fixed_point.hpp"
+#include "tflite/ops/lstm/sequence_lstm_int16_math.hpp"
+
+namespace tickinfer::tfl::ops::lstm {
+
+namespace {
+inline int32_t wrapping_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
+}  // namespace
+
+void int8_gate_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h,
+                      const int32_t* bias_h, int n, Int8GateScales s, int16_t* gate) noexcept {
+  for (int k = 0; k < n; ++k) {
+    const int32_t t = clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_x[k], acc_x[k]), s.mx, s.sx));
+    gate[k] = static_cast<int16_t>(
+        clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_h[k], acc_h[k]), s.mh, s.sh) + t));
+  }
+}
+
+void int8_gate_const_h_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
+                              int sx, int16_t* gate) noexcept {
+  for (int k = 0; k < n; ++k) {
+    const int32_t t = clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_x[k], acc_x[k]), mx, sx));
+    gate[k] = static_cast<int16_t>(clamp16(th[k] + t));
+  }
+}
+
+void int8_cell_scalar(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift, int16_t clip,
+                      int16_t* c) noexcept {
+  for (int k = 0; k < n; ++k) {
+    const auto kept = static_cast<int16_t>(fx16::rounding_divide_by_pot(int32_t{f[k]} * c[k], 15));
+    const int16_t in_gate = i ? i[k] : static_cast<int16_t>(32767 - f[k]);
+    const auto added = static_cast<int16_t>(fx16::rounding_divide_by_pot(int32_t{in_gate} * g[k], shift));
+    int32_t v = clamp16(int32_t{kept} + added);
+    if (clip > 0) v = std::min<int32_t>(clip, std::max<int32_t>(-clip, v));
+    c[k] = static_cast<int16_t>(v);
+  }
+}
+
+void int8_activate_scalar(const fx16::Table& t, int16_t* x, int n) noexcept {
+  for (int k = 0; k < n; ++k) x[k] = t[static_cast<size_t>(int32_t{x[k]} + 32768)];
+}
+
+namespace {
+template <Rounding R>
+void hidden(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift, int32_t zp,
+            int8_t* h) noexcept {
+  for (int k = 0; k < n; ++k) {
+    const int32_t prod = int32_t{o[k]} * t[static_cast<size_t>(int32_t{c[k]} + 32768)];
+    const int32_t v = multiply_by_quantized_multiplier<R>(prod, m, shift) + zp;
+    h[k] = static_cast<int8_t>(std::min(127, std::max(-128, v)));
+  }
+}
+}  // namespace
+
+void int8_hidden_double_scalar(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+                               int32_t zp, int8_t* h) noexcept {
+  hidden<Rounding::Double>(o, c, t, n, m, shift, zp, h);
+}
+void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+                               int32_t zp, int8_t* h) noexcept {
+  hidden<Rounding::Single>(o, c, t, n, m, shift, zp, h);
+}
+
+const Int8LstmKernels& int8_lstm_kernels(::tickinfer::kernels::Isa isa) {
+  using ::tickinfer::kernels::Isa;
+  static const Int8LstmKernels scalar{Isa::Scalar, "scalar", int8_gate_scalar, int8_cell_scalar, int8_activate_scalar,
+                                      int8_hidden_double_scalar, int8_hidden_single_scalar,
+                                      int8_gate_const_h_scalar};
+  ::tickinfer::kernels::IsaVariants<const Int8LstmKernels*> table;
+  table.scalar = &scalar;
+#if defined(TICKINFER_HAVE_X86)
+  static const Int8LstmKernels avx2{Isa::Avx2, "avx2", int8_gate_avx2, int8_cell_avx2, int8_activate_avx2,
+                                    int8_hidden_double_avx2, int8_hidden_single_avx2, int8_gate_const_h_avx2};
+  table.avx2 = &avx2;
+#endif
+  return *table.pick(isa);
+}
+
+}  // namespace tickinfer::tfl::ops::lstm
