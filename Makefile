@@ -71,7 +71,7 @@ reference-lane-b:
 live-reference: $(BUILT)
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_live
-	$(VENV)/bin/python tools/make_fixtures.py --out $(BUILD)/fixtures_live
+	tools/reference_cache.sh $(BUILD)/fixtures_live -- $(VENV)/bin/python tools/make_fixtures.py --out $(BUILD)/fixtures_live
 	TICKINFER_FIXTURES=$(abspath $(BUILD)/fixtures_live) $(BUILD)/tests/engine_keras_reference_test \
 	  --gtest_brief=1
 
@@ -91,7 +91,7 @@ features-reference: $(BUILT)
 tflite-reference: $(BUILT)
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_tflite_live
-	$(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
+	tools/reference_cache.sh $(BUILD)/fixtures_tflite_live -- $(VENV)/bin/python tools/make_tflite_fixtures.py --out $(BUILD)/fixtures_tflite_live --count 10000
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) $(BUILD)/tests/quant_tflite_reference_test \
 	  --gtest_brief=1
 
@@ -100,7 +100,7 @@ tflite-reference: $(BUILT)
 savedmodel-reference: $(BUILT)
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_savedmodel_live
-	$(VENV)/bin/python tools/make_savedmodel_fixtures.py --out $(BUILD)/fixtures_savedmodel_live
+	tools/reference_cache.sh $(BUILD)/fixtures_savedmodel_live -- $(VENV)/bin/python tools/make_savedmodel_fixtures.py --out $(BUILD)/fixtures_savedmodel_live
 	TICKINFER_SAVEDMODEL_FIXTURES=$(abspath $(BUILD)/fixtures_savedmodel_live) \
 	  $(BUILD)/tests/engine_savedmodel_reference_test --gtest_brief=1
 
@@ -111,7 +111,7 @@ savedmodel-reference: $(BUILT)
 onnx-reference: $(BUILT)
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_onnx_live
-	$(VENV)/bin/python tools/make_onnx_fixtures.py --out $(BUILD)/fixtures_onnx_live
+	tools/reference_cache.sh $(BUILD)/fixtures_onnx_live -- $(VENV)/bin/python tools/make_onnx_fixtures.py --out $(BUILD)/fixtures_onnx_live
 	TICKINFER_ONNX_FIXTURES=$(abspath $(BUILD)/fixtures_onnx_live) $(BUILD)/tests/engine_onnx_reference_test \
 	  --gtest_brief=1
 
@@ -120,7 +120,7 @@ onnx-reference: $(BUILT)
 tflite-lift-reference: $(BUILT)
 	@test -f $(BUILD)/fixtures_tflite_live/manifest.json || $(MAKE) tflite-reference
 	rm -rf $(BUILD)/fixtures_tflite_lift_live
-	$(VENV)/bin/python tools/make_tflite_lift_fixtures.py --out $(BUILD)/fixtures_tflite_lift_live --count 2000
+	tools/reference_cache.sh $(BUILD)/fixtures_tflite_lift_live -- $(VENV)/bin/python tools/make_tflite_lift_fixtures.py --out $(BUILD)/fixtures_tflite_lift_live --count 2000
 	TICKINFER_TFLITE_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_live) \
 	  TICKINFER_TFLITE_LIFT_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_lift_live) \
 	  $(BUILD)/tests/engine_tflite_lift_test --gtest_brief=1
@@ -134,7 +134,7 @@ tflite-lift-reference: $(BUILT)
 tflite-k3-reference: $(BUILT)
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_tflite_k3_live
-	$(VENV)/bin/python tools/make_tflite_k3_fixtures.py --out $(BUILD)/fixtures_tflite_k3_live --count 200
+	tools/reference_cache.sh $(BUILD)/fixtures_tflite_k3_live -- $(VENV)/bin/python tools/make_tflite_k3_fixtures.py --out $(BUILD)/fixtures_tflite_k3_live --count 200
 	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/quant_tflite_k3_reference_test \
 	  --gtest_brief=1
 	TICKINFER_TFLITE_K3_FIXTURES=$(abspath $(BUILD)/fixtures_tflite_k3_live) $(BUILD)/tests/engine_tflite_lift_loop_test \
@@ -147,7 +147,7 @@ tflite-k3-reference: $(BUILT)
 pruned-reference: $(BUILT)
 	tools/setup_venv.sh $(VENV)
 	rm -rf $(BUILD)/fixtures_pruned_live
-	$(VENV)/bin/python tools/make_pruned_fixtures.py --out $(BUILD)/fixtures_pruned_live
+	tools/reference_cache.sh $(BUILD)/fixtures_pruned_live -- $(VENV)/bin/python tools/make_pruned_fixtures.py --out $(BUILD)/fixtures_pruned_live
 	TICKINFER_PRUNED_FIXTURES=$(abspath $(BUILD)/fixtures_pruned_live) $(BUILD)/tests/formats_pruned_test --gtest_brief=1
 	TICKINFER_PRUNED_FIXTURES=$(abspath $(BUILD)/fixtures_pruned_live) $(BUILD)/tests/engine_pruned_reference_test \
 	  --gtest_brief=1

@@ -14,13 +14,14 @@
 #include "formats/csv.hpp"
 #include "formats/npy.hpp"
 #include "support/tflite_file.hpp"
+#include "support/source_paths.hpp"
 
 namespace {
 
 using tickinfer::formats::NpyArray;
 
-const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
-const std::string kModels = TICKINFER_SOURCE_DIR "/bench/models";
+const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
+const std::string kModels = std::string(::tickinfer::test::source_dir()) + "/bench/models";
 
 struct Result {
   int exit_code = -1;
@@ -172,7 +173,7 @@ TEST_F(CliTest, InspectPrintsTheLayerTableAndPlan) {
 }
 
 TEST_F(CliTest, InspectSaysWhichEngineRunsATfliteFile) {
-  const std::string tfl = TICKINFER_SOURCE_DIR "/tests/fixtures/tflite/";
+  const std::string tfl = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
   const auto lifted = run("inspect " + quote(tfl + "tcn/float.tflite"));
   ASSERT_EQ(lifted.exit_code, 0) << lifted.err;
   EXPECT_NE(lifted.out.find("engine   graph compiler, lifted from the TFLite program"), std::string::npos) << lifted.out;
@@ -290,7 +291,7 @@ TEST_F(CliTest, PredictExpectAgreesWithKerasAndCatchesADifference) {
 // (the last layer's), once misses two (the sparse layers'); a value that is none of the three is
 // refused by name.
 TEST_F(CliTest, RoundingOptionChoosesTheTfliteBuildsArithmetic) {
-  const std::string dir = TICKINFER_SOURCE_DIR "/tests/fixtures/pruned_repro/sparse-int8-fc";
+  const std::string dir = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pruned_repro/sparse-int8-fc";
   const tickinfer::tfl::Program p = tickinfer::test::load_tflite_file(dir + "/mlp_block16_int8.tflite");
   const auto& in_q = p.tensors[static_cast<size_t>(p.inputs[0])].quant;
   const auto& out_q = p.tensors[static_cast<size_t>(p.outputs[0])].quant;

@@ -14,6 +14,7 @@
 #include "formats/npy.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -21,7 +22,7 @@ namespace {
 // The source tree as built, or $TICKINFER_SOURCE_DIR where the binary runs from another checkout
 // (tools/gpu_check.sh on a GPU machine).
 const std::string kModels =
-    std::string(std::getenv("TICKINFER_SOURCE_DIR") ? std::getenv("TICKINFER_SOURCE_DIR") : TICKINFER_SOURCE_DIR) +
+    std::string(std::getenv("TICKINFER_SOURCE_DIR") ? std::getenv("TICKINFER_SOURCE_DIR") : ::tickinfer::test::source_dir()) +
     "/bench/models/";
 
 // Runs the reference over X ([rows][steps][I]); one output per row (window) or per step (stream).

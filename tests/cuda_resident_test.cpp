@@ -15,6 +15,7 @@
 #include "tickinfer/tickinfer.hpp"
 
 #include "support/counting_allocator.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -22,7 +23,7 @@ namespace {
 // The source tree as built, or $TICKINFER_SOURCE_DIR where the binary runs from another checkout
 // (tools/gpu_check.sh on a GPU machine).
 const std::string kModels =
-    std::string(std::getenv("TICKINFER_SOURCE_DIR") ? std::getenv("TICKINFER_SOURCE_DIR") : TICKINFER_SOURCE_DIR) +
+    std::string(std::getenv("TICKINFER_SOURCE_DIR") ? std::getenv("TICKINFER_SOURCE_DIR") : ::tickinfer::test::source_dir()) +
     "/bench/models/";
 
 #define SKIP_WITHOUT_GPU()                                                                                    \

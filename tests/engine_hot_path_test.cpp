@@ -25,6 +25,7 @@
 #include "support/bench_quantize.hpp"
 #include "support/counting_allocator.hpp"
 #include "model/magnitude_prune.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -38,7 +39,7 @@ struct Subject {
 };
 
 std::vector<Subject> make_subjects() {
-  const std::string dir = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/";
+  const std::string dir = std::string(::tickinfer::test::source_dir()) + "/bench/models/";
   std::vector<Subject> out;
   std::mt19937 rng(7);
   std::normal_distribution<float> nd;
@@ -69,7 +70,7 @@ std::vector<Subject> make_subjects() {
   }
   // A Conv2D stack (patches gathered with padding, dilation, a folded BatchNorm) on each kernel set.
   {
-    const Model model = Model::load(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/conv2d_k3/model.keras");
+    const Model model = Model::load(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/conv2d_k3/model.keras");
     for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
       if (!kernels::isa_supported(isa)) continue;
       CompileOptions opt;
@@ -117,7 +118,7 @@ std::vector<Subject> make_subjects() {
   // TFLite models (float, dynamic-range, full int8) run behind the same Plan API: through the
   // tensor-program interpreter, or lifted to the graph engine. Every fixture except the GRU (a
   // WHILE loop, refused) must compile.
-  const std::string tfl = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
+  const std::string tfl = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
   for (const char* name : {"mlp_small", "lstm_window", "lstm_tiny", "tcn", "conv_pool", "lnorm", "merge"}) {
     // "float" lifts to the graph engine where it can; "float-interpreter" keeps it on the
     // interpreter (LoadOptions::tflite_engine).
@@ -197,7 +198,7 @@ bool runs_without_syscalls(Fn fn) {
 // no syscall (strict seccomp).
 TEST(HotPath, RunRowsNeverAllocatesLocksOrMakesSyscalls) {
   for (const char* m : {"/bench/models/mlp_small/model.keras", "/bench/models/mlp_large/model.keras"}) {
-    Plan plan = compile(Model::load(std::string(TICKINFER_SOURCE_DIR) + m));
+    Plan plan = compile(Model::load(std::string(::tickinfer::test::source_dir()) + m));
     plan.reserve_rows(8);
     std::vector<float> x(8 * plan.input_size(0), 0.25f), y(8 * plan.output_size(0));
     plan.run_rows(x.data(), 8, y.data());  // first call outside the counted region

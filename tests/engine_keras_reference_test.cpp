@@ -12,6 +12,7 @@
 #include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -27,7 +28,7 @@ void PrintTo(const Param& p, std::ostream* os) { *os << p.c.name << "/" << kerne
 std::vector<Param> all_params() {
   std::vector<Param> out;
   const std::string dirs[] = {testing::fixtures_dir(),
-                              std::string(TICKINFER_SOURCE_DIR) + "/bench/models"};
+                              std::string(::tickinfer::test::source_dir()) + "/bench/models"};
   for (const std::string& d : dirs) {
     for (const FixtureCase& c : testing::load_manifest(d)) {
       for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2,
@@ -167,7 +168,7 @@ TEST(KerasFixtures, ManifestListsModelsInBothFormats) {
     k3 = k3 || c.format == "keras3";
   }
   EXPECT_TRUE(k2 && k3);
-  EXPECT_GE(testing::load_manifest(std::string(TICKINFER_SOURCE_DIR) + "/bench/models").size(), 6u);
+  EXPECT_GE(testing::load_manifest(std::string(::tickinfer::test::source_dir()) + "/bench/models").size(), 6u);
 }
 }  // namespace
 }  // namespace tickinfer

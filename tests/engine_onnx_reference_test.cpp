@@ -18,6 +18,7 @@
 #include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -26,7 +27,7 @@ using testing::FixtureCase;
 
 std::string onnx_dir() {
   const char* env = std::getenv("TICKINFER_ONNX_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/onnx";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/onnx";
 }
 
 struct Param {

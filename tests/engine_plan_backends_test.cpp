@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 
 namespace tickinfer {
 namespace {
 
-const std::string kFixtures = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/";
+const std::string kFixtures = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/";
 
 struct Case {
   const char* path;   // under tests/fixtures/

@@ -15,13 +15,14 @@
 #include "formats/npy.hpp"
 #include "support/expect_close.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
 std::string pruned_dir() {
   const char* env = std::getenv("TICKINFER_PRUNED_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/pruned";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pruned";
 }
 
 TEST(PrunedReference, FloatModelsMatchTheFramework) {

@@ -10,12 +10,13 @@
 
 #include "kernels/kernel_set.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 
 namespace tickinfer {
 namespace {
 
-const std::string kSrc = TICKINFER_SOURCE_DIR;
+const std::string kSrc = ::tickinfer::test::source_dir();
 
 void expect_rows_equal_runs(const std::string& path, const std::string& isa) {
   const Model model = Model::load(path);

@@ -16,6 +16,7 @@
 #include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -24,7 +25,7 @@ using testing::FixtureCase;
 
 std::string savedmodel_fixtures_dir() {
   const char* env = std::getenv("TICKINFER_SAVEDMODEL_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/savedmodel";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/savedmodel";
 }
 
 struct Param {

@@ -9,12 +9,13 @@
 
 #include "model/magnitude_prune.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
 Model bench_model(const char* name) {
-  return Model::load(std::string(TICKINFER_SOURCE_DIR) + "/bench/models/" + name + "/model.keras");
+  return Model::load(std::string(::tickinfer::test::source_dir()) + "/bench/models/" + name + "/model.keras");
 }
 
 Plan compiled(const Model& m, SparseMode sparse, RecurrentMode mode = RecurrentMode::Window) {

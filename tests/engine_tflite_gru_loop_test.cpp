@@ -21,6 +21,7 @@
 #include "tickinfer/tickinfer.hpp"
 
 #include "support/tflite_file.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -38,7 +39,7 @@ const Fixture kFixtures[] = {{"k3_gru_after", "tflite_k3/gru_after/keras_float.t
                              {"tf_keras_gru", "tflite/gru/float.tflite", true, 8, 4, 16}};
 
 tfl::Program load_fixture(const Fixture& fx) {
-  return test::load_tflite_file(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/" + fx.file);
+  return test::load_tflite_file(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/" + fx.file);
 }
 
 tfl::Op& the_loop(tfl::Program& p) {

@@ -18,12 +18,13 @@
 #include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_file.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace {
 
 using namespace tickinfer;
 
-const std::string kRoot = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3/";
+const std::string kRoot = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite_k3/";
 
 std::shared_ptr<const tfl::Program> load(const std::string& path) {
   return ::tickinfer::test::load_shared_tflite_file(path);

@@ -21,13 +21,14 @@
 #include "formats/npy.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
 std::string root() {
   const char* env = std::getenv("TICKINFER_TFLITE_K3_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite_k3";
 }
 
 nlohmann::json manifest() {

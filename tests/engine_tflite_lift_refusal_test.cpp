@@ -11,6 +11,7 @@
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 
 namespace tickinfer {
@@ -19,7 +20,7 @@ namespace {
 using tfl::DType;
 using tfl::OpCode;
 
-const std::string kDir = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
+const std::string kDir = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
 
 std::vector<float> ramp(size_t n, float step = 0.01f) {
   std::vector<float> v(n);

@@ -18,11 +18,12 @@
 #include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
-const std::string kDir = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
+const std::string kDir = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
 
 std::shared_ptr<const tfl::Program> load_program(const std::string& model) {
   const std::string path = kDir + model + "/float.tflite";

@@ -27,6 +27,7 @@
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -44,7 +45,7 @@ std::string fixtures_root(const std::string& set) {
   for (const FixtureSet& s : kSets) {
     if (set != s.dir) continue;
     const char* env = std::getenv(s.env);
-    return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/" + s.dir;
+    return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/" + s.dir;
   }
   return {};
 }
@@ -198,7 +199,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteLiftFixture, testing::ValuesIn(float_ca
 // Keras LSTM lift and match; the forms Keras has not (peepholes, CIFG, projection, layer norm)
 // are refused by name.
 TEST(TfliteLiftLstmFixtures, FloatLstmsLiftAndMatchOrAreRefusedByForm) {
-  const std::string root = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/quant_lstm/";
+  const std::string root = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/quant_lstm/";
   const std::vector<std::pair<std::string, std::string>> refused = {
       {"all_float", "peepholes"}, {"peephole_float", "peepholes"}, {"cifg_float", "CIFG"},
       {"projection_float", "projection"}, {"layer_norm_float", "layer-norm"}};
@@ -260,7 +261,7 @@ std::vector<std::string> unnamed_steps(const Plan& plan) {
 // tf_keras model each fixture was converted from compiles to the same steps, kernels, arena,
 // FLOPs and weight bytes as the lifted conversion.
 TEST(TfliteLiftFixtures, LiftedPlansAreTheKerasPlans) {
-  const std::string root = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/";
+  const std::string root = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
   for (const std::string name : {"mlp_small", "tcn", "lstm_window", "lstm_tiny", "conv_pool", "merge", "gru"}) {
     const formats::TfliteLift lift = formats::lift_tflite_program(load_program(root + name + "/float.tflite"));
     ASSERT_TRUE(lift.graph) << name << ": " << lift.refusal;

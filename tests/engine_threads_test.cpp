@@ -7,13 +7,14 @@
 #include <thread>
 
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
 TEST(Threads, ClonesRunConcurrentlyAndMatchTheSingleThreadedResult) {
   const Model model =
-      Model::load(std::string(TICKINFER_SOURCE_DIR) + "/bench/models/lstm_window/model.keras");
+      Model::load(std::string(::tickinfer::test::source_dir()) + "/bench/models/lstm_window/model.keras");
   Plan base = compile(model);
   constexpr int kInputs = 64;
   std::mt19937 rng(11);
@@ -47,7 +48,7 @@ TEST(Threads, ClonesRunConcurrentlyAndMatchTheSingleThreadedResult) {
 
 TEST(Threads, ModelsLoadConcurrently) {
   // Loading parses in child processes; concurrent loads from several threads must all succeed.
-  const std::string path = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/mlp_small/model.keras";
+  const std::string path = std::string(::tickinfer::test::source_dir()) + "/bench/models/mlp_small/model.keras";
   std::vector<int> ok(4, 0);
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t) {

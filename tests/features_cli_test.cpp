@@ -16,11 +16,12 @@
 #include "features/shm_feature_store.hpp"
 #include "stats/clock.hpp"
 #include "support/features_test_support.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::features {
 namespace {
 
-const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
+const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
 
 struct Result {
   int code;
@@ -86,7 +87,7 @@ TEST_F(FeaturesCli, BadInputsAreReportedWithTheirLocation) {
 TEST_F(FeaturesCli, RefusesAModelTrainedOnOtherFeatures) {
   const std::string fx = test::fixture_dir();
   std::filesystem::create_directories(dir_ / "model");
-  std::filesystem::copy_file(TICKINFER_SOURCE_DIR "/bench/models/mlp_small/model.keras", dir_ / "model" / "model.keras");
+  std::filesystem::copy_file(std::string(::tickinfer::test::source_dir()) + "/bench/models/mlp_small/model.keras", dir_ / "model" / "model.keras");
   std::ofstream(dir_ / "model" / "features.toml") << "[feature_set]\ninstruments = [7]\n[[feature]]\nkind = \"spread_bps\"\n";
   const Result r = run("features " + fx + "/spec_drop.toml --input " + fx + "/ticks.csv --output " + path("o.npy") +
                        " --model " + (dir_ / "model" / "model.keras").string());

@@ -10,12 +10,13 @@
 #include "feed/capture_file.hpp"
 #include "stats/crc32.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::feed {
 namespace {
 
 std::string temp_path(const char* name) {
-  return std::string(TICKINFER_BINARY_DIR) + "/feed_capture_" + name + ".cap";
+  return std::string(::tickinfer::test::binary_dir()) + "/feed_capture_" + name + ".cap";
 }
 std::vector<std::uint8_t> slurp(const std::string& p) {
   std::ifstream in(p, std::ios::binary);

@@ -14,13 +14,14 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "support/source_paths.hpp"
 
 namespace {
 
-const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
+const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
 
 std::string temp(const std::string& name) {
-  return std::string(TICKINFER_BINARY_DIR) + "/feed_cli_" + std::to_string(getpid()) + "_" + name;
+  return std::string(::tickinfer::test::binary_dir()) + "/feed_cli_" + std::to_string(getpid()) + "_" + name;
 }
 
 // Removes this process's scratch files when a test passed (kept for inspection when it failed).
@@ -28,7 +29,7 @@ struct ScratchCleanup {
   ~ScratchCleanup() {
     if (::testing::Test::HasFailure()) return;
     const std::string prefix = "feed_cli_" + std::to_string(getpid()) + "_";
-    for (const auto& e : std::filesystem::directory_iterator(TICKINFER_BINARY_DIR)) {
+    for (const auto& e : std::filesystem::directory_iterator(::tickinfer::test::binary_dir())) {
       if (e.path().filename().string().rfind(prefix, 0) == 0) std::filesystem::remove(e.path());
     }
   }

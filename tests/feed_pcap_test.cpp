@@ -12,6 +12,7 @@
 
 #include "feed/pcap_reader.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::feed {
 namespace {
@@ -236,7 +237,7 @@ namespace {
 // Found by feed_pcap_fuzz: a pcapng time stamp past 2262 overflowed int64 ns. Such a datagram is
 // still handed out, with the last good time, and counted.
 TEST(PcapReader, TimeStampsBeyondInt64NanosecondsAreCountedNotOverflowed) {
-  PcapReader r(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/pcap/timestamp_beyond_2262.pcapng", {});
+  PcapReader r(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pcap/timestamp_beyond_2262.pcapng", {});
   CapturedDatagram d;
   std::uint64_t n = 0;
   while (r.next(d)) {

@@ -16,6 +16,7 @@
 #include "model/graph_fields.hpp"
 #include "model/graph_wire.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -78,7 +79,7 @@ std::vector<std::string> fields_of(const Graph& g) {
 
 std::vector<std::string> fixture_models() {
   std::vector<std::string> out;
-  const fs::path root = fs::path(TICKINFER_SOURCE_DIR) / "tests" / "fixtures";
+  const fs::path root = fs::path(::tickinfer::test::source_dir()) / "tests" / "fixtures";
   for (const auto& e : fs::recursive_directory_iterator(root)) {
     const fs::path& p = e.path();
     if (p.string().find("/hostile") != std::string::npos || p.string().find("/unsupported") != std::string::npos) continue;

@@ -7,12 +7,13 @@
 
 #include "formats/model_file.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
 TEST(HostileFiles, AreRefusedWithAnErrorNotAHang) {
-  const std::filesystem::path dir = std::filesystem::path(TICKINFER_SOURCE_DIR) / "tests/fixtures/hostile";
+  const std::filesystem::path dir = std::filesystem::path(::tickinfer::test::source_dir()) / "tests/fixtures/hostile";
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const auto t0 = std::chrono::steady_clock::now();
@@ -25,7 +26,7 @@ TEST(HostileFiles, AreRefusedWithAnErrorNotAHang) {
 }
 
 TEST(HostileFiles, GlobalHeapCheckNamesTheProblem) {
-  const auto path = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/hostile/global_heap_zero_free_space.h5";
+  const auto path = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/hostile/global_heap_zero_free_space.h5";
   try {
     formats::load_model_file(path);
     FAIL() << "loaded a corrupt file";

@@ -20,13 +20,14 @@
 #include "formats/model_file.hpp"
 #include "model/graph_wire.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::formats {
 namespace {
 
 std::string fixture(const std::string& rel) {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  return std::string(env ? env : TICKINFER_SOURCE_DIR "/tests/fixtures") + "/" + rel;
+  return std::string(env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures") + "/" + rel;
 }
 
 std::string read_file(const std::string& path) {

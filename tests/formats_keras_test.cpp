@@ -18,13 +18,14 @@
 #include "formats/npy.hpp"
 #include "model/graph.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::formats {
 namespace {
 
 std::string fixtures_dir() {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  return env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures";
+  return env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures";
 }
 
 nlohmann::json manifest() {

@@ -12,6 +12,7 @@
 #include "formats/onnx/onnx_file.hpp"
 #include "onnx/onnx.pb.h"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -134,7 +135,7 @@ TEST(OnnxReader, TruncatedFilesAreErrorsNamingTheFile) {
 
 // Damaged copies of an exporter's file (tf2onnx's stacked LSTM): cut short, or with an op renamed.
 TEST(OnnxReader, DamagedCopiesOfAFixtureAreErrors) {
-  const std::string src = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/onnx/lstm_stacked_k3/model.onnx";
+  const std::string src = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/onnx/lstm_stacked_k3/model.onnx";
   std::ifstream in(src, std::ios::binary);
   ASSERT_TRUE(in) << src;
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -22,6 +22,7 @@
 #include "support/tflite_model_builder.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -33,7 +34,7 @@ using testing::mini_sparsity;
 
 std::string pruned_dir() {
   const char* env = std::getenv("TICKINFER_PRUNED_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/pruned";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pruned";
 }
 
 struct PrunedCase {
@@ -191,7 +192,7 @@ TEST(PrunedFixtures, SparseTfliteMatchesTheTfliteInterpreter) {
 // sparse-int8-fc/README.md): filters stored 1x16-sparse run TFLite's block-sparse kernel, which
 // rounds twice, so the decoded filters must too; on every kernel set, dense and sparse forms.
 TEST(PrunedFixtures, ZenFourReproMatchesOnEveryKernelSet) {
-  const std::string dir = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/pruned_repro/sparse-int8-fc";
+  const std::string dir = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pruned_repro/sparse-int8-fc";
   const std::vector<uint8_t> bytes = read_bytes(dir + "/mlp_block16_int8.tflite");
   ASSERT_FALSE(bytes.empty()) << dir;
   auto program = std::make_shared<const tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), "repro"));

@@ -17,13 +17,14 @@
 #include "formats/savedmodel/tensor_bundle.hpp"
 #include "tensorflow/core/protobuf/saved_model.pb.h"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::formats {
 namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kFixture = fs::path(TICKINFER_SOURCE_DIR) / "tests/fixtures/savedmodel/dense_act_k3/k3_export";
+const fs::path kFixture = fs::path(::tickinfer::test::source_dir()) / "tests/fixtures/savedmodel/dense_act_k3/k3_export";
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

@@ -14,6 +14,7 @@
 #include "formats/tflite/tflite_file.hpp"
 #include "support/tflite_model_builder.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -271,7 +272,7 @@ TEST(TfliteHostile, MisalignedInputIsCopiedNotMisread) {
 // A real converter output (int8 mlp_small): every truncation is refused, every single-byte
 // corruption either loads or is refused with an Error (never a crash; run under ASan too).
 std::vector<uint8_t> real_file() {
-  return read_file(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/mlp_small/int8.tflite");
+  return read_file(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/mlp_small/int8.tflite");
 }
 
 TEST(TfliteHostile, EveryTruncationIsRefused) {

@@ -14,11 +14,12 @@
 
 #include "formats/tflite/tflite_file.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
-std::string fixture_dir() { return std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite"; }
+std::string fixture_dir() { return std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite"; }
 
 std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);

@@ -26,6 +26,7 @@
 #include "pipeline/signal_ring.hpp"
 #include "pipeline_test_support.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 using namespace pipeline_test;
 using namespace tickinfer::pipeline;
@@ -200,7 +201,7 @@ RunResult run_once(const std::string& tag, const std::string& threading_extra) {
   rc.ready = temp(tag + ".ready");
   rc.report = temp(tag + ".json");
   // A stateful model beside the tick-mode default: each agent keeps its instruments' LSTM state.
-  rc.extra = "\n[[model]]\nname = \"lstm\"\npath = \"" + std::string(TICKINFER_SOURCE_DIR) +
+  rc.extra = "\n[[model]]\nname = \"lstm\"\npath = \"" + std::string(::tickinfer::test::source_dir()) +
              "/bench/models/lstm_window/model.keras\"\nmode = \"stream\"\ncheck_signature = false\n";
   const std::string cfg = write_config(rc, tag + ".toml");
   unlink(rc.ready.c_str());
@@ -302,7 +303,7 @@ TEST(ComputeAgentsRun, TwoAgentsComputeWhatOneDoesEachEventOnce) {
 TEST(ComputeAgentsBench, ShortRunMeasuresOneAndTwoAgentsAtEveryLoad) {
   const std::string json = temp("agents-bench.json");
   std::string out;
-  const int rc = run_cli({"pipeline", "agents", "--models", std::string(TICKINFER_SOURCE_DIR) + "/bench/models",
+  const int rc = run_cli({"pipeline", "agents", "--models", std::string(::tickinfer::test::source_dir()) + "/bench/models",
                           "--features", kDefault + "/features.toml", "--loads", "0,10", "--rounds", "1", "--seconds", "1", "--rate", "20000",
                           // 50 instruments: each gets the ticks its features need to warm up in a second
                           "--instruments", "50", "--port",

@@ -13,6 +13,7 @@
 #include "pipeline/decision_log.hpp"
 #include "pipeline_test_support.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 using namespace tickinfer::pipeline;
 using namespace pipeline_test;
@@ -214,7 +215,7 @@ TEST(PipelineDecisionLog, KilledChildLeavesAReadableLog) {
 }
 
 TEST(PipelineDecisionLog, ReadsAFileWrittenFromTheDocumentByAnotherImplementation) {
-  const auto log = read_decision_log(TICKINFER_SOURCE_DIR "/tests/fixtures/pipeline/decisions.tdl");
+  const auto log = read_decision_log(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pipeline/decisions.tdl");
   EXPECT_FALSE(log.torn_tail) << log.tail_problem;
   ASSERT_EQ(log.models.size(), 1u);
   EXPECT_EQ(log.models[0].name, "default");

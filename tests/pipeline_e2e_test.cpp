@@ -23,6 +23,7 @@
 #include "pipeline/decision_log.hpp"
 #include "pipeline/signal_format.hpp"
 #include "pipeline_test_support.hpp"
+#include "support/source_paths.hpp"
 
 using namespace pipeline_test;
 
@@ -318,7 +319,7 @@ TEST(PipelineEndToEnd, FeaturesSharedByModelsAreComputedOnceAndEachModelReadsIts
   const std::string rev_model = model_dir("rev", kDefault + "/model.keras", rev);
   const std::string rev2_model = model_dir("rev2", kDefault + "/model.keras", rev);
   const std::string six_model =
-      model_dir("six", std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/dense_activations_k3/model.keras", six);
+      model_dir("six", std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/dense_activations_k3/model.keras", six);
 
   RunConfig rc;
   rc.log = temp("shared.tdl");
@@ -569,7 +570,7 @@ TEST(PipelineRefusals, MissingModelWrongWidthBadConfigAndSilentFeed) {
   // A model of another input width, signature check off: the width check still refuses it.
   text = slurp(write_config(rc, "width.toml"));
   text.replace(text.find(kDefault + "/model.keras"), (kDefault + "/model.keras").size(),
-               std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/relu_layers_k3/model.keras");
+               std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/relu_layers_k3/model.keras");
   text.replace(text.find("threshold = 0.1"), 15, "threshold = 0.1\ncheck_signature = false");
   std::ofstream(temp("width2.toml")) << text;
   EXPECT_EQ(run_cli({"run", temp("width2.toml")}, out), 1);
@@ -619,7 +620,7 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
   spec.replace(spec.find("window = 1"), 10, "window = 32");
   const std::string spec_path = temp("w32.toml");
   std::ofstream(spec_path) << spec;
-  const std::string lstm = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/lstm_window/model.keras";
+  const std::string lstm = std::string(::tickinfer::test::source_dir()) + "/bench/models/lstm_window/model.keras";
   RunConfig rc;
   rc.spec = spec_path;
   rc.log = temp("multi.tdl");

@@ -12,6 +12,7 @@
 #include "pipeline/signal_ring.hpp"
 #include "pipeline_test_support.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 using namespace tickinfer::pipeline;
 using namespace pipeline_test;
@@ -195,7 +196,7 @@ TEST(PipelineSignalRing, ASecondProcessReadsEveryMessage) {
 // Files written by an independent encoder (Python struct + zlib.crc32, following the documents):
 // our decoders read them field for field.
 TEST(PipelineSignal, ReadsFilesWrittenFromTheDocumentByAnotherImplementation) {
-  const std::string sig = slurp(TICKINFER_SOURCE_DIR "/tests/fixtures/pipeline/signal.bin");
+  const std::string sig = slurp(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/pipeline/signal.bin");
   ASSERT_EQ(sig.size(), kSignalBytes);
   Signal s;
   ASSERT_EQ(decode_signal(reinterpret_cast<const std::uint8_t*>(sig.data()), sig.size(), s), SignalStatus::Ok);

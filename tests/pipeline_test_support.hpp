@@ -13,14 +13,15 @@
 #include <string>
 #include <thread>
 #include <vector>
+#include "support/source_paths.hpp"
 
 namespace pipeline_test {
 
-inline const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
-inline const std::string kDefault = TICKINFER_SOURCE_DIR "/examples/default";
+inline const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
+inline const std::string kDefault = std::string(::tickinfer::test::source_dir()) + "/examples/default";
 
 inline std::string temp(const std::string& name) {
-  return std::string(TICKINFER_BINARY_DIR) + "/pipeline_" + std::to_string(getpid()) + "_" + name;
+  return std::string(::tickinfer::test::binary_dir()) + "/pipeline_" + std::to_string(getpid()) + "_" + name;
 }
 
 // A block of 10 ports per test process (the feed tests use offsets 0-4 of the same block scheme).

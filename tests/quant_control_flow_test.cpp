@@ -12,6 +12,7 @@
 #include "tflite/interpreter.hpp"
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace {
 
@@ -191,7 +192,7 @@ TEST(QuantControlFlow, AVariableNothingAssignsIsRefusedByName) {
 // fails to invoke it; tickinfer refuses it at load, naming the first variable read.
 TEST(QuantControlFlow, TheConvertersUnassignedVariableFileIsRefusedByName) {
   const std::string path =
-      std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_unassigned_variable/stacked_lstm_concrete_fn.tflite";
+      std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite_unassigned_variable/stacked_lstm_concrete_fn.tflite";
   try {
     Interpreter interp(tickinfer::test::load_shared_tflite_file(path));
     FAIL() << "a file whose variables are never assigned was prepared";

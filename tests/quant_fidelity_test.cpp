@@ -27,6 +27,7 @@
 #include "support/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
@@ -42,7 +43,7 @@ constexpr double kHybridTolerance = 1e-6;
 
 std::string models_dir() {
   const char* env = std::getenv("TICKINFER_FIDELITY_MODELS");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/fidelity";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/fidelity";
 }
 
 nlohmann::json manifest() {

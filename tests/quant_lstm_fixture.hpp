@@ -20,6 +20,7 @@
 #include "tflite/ops/ops.hpp"
 #include "tflite/prepared_op.hpp"
 #include "tflite/program.hpp"
+#include "support/source_paths.hpp"
 
 namespace lstm_fixture {
 
@@ -27,7 +28,7 @@ using namespace tickinfer::tfl;
 
 inline std::string fixture_dir(const std::string& name) {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  const std::string root = env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures";
+  const std::string root = env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures";
   return root + "/quant_lstm/" + name;
 }
 

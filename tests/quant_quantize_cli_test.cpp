@@ -17,11 +17,12 @@
 #include "formats/npy.hpp"
 #include "formats/tkq/tkq_file.hpp"
 #include "tflite/interpreter.hpp"
+#include "support/source_paths.hpp"
 
 namespace {
 
-const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
-const std::string kModels = TICKINFER_SOURCE_DIR "/bench/models";
+const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
+const std::string kModels = std::string(::tickinfer::test::source_dir()) + "/bench/models";
 
 struct Result {
   int exit_code = -1;

@@ -29,11 +29,12 @@
 #include "quantizer/quantizer.hpp"
 #include "support/fixture_manifest.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::quantizer {
 namespace {
 
-const std::string kSource = TICKINFER_SOURCE_DIR;
+const std::string kSource = ::tickinfer::test::source_dir();
 std::string tflite_dir(const std::string& model) { return kSource + "/tests/fixtures/tflite/" + model; }
 
 Program lower_file(const std::string& path, int window = 0) {

@@ -13,6 +13,7 @@
 #include "support/tflite_file.hpp"
 #include "support/counting_allocator.hpp"
 #include "tflite/interpreter.hpp"
+#include "support/source_paths.hpp"
 
 using namespace tickinfer;
 
@@ -25,7 +26,7 @@ std::shared_ptr<const tfl::Program> load(const std::string& path) {
 }  // namespace
 
 TEST(QuantTfliteK3HotPath, InvokeAllocatesAndLocksNothing) {
-  const std::string root = std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3/";
+  const std::string root = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite_k3/";
   const char* const files[] = {
       "lstm_seq/keras_float.tflite",      "lstm_stacked/saved_float.tflite", "gru_after/keras_float.tflite",
       "gru_before/keras_float.tflite",    "lstm_stateful/keras_float.tflite", "lstm_stream/keras_float.tflite",

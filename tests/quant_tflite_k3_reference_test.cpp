@@ -27,13 +27,14 @@
 #include "support/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer {
 namespace {
 
 std::string fixtures_root() {
   const char* env = std::getenv("TICKINFER_TFLITE_K3_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite_k3";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite_k3";
 }
 
 nlohmann::json manifest() {

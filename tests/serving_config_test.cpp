@@ -8,6 +8,7 @@
 #include "serving/server_flags.hpp"
 #include "serving/text_proto.hpp"
 #include "tickinfer/error.hpp"
+#include "support/source_paths.hpp"
 
 using namespace tickinfer::serving;
 using tickinfer::Error;
@@ -231,7 +232,7 @@ TEST(ServingFlags, DockerEntrypointLastOccurrenceWins) {
 
 // The command line deploy/deployment.yaml ships (its `args:` after `serve`) is one this server accepts.
 TEST(ServingFlags, TheKubernetesManifestsCommandLineIsAccepted) {
-  std::ifstream in(TICKINFER_SOURCE_DIR "/deploy/deployment.yaml");
+  std::ifstream in(std::string(::tickinfer::test::source_dir()) + "/deploy/deployment.yaml");
   ASSERT_TRUE(in.good());
   std::vector<std::string> args;
   for (std::string line; std::getline(in, line);) {

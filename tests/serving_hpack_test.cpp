@@ -21,13 +21,14 @@
 #include <nlohmann/json.hpp>
 
 #include "serving/h2/hpack.hpp"
+#include "support/source_paths.hpp"
 
 namespace tickinfer::serving::hpack {
 namespace {
 
 std::string fixtures_dir() {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  return env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures";
+  return env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures";
 }
 
 // Hex with optional spaces, as the RFC prints it.

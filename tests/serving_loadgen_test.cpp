@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "pipeline_test_support.hpp"
+#include "support/source_paths.hpp"
 
 using namespace pipeline_test;
 
@@ -18,7 +19,7 @@ struct Server {
   Server() {
     const std::string base = temp("loadgen-models/mlp");
     std::filesystem::create_directories(base + "/1");
-    std::filesystem::copy_file(TICKINFER_SOURCE_DIR "/bench/models/mlp_small/model.keras", base + "/1/model.keras",
+    std::filesystem::copy_file(std::string(::tickinfer::test::source_dir()) + "/bench/models/mlp_small/model.keras", base + "/1/model.keras",
                                std::filesystem::copy_options::overwrite_existing);
     rest = base_port() + 6;
     grpc = base_port() + 7;
@@ -40,7 +41,7 @@ struct Server {
     kill(proc.pid, SIGTERM);
     wait_for(proc, 20);
   }
-  const std::string kInput = TICKINFER_SOURCE_DIR "/bench/models/mlp_small/in0.npy";
+  const std::string kInput = std::string(::tickinfer::test::source_dir()) + "/bench/models/mlp_small/in0.npy";
   int rest = 0, grpc = 0;
   Process proc;
 };

@@ -17,6 +17,7 @@
 #include "serving/model_server.hpp"
 #include "support/http_client.hpp"
 #include "support/serving_repo.hpp"
+#include "support/source_paths.hpp"
 
 namespace fs = std::filesystem;
 using namespace tickinfer::serving;
@@ -168,7 +169,7 @@ TEST(ServingRepository, ServesTfliteVersionsBesideKerasOnes) {
   // quantizes them as TFLite's QUANTIZE would).
   TempDir d;
   d.add_version("m", "1", kMlp);
-  d.add_version("m", "2", std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/tflite/mlp_small/int8.tflite");
+  d.add_version("m", "2", std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/mlp_small/int8.tflite");
   auto c = config(d, "m");
   c.policy.kind = VersionPolicy::Kind::All;
   ModelRepository repo({c}, {}, nullptr);
@@ -299,7 +300,7 @@ namespace {
 std::string add_saved_model_version(const TempDir& d, const std::string& model, const std::string& version) {
   const fs::path dir = fs::path(d.model_path(model)) / version;
   fs::create_directories(dir.parent_path());
-  fs::copy(std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures/savedmodel/dense_act_k3/k3_export", dir,
+  fs::copy(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/savedmodel/dense_act_k3/k3_export", dir,
            fs::copy_options::recursive);
   return dir.string();
 }

@@ -16,6 +16,7 @@
 #include "support/serving_repo.hpp"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
 #include "tickinfer/tickinfer.hpp"
+#include "support/source_paths.hpp"
 
 using namespace tickinfer::serving;
 using tickinfer::testing::TempDir;
@@ -23,7 +24,7 @@ namespace tfs = tensorflow::serving;
 
 namespace {
 
-const std::string kBinary = TICKINFER_BINARY_DIR "/tickinfer";
+const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
 
 std::string run_cli(const std::string& args, int* rc) {
   std::string out;

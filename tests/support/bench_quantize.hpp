@@ -5,17 +5,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include "source_paths.hpp"
 
 namespace tickinfer::test {
 
-inline std::string cli_path() { return TICKINFER_BINARY_DIR "/tickinfer"; }
+inline std::string cli_path() { return std::string(::tickinfer::test::binary_dir()) + "/tickinfer"; }
 inline bool cli_built() { return std::filesystem::exists(cli_path()); }
 
 // The .tkq's path (named after `tag`, which keeps parallel tests apart), or "" when the CLI is
 // not built or quantize failed. The caller removes the file.
 inline std::string quantize_bench_model(const std::string& model, const std::string& mode, const std::string& tag) {
   if (!cli_built()) return "";
-  const std::string src = std::string(TICKINFER_SOURCE_DIR) + "/bench/models/" + model;
+  const std::string src = std::string(::tickinfer::test::source_dir()) + "/bench/models/" + model;
   const std::string tkq = (std::filesystem::temp_directory_path() / (tag + "_" + model + "_" + mode + ".tkq")).string();
   const std::string cmd = cli_path() + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " +
                           mode + " -o " + tkq + " >/dev/null 2>&1";

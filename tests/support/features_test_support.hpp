@@ -10,12 +10,13 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+#include "source_paths.hpp"
 
 namespace tickinfer::features::test {
 
 inline std::string fixture_dir() {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  return std::string(env ? env : TICKINFER_SOURCE_DIR "/tests/fixtures") + "/features";
+  return std::string(env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures") + "/features";
 }
 
 struct F8Array {

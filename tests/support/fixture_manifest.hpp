@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+#include "source_paths.hpp"
 
 namespace tickinfer::testing {
 
@@ -21,7 +22,7 @@ struct FixtureCase {
 
 inline std::string fixtures_dir() {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  return env && *env ? env : std::string(TICKINFER_SOURCE_DIR) + "/tests/fixtures";
+  return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures";
 }
 
 // All cases of <dir>/manifest.json; an empty list if the file is missing.

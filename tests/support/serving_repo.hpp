@@ -5,15 +5,16 @@
 
 #include <filesystem>
 #include <string>
+#include "source_paths.hpp"
 
 namespace tickinfer::testing {
 
 inline std::string fixture_path(const std::string& rel) {
   const char* env = std::getenv("TICKINFER_FIXTURES");
-  return std::string(env ? env : TICKINFER_SOURCE_DIR "/tests/fixtures") + "/" + rel;
+  return std::string(env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures") + "/" + rel;
 }
 inline std::string bench_model(const std::string& rel) {
-  return std::string(TICKINFER_SOURCE_DIR) + "/bench/models/" + rel;
+  return std::string(::tickinfer::test::source_dir()) + "/bench/models/" + rel;
 }
 
 class TempDir {
