@@ -68,14 +68,16 @@ std::vector<Subject> make_subjects() {
       }
     }
   }
-  // A Conv2D stack (patches gathered with padding, dilation, a folded BatchNorm) on each kernel set.
-  {
-    const Model model = Model::load(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/conv2d_k3/model.keras");
+  // A Conv2D stack (patches gathered with padding, dilation, a folded BatchNorm), 2-D pooling, and
+  // a small DeepLOB (Conv2D blocks, an Inception module, an LSTM) on each kernel set.
+  for (const char* name : {"conv2d_k3", "pool2d_k3", "deeplob_tiny_k3"}) {
+    const Model model =
+        Model::load(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/" + name + "/model.keras");
     for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
       if (!kernels::isa_supported(isa)) continue;
       CompileOptions opt;
       opt.isa = kernels::isa_name(isa);
-      add(std::string("conv2d_k3/") + opt.isa, compile(model, opt));
+      add(std::string(name) + "/" + opt.isa, compile(model, opt));
     }
   }
   // Pruned models on their block-sparse kernels (window and stream).

@@ -250,6 +250,38 @@ TEST(KerasRobustness, UnsupportedOptionsInRealConfigsNameLayerAndOption) {
                       {"(Conv2D)", "missing 'filters'"});
 }
 
+// DeepLOB calls its Dropout with training=True (Monte Carlo dropout); Keras 3 saves the flag in the
+// call and model.predict() ignores it. The importer runs such a layer as predict() does (the
+// reference test checks the outputs) and says so; on a layer that computes, the flag is refused.
+TEST(KerasRobustness, TrainingTrueCallIsAcceptedOnlyOnInferenceNoOps) {
+  const std::string bytes = read_fixture("deeplob_tiny_k3/model.keras");
+  const Graph g = load_model_bytes(bytes.data(), bytes.size(), "deeplob.keras");
+  ASSERT_EQ(g.warnings.size(), 1u);
+  EXPECT_NE(g.warnings[0].find("(Dropout) is called with training=True"), std::string::npos) << g.warnings[0];
+
+  Entries entries = read_stored_zip(bytes);
+  std::string& config = entry(entries, "config.json");
+  nlohmann::json j = nlohmann::json::parse(config);
+  bool edited = false;
+  for (auto& layer : j["config"]["layers"]) {
+    if (layer["class_name"] == "LSTM") {
+      layer["inbound_nodes"][0]["kwargs"]["training"] = true;
+      edited = true;
+    }
+  }
+  ASSERT_TRUE(edited);
+  config = j.dump();
+  const std::string zip = write_stored_zip(entries);
+  try {
+    load_model_bytes(zip.data(), zip.size(), "edited.keras");
+    FAIL() << "an LSTM called with training=True loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(LSTM)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("training=true call argument is not supported"), std::string::npos)
+        << e.what();
+  }
+}
+
 // Keras 3 weight paths are numbered per class, not named after layers; Keras >= 3.6 writes the
 // owning layer's name on each vars group, and a disagreement must stop the load rather than
 // silently give a layer someone else's weights.

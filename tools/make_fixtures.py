@@ -6,7 +6,8 @@ Why this script exists: the engine's correctness is anchored outside the project
 output here comes from the framework that wrote the model file, never from our own code.
 
 Usage:
-  make_fixtures.py --out DIR [--bench-out DIR] [--only NAME...]   write fixture suites
+  make_fixtures.py --out DIR [--bench-out DIR] [--book-bench-out DIR] [--only NAME...]
+                                                                   write fixture suites
   make_fixtures.py --check DIR                                     regenerate and compare
 
 For each case the script builds the model, randomizes every weight (kernels, biases, BatchNorm
@@ -265,6 +266,64 @@ def b_conv2d(k, T):
     ])
 
 
+def b_conv2d_wide(k, T):
+    # Conv2D with more than 4 filters (the blocked GEMM path, not the dot form): along the width
+    # with padding, width-dilated, a 1 x W merge, then down a one-pixel-wide column with padding.
+    # (T,10,3) -(3,2) same s(1,2)-> (T,5,7) -(2,3) same d(1,2)-> (T,5,6) -(1,5)-> (T,1,9)
+    # -(3,1) same-> (T,1,5).
+    return k.seq((T, 10, 3), [
+        k.L.Conv2D(7, (3, 2), strides=(1, 2), padding="same", activation="relu"),
+        k.L.Conv2D(6, (2, 3), dilation_rate=(1, 2), padding="same"),
+        k.L.Conv2D(9, (1, 5), activation="tanh"),
+        k.L.Conv2D(5, (3, 1), padding="same"),
+        k.L.Flatten(), k.L.Dense(2),
+    ])
+
+
+def b_pool2d(k, T):
+    # MaxPooling2D and AveragePooling2D in valid and same forms, with strides apart per axis:
+    # (T,6,3) -max (2,3) s(1,2) same-> (T,3,3) -avg (3,2) s(2,1) same-> (ceil(T/2),3,3)
+    # -avg 2x2 valid-> (floor((ceil(T/2)-2)/2)+1,1,3).
+    return k.seq((T, 6, 3), [
+        k.L.Conv2D(3, (1, 1), activation="tanh"),
+        k.L.MaxPooling2D((2, 3), strides=(1, 2), padding="same"),
+        k.L.AveragePooling2D((3, 2), strides=(2, 1), padding="same"),
+        k.L.AveragePooling2D(2),
+        k.L.Flatten(), k.L.Dense(2),
+    ])
+
+
+def deeplob(conv, inception, lstm, levels, mc_dropout=True):
+    """DeepLOB as its authors' Keras code builds it (lob-models facts, 1.2): three Conv2D blocks
+    (1x2 stride 2, 1x2 stride 2, 1 x levels; each then two 4x1 `same`), every Conv2D followed by
+    LeakyReLU(0.01); an Inception module (1x1 -> 3x1, 1x1 -> 5x1, 3x1 max pool -> 1x1) concatenated
+    on channels; Reshape to (T, 3 x inception); Dropout called with training=True (Monte Carlo
+    dropout, saved in the call); LSTM; Dense(3, softmax). Input (T, 4 x levels, 1). tf_keras
+    honours a call's training=True at inference too (a random output), so its form drops the flag
+    (mc_dropout=False)."""
+    def build(k, T):
+        def conv2d(h, filters, kernel, strides=(1, 1), padding="valid"):
+            return k.leaky_relu(0.01)(k.L.Conv2D(filters, kernel, strides=strides, padding=padding)(h))
+
+        x = k.K.Input((T, 4 * levels, 1))
+        h = x
+        for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, levels), (1, 1))):
+            h = conv2d(h, conv, kernel, strides)
+            h = conv2d(h, conv, (4, 1), padding="same")
+            h = conv2d(h, conv, (4, 1), padding="same")
+        a = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (3, 1), padding="same")
+        b = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (5, 1), padding="same")
+        c = k.L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h)
+        c = conv2d(c, inception, (1, 1), padding="same")
+        m = k.L.Concatenate(axis=3)([a, b, c])
+        m = k.L.Reshape((T, 3 * inception))(m)
+        dropout = k.L.Dropout(0.2, noise_shape=(None, 1, 3 * inception))
+        m = dropout(m, training=True) if mc_dropout else dropout(m)
+        m = k.L.LSTM(lstm)(m)
+        return k.model(x, k.L.Dense(3, activation="softmax")(m))
+    return build
+
+
 def b_conv1d_same_dilated(k, T):
     return k.seq((T, 2), [
         k.L.Conv1D(4, 3, padding="same", dilation_rate=2, activation="relu"),
@@ -428,6 +487,10 @@ def test_cases() -> list[Case]:
         *both("conv1d_same_dilated", b_conv1d_same_dilated, T=9),
         *both("conv1d_bn", b_conv1d_bn, T=12),
         *both("conv2d", b_conv2d, T=10),
+        *both("conv2d_wide", b_conv2d_wide, T=9),
+        *both("pool2d", b_pool2d, T=7),
+        Case("deeplob_tiny_k3", "keras3", deeplob(conv=8, inception=6, lstm=6, levels=4), T=12),
+        Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
         *both("pooling", b_pooling, T=17),
         *both("global_pool_keepdims", b_global_pool_keepdims, T=7),
         *both("reshape", b_reshape),
@@ -462,6 +525,19 @@ def bench_cases() -> list[Case]:
         Case("tcn", "keras3", bench_tcn, T=64),
         # One step per call in streaming use; stream fixtures over 8 ticks.
         Case("lstm_tiny", "keras3", bench_lstm_tiny, T=1, stream=True, stream_T=8),
+    ]
+
+
+def book_bench_cases() -> list[Case]:
+    """The order-book models at their published sizes (bench/book_models; lob-models facts):
+    kept apart from the bench suite, whose every model the quantizer and the other formats take."""
+    return [
+        # The authors' Keras code: 32 filters per convolution, 64 per Inception branch, LSTM(64),
+        # T = 100 snapshots of 10 levels (142,435 parameters, 39.0 M multiply-adds). Its Dropout
+        # without training=True: model.export() keeps a training=True dropout as random ops
+        # (StatelessRandomUniformV2), which the peers' TFLite conversion refuses and which would
+        # make the served model random; predict() computes this same function either way.
+        Case("deeplob", "keras3", deeplob(conv=32, inception=64, lstm=64, levels=10, mc_dropout=False), T=100),
     ]
 
 
@@ -713,7 +789,8 @@ def compare_arrays(name, what, ref_path: Path, new_path: Path, rtol, atol) -> bo
 def check(dir_: Path) -> int:
     manifest = json.loads((dir_ / "manifest.json").read_text())
     suite = manifest.get("suite", "tests")
-    cases, unsup = (bench_cases(), []) if suite == "bench" else (test_cases(), unsupported_cases())
+    cases, unsup = {"bench": (bench_cases(), []), "book": (book_bench_cases(), [])}.get(
+        suite, (test_cases(), unsupported_cases()))
     names = [c["name"] for c in manifest["cases"]] + [u["name"] for u in
                                                       manifest.get("unsupported", [])]
     known = {c.name for c in cases + unsup}
@@ -746,6 +823,7 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--out", type=Path, help="write the test fixture suite here")
     p.add_argument("--bench-out", type=Path, help="write the bench model suite here")
+    p.add_argument("--book-bench-out", type=Path, help="write the order-book bench models here (bench/book_models)")
     p.add_argument("--only", nargs="+", metavar="NAME",
                    help="only these case names (the written manifest then lists only them)")
     p.add_argument("--check", type=Path, metavar="DIR",
@@ -753,14 +831,15 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.check:
         return check(a.check)
-    if not a.out and not a.bench_out:
-        p.error("give --out and/or --bench-out (or --check DIR)")
-    known = {c.name for c in test_cases() + unsupported_cases() + bench_cases()}
+    if not a.out and not a.bench_out and not a.book_bench_out:
+        p.error("give --out, --bench-out and/or --book-bench-out (or --check DIR)")
+    known = {c.name for c in test_cases() + unsupported_cases() + bench_cases() + book_bench_cases()}
     unknown = sorted(set(a.only or []) - known)
     if unknown:
         p.error(f"--only: unknown case name(s) {unknown}; known: {sorted(known)}")
     for suite, out, cases, unsup in (("tests", a.out, test_cases(), unsupported_cases()),
-                                     ("bench", a.bench_out, bench_cases(), [])):
+                                     ("bench", a.bench_out, bench_cases(), []),
+                                     ("book", a.book_bench_out, book_bench_cases(), [])):
         if out is None:
             continue
         if (out / "manifest.json").exists() and not a.only:

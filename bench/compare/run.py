@@ -3,9 +3,10 @@
 
     make compare                       (builds the module, creates .venv-compare, runs this)
     .venv-compare/bin/python bench/compare/run.py --build build [--pin 1] [--seconds S]
-                                       [--models a,b] [--with-torch] [--out DIR]
+                                       [--models a,b] [--suite DIR] [--with-torch] [--out DIR]
 
-For each model of bench/models/manifest.json:
+For each model of the suite's manifest (--suite: bench/models, the bench suite, by default;
+bench/book_models for the order-book models, `make compare COMPARE_ARGS="--suite bench/book_models"`):
  1. converts it (convert.py: SavedModel -> TFLite, tf2onnx -> ONNX; OpenVINO reads the TFLite);
  2. checks every runtime against Keras on the same inputs (64 of the timing inputs plus the
     committed in0.npy rows, whose Keras outputs out0.npy are checked too) BEFORE any timing;
@@ -174,6 +175,9 @@ def main():
     ap.add_argument("--build", default=str(ROOT / "build"), help="CMake build dir with tickinfer and python/")
     ap.add_argument("--out", default=None, help="results dir (default BUILD/compare)")
     ap.add_argument("--models", default="", help="comma-separated subset of the suite")
+    ap.add_argument("--suite", default="bench/models",
+                    help="the model suite (a make_fixtures.py manifest): bench/models, or bench/book_models "
+                         "for the order-book models at their published sizes")
     ap.add_argument("--seconds", type=float, default=1.5, help="timed seconds per runtime and model")
     ap.add_argument("--warmup", type=float, default=0.3, help="untimed warm-up seconds per runtime and model")
     ap.add_argument("--min-calls", type=int, default=1000, help="at least this many timed calls")
@@ -195,6 +199,7 @@ def main():
         return 0
 
     build = pathlib.Path(args.build).resolve()
+    suite_dir = (ROOT / args.suite).resolve()
     out_dir = pathlib.Path(args.out or build / "compare")
     out_dir.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(build / "python"))
@@ -211,7 +216,7 @@ def main():
     import report
     import runners
 
-    manifest = json.load(open(ROOT / "bench" / "models" / "manifest.json"))
+    manifest = json.load(open(suite_dir / "manifest.json"))
     cases = manifest["cases"]
     if args.models:
         wanted = args.models.split(",")
@@ -226,7 +231,7 @@ def main():
     results, failures, notes = [], [], []
     for case in cases:
         name = case["name"]
-        model_path = ROOT / "bench" / "models" / case["file"]
+        model_path = suite_dir / case["file"]
         log(f"== {name}")
         kmodel = keras.saving.load_model(model_path)
         input_shape = tuple(kmodel.inputs[0].shape[1:])
@@ -236,8 +241,8 @@ def main():
         rng = np.random.default_rng(SEED)
         xs = [np.ascontiguousarray(rng.standard_normal((1,) + input_shape), dtype=np.float32) for _ in range(N_INPUTS)]
         # Reference: Keras itself, after checking this venv's Keras reproduces the committed outputs.
-        in0 = np.load(ROOT / "bench" / "models" / case["inputs"][0])
-        out0 = np.load(ROOT / "bench" / "models" / case["outputs"][0])
+        in0 = np.load(suite_dir / case["inputs"][0])
+        out0 = np.load(suite_dir / case["outputs"][0])
         check_x = xs[:N_CHECK] + [np.ascontiguousarray(in0[r:r + 1]) for r in range(in0.shape[0])]
         ref = np.stack([kmodel(x, training=False).numpy() for x in check_x])
         k_excess, _ = agreement(ref[N_CHECK:, 0], out0)
@@ -297,8 +302,8 @@ def main():
                    "label": "tickinfer via Python stream: 1 tick/call"}
             if case.get("stream"):  # Keras on every prefix of the committed stream sequences
                 plan = call.__self__
-                s_in = np.load(ROOT / "bench" / "models" / case["stream"]["inputs"])    # [N, T, F]
-                s_out = np.load(ROOT / "bench" / "models" / case["stream"]["outputs"])  # [N, T, out]
+                s_in = np.load(suite_dir / case["stream"]["inputs"])    # [N, T, F]
+                s_out = np.load(suite_dir / case["stream"]["outputs"])  # [N, T, out]
                 got = []
                 for seq in s_in:
                     plan.reset_state()
@@ -321,7 +326,7 @@ def main():
             "int8_tolerance": f"|err| <= {INT8_REL:g} x max |Keras output|",
             "timer_overhead_ns": overhead, "failures": failures, "notes": notes, "floor_probe": probe,
             "wall_seconds": time.perf_counter() - started}
-    bars = report.bars(results, BAR_MODELS)
+    bars = report.bars(results, BAR_MODELS if args.suite == "bench/models" else [c["name"] for c in cases])
     doc = {"meta": meta, "results": results, "bars": bars}
     (out_dir / "compare.json").write_text(json.dumps(doc, indent=1))
     md = report.markdown(doc)

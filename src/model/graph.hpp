@@ -40,6 +40,8 @@ enum class OpKind : uint8_t {
   Concatenate,    // along Node::axis
   Conv2D,         // w = kernel (kh, kw, in, filters), bias (filters); input [H, W, C] (channels
                   // last); kernel_size/stride/dilation are the height axis', *_w the width's
+  MaxPool2D,      // [H, W, C] -> [H', W', C]: pool_size/pool_stride are the height axis',
+  AvgPool2D,      // pool_w/pool_stride_w the width's
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };
@@ -73,7 +75,8 @@ struct Node {
   float cell_clip = 0.0f;
   int kernel_size = 1, stride = 1, dilation = 1;  // Conv1D; Conv2D's height axis
   int kernel_w = 1, stride_w = 1, dilation_w = 1; // Conv2D's width axis
-  int pool_size = 1, pool_stride = 1;             // pooling
+  int pool_size = 1, pool_stride = 1;             // pooling; 2-D pooling's height axis
+  int pool_w = 1, pool_stride_w = 1;              // 2-D pooling's width axis
   Padding padding = Padding::Valid;               // Conv1D, pooling
   bool keepdims = false;                          // global pooling
   // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),

@@ -129,6 +129,16 @@ Shape pool_shape(const Graph& g, Node& node) {
           in[1]};
 }
 
+// [H, W, C] -> [H', W', C]; each axis as a 1-D window (TensorFlow's valid / same).
+Shape pool2d_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 3, "[height, width, channels]");
+  if (node.pool_size < 1 || node.pool_w < 1) fail_layer(node, "pool_size must be >= 1");
+  if (node.padding == Padding::Causal) fail_layer(node, "padding='causal' is not valid for pooling");
+  return {window_output_length(node, in[0], node.pool_size, node.pool_stride, node.padding),
+          window_output_length(node, in[1], node.pool_w, node.pool_stride_w, node.padding), in[2]};
+}
+
 Shape global_pool_shape(const Graph& g, Node& node) {
   const Shape& in = single_input(g, node);
   require_rank(node, in, 2, "[steps, channels]");
@@ -252,13 +262,15 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::Multiply, "Multiply", elementwise_shape, no_macs},
     {OpKind::Concatenate, "Concatenate", concatenate_shape, no_macs},
     {OpKind::Conv2D, "Conv2D", conv2d_shape, conv2d_macs},
+    {OpKind::MaxPool2D, "MaxPool2D", pool2d_shape, no_macs},
+    {OpKind::AvgPool2D, "AvgPool2D", pool2d_shape, no_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::Conv2D) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::AvgPool2D) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

@@ -148,6 +148,9 @@ class Lowerer {
         refuse(n, "GRU is not supported: the TFLite converter turns it into a WHILE loop, which has no op here");
       case OpKind::Conv1D: return conv1d(n);
       case OpKind::Conv2D: refuse(n, "Conv2D is not supported by the quantizer yet; the float plan runs it");
+      case OpKind::MaxPool2D:
+      case OpKind::AvgPool2D:
+        refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);
       case OpKind::GlobalAvgPool1D: {

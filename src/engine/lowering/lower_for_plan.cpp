@@ -217,6 +217,8 @@ class Lowering {
       case OpKind::AvgPool1D:
       case OpKind::GlobalAvgPool1D:
       case OpKind::GlobalMaxPool1D: return lower_pool(idx);
+      case OpKind::MaxPool2D:
+      case OpKind::AvgPool2D: return lower_pool2d(idx);
       case OpKind::Add:
       case OpKind::Subtract:
       case OpKind::Multiply: return lower_elementwise(idx);
@@ -423,6 +425,25 @@ class Lowering {
       op.steps = n.shape[0];
       op.pad_left = pad_left(n.padding, op.in_len, op.steps, n.pool_size, n.pool_stride);
     }
+    L_.ops.push_back(std::move(op));
+  }
+
+  void lower_pool2d(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;  // [H, W, C]
+    LoweredOp op = op_for(n, n.kind == OpKind::MaxPool2D ? StepKind::MaxPool2D : StepKind::AvgPool2D);
+    op.out = new_output(idx);
+    op.in_len = in[0];
+    op.in_w = in[1];
+    op.in_ch = in[2];
+    op.window = n.pool_size;
+    op.window_w = n.pool_w;
+    op.stride = n.pool_stride;
+    op.stride_w = n.pool_stride_w;
+    op.steps = n.shape[0];
+    op.out_w = n.shape[1];
+    op.pad_left = pad_left(n.padding, op.in_len, op.steps, n.pool_size, n.pool_stride);
+    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, n.pool_w, n.pool_stride_w);
     L_.ops.push_back(std::move(op));
   }
 

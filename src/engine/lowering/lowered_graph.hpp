@@ -39,6 +39,8 @@ enum class StepKind : uint8_t {
   AvgPool,
   GlobalAvgPool,
   GlobalMaxPool,
+  MaxPool2D,     // [H, W, C]: the height axis in the 1-D fields, the width in the *_w ones
+  AvgPool2D,
   Add,
   Sub,
   Mul,

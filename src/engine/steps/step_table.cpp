@@ -11,6 +11,7 @@ extern const StepOps kGruStep, kGruClassicStep;                                 
 extern const StepOps kConv1DStep;                                                         // conv1d_step.cpp
 extern const StepOps kConv2DStep;                                                         // conv2d_step.cpp
 extern const StepOps kMaxPoolStep, kAvgPoolStep, kGlobalAvgPoolStep, kGlobalMaxPoolStep;  // pool_steps.cpp
+extern const StepOps kMaxPool2DStep, kAvgPool2DStep;                                      // pool2d_steps.cpp
 extern const StepOps kAddStep, kSubStep, kMulStep, kConcatStep;                           // merge_steps.cpp
 
 const StepOps& step_ops(StepKind kind) {
@@ -30,6 +31,8 @@ const StepOps& step_ops(StepKind kind) {
     case StepKind::AvgPool: return kAvgPoolStep;
     case StepKind::GlobalAvgPool: return kGlobalAvgPoolStep;
     case StepKind::GlobalMaxPool: return kGlobalMaxPoolStep;
+    case StepKind::MaxPool2D: return kMaxPool2DStep;
+    case StepKind::AvgPool2D: return kAvgPool2DStep;
     case StepKind::Add: return kAddStep;
     case StepKind::Sub: return kSubStep;
     case StepKind::Mul: return kMulStep;

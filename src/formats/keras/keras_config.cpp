@@ -38,6 +38,9 @@ struct LayerEntry {
   // A tfmot PruneLowMagnitude wrapper (formats/keras/keras_pruning.hpp): keras_class and config are the
   // wrapped layer's; name and the Keras 3 path stay the wrapper's (the file stores them so).
   bool pruning_wrapper = false;
+  // An inference no-op (Dropout, ...) called with training=True, as Monte Carlo dropout models
+  // are built (DeepLOB): it runs as model.predict() runs it, as the identity, with a warning.
+  bool called_with_training = false;
   std::string path_class() const { return pruning_wrapper ? kPruningWrapperClass : keras_class; }
 };
 
@@ -126,7 +129,9 @@ TensorRef tensor_ref(const json& ref, const std::string& ctx) {
                 "' (multi-output layers are not supported)");
   }
   if (ref.size() == 4 && ref[3].is_object() && json_bool(ref[3], "training", false, ctx)) {
-    throw Error(ctx + ": training=true call argument is not supported");
+    // tf_keras applies such a layer as in training at every inference (Dropout: a random output).
+    throw Error(ctx + ": training=true call argument is not supported (tf_keras runs the layer in training mode "
+                      "at inference too)");
   }
   return t;
 }
@@ -154,7 +159,7 @@ void collect_keras3_tensors(const json& v, std::vector<TensorRef>& out, const st
 // One inbound node (one call of the layer) -> its input tensors, for either dialect:
 //   Keras 3: {"args": [tensor | [tensor, ...]], "kwargs": {...}}
 //   Keras 2: [[name, node_index, tensor_index, kwargs], ...]
-std::vector<TensorRef> parse_call(const json& node, const std::string& ctx) {
+std::vector<TensorRef> parse_call(const json& node, bool noop_layer, bool& training, const std::string& ctx) {
   std::vector<TensorRef> refs;
   if (node.is_object()) {
     collect_keras3_tensors(member(node, "args"), refs, ctx);
@@ -168,7 +173,11 @@ std::vector<TensorRef> parse_call(const json& node, const std::string& ctx) {
         }
       }
       if (json_bool(kwargs, "training", false, ctx)) {
-        throw Error(ctx + ": training=true call argument is not supported");
+        if (!noop_layer) {
+          throw Error(ctx + ": training=true call argument is not supported (only layers that are the identity at "
+                            "inference, such as Dropout, accept it)");
+        }
+        training = true;
       }
     }
   } else if (node.is_array()) {
@@ -180,12 +189,13 @@ std::vector<TensorRef> parse_call(const json& node, const std::string& ctx) {
   return refs;
 }
 
-std::vector<std::vector<TensorRef>> parse_inbound(const json& inbound, const std::string& ctx) {
+std::vector<std::vector<TensorRef>> parse_inbound(const json& inbound, bool noop_layer, bool& training,
+                                                  const std::string& ctx) {
   std::vector<std::vector<TensorRef>> calls;
   if (inbound.is_null()) return calls;
   if (!inbound.is_array()) throw Error(ctx + ": inbound_nodes must be a list");
   if (inbound.size() > static_cast<size_t>(kMaxCallsPerLayer)) throw Error(ctx + ": too many calls");
-  for (const json& node : inbound) calls.push_back(parse_call(node, ctx));
+  for (const json& node : inbound) calls.push_back(parse_call(node, noop_layer, training, ctx));
   return calls;
 }
 
@@ -322,7 +332,10 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
     if (e.keras_class != "InputLayer" && !is_supported_layer_class(e.keras_class)) {
       throw Error(ctx + ": layer class is not supported");
     }
-    if (functional) e.calls = parse_inbound(member(layer, "inbound_nodes"), ctx);
+    if (functional) {
+      e.calls = parse_inbound(member(layer, "inbound_nodes"), is_inference_noop_class(e.keras_class),
+                              e.called_with_training, ctx);
+    }
     entries.push_back(std::move(e));
   }
   return entries;
@@ -383,6 +396,13 @@ std::string call_node_name(const LayerEntry& e, size_t call) {
 
 void build_functional(GraphBuilder& b, const json& config, const std::string& label) {
   std::vector<LayerEntry> entries = read_layer_list(config, /*functional=*/true, label);
+  for (const LayerEntry& e : entries) {
+    if (e.called_with_training) {
+      b.graph().warnings.push_back("layer '" + e.name + "' (" + e.keras_class +
+                                   ") is called with training=True (Monte Carlo dropout); it runs as "
+                                   "model.predict() runs it, as the identity");
+    }
+  }
   std::unordered_map<std::string, size_t> index_of;
   Keras3PathCounter paths;  // Functional.layers keeps the InputLayers
   for (size_t i = 0; i < entries.size(); ++i) {

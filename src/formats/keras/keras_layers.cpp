@@ -248,6 +248,21 @@ Node pooling(const json& c, OpKind kind, const std::string& ctx) {
   return n;
 }
 
+// MaxPooling2D / AveragePooling2D: [h, w] pool_size (default 2 x 2), strides (null = pool_size).
+Node pooling2d(const json& c, OpKind kind, const std::string& ctx) {
+  Node n;
+  n.kind = kind;
+  require_channels_last(c, ctx);
+  json_int_pair(c, "pool_size", 2, n.pool_size, n.pool_w, ctx);
+  json_int_pair(c, "strides", 0, n.pool_stride, n.pool_stride_w, ctx);
+  if (n.pool_stride == 0) {  // null: the pool size
+    n.pool_stride = n.pool_size;
+    n.pool_stride_w = n.pool_w;
+  }
+  n.padding = parse_padding(c, /*allow_causal=*/false, ctx);
+  return n;
+}
+
 Node global_pooling(const json& c, OpKind kind, const std::string& ctx) {
   require_channels_last(c, ctx);
   Node n;
@@ -345,6 +360,10 @@ constexpr KerasClass kClasses[] = {
      [](const Ref&, const json& c, const Ranks&, WS&, KD, const Ctx& x) { return pooling(c, OpKind::MaxPool1D, x); }},
     {"AveragePooling1D", Arity::One, false, false,
      [](const Ref&, const json& c, const Ranks&, WS&, KD, const Ctx& x) { return pooling(c, OpKind::AvgPool1D, x); }},
+    {"MaxPooling2D", Arity::One, false, false,
+     [](const Ref&, const json& c, const Ranks&, WS&, KD, const Ctx& x) { return pooling2d(c, OpKind::MaxPool2D, x); }},
+    {"AveragePooling2D", Arity::One, false, false,
+     [](const Ref&, const json& c, const Ranks&, WS&, KD, const Ctx& x) { return pooling2d(c, OpKind::AvgPool2D, x); }},
     {"GlobalAveragePooling1D", Arity::One, false, false,
      [](const Ref&, const json& c, const Ranks&, WS&, KD, const Ctx& x) { return global_pooling(c, OpKind::GlobalAvgPool1D, x); }},
     {"GlobalMaxPooling1D", Arity::One, false, false,
@@ -382,6 +401,11 @@ const KerasClass* find_class(std::string_view name) {
 }  // namespace
 
 bool is_supported_layer_class(const std::string& keras_class) { return find_class(keras_class) != nullptr; }
+
+bool is_inference_noop_class(const std::string& keras_class) {
+  const KerasClass* k = find_class(keras_class);
+  return k != nullptr && k->convert == identity;
+}
 
 bool layer_weights_in_cell(const std::string& keras_class) {
   const KerasClass* k = find_class(keras_class);

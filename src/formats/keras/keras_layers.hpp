@@ -16,6 +16,8 @@ inline constexpr int kMaxKerasDim = 1 << 24;
 
 // True for the layer classes this importer converts (InputLayer excluded).
 bool is_supported_layer_class(const std::string& keras_class);
+// Dropout, GaussianNoise, ...: layers that are the identity at inference.
+bool is_inference_noop_class(const std::string& keras_class);
 
 // RNN layers keep their variables on the cell object ("<path>/cell/vars" in .keras files).
 bool layer_weights_in_cell(const std::string& keras_class);
