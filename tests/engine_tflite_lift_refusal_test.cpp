@@ -149,14 +149,16 @@ TEST(TfliteLiftRefuses, AMeanOverChannels) {
                  "MEAN", "only the mean over time");
 }
 
-TEST(TfliteLiftRefuses, ATwoDimensionalConvolution) {
+// A 2-D convolution lifts (tflite_lift fixtures k3_conv2d_book, k3_deeplob_tiny); one whose
+// filter does not match the input's channels stays on the interpreter, named.
+TEST(TfliteLiftRefuses, AConvolutionWhoseFilterMissesTheChannels) {
   expect_refused(make({1, 2, 5, 3}, [](tfl::ProgramBuilder& b, int x) {
-                   const int f = b.constant("f", DType::F32, {2, 1, 3, 3}, ramp(18));
+                   const int f = b.constant("f", DType::F32, {2, 1, 3, 4}, ramp(24));
                    const int y = b.activation("c", DType::F32, {1, 2, 3, 2});
                    b.op(OpCode::Conv2D, {x, f, -1}, {y}, "c");
                    return y;
                  }),
-                 "CONV_2D", "Conv1D form");
+                 "CONV_2D", "filter is not [filters, height, width, channels]");
 }
 
 TEST(TfliteLiftRefuses, SoftmaxWithABeta) {

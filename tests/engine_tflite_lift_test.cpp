@@ -28,6 +28,7 @@
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
 #include "support/source_paths.hpp"
+#include "tflite/rewrite/program_rewrite.hpp"
 
 namespace tickinfer {
 namespace {
@@ -142,7 +143,11 @@ TEST_P(TfliteLiftFixture, LiftedGraphMatchesTheTfliteReference) {
     ASSERT_NE(c.expect, "yes") << e.what();
     GTEST_SKIP() << "the interpreter does not load it: " << e.what();
   }
-  formats::TfliteLift lift = formats::lift_tflite_program(program);
+  // As Model::load lifts it: the program as the interpreter would run it (static shapes folded,
+  // resource variables resolved, a recognised Keras 3 LSTM loop lowered to one fused op).
+  const auto prepared = tfl::rewrite_for_interpreter(std::make_shared<const tfl::Program>(program),
+                                                     tfl::InterpreterOptions{}, kernels::Isa::Scalar);
+  formats::TfliteLift lift = formats::lift_tflite_program(*prepared);
   if (c.expect == "refuse") {
     ASSERT_FALSE(lift.graph) << c.model << " was expected to stay on the interpreter";
     EXPECT_FALSE(lift.refusal.empty());

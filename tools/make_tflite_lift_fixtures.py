@@ -76,13 +76,42 @@ def models(keras):
         y2 = L.Dense(1, activation="sigmoid", name="prob")(L.Add()([d, m]))
         return keras.Model([a, b], [y1, y2]), "yes"
 
+    def conv2d_book():
+        # The book models' 2-D forms: Conv2D over (time, levels) with strides, SAME padding along
+        # time, a dilated kernel, 2-D pools, a one-column Inception-style concat.
+        x = keras.Input((9, 8, 2), batch_size=1, name="x")
+        h = L.Conv2D(6, (1, 2), strides=(1, 2), activation="relu")(x)
+        h = L.LeakyReLU(negative_slope=0.01)(L.Conv2D(5, (3, 1), padding="same")(h))
+        h = L.Conv2D(7, (2, 2), dilation_rate=(2, 1), padding="same")(h)
+        h = L.AveragePooling2D((2, 2), strides=(1, 2), padding="same")(h)
+        h = L.Conv2D(6, (1, 2))(h)
+        a = L.Conv2D(5, (3, 1), padding="same", activation="tanh")(h)
+        b = L.Conv2D(5, (1, 1))(L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h))
+        h = L.Concatenate(axis=3)([a, b])
+        h = L.Flatten()(L.MaxPooling2D((2, 1))(h))
+        return keras.Model(x, L.Dense(3, activation="softmax")(h)), "yes"
+
+    def deeplob_tiny():
+        # DeepLOB's shape at toy sizes (lob-models facts 1.2): Conv2D blocks, an Inception
+        # module, Reshape to (T, channels), LSTM, Dense softmax; the LSTM a WHILE loop.
+        x = keras.Input((10, 16, 1), batch_size=1, name="x")
+        h = x
+        for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, 4), (1, 1))):
+            h = L.LeakyReLU(negative_slope=0.01)(L.Conv2D(6, kernel, strides=strides)(h))
+            h = L.LeakyReLU(negative_slope=0.01)(L.Conv2D(6, (4, 1), padding="same")(h))
+        a = L.Conv2D(5, (3, 1), padding="same")(L.Conv2D(5, (1, 1), padding="same")(h))
+        b = L.Conv2D(5, (1, 1), padding="same")(L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h))
+        h = L.Reshape((10, 10))(L.Concatenate(axis=3)([a, b]))
+        h = L.LSTM(7)(h)
+        return keras.Model(x, L.Dense(3, activation="softmax")(h)), "yes"
+
     def layer_norm():
         x = keras.Input((9,), batch_size=1, name="x")
         h = L.LayerNormalization()(L.Dense(8)(x))
         return keras.Model(x, L.Dense(2)(h)), "refuse"
 
     return {"k3_conv_strided": conv_strided, "k3_conv_causal": conv_causal, "k3_seq_dense": seq_dense,
-            "k3_hard_swish": hard_swish,
+            "k3_hard_swish": hard_swish, "k3_conv2d_book": conv2d_book, "k3_deeplob_tiny": deeplob_tiny,
             "k3_multi_io": multi_io, "k3_layer_norm": layer_norm}
 
 

@@ -1,7 +1,8 @@
-// Lift of the TFLite ops the converter writes for Keras' 1-D window layers: Conv1D as CONV_2D
+// Lift of the TFLite ops the converter writes for Keras' window layers: Conv1D as CONV_2D
 // over [1, 1, steps, channels] (a causal Conv1D as PAD of the time axis, then a VALID CONV_2D),
-// MaxPooling1D / AveragePooling1D as MAX_POOL_2D / AVERAGE_POOL_2D with one unit spatial axis,
-// and GlobalAveragePooling1D as MEAN over the time axis.
+// Conv2D as CONV_2D over [1, H, W, C] (the book models), MaxPooling1D / AveragePooling1D as
+// MAX_POOL_2D / AVERAGE_POOL_2D with one unit spatial axis (and their 2-D forms), and
+// GlobalAveragePooling1D as MEAN over the time axis.
 #include <cstring>
 
 #include "formats/tflite/tflite_lift_context.hpp"
@@ -58,6 +59,44 @@ void lift_pad(Lifter& l) {
   l.set_value(o.outputs[0], std::move(v));
 }
 
+namespace {
+
+// A Keras Conv2D (the book models' convolutions) from a CONV_2D over [1, H, W, C]: filter
+// [F, kh, kw, C] into Keras' (kh, kw, C, F); SAME / VALID padding, strides and dilations per axis.
+void lift_conv2d_spatial(Lifter& l, std::vector<float> filter, std::vector<float> bias) {
+  const tfl::Op& o = l.op();
+  const int in = o.inputs[0];
+  const tfl::Shape& s = l.tensor(in).shape;
+  const tfl::Shape& fs = l.tensor(o.inputs[1]).shape;
+  const tfl::Shape& os = l.tensor(o.outputs[0]).shape;
+  if (l.value(in).padded()) l.refuse("a PAD before a 2-D convolution");
+  const int F = fs[0], kh = fs[1], kw = fs[2], C = s[3];
+  Node n;
+  n.kind = OpKind::Conv2D;
+  n.units = F;
+  n.kernel_size = kh;
+  n.kernel_w = kw;
+  n.stride = o.options.stride_h;
+  n.stride_w = o.options.stride_w;
+  n.dilation = o.options.dilation_h;
+  n.dilation_w = o.options.dilation_w;
+  n.padding = o.options.padding == tfl::PaddingMode::Same ? Padding::Same : Padding::Valid;
+  n.activation = l.fused(o.options.activation);
+  n.inputs = {l.as_shape(in, {s[1], s[2], C})};
+  const size_t taps = static_cast<size_t>(kh) * kw * C;  // one filter's [kh][kw][C], Keras' order too
+  Weight kernel{{kh, kw, C, F}, std::vector<float>(filter.size())};
+  for (int f = 0; f < F; ++f) {
+    for (size_t t = 0; t < taps; ++t) kernel.data[t * F + f] = filter[f * taps + t];
+  }
+  n.weights = {std::move(kernel), Weight{{F}, std::move(bias)}};
+  n.shape = {os[1], os[2], F};
+  n.name = l.node_name(o.outputs[0]);
+  const int idx = l.add_node(std::move(n), {in});
+  l.set_value(o.outputs[0], own_value(idx));
+}
+
+}  // namespace
+
 void lift_conv2d(Lifter& l) {
   const tfl::Op& o = l.op();
   if (o.inputs.size() < 2 || o.outputs.size() != 1) l.refuse("expects input, filter, optional bias and one output");
@@ -65,8 +104,13 @@ void lift_conv2d(Lifter& l) {
   const tfl::Shape& s = l.tensor(in).shape;
   const tfl::Shape& fs = l.tensor(ft).shape;
   const tfl::Shape& os = l.tensor(o.outputs[0]).shape;
-  if (s.size() != 4 || s[0] != 1 || s[1] != 1 || os.size() != 4) {
-    l.refuse("only the Conv1D form [1, 1, steps, channels] has a graph form");
+  if (s.size() != 4 || s[0] != 1 || os.size() != 4) l.refuse("input is not [1, height, width, channels]");
+  if (fs.size() != 4 || fs[3] != s[3]) l.refuse("filter is not [filters, height, width, channels]");
+  if (s[1] != 1) {
+    const int F = fs[0];
+    std::vector<float> bias = bt >= 0 ? l.constant_f32(bt, "bias") : std::vector<float>(static_cast<size_t>(F), 0.0f);
+    if (static_cast<int>(bias.size()) != F) l.refuse("bias does not have one value per filter");
+    return lift_conv2d_spatial(l, l.constant_f32(ft, "filter"), std::move(bias));
   }
   if (fs.size() != 4 || fs[1] != 1 || fs[3] != s[3]) l.refuse("filter is not [filters, 1, width, channels]");
   const int F = fs[0], k = fs[2], C = s[3];
@@ -124,18 +168,25 @@ void lift_pool2d(Lifter& l) {
   if (s.size() != 4 || s[0] != 1 || os.size() != 4) l.refuse("input is not [1, height, width, channels]");
   const tfl::OpOptions& opt = l.op().options;
   Node n;
-  n.kind = o.code == tfl::OpCode::MaxPool2D ? OpKind::MaxPool1D : OpKind::AvgPool1D;
+  const bool is_max = o.code == tfl::OpCode::MaxPool2D;
+  n.kind = is_max ? OpKind::MaxPool1D : OpKind::AvgPool1D;
   int len = 0;
   if (s[1] == 1 && opt.filter_h == 1) {
     len = s[2], n.pool_size = opt.filter_w, n.pool_stride = opt.stride_w;
   } else if (s[2] == 1 && opt.filter_w == 1) {
     len = s[1], n.pool_size = opt.filter_h, n.pool_stride = opt.stride_h;
-  } else {
-    l.refuse("pools over two spatial axes (only the 1-D form has a graph form)");
   }
   n.padding = opt.padding == tfl::PaddingMode::Same ? Padding::Same : Padding::Valid;
-  n.inputs = {l.as_shape(in, {len, s[3]})};
-  n.shape = {os[1] * os[2], s[3]};
+  if (len > 0) {
+    n.inputs = {l.as_shape(in, {len, s[3]})};
+    n.shape = {os[1] * os[2], s[3]};
+  } else {  // over both spatial axes: MaxPooling2D / AveragePooling2D
+    n.kind = is_max ? OpKind::MaxPool2D : OpKind::AvgPool2D;
+    n.pool_size = opt.filter_h, n.pool_w = opt.filter_w;
+    n.pool_stride = opt.stride_h, n.pool_stride_w = opt.stride_w;
+    n.inputs = {l.as_shape(in, {s[1], s[2], s[3]})};
+    n.shape = {os[1], os[2], s[3]};
+  }
   n.name = l.node_name(o.outputs[0]);
   const ActivationSpec act = l.fused(opt.activation);
   const int idx = l.add_node(std::move(n), {in});
