@@ -12,6 +12,11 @@
 
 namespace tickinfer::pipeline {
 
+namespace {
+// Datagrams waiting for their kernel transmit stamp at which a busy loop reads them anyway.
+constexpr std::size_t kTxBusyWaiting = 64;
+}  // namespace
+
 SharedSignals::SharedSignals(const PipelineConfig& cfg) : several(cfg.agents > 1) {
   if (!cfg.shm.empty()) ring = std::make_unique<SignalRingWriter>(cfg.shm, cfg.shm_capacity, several);
 }
@@ -116,6 +121,9 @@ void SignalPublisher::flush() noexcept {
       tx_rx_ns_[i] = pending_[i].s.kernel_rx_ns;
     }
     tx_->sent(sent, t_sent, tx_exchange_ns_, tx_rx_ns_, pending_count_);
+    // A backlog can keep the loop from its housekeeping rounds for thousands of datagrams: read
+    // the stamps here once many wait, before the collector must give the oldest up.
+    if (tx_->waiting() >= kTxBusyWaiting) read_tx_stamps(t_sent, false, false);
   }
   for (std::size_t i = 0; i < pending_count_; ++i) {
     const PendingSignal& p = pending_[i];
@@ -151,14 +159,13 @@ void SignalPublisher::flush() noexcept {
 }
 
 // Normally in idle rounds only, once a few datagrams or a millisecond's worth wait (one recvmmsg
-// reads several). While a backlog keeps the loop busy, it still reads once many wait: the error
-// queue counts against the socket's receive buffer, and a full one drops stamps.
+// reads several). While a backlog keeps the loop busy, it still reads once many wait, everything
+// queued: the error queue counts against the socket's receive buffer, and a full one drops stamps.
 void SignalPublisher::read_tx_stamps(std::int64_t now_ns, bool idle, bool all) noexcept {
   constexpr std::size_t kMinWaiting = 4;
-  constexpr std::size_t kBusyWaiting = 64;
   constexpr std::int64_t kMaxWaitNs = 1'000'000;
   if (!tx_ || tx_->waiting() == 0) return;
-  if (!all && !idle && tx_->waiting() < kBusyWaiting) return;
+  if (!all && !idle && tx_->waiting() < kTxBusyWaiting) return;
   if (!all && tx_->waiting() < kMinWaiting && now_ns - tx_->oldest_sent_ns() < kMaxWaitNs) return;
   auto record = [this](std::int64_t tx_ns, std::int64_t exchange_ns, std::int64_t rx_ns) {
     stats_.stage[kRxToTx].record(tx_ns - rx_ns);
@@ -167,7 +174,10 @@ void SignalPublisher::read_tx_stamps(std::int64_t now_ns, bool idle, bool all) n
       stats_.interval_e2e_tx.record(tx_ns - exchange_ns);
     }
   };
-  while (tx_->drain(record) > 0 && all) {
+  // A full batch means more may wait: read on until the queue is short of one, so a busy loop
+  // that sends more than a batch per round does not let the backlog grow until stamps are given
+  // up (at 1,024 waiting). The last, short read costs no extra call.
+  for (int n = tx_->drain(record); n == TxStampCollector::kReadBatch || (all && n > 0); n = tx_->drain(record)) {
   }
 }
 
