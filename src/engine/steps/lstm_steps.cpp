@@ -61,16 +61,9 @@ void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
   std::memset(h, 0, sizeof(float) * 2 * u);
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
-  if (s.sparse_kernel == nullptr) {
-    // Every step's projection in one call: gemm_rows shares each weight load across rows and
-    // gives each row gemv's bits exactly.
-    c.ks.gemm_rows(x, s.steps, static_cast<size_t>(in), in, s.kernel, 4 * u, s.bias, xw, static_cast<size_t>(4) * u,
-                   -inf, inf);
-  } else {
-    for (int t = 0; t < s.steps; ++t) {
-      matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
-             xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
-    }
+  for (int t = 0; t < s.steps; ++t) {
+    matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
+           xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
   }
   for (int t = 0; t < s.steps; ++t) {
     float* z = xw + static_cast<size_t>(t) * 4 * u;
