@@ -152,8 +152,13 @@ void Exchange::send_release(int line, const std::vector<LineInjector::Release>& 
   for (const auto& r : rel) {
     const Packet& p = packets_[r.packet];
     for (int c = 0; c < r.copies; ++c) {
-      if (!out_.send_to(packet_bytes_.data() + p.offset, p.size, to)) ++stats_.send_failures;
       last_send_ns_[line] = stats::monotonic_ns();
+      if (!out_.send_to(packet_bytes_.data() + p.offset, p.size, to)) {
+        // Not on the wire (ENOBUFS under memory pressure): lost on this line, as a fault would
+        // lose it, so both_lost stays the truth of what no line carried.
+        ++stats_.send_failures;
+        continue;
+      }
       sends_.push_back(Send{static_cast<std::uint8_t>(line), static_cast<std::uint32_t>(r.packet)});
       ExchangeLineStats& ls = stats_.line[line];
       ++ls.packets_sent;

@@ -78,7 +78,7 @@ struct ExchangeStats {
   std::uint64_t rerequests_rejected = 0;  // malformed or another session
   std::uint64_t rerequests_ignored = 0;   // silent fault
   std::uint64_t messages_retransmitted = 0;
-  std::uint64_t send_failures = 0;
+  std::uint64_t send_failures = 0;  // packets the kernel refused: counted lost, not sent
   std::uint64_t heartbeats = 0;  // per line sent
 };
 
