@@ -93,17 +93,15 @@ void run_blocked(const StepCtx& c, const Step& s) noexcept {
     const InsideRange r = s.dilation_w == 1 && line_inside && (along_w || (cols_in.lo == 0 && cols_in.hi == 1))
                               ? in_line
                               : InsideRange{per_line, per_line};
-    gathered(line, 0, std::min(r.lo, per_line));
+    gathered(line, 0, r.lo);  // lo <= hi <= per_line
     if (r.hi > r.lo) {
       const auto [oh, ow] = pixel(line, r.lo);
       const int top = oh * s.stride - s.pad_left, left = ow * s.stride_w - s.pad_w;
       c.ks.gemm_chain(x + (static_cast<size_t>(top) * W + left) * C, r.hi - r.lo, ldx, kh,
                       static_cast<size_t>(s.dilation) * W * C, row_floats, s.kernel, F, s.bias,
                       y + (static_cast<size_t>(oh) * s.out_w + ow) * F, F, s.clamp_lo, s.clamp_hi);
-      gathered(line, r.hi, per_line - r.hi);
-    } else if (r.lo < per_line) {
-      gathered(line, r.lo, per_line - r.lo);
     }
+    gathered(line, r.hi, per_line - r.hi);
   }
 }
 
