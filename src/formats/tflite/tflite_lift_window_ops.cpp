@@ -106,17 +106,12 @@ void lift_conv2d(Lifter& l) {
   const tfl::Shape& os = l.tensor(o.outputs[0]).shape;
   if (s.size() != 4 || s[0] != 1 || os.size() != 4) l.refuse("input is not [1, height, width, channels]");
   if (fs.size() != 4 || fs[3] != s[3]) l.refuse("filter is not [filters, height, width, channels]");
-  if (s[1] != 1) {
-    const int F = fs[0];
-    std::vector<float> bias = bt >= 0 ? l.constant_f32(bt, "bias") : std::vector<float>(static_cast<size_t>(F), 0.0f);
-    if (static_cast<int>(bias.size()) != F) l.refuse("bias does not have one value per filter");
-    return lift_conv2d_spatial(l, l.constant_f32(ft, "filter"), std::move(bias));
-  }
-  if (fs.size() != 4 || fs[1] != 1 || fs[3] != s[3]) l.refuse("filter is not [filters, 1, width, channels]");
   const int F = fs[0], k = fs[2], C = s[3];
-  const std::vector<float> filter = l.constant_f32(ft, "filter");
+  std::vector<float> filter = l.constant_f32(ft, "filter");
   std::vector<float> bias = bt >= 0 ? l.constant_f32(bt, "bias") : std::vector<float>(static_cast<size_t>(F), 0.0f);
   if (static_cast<int>(bias.size()) != F) l.refuse("bias does not have one value per filter");
+  if (s[1] != 1) return lift_conv2d_spatial(l, std::move(filter), std::move(bias));
+  if (fs[1] != 1) l.refuse("filter is not [filters, 1, width, channels]");
 
   Node n;
   n.kind = OpKind::Conv1D;
