@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -279,6 +280,72 @@ TEST(KerasRobustness, TrainingTrueCallIsAcceptedOnlyOnInferenceNoOps) {
     EXPECT_NE(std::string(e.what()).find("(LSTM)"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("training=true call argument is not supported"), std::string::npos)
         << e.what();
+  }
+}
+
+// MultiHeadAttention: each option and call argument the plans do not compute is refused by name;
+// inputs handed over by keyword (query=, value=) load as the positional call does.
+std::string with_layer(const std::string& bytes, const std::string& name,
+                       const std::function<void(nlohmann::json&)>& edit) {
+  Entries entries = read_stored_zip(bytes);
+  std::string& config = entry(entries, "config.json");
+  nlohmann::json j = nlohmann::json::parse(config);
+  bool found = false;
+  for (auto& layer : j["config"]["layers"]) {
+    if (layer["config"]["name"] == name) {
+      edit(layer);
+      found = true;
+    }
+  }
+  EXPECT_TRUE(found) << name;
+  config = j.dump();
+  return write_stored_zip(entries);
+}
+
+void expect_refused(const std::string& zip, const std::vector<std::string>& parts) {
+  try {
+    load_model_bytes(zip.data(), zip.size(), "edited.keras");
+    FAIL() << "loaded; expected an error with " << parts.back();
+  } catch (const Error& e) {
+    for (const auto& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
+TEST(KerasRobustness, AttentionOptionsThePlansDoNotComputeAreRefusedByName) {
+  const std::string bytes = read_fixture("attention_k3/model.keras");
+  using J = nlohmann::json;
+  auto config = [&](const char* key, J value) {
+    return with_layer(bytes, "self_attn", [&](J& l) { l["config"][key] = value; });
+  };
+  auto kwarg = [&](const char* key, J value) {
+    return with_layer(bytes, "self_attn", [&](J& l) { l["inbound_nodes"][0]["kwargs"][key] = value; });
+  };
+  expect_refused(config("use_gate", true), {"'self_attn' (MultiHeadAttention)", "use_gate=true is not supported"});
+  expect_refused(config("sliding_window", 3), {"(MultiHeadAttention)", "sliding_window is not supported"});
+  expect_refused(config("attention_axes", J::array({2})), {"attention_axes=[2] is not supported"});
+  expect_refused(config("output_shape", J::array({4, 2})), {"output_shape=[4,2] is not supported"});
+  expect_refused(config("num_heads", 3), {"(MultiHeadAttention)", "query kernel has shape"});
+  expect_refused(kwarg("return_attention_scores", true), {"return_attention_scores=true is not supported"});
+  expect_refused(kwarg("training", true), {"(MultiHeadAttention)", "training=true call argument is not supported"});
+  // A mask tensor (here the layer's own input) is a keyword input the importer does not take.
+  const std::string masked = with_layer(bytes, "self_attn", [](J& l) {
+    l["inbound_nodes"][0]["kwargs"]["attention_mask"] = l["inbound_nodes"][0]["args"][0];
+  });
+  expect_refused(masked, {"tensor keyword argument 'attention_mask' is not supported"});
+
+  // query= and value= by keyword: the same graph as the positional call.
+  const std::string by_keyword = with_layer(bytes, "self_attn", [](J& l) {
+    J& call = l["inbound_nodes"][0];
+    call["kwargs"]["query"] = call["args"][0];
+    call["kwargs"]["value"] = call["args"][1];
+    call["args"] = J::array();
+  });
+  const Graph positional = load_model_bytes(bytes.data(), bytes.size(), "attention.keras");
+  const Graph keyword = load_model_bytes(by_keyword.data(), by_keyword.size(), "edited.keras");
+  ASSERT_EQ(positional.nodes.size(), keyword.nodes.size());
+  for (size_t i = 0; i < positional.nodes.size(); ++i) {
+    EXPECT_EQ(positional.nodes[i].inputs, keyword.nodes[i].inputs) << positional.nodes[i].name;
+    EXPECT_EQ(positional.nodes[i].causal_mask, keyword.nodes[i].causal_mask) << positional.nodes[i].name;
   }
 }
 

@@ -324,6 +324,77 @@ def deeplob(conv, inception, lstm, levels, mc_dropout=True):
     return build
 
 
+def b_attention(k, T):
+    """MultiHeadAttention in its call forms: self-attention with a causal mask (one projection
+    over [q | k | v] in the plan), cross-attention with the key taken from the value, value_dim
+    and output_shape of their own and no biases, and a key apart from the value (three inputs,
+    of different widths)."""
+    x = k.K.Input((T, 4))
+    h = k.L.Dense(8)(x)
+    a = k.L.MultiHeadAttention(2, 4, name="self_attn")(h, h, use_causal_mask=True)
+    h2 = k.L.LayerNormalization()(k.L.Add()([h, a]))
+    c = k.L.MultiHeadAttention(3, 2, value_dim=5, output_shape=6, use_bias=False, name="cross_attn")(h2, x)
+    kv = k.L.MultiHeadAttention(1, 3, name="key_apart")(h2, x, h)
+    m = k.L.Concatenate()([c, kv])
+    return k.model(x, k.L.Dense(3)(k.L.GlobalAveragePooling1D()(m)))
+
+
+def b_attention_long(k, T):
+    """Causal attention over more query rows than one block of the plan (16), with value widths
+    in each packed form: 3 (dot form), 8 (one panel), 20 (several panels); and one not causal."""
+    x = k.K.Input((T, 5))
+    h = k.L.Dense(12)(x)
+    outs = [k.L.MultiHeadAttention(2, 3, value_dim=v)(h, h, use_causal_mask=True) for v in (3, 8, 20)]
+    outs.append(k.L.MultiHeadAttention(2, 4, value_dim=20)(h, x))
+    m = k.L.Concatenate()(outs)
+    return k.model(x, k.L.Dense(2)(k.L.GlobalAveragePooling1D()(m)))
+
+
+def transformer_encoder(heads, key_dim, ff, blocks, dropout=0.1):
+    """The keras.io time-series transformer (lob-models facts, 4.4; pre-LN): per block
+    x + Dropout(MHA(LN(x), LN(x))), then + Conv1D(d, 1)(Dropout(Conv1D(ff, 1, relu)(LN(.)))), eps
+    1e-6; GlobalAveragePooling1D, Dense(16, relu), Dropout, Dense(3, softmax). dropout > 0 is
+    Keras' other attention path (the query scaled before the scores)."""
+    def build(k, T):
+        x = k.K.Input((T, 6))
+        h = x
+        for _ in range(blocks):
+            n = k.L.LayerNormalization(epsilon=1e-6)(h)
+            n = k.L.MultiHeadAttention(heads, key_dim, dropout=dropout)(n, n)
+            r = k.L.Add()([h, k.L.Dropout(dropout)(n)])
+            n = k.L.LayerNormalization(epsilon=1e-6)(r)
+            n = k.L.Conv1D(ff, 1, activation="relu")(n)
+            n = k.L.Conv1D(6, 1)(k.L.Dropout(dropout)(n))
+            h = k.L.Add()([r, n])
+        h = k.L.GlobalAveragePooling1D(data_format="channels_last")(h)
+        h = k.L.Dropout(dropout)(k.L.Dense(16, activation="relu")(h))
+        return k.model(x, k.L.Dense(3, activation="softmax")(h))
+    return build
+
+
+def translob(levels, filters, heads, key_dim, ff, dense):
+    """TransLOB in Keras 3 built-ins (lob-models facts, 3): five causal Conv1D(filters, 2, relu)
+    dilated 1..16 over the book columns, LayerNormalization (eps 1e-5), then one post-LN block
+    applied twice with shared weights (masked self-attention without biases, residual, LN,
+    feed-forward, residual, LN), Flatten, Dense(dense, relu), Dropout, Dense(3, softmax). The
+    paper's position channel (a ramp concatenated to the features) is left out here."""
+    def build(k, T):
+        x = k.K.Input((T, 4 * levels))
+        h = x
+        for d in (1, 2, 4, 8, 16):
+            h = k.L.Conv1D(filters, 2, padding="causal", dilation_rate=d, activation="relu")(h)
+        h = k.L.LayerNormalization(epsilon=1e-5)(h)
+        attn = k.L.MultiHeadAttention(heads, key_dim, use_bias=False)
+        ln1, ln2 = k.L.LayerNormalization(epsilon=1e-5), k.L.LayerNormalization(epsilon=1e-5)
+        ff1, ff2 = k.L.Dense(ff, activation="relu"), k.L.Dense(filters)
+        for _ in range(2):
+            h = ln1(k.L.Add()([h, attn(h, h, use_causal_mask=True)]))
+            h = ln2(k.L.Add()([h, ff2(ff1(h))]))
+        h = k.L.Dropout(0.1)(k.L.Dense(dense, activation="relu")(k.L.Flatten()(h)))
+        return k.model(x, k.L.Dense(3, activation="softmax")(h))
+    return build
+
+
 def b_conv1d_same_dilated(k, T):
     return k.seq((T, 2), [
         k.L.Conv1D(4, 3, padding="same", dilation_rate=2, activation="relu"),
@@ -491,6 +562,10 @@ def test_cases() -> list[Case]:
         *both("pool2d", b_pool2d, T=7),
         Case("deeplob_tiny_k3", "keras3", deeplob(conv=8, inception=6, lstm=6, levels=4), T=12),
         Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
+        *both("attention", b_attention, T=7),
+        Case("attention_long_k3", "keras3", b_attention_long, T=37),
+        *both("transformer_encoder", transformer_encoder(heads=2, key_dim=4, ff=8, blocks=2), T=9),
+        Case("translob_tiny_k3", "keras3", translob(levels=2, filters=6, heads=3, key_dim=2, ff=12, dense=8), T=10),
         *both("pooling", b_pooling, T=17),
         *both("global_pool_keepdims", b_global_pool_keepdims, T=7),
         *both("reshape", b_reshape),
@@ -538,6 +613,10 @@ def book_bench_cases() -> list[Case]:
         # (StatelessRandomUniformV2), which the peers' TFLite conversion refuses and which would
         # make the served model random; predict() computes this same function either way.
         Case("deeplob", "keras3", deeplob(conv=32, inception=64, lstm=64, levels=10, mc_dropout=False), T=100),
+        # TransLOB's sizes (14 filters, 3 heads of 5, feed-forward 60, Dense(64) head, T = 100) with
+        # Keras 3 built-ins, its one block applied twice, and without the position channel (d = 14
+        # where the paper has 15); the output projection is MultiHeadAttention's own.
+        Case("translob", "keras3", translob(levels=10, filters=14, heads=3, key_dim=5, ff=60, dense=64), T=100),
     ]
 
 

@@ -37,6 +37,7 @@ void check_streamable(const Graph& g) {
       case OpKind::GlobalMaxPool1D:
       case OpKind::Flatten:
       case OpKind::Reshape:
+      case OpKind::MultiHeadAttention:
         if (timed) reject("combines several time steps");
         break;
       case OpKind::Concatenate:

@@ -42,6 +42,12 @@ enum class OpKind : uint8_t {
                   // last); kernel_size/stride/dilation are the height axis', *_w the width's
   MaxPool2D,      // [H, W, C] -> [H', W', C]: pool_size/pool_stride are the height axis',
   AvgPool2D,      // pool_w/pool_stride_w the width's
+  // Keras MultiHeadAttention over [T, d] queries and [S, *] values (and keys): inputs query,
+  // value(, key; absent: the value). w = query kernel (d, h, k), query bias (h, k), key kernel
+  // (d_key, h, k), key bias (h, k), value kernel (d_value, h, v), value bias (h, v), output
+  // kernel (h, v, units), output bias (units); h = num_heads, k = key_dim, v = value_dim.
+  // Scores scaled by 1 / sqrt(k); causal_mask: query row i sees value rows j <= i.
+  MultiHeadAttention,
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };
@@ -77,6 +83,8 @@ struct Node {
   int kernel_w = 1, stride_w = 1, dilation_w = 1; // Conv2D's width axis
   int pool_size = 1, pool_stride = 1;             // pooling; 2-D pooling's height axis
   int pool_w = 1, pool_stride_w = 1;              // 2-D pooling's width axis
+  int num_heads = 0, key_dim = 0, value_dim = 0;  // MultiHeadAttention (output width: units)
+  bool causal_mask = false;                       // MultiHeadAttention called with use_causal_mask
   Padding padding = Padding::Valid;               // Conv1D, pooling
   bool keepdims = false;                          // global pooling
   // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),

@@ -231,11 +231,38 @@ Shape conv2d_shape(const Graph& g, Node& node) {
           window_output_length(node, in[1], span_w, node.stride_w, node.padding), node.units};
 }
 
+// query [T, d], value [S, d_value], key [S, d_key] (the value when absent) -> [T, units].
+Shape attention_shape(const Graph& g, Node& node) {
+  if (node.inputs.size() != 2 && node.inputs.size() != 3) {
+    fail_layer(node, "expects query and value (and key) inputs, got " + std::to_string(node.inputs.size()));
+  }
+  const Shape& q = g.nodes[node.inputs[0]].shape;
+  const Shape& v = g.nodes[node.inputs[1]].shape;
+  const Shape& k = g.nodes[node.inputs.back()].shape;
+  require_rank(node, q, 2, "[timesteps, features] query");
+  require_rank(node, v, 2, "[timesteps, features] value");
+  require_rank(node, k, 2, "[timesteps, features] key");
+  if (k[0] != v[0]) {
+    fail_layer(node, "key and value lengths differ (" + shape_str(k) + " vs " + shape_str(v) + ")");
+  }
+  const int h = node.num_heads, kd = node.key_dim, vd = node.value_dim, o = node.units;
+  if (h < 1 || kd < 1 || vd < 1 || o < 1) fail_layer(node, "num_heads, key_dim, value_dim and the output width must be >= 1");
+  expect_weights(node, {{q[1], h, kd}, {h, kd}, {k[1], h, kd}, {h, kd}, {v[1], h, vd}, {h, vd}, {h, vd, o}, {o}});
+  return {q[0], o};
+}
+
 int64_t no_macs(const Node&, const Shape&) { return 0; }
 int64_t dense_macs(const Node& n, const Shape& in) { return shape_size(in) * n.units; }
 int64_t lstm_macs(const Node& n, const Shape& in) { return int64_t{in[0]} * (in[1] + n.units) * 4 * n.units; }
 int64_t gru_macs(const Node& n, const Shape& in) { return int64_t{in[0]} * (in[1] + n.units) * 3 * n.units; }
 int64_t conv1d_macs(const Node& n, const Shape& in) { return int64_t{n.shape[0]} * n.kernel_size * in[1] * n.units; }
+// The projections, the scores and the weighted sum. The rule sees the query's shape only, so the
+// key and value length S is taken as the query's T (exact for self-attention).
+int64_t attention_macs(const Node& n, const Shape& in) {
+  const int64_t T = in[0], S = in[0], d = in[1], h = n.num_heads, k = n.key_dim, v = n.value_dim;
+  const int64_t dk = n.weights[2].shape[0], dv = n.weights[4].shape[0];
+  return T * d * h * k + S * (dk * h * k + dv * h * v) + T * S * h * (k + v) + T * h * v * n.units;
+}
 int64_t conv2d_macs(const Node& n, const Shape& in) {
   return int64_t{n.shape[0]} * n.shape[1] * n.kernel_size * n.kernel_w * in[2] * n.units;
 }
@@ -264,13 +291,14 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::Conv2D, "Conv2D", conv2d_shape, conv2d_macs},
     {OpKind::MaxPool2D, "MaxPool2D", pool2d_shape, no_macs},
     {OpKind::AvgPool2D, "AvgPool2D", pool2d_shape, no_macs},
+    {OpKind::MultiHeadAttention, "MultiHeadAttention", attention_shape, attention_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::AvgPool2D) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::MultiHeadAttention) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

@@ -150,6 +150,7 @@ class Lowerer {
       case OpKind::Conv2D: refuse(n, "Conv2D is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool2D:
       case OpKind::AvgPool2D:
+      case OpKind::MultiHeadAttention:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);

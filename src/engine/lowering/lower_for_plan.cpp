@@ -223,6 +223,7 @@ class Lowering {
       case OpKind::Subtract:
       case OpKind::Multiply: return lower_elementwise(idx);
       case OpKind::Concatenate: return lower_concat(idx);
+      case OpKind::MultiHeadAttention: return lower_attention(idx);
     }
   }
 
@@ -445,6 +446,98 @@ class Lowering {
     op.pad_left = pad_left(n.padding, op.in_len, op.steps, n.pool_size, n.pool_stride);
     op.pad_w = pad_left(n.padding, op.in_w, op.out_w, n.pool_w, n.pool_stride_w);
     L_.ops.push_back(std::move(op));
+  }
+
+  // A Dense op named "<layer>/<what>" from tensor `in` (rows x K) to a new tensor (rows x N).
+  int add_projection(const Node& n, const char* what, int in, int rows, Matrix kernel, std::vector<float> bias) {
+    LoweredOp op = op_for(n, StepKind::Dense);
+    op.label = n.name + "/" + what;
+    op.in = in;
+    op.in_width = kernel.rows;
+    op.out_width = kernel.cols;
+    op.rows = rows;
+    op.out = new_tensor({rows, kernel.cols});
+    op.kernel = std::move(kernel);
+    op.kernel_name = "kernel";
+    op.bias = std::move(bias);
+    L_.ops.push_back(std::move(op));
+    return L_.ops.back().out;
+  }
+
+  // Row-wise concatenation of weights of equal row counts ((K x N_i) -> K x sum N_i), in order.
+  static Matrix side_by_side(std::initializer_list<const Weight*> parts) {
+    const int K = parts.begin()[0]->shape[0];
+    int N = 0;
+    for (const Weight* w : parts) N += static_cast<int>(w->data.size() / K);
+    Matrix m{K, N, {}};
+    m.data.reserve(static_cast<size_t>(K) * N);
+    for (int r = 0; r < K; ++r) {
+      for (const Weight* w : parts) {
+        const size_t n = w->data.size() / K;
+        m.data.insert(m.data.end(), w->data.begin() + r * n, w->data.begin() + (r + 1) * n);
+      }
+    }
+    return m;
+  }
+
+  static std::vector<float> joined(std::initializer_list<const Weight*> parts) {
+    std::vector<float> out;
+    for (const Weight* w : parts) out.insert(out.end(), w->data.begin(), w->data.end());
+    return out;
+  }
+
+  // MultiHeadAttention: the projections as Dense ops (one over [q | k | v] when query, key and
+  // value are one tensor; one over [k | v] when key and value are), the Attention core, then the
+  // output projection (its (h, v, o) kernel is the concatenated heads' (h*v, o) Dense).
+  void lower_attention(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& qs = in_node(n, 0).shape;
+    const Shape& vs = in_node(n, 1).shape;
+    const int T = qs[0], S = vs[0], h = n.num_heads, kd = n.key_dim, vd = n.value_dim;
+    const int hk = h * kd, hv = h * vd;
+    const int q_node = n.inputs[0], v_node = n.inputs[1], k_node = n.inputs.back();
+    const auto& w = n.weights;
+    AttentionParams a;
+    a.heads = h, a.key_dim = kd, a.value_dim = vd, a.keys = S, a.causal = n.causal_mask;
+    int q = -1, k = -1, v = -1;
+    if (q_node == v_node && k_node == v_node) {
+      q = k = v = add_projection(n, "qkv", in_tensor(n, 0), T, side_by_side({&w[0], &w[2], &w[4]}),
+                                 joined({&w[1], &w[3], &w[5]}));
+      a.q = {0, 2 * hk + hv}, a.k = {hk, 2 * hk + hv}, a.v = {2 * hk, 2 * hk + hv};
+    } else {
+      q = add_projection(n, "query", in_tensor(n, 0), T, side_by_side({&w[0]}), joined({&w[1]}));
+      a.q = {0, hk};
+      if (k_node == v_node) {
+        k = v = add_projection(n, "kv", in_tensor(n, 1), S, side_by_side({&w[2], &w[4]}), joined({&w[3], &w[5]}));
+        a.k = {0, hk + hv}, a.v = {hk, hk + hv};
+      } else {
+        k = add_projection(n, "key", in_tensor(n, 2), S, side_by_side({&w[2]}), joined({&w[3]}));
+        v = add_projection(n, "value", in_tensor(n, 1), S, side_by_side({&w[4]}), joined({&w[5]}));
+        a.k = {0, hk}, a.v = {0, hv};
+      }
+    }
+    LoweredOp core = op_for(n, StepKind::Attention);
+    core.label = n.name + "/attention";
+    core.in = q;
+    core.rhs = k;
+    core.extra_inputs = {v};
+    core.steps = T;
+    core.out_width = hv;
+    core.attention = a;
+    core.out = new_tensor({T, hv});
+    const int context = core.out;
+    L_.ops.push_back(std::move(core));
+    LoweredOp out = op_for(n, StepKind::Dense);
+    out.label = n.name + "/output";
+    out.in = context;
+    out.in_width = hv;
+    out.out_width = n.units;
+    out.rows = T;
+    out.out = new_output(idx);
+    out.kernel = matrix(w[6].data, hv, n.units);
+    out.kernel_name = "kernel";
+    out.bias = w[7].data;
+    L_.ops.push_back(std::move(out));
   }
 
   // [first, last] per tensor: its producer, and the last op that reads it (outputs: the end).

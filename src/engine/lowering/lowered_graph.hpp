@@ -45,6 +45,21 @@ enum class StepKind : uint8_t {
   Sub,
   Mul,
   Concat,
+  Attention,     // softmax(q k^T / sqrt(key_dim)) v per head (MultiHeadAttention's core; its four
+                 // projections are Dense ops around it)
+};
+
+// Where an Attention op finds each head's q, k and v: column col + head * width of row r at
+// r * ld floats (q rows are the queries, k and v rows the keys and values), so the projections
+// may share one tensor (self-attention: one Dense computes [q | k | v]).
+struct AttentionOperand {
+  int col = 0, ld = 0;
+};
+struct AttentionParams {
+  int heads = 0, key_dim = 0, value_dim = 0;
+  int keys = 0;                 // S: key and value rows (the query rows are OpParams::steps)
+  bool causal = false;          // query row i sees key rows j <= i
+  AttentionOperand q, k, v;     // output: [steps, heads * value_dim], head after head
 };
 
 // What an op is, apart from where its tensors and weights live: shared by the lowered op and the
@@ -72,6 +87,7 @@ struct OpParams {
   bool return_sequences = false;
   bool zero_state = true;               // window mode: recurrent state starts at zero each run
   ActivationSpec act, rec;
+  AttentionParams attention;            // Attention only
 };
 
 // A row-major float matrix (rows x cols); empty when the op has none.

@@ -8,9 +8,16 @@
 namespace tickinfer::engine {
 namespace {
 
+// Over a sequence (rows > 1) the dense form goes through gemm_rows: each row's bits are gemv's
+// (its contract), with each weight load shared by several rows.
 void run(const StepCtx& c, const Step& s) noexcept {
   const float* x = c.at(s.in);
   float* y = c.at(s.out);
+  if (s.rows > 1 && !s.sparse_kernel) {
+    c.ks.gemm_rows(x, s.rows, static_cast<size_t>(s.in_width), s.in_width, s.kernel, s.out_width, s.bias, y,
+                   static_cast<size_t>(s.out_width), s.clamp_lo, s.clamp_hi);
+    return;
+  }
   for (int r = 0; r < s.rows; ++r) {
     matvec(c, s.sparse_kernel, x + static_cast<size_t>(r) * s.in_width, s.in_width, s.kernel, s.out_width, s.bias,
            y + static_cast<size_t>(r) * s.out_width, s.clamp_lo, s.clamp_hi);

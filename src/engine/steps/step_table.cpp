@@ -13,6 +13,7 @@ extern const StepOps kConv2DStep;                                               
 extern const StepOps kMaxPoolStep, kAvgPoolStep, kGlobalAvgPoolStep, kGlobalMaxPoolStep;  // pool_steps.cpp
 extern const StepOps kMaxPool2DStep, kAvgPool2DStep;                                      // pool2d_steps.cpp
 extern const StepOps kAddStep, kSubStep, kMulStep, kConcatStep;                           // merge_steps.cpp
+extern const StepOps kAttentionStep;                                                      // attention_step.cpp
 
 const StepOps& step_ops(StepKind kind) {
   switch (kind) {
@@ -37,6 +38,7 @@ const StepOps& step_ops(StepKind kind) {
     case StepKind::Sub: return kSubStep;
     case StepKind::Mul: return kMulStep;
     case StepKind::Concat: return kConcatStep;
+    case StepKind::Attention: return kAttentionStep;
   }
   return kDenseStep;  // unreachable: every kind is listed (-Wswitch)
 }

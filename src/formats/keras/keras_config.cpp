@@ -1,5 +1,6 @@
 #include "formats/keras/keras_config.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <queue>
 #include <unordered_map>
@@ -26,14 +27,20 @@ struct TensorRef {
   int call = 0;
 };
 
+// One call of a layer: the tensors it was called on, in argument order, and its keyword
+// arguments (nullptr if none).
+struct LayerCall {
+  std::vector<TensorRef> tensors;
+  const json* kwargs = nullptr;
+};
+
 // One entry of a config's layer list, as read from either dialect.
 struct LayerEntry {
   std::string name;
   std::string keras_class;
   const json* config = nullptr;       // the layer's "config" object
-  // Functional only: one element per call of the layer (a shared layer has several), each the
-  // tensors it was called on, in argument order.
-  std::vector<std::vector<TensorRef>> calls;
+  // Functional only: one element per call of the layer (a shared layer has several).
+  std::vector<LayerCall> calls;
   std::string keras3_path;
   // A tfmot PruneLowMagnitude wrapper (formats/keras/keras_pruning.hpp): keras_class and config are the
   // wrapped layer's; name and the Keras 3 path stay the wrapper's (the file stores them so).
@@ -156,20 +163,36 @@ void collect_keras3_tensors(const json& v, std::vector<TensorRef>& out, const st
   }
 }
 
-// One inbound node (one call of the layer) -> its input tensors, for either dialect:
+// The keyword names under which MultiHeadAttention-like layers (layer_takes_keyword_inputs) may
+// be handed their inputs, in input order.
+constexpr const char* kKeywordInputs[] = {"query", "value", "key"};
+
+// One inbound node (one call of the layer) -> its input tensors and keywords, for either dialect:
 //   Keras 3: {"args": [tensor | [tensor, ...]], "kwargs": {...}}
 //   Keras 2: [[name, node_index, tensor_index, kwargs], ...]
-std::vector<TensorRef> parse_call(const json& node, bool noop_layer, bool& training, const std::string& ctx) {
-  std::vector<TensorRef> refs;
+// Tensors passed by keyword are taken (after the positional ones, in kKeywordInputs' order) only
+// by layers that name their inputs so; anywhere else they are refused.
+LayerCall parse_call(const json& node, bool noop_layer, bool keyword_inputs, bool& training, const std::string& ctx) {
+  LayerCall call;
+  std::vector<TensorRef>& refs = call.tensors;
   if (node.is_object()) {
     collect_keras3_tensors(member(node, "args"), refs, ctx);
     const json& kwargs = member(node, "kwargs");
     if (kwargs.is_object()) {
+      call.kwargs = &kwargs;
       for (const auto& item : kwargs.items()) {
         std::vector<TensorRef> in_kwarg;
         collect_keras3_tensors(item.value(), in_kwarg, ctx);
-        if (!in_kwarg.empty()) {
+        const bool input_name = std::find_if(std::begin(kKeywordInputs), std::end(kKeywordInputs), [&](const char* k) {
+                                  return item.key() == k;
+                                }) != std::end(kKeywordInputs);
+        if (!in_kwarg.empty() && !(keyword_inputs && input_name && in_kwarg.size() == 1)) {
           throw Error(ctx + ": tensor keyword argument '" + item.key() + "' is not supported");
+        }
+      }
+      if (keyword_inputs) {
+        for (const char* name : kKeywordInputs) {
+          if (kwargs.contains(name)) collect_keras3_tensors(kwargs[name], refs, ctx);
         }
       }
       if (json_bool(kwargs, "training", false, ctx)) {
@@ -181,21 +204,29 @@ std::vector<TensorRef> parse_call(const json& node, bool noop_layer, bool& train
       }
     }
   } else if (node.is_array()) {
-    for (const json& ref : node) refs.push_back(tensor_ref(ref, ctx));
+    for (const json& ref : node) {
+      refs.push_back(tensor_ref(ref, ctx));
+      if (ref.size() == 4 && ref[3].is_object() && !call.kwargs) call.kwargs = &ref[3];
+    }
+    if (keyword_inputs && call.kwargs) {
+      for (const char* name : kKeywordInputs) {
+        if (call.kwargs->contains(name)) refs.push_back(tensor_ref((*call.kwargs)[name], ctx + ": keyword '" + name + "'"));
+      }
+    }
   } else {
     throw Error(ctx + ": malformed inbound node " + json_brief(node));
   }
   if (refs.empty()) throw Error(ctx + ": a call of the layer has no input tensors");
-  return refs;
+  return call;
 }
 
-std::vector<std::vector<TensorRef>> parse_inbound(const json& inbound, bool noop_layer, bool& training,
-                                                  const std::string& ctx) {
-  std::vector<std::vector<TensorRef>> calls;
+std::vector<LayerCall> parse_inbound(const json& inbound, bool noop_layer, bool keyword_inputs, bool& training,
+                                     const std::string& ctx) {
+  std::vector<LayerCall> calls;
   if (inbound.is_null()) return calls;
   if (!inbound.is_array()) throw Error(ctx + ": inbound_nodes must be a list");
   if (inbound.size() > static_cast<size_t>(kMaxCallsPerLayer)) throw Error(ctx + ": too many calls");
-  for (const json& node : inbound) calls.push_back(parse_call(node, noop_layer, training, ctx));
+  for (const json& node : inbound) calls.push_back(parse_call(node, noop_layer, keyword_inputs, training, ctx));
   return calls;
 }
 
@@ -232,7 +263,8 @@ class GraphBuilder {
   }
 
   // `node_name` is the layer name, or for later calls of a shared layer "<name>#<call>".
-  int add_layer(const LayerEntry& e, const std::vector<int>& inputs, const std::string& node_name) {
+  int add_layer(const LayerEntry& e, const std::vector<int>& inputs, const std::string& node_name,
+                const json* call_kwargs = nullptr) {
     const std::string ctx = layer_ctx(label_, e.name, e.keras_class);
     claim_name(node_name, e.keras_class);
     KerasLayerRef ref;
@@ -242,6 +274,8 @@ class GraphBuilder {
     ref.weights_in_cell = layer_weights_in_cell(e.keras_class);
     ref.config = e.config;
     ref.pruning_wrapper = e.pruning_wrapper;
+    ref.sublayers = layer_weight_sublayers(e.keras_class);
+    ref.call_kwargs = call_kwargs;
     if (e.pruning_wrapper && node_name == e.name) pruned_layers_.push_back(e.name);
     std::vector<int> in_ranks;
     for (int i : inputs) in_ranks.push_back(ranks_[static_cast<size_t>(i)]);
@@ -334,7 +368,7 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
     }
     if (functional) {
       e.calls = parse_inbound(member(layer, "inbound_nodes"), is_inference_noop_class(e.keras_class),
-                              e.called_with_training, ctx);
+                              layer_takes_keyword_inputs(e.keras_class), e.called_with_training, ctx);
     }
     entries.push_back(std::move(e));
   }
@@ -420,7 +454,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     const std::string ctx = layer_ctx(label, e.name, e.keras_class);
     if (e.keras_class == "InputLayer" && !e.calls.empty()) {
       bool all_empty = true;  // Keras 2 may write [] per call; Keras 3 writes no calls
-      for (const auto& call : e.calls) all_empty &= call.empty();
+      for (const LayerCall& call : e.calls) all_empty &= call.tensors.empty();
       if (!all_empty) throw Error(ctx + ": InputLayer has inputs");
     }
     if (e.keras_class != "InputLayer" && e.calls.empty()) throw Error(ctx + ": layer is never called");
@@ -446,7 +480,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     const LayerEntry& e = entries[vertices[v].first];
     if (e.keras_class == "InputLayer") continue;
     const std::string ctx = layer_ctx(label, e.name, e.keras_class);
-    for (const TensorRef& t : e.calls[vertices[v].second]) {
+    for (const TensorRef& t : e.calls[vertices[v].second].tensors) {
       size_t p = vertex_of(t, ctx);
       producers[v].push_back(p);
       consumers[p].push_back(v);
@@ -469,7 +503,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     } else {
       std::vector<int> inputs;
       for (size_t p : producers[v]) inputs.push_back(node_of[p]);
-      node_of[v] = b.add_layer(e, inputs, call_node_name(e, call));
+      node_of[v] = b.add_layer(e, inputs, call_node_name(e, call), e.calls[call].kwargs);
     }
     ++placed;
     for (size_t c : consumers[v]) {

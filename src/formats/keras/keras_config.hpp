@@ -34,6 +34,12 @@ struct KerasLayerRef {
   // The layer's config object (units, use_bias, ...); valid only during layer_weights(). Lets a
   // synthetic source (the config fuzzer) produce weights of the configured shapes.
   const nlohmann::json* config = nullptr;
+  // Keras 3 sublayers holding the variables, in weight order (layer_weight_sublayers); empty: the
+  // layer's own vars.
+  std::vector<std::string> sublayers;
+  // The keyword arguments of this call of the layer (use_causal_mask, ...), or nullptr; valid only
+  // while the layer is converted.
+  const nlohmann::json* call_kwargs = nullptr;
 };
 
 // Supplies a layer's saved variables in Keras' creation order (e.g. kernel, bias). Implementations

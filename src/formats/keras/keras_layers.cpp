@@ -1,6 +1,7 @@
 #include "formats/keras/keras_layers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <string_view>
 
 #include "formats/keras/keras_activation.hpp"
@@ -310,6 +311,68 @@ Node activation_layer(const KerasLayerRef& ref, const json& c, const std::vector
   return n;
 }
 
+// MultiHeadAttention over rank-3 inputs ([batch, timesteps, features]): the config's heads and
+// widths, the call's use_causal_mask, and the four projections' kernels and biases (query, key,
+// value, output; biases of zeros when use_bias is false). The output width is the output
+// kernel's last axis (the query width unless output_shape sets it).
+Node multi_head_attention(const KerasLayerRef& ref, const json& c, const std::vector<int>& ranks, WeightSource& ws,
+                          KerasDialect, const std::string& ctx) {
+  Node n;
+  n.kind = OpKind::MultiHeadAttention;
+  for (int r : ranks) {
+    if (r != 2) throw Error(ctx + ": only [batch, timesteps, features] inputs are supported (got rank " +
+                            std::to_string(r + 1) + ")");
+  }
+  n.num_heads = required_positive(c, "num_heads", ctx);
+  n.key_dim = required_positive(c, "key_dim", ctx);
+  n.value_dim = config_value(c, "value_dim").is_null() ? n.key_dim : required_positive(c, "value_dim", ctx);
+  const json& axes = config_value(c, "attention_axes");
+  const bool time_axis = axes.is_null() || axes == json(1) || axes == json::array({1}) || axes == json(-2) ||
+                         axes == json::array({-2});
+  if (!time_axis) throw Error(ctx + ": attention_axes=" + json_brief(axes) + " is not supported (only the time axis)");
+  reject_if_true(c, "use_gate", ctx);
+  if (!config_value(c, "sliding_window").is_null()) throw Error(ctx + ": sliding_window is not supported");
+  if (const json* kw = ref.call_kwargs) {
+    n.causal_mask = json_bool(*kw, "use_causal_mask", false, ctx + ": call");
+    if (json_bool(*kw, "return_attention_scores", false, ctx + ": call")) {
+      throw Error(ctx + ": return_attention_scores=true is not supported (a second output)");
+    }
+    for (const char* mask : {"attention_mask", "query_mask", "value_mask", "key_mask"}) {
+      if (!config_value(*kw, mask).is_null()) throw Error(ctx + ": the call's " + std::string(mask) + " is not supported");
+    }
+  }
+  const bool use_bias = json_bool(c, "use_bias", true, ctx);
+  std::vector<Weight> w = fetch_weights(ref, ws, use_bias ? 8 : 4,
+                                        use_bias ? "query, key, value and output kernels and biases"
+                                                 : "query, key, value and output kernels",
+                                        ctx);
+  const int h = n.num_heads, k = n.key_dim, v = n.value_dim;
+  const Shape kernels[] = {{-1, h, k}, {-1, h, k}, {-1, h, v}, {h, v, -1}};
+  const char* names[] = {"query kernel", "key kernel", "value kernel", "output kernel"};
+  for (size_t i = 0; i < 4; ++i) {
+    const Weight& kernel = w[use_bias ? 2 * i : i];
+    expect_shape(kernel, kernels[i], names[i], ctx);
+    n.weights.push_back(kernel);
+    const Shape bias_shape = i < 3 ? Shape{h, kernels[i][2]} : Shape{kernel.shape[2]};
+    if (use_bias) {
+      expect_shape(w[2 * i + 1], bias_shape, "bias", ctx);
+      n.weights.push_back(std::move(w[2 * i + 1]));
+    } else {
+      n.weights.push_back(filled(bias_shape, 0.0f));
+    }
+  }
+  n.units = n.weights[6].shape[2];
+  const json& out_shape = config_value(c, "output_shape");
+  if (!out_shape.is_null()) {
+    const json& width = out_shape.is_array() && out_shape.size() == 1 ? out_shape[0] : out_shape;
+    if (!width.is_number_integer() || width.get<int64_t>() != n.units) {
+      throw Error(ctx + ": output_shape=" + json_brief(out_shape) + " is not supported (only one width, the output "
+                        "kernel's " + std::to_string(n.units) + ")");
+    }
+  }
+  return n;
+}
+
 Node of_kind(OpKind kind) {
   Node n;
   n.kind = kind;
@@ -317,7 +380,7 @@ Node of_kind(OpKind kind) {
 }
 
 // How many inputs a class takes.
-enum class Arity : uint8_t { One, TwoOrMore, Two };
+enum class Arity : uint8_t { One, TwoOrMore, Two, TwoOrThree };
 
 // One row per Keras class this importer converts: its inputs, whether it saves variables (and on
 // its cell, as RNN layers do: "<path>/cell/vars" in .keras files), and its conversion. The one
@@ -329,6 +392,11 @@ struct KerasClass {
   bool weights_in_cell;
   Node (*convert)(const KerasLayerRef& ref, const json& c, const std::vector<int>& ranks, WeightSource& ws,
                   KerasDialect dialect, const std::string& ctx);
+  // Keras 3 keeps some layers' variables on named sublayers ("<path>/<sublayer>/vars"), read in
+  // this order; empty: the layer's own vars.
+  std::array<std::string_view, 4> sublayers = {};
+  // Takes its second and third inputs (value, key) as call keywords too (tf_keras writes them so).
+  bool keyword_inputs = false;
 };
 
 using WS = WeightSource;
@@ -381,6 +449,8 @@ constexpr KerasClass kClasses[] = {
      [](const Ref&, const json&, const Ranks&, WS&, KD, const Ctx&) { return of_kind(OpKind::Multiply); }},
     {"Concatenate", Arity::TwoOrMore, false, false,
      [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return concatenate(c, k, x); }},
+    {"MultiHeadAttention", Arity::TwoOrThree, true, false, multi_head_attention,
+     {{"query_dense", "key_dense", "value_dense", "output_dense"}}, true},
     // Inference no-ops.
     {"Identity", Arity::One, false, false, identity},
     {"Dropout", Arity::One, false, false, identity},
@@ -410,6 +480,22 @@ bool is_inference_noop_class(const std::string& keras_class) {
 bool layer_weights_in_cell(const std::string& keras_class) {
   const KerasClass* k = find_class(keras_class);
   return k && k->weights_in_cell;
+}
+
+std::vector<std::string> layer_weight_sublayers(const std::string& keras_class) {
+  const KerasClass* k = find_class(keras_class);
+  std::vector<std::string> out;
+  if (k) {
+    for (std::string_view s : k->sublayers) {
+      if (!s.empty()) out.emplace_back(s);
+    }
+  }
+  return out;
+}
+
+bool layer_takes_keyword_inputs(const std::string& keras_class) {
+  const KerasClass* k = find_class(keras_class);
+  return k && k->keyword_inputs;
 }
 
 void check_float32_policy(const json& layer_config, const std::string& ctx) {
@@ -442,10 +528,12 @@ Node node_from_keras_layer(const KerasLayerRef& ref, const json& c, const std::v
   if (arity == Arity::One && ranks.size() != 1) {
     throw Error(ctx + ": expected 1 input, got " + std::to_string(ranks.size()));
   }
-  if (arity != Arity::One && (ranks.size() < 2 || (arity == Arity::Two && ranks.size() != 2))) {
-    throw Error(ctx + ": " + (arity == Arity::Two ? std::string("needs exactly 2 inputs")
-                                                  : std::string("needs at least 2 inputs")) +
-                ", got " + std::to_string(ranks.size()));
+  if (arity != Arity::One && (ranks.size() < 2 || (arity == Arity::Two && ranks.size() != 2) ||
+                              (arity == Arity::TwoOrThree && ranks.size() > 3))) {
+    const char* need = arity == Arity::Two ? "needs exactly 2 inputs"
+                       : arity == Arity::TwoOrThree ? "needs 2 or 3 inputs (query, value, key)"
+                                                    : "needs at least 2 inputs";
+    throw Error(ctx + ": " + need + ", got " + std::to_string(ranks.size()));
   }
   if (!k) throw Error(ctx + ": layer class is not supported");
   Node n = k->convert(ref, c, ranks, ws, dialect, ctx);
@@ -467,6 +555,7 @@ int output_rank(const Node& node, const std::vector<int>& input_ranks) {
     case OpKind::GlobalMaxPool1D: return node.keepdims ? in : std::max(in - 1, 0);
     case OpKind::Flatten: return 1;
     case OpKind::Reshape: return static_cast<int>(node.target_shape.size());
+    case OpKind::MultiHeadAttention: return 2;
     default: return in;
   }
 }

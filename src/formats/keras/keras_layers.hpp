@@ -21,6 +21,11 @@ bool is_inference_noop_class(const std::string& keras_class);
 
 // RNN layers keep their variables on the cell object ("<path>/cell/vars" in .keras files).
 bool layer_weights_in_cell(const std::string& keras_class);
+// Keras 3 keeps some layers' variables on sublayers ("<path>/<sublayer>/vars", MultiHeadAttention's
+// query_dense, ...): their names in weight order; empty for the rest.
+std::vector<std::string> layer_weight_sublayers(const std::string& keras_class);
+// MultiHeadAttention: value and key may arrive as call keywords (tf_keras always writes them so).
+bool layer_takes_keyword_inputs(const std::string& keras_class);
 
 // Throws unless the layer config's `dtype` (a plain string in Keras <= 3.3 and Keras 2, a
 // DTypePolicy object since Keras 3.4, a Policy object in tf.keras mixed precision) is float32

@@ -54,6 +54,17 @@ std::vector<Weight> SyntheticWeightSource::layer_weights(const KerasLayerRef& la
     if (bool_or("use_bias", true)) {
       shapes.push_back(cls == "GRU" && bool_or("reset_after", true) ? Shape{2, cols} : Shape{cols});
     }
+  } else if (cls == "MultiHeadAttention") {
+    // Every input taken as `in` wide; the output as wide as the query unless output_shape says.
+    const int h = int_or("num_heads", 1), k = int_or("key_dim", 1);
+    const int v = int_or("value_dim", k), o = int_or("output_shape", in);
+    const bool bias = bool_or("use_bias", true);
+    for (const Shape& kernel : {Shape{in, h, k}, Shape{in, h, k}, Shape{in, h, v}}) {
+      shapes.push_back(kernel);
+      if (bias) shapes.push_back({kernel[1], kernel[2]});
+    }
+    shapes.push_back({h, v, o});
+    if (bias) shapes.push_back({o});
   } else if (cls == "BatchNormalization" || cls == "LayerNormalization") {
     int count = bool_or("center", true) + bool_or("scale", true) + (cls == "BatchNormalization" ? 2 : 0);
     shapes.assign(static_cast<size_t>(count), Shape{in});

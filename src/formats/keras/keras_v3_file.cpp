@@ -36,6 +36,16 @@ class Keras3WeightSource : public WeightSource {
       }
     }
     const std::string layer_path = layer.pruning_wrapper ? path + "/layer" : path;
+    if (!layer.sublayers.empty()) {
+      if (!read_vars(layer_path + "/vars", ctx).empty()) {
+        throw Error(ctx + ": variables in '" + layer_path + "/vars', expected them on its sublayers only");
+      }
+      std::vector<Weight> out;
+      for (const std::string& sub : layer.sublayers) {
+        for (Weight& w : read_vars(layer_path + "/" + sub + "/vars", ctx)) out.push_back(std::move(w));
+      }
+      return out;
+    }
     std::vector<Weight> out = read_vars(layer_path + (layer.weights_in_cell ? "/cell/vars" : "/vars"), ctx);
     if (layer.pruning_wrapper) apply_pruning_masks(out, wrapper_masks(path + "/vars", ctx), layer.keras_class, ctx);
     return out;

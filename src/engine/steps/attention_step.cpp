@@ -1,0 +1,143 @@
+// Attention: MultiHeadAttention's core between its projections (Dense steps before and after).
+// Per head and query row i: scores over the key rows (all S, or j <= i when causal), scaled by
+// 1 / sqrt(key_dim) after the dot product as Keras' dot_product_attention does, a softmax, and
+// the probabilities' weighted sum of the value rows. A causal mask is a shorter softmax: Keras
+// sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0. Not row-wise (a
+// query row reads every key row); scratch: one row of S scores.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <ostream>
+
+#include "engine/steps/step_ops.hpp"
+
+namespace tickinfer::engine {
+namespace {
+
+// Scratch: a head's T x S scores; a head's operand gathered row-major; K^T and V packed in the
+// kernels' layout (kernels/kernel_set.hpp), so a head's scores and its weighted sums of the value
+// rows are each one gemm_rows over the query rows (each row as its own gemv would compute it).
+struct Scratch {
+  float* scores;
+  float* gathered;
+  float* packed_keys;    // (key_dim x S)
+  float* packed_values;  // (S x value_dim)
+};
+
+size_t padded(size_t floats) { return (floats + 15) / 16 * 16; }
+size_t scores_floats(const OpParams& p) { return padded(static_cast<size_t>(p.steps) * p.attention.keys); }
+size_t gathered_floats(const AttentionParams& a) {
+  return padded(static_cast<size_t>(a.keys) * static_cast<size_t>(std::max(a.key_dim, a.value_dim)));
+}
+size_t packed_keys_floats(const AttentionParams& a) { return padded(kernels::packed_floats(a.key_dim, a.keys)); }
+size_t packed_values_floats(const AttentionParams& a) { return padded(kernels::packed_floats(a.keys, a.value_dim)); }
+
+Scratch scratch_of(const StepCtx& c, const Step& s) noexcept {
+  const AttentionParams& a = s.attention;
+  float* base = c.arena(s.scratch);
+  Scratch sc;
+  sc.scores = base;
+  sc.gathered = sc.scores + scores_floats(s);
+  sc.packed_keys = sc.gathered + gathered_floats(a);
+  sc.packed_values = sc.packed_keys + packed_keys_floats(a);
+  return sc;
+}
+
+// Head h's keys as the (key_dim x S) matrix K^T and its values as the (S x value_dim) matrix V.
+void pack_head(const Step& s, const float* k, const float* v, int h, const Scratch& sc) noexcept {
+  const AttentionParams& a = s.attention;
+  for (int j = 0; j < a.keys; ++j) {
+    const float* kj = k + static_cast<size_t>(j) * a.k.ld + a.k.col + h * a.key_dim;
+    for (int d = 0; d < a.key_dim; ++d) sc.gathered[static_cast<size_t>(d) * a.keys + j] = kj[d];
+  }
+  kernels::pack_weights(sc.gathered, a.key_dim, a.keys, sc.packed_keys);
+  for (int j = 0; j < a.keys; ++j) {
+    std::memcpy(sc.gathered + static_cast<size_t>(j) * a.value_dim,
+                v + static_cast<size_t>(j) * a.v.ld + a.v.col + h * a.value_dim, sizeof(float) * a.value_dim);
+  }
+  kernels::pack_weights(sc.gathered, a.keys, a.value_dim, sc.packed_values);
+}
+
+// rows x (x . W): gemm_chain where the set has it and W is in panel form (several rows and
+// panels blocked in registers), else gemm_rows. Either order is fine here: this step answers to
+// Keras' float tolerance, not to another engine's bits.
+void rows_times(const kernels::KernelSet& ks, const float* x, int rows, size_t ldx, int K, const float* packed, int N,
+                float* y, size_t ldy) noexcept {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  if (ks.gemm_chain && !kernels::is_dot_form(N)) {
+    ks.gemm_chain(x, rows, ldx, 1, 0, K, packed, N, nullptr, y, ldy, -inf, inf);
+  } else {
+    ks.gemm_rows(x, rows, ldx, K, packed, N, nullptr, y, ldy, -inf, inf);
+  }
+}
+
+// Query rows per block of a causal step: a block's rows see at most the keys up to its last row,
+// so its scores and weighted sums stop there (half the work at T = S).
+constexpr int kCausalBlock = 16;
+
+// Head after head: the scores of every query row against the key rows it may see, scaled; a
+// causal row keeps its first i + 1 and zeros the rest of its block's columns, so the weighted sum
+// over those value rows adds exact zeros (fma(0, v, acc) == acc for finite v); then the weighted
+// sums into the head's columns. A block reads a prefix of the packed K^T (its first panels) and
+// of the packed V (its first rows, where V is one panel, 4 < value_dim <= 16: the dot form's and
+// later panels' offsets depend on the row count, so those take every row).
+void run(const StepCtx& c, const Step& s) noexcept {
+  const AttentionParams& a = s.attention;
+  const float* q = c.at(s.in);
+  const float* k = c.at(s.rhs);
+  const float* v = c.at(s.extra_inputs[0]);
+  float* out = c.at(s.out);
+  const Scratch sc = scratch_of(c, s);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(a.key_dim));
+  const size_t S = static_cast<size_t>(a.keys);
+  const size_t ldo = static_cast<size_t>(a.heads) * a.value_dim;
+  const int block = a.causal ? kCausalBlock : s.steps;
+  for (int h = 0; h < a.heads; ++h) {
+    pack_head(s, k, v, h, sc);
+    for (int i0 = 0; i0 < s.steps; i0 += block) {
+      const int rows = std::min(block, s.steps - i0);
+      // Keys this block sees; at least one panel, so the packed K^T stays in panel form.
+      const int keys = a.causal ? std::min(a.keys, std::max(i0 + rows, kernels::kPanel)) : a.keys;
+      const bool one_panel = !kernels::is_dot_form(a.value_dim) && a.value_dim <= kernels::kPanel;
+      const int value_rows = one_panel ? keys : a.keys;
+      float* scores = sc.scores + static_cast<size_t>(i0) * S;
+      rows_times(c.ks, q + static_cast<size_t>(i0) * a.q.ld + a.q.col + h * a.key_dim, rows,
+                 static_cast<size_t>(a.q.ld), a.key_dim, sc.packed_keys, keys, scores, S);
+      for (int r = 0; r < rows; ++r) {
+        float* row = scores + static_cast<size_t>(r) * S;
+        const int seen = a.causal ? std::min(i0 + r + 1, a.keys) : a.keys;
+        for (int j = 0; j < seen; ++j) row[j] *= scale;
+        c.ks.softmax(row, row, seen);
+        std::fill(row + seen, row + value_rows, 0.0f);
+      }
+      rows_times(c.ks, scores, rows, S, value_rows, sc.packed_values, a.value_dim,
+                 out + static_cast<size_t>(i0) * ldo + h * a.value_dim, ldo);
+    }
+  }
+}
+
+int64_t scratch(const OpParams& p) {
+  const AttentionParams& a = p.attention;
+  return static_cast<int64_t>(scores_floats(p) + gathered_floats(a) + packed_keys_floats(a) + packed_values_floats(a));
+}
+
+// The score and weighted-sum products (the projections are their own Dense steps); no weights.
+StepCost cost(const Step& s) {
+  const AttentionParams& a = s.attention;
+  int64_t pairs = 0;
+  for (int i = 0; i < s.steps; ++i) pairs += a.causal ? std::min(i + 1, a.keys) : a.keys;
+  return {pairs * a.heads * (a.key_dim + a.value_dim), 0};
+}
+
+void describe(std::ostream& os, const Step& s) {
+  const AttentionParams& a = s.attention;
+  os << "  heads=" << a.heads << " key_dim=" << a.key_dim << " value_dim=" << a.value_dim << " T=" << s.steps
+     << " S=" << a.keys << (a.causal ? " causal" : "");
+}
+
+}  // namespace
+
+extern const StepOps kAttentionStep = {"attention", "attention", run, nullptr, no_floats, scratch, cost, describe};
+
+}  // namespace tickinfer::engine
