@@ -349,6 +349,34 @@ TEST(KerasRobustness, AttentionOptionsThePlansDoNotComputeAreRefusedByName) {
   }
 }
 
+// Keras 3 operations on functional tensors (keras.ops.pad, x + table, ...), saved as operation
+// nodes with their arrays inline, and the padding and axis layers: what the plans do not compute
+// is refused by name, and an array that does not broadcast is refused with both shapes.
+TEST(KerasRobustness, OperationNodesAndLayoutLayersRefuseWhatThePlansDoNotCompute) {
+  using J = nlohmann::json;
+  const std::string ops = read_fixture("array_operations_k3/model.keras");
+  expect_refused(with_layer(ops, "pad", [](J& l) { l["config"]["mode"] = "reflect"; }),
+                 {"layer 'pad' (ops.Pad)", "mode='reflect' is not supported"});
+  expect_refused(with_layer(ops, "pad", [](J& l) { l["inbound_nodes"][0]["kwargs"]["constant_values"] = 1.5; }),
+                 {"(ops.Pad)", "constant_values=1.5 is not supported"});
+  expect_refused(with_layer(ops, "pad", [](J& l) { l["config"]["pad_width"][0] = J::array({1, 0}); }),
+                 {"(ops.Pad)", "padding the batch axis is not supported"});
+  expect_refused(with_layer(ops, "add", [](J& l) {
+                   l["inbound_nodes"][0]["args"][1]["config"]["value"] = J::array({J::array({1.0, 2.0})});
+                 }),
+                 {"(ops.Add)", "constant [1, 2] does not broadcast to [5, 4]"});
+  expect_refused(with_layer(ops, "add", [](J& l) { l["inbound_nodes"][0]["args"][1]["config"]["dtype"] = "int32"; }),
+                 {"(ops.Add)", "a int32 constant is not supported"});
+
+  const std::string layout = read_fixture("layout_k3/model.keras");
+  expect_refused(with_layer(layout, "permute", [](J& l) { l["config"]["dims"] = J::array({1, 1}); }),
+                 {"'permute' (Permute)", "is not a permutation of the input's axes"});
+  expect_refused(with_layer(layout, "time_distributed", [](J& l) { l["config"]["layer"]["class_name"] = "Conv1D"; }),
+                 {"(TimeDistributed)", "wrapping Conv1D is not supported (only Dense"});
+  expect_refused(with_layer(layout, "zero_padding1d", [](J& l) { l["config"]["padding"] = J::array({1, 2, 3}); }),
+                 {"(ZeroPadding1D)", "must be an int or [before, after]"});
+}
+
 // Keras 3 weight paths are numbered per class, not named after layers; Keras >= 3.6 writes the
 // owning layer's name on each vars group, and a disagreement must stop the load rather than
 // silently give a layer someone else's weights.

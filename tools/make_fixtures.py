@@ -350,6 +350,34 @@ def b_attention_long(k, T):
     return k.model(x, k.L.Dense(2)(k.L.GlobalAveragePooling1D()(m)))
 
 
+def b_layout(k, T):
+    """Padding and axis moves: ZeroPadding1D on the time axis, Permute to (features, time) and a
+    TimeDistributed(Dense) over the features' rows, Permute back; ZeroPadding2D in its three
+    spellings before a Conv2D over a (time, features, 1) view."""
+    x = k.K.Input((T, 5))
+    h = k.L.ZeroPadding1D((2, 1))(x)
+    h = k.L.Permute((2, 1))(h)
+    h = k.L.TimeDistributed(k.L.Dense(4, activation="tanh"))(h)
+    h = k.L.Permute((2, 1))(h)
+    g = k.L.Reshape((4, 5, 1))(h)
+    g = k.L.ZeroPadding2D(1)(g)
+    g = k.L.ZeroPadding2D((2, 0))(g)
+    g = k.L.ZeroPadding2D(((0, 1), (2, 1)))(g)
+    g = k.L.Conv2D(3, (3, 2), activation="relu")(g)
+    return k.model(x, k.L.Dense(2)(k.L.Flatten()(g)))
+
+
+def b_array_operations(k, T):
+    """Keras 3 operations with array arguments (operation nodes, the arrays inline): a table added
+    after a channel of zeros (TransLOB's position ramp), a table minus the tensor, the tensor
+    times a per-channel row (broadcast over time)."""
+    x = k.K.Input((T, 4))
+    h = position_ramp(k.L.Dense(3)(x), T, 3)
+    h = keras.ops.subtract(np.linspace(-0.5, 0.5, T * 4, dtype=np.float32).reshape(T, 4), h)
+    h = keras.ops.multiply(h, np.array([0.5, -1.0, 2.0, 0.25], np.float32))
+    return k.model(x, k.L.Dense(2)(k.L.GlobalAveragePooling1D()(h)))
+
+
 def transformer_encoder(heads, key_dim, ff, blocks, dropout=0.1):
     """The keras.io time-series transformer (lob-models facts, 4.4; pre-LN): per block
     x + Dropout(MHA(LN(x), LN(x))), then + Conv1D(d, 1)(Dropout(Conv1D(ff, 1, relu)(LN(.)))), eps
@@ -372,21 +400,30 @@ def transformer_encoder(heads, key_dim, ff, blocks, dropout=0.1):
     return build
 
 
+def position_ramp(h, T, width):
+    """TransLOB's position channel in Keras 3 operations (lob-models facts, 3 and 4.3): one zero
+    channel appended by keras.ops.pad, then a constant table added whose last channel is a ramp
+    from -1 (oldest) to +1 (newest). Saved as two operation nodes, the table inline."""
+    table = np.zeros((T, width + 1), np.float32)
+    table[:, width] = np.linspace(-1.0, 1.0, T, dtype=np.float32)
+    return keras.ops.pad(h, [[0, 0], [0, 0], [0, 1]]) + table
+
+
 def translob(levels, filters, heads, key_dim, ff, dense):
     """TransLOB in Keras 3 built-ins (lob-models facts, 3): five causal Conv1D(filters, 2, relu)
-    dilated 1..16 over the book columns, LayerNormalization (eps 1e-5), then one post-LN block
-    applied twice with shared weights (masked self-attention without biases, residual, LN,
-    feed-forward, residual, LN), Flatten, Dense(dense, relu), Dropout, Dense(3, softmax). The
-    paper's position channel (a ramp concatenated to the features) is left out here."""
+    dilated 1..16 over the book columns, LayerNormalization (eps 1e-5), the position channel
+    (d = filters + 1), then one post-LN block applied twice with shared weights (masked
+    self-attention without biases, residual, LN, feed-forward, residual, LN), Flatten,
+    Dense(dense, relu), Dropout, Dense(3, softmax)."""
     def build(k, T):
         x = k.K.Input((T, 4 * levels))
         h = x
         for d in (1, 2, 4, 8, 16):
             h = k.L.Conv1D(filters, 2, padding="causal", dilation_rate=d, activation="relu")(h)
-        h = k.L.LayerNormalization(epsilon=1e-5)(h)
+        h = position_ramp(k.L.LayerNormalization(epsilon=1e-5)(h), T, filters)
         attn = k.L.MultiHeadAttention(heads, key_dim, use_bias=False)
         ln1, ln2 = k.L.LayerNormalization(epsilon=1e-5), k.L.LayerNormalization(epsilon=1e-5)
-        ff1, ff2 = k.L.Dense(ff, activation="relu"), k.L.Dense(filters)
+        ff1, ff2 = k.L.Dense(ff, activation="relu"), k.L.Dense(filters + 1)
         for _ in range(2):
             h = ln1(k.L.Add()([h, attn(h, h, use_causal_mask=True)]))
             h = ln2(k.L.Add()([h, ff2(ff1(h))]))
@@ -564,6 +601,8 @@ def test_cases() -> list[Case]:
         Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
         *both("attention", b_attention, T=7),
         Case("attention_long_k3", "keras3", b_attention_long, T=37),
+        *both("layout", b_layout, T=6),
+        Case("array_operations_k3", "keras3", b_array_operations, T=5),
         *both("transformer_encoder", transformer_encoder(heads=2, key_dim=4, ff=8, blocks=2), T=9),
         Case("translob_tiny_k3", "keras3", translob(levels=2, filters=6, heads=3, key_dim=2, ff=12, dense=8), T=10),
         *both("pooling", b_pooling, T=17),
@@ -613,9 +652,9 @@ def book_bench_cases() -> list[Case]:
         # (StatelessRandomUniformV2), which the peers' TFLite conversion refuses and which would
         # make the served model random; predict() computes this same function either way.
         Case("deeplob", "keras3", deeplob(conv=32, inception=64, lstm=64, levels=10, mc_dropout=False), T=100),
-        # TransLOB's sizes (14 filters, 3 heads of 5, feed-forward 60, Dense(64) head, T = 100) with
-        # Keras 3 built-ins, its one block applied twice, and without the position channel (d = 14
-        # where the paper has 15); the output projection is MultiHeadAttention's own.
+        # TransLOB's sizes (14 filters and the position channel, so d = 15: 3 heads of 5, feed-forward
+        # 60, Dense(64) head, T = 100) with Keras 3 built-ins and operations, its one block applied
+        # twice; the output projection is MultiHeadAttention's own (the paper has none).
         Case("translob", "keras3", translob(levels=10, filters=14, heads=3, key_dim=5, ff=60, dense=64), T=100),
     ]
 

@@ -43,6 +43,12 @@ void check_streamable(const Graph& g) {
       case OpKind::Concatenate:
         if (timed && n.axis == 1) reject("concatenates along the time axis");
         break;
+      case OpKind::Pad:
+        if (timed && (n.pads[0] || n.pads[1])) reject("pads the time axis");
+        break;
+      case OpKind::Permute:
+        if (timed && n.permutation[0] != 0) reject("moves the time axis");
+        break;
       default:
         break;
     }

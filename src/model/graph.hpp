@@ -48,6 +48,10 @@ enum class OpKind : uint8_t {
   // kernel (h, v, units), output bias (units); h = num_heads, k = key_dim, v = value_dim.
   // Scores scaled by 1 / sqrt(k); causal_mask: query row i sees value rows j <= i.
   MultiHeadAttention,
+  Constant,       // no inputs; w[0] = the value (its shape is the output's): a Keras 3 operation's
+                  // array argument (`x + table`), broadcast to the other operand's shape
+  Pad,            // zeros around the input: pads = before, after per un-batched axis
+  Permute,        // output axis i = input axis permutation[i] (un-batched, 0-based)
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };
@@ -85,6 +89,8 @@ struct Node {
   int pool_w = 1, pool_stride_w = 1;              // 2-D pooling's width axis
   int num_heads = 0, key_dim = 0, value_dim = 0;  // MultiHeadAttention (output width: units)
   bool causal_mask = false;                       // MultiHeadAttention called with use_causal_mask
+  std::vector<int> pads;                          // Pad: before, after per un-batched axis
+  std::vector<int> permutation;                   // Permute
   Padding padding = Padding::Valid;               // Conv1D, pooling
   bool keepdims = false;                          // global pooling
   // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),

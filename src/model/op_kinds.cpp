@@ -251,6 +251,51 @@ Shape attention_shape(const Graph& g, Node& node) {
   return {q[0], o};
 }
 
+Shape constant_shape(const Graph&, Node& node) {
+  if (!node.inputs.empty()) fail_layer(node, "a constant takes no inputs");
+  if (node.weights.size() != 1) fail_layer(node, "a constant holds exactly one value");
+  const Weight& w = node.weights[0];
+  if (static_cast<int64_t>(w.data.size()) != shape_size(w.shape)) fail_layer(node, "value size does not match its shape");
+  return w.shape;
+}
+
+Shape pad_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (in.empty()) fail_layer(node, "input has rank 0");
+  if (node.pads.size() != 2 * in.size()) {
+    fail_layer(node, "expects a before and after padding per axis of " + shape_str(in) + ", got " +
+                   std::to_string(node.pads.size()) + " values");
+  }
+  Shape out = in;
+  for (size_t a = 0; a < in.size(); ++a) {
+    if (node.pads[2 * a] < 0 || node.pads[2 * a + 1] < 0) fail_layer(node, "negative padding is not supported");
+    const int64_t d = int64_t{in[a]} + node.pads[2 * a] + node.pads[2 * a + 1];
+    if (d > (int64_t{1} << 24)) fail_layer(node, "padded dimension is too large");
+    out[a] = static_cast<int>(d);
+  }
+  return out;
+}
+
+Shape permute_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (in.empty()) fail_layer(node, "input has rank 0");
+  if (node.permutation.size() != in.size()) {
+    fail_layer(node, "permutation of " + std::to_string(node.permutation.size()) + " axes for an input of shape " +
+                   shape_str(in));
+  }
+  Shape out(in.size());
+  std::vector<bool> used(in.size(), false);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const int a = node.permutation[i];
+    if (a < 0 || a >= static_cast<int>(in.size()) || used[static_cast<size_t>(a)]) {
+      fail_layer(node, "dims is not a permutation of the input's axes");
+    }
+    used[static_cast<size_t>(a)] = true;
+    out[i] = in[static_cast<size_t>(a)];
+  }
+  return out;
+}
+
 int64_t no_macs(const Node&, const Shape&) { return 0; }
 int64_t dense_macs(const Node& n, const Shape& in) { return shape_size(in) * n.units; }
 int64_t lstm_macs(const Node& n, const Shape& in) { return int64_t{in[0]} * (in[1] + n.units) * 4 * n.units; }
@@ -292,13 +337,16 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::MaxPool2D, "MaxPool2D", pool2d_shape, no_macs},
     {OpKind::AvgPool2D, "AvgPool2D", pool2d_shape, no_macs},
     {OpKind::MultiHeadAttention, "MultiHeadAttention", attention_shape, attention_macs},
+    {OpKind::Constant, "Constant", constant_shape, no_macs},
+    {OpKind::Pad, "Pad", pad_shape, no_macs},
+    {OpKind::Permute, "Permute", permute_shape, no_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::MultiHeadAttention) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::Permute) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

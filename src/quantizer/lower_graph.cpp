@@ -151,6 +151,9 @@ class Lowerer {
       case OpKind::MaxPool2D:
       case OpKind::AvgPool2D:
       case OpKind::MultiHeadAttention:
+      case OpKind::Constant:
+      case OpKind::Pad:
+      case OpKind::Permute:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);

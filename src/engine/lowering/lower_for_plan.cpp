@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "engine/lowering/lowered_graph.hpp"
+#include "engine/lowering/weight_forms.hpp"
 #include "engine/stream_check.hpp"
 #include "tickinfer/error.hpp"
 
@@ -35,54 +36,6 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
   return g;
 }
 
-// A relu that a clamp expresses exactly, or linear.
-bool clamp_for(const ActivationSpec& a, float& lo, float& hi) {
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  if (a.kind == ActKind::Linear) {
-    lo = -kInf, hi = kInf;
-    return true;
-  }
-  if (a.kind == ActKind::Relu && a.alpha == 0.0f && a.threshold == 0.0f) {
-    lo = 0.0f, hi = a.max_value;
-    return true;
-  }
-  return false;
-}
-
-// BatchNorm as y = x * scale + shift, per channel.
-void bn_affine(const Node& bn, std::vector<float>& scale, std::vector<float>& shift) {
-  const auto& gamma = bn.weights[0].data;
-  const auto& beta = bn.weights[1].data;
-  const auto& mean = bn.weights[2].data;
-  const auto& var = bn.weights[3].data;
-  scale.resize(gamma.size());
-  shift.resize(gamma.size());
-  for (size_t c = 0; c < gamma.size(); ++c) {
-    scale[c] = gamma[c] / std::sqrt(var[c] + bn.epsilon);
-    shift[c] = beta[c] - mean[c] * scale[c];
-  }
-}
-
-// Columns [c0, c0 + n) of a (K x N) row-major weight.
-Matrix columns(const Weight& w, int c0, int n) {
-  const int K = w.shape[0], N = w.shape[1];
-  Matrix m{K, n, std::vector<float>(static_cast<size_t>(K) * n)};
-  for (int k = 0; k < K; ++k) {
-    std::copy_n(w.data.begin() + static_cast<size_t>(k) * N + c0, n, m.data.begin() + static_cast<size_t>(k) * n);
-  }
-  return m;
-}
-
-Matrix matrix(std::vector<float> data, int rows, int cols) { return Matrix{rows, cols, std::move(data)}; }
-
-// Left padding as TensorFlow chooses it: SAME splits the total with the extra on the right;
-// causal pads the whole receptive field on the left.
-int pad_left(Padding p, int len, int out_len, int span, int stride) {
-  if (p == Padding::Causal) return span - 1;
-  if (p == Padding::Same) return std::max((out_len - 1) * stride + span - len, 0) / 2;
-  return 0;
-}
-
 class Lowering {
  public:
   Lowering(Graph g, const CompileOptions& opt) : g_(std::move(g)), opt_(opt) { L_.mode = opt.mode; }
@@ -97,6 +50,7 @@ class Lowering {
     }
     for (size_t i = 0; i < g_.nodes.size(); ++i) lower(static_cast<int>(i));
     for (int o : g_.outputs) {
+      if (tensor_of_[o] < 0) throw Error("output '" + g_.nodes[o].name + "' is a constant, not computed from the inputs");
       L_.outputs.push_back(tensor_of_[o]);
       L_.output_shapes.push_back(g_.nodes[o].shape);
     }
@@ -193,6 +147,13 @@ class Lowering {
 
   void lower(int idx) {
     const Node& n = g_.nodes[idx];
+    const bool takes_constants = n.kind == OpKind::Add || n.kind == OpKind::Subtract || n.kind == OpKind::Multiply;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (in_node(n, i).kind == OpKind::Constant && !takes_constants) {
+        throw Error("layer '" + n.name + "' (" + n.keras_class + "): a constant input is supported only in add, " +
+                    "subtract and multiply");
+      }
+    }
     switch (n.kind) {
       case OpKind::Input: return;  // its tensor exists already
       case OpKind::Identity:
@@ -224,6 +185,9 @@ class Lowering {
       case OpKind::Multiply: return lower_elementwise(idx);
       case OpKind::Concatenate: return lower_concat(idx);
       case OpKind::MultiHeadAttention: return lower_attention(idx);
+      case OpKind::Constant: return;  // held by the elementwise op that reads it
+      case OpKind::Pad:
+      case OpKind::Permute: return lower_layout(idx);
     }
   }
 
@@ -272,12 +236,58 @@ class Lowering {
   // Add / Subtract / Multiply of equal shapes: in op rhs, then op each further input.
   void lower_elementwise(int idx) {
     const Node& n = g_.nodes[idx];
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (in_node(n, i).kind == OpKind::Constant) return lower_with_constant(idx);
+    }
     LoweredOp op = op_for(n, n.kind == OpKind::Add        ? StepKind::Add
                              : n.kind == OpKind::Subtract ? StepKind::Sub
                                                           : StepKind::Mul);
     op.rhs = in_tensor(n, 1);
     for (size_t i = 2; i < n.inputs.size(); ++i) op.extra_inputs.push_back(in_tensor(n, i));
     op.out = new_output(idx);
+    op.out_width = static_cast<int>(shape_size(n.shape));
+    L_.ops.push_back(std::move(op));
+  }
+
+  // A binary op with one constant operand (a Keras 3 operation's array argument) as an Affine op
+  // over the whole tensor: x + c = x * 1 + c, x - c = x * 1 + (-c), c - x = x * -1 + c,
+  // x * c = x * c + 0; each one rounding, as the op itself.
+  void lower_with_constant(int idx) {
+    const Node& n = g_.nodes[idx];
+    if (n.inputs.size() != 2 || (in_node(n, 0).kind == OpKind::Constant) == (in_node(n, 1).kind == OpKind::Constant)) {
+      throw Error("layer '" + n.name + "' (" + n.keras_class + "): a constant operand is supported in a two-operand " +
+                  "op with one tensor");
+    }
+    const size_t tensor_side = in_node(n, 0).kind == OpKind::Constant ? 1 : 0;
+    const std::vector<float>& c = in_node(n, 1 - tensor_side).weights[0].data;
+    LoweredOp op = op_for(n, StepKind::Affine);
+    op.in = in_tensor(n, tensor_side);
+    op.out = new_output(idx);
+    op.out_width = static_cast<int>(shape_size(n.shape));
+    op.rows = 1;
+    if (n.kind == OpKind::Multiply) {
+      op.scale = c;
+      op.shift.assign(c.size(), 0.0f);
+    } else {
+      const bool negate_x = n.kind == OpKind::Subtract && tensor_side == 1;
+      const bool negate_c = n.kind == OpKind::Subtract && tensor_side == 0;
+      op.scale.assign(c.size(), negate_x ? -1.0f : 1.0f);
+      op.shift = c;
+      if (negate_c) {
+        for (float& v : op.shift) v = -v;
+      }
+    }
+    L_.ops.push_back(std::move(op));
+  }
+
+  // Pad and Permute: data movement with the input's shape.
+  void lower_layout(int idx) {
+    const Node& n = g_.nodes[idx];
+    LoweredOp op = op_for(n, n.kind == OpKind::Pad ? StepKind::Pad : StepKind::Transpose);
+    op.out = new_output(idx);
+    op.in_shape = in_node(n).shape;
+    op.pads = n.pads;
+    op.permutation = n.permutation;
     op.out_width = static_cast<int>(shape_size(n.shape));
     L_.ops.push_back(std::move(op));
   }
@@ -462,28 +472,6 @@ class Lowering {
     op.bias = std::move(bias);
     L_.ops.push_back(std::move(op));
     return L_.ops.back().out;
-  }
-
-  // Row-wise concatenation of weights of equal row counts ((K x N_i) -> K x sum N_i), in order.
-  static Matrix side_by_side(std::initializer_list<const Weight*> parts) {
-    const int K = parts.begin()[0]->shape[0];
-    int N = 0;
-    for (const Weight* w : parts) N += static_cast<int>(w->data.size() / K);
-    Matrix m{K, N, {}};
-    m.data.reserve(static_cast<size_t>(K) * N);
-    for (int r = 0; r < K; ++r) {
-      for (const Weight* w : parts) {
-        const size_t n = w->data.size() / K;
-        m.data.insert(m.data.end(), w->data.begin() + r * n, w->data.begin() + (r + 1) * n);
-      }
-    }
-    return m;
-  }
-
-  static std::vector<float> joined(std::initializer_list<const Weight*> parts) {
-    std::vector<float> out;
-    for (const Weight* w : parts) out.insert(out.end(), w->data.begin(), w->data.end());
-    return out;
   }
 
   // MultiHeadAttention: the projections as Dense ops (one over [q | k | v] when query, key and

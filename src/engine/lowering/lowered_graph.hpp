@@ -8,7 +8,10 @@
 //   - LSTM: stream mode stacks [W; U] so one matrix product over [x | h] does both; window mode
 //     keeps W (all steps at once) and U (the serial part) apart;
 //   - GRU with reset_after = false: U split into its z|r columns and its h columns;
-//   - Identity, Flatten, Reshape and linear Activation are no ops: their output is their input.
+//   - Identity, Flatten, Reshape and linear Activation are no ops: their output is their input;
+//   - a Constant is no op either: Add/Subtract/Multiply with a constant operand become an Affine
+//     op (x * 1 + table, x * -1 + table, x * table + 0) holding it; MultiHeadAttention becomes Dense
+//     projections around an Attention op.
 // Weights stay float and row-major (K x N); packing, kernel and sparse choices, scratch and the
 // arena are a backend's (the CPU one: engine/graph_plan_compile.cpp). Each op knows its tensors
 // by id, and each tensor its lifetime in op indices, so a backend can reuse dead tensors' memory.
@@ -47,6 +50,8 @@ enum class StepKind : uint8_t {
   Concat,
   Attention,     // softmax(q k^T / sqrt(key_dim)) v per head (MultiHeadAttention's core; its four
                  // projections are Dense ops around it)
+  Pad,           // zeros around an in_shape tensor: pads = before, after per axis
+  Transpose,     // output axis i = in_shape axis permutation[i]
 };
 
 // Where an Attention op finds each head's q, k and v: column col + head * width of row r at
@@ -88,6 +93,9 @@ struct OpParams {
   bool zero_state = true;               // window mode: recurrent state starts at zero each run
   ActivationSpec act, rec;
   AttentionParams attention;            // Attention only
+  Shape in_shape;                       // Pad, Transpose: the input's shape
+  std::vector<int> pads;                // Pad: before, after per axis
+  std::vector<int> permutation;         // Transpose
 };
 
 // A row-major float matrix (rows x cols); empty when the op has none.

@@ -14,6 +14,7 @@ extern const StepOps kMaxPoolStep, kAvgPoolStep, kGlobalAvgPoolStep, kGlobalMaxP
 extern const StepOps kMaxPool2DStep, kAvgPool2DStep;                                      // pool2d_steps.cpp
 extern const StepOps kAddStep, kSubStep, kMulStep, kConcatStep;                           // merge_steps.cpp
 extern const StepOps kAttentionStep;                                                      // attention_step.cpp
+extern const StepOps kPadStep, kTransposeStep;                                            // layout_steps.cpp
 
 const StepOps& step_ops(StepKind kind) {
   switch (kind) {
@@ -39,6 +40,8 @@ const StepOps& step_ops(StepKind kind) {
     case StepKind::Mul: return kMulStep;
     case StepKind::Concat: return kConcatStep;
     case StepKind::Attention: return kAttentionStep;
+    case StepKind::Pad: return kPadStep;
+    case StepKind::Transpose: return kTransposeStep;
   }
   return kDenseStep;  // unreachable: every kind is listed (-Wswitch)
 }

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "formats/keras/keras_calls.hpp"
 #include "formats/keras/keras_json.hpp"
 #include "formats/keras/keras_layers.hpp"
 #include "formats/keras/keras_pruning.hpp"
@@ -19,20 +21,6 @@ namespace {
 
 constexpr size_t kMaxLayers = 100000;
 constexpr int64_t kMaxInputValues = int64_t{1} << 28;
-constexpr int kMaxCallsPerLayer = 1024;
-
-// A tensor produced by call `call` (Keras' node_index) of layer `layer`.
-struct TensorRef {
-  std::string layer;
-  int call = 0;
-};
-
-// One call of a layer: the tensors it was called on, in argument order, and its keyword
-// arguments (nullptr if none).
-struct LayerCall {
-  std::vector<TensorRef> tensors;
-  const json* kwargs = nullptr;
-};
 
 // One entry of a config's layer list, as read from either dialect.
 struct LayerEntry {
@@ -48,17 +36,16 @@ struct LayerEntry {
   // An inference no-op (Dropout, ...) called with training=True, as Monte Carlo dropout models
   // are built (DeepLOB): it runs as model.predict() runs it, as the identity, with a warning.
   bool called_with_training = false;
-  std::string path_class() const { return pruning_wrapper ? kPruningWrapperClass : keras_class; }
+  // A Keras 3 operation on functional tensors (module keras.src.ops.*; keras_class "ops.<Name>"):
+  // not a layer, so it has no weights path and does not count in the paths' numbering.
+  bool op_node = false;
+  // TimeDistributed(Dense): keras_class and config are the Dense's, the path the wrapper's (its
+  // variables under "<path>/layer/vars").
+  bool time_distributed = false;
+  std::string path_class() const {
+    return pruning_wrapper ? kPruningWrapperClass : time_distributed ? "TimeDistributed" : keras_class;
+  }
 };
-
-// obj[key] by reference (a JSON null if absent). A `cond ? obj[key] : json()` expression would
-// copy, and pointers into the copy would dangle.
-const json& member(const json& obj, const char* key) {
-  static const json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
 
 bool is_model_class(const std::string& cls) {
   return cls == "Sequential" || cls == "Functional" || cls == "Model";
@@ -122,126 +109,6 @@ bool find_batch_shape(const json& config, const json*& out) {
   return false;
 }
 
-// Reads a [name, node_index, tensor_index(, kwargs)] reference.
-TensorRef tensor_ref(const json& ref, const std::string& ctx) {
-  if (!ref.is_array() || ref.size() < 3 || ref.size() > 4 || !ref[0].is_string()) {
-    throw Error(ctx + ": malformed tensor reference " + json_brief(ref));
-  }
-  TensorRef t;
-  t.layer = ref[0].get<std::string>();
-  t.call = json_value_int(ref[1], 0, kMaxCallsPerLayer - 1, ctx + ": node index");
-  int tensor_index = json_value_int(ref[2], 0, 1 << 20, ctx + ": tensor index");
-  if (tensor_index != 0) {
-    throw Error(ctx + ": uses output " + std::to_string(tensor_index) + " of layer '" + t.layer +
-                "' (multi-output layers are not supported)");
-  }
-  if (ref.size() == 4 && ref[3].is_object() && json_bool(ref[3], "training", false, ctx)) {
-    // tf_keras applies such a layer as in training at every inference (Dropout: a random output).
-    throw Error(ctx + ": training=true call argument is not supported (tf_keras runs the layer in training mode "
-                      "at inference too)");
-  }
-  return t;
-}
-
-bool is_keras3_tensor(const json& v) {
-  return v.is_object() && v.contains("class_name") && v["class_name"] == "__keras_tensor__";
-}
-
-// Collects Keras 3 tensor arguments ({"class_name": "__keras_tensor__", ...}) in order. Depth is
-// bounded by parse_json_bounded.
-void collect_keras3_tensors(const json& v, std::vector<TensorRef>& out, const std::string& ctx) {
-  if (is_keras3_tensor(v)) {
-    const json& config = member(v, "config");
-    if (!config.is_object() || !config.contains("keras_history")) {
-      throw Error(ctx + ": tensor argument without keras_history");
-    }
-    out.push_back(tensor_ref(config["keras_history"], ctx));
-  } else if (v.is_array()) {
-    for (const json& item : v) collect_keras3_tensors(item, out, ctx);
-  } else if (v.is_object()) {
-    for (const auto& item : v.items()) collect_keras3_tensors(item.value(), out, ctx);
-  }
-}
-
-// The keyword names under which MultiHeadAttention-like layers (layer_takes_keyword_inputs) may
-// be handed their inputs, in input order.
-constexpr const char* kKeywordInputs[] = {"query", "value", "key"};
-
-// One inbound node (one call of the layer) -> its input tensors and keywords, for either dialect:
-//   Keras 3: {"args": [tensor | [tensor, ...]], "kwargs": {...}}
-//   Keras 2: [[name, node_index, tensor_index, kwargs], ...]
-// Tensors passed by keyword are taken (after the positional ones, in kKeywordInputs' order) only
-// by layers that name their inputs so; anywhere else they are refused.
-LayerCall parse_call(const json& node, bool noop_layer, bool keyword_inputs, bool& training, const std::string& ctx) {
-  LayerCall call;
-  std::vector<TensorRef>& refs = call.tensors;
-  if (node.is_object()) {
-    collect_keras3_tensors(member(node, "args"), refs, ctx);
-    const json& kwargs = member(node, "kwargs");
-    if (kwargs.is_object()) {
-      call.kwargs = &kwargs;
-      for (const auto& item : kwargs.items()) {
-        std::vector<TensorRef> in_kwarg;
-        collect_keras3_tensors(item.value(), in_kwarg, ctx);
-        const bool input_name = std::find_if(std::begin(kKeywordInputs), std::end(kKeywordInputs), [&](const char* k) {
-                                  return item.key() == k;
-                                }) != std::end(kKeywordInputs);
-        if (!in_kwarg.empty() && !(keyword_inputs && input_name && in_kwarg.size() == 1)) {
-          throw Error(ctx + ": tensor keyword argument '" + item.key() + "' is not supported");
-        }
-      }
-      if (keyword_inputs) {
-        for (const char* name : kKeywordInputs) {
-          if (kwargs.contains(name)) collect_keras3_tensors(kwargs[name], refs, ctx);
-        }
-      }
-      if (json_bool(kwargs, "training", false, ctx)) {
-        if (!noop_layer) {
-          throw Error(ctx + ": training=true call argument is not supported (only layers that are the identity at "
-                            "inference, such as Dropout, accept it)");
-        }
-        training = true;
-      }
-    }
-  } else if (node.is_array()) {
-    for (const json& ref : node) {
-      refs.push_back(tensor_ref(ref, ctx));
-      if (ref.size() == 4 && ref[3].is_object() && !call.kwargs) call.kwargs = &ref[3];
-    }
-    if (keyword_inputs && call.kwargs) {
-      for (const char* name : kKeywordInputs) {
-        if (call.kwargs->contains(name)) refs.push_back(tensor_ref((*call.kwargs)[name], ctx + ": keyword '" + name + "'"));
-      }
-    }
-  } else {
-    throw Error(ctx + ": malformed inbound node " + json_brief(node));
-  }
-  if (refs.empty()) throw Error(ctx + ": a call of the layer has no input tensors");
-  return call;
-}
-
-std::vector<LayerCall> parse_inbound(const json& inbound, bool noop_layer, bool keyword_inputs, bool& training,
-                                     const std::string& ctx) {
-  std::vector<LayerCall> calls;
-  if (inbound.is_null()) return calls;
-  if (!inbound.is_array()) throw Error(ctx + ": inbound_nodes must be a list");
-  if (inbound.size() > static_cast<size_t>(kMaxCallsPerLayer)) throw Error(ctx + ": too many calls");
-  for (const json& node : inbound) calls.push_back(parse_call(node, noop_layer, keyword_inputs, training, ctx));
-  return calls;
-}
-
-// input_layers / output_layers: a single [name, node_index, 0] or a list of them.
-std::vector<TensorRef> parse_endpoint_list(const json& v, const std::string& ctx) {
-  std::vector<TensorRef> refs;
-  if (!v.is_array() || v.empty()) throw Error(ctx + " must be a non-empty list");
-  if (v[0].is_string()) {
-    refs.push_back(tensor_ref(v, ctx));
-  } else {
-    for (const json& ref : v) refs.push_back(tensor_ref(ref, ctx));
-  }
-  return refs;
-}
-
 class GraphBuilder {
  public:
   GraphBuilder(WeightSource& weights, KerasDialect dialect, const std::string& label)
@@ -274,6 +141,7 @@ class GraphBuilder {
     ref.weights_in_cell = layer_weights_in_cell(e.keras_class);
     ref.config = e.config;
     ref.pruning_wrapper = e.pruning_wrapper;
+    ref.time_distributed = e.time_distributed;
     ref.sublayers = layer_weight_sublayers(e.keras_class);
     ref.call_kwargs = call_kwargs;
     if (e.pruning_wrapper && node_name == e.name) pruned_layers_.push_back(e.name);
@@ -281,6 +149,7 @@ class GraphBuilder {
     for (int i : inputs) in_ranks.push_back(ranks_[static_cast<size_t>(i)]);
     Node n = node_from_keras_layer(ref, *e.config, in_ranks, weights_, dialect_, ctx);
     n.name = node_name;
+    if (e.time_distributed) n.keras_class = "TimeDistributed";  // as model.layers lists it
     if (n.kind == OpKind::LayerNorm && n.weights.empty()) fill_identity_affine(n, inputs[0], ctx);
     for (const Weight& w : n.weights) {
       total_weight_values_ += static_cast<int64_t>(w.data.size());
@@ -294,10 +163,34 @@ class GraphBuilder {
     return static_cast<int>(graph_.nodes.size()) - 1;
   }
 
+  // An operation's constant arguments (LayerCall::constants) as Constant nodes, each broadcast
+  // (numpy's rules, the batch axis included) to the shape of the call's first tensor and put at
+  // its place among `inputs`.
+  void add_constants(const LayerCall& call, const std::string& node_name, const std::string& ctx,
+                     std::vector<int>& inputs) {
+    const Shape target = inferred_shape(inputs.at(0), ctx);
+    for (int d : target) {
+      if (d < 1) throw Error(ctx + ": an array argument needs the tensor's shape fixed, got " + shape_str(target));
+    }
+    for (size_t k = 0; k < call.constants.size(); ++k) {
+      const auto& [position, value] = call.constants[k];
+      Node c;
+      c.name = node_name + "/constant" + (k ? std::to_string(k) : "");
+      c.keras_class = "Constant";
+      c.kind = OpKind::Constant;
+      c.weights.push_back(constant_argument(*value, target, ctx));
+      claim_name(c.name, c.keras_class);
+      total_weight_values_ += static_cast<int64_t>(c.weights[0].data.size());
+      ranks_.push_back(static_cast<int>(target.size()));
+      graph_.nodes.push_back(std::move(c));
+      inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(std::min(position, inputs.size())),
+                    static_cast<int>(graph_.nodes.size()) - 1);
+    }
+  }
+
  private:
-  // gamma = 1, beta = 0 sized by the channel count of node `input`, found by running shape
-  // inference over the graph built so far (only LayerNormalization(center=False, scale=False)).
-  void fill_identity_affine(Node& n, int input, const std::string& ctx) {
+  // The shape of node `input`, by shape inference over the graph built so far.
+  Shape inferred_shape(int input, const std::string& ctx) {
     Graph probe;
     probe.nodes = std::move(graph_.nodes);
     for (size_t i = 0; i < probe.nodes.size(); ++i) {
@@ -310,9 +203,16 @@ class GraphBuilder {
       in_shape = probe.nodes[static_cast<size_t>(input)].shape;
     } catch (const Error& e) {
       graph_.nodes = std::move(probe.nodes);
-      throw Error(ctx + ": cannot determine the channel count: " + e.what());
+      throw Error(ctx + ": cannot determine the input's shape: " + e.what());
     }
     graph_.nodes = std::move(probe.nodes);
+    return in_shape;
+  }
+
+  // gamma = 1, beta = 0 sized by the channel count of node `input` (only
+  // LayerNormalization(center=False, scale=False), whose file holds no variable).
+  void fill_identity_affine(Node& n, int input, const std::string& ctx) {
+    const Shape in_shape = inferred_shape(input, ctx);
     if (in_shape.empty()) throw Error(ctx + ": input has rank 0");
     const int channels = in_shape.back();
     n.weights = {Weight{{channels}, std::vector<float>(static_cast<size_t>(channels), 1.0f)},
@@ -347,6 +247,10 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
     if (!layer.is_object()) throw Error(where + " must be an object");
     LayerEntry e;
     e.keras_class = json_string(layer, "class_name", "", where);
+    if (json_string(layer, "module", "", where).rfind("keras.src.ops", 0) == 0) {
+      e.op_node = true;
+      e.keras_class = "ops." + e.keras_class;
+    }
     if (!layer.contains("config") || !layer["config"].is_object()) {
       throw Error(where + " (" + e.keras_class + ") has no config object");
     }
@@ -359,6 +263,17 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
       e.keras_class = wrapped["class_name"].get<std::string>();
       e.config = &wrapped["config"];
     }
+    if (e.keras_class == "TimeDistributed") {
+      const json& wrapped = member(*e.config, "layer");
+      const std::string inner = wrapped.is_object() ? json_string(wrapped, "class_name", "", where) : "";
+      if (inner != "Dense" || !member(wrapped, "config").is_object()) {
+        throw Error(layer_ctx(label, e.name, e.keras_class) + ": wrapping " + (inner.empty() ? "nothing" : inner) +
+                    " is not supported (only Dense, which applies to the last axis either way)");
+      }
+      e.time_distributed = true;
+      e.keras_class = inner;
+      e.config = &wrapped["config"];
+    }
     const std::string ctx = layer_ctx(label, e.name, e.keras_class);
     if (is_model_class(e.keras_class)) {
       throw Error(ctx + ": nested models are not supported (flatten the model before saving)");
@@ -368,7 +283,7 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
     }
     if (functional) {
       e.calls = parse_inbound(member(layer, "inbound_nodes"), is_inference_noop_class(e.keras_class),
-                              layer_takes_keyword_inputs(e.keras_class), e.called_with_training, ctx);
+                              layer_takes_keyword_inputs(e.keras_class), e.op_node, e.called_with_training, ctx);
     }
     entries.push_back(std::move(e));
   }
@@ -440,7 +355,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
   std::unordered_map<std::string, size_t> index_of;
   Keras3PathCounter paths;  // Functional.layers keeps the InputLayers
   for (size_t i = 0; i < entries.size(); ++i) {
-    entries[i].keras3_path = paths.next(entries[i].path_class());
+    if (!entries[i].op_node) entries[i].keras3_path = paths.next(entries[i].path_class());
     if (!index_of.emplace(entries[i].name, i).second) {
       throw Error(layer_ctx(label, entries[i].name, entries[i].keras_class) + ": duplicate layer name");
     }
@@ -503,7 +418,11 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     } else {
       std::vector<int> inputs;
       for (size_t p : producers[v]) inputs.push_back(node_of[p]);
-      node_of[v] = b.add_layer(e, inputs, call_node_name(e, call), e.calls[call].kwargs);
+      const LayerCall& c = e.calls[call];
+      if (!c.constants.empty()) {
+        b.add_constants(c, call_node_name(e, call), layer_ctx(label, e.name, e.keras_class), inputs);
+      }
+      node_of[v] = b.add_layer(e, inputs, call_node_name(e, call), c.kwargs);
     }
     ++placed;
     for (size_t c : consumers[v]) {

@@ -31,6 +31,9 @@ struct KerasLayerRef {
   // are the wrapper's, `keras_class` the wrapped layer's. The source returns the wrapped layer's
   // weights with the stored masks applied.
   bool pruning_wrapper = false;
+  // Wrapped in TimeDistributed: `keras_class` is the wrapped layer's, its variables under
+  // "<path>/layer/vars" as a pruning wrapper's.
+  bool time_distributed = false;
   // The layer's config object (units, use_bias, ...); valid only during layer_weights(). Lets a
   // synthetic source (the config fuzzer) produce weights of the configured shapes.
   const nlohmann::json* config = nullptr;

@@ -6,13 +6,14 @@
 
 #include "formats/keras/keras_activation.hpp"
 #include "formats/keras/keras_json.hpp"
+#include "formats/keras/keras_layer_parts.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
 
 using nlohmann::json;
 
-namespace {
+namespace layer_parts {
 
 const json& config_value(const json& config, const char* key) {
   static const json kNull;
@@ -74,6 +75,12 @@ void expect_shape(const Weight& w, const Shape& expected, const char* what, cons
                 shape_str(shown) + " (-1 = any)");
   }
 }
+
+}  // namespace layer_parts
+
+namespace {
+
+using namespace layer_parts;
 
 Node dense(const KerasLayerRef& ref, const json& c, const std::vector<int>& ranks, WeightSource& ws,
            KerasDialect dialect, const std::string& ctx) {
@@ -311,68 +318,6 @@ Node activation_layer(const KerasLayerRef& ref, const json& c, const std::vector
   return n;
 }
 
-// MultiHeadAttention over rank-3 inputs ([batch, timesteps, features]): the config's heads and
-// widths, the call's use_causal_mask, and the four projections' kernels and biases (query, key,
-// value, output; biases of zeros when use_bias is false). The output width is the output
-// kernel's last axis (the query width unless output_shape sets it).
-Node multi_head_attention(const KerasLayerRef& ref, const json& c, const std::vector<int>& ranks, WeightSource& ws,
-                          KerasDialect, const std::string& ctx) {
-  Node n;
-  n.kind = OpKind::MultiHeadAttention;
-  for (int r : ranks) {
-    if (r != 2) throw Error(ctx + ": only [batch, timesteps, features] inputs are supported (got rank " +
-                            std::to_string(r + 1) + ")");
-  }
-  n.num_heads = required_positive(c, "num_heads", ctx);
-  n.key_dim = required_positive(c, "key_dim", ctx);
-  n.value_dim = config_value(c, "value_dim").is_null() ? n.key_dim : required_positive(c, "value_dim", ctx);
-  const json& axes = config_value(c, "attention_axes");
-  const bool time_axis = axes.is_null() || axes == json(1) || axes == json::array({1}) || axes == json(-2) ||
-                         axes == json::array({-2});
-  if (!time_axis) throw Error(ctx + ": attention_axes=" + json_brief(axes) + " is not supported (only the time axis)");
-  reject_if_true(c, "use_gate", ctx);
-  if (!config_value(c, "sliding_window").is_null()) throw Error(ctx + ": sliding_window is not supported");
-  if (const json* kw = ref.call_kwargs) {
-    n.causal_mask = json_bool(*kw, "use_causal_mask", false, ctx + ": call");
-    if (json_bool(*kw, "return_attention_scores", false, ctx + ": call")) {
-      throw Error(ctx + ": return_attention_scores=true is not supported (a second output)");
-    }
-    for (const char* mask : {"attention_mask", "query_mask", "value_mask", "key_mask"}) {
-      if (!config_value(*kw, mask).is_null()) throw Error(ctx + ": the call's " + std::string(mask) + " is not supported");
-    }
-  }
-  const bool use_bias = json_bool(c, "use_bias", true, ctx);
-  std::vector<Weight> w = fetch_weights(ref, ws, use_bias ? 8 : 4,
-                                        use_bias ? "query, key, value and output kernels and biases"
-                                                 : "query, key, value and output kernels",
-                                        ctx);
-  const int h = n.num_heads, k = n.key_dim, v = n.value_dim;
-  const Shape kernels[] = {{-1, h, k}, {-1, h, k}, {-1, h, v}, {h, v, -1}};
-  const char* names[] = {"query kernel", "key kernel", "value kernel", "output kernel"};
-  for (size_t i = 0; i < 4; ++i) {
-    const Weight& kernel = w[use_bias ? 2 * i : i];
-    expect_shape(kernel, kernels[i], names[i], ctx);
-    n.weights.push_back(kernel);
-    const Shape bias_shape = i < 3 ? Shape{h, kernels[i][2]} : Shape{kernel.shape[2]};
-    if (use_bias) {
-      expect_shape(w[2 * i + 1], bias_shape, "bias", ctx);
-      n.weights.push_back(std::move(w[2 * i + 1]));
-    } else {
-      n.weights.push_back(filled(bias_shape, 0.0f));
-    }
-  }
-  n.units = n.weights[6].shape[2];
-  const json& out_shape = config_value(c, "output_shape");
-  if (!out_shape.is_null()) {
-    const json& width = out_shape.is_array() && out_shape.size() == 1 ? out_shape[0] : out_shape;
-    if (!width.is_number_integer() || width.get<int64_t>() != n.units) {
-      throw Error(ctx + ": output_shape=" + json_brief(out_shape) + " is not supported (only one width, the output "
-                        "kernel's " + std::to_string(n.units) + ")");
-    }
-  }
-  return n;
-}
-
 Node of_kind(OpKind kind) {
   Node n;
   n.kind = kind;
@@ -451,6 +396,21 @@ constexpr KerasClass kClasses[] = {
      [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return concatenate(c, k, x); }},
     {"MultiHeadAttention", Arity::TwoOrThree, true, false, multi_head_attention,
      {{"query_dense", "key_dense", "value_dense", "output_dense"}}, true},
+    {"ZeroPadding1D", Arity::One, false, false,
+     [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return zero_padding(c, k, 1, x); }},
+    {"ZeroPadding2D", Arity::One, false, false,
+     [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return zero_padding(c, k, 2, x); }},
+    {"Permute", Arity::One, false, false,
+     [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return permute(c, k, x); }},
+    // Keras 3 operations on functional tensors (module keras.src.ops.numpy), saved as nodes of the
+    // layer list; an array or number argument arrives as a Constant input (keras_config.cpp).
+    {"ops.Pad", Arity::One, false, false,
+     [](const Ref& r, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return ops_pad(r, c, k, x); }},
+    {"ops.Add", Arity::Two, false, false, [](const Ref&, const json&, const Ranks&, WS&, KD, const Ctx&) { return of_kind(OpKind::Add); }},
+    {"ops.Subtract", Arity::Two, false, false,
+     [](const Ref&, const json&, const Ranks&, WS&, KD, const Ctx&) { return of_kind(OpKind::Subtract); }},
+    {"ops.Multiply", Arity::Two, false, false,
+     [](const Ref&, const json&, const Ranks&, WS&, KD, const Ctx&) { return of_kind(OpKind::Multiply); }},
     // Inference no-ops.
     {"Identity", Arity::One, false, false, identity},
     {"Dropout", Arity::One, false, false, identity},
@@ -539,7 +499,9 @@ Node node_from_keras_layer(const KerasLayerRef& ref, const json& c, const std::v
   Node n = k->convert(ref, c, ranks, ws, dialect, ctx);
   // Layers without variables must not have saved any (a mismatch means the config and weights
   // file disagree, e.g. a wrongly numbered weight path).
-  if (!k->has_weights) fetch_weights(ref, ws, 0, "none", ctx);
+  // (An operation node is no layer: the weights file has no entry for it at all.)
+  const bool operation = k->name.rfind("ops.", 0) == 0;
+  if (!k->has_weights && !operation) fetch_weights(ref, ws, 0, "none", ctx);
   n.name = ref.name;
   n.keras_class = cls;
   return n;
@@ -556,6 +518,7 @@ int output_rank(const Node& node, const std::vector<int>& input_ranks) {
     case OpKind::Flatten: return 1;
     case OpKind::Reshape: return static_cast<int>(node.target_shape.size());
     case OpKind::MultiHeadAttention: return 2;
+    case OpKind::Constant: return static_cast<int>(node.shape.size());
     default: return in;
   }
 }

@@ -35,7 +35,7 @@ class Keras3WeightSource : public WeightSource {
         throw Error(ctx + ": weights group '" + path + "/vars' belongs to layer '" + (*owner)[0] + "'");
       }
     }
-    const std::string layer_path = layer.pruning_wrapper ? path + "/layer" : path;
+    const std::string layer_path = layer.pruning_wrapper || layer.time_distributed ? path + "/layer" : path;
     if (!layer.sublayers.empty()) {
       if (!read_vars(layer_path + "/vars", ctx).empty()) {
         throw Error(ctx + ": variables in '" + layer_path + "/vars', expected them on its sublayers only");
