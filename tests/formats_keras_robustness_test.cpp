@@ -377,6 +377,20 @@ TEST(KerasRobustness, OperationNodesAndLayoutLayersRefuseWhatThePlansDoNotComput
                  {"(ZeroPadding1D)", "must be an int or [before, after]"});
 }
 
+// DepthwiseConv2D and SeparableConv2D: the options the plans do not compute, refused by name.
+TEST(KerasRobustness, DepthwiseOptionsThePlansDoNotComputeAreRefusedByName) {
+  using J = nlohmann::json;
+  const std::string bytes = read_fixture("depthwise_k3/model.keras");
+  expect_refused(with_layer(bytes, "depthwise_conv2d", [](J& l) { l["config"]["data_format"] = "channels_first"; }),
+                 {"'depthwise_conv2d' (DepthwiseConv2D)", "data_format='channels_first' is not supported"});
+  expect_refused(with_layer(bytes, "depthwise_conv2d", [](J& l) { l["config"]["padding"] = "causal"; }),
+                 {"(DepthwiseConv2D)", "padding='causal' is not supported"});
+  expect_refused(with_layer(bytes, "separable_conv2d", [](J& l) { l["config"]["dilation_rate"] = J::array({2, 2}); }),
+                 {"(SeparableConv2D)", "strides > 1 with dilation_rate > 1 is not supported"});
+  expect_refused(with_layer(bytes, "separable_conv2d", [](J& l) { l["config"]["depth_multiplier"] = 3; }),
+                 {"(SeparableConv2D)", "depthwise kernel has shape"});
+}
+
 // Keras 3 weight paths are numbered per class, not named after layers; Keras >= 3.6 writes the
 // owning layer's name on each vars group, and a disagreement must stop the load rather than
 // silently give a layer someone else's weights.

@@ -280,6 +280,20 @@ def b_conv2d_wide(k, T):
     ])
 
 
+def b_depthwise(k, T):
+    # DepthwiseConv2D with a depth multiplier, same padding and a fused relu, then dilated without
+    # a bias; SeparableConv2D strided with same padding, and one with a multiplier of its own.
+    # (T,6,3) -(3,2) m2 same-> (T,6,6) -(2,2) d(2,1)-> (T-2,5,6) -sep (3,3) s2 same m2->
+    # (ceil((T-2)/2),3,5) -sep (1,2)-> (.,2,4).
+    return k.seq((T, 6, 3), [
+        k.L.DepthwiseConv2D((3, 2), depth_multiplier=2, padding="same", activation="relu"),
+        k.L.DepthwiseConv2D((2, 2), dilation_rate=(2, 1), use_bias=False),
+        k.L.SeparableConv2D(5, (3, 3), strides=2, padding="same", depth_multiplier=2, activation="tanh"),
+        k.L.SeparableConv2D(4, (1, 2), activation="relu"),
+        k.L.Flatten(), k.L.Dense(2),
+    ])
+
+
 def b_pool2d(k, T):
     # MaxPooling2D and AveragePooling2D in valid and same forms, with strides apart per axis:
     # (T,6,3) -max (2,3) s(1,2) same-> (T,3,3) -avg (3,2) s(2,1) same-> (ceil(T/2),3,3)
@@ -597,6 +611,7 @@ def test_cases() -> list[Case]:
         *both("conv2d", b_conv2d, T=10),
         *both("conv2d_wide", b_conv2d_wide, T=9),
         *both("pool2d", b_pool2d, T=7),
+        *both("depthwise", b_depthwise, T=8),
         Case("deeplob_tiny_k3", "keras3", deeplob(conv=8, inception=6, lstm=6, levels=4), T=12),
         Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
         *both("attention", b_attention, T=7),

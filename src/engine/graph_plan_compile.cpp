@@ -121,6 +121,7 @@ class CpuPass {
     s.recurrent_bias = copy_vec(pw_, op.recurrent_bias);
     s.scale = copy_vec(pw_, op.scale);
     s.shift = copy_vec(pw_, op.shift);
+    s.depthwise = copy_vec(pw_, op.depthwise);
     if (!op.kernel.empty()) s.kernel = pack(pw_, op.kernel);
     if (!op.recurrent_kernel.empty()) s.recurrent_kernel = pack(pw_, op.recurrent_kernel);
     if (!op.recurrent_kernel_h.empty()) s.recurrent_kernel_h = pack(pw_, op.recurrent_kernel_h);

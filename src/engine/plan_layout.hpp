@@ -44,6 +44,7 @@ struct Step : OpParams {
   const float* recurrent_bias = nullptr;      // Gru: the recurrent bias
   const float* scale = nullptr;         // Affine: BatchNorm's per-channel scale; LayerNorm: gamma
   const float* shift = nullptr;         // Affine: BatchNorm's per-channel shift; LayerNorm: beta
+  const float* depthwise = nullptr;     // DepthwiseConv2D: its taps as lowered (not packed)
   uint32_t scratch = 0;                 // arena offset of step scratch (live during this step only)
   uint32_t state = 0;                   // arena offset of recurrent state (never shared)
   // The block-sparse forms the compiler chose for `kernel` / `recurrent_kernel` (sparse_choice.hpp);

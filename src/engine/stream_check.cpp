@@ -29,6 +29,8 @@ void check_streamable(const Graph& g) {
         break;
       case OpKind::Conv1D:
       case OpKind::Conv2D:
+      case OpKind::DepthwiseConv2D:
+      case OpKind::SeparableConv2D:
       case OpKind::MaxPool2D:
       case OpKind::AvgPool2D:
       case OpKind::MaxPool1D:

@@ -52,6 +52,12 @@ enum class OpKind : uint8_t {
                   // array argument (`x + table`), broadcast to the other operand's shape
   Pad,            // zeros around the input: pads = before, after per un-batched axis
   Permute,        // output axis i = input axis permutation[i] (un-batched, 0-based)
+  // Per input channel c, depth_multiplier outputs c * m + j over the (kh x kw) window, as Conv2D
+  // slides it: w = kernel (kh, kw, C, m), bias (C * m).
+  DepthwiseConv2D,
+  // The depthwise step without a bias, then a 1 x 1 convolution: w = depthwise kernel
+  // (kh, kw, C, m), pointwise kernel (1, 1, C * m, units), bias (units).
+  SeparableConv2D,
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };
@@ -91,6 +97,7 @@ struct Node {
   bool causal_mask = false;                       // MultiHeadAttention called with use_causal_mask
   std::vector<int> pads;                          // Pad: before, after per un-batched axis
   std::vector<int> permutation;                   // Permute
+  int depth_multiplier = 1;                       // DepthwiseConv2D, SeparableConv2D
   Padding padding = Padding::Valid;               // Conv1D, pooling
   bool keepdims = false;                          // global pooling
   // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),

@@ -296,6 +296,31 @@ Shape permute_shape(const Graph& g, Node& node) {
   return out;
 }
 
+// [H, W, C] -> [H', W', C * m] (depthwise) or [H', W', units] (separable); windows as Conv2D's.
+Shape depthwise_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  require_rank(node, in, 3, "[height, width, channels]");
+  if (node.kernel_size < 1 || node.kernel_w < 1 || node.dilation < 1 || node.dilation_w < 1) {
+    fail_layer(node, "kernel_size and dilation_rate must be >= 1");
+  }
+  const int m = node.depth_multiplier;
+  if (m < 1) fail_layer(node, "depth_multiplier must be >= 1");
+  if (node.padding == Padding::Causal) fail_layer(node, "padding='causal' is not valid here");
+  const int cm = in[2] * m;
+  int out_c = cm;
+  if (node.kind == OpKind::DepthwiseConv2D) {
+    expect_weights(node, {{node.kernel_size, node.kernel_w, in[2], m}, {cm}});
+  } else {
+    if (node.units < 1) fail_layer(node, "filters must be >= 1");
+    expect_weights(node, {{node.kernel_size, node.kernel_w, in[2], m}, {1, 1, cm, node.units}, {node.units}});
+    out_c = node.units;
+  }
+  const int span_h = (node.kernel_size - 1) * node.dilation + 1;
+  const int span_w = (node.kernel_w - 1) * node.dilation_w + 1;
+  return {window_output_length(node, in[0], span_h, node.stride, node.padding),
+          window_output_length(node, in[1], span_w, node.stride_w, node.padding), out_c};
+}
+
 int64_t no_macs(const Node&, const Shape&) { return 0; }
 int64_t dense_macs(const Node& n, const Shape& in) { return shape_size(in) * n.units; }
 int64_t lstm_macs(const Node& n, const Shape& in) { return int64_t{in[0]} * (in[1] + n.units) * 4 * n.units; }
@@ -307,6 +332,11 @@ int64_t attention_macs(const Node& n, const Shape& in) {
   const int64_t T = in[0], S = in[0], d = in[1], h = n.num_heads, k = n.key_dim, v = n.value_dim;
   const int64_t dk = n.weights[2].shape[0], dv = n.weights[4].shape[0];
   return T * d * h * k + S * (dk * h * k + dv * h * v) + T * S * h * (k + v) + T * h * v * n.units;
+}
+int64_t depthwise_macs(const Node& n, const Shape& in) {
+  const int64_t pixels = int64_t{n.shape[0]} * n.shape[1], cm = int64_t{in[2]} * n.depth_multiplier;
+  const int64_t depthwise = pixels * n.kernel_size * n.kernel_w * cm;
+  return n.kind == OpKind::SeparableConv2D ? depthwise + pixels * cm * n.units : depthwise;
 }
 int64_t conv2d_macs(const Node& n, const Shape& in) {
   return int64_t{n.shape[0]} * n.shape[1] * n.kernel_size * n.kernel_w * in[2] * n.units;
@@ -340,13 +370,15 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::Constant, "Constant", constant_shape, no_macs},
     {OpKind::Pad, "Pad", pad_shape, no_macs},
     {OpKind::Permute, "Permute", permute_shape, no_macs},
+    {OpKind::DepthwiseConv2D, "DepthwiseConv2D", depthwise_shape, depthwise_macs},
+    {OpKind::SeparableConv2D, "SeparableConv2D", depthwise_shape, depthwise_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::Permute) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::SeparableConv2D) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

@@ -6,35 +6,10 @@
 
 #include "engine/lowering/lowered_graph.hpp"
 #include "engine/lowering/weight_forms.hpp"
-#include "engine/stream_check.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
 namespace {
-
-// Substitutes unknown sequence lengths and, in stream mode, makes every sequence input one
-// step long.
-Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
-  Graph g = src;
-  for (int idx : g.inputs) {
-    Node& in = g.nodes[idx];
-    const bool sequence = in.shape.size() == 2;
-    if (opt.mode == RecurrentMode::Stream && sequence) {
-      in.shape[0] = 1;
-    }
-    if (sequence && in.shape[0] < 1 && opt.window_length > 0) in.shape[0] = opt.window_length;
-    for (int& d : in.shape) {
-      if (d < 1) {
-        throw Error("input '" + in.name + "' has shape " + shape_str(in.shape) +
-                    " with an unknown dimension; set a window length (CompileOptions::window_length, "
-                    "--window) or use stream mode");
-      }
-    }
-  }
-  infer_shapes(g);
-  if (opt.mode == RecurrentMode::Stream) check_streamable(g);
-  return g;
-}
 
 class Lowering {
  public:
@@ -188,6 +163,8 @@ class Lowering {
       case OpKind::Constant: return;  // held by the elementwise op that reads it
       case OpKind::Pad:
       case OpKind::Permute: return lower_layout(idx);
+      case OpKind::DepthwiseConv2D:
+      case OpKind::SeparableConv2D: return lower_depthwise(idx);
     }
   }
 
@@ -278,6 +255,34 @@ class Lowering {
       }
     }
     L_.ops.push_back(std::move(op));
+  }
+
+  // DepthwiseConv2D: one op over its taps; SeparableConv2D: the same op without a bias into a
+  // tensor of C * m channels, then its 1 x 1 pointwise convolution as a Dense over the pixels.
+  // The activation follows the last op (fused where a clamp expresses it).
+  void lower_depthwise(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;  // [H, W, C]
+    const int cm = in[2] * n.depth_multiplier;
+    const bool separable = n.kind == OpKind::SeparableConv2D;
+    LoweredOp op = op_for(n, StepKind::DepthwiseConv2D);
+    if (separable) op.label = n.name + "/depthwise";
+    set_window2d(n, in, op);
+    op.out_width = cm;
+    op.depthwise = n.weights[0].data;  // (kh, kw, C, m) == (kh*kw) x (C*m)
+    if (!separable) {
+      op.bias = n.weights[1].data;
+      op.out = new_output(idx);
+      return add_with_activation(n, std::move(op));
+    }
+    op.bias.assign(static_cast<size_t>(cm), 0.0f);
+    op.out = new_tensor({n.shape[0], n.shape[1], cm});
+    const int depthwise = op.out;
+    L_.ops.push_back(std::move(op));
+    LoweredOp pointwise = projection(n, "pointwise", depthwise, n.shape[0] * n.shape[1],
+                                     matrix(n.weights[1].data, cm, n.units), n.weights[2].data, "pointwise_kernel");
+    pointwise.out = new_output(idx);
+    add_with_activation(n, std::move(pointwise));
   }
 
   // Pad and Permute: data movement with the input's shape.
@@ -391,6 +396,24 @@ class Lowering {
     add_with_activation(n, std::move(op));
   }
 
+  // A 2-D window over [H, W, C] as Conv2D-like nodes set it: input sizes, window, strides,
+  // dilation, output sizes and TensorFlow's top and left padding.
+  static void set_window2d(const Node& n, const Shape& in, LoweredOp& op) {
+    op.in_len = in[0];
+    op.in_w = in[1];
+    op.in_ch = in[2];
+    op.window = n.kernel_size;
+    op.window_w = n.kernel_w;
+    op.stride = n.stride;
+    op.stride_w = n.stride_w;
+    op.dilation = n.dilation;
+    op.dilation_w = n.dilation_w;
+    op.steps = n.shape[0];
+    op.out_w = n.shape[1];
+    op.pad_left = pad_left(n.padding, op.in_len, op.steps, (n.kernel_size - 1) * n.dilation + 1, n.stride);
+    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, (n.kernel_w - 1) * n.dilation_w + 1, n.stride_w);
+  }
+
   void lower_conv2d(int idx) {
     const Node& n = g_.nodes[idx];
     const Shape& in = in_node(n).shape;  // [H, W, C]
@@ -399,20 +422,8 @@ class Lowering {
     fold(folded_bn(idx), w, b, F);
     LoweredOp op = op_for(n, StepKind::Conv2D);
     op.out = new_output(idx);
-    op.in_len = in[0];
-    op.in_w = in[1];
-    op.in_ch = C;
-    op.window = n.kernel_size;
-    op.window_w = n.kernel_w;
-    op.stride = n.stride;
-    op.stride_w = n.stride_w;
-    op.dilation = n.dilation;
-    op.dilation_w = n.dilation_w;
+    set_window2d(n, in, op);
     op.out_width = F;
-    op.steps = n.shape[0];
-    op.out_w = n.shape[1];
-    op.pad_left = pad_left(n.padding, op.in_len, op.steps, (n.kernel_size - 1) * n.dilation + 1, n.stride);
-    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, (n.kernel_w - 1) * n.dilation_w + 1, n.stride_w);
     op.kernel = matrix(std::move(w), n.kernel_size * n.kernel_w * C, F);
     op.kernel_name = "kernel";
     op.bias = std::move(b);
@@ -458,18 +469,26 @@ class Lowering {
     L_.ops.push_back(std::move(op));
   }
 
-  // A Dense op named "<layer>/<what>" from tensor `in` (rows x K) to a new tensor (rows x N).
-  int add_projection(const Node& n, const char* what, int in, int rows, Matrix kernel, std::vector<float> bias) {
+  // A Dense op named "<layer>/<what>" from tensor `in` (rows x K) to rows x N; its output is the
+  // caller's to set.
+  LoweredOp projection(const Node& n, const char* what, int in, int rows, Matrix kernel, std::vector<float> bias,
+                       const char* kernel_name = "kernel") const {
     LoweredOp op = op_for(n, StepKind::Dense);
     op.label = n.name + "/" + what;
     op.in = in;
     op.in_width = kernel.rows;
     op.out_width = kernel.cols;
     op.rows = rows;
-    op.out = new_tensor({rows, kernel.cols});
     op.kernel = std::move(kernel);
-    op.kernel_name = "kernel";
+    op.kernel_name = kernel_name;
     op.bias = std::move(bias);
+    return op;
+  }
+
+  // A projection into a new tensor (rows x N), appended; returns the tensor.
+  int add_projection(const Node& n, const char* what, int in, int rows, Matrix kernel, std::vector<float> bias) {
+    LoweredOp op = projection(n, what, in, rows, std::move(kernel), std::move(bias));
+    op.out = new_tensor({rows, op.out_width});
     L_.ops.push_back(std::move(op));
     return L_.ops.back().out;
   }
@@ -515,16 +534,8 @@ class Lowering {
     core.out = new_tensor({T, hv});
     const int context = core.out;
     L_.ops.push_back(std::move(core));
-    LoweredOp out = op_for(n, StepKind::Dense);
-    out.label = n.name + "/output";
-    out.in = context;
-    out.in_width = hv;
-    out.out_width = n.units;
-    out.rows = T;
+    LoweredOp out = projection(n, "output", context, T, matrix(w[6].data, hv, n.units), w[7].data);
     out.out = new_output(idx);
-    out.kernel = matrix(w[6].data, hv, n.units);
-    out.kernel_name = "kernel";
-    out.bias = w[7].data;
     L_.ops.push_back(std::move(out));
   }
 

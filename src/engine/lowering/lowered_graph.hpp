@@ -52,6 +52,8 @@ enum class StepKind : uint8_t {
                  // projections are Dense ops around it)
   Pad,           // zeros around an in_shape tensor: pads = before, after per axis
   Transpose,     // output axis i = in_shape axis permutation[i]
+  DepthwiseConv2D,  // per output pixel and channel c*m + j: the window of input channel c . its
+                    // taps (depthwise: (kh*kw) x (C*m), row-major) + bias, clamped; Conv2D's fields
 };
 
 // Where an Attention op finds each head's q, k and v: column col + head * width of row r at
@@ -96,6 +98,7 @@ struct OpParams {
   Shape in_shape;                       // Pad, Transpose: the input's shape
   std::vector<int> pads;                // Pad: before, after per axis
   std::vector<int> permutation;         // Transpose
+  std::vector<float> depthwise;         // DepthwiseConv2D: the taps, (kh * kw) x (C * m)
 };
 
 // A row-major float matrix (rows x cols); empty when the op has none.
@@ -136,6 +139,10 @@ struct LoweredGraph {
   std::vector<Shape> input_shapes;       // as the caller feeds them (stream mode: one step, [F])
   std::vector<Shape> output_shapes;
 };
+
+// `src` with unknown sequence lengths set to options.window_length and, in stream mode, every
+// sequence input one step long; shapes inferred (and, in stream mode, checked streamable).
+Graph resolve_for_mode(const Graph& src, const CompileOptions& opt);
 
 // Resolves `graph` for options.mode (unknown sequence lengths become options.window_length;
 // stream mode feeds one step) and lowers it. Throws tickinfer::Error (an unknown length without a

@@ -15,6 +15,7 @@ extern const StepOps kMaxPool2DStep, kAvgPool2DStep;                            
 extern const StepOps kAddStep, kSubStep, kMulStep, kConcatStep;                           // merge_steps.cpp
 extern const StepOps kAttentionStep;                                                      // attention_step.cpp
 extern const StepOps kPadStep, kTransposeStep;                                            // layout_steps.cpp
+extern const StepOps kDepthwiseConv2DStep;                                                // depthwise_conv2d_step.cpp
 
 const StepOps& step_ops(StepKind kind) {
   switch (kind) {
@@ -42,6 +43,7 @@ const StepOps& step_ops(StepKind kind) {
     case StepKind::Attention: return kAttentionStep;
     case StepKind::Pad: return kPadStep;
     case StepKind::Transpose: return kTransposeStep;
+    case StepKind::DepthwiseConv2D: return kDepthwiseConv2DStep;
   }
   return kDenseStep;  // unreachable: every kind is listed (-Wswitch)
 }

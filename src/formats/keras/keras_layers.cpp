@@ -76,6 +76,31 @@ void expect_shape(const Weight& w, const Shape& expected, const char* what, cons
   }
 }
 
+// A 2-D parameter as Keras writes it: [h, w] (an int means both; absent: fallback for both).
+void json_int_pair(const json& c, const char* key, int fallback, int& h, int& w, const std::string& ctx) {
+  const json& v = config_value(c, key);
+  if (v.is_null()) {
+    h = w = fallback;
+  } else if (v.is_array()) {
+    if (v.size() != 2) throw Error(ctx + ": '" + key + "' must have two elements, got " + json_brief(v));
+    h = json_value_int(v[0], 1, kMaxKerasDim, ctx + ": '" + key + "'");
+    w = json_value_int(v[1], 1, kMaxKerasDim, ctx + ": '" + key + "'");
+  } else {
+    h = w = json_value_int(v, 1, kMaxKerasDim, ctx + ": '" + key + "'");
+  }
+}
+
+// kernel_size, strides and dilation_rate of a 2-D convolution into the node's window fields.
+void read_window2d(const json& c, Node& n, const std::string& ctx) {
+  if (config_value(c, "kernel_size").is_null()) throw Error(ctx + ": missing 'kernel_size'");
+  json_int_pair(c, "kernel_size", 1, n.kernel_size, n.kernel_w, ctx);
+  json_int_pair(c, "strides", 1, n.stride, n.stride_w, ctx);
+  json_int_pair(c, "dilation_rate", 1, n.dilation, n.dilation_w, ctx);
+  if ((n.stride > 1 || n.stride_w > 1) && (n.dilation > 1 || n.dilation_w > 1)) {
+    throw Error(ctx + ": strides > 1 with dilation_rate > 1 is not supported (Keras refuses it too)");
+  }
+}
+
 }  // namespace layer_parts
 
 namespace {
@@ -140,32 +165,12 @@ Node conv1d(const KerasLayerRef& ref, const json& c, const std::vector<int>& ran
   return n;
 }
 
-// A 2-D parameter as Keras writes it: [h, w] (an int means both; absent: fallback for both).
-void json_int_pair(const json& c, const char* key, int fallback, int& h, int& w, const std::string& ctx) {
-  const json& v = config_value(c, key);
-  if (v.is_null()) {
-    h = w = fallback;
-  } else if (v.is_array()) {
-    if (v.size() != 2) throw Error(ctx + ": '" + key + "' must have two elements, got " + json_brief(v));
-    h = json_value_int(v[0], 1, kMaxKerasDim, ctx + ": '" + key + "'");
-    w = json_value_int(v[1], 1, kMaxKerasDim, ctx + ": '" + key + "'");
-  } else {
-    h = w = json_value_int(v, 1, kMaxKerasDim, ctx + ": '" + key + "'");
-  }
-}
-
 Node conv2d(const KerasLayerRef& ref, const json& c, const std::vector<int>& ranks, WeightSource& ws,
             KerasDialect dialect, const std::string& ctx) {
   Node n;
   n.kind = OpKind::Conv2D;
   n.units = required_positive(c, "filters", ctx);
-  if (config_value(c, "kernel_size").is_null()) throw Error(ctx + ": missing 'kernel_size'");
-  json_int_pair(c, "kernel_size", 1, n.kernel_size, n.kernel_w, ctx);
-  json_int_pair(c, "strides", 1, n.stride, n.stride_w, ctx);
-  json_int_pair(c, "dilation_rate", 1, n.dilation, n.dilation_w, ctx);
-  if ((n.stride > 1 || n.stride_w > 1) && (n.dilation > 1 || n.dilation_w > 1)) {
-    throw Error(ctx + ": strides > 1 with dilation_rate > 1 is not supported (Keras refuses it too)");
-  }
+  read_window2d(c, n, ctx);
   conv_common(n, ref, c, ranks, ws, dialect, /*allow_causal=*/false, {n.kernel_size, n.kernel_w, -1, n.units}, ctx);
   return n;
 }
@@ -400,6 +405,10 @@ constexpr KerasClass kClasses[] = {
      [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return zero_padding(c, k, 1, x); }},
     {"ZeroPadding2D", Arity::One, false, false,
      [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return zero_padding(c, k, 2, x); }},
+    {"DepthwiseConv2D", Arity::One, true, false,
+     [](const Ref& r, const json& c, const Ranks& k, WS& w, KD d, const Ctx& x) { return depthwise_conv2d(r, c, k, w, d, false, x); }},
+    {"SeparableConv2D", Arity::One, true, false,
+     [](const Ref& r, const json& c, const Ranks& k, WS& w, KD d, const Ctx& x) { return depthwise_conv2d(r, c, k, w, d, true, x); }},
     {"Permute", Arity::One, false, false,
      [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return permute(c, k, x); }},
     // Keras 3 operations on functional tensors (module keras.src.ops.numpy), saved as nodes of the

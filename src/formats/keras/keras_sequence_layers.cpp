@@ -1,8 +1,10 @@
 // The Keras layers of sequence and book models that move or mix time steps: MultiHeadAttention,
-// ZeroPadding1D/2D, Permute, and keras.ops.pad saved as an operation node (keras_layer_parts.hpp).
+// DepthwiseConv2D and SeparableConv2D, ZeroPadding1D/2D, Permute, and keras.ops.pad saved as an
+// operation node (keras_layer_parts.hpp).
 #include <string>
 #include <vector>
 
+#include "formats/keras/keras_activation.hpp"
 #include "formats/keras/keras_json.hpp"
 #include "formats/keras/keras_layer_parts.hpp"
 #include "formats/keras/keras_layers.hpp"
@@ -85,6 +87,36 @@ Node multi_head_attention(const KerasLayerRef& ref, const json& c, const std::ve
       throw Error(ctx + ": output_shape=" + json_brief(out_shape) + " is not supported (only one width, the output "
                         "kernel's " + std::to_string(n.units) + ")");
     }
+  }
+  return n;
+}
+
+// DepthwiseConv2D (kernel (kh, kw, C, m), bias (C * m)) and SeparableConv2D (depthwise kernel,
+// pointwise kernel (1, 1, C * m, filters), bias (filters)); channels last, valid / same, strides
+// or dilation; a missing bias becomes zeros.
+Node depthwise_conv2d(const KerasLayerRef& ref, const json& c, const std::vector<int>& ranks, WeightSource& ws,
+                      KerasDialect dialect, bool separable, const std::string& ctx) {
+  Node n;
+  n.kind = separable ? OpKind::SeparableConv2D : OpKind::DepthwiseConv2D;
+  if (ranks[0] != 3) throw Error(ctx + ": expects a [batch, height, width, channels] input");
+  if (separable) n.units = required_positive(c, "filters", ctx);
+  n.depth_multiplier = json_int(c, "depth_multiplier", 1, 1, kMaxKerasDim, ctx);
+  read_window2d(c, n, ctx);
+  require_channels_last(c, ctx);
+  n.padding = parse_padding(c, /*allow_causal=*/false, ctx);
+  n.activation = activation_from_keras(config_value(c, "activation"), dialect, ranks[0], ctx);
+  const bool use_bias = json_bool(c, "use_bias", true, ctx);
+  const size_t kernels = separable ? 2 : 1;
+  n.weights = fetch_weights(ref, ws, kernels + (use_bias ? 1 : 0),
+                            separable ? "depthwise and pointwise kernels, bias" : "kernel, bias", ctx);
+  expect_shape(n.weights[0], {n.kernel_size, n.kernel_w, -1, n.depth_multiplier}, "depthwise kernel", ctx);
+  const int cm = n.weights[0].shape[2] * n.depth_multiplier;
+  if (separable) expect_shape(n.weights[1], {1, 1, cm, n.units}, "pointwise kernel", ctx);
+  const int out_c = separable ? n.units : cm;
+  if (use_bias) {
+    expect_shape(n.weights[kernels], {out_c}, "bias", ctx);
+  } else {
+    n.weights.push_back(filled({out_c}, 0.0f));
   }
   return n;
 }

@@ -47,6 +47,13 @@ std::vector<Weight> SyntheticWeightSource::layer_weights(const KerasLayerRef& la
     }
     shapes = {{kh, kw, in, filters}};
     if (bool_or("use_bias", true)) shapes.push_back({filters});
+  } else if (cls == "DepthwiseConv2D" || cls == "SeparableConv2D") {
+    const int m = int_or("depth_multiplier", 1);
+    const int kh = int_or("kernel_size", 1);
+    shapes = {{kh, kh, in, m}};
+    const int out = cls == "SeparableConv2D" ? int_or("filters", 1) : in * m;
+    if (cls == "SeparableConv2D") shapes.push_back({1, 1, in * m, out});
+    if (bool_or("use_bias", true)) shapes.push_back({out});
   } else if (cls == "LSTM" || cls == "GRU") {
     const int units = int_or("units", 1);
     const int cols = (cls == "LSTM" ? 4 : 3) * units;
