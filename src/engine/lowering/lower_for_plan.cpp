@@ -267,7 +267,7 @@ class Lowering {
     const bool separable = n.kind == OpKind::SeparableConv2D;
     LoweredOp op = op_for(n, StepKind::DepthwiseConv2D);
     if (separable) op.label = n.name + "/depthwise";
-    set_window2d(n, in, op);
+    set_window2d(n, in, kernel_window(n), op);
     op.out_width = cm;
     op.depthwise = n.weights[0].data;  // (kh, kw, C, m) == (kh*kw) x (C*m)
     if (!separable) {
@@ -396,22 +396,29 @@ class Lowering {
     add_with_activation(n, std::move(op));
   }
 
-  // A 2-D window over [H, W, C] as Conv2D-like nodes set it: input sizes, window, strides,
-  // dilation, output sizes and TensorFlow's top and left padding.
-  static void set_window2d(const Node& n, const Shape& in, LoweredOp& op) {
+  // A 2-D window (height then width: size, stride, dilation) over [H, W, C] into the op: input
+  // sizes, window, strides, dilation, output sizes and TensorFlow's top and left padding.
+  struct Window2D {
+    int h, w, stride_h, stride_w, dilation_h = 1, dilation_w = 1;
+  };
+  static void set_window2d(const Node& n, const Shape& in, const Window2D& win, LoweredOp& op) {
     op.in_len = in[0];
     op.in_w = in[1];
     op.in_ch = in[2];
-    op.window = n.kernel_size;
-    op.window_w = n.kernel_w;
-    op.stride = n.stride;
-    op.stride_w = n.stride_w;
-    op.dilation = n.dilation;
-    op.dilation_w = n.dilation_w;
+    op.window = win.h;
+    op.window_w = win.w;
+    op.stride = win.stride_h;
+    op.stride_w = win.stride_w;
+    op.dilation = win.dilation_h;
+    op.dilation_w = win.dilation_w;
     op.steps = n.shape[0];
     op.out_w = n.shape[1];
-    op.pad_left = pad_left(n.padding, op.in_len, op.steps, (n.kernel_size - 1) * n.dilation + 1, n.stride);
-    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, (n.kernel_w - 1) * n.dilation_w + 1, n.stride_w);
+    op.pad_left = pad_left(n.padding, op.in_len, op.steps, (win.h - 1) * win.dilation_h + 1, win.stride_h);
+    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, (win.w - 1) * win.dilation_w + 1, win.stride_w);
+  }
+  // A Conv2D-like node's kernel window.
+  static Window2D kernel_window(const Node& n) {
+    return {n.kernel_size, n.kernel_w, n.stride, n.stride_w, n.dilation, n.dilation_w};
   }
 
   void lower_conv2d(int idx) {
@@ -422,7 +429,7 @@ class Lowering {
     fold(folded_bn(idx), w, b, F);
     LoweredOp op = op_for(n, StepKind::Conv2D);
     op.out = new_output(idx);
-    set_window2d(n, in, op);
+    set_window2d(n, in, kernel_window(n), op);
     op.out_width = F;
     op.kernel = matrix(std::move(w), n.kernel_size * n.kernel_w * C, F);
     op.kernel_name = "kernel";
@@ -455,17 +462,7 @@ class Lowering {
     const Shape& in = in_node(n).shape;  // [H, W, C]
     LoweredOp op = op_for(n, n.kind == OpKind::MaxPool2D ? StepKind::MaxPool2D : StepKind::AvgPool2D);
     op.out = new_output(idx);
-    op.in_len = in[0];
-    op.in_w = in[1];
-    op.in_ch = in[2];
-    op.window = n.pool_size;
-    op.window_w = n.pool_w;
-    op.stride = n.pool_stride;
-    op.stride_w = n.pool_stride_w;
-    op.steps = n.shape[0];
-    op.out_w = n.shape[1];
-    op.pad_left = pad_left(n.padding, op.in_len, op.steps, n.pool_size, n.pool_stride);
-    op.pad_w = pad_left(n.padding, op.in_w, op.out_w, n.pool_w, n.pool_stride_w);
+    set_window2d(n, in, {n.pool_size, n.pool_w, n.pool_stride, n.pool_stride_w}, op);
     L_.ops.push_back(std::move(op));
   }
 
