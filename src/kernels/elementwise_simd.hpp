@@ -33,16 +33,13 @@ inline void softmax(const float* x, float* y, int n) {
     S::store(y + i, e);
     vsum = S::add(vsum, e);
   }
-  V tail = S::zero();
   if (rest) {  // padding lanes are -inf, so they add exp(-inf) = 0
-    tail = vmath::exp<S>(S::sub(S::load_partial(x + full, rest, kNegInf), mx));
-    vsum = S::add(vsum, tail);
+    const V e = vmath::exp<S>(S::sub(S::load_partial(x + full, rest, kNegInf), mx));
+    S::store_partial(y + full, e, rest);
+    vsum = S::add(vsum, e);
   }
   const V sum = S::set1(S::reduce_add(vsum));
-  for (int i = 0; i < full; i += S::kWidth) S::store(y + i, S::div(S::load(y + i), sum));
-  // The tail stays in its register: stored element by element and read back as a vector, it
-  // would stall on store forwarding (most of a short row's time).
-  if (rest) S::store_partial(y + full, S::div(tail, sum), rest);
+  map_binary<S>(y, y, y, n, [&sum](V e, V) { return S::div(e, sum); });
 }
 
 template <class S>

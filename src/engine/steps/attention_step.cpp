@@ -3,7 +3,7 @@
 // 1 / sqrt(key_dim) after the dot product as Keras' dot_product_attention does, a softmax, and
 // the probabilities' weighted sum of the value rows. A causal mask is a shorter softmax: Keras
 // sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0. Not row-wise (a
-// query row reads every key row); scratch: one row of S scores.
+// query row reads every key row).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -17,7 +17,7 @@ namespace {
 
 // Scratch: a head's T x S scores; a head's operand gathered row-major; K^T and V packed in the
 // kernels' layout (kernels/kernel_set.hpp), so a head's scores and its weighted sums of the value
-// rows are each one gemm_rows over the query rows (each row as its own gemv would compute it).
+// rows are each one product over a block of query rows (rows_times).
 struct Scratch {
   float* scores;
   float* gathered;
@@ -93,13 +93,13 @@ void run(const StepCtx& c, const Step& s) noexcept {
   const size_t S = static_cast<size_t>(a.keys);
   const size_t ldo = static_cast<size_t>(a.heads) * a.value_dim;
   const int block = a.causal ? kCausalBlock : s.steps;
+  const bool one_panel = !kernels::is_dot_form(a.value_dim) && a.value_dim <= kernels::kPanel;
   for (int h = 0; h < a.heads; ++h) {
     pack_head(s, k, v, h, sc);
     for (int i0 = 0; i0 < s.steps; i0 += block) {
       const int rows = std::min(block, s.steps - i0);
       // Keys this block sees; at least one panel, so the packed K^T stays in panel form.
       const int keys = a.causal ? std::min(a.keys, std::max(i0 + rows, kernels::kPanel)) : a.keys;
-      const bool one_panel = !kernels::is_dot_form(a.value_dim) && a.value_dim <= kernels::kPanel;
       const int value_rows = one_panel ? keys : a.keys;
       float* scores = sc.scores + static_cast<size_t>(i0) * S;
       rows_times(c.ks, q + static_cast<size_t>(i0) * a.q.ld + a.q.col + h * a.key_dim, rows,

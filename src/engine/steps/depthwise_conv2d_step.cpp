@@ -28,12 +28,8 @@ void run(const StepCtx& c, const Step& s) noexcept {
           if (ix < 0 || ix >= s.in_w) continue;
           const float* px = x + (static_cast<size_t>(iy) * s.in_w + ix) * C;
           const float* taps = s.depthwise + static_cast<size_t>(dh * s.window_w + dw) * cm;
-          if (m == 1) {
-            for (int ch = 0; ch < C; ++ch) out[ch] += px[ch] * taps[ch];
-          } else {
-            for (int ch = 0; ch < C; ++ch) {
-              for (int j = 0; j < m; ++j) out[ch * m + j] += px[ch] * taps[ch * m + j];
-            }
+          for (int ch = 0; ch < C; ++ch) {
+            for (int j = 0; j < m; ++j) out[ch * m + j] += px[ch] * taps[ch * m + j];
           }
         }
       }

@@ -131,7 +131,6 @@ LayerCall parse_call(const json& node, bool noop_layer, bool keyword_inputs, boo
     throw Error(ctx + ": malformed inbound node " + json_brief(node));
   }
   if (refs.empty()) throw Error(ctx + ": a call of the layer has no input tensors");
-  if (op_node && refs.size() + call.constants.size() > 3) throw Error(ctx + ": too many arguments");
   return call;
 }
 
@@ -197,18 +196,19 @@ Weight constant_argument(const json& value, const Shape& target, const std::stri
       throw Error(ctx + ": constant " + shape_str(shape) + " does not broadcast to " + shape_str(target));
     }
   }
+  // The constant's stride along each target axis: 0 where it broadcasts (absent or of size 1).
+  std::vector<size_t> stride(target.size(), 0);
+  for (size_t a = shape.size(), s = 1; a-- > 0; s *= static_cast<size_t>(shape[a])) {
+    if (shape[a] != 1) stride[offset + a] = s;
+  }
   Weight w;
   w.shape = target;
   w.data.resize(static_cast<size_t>(shape_size(target)));
   for (size_t i = 0; i < w.data.size(); ++i) {
-    size_t rest = i, from = 0, stride = 1;
+    size_t rest = i, from = 0;
     for (size_t a = target.size(); a-- > 0;) {
-      const size_t coord = rest % static_cast<size_t>(target[a]);
+      from += rest % static_cast<size_t>(target[a]) * stride[a];
       rest /= static_cast<size_t>(target[a]);
-      if (a >= offset && shape[a - offset] != 1) {
-        from += coord * stride;
-      }
-      if (a >= offset) stride *= static_cast<size_t>(shape[a - offset]);
     }
     w.data[i] = flat[from];
   }

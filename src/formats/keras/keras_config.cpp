@@ -151,12 +151,7 @@ class GraphBuilder {
     n.name = node_name;
     if (e.time_distributed) n.keras_class = "TimeDistributed";  // as model.layers lists it
     if (n.kind == OpKind::LayerNorm && n.weights.empty()) fill_identity_affine(n, inputs[0], ctx);
-    for (const Weight& w : n.weights) {
-      total_weight_values_ += static_cast<int64_t>(w.data.size());
-      if (total_weight_values_ > kMaxTotalWeightValues) {
-        throw Error(ctx + ": model weights exceed 1 GiB");
-      }
-    }
+    count_weights(n, ctx);
     n.inputs = inputs;
     ranks_.push_back(output_rank(n, in_ranks));
     graph_.nodes.push_back(std::move(n));
@@ -180,7 +175,7 @@ class GraphBuilder {
       c.kind = OpKind::Constant;
       c.weights.push_back(constant_argument(*value, target, ctx));
       claim_name(c.name, c.keras_class);
-      total_weight_values_ += static_cast<int64_t>(c.weights[0].data.size());
+      count_weights(c, ctx);
       ranks_.push_back(static_cast<int>(target.size()));
       graph_.nodes.push_back(std::move(c));
       inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(std::min(position, inputs.size())),
@@ -189,6 +184,14 @@ class GraphBuilder {
   }
 
  private:
+  // Adds the node's weights to the model's total, which stops at 1 GiB.
+  void count_weights(const Node& n, const std::string& ctx) {
+    for (const Weight& w : n.weights) {
+      total_weight_values_ += static_cast<int64_t>(w.data.size());
+      if (total_weight_values_ > kMaxTotalWeightValues) throw Error(ctx + ": model weights exceed 1 GiB");
+    }
+  }
+
   // The shape of node `input`, by shape inference over the graph built so far.
   Shape inferred_shape(int input, const std::string& ctx) {
     Graph probe;

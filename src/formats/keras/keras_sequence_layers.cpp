@@ -68,10 +68,10 @@ Node multi_head_attention(const KerasLayerRef& ref, const json& c, const std::ve
   const Shape kernels[] = {{-1, h, k}, {-1, h, k}, {-1, h, v}, {h, v, -1}};
   const char* names[] = {"query kernel", "key kernel", "value kernel", "output kernel"};
   for (size_t i = 0; i < 4; ++i) {
-    const Weight& kernel = w[use_bias ? 2 * i : i];
+    Weight& kernel = w[use_bias ? 2 * i : i];
     expect_shape(kernel, kernels[i], names[i], ctx);
-    n.weights.push_back(kernel);
     const Shape bias_shape = i < 3 ? Shape{h, kernels[i][2]} : Shape{kernel.shape[2]};
+    n.weights.push_back(std::move(kernel));
     if (use_bias) {
       expect_shape(w[2 * i + 1], bias_shape, "bias", ctx);
       n.weights.push_back(std::move(w[2 * i + 1]));
