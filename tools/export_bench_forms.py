@@ -4,9 +4,8 @@ bring, for `tools/bench_forms.py` to time against the `.keras` original in one r
 
   <out>/<name>/savedmodel/     Keras 3 `model.export(dir)` (what TF Serving loads)
   <out>/<name>/model.onnx      tf2onnx of the same Keras model (opset 15). A Keras 3 GRU becomes
-                               an ONNX Loop, which tickinfer refuses, so for GRU models the file
-                               is tf2onnx of the tf_keras twin (same weights), which tf2onnx
-                               rewrites into the ONNX GRU op.
+                               an ONNX Loop (the converted tf.while), which tickinfer lifts onto
+                               its GRU.
   <out>/<name>/keras3.tflite   TFLiteConverter.from_saved_model on a batch-1 Keras 3 export:
                                recurrent layers arrive as WHILE loops, not the fused LSTM op.
 
@@ -26,36 +25,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def tf_keras_twin(model):
-    """The same Sequential in tf_keras (Dense, GRU, LSTM, Conv1D, global pooling only)."""
-    import tf_keras
-    layers = [tf_keras.layers.InputLayer(input_shape=model.input_shape[1:])]
-    for layer in model.layers:
-        c = layer.get_config()
-        kind = type(layer).__name__
-        if kind == "Dense":
-            layers.append(tf_keras.layers.Dense(c["units"], activation=c["activation"], use_bias=c["use_bias"]))
-        elif kind == "GRU":
-            layers.append(tf_keras.layers.GRU(c["units"], activation=c["activation"],
-                                              recurrent_activation=c["recurrent_activation"],
-                                              reset_after=c["reset_after"], return_sequences=c["return_sequences"]))
-        elif kind == "LSTM":
-            layers.append(tf_keras.layers.LSTM(c["units"], activation=c["activation"],
-                                               recurrent_activation=c["recurrent_activation"],
-                                               return_sequences=c["return_sequences"]))
-        else:
-            raise SystemExit(f"export_bench_forms: no tf_keras twin for layer {kind}")
-    twin = tf_keras.Sequential(layers)
-    twin.set_weights(model.get_weights())
-    return twin
-
-
-def to_onnx(model, path, use_twin):
+def to_onnx(model, path):
     import tensorflow as tf
     import tf2onnx
-    m = tf_keras_twin(model) if use_twin else model
     spec = tf.TensorSpec((None,) + tuple(model.input_shape[1:]), tf.float32, name="x")
-    fn = tf.function(lambda x: m(x, training=False), input_signature=[spec])
+    fn = tf.function(lambda x: model(x, training=False), input_signature=[spec])
     tf2onnx.convert.from_function(fn, input_signature=[spec], opset=15, output_path=path)
 
 
@@ -103,8 +77,7 @@ def main():
         served = tf.saved_model.load(os.path.join(out, "savedmodel")).signatures["serving_default"]
         check(f"{name} savedmodel", np.asarray(list(served(tf.constant(x)).values())[0]), want)
 
-        is_gru = any(type(l).__name__ == "GRU" for l in model.layers)
-        to_onnx(model, os.path.join(out, "model.onnx"), use_twin=is_gru)
+        to_onnx(model, os.path.join(out, "model.onnx"))
         sess = ort.InferenceSession(os.path.join(out, "model.onnx"), providers=["CPUExecutionProvider"])
         check(f"{name} onnx", sess.run(None, {sess.get_inputs()[0].name: x})[0], want)
 
@@ -118,7 +91,7 @@ def main():
             interp.invoke()
             rows.append(interp.get_tensor(outp["index"])[0])
         check(f"{name} keras3.tflite", np.stack(rows), want)
-        written[name] = {"savedmodel": "savedmodel", "onnx": "model.onnx", "onnx_from": "tf_keras" if is_gru else "keras3",
+        written[name] = {"savedmodel": "savedmodel", "onnx": "model.onnx", "onnx_from": "keras3",
                          "keras3_tflite": "keras3.tflite"}
         print(f"export_bench_forms: {name}: savedmodel, onnx, keras3.tflite", file=sys.stderr)
     with open(os.path.join(args.out, "forms.json"), "w") as f:

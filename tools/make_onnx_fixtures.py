@@ -141,6 +141,23 @@ def k_gru_reset_before(K, T):
     return K.Sequential([K.Input((T, 3)), L.GRU(4, reset_after=False)])
 
 
+def k_gru_reset_before_stacked(K, T):
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.GRU(4, reset_after=False, return_sequences=True),
+                         L.GRU(3, reset_after=False), L.Dense(2)])
+
+
+def k_gru_no_bias_seq(K, T):  # the last layer returns its sequence: the model output is [T, units]
+    L = K.layers
+    return K.Sequential([K.Input((T, 4)), L.GRU(5, use_bias=False, return_sequences=True),
+                         L.GRU(3, return_sequences=True)])
+
+
+def k_simple_rnn(K, T):
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.SimpleRNN(4)])
+
+
 def k_activations_extra(K, T):
     L = K.layers
     x = K.Input((6,))
@@ -193,6 +210,14 @@ def tf2onnx_cases() -> list[Case]:
         Case("lstm_seq_k2", "k2", k_lstm_seq, T=5),
         Case("lstm_variable_length_k3", "k3", k_lstm_stacked, window=7, stream=True),
         Case("gru_stacked_k2", "k2", k_gru_stacked, T=6, stream=True),
+        # Keras 3 GRUs (and tf_keras ones without reset_after) become ONNX Loops over the
+        # converted tf.while body; the importer lifts them onto the engine's GRU.
+        Case("gru_loop_k3", "k3", k_gru_stacked, T=6, stream=True),
+        Case("gru_loop_reset_before_k3", "k3", k_gru_reset_before_stacked, T=7, stream=True),
+        Case("gru_loop_reset_before_k2", "k2", k_gru_reset_before, T=5, stream=True),
+        Case("gru_loop_no_bias_seq_k3", "k3", k_gru_no_bias_seq, T=5),
+        Case("gru_loop_one_step_k3", "k3", k_gru_stacked, T=1, stream=True),
+        Case("gru_loop_variable_length_k3", "k3", k_gru_stacked, window=8, stream=True),
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
         Case("activations_extra_k3", "k3", k_activations_extra),
         Case("conv_causal_k3", "k3", k_conv_causal, T=10),
@@ -202,8 +227,7 @@ def tf2onnx_cases() -> list[Case]:
 
 def tf2onnx_unsupported() -> list[Case]:
     return [
-        Case("gru_k3_loop", "k3", k_gru_stacked, T=6, expect_error=["Loop", "control flow"]),
-        Case("gru_reset_before_k2_loop", "k2", k_gru_reset_before, T=5, expect_error=["Loop", "control flow"]),
+        Case("simple_rnn_k3_loop", "k3", k_simple_rnn, T=6, expect_error=["(Loop)", "not a Keras GRU"]),
         Case("gelu_k3_erfc", "k3", k_gelu, expect_error=["(Erfc)", "operator Erfc is not supported"]),
     ]
 

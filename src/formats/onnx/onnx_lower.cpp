@@ -300,10 +300,8 @@ Value Lowerer::lower_output(const onnx::NodeProto& n, int out) {
       lower_conv_op(*this, n, out, result) || lower_rnn_op(*this, n, out, result)) {
     return result;
   }
-  if (op == "Loop" || op == "Scan" || op == "If") {
-    fail(n, "control flow is not supported (tf2onnx writes a Loop for a Keras 3 GRU and for layers it "
-            "could not rewrite into an ONNX LSTM/GRU)");
-  }
+  if (op == "Loop") return lower_gru_loop(*this, n, out);
+  if (op == "Scan" || op == "If") fail(n, "control flow other than a recurrent layer's Loop is not supported");
   fail(n, "operator " + op + " is not supported");
 }
 

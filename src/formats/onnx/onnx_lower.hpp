@@ -126,6 +126,12 @@ bool match_batch_stats_norm(Lowerer& L, const onnx::NodeProto& n, Value& result)
 // without return_sequences. Anything else is refused.
 Value take_last_step(Lowerer& L, const onnx::NodeProto& n);                         // onnx_ops_rnn.cpp
 
+// X ([T, batch, I] for layout 0, [batch, T, I] for layout 1) as the engine's [T, I] sequence a
+// recurrent layer takes; fails naming `n` when X is not in that layout.
+Value rnn_sequence(Lowerer& L, const onnx::NodeProto& n, const Value& x, int layout, int I);  // onnx_ops_rnn.cpp
+// Output `out` of a Loop that is tf2onnx's form of a Keras GRU, else fails saying why.
+Value lower_gru_loop(Lowerer& L, const onnx::NodeProto& n, int out);                 // onnx_loop_gru.cpp
+
 // Merges bias adds and scalings into their producers, fuses activations, drops dead nodes.
 void simplify_graph(Graph& g);  // onnx_simplify.cpp
 

@@ -57,9 +57,10 @@ int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector
   return static_cast<int>(H);
 }
 
+}  // namespace
+
 // X must be [T, batch, I] (layout 0) or [batch, T, I] (layout 1) over an engine [T, I] tensor.
-Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
-  const Value& x = L.runtime(n, 0);
+Value rnn_sequence(Lowerer& L, const onnx::NodeProto& n, const Value& x, int layout, int I) {
   const int t_axis = layout == 0 ? 0 : 1, b_axis = layout == 0 ? 1 : 0;
   // A one-step window ([1, batch, I]) arrives as an engine [I] tensor, its time axis a unit
   // axis like the batch: the recurrent layer needs the [1, I] sequence back.
@@ -87,6 +88,12 @@ Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
   }
   if (L.eshape(x.node)[1] != I) L.fail(n, "W's input size does not match X's features");
   return x;
+}
+
+namespace {
+
+Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
+  return rnn_sequence(L, n, L.runtime(n, 0), layout, I);
 }
 
 // ONNX packs gate blocks of H rows; `order[g]` is the ONNX block of engine gate g. Returns the
