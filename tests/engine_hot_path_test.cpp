@@ -222,6 +222,34 @@ TEST(HotPath, RunRowsNeverAllocatesLocksOrMakesSyscalls) {
   }
 }
 
+// Incremental window updates: windows sliding one row per run (every slide, and the copies back
+// to the top of each kept tensor's room every T slides), then a window that did not slide.
+TEST(HotPath, IncrementalSlidesNeverAllocateLockOrMakeSyscalls) {
+  const std::string root = ::tickinfer::test::source_dir();
+  for (const std::string m : {root + "/bench/book_models/deeplob/model.keras", root + "/tests/fixtures/deeplob_tiny_k3/model.keras",
+                              root + "/tests/fixtures/conv2d_k3/model.keras"}) {
+    CompileOptions opt;
+    opt.incremental = true;
+    Plan plan = compile(Model::load(m), opt);
+    const size_t T = static_cast<size_t>(plan.input_shape(0)[0]), row = plan.input_size(0) / T;
+    std::vector<float> seq((T + 400) * row), y(plan.output_size(0));
+    for (size_t k = 0; k < seq.size(); ++k) seq[k] = static_cast<float>((k * 2654435761u) % 1000) / 500.0f - 1.0f;
+    const auto window = [&](size_t start) { plan.run(seq.data() + start * row, y.data()); };
+    window(0);  // the first (whole) run outside the counted region
+    g_allocs = 0;
+    g_locks = 0;
+    g_counting = true;
+    for (size_t i = 1; i <= 250; ++i) window(i);
+    window(7);
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << m;
+    EXPECT_EQ(g_locks.load(), 0) << m;
+    EXPECT_TRUE(runs_without_syscalls([&] {
+      for (size_t i = 251; i <= 400; ++i) window(i);
+    })) << m;
+  }
+}
+
 TEST(HotPath, RunMakesNoSyscalls) {
   std::vector<Subject> subjects = make_subjects();
   EXPECT_TRUE(runs_without_syscalls([&] {

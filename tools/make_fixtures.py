@@ -17,7 +17,7 @@ model, so the outputs describe exactly what the file says.
 
 Reference evaluation: `model(x[i:i+1], training=False)` row by row (batch size 1), which matches
 the engine's per-row runs. Layout written under DIR:
-  DIR/manifest.json, DIR/<case>/{model.keras|model.h5, in*.npy, out*.npy[, stream_*.npy]},
+  DIR/manifest.json, DIR/<case>/{model.keras|model.h5, in*.npy, out*.npy[, stream_*.npy, slide_*.npy]},
   DIR/unsupported/<case>/model.* (models the engine must reject with a named error).
 
 Tolerance (per case, in the manifest): rtol is 1e-5. atol is an absolute floor for outputs that
@@ -113,6 +113,7 @@ class Case:
     stream_T: int | None = None  # prefix count for stream fixtures (default T)
     window: int | None = None  # T is None (variable length): the window the inputs use
     expect_error: list = field(default_factory=list)  # unsupported cases only
+    slide: int = 0  # > 0: a sliding-window fixture of slide + 1 windows (incremental updates)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -608,25 +609,26 @@ def test_cases() -> list[Case]:
         *both("conv1d", b_conv1d, T=16),
         *both("conv1d_same_dilated", b_conv1d_same_dilated, T=9),
         *both("conv1d_bn", b_conv1d_bn, T=12),
-        *both("conv2d", b_conv2d, T=10),
+        *both("conv2d", b_conv2d, T=10, slide=12),
         *both("conv2d_wide", b_conv2d_wide, T=9),
-        *both("pool2d", b_pool2d, T=7),
-        *both("depthwise", b_depthwise, T=8),
-        Case("deeplob_tiny_k3", "keras3", deeplob(conv=8, inception=6, lstm=6, levels=4), T=12),
+        *both("pool2d", b_pool2d, T=7, slide=12),
+        *both("depthwise", b_depthwise, T=8, slide=12),
+        Case("deeplob_tiny_k3", "keras3", deeplob(conv=8, inception=6, lstm=6, levels=4), T=12, slide=16),
         Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
         *both("attention", b_attention, T=7),
         Case("attention_long_k3", "keras3", b_attention_long, T=37),
         *both("layout", b_layout, T=6),
         Case("array_operations_k3", "keras3", b_array_operations, T=5),
         *both("transformer_encoder", transformer_encoder(heads=2, key_dim=4, ff=8, blocks=2), T=9),
-        Case("translob_tiny_k3", "keras3", translob(levels=2, filters=6, heads=3, key_dim=2, ff=12, dense=8), T=10),
+        Case("translob_tiny_k3", "keras3", translob(levels=2, filters=6, heads=3, key_dim=2, ff=12, dense=8), T=10,
+             slide=12),
         *both("pooling", b_pooling, T=17),
         *both("global_pool_keepdims", b_global_pool_keepdims, T=7),
         *both("reshape", b_reshape),
         *both("merge_two_in_two_out", b_merge_two_in_two_out),
         *both("concat_seq", b_concat_seq, T=6),
         *both("shared_branch", b_shared_branch),
-        *both("conv_lstm", b_conv_lstm, T=8),
+        *both("conv_lstm", b_conv_lstm, T=8, slide=12),
     ]
 
 
@@ -844,7 +846,24 @@ def make_case(case: Case, root: Path, rel: str) -> dict:
         entry["outputs"].append(f"{rel}/out{i}.npy")
     if case.stream:
         entry["stream"] = make_stream(case, loaded, weights, in_rng, case_dir, rel, atol)
+    if case.slide:
+        entry["slide"] = make_slide(case, loaded, in_rng, case_dir, rel, atol)
     return entry
+
+
+def make_slide(case, loaded, rng, case_dir, rel, atol) -> dict:
+    """slide_out[n, w] = Keras on the window x[n, w:w+T] of one sequence: the windows a feed that
+    appends one snapshot per event gives a window model (what incremental updates must match)."""
+    T = case.window or case.T
+    feat = tuple(loaded.inputs[0].shape)[2:]
+    x = make_input(rng, (T + case.slide,) + feat, case.large)[[0, 7]]  # a normal and a mixed sequence
+    windows = np.stack([x[:, w:w + T] for w in range(case.slide + 1)], axis=1)  # [2, S + 1, T, ...]
+    out = run_rows(loaded, [windows.reshape((-1,) + windows.shape[2:])])[0]
+    out = out.reshape((x.shape[0], case.slide + 1) + out.shape[1:])
+    save_npy(case_dir / "slide_in.npy", x)
+    save_npy(case_dir / "slide_out.npy", out)
+    s_atol = max(atol, 1e-6 * float(np.abs(out).max()))
+    return {"inputs": f"{rel}/slide_in.npy", "outputs": f"{rel}/slide_out.npy", "atol": float(f"{s_atol:.3g}")}
 
 
 def make_stream(case, loaded, weights, rng, case_dir, rel, atol) -> dict:
@@ -946,6 +965,10 @@ def check(dir_: Path) -> int:
                 s, t = c["stream"], n["stream"]
                 pairs += [("stream_in", s["inputs"], t["inputs"], 0.0, 0.0),
                           ("stream_out", s["outputs"], t["outputs"], c["rtol"], s["atol"])]
+            if c.get("slide"):
+                s, t = c["slide"], n["slide"]
+                pairs += [("slide_in", s["inputs"], t["inputs"], 0.0, 0.0),
+                          ("slide_out", s["outputs"], t["outputs"], c["rtol"], s["atol"])]
             for what, a, b, rtol, atol in pairs:
                 ok &= compare_arrays(c["name"], what, dir_ / a, fresh / b, rtol, atol)
     print("check:", "PASS" if ok else "FAIL")

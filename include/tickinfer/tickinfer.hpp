@@ -128,6 +128,14 @@ struct CompileOptions {
   // Window mode only: the sequence length to use for an input saved with an unknown (None)
   // time dimension. 0 means the model must fix it.
   int window_length = 0;
+  // Window mode only: incremental window updates. When a run's window is the previous run's moved
+  // by one time step (its rows 0..T-2 equal the previous rows 1..T-1, compared bit for bit; the
+  // caller passes the whole window as always), the layers with a bounded receptive field in time
+  // (convolutions and pooling along time, per-row layers) recompute only the rows the move
+  // changes and reuse the rest; what follows (a recurrent layer, attention, a Flatten) runs
+  // whole. Any other window runs whole. Outputs equal the whole run's to float rounding
+  // (docs/incremental.md). The plan keeps those layers' outputs between runs (a larger arena).
+  bool incremental = false;
   // Where the plan runs: "" or "cpu" (the CPU plans), "cuda" or "cuda:N" (a resident kernel on
   // that GPU; Keras-graph LSTM stacks with a Dense head, see docs/gpu.md). Anything the device
   // cannot run is an Error at compile time, never a silent CPU fallback.

@@ -35,19 +35,36 @@ struct PreparedInputs {
   std::vector<const float*> pointers;
 };
 
-PreparedInputs prepare_inputs(const Plan& plan, uint64_t seed) {
+// slide: set k of input i is rows k .. k + T - 1 of one sequence whose rows repeat with period
+// kInputSets, so every set (the last into the first too) is the previous one moved by one row:
+// what a window model sees from a feed that appends a snapshot per event.
+PreparedInputs prepare_inputs(const Plan& plan, uint64_t seed, bool slide) {
   PreparedInputs p;
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   p.storage.resize(plan.num_inputs());
+  std::vector<size_t> stride(plan.num_inputs());
   for (size_t i = 0; i < plan.num_inputs(); ++i) {
-    p.storage[i].resize(kInputSets * plan.input_size(i));
-    for (float& v : p.storage[i]) v = normal(rng);
+    const Shape& s = plan.input_shape(i);
+    if (!slide) {
+      stride[i] = plan.input_size(i);
+      p.storage[i].resize(kInputSets * stride[i]);
+      for (float& v : p.storage[i]) v = normal(rng);
+      continue;
+    }
+    if (plan.mode() != RecurrentMode::Window || s.size() < 2 || s[0] < 2) {
+      throw UsageError("option '--slide': input " + std::to_string(i) + " is not a window of time steps ([T, ...], T >= 2)");
+    }
+    stride[i] = plan.input_size(i) / static_cast<size_t>(s[0]);  // one row
+    const size_t period = kInputSets * stride[i];
+    p.storage[i].resize(period + plan.input_size(i));
+    for (size_t k = 0; k < period; ++k) p.storage[i][k] = normal(rng);
+    for (size_t k = period; k < p.storage[i].size(); ++k) p.storage[i][k] = p.storage[i][k - period];
   }
   p.pointers.resize(kInputSets * plan.num_inputs());
   for (size_t k = 0; k < kInputSets; ++k) {
     for (size_t i = 0; i < plan.num_inputs(); ++i) {
-      p.pointers[k * plan.num_inputs() + i] = p.storage[i].data() + k * plan.input_size(i);
+      p.pointers[k * plan.num_inputs() + i] = p.storage[i].data() + k * stride[i];
     }
   }
   return p;
@@ -111,6 +128,8 @@ ArgParser bench_parser() {
            "auto");
   p.option("seed", "N", "seed for the random inputs", "1");
   p.option("rows", "N", "time Plan::run_rows on N inputs per call (feed-forward models; 1: Plan::run)", "1");
+  p.flag("slide", "window mode: each run's window is the previous one moved by one row (one sequence, as a feed "
+                  "appending a snapshot per event gives it); with --incremental, the incremental update's latency");
   p.flag("json", "print one JSON object instead of text");
   p.flag("floor", "also report FLOPs, weight bytes and the compute floor at --peak-gflops");
   p.option("peak-gflops", "G", "peak fp32 GFLOP/s of one core for --floor", "215");
@@ -140,7 +159,8 @@ int run_bench(const ArgParser& args) {
   print_load_warnings(model, path);
   Plan plan = compile(model, options);
   if (cfg.rows > 1) plan.reserve_rows(cfg.rows);  // an Error names the layer that is not row-wise
-  const PreparedInputs inputs = prepare_inputs(plan, seed);
+  if (args.flag_set("slide") && cfg.rows > 1) throw UsageError("options '--slide' and '--rows' do not combine");
+  const PreparedInputs inputs = prepare_inputs(plan, seed, args.flag_set("slide"));
   std::vector<std::vector<float>> output_storage(plan.num_outputs());
   std::vector<float*> outputs(plan.num_outputs());
   for (size_t o = 0; o < outputs.size(); ++o) {
@@ -193,6 +213,8 @@ int run_bench(const ArgParser& args) {
     j["input_sets"] = kInputSets;
     j["seed"] = seed;
     j["rows"] = cfg.rows;
+    j["slide"] = args.flag_set("slide");
+    j["incremental"] = options.incremental;
     if (args.flag_set("floor")) {
       j["flops"] = flops;
       j["weight_bytes"] = weight_bytes;
@@ -206,7 +228,9 @@ int run_bench(const ArgParser& args) {
     return 0;
   }
   std::printf("model    %s\n", path.c_str());
-  std::printf("plan     mode %s, isa %s\n", mode_name(plan.mode()), plan.isa());
+  std::printf("plan     mode %s%s, isa %s\n", mode_name(plan.mode()), options.incremental ? " (incremental)" : "",
+              plan.isa());
+  if (args.flag_set("slide")) std::printf("inputs   windows sliding one row per run\n");
   std::printf("cpu      %s (%s)\n", cpu.c_str(),
               pinned_cpu >= 0 ? ("pinned to cpu " + std::to_string(pinned_cpu)).c_str() : "not pinned");
   std::printf("timer    %s; overhead %s ns per read pair, included below (not subtracted)\n",

@@ -10,6 +10,9 @@ void declare_plan_options(ArgParser& parser) {
                 "window: each run takes a whole [T, features] window; stream: one tick per run, "
                 "recurrent state carried over",
                 "window");
+  parser.flag("incremental",
+              "window mode: when a window is the previous one moved by one row, convolutions and per-row layers "
+              "recompute only the rows that change (docs/incremental.md)");
   parser.option("isa", "scalar|portable|avx2|avx512",
                 "force a kernel set (default: the fastest the CPU supports, or $TICKINFER_ISA)");
   parser.option("sparse", "auto|off|on",
@@ -57,6 +60,10 @@ CompileOptions plan_options(const ArgParser& args) {
     options.mode = RecurrentMode::Stream;
   } else {
     throw UsageError("option '--mode': unknown mode '" + mode + "' (window or stream)");
+  }
+  options.incremental = args.flag_set("incremental");
+  if (options.incremental && options.mode != RecurrentMode::Window) {
+    throw UsageError("option '--incremental' is for window mode (stream mode updates per step already)");
   }
   if (args.given("isa")) {
     const std::string& isa = args.value("isa");

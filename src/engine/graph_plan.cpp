@@ -11,8 +11,10 @@ GraphPlan::GraphPlan(std::shared_ptr<const PlanLayout> layout, std::shared_ptr<c
     : layout_(std::move(layout)),
       weights_(std::move(weights)),
       arena_(std::max<size_t>(layout_->arena_floats, 1)),
-      bufs_(1 + layout_->input_shapes.size(), nullptr) {
+      bufs_(1 + layout_->input_shapes.size() + layout_->kept.size(), nullptr),
+      kept_start_(layout_->kept.size(), 0) {
   bufs_[0] = arena_.data();
+  for (size_t k = 0; k < layout_->kept.size(); ++k) bufs_[1 + layout_->input_shapes.size() + k] = arena_.data() + layout_->kept[k].offset;
 }
 
 std::unique_ptr<PlanBackend> GraphPlan::clone() const { return std::make_unique<GraphPlan>(layout_, weights_); }
@@ -28,12 +30,22 @@ std::string GraphPlan::describe() const {
   const PlanLayout& L = *layout_;
   std::ostringstream os;
   os << "plan: " << L.steps.size() << " steps, kernels " << L.kernels->name << ", mode "
-     << (L.mode == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
+     << (L.mode == RecurrentMode::Stream ? "stream" : L.incremental ? "window, incremental" : "window") << ", arena "
+     << arena_bytes()
      << " B, " << L.flops << " FLOP and " << L.weight_bytes << " weight bytes per run\n";
-  for (const Step& s : L.steps) {
+  for (size_t i = 0; i < L.steps.size(); ++i) {
+    const Step& s = L.steps[i];
     os << "  " << s.ops->name << "  " << s.label;
     s.ops->describe(os, s);
     if (!s.sparse_note.empty()) os << "  [" << s.sparse_note << "]";
+    if (L.incremental) {
+      const IncrementalStep& inc = L.increments[i];
+      if (inc.on) {
+        os << "  [slide: recomputes " << inc.front << " + " << inc.back << " of " << inc.rows << " rows]";
+      } else {
+        os << "  [slide: whole, " << inc.why << "]";
+      }
+    }
     os << '\n';
   }
   return os.str();

@@ -36,7 +36,14 @@ class GraphPlan final : public PlanBackend {
   int64_t weight_footprint_bytes() const override;
   std::string describe() const override;
 
+  // Incremental plans: runs that found the window slid by one row and updated incrementally.
+  uint64_t slides() const noexcept { return slides_; }
+
  private:
+  // Whether every sequence input is the previous run's moved by one row; records this run's.
+  bool slid(const float* const* inputs) noexcept;
+  // Moves every kept tensor's slot down one row (copying back to the top when its room runs out).
+  void slide_kept() noexcept;
   // Why the plan cannot run rows ("" when it can), and the widest step output it needs room for.
   std::string why_not_row_wise(size_t& width) const;
   // run_rows for rows <= max_rows_ (> 0): the step chain through the two ping-pong buffers.
@@ -46,10 +53,13 @@ class GraphPlan final : public PlanBackend {
   std::shared_ptr<const PlanLayout> layout_;
   std::shared_ptr<const PackedWeights> weights_;
   AlignedBuffer arena_;
-  std::vector<float*> bufs_;  // [arena, input 0, input 1, ...]; sized at construction
+  std::vector<float*> bufs_;  // [arena, input 0, input 1, ..., kept tensors]; sized at construction
+  std::vector<uint32_t> kept_start_;  // incremental: the row each kept tensor's slot starts at
   // run_rows: two ping-pong buffers of max_rows_ x the widest step output (reserve_rows).
   AlignedBuffer rows_buf_[2];
   int max_rows_ = 0;
+  bool primed_ = false;  // incremental: the arena holds the previous window's rows
+  uint64_t slides_ = 0;
 };
 
 // Compiles a validated Keras graph for `options` (engine/graph_plan_compile.cpp). Throws

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "engine/graph_plan.hpp"
+#include "engine/incremental_steps.hpp"
 #include "engine/lowering/lowered_graph.hpp"
 #include "engine/sparse_choice.hpp"
 #include "engine/steps/step_ops.hpp"
@@ -48,12 +49,22 @@ class CpuPass {
     L_.kernels = &ks;
     L_.input_shapes = g.input_shapes;
     L_.output_shapes = g.output_shapes;
+    if (opt.incremental) {
+      ups_ = plan_row_updates(g);
+      time_rows_ = tensor_time_rows(g, ups_);
+      L_.incremental = true;
+    }
   }
 
   PlanLayout run() {
     place_tensors();
     for (size_t i = 0; i < g_.ops.size(); ++i) L_.steps.push_back(emit(g_.ops[i], i));
     for (int t : g_.outputs) L_.outputs.push_back(ref(t));
+    if (L_.incremental) {
+      for (size_t i = 0; i < g_.ops.size(); ++i) {
+        L_.increments.push_back(make_increment(L_.steps[i], g_.ops[i], ups_[i], g_, time_rows_));
+      }
+    }
     count_cost(L_);
     return std::move(L_);
   }
@@ -73,10 +84,23 @@ class CpuPass {
       states += arena_align_up(static_cast<size_t>(floats) * sizeof(float)) / sizeof(float);
     }
     std::vector<ArenaLifetime> lives;
+    const int end = static_cast<int>(g_.ops.size());
+    std::vector<bool> kept(g_.tensors.size(), false);  // incremental: rows reused by the next run
+    for (size_t i = 0; i < ups_.size(); ++i) {
+      if (ups_[i].on) kept[static_cast<size_t>(g_.ops[i].out)] = true;
+    }
+    kept_slot_.assign(g_.tensors.size(), -1);
     for (size_t t = 0; t < g_.tensors.size(); ++t) {
       const LoweredTensor& tensor = g_.tensors[t];
       if (tensor.input >= 0) continue;  // the caller's buffer
-      lives.push_back({static_cast<int>(t), tensor.first, tensor.last, static_cast<size_t>(tensor.floats) * sizeof(float), 0});
+      size_t bytes = static_cast<size_t>(tensor.floats) * sizeof(float);
+      if (kept[t]) {
+        kept_slot_[t] = static_cast<int>(L_.kept.size());
+        const uint32_t rows = static_cast<uint32_t>(time_rows_[t]);
+        L_.kept.push_back({0, static_cast<uint32_t>(tensor.floats / rows), rows, 2 * rows});
+        bytes *= 2;
+      }
+      lives.push_back({static_cast<int>(t), kept[t] ? 0 : tensor.first, kept[t] ? end : tensor.last, bytes, 0});
     }
     const int scratch_ids = static_cast<int>(g_.tensors.size());
     for (size_t i = 0; i < g_.ops.size(); ++i) {
@@ -84,14 +108,30 @@ class CpuPass {
       const int at = static_cast<int>(i);
       if (floats > 0) lives.push_back({scratch_ids + at, at, at, static_cast<size_t>(floats) * sizeof(float), 0});
     }
+    // Incremental: each sequence input's previous window, to recognise a slide.
+    const int history_ids = scratch_ids + end;
+    if (L_.incremental) {
+      for (size_t t = 0; t < g_.tensors.size(); ++t) {
+        const LoweredTensor& x = g_.tensors[t];
+        if (x.input < 0) continue;
+        if (time_rows_[t] == 0) continue;  // not a sequence: what reads it runs whole
+        L_.histories.push_back({static_cast<uint32_t>(x.input), 0, static_cast<uint32_t>(x.floats / time_rows_[t]),
+                                static_cast<uint32_t>(time_rows_[t])});
+        lives.push_back({history_ids + static_cast<int>(L_.histories.size()) - 1, 0, end,
+                         static_cast<size_t>(x.floats) * sizeof(float), 0});
+      }
+    }
     const size_t bytes = plan_arena(lives, /*reuse=*/true);
     offset_.assign(g_.tensors.size(), 0);
     for (const ArenaLifetime& l : lives) {
       const uint32_t at = static_cast<uint32_t>(states + l.offset / sizeof(float));
-      if (l.id >= scratch_ids) {
+      if (l.id >= history_ids) {
+        L_.histories[static_cast<size_t>(l.id - history_ids)].prev = at;
+      } else if (l.id >= scratch_ids) {
         scratch_[static_cast<size_t>(l.id - scratch_ids)] = at;
       } else {
         offset_[static_cast<size_t>(l.id)] = at;
+        if (kept_slot_[static_cast<size_t>(l.id)] >= 0) L_.kept[static_cast<size_t>(kept_slot_[static_cast<size_t>(l.id)])].offset = at;
       }
     }
     L_.arena_floats = states + bytes / sizeof(float);
@@ -100,6 +140,9 @@ class CpuPass {
   TensorRef ref(int t) const {
     const LoweredTensor& tensor = g_.tensors[t];
     if (tensor.input >= 0) return TensorRef{static_cast<uint32_t>(1 + tensor.input), 0};
+    if (!kept_slot_.empty() && kept_slot_[t] >= 0) {
+      return TensorRef{static_cast<uint32_t>(1 + g_.input_shapes.size() + kept_slot_[t]), 0};
+    }
     return TensorRef{0, offset_[t]};
   }
 
@@ -126,7 +169,7 @@ class CpuPass {
     if (!op.recurrent_kernel.empty()) s.recurrent_kernel = pack(pw_, op.recurrent_kernel);
     if (!op.recurrent_kernel_h.empty()) s.recurrent_kernel_h = pack(pw_, op.recurrent_kernel_h);
     s.ops = &step_ops(op.kind);
-    if (s.ops->sparse_kernel) s.sparse_kernel = sparse_form(op.kernel, s.kernel, op.kernel_name, s.sparse_note);
+    if (s.ops->sparse_kernel && !op.kernel.empty()) s.sparse_kernel = sparse_form(op.kernel, s.kernel, op.kernel_name, s.sparse_note);
     if (s.ops->sparse_recurrent) {
       s.sparse_recurrent = sparse_form(op.recurrent_kernel, s.recurrent_kernel, "recurrent_kernel", s.sparse_note);
     }
@@ -139,6 +182,9 @@ class CpuPass {
   PlanLayout L_;
   std::vector<uint32_t> offset_;   // tensor -> arena offset (floats)
   std::vector<uint32_t> state_, scratch_;  // op -> arena offsets
+  std::vector<RowUpdate> ups_;   // incremental: per op
+  std::vector<int> time_rows_;   // incremental: per tensor
+  std::vector<int> kept_slot_;   // incremental: tensor -> KeptTensor index, or -1
 };
 
 }  // namespace

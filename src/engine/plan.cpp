@@ -46,6 +46,10 @@ Plan Plan::clone() const { return Plan(impl_->clone()); }
 
 Plan compile(const Model& model, const CompileOptions& options) {
   const int device = engine::cuda_device_index(options.device);
+  if (options.incremental && options.mode != RecurrentMode::Window) {
+    throw Error("incremental window updates are a window-mode option (stream mode updates per step already)");
+  }
+  if (options.incremental && device >= 0) throw Error("--device cuda: incremental window updates run on the CPU plans");
   if (device < 0) return Plan(model.source_->compile(options));
   if (model.program())
     throw Error("--device cuda: model '" + model.graph().name +

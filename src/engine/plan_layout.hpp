@@ -17,8 +17,8 @@
 
 namespace tickinfer::engine {
 
-// Where a tensor lives: buffer 0 is the plan's arena, buffer 1 + i is the caller's input i.
-// offset is in floats.
+// Where a tensor lives: buffer 0 is the plan's arena, buffer 1 + i is the caller's input i, and
+// in incremental plans each kept tensor has a slot after those (KeptTensor). offset is in floats.
 struct TensorRef {
   uint32_t buf = 0;
   uint32_t offset = 0;
@@ -70,8 +70,37 @@ struct PackedWeights {
   }
 };
 
+// Incremental window updates (CompileOptions::incremental, engine/lowering/incremental_rows.hpp):
+// what a step does when the window slid by one row since the last run.
+struct IncrementalStep {
+  bool on = false;           // else: step runs whole; `why` says why
+  std::string why;
+  int rows = 0, front = 0, back = 0;
+  Step front_step, back_step;  // the step restricted to its first `front` / last `back` rows
+};
+
+// A tensor an incremental plan keeps between runs. It has its own buffer slot (after the
+// caller's inputs) in 2 x rows of room: a slide moves the slot's start down one row, so row t
+// is where row t + 1 was, and only when the room runs out are the rows copied back to the top
+// (one copy per `rows` slides).
+struct KeptTensor {
+  uint32_t offset = 0;        // arena offset of its room (floats)
+  uint32_t row_floats = 0, rows = 0, room_rows = 0;
+};
+
+// A caller input's previous window, kept to recognise a slide.
+struct InputHistory {
+  uint32_t input = 0;        // caller input index
+  uint32_t prev = 0;         // arena offset of its copy
+  uint32_t row_floats = 0, rows = 0;
+};
+
 struct PlanLayout {
   std::vector<Step> steps;
+  bool incremental = false;
+  std::vector<IncrementalStep> increments;  // parallel to steps when incremental
+  std::vector<KeptTensor> kept;             // buffer slot 1 + inputs + i
+  std::vector<InputHistory> histories;
   std::vector<TensorRef> outputs;
   std::vector<Shape> input_shapes, output_shapes;
   std::vector<std::pair<uint32_t, uint32_t>> state_ranges;  // arena (offset, floats) zeroed by reset

@@ -95,6 +95,10 @@ class ProgramSource final : public ModelSource {
   std::vector<TensorInfo> outputs() const override { return tensor_infos(*program_, program_->outputs); }
   ModelStats stats() const override { return program_stats(*program_); }
   std::unique_ptr<PlanBackend> compile(const CompileOptions& options) const override {
+    if (options.incremental) {
+      throw Error("incremental window updates run on graph plans; this model runs as a TFLite tensor program "
+                  "(int8, or ops the graph lift does not take)");
+    }
     return std::make_unique<ProgramPlan>(program_, options);
   }
 

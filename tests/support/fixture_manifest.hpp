@@ -17,6 +17,10 @@ struct FixtureCase {
   std::vector<std::string> inputs, outputs;
   double rtol = 1e-5, atol = 1e-6;
   std::string stream_in, stream_out;  // empty when the case has no stream fixture
+  // A sliding sequence [N, T + S, ...] and Keras on each of its S + 1 windows [N, S + 1, ...]
+  // (incremental window updates); empty when the case has none.
+  std::string slide_in, slide_out;
+  double slide_atol = 1e-6;
   int window_length = 0;  // set when the model's time axis is None (variable length)
 };
 
@@ -45,6 +49,11 @@ inline std::vector<FixtureCase> load_manifest(const std::string& dir) {
     if (c.contains("stream") && c["stream"].is_object()) {
       fc.stream_in = dir + "/" + c["stream"].at("inputs").get<std::string>();
       fc.stream_out = dir + "/" + c["stream"].at("outputs").get<std::string>();
+    }
+    if (c.contains("slide") && c["slide"].is_object()) {
+      fc.slide_in = dir + "/" + c["slide"].at("inputs").get<std::string>();
+      fc.slide_out = dir + "/" + c["slide"].at("outputs").get<std::string>();
+      fc.slide_atol = c["slide"].value("atol", 1e-6);
     }
     out.push_back(std::move(fc));
   }

@@ -337,7 +337,14 @@ class Lowering {
     // so a window of T <= cell_clip steps never reaches it.
     const bool bounded = n.recurrent_activation.kind == ActKind::Sigmoid && n.activation.kind == ActKind::Tanh;
     op.cell_clip = window && bounded && T <= n.cell_clip ? 0.0f : n.cell_clip;
-    if (window) {
+    if (window && opt_.incremental) {
+      // Incremental windows: x W + b as its own Dense over the rows, which a slide updates in
+      // the rows that changed (incremental_rows.hpp); the LSTM reads those projections.
+      op.in = add_projection(n, "input_projection", op.in, T, matrix(n.weights[0].data, in, 4 * u), std::move(op.bias));
+      op.bias.clear();
+      op.projected = true;
+      op.recurrent_kernel = matrix(n.weights[1].data, u, 4 * u);
+    } else if (window) {
       // x W + b for all T steps first (W is small and stays in cache), then only h U per step,
       // which is the serial part.
       op.kernel = matrix(n.weights[0].data, in, 4 * u);

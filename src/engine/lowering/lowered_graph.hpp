@@ -33,7 +33,7 @@ enum class StepKind : uint8_t {
   Affine,        // rows x (in * scale + shift) over out_width (unfolded BatchNorm)
   LayerNorm,     // rows x layer_norm over out_width
   Lstm,          // stream mode: one step over [x | h] with stacked [W; U]
-  LstmWindow,    // window mode: input projection for all steps, then h U per step
+  LstmWindow,    // window mode: input projection for all steps (or read, `projected`), then h U per step
   Gru,           // reset_after = true
   GruClassic,    // reset_after = false
   Conv1D,
@@ -93,6 +93,7 @@ struct OpParams {
   float cell_clip = 0;                  // Lstm/LstmWindow: clip c to +-cell_clip per step (0 = none)
   bool return_sequences = false;
   bool zero_state = true;               // window mode: recurrent state starts at zero each run
+  bool projected = false;               // LstmWindow: `in` holds x W + b per step ([T, 4n]), no kernel
   ActivationSpec act, rec;
   AttentionParams attention;            // Attention only
   Shape in_shape;                       // Pad, Transpose: the input's shape

@@ -53,7 +53,8 @@ struct InsideRange {
 };
 InsideRange inside_range(int out_len, int in_len, int stride, int pad, int span) {
   // pixel p is inside when p stride - pad >= 0 and p stride - pad + span - 1 < in_len.
-  const int lo = std::min(out_len, (pad + stride - 1) / stride);
+  // A negative pad (a row range of an incremental update starting past the top) starts inside.
+  const int lo = std::min(out_len, std::max(0, (pad + stride - 1) / stride));
   const int last = in_len - span + pad;  // p stride <= last
   const int hi = last < 0 ? 0 : std::min(out_len, last / stride + 1);
   return {lo, std::max(lo, hi)};

@@ -61,6 +61,22 @@ void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
   std::memset(h, 0, sizeof(float) * 2 * u);
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
+  if (s.projected) {
+    // x W + b precomputed in `in` (an incremental plan keeps it between runs): read, never written.
+    float* z = xw;
+    for (int t = 0; t < s.steps; ++t) {
+      const float* xt = x + static_cast<size_t>(t) * 4 * u;
+      if (t > 0) {
+        matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 4 * u, xt, z, -inf, inf);
+      } else {
+        std::memcpy(z, xt, sizeof(float) * 4 * u);
+      }
+      lstm_cell(c, s, z, cell, h, u);
+      if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
+    }
+    if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
+    return;
+  }
   for (int t = 0; t < s.steps; ++t) {
     matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
            xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
@@ -77,7 +93,8 @@ void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
 int64_t lstm_state(const OpParams& p) { return p.in_width + 2 * int64_t{p.out_width}; }  // [x | h | c]
 int64_t lstm_scratch(const OpParams& p) { return 4 * int64_t{p.out_width}; }
 int64_t window_state(const OpParams& p) { return 2 * int64_t{p.out_width}; }           // h, c
-int64_t window_scratch(const OpParams& p) { return int64_t{p.steps} * 4 * p.out_width; }  // every x W + b
+// Every x W + b, or (projected) one step's gates.
+int64_t window_scratch(const OpParams& p) { return (p.projected ? 1 : int64_t{p.steps}) * 4 * p.out_width; }
 
 // Each step needs all recurrent weights after the previous step: read T times.
 StepCost lstm_cost(const Step& s) {
@@ -85,9 +102,10 @@ StepCost lstm_cost(const Step& s) {
   return {T * (k + n) * 4 * n, T * (matrix_floats(s.sparse_kernel, k + n, 4 * n) + 4 * n)};
 }
 
-// From a zero state the first step has no h U: W and b T times, U T - 1 times.
+// From a zero state the first step has no h U: W and b T times, U T - 1 times (projected: the
+// projection is its Dense op's cost).
 StepCost window_cost(const Step& s) {
-  const int64_t k = s.in_width, n = s.out_width, T = s.steps;
+  const int64_t k = s.projected ? 0 : s.in_width, n = s.out_width, T = s.steps;
   return {T * k * 4 * n + (T - 1) * n * 4 * n, T * (k * 4 * n + 4 * n) + (T - 1) * n * 4 * n};
 }
 
