@@ -132,9 +132,9 @@ def agreement(got, want, int8=False):
     return float(excess.max()), float(np.abs(got - want).max())
 
 
-def native_bench(build, model_path, mode, seconds, pin):
+def native_bench(build, model_path, mode, seconds, pin, extra=()):
     cmd = [str(pathlib.Path(build) / "tickinfer"), "bench", str(model_path), "--mode", mode,
-           "--seconds", str(seconds), "--json", "--floor"]
+           "--seconds", str(seconds), "--json", "--floor", *extra]
     if pin is not None:
         cmd += ["--pin", str(pin)]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
@@ -292,6 +292,16 @@ def main():
             row.update(native_bench(build, model_path, mode, args.seconds, args.pin))
             log(f"  native {mode:15s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us")
             results.append(row)
+        if "book_models" in args.suite:
+            # A book model sees a window that moves one snapshot per event: the whole-window plan
+            # and the incremental plan (CompileOptions::incremental) on the same sliding windows.
+            for mode, extra, label in (("window-slide", ["--slide"], "tickinfer native (C++), sliding windows, whole run"),
+                                       ("incremental", ["--slide", "--incremental"],
+                                        "tickinfer native (C++), sliding windows, incremental update")):
+                row = {"model": name, "runtime": "tickinfer_native", "mode": mode, "via": "native", "label": label}
+                row.update(native_bench(build, model_path, "window", args.seconds, args.pin, extra))
+                log(f"  native {mode:15s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us")
+                results.append(row)
         if name in RECURRENT:
             # Python, stream mode: one tick per call; checked against Keras on each prefix of the
             # committed stream fixture when there is one.

@@ -43,7 +43,7 @@ RoundingMode parse_rounding(const std::string& rounding) {
 }
 
 PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length,
-                     const std::string& rounding, const std::string& device) {
+                     const std::string& rounding, const std::string& device, bool incremental) {
   if (window_length < 0) throw Error("compile: window_length must be >= 0, got " + std::to_string(window_length));
   CompileOptions options;
   options.isa = isa;
@@ -51,6 +51,7 @@ PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string
   options.rounding = parse_rounding(rounding);
   options.window_length = window_length;
   options.device = device;
+  options.incremental = incremental;
   Plan plan = [&] {
     nb::gil_scoped_release unlocked;  // packing large weights takes a while; nothing here needs Python
     return compile(m.model, options);
@@ -103,7 +104,7 @@ NB_MODULE(_tickinfer, m) {
       .def_prop_ro("outputs", [](const PyModel& p) { return p.model.outputs(); }, "list[TensorInfo], in order.")
       .def("stats", [](const PyModel& p) { return p.model.stats(); }, "Parameters, FLOPs and weight bytes per layer.")
       .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0, "rounding"_a = "tflite",
-           "device"_a = "cpu",
+           "device"_a = "cpu", "incremental"_a = false,
            "Compiles a Plan.\n\n"
            "isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of\n"
            "'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).\n"
@@ -115,6 +116,8 @@ NB_MODULE(_tickinfer, m) {
            "(a TFLITE_SINGLE_ROUNDING build).\n"
            "device: 'cpu', or 'cuda' / 'cuda:N' for a resident kernel on that GPU (LSTM stacks\n"
            "with a Dense head; anything else raises tickinfer.Error).\n"
+           "incremental: window mode; when a window is the previous one moved by one row,\n"
+           "convolutions and per-row layers recompute only the rows that change (docs/incremental.md).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
       .def("__repr__", [](const PyModel& p) {
         std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";

@@ -261,7 +261,7 @@ class Model:
     def stats(self) -> ModelStats:
         """Parameters, FLOPs and weight bytes per layer."""
 
-    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu') -> Plan:
+    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu', incremental: bool = False) -> Plan:
         """
         Compiles a Plan.
 
@@ -275,6 +275,8 @@ class Model:
         (a TFLITE_SINGLE_ROUNDING build).
         device: 'cpu', or 'cuda' / 'cuda:N' for a resident kernel on that GPU (LSTM stacks
         with a Dense head; anything else raises tickinfer.Error).
+        incremental: window mode; when a window is the previous one moved by one row,
+        convolutions and per-row layers recompute only the rows that change (docs/incremental.md).
         Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).
         """
 
