@@ -393,13 +393,13 @@ def b_array_operations(k, T):
     return k.model(x, k.L.Dense(2)(k.L.GlobalAveragePooling1D()(h)))
 
 
-def transformer_encoder(heads, key_dim, ff, blocks, dropout=0.1):
+def transformer_encoder(heads, key_dim, ff, blocks, dropout=0.1, features=6, dense=16):
     """The keras.io time-series transformer (lob-models facts, 4.4; pre-LN): per block
     x + Dropout(MHA(LN(x), LN(x))), then + Conv1D(d, 1)(Dropout(Conv1D(ff, 1, relu)(LN(.)))), eps
-    1e-6; GlobalAveragePooling1D, Dense(16, relu), Dropout, Dense(3, softmax). dropout > 0 is
+    1e-6; GlobalAveragePooling1D, Dense(dense, relu), Dropout, Dense(3, softmax). dropout > 0 is
     Keras' other attention path (the query scaled before the scores)."""
     def build(k, T):
-        x = k.K.Input((T, 6))
+        x = k.K.Input((T, features))
         h = x
         for _ in range(blocks):
             n = k.L.LayerNormalization(epsilon=1e-6)(h)
@@ -407,10 +407,10 @@ def transformer_encoder(heads, key_dim, ff, blocks, dropout=0.1):
             r = k.L.Add()([h, k.L.Dropout(dropout)(n)])
             n = k.L.LayerNormalization(epsilon=1e-6)(r)
             n = k.L.Conv1D(ff, 1, activation="relu")(n)
-            n = k.L.Conv1D(6, 1)(k.L.Dropout(dropout)(n))
+            n = k.L.Conv1D(features, 1)(k.L.Dropout(dropout)(n))
             h = k.L.Add()([r, n])
         h = k.L.GlobalAveragePooling1D(data_format="channels_last")(h)
-        h = k.L.Dropout(dropout)(k.L.Dense(16, activation="relu")(h))
+        h = k.L.Dropout(dropout)(k.L.Dense(dense, activation="relu")(h))
         return k.model(x, k.L.Dense(3, activation="softmax")(h))
     return build
 
@@ -669,10 +669,16 @@ def book_bench_cases() -> list[Case]:
         # (StatelessRandomUniformV2), which the peers' TFLite conversion refuses and which would
         # make the served model random; predict() computes this same function either way.
         Case("deeplob", "keras3", deeplob(conv=32, inception=64, lstm=64, levels=10, mc_dropout=False), T=100),
+        # The paper's own sizes (16 filters, 32 per Inception branch, LSTM(64); 60,691 parameters).
+        Case("deeplob_small", "keras3", deeplob(conv=16, inception=32, lstm=64, levels=10, mc_dropout=False), T=100),
         # TransLOB's sizes (14 filters and the position channel, so d = 15: 3 heads of 5, feed-forward
         # 60, Dense(64) head, T = 100) with Keras 3 built-ins and operations, its one block applied
         # twice; the output projection is MultiHeadAttention's own (the paper has none).
         Case("translob", "keras3", translob(levels=10, filters=14, heads=3, key_dim=5, ff=60, dense=64), T=100),
+        # A light Transformer encoder over a tick window (the keras.io time-series model, pre-LN,
+        # at inference: dropout 0): 64 ticks of 16 features, 2 blocks of 2 heads of 8, feed-forward 32.
+        Case("tiny_transformer", "keras3",
+             transformer_encoder(heads=2, key_dim=8, ff=32, blocks=2, dropout=0.0, features=16, dense=32), T=64),
     ]
 
 

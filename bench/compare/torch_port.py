@@ -1,18 +1,25 @@
 """The bench-suite Keras models rebuilt as PyTorch modules with the same weights.
 
-Supports the layers the suite uses: Dense, LSTM and GRU (Keras 3 defaults: sigmoid recurrent
-activation, GRU reset_after=True), causal dilated Conv1D, GlobalAveragePooling1D. Weight layout:
+Supports the layers the suites use: Dense, LSTM and GRU (Keras 3 defaults: sigmoid recurrent
+activation, GRU reset_after=True), causal dilated Conv1D, GlobalAveragePooling1D, and for the
+book models (functional graphs: DeepLOB) Conv2D, MaxPooling2D, LeakyReLU, Dropout,
+Concatenate and Reshape. 4-D tensors run channels-first, as a PyTorch user writes a Conv2D
+model (one permute of the input; Concatenate on the channel axis; a Reshape back to
+channels-last only where the graph leaves the image layout). Weight layout:
   Dense  kernel [in, out]                  -> Linear.weight [out, in]
   LSTM   kernel [in, 4u], recurrent [u, 4u], bias [4u]; gates i, f, c, o (torch: i, f, g, o)
   GRU    kernel [in, 3u], recurrent [u, 3u], bias [2, 3u]; gates z, r, h (torch: r, z, n)
   Conv1D kernel [k, in, out]               -> Conv1d.weight [out, in, k], left pad (k-1)*dilation
+  Conv2D kernel [kh, kw, in, out]          -> Conv2d.weight [out, in, kh, kw]; 'same' at stride 1
+         pads (k-1)//2 before and the rest after, as TensorFlow does
 run.py checks the port against Keras on the same inputs before timing it, like every peer.
 """
 import numpy as np
 import torch
 from torch import nn
 
-ACTIVATIONS = {"linear": nn.Identity, "relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh}
+ACTIVATIONS = {"linear": nn.Identity, "relu": nn.ReLU, "sigmoid": nn.Sigmoid, "tanh": nn.Tanh,
+               "softmax": lambda: nn.Softmax(dim=-1)}
 
 
 def _t(a):
@@ -91,7 +98,123 @@ def _port_layer(layer):
     raise ValueError(f"layer {layer.name} ({cls}) has no torch port here")
 
 
+def _pair(v):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v, v)
+
+
+class _Conv2d(nn.Module):  # NCHW in and out; TensorFlow's 'same' split of the padding
+    def __init__(self, conv, pads, act):
+        super().__init__()
+        self.conv, self.pads, self.act = conv, pads, act
+
+    def forward(self, x):
+        if self.pads:
+            x = nn.functional.pad(x, self.pads)
+        return self.act(self.conv(x))
+
+
+class _Concat(nn.Module):
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, *xs):
+        return torch.cat(xs, dim=self.dim)
+
+
+class _Reshape(nn.Module):  # from channels-first 4-D back to Keras' channels-last order
+    def __init__(self, shape):
+        super().__init__()
+        self.shape = shape
+
+    def forward(self, x):
+        if x.dim() == 4:
+            x = x.permute(0, 2, 3, 1)
+        return x.reshape((x.shape[0],) + self.shape)
+
+
+def _same_pads(k, d, stride):
+    if stride != 1:
+        raise ValueError("'same' padding is ported at stride 1 only")
+    total = (k - 1) * d
+    return total // 2, total - total // 2
+
+
+def _port_image_layer(layer):
+    cls, cfg = type(layer).__name__, layer.get_config()
+    w = [np.asarray(v) for v in layer.get_weights()]
+    if cls == "Conv2D":
+        if cfg.get("data_format", "channels_last") != "channels_last" or cfg.get("groups", 1) != 1:
+            raise ValueError(f"{layer.name}: only channels_last, ungrouped Conv2D is ported")
+        kh, kw, cin, cout = w[0].shape
+        (sh, sw), (dh, dw) = _pair(cfg["strides"]), _pair(cfg["dilation_rate"])
+        conv = nn.Conv2d(cin, cout, (kh, kw), stride=(sh, sw), dilation=(dh, dw), bias=len(w) > 1)
+        conv.weight.data = _t(np.transpose(w[0], (3, 2, 0, 1)))
+        if len(w) > 1:
+            conv.bias.data = _t(w[1])
+        pads = ()
+        if cfg["padding"] == "same":
+            top, bottom = _same_pads(kh, dh, sh)
+            left, right = _same_pads(kw, dw, sw)
+            pads = (left, right, top, bottom)
+        return _Conv2d(conv, pads, ACTIVATIONS[cfg.get("activation", "linear")]())
+    if cls == "MaxPooling2D":
+        (ph, pw), (sh, sw) = _pair(cfg["pool_size"]), _pair(cfg["strides"] or cfg["pool_size"])
+        if cfg["padding"] == "same":
+            if (sh, sw) != (1, 1) or ph % 2 == 0 or pw % 2 == 0:
+                raise ValueError(f"{layer.name}: 'same' pooling is ported for odd windows at stride 1")
+            return nn.MaxPool2d((ph, pw), stride=1, padding=(ph // 2, pw // 2))
+        return nn.MaxPool2d((ph, pw), stride=(sh, sw))
+    if cls == "LeakyReLU":
+        return nn.LeakyReLU(cfg.get("negative_slope", cfg.get("alpha", 0.3)))
+    if cls == "Dropout":
+        return nn.Identity()
+    if cls == "Concatenate":
+        return cfg["axis"]
+    if cls == "Reshape":
+        return _Reshape(tuple(cfg["target_shape"]))
+    return _port_layer(layer)
+
+
+class _Graph(nn.Module):
+    """A functional Keras model's layers in order, each on the tensors its node reads."""
+
+    def __init__(self, keras_model):
+        super().__init__()
+        if len(keras_model.inputs) != 1 or len(keras_model.outputs) != 1:
+            raise ValueError("one input and one output only")
+        self.mods, self.steps = nn.ModuleList(), []
+        ranks = {id(keras_model.inputs[0]): len(keras_model.inputs[0].shape)}
+        for layer in keras_model.layers:
+            if type(layer).__name__ == "InputLayer":
+                continue
+            if len(layer._inbound_nodes) != 1:
+                raise ValueError(f"{layer.name}: a layer called more than once is not ported")
+            node = layer._inbound_nodes[0]
+            ins = [id(t) for t in node.input_tensors]
+            outs = [id(t) for t in node.output_tensors]
+            m = _port_image_layer(layer)
+            if isinstance(m, int):  # Concatenate: the channel axis of 4-D tensors is dim 1
+                rank = ranks[ins[0]]
+                axis = m % rank
+                m = _Concat(1 if rank == 4 and axis == 3 else axis)
+            self.mods.append(m)
+            self.steps.append((len(self.mods) - 1, ins, outs[0]))
+            ranks[outs[0]] = len(node.output_tensors[0].shape)
+        self.input, self.output = id(keras_model.inputs[0]), id(keras_model.outputs[0])
+        self.image_input = ranks[self.input] == 4
+
+    def forward(self, x):
+        env = {self.input: x.permute(0, 3, 1, 2) if self.image_input else x}
+        for k, ins, out in self.steps:
+            env[out] = self.mods[k](*[env[i] for i in ins])
+        return env[self.output]
+
+
 def port(keras_model):
-    """nn.Sequential equivalent of a Keras Sequential model of the supported layers."""
+    """The torch equivalent of a Keras model of the supported layers: nn.Sequential for a
+    Sequential model, a graph walk for a functional one."""
+    if type(keras_model).__name__ != "Sequential":
+        return _Graph(keras_model)
     mods = [m for m in (_port_layer(layer) for layer in keras_model.layers) if m is not None]
     return nn.Sequential(*mods)
