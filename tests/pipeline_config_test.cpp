@@ -182,6 +182,8 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"index = 1\ncount = 3", "index = 1\ncount = 3\ninstruments = [1]", "give either index and count, or instruments"},
       {"index = 1\ncount = 3", "instruments = []", "[shard] instruments must be a non-empty array"},
       {"index = 1\ncount = 3", "size = 3", "unknown key 'size' in [shard]"},
+      {"mode = \"tick\"", "mode = \"tick\"\nincremental = true", "[[model]] incremental = true is for mode = \"window\""},
+      {"window = 16", "window = 16\nincremental = 1", "[[model]] incremental must be true or false"},
       {"window = 16", "window = 16\ntflite_engine = \"fastest\"",
        "line 32: [[model]] tflite_engine: TFLite engine 'fastest' is not one of auto, interpreter, graph"},
   };

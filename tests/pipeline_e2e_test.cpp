@@ -612,8 +612,8 @@ std::string http_get(int port) {
 }  // namespace
 
 // Several models on one feed: the default MLP routed to instruments 1-10, its v2 to 11-20, and an
-// LSTM over the last 32 bars twice (window mode, and stream mode with per-instrument state) on
-// all of them. Every decision carries the right model for its instrument; window and stream
+// LSTM over the last 32 bars three times (window mode, stream mode with per-instrument state, and
+// window mode with incremental updates through per-instrument plans) on all of them. Every decision carries the right model for its instrument; window and stream
 // decisions replay exactly; the metrics endpoint reports ready.
 TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetrics) {
   std::string spec = slurp(kDefault + "/features.toml");
@@ -632,7 +632,9 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
              "\n[[model]]\nname = \"v2\"\nversion = 2\npath = \"" + kDefault + "/model_v2/model.keras\"\n"
              "instruments = [11, 12, 13, 14, 15, 16, 17, 18, 19, 20]\ncheck_signature = false\n"
              "\n[[model]]\nname = \"lstm_w\"\npath = \"" + lstm + "\"\nmode = \"window\"\ncheck_signature = false\n"
-             "\n[[model]]\nname = \"lstm_s\"\npath = \"" + lstm + "\"\nmode = \"stream\"\ncheck_signature = false\n";
+             "\n[[model]]\nname = \"lstm_s\"\npath = \"" + lstm + "\"\nmode = \"stream\"\ncheck_signature = false\n"
+             "\n[[model]]\nname = \"lstm_i\"\npath = \"" + lstm + "\"\nmode = \"window\"\nincremental = true\n"
+             "check_signature = false\n";
   const std::string cfg = write_config(rc, "multi.toml");
   unlink(rc.ready.c_str());
   Process run = start({"run", cfg}, temp("multi.run.out"));
@@ -656,10 +658,10 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
   const std::string out = slurp(run.out_path);
   EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;  // metrics published and scraped too
   const auto log = tickinfer::pipeline::read_decision_log(rc.log);
-  ASSERT_EQ(log.models.size(), 4u);
-  std::size_t per_model[4] = {0, 0, 0, 0};
+  ASSERT_EQ(log.models.size(), 5u);
+  std::size_t per_model[5] = {0, 0, 0, 0, 0};
   for (const auto& r : log.decisions) {
-    ASSERT_LT(r.model, 4);
+    ASSERT_LT(r.model, 5);
     ++per_model[r.model];
     if (r.model == 0) {
       EXPECT_LE(r.instrument, 10u);
@@ -672,10 +674,15 @@ TEST(PipelineEndToEnd, SeveralModelsRoutedByInstrumentWindowAndStreamModesMetric
   EXPECT_GT(per_model[1], 10000u) << out;
   EXPECT_GT(per_model[2], 500u) << out;  // one per closed bar once 32 bars are in the window
   EXPECT_EQ(per_model[3], per_model[2]) << out;
+  EXPECT_EQ(per_model[4], per_model[2]) << out;  // the incremental plans: one decision per bar too
   std::string rep;
   ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_w", "--model", lstm}, rep), 0) << rep;
   EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
   ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_s", "--model", lstm}, rep), 0) << rep;
+  EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
+  // Each instrument's window slid through its own incremental plan: the whole-window replay of
+  // the logged windows gives the same scores to float rounding.
+  ASSERT_EQ(run_cli({"replay", rc.log, "--name", "lstm_i", "--model", lstm, "--tolerance", "1e-5"}, rep), 0) << rep;
   EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;
   ASSERT_EQ(run_cli({"replay", rc.log, "--name", "v2", "--model", kDefault + "/model_v2/model.keras"}, rep), 0) << rep;
   EXPECT_NE(rep.find(" 0 scores differ"), std::string::npos) << rep;

@@ -51,6 +51,40 @@ class _MeanOverTime(nn.Module):
         return x.mean(dim=1)
 
 
+class _Sum(nn.Module):
+    def forward(self, *xs):
+        out = xs[0]
+        for x in xs[1:]:
+            out = out + x
+        return out
+
+
+class _Attention(nn.Module):
+    """Keras MultiHeadAttention (self-attention, biases, no mask) through
+    F.scaled_dot_product_attention, what nn.MultiheadAttention runs: q, k, v kernels [d, h, k]
+    reshaped to [d, h*k], the output kernel [h, v, o] to [h*v, o]."""
+
+    def __init__(self, layer, w):
+        super().__init__()
+        cfg = layer.get_config()
+        if not cfg.get("use_bias", True) or len(w) != 8:
+            raise ValueError(f"{layer.name}: only MultiHeadAttention with biases is ported")
+        self.h, self.k = cfg["num_heads"], cfg["key_dim"]
+        d = w[0].shape[0]
+        self.wq, self.bq = _t(w[0].reshape(d, -1)), _t(w[1].reshape(-1))
+        self.wk, self.bk = _t(w[2].reshape(d, -1)), _t(w[3].reshape(-1))
+        self.wv, self.bv = _t(w[4].reshape(d, -1)), _t(w[5].reshape(-1))
+        self.wo, self.bo = _t(w[6].reshape(-1, w[6].shape[-1])), _t(w[7])
+
+    def forward(self, q, v):
+        B, T, _ = q.shape
+        S = v.shape[1]
+        split = lambda x, n: x.reshape(B, n, self.h, -1).transpose(1, 2)  # [B, h, n, k]
+        ctx = nn.functional.scaled_dot_product_attention(split(q @ self.wq + self.bq, T), split(v @ self.wk + self.bk, S),
+                                                         split(v @ self.wv + self.bv, S))
+        return ctx.transpose(1, 2).reshape(B, T, -1) @ self.wo + self.bo
+
+
 def _reorder_gru(w):  # Keras chunks z, r, h -> torch chunks r, z, n along the gate axis
     z, r, h = np.split(w, 3, axis=-1)
     return np.concatenate([r, z, h], axis=-1)
@@ -84,10 +118,10 @@ def _port_layer(layer):
             rnn.bias_ih_l0.data, rnn.bias_hh_l0.data = _t(_reorder_gru(w[2][0])), _t(_reorder_gru(w[2][1]))
         return _Recurrent(rnn, cfg.get("return_sequences", False))
     if cls == "Conv1D":
-        if cfg.get("padding") != "causal" or cfg.get("strides", (1,))[0] != 1:
-            raise ValueError(f"{layer.name}: only causal stride-1 Conv1D is ported")
         k, cin, cout = w[0].shape
         d = cfg.get("dilation_rate", (1,))[0]
+        if cfg.get("strides", (1,))[0] != 1 or not (cfg.get("padding") == "causal" or (cfg.get("padding") == "valid" and k == 1)):
+            raise ValueError(f"{layer.name}: only causal stride-1 Conv1D (and pointwise valid ones) is ported")
         conv = nn.Conv1d(cin, cout, k, dilation=d, bias=len(w) > 1)
         conv.weight.data = _t(np.transpose(w[0], (2, 1, 0)))
         if len(w) > 1:
@@ -95,6 +129,16 @@ def _port_layer(layer):
         return _CausalConv(conv, (k - 1) * d, ACTIVATIONS[cfg.get("activation", "linear")]())
     if cls == "GlobalAveragePooling1D":
         return _MeanOverTime()
+    if cls == "LayerNormalization":
+        if cfg.get("axis") not in (-1, [-1]) or not cfg.get("center", True) or not cfg.get("scale", True):
+            raise ValueError(f"{layer.name}: only last-axis LayerNormalization with gamma and beta is ported")
+        ln = nn.LayerNorm(w[0].shape[0], eps=cfg["epsilon"])
+        ln.weight.data, ln.bias.data = _t(w[0]), _t(w[1])
+        return ln
+    if cls == "MultiHeadAttention":
+        return _Attention(layer, w)
+    if cls == "Add":
+        return _Sum()
     raise ValueError(f"layer {layer.name} ({cls}) has no torch port here")
 
 

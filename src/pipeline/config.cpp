@@ -190,6 +190,7 @@ class Parser {
       } else if (k == "center") m.center = number(n, "[[model]] center", -1e30, 1e30);
       else if (k == "threshold") m.threshold = number(n, "[[model]] threshold", 0, 1e30);
       else if (k == "check_signature") m.check_signature = boolean(n, "[[model]] check_signature");
+      else if (k == "incremental") m.incremental = boolean(n, "[[model]] incremental");
       else if (k == "tflite_engine") {
         const std::string s = string(n, "[[model]] tflite_engine");
         try {
@@ -198,8 +199,10 @@ class Parser {
           fail(line_of(n), std::string("[[model]] tflite_engine: ") + e.what());
         }
       } else unknown(key, "[[model]]", "name, path, version, mode, window, instruments, outputs, center, threshold, "
-                                       "check_signature, tflite_engine");
+                                       "check_signature, tflite_engine, incremental");
     }
+    if (m.incremental && m.trigger != ModelTrigger::Window)
+      fail(m.line, "[[model]] incremental = true is for mode = \"window\" (a stream model updates per step already)");
     if (m.name.empty()) fail(m.line, "[[model]] needs a name");
     if (m.name.size() > 15) fail(m.line, "[[model]] name '" + m.name + "' is longer than 15 characters (it travels in every signal)");
     if (m.path.empty()) fail(m.line, "[[model]] '" + m.name + "' needs a path");

@@ -41,6 +41,9 @@ struct ModelConfig {
   double threshold = 0.0;
   bool check_signature = true;  // refuse the model unless features.toml beside it equals the spec
   TfliteEngine tflite_engine = TfliteEngine::Auto;  // a float TFLite model: graph engine or interpreter
+  // Window mode: incremental window updates (docs/incremental.md), one plan per instrument so each
+  // instrument's window slides through its own plan.
+  bool incremental = false;
   int line = 0;
 };
 

@@ -66,6 +66,7 @@ Plan compile_checked(const ModelConfig& mc, const std::string& who, std::size_t 
   CompileOptions opt;
   if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
   if (mc.trigger == ModelTrigger::Window) opt.window_length = mc.window > 0 ? mc.window : static_cast<int>(spec.window);
+  opt.incremental = mc.incremental;
   Plan plan = compile(model, opt);
   if (plan.num_inputs() != 1 || plan.num_outputs() != 1)
     throw Error(who + ": the pipeline runs models with one input and one output");
@@ -131,7 +132,7 @@ ModelRouter::ModelRouter(const PipelineConfig& cfg, const features::FeaturePlan&
           throw Error(who + ": routed instrument " + std::to_string(id) + " is not in the feature spec");
       }
     }
-    if (mc.trigger == ModelTrigger::Stream) {
+    if (mc.trigger == ModelTrigger::Stream || mc.incremental) {  // per-instrument state, or windows
       rm.stream.resize(spec.instruments.size());
       for (auto i : idx) rm.stream[i] = std::make_unique<Plan>(plan.clone());
     }
@@ -190,7 +191,7 @@ std::vector<WarmupResult> ModelRouter::warm_up(const PipelineConfig& cfg) {
     // (the cost of a dense model does not depend on the values, only the code and cache state do).
     std::vector<float> in(rm.input_size * 64);
     for (auto& v : in) v = nd(rng);
-    Plan& plan = rm.cfg.trigger == ModelTrigger::Stream
+    Plan& plan = !rm.stream.empty()
                      ? **std::find_if(rm.stream.begin(), rm.stream.end(), [](const auto& p) { return p != nullptr; })
                      : *rm.plan;
     WarmupResult w;
@@ -220,9 +221,8 @@ std::vector<WarmupResult> ModelRouter::warm_up(const PipelineConfig& cfg) {
         break;
       }
     }
-    if (rm.cfg.trigger == ModelTrigger::Stream)
-      for (auto& p : rm.stream)
-        if (p) p->reset_state();
+    for (auto& p : rm.stream)  // stream state, and incremental plans' previous windows
+      if (p) p->reset_state();
     results.push_back(w);
   }
   return results;
@@ -257,7 +257,7 @@ void ModelRouter::route(const feed::FeedEvent& fe, const features::FeatureUpdate
       if (m.rows_pending == static_cast<int>(kMaxSignalsPerDatagram)) run_rows(m, out, stats);
       continue;
     }
-    Plan& plan = m.cfg.trigger == ModelTrigger::Stream ? *m.stream[static_cast<std::size_t>(idx)] : *m.plan;
+    Plan& plan = m.stream.empty() ? *m.plan : *m.stream[static_cast<std::size_t>(idx)];
     plan.run(input, m.out.data());
     const std::int64_t t_model = stats::realtime_ns();
     stats.stage[kModel].record(t_model - t_prev);

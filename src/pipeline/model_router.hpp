@@ -36,7 +36,8 @@ struct RunningModel {
   ModelConfig cfg;
   std::uint16_t index = 0;                     // in the configuration and the decision log
   std::unique_ptr<Plan> plan;                  // Tick / Window
-  std::vector<std::unique_ptr<Plan>> stream;   // Stream: one stateful plan per instrument index
+  // Stream, and incremental Window: one plan per routed instrument index (its state, or its last window)
+  std::vector<std::unique_ptr<Plan>> stream;
   std::size_t input_size = 0;                  // floats per run
   std::size_t routed = 0;                      // instruments of this router routed to it
   const features::FeatureView* view = nullptr;  // its columns of the feature plan
