@@ -261,5 +261,43 @@ TEST(OnnxReader, UnsupportedRecurrentOptionsAreNamed) {
   expect_error(write(d.file("m.onnx"), m), "direction 'bidirectional' is not supported");
 }
 
+onnx::ModelProto onnx_fixture(const std::string& name) {
+  const std::string src = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/onnx/" + name + "/model.onnx";
+  std::ifstream in(src, std::ios::binary);
+  onnx::ModelProto m;
+  EXPECT_TRUE(in && m.ParseFromIstream(&in)) << src;
+  return m;
+}
+
+onnx::NodeProto& first_node(onnx::ModelProto& m, const std::string& op) {
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    if (n.op_type() == op) return n;
+  }
+  throw std::runtime_error("no " + op + " in the fixture");
+}
+
+TEST(OnnxReader, A2DConvOnAChannelsFirstInputIsRefused) {
+  // tf2onnx's Conv2D stack with its first Transpose (NHWC -> NCHW) bypassed: the Conv then
+  // reads the [N, H, W, C] model input as if it were [N, C, H, W].
+  TempDir d;
+  onnx::ModelProto m = onnx_fixture("conv2d_stack_k3");
+  onnx::NodeProto& t = first_node(m, "Transpose");
+  for (auto& n : *m.mutable_graph()->mutable_node()) {
+    for (auto& in : *n.mutable_input()) {
+      if (in == t.output(0)) in = t.input(0);
+    }
+  }
+  expect_error(write(d.file("m.onnx"), m), "is not a channels-last [H, W, C] tensor seen through transposes");
+}
+
+TEST(OnnxReader, AGroupedConvOtherThanDepthwiseIsRefused) {
+  TempDir d;
+  onnx::ModelProto m = onnx_fixture("depthwise2d_k3");
+  for (auto& a : *first_node(m, "Conv").mutable_attribute()) {
+    if (a.name() == "group") a.set_i(2);
+  }
+  expect_error(write(d.file("m.onnx"), m), "group 2 is neither 1 nor the channel count (depthwise) 3");
+}
+
 }  // namespace
 }  // namespace tickinfer

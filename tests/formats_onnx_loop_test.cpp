@@ -1,6 +1,7 @@
-// The lift of tf2onnx's Keras GRU Loop onto the engine's GRU, on edited copies of an exporter's
-// file (tests/fixtures/onnx/gru_loop_k3: Keras 3 GRU(5, return_sequences) -> GRU(4) -> Dense,
-// T = 6). The numerical agreement with onnxruntime is engine_onnx_reference_test's; here: what
+// The lift of tf2onnx's Keras GRU and LSTM Loops onto the engine's GRU and LSTM, on edited
+// copies of an exporter's files (tests/fixtures/onnx/gru_loop_k3: Keras 3 GRU(5,
+// return_sequences) -> GRU(4) -> Dense, T = 6; lstm_loop_batch1_k3: the same with LSTMs,
+// converted at batch 1). The numerical agreement with onnxruntime is engine_onnx_reference_test's; here: what
 // the lift builds, and that a loop differing from a GRU cell step in any way the outputs depend
 // on is refused, naming the Loop and what differs.
 #include <gtest/gtest.h>
@@ -20,8 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-onnx::ModelProto fixture() {
-  const std::string src = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/onnx/gru_loop_k3/model.onnx";
+onnx::ModelProto fixture(const std::string& name = "gru_loop_k3") {
+  const std::string src = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/onnx/" + name + "/model.onnx";
   std::ifstream in(src, std::ios::binary);
   onnx::ModelProto m;
   EXPECT_TRUE(in && m.ParseFromIstream(&in)) << src;
@@ -36,8 +37,9 @@ std::string write(const onnx::ModelProto& m) {
 }
 
 // Loads `m` edited by `edit`, expecting an Error naming the file and containing each of `what`.
-void expect_refused(const std::function<void(onnx::ModelProto&)>& edit, std::vector<std::string> what) {
-  onnx::ModelProto m = fixture();
+void expect_refused(const std::function<void(onnx::ModelProto&)>& edit, std::vector<std::string> what,
+                    const std::string& name = "gru_loop_k3") {
+  onnx::ModelProto m = fixture(name);
   edit(m);
   const std::string path = write(m);
   try {
@@ -97,7 +99,7 @@ TEST(OnnxGruLoop, ATripCountShortOfTheWindowIsRefused) {
     onnx::TensorProto& t = initializer(*m.mutable_graph(), "gru_1_2/Max:0");  // both loops' M (6)
     const int64_t five = 5;
     t.set_raw_data(std::string(reinterpret_cast<const char*>(&five), sizeof five));
-  }, {"(Loop)", "not a Keras GRU loop", "runs 5 iterations over a 6-step sequence"});
+  }, {"(Loop)", "not a Keras GRU or LSTM loop", "runs 5 iterations over a 6-step sequence"});
 }
 
 TEST(OnnxGruLoop, ReadingAnotherStepIsRefused) {
@@ -118,14 +120,14 @@ TEST(OnnxGruLoop, ANonZeroInitialStateIsRefused) {
     const std::vector<float> ones(5, 1.0f);
     h0->set_raw_data(std::string(reinterpret_cast<const char*>(ones.data()), ones.size() * sizeof(float)));
     first_loop(m).set_input(3, "h0");
-  }, {"(Loop)", "the state does not start at zero"});
+  }, {"(Loop)", "a state does not start at zero"});
 }
 
 TEST(OnnxGruLoop, OtherActivationsAreRefusedByName) {
   expect_refused([](onnx::ModelProto& m) { body_node(m, "Tanh").set_op_type("Relu"); },
                  {"(Loop)", "the candidate's activation is Relu, not Tanh"});
   expect_refused([](onnx::ModelProto& m) { body_node(m, "Sigmoid", 1).set_op_type("HardSigmoid"); },
-                 {"(Loop)", "a gate's activation is HardSigmoid, not Sigmoid"});
+                 {"(Loop)", "the update gate's activation is HardSigmoid, not Sigmoid"});
 }
 
 TEST(OnnxGruLoop, AStateUpdateThatIsNotAGruIsRefused) {
@@ -146,7 +148,53 @@ TEST(OnnxGruLoop, ReadingACarriedWeightAsAnOutputIsRefused) {
     auto* g = m.mutable_graph();
     g->mutable_output(0)->set_name(loop.output(3));  // the kernel the loop passes through
     g->mutable_output(0)->mutable_type()->mutable_tensor_type()->clear_shape();
-  }, {"(Loop)", "output 3 is neither the GRU's sequence nor its last state"});
+  }, {"(Loop)", "output 3 is neither the layer's sequence nor its last state"});
+}
+
+TEST(OnnxLstmLoop, LiftsBothLayersOntoLstmNodes) {
+  const Graph g = formats::load_any_model_file(write(fixture("lstm_loop_batch1_k3"))).graph;
+  std::vector<const Node*> lstms;
+  for (const Node& n : g.nodes) {
+    if (n.kind == OpKind::LSTM) lstms.push_back(&n);
+  }
+  ASSERT_EQ(lstms.size(), 2u);
+  EXPECT_EQ(lstms[0]->units, 5);
+  EXPECT_TRUE(lstms[0]->return_sequences);
+  EXPECT_EQ(lstms[1]->units, 4);
+  EXPECT_FALSE(lstms[1]->return_sequences);
+  for (const Node* n : lstms) {
+    EXPECT_EQ(n->weights[2].shape, (Shape{4 * n->units}));
+    EXPECT_NE(n->origin.find("Loop '"), std::string::npos) << n->origin;
+  }
+}
+
+TEST(OnnxLstmLoop, AnotherCellCandidateActivationIsRefusedByName) {
+  // The body's first Tanh is the candidate g (its second is Tanh(c')).
+  expect_refused([](onnx::ModelProto& m) { body_node(m, "Tanh").set_op_type("Relu"); },
+                 {"(Loop)", "not a Keras GRU or LSTM loop", "the cell candidate's activation is Relu, not Tanh"},
+                 "lstm_loop_batch1_k3");
+}
+
+TEST(OnnxLstmLoop, AForgetGateOnTheHiddenStateIsRefused) {
+  // f * h instead of f * c: the cell state read would then be h itself.
+  expect_refused([](onnx::ModelProto& m) {
+    onnx::NodeProto& fc = body_node(m, "Mul");
+    const onnx::GraphProto& g = body(m);
+    ASSERT_EQ(fc.input(1), g.input(4).name());  // c
+    fc.set_input(1, g.input(3).name());          // h
+  }, {"(Loop)", "the gates do not read a hidden state apart from the cell state"}, "lstm_loop_batch1_k3");
+}
+
+TEST(OnnxLstmLoop, ANonZeroInitialCellStateIsRefused) {
+  expect_refused([](onnx::ModelProto& m) {
+    onnx::TensorProto* c0 = m.mutable_graph()->add_initializer();
+    c0->set_name("c0");
+    c0->set_data_type(1);
+    c0->add_dims(1), c0->add_dims(5);
+    const std::vector<float> half(5, 0.5f);
+    c0->set_raw_data(std::string(reinterpret_cast<const char*>(half.data()), half.size() * sizeof(float)));
+    first_loop(m).set_input(4, "c0");
+  }, {"(Loop)", "a state does not start at zero"}, "lstm_loop_batch1_k3");
 }
 
 }  // namespace

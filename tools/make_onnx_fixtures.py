@@ -67,6 +67,9 @@ class Case:
     in_shapes: list = field(default_factory=list)  # torch: per-input feature shape (T as None)
     dynamo: bool = False  # torch: the dynamo exporter (torch.export) instead of TorchScript
     window: int | None = None  # Keras: the model's time axis is None; inputs use this length
+    # Keras 3: converted at a fixed batch of 1 by tf2onnx.convert.from_function (the call the
+    # compare runs make), where tf2onnx leaves an LSTM as its tf.while Loop.
+    batch1: bool = False
 
 
 # ------------------------------------------------------------------------------------------------
@@ -153,6 +156,38 @@ def k_gru_no_bias_seq(K, T):  # the last layer returns its sequence: the model o
                          L.GRU(3, return_sequences=True)])
 
 
+def k_conv2d_stack(K, T):  # 'same' with a stride and odd sizes, dilation, explicit ZeroPadding2D, pools
+    L = K.layers
+    return K.Sequential([K.Input((T, 10, 2)), L.Conv2D(4, (3, 2), strides=(1, 2), padding="same"),
+                         L.LeakyReLU(negative_slope=0.01), L.ZeroPadding2D(((2, 0), (1, 1))),
+                         L.Conv2D(3, (2, 2), dilation_rate=(2, 1), activation="relu"),
+                         L.MaxPooling2D((2, 1), padding="same"), L.AveragePooling2D((1, 2)),
+                         L.Flatten(), L.Dense(3)])
+
+
+def k_depthwise2d(K, T):
+    L = K.layers
+    return K.Sequential([K.Input((T, 6, 3)), L.DepthwiseConv2D((3, 2), depth_multiplier=2, padding="same"),
+                         L.Conv2D(4, (1, 1), activation="tanh"), L.Flatten(), L.Dense(2)])
+
+
+def k_deeplob_tiny(K, T):  # DeepLOB's layer sequence (lob-models facts 1.2) at 2 levels, few channels
+    L = K.layers
+
+    def conv(h, filters, kernel, strides=(1, 1), padding="valid"):
+        return L.LeakyReLU(negative_slope=0.01)(L.Conv2D(filters, kernel, strides=strides, padding=padding)(h))
+
+    x = K.Input((T, 8, 1))
+    h = x
+    for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, 2), (1, 1))):
+        h = conv(conv(conv(h, 4, kernel, strides), 4, (4, 1), padding="same"), 4, (4, 1), padding="same")
+    a = conv(conv(h, 4, (1, 1), padding="same"), 4, (3, 1), padding="same")
+    b = conv(conv(h, 4, (1, 1), padding="same"), 4, (5, 1), padding="same")
+    c = conv(L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h), 4, (1, 1), padding="same")
+    h = L.Reshape((T, 12))(L.Concatenate(axis=3)([a, b, c]))
+    return K.Model(x, L.Dense(3, activation="softmax")(L.LSTM(5)(h)))
+
+
 def k_simple_rnn(K, T):
     L = K.layers
     return K.Sequential([K.Input((T, 3)), L.SimpleRNN(4)])
@@ -218,7 +253,18 @@ def tf2onnx_cases() -> list[Case]:
         Case("gru_loop_no_bias_seq_k3", "k3", k_gru_no_bias_seq, T=5),
         Case("gru_loop_one_step_k3", "k3", k_gru_stacked, T=1, stream=True),
         Case("gru_loop_variable_length_k3", "k3", k_gru_stacked, window=8, stream=True),
+        # At a fixed batch of 1 tf2onnx leaves a Keras 3 LSTM as its Loop too (DeepLOB's LSTM
+        # in the compare runs' ONNX file); the importer lifts it onto the engine's LSTM.
+        Case("lstm_loop_batch1_k3", "k3", k_lstm_stacked, T=6, stream=True, batch1=True),
+        Case("lstm_loop_seq_batch1_k3", "k3", k_lstm_seq, T=5, batch1=True),
+        Case("lstm_loop_variable_length_batch1_k3", "k3", k_lstm_stacked, window=7, stream=True, batch1=True),
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
+        # Conv2D stacks: tf2onnx keeps NHWC at the boundary and writes NCHW Conv / MaxPool /
+        # AveragePool between Transposes, which the importer's views cancel.
+        Case("conv2d_stack_k3", "k3", k_conv2d_stack, T=9),
+        Case("depthwise2d_k3", "k3", k_depthwise2d, T=7),
+        Case("deeplob_tiny_k3", "k3", k_deeplob_tiny, T=10),
+        Case("deeplob_tiny_batch1_k3", "k3", k_deeplob_tiny, T=10, batch1=True),
         Case("activations_extra_k3", "k3", k_activations_extra),
         Case("conv_causal_k3", "k3", k_conv_causal, T=10),
         Case("reshape_k3", "k3", k_reshape),
@@ -486,7 +532,13 @@ class KerasSource:
         return [tuple(T if d is None else d for d in tuple(t.shape)[1:]) for t in self.model.inputs]
 
     def export(self, model, path: Path, T):
-        if self.case.kind == "k3":
+        if self.case.batch1:
+            import tensorflow as tf
+            import tf2onnx
+            spec = tf.TensorSpec((1,) + tuple(model.inputs[0].shape[1:]), tf.float32, name="x")
+            fn = tf.function(lambda x: model(x, training=False), input_signature=[spec])
+            tf2onnx.convert.from_function(fn, input_signature=[spec], opset=17, output_path=str(path))
+        elif self.case.kind == "k3":
             model([np.zeros((1,) + tuple(d or 1 for d in t.shape[1:]), np.float32) for t in model.inputs]
                   if len(model.inputs) > 1 else
                   np.zeros((1,) + tuple(d or 1 for d in model.inputs[0].shape[1:]), np.float32))

@@ -209,7 +209,7 @@ LoopBody::LoopBody(Lowerer& lowerer, const onnx::NodeProto& n) : L(lowerer), loo
 }
 
 void LoopBody::refuse(const std::string& why) const {
-  L.fail(loop, "not a Keras GRU loop (tf2onnx's form of a recurrent layer it could not rewrite): " + why);
+  L.fail(loop, "not a Keras GRU or LSTM loop (tf2onnx's form of a recurrent layer it could not rewrite): " + why);
 }
 
 const onnx::NodeProto* LoopBody::producer(const std::string& name) const {

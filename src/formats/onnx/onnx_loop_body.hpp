@@ -1,5 +1,5 @@
 #pragma once
-// An ONNX Loop's body as the recurrent-loop lift (onnx_loop_gru.cpp) reads it.
+// An ONNX Loop's body as the recurrent-loop lift (onnx_loop_rnn.cpp) reads it.
 //
 // tf2onnx converts a tf.while it cannot rewrite into an ONNX RNN op into a Loop whose body is
 // the converted while body: inputs [iteration, cond, carried...], outputs [cond, carried...,

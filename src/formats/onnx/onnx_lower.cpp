@@ -32,6 +32,22 @@ Shape node_shape(const Graph& g, const Node& n) {
       return {window_length(in[0], (n.kernel_size - 1) * n.dilation + 1, n.stride, n.padding), n.units};
     case OpKind::MaxPool1D:
     case OpKind::AvgPool1D: return {window_length(in[0], n.pool_size, n.pool_stride, n.padding), in[1]};
+    case OpKind::Conv2D:
+    case OpKind::DepthwiseConv2D:
+      return {window_length(in[0], (n.kernel_size - 1) * n.dilation + 1, n.stride, n.padding),
+              window_length(in[1], (n.kernel_w - 1) * n.dilation_w + 1, n.stride_w, n.padding),
+              n.kind == OpKind::Conv2D ? n.units : in[2] * n.depth_multiplier};
+    case OpKind::MaxPool2D:
+    case OpKind::AvgPool2D:
+      return {window_length(in[0], n.pool_size, n.pool_stride, n.padding),
+              window_length(in[1], n.pool_w, n.pool_stride_w, n.padding), in[2]};
+    case OpKind::Pad: {
+      Shape s = in;
+      for (size_t a = 0; a < s.size() && 2 * a + 1 < n.pads.size(); ++a) {
+        if (s[a] >= 0) s[a] += n.pads[2 * a] + n.pads[2 * a + 1];
+      }
+      return s;
+    }
     case OpKind::GlobalAvgPool1D:
     case OpKind::GlobalMaxPool1D: return n.keepdims ? Shape{1, in[1]} : Shape{in[1]};
     case OpKind::Flatten: {
@@ -300,7 +316,7 @@ Value Lowerer::lower_output(const onnx::NodeProto& n, int out) {
       lower_conv_op(*this, n, out, result) || lower_rnn_op(*this, n, out, result)) {
     return result;
   }
-  if (op == "Loop") return lower_gru_loop(*this, n, out);
+  if (op == "Loop") return lower_rnn_loop(*this, n, out);
   if (op == "Scan" || op == "If") fail(n, "control flow other than a recurrent layer's Loop is not supported");
   fail(n, "operator " + op + " is not supported");
 }

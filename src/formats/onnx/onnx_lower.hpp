@@ -110,6 +110,10 @@ bool lower_math_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result)
 bool lower_layout_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);   // onnx_ops_layout.cpp
 bool lower_conv_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);     // onnx_ops_conv.cpp
 bool lower_rnn_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);      // onnx_ops_rnn.cpp
+// Whether `x` is an NCHW view of a channels-last [H, W, C] engine tensor (a 2-D Conv or pool
+// input), and the 2-D Conv / MaxPool / AveragePool over one.                       // onnx_ops_conv2d.cpp
+bool is_nchw_view(Lowerer& L, const Value& x);
+Value lower_conv2d_op(Lowerer& L, const onnx::NodeProto& n, const Value& x);
 // A decomposed LayerNormalization ending at Add node `n` (tf2onnx's form); false if not one.
 bool match_layer_norm(Lowerer& L, const onnx::NodeProto& n, Value& result);         // onnx_layernorm.cpp
 // Constant folding of integer shape arithmetic (Shape of a known value, Cast, Concat, ...);
@@ -129,8 +133,8 @@ Value take_last_step(Lowerer& L, const onnx::NodeProto& n);                     
 // X ([T, batch, I] for layout 0, [batch, T, I] for layout 1) as the engine's [T, I] sequence a
 // recurrent layer takes; fails naming `n` when X is not in that layout.
 Value rnn_sequence(Lowerer& L, const onnx::NodeProto& n, const Value& x, int layout, int I);  // onnx_ops_rnn.cpp
-// Output `out` of a Loop that is tf2onnx's form of a Keras GRU, else fails saying why.
-Value lower_gru_loop(Lowerer& L, const onnx::NodeProto& n, int out);                 // onnx_loop_gru.cpp
+// Output `out` of a Loop that is tf2onnx's form of a Keras GRU or LSTM, else fails saying why.
+Value lower_rnn_loop(Lowerer& L, const onnx::NodeProto& n, int out);                 // onnx_loop_rnn.cpp
 
 // Merges bias adds and scalings into their producers, fuses activations, drops dead nodes.
 void simplify_graph(Graph& g);  // onnx_simplify.cpp

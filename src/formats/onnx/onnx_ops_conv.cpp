@@ -1,4 +1,5 @@
-// Conv (1-D, and tf2onnx's 2-D form with a unit height), MaxPool / AveragePool, the global pools
+// Conv (1-D, and tf2onnx's 2-D form with a unit height; true 2-D ones in onnx_ops_conv2d.cpp),
+// MaxPool / AveragePool, the global pools
 // and ReduceMean / ReduceMax over the time axis, onto the engine's channels-last [time, channels].
 #include "formats/onnx/onnx_lower.hpp"
 
@@ -173,7 +174,9 @@ Value lower_reduce(Lowerer& L, const onnx::NodeProto& n) {
 
 bool lower_conv_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result) {
   const std::string& op = n.op_type();
-  if (op == "Conv") result = lower_conv(L, n);
+  const bool windowed = op == "Conv" || op == "MaxPool" || op == "AveragePool";
+  if (windowed && is_nchw_view(L, L.runtime(n, 0))) result = lower_conv2d_op(L, n, L.runtime(n, 0));
+  else if (op == "Conv") result = lower_conv(L, n);
   else if (op == "MaxPool" || op == "AveragePool") result = lower_pool(L, n);
   else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") result = lower_global_pool(L, n);
   else if (op == "ReduceMean" || op == "ReduceMax") result = lower_reduce(L, n);

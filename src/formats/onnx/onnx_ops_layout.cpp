@@ -104,11 +104,16 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
   const Value& x = L.runtime(n, 0);
   const std::vector<int64_t> shape = int_list(L, n, 1);
   const std::vector<int> d = L.dims(x);
+  // One unknown (variable-length) dimension is allowed where the shape's -1 takes it whole
+  // (tf2onnx's [-1, 1, F] transpose of a batch-1 [1, T, F] sequence): `total` then counts the
+  // known dimensions and -1 stands for the unknown one.
   int64_t total = 1;
+  int unknown = 0;
   for (int v : d) {
-    if (v < 0) L.fail(n, "the input has an unknown (variable) dimension");
-    total *= v;
+    if (v < 0) ++unknown;
+    else total *= v;
   }
+  if (unknown > 1) L.fail(n, "the input has more than one unknown (variable) dimension");
   const bool allowzero = L.attr_i(n, "allowzero", 0) != 0;
   std::vector<int64_t> out_dims;
   int infer = -1;
@@ -130,7 +135,10 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
     }
     out_dims.push_back(v);
   }
-  if (infer >= 0) {
+  if (unknown) {
+    if (infer < 0 || known != total) L.fail(n, "the input has an unknown (variable) dimension the shape does not keep whole");
+    out_dims[infer] = -1;
+  } else if (infer >= 0) {
     if (total % known != 0) L.fail(n, "cannot infer the -1 dimension");
     out_dims[infer] = total / known;
   }
@@ -140,7 +148,7 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
     out.axes.push_back(v == 1 ? kUnit : static_cast<int>(target.size()));
     if (v != 1) target.push_back(static_cast<int>(v));
   }
-  if (shape_size(target.empty() ? Shape{1} : target) != total) {
+  if (!unknown && shape_size(target.empty() ? Shape{1} : target) != total) {
     L.fail(n, "cannot reshape the input's " + std::to_string(total) + " values");
   }
   // A reshape that only adds, drops or moves axes of size 1 (tf2onnx writes the transpose of a

@@ -73,6 +73,24 @@ Value rnn_sequence(Lowerer& L, const onnx::NodeProto& n, const Value& x, int lay
     if (L.eshape(seq.node)[1] != I) L.fail(n, "W's input size does not match X's features");
     return seq;
   }
+  // A view that leaves size-1 engine axes unnamed (tf2onnx's Reshape of DeepLOB's [T, 1, C]
+  // features to [T, C] is one): the [T, I] sequence made explicit.
+  const Shape& es = L.eshape(x.node);
+  if (x.axes.size() == 3 && es.size() > 2 && x.axes[b_axis] == kUnit && x.axes[t_axis] != kUnit &&
+      x.axes[2] != kUnit && x.axes[t_axis] < x.axes[2]) {
+    bool units_only = true;
+    for (size_t a = 0; a < es.size(); ++a) {
+      const int ai = static_cast<int>(a);
+      if (ai != x.axes[t_axis] && ai != x.axes[2] && es[a] != 1) units_only = false;
+    }
+    if (units_only) {
+      Value seq;
+      seq.node = L.reshape(n, x, Shape{es[x.axes[t_axis]], es[x.axes[2]]});
+      seq.axes = {kUnit, kUnit, 1};
+      seq.axes[t_axis] = 0;
+      return rnn_sequence(L, n, seq, layout, I);
+    }
+  }
   // The time axis of a one-step window may be a unit axis of the view like the batch.
   const bool time_ok = x.axes.size() == 3 && L.eshape(x.node).size() == 2 &&
                        (x.axes[t_axis] == 0 || (x.axes[t_axis] == kUnit && L.eshape(x.node)[0] == 1));
