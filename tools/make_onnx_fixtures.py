@@ -430,6 +430,33 @@ def torch_cases() -> list[Case]:
         def forward(self, x):
             return self.rnn(x)[0][:, -1, :]
 
+    class DeepLobTiny(nn.Module):
+        """DeepLOB as its PyTorch ports write it (NCHW input [B, 1, T, 4 x levels], 'same' convs,
+        permute + reshape into the LSTM), at 2 levels and few channels, like k_deeplob_tiny."""
+
+        def __init__(self):
+            super().__init__()
+
+            def conv(cin, cout, k, s=(1, 1), p=0):
+                return nn.Sequential(nn.Conv2d(cin, cout, k, stride=s, padding=p), nn.LeakyReLU(0.01))
+
+            self.blocks = nn.Sequential(
+                conv(1, 4, (1, 2), (1, 2)), conv(4, 4, (4, 1), p="same"), conv(4, 4, (4, 1), p="same"),
+                conv(4, 4, (1, 2), (1, 2)), conv(4, 4, (4, 1), p="same"), conv(4, 4, (4, 1), p="same"),
+                conv(4, 4, (1, 2)), conv(4, 4, (4, 1), p="same"), conv(4, 4, (4, 1), p="same"))
+            self.inc_a = nn.Sequential(conv(4, 4, (1, 1)), conv(4, 4, (3, 1), p=(1, 0)))
+            self.inc_b = nn.Sequential(conv(4, 4, (1, 1)), conv(4, 4, (5, 1), p=(2, 0)))
+            self.inc_c = nn.Sequential(nn.MaxPool2d((3, 1), stride=(1, 1), padding=(1, 0)), conv(4, 4, (1, 1)))
+            self.lstm = nn.LSTM(12, 5, batch_first=True)
+            self.fc = nn.Linear(5, 3)
+
+        def forward(self, x):
+            h = self.blocks(x)
+            h = torch.cat([self.inc_a(h), self.inc_b(h), self.inc_c(h)], dim=1).permute(0, 2, 1, 3)
+            h = torch.reshape(h, (-1, h.shape[1], h.shape[2]))
+            y, _ = self.lstm(h)
+            return torch.softmax(self.fc(y[:, -1, :]), dim=-1)
+
     global TORCH_UNSUPPORTED
     TORCH_UNSUPPORTED = [
         Case("torch_conv1d_channels_first", "torch", lambda T: ConvNcw(), T=8, in_shapes=[(3, None)],
@@ -446,6 +473,7 @@ def torch_cases() -> list[Case]:
         Case("torch_conv1d", "torch", lambda T: Conv(), T=13, in_shapes=[(None, 3)]),
         Case("torch_lstm_stacked", "torch", lambda T: Lstm(), T=6, stream=True, in_shapes=[(None, 3)]),
         Case("torch_gru", "torch", lambda T: Gru(), T=5, stream=True, in_shapes=[(None, 4)]),
+        Case("torch_deeplob_tiny", "torch", lambda T: DeepLobTiny(), T=10, in_shapes=[(1, None, 8)]),
     ]
 
 

@@ -114,6 +114,8 @@ bool lower_rnn_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);
 // input), and the 2-D Conv / MaxPool / AveragePool over one.                       // onnx_ops_conv2d.cpp
 bool is_nchw_view(Lowerer& L, const Value& x);
 Value lower_conv2d_op(Lowerer& L, const onnx::NodeProto& n, const Value& x);
+// Zero `pads` (ONNX order: begins, then ends) around such a view: an engine Pad node.
+Value pad_nchw_view(Lowerer& L, const onnx::NodeProto& n, const Value& x, const std::vector<int64_t>& pads);
 // A decomposed LayerNormalization ending at Add node `n` (tf2onnx's form); false if not one.
 bool match_layer_norm(Lowerer& L, const onnx::NodeProto& n, Value& result);         // onnx_layernorm.cpp
 // Constant folding of integer shape arithmetic (Shape of a known value, Cast, Concat, ...);

@@ -68,7 +68,8 @@ Padding window_padding(Lowerer& L, const onnx::NodeProto& n, const Shape& in, Wi
 }
 
 // The engine [H, W, C] node under an NCHW view, given a channel axis when the view left it out
-// (C = 1 reshaped in, as tf2onnx writes a one-channel input).
+// (C = 1 reshaped in, as tf2onnx writes a one-channel input) or put it first (a PyTorch model's
+// one-channel [N, 1, H, W] input, the same values as [H, W, 1]).
 int channels_last_node(Lowerer& L, const onnx::NodeProto& n, const Value& x) {
   L.require_unpadded(n, x);
   const Shape& s = L.eshape(x.node);
@@ -77,6 +78,7 @@ int channels_last_node(Lowerer& L, const onnx::NodeProto& n, const Value& x) {
     if (s.size() == 3 && (a[1] == 2 || (a[1] == kUnit && s[2] == 1))) return x.node;
     if (s.size() == 2 && a[1] == kUnit) return L.reshape(n, x, Shape{s[0], s[1], 1});
   }
+  if (a == std::vector<int>{kUnit, 0, 1, 2} && s.size() == 3 && s[0] == 1) return L.reshape(n, x, Shape{s[1], s[2], 1});
   L.fail(n, "the input [N, C, H, W] is not a channels-last [H, W, C] tensor seen through transposes: the engine "
             "runs 2-D convolutions on channels-last data (a model input fed as [batch, channels, height, width] "
             "cannot be convolved; keep [batch, height, width, channels] at the model's boundary, as tf2onnx exports do)");
@@ -181,6 +183,21 @@ Value lower_pool2d(Lowerer& L, const onnx::NodeProto& n, int x) {
 bool is_nchw_view(Lowerer& L, const Value& x) {
   const Shape& s = L.eshape(x.node);
   return x.axes.size() == 4 && (s.size() == 3 || (x.axes[1] == kUnit && x.axes[2] == 0 && x.axes[3] == 1));
+}
+
+Value pad_nchw_view(Lowerer& L, const onnx::NodeProto& n, const Value& x, const std::vector<int64_t>& pads) {
+  const int node = channels_last_node(L, n, x);
+  if (pads.size() != 8 || pads[0] || pads[4] || pads[1] || pads[5]) {
+    L.fail(n, "only zero padding of the height and width of an [N, C, H, W] tensor is supported");
+  }
+  Node p;
+  p.kind = OpKind::Pad;
+  for (int k : {2, 3}) {
+    if (pads[k] < 0 || pads[k + 4] < 0 || pads[k] > 4096 || pads[k + 4] > 4096) L.fail(n, "pads must be in [0, 4096]");
+    p.pads.push_back(static_cast<int>(pads[k])), p.pads.push_back(static_cast<int>(pads[k + 4]));
+  }
+  p.pads.push_back(0), p.pads.push_back(0);
+  return nchw_output(L.add(std::move(p), n, {node}));
 }
 
 Value lower_conv2d_op(Lowerer& L, const onnx::NodeProto& n, const Value& x) {

@@ -180,6 +180,7 @@ Value lower_pad(Lowerer& L, const onnx::NodeProto& n) {
   if (L.has_input(n, 2) && L.scalar(n, 2) != 0.0) L.fail(n, "only zero padding is supported");
   if (L.has_input(n, 3)) L.fail(n, "the axes input is not supported");
   const std::vector<int64_t> pads = int_list(L, n, 1);
+  if (is_nchw_view(L, x)) return pad_nchw_view(L, n, x, pads);  // PyTorch's asymmetric 'same' Conv2d padding
   const size_t r = x.axes.size();
   if (pads.size() != 2 * r) L.fail(n, "pads must have two values per axis");
   Value out = x;
