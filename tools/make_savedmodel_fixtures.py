@@ -66,6 +66,12 @@ def cases() -> list[mf.Case]:
         ("merge_two_in_two_out", mf.b_merge_two_in_two_out, {}),
         ("concat_seq", mf.b_concat_seq, {"T": 6}),
         ("conv_lstm", mf.b_conv_lstm, {"T": 8}),  # stream mode refuses a Conv1D before the LSTM
+        # Conv2D stacks (NHWC Conv2D / DepthwiseConv2dNative / MaxPool / AvgPool) and DeepLOB's
+        # layers without its Monte Carlo dropout (a SavedModel would keep the random op).
+        ("conv2d", mf.b_conv2d, {"T": 10}),
+        ("pool2d", mf.b_pool2d, {"T": 7}),
+        ("depthwise", mf.b_depthwise, {"T": 8}),
+        ("deeplob_tiny", mf.deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), {"T": 12}),
     ]
     return [c for name, build, kw in spec for c in mf.both(name, build, **kw)]
 
@@ -196,7 +202,7 @@ def make_case(case: mf.Case, root: Path, forms) -> list[dict]:
 # every form.
 COMMITTED = {"dense_act_k3": ["k3_export", "tf_save"], "dense_act_k2": ["tfk_save"], "lstm_last_k3": ["k3_export"],
              "gru_reset_before_k3": ["k3_export"], "conv1d_same_dilated_k3": ["k3_export"],
-             "merge_two_in_two_out_k3": ["k3_export"]}
+             "merge_two_in_two_out_k3": ["k3_export"], "deeplob_tiny_k3": ["k3_export"]}
 COMMITTED_UNSUPPORTED = ["dense_float64_k3"]
 
 

@@ -65,6 +65,11 @@ const std::map<std::string, ActivationSpec>& activation_ops() {
 
 }  // namespace
 
+// Node kinds whose weights[1] is a bias and that apply their own activation.
+static bool has_bias_and_activation(OpKind k) {
+  return k == OpKind::Dense || k == OpKind::Conv1D || k == OpKind::Conv2D || k == OpKind::DepthwiseConv2D;
+}
+
 bool TfLowering::sole_user(const Op& op, const TfValue& x) const {
   if (!x.fresh) return false;
   for (size_t i = 0; i < op.in.size(); ++i) {
@@ -76,7 +81,7 @@ bool TfLowering::sole_user(const Op& op, const TfValue& x) const {
 TfValue TfLowering::apply_activation(const Op& op, const TfValue& x, ActivationSpec act) {
   if (!is_node(x)) throw Error(op.where + ": activation of a non-tensor value");
   Node& src = graph_.nodes[static_cast<size_t>(x.node)];
-  const bool foldable = (src.kind == OpKind::Dense || src.kind == OpKind::Conv1D) && src.activation.kind == ActKind::Linear;
+  const bool foldable = has_bias_and_activation(src.kind) && src.activation.kind == ActKind::Linear;
   if (sole_user(op, x) && foldable && !(act.kind == ActKind::Softmax && x.shape.back() != src.shape.back())) {
     src.activation = act;
     src.origin += "+" + op.def.op();
@@ -107,7 +112,7 @@ TfValue TfLowering::add_channel_affine(const Op& op, const TfValue& x, const TfT
     src.origin += "+" + op.def.op();
     return x;
   }
-  const bool dense_like = (src.kind == OpKind::Dense || src.kind == OpKind::Conv1D) && src.activation.kind == ActKind::Linear;
+  const bool dense_like = has_bias_and_activation(src.kind) && src.activation.kind == ActKind::Linear;
   const bool unit_scale = std::all_of(a.begin(), a.end(), [](float v) { return v == 1.0f; });
   if (sole_user(op, x) && dense_like && unit_scale && src.weights[1].data.size() == b.size()) {
     for (size_t i = 0; i < b.size(); ++i) src.weights[1].data[i] += b[i];

@@ -121,8 +121,19 @@ std::vector<TfValue> TfLowering::lower_list_op(Op& op) {
       throw Error(op.where + ": unstacks something other than a time-major [time, 1, features] sequence");
     }
     const Node& src = graph_.nodes[static_cast<size_t>(x.node)];
-    if (src.shape != Shape{graph_dim(x.shape[0]), graph_dim(x.shape[2])}) throw Error(op.where + ": sequence layout not understood");
+    const Shape seq{graph_dim(x.shape[0]), graph_dim(x.shape[2])};
     v.node = x.node;
+    if (src.shape != seq) {
+      // The same values with unit axes between (DeepLOB's [T, 1, C] Conv2D output reshaped to
+      // [T, C] and made time-major): an engine Reshape to [T, F].
+      Shape a, b;
+      for (int d : src.shape) if (d != 1) a.push_back(d);
+      for (int d : seq) if (d != 1) b.push_back(d);
+      if (a != b || shape_size(seq) < 0) throw Error(op.where + ": sequence layout not understood");
+      TfValue batch_major = x;
+      batch_major.shape = {1, x.shape[0], x.shape[2]};
+      v.node = materialize(batch_major, op.where);
+    }
     v.shape = x.shape;
     return {v};
   }

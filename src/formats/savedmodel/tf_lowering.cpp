@@ -105,7 +105,7 @@ int TfLowering::materialize(const TfValue& v, const std::string& where) {
   if (v.kind == TfValue::Kind::Norm) return finish_norm(v, where);
   if (v.kind == TfValue::Kind::Expr) return materialize(fit_expr(v, where), where);
   if (v.kind != TfValue::Kind::Node) throw Error(where + ": expects a computed tensor here, not a constant or variable");
-  if (v.pad_left || v.pad_right || v.block != 1 || v.conv >= 0) {
+  if (v.pad_left || v.pad_right || v.block != 1 || v.conv >= 0 || v.block2[0] != 1 || v.block2[1] != 1 || v.conv2 >= 0) {
     throw Error(where + ": a padded / space-to-batch tensor is used other than by a Conv2D (not supported)");
   }
   if (v.shape.empty() || v.shape[0] != 1) throw Error(where + ": tensor of shape " + tf_shape_str(v.shape) + " is not batch-major");
@@ -295,7 +295,12 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
   }
   if (t == "ConcatV2") return lower_concat(op);
   if (t == "Mean" || t == "Max") return lower_reduce(op);
+  if (t == "SpaceToBatchND" && !op.in.empty() && op.in[0].shape.size() == 4) return lower_space_to_batch2d(op);
+  if (t == "BatchToSpaceND" && !op.in.empty() && op.in[0].conv2 >= 0) return lower_batch_to_space2d(op);
   if (t == "Pad" || t == "SpaceToBatchND") return lower_conv_input(op);
+  if ((t == "Conv2D" || t == "DepthwiseConv2dNative" || t == "MaxPool" || t == "AvgPool") && is_conv2d_form(op)) {
+    return t == "Conv2D" || t == "DepthwiseConv2dNative" ? lower_conv2d_nhwc(op) : lower_pool2d_nhwc(op);
+  }
   if (t == "Conv2D") return lower_conv2d(op);
   if (t == "BatchToSpaceND") return lower_batch_to_space(op);
   if (t == "MaxPool" || t == "AvgPool") return lower_pool(op);

@@ -9,6 +9,7 @@
 // ExpandDims / Conv2D / Squeeze of a Conv1D, a While loop running an LSTM cell) are carried by the
 // value's extra fields until they complete. Anything not recognised throws an Error naming the op,
 // the node and the function.
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -57,6 +58,12 @@ struct TfValue {
   // awaiting its BatchToSpaceND (conv >= 0).
   int64_t pad_left = 0, pad_right = 0, block = 1;
   int conv = -1;
+  // The same for a dilated 2-D conv: SpaceToBatchND's [bh, bw] block and its paddings (top,
+  // bottom, left, right) of the [batch, H, W, C] input; conv2 >= 0 awaits its BatchToSpaceND.
+  std::array<int64_t, 2> block2{1, 1};
+  std::array<int64_t, 4> pad2{0, 0, 0, 0};
+  int64_t h = 0, w = 0;  // the input's H and W before SpaceToBatchND
+  int conv2 = -1;
   // Norm: value = cx * x * inv + cm * mean(x) * inv + beta, inv = gamma / sqrt(var(x) + eps).
   NormStat stat = NormStat::None;
   double cx = 0, cm = 0, eps = 0;
@@ -123,6 +130,13 @@ class TfLowering {
   std::vector<TfValue> lower_conv2d(Op& op);
   std::vector<TfValue> lower_batch_to_space(Op& op);
   std::vector<TfValue> lower_pool(Op& op);
+  // 2-D convolution and pooling on [batch, H, W, C] (tf_lower_conv2d.cpp); is_conv2d_form tells
+  // them from the Conv1D forms.
+  bool is_conv2d_form(const Op& op) const;
+  std::vector<TfValue> lower_conv2d_nhwc(Op& op);
+  std::vector<TfValue> lower_pool2d_nhwc(Op& op);
+  std::vector<TfValue> lower_space_to_batch2d(Op& op);
+  std::vector<TfValue> lower_batch_to_space2d(Op& op);
   std::vector<TfValue> lower_fused_batch_norm(Op& op);
   std::vector<TfValue> lower_while(Op& op);
   std::vector<TfValue> lower_list_op(Op& op);
@@ -141,6 +155,12 @@ class TfLowering {
     int64_t length, kernel, stride, dilation, pad_left, pad_right;
   };
   void resolve_conv_padding(ConvRecord& rec, const std::string& where);
+  struct Conv2dRecord {
+    int node;
+    int64_t h, w;                 // input H, W
+    std::array<int64_t, 4> pads;  // SpaceToBatchND's top, bottom, left, right
+  };
+  std::vector<Conv2dRecord> convs2_;
   struct RnnRecord;
   int rnn_node(int rnn, bool sequences, const std::string& where);
   TfValue rnn_final_state(const TfValue& list, const std::string& where);
