@@ -53,19 +53,22 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", required=True)
     ap.add_argument("--models", nargs="*", help="bench-suite names (default: all)")
+    ap.add_argument("--suite", default=os.path.join("bench", "models"),
+                    help="the suite folder with manifest.json (bench/book_models: the book models)")
     args = ap.parse_args()
     import keras
     import onnxruntime as ort
     import tensorflow as tf
     from ai_edge_litert.interpreter import Interpreter
 
-    manifest = json.load(open(os.path.join(ROOT, "bench", "models", "manifest.json")))
+    suite = os.path.join(ROOT, args.suite)
+    manifest = json.load(open(os.path.join(suite, "manifest.json")))
     written = {}
     for case in manifest["cases"]:
         name = case["name"]
         if args.models and name not in args.models:
             continue
-        src = os.path.join(ROOT, "bench", "models", name)
+        src = os.path.join(suite, name)
         out = os.path.join(args.out, name)
         shutil.rmtree(out, ignore_errors=True)
         os.makedirs(out)

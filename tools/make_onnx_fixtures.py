@@ -188,6 +188,12 @@ def k_deeplob_tiny(K, T):  # DeepLOB's layer sequence (lob-models facts 1.2) at 
     return K.Model(x, L.Dense(3, activation="softmax")(L.LSTM(5)(h)))
 
 
+def k_layernorm_seq(K, T):  # LayerNormalization over a sequence: tf2onnx's GlobalAveragePool means
+    L = K.layers
+    return K.Sequential([K.Input((T, 5)), L.Conv1D(6, 2, activation="relu"), L.LayerNormalization(epsilon=1e-5),
+                         L.Dense(4), L.LayerNormalization(center=False), L.GlobalAveragePooling1D(), L.Dense(2)])
+
+
 def k_simple_rnn(K, T):
     L = K.layers
     return K.Sequential([K.Input((T, 3)), L.SimpleRNN(4)])
@@ -261,6 +267,7 @@ def tf2onnx_cases() -> list[Case]:
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
         # Conv2D stacks: tf2onnx keeps NHWC at the boundary and writes NCHW Conv / MaxPool /
         # AveragePool between Transposes, which the importer's views cancel.
+        Case("layernorm_seq_k3", "k3", k_layernorm_seq, T=8),
         Case("conv2d_stack_k3", "k3", k_conv2d_stack, T=9),
         Case("depthwise2d_k3", "k3", k_depthwise2d, T=7),
         Case("deeplob_tiny_k3", "k3", k_deeplob_tiny, T=10),

@@ -168,9 +168,31 @@ bool fold_constant(Lowerer& L, const onnx::NodeProto& n, int out, Value& result)
       if (!fold_slice(L, n, *x, t)) return false;
     } else if (op == "Gather") {
       if (!fold_gather(L, n, *x, t)) return false;
-    } else {  // Unsqueeze, Squeeze, Reshape: the data stays, the dims go
+    } else if (op == "Reshape") {  // the data stays (tf2onnx reshapes Keras' gamma and beta)
+      const Tensor* shape = const_input(L, n, 1);
+      if (!shape || shape->is_float) return false;
+      std::vector<int64_t> dims = shape->i;
+      int64_t known = 1;
+      int infer = -1;
+      for (size_t k = 0; k < dims.size(); ++k) {
+        if (dims[k] == 0 && L.attr_i(n, "allowzero", 0) == 0) {
+          if (k >= x->dims.size()) L.fail(n, "shape copies a dimension the input does not have");
+          dims[k] = x->dims[k];
+        }
+        if (dims[k] == -1 && infer < 0) infer = static_cast<int>(k);
+        else if (dims[k] < 0 || dims[k] > kMaxFoldElements || (known *= std::max<int64_t>(dims[k], 1)) > kMaxFoldElements) L.fail(n, "invalid shape");
+      }
+      if (infer >= 0) {
+        if (known == 0 || x->size() % known != 0) L.fail(n, "cannot infer the -1 dimension");
+        dims[static_cast<size_t>(infer)] = x->size() / known;
+      } else if (known != x->size()) {
+        L.fail(n, "cannot reshape " + std::to_string(x->size()) + " values to the shape");
+      }
+      t = *x;
+      t.dims = dims;
+    } else {  // Unsqueeze, Squeeze: the data stays, the dims go
       // Single values only, whose dims are all 1 before and after.
-      if (op == "Reshape" || x->size() != 1) return false;
+      if (x->size() != 1) return false;
       std::vector<int64_t> axes = L.attr_ints(n, "axes");
       if (const Tensor* a = const_input(L, n, 1); a && !a->is_float) axes = a->i;
       const int64_t r = static_cast<int64_t>(x->dims.size());

@@ -1,6 +1,8 @@
 // The decomposed LayerNormalization tf2onnx writes for Keras (it has no LayerNormalization op
 // before opset 17):
 //   mean = ReduceMean(X, last axis, keepdims); var = ReduceMean((X - mean)^2)
+//   (over a [batch, T, d] sequence tf2onnx writes each mean as GlobalAveragePool, which averages
+//   the last axis of a rank-3 tensor and keeps it)
 //   M = gamma * 1/sqrt(var + eps)            (M = 1/sqrt(var + eps) without scale)
 //   Y = X * M + (beta - mean * M)            (spelled Add(Mul(Neg(mean), M), beta) or Sub(beta, Mul(mean, M)))
 // recognised from its final Add and lowered to one engine LayerNorm. The engine normalises as
@@ -36,8 +38,27 @@ struct Matcher {
     if (!v.is_const || !v.c.is_float || v.c.size() != 1) return std::nullopt;
     return v.c.f[0];
   }
-  bool is_const(const std::string& name) const {
-    return L.is_initializer(name) || op(name, "Constant") != nullptr;
+  // A constant, or a reshape / cast of one (tf2onnx reshapes gamma and beta); not lowered here.
+  bool is_const(const std::string& name, int depth = 0) const {
+    if (L.is_initializer(name) || op(name, "Constant") != nullptr) return true;
+    const onnx::NodeProto* p = L.producer(name);
+    if (!p || depth > 8 || p->input_size() < 1) return false;
+    const std::string& t = p->op_type();
+    return (t == "Reshape" || t == "Cast" || t == "Identity" || t == "Unsqueeze" || t == "Squeeze") &&
+           is_const(p->input(0), depth + 1);
+  }
+  // A mean over some axes that keeps them: ReduceMean with keepdims, or GlobalAveragePool (its
+  // last axis when the input has rank 3, checked once X is lowered; nothing is lowered here, so
+  // a pool the engine has no form for is never reached on its own).
+  const onnx::NodeProto* mean_op(const std::string& name) const {
+    if (const onnx::NodeProto* r = op(name, "ReduceMean"); r && L.attr_i(*r, "keepdims", 1) == 1) return r;
+    return op(name, "GlobalAveragePool");
+  }
+  std::vector<int64_t> mean_axes(const onnx::NodeProto& r) const {
+    if (r.op_type() == "GlobalAveragePool") return {2};
+    std::vector<int64_t> axes = L.attr_ints(r, "axes");
+    if (axes.empty() && L.has_input(r, 1)) axes = L.constant(r, 1).i;
+    return axes;
   }
 };
 
@@ -49,8 +70,8 @@ bool match_layer_norm(Lowerer& L, const onnx::NodeProto& root, Value& result) {
   // mean = ReduceMean(X); the root's operands are P = Mul(X, M) and Q.
   std::string x, mean, mm, q, beta, gamma;
   auto is_mean = [&](const std::string& s) {
-    const onnx::NodeProto* r = m.op(s, "ReduceMean");
-    return r && L.attr_i(*r, "keepdims", 1) == 1 && (x.empty() || r->input(0) == x);
+    const onnx::NodeProto* r = m.mean_op(s);
+    return r && (x.empty() || r->input(0) == x);
   };
   bool found = false;
   for (int k = 0; k < 2 && !found; ++k) {
@@ -101,10 +122,8 @@ bool match_layer_norm(Lowerer& L, const onnx::NodeProto& root, Value& result) {
   const onnx::NodeProto* add_eps = m.op(sqrt->input(0), "Add");
   eps_name = add_eps->input(0) == var ? add_eps->input(1) : add_eps->input(0);
   // var = ReduceMean(D * D), D = X - mean
-  const onnx::NodeProto* rv = m.op(var, "ReduceMean");
-  if (!rv || L.attr_i(*rv, "keepdims", 1) != 1 || L.attr_ints(*rv, "axes") != L.attr_ints(*m.op(mean, "ReduceMean"), "axes")) {
-    return false;
-  }
+  const onnx::NodeProto* rv = m.mean_op(var);
+  if (!rv || m.mean_axes(*rv) != m.mean_axes(*m.mean_op(mean))) return false;
   const onnx::NodeProto* sqd = m.op(rv->input(0), "Mul");
   if (!sqd || sqd->input_size() != 2 || sqd->input(0) != sqd->input(1)) return false;
   const onnx::NodeProto* d = m.op(sqd->input(0), "Sub");
@@ -112,10 +131,9 @@ bool match_layer_norm(Lowerer& L, const onnx::NodeProto& root, Value& result) {
 
   const Value& xv = L.value(x);
   if (xv.is_const || xv.padded()) return false;
-  const onnx::NodeProto& mean_node = *m.op(mean, "ReduceMean");
-  std::vector<int64_t> axes = L.attr_ints(mean_node, "axes");
-  if (axes.empty() && L.has_input(mean_node, 1)) axes = L.constant(mean_node, 1).i;
-  if (axes.size() != 1) return false;
+  const onnx::NodeProto& mean_node = *m.mean_op(mean);
+  const std::vector<int64_t> axes = m.mean_axes(mean_node);
+  if (axes.size() != 1 || (mean_node.op_type() == "GlobalAveragePool" && xv.axes.size() != 3)) return false;
   const int e = L.engine_axis(mean_node, xv, axes[0]);
   const int C = L.eshape(xv.node).back();
   if (e != static_cast<int>(L.eshape(xv.node).size()) - 1) {
