@@ -1,6 +1,7 @@
 // Attention: MultiHeadAttention's core between its projections (Dense steps before and after).
 // Per head and query row i: scores over the key rows (all S, or j <= i when causal), scaled by
-// 1 / sqrt(key_dim) after the dot product as Keras' dot_product_attention does, a softmax, and
+// 1 / sqrt(key_dim) (folded into the packed keys: q . (s k) instead of Keras' s (q . k), the
+// same to within a rounding, which the Keras fixtures' tolerance covers), a softmax, and
 // the probabilities' weighted sum of the value rows. A causal mask is a shorter softmax: Keras
 // sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0. Not row-wise (a
 // query row reads every key row).
@@ -44,19 +45,46 @@ Scratch scratch_of(const StepCtx& c, const Step& s) noexcept {
   return sc;
 }
 
-// Head h's keys as the (key_dim x S) matrix K^T and its values as the (S x value_dim) matrix V.
-void pack_head(const Step& s, const float* k, const float* v, int h, const Scratch& sc) noexcept {
+// Head h's keys as the (key_dim x S) matrix K^T scaled by `scale` (so the scores come out
+// scaled, without a pass over the T x S scores) and its values as the (S x value_dim) matrix V,
+// in the kernels' packed layout. The panel form (kernels/kernel_set.hpp) is written in place:
+// packed[(p K + k) kPanel + j] = W[k][p kPanel + j], zero past N; the dot form goes through
+// pack_weights.
+void pack_head(const Step& s, const float* k, const float* v, int h, float scale, const Scratch& sc) noexcept {
   const AttentionParams& a = s.attention;
-  for (int j = 0; j < a.keys; ++j) {
-    const float* kj = k + static_cast<size_t>(j) * a.k.ld + a.k.col + h * a.key_dim;
-    for (int d = 0; d < a.key_dim; ++d) sc.gathered[static_cast<size_t>(d) * a.keys + j] = kj[d];
+  constexpr int P = kernels::kPanel;
+  const size_t S = static_cast<size_t>(a.keys);
+  const size_t kd = static_cast<size_t>(a.key_dim), vd = static_cast<size_t>(a.value_dim);
+  if (!kernels::is_dot_form(a.keys)) {
+    const size_t padded_keys = static_cast<size_t>(kernels::round_up(a.keys, P));
+    for (size_t j = 0; j < padded_keys; ++j) {  // the last panel's columns past S are zeros
+      const float* kj = k + j * a.k.ld + a.k.col + h * a.key_dim;
+      float* col = sc.packed_keys + (j / P) * kd * P + j % P;
+      for (size_t d = 0; d < kd; ++d) col[d * P] = j < S ? kj[d] * scale : 0.0f;
+    }
+  } else {
+    for (size_t j = 0; j < S; ++j) {
+      const float* kj = k + j * a.k.ld + a.k.col + h * a.key_dim;
+      for (size_t d = 0; d < kd; ++d) sc.gathered[d * S + j] = kj[d] * scale;
+    }
+    kernels::pack_weights(sc.gathered, a.key_dim, a.keys, sc.packed_keys);
   }
-  kernels::pack_weights(sc.gathered, a.key_dim, a.keys, sc.packed_keys);
-  for (int j = 0; j < a.keys; ++j) {
-    std::memcpy(sc.gathered + static_cast<size_t>(j) * a.value_dim,
-                v + static_cast<size_t>(j) * a.v.ld + a.v.col + h * a.value_dim, sizeof(float) * a.value_dim);
+  if (!kernels::is_dot_form(a.value_dim)) {
+    for (size_t j = 0; j < S; ++j) {
+      const float* vj = v + j * a.v.ld + a.v.col + h * a.value_dim;
+      for (size_t p0 = 0; p0 < vd; p0 += P) {
+        const size_t n = std::min<size_t>(P, vd - p0);
+        float* dst = sc.packed_values + (p0 / P * S + j) * P;
+        std::memcpy(dst, vj + p0, sizeof(float) * n);
+        std::fill(dst + n, dst + P, 0.0f);  // the panel's columns past value_dim
+      }
+    }
+  } else {
+    for (size_t j = 0; j < S; ++j) {
+      std::memcpy(sc.gathered + j * vd, v + j * a.v.ld + a.v.col + h * a.value_dim, sizeof(float) * vd);
+    }
+    kernels::pack_weights(sc.gathered, a.keys, a.value_dim, sc.packed_values);
   }
-  kernels::pack_weights(sc.gathered, a.keys, a.value_dim, sc.packed_values);
 }
 
 // rows x (x . W): gemm_chain where the set has it and W is in panel form (several rows and
@@ -95,7 +123,7 @@ void run(const StepCtx& c, const Step& s) noexcept {
   const int block = a.causal ? kCausalBlock : s.steps;
   const bool one_panel = !kernels::is_dot_form(a.value_dim) && a.value_dim <= kernels::kPanel;
   for (int h = 0; h < a.heads; ++h) {
-    pack_head(s, k, v, h, sc);
+    pack_head(s, k, v, h, scale, sc);
     for (int i0 = 0; i0 < s.steps; i0 += block) {
       const int rows = std::min(block, s.steps - i0);
       // Keys this block sees; at least one panel, so the packed K^T stays in panel form.
@@ -107,7 +135,6 @@ void run(const StepCtx& c, const Step& s) noexcept {
       for (int r = 0; r < rows; ++r) {
         float* row = scores + static_cast<size_t>(r) * S;
         const int seen = a.causal ? std::min(i0 + r + 1, a.keys) : a.keys;
-        for (int j = 0; j < seen; ++j) row[j] *= scale;
         c.ks.softmax(row, row, seen);
         std::fill(row + seen, row + value_rows, 0.0f);
       }
