@@ -12,13 +12,6 @@ namespace tickinfer::formats {
 
 namespace {
 
-std::vector<int64_t> const_ints(const TfValue& v, const std::string& where, const char* what) {
-  if (v.kind != TfValue::Kind::Const) throw Error(where + ": " + what + " is not a constant");
-  std::vector<int64_t> out;
-  for (double d : v.tensor.values) out.push_back(tf_to_int(d));
-  return out;
-}
-
 // The time-axis entry of an NHWC attr ([1, 1, s, 1]); other entries must be 1.
 int64_t time_entry(const std::vector<int64_t>& attr, const std::string& where, const char* what) {
   if (attr.empty()) return 1;
@@ -30,6 +23,13 @@ int64_t time_entry(const std::vector<int64_t>& attr, const std::string& where, c
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
+
+std::vector<int64_t> const_ints(const TfValue& v, const std::string& where, const char* what) {
+  if (v.kind != TfValue::Kind::Const) throw Error(where + ": " + what + " is not a constant");
+  std::vector<int64_t> out;
+  for (double d : v.tensor.values) out.push_back(tf_to_int(d));
+  return out;
+}
 
 std::vector<TfValue> TfLowering::lower_conv_input(Op& op) {
   TfValue v = op.in.at(0);

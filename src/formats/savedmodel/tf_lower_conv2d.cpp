@@ -38,14 +38,6 @@ bool same_padding(const tensorflow::NodeDef& def, const std::string& where) {
   return padding == "SAME";
 }
 
-// A constant integer operand (block shapes, paddings, crops).
-std::vector<int64_t> int_operand(const TfValue& v, const std::string& where, const char* what) {
-  if (v.kind != TfValue::Kind::Const) throw Error(where + ": " + what + " is not a constant");
-  std::vector<int64_t> out;
-  for (double d : v.tensor.values) out.push_back(tf_to_int(d));
-  return out;
-}
-
 }  // namespace
 
 bool TfLowering::is_conv2d_form(const Op& op) const {
@@ -119,8 +111,8 @@ std::vector<TfValue> TfLowering::lower_conv2d_nhwc(Op& op) {
 
 std::vector<TfValue> TfLowering::lower_space_to_batch2d(Op& op) {
   TfValue v = op.in.at(0);
-  const std::vector<int64_t> block = int_operand(op.in.at(1), op.where, "block_shape");
-  const std::vector<int64_t> p = int_operand(op.in.at(2), op.where, "paddings");
+  const std::vector<int64_t> block = const_ints(op.in.at(1), op.where, "block_shape");
+  const std::vector<int64_t> p = const_ints(op.in.at(2), op.where, "paddings");
   if (v.kind != TfValue::Kind::Node || v.shape[0] != 1 || v.block != 1 || v.pad_left || v.pad_right || v.conv2 >= 0 ||
       v.block2 != std::array<int64_t, 2>{1, 1}) {
     throw Error(op.where + ": only space-to-batch of a [batch, H, W, C] tensor (a dilated Conv2D's input) is supported");
@@ -144,8 +136,8 @@ std::vector<TfValue> TfLowering::lower_space_to_batch2d(Op& op) {
 
 std::vector<TfValue> TfLowering::lower_batch_to_space2d(Op& op) {
   const TfValue& x = op.in.at(0);
-  const std::vector<int64_t> block = int_operand(op.in.at(1), op.where, "block_shape");
-  const std::vector<int64_t> crops = int_operand(op.in.at(2), op.where, "crops");
+  const std::vector<int64_t> block = const_ints(op.in.at(1), op.where, "block_shape");
+  const std::vector<int64_t> crops = const_ints(op.in.at(2), op.where, "crops");
   if (block.size() != 2 || block[0] != x.block2[0] || block[1] != x.block2[1] || crops.size() != 4 || crops[0] != 0 ||
       crops[2] != 0 || crops[1] < 0 || crops[3] < 0) {
     throw Error(op.where + ": block or crops do not undo the SpaceToBatchND");

@@ -78,6 +78,10 @@ struct TfValue {
   bool stacked = false;  // List of a loop's outputs after TensorListStack: shape [T, 1, units]
 };
 
+// A constant integer operand (paddings, block shapes, crops) or an Error naming `what`
+// (tf_lower_conv.cpp).
+std::vector<int64_t> const_ints(const TfValue& v, const std::string& where, const char* what);
+
 struct TfFrame;
 
 class TfLowering {
