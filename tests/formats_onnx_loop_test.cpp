@@ -76,6 +76,16 @@ onnx::TensorProto& initializer(onnx::GraphProto& g, const std::string& suffix) {
   throw std::runtime_error("no initializer ending in " + suffix);
 }
 
+// A [1, 5] initializer `name` filled with `value` (an initial state for the first loop, 5 units).
+void add_state(onnx::ModelProto& m, const std::string& name, float value) {
+  onnx::TensorProto* t = m.mutable_graph()->add_initializer();
+  t->set_name(name);
+  t->set_data_type(1);
+  t->add_dims(1), t->add_dims(5);
+  const std::vector<float> v(5, value);
+  t->set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float)));
+}
+
 TEST(OnnxGruLoop, LiftsBothLayersOntoGruNodes) {
   const Graph g = formats::load_any_model_file(write(fixture())).graph;
   std::vector<const Node*> grus;
@@ -113,12 +123,7 @@ TEST(OnnxGruLoop, ReadingAnotherStepIsRefused) {
 
 TEST(OnnxGruLoop, ANonZeroInitialStateIsRefused) {
   expect_refused([](onnx::ModelProto& m) {
-    onnx::TensorProto* h0 = m.mutable_graph()->add_initializer();
-    h0->set_name("h0");
-    h0->set_data_type(1);
-    h0->add_dims(1), h0->add_dims(5);
-    const std::vector<float> ones(5, 1.0f);
-    h0->set_raw_data(std::string(reinterpret_cast<const char*>(ones.data()), ones.size() * sizeof(float)));
+    add_state(m, "h0", 1.0f);
     first_loop(m).set_input(3, "h0");
   }, {"(Loop)", "a state does not start at zero"});
 }
@@ -187,12 +192,7 @@ TEST(OnnxLstmLoop, AForgetGateOnTheHiddenStateIsRefused) {
 
 TEST(OnnxLstmLoop, ANonZeroInitialCellStateIsRefused) {
   expect_refused([](onnx::ModelProto& m) {
-    onnx::TensorProto* c0 = m.mutable_graph()->add_initializer();
-    c0->set_name("c0");
-    c0->set_data_type(1);
-    c0->add_dims(1), c0->add_dims(5);
-    const std::vector<float> half(5, 0.5f);
-    c0->set_raw_data(std::string(reinterpret_cast<const char*>(half.data()), half.size() * sizeof(float)));
+    add_state(m, "c0", 0.5f);
     first_loop(m).set_input(4, "c0");
   }, {"(Loop)", "a state does not start at zero"}, "lstm_loop_batch1_k3");
 }

@@ -38,10 +38,8 @@ inline void softmax(const float* x, float* y, int n) {
     S::store_partial(y + full, e, rest);
     vsum = S::add(vsum, e);
   }
-  // One division, then a multiply per vector (a vector division costs several multiplies); the
-  // result differs from e / sum by one rounding at most.
-  const V inv = S::set1(1.0f / S::reduce_add(vsum));
-  map_binary<S>(y, y, y, n, [&inv](V e, V) { return S::mul(e, inv); });
+  const V sum = S::set1(S::reduce_add(vsum));
+  map_binary<S>(y, y, y, n, [&sum](V e, V) { return S::div(e, sum); });
 }
 
 template <class S>

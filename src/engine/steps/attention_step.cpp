@@ -57,10 +57,10 @@ void pack_head(const Step& s, const float* k, const float* v, int h, float scale
   const size_t kd = static_cast<size_t>(a.key_dim), vd = static_cast<size_t>(a.value_dim);
   if (!kernels::is_dot_form(a.keys)) {
     const size_t padded_keys = static_cast<size_t>(kernels::round_up(a.keys, P));
-    for (size_t j = 0; j < padded_keys; ++j) {  // the last panel's columns past S are zeros
-      const float* kj = k + j * a.k.ld + a.k.col + h * a.key_dim;
+    for (size_t j = 0; j < padded_keys; ++j) {
+      const float* kj = j < S ? k + j * a.k.ld + a.k.col + h * a.key_dim : nullptr;
       float* col = sc.packed_keys + (j / P) * kd * P + j % P;
-      for (size_t d = 0; d < kd; ++d) col[d * P] = j < S ? kj[d] * scale : 0.0f;
+      for (size_t d = 0; d < kd; ++d) col[d * P] = kj ? kj[d] * scale : 0.0f;  // zeros past S
     }
   } else {
     for (size_t j = 0; j < S; ++j) {

@@ -113,9 +113,10 @@ Value lower_conv2d(Lowerer& L, const onnx::NodeProto& n, int x) {
     L.fail(n, "group " + std::to_string(group) + " is neither 1 nor the channel count (depthwise) " + std::to_string(C));
   }
   if (group == 1 && wt.dims[1] != C) L.fail(n, "W's input channels " + std::to_string(wt.dims[1]) + " are not the input's " + std::to_string(C));
+  if (L.has_attr(n, "kernel_shape") && pair_attr(L, n, "kernel_shape", 1) != std::array<int, 2>{kh, kw}) {
+    L.fail(n, "kernel_shape does not match W");
+  }
   Window w;
-  w.kernel = pair_attr(L, n, "kernel_shape", 0);
-  if (L.has_attr(n, "kernel_shape") && (w.kernel[0] != kh || w.kernel[1] != kw)) L.fail(n, "kernel_shape does not match W");
   w.kernel = {kh, kw};
   w.stride = pair_attr(L, n, "strides", 1);
   w.dilation = pair_attr(L, n, "dilations", 1);

@@ -63,12 +63,12 @@ const std::map<std::string, ActivationSpec>& activation_ops() {
   return ops;
 }
 
-}  // namespace
-
 // Node kinds whose weights[1] is a bias and that apply their own activation.
-static bool has_bias_and_activation(OpKind k) {
+bool has_bias_and_activation(OpKind k) {
   return k == OpKind::Dense || k == OpKind::Conv1D || k == OpKind::Conv2D || k == OpKind::DepthwiseConv2D;
 }
+
+}  // namespace
 
 bool TfLowering::sole_user(const Op& op, const TfValue& x) const {
   if (!x.fresh) return false;
