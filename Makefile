@@ -16,7 +16,7 @@ DEMO_CMAKE_FLAGS = -DTICKINFER_TESTS=OFF -DTICKINFER_BENCH=OFF -DTICKINFER_SERVI
 .PHONY: python python-test compare
 
 .PHONY: features-reference tflite-reference savedmodel-reference onnx-reference tflite-lift-reference
-.PHONY: fidelity-reference fidelity itch-reference itch-bench fuzz-build
+.PHONY: fidelity-reference fidelity itch-reference book-features-reference itch-bench fuzz-build
 .PHONY: tflite-k3-reference pruned-reference pipeline-bench agents-bench batching-bench loadgen-bench default-model bench-forms
 
 all: build
@@ -54,7 +54,7 @@ test:
 # the time of one. Each stage is timed on its own; a lane's output is printed when it ends. The
 # stages run with BUILT empty: the build is done, and two lanes must not run `cmake --build` at once.
 BUILT ?= build
-REFERENCE_LANE_A = live-reference features-reference tflite-reference tflite-lift-reference onnx-reference itch-reference
+REFERENCE_LANE_A = live-reference features-reference tflite-reference tflite-lift-reference onnx-reference itch-reference book-features-reference
 REFERENCE_LANE_B = savedmodel-reference tflite-k3-reference pruned-reference fidelity-reference
 .PHONY: references reference-lane-a reference-lane-b
 references: build
@@ -175,6 +175,12 @@ ITCH_MESSAGES ?= 200000
 ITCH_SYMBOLS ?= 120
 itch-reference: $(BUILT)
 	tests/itch_reference_test.sh $(BUILD) $(ITCH_MESSAGES) $(ITCH_SYMBOLS)
+
+# The book features (depth, OFI, order rates, the LOB snapshot) from an ITCH day against a numpy /
+# pandas reference over tools/itch/reference_book.py's books, from the day file, gzip and a pcap.
+book-features-reference: $(BUILT)
+	tools/setup_venv.sh $(VENV)
+	tests/book_features_reference_test.sh $(BUILD) $(VENV)/bin/python
 
 # Decode + book against itch-book (PyPI) on a 20M-message, 1,000-symbol synthetic day, one core,
 # interleaved in one run, with the length-walk floor (bench/itch/run.py). The day is generated

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <random>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -74,6 +75,72 @@ inline itch::Message directory(std::uint16_t locate, const char* symbol) {
   std::memset(m.stock_directory.stock, ' ', 8);
   std::memcpy(m.stock_directory.stock, symbol, std::min<std::size_t>(8, std::strlen(symbol)));
   return m;
+}
+
+// A valid random day in miniature: prices near a moving mid per symbol, adds and deletes
+// dominant, some orders far from the mid so a few sides grow hundreds of levels deep.
+inline std::vector<itch::Message> make_stream(std::size_t n, std::uint16_t symbols, std::uint64_t seed) {
+  struct Live {
+    std::uint16_t locate;
+    std::uint32_t shares;
+  };
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint32_t> mid(symbols + 1, 0);
+  for (auto& m : mid) m = 100'000 + static_cast<std::uint32_t>(rng() % 100'000);
+  std::vector<std::uint64_t> refs;  // live refs, any symbol
+  std::unordered_map<std::uint64_t, Live> live;
+  std::uint64_t next_ref = 1;
+  std::vector<itch::Message> out;
+  out.reserve(n);
+  auto take = [&]() {  // a live ref, removed from the pick list
+    const std::size_t i = rng() % refs.size();
+    const std::uint64_t r = refs[i];
+    refs[i] = refs.back();
+    refs.pop_back();
+    return r;
+  };
+  while (out.size() < n) {
+    const std::uint32_t op = static_cast<std::uint32_t>(rng() % 100);
+    if (refs.size() < 20'000 || op < 45) {
+      const bool deep_book = rng() % 10 == 0;
+      const std::uint16_t loc = static_cast<std::uint16_t>(1 + rng() % (deep_book ? 4 : symbols));
+      if (rng() % 200 == 0) mid[loc] += static_cast<std::uint32_t>(rng() % 41) - 20;
+      const bool bid = rng() % 2;
+      std::uint32_t away = static_cast<std::uint32_t>(rng() % 8);
+      if (deep_book && rng() % 2 == 0) away = static_cast<std::uint32_t>(rng() % 600);
+      const std::uint32_t shares = 100 * (1 + static_cast<std::uint32_t>(rng() % 5));
+      const std::uint64_t ref = next_ref++;
+      out.push_back(add(loc, ref, bid ? 'B' : 'S', shares, bid ? mid[loc] - away : mid[loc] + 1 + away));
+      refs.push_back(ref);
+      live[ref] = Live{loc, shares};
+      continue;
+    }
+    const std::uint64_t ref = take();
+    Live& o = live[ref];
+    if (op < 80) {
+      out.push_back(del(o.locate, ref));
+      live.erase(ref);
+    } else if (op < 88) {
+      const std::uint32_t x = 1 + static_cast<std::uint32_t>(rng() % o.shares);
+      out.push_back(op < 84 ? exec(o.locate, ref, x) : exec_price(o.locate, ref, x, mid[o.locate]));
+      if (x == o.shares) live.erase(ref);
+      else o.shares -= x, refs.push_back(ref);
+    } else if (op < 92) {
+      const std::uint32_t x = 1 + static_cast<std::uint32_t>(rng() % o.shares);
+      out.push_back(cancel(o.locate, ref, x));
+      if (x == o.shares) live.erase(ref);
+      else o.shares -= x, refs.push_back(ref);
+    } else {
+      const std::uint64_t fresh = next_ref++;
+      const std::uint32_t shares = 100 * (1 + static_cast<std::uint32_t>(rng() % 5));
+      const std::uint32_t price = mid[o.locate] + static_cast<std::uint32_t>(rng() % 11) - 5;
+      out.push_back(replace(o.locate, ref, fresh, shares, price));
+      live[fresh] = Live{o.locate, shares};
+      live.erase(ref);
+      refs.push_back(fresh);
+    }
+  }
+  return out;
 }
 
 // The rules of docs/book.md, written for clarity, not speed.

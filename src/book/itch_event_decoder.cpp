@@ -9,7 +9,6 @@ namespace tickinfer::book {
 namespace {
 
 constexpr std::int64_t kPrice4ToFixed = md::kPriceScale / 10'000;  // 1e-4 -> 1e-8 units
-constexpr std::uint64_t kTwoAm = 2ULL * 3600 * 1'000'000'000;
 
 std::uint32_t clamp32(std::uint64_t v) { return static_cast<std::uint32_t>(std::min<std::uint64_t>(v, UINT32_MAX)); }
 
@@ -25,14 +24,8 @@ ItchEventDecoder::ItchEventDecoder(const ItchEventConfig& config)
     if (s.empty() || s.size() > 8) throw Error("itch50 feed: symbol '" + s + "' must be 1 to 8 characters");
     if (!seen.insert(s).second) throw Error("itch50 feed: symbol '" + s + "' is listed twice");
   }
-  // The Eastern offset changes at 02:00 local on switch days; before and after are both fixed.
-  midnight_utc_ns_[0] = itch::epoch_ns(config.date, 0);
-  midnight_utc_ns_[1] = itch::epoch_ns(config.date, kTwoAm) - static_cast<std::int64_t>(kTwoAm);
+  clock_ = itch::SessionClock(config.date);
   books_ = std::make_unique<BookSet>(config.capacity);
-}
-
-std::int64_t ItchEventDecoder::epoch_ns(std::uint64_t ns_since_midnight) const noexcept {
-  return midnight_utc_ns_[ns_since_midnight >= kTwoAm ? 1 : 0] + static_cast<std::int64_t>(ns_since_midnight);
 }
 
 void ItchEventDecoder::on_directory(std::uint16_t locate, const itch::StockDirectory& r) noexcept {
@@ -51,7 +44,7 @@ void ItchEventDecoder::trade(feed::EventEmitter& out, std::uint32_t instrument, 
                              std::uint32_t price, std::uint64_t shares, md::Side aggressor) const noexcept {
   md::Trade t;
   t.instrument = instrument;
-  t.exchange_ts_ns = epoch_ns(ts);
+  t.exchange_ts_ns = clock_(ts);
   t.price = static_cast<std::int64_t>(price) * kPrice4ToFixed;
   t.size = clamp32(shares);
   t.aggressor = aggressor;
@@ -65,7 +58,7 @@ void ItchEventDecoder::quote_if_changed(feed::EventEmitter& out, std::uint16_t l
   top_[locate] = now;
   md::Quote q;
   q.instrument = instrument_of_locate_[locate];
-  q.exchange_ts_ns = epoch_ns(ts);
+  q.exchange_ts_ns = clock_(ts);
   q.bid_price = static_cast<std::int64_t>(bid.price) * kPrice4ToFixed;  // 0 with an empty side
   q.ask_price = static_cast<std::int64_t>(ask.price) * kPrice4ToFixed;
   q.bid_size = clamp32(bid.shares);

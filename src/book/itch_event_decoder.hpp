@@ -55,7 +55,6 @@ class ItchEventDecoder final : public feed::MessageDecoder {
     std::uint64_t bid_shares = 0, ask_shares = 0;
     bool operator==(const Top&) const = default;
   };
-  std::int64_t epoch_ns(std::uint64_t ns_since_midnight) const noexcept;
   void trade(feed::EventEmitter& out, std::uint32_t instrument, std::uint64_t ts, std::uint32_t price,
              std::uint64_t shares, md::Side aggressor) const noexcept;
   void quote_if_changed(feed::EventEmitter& out, std::uint16_t locate, std::uint64_t ts) noexcept;
@@ -66,7 +65,7 @@ class ItchEventDecoder final : public feed::MessageDecoder {
   itch::DecodeCounters counters_;
   std::vector<std::uint32_t> instrument_of_locate_;  // 65536 entries
   std::vector<Top> top_;                             // the last quoted top, per locate
-  std::int64_t midnight_utc_ns_[2] = {0, 0};         // before / from 02:00 local (DST switch days)
+  itch::SessionClock clock_;
   std::uint64_t lost_ = 0;
 };
 

@@ -2,8 +2,6 @@
 // gzip, or a pcap/pcapng capture of MoldUDP64) into full-depth order books and reports per-symbol
 // summaries, the decoder's and the books' integrity counters, and the replay rate. --csv writes
 // the top N levels after every order message (book/book_csv_writer.hpp has the format).
-#include <arpa/inet.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -17,6 +15,7 @@
 #include "book/itch_replay.hpp"
 #include "book/lobster_writer.hpp"
 #include "cli/commands.hpp"
+#include "cli/itch_options.hpp"
 #include "itch/itch_source.hpp"
 #include "itch/session_date.hpp"
 #include "stats/clock.hpp"
@@ -27,25 +26,9 @@ namespace {
 
 std::set<std::string> split_symbols(const ArgParser& args) {
   std::set<std::string> out;
-  for (const std::string& v : args.values("symbols")) {
-    std::stringstream ss(v);
-    std::string s;
-    while (std::getline(ss, s, ',')) {
-      if (s.empty()) continue;
-      if (s.size() > 8) throw UsageError("--symbols: '" + s + "' is longer than ITCH's 8 characters");
-      out.insert(s);
-    }
-  }
+  for (const std::string& v : args.values("symbols"))
+    for (std::string& s : split_symbol_list(v)) out.insert(std::move(s));
   return out;
-}
-
-std::uint32_t parse_ipv4(const ArgParser& args, const std::string& name) {
-  if (!args.given(name)) return 0;
-  in_addr a{};
-  if (inet_pton(AF_INET, args.value(name).c_str(), &a) != 1) {
-    throw UsageError("--" + name + ": '" + args.value(name) + "' is not an IPv4 address");
-  }
-  return ntohl(a.s_addr);
 }
 
 // Selects symbols as their R messages name them, counts book messages per locate, writes rows.
@@ -164,22 +147,13 @@ ArgParser book_parser() {
   p.option("lobster", "DIR", "write LOBSTER message and orderbook files per symbol (09:30-16:00)");
   p.option("date", "YYYY-MM-DD", "the trading date (default: from a Nasdaq file name)");
   p.option("top", "N", "symbols in the summary, busiest first", "20");
-  p.option("group", "ADDR", "captures: the feed's destination address (default: any)");
-  p.option("port", "PORT", "captures: the feed's destination UDP port (default: any)");
-  p.option("line-source", "ADDR", "captures: keep only datagrams from this source address");
-  p.option("session", "NAME", "captures: the MoldUDP64 session to follow (default: the first)");
-  p.flag("join", "captures: start at the first sequence seen (a capture that starts mid-day)");
+  declare_capture_options(p);
   return p;
 }
 
 int run_book(const ArgParser& args) {
   const std::string source = args.positional_value("source");
-  itch::SourceOptions opts;
-  opts.filter.dst_addr = parse_ipv4(args, "group");
-  opts.filter.src_addr = parse_ipv4(args, "line-source");
-  if (args.given("port")) opts.filter.dst_port = static_cast<std::uint16_t>(args.integer("port", 1, 65535));
-  opts.session = args.value("session");
-  opts.join_at_first_seen = args.flag_set("join");
+  const itch::SourceOptions opts = capture_options(args);
   const auto levels = static_cast<std::size_t>(args.integer("levels", 1, 1000));
   itch::check_source(source);  // a bad source is refused before any output file is created
   std::unique_ptr<book::BookCsvWriter> csv;
@@ -187,12 +161,9 @@ int run_book(const ArgParser& args) {
 
   std::unique_ptr<book::LobsterWriter> lobster;
   if (args.given("lobster")) {
-    std::optional<itch::Date> date = args.given("date") ? itch::parse_iso_date(args.value("date"))
-                                                        : itch::date_from_file_name(source);
+    const std::optional<itch::Date> date = trading_date(args, source);
     if (!date) {
-      throw UsageError(args.given("date") ? "--date: '" + args.value("date") + "' is not a date YYYY-MM-DD"
-                                          : "--lobster needs the trading date: the file name does not carry it; "
-                                            "pass --date YYYY-MM-DD");
+      throw UsageError("--lobster needs the trading date: the file name does not carry it; pass --date YYYY-MM-DD");
     }
     lobster = std::make_unique<book::LobsterWriter>(args.value("lobster"), itch::to_iso(*date), levels);
   }

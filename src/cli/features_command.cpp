@@ -4,10 +4,13 @@
 // feature signature (features.toml beside it) and input width match SPEC.
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "pipeline/capture_tick_source.hpp"
+#include "pipeline/itch_book_ticks.hpp"
 #include "cli/commands.hpp"
+#include "cli/itch_options.hpp"
 #include "cli/plan_options.hpp"
 #include "features/batch.hpp"
 #include "features/signature.hpp"
@@ -46,7 +49,37 @@ std::unique_ptr<features::TickSource> make_tick_source(const std::string& path) 
                  static_cast<unsigned long long>(st.corrupt_records), st.truncated_tail ? ", truncated tail" : "");
     return src;
   }
-  throw Error("ticks '" + path + "': unsupported tick file type '." + ext + "' (expected .csv or .cap)");
+  throw Error("ticks '" + path + "': unsupported tick file type '." + ext +
+              "' (expected .csv, .cap, or an ITCH 5.0 day file or capture with --symbols)");
+}
+
+// An ITCH 5.0 day file (raw or gzip) or capture through the full-depth books: the spec's
+// instrument i + 1 is the i-th of --symbols.
+features::FeatureMatrix compute_itch_features(const features::FeatureSpec& spec, const ArgParser& args) {
+  const std::string path = args.value("input");
+  pipeline::ItchBookTickConfig cfg;
+  for (const std::string& v : args.values("symbols"))
+    for (std::string& s : split_symbol_list(v)) cfg.symbols.push_back(std::move(s));
+  if (cfg.symbols.empty()) throw UsageError("--symbols A,B,...: name the symbols (instrument i + 1 is the i-th)");
+  const std::optional<itch::Date> date = trading_date(args, path);
+  if (!date) throw UsageError("--date YYYY-MM-DD is required: the file name does not carry the trading date");
+  cfg.date = *date;
+  cfg.depth = spec.book_depth();
+  pipeline::ItchFileBookTicks source(path, cfg, capture_options(args));
+  features::FeatureMatrix m = features::compute_book_features(spec, source);
+  const itch::SourceStats& st = source.source_stats();
+  const itch::DecodeCounters& d = source.decode_counters();
+  const book::Integrity& t = source.integrity();
+  std::fprintf(stderr,
+               "itch %s (%s): %llu records, %llu lost, %llu undecodable; %llu book ticks of the %zu symbols; "
+               "books: unknown_ref %llu, crossed %llu, locked %llu, capacity_rejects %llu%s%s\n",
+               path.c_str(), itch::to_string(st.kind), (unsigned long long)st.records, (unsigned long long)st.lost,
+               (unsigned long long)(d.total_unknown_type + d.total_wrong_length), (unsigned long long)source.ticks(),
+               cfg.symbols.size(), (unsigned long long)t.unknown_ref, (unsigned long long)t.crossed,
+               (unsigned long long)t.locked, (unsigned long long)t.capacity_rejects,
+               st.error.empty() ? "" : "; source error: ", st.error.c_str());
+  if (!st.error.empty()) throw Error("itch '" + path + "': " + st.error);
+  return m;
 }
 
 }  // namespace
@@ -54,7 +87,10 @@ std::unique_ptr<features::TickSource> make_tick_source(const std::string& path) 
 ArgParser features_parser() {
   ArgParser p("features", "compute a feature specification over a tick file, or watch a shm feature store");
   p.positional("SPEC", "feature specification (.toml, see docs/features.md)");
-  p.option("input", "TICKS", "tick file: .csv with columns ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side, or a .cap capture (tickinfer feed record)");
+  p.option("input", "TICKS", "tick file: .csv with columns ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side, a .cap capture (tickinfer feed record), or with --symbols an ITCH 5.0 day file (raw or gzip) or pcap/pcapng capture");
+  p.option("symbols", "A,B,...", "ITCH input: the symbols, instrument i + 1 is the i-th", "", true);
+  p.option("date", "YYYY-MM-DD", "ITCH input: the trading date (default: from a Nasdaq file name)");
+  declare_capture_options(p);
   p.option("output", "OUT", "feature matrix: .npy (float64 [rows, columns]) or .csv");
   p.flag("raw", "write raw features even when the spec standardizes them");
   p.option("model", "MODEL", "refuse to run unless MODEL's features.toml and input width match SPEC");
@@ -90,8 +126,13 @@ int run_features(const ArgParser& args) {
       throw Error("model '" + model_path + "': expected one input with a feature axis");
     features::check_input_width(spec, static_cast<std::size_t>(inputs[0].shape.back()), model_path);
   }
-  auto source = make_tick_source(args.value("input"));
-  const features::FeatureMatrix m = features::compute_features(spec, *source);
+  features::FeatureMatrix m;
+  if (args.given("symbols")) {
+    m = compute_itch_features(spec, args);
+  } else {
+    auto source = make_tick_source(args.value("input"));
+    m = features::compute_features(spec, *source);
+  }
   const bool standardized = spec.standardize.mode != features::StandardizeMode::None && !args.flag_set("raw");
   features::write_feature_matrix(args.value("output"), m, standardized);
   const auto& c = m.counters;

@@ -1,5 +1,7 @@
 #include "cli/itch_options.hpp"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
 #include <sstream>
 
@@ -22,6 +24,53 @@ std::shared_ptr<book::ItchEventDecoder> make_itch_decoder(const std::string& sym
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
+}
+
+std::vector<std::string> split_symbol_list(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string s; std::getline(ss, s, ',');) {
+    if (s.empty()) continue;
+    if (s.size() > 8) throw UsageError("--symbols: '" + s + "' is longer than ITCH's 8 characters");
+    out.push_back(s);
+  }
+  return out;
+}
+
+namespace {
+std::uint32_t parse_ipv4(const ArgParser& args, const std::string& name) {
+  if (!args.given(name)) return 0;
+  in_addr a{};
+  if (inet_pton(AF_INET, args.value(name).c_str(), &a) != 1) {
+    throw UsageError("--" + name + ": '" + args.value(name) + "' is not an IPv4 address");
+  }
+  return ntohl(a.s_addr);
+}
+}  // namespace
+
+void declare_capture_options(ArgParser& p) {
+  p.option("group", "ADDR", "captures: the feed's destination address (default: any)");
+  p.option("port", "PORT", "captures: the feed's destination UDP port (default: any)");
+  p.option("line-source", "ADDR", "captures: keep only datagrams from this source address");
+  p.option("session", "NAME", "captures: the MoldUDP64 session to follow (default: the first)");
+  p.flag("join", "captures: start at the first sequence seen (a capture that starts mid-day)");
+}
+
+itch::SourceOptions capture_options(const ArgParser& args) {
+  itch::SourceOptions opts;
+  opts.filter.dst_addr = parse_ipv4(args, "group");
+  opts.filter.src_addr = parse_ipv4(args, "line-source");
+  if (args.given("port")) opts.filter.dst_port = static_cast<std::uint16_t>(args.integer("port", 1, 65535));
+  opts.session = args.value("session");
+  opts.join_at_first_seen = args.flag_set("join");
+  return opts;
+}
+
+std::optional<itch::Date> trading_date(const ArgParser& args, const std::string& source) {
+  if (!args.given("date")) return itch::date_from_file_name(source);
+  const std::optional<itch::Date> d = itch::parse_iso_date(args.value("date"));
+  if (!d) throw UsageError("--date: '" + args.value("date") + "' is not a date YYYY-MM-DD");
+  return d;
 }
 
 void print_itch_summary(const book::ItchEventDecoder& decoder) {

@@ -62,48 +62,28 @@ std::string number_text(double v) {
 
 }  // namespace
 
-FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source) {
-  std::vector<SourceTick> ticks;
-  SourceTick t;
-  while (source.next(t)) ticks.push_back(t);
-  FeaturePipeline::Options opt;
-  opt.synchronous_refit = true;
-  FeaturePipeline pipeline(spec, opt);
-  const bool standardized = spec.standardize.mode != StandardizeMode::None;
-  CollectingSink sink(spec, standardized);
-  pipeline.set_sink(&sink);
-  bool have_grid = false;
-  if (!ticks.empty()) {
-    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-    for (const auto& x : ticks) {
-      const std::int64_t ts = x.event.exchange_ts_ns();
-      if (ts < 0 || ts >= kMaxTimestampNs) continue;  // invalid (OutOfRange): no bar
-      lo = std::min(lo, ts);
-      hi = std::max(hi, ts);
-    }
-    if (lo <= hi) {
-      const std::int64_t first = floor_div(lo, spec.bar_ns), last = floor_div(hi, spec.bar_ns);
-      // One row per bar and instrument: refuse a grid that cannot be held (a stray timestamp or
-      // bars far too small for the file's span) instead of trying to allocate it.
-      const double cells = (static_cast<double>(last) - static_cast<double>(first) + 1.0) *
-                           static_cast<double>(spec.instruments.size()) * static_cast<double>(spec.width() + 4);
-      if (cells > kMaxBatchCells)
-        throw Error("ticks: timestamps span " + std::to_string(last - first + 1) + " bars of " +
-                    std::to_string(spec.bar_ns) + " ns for " + std::to_string(spec.instruments.size()) +
-                    " instruments: the feature matrix would exceed " +
-                    std::to_string(static_cast<long long>(kMaxBatchCells)) +
-                    " values (check the timestamps or raise bar_ns)");
-      pipeline.set_grid(first, last);
-      have_grid = true;
-    }
-  }
-  for (const auto& x : ticks) {
-    const FeatureUpdate& u = pipeline.on_tick(x, 0);
-    if (u.status == UpdateStatus::UnknownInstrument && spec.unknown_instrument == UnknownInstrumentPolicy::Fail)
-      throw Error("ticks: line " + std::to_string(x.line) + ": instrument " + std::to_string(u.instrument) +
-                  " is not in the feature set (unknown_instrument = \"fail\")");
-  }
-  if (have_grid) pipeline.finish();
+namespace {
+
+// The pipeline with its grid set from the span of the source's timestamps: one row per bar and
+// instrument, so a grid that cannot be held (a stray timestamp, or bars far too small for the
+// span) is refused instead of allocated.
+void set_grid(const FeatureSpec& spec, FeaturePipeline& pipeline, std::int64_t lo, std::int64_t hi, bool& have_grid) {
+  have_grid = false;
+  if (lo > hi) return;
+  const std::int64_t first = floor_div(lo, spec.bar_ns), last = floor_div(hi, spec.bar_ns);
+  const double cells = (static_cast<double>(last) - static_cast<double>(first) + 1.0) *
+                       static_cast<double>(spec.instruments.size()) * static_cast<double>(spec.width() + 4);
+  if (cells > kMaxBatchCells)
+    throw Error("ticks: timestamps span " + std::to_string(last - first + 1) + " bars of " +
+                std::to_string(spec.bar_ns) + " ns for " + std::to_string(spec.instruments.size()) +
+                " instruments: the feature matrix would exceed " +
+                std::to_string(static_cast<long long>(kMaxBatchCells)) +
+                " values (check the timestamps or raise bar_ns)");
+  pipeline.set_grid(first, last);
+  have_grid = true;
+}
+
+FeatureMatrix collect_matrix(const FeatureSpec& spec, CollectingSink& sink, const FeaturePipeline& pipeline) {
   FeatureMatrix m;
   m.columns = {"instrument", "bar", "state", "warm"};
   for (const auto& f : spec.features) m.columns.push_back(f.name);
@@ -114,6 +94,60 @@ FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source) {
   }
   m.counters = pipeline.counters();
   return m;
+}
+
+// The timestamp range [lo, hi] of the ticks a grid covers (those a bar can hold).
+struct Span {
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  void add(std::int64_t ts) {
+    if (ts < 0 || ts >= kMaxTimestampNs) return;  // invalid (OutOfRange): no bar
+    lo = std::min(lo, ts);
+    hi = std::max(hi, ts);
+  }
+};
+
+}  // namespace
+
+FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source) {
+  std::vector<SourceTick> ticks;
+  SourceTick t;
+  while (source.next(t)) ticks.push_back(t);
+  FeaturePipeline::Options opt;
+  opt.synchronous_refit = true;
+  FeaturePipeline pipeline(spec, opt);
+  CollectingSink sink(spec, spec.standardize.mode != StandardizeMode::None);
+  pipeline.set_sink(&sink);
+  Span span;
+  for (const auto& x : ticks) span.add(x.event.exchange_ts_ns());
+  bool have_grid = false;
+  set_grid(spec, pipeline, span.lo, span.hi, have_grid);
+  for (const auto& x : ticks) {
+    const FeatureUpdate& u = pipeline.on_tick(x, 0);
+    if (u.status == UpdateStatus::UnknownInstrument && spec.unknown_instrument == UnknownInstrumentPolicy::Fail)
+      throw Error("ticks: line " + std::to_string(x.line) + ": instrument " + std::to_string(u.instrument) +
+                  " is not in the feature set (unknown_instrument = \"fail\")");
+  }
+  if (have_grid) pipeline.finish();
+  return collect_matrix(spec, sink, pipeline);
+}
+
+FeatureMatrix compute_book_features(const FeatureSpec& spec, BookTickReplay& source) {
+  FeaturePipeline::Options opt;
+  opt.synchronous_refit = true;
+  FeaturePipeline pipeline(spec, opt);
+  CollectingSink sink(spec, spec.standardize.mode != StandardizeMode::None);
+  pipeline.set_sink(&sink);
+  // Pass 1: the span of the feature set's instruments (the book is rebuilt in pass 2: a day's
+  // depth per message is too much to keep).
+  Span span;
+  source.replay([&](const BookTick& t) {
+    if (pipeline.instrument_index(t.instrument) >= 0) span.add(t.ts_ns);
+  });
+  bool have_grid = false;
+  set_grid(spec, pipeline, span.lo, span.hi, have_grid);
+  source.replay([&](const BookTick& t) { pipeline.on_book(t, 0); });
+  if (have_grid) pipeline.finish();
+  return collect_matrix(spec, sink, pipeline);
 }
 
 std::string serialize_npy_f8(std::size_t rows, std::size_t cols, const double* data) {

@@ -9,9 +9,11 @@
 // features. `raw` holds the raw features; `standardized` the standardized ones (empty when the
 // spec has no standardization). Invalid rows hold NaN.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
+#include "features/book_tick.hpp"
 #include "features/feature_pipeline.hpp"
 #include "features/feature_spec.hpp"
 #include "features/tick_source.hpp"
@@ -29,6 +31,20 @@ struct FeatureMatrix {
 // Throws tickinfer::Error from the source (malformed input) or when an event names an unknown
 // instrument under UnknownInstrumentPolicy::Fail.
 FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source);
+
+// A full-depth book source the batch path reads twice: once for the bar grid's span, once for the
+// features (src/pipeline/itch_book_ticks.hpp replays ITCH files through the order books).
+class BookTickReplay {
+ public:
+  virtual ~BookTickReplay() = default;
+  // Every tick of the source in order, each valid only during the call. Throws tickinfer::Error
+  // for a source that is not what it claims.
+  virtual void replay(const std::function<void(const BookTick&)>& on_tick) = 0;
+};
+
+// The same over book ticks: every instrument of the source outside the spec is skipped (the
+// source selects its own instruments, so unknown_instrument does not apply).
+FeatureMatrix compute_book_features(const FeatureSpec& spec, BookTickReplay& source);
 
 // Writes the matrix as .npy (float64, shape [rows, columns]) or .csv (header = columns, values
 // with 17 significant digits), chosen by the extension. Throws tickinfer::Error naming the path.

@@ -19,6 +19,13 @@ AnyFeature make_feature(const FeatureDef& d) {
     case FeatureKind::VwapDeviation: return VwapDeviation(d.count);
     case FeatureKind::TimeSinceTrade: return TimeSinceTrade();
     case FeatureKind::TickRate: return TickRate(d.window_ns, d.capacity);
+    case FeatureKind::LevelPrice: return LevelValue<true>(d.side, d.level);
+    case FeatureKind::LevelSize: return LevelValue<false>(d.side, d.level);
+    case FeatureKind::CumulativeDepth: return CumulativeDepth(d.side, d.level);
+    case FeatureKind::DepthImbalance: return DepthImbalance(d.level);
+    case FeatureKind::QueueImbalance: return QueueImbalance(d.level);
+    case FeatureKind::OrderFlowImbalance: return OrderFlowImbalance(d.level, d.count);
+    case FeatureKind::OrderRate: return OrderRate(static_cast<OrderFlowKind>(d.flow), d.window_ns, d.capacity);
   }
   return BookFeature<FeatureKind::Mid>();
 }

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "features/book_features.hpp"
+#include "features/depth_features.hpp"
 #include "features/feature_base.hpp"
 #include "features/return_features.hpp"
 #include "features/trade_features.hpp"
@@ -16,7 +17,8 @@ using AnyFeature =
     std::variant<BookFeature<FeatureKind::Mid>, BookFeature<FeatureKind::Microprice>,
                  BookFeature<FeatureKind::SpreadBps>, BookFeature<FeatureKind::BookImbalance>, LogReturn,
                  Momentum, RealizedVolCount, RealizedVolTime, Ewma<false>, Ewma<true>, TradeImbalance,
-                 VwapDeviation, TimeSinceTrade, TickRate>;
+                 VwapDeviation, TimeSinceTrade, TickRate, LevelValue<true>, LevelValue<false>, CumulativeDepth,
+                 DepthImbalance, QueueImbalance, OrderFlowImbalance, OrderRate>;
 
 // The feature `def` describes, with its windows allocated. def comes from a parsed spec.
 AnyFeature make_feature(const FeatureDef& def);

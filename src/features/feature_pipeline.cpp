@@ -28,10 +28,12 @@ struct FeaturePipeline::Instrument {
         standardizer(spec.standardize, spec.width(), queue_rows),
         window(static_cast<std::size_t>(spec.window), spec.width()) {
     for (const auto& d : spec.features) features.push_back(make_feature(d));
+    ctx.book = &top_book;  // empty until the first quote (a trade may come first)
   }
   std::uint32_t id;
   std::vector<AnyFeature> features;  // inline storage, spec order
   TickContext ctx;
+  BookLevels top_book;  // quote feeds: the last quote as a one-level book
   std::int64_t last_ts = kNoTs;  // last accepted event
   std::vector<double> values, z;
   std::vector<float> model_in;
@@ -101,14 +103,14 @@ const FeatureUpdate& FeaturePipeline::on_event(const md::Event& event, std::int6
   return on_tick(t, now_ns);
 }
 
-const FeatureUpdate& FeaturePipeline::on_tick(const SourceTick& tick, std::int64_t /*now_ns*/) noexcept {
-  const md::Event& e = tick.event;
+// The start of every event: counted, looked up; nullptr (and u filled) for an unknown instrument.
+FeaturePipeline::Instrument* FeaturePipeline::begin_event(std::uint32_t instrument) noexcept {
   ++counters_.events;
   FeatureUpdate& u = update_;
-  u.instrument = e.instrument();
+  u.instrument = instrument;
   u.reason = InvalidReason::None;
   u.rows_emitted = 0;
-  const int idx = instrument_index(u.instrument);
+  const int idx = instrument_index(instrument);
   if (idx < 0) {
     ++counters_.unknown_instrument;
     u.status = UpdateStatus::UnknownInstrument;
@@ -116,71 +118,141 @@ const FeatureUpdate& FeaturePipeline::on_tick(const SourceTick& tick, std::int64
     u.model_input = nullptr;
     u.has_values = u.all_warm = u.params_ready = u.window_ready = false;
     u.warm_mask = 0;
-    return u;
+    return nullptr;
   }
   Instrument& in = *instruments_[static_cast<std::size_t>(idx)];
   in.rows_this_event = 0;
+  return &in;
+}
+
+const FeatureUpdate& FeaturePipeline::on_tick(const SourceTick& tick, std::int64_t /*now_ns*/) noexcept {
+  const md::Event& e = tick.event;
+  Instrument* inp = begin_event(e.instrument());
+  if (!inp) return update_;
+  Instrument& in = *inp;
   const std::int64_t ts = e.exchange_ts_ns();
   const InvalidReason reason = tick.flaw != InvalidReason::None ? tick.flaw : validate_event(e, in.last_ts);
-  u.reason = reason;
-  if (reason == InvalidReason::None) {
-    if (!in.bar_open || ts >= in.bar_end_ns) advance_to_bar(in, bar_of(ts, spec_.bar_ns));
-    TickContext& c = in.ctx;
-    if (in.last_ts == kNoTs) c.first_ts_ns = ts;
-    c.ts_ns = ts;
-    if (e.kind == md::Event::Kind::Quote) {
-      const md::Quote& q = e.quote;
-      c.is_quote = true;
-      c.bid = static_cast<double>(q.bid_price) * kInvPriceScale;
-      c.ask = static_cast<double>(q.ask_price) * kInvPriceScale;
-      c.bid_size = static_cast<double>(q.bid_size);
-      c.ask_size = static_cast<double>(q.ask_size);
-      const double mid = (c.bid + c.ask) * 0.5;
-      c.r1 = c.have_quote ? std::log(mid / c.mid) : 0.0;
-      c.mid = mid;
-      c.have_quote = true;
-    } else {
-      const md::Trade& t = e.trade;
-      c.is_quote = false;
-      c.trade_price = static_cast<double>(t.price) * kInvPriceScale;
-      c.trade_size = static_cast<double>(t.size);
-      c.trade_sign = t.aggressor == md::Side::Buy ? 1 : t.aggressor == md::Side::Sell ? -1 : 0;
-      c.last_trade_ts_ns = ts;
-    }
-    std::uint64_t warm = 0;
-    const std::size_t n = in.features.size();
-    for (std::size_t i = 0; i < n; ++i) {
-      const FeatureBase& f = update_feature(in.features[i], c);
-      in.values[i] = f.value();
-      warm |= static_cast<std::uint64_t>(f.warm()) << i;
-    }
-    in.warm_mask = warm;
-    in.all_warm = warm == (n == 64 ? ~0ull : ((1ull << n) - 1));
-    in.last_ts = ts;
-    if (in.bar_open && c.have_quote) in.bar_observed = true;
-    ++counters_.accepted;
-    u.status = UpdateStatus::Applied;
+  if (reason != InvalidReason::None) return reject(in, ts, reason);
+  TickContext& c = begin_accepted(in, ts);
+  c.adds = c.cancels = c.executions = 0;
+  if (e.kind == md::Event::Kind::Quote) {
+    const md::Quote& q = e.quote;
+    c.is_quote = true;
+    c.is_trade = false;
+    c.bid = static_cast<double>(q.bid_price) * kInvPriceScale;
+    c.ask = static_cast<double>(q.ask_price) * kInvPriceScale;
+    c.bid_size = static_cast<double>(q.bid_size);
+    c.ask_size = static_cast<double>(q.ask_size);
+    const double mid = (c.bid + c.ask) * 0.5;
+    c.r1 = c.have_quote ? std::log(mid / c.mid) : 0.0;
+    c.mid = mid;
+    c.have_quote = true;
+    // A quote is a one-level book.
+    BookLevels& b = in.top_book;
+    b.bid_count = b.ask_count = 1;
+    b.bid_price[0] = c.bid;
+    b.bid_size[0] = c.bid_size;
+    b.ask_price[0] = c.ask;
+    b.ask_size[0] = c.ask_size;
+    c.book = &b;
   } else {
-    ++counters_.invalid_by_reason[static_cast<int>(reason)];
-    const bool ts_ok = ts >= in.last_ts;
-    switch (spec_.invalid_policy) {
-      case InvalidPolicy::Drop:
-        ++counters_.dropped;
-        u.status = UpdateStatus::Dropped;
-        break;
-      case InvalidPolicy::HoldLast:
-        ++counters_.held;
-        u.status = UpdateStatus::Held;
-        if (ts_ok) advance_to_bar(in, bar_of(ts, spec_.bar_ns));
-        if (in.bar_open && in.ctx.have_quote) in.bar_observed = true;
-        break;
-      case InvalidPolicy::MarkInvalid:
-        ++counters_.marked;
-        u.status = UpdateStatus::MarkedInvalid;
-        if (ts_ok) advance_to_bar(in, bar_of(ts, spec_.bar_ns));
-        if (in.bar_open) in.bar_marked = true;
-        break;
-    }
+    const md::Trade& t = e.trade;
+    c.is_quote = false;
+    c.is_trade = true;
+    c.trade_price = static_cast<double>(t.price) * kInvPriceScale;
+    c.trade_size = static_cast<double>(t.size);
+    c.trade_sign = t.aggressor == md::Side::Buy ? 1 : t.aggressor == md::Side::Sell ? -1 : 0;
+    c.last_trade_ts_ns = ts;
+  }
+  return finish_accepted(in, ts);
+}
+
+const FeatureUpdate& FeaturePipeline::on_book(const BookTick& tick, std::int64_t /*now_ns*/) noexcept {
+  Instrument* inp = begin_event(tick.instrument);
+  if (!inp) return update_;
+  Instrument& in = *inp;
+  const BookLevels& b = *tick.levels;
+  const std::int64_t ts = tick.ts_ns;
+  const InvalidReason reason = validate_book_tick(tick, in.last_ts);
+  if (reason != InvalidReason::None) return reject(in, ts, reason);
+  TickContext& c = begin_accepted(in, ts);
+  // A quote tick when the top of book moved (or the first accepted tick).
+  const double bid = b.bid_price[0], ask = b.ask_price[0], bid_size = b.bid_size[0], ask_size = b.ask_size[0];
+  c.is_quote = !c.have_quote || bid != c.bid || ask != c.ask || bid_size != c.bid_size || ask_size != c.ask_size;
+  if (c.is_quote) {
+    c.bid = bid;
+    c.ask = ask;
+    c.bid_size = bid_size;
+    c.ask_size = ask_size;
+    const double mid = (bid + ask) * 0.5;
+    c.r1 = c.have_quote ? std::log(mid / c.mid) : 0.0;
+    c.mid = mid;
+    c.have_quote = true;
+  }
+  c.book = &b;
+  c.adds = tick.adds;
+  c.cancels = tick.cancels;
+  c.executions = tick.executions;
+  c.is_trade = tick.has_trade;
+  if (tick.has_trade) {
+    c.trade_price = tick.trade_price;
+    c.trade_size = tick.trade_size;
+    c.trade_sign = tick.trade_sign;
+    c.last_trade_ts_ns = ts;
+  }
+  return finish_accepted(in, ts);
+}
+
+TickContext& FeaturePipeline::begin_accepted(Instrument& in, std::int64_t ts) noexcept {
+  if (!in.bar_open || ts >= in.bar_end_ns) advance_to_bar(in, bar_of(ts, spec_.bar_ns));
+  TickContext& c = in.ctx;
+  if (in.last_ts == kNoTs) c.first_ts_ns = ts;
+  c.ts_ns = ts;
+  return c;
+}
+
+const FeatureUpdate& FeaturePipeline::finish_accepted(Instrument& in, std::int64_t ts) noexcept {
+  TickContext& c = in.ctx;
+  FeatureUpdate& u = update_;
+  std::uint64_t warm = 0;
+  const std::size_t n = in.features.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    const FeatureBase& f = update_feature(in.features[i], c);
+    in.values[i] = f.value();
+    warm |= static_cast<std::uint64_t>(f.warm()) << i;
+  }
+  in.warm_mask = warm;
+  in.all_warm = warm == (n == 64 ? ~0ull : ((1ull << n) - 1));
+  in.last_ts = ts;
+  if (in.bar_open && c.have_quote) in.bar_observed = true;
+  ++counters_.accepted;
+  u.status = UpdateStatus::Applied;
+  fill_update(in, u);
+  return u;
+}
+
+const FeatureUpdate& FeaturePipeline::reject(Instrument& in, std::int64_t ts, InvalidReason reason) noexcept {
+  FeatureUpdate& u = update_;
+  u.reason = reason;
+  ++counters_.invalid_by_reason[static_cast<int>(reason)];
+  const bool ts_ok = ts >= in.last_ts;
+  switch (spec_.invalid_policy) {
+    case InvalidPolicy::Drop:
+      ++counters_.dropped;
+      u.status = UpdateStatus::Dropped;
+      break;
+    case InvalidPolicy::HoldLast:
+      ++counters_.held;
+      u.status = UpdateStatus::Held;
+      if (ts_ok) advance_to_bar(in, bar_of(ts, spec_.bar_ns));
+      if (in.bar_open && in.ctx.have_quote) in.bar_observed = true;
+      break;
+    case InvalidPolicy::MarkInvalid:
+      ++counters_.marked;
+      u.status = UpdateStatus::MarkedInvalid;
+      if (ts_ok) advance_to_bar(in, bar_of(ts, spec_.bar_ns));
+      if (in.bar_open) in.bar_marked = true;
+      break;
   }
   fill_update(in, u);
   return u;

@@ -34,6 +34,7 @@
 #include <memory>
 #include <vector>
 
+#include "features/book_tick.hpp"
 #include "features/feature.hpp"
 #include "features/feature_spec.hpp"
 #include "features/standardizer.hpp"
@@ -135,6 +136,9 @@ class FeaturePipeline {
   const FeatureUpdate& on_event(const md::Event& event, std::int64_t now_ns) noexcept;
   // A tick from a TickSource: its flaw (if any) is an invalid reason.
   const FeatureUpdate& on_tick(const SourceTick& tick, std::int64_t now_ns) noexcept;
+  // One message of a full-depth book (the ITCH path): validated on the book's top (both sides
+  // present, not crossed) and its trade; a quote tick when the top moved (see BookTick).
+  const FeatureUpdate& on_book(const BookTick& tick, std::int64_t now_ns) noexcept;
   // Exchange time has reached exchange_now_ns with no event for some instruments: closes their
   // open bars and turns gaps already longer than gap_limit into invalid rows.
   void on_timer(std::int64_t exchange_now_ns) noexcept;
@@ -164,6 +168,10 @@ class FeaturePipeline {
   void emit_invalid_until(Instrument& in, std::int64_t bar_exclusive) noexcept;
   void emit_invalid_run(Instrument& in, std::int64_t first_bar, std::int64_t count) noexcept;
   void fill_update(Instrument& in, FeatureUpdate& u) noexcept;
+  Instrument* begin_event(std::uint32_t instrument) noexcept;
+  TickContext& begin_accepted(Instrument& in, std::int64_t ts) noexcept;
+  const FeatureUpdate& finish_accepted(Instrument& in, std::int64_t ts) noexcept;
+  const FeatureUpdate& reject(Instrument& in, std::int64_t ts, InvalidReason reason) noexcept;
 
   FeatureSpec spec_;
   Options options_;

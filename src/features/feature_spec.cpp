@@ -11,6 +11,7 @@
 
 #include <toml++/toml.h>
 
+#include "features/book_tick.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::features {
@@ -21,6 +22,7 @@ struct KindInfo {
   const char* name;
   // Parameters the kind accepts (others are errors).
   bool count, window_ns, alpha;
+  bool side = false, level = false, levels = false, flow = false;
 };
 constexpr KindInfo kKinds[] = {
     {FeatureKind::Mid, "mid", false, false, false},
@@ -36,7 +38,18 @@ constexpr KindInfo kKinds[] = {
     {FeatureKind::VwapDeviation, "vwap_deviation", true, false, false},
     {FeatureKind::TimeSinceTrade, "time_since_trade", false, false, false},
     {FeatureKind::TickRate, "tick_rate", false, true, false},
+    {FeatureKind::LevelPrice, "level_price", false, false, false, true, true},
+    {FeatureKind::LevelSize, "level_size", false, false, false, true, true},
+    {FeatureKind::CumulativeDepth, "cumulative_depth", false, false, false, true, false, true},
+    {FeatureKind::DepthImbalance, "depth_imbalance", false, false, false, false, false, true},
+    {FeatureKind::QueueImbalance, "queue_imbalance", false, false, false, false, true},
+    {FeatureKind::OrderFlowImbalance, "order_flow_imbalance", true, false, false, false, false, true},
+    {FeatureKind::OrderRate, "order_rate", false, true, false, false, false, false, true},
 };
+// Not a feature: a group that expands into 4 x levels level_price / level_size features in the
+// column order DeepLOB and FI-2010 use (ask price, ask size, bid price, bid size, level by level).
+constexpr const char* kLobSnapshot = "lob_snapshot";
+constexpr const char* kFlowNames[] = {"add", "cancel", "execute"};
 
 const KindInfo& info(FeatureKind k) {
   for (const auto& i : kKinds)
@@ -136,9 +149,10 @@ class Parser {
     std::set<std::string> names;
     for (const auto& f : *feats) {
       if (!f.is_table()) fail(line_of(f), "each [[feature]] must be a table");
-      FeatureDef d = parse_feature(*f.as_table());
-      if (!names.insert(d.name).second) fail(d.line, "duplicate feature name '" + d.name + "'");
-      spec.features.push_back(std::move(d));
+      for (FeatureDef& d : parse_entry(*f.as_table())) {
+        if (!names.insert(d.name).second) fail(d.line, "duplicate feature name '" + d.name + "'");
+        spec.features.push_back(std::move(d));
+      }
     }
     if (spec.features.size() > kMaxFeatures)
       fail(0, "at most " + std::to_string(kMaxFeatures) + " features are supported, got " +
@@ -231,27 +245,82 @@ class Parser {
     }
   }
 
-  FeatureDef parse_feature(const toml::table& t) {
-    FeatureDef d;
-    d.line = line_of(t);
+  // One [[feature]] entry: a feature, or the features of a group.
+  std::vector<FeatureDef> parse_entry(const toml::table& t) {
     const toml::node* kind_node = t.get("kind");
-    if (!kind_node) fail(d.line, "[[feature]] without 'kind'");
+    if (!kind_node) fail(line_of(t), "[[feature]] without 'kind'");
     const std::string kind = string(*kind_node, "feature kind");
+    if (kind == kLobSnapshot) return parse_lob_snapshot(t);
     const KindInfo* ki = nullptr;
     for (const auto& i : kKinds)
       if (kind == i.name) ki = &i;
     if (!ki) {
       std::string known;
       for (const auto& i : kKinds) known += std::string(known.empty() ? "" : ", ") + i.name;
-      fail(line_of(*kind_node), "unknown feature kind '" + kind + "' (known: " + known + ")");
+      fail(line_of(*kind_node), "unknown feature kind '" + kind + "' (known: " + known + ", and the group " +
+                                    kLobSnapshot + ")");
     }
-    d.kind = ki->kind;
-    const std::string label = "feature '" + kind + "'";
-    bool have_count = false, have_window = false, have_alpha = false, have_capacity = false;
+    return {parse_feature(t, *ki)};
+  }
+
+  std::vector<FeatureDef> parse_lob_snapshot(const toml::table& t) {
+    std::int64_t levels = 0;
     for (auto&& [key, n] : t) {
       const std::string k(key.str());
       if (k == "kind") continue;
-      if (k == "name") {
+      if (k != "levels")
+        fail(static_cast<int>(key.source().begin.line),
+             std::string("feature '") + kLobSnapshot + "': unknown parameter '" + k +
+                 "' (it takes only 'levels'; its columns are named ask_price_1, ask_size_1, bid_price_1, ...)");
+      levels = integer(n, std::string("feature '") + kLobSnapshot + "' levels", 1,
+                       static_cast<std::int64_t>(std::min(kMaxBookLevels, kMaxFeatures / 4)));
+    }
+    if (levels == 0) fail(line_of(t), std::string("feature '") + kLobSnapshot + "': missing parameter 'levels'");
+    std::vector<FeatureDef> out;
+    for (std::int64_t i = 1; i <= levels; ++i) {
+      for (std::uint8_t side : {std::uint8_t{1}, std::uint8_t{0}}) {
+        for (bool price : {true, false}) {
+          FeatureDef d;
+          d.line = line_of(t);
+          d.kind = price ? FeatureKind::LevelPrice : FeatureKind::LevelSize;
+          d.side = side;
+          d.level = i;
+          d.name = std::string(side ? "ask" : "bid") + (price ? "_price_" : "_size_") + std::to_string(i);
+          out.push_back(std::move(d));
+        }
+      }
+    }
+    return out;
+  }
+
+  FeatureDef parse_feature(const toml::table& t, const KindInfo& kinfo) {
+    const KindInfo* ki = &kinfo;
+    const std::string kind = ki->name;
+    FeatureDef d;
+    d.line = line_of(t);
+    d.kind = ki->kind;
+    const std::string label = "feature '" + kind + "'";
+    bool have_count = false, have_window = false, have_alpha = false, have_capacity = false;
+    bool have_side = false, have_level = false, have_flow = false;
+    for (auto&& [key, n] : t) {
+      const std::string k(key.str());
+      if (k == "kind") continue;
+      if (ki->side && k == "side") {
+        const std::string v = string(n, label + " side");
+        if (v != "bid" && v != "ask") fail(line_of(n), label + ": side = '" + v + "': expected 'bid' or 'ask'");
+        d.side = v == "ask" ? 1 : 0;
+        have_side = true;
+      } else if ((ki->level && k == "level") || (ki->levels && k == "levels")) {
+        d.level = integer(n, label + " " + k, 1, static_cast<std::int64_t>(kMaxBookLevels));
+        have_level = true;
+      } else if (ki->flow && k == "flow") {
+        const std::string v = string(n, label + " flow");
+        bool known = false;
+        for (std::uint8_t i = 0; i < 3; ++i)
+          if (v == kFlowNames[i]) d.flow = i, known = true;
+        if (!known) fail(line_of(n), label + ": flow = '" + v + "': expected 'add', 'cancel' or 'execute'");
+        have_flow = true;
+      } else if (k == "name") {
         d.name = string(n, label + " name");
         if (d.name.empty()) fail(line_of(n), label + ": name must not be empty");
       } else if (ki->count && (k == "ticks" || k == "trades")) {
@@ -284,9 +353,17 @@ class Parser {
     if (d.kind == FeatureKind::TickRate && !have_window) fail(d.line, label + ": missing parameter 'window_ns'");
     if (ki->alpha && !have_alpha) fail(d.line, label + ": missing parameter 'alpha'");
     if (have_capacity && !have_window) fail(d.line, label + ": 'capacity' needs 'window_ns'");
+    if (d.kind == FeatureKind::OrderRate && !have_window) fail(d.line, label + ": missing parameter 'window_ns'");
+    if (ki->side && !have_side) fail(d.line, label + ": missing parameter 'side' ('bid' or 'ask')");
+    if ((ki->level || ki->levels) && !have_level)
+      fail(d.line, label + ": missing parameter '" + (ki->level ? "level" : "levels") + "'");
+    if (ki->flow && !have_flow) fail(d.line, label + ": missing parameter 'flow' ('add', 'cancel' or 'execute')");
     if (have_window && !have_capacity) d.capacity = 4096;
     if (d.name.empty()) {
       d.name = kind;
+      if (have_flow) d.name += std::string("_") + kFlowNames[d.flow];
+      if (have_side) d.name += d.side ? "_ask" : "_bid";
+      if (have_level) d.name += "_" + std::to_string(d.level);
       if (have_count) d.name += "_" + std::to_string(d.count);
       if (have_window) d.name += "_" + std::to_string(d.window_ns) + "ns";
       if (have_alpha) {
@@ -323,10 +400,23 @@ std::string FeatureSpec::canonical_features() const {
     const char* sep = "";
     if (f.count) { o << sep << "n=" << f.count; sep = ","; }
     if (f.window_ns) { o << sep << "window_ns=" << f.window_ns << ",capacity=" << f.capacity; sep = ","; }
-    if (f.alpha > 0) { o << sep << "alpha=" << f.alpha; }
+    if (f.alpha > 0) { o << sep << "alpha=" << f.alpha; sep = ","; }
+    const KindInfo& ki = info(f.kind);
+    if (ki.side) { o << sep << "side=" << (f.side ? "ask" : "bid"); sep = ","; }
+    if (ki.level || ki.levels) { o << sep << (ki.level ? "level=" : "levels=") << f.level; sep = ","; }
+    if (ki.flow) { o << sep << "flow=" << kFlowNames[f.flow]; }
     o << ")\n";
   }
   return o.str();
+}
+
+std::size_t FeatureSpec::book_depth() const {
+  std::size_t depth = 1;
+  for (const auto& f : features) {
+    const KindInfo& ki = info(f.kind);
+    if (ki.level || ki.levels) depth = std::max(depth, static_cast<std::size_t>(f.level));
+  }
+  return depth;
 }
 
 std::uint64_t FeatureSpec::feature_set_id() const {

@@ -27,6 +27,14 @@ enum class FeatureKind : std::uint8_t {
   VwapDeviation,   // ln(mid_t / VWAP of the last n trades)
   TimeSinceTrade,  // seconds since the last trade
   TickRate,        // valid events per second over a time window
+  // Book depth (docs/features.md, "Book features"); a quote feed is a one-level book.
+  LevelPrice,        // price of level `level` of `side`
+  LevelSize,         // shares at level `level` of `side`
+  CumulativeDepth,   // shares of `side` over the best `level` levels
+  DepthImbalance,    // (bid - ask) / (bid + ask) depth over the best `level` levels
+  QueueImbalance,    // (bid - ask) / (bid + ask) shares at level `level`
+  OrderFlowImbalance,  // multi-level OFI over the best `level` levels, summed over the last n events
+  OrderRate,         // orders of kind `flow` per second over a time window
 };
 
 // Name as written in the spec ("log_return"); parse throws on an unknown name.
@@ -39,6 +47,11 @@ struct FeatureDef {
   std::int64_t window_ns = 0;  // time window (RealizedVol by time, TickRate); 0 = count window
   std::int64_t capacity = 0;   // time windows: most samples kept (ring size)
   double alpha = 0.0;        // EwmaMean / EwmaVol smoothing factor in (0, 1]
+  std::uint8_t side = 0;     // LevelPrice, LevelSize, CumulativeDepth: 0 bid, 1 ask
+  // LevelPrice, LevelSize, QueueImbalance: the level (1 = best); CumulativeDepth,
+  // DepthImbalance, OrderFlowImbalance: how many levels from the best. At most kMaxBookLevels.
+  std::int64_t level = 0;
+  std::uint8_t flow = 0;     // OrderRate: 0 arrivals, 1 cancels, 2 executions (OrderFlowKind)
   int line = 0;              // where it was declared, for later error messages
 };
 
@@ -77,6 +90,9 @@ struct FeatureSpec {
   std::vector<FeatureDef> features;     // the ordered input vector
 
   std::size_t width() const { return features.size(); }
+  // The book levels per side the features read (0: none beyond the top of book): what a book
+  // source fills into BookLevels.
+  std::size_t book_depth() const;
   // One line per feature "kind(param=value,...)" in order: what the signature compares.
   std::string canonical_features() const;
   // FNV-1a 64 of canonical_features(): the feature-set id used by the cache and the shm store.

@@ -14,7 +14,7 @@ class TradeImbalance final : public FeatureBase {
  public:
   explicit TradeImbalance(std::int64_t n) : trades_(static_cast<std::size_t>(n)) {}
   void update(const TickContext& c) noexcept {
-    if (c.is_quote) return;
+    if (!c.is_trade) return;
     if (trades_.full()) {
       signed_.sub(trades_.front().signed_size);
       total_.sub(trades_.front().size);
@@ -42,7 +42,7 @@ class VwapDeviation final : public FeatureBase {
  public:
   explicit VwapDeviation(std::int64_t n) : trades_(static_cast<std::size_t>(n)) {}
   void update(const TickContext& c) noexcept {
-    if (!c.is_quote) {
+    if (c.is_trade) {
       if (trades_.full()) {
         pv_.sub(trades_.front().pv);
         vol_.sub(trades_.front().size);

@@ -3,6 +3,7 @@
 // configured InvalidPolicy to any event with a reason other than None and counts it by reason.
 #include <cstdint>
 
+#include "features/book_tick.hpp"
 #include "tickinfer/market_data.hpp"
 
 namespace tickinfer::features {
@@ -40,6 +41,24 @@ inline InvalidReason validate_event(const md::Event& e, std::int64_t last_ts_ns)
   const md::Trade& t = e.trade;
   if (t.price <= 0) return InvalidReason::NonPositivePrice;
   if (t.size == 0) return InvalidReason::BadSize;
+  return InvalidReason::None;
+}
+
+// A book message (BookTick): the timestamp as above; the book's top must have both sides, a
+// positive bid and no cross (a locked book is accepted, as for quotes); a trade it carries must
+// have a positive price and size.
+inline InvalidReason validate_book_tick(const BookTick& t, std::int64_t last_ts_ns) noexcept {
+  if (t.ts_ns < 0 || t.ts_ns >= kMaxTimestampNs) return InvalidReason::OutOfRange;
+  if (t.ts_ns < last_ts_ns) return InvalidReason::TimeBackwards;
+  const BookLevels& b = *t.levels;
+  if (b.bid_count == 0 || b.ask_count == 0) return InvalidReason::EmptySide;
+  if (b.bid_price[0] <= 0 || b.ask_price[0] <= 0) return InvalidReason::NonPositivePrice;
+  if (b.bid_price[0] > b.ask_price[0]) return InvalidReason::CrossedBook;
+  if (b.bid_size[0] <= 0 || b.ask_size[0] <= 0) return InvalidReason::EmptySide;
+  if (t.has_trade) {
+    if (!(t.trade_price > 0)) return InvalidReason::NonPositivePrice;
+    if (!(t.trade_size > 0)) return InvalidReason::BadSize;
+  }
   return InvalidReason::None;
 }
 

@@ -134,4 +134,9 @@ std::int64_t epoch_ns(const Date& d, std::uint64_t ns_since_midnight) noexcept {
   return utc_midnight_s * kNsPerSecond + static_cast<std::int64_t>(ns_since_midnight);
 }
 
+SessionClock::SessionClock(const Date& date) noexcept {
+  midnight_utc_ns_[0] = epoch_ns(date, 0);
+  midnight_utc_ns_[1] = epoch_ns(date, kTwoAmNs) - static_cast<std::int64_t>(kTwoAmNs);
+}
+
 }  // namespace tickinfer::itch

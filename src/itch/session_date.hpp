@@ -59,4 +59,19 @@ std::int64_t eastern_utc_offset_s(const Date& d, std::uint64_t ns_since_midnight
 // Unix time in nanoseconds of the ITCH timestamp `ns_since_midnight` (Eastern local time) on `d`.
 std::int64_t epoch_ns(const Date& d, std::uint64_t ns_since_midnight) noexcept;
 
+// epoch_ns for one trading date, precomputed: the two midnights (before and from 02:00 local,
+// which differ on DST switch days) so a conversion is one addition on the hot path.
+class SessionClock {
+ public:
+  SessionClock() = default;
+  explicit SessionClock(const Date& date) noexcept;
+  std::int64_t operator()(std::uint64_t ns_since_midnight) const noexcept {
+    return midnight_utc_ns_[ns_since_midnight >= kTwoAmNs ? 1 : 0] + static_cast<std::int64_t>(ns_since_midnight);
+  }
+
+ private:
+  static constexpr std::uint64_t kTwoAmNs = 2ULL * 3600 * 1'000'000'000;
+  std::int64_t midnight_utc_ns_[2] = {0, 0};
+};
+
 }  // namespace tickinfer::itch
