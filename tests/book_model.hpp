@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "book/book_set.hpp"
+#include "feed/byte_order.hpp"
 #include "itch/itch_messages.hpp"
 
 namespace tickinfer::book::testing {
@@ -141,6 +142,53 @@ inline std::vector<itch::Message> make_stream(std::size_t n, std::uint16_t symbo
     }
   }
   return out;
+}
+
+// The wire form of the message kinds make_stream draws (and R), at the spec's offsets.
+inline std::vector<std::uint8_t> encode(const itch::Message& m) {
+  using feed::store_be16;
+  using feed::store_be32;
+  using feed::store_be64;
+  const auto type = static_cast<std::uint8_t>(m.header.type);
+  std::vector<std::uint8_t> b(itch::message_length(type), 0);
+  b[0] = type;
+  store_be16(&b[1], m.header.locate);
+  store_be16(&b[5], static_cast<std::uint16_t>(m.header.timestamp_ns >> 32));
+  store_be32(&b[7], static_cast<std::uint32_t>(m.header.timestamp_ns));
+  switch (m.header.type) {
+    case itch::Type::StockDirectory: std::copy(m.stock_directory.stock, m.stock_directory.stock + 8, &b[11]); break;
+    case itch::Type::AddOrder:
+    case itch::Type::AddOrderMpid:
+      store_be64(&b[11], m.add.order_ref);
+      b[19] = static_cast<std::uint8_t>(m.add.side);
+      store_be32(&b[20], m.add.shares);
+      std::copy(m.add.stock, m.add.stock + 8, &b[24]);
+      store_be32(&b[32], m.add.price);
+      break;
+    case itch::Type::OrderExecuted:
+      store_be64(&b[11], m.executed.order_ref);
+      store_be32(&b[19], m.executed.shares);
+      break;
+    case itch::Type::OrderExecutedWithPrice:
+      store_be64(&b[11], m.executed_with_price.order_ref);
+      store_be32(&b[19], m.executed_with_price.shares);
+      b[31] = static_cast<std::uint8_t>(m.executed_with_price.printable);
+      store_be32(&b[32], m.executed_with_price.price);
+      break;
+    case itch::Type::OrderCancel:
+      store_be64(&b[11], m.cancel.order_ref);
+      store_be32(&b[19], m.cancel.shares);
+      break;
+    case itch::Type::OrderDelete: store_be64(&b[11], m.del.order_ref); break;
+    case itch::Type::OrderReplace:
+      store_be64(&b[11], m.replace.original_ref);
+      store_be64(&b[19], m.replace.new_ref);
+      store_be32(&b[27], m.replace.shares);
+      store_be32(&b[31], m.replace.price);
+      break;
+    default: break;
+  }
+  return b;
 }
 
 // The rules of docs/book.md, written for clarity, not speed.

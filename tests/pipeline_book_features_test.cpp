@@ -1,7 +1,8 @@
 // Full-depth books as the features' input (pipeline/itch_book_ticks.hpp -> FeaturePipeline::on_book):
 // a hand-built book whose every feature value is worked out by hand from docs/features.md, the
 // specification's book kinds and their errors, a quote feed read as a one-level book, and the
-// whole path (books, ticks, every book feature, bar rows) allocating nothing after warm-up.
+// whole path (books, ticks, every book feature, bar rows; and the live ITCH path from wire bytes:
+// forwarder, book stage, loss notices) allocating nothing after warm-up.
 // The numpy/pandas reference on a generated day is tests/book_features_reference_test.sh.
 #include <gtest/gtest.h>
 
@@ -14,6 +15,8 @@
 #include "features/batch.hpp"
 #include "features/feature_pipeline.hpp"
 #include "pipeline/alloc_counter.hpp"
+#include "itch/itch_forwarder.hpp"
+#include "pipeline/book_stage.hpp"
 #include "pipeline/itch_book_ticks.hpp"
 #include "tickinfer/error.hpp"
 
@@ -303,8 +306,8 @@ TEST(BookFeatures, AQuoteFeedIsAOneLevelBook) {
 
 // Books, ticks and every book feature, 300,000 messages over 8 symbols (5 selected), with bar
 // rows closing throughout: no allocation once constructed.
-TEST(BookFeatures, TheBookTickPathNeverAllocates) {
-  const FeatureSpec spec = parse_feature_spec(R"([feature_set]
+FeatureSpec every_book_feature_spec() {
+  return parse_feature_spec(R"([feature_set]
 instruments = [1, 2, 3, 4, 5]
 bar_ns = 100000
 gap_limit = 4
@@ -337,10 +340,20 @@ capacity = 256
 kind = "lob_snapshot"
 levels = 10
 )");
+}
+
+std::vector<itch::Message> timed_stream() {
   std::vector<itch::Message> stream;
   for (std::uint16_t l = 1; l <= 8; ++l) stream.push_back(directory(l, ("S" + std::to_string(l)).c_str()));
   for (const auto& m : uncrossed_stream(300'000, 8, 21)) stream.push_back(m);
   for (std::size_t i = 0; i < stream.size(); ++i) stream[i].header.timestamp_ns = kOpen + i * 1'000;
+  return stream;
+}
+
+TEST(BookFeatures, TheBookTickPathNeverAllocates) {
+  const FeatureSpec spec = every_book_feature_spec();
+  std::vector<itch::Message> stream;
+  stream = timed_stream();
   book::BookSet books(book::Capacity{1 << 16, 1 << 14, 512});
   features::FeaturePipeline pipeline(spec);
   ItchBookTickConfig cfg;
@@ -368,6 +381,53 @@ levels = 10
   EXPECT_GT(c.rows_observed, 10'000u);
   EXPECT_GT(ticks.ticks(), c.accepted / 2);
   EXPECT_TRUE(std::isfinite(sum));
+}
+
+// The live ITCH path from wire bytes, as `tickinfer run` runs it inline: the feed thread's
+// forwarder (decode, select, forward whole) into the compute thread's book stage and the
+// features; a loss on the way becomes a loss notice that marks the books unsynced.
+TEST(BookFeatures, TheLiveItchPathNeverAllocates) {
+  const FeatureSpec spec = every_book_feature_spec();
+  std::vector<std::vector<std::uint8_t>> wire;
+  for (const auto& m : timed_stream()) wire.push_back(encode(m));
+  const std::vector<std::string> symbols = {"S1", "S2", "S3", "S5", "S8"};
+  itch::ItchForwarder forwarder(symbols, itch::Date{2019, 12, 30});
+  features::FeaturePipeline pipeline(spec);
+  ItchBookTickConfig cfg;
+  cfg.symbols = symbols;
+  cfg.date = itch::Date{2019, 12, 30};
+  cfg.depth = spec.book_depth();
+  cfg.capacity = book::Capacity{1 << 16, 1 << 14, 512};
+  BookStage stage(cfg, [&pipeline](const features::BookTick& t) { pipeline.on_book(t, 0); });
+  struct ToStage final : feed::EventEmitter {
+    BookStage* stage;
+    std::uint64_t seq = 0, events = 0;
+    void emit(const md::Event& e) noexcept override {
+      ++events;
+      stage->on_message(seq, e.exchange);
+    }
+  } out;
+  out.stage = &stage;
+  const auto run = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) {
+      out.seq = i + 1;
+      forwarder.decode(i + 1, wire[i].data(), static_cast<std::uint16_t>(wire[i].size()), out);
+    }
+  };
+  run(0, 20'000);
+  const std::uint64_t before = allocation_count();
+  run(20'000, 150'000);
+  forwarder.on_lost(150'001, 3);
+  run(150'000, wire.size());
+  EXPECT_EQ(allocation_count() - before, 0u);
+  EXPECT_EQ(forwarder.decode_counters().total_decoded, wire.size());
+  EXPECT_EQ(stage.decode_counters().total_decoded, forwarder.forwarded());  // every forwarded message applied
+  EXPECT_LT(forwarder.forwarded(), wire.size());                             // S4, S6, S7 stay on the feed thread
+  EXPECT_EQ(out.events, forwarder.forwarded() + 1);                          // and one loss notice
+  EXPECT_EQ(stage.loss_notices(), 1u);
+  EXPECT_GT(stage.books().totals().while_unsynced, 0u);
+  EXPECT_GT(pipeline.counters().accepted, 100'000u);
+  EXPECT_EQ(stage.ticks(), pipeline.counters().events);
 }
 
 }  // namespace

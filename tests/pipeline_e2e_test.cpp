@@ -151,7 +151,7 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
   EXPECT_EQ(j["totals"]["allocations_in_steady_state"].get<long long>(), 0);
   EXPECT_EQ(j["totals"]["signals"].get<long long>(), n);
   EXPECT_TRUE(j["totals"]["wall_clock_exchange"].get<bool>());
-  EXPECT_EQ(j["stages"].size(), 10u);
+  EXPECT_EQ(j["stages"].size(), 11u);
   // Every UDP datagram's kernel transmit stamp came back and matched: one per signal in both stages.
   EXPECT_TRUE(j["totals"]["tx_timestamps"].get<bool>());
   EXPECT_EQ(j["totals"]["tx_stamps_missing"].get<long long>(), 0);
@@ -162,6 +162,7 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
     if (s["stage"] == "model" || s["stage"] == "rx_to_tx" || s["stage"] == "end_to_end_tx") {
       EXPECT_EQ(s["count"].get<long long>(), n) << s["stage"];
     }
+    if (s["stage"] == "book") EXPECT_EQ(s["count"].get<long long>(), 0);  // Q/T messages have no books
   }
 
   // The decision log: every signal, in order, and it replays.

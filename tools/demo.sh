@@ -4,8 +4,11 @@
 # into features, a model score and a signal on the bundled default configuration; a UDP listener
 # counts the signals; halfway through, another process reads the shared-memory feature store the
 # run publishes (tickinfer features --watch); then the decision log is replayed and the HTML
-# report written. Last, a shorter market goes through two compute agents (examples/default/agents.toml):
-# the default model and its v2 on one feature plan, each agent half of the instruments.
+# report written. Then a shorter market goes through two compute agents (examples/default/agents.toml):
+# the default model and its v2 on one feature plan, each agent half of the instruments. Last, the
+# main job on NASDAQ TotalView-ITCH 5.0 (examples/itch): a synthetic ITCH day over the same lossy
+# MoldUDP64 lines, full-depth books on the compute side (the `book` stage of the latency table),
+# book features, the ITCH model, and the books' integrity counters.
 # Usage: tools/demo.sh BUILD_DIR [SECONDS]
 set -euo pipefail
 build=${1:-build}
@@ -49,3 +52,22 @@ for _ in $(seq 600); do [ -f "$ready" ] && break; kill -0 $run 2>/dev/null || br
 [ -f "$ready" ] || { echo "demo: tickinfer run (agents) did not become ready"; exit 1; }
 "$bin" feed serve --instruments 20 --messages $((rate * 4)) --rate $rate --wall-clock-ts --sleep-pacing --linger 1 >/dev/null
 wait $run
+
+echo
+itch_messages=$((60000 * seconds < 600000 ? 60000 * seconds : 600000))
+echo "demo: the main job on NASDAQ TotalView-ITCH 5.0 (examples/itch/config.toml): a synthetic ITCH day,"
+echo "      $itch_messages messages over 40 symbols at 60000 msg/s on lossy lines A and B; full-depth books of 8 symbols"
+python3 tools/itch/make_itch_day.py --out "$build/demo-itch-day.itch" --messages "$itch_messages" --symbols 40 \
+  --seed 2026 >/dev/null
+rm -f "$ready"
+"$bin" signals udp:127.0.0.1:32001 --summary --idle-exit 3 --seconds 120 >"$build/demo-itch-signals.out" 2>&1 &
+listener=$!
+"$bin" run examples/itch/config.toml --ready-file "$ready" --quiet | sed 's/^/itch: /' &
+run=$!
+for _ in $(seq 600); do [ -f "$ready" ] && break; kill -0 $run 2>/dev/null || break; sleep 0.1; done
+[ -f "$ready" ] || { echo "demo: tickinfer run (itch) did not become ready"; exit 1; }
+"$bin" feed serve --itch "$build/demo-itch-day.itch" --messages "$itch_messages" --rate 60000 --linger 1 \
+  --faults-a loss=0.01,reorder=0.02,dup=0.005 --faults-b loss=0.01,reorder=0.02,dup=0.005 | sed 's/^/itch exchange: /'
+wait $run
+wait $listener || true
+echo "itch signals received by a separate UDP listener process: $(tail -1 "$build/demo-itch-signals.out")"

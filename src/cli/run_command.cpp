@@ -172,6 +172,7 @@ int run_run(const ArgParser& args) {
                 "(%llu read, %llu missing); rx_to_signal / end_to_end at the return of send()\n",
                 static_cast<unsigned long long>(t.tx_stamps_matched), static_cast<unsigned long long>(t.tx_stamps_missing));
   print_feed_summary(p.feed_stats(), stdout);
+  std::fputs(p.books_text().c_str(), stdout);
   for (const auto& m : p.model_stats()) {
     std::printf("signals: model '%s' v%u: %llu (long %llu, short %llu, flat %llu), score min %.4f mean %.4f max %.4f",
                 m.name.c_str(), m.version, static_cast<unsigned long long>(m.runs),

@@ -56,6 +56,11 @@ class AgentDispatch {
   explicit AgentDispatch(const std::vector<std::unique_ptr<ComputeUnit>>& units);
   // Feed thread, hot path.
   void on_event(const feed::FeedEvent& e) noexcept {
+    if (e.event.kind == md::Event::Kind::Exchange && e.event.exchange.size == 0) {  // a loss notice: every agent
+      for (SpscRing<feed::FeedEvent>* r : rings_)
+        while (!r->try_push(e)) full_spins_.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
     SpscRing<feed::FeedEvent>& r = *rings_[static_cast<std::size_t>(agent(e.event.instrument()))];
     while (!r.try_push(e)) full_spins_.fetch_add(1, std::memory_order_relaxed);
   }

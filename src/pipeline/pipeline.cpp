@@ -9,7 +9,7 @@
 #include <optional>
 #include <thread>
 
-#include "book/itch_event_decoder.hpp"
+#include "itch/itch_forwarder.hpp"
 #include "features/feature_pipeline.hpp"
 #include "features/feature_plan.hpp"
 #include "features/shm_feature_ring.hpp"
@@ -49,15 +49,22 @@ feed::FeedConfig feed_config(const PipelineConfig& cfg) {
   fc.recovery_attempts = cfg.recovery_attempts;
   fc.rcvbuf_bytes = cfg.rcvbuf_bytes;
   fc.idle = cfg.feed_idle;
-  if (cfg.protocol == "itch50") {
-    book::ItchEventConfig ic;
-    ic.symbols = cfg.itch_symbols;
-    ic.date = *itch::parse_iso_date(cfg.trading_date);  // checked when the config was parsed
-    ic.capacity.orders = cfg.itch_max_orders;
-    ic.capacity.levels = std::max<std::uint32_t>(cfg.itch_max_orders / 4, 1024);
-    fc.decoder = std::make_shared<book::ItchEventDecoder>(ic);
-  }
+  // ITCH: the feed forwards the symbols' book messages; each compute agent keeps their books
+  // (book_tick_config) and feeds the features from them.
+  if (cfg.protocol == "itch50")
+    fc.decoder = std::make_shared<itch::ItchForwarder>(cfg.itch_symbols, *itch::parse_iso_date(cfg.trading_date));
   return fc;
+}
+
+// One compute agent's books: the configured capacity, as deep as its features read.
+ItchBookTickConfig book_tick_config(const PipelineConfig& cfg, const features::FeatureSpec& spec) {
+  ItchBookTickConfig c;
+  c.symbols = cfg.itch_symbols;
+  c.date = *itch::parse_iso_date(cfg.trading_date);  // checked when the config was parsed
+  c.depth = spec.book_depth();
+  c.capacity.orders = cfg.itch_max_orders;
+  c.capacity.levels = std::max<std::uint32_t>(cfg.itch_max_orders / 4, 1024);
+  return c;
 }
 
 // The spec's instruments that another shard computes, sorted: what TickProcessor counts as
@@ -128,6 +135,7 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
   for (auto& u : m.units) {
     u->open_outputs(cfg_, *m.shared, u->index > 0, max_intervals, m.status.lost_messages);
     if (cfg_.shard.enabled()) u->compute->set_other_shards(other_shards(m.plan));
+    if (cfg_.protocol == "itch50") u->compute->enable_books(book_tick_config(cfg_, u->plan.spec));
   }
   if (m.agents()) m.merged.samples.resize(max_intervals);
   if (!cfg_.features_shm.empty()) {
@@ -187,6 +195,33 @@ Pipeline::Pipeline(const PipelineConfig& config, const Clock& clock)
 }
 
 Pipeline::~Pipeline() = default;
+
+std::string Pipeline::books_text() const {
+  book::Integrity t;
+  std::uint64_t decoded = 0, undecodable = 0, ticks = 0, live = 0, notices = 0, unapplied = 0;
+  bool any = false;
+  for (const auto& u : impl_->units) {
+    if (!u->compute) continue;
+    unapplied += u->compute->unapplied_messages();
+    const BookStage* b = u->compute->books();
+    if (!b) continue;
+    any = true;
+    t += b->books().totals();
+    decoded += b->decode_counters().total_decoded;
+    undecodable += b->decode_counters().total_unknown_type + b->decode_counters().total_wrong_length;
+    ticks += b->ticks();
+    live += b->books().live_orders();
+    notices += b->loss_notices();
+  }
+  if (!any) return unapplied ? "books: " + std::to_string(unapplied) + " exchange messages had no book stage\n" : "";
+  const auto n = [](std::uint64_t v) { return std::to_string(v); };
+  return "books: " + n(decoded) + " messages applied (" + n(undecodable) + " undecodable), " + n(ticks) +
+         " book ticks to the features, " + n(live) + " live orders at the end, " + n(notices) +
+         " loss notices\n       integrity: unknown_ref " + n(t.unknown_ref) + ", duplicate_ref " + n(t.duplicate_ref) +
+         ", overfill " + n(t.overfill) + ", bad_side " + n(t.bad_side) + ", zero_shares " + n(t.zero_shares) +
+         ", locate_mismatch " + n(t.locate_mismatch) + ", crossed " + n(t.crossed) + ", locked " + n(t.locked) +
+         ", capacity_rejects " + n(t.capacity_rejects) + ", while_unsynced " + n(t.while_unsynced) + "\n";
+}
 
 std::string Pipeline::feature_plan_text() const {
   const features::FeaturePlan& plan = impl_->plan;

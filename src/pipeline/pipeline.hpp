@@ -53,6 +53,9 @@ class Pipeline {
   const PipelineConfig& config() const noexcept { return cfg_; }
   // The feature plan, a line per model: its columns of the plan and how it reads them.
   std::string feature_plan_text() const;
+  // [feed] protocol = "itch50": what the compute side's books applied and their integrity
+  // counters, every agent's together (one line); "" for other protocols.
+  std::string books_text() const;
   const StageStats& stage_stats() const noexcept;
   const std::vector<IntervalSample>& intervals() const noexcept;
   // Number of intervals published so far (readable from another thread while run() runs).

@@ -35,7 +35,7 @@ inline bool same_clock(std::int64_t rx_ns, std::int64_t exchange_ns) noexcept {
 }
 
 enum Stage : int {
-  kWire, kReceive, kQueue, kFeatures, kModel, kSignal, kRxToSignal, kEndToEnd, kRxToTx, kEndToEndTx, kStageCount
+  kWire, kReceive, kQueue, kBook, kFeatures, kModel, kSignal, kRxToSignal, kEndToEnd, kRxToTx, kEndToEndTx, kStageCount
 };
 const char* stage_name(int stage) noexcept;
 bool stage_is_compute(int stage) noexcept;

@@ -29,10 +29,12 @@ void TickProcessor::start(std::int64_t run_start_ns) noexcept {
   if (store_) store_->heartbeat(stats::realtime_ns());
 }
 
+void TickProcessor::enable_books(const ItchBookTickConfig& config) {
+  books_ = std::make_unique<BookStage>(config, [this](const features::BookTick& t) { on_book_tick(t); });
+}
+
 void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   const std::int64_t t0 = stats::realtime_ns();
-  const features::FeatureUpdate& u = features_.on_event(fe.event, t0);
-  const std::int64_t t1 = stats::realtime_ns();
   ++events_;
   const std::int64_t ex = fe.event.exchange_ts_ns();
   const bool wall = same_clock(fe.ts.kernel_rx_ns, ex);
@@ -40,7 +42,36 @@ void TickProcessor::on_event(const feed::FeedEvent& fe) noexcept {
   if (wall) stats_.stage[kWire].record(fe.ts.kernel_rx_ns - ex);
   stats_.stage[kReceive].record(fe.ts.sequenced_ns - fe.ts.kernel_rx_ns);
   stats_.stage[kQueue].record(t0 - fe.ts.sequenced_ns);
+  if (fe.event.kind == md::Event::Kind::Exchange) {
+    if (!books_) {  // a forwarding feed without the stage that applies it: configuration error
+      ++unapplied_messages_;
+      return;
+    }
+    current_ = &fe;
+    book_start_ns_ = t0;
+    book_ticked_ = false;
+    books_->on_message(fe.seq, fe.event.exchange);  // on_book_tick for each book tick
+    if (!book_ticked_) stats_.stage[kBook].record(stats::realtime_ns() - t0);
+    return;
+  }
+  const features::FeatureUpdate& u = features_.on_event(fe.event, t0);
+  const std::int64_t t1 = stats::realtime_ns();
   stats_.stage[kFeatures].record(t1 - t0);
+  after_features(fe, u, t1, ex);
+}
+
+void TickProcessor::on_book_tick(const features::BookTick& t) noexcept {
+  const std::int64_t tb = stats::realtime_ns();
+  stats_.stage[kBook].record(tb - book_start_ns_);
+  book_ticked_ = true;
+  const features::FeatureUpdate& u = features_.on_book(t, tb);
+  const std::int64_t t1 = stats::realtime_ns();
+  stats_.stage[kFeatures].record(t1 - tb);
+  after_features(*current_, u, t1, t.ts_ns);
+}
+
+void TickProcessor::after_features(const feed::FeedEvent& fe, const features::FeatureUpdate& u, std::int64_t t1,
+                                   std::int64_t ex) noexcept {
   if (u.status == features::UpdateStatus::UnknownInstrument) {
     // O(log n), no allocation: only events this process does not compute get here.
     if (std::binary_search(other_shards_.begin(), other_shards_.end(), u.instrument)) ++other_shard_events_;

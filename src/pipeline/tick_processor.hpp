@@ -7,6 +7,9 @@
 //     the wire / receive / queue / features stages -> ModelRouter::route (models, signals) ->
 //     the instrument's new vector into the shared-memory feature store and ring, when set (after
 //     the signals: a reader in another process never delays them);
+//     an exchange message (a forwarding feed, ITCH) goes to the book stage first: applied to the
+//     books (the book stage), then for each book tick it yields FeaturePipeline::on_book and the
+//     same steps as above;
 //   end_batch: the queued model rows, then the pending signals (one datagram), then the feature
 //     vectors waiting for their UDP datagram;
 //   housekeeping(now_ns): transmit stamps (idle rounds), the decision log's interval flush, the
@@ -18,11 +21,13 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "features/feature_pipeline.hpp"
 #include "features/shm_feature_ring.hpp"
 #include "features/shm_feature_store.hpp"
+#include "pipeline/book_stage.hpp"
 #include "pipeline/feature_udp_publisher.hpp"
 #include "pipeline/model_router.hpp"
 #include "pipeline/signal_publisher.hpp"
@@ -61,6 +66,12 @@ class TickProcessor {
   // A duty cycle begins at now_ns (the agent's clock).
   void begin_cycle(std::int64_t now_ns) noexcept { out_.begin_cycle(now_ns); }
   void on_event(const feed::FeedEvent& fe) noexcept;
+  // Set-up: the feed forwards exchange messages (itch::ItchForwarder); this processor keeps the
+  // full-depth books of its instruments and feeds the features from them.
+  void enable_books(const ItchBookTickConfig& config);
+  const BookStage* books() const noexcept { return books_.get(); }
+  // Exchange messages that arrived with no book stage to apply them (a configuration error).
+  std::uint64_t unapplied_messages() const noexcept { return unapplied_messages_; }
   // Rings: the events waiting in this processor's ring at the start of a duty cycle.
   void note_queue_depth(std::size_t depth) noexcept {
     interval_queue_max_ = std::max(interval_queue_max_, depth);
@@ -83,6 +94,9 @@ class TickProcessor {
 
  private:
   int close_interval(std::int64_t now_ns) noexcept;
+  void on_book_tick(const features::BookTick& t) noexcept;
+  void after_features(const feed::FeedEvent& fe, const features::FeatureUpdate& u, std::int64_t t1,
+                      std::int64_t ex) noexcept;
 
   features::FeaturePipeline& features_;
   ModelRouter& router_;
@@ -103,6 +117,11 @@ class TickProcessor {
   std::int64_t run_start_ns_ = 0, next_interval_ns_ = 0;
   std::uint64_t events_before_ = 0, signals_before_ = 0;  // at the start of the current interval
   std::vector<IntervalSample> intervals_;                 // allocated once: max_intervals
+  std::unique_ptr<BookStage> books_;                      // forwarding feeds only
+  const feed::FeedEvent* current_ = nullptr;              // the event the book stage is applying
+  std::int64_t book_start_ns_ = 0;
+  bool book_ticked_ = false;
+  std::uint64_t unapplied_messages_ = 0;
   std::atomic<std::size_t> published_{0};
 };
 

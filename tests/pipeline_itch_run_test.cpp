@@ -1,0 +1,149 @@
+// The main job on NASDAQ TotalView-ITCH 5.0 as real processes on loopback: a synthetic ITCH day
+// (tools/itch/make_itch_day.py) published by `tickinfer feed serve --itch` over two lossy
+// MoldUDP64 lines with re-requests -> `tickinfer run` with [feed] protocol = "itch50" (the feed
+// forwards the symbols' order messages, the compute side keeps their books and reads the features
+// from them) -> the ITCH demo model (examples/itch). In every threading form (inline, rings, two
+// compute agents) the books must see exactly what the batch path sees from the file
+// (`tickinfer features --symbols`: the same book ticks, the same live orders at the end), with
+// the book stage in the latency table, integrity counters 0 and no allocation after ready.
+// Without re-requests, what is lost reaches the books as a loss notice and every book is
+// marked unsynced.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "pipeline_test_support.hpp"
+#include "support/source_paths.hpp"
+
+using namespace pipeline_test;
+
+namespace {
+
+const std::string kItch = std::string(::tickinfer::test::source_dir()) + "/examples/itch";
+constexpr long kMessages = 120'000;
+
+std::string symbols() {
+  std::ifstream in(kItch + "/symbols.txt");
+  std::string s;
+  std::getline(in, s);
+  return s;
+}
+
+// The demo's day, shortened (the directory and so the symbols are the same at any length).
+const std::string& day() {
+  static const std::string path = [] {
+    const std::string p = temp("itch_day.itch");
+    const std::string cmd = "python3 " + std::string(::tickinfer::test::source_dir()) +
+                            "/tools/itch/make_itch_day.py --out " + p + " --messages " + std::to_string(kMessages) +
+                            " --symbols 40 --seed 2026 >/dev/null";
+    EXPECT_EQ(std::system(cmd.c_str()), 0);
+    return p;
+  }();
+  return path;
+}
+
+std::string config(const std::string& threading, bool recovery, const std::string& ready) {
+  const int b = base_port();
+  std::ostringstream o;
+  std::string list = "\"" + symbols() + "\"";
+  for (std::size_t p = 0; (p = list.find(',', p)) != std::string::npos; p += 3) list.replace(p, 1, "\", \"");
+  o << "[feed]\nline_a = \"127.0.0.1:" << b << "\"\nline_b = \"127.0.0.1:" << b + 1 << "\"\n";
+  if (recovery) o << "recovery = \"127.0.0.1:" << b + 2 << "\"\nrecovery_timeout_us = 100000\nrecovery_attempts = 10\n";
+  o << "idle = \"backoff\"\nprotocol = \"itch50\"\nsymbols = [" << list << "]\ndate = \"2019-12-30\"\n"
+    << "max_orders = 65536\n\n[features]\nspec = \"" << kItch << "/features.toml\"\n\n"
+    << "[[model]]\nname = \"itch\"\npath = \"" << kItch << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
+    << "center = 0.5\nthreshold = 0.1\n\n[threading]\nmode = \"" << (threading == "agents" ? "rings" : threading)
+    << "\"\ncompute_idle = \"backoff\"\n" << (threading == "agents" ? "agents = 2\n" : "")
+    << "\n[signals]\nudp = \"127.0.0.1:" << b + 3 << "\"\n\n[warmup]\nmin_iterations = 200\nmax_iterations = 2000\n"
+    << "\n[run]\nseconds = 0\nfeed_silence_s = 3\nstatus_interval_ms = 500\nready_file = \"" << ready << "\"\n";
+  const std::string path = temp("itch_" + threading + ".toml");
+  std::ofstream(path) << o.str();
+  return path;
+}
+
+// Runs the day through `tickinfer run`; returns its output.
+std::string run_day(const std::string& threading, bool recovery) {
+  const std::string ready = temp("itch_ready_" + threading);
+  std::remove(ready.c_str());
+  const std::string out = temp("itch_run_" + threading + ".out");
+  Process run = start({"run", config(threading, recovery, ready), "--quiet"}, out);
+  EXPECT_TRUE(wait_file(ready, 60)) << slurp(out);
+  const int b = base_port();
+  std::string served;
+  EXPECT_EQ(run_cli({"feed", "serve", "--itch", day(), "--messages", std::to_string(kMessages), "--rate",
+                     "60000", "--line-a", "127.0.0.1:" + std::to_string(b), "--line-b",
+                     "127.0.0.1:" + std::to_string(b + 1), "--rerequest", "127.0.0.1:" + std::to_string(b + 2),
+                     "--linger", "2", "--faults-a", "loss=0.02,reorder=0.03,dup=0.01", "--faults-b",
+                     "loss=0.02,reorder=0.03,dup=0.01", "--seed", "4"},
+                    served, 120),
+            0)
+      << served;
+  EXPECT_EQ(wait_for(run, 60), 0) << slurp(out);
+  return slurp(out);
+}
+
+// What the batch path gives from the file: book ticks of the symbols.
+long long batch_ticks() {
+  std::string out;
+  EXPECT_EQ(run_cli({"features", kItch + "/features.toml", "--input", day(), "--symbols", symbols(),
+                     "--date", "2019-12-30", "--output", temp("itch_batch.npy")},
+                    out),
+            0)
+      << out;
+  return number_after(out, "0 undecodable; ");
+}
+
+// The symbols' live orders at the end of the file: the `orders` column of `tickinfer book`'s
+// per-symbol table (symbol locate book_msgs bids asks best_bid best_ask orders ...).
+long long live_orders_in_file() {
+  std::string out;
+  EXPECT_EQ(run_cli({"book", day(), "--symbols", symbols()}, out), 0) << out;
+  const std::string list = "," + symbols() + ",";
+  long long orders = 0;
+  int rows = 0;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream cells(line);
+    std::vector<std::string> c;
+    for (std::string x; cells >> x;) c.push_back(x);
+    if (c.size() < 8 || list.find("," + c[0] + ",") == std::string::npos) continue;
+    orders += std::atoll(c[7].c_str());
+    ++rows;
+  }
+  EXPECT_EQ(rows, 8) << out;
+  return orders;
+}
+
+class ItchRun : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ItchRun, TheBooksSeeWhatTheFileHolds) {
+  const long long ticks = batch_ticks(), orders = live_orders_in_file();
+  ASSERT_GT(ticks, 10'000);
+  ASSERT_GT(orders, 10);
+  const std::string out = run_day(GetParam(), true);
+  EXPECT_NE(out.find("state: ok (End of Session, everything delivered)"), std::string::npos) << out;
+  // "books: N messages applied (0 undecodable), T book ticks to the features, L live orders at the end, 0 loss notices"
+  EXPECT_EQ(number_after(out, "(0 undecodable), "), ticks) << out;
+  EXPECT_EQ(number_after(out, "book ticks to the features, "), orders) << out;
+  EXPECT_EQ(number_after(out, "live orders at the end, "), 0) << out;
+  EXPECT_NE(out.find("integrity: unknown_ref 0, duplicate_ref 0, overfill 0, bad_side 0, zero_shares 0, "
+                     "locate_mismatch 0, crossed 0, locked 0, capacity_rejects 0, while_unsynced 0"),
+            std::string::npos)
+      << out;
+  EXPECT_GT(number_after(out, "\nbook          compute "), ticks) << out;  // every message applied is timed
+  EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;
+  EXPECT_GT(number_after(out, "signals: model 'itch' v1: "), ticks / 2) << out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Threading, ItchRun, ::testing::Values("inline", "rings", "agents"));
+
+TEST(ItchRunWithoutRecovery, LossesMarkTheBooksUnsynced) {
+  const std::string out = run_day("inline", false);
+  EXPECT_NE(out.find("state: DEGRADED"), std::string::npos) << out;
+  EXPECT_GT(number_after(out, "live orders at the end, "), 0) << out;  // loss notices
+  EXPECT_GT(number_after(out, "while_unsynced "), 0) << out;
+}
+
+}  // namespace
