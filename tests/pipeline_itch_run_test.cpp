@@ -6,8 +6,8 @@
 // compute agents) the books must see exactly what the batch path sees from the file
 // (`tickinfer features --symbols`: the same book ticks, the same live orders at the end), with
 // the book stage in the latency table, integrity counters 0 and no allocation after ready.
-// Without re-requests, what is lost reaches the books as a loss notice and every book is
-// marked unsynced.
+// Without re-requests, what is lost reaches the books as a loss notice, every book is marked
+// unsynced and its features are invalid from then on (no signals on them).
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -144,6 +144,10 @@ TEST(ItchRunWithoutRecovery, LossesMarkTheBooksUnsynced) {
   EXPECT_NE(out.find("state: DEGRADED"), std::string::npos) << out;
   EXPECT_GT(number_after(out, "live orders at the end, "), 0) << out;  // loss notices
   EXPECT_GT(number_after(out, "while_unsynced "), 0) << out;
+  // From the first loss on, no book can be trusted: its ticks are invalid and no model runs on them.
+  const long long ticks = number_after(out, "(0 undecodable), ");
+  EXPECT_GT(ticks, 10'000) << out;
+  EXPECT_LT(number_after(out, "signals: model 'itch' v1: "), ticks / 2) << out;
 }
 
 }  // namespace

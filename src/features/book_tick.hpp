@@ -27,6 +27,9 @@ struct BookTick {
   std::uint32_t instrument = 0;
   std::int64_t ts_ns = 0;             // exchange time, ns since the Unix epoch
   const BookLevels* levels = nullptr;  // the book after the message (never null)
+  // False while the book is marked unsynced (the feed lost messages that may have touched it):
+  // the tick is then invalid (book_unsynced) under the spec's policy, until the book is rebuilt.
+  bool synced = true;
   // Order flow of the message: orders that arrived (A, F, and the new order of a U), orders that
   // left without trading (X takes shares, not the order: it counts as one cancel; D; the old
   // order of a U) and executions (E, C).

@@ -207,6 +207,7 @@ const char* invalid_reason_name(InvalidReason r) {
     case InvalidReason::BadSize: return "bad_size";
     case InvalidReason::TimeBackwards: return "time_backwards";
     case InvalidReason::OutOfRange: return "out_of_range";
+    case InvalidReason::BookUnsynced: return "book_unsynced";
   }
   return "?";
 }

@@ -17,8 +17,9 @@ enum class InvalidReason : std::uint8_t {
   BadSize,           // negative size in the source, or a trade of size 0
   TimeBackwards,     // exchange timestamp earlier than the instrument's last accepted event
   OutOfRange,        // a value that does not fit (size > 2^32-1 in the source, timestamp < 0 or >= 2^62)
+  BookUnsynced,      // a book tick of a book marked unsynced (messages were lost; it may be wrong)
 };
-inline constexpr int kInvalidReasonCount = 8;
+inline constexpr int kInvalidReasonCount = 9;
 const char* invalid_reason_name(InvalidReason r);
 
 // What can be checked on the decoded event itself. last_ts_ns: the instrument's last accepted
@@ -44,12 +45,13 @@ inline InvalidReason validate_event(const md::Event& e, std::int64_t last_ts_ns)
   return InvalidReason::None;
 }
 
-// A book message (BookTick): the timestamp as above; the book's top must have both sides, a
+// A book message (BookTick): the timestamp as above; the book must be in sync; its top must have both sides, a
 // positive bid and no cross (a locked book is accepted, as for quotes); a trade it carries must
 // have a positive price and size.
 inline InvalidReason validate_book_tick(const BookTick& t, std::int64_t last_ts_ns) noexcept {
   if (t.ts_ns < 0 || t.ts_ns >= kMaxTimestampNs) return InvalidReason::OutOfRange;
   if (t.ts_ns < last_ts_ns) return InvalidReason::TimeBackwards;
+  if (!t.synced) return InvalidReason::BookUnsynced;
   const BookLevels& b = *t.levels;
   if (b.bid_count == 0 || b.ask_count == 0) return InvalidReason::EmptySide;
   if (b.bid_price[0] <= 0 || b.ask_price[0] <= 0) return InvalidReason::NonPositivePrice;

@@ -94,6 +94,7 @@ void ItchBookTicks::emit(std::uint16_t locate, std::uint64_t ts) noexcept {
   tick_.instrument = instrument_of_locate_[locate];
   tick_.ts_ns = clock_(ts);
   tick_.levels = &levels_;
+  tick_.synced = books_.is_synced(locate);
   ++ticks_;
   sink_(tick_);
 }
