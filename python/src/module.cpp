@@ -7,6 +7,7 @@
 
 #include "array_args.hpp"
 #include "feature_store.hpp"
+#include "itch_reader.hpp"
 #include "py_plan.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -74,6 +75,7 @@ NB_MODULE(_tickinfer, m) {
   nb::exception<Error>(m, "Error", PyExc_RuntimeError);
   bind_feature_store(m);
   bind_feature_ring(m);
+  bind_itch(m);
 
   nb::class_<TensorInfo>(m, "TensorInfo", "A model input or output: Keras layer name and shape (no batch axis).")
       .def_ro("name", &TensorInfo::name)

@@ -32,8 +32,10 @@ try:
     from ._tickinfer import Error, FeatureRing, FeatureStore, LayerStats, Model, ModelStats, Plan, TensorInfo, load
 finally:
     _sys.setdlopenflags(_flags)
+from .itch import ItchReader, itch_features, itch_to_parquet, iter_itch, read_itch  # noqa: E402
 
-__all__ = ["Error", "FeatureRing", "FeatureStore", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load", "compile"]
+__all__ = ["Error", "FeatureRing", "FeatureStore", "LayerStats", "Model", "ModelStats", "Plan", "TensorInfo", "load",
+           "compile", "ItchReader", "iter_itch", "read_itch", "itch_features", "itch_to_parquet"]
 __version__ = "0.1.0"
 
 

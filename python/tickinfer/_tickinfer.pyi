@@ -104,6 +104,33 @@ class FeatureRing:
         (instrument, tick_seq, exchange_ts_ns, published_ns) and values, a [n, width] float64 array.
         """
 
+class ItchReader:
+    """
+    NASDAQ TotalView-ITCH 5.0 (day file, gzip, pcap/pcapng) into columnar numpy tables, batch by batch (docs/python.md).
+    """
+
+    def __init__(self, path: str, symbols: Sequence[str] = [], levels: int = 10, tables: Sequence[str] = ['depth', 'bbo', 'trades', 'orders'], batch_messages: int = 4194304) -> None: ...
+
+    def next_batch(self) -> object:
+        """
+        The next batch: a dict of tables (each a dict of numpy columns), or None.
+        """
+
+    @property
+    def symbols(self) -> dict:
+        """locate -> symbol, from the Stock Directory so far."""
+
+    @property
+    def kind(self) -> str: ...
+
+    def stats(self) -> dict:
+        """Messages, decode and book integrity counters so far."""
+
+def itch_features(spec: str, path: str, symbols: Sequence[str], date: str = '') -> tuple:
+    """
+    The book features of a feature specification over an ITCH source: (column names, float64 [rows, columns]), as `tickinfer features SPEC --input PATH --symbols ...` writes them.
+    """
+
 class TensorInfo:
     """A model input or output: Keras layer name and shape (no batch axis)."""
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "book/book_set.hpp"
+#include "book/itch_replay.hpp"
 #include "itch/itch_decoder.hpp"
 #include "itch/session_date.hpp"
 #include "tickinfer/feed.hpp"
@@ -31,7 +32,7 @@ struct ItchEventConfig {
   Capacity capacity;
 };
 
-class ItchEventDecoder final : public feed::MessageDecoder {
+class ItchEventDecoder final : public feed::MessageDecoder, private ReplayObserver {
  public:
   // Throws tickinfer::Error for an invalid date, a symbol longer than 8 characters, or one listed twice.
   explicit ItchEventDecoder(const ItchEventConfig& config);
@@ -44,8 +45,8 @@ class ItchEventDecoder final : public feed::MessageDecoder {
   void on_lost(std::uint64_t first, std::uint64_t count) noexcept override;
 
   const BookSet& books() const noexcept { return *books_; }
-  const itch::DecodeCounters& decode_counters() const noexcept { return counters_; }
-  std::uint64_t lost() const noexcept { return lost_; }
+  const itch::DecodeCounters& decode_counters() const noexcept { return replay_->decode_counters(); }
+  std::uint64_t lost() const noexcept { return replay_->lost(); }
   // The instrument id a locate was given by its R message (0: not selected).
   std::uint32_t instrument(std::uint16_t locate) const noexcept { return instrument_of_locate_[locate]; }
 
@@ -55,18 +56,21 @@ class ItchEventDecoder final : public feed::MessageDecoder {
     std::uint64_t bid_shares = 0, ask_shares = 0;
     bool operator==(const Top&) const = default;
   };
-  void trade(feed::EventEmitter& out, std::uint32_t instrument, std::uint64_t ts, std::uint32_t price,
-             std::uint64_t shares, md::Side aggressor) const noexcept;
-  void quote_if_changed(feed::EventEmitter& out, std::uint16_t locate, std::uint64_t ts) noexcept;
+  // The replay's observer: the resting order before an execution, the events after.
+  void before(const itch::Message& m) noexcept override;
+  void on_message(std::uint64_t seq, const itch::Message& m, const Applied& applied) noexcept override;
+  void quote_if_changed(std::uint16_t locate, std::uint64_t ts) noexcept;
   void on_directory(std::uint16_t locate, const itch::StockDirectory& r) noexcept;
 
   ItchEventConfig config_;
   std::unique_ptr<BookSet> books_;
-  itch::DecodeCounters counters_;
+  std::unique_ptr<ItchReplay> replay_;               // decode, count, apply; calls back here
+  feed::EventEmitter* out_ = nullptr;                // the current decode() call's
+  OrderInfo resting_{};
+  bool resting_found_ = false;
   std::vector<std::uint32_t> instrument_of_locate_;  // 65536 entries
   std::vector<Top> top_;                             // the last quoted top, per locate
   itch::SessionClock clock_;
-  std::uint64_t lost_ = 0;
 };
 
 }  // namespace tickinfer::book
