@@ -104,21 +104,10 @@ class TableObserver final : public book::ReplayObserver {
   Tables t;
   std::vector<std::string> locate_symbol = std::vector<std::string>(1 << 16);
 
-  void before(const itch::Message& m) noexcept override {
-    found_ = false;
-    std::uint64_t ref = 0;
-    switch (m.type()) {
-      case itch::Type::OrderExecuted: ref = m.executed.order_ref; break;
-      case itch::Type::OrderExecutedWithPrice: ref = m.executed_with_price.order_ref; break;
-      case itch::Type::OrderCancel: ref = m.cancel.order_ref; break;
-      case itch::Type::OrderDelete: ref = m.del.order_ref; break;
-      case itch::Type::OrderReplace: ref = m.replace.original_ref; break;
-      default: return;
-    }
-    found_ = books_.find_order(ref, resting_);
-  }
-
   void on_message(std::uint64_t seq, const itch::Message& m, const book::Applied& applied) noexcept override {
+    // The order an E C X D U named, as it was before the message (BookSet::apply reports it).
+    found_ = applied.resting;
+    resting_ = book::OrderInfo{applied.locate, applied.resting_side, applied.resting_price, applied.resting_shares};
     const std::uint16_t hl = m.header.locate;
     const auto ts = static_cast<std::int64_t>(m.header.timestamp_ns);
     const itch::Type type = m.type();

@@ -107,6 +107,7 @@ Applied BookSet::on_reduce(std::uint16_t locate, std::uint64_t ref, std::uint32_
   const std::uint32_t oi = index_.order_at(slot);
   Order& o = orders_[oi];
   const std::uint16_t own = o.locate;
+  const Applied applied = resting(o, own, shares != 0);
   note_arrival(locate, own);
   if (shares < o.shares) {
     o.shares -= shares;
@@ -116,7 +117,7 @@ Applied BookSet::on_reduce(std::uint16_t locate, std::uint64_t ref, std::uint32_
     remove_order(oi, slot);
   }
   check_crossing(own);
-  return Applied{own, true, shares != 0};
+  return applied;
 }
 
 Applied BookSet::on_delete(std::uint16_t locate, std::uint64_t ref) noexcept {
@@ -125,10 +126,11 @@ Applied BookSet::on_delete(std::uint16_t locate, std::uint64_t ref) noexcept {
   if (!found) [[unlikely]] return unknown_ref(locate);
   const std::uint32_t oi = index_.order_at(slot);
   const std::uint16_t own = orders_[oi].locate;
+  const Applied applied = resting(orders_[oi], own, true);
   note_arrival(locate, own);
   remove_order(oi, slot);
   check_crossing(own);
-  return Applied{own, true, true};
+  return applied;
 }
 
 // Cancel-replace: the original leaves with all its shares; the new order (same locate and side)
@@ -140,12 +142,13 @@ Applied BookSet::on_replace(std::uint16_t locate, const itch::OrderReplace& r) n
   const std::uint32_t oi = index_.order_at(slot);
   const std::uint16_t own = orders_[oi].locate;
   const std::uint8_t side = orders_[oi].side;
+  const Applied applied = resting(orders_[oi], own, true);
   note_arrival(locate, own);
   remove_order(oi, slot);
   if (r.shares == 0) ++integrity_[own].zero_shares;
   else add_order(own, side, r.new_ref, r.shares, r.price);
   check_crossing(own);
-  return Applied{own, true, true};
+  return applied;
 }
 
 void BookSet::on_directory(std::uint16_t locate, const itch::StockDirectory& r) noexcept {

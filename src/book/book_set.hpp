@@ -76,6 +76,17 @@ class BookSet {
   Applied on_replace(std::uint16_t locate, const itch::OrderReplace& r) noexcept;
   void on_directory(std::uint16_t locate, const itch::StockDirectory& r) noexcept;
   [[gnu::noinline, gnu::cold]] Applied unknown_ref(std::uint16_t locate) noexcept;
+  static Applied resting(const Order& o, std::uint16_t own, bool changed) noexcept {
+    Applied a;
+    a.locate = own;
+    a.book_message = true;
+    a.changed = changed;
+    a.resting = true;
+    a.resting_side = static_cast<Side>(o.side);
+    a.resting_price = o.price;
+    a.resting_shares = o.shares;
+    return a;
+  }
   void note_arrival(std::uint16_t header_locate, std::uint16_t book_locate) noexcept;
   AddResult add_order(std::uint16_t locate, std::uint8_t side, std::uint64_t ref,
                       std::uint32_t shares, std::uint32_t price) noexcept;

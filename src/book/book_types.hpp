@@ -58,10 +58,18 @@ struct Integrity {
 // What apply() did. locate: the book the message went to (the order's own locate for messages
 // that name a live order, else the header's). book_message: the type is A F E C X D or U.
 // changed: some level's shares or orders changed (top-N readers may skip the rest).
+// For E C X D U that named a live order, that order as it was before the message (its side, display
+// price and remaining shares; gone from the book once it fills): readers need no lookup of their own.
+// 16 bytes, returned in two registers.
 struct Applied {
   std::uint16_t locate = 0;
   bool book_message = false;
   bool changed = false;
+  bool resting = false;        // the fields below describe the named order
+  Side resting_side = Side::Bid;
+  std::uint32_t resting_price = 0;   // Price(4)
+  std::uint32_t resting_shares = 0;  // before the message
 };
+static_assert(sizeof(Applied) == 16);
 
 }  // namespace tickinfer::book

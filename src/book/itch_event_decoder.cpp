@@ -60,12 +60,8 @@ bool ItchEventDecoder::decode(std::uint64_t seq, const std::uint8_t* msg, std::u
                               feed::EventEmitter& out) noexcept {
   out_ = &out;
   const std::uint64_t decoded = replay_->decode_counters().total_decoded;
-  replay_->on_record(seq, msg, len);  // before() and on_message() below, when it decodes
+  replay_->on_record(seq, msg, len);  // on_message() below, when it decodes
   return replay_->decode_counters().total_decoded != decoded;
-}
-
-void ItchEventDecoder::before(const itch::Message& m) noexcept {
-  resting_found_ = resting_order(*books_, m, resting_);
 }
 
 void ItchEventDecoder::on_message(std::uint64_t, const itch::Message& m, const Applied& applied) noexcept {
@@ -75,9 +71,9 @@ void ItchEventDecoder::on_message(std::uint64_t, const itch::Message& m, const A
     return;
   }
   Print p;
-  if (print_of(m, resting_found_ ? &resting_ : nullptr, p)) {
+  if (print_of(m, applied, p)) {
     // An execution prints on its resting order's book; P and Q on the header's.
-    const std::uint16_t locate = applied.book_message ? resting_.locate : m.header.locate;
+    const std::uint16_t locate = applied.book_message ? applied.locate : m.header.locate;
     if (const std::uint32_t instrument = instrument_of_locate_[locate]; instrument != 0) {
       md::Trade t;
       t.instrument = instrument;

@@ -56,8 +56,7 @@ class ItchEventDecoder final : public feed::MessageDecoder, private ReplayObserv
     std::uint64_t bid_shares = 0, ask_shares = 0;
     bool operator==(const Top&) const = default;
   };
-  // The replay's observer: the resting order before an execution, the events after.
-  void before(const itch::Message& m) noexcept override;
+  // The replay's observer: the events of each applied message.
   void on_message(std::uint64_t seq, const itch::Message& m, const Applied& applied) noexcept override;
   void quote_if_changed(std::uint16_t locate, std::uint64_t ts) noexcept;
   void on_directory(std::uint16_t locate, const itch::StockDirectory& r) noexcept;
@@ -66,8 +65,6 @@ class ItchEventDecoder final : public feed::MessageDecoder, private ReplayObserv
   std::unique_ptr<BookSet> books_;
   std::unique_ptr<ItchReplay> replay_;               // decode, count, apply; calls back here
   feed::EventEmitter* out_ = nullptr;                // the current decode() call's
-  OrderInfo resting_{};
-  bool resting_found_ = false;
   std::vector<std::uint32_t> instrument_of_locate_;  // 65536 entries
   std::vector<Top> top_;                             // the last quoted top, per locate
   itch::SessionClock clock_;

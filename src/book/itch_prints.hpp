@@ -19,18 +19,18 @@ struct Print {
   int aggressor = 0;         // +1 buyer, -1 seller, 0 unknown
 };
 
-// resting: the order an E or C names, as it was before the message (nullptr when not live).
+// applied: what BookSet::apply(m) returned (for E and C, the resting order as it was before).
 // True when m prints a trade, with it in `out`.
-inline bool print_of(const itch::Message& m, const OrderInfo* resting, Print& out) noexcept {
+inline bool print_of(const itch::Message& m, const Applied& applied, Print& out) noexcept {
   const auto against = [](Side s) { return s == Side::Bid ? -1 : 1; };
   switch (m.type()) {
     case itch::Type::OrderExecuted:
-      if (!resting) return false;
-      out = {resting->price, m.executed.shares, against(resting->side)};
+      if (!applied.resting) return false;
+      out = {applied.resting_price, m.executed.shares, against(applied.resting_side)};
       return true;
     case itch::Type::OrderExecutedWithPrice:
-      if (!resting || m.executed_with_price.printable != 'Y') return false;
-      out = {m.executed_with_price.price, m.executed_with_price.shares, against(resting->side)};
+      if (!applied.resting || m.executed_with_price.printable != 'Y') return false;
+      out = {m.executed_with_price.price, m.executed_with_price.shares, against(applied.resting_side)};
       return true;
     case itch::Type::Trade: out = {m.trade.price, m.trade.shares, 0}; return true;
     case itch::Type::CrossTrade:
@@ -39,15 +39,6 @@ inline bool print_of(const itch::Message& m, const OrderInfo* resting, Print& ou
       return true;
     default: return false;
   }
-}
-
-// The order an E or C names, looked up before the message is applied (its side and price are
-// gone once it fills): true and `out` filled when it is live.
-template <class Books>
-bool resting_order(const Books& books, const itch::Message& m, OrderInfo& out) noexcept {
-  if (m.type() == itch::Type::OrderExecuted) return books.find_order(m.executed.order_ref, out);
-  if (m.type() == itch::Type::OrderExecutedWithPrice) return books.find_order(m.executed_with_price.order_ref, out);
-  return false;
 }
 
 }  // namespace tickinfer::book

@@ -41,7 +41,6 @@ class ItchBookTicks final : public book::ReplayObserver {
   using Sink = std::function<void(const features::BookTick&)>;
   // Throws tickinfer::Error for an invalid date, depth or symbol list.
   ItchBookTicks(const book::BookSet& books, const ItchBookTickConfig& config, Sink sink);
-  void before(const itch::Message& m) noexcept override;
   void on_message(std::uint64_t seq, const itch::Message& m, const book::Applied& applied) noexcept override;
   std::uint64_t ticks() const noexcept { return ticks_; }
 
@@ -54,8 +53,6 @@ class ItchBookTicks final : public book::ReplayObserver {
   itch::SessionClock clock_;
   Sink sink_;
   std::vector<std::uint32_t> instrument_of_locate_;  // 65536 entries, 0: not selected
-  book::OrderInfo resting_{};
-  bool resting_found_ = false;
   features::BookLevels levels_;
   book::Level scratch_[features::kMaxBookLevels];
   features::BookTick tick_;
@@ -101,10 +98,6 @@ inline ItchBookTicks::ItchBookTicks(const book::BookSet& books, const ItchBookTi
   clock_ = itch::SessionClock(config.date);
 }
 
-inline void ItchBookTicks::before(const itch::Message& m) noexcept {
-  resting_found_ = book::resting_order(books_, m, resting_);
-}
-
 inline void ItchBookTicks::on_message(std::uint64_t, const itch::Message& m, const book::Applied& applied) noexcept {
   features::BookTick& t = tick_;
   t.adds = t.cancels = t.executions = 0;
@@ -129,7 +122,7 @@ inline void ItchBookTicks::on_message(std::uint64_t, const itch::Message& m, con
     default: return;
   }
   book::Print p;
-  t.has_trade = book::print_of(m, resting_found_ ? &resting_ : nullptr, p);
+  t.has_trade = book::print_of(m, applied, p);
   if (t.has_trade) {
     t.trade_price = static_cast<double>(p.price) / 1e4;
     t.trade_size = static_cast<double>(p.shares);
