@@ -262,6 +262,36 @@ TEST(FeedSequencer, APinnedSessionIgnoresOthersAndALateJoinerStartsWhereItJoins)
   EXPECT_TRUE(g.sink.lost.empty());
 }
 
+// A start at sequence 1 is in sync at once; a late joiner (Recover) is in sync only once the
+// re-requested 1 .. joined_at - 1 and everything after them are delivered.
+TEST(FeedSequencer, JoiningAndCatchingUpAreStated) {
+  {
+    Fixture f(config(GapPolicy::Recover));
+    f.now = 50;
+    f.feed(1, 3);
+    EXPECT_EQ(f.seq.stats().joined_at, 1u);
+    EXPECT_EQ(f.seq.stats().in_sync_seq, 1u);  // the first message: nothing before it is missing
+    EXPECT_EQ(f.seq.stats().first_packet_ns, 50);
+  }
+  Fixture f(config(GapPolicy::Recover));
+  f.now = 100;
+  f.feed(9, 2);  // joins at 9: 1..8 are a gap
+  EXPECT_EQ(f.seq.stats().joined_at, 9u);
+  EXPECT_EQ(f.seq.stats().in_sync_seq, 0u);
+  f.now = 200;
+  f.feed(11, 1);
+  f.feed(1, 4, "S1", 2);  // re-requested, line 2
+  EXPECT_EQ(f.seq.stats().in_sync_seq, 0u);  // 5..8 still missing
+  f.now = 300;
+  f.feed(5, 4, "S1", 2);
+  EXPECT_EQ(f.sink.delivered, iota(1, 11));
+  EXPECT_EQ(f.seq.stats().in_sync_seq, 11u);
+  EXPECT_EQ(f.seq.stats().in_sync_ns, 300);
+  EXPECT_EQ(f.seq.stats().first_packet_ns, 100);
+  f.feed(14, 1);  // a later gap does not unset it
+  EXPECT_EQ(f.seq.stats().in_sync_seq, 11u);
+}
+
 TEST(FeedSequencer, BadConfigurationsAreRejected) {
   RecordingSink sink;
   auto c = config(GapPolicy::Skip);

@@ -162,7 +162,9 @@ void check_full_run(const std::string& threading, const std::string& udp_batch) 
     if (s["stage"] == "model" || s["stage"] == "rx_to_tx" || s["stage"] == "end_to_end_tx") {
       EXPECT_EQ(s["count"].get<long long>(), n) << s["stage"];
     }
-    if (s["stage"] == "book") EXPECT_EQ(s["count"].get<long long>(), 0);  // Q/T messages have no books
+    if (s["stage"] == "book") {
+      EXPECT_EQ(s["count"].get<long long>(), 0);  // Q/T messages have no books
+    }
   }
 
   // The decision log: every signal, in order, and it replays.

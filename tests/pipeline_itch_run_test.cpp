@@ -6,9 +6,11 @@
 // compute agents) the books must see exactly what the batch path sees from the file
 // (`tickinfer features --symbols`: the same book ticks, the same live orders at the end), with
 // the book stage in the latency table, integrity counters 0 and no allocation after ready.
-// Without re-requests, what is lost reaches the books as a loss notice, every book is marked
+// A late joiner rebuilds its books by re-requesting from sequence 1. Without re-requests, what is lost reaches the books as a loss notice, every book is marked
 // unsynced and its features are invalid from then on (no signals on them).
 #include <gtest/gtest.h>
+
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
@@ -54,7 +56,7 @@ std::string config(const std::string& threading, bool recovery, const std::strin
   o << "idle = \"backoff\"\nprotocol = \"itch50\"\nsymbols = [" << list << "]\ndate = \"2019-12-30\"\n"
     << "max_orders = 65536\n\n[features]\nspec = \"" << kItch << "/features.toml\"\n\n"
     << "[[model]]\nname = \"itch\"\npath = \"" << kItch << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
-    << "center = 0.5\nthreshold = 0.1\n\n[threading]\nmode = \"" << (threading == "agents" ? "rings" : threading)
+    << "center = 0.5\nthreshold = 0.1\n\n[threading]\nmode = \"" << (threading == "agents" ? "rings" : threading == "late" ? "inline" : threading)
     << "\"\ncompute_idle = \"backoff\"\n" << (threading == "agents" ? "agents = 2\n" : "")
     << "\n[signals]\nudp = \"127.0.0.1:" << b + 3 << "\"\n\n[warmup]\nmin_iterations = 200\nmax_iterations = 2000\n"
     << "\n[run]\nseconds = 0\nfeed_silence_s = 3\nstatus_interval_ms = 500\nready_file = \"" << ready << "\"\n";
@@ -138,6 +140,29 @@ TEST_P(ItchRun, TheBooksSeeWhatTheFileHolds) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threading, ItchRun, ::testing::Values("inline", "rings", "agents"));
+
+// A late joiner: the exchange has been publishing for a while when the run starts. Everything
+// before its first packet is re-requested from sequence 1, so its books are rebuilt from the
+// day's start and end exactly as the file's; it says when it is in sync.
+TEST(ItchRunLateJoin, RebuildsFromSequenceOneAndSaysWhenInSync) {
+  const long long ticks = batch_ticks(), orders = live_orders_in_file();
+  const int b = base_port();
+  Process serve = start({"feed", "serve", "--itch", day(), "--messages", std::to_string(kMessages), "--rate", "40000",
+                         "--line-a", "127.0.0.1:" + std::to_string(b), "--line-b", "127.0.0.1:" + std::to_string(b + 1),
+                         "--rerequest", "127.0.0.1:" + std::to_string(b + 2), "--linger", "8", "--seed", "4"},
+                        temp("itch_late_serve.out"));
+  usleep(800'000);  // about 30,000 messages are out before the run starts
+  std::string out;
+  EXPECT_EQ(run_cli({"run", config("late", true, temp("itch_ready_late"))}, out, 120), 0) << out;
+  EXPECT_EQ(wait_for(serve, 60), 0);
+  const long long joined = number_after(out, "joined at sequence ");
+  EXPECT_GT(joined, 1000) << out;
+  EXPECT_GT(number_after(out, "re-requested; in sync at sequence "), joined) << out;
+  EXPECT_EQ(number_after(out, "(0 undecodable), "), ticks) << out;
+  EXPECT_EQ(number_after(out, "book ticks to the features, "), orders) << out;
+  EXPECT_NE(out.find("while_unsynced 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("state: ok (End of Session, everything delivered)"), std::string::npos) << out;
+}
 
 TEST(ItchRunWithoutRecovery, LossesMarkTheBooksUnsynced) {
   const std::string out = run_day("inline", false);

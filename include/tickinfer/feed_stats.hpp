@@ -94,6 +94,14 @@ struct SequencerStats {
   std::uint64_t lost = 0;                 // messages reported lost
   std::uint64_t lost_ranges = 0;
   std::uint64_t max_buffered = 0;
+  // Joining and catching up (of the session seen last). joined_at: the sequence of the first
+  // packet of the session, at first_packet_ns (the feed's clock); a late joiner (joined_at > 1)
+  // re-requests 1 .. joined_at - 1 like any gap, so its books are rebuilt from the day's start.
+  // in_sync_seq: the first message delivered when no message known to exist beyond it was
+  // missing (0: not yet), at in_sync_ns; a start at 1 is in sync with its first message.
+  std::uint64_t joined_at = 0;
+  std::uint64_t in_sync_seq = 0;
+  std::int64_t first_packet_ns = 0, in_sync_ns = 0;
 };
 
 }  // namespace tickinfer::feed

@@ -63,6 +63,16 @@ void print_feed_summary(const feed::FeedStats& s, std::FILE* out) {
                    u(s.lines[l].duplicate_packets), u(s.lines[l].led));
   std::fprintf(out, "      malformed %llu, undecodable %llu, kernel drops %llu/%llu\n", u(s.malformed), u(s.undecodable),
                u(s.kernel_drops[0]), u(s.kernel_drops[1]));
+  const auto& q = s.sequencer;
+  if (q.joined_at > 1) {  // a late joiner: what came before its first packet was re-requested
+    if (q.in_sync_seq)
+      std::fprintf(out, "      joined at sequence %llu: messages 1..%llu re-requested; in sync at sequence %llu, %.1f ms "
+                   "after the first packet\n", u(q.joined_at), u(q.joined_at - 1), u(q.in_sync_seq),
+                   static_cast<double>(q.in_sync_ns - q.first_packet_ns) / 1e6);
+    else
+      std::fprintf(out, "      joined at sequence %llu: messages 1..%llu re-requested; never in sync\n", u(q.joined_at),
+                   u(q.joined_at - 1));
+  }
 }
 
 // What the signal writers counted (shm ring, decision log); a failed log write also on stderr:

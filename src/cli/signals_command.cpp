@@ -29,7 +29,8 @@ void print_signal(const pipeline::Signal& s) {
   std::printf("signal %llu tick %llu instrument %u model %s v%u decision %+d scores", static_cast<unsigned long long>(s.signal_seq),
               static_cast<unsigned long long>(s.tick_seq), s.instrument, s.model_name, s.model_version, s.decision);
   for (int i = 0; i < s.score_count; ++i) std::printf(" %.6g", static_cast<double>(s.scores[i]));
-  std::printf(" rx->signal %.2f us%s\n", s.rx_to_signal_ns / 1e3, (s.flags & pipeline::kSignalDegraded) ? " DEGRADED" : "");
+  std::printf(" rx->signal %.2f us%s%s\n", s.rx_to_signal_ns / 1e3, (s.flags & pipeline::kSignalDegraded) ? " DEGRADED" : "",
+              (s.flags & pipeline::kSignalRecovered) ? " RECOVERED" : "");
 }
 
 }  // namespace

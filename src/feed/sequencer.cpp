@@ -48,7 +48,11 @@ bool Sequencer::is_missing(std::uint64_t seq) const noexcept {
   return true;
 }
 
-void Sequencer::start_session(const Session& s, std::uint64_t first_seen, bool locked) noexcept {
+void Sequencer::start_session(const Session& s, std::uint64_t first_seen, bool locked, std::int64_t now_ns) noexcept {
+  stats_.joined_at = first_seen;  // joining and catching up are of this sequence space
+  stats_.first_packet_ns = now_ns;
+  stats_.in_sync_seq = 0;
+  stats_.in_sync_ns = 0;
   for (auto& slot : slots_) slot.seq = kEmpty;
   buffered_ = 0;
   session_ = s;
@@ -148,6 +152,10 @@ void Sequencer::buffer(std::uint64_t s, const std::uint8_t* msg, std::uint16_t l
 void Sequencer::deliver(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len,
                         const RxMeta& meta, std::int64_t now_ns) noexcept {
   ++stats_.delivered;
+  if (stats_.in_sync_seq == 0 && seq >= highest_) [[unlikely]] {  // nothing known is missing past it
+    stats_.in_sync_seq = seq;
+    stats_.in_sync_ns = now_ns;
+  }
   sink_.on_message(seq, msg, len, meta, now_ns);
 }
 
@@ -248,7 +256,7 @@ bool Sequencer::admit(const PacketView& p, const RxMeta& meta, std::int64_t now_
     return false;
   }
   if (!has_session_) {
-    start_session(p.session, p.seq, cfg_.pin_session);
+    start_session(p.session, p.seq, cfg_.pin_session, now_ns);
   } else if (p.session != session_) {
     if (has_previous_ && p.session == previous_) {
       stats_.stale += p.kind == PacketKind::Data ? p.count : 1;
@@ -265,11 +273,11 @@ bool Sequencer::admit(const PacketView& p, const RxMeta& meta, std::int64_t now_
       previous_ = session_;
       has_previous_ = true;
       previous_end_ = ended_next_;
-      start_session(p.session, p.seq, true);
+      start_session(p.session, p.seq, true, now_ns);
     } else {  // a challenger confirmed before the candidate: the candidate's held data goes
       ++stats_.candidates_dropped;
       stats_.held_dropped += buffered_;
-      start_session(p.session, p.seq, false);
+      start_session(p.session, p.seq, false, now_ns);
       lock();
     }
   }

@@ -138,7 +138,7 @@ class Sequencer {
   };
   static constexpr std::size_t kMaxAbandoned = 64;
 
-  void start_session(const Session& s, std::uint64_t first_seen, bool locked) noexcept;
+  void start_session(const Session& s, std::uint64_t first_seen, bool locked, std::int64_t now_ns) noexcept;
   void lock() noexcept;
   bool may_replace(const PacketView& p) noexcept;
   bool confirms(const PacketView& p) noexcept;

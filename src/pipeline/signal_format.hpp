@@ -21,6 +21,9 @@ inline constexpr std::size_t kModelNameBytes = 16;  // NUL-padded, at most 15 ch
 
 // flags
 inline constexpr std::uint8_t kSignalDegraded = 1;  // the feed reported loss since the last signal
+// The triggering tick came by re-request, not live: it is history (a late joiner's catch-up, a
+// filled gap), and a strategy may want to act on live ticks only.
+inline constexpr std::uint8_t kSignalRecovered = 2;
 
 struct Signal {
   std::uint64_t signal_seq = 0;     // per sender, from 1, no gaps: a reader sees what it missed

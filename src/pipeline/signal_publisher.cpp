@@ -74,6 +74,7 @@ void SignalPublisher::commit(const feed::FeedEvent& fe, std::uint16_t model, con
   s.exchange_ts_ns = fe.event.exchange_ts_ns();
   s.kernel_rx_ns = fe.ts.kernel_rx_ns;
   if (degraded_.exchange(false, std::memory_order_relaxed)) s.flags |= kSignalDegraded;
+  if (fe.line == 2) s.flags |= kSignalRecovered;
   p.model = model;
   p.input_size = input_size;
   p.model_done_ns = model_done_ns;
