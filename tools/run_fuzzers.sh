@@ -124,6 +124,8 @@ PY
           python3 "$root/tools/itch/make_mold_pcap.py" "$work/day.itch" --out "$work/day.pcapng" --pcapng --seed 2 >/dev/null
           rm "$work/day.itch" ;;
       esac ;;
+    book_features_fuzz)  # adds on both sides of two symbols, an execution, a replace, a loss
+      printf '\6\1\0\0\0\0\6\2\0\0\0\0\0\1\1\23\4\11\0\1\2\21\6\12\0\2\3\33\3\13\1\1\1\12\0\14\5\1\1\41\7\15\7\0\0\0\0\0\0\2\4\22\2\16' >"$work/ops.bin" ;;
     feature_spec_fuzz)
       for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done ;;
     tick_csv_fuzz)
