@@ -6,7 +6,8 @@
 // compute agents) the books must see exactly what the batch path sees from the file
 // (`tickinfer features --symbols`: the same book ticks, the same live orders at the end), with
 // the book stage in the latency table, integrity counters 0 and no allocation after ready.
-// A late joiner rebuilds its books by re-requesting from sequence 1. Without re-requests, what is lost reaches the books as a loss notice, every book is marked
+// A late joiner rebuilds its books by re-requesting from sequence 1; `run --source` replays a day
+// file or a capture with one command. Without re-requests, what is lost reaches the books as a loss notice, every book is marked
 // unsynced and its features are invalid from then on (no signals on them).
 #include <gtest/gtest.h>
 
@@ -56,7 +57,7 @@ std::string config(const std::string& threading, bool recovery, const std::strin
   o << "idle = \"backoff\"\nprotocol = \"itch50\"\nsymbols = [" << list << "]\ndate = \"2019-12-30\"\n"
     << "max_orders = 65536\n\n[features]\nspec = \"" << kItch << "/features.toml\"\n\n"
     << "[[model]]\nname = \"itch\"\npath = \"" << kItch << "/model.keras\"\nversion = 1\nmode = \"tick\"\n"
-    << "center = 0.5\nthreshold = 0.1\n\n[threading]\nmode = \"" << (threading == "agents" ? "rings" : threading == "late" ? "inline" : threading)
+    << "center = 0.5\nthreshold = 0.1\n\n[threading]\nmode = \"" << (threading == "agents" ? "rings" : threading == "late" || threading == "file" ? "inline" : threading)
     << "\"\ncompute_idle = \"backoff\"\n" << (threading == "agents" ? "agents = 2\n" : "")
     << "\n[signals]\nudp = \"127.0.0.1:" << b + 3 << "\"\n\n[warmup]\nmin_iterations = 200\nmax_iterations = 2000\n"
     << "\n[run]\nseconds = 0\nfeed_silence_s = 3\nstatus_interval_ms = 500\nready_file = \"" << ready << "\"\n";
@@ -162,6 +163,30 @@ TEST(ItchRunLateJoin, RebuildsFromSequenceOneAndSaysWhenInSync) {
   EXPECT_EQ(number_after(out, "book ticks to the features, "), orders) << out;
   EXPECT_NE(out.find("while_unsynced 0"), std::string::npos) << out;
   EXPECT_NE(out.find("state: ok (End of Session, everything delivered)"), std::string::npos) << out;
+}
+
+// One command: `tickinfer run --source FILE` publishes a day file or a capture on the run's own
+// lines from an exchange in the same process; the books see what the batch path sees.
+TEST(ItchRunFromAFile, DayFilesAndCapturesAreSources) {
+  const long long ticks = batch_ticks(), orders = live_orders_in_file();
+  const std::string pcap = temp("itch_day.pcap");
+  const std::string cmd = "python3 " + std::string(::tickinfer::test::source_dir()) + "/tools/itch/make_mold_pcap.py " +
+                          day() + " --out " + pcap + " --dup-rate 0.05 --reorder-rate 0.05 --ab --seed 3 >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  for (const std::string& source : {day(), pcap}) {
+    std::string out;
+    EXPECT_EQ(run_cli({"run", config("file", true, temp("itch_ready_file")), "--quiet", "--source", source,
+                       "--source-rate", "200000"},
+                      out, 120),
+              0)
+        << out;
+    EXPECT_EQ(number_after(out, "(0 undecodable), "), ticks) << source << "\n" << out;
+    EXPECT_EQ(number_after(out, "book ticks to the features, "), orders) << out;
+    EXPECT_NE(out.find("state: ok (End of Session, everything delivered)"), std::string::npos) << out;
+  }
+  std::string out;
+  EXPECT_NE(run_cli({"run", temp("itch_file.toml"), "--source", temp("missing.itch")}, out), 0);
+  EXPECT_NE(out.find("missing.itch"), std::string::npos) << out;
 }
 
 TEST(ItchRunWithoutRecovery, LossesMarkTheBooksUnsynced) {

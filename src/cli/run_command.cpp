@@ -6,9 +6,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <chrono>
 #include <fstream>
+#include <memory>
+#include <thread>
 
 #include "cli/commands.hpp"
+#include "feed/exchange.hpp"
+#include "feed/udp_socket.hpp"
+#include "itch/itch_source.hpp"
 #include "cli/machine_info.hpp"
 #include "pipeline/alloc_counter.hpp"
 #include "pipeline/pipeline.hpp"
@@ -44,6 +51,10 @@ ArgParser run_parser() {
   p.flag("check", "load and check the configuration, models and signatures, then exit");
   p.option("agents", "N", "override [threading] agents: N compute agents (implies rings threading)");
   p.option("shard", "K/N", "compute only shard K of N of the instruments (instrument id % N == K); overrides [shard]");
+  p.option("source", "FILE", "[feed] protocol = \"itch50\": replay this ITCH day file (raw or gzip) or capture into the "
+           "run's own lines, over loopback, from an exchange in this process (re-requests answered); the run ends "
+           "at its End of Session");
+  p.option("source-rate", "MSG/S", "--source: messages per second", "100000");
   return p;
 }
 
@@ -108,6 +119,32 @@ void print_writer_summary(const pipeline::RunTotals& t, const pipeline::Pipeline
                  cfg.log_path.c_str(), u(t.decision_log_write_errors), std::strerror(t.decision_log_last_errno));
 }
 
+// `--source FILE`: an exchange publishing the file's ITCH messages on the run's own lines A and B
+// and answering re-requests on its recovery address: the live path end to end, from a file.
+feed::ExchangeConfig source_exchange(const pipeline::PipelineConfig& cfg, const ArgParser& args) {
+  if (cfg.protocol != "itch50")
+    throw UsageError("--source replays NASDAQ ITCH 5.0: the configuration needs [feed] protocol = \"itch50\"");
+  feed::ExchangeConfig c;
+  auto records = std::make_shared<const std::vector<std::uint8_t>>(
+      itch::load_day_records(args.value("source"), std::uint64_t{1} << 40));
+  std::uint64_t n = 0;
+  for (std::size_t at = 0; at + 2 <= records->size(); at += 2 + ((std::size_t{(*records)[at]} << 8) | (*records)[at + 1])) ++n;
+  if (n == 0) throw Error("--source '" + args.value("source") + "': no messages");
+  c.framed_messages = std::move(records);
+  c.messages = n;
+  c.rate = args.number("source-rate", 1, 1e8);
+  c.line_a = feed::make_address(cfg.line_a.host, cfg.line_a.port);
+  c.line_b_enabled = cfg.line_b.enabled();
+  if (c.line_b_enabled) c.line_b = feed::make_address(cfg.line_b.host, cfg.line_b.port);
+  if (cfg.recovery.enabled()) {
+    c.rerequest_bind = cfg.recovery.host;
+    c.rerequest_port = cfg.recovery.port;
+  }
+  c.linger_ns = 500'000'000;  // re-requests still answered while the run drains
+  c.sleep_pacing = true;      // the exchange leaves its core to the run's threads
+  return c;
+}
+
 int run_run(const ArgParser& args) {
   pipeline::PipelineConfig cfg = pipeline::load_pipeline_config(args.positional_value("CONFIG"));
   if (args.given("seconds")) cfg.seconds = args.number("seconds", 0, 1e7);
@@ -167,7 +204,24 @@ int run_run(const ArgParser& args) {
 
   std::signal(SIGINT, on_stop_signal);
   std::signal(SIGTERM, on_stop_signal);
+  std::unique_ptr<feed::Exchange> source;
+  std::thread source_thread;
+  std::atomic<bool> source_stop{false};
+  if (args.given("source")) {
+    source = std::make_unique<feed::Exchange>(source_exchange(cfg, args));
+    std::printf("source: replaying %s at %.0f msg/s into lines A%s\n", args.value("source").c_str(),
+                args.number("source-rate", 1, 1e8), cfg.line_b.enabled() ? " and B" : "");
+    std::fflush(stdout);
+    source_thread = std::thread([&p, &source, &source_stop] {
+      while (!p.polling() && !source_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      source->run(&source_stop);
+    });
+  }
   p.run(g_run_stop);
+  if (source) {
+    source_stop.store(true);
+    source_thread.join();
+  }
 
   const pipeline::RunTotals t = p.totals();
   std::printf("\nper-stage latency (%llu ticks in %.1f s = %.0f ticks/s, %llu signals)%s\n",

@@ -119,11 +119,27 @@ SourceStats read_itch_source(const std::string& path, const SourceOptions& optio
 }
 
 std::vector<std::uint8_t> load_day_records(const std::string& path, std::uint64_t max_records) {
-  if (detect_source(path) == SourceKind::Capture) {
-    throw Error("'" + path + "' is a capture; the exchange replays Nasdaq day files (raw or gzip)");
+  std::vector<std::uint8_t> out;
+  if (check_source(path) == SourceKind::Capture) {  // sequenced: every message once, in order
+    struct Framer final : ItchSink {
+      std::vector<std::uint8_t>& out;
+      std::uint64_t max, n = 0;
+      Framer(std::vector<std::uint8_t>& o, std::uint64_t m) : out(o), max(m) {}
+      void on_record(std::uint64_t, const std::uint8_t* msg, std::uint16_t len) noexcept override {
+        if (n++ >= max) return;
+        out.push_back(static_cast<std::uint8_t>(len >> 8));
+        out.push_back(static_cast<std::uint8_t>(len));
+        out.insert(out.end(), msg, msg + len);
+      }
+    } framer(out, max_records);
+    const SourceStats st = read_itch_source(path, SourceOptions{}, framer);
+    if (!st.error.empty()) throw Error(st.error);
+    if (st.lost > 0)
+      throw Error("capture '" + path + "': " + std::to_string(st.lost) +
+                  " messages are missing from it; a replay would publish a day with holes");
+    return out;
   }
   DayFileReader reader(path);
-  std::vector<std::uint8_t> out;
   std::uint64_t n = 0;
   while (n < max_records && reader.read([&](const DayRecord& r) {
            out.push_back(static_cast<std::uint8_t>(r.len >> 8));

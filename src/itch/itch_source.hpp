@@ -58,10 +58,11 @@ struct SourceStats {
 // capture; a file that breaks off part-way returns what came before with SourceStats::error set.
 SourceStats read_itch_source(const std::string& path, const SourceOptions& options, ItchSink& sink);
 
-// The first max_records records of a day file (raw or gzip) into memory, framed as in the file
-// (2-byte big-endian length, then the message): what the synthetic exchange replays
-// (`tickinfer feed serve --itch`). Throws tickinfer::Error for a file that is not a day file or
-// that breaks off before max_records.
+// The first max_records records of a day file (raw or gzip) or of a capture (sequenced: each
+// message once, in order) into memory, framed as in a day file (2-byte big-endian length, then
+// the message): what the synthetic exchange replays (`tickinfer feed serve --itch`, `tickinfer
+// run --source`). Throws tickinfer::Error for a file that is neither, that breaks off, or a
+// capture with holes.
 std::vector<std::uint8_t> load_day_records(const std::string& path, std::uint64_t max_records);
 
 }  // namespace tickinfer::itch
