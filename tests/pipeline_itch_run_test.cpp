@@ -189,6 +189,33 @@ TEST(ItchRunFromAFile, DayFilesAndCapturesAreSources) {
   EXPECT_NE(out.find("missing.itch"), std::string::npos) << out;
 }
 
+// A book model on the live books: DeepLOB (bench/book_models/deeplob_small, input [100, 40, 1])
+// over the 40-column LOB snapshot, one window of the last 100 bars per closed bar and symbol.
+TEST(ItchRunBookModel, DeepLobRunsOnTheLobSnapshotWindow) {
+  const int b = base_port();
+  std::string list = "\"" + symbols() + "\"";
+  for (std::size_t p = 0; (p = list.find(',', p)) != std::string::npos; p += 3) list.replace(p, 1, "\", \"");
+  const std::string spec = temp("itch_lob.toml");
+  std::ofstream(spec) << "[feature_set]\ninstruments = [1, 2, 3, 4, 5, 6, 7, 8]\nbar_ns = 120000000000\n"
+                         "gap_limit = 1000\nwindow = 100\n[[feature]]\nkind = \"lob_snapshot\"\nlevels = 10\n";
+  const std::string cfg = temp("itch_lob_run.toml");
+  std::ofstream(cfg) << "[feed]\nline_a = \"127.0.0.1:" << b << "\"\nline_b = \"127.0.0.1:" << b + 1
+                     << "\"\nrecovery = \"127.0.0.1:" << b + 2 << "\"\nidle = \"backoff\"\nprotocol = \"itch50\"\n"
+                     << "symbols = [" << list << "]\ndate = \"2019-12-30\"\nmax_orders = 65536\n\n"
+                     << "[features]\nspec = \"" << spec << "\"\n\n[[model]]\nname = \"deeplob\"\npath = \""
+                     << ::tickinfer::test::source_dir() << "/bench/book_models/deeplob_small/model.keras\"\n"
+                     << "mode = \"window\"\ncheck_signature = false\noutputs = [2]\ncenter = 0.34\nthreshold = 0.05\n\n"
+                     << "[threading]\nmode = \"rings\"\ncompute_idle = \"backoff\"\n\n[warmup]\nmin_iterations = 20\n"
+                     << "max_iterations = 200\n\n[run]\nseconds = 0\nfeed_silence_s = 3\n";
+  std::string out;
+  // A millisecond per window on this VM: rings, so the feed thread never waits for the model.
+  ASSERT_EQ(run_cli({"run", cfg, "--quiet", "--source", day(), "--source-rate", "40000"}, out, 180), 0) << out;
+  EXPECT_NE(out.find("state: ok (End of Session, everything delivered)"), std::string::npos) << out;
+  // 16 h of exchange time in 120 s bars: once a symbol's window holds 100 bars, one run per bar.
+  EXPECT_GT(number_after(out, "signals: model 'deeplob' v1: "), 1000) << out;
+  EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;
+}
+
 TEST(ItchRunWithoutRecovery, LossesMarkTheBooksUnsynced) {
   const std::string out = run_day("inline", false);
   EXPECT_NE(out.find("state: DEGRADED"), std::string::npos) << out;

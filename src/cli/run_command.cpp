@@ -140,7 +140,9 @@ feed::ExchangeConfig source_exchange(const pipeline::PipelineConfig& cfg, const 
     c.rerequest_bind = cfg.recovery.host;
     c.rerequest_port = cfg.recovery.port;
   }
-  c.linger_ns = 500'000'000;  // re-requests still answered while the run drains
+  // Re-requests answered and End of Session repeated until the run has ended (it stops the
+  // exchange then): a run that fell behind still learns of the end, and of what it missed.
+  c.linger_ns = std::int64_t{3600} * 1'000'000'000;
   c.sleep_pacing = true;      // the exchange leaves its core to the run's threads
   return c;
 }
@@ -213,6 +215,7 @@ int run_run(const ArgParser& args) {
                 args.number("source-rate", 1, 1e8), cfg.line_b.enabled() ? " and B" : "");
     std::fflush(stdout);
     source_thread = std::thread([&p, &source, &source_stop] {
+      pipeline::exclude_this_thread_from_allocation_count();  // the exchange is not the run
       while (!p.polling() && !source_stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
       source->run(&source_stop);
     });

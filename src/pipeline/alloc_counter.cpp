@@ -8,15 +8,16 @@
 
 namespace {
 std::atomic<std::uint64_t> g_allocations{0};
+thread_local bool t_not_counted = false;  // a thread that is not the run's (see the header)
 
 void* counted_alloc(std::size_t n) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (!t_not_counted) g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (n == 0) n = 1;
   if (void* p = std::malloc(n)) return p;
   throw std::bad_alloc();
 }
 void* counted_alloc_aligned(std::size_t n, std::size_t align) {
-  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (!t_not_counted) g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (n == 0) n = 1;
   const std::size_t a = align < sizeof(void*) ? sizeof(void*) : align;
   void* p = nullptr;
@@ -27,6 +28,7 @@ void* counted_alloc_aligned(std::size_t n, std::size_t align) {
 
 namespace tickinfer::pipeline {
 std::uint64_t allocation_count() noexcept { return g_allocations.load(std::memory_order_relaxed); }
+void exclude_this_thread_from_allocation_count() noexcept { t_not_counted = true; }
 }  // namespace tickinfer::pipeline
 
 void* operator new(std::size_t n) { return counted_alloc(n); }

@@ -9,5 +9,8 @@
 namespace tickinfer::pipeline {
 
 std::uint64_t allocation_count() noexcept;
+// The calling thread's allocations no longer count: for a thread in the process that is not the
+// run's (the exchange `tickinfer run --source` starts beside it).
+void exclude_this_thread_from_allocation_count() noexcept;
 
 }  // namespace tickinfer::pipeline

@@ -60,8 +60,12 @@ Plan compile_checked(const ModelConfig& mc, const std::string& who, std::size_t 
   const Model model = Model::load(mc.path, load);
   const auto ins = model.inputs();
   if (ins.size() != 1 || ins[0].shape.empty()) throw Error(who + ": expected exactly one input with a feature axis");
-  if (static_cast<std::size_t>(ins[0].shape.back()) != width)
-    throw Error(who + ": input width " + std::to_string(ins[0].shape.back()) + " does not match the " +
+  // The feature axis is the last one but for trailing unit axes: a book model's [T, 40, 1] is
+  // the window's [T, 40] (DeepLOB's Keras and PyTorch ports take the book as a one-channel image).
+  std::size_t axis = ins[0].shape.size() - 1;
+  while (axis > 0 && ins[0].shape[axis] == 1) --axis;
+  if (static_cast<std::size_t>(ins[0].shape[axis]) != width)
+    throw Error(who + ": input width " + std::to_string(ins[0].shape[axis]) + " does not match the " +
                 std::to_string(width) + " features of its feature signature");
   CompileOptions opt;
   if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
