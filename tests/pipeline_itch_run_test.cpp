@@ -152,10 +152,20 @@ TEST(ItchRunLateJoin, RebuildsFromSequenceOneAndSaysWhenInSync) {
                          "--line-a", "127.0.0.1:" + std::to_string(b), "--line-b", "127.0.0.1:" + std::to_string(b + 1),
                          "--rerequest", "127.0.0.1:" + std::to_string(b + 2), "--linger", "8", "--seed", "4"},
                         temp("itch_late_serve.out"));
+  Process listener = start({"signals", "udp:127.0.0.1:" + std::to_string(b + 3), "--summary", "--idle-exit", "3",
+                            "--seconds", "90"},
+                           temp("itch_late_signals.out"));
   usleep(800'000);  // about 30,000 messages are out before the run starts
   std::string out;
   EXPECT_EQ(run_cli({"run", config("late", true, temp("itch_ready_late"))}, out, 120), 0) << out;
   EXPECT_EQ(wait_for(serve, 60), 0);
+  EXPECT_EQ(wait_for(listener, 60), 0);
+  // The catch-up's signals came from re-requested ticks: flagged recovered; the live ones not.
+  const std::string heard = slurp(temp("itch_late_signals.out"));
+  const long long signals = number_after(out, "signals: model 'itch' v1: ");
+  EXPECT_EQ(number_after(heard, "signals: "), signals) << heard;
+  EXPECT_GT(number_after(heard, "flagged: "), 100) << heard;
+  EXPECT_LT(number_after(heard, "flagged: "), signals) << heard;
   const long long joined = number_after(out, "joined at sequence ");
   EXPECT_GT(joined, 1000) << out;
   EXPECT_GT(number_after(out, "re-requested; in sync at sequence "), joined) << out;

@@ -84,6 +84,7 @@ int run_signals(const ArgParser& a) {
   // Several compute agents draw their numbers from one counter and send on their own: numbers
   // arrive slightly out of order, so a gap is a number never seen, not a jump.
   std::uint64_t min_seq = 0, max_seq = 0, out_of_order = 0;
+  std::uint64_t recovered = 0, degraded = 0;  // signals with those flags
   std::uint8_t buf[2048];
   while (!g_sig_stop) {
     bool got = false;
@@ -117,6 +118,8 @@ int run_signals(const ArgParser& a) {
           min_seq = n == 0 ? s.signal_seq : std::min(min_seq, s.signal_seq);
           max_seq = std::max(max_seq, s.signal_seq);
           ++n;
+          recovered += (s.flags & pipeline::kSignalRecovered) != 0;
+          degraded += (s.flags & pipeline::kSignalDegraded) != 0;
           if (!summary) print_signal(s);
         }
       }
@@ -136,7 +139,8 @@ int run_signals(const ArgParser& a) {
     std::printf(", %llu overwritten before read, %llu behind at exit", static_cast<unsigned long long>(ring->missed()),
                 static_cast<unsigned long long>(ring->lag()));
   else std::printf(", in %llu datagrams", static_cast<unsigned long long>(datagrams));
-  std::printf("\n");
+  std::printf("; flagged: %llu recovered, %llu degraded\n", static_cast<unsigned long long>(recovered),
+              static_cast<unsigned long long>(degraded));
   return 0;
 }
 
