@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <vector>
 
@@ -71,7 +72,8 @@ std::string run_day(const std::string& threading, bool recovery) {
   const std::string ready = temp("itch_ready_" + threading);
   std::remove(ready.c_str());
   const std::string out = temp("itch_run_" + threading + ".out");
-  Process run = start({"run", config(threading, recovery, ready), "--quiet"}, out);
+  Process run = start({"run", config(threading, recovery, ready), "--quiet", "--report", temp("itch_report_" + threading + ".json")},
+                      out);
   EXPECT_TRUE(wait_file(ready, 60)) << slurp(out);
   const int b = base_port();
   std::string served;
@@ -138,6 +140,20 @@ TEST_P(ItchRun, TheBooksSeeWhatTheFileHolds) {
   EXPECT_GT(number_after(out, "\nbook          compute "), ticks) << out;  // every message applied is timed
   EXPECT_EQ(number_after(out, "allocations after ready: "), 0) << out;
   EXPECT_GT(number_after(out, "signals: model 'itch' v1: "), ticks / 2) << out;
+  // The run report has each symbol's book: seen, in sync, integrity 0, its live orders adding up
+  // to the file's.
+  std::ifstream rf(temp("itch_report_" + GetParam() + ".json"));
+  const auto j = nlohmann::json::parse(rf);
+  ASSERT_EQ(j["books"].size(), 8u);
+  long long live = 0;
+  for (const auto& b : j["books"]) {
+    EXPECT_TRUE(b["seen"].get<bool>()) << b.dump();
+    EXPECT_TRUE(b["synced"].get<bool>()) << b.dump();
+    for (const auto& [name, v] : b["integrity"].items()) EXPECT_EQ(v.get<long long>(), 0) << b["symbol"] << " " << name;
+    EXPECT_GT(b["bid_levels"].get<long long>() + b["ask_levels"].get<long long>(), 0) << b.dump();
+    live += b["orders"].get<long long>();
+  }
+  EXPECT_EQ(live, orders);
 }
 
 INSTANTIATE_TEST_SUITE_P(Threading, ItchRun, ::testing::Values("inline", "rings", "agents"));

@@ -181,6 +181,20 @@ int run_report(const ArgParser& a) {
         << "</td><td>" << l["led"] << "</td></tr>";
     h << "</table>";
   }
+  if (j.contains("books") && !j["books"].empty()) {  // ITCH: each symbol's book at the end
+    h << "<h2>Books</h2><table><tr><th>symbol</th><th>instrument</th><th>in sync</th><th>bid levels</th><th>ask levels</th>"
+         "<th>orders</th><th>integrity counts not 0</th></tr>";
+    for (const auto& b : j["books"]) {
+      std::string bad;
+      for (const auto& [name, v] : b["integrity"].items())
+        if (v.get<long long>() != 0) bad += (bad.empty() ? "" : ", ") + name + " " + v.dump();
+      h << "<tr><td>" << esc(b["symbol"].get<std::string>()) << "</td><td>" << b["instrument"] << "</td><td>"
+        << (!b["seen"].get<bool>() ? "never seen" : b["synced"].get<bool>() ? "yes" : "NO") << "</td><td>"
+        << b["bid_levels"] << "</td><td>" << b["ask_levels"] << "</td><td>" << b["orders"] << "</td><td>"
+        << esc(bad.empty() ? "none" : bad) << "</td></tr>";
+    }
+    h << "</table>";
+  }
   h << "<h2>Signals</h2><table><tr><th>model</th><th>version</th><th>signals</th><th>long</th><th>short</th><th>flat</th>"
        "<th>score min</th><th>mean</th><th>max</th></tr>";
   for (const auto& m : j["models"])

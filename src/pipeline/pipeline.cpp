@@ -223,6 +223,33 @@ std::string Pipeline::books_text() const {
          ", capacity_rejects " + n(t.capacity_rejects) + ", while_unsynced " + n(t.while_unsynced) + "\n";
 }
 
+std::vector<BookSummary> Pipeline::book_summaries() const {
+  std::vector<BookSummary> out;
+  if (cfg_.protocol != "itch50") return out;
+  for (std::size_t i = 0; i < cfg_.itch_symbols.size(); ++i) {
+    BookSummary s;
+    s.symbol = cfg_.itch_symbols[i];
+    s.instrument = static_cast<std::uint32_t>(i + 1);
+    for (const auto& u : impl_->units) {  // the agent that computes it saw its messages
+      const BookStage* b = u->compute ? u->compute->books() : nullptr;
+      const int locate = b ? b->books().locate_of(s.symbol) : -1;
+      if (locate < 0) continue;
+      const auto loc = static_cast<std::uint16_t>(locate);
+      const book::BookSet& books = b->books();
+      s.seen = true;
+      s.synced = books.is_synced(loc);
+      s.bid_levels = books.depth(loc, book::Side::Bid);
+      s.ask_levels = books.depth(loc, book::Side::Ask);
+      for (const book::Side side : {book::Side::Bid, book::Side::Ask})
+        for (std::size_t l = 0; l < books.depth(loc, side); ++l) s.orders += books.level(loc, side, l).orders;
+      s.integrity = books.integrity(loc);
+      break;
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
 std::string Pipeline::feature_plan_text() const {
   const features::FeaturePlan& plan = impl_->plan;
   std::string t = "feature plan: " + std::to_string(plan.spec.width()) + " columns computed once per tick (" +

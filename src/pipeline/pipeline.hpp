@@ -56,6 +56,8 @@ class Pipeline {
   // [feed] protocol = "itch50": what the compute side's books applied and their integrity
   // counters, every agent's together (one line); "" for other protocols.
   std::string books_text() const;
+  // The same per configured symbol (after run() returned); empty for other protocols.
+  std::vector<BookSummary> book_summaries() const;
   const StageStats& stage_stats() const noexcept;
   const std::vector<IntervalSample>& intervals() const noexcept;
   // Number of intervals published so far (readable from another thread while run() runs).

@@ -231,6 +231,18 @@ std::string Pipeline::report_json(const std::string& extra) const {
     warm.push_back({{"model", w.model}, {"iterations", w.iterations}, {"stable", w.stable}, {"p50_ns", w.p50_ns}, {"p99_ns", w.p99_ns}});
   j["warmup"] = warm;
   j["feed"] = feed_json(feed_stats());
+  json books = json::array();
+  for (const BookSummary& b : book_summaries()) {
+    const book::Integrity& t = b.integrity;
+    books.push_back({{"symbol", b.symbol}, {"instrument", b.instrument}, {"seen", b.seen}, {"synced", b.synced},
+                     {"bid_levels", b.bid_levels}, {"ask_levels", b.ask_levels}, {"orders", b.orders},
+                     {"integrity", {{"unknown_ref", t.unknown_ref}, {"duplicate_ref", t.duplicate_ref},
+                                    {"overfill", t.overfill}, {"bad_side", t.bad_side}, {"zero_shares", t.zero_shares},
+                                    {"locate_mismatch", t.locate_mismatch}, {"crossed", t.crossed},
+                                    {"locked", t.locked}, {"capacity_rejects", t.capacity_rejects},
+                                    {"while_unsynced", t.while_unsynced}}}});
+  }
+  j["books"] = books;  // [feed] protocol = "itch50": each configured symbol's book at the end
   if (!extra.empty()) j["bench"] = json::parse(extra);
   return j.dump(1);
 }

@@ -1,11 +1,23 @@
 #pragma once
 // What a run reports about itself: per model, per warm-up, and the run's totals. Filled by the
 // Pipeline after run() (and by warmup()); read by the CLI, the run report and the bench.
+#include "book/book_types.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
 namespace tickinfer::pipeline {
+
+// [feed] protocol = "itch50": one configured symbol's book at the end of the run (its compute
+// agent's books; read after run() returned).
+struct BookSummary {
+  std::string symbol;
+  std::uint32_t instrument = 0;
+  bool seen = false;            // its Stock Directory (R) arrived
+  bool synced = true;
+  std::uint64_t bid_levels = 0, ask_levels = 0, orders = 0;  // live
+  book::Integrity integrity;
+};
 
 struct WarmupResult {
   std::string model;
