@@ -126,8 +126,9 @@ PY
       esac ;;
     book_features_fuzz)  # adds on both sides of two symbols, an execution, a replace, a loss
       printf '\6\1\0\0\0\0\6\2\0\0\0\0\0\1\1\23\4\11\0\1\2\21\6\12\0\2\3\33\3\13\1\1\1\12\0\14\5\1\1\41\7\15\7\0\0\0\0\0\0\2\4\22\2\16' >"$work/ops.bin" ;;
-    feature_spec_fuzz)
-      for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done ;;
+    feature_spec_fuzz)  # the committed specs, and one with every book kind and the snapshot group
+      for f in "$fx"/features/*.toml; do cp "$f" "$work/"; done
+      printf '[feature_set]\ninstruments = [1]\n[[feature]]\nkind = "level_price"\nside = "bid"\nlevel = 2\n[[feature]]\nkind = "order_flow_imbalance"\nlevels = 3\nticks = 5\n[[feature]]\nkind = "order_rate"\nflow = "add"\nwindow_ns = 1000\n[[feature]]\nkind = "lob_snapshot"\nlevels = 2\n' >"$work/book.toml" ;;
     tick_csv_fuzz)
       head -c 4000 "$fx/features/ticks.csv" >"$work/ticks.csv"
       printf 'ts_ns,instrument,type,bid,ask,bid_size,ask_size,price,size,side\n1,1,Q,nan,2,-1,1,,,\n5,2,T,,,,,0.5,3,B\n' >"$work/flaws.csv" ;;
