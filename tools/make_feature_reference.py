@@ -240,6 +240,38 @@ def features_per_event(ev):
     return vals, np.all(np.column_stack(warm), axis=1)
 
 
+def bar_rows_filled(row, observed, marked, rwarm, gap_limit):
+    """The bar rows' gap rules (docs/features.md): rows are the observed ones (NaN elsewhere);
+    a run of non-observed bars is filled linearly (edges like pandas limit_direction="both") when
+    at most gap_limit long and free of invalid (marked) bars, else invalid. Returns the filled
+    rows, the row states (0 invalid, 1 observed, 2 interpolated, 3 edge-filled) and warm flags."""
+    nbars = len(observed)
+    state = np.where(observed, 1, 0)
+    rwarm = rwarm.copy()
+    filled = np.array(pd.DataFrame(row).interpolate(method="linear", limit_direction="both").to_numpy(), copy=True)
+    i = 0
+    while i < nbars:
+        if observed[i]:
+            i += 1
+            continue
+        j = i
+        while j < nbars and not observed[j]:
+            j += 1
+        run = slice(i, j)
+        leading, trailing = i == 0, j == nbars
+        if j - i > gap_limit or marked[run].any() or not observed.any():
+            filled[run] = np.nan
+            state[run] = 0
+        else:
+            state[run] = 3 if (leading or trailing) else 2
+            left = rwarm[i - 1] if not leading else rwarm[j]
+            right = rwarm[j] if not trailing else rwarm[i - 1]
+            rwarm[run] = left and right
+        i = j
+    rwarm[state == 0] = False
+    return filled, state, rwarm
+
+
 def reference(df, policy, grid):
     g0, g1 = grid
     nbars = g1 - g0 + 1
@@ -273,29 +305,7 @@ def reference(df, policy, grid):
                 rwarm[b] = warm[k]
         observed &= ~marked
         row[~observed] = np.nan
-        state = np.where(observed, 1, 0)
-        filled = np.array(pd.DataFrame(row).interpolate(method="linear", limit_direction="both").to_numpy(), copy=True)
-        # Runs of non-observed bars: filled when short and free of invalid bars, else invalid.
-        i = 0
-        while i < nbars:
-            if observed[i]:
-                i += 1
-                continue
-            j = i
-            while j < nbars and not observed[j]:
-                j += 1
-            run = slice(i, j)
-            leading, trailing = i == 0, j == nbars
-            if j - i > GAP_LIMIT or marked[run].any() or not observed.any():
-                filled[run] = np.nan
-                state[run] = 0
-            else:
-                state[run] = 3 if (leading or trailing) else 2
-                left = rwarm[i - 1] if not leading else rwarm[j]
-                right = rwarm[j] if not trailing else rwarm[i - 1]
-                rwarm[run] = left and right
-            i = j
-        rwarm[state == 0] = False
+        filled, state, rwarm = bar_rows_filled(row, observed, marked, rwarm, GAP_LIMIT)
         head = np.column_stack([np.full(nbars, inst), np.arange(g0, g1 + 1), state, rwarm])
         out.append(np.column_stack([head.astype(float), filled]))
     return np.vstack(out)

@@ -108,46 +108,61 @@ struct Span {
 
 }  // namespace
 
+namespace {
+
+// What both batch paths run: the pipeline (refits synchronous, deterministic) and the sink
+// collecting its rows; the grid from the span of the timestamps; the matrix at the end.
+struct BatchRun {
+  explicit BatchRun(const FeatureSpec& s)
+      : spec(s), pipeline(s, options()), sink(s, s.standardize.mode != StandardizeMode::None) {
+    pipeline.set_sink(&sink);
+  }
+  static FeaturePipeline::Options options() {
+    FeaturePipeline::Options opt;
+    opt.synchronous_refit = true;
+    return opt;
+  }
+  void grid(const Span& span) { set_grid(spec, pipeline, span.lo, span.hi, have_grid); }
+  FeatureMatrix finish() {
+    if (have_grid) pipeline.finish();
+    return collect_matrix(spec, sink, pipeline);
+  }
+  const FeatureSpec& spec;
+  FeaturePipeline pipeline;
+  CollectingSink sink;
+  bool have_grid = false;
+};
+
+}  // namespace
+
 FeatureMatrix compute_features(const FeatureSpec& spec, TickSource& source) {
   std::vector<SourceTick> ticks;
   SourceTick t;
   while (source.next(t)) ticks.push_back(t);
-  FeaturePipeline::Options opt;
-  opt.synchronous_refit = true;
-  FeaturePipeline pipeline(spec, opt);
-  CollectingSink sink(spec, spec.standardize.mode != StandardizeMode::None);
-  pipeline.set_sink(&sink);
+  BatchRun run(spec);
   Span span;
   for (const auto& x : ticks) span.add(x.event.exchange_ts_ns());
-  bool have_grid = false;
-  set_grid(spec, pipeline, span.lo, span.hi, have_grid);
+  run.grid(span);
   for (const auto& x : ticks) {
-    const FeatureUpdate& u = pipeline.on_tick(x, 0);
+    const FeatureUpdate& u = run.pipeline.on_tick(x, 0);
     if (u.status == UpdateStatus::UnknownInstrument && spec.unknown_instrument == UnknownInstrumentPolicy::Fail)
       throw Error("ticks: line " + std::to_string(x.line) + ": instrument " + std::to_string(u.instrument) +
                   " is not in the feature set (unknown_instrument = \"fail\")");
   }
-  if (have_grid) pipeline.finish();
-  return collect_matrix(spec, sink, pipeline);
+  return run.finish();
 }
 
 FeatureMatrix compute_book_features(const FeatureSpec& spec, BookTickReplay& source) {
-  FeaturePipeline::Options opt;
-  opt.synchronous_refit = true;
-  FeaturePipeline pipeline(spec, opt);
-  CollectingSink sink(spec, spec.standardize.mode != StandardizeMode::None);
-  pipeline.set_sink(&sink);
+  BatchRun run(spec);
   // Pass 1: the span of the feature set's instruments (the book is rebuilt in pass 2: a day's
   // depth per message is too much to keep).
   Span span;
   source.replay([&](const BookTick& t) {
-    if (pipeline.instrument_index(t.instrument) >= 0) span.add(t.ts_ns);
+    if (run.pipeline.instrument_index(t.instrument) >= 0) span.add(t.ts_ns);
   });
-  bool have_grid = false;
-  set_grid(spec, pipeline, span.lo, span.hi, have_grid);
-  source.replay([&](const BookTick& t) { pipeline.on_book(t, 0); });
-  if (have_grid) pipeline.finish();
-  return collect_matrix(spec, sink, pipeline);
+  run.grid(span);
+  source.replay([&](const BookTick& t) { run.pipeline.on_book(t, 0); });
+  return run.finish();
 }
 
 std::string serialize_npy_f8(std::size_t rows, std::size_t cols, const double* data) {

@@ -23,10 +23,11 @@ import os
 import sys
 
 import numpy as np
-import pandas as pd
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import reference_book as rb  # noqa: E402
+from make_feature_reference import bar_rows_filled  # noqa: E402  (the same gap rules, drop policy)
 
 BAR_NS = 30 * 1_000_000_000
 GAP_LIMIT = 10
@@ -253,28 +254,7 @@ def bar_rows(inst, ticks, grid):
         observed[b] = True
         row[b] = vals[k]
         rwarm[b] = warm[k]
-    state = np.where(observed, 1, 0)
-    filled = np.array(pd.DataFrame(row).interpolate(method="linear", limit_direction="both").to_numpy(), copy=True)
-    i = 0
-    while i < nbars:
-        if observed[i]:
-            i += 1
-            continue
-        j = i
-        while j < nbars and not observed[j]:
-            j += 1
-        run = slice(i, j)
-        leading, trailing = i == 0, j == nbars
-        if j - i > GAP_LIMIT or not observed.any():
-            filled[run] = np.nan
-            state[run] = 0
-        else:
-            state[run] = 3 if (leading or trailing) else 2
-            left = rwarm[i - 1] if not leading else rwarm[j]
-            right = rwarm[j] if not trailing else rwarm[i - 1]
-            rwarm[run] = left and right
-        i = j
-    rwarm[state == 0] = False
+    filled, state, rwarm = bar_rows_filled(row, observed, np.zeros(nbars, bool), rwarm, GAP_LIMIT)
     head = np.column_stack([np.full(nbars, inst), np.arange(g0, g1 + 1), state, rwarm])
     return np.column_stack([head.astype(float), filled])
 
