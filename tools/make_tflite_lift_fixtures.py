@@ -108,11 +108,47 @@ def models(keras):
     def layer_norm():
         x = keras.Input((9,), batch_size=1, name="x")
         h = L.LayerNormalization()(L.Dense(8)(x))
-        return keras.Model(x, L.Dense(2)(h)), "refuse"
+        return keras.Model(x, L.Dense(2)(h)), "yes"
+
+    def attention_encoder(dropout):
+        # The keras.io time-series encoder block (lob-models facts 4.4, pre-LN) at toy sizes:
+        # dropout 0 is Keras' dot_product_attention path (scores scaled), dropout > 0 the one that
+        # scales the query first; both convert to TRANSPOSE / BATCH_MATMUL / SOFTMAX chains.
+        def build():
+            x = keras.Input((9, 6), batch_size=1, name="x")
+            n = L.LayerNormalization(epsilon=1e-6)(x)
+            n = L.MultiHeadAttention(2, 3, dropout=dropout)(n, n)
+            r = L.Add()([x, n])
+            n = L.LayerNormalization(epsilon=1e-6)(r)
+            n = L.Conv1D(6, 1)(L.Conv1D(10, 1, activation="relu")(n))
+            h = L.GlobalAveragePooling1D()(L.Add()([r, n]))
+            return keras.Model(x, L.Dense(3, activation="softmax")(h)), "yes"
+        return build
+
+    def attention_causal():
+        # TransLOB's shape (lob-models facts 3) at toy sizes: causal dilated Conv1D, LayerNorm,
+        # the position channel (a channel PAD and a table ADD), one post-LN block with causal
+        # attention without biases applied twice, a Flatten head. The mask is a SELECT_V2.
+        T = 10
+        x = keras.Input((T, 8), batch_size=1, name="x")
+        h = L.Conv1D(5, 2, padding="causal", dilation_rate=2, activation="relu")(L.Conv1D(5, 2, padding="causal", activation="relu")(x))
+        h = L.LayerNormalization(epsilon=1e-5)(h)
+        table = np.zeros((T, 6), np.float32)
+        table[:, 5] = np.linspace(-1.0, 1.0, T, dtype=np.float32)
+        h = keras.ops.pad(h, [[0, 0], [0, 0], [0, 1]]) + table
+        attn = L.MultiHeadAttention(3, 2, use_bias=False)
+        ln1, ln2 = L.LayerNormalization(epsilon=1e-5), L.LayerNormalization(epsilon=1e-5)
+        ff1, ff2 = L.Dense(12, activation="relu"), L.Dense(6)
+        for _ in range(2):
+            h = ln1(L.Add()([h, attn(h, h, use_causal_mask=True)]))
+            h = ln2(L.Add()([h, ff2(ff1(h))]))
+        return keras.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h))), "yes"
 
     return {"k3_conv_strided": conv_strided, "k3_conv_causal": conv_causal, "k3_seq_dense": seq_dense,
             "k3_hard_swish": hard_swish, "k3_conv2d_book": conv2d_book, "k3_deeplob_tiny": deeplob_tiny,
-            "k3_multi_io": multi_io, "k3_layer_norm": layer_norm}
+            "k3_multi_io": multi_io, "k3_layer_norm": layer_norm,
+            "k3_attention_encoder": attention_encoder(0.0), "k3_attention_dropout": attention_encoder(0.1),
+            "k3_attention_causal": attention_causal}
 
 
 def randomize(model, rng):

@@ -40,6 +40,7 @@ void check_streamable(const Graph& g) {
       case OpKind::Flatten:
       case OpKind::Reshape:
       case OpKind::MultiHeadAttention:
+      case OpKind::MatMul:
         if (timed) reject("combines several time steps");
         break;
       case OpKind::Concatenate:

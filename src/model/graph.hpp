@@ -58,6 +58,11 @@ enum class OpKind : uint8_t {
   // The depthwise step without a bias, then a 1 x 1 convolution: w = depthwise kernel
   // (kh, kw, C, m), pointwise kernel (1, 1, C * m, units), bias (units).
   SeparableConv2D,
+  // A product of two computed tensors, [..., M, K] x [..., K, N] -> [..., M, N] over the same
+  // leading axes (TF BatchMatMul, ONNX MatMul, TFLite BATCH_MATMUL, an attention Einsum). The
+  // importers write attention in these terms; formats/attention_fusion.hpp folds the pattern
+  // into a MultiHeadAttention node, and a MatMul left outside it is refused when compiled.
+  MatMul,
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };

@@ -296,6 +296,23 @@ Shape permute_shape(const Graph& g, Node& node) {
   return out;
 }
 
+// [..., M, K] x [..., K, N] -> [..., M, N], the leading axes equal (no broadcasting).
+Shape matmul_shape(const Graph& g, Node& node) {
+  if (node.inputs.size() != 2) fail_layer(node, "needs exactly two inputs");
+  const Shape& a = g.nodes[node.inputs[0]].shape;
+  const Shape& b = g.nodes[node.inputs[1]].shape;
+  if (a.size() < 2 || a.size() != b.size()) {
+    fail_layer(node, "operands " + shape_str(a) + " and " + shape_str(b) + " are not matrices of the same rank");
+  }
+  const size_t r = a.size();
+  if (!std::equal(a.begin(), a.end() - 2, b.begin()) || a[r - 1] != b[r - 2]) {
+    fail_layer(node, "operands " + shape_str(a) + " and " + shape_str(b) + " do not multiply");
+  }
+  Shape out = a;
+  out[r - 1] = b[r - 1];
+  return out;
+}
+
 // [H, W, C] -> [H', W', C * m] (depthwise) or [H', W', units] (separable); windows as Conv2D's.
 Shape depthwise_shape(const Graph& g, Node& node) {
   const Shape& in = single_input(g, node);
@@ -338,6 +355,9 @@ int64_t depthwise_macs(const Node& n, const Shape& in) {
   const int64_t depthwise = pixels * n.kernel_size * n.kernel_w * cm;
   return n.kind == OpKind::SeparableConv2D ? depthwise + pixels * cm * n.units : depthwise;
 }
+int64_t matmul_macs(const Node& n, const Shape& in) {
+  return shape_size(n.shape) * (in.empty() ? 0 : in.back());
+}
 int64_t conv2d_macs(const Node& n, const Shape& in) {
   return int64_t{n.shape[0]} * n.shape[1] * n.kernel_size * n.kernel_w * in[2] * n.units;
 }
@@ -372,13 +392,14 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::Permute, "Permute", permute_shape, no_macs},
     {OpKind::DepthwiseConv2D, "DepthwiseConv2D", depthwise_shape, depthwise_macs},
     {OpKind::SeparableConv2D, "SeparableConv2D", depthwise_shape, depthwise_macs},
+    {OpKind::MatMul, "MatMul", matmul_shape, matmul_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::SeparableConv2D) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::MatMul) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

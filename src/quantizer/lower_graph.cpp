@@ -156,6 +156,7 @@ class Lowerer {
       case OpKind::Permute:
       case OpKind::DepthwiseConv2D:
       case OpKind::SeparableConv2D:
+      case OpKind::MatMul:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);

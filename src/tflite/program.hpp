@@ -119,8 +119,9 @@ enum class OpCode : uint16_t {
   Slice,            // in, begin (may be runtime), size (-1 = to the end)
   DynamicUpdateSlice,  // operand, update, start indices (runtime, clamped) -> operand with update written at start
   ReduceProd,       // in (float, int32), axes (int32 const) -> product; keep_dims
+  SelectV2,         // bool cond, x, y (broadcasting) -> cond ? x : y (the converter's attention mask)
 };
-constexpr OpCode kLastOpCode = OpCode::ReduceProd;
+constexpr OpCode kLastOpCode = OpCode::SelectV2;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };

@@ -43,6 +43,7 @@ Arity arity(OpCode code) {
     case OpCode::LogicalAnd:
     case OpCode::BatchMatMul: return {2, 2, 1, 1};
     case OpCode::Slice:
+    case OpCode::SelectV2:
     case OpCode::DynamicUpdateSlice: return {3, 3, 1, 1};
     case OpCode::While: return {1, kMany, 1, kMany};  // as many outputs as inputs (checked below)
     case OpCode::CallOnce: return {0, 0, 0, 0};

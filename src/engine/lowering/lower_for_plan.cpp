@@ -165,6 +165,10 @@ class Lowering {
       case OpKind::Permute: return lower_layout(idx);
       case OpKind::DepthwiseConv2D:
       case OpKind::SeparableConv2D: return lower_depthwise(idx);
+      case OpKind::MatMul:
+        throw Error("layer '" + n.name + "' (MatMul" + (n.origin.empty() ? "" : ", from " + n.origin) +
+                    "): a product of two computed tensors runs only as part of attention " +
+                    "(softmax(Q K^T) V feeding an output projection), which this one is not");
     }
   }
 

@@ -6,24 +6,21 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "formats/attention_fusion.hpp"
 #include "formats/tflite/tflite_lift_context.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
 namespace lift {
 
-namespace {
-
-// The Graph shape of a program tensor: without the leading batch dimension of 1.
 Shape unbatched(const tfl::Shape& s) {
   Shape out(s.begin(), s.end());
   if (!out.empty() && out[0] == 1) out.erase(out.begin());
   return out;
 }
 
-}  // namespace
-
-Lifter::Lifter(const tfl::Program& p) : p_(p), values_(p.tensors.size()), consumers_(p.tensors.size(), 0) {
+Lifter::Lifter(const tfl::Program& p)
+    : p_(p), values_(p.tensors.size()), consumers_(p.tensors.size(), 0), lifted_(p.ops.size(), false) {
   for (const tfl::Op& op : p.ops) {
     for (int t : op.inputs) {
       if (t >= 0) ++consumers_[static_cast<size_t>(t)];
@@ -214,6 +211,7 @@ void Lifter::check_shapes() const {
 
 void Lifter::lift_op() {
   const tfl::Op& o = op();
+  if (lifted_[static_cast<size_t>(op_index_)]) return;
   // Folded at load (tflite/rewrite/program_rewrite.hpp): its outputs are constants read as operands.
   bool folded = !o.outputs.empty();
   for (int t : o.outputs) folded = folded && t >= 0 && tensor(t).is_constant();
@@ -242,6 +240,9 @@ void Lifter::lift_op() {
     case C::SequenceLstm: return lift_sequence_lstm(*this);
     case C::StridedSlice: return lift_strided_slice(*this);
     case C::While: return lift_loop(*this);
+    case C::Transpose: return lift_transpose(*this);
+    case C::BatchMatMul: return lift_batch_matmul(*this);
+    case C::SelectV2: return lift_select(*this);
     default: refuse("has no graph equivalent");
   }
 }
@@ -252,6 +253,12 @@ Graph Lifter::run() {
   op_index_ = -1;
   add_outputs();
   check_shapes();
+  fuse_attention(g_);
+  for (const Node& n : g_.nodes) {
+    if (n.kind == OpKind::MatMul) {
+      throw NotLiftable{"BATCH_MATMUL '" + n.name + "' is not part of an attention pattern (a product of two activations has no graph form otherwise)"};
+    }
+  }
   return std::move(g_);
 }
 

@@ -91,6 +91,9 @@ class Lifter {
   // unique.
   std::string node_name(int t);
   std::string unique_name(const std::string& base);
+  // Marks a later op as lifted already (its outputs mapped by a pattern that spans it).
+  void mark_lifted(int op) { lifted_[static_cast<size_t>(op)] = true; }
+  int op_index() const { return op_index_; }
 
  private:
   void lift_op();
@@ -103,8 +106,14 @@ class Lifter {
   std::vector<Value> values_;  // by tensor index; node -1 = not an activation reached yet
   std::vector<int> consumers_; // ops (and program outputs) reading each tensor
   std::vector<std::string> used_names_;
+  std::vector<bool> lifted_;   // by op index: mapped by a pattern lifted at an earlier op
   int op_index_ = -1;
 };
+
+// The Graph shape of a program tensor: without the leading batch dimension of 1.
+Shape unbatched(const tfl::Shape& s);
+// The values of an int32 constant operand (refuses a missing or non-constant one).
+std::vector<int32_t> int_constant(Lifter& l, int t, const char* what);
 
 // Per op family; each reads lifter.op() and maps its outputs.
 void lift_fully_connected(Lifter& l);
@@ -119,5 +128,14 @@ void lift_mean(Lifter& l);
 void lift_sequence_lstm(Lifter& l);
 void lift_loop(Lifter& l);  // WHILE: a Keras LSTM loop the interpreter's rewrite lowered, or a GRU loop
 void lift_strided_slice(Lifter& l);
+// Attention's ops (tflite_lift_attention.cpp): TRANSPOSE, BATCH_MATMUL of two activations,
+// SELECT_V2 with a constant condition; formats/attention_fusion.hpp folds them afterwards.
+void lift_transpose(Lifter& l);
+void lift_batch_matmul(Lifter& l);
+void lift_select(Lifter& l);
+// LayerNormalization as the converter spells it from a MEAN over the channels (MEAN, NEG,
+// SQUARED_DIFFERENCE, MEAN, ADD eps, RSQRT, MUL gamma, MUL, MUL, ADD beta, ADD): one LayerNorm
+// node, its ops marked lifted. Returns false when the MEAN does not start that pattern.
+bool lift_layer_norm(Lifter& l);
 
 }  // namespace tickinfer::formats::lift

@@ -143,14 +143,61 @@ void lift_activation(Lifter& l) {
 namespace {
 
 // ADD/SUB/MUL with one constant operand, folded into the Dense or Conv1D producing the other:
+// Elsewhere (a scale of attention scores, a position table added after a PAD): the constant as a
+// Constant node at the activation's shape and an elementwise node reading both.
+void constant_operand_node(Lifter& l, int x, int c_tensor) {
+  const tfl::Op& o = l.op();
+  const tfl::Shape& xs = l.tensor(x).shape;
+  const tfl::Tensor& ct = l.tensor(c_tensor);
+  if (l.tensor(o.outputs[0]).shape != xs) l.refuse("the constant operand broadcasts the activation to a larger shape");
+  if (ct.shape.size() > xs.size()) l.refuse("the constant operand has a higher rank than the activation");
+  for (size_t d = 0; d < ct.shape.size(); ++d) {
+    const int f = ct.shape[ct.shape.size() - 1 - d], t = xs[xs.size() - 1 - d];
+    if (f != 1 && f != t) l.refuse("constant operand " + ct.name + " does not broadcast to the activation");
+  }
+  const std::vector<float> c = l.constant_f32(c_tensor, "constant operand");
+  // Right-aligned broadcast of c to the activation's elements.
+  const int64_t count = tfl::element_count(xs);
+  std::vector<float> full(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t rem = i, src = 0, stride = 1;
+    for (size_t d = 0; d < xs.size(); ++d) {
+      const size_t xd = xs.size() - 1 - d;
+      const int64_t idx = rem % xs[xd];
+      rem /= xs[xd];
+      if (d < ct.shape.size()) {
+        const int f = ct.shape[ct.shape.size() - 1 - d];
+        src += (f == 1 ? 0 : idx) * stride;
+        stride *= f;
+      }
+    }
+    full[static_cast<size_t>(i)] = c[static_cast<size_t>(src)];
+  }
+  const Shape shape = l.node(l.value(x).node).shape;
+  if (shape_size(shape) != count) l.refuse("activation and constant sizes differ");
+  Node k;
+  k.kind = OpKind::Constant;
+  k.keras_class = "Constant";
+  k.weights = {Weight{shape, std::move(full)}};
+  k.shape = shape;
+  k.name = l.node_name(o.outputs[0]) + "/constant";
+  const int kc = l.add_node(std::move(k), {});
+  Node n;
+  n.kind = o.code == tfl::OpCode::Add ? OpKind::Add : o.code == tfl::OpCode::Sub ? OpKind::Subtract : OpKind::Multiply;
+  n.keras_class = op_name(n.kind);
+  n.inputs = {l.as_shape(x, shape), kc};
+  n.shape = shape;
+  n.name = l.node_name(o.outputs[0]);
+  const int idx = l.add_node(std::move(n), {x, c_tensor});
+  l.set_value(o.outputs[0], node_value(l.apply_activation(idx, l.fused(o.options.activation))));
+}
+
 // a bias shift (x + c, x - c) or a per-unit scale of kernel and bias (x * c). c broadcasts over
 // the last (units) axis: one value per unit, or one value.
 void fold_constant_operand(Lifter& l, int x, int c_tensor, bool constant_first) {
   const tfl::Op& o = l.op();
   if (o.code == tfl::OpCode::Sub && constant_first) l.refuse("constant minus activation has no graph form");
-  if (!foldable_producer(l, x)) {
-    l.refuse("a constant operand folds only into a Dense or Conv1D with no activation and no other reader");
-  }
+  if (!foldable_producer(l, x)) return constant_operand_node(l, x, c_tensor);
   const tfl::Tensor& ct = l.tensor(c_tensor);
   std::vector<float> c = l.constant_f32(c_tensor, "constant operand");
   Node& n = l.node(l.value(x).node);

@@ -9,8 +9,6 @@
 
 namespace tickinfer::formats::lift {
 
-namespace {
-
 std::vector<int32_t> int_constant(Lifter& l, int t, const char* what) {
   if (t < 0) l.refuse(std::string(what) + " is missing");
   const tfl::Tensor& x = l.tensor(t);
@@ -19,6 +17,8 @@ std::vector<int32_t> int_constant(Lifter& l, int t, const char* what) {
   std::memcpy(v.data(), x.data.data(), v.size() * sizeof(int32_t));
   return v;
 }
+
+namespace {
 
 int64_t product(const tfl::Shape& s, size_t from, size_t to) {
   int64_t p = 1;
@@ -46,6 +46,19 @@ void lift_pad(Lifter& l) {
   }
   v.pending_origin += (v.pending_origin.empty() ? "" : " + ") + l.op_origin();
   v.own_output = false;
+  if (axis >= 0 && axis == static_cast<int>(s.size()) - 1 && s.size() >= 2) {
+    // The channel axis (TransLOB's position channel): a Pad node.
+    Node n;
+    n.kind = OpKind::Pad;
+    n.shape = unbatched(l.tensor(o.outputs[0]).shape);
+    const Shape in_shape = unbatched(s);
+    n.pads.assign(2 * in_shape.size(), 0);
+    n.pads[2 * in_shape.size() - 2] = pads[2 * static_cast<size_t>(axis)];
+    n.pads[2 * in_shape.size() - 1] = pads[2 * static_cast<size_t>(axis) + 1];
+    n.inputs = {l.as_shape(in, in_shape)};
+    n.name = l.node_name(o.outputs[0]);
+    return l.set_value(o.outputs[0], own_value(l.add_node(std::move(n), {in})));
+  }
   if (axis >= 0) {
     // Only the time axis of a [steps, channels] value: nothing but unit axes before it.
     const Shape& ns = l.node(v.node).shape;
@@ -191,6 +204,7 @@ void lift_pool2d(Lifter& l) {
 void lift_mean(Lifter& l) {
   const tfl::Op& o = l.op();
   if (o.inputs.size() != 2 || o.outputs.size() != 1) l.refuse("expects input, axes and one output");
+  if (lift_layer_norm(l)) return;
   const int in = o.inputs[0];
   const tfl::Shape& s = l.tensor(in).shape;
   const int rank = static_cast<int>(s.size());

@@ -69,6 +69,7 @@ constexpr BuiltinMapping kMappings[] = {
     {114, OpCode::Quantize},
     {117, OpCode::HardSwish},
     {119, OpCode::While},
+    {123, OpCode::SelectV2},
     {126, OpCode::BatchMatMul},
     {129, OpCode::CallOnce},
     {142, OpCode::VarHandle},

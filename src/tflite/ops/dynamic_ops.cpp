@@ -1,6 +1,8 @@
 // Ops whose operands are known only at eval, as the converter emits them inside recurrent loops
 // (TFLite comparisons.cc, logical.cc, shape.cc, slice.cc, gather.cc):
 //  LESS (float, int32, int64; broadcasting) and LOGICAL_AND -> bool;
+//  SELECT_V2 (select.cc: cond ? x : y, the three broadcast to the output; float), which the
+//    converter writes for an attention mask;
 //  SHAPE -> int32 / int64 (the interpreter folds it at prepare: every shape here is static);
 //  SLICE with a runtime begin (the loop counter) and the output's static extent;
 //  GATHER with runtime indices (x_t = x[t]). Shapes are static, so only index values vary: a
@@ -66,6 +68,47 @@ std::unique_ptr<PreparedOp> compare(const PrepareContext& ctx) {
     case DType::I32: return std::make_unique<CompareOp<int32_t, LessF>>(ia, ib, io, std::move(plan), "int32 less");
     default: return std::make_unique<CompareOp<int64_t, LessF>>(ia, ib, io, std::move(plan), "int64 less");
   }
+}
+
+// Source element of each output element for one operand: the broadcast plan's index map, or
+// the identity when the operand has the output's shape.
+std::vector<int32_t> source_index(const BroadcastPlan& plan, bool first) {
+  if (!plan.same) return first ? plan.index_a : plan.index_b;
+  std::vector<int32_t> id(static_cast<size_t>(plan.count));
+  for (size_t i = 0; i < id.size(); ++i) id[i] = static_cast<int32_t>(i);
+  return id;
+}
+
+class SelectOp final : public PreparedOp {
+ public:
+  SelectOp(int cond, int x, int y, int out, std::vector<int32_t> ic, std::vector<int32_t> ix, std::vector<int32_t> iy)
+      : cond_(cond), x_(x), y_(y), out_(out), ic_(std::move(ic)), ix_(std::move(ix)), iy_(std::move(iy)) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const bool* c = mem.at<const bool>(cond_);
+    const float* x = mem.at<const float>(x_);
+    const float* y = mem.at<const float>(y_);
+    float* o = mem.at<float>(out_);
+    for (size_t i = 0; i < ic_.size(); ++i) o[i] = c[ic_[i]] ? x[ix_[i]] : y[iy_[i]];
+  }
+  std::string describe() const override { return "float select"; }
+
+ private:
+  int cond_, x_, y_, out_;
+  std::vector<int32_t> ic_, ix_, iy_;
+};
+
+std::unique_ptr<PreparedOp> select(const PrepareContext& ctx) {
+  const Tensor& cond = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& y = ctx.input(2);
+  const Tensor& out = ctx.output(0);
+  require_type(ctx, cond, "condition", {DType::Bool});
+  require_type(ctx, x, "input", {DType::F32});
+  require_type(ctx, y, "input", {DType::F32});
+  require_type(ctx, out, "output", {DType::F32});
+  const BroadcastPlan cx = plan_broadcast(ctx, cond, x, out), xy = plan_broadcast(ctx, x, y, out);
+  return std::make_unique<SelectOp>(ctx.input_index(0), ctx.input_index(1), ctx.input_index(2), ctx.output_index(0),
+                                    source_index(cx, true), source_index(xy, true), source_index(xy, false));
 }
 
 class ShapeOp final : public PreparedOp {
@@ -236,6 +279,7 @@ std::unique_ptr<PreparedOp> prepare_dynamic_op(const PrepareContext& ctx) {
     case OpCode::LogicalAnd: return compare(ctx);
     case OpCode::Shape: return shape(ctx);
     case OpCode::Slice: return slice(ctx);
+    case OpCode::SelectV2: return select(ctx);
     case OpCode::Gather: return gather(ctx);
     default: break;
   }

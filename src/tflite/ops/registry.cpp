@@ -73,7 +73,8 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
     case OpCode::Less:
     case OpCode::LogicalAnd:
     case OpCode::Shape:
-    case OpCode::Slice: return prepare_dynamic_op(ctx);
+    case OpCode::Slice:
+    case OpCode::SelectV2: return prepare_dynamic_op(ctx);
     case OpCode::DynamicUpdateSlice: return prepare_dynamic_update_slice(ctx);
     case OpCode::ReduceProd: return prepare_reduce_prod(ctx);
   }
