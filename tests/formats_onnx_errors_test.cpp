@@ -299,5 +299,101 @@ TEST(OnnxReader, AGroupedConvOtherThanDepthwiseIsRefused) {
   expect_error(write(d.file("m.onnx"), m), "group 2 is neither 1 nor the channel count (depthwise) 3");
 }
 
+// Attention as the exporters write it ends as MultiHeadAttention nodes, no MatMul left over.
+TEST(OnnxReader, AttentionFixturesFuseIntoMultiHeadAttention) {
+  struct Want {
+    const char* name;
+    int layers;
+    bool causal;
+  };
+  for (const Want& w : {Want{"attention_encoder_k3", 1, false}, Want{"attention_causal_k3", 2, true},
+                        Want{"torch_transformer_encoder", 1, false}, Want{"torch_mha_causal", 2, true}}) {
+    const std::string file = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/onnx/" + w.name + "/model.onnx";
+    const Graph g = formats::load_any_model_file(file).graph;
+    int layers = 0;
+    for (const Node& n : g.nodes) {
+      EXPECT_NE(n.kind, OpKind::MatMul) << w.name << ": " << n.name << " left unfused";
+      if (n.kind != OpKind::MultiHeadAttention) continue;
+      ++layers;
+      EXPECT_EQ(n.causal_mask, w.causal) << w.name << ": " << n.name;
+    }
+    EXPECT_EQ(layers, w.layers) << w.name;
+  }
+}
+
+void add_value_info_dims(onnx::ValueInfoProto* vi, const std::string& name, const std::vector<int64_t>& dims) {
+  vi->set_name(name);
+  auto* tt = vi->mutable_type()->mutable_tensor_type();
+  tt->set_elem_type(1);
+  tt->mutable_shape()->add_dim()->set_dim_param("batch");
+  for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+}
+
+onnx::ModelProto empty_model(int opset) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  auto* op = m.add_opset_import();
+  op->set_domain("");
+  op->set_version(opset);
+  m.mutable_graph()->set_name("g");
+  return m;
+}
+
+onnx::AttributeProto* add_ints(onnx::NodeProto* n, const std::string& name, const std::vector<int64_t>& v) {
+  auto* a = n->add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t x : v) a->add_ints(x);
+  return a;
+}
+
+// x [batch, 2, 3] seen transposed as [batch, 3, 2] plus a [3, 2] table: the engine adds a
+// Constant laid out over its own [2, 3] tensor.
+TEST(OnnxReader, ATableIsLaidOutOverTheEngineTensor) {
+  TempDir d;
+  onnx::ModelProto m = empty_model(15);
+  auto* g = m.mutable_graph();
+  add_value_info_dims(g->add_input(), "x", {2, 3});
+  add_value_info_dims(g->add_output(), "y", {2, 3});
+  add_float_tensor(g->add_initializer(), "T", {3, 2}, {1, 2, 3, 4, 5, 6});
+  add_ints(add_node(g, "Transpose", "t1", {"x"}, {"xt"}), "perm", {0, 2, 1});
+  add_node(g, "Add", "table", {"xt", "T"}, {"s"});
+  add_ints(add_node(g, "Transpose", "t2", {"s"}, {"y"}), "perm", {0, 2, 1});
+  const Graph graph = formats::load_any_model_file(write(d.file("m.onnx"), m)).graph;
+  const Node* table = nullptr;
+  for (const Node& n : graph.nodes) {
+    if (n.kind == OpKind::Constant) table = &n;
+  }
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->shape, (Shape{2, 3}));
+  EXPECT_EQ(table->weights.at(0).data, (std::vector<float>{1, 3, 5, 2, 4, 6}));
+  EXPECT_EQ(graph.nodes[graph.outputs.at(0)].kind, OpKind::Add);
+}
+
+TEST(OnnxReader, AProductOfComputedTensorsWithOtherLeadingAxesIsRefused) {
+  TempDir d;
+  onnx::ModelProto m = empty_model(15);
+  auto* g = m.mutable_graph();
+  add_value_info_dims(g->add_input(), "a", {2, 2, 3});
+  add_value_info_dims(g->add_input(), "b", {1, 3, 2});
+  add_value_info_dims(g->add_output(), "y", {2, 2, 2});
+  add_node(g, "MatMul", "qk", {"a", "b"}, {"y"});
+  expect_error(write(d.file("m.onnx"), m), "node 'qk' (MatMul): the operands' leading axes differ");
+}
+
+TEST(OnnxReader, PaddingTheBatchAxisIsRefused) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  onnx::TensorProto* pads = g->add_initializer();
+  pads->set_name("pads");
+  pads->set_data_type(7);
+  pads->add_dims(4);
+  for (int64_t v : {1, 0, 0, 0}) pads->add_int64_data(v);
+  add_node(g, "Pad", "pad", {"y0", "pads"}, {"y"});
+  g->mutable_node(2)->set_output(0, "y0");  // relu now feeds the Pad
+  expect_error(write(d.file("m.onnx"), m), "node 'pad' (Pad): padding ONNX axis 0, which the engine tensor does not have");
+}
+
 }  // namespace
 }  // namespace tickinfer

@@ -235,6 +235,40 @@ def k_reshape(K, T):
                          L.Dense(2)])
 
 
+def k_attention_encoder(K, T):  # a pre-LN encoder block (the keras.io time-series transformer's)
+    L = K.layers
+    x = K.Input((T, 6))
+    n = L.LayerNormalization(epsilon=1e-6)(x)
+    r = L.Add()([x, L.MultiHeadAttention(2, 3, dropout=0.0)(n, n)])
+    n = L.Conv1D(6, 1)(L.Conv1D(9, 1, activation="relu")(L.LayerNormalization(epsilon=1e-6)(r)))
+    h = L.GlobalAveragePooling1D()(L.Add()([r, n]))
+    return K.Model(x, L.Dense(3, activation="softmax")(h))
+
+
+def k_attention_causal(K, T):
+    """TransLOB's shape at toy size: causal dilated Conv1Ds, LayerNormalization, a zero channel
+    padded on and a [T, d] table added (Keras 3 operations, so the pad and the add are ONNX Pad
+    and Add of a constant), then one post-LN block with shared weights applied twice: causal
+    self-attention without biases, residual, LN, feed-forward, residual, LN; a Flatten head."""
+    import keras
+    L = K.layers
+    x = K.Input((T, 4))
+    h = L.Conv1D(5, 2, padding="causal", activation="relu")(x)
+    h = L.LayerNormalization(epsilon=1e-5)(L.Conv1D(5, 2, padding="causal", dilation_rate=2, activation="relu")(h))
+    # Every column of the table differs (the layout of the engine's constant is checked whole);
+    # the last one is TransLOB's -1..1 position ramp.
+    table = 0.2 * np.cos(np.arange(T * 6, dtype=np.float32).reshape(T, 6))
+    table[:, 5] = np.linspace(-1.0, 1.0, T)
+    h = keras.ops.pad(h, [[0, 0], [0, 0], [0, 1]]) + table.astype(np.float32)
+    attn = L.MultiHeadAttention(2, 3, use_bias=False)
+    ln1, ln2 = L.LayerNormalization(epsilon=1e-5), L.LayerNormalization(epsilon=1e-5)
+    ff1, ff2 = L.Dense(8, activation="relu"), L.Dense(6)
+    for _ in range(2):
+        h = ln1(L.Add()([h, attn(h, h, use_causal_mask=True)]))
+        h = ln2(L.Add()([h, ff2(ff1(h))]))
+    return K.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h)))
+
+
 def tf2onnx_cases() -> list[Case]:
     return [
         Case("dense_stack_k3", "k3", k_dense_stack),
@@ -275,6 +309,10 @@ def tf2onnx_cases() -> list[Case]:
         Case("activations_extra_k3", "k3", k_activations_extra),
         Case("conv_causal_k3", "k3", k_conv_causal, T=10),
         Case("reshape_k3", "k3", k_reshape),
+        # Keras MultiHeadAttention: tf2onnx writes its einsums as Transpose / Reshape / MatMul
+        # chains (batch and heads merged into one leading axis); the importer folds them back.
+        Case("attention_encoder_k3", "k3", k_attention_encoder, T=8),
+        Case("attention_causal_k3", "k3", k_attention_causal, T=7),
     ]
 
 
@@ -464,6 +502,38 @@ def torch_cases() -> list[Case]:
             y, _ = self.lstm(h)
             return torch.softmax(self.fc(y[:, -1, :]), dim=-1)
 
+    class Encoder(nn.Module):  # one post-LN encoder layer over [B, T, d], mean over time, a head
+        def __init__(self):
+            super().__init__()
+            self.enc = nn.TransformerEncoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
+            self.head = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.head(self.enc(x).mean(dim=1))
+
+    class CausalMha(nn.Module):
+        """Causal self-attention as users write it: a float -inf mask built in forward (the exporter
+        writes ConstantOfShape / Trilu), then a bool mask with is_causal=True (Expand / Trilu /
+        Equal / Where); the importer folds both to the constant added to the scores."""
+
+        def __init__(self):
+            super().__init__()
+            self.inp = nn.Linear(5, 8)
+            self.a1 = nn.MultiheadAttention(8, 2, batch_first=True)
+            self.a2 = nn.MultiheadAttention(8, 4, batch_first=True)
+            self.head = nn.Linear(8, 3)
+
+        def forward(self, x):
+            T = x.shape[1]
+            h = self.inp(x)
+            additive = torch.full((T, T), float("-inf"), dtype=h.dtype).triu(1)
+            h = h + self.a1(h, h, h, attn_mask=additive, need_weights=False)[0]
+            blocked = torch.ones(T, T, dtype=torch.bool).triu(1)
+            h = h + self.a2(h, h, h, attn_mask=blocked, need_weights=False, is_causal=True)[0]
+            return self.head(h.mean(dim=1))
+
+    # The TorchScript exporter cannot export the fused fast path (lob-models facts, 5.4).
+    torch.backends.mha.set_fastpath_enabled(False)
     global TORCH_UNSUPPORTED
     TORCH_UNSUPPORTED = [
         Case("torch_conv1d_channels_first", "torch", lambda T: ConvNcw(), T=8, in_shapes=[(3, None)],
@@ -481,6 +551,8 @@ def torch_cases() -> list[Case]:
         Case("torch_lstm_stacked", "torch", lambda T: Lstm(), T=6, stream=True, in_shapes=[(None, 3)]),
         Case("torch_gru", "torch", lambda T: Gru(), T=5, stream=True, in_shapes=[(None, 4)]),
         Case("torch_deeplob_tiny", "torch", lambda T: DeepLobTiny(), T=10, in_shapes=[(1, None, 8)]),
+        Case("torch_transformer_encoder", "torch", lambda T: Encoder(), T=6, in_shapes=[(None, 8)]),
+        Case("torch_mha_causal", "torch", lambda T: CausalMha(), T=7, in_shapes=[(None, 5)]),
     ]
 
 

@@ -153,6 +153,30 @@ def m_two_inputs(keras):
                        name="two_inputs")
 
 
+def m_attention_encoder(keras):
+    # A pre-LN Transformer encoder block (lob-models facts 4.4) at toy sizes: the converter's
+    # attention (TRANSPOSE, BATCH_MATMUL, SOFTMAX) and LayerNormalization (MEAN, RSQRT, ...).
+    L = keras.layers
+    i = _inp(keras, (8, 6), "x")
+    n = L.LayerNormalization(epsilon=1e-6)(i)
+    r = L.Add()([i, L.MultiHeadAttention(2, 3)(n, n)])
+    n = L.Conv1D(6, 1)(L.Conv1D(10, 1, activation="relu")(L.LayerNormalization(epsilon=1e-6)(r)))
+    x = L.GlobalAveragePooling1D()(L.Add()([r, n]))
+    return keras.Model(i, L.Dense(3, activation="softmax")(x), name="attention_encoder")
+
+
+def m_attention_causal(keras):
+    # TransLOB's block (lob-models facts 3) at toy sizes: causal attention without biases (the
+    # mask a SELECT_V2, whose -2.4e38 fill int8 calibration takes into the scores' range).
+    L = keras.layers
+    i = _inp(keras, (8, 5), "x")
+    h = L.LayerNormalization(epsilon=1e-5)(L.Conv1D(5, 2, padding="causal", activation="relu")(i))
+    attn = L.MultiHeadAttention(3, 2, use_bias=False)
+    h = L.LayerNormalization(epsilon=1e-5)(L.Add()([h, attn(h, h, use_causal_mask=True)]))
+    x = L.Flatten()(L.Dense(5)(L.Dense(10, activation="relu")(h)))
+    return keras.Model(i, L.Dense(3, activation="softmax")(x), name="attention_causal")
+
+
 MODELS = {
     "lstm_last": m_lstm_last,
     "lstm_wide": m_lstm_wide,
@@ -169,6 +193,8 @@ MODELS = {
     "matmul_dynamic_batch": m_matmul_dynamic_batch,
     "matmul": m_matmul,
     "two_inputs": m_two_inputs,
+    "attention_encoder": m_attention_encoder,
+    "attention_causal": m_attention_causal,
 }
 STATEFUL = {"lstm_stateful", "lstm_stream"}
 

@@ -54,6 +54,10 @@ struct Match {
   int scored[2] = {-1, -1};    // the two projections the scores multiply
   const Node* mask = nullptr;  // a Constant added to the scores, checked once the key is known
   View mask_view;
+  // tf2onnx's SelectV2: the scores times a 0/1 constant, then the additive mask: accepted when
+  // both mark the same cells, so a masked score is the fill, not 0.
+  const Node* keep = nullptr;
+  View keep_view;
   bool causal = false;
   int heads = 1, key_dim = 0, value_dim = 0;
 };
@@ -99,7 +103,7 @@ class Tracer {
         return scaled(trace(n.inputs[0]), s);
       case OpKind::Multiply: return constant_operand(n, [&](std::optional<View> v, const Node& c) {
           auto u = uniform(c);
-          return u ? scaled(std::move(v), *u) : std::nullopt;
+          return u ? scaled(std::move(v), *u) : keep_mask(std::move(v), c);
         });
       case OpKind::Add: return constant_operand(n, [&](std::optional<View> v, const Node& c) { return added(std::move(v), c); });
       case OpKind::MatMul: return product(n);
@@ -232,23 +236,42 @@ class Tracer {
     return v;
   }
 
-  // The mask holds 0 where query row i sees key row j <= i and at most -1e9 elsewhere (causal),
-  // or 0 everywhere.
-  bool causal_mask() {
-    if (!m_.mask) return true;
-    const std::vector<float>& val = m_.mask->weights[0].data;
+  std::optional<View> keep_mask(std::optional<View> v, const Node& c) {
+    if (!v || v->stage != Stage::Scores || m_.keep || m_.mask) return std::nullopt;
+    m_.keep = &c;
+    m_.keep_view = *v;
+    return v;
+  }
+
+  // Whether `c` (laid out as `view`) holds `kept` where query row i sees key row j <= i and a
+  // value passing `masked_ok` elsewhere; `masked` tells whether any cell was masked.
+  template <class F>
+  bool causal_pattern(const Node& c, const View& view, float kept, F masked_ok, bool& masked) const {
+    const std::vector<float>& val = c.weights[0].data;
     std::vector<std::pair<Atom, int>> at;
-    bool masked = false;
+    masked = false;
     for (int64_t i = 0; i < static_cast<int64_t>(val.size()); ++i) {
-      coords(m_.mask_view, i, at);
+      coords(view, i, at);
       int row = 0, col = 0;
       for (const auto& [atom, idx] : at) {
         if (atom.role == Role::T && atom.src == m_.query) row = idx;
         if (atom.role == Role::T && atom.src == m_.key) col = idx;
       }
       const float x = val[static_cast<size_t>(i)];
-      if (col <= row ? x != 0.0f : !(x <= -1e9f)) return false;
+      if (col <= row ? x != kept : !masked_ok(x)) return false;
       masked = masked || col > row;
+    }
+    return true;
+  }
+
+  // The additive mask holds 0 where query row i sees key row j <= i and at most -1e9 elsewhere
+  // (causal), or 0 everywhere; a 0/1 mask multiplied in before it must zero the same cells.
+  bool causal_mask() {
+    bool masked = false, zeroed = false;
+    if (m_.mask && !causal_pattern(*m_.mask, m_.mask_view, 0.0f, [](float x) { return x <= -1e9f; }, masked)) return false;
+    if (m_.keep) {
+      if (!m_.mask || !causal_pattern(*m_.keep, m_.keep_view, 1.0f, [](float x) { return x == 0.0f; }, zeroed)) return false;
+      if (zeroed != masked) return false;
     }
     m_.causal = masked;
     return true;

@@ -1,6 +1,7 @@
 // Constant folding of the small shape computations exporters emit (Shape -> Cast -> Slice ->
-// Concat -> Reshape targets, Constant nodes). Only rank-0/1 integer or float tensors of constant
-// inputs are folded; anything else lowers as a runtime op or is refused there.
+// Concat -> Reshape targets, Constant nodes) and the reshapes of constant tables (Cast, Reshape,
+// Unsqueeze, Squeeze of any rank; Slice, Gather and Concat of rank 1 only). The elementwise ops
+// are onnx_fold_elementwise.cpp's; anything else lowers as a runtime op or is refused there.
 #include <algorithm>
 
 #include "formats/onnx/onnx_lower.hpp"
@@ -122,6 +123,34 @@ bool fold_concat(Lowerer& L, const onnx::NodeProto& n, Tensor& t) {
   return true;
 }
 
+// Unsqueeze inserts axes of size 1 at `axes` (of the output); Squeeze drops `axes` (each of
+// size 1), or every axis of size 1 when none are given (a constant mask's unit axes, a scalar
+// shape value made a vector).
+void fold_squeeze(Lowerer& L, const onnx::NodeProto& n, const Tensor& x, const std::vector<int64_t>& axes, bool unsqueeze,
+                  Tensor& t) {
+  const int64_t r = static_cast<int64_t>(x.dims.size());
+  const int64_t nr = unsqueeze ? r + static_cast<int64_t>(axes.size()) : r;
+  std::vector<bool> listed(static_cast<size_t>(nr), false);
+  for (int64_t a : axes) {
+    if (a < -nr || a >= nr) L.fail(n, "axis " + std::to_string(a) + " is out of range");
+    const auto k = static_cast<size_t>(a < 0 ? a + nr : a);
+    if (listed[k]) L.fail(n, "an axis is listed twice");
+    listed[k] = true;
+  }
+  t = x;
+  t.dims.clear();
+  size_t next = 0;
+  for (size_t k = 0; k < listed.size(); ++k) {
+    if (unsqueeze) {
+      t.dims.push_back(listed[k] ? 1 : x.dims[next++]);
+    } else if (axes.empty() ? x.dims[k] != 1 : !listed[k]) {
+      t.dims.push_back(x.dims[k]);
+    } else if (x.dims[k] != 1) {
+      L.fail(n, "axis " + std::to_string(k) + " has size " + std::to_string(x.dims[k]) + ", not 1");
+    }
+  }
+}
+
 }  // namespace
 
 bool fold_constant(Lowerer& L, const onnx::NodeProto& n, int out, Value& result) {
@@ -190,16 +219,10 @@ bool fold_constant(Lowerer& L, const onnx::NodeProto& n, int out, Value& result)
       }
       t = *x;
       t.dims = dims;
-    } else {  // Unsqueeze, Squeeze: the data stays, the dims go
-      // Single values only, whose dims are all 1 before and after.
-      if (x->size() != 1) return false;
+    } else {  // Unsqueeze, Squeeze: the data stays, the dims change
       std::vector<int64_t> axes = L.attr_ints(n, "axes");
       if (const Tensor* a = const_input(L, n, 1); a && !a->is_float) axes = a->i;
-      const int64_t r = static_cast<int64_t>(x->dims.size());
-      const int64_t nr = op == "Unsqueeze" ? r + static_cast<int64_t>(axes.size()) : axes.empty() ? 0 : r - static_cast<int64_t>(axes.size());
-      if (nr < 0) L.fail(n, "squeezes more axes than the input has");
-      t = *x;
-      t.dims.assign(static_cast<size_t>(nr), 1);
+      fold_squeeze(L, n, *x, axes, op == "Unsqueeze", t);
     }
   }
   result = Value{};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "formats/attention_fusion.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats::onnx_import {
@@ -55,6 +56,16 @@ Shape node_shape(const Graph& g, const Node& n) {
       return {p < 0 ? -1 : static_cast<int>(p)};
     }
     case OpKind::Reshape: return n.target_shape;
+    case OpKind::Permute: {
+      Shape s;
+      for (int p : n.permutation) s.push_back(in[p]);
+      return s;
+    }
+    case OpKind::MatMul: {
+      Shape s = in;
+      s.back() = g.nodes[n.inputs[1]].shape.back();
+      return s;
+    }
     case OpKind::Concatenate: {
       Shape s = in;
       const int a = n.axis - 1;
@@ -236,6 +247,7 @@ Value Lowerer::view(int node, int leading_units) const {
 
 int Lowerer::add(Node node, const onnx::NodeProto& src, const std::vector<int>& inputs) {
   std::string base = src.name().empty() ? src.op_type() : src.name();
+  if (!node.name.empty()) base += "/" + node.name;
   const int k = name_count_[base]++;
   node.name = k == 0 ? base : base + "#" + std::to_string(k);
   if (node.keras_class.empty()) node.keras_class = src.op_type();
@@ -248,17 +260,17 @@ int Lowerer::add(Node node, const onnx::NodeProto& src, const std::vector<int>& 
 }
 
 int Lowerer::reshape(const onnx::NodeProto& n, const Value& v, const Shape& target) {
-  if (!in_order(v)) fail(n, "the operand's layout is transposed relative to the engine tensor; the engine has no transpose");
-  if (eshape(v.node) == target) return v.node;
-  int64_t have = shape_size(eshape(v.node)), want = shape_size(target);
+  const int from = in_engine_order(*this, n, v).node;
+  if (eshape(from) == target) return from;
+  int64_t have = shape_size(eshape(from)), want = shape_size(target);
   if (have < 0 || want < 0 || have != want) {
-    fail(n, "cannot reshape " + shape_str(eshape(v.node)) + " to " + shape_str(target) + " (unknown or different sizes)");
+    fail(n, "cannot reshape " + shape_str(eshape(from)) + " to " + shape_str(target) + " (unknown or different sizes)");
   }
   Node r;
   r.kind = OpKind::Reshape;
   r.keras_class = "Reshape";
   r.target_shape = target;
-  return add(std::move(r), n, {v.node});
+  return add(std::move(r), n, {from});
 }
 
 // --- attributes ---
@@ -312,6 +324,7 @@ Value Lowerer::lower_output(const onnx::NodeProto& n, int out) {
     return runtime(n, 0);
   }
   if (op == "Add" && match_layer_norm(*this, n, result)) return result;
+  if (fold_elementwise(*this, n, out, result)) return result;  // after the match: it lowers the inputs
   if (lower_math_op(*this, n, out, result) || lower_layout_op(*this, n, out, result) ||
       lower_conv_op(*this, n, out, result) || lower_rnn_op(*this, n, out, result)) {
     return result;
@@ -364,6 +377,8 @@ Graph Lowerer::run() {
   graph_.source_format = "onnx";
   graph_.name = proto_.name();
   simplify_graph(graph_);
+  // After the clean-up, so the projections' biases are inside their Dense nodes.
+  formats::fuse_attention(graph_);
   return std::move(graph_);
 }
 

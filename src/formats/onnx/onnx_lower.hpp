@@ -66,12 +66,13 @@ class Lowerer {
   int engine_axis(const onnx::NodeProto& n, const Value& v, int64_t axis) const;
   int norm_axis(const onnx::NodeProto& n, int64_t axis, size_t rank) const;
 
-  // Appends an engine node (name from `src`, `src` appended to its origin, shape computed) and
-  // returns its index.
+  // Appends an engine node (name from `src`, then "/" and `node.name` when that is set; `src`
+  // appended to its origin, shape computed) and returns its index.
   int add(Node node, const onnx::NodeProto& src, const std::vector<int>& inputs);
   // A value viewing engine node `node` with its axes in order after `leading_units` unit axes.
   Value view(int node, int leading_units = 0) const;
-  // A node reinterpreting `v` (in engine order) as `target` (no batch); `v` unchanged if equal.
+  // A node reinterpreting `v` as `target` (no batch), after a Permute into the view's order when
+  // the view transposes the data; `v`'s node when the shapes are equal.
   int reshape(const onnx::NodeProto& n, const Value& v, const Shape& target);
 
   [[noreturn]] void fail(const onnx::NodeProto& n, const std::string& why) const;
@@ -120,7 +121,25 @@ Value pad_nchw_view(Lowerer& L, const onnx::NodeProto& n, const Value& x, const 
 bool match_layer_norm(Lowerer& L, const onnx::NodeProto& n, Value& result);         // onnx_layernorm.cpp
 // Constant folding of integer shape arithmetic (Shape of a known value, Cast, Concat, ...);
 // false when `n` is not foldable.
-bool fold_constant(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);    // onnx_ops_layout.cpp
+bool fold_constant(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);    // onnx_fold.cpp
+// Elementwise ops (arithmetic, comparisons, logic, Where, Expand; and Trilu) whose inputs are
+// all constants, broadcast as ONNX does; false when `n` is not one or an input is computed.
+bool fold_elementwise(Lowerer& L, const onnx::NodeProto& n, int out, Value& result);  // onnx_fold_elementwise.cpp
+// `v` with its engine tensor's data in the view's axis order: through an engine Permute when the
+// view transposes it, else `v` itself (a transpose only of axes of size 1 moves no data).
+Value in_engine_order(Lowerer& L, const onnx::NodeProto& n, const Value& v);         // onnx_ops_layout.cpp
+// The ops attention is written in (onnx_ops_attention.cpp): MatMul of two computed tensors as an
+// engine MatMul; Add / Sub / Mul / Div by a constant that varies along more than the channel axis
+// as the op with an engine Constant node (the constant laid out over x's engine shape); zero
+// padding of axes other than the time axis a Conv absorbs, as an engine Pad node.
+Value lower_matmul_computed(Lowerer& L, const onnx::NodeProto& n);
+bool varies_per_channel_only(Lowerer& L, const Value& x, const Tensor& c);
+Value lower_binary_table(Lowerer& L, const onnx::NodeProto& n, const Value& x, const Tensor& c, bool const_first);
+Value pad_node(Lowerer& L, const onnx::NodeProto& n, const Value& x, const std::vector<int64_t>& pads);
+// torch's nn.MultiheadAttention projects q, k and v with one stacked weight, reshapes the result
+// to [T, B, 3, E] and Gathers each part: such a Gather becomes a Dense of its own (that part's
+// kernel and bias columns), so attention sees three projections. False when `n` is not one.
+bool split_projection(Lowerer& L, const onnx::NodeProto& n, Value& result);
 // True when `name` is known to be all zeros whatever the batch (zero initial states).
 bool known_zero(Lowerer& L, const std::string& name);                               // onnx_ops_rnn.cpp
 bool known_fill(Lowerer& L, const std::string& name, double fill);                  // onnx_ops_rnn.cpp

@@ -87,14 +87,14 @@ Value lower_flatten(Lowerer& L, const onnx::NodeProto& n) {
   for (int a = 0; a < axis; ++a) {
     if (d[a] != 1) L.fail(n, "flattening into the batch axis (axis " + std::to_string(a) + " has size " + std::to_string(d[a]) + ") is not supported");
   }
-  if (!L.in_order(x)) L.fail(n, "the input is a transposed view of the engine tensor; the engine has no transpose");
+  const Value ordered = in_engine_order(L, n, x);
   Value out;
-  if (L.eshape(x.node).size() == 1) {
-    out.node = x.node;
+  if (L.eshape(ordered.node).size() == 1) {
+    out.node = ordered.node;
   } else {
     Node f;
     f.kind = OpKind::Flatten;
-    out.node = L.add(std::move(f), n, {x.node});
+    out.node = L.add(std::move(f), n, {ordered.node});
   }
   out.axes = {kUnit, 0};
   return out;
@@ -142,6 +142,10 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
     if (total % known != 0) L.fail(n, "cannot infer the -1 dimension");
     out_dims[infer] = total / known;
   }
+  // The dims are those of a batch of 1 (Shape folds the batch axis as 1), and the engine always
+  // runs a batch of 1, so ONNX axis 0 need not stay the batch: tf2onnx's einsum chains reshape
+  // [B, N, T, H] to [B*N, T, H], which at B = 1 is the un-batched [N, T, H] here (axis 0 an engine
+  // axis, the batch a unit axis nowhere in the view). Such a reshape would be wrong for B > 1.
   Shape target;
   Value out;
   for (int64_t v : out_dims) {
@@ -173,7 +177,9 @@ Value lower_reshape(Lowerer& L, const onnx::NodeProto& n) {
   return out;
 }
 
-// Zero padding of the time axis, left for the Conv that consumes it (Value::pad_begin/end).
+// Zero padding of the time axis alone is left for the Conv that consumes it (Value::pad_begin/
+// end); padding of other axes (TransLOB pads its channels before adding a position table) is
+// an engine Pad node.
 Value lower_pad(Lowerer& L, const onnx::NodeProto& n) {
   const Value& x = L.runtime(n, 0);
   if (L.attr_s(n, "mode", "constant") != "constant") L.fail(n, "only constant (zero) padding is supported");
@@ -183,15 +189,13 @@ Value lower_pad(Lowerer& L, const onnx::NodeProto& n) {
   if (is_nchw_view(L, x)) return pad_nchw_view(L, n, x, pads);  // PyTorch's asymmetric 'same' Conv2d padding
   const size_t r = x.axes.size();
   if (pads.size() != 2 * r) L.fail(n, "pads must have two values per axis");
-  Value out = x;
   for (size_t a = 0; a < r; ++a) {
     const int64_t b = pads[a], e = pads[a + r];
     if (b == 0 && e == 0) continue;
-    if (b < 0 || e < 0 || b > 4096 || e > 4096 || x.axes[a] != 0 || L.eshape(x.node).size() != 2) {
-      L.fail(n, "only zero padding of the time axis of a [time, channels] tensor (before a Conv) is supported");
-    }
-    out.pad_begin += static_cast<int>(b), out.pad_end += static_cast<int>(e);
+    if (b < 0 || e < 0 || b > 4096 || e > 4096 || x.axes[a] != 0 || L.eshape(x.node).size() != 2) return pad_node(L, n, x, pads);
   }
+  Value out = x;
+  for (size_t a = 0; a < r; ++a) out.pad_begin += static_cast<int>(pads[a]), out.pad_end += static_cast<int>(pads[a + r]);
   return out;
 }
 
@@ -219,6 +223,35 @@ Value lower_concat(Lowerer& L, const onnx::NodeProto& n) {
 
 }  // namespace
 
+Value in_engine_order(Lowerer& L, const onnx::NodeProto& n, const Value& v) {
+  const Shape& e = L.eshape(v.node);
+  std::vector<int> named, moving;  // engine axes in the view's order; those of them that hold data
+  std::vector<bool> seen(e.size(), false);
+  for (int a : v.axes) {
+    if (a == kUnit) continue;
+    if (seen[a]) L.fail(n, "the operand's view names an engine axis twice");
+    seen[a] = true;
+    named.push_back(a);
+    if (e[a] != 1) moving.push_back(a);
+  }
+  if (std::is_sorted(moving.begin(), moving.end())) return v;
+  L.require_unpadded(n, v);  // the pending padding belongs to engine axis 0, which moves
+  std::vector<int> perm = named;
+  for (size_t a = 0; a < e.size(); ++a) {
+    if (!seen[a]) perm.push_back(static_cast<int>(a));  // axes of size 1 the view does not name
+  }
+  Node p;
+  p.kind = OpKind::Permute;
+  p.keras_class = "Permute";
+  p.permutation = perm;
+  Value out = v;
+  out.node = L.add(std::move(p), n, {v.node});
+  for (int& a : out.axes) {
+    if (a != kUnit) a = static_cast<int>(std::find(perm.begin(), perm.end(), a) - perm.begin());
+  }
+  return out;
+}
+
 bool lower_layout_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result) {
   const std::string& op = n.op_type();
   if (op == "Transpose") result = lower_transpose(L, n);
@@ -228,7 +261,9 @@ bool lower_layout_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& resul
   else if (op == "Reshape") result = lower_reshape(L, n);
   else if (op == "Concat") result = lower_concat(L, n);
   else if (op == "Pad") result = lower_pad(L, n);
-  else if (op == "Slice" || op == "Gather") result = take_last_step(L, n);
+  else if (op == "Slice" || op == "Gather") {
+    if (op == "Slice" || !split_projection(L, n, result)) result = take_last_step(L, n);
+  }
   else return false;
   if (out != 0) L.fail(n, "only output 0 is supported");
   return true;

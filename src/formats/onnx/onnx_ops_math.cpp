@@ -88,7 +88,8 @@ Value lower_gemm(Lowerer& L, const onnx::NodeProto& n) {
   const bool ta = L.attr_i(n, "transA", 0) != 0, tb = L.attr_i(n, "transB", 0) != 0;
   const float alpha = L.attr_f(n, "alpha", 1.0f), beta = L.attr_f(n, "beta", 1.0f);
   const int m_axis = ta ? 1 : 0;
-  if (a.axes[m_axis] != kUnit) L.fail(n, "the M dimension of A must be the batch (size 1)");
+  // M is the batch (a unit axis), or rows that at a batch of 1 are an engine axis (torch's
+  // attention applies its output projection to [T * batch, E]); the Dense keeps them.
   const int K = static_cast<int>(tb ? b.dims[1] : b.dims[0]), N = static_cast<int>(tb ? b.dims[0] : b.dims[1]);
   Tensor kn;
   kn.is_float = true;
@@ -105,12 +106,14 @@ Value lower_gemm(Lowerer& L, const onnx::NodeProto& n) {
     }
     for (int j = 0; j < N; ++j) bias[j] = beta * c.f[c.size() == 1 ? 0 : j];
   }
+  const int m_engine = a.axes[m_axis];
   Value out = lower_dense(L, n, a, ta ? 0 : 1, kn, std::move(bias));
-  out.axes = {kUnit, last_engine_axis(L, out)};
+  out.axes = {m_engine, last_engine_axis(L, out)};
   return out;
 }
 
 Value lower_matmul(Lowerer& L, const onnx::NodeProto& n) {
+  if (L.has_input(n, 1) && !L.value(n.input(1)).is_const) return lower_matmul_computed(L, n);
   const Value& x = L.runtime(n, 0);
   const Tensor& w = L.constant(n, 1);
   if (w.dims.size() != 2 || !w.is_float) L.fail(n, "only a computed input times a rank-2 float constant is supported");
@@ -140,6 +143,7 @@ Value lower_binary(Lowerer& L, const onnx::NodeProto& n) {
   const bool const_first = a.is_const;
   const Value& x = const_first ? b : a;
   const Tensor& c = const_first ? a.c : b.c;
+  if (!varies_per_channel_only(L, x, c)) return lower_binary_table(L, n, x, c, const_first);
   std::vector<float> v = per_channel(L, n, x, c);
   Value out;
   const size_t C = v.size();
@@ -257,8 +261,11 @@ Value lower_layer_norm(Lowerer& L, const onnx::NodeProto& n, int out) {
 }
 
 Value lower_softmax(Lowerer& L, const onnx::NodeProto& n) {
-  const Value& x = L.runtime(n, 0);
+  Value x = L.runtime(n, 0);
   if (L.opset() >= 13) {
+    // Over a transposed view (Keras' attention with dropout computes the scores transposed),
+    // the data is permuted first so that the softmax axis is the innermost.
+    if (L.engine_axis(n, x, L.attr_i(n, "axis", -1)) != last_engine_axis(L, x)) x = in_engine_order(L, n, x);
     require_channel_axis(L, n, x, L.attr_i(n, "axis", -1), "Softmax");
   } else {
     // Before opset 13 the input is coerced to 2-D at `axis` (default 1): the softmax runs over

@@ -1,7 +1,8 @@
 // Clean-up after lowering: the per-channel affine nodes that ONNX Add/Mul constants become merge
 // into their producer (a MatMul + Add is one Dense, a Mul + Add one BatchNorm), activations fuse
-// into a Dense/Conv1D that feeds only them, and nodes nothing reaches are dropped (the sequence
-// twin of a recurrent layer whose last step alone is used, the operands of folded shapes).
+// into a Dense/Conv1D that feeds only them, two Permutes in a row become one, and nodes nothing
+// reaches are dropped (the sequence twin of a recurrent layer whose last step alone is used, the
+// operands of folded shapes).
 #include <algorithm>
 
 #include "formats/onnx/onnx_lower.hpp"
@@ -53,6 +54,13 @@ void simplify_graph(Graph& g) {
       merged = true;
     } else if (n.kind == OpKind::Activation && is_linear_producer(prod)) {
       prod.activation = n.activation;
+      merged = true;
+    } else if (n.kind == OpKind::Permute && prod.kind == OpKind::Permute) {
+      // Views lowered one op at a time can permute twice in a row: one data movement instead.
+      std::vector<int> composed;
+      for (int a : n.permutation) composed.push_back(prod.permutation[a]);
+      prod.permutation = std::move(composed);
+      prod.shape = n.shape;
       merged = true;
     }
     if (merged) {

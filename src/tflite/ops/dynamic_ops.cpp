@@ -1,7 +1,7 @@
 // Ops whose operands are known only at eval, as the converter emits them inside recurrent loops
 // (TFLite comparisons.cc, logical.cc, shape.cc, slice.cc, gather.cc):
 //  LESS (float, int32, int64; broadcasting) and LOGICAL_AND -> bool;
-//  SELECT_V2 (select.cc: cond ? x : y, the three broadcast to the output; float), which the
+//  SELECT_V2 (select.cc: cond ? x : y, the three broadcast to the output; float, int8), which the
 //    converter writes for an attention mask;
 //  SHAPE -> int32 / int64 (the interpreter folds it at prepare: every shape here is static);
 //  SLICE with a runtime begin (the loop counter) and the output's static extent;
@@ -79,18 +79,21 @@ std::vector<int32_t> source_index(const BroadcastPlan& plan, bool first) {
   return id;
 }
 
+// TFLite's select copies the chosen element's raw value: int8 operands are not requantized to
+// the output's scale (select.cc; the converter gives x, y and the output one quantization).
+template <class T>
 class SelectOp final : public PreparedOp {
  public:
   SelectOp(int cond, int x, int y, int out, std::vector<int32_t> ic, std::vector<int32_t> ix, std::vector<int32_t> iy)
       : cond_(cond), x_(x), y_(y), out_(out), ic_(std::move(ic)), ix_(std::move(ix)), iy_(std::move(iy)) {}
   void eval(const TensorMemory& mem) noexcept override {
     const bool* c = mem.at<const bool>(cond_);
-    const float* x = mem.at<const float>(x_);
-    const float* y = mem.at<const float>(y_);
-    float* o = mem.at<float>(out_);
+    const T* x = mem.at<const T>(x_);
+    const T* y = mem.at<const T>(y_);
+    T* o = mem.at<T>(out_);
     for (size_t i = 0; i < ic_.size(); ++i) o[i] = c[ic_[i]] ? x[ix_[i]] : y[iy_[i]];
   }
-  std::string describe() const override { return "float select"; }
+  std::string describe() const override { return sizeof(T) == 1 ? "int8 select" : "float select"; }
 
  private:
   int cond_, x_, y_, out_;
@@ -103,12 +106,15 @@ std::unique_ptr<PreparedOp> select(const PrepareContext& ctx) {
   const Tensor& y = ctx.input(2);
   const Tensor& out = ctx.output(0);
   require_type(ctx, cond, "condition", {DType::Bool});
-  require_type(ctx, x, "input", {DType::F32});
-  require_type(ctx, y, "input", {DType::F32});
-  require_type(ctx, out, "output", {DType::F32});
+  require_type(ctx, x, "input", {DType::F32, DType::I8});
+  require_same_type(ctx, x, y);
+  require_type(ctx, out, "output", {x.type});
   const BroadcastPlan cx = plan_broadcast(ctx, cond, x, out), xy = plan_broadcast(ctx, x, y, out);
-  return std::make_unique<SelectOp>(ctx.input_index(0), ctx.input_index(1), ctx.input_index(2), ctx.output_index(0),
-                                    source_index(cx, true), source_index(xy, true), source_index(xy, false));
+  const int c = ctx.input_index(0), ix = ctx.input_index(1), iy = ctx.input_index(2), o = ctx.output_index(0);
+  if (x.type == DType::I8) {
+    return std::make_unique<SelectOp<int8_t>>(c, ix, iy, o, source_index(cx, true), source_index(xy, true), source_index(xy, false));
+  }
+  return std::make_unique<SelectOp<float>>(c, ix, iy, o, source_index(cx, true), source_index(xy, true), source_index(xy, false));
 }
 
 class ShapeOp final : public PreparedOp {

@@ -130,7 +130,9 @@ std::unique_ptr<PreparedOp> prepare_softmax(const PrepareContext& ctx) {
                                    static_cast<double>(int64_t{1} << (31 - kScaledDiffIntegerBits)),
                                cap);
   const QuantizedMultiplier m = quantize_multiplier(real, rounding(ctx));
-  if (m.shift < 0 || m.shift > 30) ctx.fail("input scale " + std::to_string(ip.scale) + " is too small for int8 softmax");
+  // A shift of 31 is the cap itself: an input scale so large (a masked score quantized with the
+  // mask's -2.4e38 in range) that only the row's maximum passes diff_min = 0, as in TFLite.
+  if (m.shift < 0 || m.shift > 31) ctx.fail("input scale " + std::to_string(ip.scale) + " is too small for int8 softmax");
   // CalculateInputRadius: the largest difference whose scaled value still fits.
   const double radius = 1.0 * ((1 << kScaledDiffIntegerBits) - 1) *
                         static_cast<double>(int64_t{1} << (31 - kScaledDiffIntegerBits)) /
