@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -25,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const fs::path kFixture = fs::path(::tickinfer::test::source_dir()) / "tests/fixtures/savedmodel/dense_act_k3/k3_export";
+// Keras 3 export of a TransLOB block: causal MultiHeadAttention as Einsum, SelectV2 and Softmax.
+const fs::path kAttentionFixture = fs::path(::tickinfer::test::source_dir()) / "tests/fixtures/savedmodel/translob_tiny_k3/k3_export";
 
 std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -41,9 +44,10 @@ void spit(const fs::path& p, const std::string& bytes) {
 // A fresh copy of the fixture, removed at the end of the test.
 class Copy {
  public:
-  Copy() : dir_(fs::temp_directory_path() / ("tickinfer_sm_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
+  explicit Copy(const fs::path& from = kFixture)
+      : dir_(fs::temp_directory_path() / ("tickinfer_sm_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++))) {
     fs::remove_all(dir_);
-    fs::copy(kFixture, dir_, fs::copy_options::recursive);
+    fs::copy(from, dir_, fs::copy_options::recursive);
   }
   ~Copy() { fs::remove_all(dir_); }
   const fs::path& dir() const { return dir_; }
@@ -199,6 +203,72 @@ TEST(SavedModelErrors, UnsupportedOpIsNamed) {
   EXPECT_NE(e.find("Asinh"), std::string::npos) << e;
   EXPECT_NE(e.find("function '"), std::string::npos) << e;
   EXPECT_NE(e.find("node '"), std::string::npos) << e;
+}
+
+// Rewrites the first node of op `op` in the copy's functions with `edit`; false if there is none.
+template <class Edit>
+bool edit_first_node(const Copy& c, const std::string& op, Edit edit) {
+  tensorflow::SavedModel sm;
+  if (!sm.ParseFromString(slurp(c.dir() / "saved_model.pb"))) return false;
+  for (auto& f : *sm.mutable_meta_graphs(0)->mutable_graph_def()->mutable_library()->mutable_function()) {
+    for (auto& n : *f.mutable_node_def()) {
+      if (n.op() != op) continue;
+      edit(n);
+      spit(c.dir() / "saved_model.pb", sm.SerializeAsString());
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(SavedModelErrors, EinsumThatIsNotAttentionIsNamed) {
+  Copy c(kAttentionFixture);
+  // The scores' equation with its output axes reordered: still a valid product, no longer attention's.
+  ASSERT_TRUE(edit_first_node(c, "Einsum", [](tensorflow::NodeDef& n) {
+    ASSERT_EQ(n.attr().at("equation").s(), "BTNH,BSNH->BNTS");
+    (*n.mutable_attr())["equation"].set_s("BTNH,BSNH->BTNS");
+  }));
+  const std::string e = load_error(c.dir());
+  EXPECT_NE(e.find("(Einsum)"), std::string::npos) << e;
+  EXPECT_NE(e.find("Einsum 'BTNH,BSNH->BTNS' of two computed tensors is not a product of attention"), std::string::npos) << e;
+}
+
+TEST(SavedModelErrors, SelectOnAComputedConditionIsNamed) {
+  Copy c(kAttentionFixture);
+  // The causal mask's condition replaced by the queries (the scores' Einsum's first operand): a
+  // condition computed per input, of another tensor than the one selected from.
+  std::string query;
+  ASSERT_TRUE(edit_first_node(c, "Einsum", [&](tensorflow::NodeDef& n) { query = n.input(0); }));
+  ASSERT_TRUE(edit_first_node(c, "SelectV2", [&](tensorflow::NodeDef& n) { n.set_input(0, query); }));
+  const std::string e = load_error(c.dir());
+  EXPECT_NE(e.find("(SelectV2)"), std::string::npos) << e;
+  EXPECT_NE(e.find("a condition computed from the input is not supported"), std::string::npos) << e;
+}
+
+TEST(SavedModelErrors, SelectOfAValueThatIsNoMaskIsNamed) {
+  Copy c(kAttentionFixture);
+  // SelectV2(mask, scores, 0): not the large negative a mask adds, so not an Add of a constant.
+  ASSERT_TRUE(edit_first_node(c, "SelectV2", [](tensorflow::NodeDef& n) { n.set_input(2, "functional_1/multi_head_attention_1/zero:output:0"); }));
+  tensorflow::SavedModel sm;
+  ASSERT_TRUE(sm.ParseFromString(slurp(c.dir() / "saved_model.pb")));
+  bool added = false;
+  for (auto& f : *sm.mutable_meta_graphs(0)->mutable_graph_def()->mutable_library()->mutable_function()) {
+    if (std::none_of(f.node_def().begin(), f.node_def().end(), [](const auto& n) { return n.op() == "SelectV2"; })) continue;
+    tensorflow::NodeDef* zero = f.add_node_def();
+    zero->set_name("functional_1/multi_head_attention_1/zero");
+    zero->set_op("Const");
+    (*zero->mutable_attr())["dtype"].set_type(tensorflow::DT_FLOAT);
+    tensorflow::TensorProto& t = *(*zero->mutable_attr())["value"].mutable_tensor();
+    t.set_dtype(tensorflow::DT_FLOAT);
+    t.mutable_tensor_shape();
+    t.add_float_val(0.0f);
+    added = true;
+  }
+  ASSERT_TRUE(added);
+  spit(c.dir() / "saved_model.pb", sm.SerializeAsString());
+  const std::string e = load_error(c.dir());
+  EXPECT_NE(e.find("(SelectV2)"), std::string::npos) << e;
+  EXPECT_NE(e.find("only a large negative mask value before a softmax is supported"), std::string::npos) << e;
 }
 
 TEST(SSTable, RejectsSnappyBlocksAndBadFooters) {

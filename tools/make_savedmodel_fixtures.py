@@ -72,8 +72,21 @@ def cases() -> list[mf.Case]:
         ("pool2d", mf.b_pool2d, {"T": 7}),
         ("depthwise", mf.b_depthwise, {"T": 8}),
         ("deeplob_tiny", mf.deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), {"T": 12}),
+        # MultiHeadAttention in a pre-LN encoder block (tools/make_fixtures.py's transformer
+        # encoder, one block). Dropout 0: Keras 3 takes ops.dot_product_attention (Einsum
+        # 'BTNH,BSNH->BNTS', 'BNTS,BSNH->BTNH'); dropout 0.1: its other path (Transposes around
+        # BatchMatMulV2, the key first); tf_keras writes Einsums in both ('aecd,abcd->acbe', ...).
+        ("mha_encoder", mf.transformer_encoder(heads=2, key_dim=4, ff=8, blocks=1, dropout=0.0, features=6, dense=8), {"T": 8}),
+        ("mha_encoder_dropout", mf.transformer_encoder(heads=2, key_dim=3, ff=8, blocks=1, dropout=0.1, features=7, dense=8),
+         {"T": 9}),
     ]
-    return [c for name, build, kw in spec for c in mf.both(name, build, **kw)]
+    # TransLOB at toy sizes: causal dilated Conv1Ds, LayerNormalization, keras.ops.pad of the
+    # channels plus a position table, one causal MultiHeadAttention(use_bias=False) block applied
+    # twice, Flatten head. Keras 3 only: the position channel is made of Keras 3 operations
+    # (keras.ops.pad and a NumPy table), which tf_keras has no counterpart of.
+    keras3_only = [mf.Case("translob_tiny_k3", "keras3", mf.translob(levels=2, filters=6, heads=3, key_dim=2, ff=12, dense=8),
+                           T=10)]
+    return [c for name, build, kw in spec for c in mf.both(name, build, **kw)] + keras3_only
 
 
 def unsupported_cases() -> list[mf.Case]:
@@ -202,7 +215,8 @@ def make_case(case: mf.Case, root: Path, forms) -> list[dict]:
 # every form.
 COMMITTED = {"dense_act_k3": ["k3_export", "tf_save"], "dense_act_k2": ["tfk_save"], "lstm_last_k3": ["k3_export"],
              "gru_reset_before_k3": ["k3_export"], "conv1d_same_dilated_k3": ["k3_export"],
-             "merge_two_in_two_out_k3": ["k3_export"], "deeplob_tiny_k3": ["k3_export"]}
+             "merge_two_in_two_out_k3": ["k3_export"], "deeplob_tiny_k3": ["k3_export"],
+             "translob_tiny_k3": ["k3_export"], "mha_encoder_dropout_k3": ["k3_export"]}
 COMMITTED_UNSUPPORTED = ["dense_float64_k3"]
 
 

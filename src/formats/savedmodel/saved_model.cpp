@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "formats/attention_fusion.hpp"
 #include "formats/savedmodel/deep_stack.hpp"
 #include "formats/savedmodel/tensor_bundle.hpp"
 #include "formats/savedmodel/tf_attr.hpp"
@@ -260,6 +261,8 @@ Graph lower_signature(const ImportContext& c, const SavedModelSignature& sig, Sa
   }
   g.name = fn;
   prune_unused(g);
+  // The attention chains were lowered op by op; the engine runs them as MultiHeadAttention nodes.
+  fuse_attention(g);
   return std::move(g);
 }
 

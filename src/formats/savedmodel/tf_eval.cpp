@@ -41,6 +41,7 @@ const std::map<std::string, Unary>& unary_ops() {
       {"Sign", [](double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : 0.0; }},
       {"ZerosLike", [](double) { return 0.0; }},
       {"OnesLike", [](double) { return 1.0; }},
+      {"LogicalNot", [](double x) { return x == 0 ? 1.0 : 0.0; }},
   };
   return ops;
 }
@@ -61,13 +62,17 @@ const std::map<std::string, Binary>& binary_ops() {
       {"Greater", [](double a, double b) { return a > b ? 1.0 : 0.0; }},
       {"GreaterEqual", [](double a, double b) { return a >= b ? 1.0 : 0.0; }},
       {"LogicalAnd", [](double a, double b) { return (a != 0 && b != 0) ? 1.0 : 0.0; }},
+      {"LogicalOr", [](double a, double b) { return (a != 0 || b != 0) ? 1.0 : 0.0; }},
+      {"Equal", [](double a, double b) { return a == b ? 1.0 : 0.0; }},
+      {"NotEqual", [](double a, double b) { return a != b ? 1.0 : 0.0; }},
   };
   return ops;
 }
 
 const char* const kStructural[] = {"Shape", "StridedSlice", "Pack", "Fill", "Prod", "Max", "Min", "Sum", "Mean",
                                    "GatherV2", "ConcatV2", "Reshape", "ExpandDims", "Squeeze", "Transpose",
-                                   "Cast", "Range", "MatMul", "Split", "SplitV", "Unpack", "Const", "ClipByValue", "Select", "SelectV2"};
+                                   "Cast", "Range", "MatMul", "Split", "SplitV", "Unpack", "Const", "ClipByValue", "Select", "SelectV2",
+                                   "MatrixBandPart"};
 
 int64_t norm_axis(int64_t axis, size_t rank, const std::string& where) {
   const auto r = static_cast<int64_t>(rank);
@@ -200,6 +205,22 @@ std::vector<int64_t> reshape_target(const std::vector<int64_t>& want, int64_t co
   return s;
 }
 
+// MatrixBandPart(x [..., M, N], num_lower, num_upper): x where the element (m, n) lies in the
+// band (m - n <= num_lower and n - m <= num_upper, a negative bound keeping that whole triangle),
+// 0 elsewhere.
+TfTensor matrix_band_part(const TfTensor& x, const TfTensor& lower, const TfTensor& upper, const std::string& where) {
+  if (x.shape.size() < 2 || lower.values.size() != 1 || upper.values.size() != 1) throw Error(where + ": expects a matrix and two scalar bounds");
+  const int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+  const int64_t lo = tf_to_int(lower.values[0]), hi = tf_to_int(upper.values[0]);
+  if (lo > rows || hi > cols) throw Error(where + ": band bounds exceed the matrix");
+  TfTensor out = x;
+  for (size_t i = 0; i < out.values.size(); ++i) {
+    const auto m = static_cast<int64_t>(i / static_cast<size_t>(cols)) % rows, n = static_cast<int64_t>(i % static_cast<size_t>(cols));
+    if ((lo >= 0 && m - n > lo) || (hi >= 0 && n - m > hi)) out.values[i] = 0.0;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<int64_t> tf_broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& where) {
@@ -231,6 +252,7 @@ std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vec
     if (in.size() != 1) throw Error(where + ": expects one input");
     TfTensor out = in[0];
     for (double& v : out.values) v = u->second(v);
+    if (op == "LogicalNot") out.dtype = kTfBool;
     return {out};
   }
   if (auto b = binary_ops().find(op); b != binary_ops().end()) {
@@ -239,7 +261,8 @@ std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vec
       throw Error(where + ": bias shape " + tf_shape_str(in[1].shape) + " does not match " + tf_shape_str(in[0].shape));
     }
     TfTensor out = broadcast_binary(in[0], in[1], b->second, where);
-    if (op == "Less" || op == "LessEqual" || op == "Greater" || op == "GreaterEqual" || op == "LogicalAnd") out.dtype = kTfBool;
+    static const char* const predicates[] = {"Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr"};
+    if (std::find(std::begin(predicates), std::end(predicates), op) != std::end(predicates)) out.dtype = kTfBool;
     return {out};
   }
   return eval_tf_op_structural(node, in, where);
@@ -485,6 +508,10 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
     need(3);
     TfTensor lo = broadcast_binary(in[0], in[1], [](double a, double b) { return std::max(a, b); }, where);
     return {broadcast_binary(lo, in[2], [](double a, double b) { return std::min(a, b); }, where)};
+  }
+  if (op == "MatrixBandPart") {
+    need(3);
+    return {matrix_band_part(in[0], in[1], in[2], where)};
   }
   std::vector<TfTensor> out;
   if (eval_data_op(node, in, where, out)) return out;

@@ -22,7 +22,7 @@ bool tf_op_is_foldable(const std::string& op);
 std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vector<TfTensor>& inputs,
                                  const std::string& where);
 
-// StridedSlice of x (begin_mask, end_mask, shrink_axis_mask; ellipsis and new-axis masks throw).
+// StridedSlice of x with TF's begin, end, shrink-axis, new-axis and ellipsis masks (tf_slice.cpp).
 TfTensor tf_strided_slice(const tensorflow::NodeDef& node, const TfTensor& x, const std::vector<int64_t>& begin,
                           const std::vector<int64_t>& end, const std::vector<int64_t>& strides, const std::string& where);
 

@@ -1,7 +1,8 @@
 // Conv1D and pooling as Keras writes them for TensorFlow: ExpandDims -> Conv2D / MaxPool /
 // AvgPool on a [batch, 1, time, channels] view -> Squeeze; a dilated conv as Pad (causal) ->
 // SpaceToBatchND -> Conv2D -> BatchToSpaceND. The explicit zero padding is matched to the Keras
-// padding mode (valid, causal, same) the engine's Conv1D implements.
+// padding mode (valid, causal, same) the engine's Conv1D implements. Zero padding of any other
+// axis (keras.ops.pad of the channels) is a Pad node of its own.
 #include "formats/savedmodel/tf_attr.hpp"
 #include "formats/savedmodel/tf_frame.hpp"
 #include "formats/savedmodel/tf_lowering.hpp"
@@ -33,6 +34,13 @@ std::vector<int64_t> const_ints(const TfValue& v, const std::string& where, cons
 
 std::vector<TfValue> TfLowering::lower_conv_input(Op& op) {
   TfValue v = op.in.at(0);
+  if (op.def.op() == "Pad" && v.kind == TfValue::Kind::Node && v.block == 1 && v.pad_left == 0 && v.pad_right == 0) {
+    // Only padding of the time axis alone waits for a Conv2D (a Conv1D's causal or same
+    // padding); any other zero padding (keras.ops.pad of the channels) is a Pad node.
+    const std::vector<int64_t> p = const_ints(op.in.at(1), op.where, "paddings");
+    const bool time_only = v.shape.size() == 3 && p.size() == 6 && !p[0] && !p[1] && !p[4] && !p[5];
+    if (!time_only) return {add_pad(op, v, p)};
+  }
   if (v.kind != TfValue::Kind::Node || v.shape.size() != 3 || v.block != 1) {
     throw Error(op.where + ": only padding / space-to-batch of a [batch, time, channels] tensor is supported");
   }
@@ -55,6 +63,31 @@ std::vector<TfValue> TfLowering::lower_conv_input(Op& op) {
   }
   v.fresh = false;
   return {v};
+}
+
+TfValue TfLowering::add_pad(const Op& op, const TfValue& x, const std::vector<int64_t>& p) {
+  const size_t rank = x.shape.size();
+  if (p.size() != 2 * rank) throw Error(op.where + ": paddings " + std::to_string(p.size() / 2) + " x 2 for a tensor of rank " + std::to_string(rank));
+  if (p[0] != 0 || p[1] != 0) throw Error(op.where + ": padding of the batch axis is not supported");
+  Node n;
+  n.name = op.def.name();
+  n.keras_class = "Pad";
+  n.kind = OpKind::Pad;
+  n.origin = "Pad '" + op.def.name() + "'";
+  std::vector<int64_t> shape = x.shape;
+  for (size_t a = 1; a < rank; ++a) {
+    const int64_t before = p[2 * a], after = p[2 * a + 1];
+    if (before < 0 || after < 0 || before > (int64_t{1} << 20) || after > (int64_t{1} << 20)) {
+      throw Error(op.where + ": padding (" + std::to_string(before) + ", " + std::to_string(after) + ") is out of range");
+    }
+    if ((before || after) && x.shape[a] == kUnknownDim) throw Error(op.where + ": padding of a variable-length axis is not supported");
+    n.pads.push_back(static_cast<int>(before));
+    n.pads.push_back(static_cast<int>(after));
+    shape[a] += before + after;
+    n.shape.push_back(graph_dim(shape[a]));
+  }
+  n.inputs = {materialize(x, op.where)};
+  return node_value(add_node(std::move(n)), shape, "");
 }
 
 void TfLowering::resolve_conv_padding(ConvRecord& rec, const std::string& where) {

@@ -230,6 +230,10 @@ int TfLowering::finish_norm(const TfValue& v, const std::string& where) {
   if (v.stat != NormStat::Sum || v.cx != 1 || v.cm != -1) {
     throw Error(where + ": uses mean/variance statistics other than as a LayerNormalization (x - mean) / sqrt(var + eps)");
   }
+  const auto key = std::make_tuple(v.node, v.eps, v.gamma, v.beta);
+  if (auto done = finished_norms_.find(key); done != finished_norms_.end()) {
+    return materialize(node_value(done->second, v.shape, ""), where);
+  }
   const Node& src = graph_.nodes[static_cast<size_t>(v.node)];
   const int c = src.shape.empty() ? 0 : src.shape.back();
   Node n;
@@ -251,6 +255,7 @@ int TfLowering::finish_norm(const TfValue& v, const std::string& where) {
   n.inputs = {v.node};
   n.shape = src.shape;
   const int idx = add_node(std::move(n));
+  finished_norms_[key] = idx;
   TfValue as_node = node_value(idx, v.shape, "");
   return materialize(as_node, where);
 }

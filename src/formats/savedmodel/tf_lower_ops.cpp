@@ -38,6 +38,10 @@ TfTensor filled(size_t n, double v) {
   return t;
 }
 
+bool varies_along_last_axis_only(const TfTensor& c) {
+  return c.shape.size() < 2 || std::all_of(c.shape.begin(), c.shape.end() - 1, [](int64_t d) { return d == 1; });
+}
+
 bool all_equal(const TfTensor& t, double v) {
   return std::all_of(t.values.begin(), t.values.end(), [v](double x) { return x == v; });
 }
@@ -195,6 +199,14 @@ std::vector<TfValue> TfLowering::lower_binary(Op& op) {
     same.fresh = sole_user(op, x);
     return {same};
   }
+  if (!varies_along_last_axis_only(c.tensor)) {
+    // A table (a bias split into heads, a position table): an Add or Multiply by a Constant node.
+    if (div && !x_first) throw Error(op.where + ": constant / tensor is not supported");
+    TfTensor table = c.tensor;
+    for (double& v : table.values) v = (sub && x_first) ? -v : div ? 1.0 / v : v;
+    const TfValue base = sub && !x_first ? add_channel_affine(op, x, filled(1, -1.0), filled(1, 0.0)) : x;
+    return {add_constant_operand(op, base, table, (mul || div) ? OpKind::Multiply : OpKind::Add)};
+  }
   TfTensor scale = filled(1, 1.0), shift = filled(1, 0.0);
   if (add) shift = c.tensor;
   if (sub && x_first) {
@@ -234,8 +246,17 @@ std::vector<TfValue> TfLowering::lower_matmul(Op& op) {
     perm.values = {1, 0};
     w = eval_tf_op(tr, {w, perm}, op.where)[0];
   }
+  return {add_dense(op, x, w, "MatMul '" + op.def.name() + "'")};
+}
+
+TfValue TfLowering::add_dense(const Op& op, const TfValue& x, const TfTensor& w, const std::string& origin) {
+  if (w.shape.size() != 2) throw Error(op.where + ": the kernel " + tf_shape_str(w.shape) + " is not a matrix");
   const int64_t in = w.shape[0], units = w.shape[1];
-  if (x.shape[1] != in) throw Error(op.where + ": input has " + std::to_string(x.shape[1]) + " features, kernel " + tf_shape_str(w.shape));
+  if (x.shape.size() < 2 || x.shape.back() != in) {
+    throw Error(op.where + ": input has " + std::to_string(x.shape.empty() ? 0 : x.shape.back()) + " features, kernel " + tf_shape_str(w.shape));
+  }
+  // The node applies the kernel to rows of its input's last axis; a node whose last axis is not
+  // the contracted one is reshaped first (its rows are then the TF tensor's rows).
   int src = x.node;
   if (graph_.nodes[static_cast<size_t>(src)].shape.empty() || graph_.nodes[static_cast<size_t>(src)].shape.back() != in) {
     if (x.shape[0] != 1) throw Error(op.where + ": rows of the product do not follow the input's last axis");
@@ -246,13 +267,15 @@ std::vector<TfValue> TfLowering::lower_matmul(Op& op) {
   n.keras_class = "Dense";
   n.kind = OpKind::Dense;
   n.units = static_cast<int>(units);
-  n.origin = "MatMul '" + op.def.name() + "'";
+  n.origin = origin;
   std::vector<float> k(w.values.begin(), w.values.end());
   n.weights = {Weight{{static_cast<int>(in), static_cast<int>(units)}, std::move(k)}, Weight{{static_cast<int>(units)}, std::vector<float>(static_cast<size_t>(units), 0.0f)}};
   n.inputs = {src};
   n.shape = graph_.nodes[static_cast<size_t>(src)].shape;
   n.shape.back() = static_cast<int>(units);
-  return {node_value(add_node(std::move(n)), {x.shape[0], units}, "")};
+  std::vector<int64_t> shape = x.shape;
+  shape.back() = units;
+  return node_value(add_node(std::move(n)), shape, "");
 }
 
 std::vector<TfValue> TfLowering::lower_shape_op(Op& op) {
@@ -279,12 +302,7 @@ std::vector<TfValue> TfLowering::lower_shape_op(Op& op) {
   stand_in.shape = x.shape;
   const int64_t n = tf_element_count(x.shape);
   if (n < 0) throw Error(op.where + ": shape " + tf_shape_str(x.shape) + " is not fully known");
-  if (t == "Transpose") {
-    std::vector<int64_t> kept, perm;
-    for (double p : op.in.at(1).tensor.values) perm.push_back(tf_to_int(p));
-    for (int64_t p : perm) if (p >= 0 && p < static_cast<int64_t>(x.shape.size()) && x.shape[static_cast<size_t>(p)] != 1) kept.push_back(p);
-    if (!std::is_sorted(kept.begin(), kept.end())) throw Error(op.where + ": a transpose that reorders data is not supported");
-  }
+  if (t == "Transpose") return {permuted(op, x, const_ints(op.in.at(1), op.where, "perm"), op.def.name())};
   stand_in.values.resize(static_cast<size_t>(n));
   std::vector<TfTensor> in{stand_in};
   for (size_t i = 1; i < op.in.size(); ++i) {

@@ -290,6 +290,9 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
     return {v};
   }
   if (t == "MatMul") return lower_matmul(op);
+  if (t == "BatchMatMulV2" || t == "BatchMatMulV3" || t == "BatchMatMul") return lower_batch_matmul(op);
+  if (t == "Einsum") return lower_einsum(op);
+  if (t == "SelectV2" || t == "Select") return lower_select(op);
   if (t == "Reshape" || t == "ExpandDims" || t == "Squeeze" || t == "Transpose" || t == "Shape" || t == "StridedSlice" || t == "Cast") {
     return lower_shape_op(op);
   }

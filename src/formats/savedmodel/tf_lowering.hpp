@@ -14,6 +14,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "formats/savedmodel/tf_tensor.hpp"
@@ -127,10 +128,29 @@ class TfLowering {
   std::vector<TfValue> lower_elementwise(Op& op);
   std::vector<TfValue> lower_binary(Op& op);
   std::vector<TfValue> lower_matmul(Op& op);
+  // A Dense over the last axis of `x` with kernel `w` [in, units] (tf_lower_ops.cpp).
+  TfValue add_dense(const Op& op, const TfValue& x, const TfTensor& w, const std::string& origin);
+  // Products of two computed tensors and the other steps of an attention chain as the exporters
+  // spell them (tf_lower_attention.cpp): BatchMatMul, Einsum, a Transpose that moves data, a
+  // Select by a constant mask and a constant that varies along more than the last axis, each as
+  // generic Graph nodes for formats::fuse_attention to fold.
+  std::vector<TfValue> lower_batch_matmul(Op& op);
+  std::vector<TfValue> lower_einsum(Op& op);
+  std::vector<TfValue> lower_select(Op& op);
+  // `x` with its TF axes reordered (output axis i = input axis perm[i]): a relabelling where only
+  // unit axes move, else a Permute node (the batch axis must stay first).
+  TfValue permuted(const Op& op, const TfValue& x, const std::vector<int64_t>& perm, const std::string& name);
+  // x op c as an Add or Multiply node with a Constant node holding c broadcast to x's shape.
+  TfValue add_constant_operand(const Op& op, const TfValue& x, const TfTensor& c, OpKind kind);
+  TfValue product(const Op& op, const TfValue& a, const TfValue& b, const std::string& name);
+  int add_permute(int input, const std::vector<int>& permutation, const std::string& name, const std::string& origin);
+  TfValue einsum_dense(const Op& op, const std::string& equation);
+  TfValue einsum_product(const Op& op, const std::string& equation);
   std::vector<TfValue> lower_shape_op(Op& op);
   std::vector<TfValue> lower_concat(Op& op);
   std::vector<TfValue> lower_reduce(Op& op);
   std::vector<TfValue> lower_conv_input(Op& op);
+  TfValue add_pad(const Op& op, const TfValue& x, const std::vector<int64_t>& paddings);  // a Pad node
   std::vector<TfValue> lower_conv2d(Op& op);
   std::vector<TfValue> lower_batch_to_space(Op& op);
   std::vector<TfValue> lower_pool(Op& op);
@@ -179,6 +199,9 @@ class TfLowering {
   std::vector<std::unique_ptr<TfFrame>> frames_;
   std::vector<TfDenseFeature> dense_features_;
   std::set<std::string> pruned_layers_;  // tfmot wrappers whose mask multiply was folded
+  // The LayerNorm node made for (input node, epsilon, gamma, beta): a normalisation every
+  // consumer finishes on its own (attention's query, key and value projections) is one node.
+  std::map<std::tuple<int, double, std::vector<double>, std::vector<double>>, int> finished_norms_;
 };
 
 }  // namespace tickinfer::formats
