@@ -2,8 +2,10 @@
 
 Supports the layers the suites use: Dense, LSTM and GRU (Keras 3 defaults: sigmoid recurrent
 activation, GRU reset_after=True), causal dilated Conv1D, GlobalAveragePooling1D, and for the
-book models (functional graphs: DeepLOB) Conv2D, MaxPooling2D, LeakyReLU, Dropout,
-Concatenate and Reshape. 4-D tensors run channels-first, as a PyTorch user writes a Conv2D
+book models (functional graphs: DeepLOB, TransLOB, the tiny Transformer) Conv2D, MaxPooling2D,
+LeakyReLU, Dropout, Concatenate, Reshape, Flatten, LayerNormalization, MultiHeadAttention (with or
+without biases, use_causal_mask), a layer called more than once (one module, one step per call)
+and the Keras 3 operations TransLOB uses (a zero pad of the channels, + an inline table). 4-D tensors run channels-first, as a PyTorch user writes a Conv2D
 model (one permute of the input; Concatenate on the channel axis; a Reshape back to
 channels-last only where the graph leaves the image layout). Weight layout:
   Dense  kernel [in, out]                  -> Linear.weight [out, in]
@@ -14,6 +16,7 @@ channels-last only where the graph leaves the image layout). Weight layout:
          pads (k-1)//2 before and the rest after, as TensorFlow does
 run.py checks the port against Keras on the same inputs before timing it, like every peer.
 """
+import keras
 import numpy as np
 import torch
 from torch import nn
@@ -60,15 +63,18 @@ class _Sum(nn.Module):
 
 
 class _Attention(nn.Module):
-    """Keras MultiHeadAttention (self-attention, biases, no mask) through
+    """Keras MultiHeadAttention (self-attention, with or without biases, use_causal_mask) through
     F.scaled_dot_product_attention, what nn.MultiheadAttention runs: q, k, v kernels [d, h, k]
-    reshaped to [d, h*k], the output kernel [h, v, o] to [h*v, o]."""
+    reshaped to [d, h*k], the output kernel [h, v, o] to [h*v, o]; no bias = zeros."""
 
     def __init__(self, layer, w):
         super().__init__()
         cfg = layer.get_config()
-        if not cfg.get("use_bias", True) or len(w) != 8:
-            raise ValueError(f"{layer.name}: only MultiHeadAttention with biases is ported")
+        if cfg.get("use_bias", True) != (len(w) == 8) or len(w) not in (4, 8):
+            raise ValueError(f"{layer.name}: unexpected MultiHeadAttention weights")
+        if len(w) == 4:  # kernels only: zero biases in Keras' layout
+            w = [w[0], np.zeros(w[0].shape[1:]), w[1], np.zeros(w[1].shape[1:]), w[2], np.zeros(w[2].shape[1:]),
+                 w[3], np.zeros(w[3].shape[-1:])]
         self.h, self.k = cfg["num_heads"], cfg["key_dim"]
         d = w[0].shape[0]
         self.wq, self.bq = _t(w[0].reshape(d, -1)), _t(w[1].reshape(-1))
@@ -76,13 +82,31 @@ class _Attention(nn.Module):
         self.wv, self.bv = _t(w[4].reshape(d, -1)), _t(w[5].reshape(-1))
         self.wo, self.bo = _t(w[6].reshape(-1, w[6].shape[-1])), _t(w[7])
 
-    def forward(self, q, v):
+    def forward(self, q, v, causal=False):
         B, T, _ = q.shape
         S = v.shape[1]
         split = lambda x, n: x.reshape(B, n, self.h, -1).transpose(1, 2)  # [B, h, n, k]
         ctx = nn.functional.scaled_dot_product_attention(split(q @ self.wq + self.bq, T), split(v @ self.wk + self.bk, S),
-                                                         split(v @ self.wv + self.bv, S))
+                                                         split(v @ self.wv + self.bv, S), is_causal=causal)
         return ctx.transpose(1, 2).reshape(B, T, -1) @ self.wo + self.bo
+
+
+class _PadLast(nn.Module):  # keras.ops.pad of the last axis with zeros (TransLOB's position channel)
+    def __init__(self, before, after):
+        super().__init__()
+        self.before, self.after = before, after
+
+    def forward(self, x):
+        return nn.functional.pad(x, (self.before, self.after))
+
+
+class _AddConstant(nn.Module):  # x + a numpy array, a Keras 3 operation node's inline constant
+    def __init__(self, c):
+        super().__init__()
+        self.c = _t(c)
+
+    def forward(self, x):
+        return x + self.c
 
 
 def _reorder_gru(w):  # Keras chunks z, r, h -> torch chunks r, z, n along the gate axis
@@ -213,6 +237,8 @@ def _port_image_layer(layer):
         return nn.LeakyReLU(cfg.get("negative_slope", cfg.get("alpha", 0.3)))
     if cls == "Dropout":
         return nn.Identity()
+    if cls == "Flatten":
+        return nn.Flatten()
     if cls == "Concatenate":
         return cfg["axis"]
     if cls == "Reshape":
@@ -220,38 +246,57 @@ def _port_image_layer(layer):
     return _port_layer(layer)
 
 
+def _port_operation(node):
+    """A Keras 3 operation node (keras.ops on a functional tensor): its inline constants are
+    in the node's arguments, not among its input tensors."""
+    op, args = node.operation, node.arguments.args
+    cls = type(op).__name__
+    if cls == "Pad":
+        pads = np.asarray(op.pad_width if hasattr(op, "pad_width") else op.get_config()["pad_width"])
+        if np.any(pads[:-1]) or node.arguments.kwargs.get("constant_values", 0) not in (0, None):
+            raise ValueError(f"{op.name}: only zero padding of the last axis is ported")
+        return _PadLast(int(pads[-1][0]), int(pads[-1][1]))
+    if cls == "Add" and len(args) == 2 and isinstance(args[1], np.ndarray):
+        return _AddConstant(args[1])
+    raise ValueError(f"operation {op.name} ({cls}) has no torch port here")
+
+
 class _Graph(nn.Module):
-    """A functional Keras model's layers in order, each on the tensors its node reads."""
+    """A functional Keras model's nodes in order (a layer called twice shares one module), each
+    on the tensors its node reads."""
 
     def __init__(self, keras_model):
         super().__init__()
         if len(keras_model.inputs) != 1 or len(keras_model.outputs) != 1:
             raise ValueError("one input and one output only")
-        self.mods, self.steps = nn.ModuleList(), []
+        self.mods, self.steps, index = nn.ModuleList(), [], {}
         ranks = {id(keras_model.inputs[0]): len(keras_model.inputs[0].shape)}
-        for layer in keras_model.layers:
-            if type(layer).__name__ == "InputLayer":
-                continue
-            if len(layer._inbound_nodes) != 1:
-                raise ValueError(f"{layer.name}: a layer called more than once is not ported")
-            node = layer._inbound_nodes[0]
-            ins = [id(t) for t in node.input_tensors]
-            outs = [id(t) for t in node.output_tensors]
-            m = _port_image_layer(layer)
-            if isinstance(m, int):  # Concatenate: the channel axis of 4-D tensors is dim 1
-                rank = ranks[ins[0]]
-                axis = m % rank
-                m = _Concat(1 if rank == 4 and axis == 3 else axis)
-            self.mods.append(m)
-            self.steps.append((len(self.mods) - 1, ins, outs[0]))
-            ranks[outs[0]] = len(node.output_tensors[0].shape)
+        for depth in sorted(keras_model._nodes_by_depth, reverse=True):
+            for node in keras_model._nodes_by_depth[depth]:
+                layer = node.operation
+                if type(layer).__name__ == "InputLayer":
+                    continue
+                ins = [id(t) for t in node.input_tensors]
+                outs = [id(t) for t in node.output_tensors]
+                if id(layer) not in index:
+                    is_layer = isinstance(layer, keras.layers.Layer)
+                    m = _port_image_layer(layer) if is_layer else _port_operation(node)
+                    if isinstance(m, int):  # Concatenate: the channel axis of 4-D tensors is dim 1
+                        rank = ranks[ins[0]]
+                        axis = m % rank
+                        m = _Concat(1 if rank == 4 and axis == 3 else axis)
+                    self.mods.append(m)
+                    index[id(layer)] = len(self.mods) - 1
+                kw = {"causal": True} if node.arguments.kwargs.get("use_causal_mask") else {}
+                self.steps.append((index[id(layer)], ins, outs[0], kw))
+                ranks[outs[0]] = len(node.output_tensors[0].shape)
         self.input, self.output = id(keras_model.inputs[0]), id(keras_model.outputs[0])
         self.image_input = ranks[self.input] == 4
 
     def forward(self, x):
         env = {self.input: x.permute(0, 3, 1, 2) if self.image_input else x}
-        for k, ins, out in self.steps:
-            env[out] = self.mods[k](*[env[i] for i in ins])
+        for k, ins, out, kw in self.steps:
+            env[out] = self.mods[k](*[env[i] for i in ins], **kw)
         return env[self.output]
 
 
