@@ -154,6 +154,23 @@ TEST(VariableLength, WindowModeNeedsAWindowLength) {
   FAIL() << "no variable-length fixture";
 }
 
+// Attention streams only where its state is bounded: causal self-attention with a sliding
+// window (attention_stream_k3, checked against Keras above). Attention over the whole window,
+// or a window cut on both sides, cannot answer a tick before the rows after it arrive.
+TEST(AttentionStream, AttentionThatReadsRowsStillToComeIsRefusedInStreamMode) {
+  CompileOptions stream;
+  stream.mode = RecurrentMode::Stream;
+  for (const char* name : {"attention_window_k3", "attention_long_k3"}) {
+    const Model model = Model::load(testing::fixtures_dir() + "/" + name + "/model.keras");
+    try {
+      compile(model, stream);
+      ADD_FAILURE() << name << " compiled in stream mode";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("(MultiHeadAttention) attends over the window"), std::string::npos) << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tickinfer
 

@@ -321,7 +321,7 @@ TEST(KerasRobustness, AttentionOptionsThePlansDoNotComputeAreRefusedByName) {
     return with_layer(bytes, "self_attn", [&](J& l) { l["inbound_nodes"][0]["kwargs"][key] = value; });
   };
   expect_refused(config("use_gate", true), {"'self_attn' (MultiHeadAttention)", "use_gate=true is not supported"});
-  expect_refused(config("sliding_window", 3), {"(MultiHeadAttention)", "sliding_window is not supported"});
+  expect_refused(config("sliding_window", 0), {"(MultiHeadAttention)", "sliding_window"});
   expect_refused(config("attention_axes", J::array({2})), {"attention_axes=[2] is not supported"});
   expect_refused(config("output_shape", J::array({4, 2})), {"output_shape=[4,2] is not supported"});
   expect_refused(config("num_heads", 3), {"(MultiHeadAttention)", "query kernel has shape"});

@@ -365,6 +365,28 @@ def b_attention_long(k, T):
     return k.model(x, k.L.Dense(2)(k.L.GlobalAveragePooling1D()(m)))
 
 
+def b_attention_window(k, T):
+    """Sliding-window attention (MultiHeadAttention's sliding_window: |i - j| < w): a causal one
+    over more rows than one block of the plan (16), whose span cuts rows from the front, and one
+    not causal, whose span cuts both sides."""
+    x = k.K.Input((T, 5))
+    h = k.L.Dense(8)(x)
+    a = k.L.MultiHeadAttention(2, 3, sliding_window=5)(h, h, use_causal_mask=True)
+    b = k.L.MultiHeadAttention(2, 4, sliding_window=3)(h, h)
+    m = k.L.Concatenate()([a, b])
+    return k.model(x, k.L.Dense(2)(k.L.GlobalAveragePooling1D()(m)))
+
+
+def b_attention_stream(k, T):
+    """A causal Transformer layer with a fixed attention span feeding an LSTM: it streams, one
+    tick per call, with the span's key and value rows cached between calls."""
+    x = k.K.Input((T, 4))
+    h = k.L.Dense(6)(x)
+    a = k.L.MultiHeadAttention(2, 3, sliding_window=3)(h, h, use_causal_mask=True)
+    h = k.L.LayerNormalization()(k.L.Add()([h, a]))
+    return k.model(x, k.L.Dense(3)(k.L.LSTM(5)(h)))
+
+
 def b_layout(k, T):
     """Padding and axis moves: ZeroPadding1D on the time axis, Permute to (features, time) and a
     TimeDistributed(Dense) over the features' rows, Permute back; ZeroPadding2D in its three
@@ -617,6 +639,8 @@ def test_cases() -> list[Case]:
         Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
         *both("attention", b_attention, T=7),
         Case("attention_long_k3", "keras3", b_attention_long, T=37),
+        Case("attention_window_k3", "keras3", b_attention_window, T=21),
+        Case("attention_stream_k3", "keras3", b_attention_stream, T=9, stream=True),
         *both("layout", b_layout, T=6),
         Case("array_operations_k3", "keras3", b_array_operations, T=5),
         *both("transformer_encoder", transformer_encoder(heads=2, key_dim=4, ff=8, blocks=2), T=9),

@@ -39,10 +39,20 @@ void check_streamable(const Graph& g) {
       case OpKind::GlobalMaxPool1D:
       case OpKind::Flatten:
       case OpKind::Reshape:
-      case OpKind::MultiHeadAttention:
       case OpKind::MatMul:
         if (timed) reject("combines several time steps");
         break;
+      case OpKind::MultiHeadAttention: {
+        // Causal self-attention over a fixed span streams: its key/value rows of the last span
+        // ticks are the state (the attention step's cache). Anything else needs rows to come.
+        bool self = true;
+        for (int in : n.inputs) self = self && in == n.inputs[0];
+        if (timed && !(n.causal_mask && n.attention_span > 0 && self)) {
+          reject("attends over the window (stream mode takes causal self-attention with a sliding_window: "
+                 "a bounded key/value cache)");
+        }
+        break;
+      }
       case OpKind::Concatenate:
         if (timed && n.axis == 1) reject("concatenates along the time axis");
         break;

@@ -100,6 +100,9 @@ struct Node {
   int pool_w = 1, pool_stride_w = 1;              // 2-D pooling's width axis
   int num_heads = 0, key_dim = 0, value_dim = 0;  // MultiHeadAttention (output width: units)
   bool causal_mask = false;                       // MultiHeadAttention called with use_causal_mask
+  // MultiHeadAttention's sliding_window: query row i sees key rows j with |i - j| < span (with
+  // causal_mask: the last span rows up to i); 0 = every row.
+  int attention_span = 0;
   std::vector<int> pads;                          // Pad: before, after per un-batched axis
   std::vector<int> permutation;                   // Permute
   int depth_multiplier = 1;                       // DepthwiseConv2D, SeparableConv2D

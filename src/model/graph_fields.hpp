@@ -27,7 +27,7 @@ void visit_node_fields(N& n, F&& f) {
   f(n.cell_clip), f(n.kernel_size), f(n.stride), f(n.dilation), f(n.pool_size), f(n.pool_stride);
   f(n.kernel_w), f(n.stride_w), f(n.dilation_w), f(n.pool_w), f(n.pool_stride_w);
   f(n.num_heads), f(n.key_dim), f(n.value_dim), f(n.causal_mask), f(n.pads), f(n.permutation);
-  f(n.depth_multiplier);
+  f(n.depth_multiplier), f(n.attention_span);
   f(n.padding), f(n.keepdims), f(n.axis), f(n.epsilon), f(n.target_shape), f(n.weights);
 }
 

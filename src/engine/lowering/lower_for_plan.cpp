@@ -514,6 +514,8 @@ class Lowering {
     const auto& w = n.weights;
     AttentionParams a;
     a.heads = h, a.key_dim = kd, a.value_dim = vd, a.keys = S, a.causal = n.causal_mask;
+    a.span = n.attention_span;
+    a.stream = opt_.mode == RecurrentMode::Stream && T == 1 && S == 1;
     int q = -1, k = -1, v = -1;
     if (q_node == v_node && k_node == v_node) {
       q = k = v = add_projection(n, "qkv", in_tensor(n, 0), T, side_by_side({&w[0], &w[2], &w[4]}),

@@ -66,6 +66,10 @@ struct AttentionParams {
   int heads = 0, key_dim = 0, value_dim = 0;
   int keys = 0;                 // S: key and value rows (the query rows are OpParams::steps)
   bool causal = false;          // query row i sees key rows j <= i
+  int span = 0;                 // and only those with |i - j| < span (sliding_window; 0: all)
+  // Stream mode (one query row per run, causal, span > 0): the key and value rows of the last
+  // span runs are kept in the step's state, a ring; the step attends over them.
+  bool stream = false;
   AttentionOperand q, k, v;     // output: [steps, heads * value_dim], head after head
 };
 

@@ -3,8 +3,11 @@
 // 1 / sqrt(key_dim) (folded into the packed keys: q . (s k) instead of Keras' s (q . k), the
 // same to within a rounding, which the Keras fixtures' tolerance covers), a softmax, and
 // the probabilities' weighted sum of the value rows. A causal mask is a shorter softmax: Keras
-// sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0. Not row-wise (a
-// query row reads every key row).
+// sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0; a sliding window
+// (span) shortens it from the front too. Not row-wise (a query row reads every key row).
+// Stream mode (causal, with a span): one query row per run against the key and value rows of
+// the last `span` runs, kept in the step's state as a ring (a key/value cache): the softmax and
+// the weighted sum do not depend on the rows' order, so the ring is read as it lies.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -134,8 +137,12 @@ void run(const StepCtx& c, const Step& s) noexcept {
                  static_cast<size_t>(a.q.ld), a.key_dim, sc.packed_keys, keys, scores, S);
       for (int r = 0; r < rows; ++r) {
         float* row = scores + static_cast<size_t>(r) * S;
-        const int seen = a.causal ? std::min(i0 + r + 1, a.keys) : a.keys;
-        c.ks.softmax(row, row, seen);
+        const int i = i0 + r;
+        int seen = a.causal ? std::min(i + 1, a.keys) : a.keys;
+        const int first = a.span > 0 ? std::max(0, i - a.span + 1) : 0;
+        if (a.span > 0 && !a.causal) seen = std::min(seen, i + a.span);
+        c.ks.softmax(row + first, row + first, seen - first);
+        std::fill(row, row + first, 0.0f);
         std::fill(row + seen, row + value_rows, 0.0f);
       }
       rows_times(c.ks, scores, rows, S, value_rows, sc.packed_values, a.value_dim,
@@ -144,8 +151,57 @@ void run(const StepCtx& c, const Step& s) noexcept {
   }
 }
 
+// Stream mode. State: K ring [span][heads * key_dim], V ring [span][heads * value_dim], then
+// the next slot and the rows filled (small integers, exact in float). Scratch: span scores.
+int64_t ring_floats(const AttentionParams& a) {
+  return static_cast<int64_t>(a.span) * a.heads * (a.key_dim + a.value_dim);
+}
+
+void run_stream(const StepCtx& c, const Step& s) noexcept {
+  const AttentionParams& a = s.attention;
+  const int hk = a.heads * a.key_dim, hv = a.heads * a.value_dim;
+  float* keys = c.arena(s.state);
+  float* values = keys + static_cast<size_t>(a.span) * hk;
+  float* slot = values + static_cast<size_t>(a.span) * hv;
+  float* filled = slot + 1;
+  const int at = static_cast<int>(*slot);
+  std::memcpy(keys + static_cast<size_t>(at) * hk, c.at(s.rhs) + a.k.col, sizeof(float) * hk);
+  std::memcpy(values + static_cast<size_t>(at) * hv, c.at(s.extra_inputs[0]) + a.v.col, sizeof(float) * hv);
+  *slot = static_cast<float>((at + 1) % a.span);
+  const int n = std::min(static_cast<int>(*filled) + 1, a.span);
+  *filled = static_cast<float>(n);
+  const float* q = c.at(s.in) + a.q.col;
+  float* out = c.at(s.out);
+  float* scores = c.arena(s.scratch);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(a.key_dim));
+  for (int h = 0; h < a.heads; ++h) {
+    const float* qh = q + h * a.key_dim;
+    for (int j = 0; j < n; ++j) {
+      const float* kj = keys + static_cast<size_t>(j) * hk + h * a.key_dim;
+      float acc = 0.0f;
+      for (int d = 0; d < a.key_dim; ++d) acc = std::fma(qh[d], kj[d] * scale, acc);
+      scores[j] = acc;
+    }
+    c.ks.softmax(scores, scores, n);
+    float* oh = out + h * a.value_dim;
+    std::fill(oh, oh + a.value_dim, 0.0f);
+    for (int j = 0; j < n; ++j) {
+      const float* vj = values + static_cast<size_t>(j) * hv + h * a.value_dim;
+      for (int d = 0; d < a.value_dim; ++d) oh[d] = std::fma(scores[j], vj[d], oh[d]);
+    }
+  }
+}
+
+void run_any(const StepCtx& c, const Step& s) noexcept {
+  if (s.attention.stream) return run_stream(c, s);
+  run(c, s);
+}
+
+int64_t state(const OpParams& p) { return p.attention.stream ? ring_floats(p.attention) + 2 : 0; }
+
 int64_t scratch(const OpParams& p) {
   const AttentionParams& a = p.attention;
+  if (a.stream) return static_cast<int64_t>(padded(static_cast<size_t>(a.span)));
   return static_cast<int64_t>(scores_floats(p) + gathered_floats(a) + packed_keys_floats(a) + packed_values_floats(a));
 }
 
@@ -153,7 +209,10 @@ int64_t scratch(const OpParams& p) {
 StepCost cost(const Step& s) {
   const AttentionParams& a = s.attention;
   int64_t pairs = 0;
-  for (int i = 0; i < s.steps; ++i) pairs += a.causal ? std::min(i + 1, a.keys) : a.keys;
+  for (int i = 0; i < s.steps; ++i) {
+    const int last = a.causal ? std::min(i + 1, a.keys) : (a.span > 0 ? std::min(a.keys, i + a.span) : a.keys);
+    pairs += a.stream ? a.span : last - (a.span > 0 ? std::max(0, i - a.span + 1) : 0);
+  }
   return {pairs * a.heads * (a.key_dim + a.value_dim), 0};
 }
 
@@ -161,10 +220,11 @@ void describe(std::ostream& os, const Step& s) {
   const AttentionParams& a = s.attention;
   os << "  heads=" << a.heads << " key_dim=" << a.key_dim << " value_dim=" << a.value_dim << " T=" << s.steps
      << " S=" << a.keys << (a.causal ? " causal" : "");
+  if (a.span > 0) os << " span=" << a.span << (a.stream ? " (key/value cache)" : "");
 }
 
 }  // namespace
 
-extern const StepOps kAttentionStep = {"attention", "attention", run, nullptr, no_floats, scratch, cost, describe};
+extern const StepOps kAttentionStep = {"attention", "attention", run_any, nullptr, state, scratch, cost, describe};
 
 }  // namespace tickinfer::engine

@@ -49,7 +49,7 @@ Node multi_head_attention(const KerasLayerRef& ref, const json& c, const std::ve
                          axes == json::array({-2});
   if (!time_axis) throw Error(ctx + ": attention_axes=" + json_brief(axes) + " is not supported (only the time axis)");
   reject_if_true(c, "use_gate", ctx);
-  if (!config_value(c, "sliding_window").is_null()) throw Error(ctx + ": sliding_window is not supported");
+  if (!config_value(c, "sliding_window").is_null()) n.attention_span = required_positive(c, "sliding_window", ctx);
   if (const json* kw = ref.call_kwargs) {
     n.causal_mask = json_bool(*kw, "use_causal_mask", false, ctx + ": call");
     if (json_bool(*kw, "return_attention_scores", false, ctx + ": call")) {
