@@ -245,6 +245,15 @@ def k_attention_encoder(K, T):  # a pre-LN encoder block (the keras.io time-seri
     return K.Model(x, L.Dense(3, activation="softmax")(h))
 
 
+def k_attention_window(K, T):  # sliding_window: a causal band (w 5) and a two-sided one (w 3)
+    L = K.layers
+    x = K.Input((T, 5))
+    h = L.Dense(8)(x)
+    a = L.MultiHeadAttention(2, 3, sliding_window=5)(h, h, use_causal_mask=True)
+    b = L.MultiHeadAttention(2, 4, sliding_window=3)(h, h)
+    return K.Model(x, L.Dense(2)(L.GlobalAveragePooling1D()(L.Concatenate()([a, b]))))
+
+
 def k_attention_causal(K, T):
     """TransLOB's shape at toy size: causal dilated Conv1Ds, LayerNormalization, a zero channel
     padded on and a [T, d] table added (Keras 3 operations, so the pad and the add are ONNX Pad
@@ -313,6 +322,8 @@ def tf2onnx_cases() -> list[Case]:
         # chains (batch and heads merged into one leading axis); the importer folds them back.
         Case("attention_encoder_k3", "k3", k_attention_encoder, T=8),
         Case("attention_causal_k3", "k3", k_attention_causal, T=7),
+        # Sliding-window attention (Keras 3's sliding_window): both sides, and causal.
+        Case("attention_window_k3", "k3", k_attention_window, T=21),
     ]
 
 

@@ -84,8 +84,12 @@ def cases() -> list[mf.Case]:
     # channels plus a position table, one causal MultiHeadAttention(use_bias=False) block applied
     # twice, Flatten head. Keras 3 only: the position channel is made of Keras 3 operations
     # (keras.ops.pad and a NumPy table), which tf_keras has no counterpart of.
+    # Sliding-window attention (Keras 3's sliding_window; the band mask is built from Cumsum /
+    # arange and folded): both sides, and causal feeding an LSTM, which also streams.
     keras3_only = [mf.Case("translob_tiny_k3", "keras3", mf.translob(levels=2, filters=6, heads=3, key_dim=2, ff=12, dense=8),
-                           T=10)]
+                           T=10),
+                   mf.Case("attention_window_k3", "keras3", mf.b_attention_window, T=21),
+                   mf.Case("attention_stream_k3", "keras3", mf.b_attention_stream, T=9, stream=True)]
     return [c for name, build, kw in spec for c in mf.both(name, build, **kw)] + keras3_only
 
 
@@ -216,7 +220,8 @@ def make_case(case: mf.Case, root: Path, forms) -> list[dict]:
 COMMITTED = {"dense_act_k3": ["k3_export", "tf_save"], "dense_act_k2": ["tfk_save"], "lstm_last_k3": ["k3_export"],
              "gru_reset_before_k3": ["k3_export"], "conv1d_same_dilated_k3": ["k3_export"],
              "merge_two_in_two_out_k3": ["k3_export"], "deeplob_tiny_k3": ["k3_export"],
-             "translob_tiny_k3": ["k3_export"], "mha_encoder_dropout_k3": ["k3_export"]}
+             "translob_tiny_k3": ["k3_export"], "mha_encoder_dropout_k3": ["k3_export"],
+             "attention_stream_k3": ["k3_export"]}
 COMMITTED_UNSUPPORTED = ["dense_float64_k3"]
 
 

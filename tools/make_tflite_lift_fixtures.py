@@ -144,7 +144,17 @@ def models(keras):
             h = ln2(L.Add()([h, ff2(ff1(h))]))
         return keras.Model(x, L.Dense(3, activation="softmax")(L.Flatten()(h))), "yes"
 
-    return {"k3_conv_strided": conv_strided, "k3_conv_causal": conv_causal, "k3_seq_dense": seq_dense,
+    def attention_sliding():
+        # A causal sliding window (sliding_window=3 with use_causal_mask: the mask is a band) and
+        # a two-sided one, as SELECT_V2 masks; the fusion reads the band's width.
+        x = keras.Input((9, 5), batch_size=1, name="x")
+        h = L.Dense(6)(x)
+        a = L.MultiHeadAttention(2, 3, sliding_window=3)(h, h, use_causal_mask=True)
+        b = L.MultiHeadAttention(2, 2, sliding_window=2)(h, h)
+        h = L.LayerNormalization()(L.Add()([h, L.Add()([a, b])]))
+        return keras.Model(x, L.Dense(3)(L.GlobalAveragePooling1D()(h))), "yes"
+
+    return {"k3_attention_sliding": attention_sliding, "k3_conv_strided": conv_strided, "k3_conv_causal": conv_causal, "k3_seq_dense": seq_dense,
             "k3_hard_swish": hard_swish, "k3_conv2d_book": conv2d_book, "k3_deeplob_tiny": deeplob_tiny,
             "k3_multi_io": multi_io, "k3_layer_norm": layer_norm,
             "k3_attention_encoder": attention_encoder(0.0), "k3_attention_dropout": attention_encoder(0.1),

@@ -59,6 +59,7 @@ struct Match {
   const Node* keep = nullptr;
   View keep_view;
   bool causal = false;
+  int span = 0;  // a sliding window: |i - j| < span (0: none)
   int heads = 1, key_dim = 0, value_dim = 0;
 };
 
@@ -243,13 +244,22 @@ class Tracer {
     return v;
   }
 
-  // Whether `c` (laid out as `view`) holds `kept` where query row i sees key row j <= i and a
-  // value passing `masked_ok` elsewhere; `masked` tells whether any cell was masked.
+  // The cells of `c` (laid out as `view`) as a query-row x key-row grid of kept (1) / masked (0),
+  // the same for every head: kept where the value is `kept`, masked where `masked_ok`; empty when
+  // any cell is neither or the heads differ.
   template <class F>
-  bool causal_pattern(const Node& c, const View& view, float kept, F masked_ok, bool& masked) const {
+  std::vector<int8_t> grid(const Node& c, const View& view, float kept, F masked_ok, int& rows, int& cols) const {
     const std::vector<float>& val = c.weights[0].data;
     std::vector<std::pair<Atom, int>> at;
-    masked = false;
+    rows = cols = 0;
+    for (const Axis& a : view.axes) {
+      for (const Atom& t : a) {
+        if (t.role == Role::T && t.src == m_.query) rows = t.size;
+        if (t.role == Role::T && t.src == m_.key) cols = t.size;
+      }
+    }
+    rows = std::max(rows, 1), cols = std::max(cols, 1);
+    std::vector<int8_t> g(static_cast<size_t>(rows) * cols, -1);
     for (int64_t i = 0; i < static_cast<int64_t>(val.size()); ++i) {
       coords(view, i, at);
       int row = 0, col = 0;
@@ -258,23 +268,46 @@ class Tracer {
         if (atom.role == Role::T && atom.src == m_.key) col = idx;
       }
       const float x = val[static_cast<size_t>(i)];
-      if (col <= row ? x != kept : !masked_ok(x)) return false;
-      masked = masked || col > row;
+      const int8_t k = x == kept ? 1 : masked_ok(x) ? 0 : -1;
+      int8_t& cell = g[static_cast<size_t>(row) * cols + col];
+      if (k < 0 || (cell >= 0 && cell != k)) return {};
+      cell = k;
     }
+    return g;
+  }
+
+  // Which mask the grid is: none, causal, a sliding window of `span` rows (|i - j| < span), or
+  // both (Keras' use_causal_mask with sliding_window); false for any other pattern.
+  bool classify(const std::vector<int8_t>& g, int rows, int cols) {
+    if (g.empty()) return false;
+    bool causal = true;
+    int span = 0;  // the widest run of kept cells a row has before or at its diagonal
+    for (int i = 0; i < rows; ++i) {
+      for (int j = i + 1; j < cols; ++j) causal = causal && g[static_cast<size_t>(i) * cols + j] == 0;
+      int run = 0;
+      for (int j = std::min(i, cols - 1); j >= 0 && g[static_cast<size_t>(i) * cols + j] == 1; --j) ++run;
+      span = std::max(span, run);
+    }
+    if (span >= std::max(rows, cols)) span = 0;
+    for (int i = 0; i < rows; ++i) {
+      for (int j = 0; j < cols; ++j) {
+        const bool keep = (!causal || j <= i) && (span == 0 || std::abs(i - j) < span);
+        if (g[static_cast<size_t>(i) * cols + j] != (keep ? 1 : 0)) return false;
+      }
+    }
+    m_.causal = causal && cols > 1;
+    m_.span = span;
     return true;
   }
 
-  // The additive mask holds 0 where query row i sees key row j <= i and at most -1e9 elsewhere
-  // (causal), or 0 everywhere; a 0/1 mask multiplied in before it must zero the same cells.
+  // The additive mask: 0 where a query row sees a key row, at most -1e9 elsewhere; a 0/1 mask
+  // multiplied in before it (tf2onnx) must mark the same cells.
   bool causal_mask() {
-    bool masked = false, zeroed = false;
-    if (m_.mask && !causal_pattern(*m_.mask, m_.mask_view, 0.0f, [](float x) { return x <= -1e9f; }, masked)) return false;
-    if (m_.keep) {
-      if (!m_.mask || !causal_pattern(*m_.keep, m_.keep_view, 1.0f, [](float x) { return x == 0.0f; }, zeroed)) return false;
-      if (zeroed != masked) return false;
-    }
-    m_.causal = masked;
-    return true;
+    if (!m_.mask) return !m_.keep;
+    int rows = 0, cols = 0, r2 = 0, c2 = 0;
+    const std::vector<int8_t> add = grid(*m_.mask, m_.mask_view, 0.0f, [](float x) { return x <= -1e9f; }, rows, cols);
+    if (m_.keep && grid(*m_.keep, m_.keep_view, 1.0f, [](float x) { return x == 0.0f; }, r2, c2) != add) return false;
+    return classify(add, rows, cols);
   }
 
   // The softmax axis holds the key's rows; the other row axis is the query's.
@@ -390,6 +423,7 @@ std::optional<Node> attention_node(const Graph& g, int out) {
   n.key_dim = k;
   n.value_dim = v;
   n.causal_mask = m.causal;
+  n.attention_span = m.span;
   n.units = o.units;
   const int order[3] = {m.query, m.key, m.value};
   int in[3];

@@ -12,13 +12,14 @@
 // nodes left unused are dropped. A chain that does not match is left as it is (its MatMul nodes
 // are then refused, naming the op, when the model is compiled).
 //
-// Accepted forms, un-batched shapes, unit axes anywhere:
+// Accepted forms, un-batched shapes, unit axes anywhere (the mask may be causal, a sliding
+// window |i - j| < w, or both; a 0/1 mask multiplied in first must mark the same cells):
 //   q = Dense(x_q) [T, h*k]  (+ Add of a Constant bias, before or after the split into heads)
 //   k = Dense(x_k) [S, h*k], v = Dense(x_v) [S, h*v]   (biases likewise; no bias = zeros)
 //   views: Reshape / Permute / Flatten nodes (and Identity) in any order
-//   scores = MatMul(q as [h, T, k], k as [h, k, S]), times a uniform constant (an affine
-//     BatchNorm or a Multiply by a Constant) on q, k or the scores; optionally + a Constant that
-//     is 0 where row i may see column j <= i and below -1e9 elsewhere (the causal mask)
+//   scores = MatMul(q as [h, T, k], k as [h, k, S]) (or k times q^T, transposed), times a
+//     uniform constant (an affine BatchNorm or a Multiply by a Constant) on q, k or the scores;
+//     optionally + a Constant that is 0 where row i may see column j and below -1e9 elsewhere
 //   p = Activation softmax over S;  ctx = MatMul(p [h, T, S], v as [h, S, v])
 //   out = Dense(ctx as [T, h*v]) with a linear activation.
 #include "model/graph.hpp"

@@ -72,7 +72,7 @@ const std::map<std::string, Binary>& binary_ops() {
 const char* const kStructural[] = {"Shape", "StridedSlice", "Pack", "Fill", "Prod", "Max", "Min", "Sum", "Mean",
                                    "GatherV2", "ConcatV2", "Reshape", "ExpandDims", "Squeeze", "Transpose",
                                    "Cast", "Range", "MatMul", "Split", "SplitV", "Unpack", "Const", "ClipByValue", "Select", "SelectV2",
-                                   "MatrixBandPart"};
+                                   "MatrixBandPart", "Cumsum"};
 
 int64_t norm_axis(int64_t axis, size_t rank, const std::string& where) {
   const auto r = static_cast<int64_t>(rank);
@@ -512,6 +512,30 @@ std::vector<TfTensor> eval_tf_op_structural(const tensorflow::NodeDef& node, con
   if (op == "MatrixBandPart") {
     need(3);
     return {matrix_band_part(in[0], in[1], in[2], where)};
+  }
+  if (op == "Cumsum") {  // Keras' ops.arange for a sliding-window mask: ones summed along an axis
+    need(2);
+    const TfTensor& x = in[0];
+    if (x.shape.empty()) throw Error(where + ": Cumsum of a scalar");
+    const auto axis = static_cast<size_t>(norm_axis(tf_to_int(in[1].values.at(0)), x.shape.size(), where));
+    int64_t outer = 1, inner = 1;
+    for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+    for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+    const int64_t n = x.shape[axis];
+    const bool exclusive = attr_bool(node, "exclusive", false), reverse = attr_bool(node, "reverse", false);
+    TfTensor out = x;
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        double sum = 0;
+        for (int64_t s = 0; s < n; ++s) {
+          const auto at = static_cast<size_t>((o * n + (reverse ? n - 1 - s : s)) * inner + i);
+          const double v = x.values[at];
+          out.values[at] = exclusive ? sum : sum + v;
+          sum += v;
+        }
+      }
+    }
+    return {out};
   }
   std::vector<TfTensor> out;
   if (eval_data_op(node, in, where, out)) return out;
