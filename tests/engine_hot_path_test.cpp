@@ -75,7 +75,7 @@ std::vector<Subject> make_subjects() {
   // on each kernel set.
   for (const char* name :
        {"conv2d_k3", "pool2d_k3", "depthwise_k3", "deeplob_tiny_k3", "attention_k3", "translob_tiny_k3", "layout_k3",
-        "array_operations_k3"}) {
+        "array_operations_k3", "attention_window_k3", "attention_stream_k3"}) {
     const Model model =
         Model::load(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/" + name + "/model.keras");
     for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2, kernels::Isa::Avx512}) {
@@ -83,6 +83,10 @@ std::vector<Subject> make_subjects() {
       CompileOptions opt;
       opt.isa = kernels::isa_name(isa);
       add(std::string(name) + "/" + opt.isa, compile(model, opt));
+      if (std::string(name) == "attention_stream_k3") {  // the key/value cache, one tick per run
+        opt.mode = RecurrentMode::Stream;
+        add(std::string(name) + "/" + opt.isa + "/stream", compile(model, opt));
+      }
     }
   }
   // Pruned models on their block-sparse kernels (window and stream).
