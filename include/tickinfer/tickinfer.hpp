@@ -192,6 +192,18 @@ class Plan {
   int64_t weight_footprint_bytes() const;
   std::string describe() const;  // one line per step, for `tickinfer inspect --plan`
 
+  // Where a run's time goes, step by step (a graph plan's steps, a TFLite/.tkq program's ops).
+  // Off the hot path: it allocates, and reads the clock between steps. Runs `runs` times on
+  // `inputs` (one pointer per model input, as run() takes; window mode runs whole windows, no
+  // incremental update) after `runs` / 10 + 1 untimed runs, and returns one entry per step in
+  // run order with the median of its times. The steps' medians sum to about one run().
+  struct StepProfile {
+    std::string step;   // the step's kind and layer (graph plan) or op and tensor (program plan)
+    int64_t flops = 0;  // per run, 2 per multiply-accumulate (graph plans; 0 where not counted)
+    double p50_ns = 0;  // median over the runs
+  };
+  std::vector<StepProfile> profile(const std::vector<const float*>& inputs, int runs);
+
   // A new plan sharing this plan's packed weights, with its own arena and state.
   Plan clone() const;
 

@@ -133,7 +133,26 @@ ArgParser bench_parser() {
   p.flag("json", "print one JSON object instead of text");
   p.flag("floor", "also report FLOPs, weight bytes and the compute floor at --peak-gflops");
   p.option("peak-gflops", "G", "peak fp32 GFLOP/s of one core for --floor", "215");
+  p.option("profile", "RUNS", "after the timing, RUNS more runs with the clock read between steps: each step's "
+           "(graph plan) or op's (TFLite / .tkq program) median time, share and GFLOP/s (Plan::profile)");
   return p;
+}
+
+// The steps' medians, each one input set (the first) run `runs` times; in stream mode the state
+// carries on from the timing, as it would in use.
+void print_profile(Plan& plan, const PreparedInputs& inputs, int runs) {
+  const std::vector<const float*> first(inputs.pointers.begin(), inputs.pointers.begin() + static_cast<long>(plan.num_inputs()));
+  const std::vector<Plan::StepProfile> steps = plan.profile(first, runs);
+  double total = 0;
+  for (const auto& s : steps) total += s.p50_ns;
+  std::printf("profile  median ns per step over %d runs (clock read between steps; sum %s ns)\n", runs, format_ns(total).c_str());
+  std::printf("%6s %7s %11s %8s  %s\n", "share", "p50 ns", "FLOPs", "GFLOP/s", "step");
+  for (const auto& s : steps) {
+    const double share = total > 0 ? 100.0 * s.p50_ns / total : 0.0;
+    const std::string rate = s.flops > 0 && s.p50_ns > 0 ? format_ns(static_cast<double>(s.flops) / s.p50_ns) : "-";
+    std::printf("%5.1f%% %7s %11lld %8s  %s\n", share, format_ns(s.p50_ns).c_str(), static_cast<long long>(s.flops),
+                rate.c_str(), s.step.c_str());
+  }
 }
 
 int run_bench(const ArgParser& args) {
@@ -250,6 +269,7 @@ int run_bench(const ArgParser& args) {
     if (floor_ns > 0) std::printf("; p50 is %.1fx the floor", static_cast<double>(summary.p50_ns) / floor_ns);
     std::printf("%s\n", plan.mode() == RecurrentMode::Stream ? " (per tick)" : "");
   }
+  if (args.given("profile")) print_profile(plan, inputs, static_cast<int>(args.integer("profile", 1, 10000000)));
   return 0;
 }
 

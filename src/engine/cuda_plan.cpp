@@ -1,3 +1,4 @@
+#include "engine/step_clock.hpp"
 #include "engine/cuda_plan.hpp"
 
 #include <limits>
@@ -74,6 +75,13 @@ class CudaResidentPlan final : public PlanBackend {
   int64_t flops() const override { return stack_flops(*stack_, options_.steps); }
   int64_t weight_bytes() const override { return 0; }  // on chip: nothing is read from memory per run
   int64_t weight_footprint_bytes() const override { return stack_weight_bytes(*stack_); }
+  // The resident kernel is one step here: the card's own time is not split per layer.
+  std::vector<Plan::StepProfile> profile_steps() const override { return {{"resident kernel (whole request)", flops(), 0}}; }
+  void run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept override {
+    const uint64_t t0 = step_clock();
+    run(inputs, outputs);
+    ticks[0] = step_clock() - t0;
+  }
   std::string describe() const override {
     const cuda::ResidentLayout& L = kernel_->layout();
     return "resident kernel on " + L.device_name + ": " + L.form + " form, cluster of " + std::to_string(L.cluster) +

@@ -26,6 +26,12 @@ int64_t GraphPlan::weight_footprint_bytes() const {
 }
 
 
+std::vector<Plan::StepProfile> GraphPlan::profile_steps() const {
+  std::vector<Plan::StepProfile> out;
+  for (const Step& s : layout_->steps) out.push_back({std::string(s.ops->name) + "  " + s.label, 2 * s.ops->cost(s).macs, 0});
+  return out;
+}
+
 std::string GraphPlan::describe() const {
   const PlanLayout& L = *layout_;
   std::ostringstream os;

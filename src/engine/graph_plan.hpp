@@ -35,6 +35,8 @@ class GraphPlan final : public PlanBackend {
   int64_t weight_bytes() const override { return layout_->weight_bytes; }
   int64_t weight_footprint_bytes() const override;
   std::string describe() const override;
+  std::vector<Plan::StepProfile> profile_steps() const override;
+  void run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept override;
 
   // Incremental plans: runs that found the window slid by one row and updated incrementally.
   uint64_t slides() const noexcept { return slides_; }

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "engine/graph_plan.hpp"
+#include "engine/step_clock.hpp"
 #include "engine/steps/step_ops.hpp"
 
 namespace tickinfer::engine {
@@ -60,6 +61,23 @@ void GraphPlan::run(const float* const* inputs, float* const* outputs) noexcept 
     }
   } else {
     for (const Step& s : L.steps) s.ops->run(c, s);
+  }
+  for (size_t i = 0; i < L.outputs.size(); ++i) {
+    std::memcpy(outputs[i], c.at(L.outputs[i]), sizeof(float) * static_cast<size_t>(shape_size(L.output_shapes[i])));
+  }
+}
+
+void GraphPlan::run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept {
+  const PlanLayout& L = *layout_;
+  float** bufs = bufs_.data();
+  for (size_t i = 0; i < L.input_shapes.size(); ++i) bufs[i + 1] = const_cast<float*>(inputs[i]);
+  const StepCtx c{bufs, *L.kernels};
+  uint64_t before = step_clock();
+  for (size_t i = 0; i < L.steps.size(); ++i) {
+    L.steps[i].ops->run(c, L.steps[i]);
+    const uint64_t after = step_clock();
+    ticks[i] = after - before;
+    before = after;
   }
   for (size_t i = 0; i < L.outputs.size(); ++i) {
     std::memcpy(outputs[i], c.at(L.outputs[i]), sizeof(float) * static_cast<size_t>(shape_size(L.output_shapes[i])));

@@ -57,6 +57,13 @@ struct Plan::Impl {
   virtual int64_t weight_bytes() const = 0;            // read per run(), see Plan::weight_bytes()
   virtual int64_t weight_footprint_bytes() const = 0;  // resident, shared by clones
   virtual std::string describe() const = 0;            // one line per step, for `tickinfer inspect`
+
+  // --- Profiling (Plan::profile; never on the hot path).
+
+  // One entry per step (graph plan) or op (program plan), in run order; p50_ns left 0.
+  virtual std::vector<Plan::StepProfile> profile_steps() const = 0;
+  // run() with engine::step_clock() read between steps: ticks[i] = step i's clock difference.
+  virtual void run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept = 0;
 };
 
 namespace engine {

@@ -1,4 +1,5 @@
 // ProgramPlan: runs a tfl::Program behind the Plan API.
+#include "engine/step_clock.hpp"
 #include "engine/program_plan.hpp"
 
 #include <algorithm>
@@ -202,6 +203,12 @@ void ProgramPlan::run_rows(const float* x, int rows, float* y) noexcept {
 }
 
 void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcept {
+  convert_inputs(inputs);
+  interp_->invoke_ops(first_op_, last_op_);
+  convert_outputs(outputs);
+}
+
+void ProgramPlan::convert_inputs(const float* const* inputs) noexcept {
   for (size_t i = 0; i < in_.size(); ++i) {
     const ProgramIo& io = in_[i];
     void* dst = io.memory;
@@ -213,7 +220,9 @@ void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcep
       default: copy_floats(static_cast<float*>(dst), inputs[i], io.elements); break;
     }
   }
-  interp_->invoke_ops(first_op_, last_op_);
+}
+
+void ProgramPlan::convert_outputs(float* const* outputs) noexcept {
   for (size_t i = 0; i < out_.size(); ++i) {
     const ProgramIo& io = out_[i];
     const void* src = io.memory;
@@ -235,6 +244,38 @@ int64_t ProgramPlan::weight_bytes() const {
     if (t.is_constant() && !t.is_variable) bytes += static_cast<int64_t>(t.data.size());
   }
   return bytes;
+}
+
+// The ops run() invokes, one profile entry each (the folded edge conversions are run()'s own
+// input and output handling, timed with the first and last op).
+std::vector<Plan::StepProfile> ProgramPlan::profile_steps() const {
+  std::vector<Plan::StepProfile> out;
+  const tfl::Program& p = interp_->program();
+  for (size_t i = first_op_; i < last_op_; ++i) {
+    std::string name = "op " + std::to_string(i);
+    if (p.ops.size() == interp_->num_ops()) name = std::string(tfl::op_name(p.ops[i].code)) + "  " + p.ops[i].label;
+    out.push_back({name, 0, 0});
+  }
+  return out;
+}
+
+void ProgramPlan::run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept {
+  // run() with its one invoke split per op; the input conversion is timed with the first op,
+  // the output conversion with the last.
+  uint64_t before = step_clock();
+  convert_inputs(inputs);
+  for (size_t i = first_op_; i < last_op_; ++i) {
+    if (i == first_op_) {
+      interp_->invoke_ops(i, i + 1);  // resets per-invoke state first, as run()'s invoke does
+    } else {
+      interp_->invoke_range(i, i + 1);
+    }
+    if (i + 1 == last_op_) convert_outputs(outputs);
+    const uint64_t after = step_clock();
+    ticks[i - first_op_] = after - before;
+    before = after;
+  }
+  if (first_op_ == last_op_) convert_outputs(outputs);
 }
 
 std::string ProgramPlan::describe() const {

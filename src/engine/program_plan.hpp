@@ -56,6 +56,8 @@ class ProgramPlan final : public PlanBackend {
   int64_t weight_bytes() const override;
   int64_t weight_footprint_bytes() const override { return weight_bytes(); }
   std::string describe() const override;
+  std::vector<Plan::StepProfile> profile_steps() const override;
+  void run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept override;
 
   // Whether run() does the program's opening QUANTIZE / closing DEQUANTIZE itself (skipping them).
   bool folds_first_op() const { return first_op_ == 1; }
@@ -69,6 +71,8 @@ class ProgramPlan final : public PlanBackend {
   RecurrentMode mode_;
   std::unique_ptr<tfl::Interpreter> interp_;
   std::vector<ProgramIo> in_, out_;
+  void convert_inputs(const float* const* inputs) noexcept;  // float rows into the input tensors
+  void convert_outputs(float* const* outputs) noexcept;      // the output tensors into float rows
   size_t first_op_ = 0, last_op_ = 0;  // the ops run() invokes: all but folded edge conversions
   std::vector<Shape> input_shapes_, output_shapes_;
 };
