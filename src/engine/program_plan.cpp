@@ -254,7 +254,7 @@ std::vector<Plan::StepProfile> ProgramPlan::profile_steps() const {
   for (size_t i = first_op_; i < last_op_; ++i) {
     std::string name = "op " + std::to_string(i);
     if (p.ops.size() == interp_->num_ops()) name = std::string(tfl::op_name(p.ops[i].code)) + "  " + p.ops[i].label;
-    out.push_back({name, 0, 0});
+    out.push_back({name, 2 * interp_->op_macs(i), 0});
   }
   return out;
 }

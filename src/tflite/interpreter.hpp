@@ -67,6 +67,7 @@ class Interpreter {
   kernels::QuantizeF32S8Fn quantize_input_kernel() const noexcept { return quantize_input_; }
   size_t arena_bytes() const { return arena_bytes_; }
   int64_t macs() const;
+  int64_t op_macs(size_t op) const { return ops_[op]->macs(); }  // one op's share of macs()
   // One line per op: index, op, label, precision, output shape/type, the kernel's own description.
   std::string describe() const;
 
