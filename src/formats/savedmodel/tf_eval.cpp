@@ -223,6 +223,11 @@ TfTensor matrix_band_part(const TfTensor& x, const TfTensor& lower, const TfTens
 
 }  // namespace
 
+TfTensor tf_transpose_matrix(const TfTensor& w, const std::string& where) {
+  if (w.shape.size() != 2) throw Error(where + ": constant operand " + tf_shape_str(w.shape) + " is not a matrix");
+  return transpose(w, {1, 0}, where);
+}
+
 std::vector<int64_t> tf_broadcast_shape(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& where) {
   const size_t r = std::max(a.size(), b.size());
   std::vector<int64_t> out(r);

@@ -22,6 +22,9 @@ bool tf_op_is_foldable(const std::string& op);
 std::vector<TfTensor> eval_tf_op(const tensorflow::NodeDef& node, const std::vector<TfTensor>& inputs,
                                  const std::string& where);
 
+// A constant matrix's transpose (MatMul's transpose_b, BatchMatMul's adj_y on the weights).
+TfTensor tf_transpose_matrix(const TfTensor& w, const std::string& where);
+
 // StridedSlice of x with TF's begin, end, shrink-axis, new-axis and ellipsis masks (tf_slice.cpp).
 TfTensor tf_strided_slice(const tensorflow::NodeDef& node, const TfTensor& x, const std::vector<int64_t>& begin,
                           const std::vector<int64_t>& end, const std::vector<int64_t>& strides, const std::string& where);

@@ -236,15 +236,7 @@ std::vector<TfValue> TfLowering::lower_batch_matmul(Op& op) {
     TfTensor w = y.tensor;
     while (w.shape.size() > 2 && w.shape[0] == 1) w.shape.erase(w.shape.begin());
     if (w.shape.size() != 2) throw Error(op.where + ": constant operand " + tf_shape_str(y.tensor.shape) + " is not a matrix");
-    if (adj_y) {
-      tensorflow::NodeDef tr;
-      tr.set_op("Transpose");
-      TfTensor perm;
-      perm.dtype = kTfInt32;
-      perm.shape = {2};
-      perm.values = {1, 0};
-      w = eval_tf_op(tr, {w, perm}, op.where)[0];
-    }
+    if (adj_y) w = tf_transpose_matrix(w, op.where);
     return {add_dense(op, x, w, op.def.op() + " '" + op.def.name() + "'")};
   }
   if (!is_node(x) || !is_node(y)) throw Error(op.where + ": only tensor x constant and tensor x tensor products are supported");

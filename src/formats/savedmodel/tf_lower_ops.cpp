@@ -237,15 +237,7 @@ std::vector<TfValue> TfLowering::lower_matmul(Op& op) {
   const TfValue& x = op.in[0];
   TfTensor w = op.in[1].tensor;
   if (w.shape.size() != 2 || x.shape.size() != 2) throw Error(op.where + ": MatMul operands must be matrices");
-  if (attr_bool(op.def, "transpose_b", false)) {
-    tensorflow::NodeDef tr;
-    tr.set_op("Transpose");
-    TfTensor perm;
-    perm.dtype = kTfInt32;
-    perm.shape = {2};
-    perm.values = {1, 0};
-    w = eval_tf_op(tr, {w, perm}, op.where)[0];
-  }
+  if (attr_bool(op.def, "transpose_b", false)) w = tf_transpose_matrix(w, op.where);
   return {add_dense(op, x, w, "MatMul '" + op.def.name() + "'")};
 }
 
