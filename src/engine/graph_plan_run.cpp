@@ -67,6 +67,8 @@ void GraphPlan::run(const float* const* inputs, float* const* outputs) noexcept 
   }
 }
 
+// run()'s input binding and output copy written again, not shared: as member calls they cost
+// run() 23 instructions per call (callgrind, mlp_small), for four lines.
 void GraphPlan::run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept {
   const PlanLayout& L = *layout_;
   float** bufs = bufs_.data();

@@ -9,9 +9,6 @@
 
 namespace tickinfer::formats::lift {
 
-namespace {
-
-// Row-major index into `from` (right-aligned, unit axes stretched) of each element of `to`.
 std::vector<size_t> broadcast_index(const tfl::Shape& from, const tfl::Shape& to) {
   const size_t rank = to.size();
   std::vector<int64_t> stride(rank, 0);
@@ -45,6 +42,8 @@ bool broadcasts(const tfl::Shape& from, const tfl::Shape& to) {
   }
   return true;
 }
+
+namespace {
 
 int permute_last_two(Lifter& l, int node, const std::string& name, const std::vector<int>& tensors) {
   Node n;

@@ -112,6 +112,11 @@ class Lifter {
 
 // The Graph shape of a program tensor: without the leading batch dimension of 1.
 Shape unbatched(const tfl::Shape& s);
+// NumPy broadcasting of a constant operand (tflite_lift_attention.cpp): whether `from` stretches
+// to `to` (right-aligned, unit axes stretched), and the row-major index into `from` of each
+// element of `to`.
+bool broadcasts(const tfl::Shape& from, const tfl::Shape& to);
+std::vector<size_t> broadcast_index(const tfl::Shape& from, const tfl::Shape& to);
 // The values of an int32 constant operand (refuses a missing or non-constant one).
 std::vector<int32_t> int_constant(Lifter& l, int t, const char* what);
 

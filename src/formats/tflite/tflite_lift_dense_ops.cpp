@@ -150,29 +150,12 @@ void constant_operand_node(Lifter& l, int x, int c_tensor) {
   const tfl::Shape& xs = l.tensor(x).shape;
   const tfl::Tensor& ct = l.tensor(c_tensor);
   if (l.tensor(o.outputs[0]).shape != xs) l.refuse("the constant operand broadcasts the activation to a larger shape");
-  if (ct.shape.size() > xs.size()) l.refuse("the constant operand has a higher rank than the activation");
-  for (size_t d = 0; d < ct.shape.size(); ++d) {
-    const int f = ct.shape[ct.shape.size() - 1 - d], t = xs[xs.size() - 1 - d];
-    if (f != 1 && f != t) l.refuse("constant operand " + ct.name + " does not broadcast to the activation");
-  }
+  if (!broadcasts(ct.shape, xs)) l.refuse("constant operand " + ct.name + " does not broadcast to the activation");
   const std::vector<float> c = l.constant_f32(c_tensor, "constant operand");
-  // Right-aligned broadcast of c to the activation's elements.
-  const int64_t count = tfl::element_count(xs);
-  std::vector<float> full(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) {
-    int64_t rem = i, src = 0, stride = 1;
-    for (size_t d = 0; d < xs.size(); ++d) {
-      const size_t xd = xs.size() - 1 - d;
-      const int64_t idx = rem % xs[xd];
-      rem /= xs[xd];
-      if (d < ct.shape.size()) {
-        const int f = ct.shape[ct.shape.size() - 1 - d];
-        src += (f == 1 ? 0 : idx) * stride;
-        stride *= f;
-      }
-    }
-    full[static_cast<size_t>(i)] = c[static_cast<size_t>(src)];
-  }
+  const std::vector<size_t> src = broadcast_index(ct.shape, xs);
+  const auto count = static_cast<int64_t>(src.size());
+  std::vector<float> full(src.size());
+  for (size_t i = 0; i < src.size(); ++i) full[i] = c[src[i]];
   const Shape shape = l.node(l.value(x).node).shape;
   if (shape_size(shape) != count) l.refuse("activation and constant sizes differ");
   Node k;
