@@ -15,7 +15,7 @@ TEST(KernelsElementwiseScalar, LayerNormOfKnownValues) {
   const float x[4] = {1, 2, 3, 4};  // mean 2.5, population variance 1.25
   const float gamma[4] = {1, 1, 2, 1}, beta[4] = {0, 0, 0, 10};
   float y[4];
-  kernel_set(Isa::Scalar).layer_norm(x, gamma, beta, 0.0f, y, 4);
+  kernel_set(Isa::Scalar).layer_norm(x, 4, 1, gamma, beta, 0.0f, y, 4, 4);
   const float s = 1.0f / std::sqrt(1.25f);
   EXPECT_FLOAT_EQ(y[0], -1.5f * s);
   EXPECT_FLOAT_EQ(y[1], -0.5f * s);
@@ -81,12 +81,46 @@ TEST_P(KernelsElementwiseIsa, AffineAndLayerNormMatchScalar) {
         ASSERT_NEAR(out[i], want[i], 2e-7 * (std::fabs(xv[i] * g[i]) + std::fabs(bt[i])))
             << "affine n=" << n << " i=" << i;
 
-      ref.layer_norm(xv.data(), g.data(), bt.data(), 1e-3f, want.data(), n);
+      ref.layer_norm(xv.data(), n, 1, g.data(), bt.data(), 1e-3f, want.data(), n, n);
       x.fill(xv);
-      ks.layer_norm(x.data(), g.data(), bt.data(), 1e-3f, out, n);
+      ks.layer_norm(x.data(), n, 1, g.data(), bt.data(), 1e-3f, out, n, n);
       for (int i = 0; i < n; ++i)
         ASSERT_NEAR(out[i], want[i], 2e-6 * (1.0 + std::fabs(want[i]))) << "layer_norm n=" << n << " i=" << i;
       ASSERT_TRUE(x.guards_intact() && y.guards_intact()) << "n=" << n;
+    }
+  }
+}
+
+// Several rows per call, strided (a layer over a window's rows, and the row blocks the SIMD
+// sets interleave): each row equals the scalar reference's single-row result.
+TEST_P(KernelsElementwiseIsa, LayerNormOverStridedRowsMatchesEachRowAlone) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937 rng(seed);
+  const KernelSet& ref = kernel_set(Isa::Scalar);
+  const KernelSet& ks = kernel_set(isa);
+  for (int n : {1, 7, 16, 17, 32, 64}) {
+    for (int rows : {1, 3, 4, 5, 9, 64}) {
+      const size_t ldx = static_cast<size_t>(n) + 3, ldy = static_cast<size_t>(n) + 1;
+      const auto xv = random_vector(rng, static_cast<int>(ldx) * rows, -3.0f, 5.0f);
+      const auto g = random_vector(rng, n, 0.5f, 2.0f), bt = random_vector(rng, n, -1.0f, 1.0f);
+      GuardedBuffer y(static_cast<int>(ldy) * rows, 1);
+      for (int i = 0; i < y.size(); ++i) y[i] = kGuard;
+      ks.layer_norm(xv.data(), ldx, rows, g.data(), bt.data(), 1e-3f, y.data(), ldy, n);
+      std::vector<float> want(n);
+      for (int r = 0; r < rows; ++r) {
+        ref.layer_norm(xv.data() + r * ldx, ldx, 1, g.data(), bt.data(), 1e-3f, want.data(), ldy, n);
+        for (int i = 0; i < n; ++i) {
+          ASSERT_NEAR(y[static_cast<int>(r * ldy) + i], want[i], 2e-6 * (1.0 + std::fabs(want[i])))
+              << "n=" << n << " rows=" << rows << " r=" << r << " i=" << i;
+        }
+        for (int i = n; i < static_cast<int>(ldy) && r * ldy + i < static_cast<size_t>(y.size()); ++i) {
+          ASSERT_EQ(y[static_cast<int>(r * ldy) + i], kGuard) << "wrote past n: n=" << n << " r=" << r;
+        }
+      }
+      ASSERT_TRUE(y.guards_intact()) << "n=" << n << " rows=" << rows;
     }
   }
 }

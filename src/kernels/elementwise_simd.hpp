@@ -44,39 +44,62 @@ inline void softmax(const float* x, float* y, int n) {
   map_binary<S>(y, y, y, n, [&inv](V e, V) { return S::mul(e, inv); });
 }
 
-template <class S>
-inline void layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y,
-                       int n) {
+// R rows at once, each its own chain (sum, mean, squared deviations, inverse deviation): one
+// row's chain is latency-bound (two horizontal sums, a square root and a division in a row,
+// on 16 to 64 features in a Transformer), so R rows keep the core R times as busy.
+template <class S, int R>
+inline void layer_norm_block(const float* x, size_t ldx, const float* gamma, const float* beta, float eps, float* y,
+                             size_t ldy, int n) {
   using V = typename S::V;
   const int full = n - n % S::kWidth;
   const int rest = n - full;
-  V vsum = S::zero();
-  for (int i = 0; i < full; i += S::kWidth) vsum = S::add(vsum, S::load(x + i));
-  if (rest) vsum = S::add(vsum, S::load_partial(x + full, rest));
-  const float mean = S::reduce_add(vsum) / static_cast<float>(n);
-  const V vmean = S::set1(mean);
-  V vsq = S::zero();  // two-pass population variance; padding lanes hold the mean, adding 0
+  V vmean[R], inv_std[R];
+  float mean[R];
+  for (int r = 0; r < R; ++r) vmean[r] = S::zero();
   for (int i = 0; i < full; i += S::kWidth) {
-    const V d = S::sub(S::load(x + i), vmean);
-    vsq = S::fmadd(d, d, vsq);
+    for (int r = 0; r < R; ++r) vmean[r] = S::add(vmean[r], S::load(x + r * ldx + i));
   }
-  if (rest) {
-    const V d = S::sub(S::load_partial(x + full, rest, mean), vmean);
-    vsq = S::fmadd(d, d, vsq);
+  for (int r = 0; r < R; ++r) {
+    if (rest) vmean[r] = S::add(vmean[r], S::load_partial(x + r * ldx + full, rest));
+    mean[r] = S::reduce_add(vmean[r]) / static_cast<float>(n);
+    vmean[r] = S::set1(mean[r]);
+    inv_std[r] = S::zero();  // two-pass population variance; padding lanes hold the mean, adding 0
   }
-  const float var = S::reduce_add(vsq) / static_cast<float>(n);
-  const V inv_std = S::div(S::set1(1.0f), S::set1(__builtin_sqrtf(var + eps)));
-  auto norm = [&](V xv, V g, V b) { return S::fmadd(S::mul(S::sub(xv, vmean), inv_std), g, b); };
+  for (int i = 0; i < full; i += S::kWidth) {
+    for (int r = 0; r < R; ++r) {
+      const V d = S::sub(S::load(x + r * ldx + i), vmean[r]);
+      inv_std[r] = S::fmadd(d, d, inv_std[r]);
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    if (rest) {
+      const V d = S::sub(S::load_partial(x + r * ldx + full, rest, mean[r]), vmean[r]);
+      inv_std[r] = S::fmadd(d, d, inv_std[r]);
+    }
+    const float var = S::reduce_add(inv_std[r]) / static_cast<float>(n);
+    inv_std[r] = S::div(S::set1(1.0f), S::set1(__builtin_sqrtf(var + eps)));
+  }
+  auto norm = [&](int r, V xv, V g, V b) { return S::fmadd(S::mul(S::sub(xv, vmean[r]), inv_std[r]), g, b); };
   int i = 0;
   for (; i < full; i += S::kWidth) {
-    S::store(y + i, norm(S::load(x + i), S::load(gamma + i), S::load(beta + i)));
+    const V g = S::load(gamma + i), b = S::load(beta + i);
+    for (int r = 0; r < R; ++r) S::store(y + r * ldy + i, norm(r, S::load(x + r * ldx + i), g, b));
   }
   if (rest) {
-    S::store_partial(y + i,
-                     norm(S::load_partial(x + i, rest), S::load_partial(gamma + i, rest),
-                          S::load_partial(beta + i, rest)),
-                     rest);
+    const V g = S::load_partial(gamma + i, rest), b = S::load_partial(beta + i, rest);
+    for (int r = 0; r < R; ++r) {
+      S::store_partial(y + r * ldy + i, norm(r, S::load_partial(x + r * ldx + i, rest), g, b), rest);
+    }
   }
+}
+
+template <class S>
+inline void layer_norm(const float* x, size_t ldx, int rows, const float* gamma, const float* beta, float eps,
+                       float* y, size_t ldy, int n) {
+  constexpr int R = 4;
+  int r = 0;
+  for (; r + R <= rows; r += R) layer_norm_block<S, R>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
+  for (; r < rows; ++r) layer_norm_block<S, 1>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
 }
 
 template <class S>

@@ -54,6 +54,39 @@ inline size_t packed_floats(int K, int N) {
 // Writes packed_floats(K, N) floats (padding included) in the layout above.
 void pack_weights(const float* w, int K, int N, float* packed) noexcept;
 
+// One attention head after its score product, for KernelSet::attend_head. The scores come
+// transposed (a row per key, a column per query) so that a vector holds one key's scores for
+// several queries: the softmax's max and sum then run down the columns, lane by lane, with no
+// horizontal reduction per query, and each key's value row is one broadcast per column.
+struct AttendHead {
+  float* scores_t;     // keys x ld: scores_t[j ld + i] = query i's (scaled) score against key j;
+                       // overwritten with exponentials (scratch)
+  size_t ld;           // floats per key row, >= round_up(queries, kPanel): columns up to there
+                       // are read (those past `queries` may hold anything; they are not stored)
+  int queries, keys;   // T, S
+  const float* values; // keys x value_dim: key j's values at values + j ldv
+  size_t ldv;
+  int value_dim;
+  float* out;          // queries x value_dim: query i's result at out + i ldo
+  size_t ldo;
+  bool causal;         // query i sees only keys j <= i
+  int span;            // > 0: and only keys with |i - j| < span (the sliding window)
+};
+
+// Keys [first, end) that some query of [i0, i0 + width) sees: the only rows of scores_t a kernel
+// reads for those queries, so a caller computes just these (half the products when causal).
+struct KeyRange {
+  int first, end;
+};
+inline KeyRange attend_keys(const AttendHead& a, int i0, int width) {
+  const int last_query = i0 + width - 1;
+  int first = a.span > 0 ? i0 - a.span + 1 : 0;
+  int end = a.causal ? last_query + 1 : (a.span > 0 ? last_query + a.span : a.keys);
+  first = first < 0 ? 0 : first;
+  end = end > a.keys ? a.keys : end;
+  return {first, end < first ? first : end};
+}
+
 using Gemm4SequentialFn = void (*)(const float* x, size_t ldx, int K, const float* packed_w, int N,
                                    const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
 using GemmChainFn = void (*)(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch,
@@ -110,6 +143,12 @@ struct KernelSet {
   // y = softmax(x) over n elements (max-subtracted); in-place allowed.
   void (*softmax)(const float* x, float* y, int n) noexcept;
 
+  // One attention head (AttendHead): for each query i in [0, queries), out row i =
+  // sum_j p_i(j) values row j, with p_i the softmax of query i's scores over the keys it sees
+  // (j < keys; j <= i when causal; |i - j| < span when span > 0); zeros for a query that sees
+  // no key. Writes out rows [0, queries) x [0, value_dim) and scores_t's rows of attend_keys.
+  void (*attend_head)(const AttendHead& a) noexcept;
+
   // One LSTM step after the matmuls. z holds 4u pre-activations in gate order i, f, c, o
   // (z = x W + h U + b). Updates c and h (u each) in place:
   //   i = rec(z_i); f = rec(z_f); g = act(z_c); o = rec(z_o); c = f*c + i*g; h = o * act(c)
@@ -130,10 +169,10 @@ struct KernelSet {
   void (*gru_cell)(float* zx, const float* zh, float* h, int u, const ActivationSpec& rec,
                    const ActivationSpec& act) noexcept;
 
-  // y = (x - mean(x)) / sqrt(var(x) + eps) * gamma + beta over n elements (population variance,
-  // as Keras computes it); in-place allowed.
-  void (*layer_norm)(const float* x, const float* gamma, const float* beta, float eps, float* y,
-                     int n) noexcept;
+  // For each of `rows` rows (x + r ldx to y + r ldy): y = (x - mean(x)) / sqrt(var(x) + eps) *
+  // gamma + beta over n elements (population variance, as Keras computes it); in-place allowed.
+  void (*layer_norm)(const float* x, size_t ldx, int rows, const float* gamma, const float* beta, float eps,
+                     float* y, size_t ldy, int n) noexcept;
 
   // Elementwise binary ops over n elements; y may alias a or b.
   void (*add)(const float* a, const float* b, float* y, int n) noexcept;

@@ -15,12 +15,13 @@
                  const float* init, float* y, size_t ldy, float lo, float hi) noexcept;          \
   void activation(const ActivationSpec& act, const float* x, float* y, int n) noexcept;         \
   void softmax(const float* x, float* y, int n) noexcept;                                        \
+  void attend_head(const AttendHead& a) noexcept;                                                \
   void lstm_cell(float* z, float* c, float* h, int u, const ActivationSpec& rec,                 \
                  const ActivationSpec& act) noexcept;                                            \
   void gru_cell(float* zx, const float* zh, float* h, int u, const ActivationSpec& rec,          \
                 const ActivationSpec& act) noexcept;                                             \
-  void layer_norm(const float* x, const float* gamma, const float* beta, float eps, float* y,    \
-                  int n) noexcept;                                                               \
+  void layer_norm(const float* x, size_t ldx, int rows, const float* gamma, const float* beta,    \
+                  float eps, float* y, size_t ldy, int n) noexcept;                              \
   void add(const float* a, const float* b, float* y, int n) noexcept;                            \
   void sub(const float* a, const float* b, float* y, int n) noexcept;                            \
   void mul(const float* a, const float* b, float* y, int n) noexcept;                            \
@@ -47,5 +48,5 @@ namespace avx512 { TICKINFER_DECLARE_KERNELS() }
 // Builds a KernelSet from the functions of the namespace it is expanded in; gemm4 is that ISA's
 // gemm4_sequential or nullptr (KernelSet::gemm4_sequential), chain its gemm_chain or nullptr.
 #define TICKINFER_KERNEL_TABLE(isa_enum, isa_str, gemm4, chain)                                   \
-  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, gemm4, chain, &activation, &softmax, &lstm_cell, \
-            &gru_cell, &layer_norm, &add, &sub, &mul, &affine}
+  KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, gemm4, chain, &activation, &softmax, &attend_head, \
+            &lstm_cell, &gru_cell, &layer_norm, &add, &sub, &mul, &affine}

@@ -65,6 +65,13 @@ struct Simd {
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
   }
 
+  // p * 2^n for integral n when the result is a normal float (p in [0.5, 2), n in [-125, 127]):
+  // one integer add into the exponent field, for callers that clamp their range first.
+  static V ldexp_normal(V p, V n) {
+    const __m256i step = _mm256_slli_epi32(_mm256_cvtps_epi32(n), 23);
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), step));
+  }
+
   static float reduce_add(V a) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(a), _mm256_extractf128_ps(a, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -50,6 +50,9 @@ struct Simd {
   // p * 2^n for integral n; correct into the subnormal range and on overflow (vscalefps).
   static V ldexp(V p, V n) { return _mm512_scalef_ps(p, n); }
 
+  // p * 2^n for a normal result (the avx2 member's contract); vscalefps is one instruction.
+  static V ldexp_normal(V p, V n) { return _mm512_scalef_ps(p, n); }
+
   static float reduce_add(V a) { return _mm512_reduce_add_ps(a); }
   static float reduce_max(V a) { return _mm512_reduce_max_ps(a); }
 };

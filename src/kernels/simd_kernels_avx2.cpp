@@ -1,5 +1,6 @@
 // The avx2 set's templated kernels and kernel table (dispatch.cpp hands it out only when the CPU supports AVX2 and FMA); see simd_kernels.inc.
 #include "kernels/activation_simd.hpp"
+#include "kernels/attention_simd.hpp"
 #include "kernels/cells_simd.hpp"
 #include "kernels/elementwise_simd.hpp"
 #include "kernels/gemm_chain_simd.hpp"

@@ -1,5 +1,6 @@
 // The portable set's templated kernels and kernel table (vector extensions, no ISA flags: every CPU supports it); see simd_kernels.inc.
 #include "kernels/activation_simd.hpp"
+#include "kernels/attention_simd.hpp"
 #include "kernels/cells_simd.hpp"
 #include "kernels/elementwise_simd.hpp"
 #include "kernels/kernels_by_isa.hpp"

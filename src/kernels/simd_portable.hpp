@@ -87,6 +87,14 @@ struct Simd {
     return (p * s1) * s2;
   }
 
+  // p * 2^n for a normal result (avx2::Simd::ldexp_normal's contract): one integer add into
+  // the exponent field, n converted by the magic add as in ldexp.
+  static V ldexp_normal(V p, V n) {
+    const VI ni =
+        reinterpret_cast<VI>(n + set1(kRoundMagic)) - reinterpret_cast<VI>(set1(kRoundMagic));
+    return reinterpret_cast<V>(reinterpret_cast<VI>(p) + (ni << 23));
+  }
+
   // Pairwise, like the x86 sets: (a0 + a2) + (a1 + a3).
   static float reduce_add(V a) { return (a[0] + a[2]) + (a[1] + a[3]); }
   static float reduce_max(V a) {

@@ -46,6 +46,27 @@ inline typename S::V exp(typename S::V x) {
   return S::ldexp(S::add(expm1_reduced<S>(r), S::set1(1.0f)), n);
 }
 
+// e^x for x <= 0, where every result below e^-87 may come out as about e^-87 (1.6e-38): what a
+// softmax needs, whose sum is at least 1 (the max's e^0), so such terms change nothing it
+// returns. The same reduction and polynomial as exp (~1 ulp above e^-87), evaluated in Estrin's
+// form (three short chains instead of Horner's six dependent steps: the exponentials of a
+// softmax are independent, and the chain's latency is what bounds them) and scaled in one
+// exponent step. Positive inputs give garbage; callers mask them.
+template <class S>
+inline typename S::V exp_nonpositive_flush(typename S::V x) {
+  using V = typename S::V;
+  x = S::max(S::set1(-87.0f), x);
+  const V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
+  V r = S::fnmadd(n, S::set1(kLn2Hi), x);
+  r = S::fnmadd(n, S::set1(kLn2Lo), r);
+  const V r2 = S::mul(r, r);
+  const V low = S::fmadd(S::set1(kExpPoly[1]), r, S::set1(kExpPoly[0]));
+  const V mid = S::fmadd(S::set1(kExpPoly[3]), r, S::set1(kExpPoly[2]));
+  const V high = S::fmadd(S::set1(kExpPoly[5]), r, S::set1(kExpPoly[4]));
+  const V q = S::fmadd(S::mul(r2, r2), high, S::fmadd(r2, mid, low));
+  return S::ldexp_normal(S::add(S::fmadd(r2, q, r), S::set1(1.0f)), n);
+}
+
 // e^x - 1 for x <= 0 (positive inputs are treated as 0: callers select x there, as elu does).
 // 2^n e^r - 1 = 2^n (e^r - 1) + (2^n - 1): exact at n = 0, so small |x| keeps full relative
 // accuracy; below -20 the result is -1 in float anyway, so n stays in [-29, 0].

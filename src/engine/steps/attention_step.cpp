@@ -1,6 +1,6 @@
 // Attention: MultiHeadAttention's core between its projections (Dense steps before and after).
 // Per head and query row i: scores over the key rows (all S, or j <= i when causal), scaled by
-// 1 / sqrt(key_dim) (folded into the packed keys: q . (s k) instead of Keras' s (q . k), the
+// 1 / sqrt(key_dim) (folded into the packed queries: k . (s q) instead of Keras' s (q . k), the
 // same to within a rounding, which the Keras fixtures' tolerance covers), a softmax, and
 // the probabilities' weighted sum of the value rows. A causal mask is a shorter softmax: Keras
 // sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0; a sliding window
@@ -19,100 +19,56 @@
 namespace tickinfer::engine {
 namespace {
 
-// Scratch: a head's T x S scores; a head's operand gathered row-major; K^T and V packed in the
-// kernels' layout (kernels/kernel_set.hpp), so a head's scores and its weighted sums of the value
-// rows are each one product over a block of query rows (rows_times).
+// Scratch: a head's scores transposed (keys x queries, a row per key, queries padded to whole
+// panels) and its scaled queries Q^T in the kernels' panel form (kernels/kernel_set.hpp), so the
+// scores are one product of the key rows by Q^T (rows_times) and the softmax and weighted sum
+// run with the queries in vector lanes (KernelSet::attend_head).
 struct Scratch {
-  float* scores;
-  float* gathered;
-  float* packed_keys;    // (key_dim x S)
-  float* packed_values;  // (S x value_dim)
+  float* scores_t;       // keys x query_columns(p)
+  float* packed_queries; // (key_dim x query_columns(p)), panel form
 };
 
 size_t padded(size_t floats) { return (floats + 15) / 16 * 16; }
-size_t scores_floats(const OpParams& p) { return padded(static_cast<size_t>(p.steps) * p.attention.keys); }
-size_t gathered_floats(const AttentionParams& a) {
-  return padded(static_cast<size_t>(a.keys) * static_cast<size_t>(std::max(a.key_dim, a.value_dim)));
-}
-size_t packed_keys_floats(const AttentionParams& a) { return padded(kernels::packed_floats(a.key_dim, a.keys)); }
-size_t packed_values_floats(const AttentionParams& a) { return padded(kernels::packed_floats(a.keys, a.value_dim)); }
+size_t query_columns(const OpParams& p) { return static_cast<size_t>(kernels::round_up(p.steps, kernels::kPanel)); }
+size_t scores_floats(const OpParams& p) { return static_cast<size_t>(p.attention.keys) * query_columns(p); }
+size_t packed_queries_floats(const OpParams& p) { return static_cast<size_t>(p.attention.key_dim) * query_columns(p); }
 
 Scratch scratch_of(const StepCtx& c, const Step& s) noexcept {
-  const AttentionParams& a = s.attention;
   float* base = c.arena(s.scratch);
-  Scratch sc;
-  sc.scores = base;
-  sc.gathered = sc.scores + scores_floats(s);
-  sc.packed_keys = sc.gathered + gathered_floats(a);
-  sc.packed_values = sc.packed_keys + packed_keys_floats(a);
-  return sc;
+  return {base, base + padded(scores_floats(s))};
 }
 
-// Head h's keys as the (key_dim x S) matrix K^T scaled by `scale` (so the scores come out
-// scaled, without a pass over the T x S scores) and its values as the (S x value_dim) matrix V,
-// in the kernels' packed layout. The panel form (kernels/kernel_set.hpp) is written in place:
-// packed[(p K + k) kPanel + j] = W[k][p kPanel + j], zero past N; the dot form goes through
-// pack_weights.
-void pack_head(const Step& s, const float* k, const float* v, int h, float scale, const Scratch& sc) noexcept {
+// Head h's queries as the (key_dim x T) matrix Q^T scaled by `scale` (so the scores come out
+// scaled, without a pass over them), zero past T, in panel form:
+// packed[(p key_dim + d) kPanel + l] = scale q[p kPanel + l][h key_dim + d].
+void pack_queries(const Step& s, const float* q, int h, float scale, float* packed) noexcept {
   const AttentionParams& a = s.attention;
   constexpr int P = kernels::kPanel;
-  const size_t S = static_cast<size_t>(a.keys);
-  const size_t kd = static_cast<size_t>(a.key_dim), vd = static_cast<size_t>(a.value_dim);
-  if (!kernels::is_dot_form(a.keys)) {
-    const size_t padded_keys = static_cast<size_t>(kernels::round_up(a.keys, P));
-    for (size_t j = 0; j < padded_keys; ++j) {
-      const float* kj = j < S ? k + j * a.k.ld + a.k.col + h * a.key_dim : nullptr;
-      float* col = sc.packed_keys + (j / P) * kd * P + j % P;
-      for (size_t d = 0; d < kd; ++d) col[d * P] = kj ? kj[d] * scale : 0.0f;  // zeros past S
-    }
-  } else {
-    for (size_t j = 0; j < S; ++j) {
-      const float* kj = k + j * a.k.ld + a.k.col + h * a.key_dim;
-      for (size_t d = 0; d < kd; ++d) sc.gathered[d * S + j] = kj[d] * scale;
-    }
-    kernels::pack_weights(sc.gathered, a.key_dim, a.keys, sc.packed_keys);
-  }
-  if (!kernels::is_dot_form(a.value_dim)) {
-    for (size_t j = 0; j < S; ++j) {
-      const float* vj = v + j * a.v.ld + a.v.col + h * a.value_dim;
-      for (size_t p0 = 0; p0 < vd; p0 += P) {
-        const size_t n = std::min<size_t>(P, vd - p0);
-        float* dst = sc.packed_values + (p0 / P * S + j) * P;
-        std::memcpy(dst, vj + p0, sizeof(float) * n);
-        std::fill(dst + n, dst + P, 0.0f);  // the panel's columns past value_dim
-      }
-    }
-  } else {
-    for (size_t j = 0; j < S; ++j) {
-      std::memcpy(sc.gathered + j * vd, v + j * a.v.ld + a.v.col + h * a.value_dim, sizeof(float) * vd);
-    }
-    kernels::pack_weights(sc.gathered, a.keys, a.value_dim, sc.packed_values);
+  const size_t kd = static_cast<size_t>(a.key_dim);
+  const size_t columns = query_columns(s);
+  for (size_t i = 0; i < columns; ++i) {
+    const float* qi = i < static_cast<size_t>(s.steps) ? q + i * a.q.ld + a.q.col + h * a.key_dim : nullptr;
+    float* col = packed + (i / P) * kd * P + i % P;
+    for (size_t d = 0; d < kd; ++d) col[d * P] = qi ? qi[d] * scale : 0.0f;
   }
 }
 
-// rows x (x . W): gemm_chain where the set has it and W is in panel form (several rows and
-// panels blocked in registers), else gemm_rows. Either order is fine here: this step answers to
-// Keras' float tolerance, not to another engine's bits.
+// rows x (x . W) for W in panel form (N a whole number of panels): gemm_chain where the set has
+// it (several rows and panels blocked in registers), else gemm_rows. Either order is fine here:
+// this step answers to Keras' float tolerance, not to another engine's bits.
 void rows_times(const kernels::KernelSet& ks, const float* x, int rows, size_t ldx, int K, const float* packed, int N,
                 float* y, size_t ldy) noexcept {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  if (ks.gemm_chain && !kernels::is_dot_form(N)) {
+  if (ks.gemm_chain) {
     ks.gemm_chain(x, rows, ldx, 1, 0, K, packed, N, nullptr, y, ldy, -inf, inf);
   } else {
     ks.gemm_rows(x, rows, ldx, K, packed, N, nullptr, y, ldy, -inf, inf);
   }
 }
 
-// Query rows per block of a causal step: a block's rows see at most the keys up to its last row,
-// so its scores and weighted sums stop there (half the work at T = S).
-constexpr int kCausalBlock = 16;
-
-// Head after head: the scores of every query row against the key rows it may see, scaled; a
-// causal row keeps its first i + 1 and zeros the rest of its block's columns, so the weighted sum
-// over those value rows adds exact zeros (fma(0, v, acc) == acc for finite v); then the weighted
-// sums into the head's columns. A block reads a prefix of the packed K^T (its first panels) and
-// of the packed V (its first rows, where V is one panel, 4 < value_dim <= 16: the dot form's and
-// later panels' offsets depend on the row count, so those take every row).
+// Head after head: the transposed scores S^T = K (s Q)^T, then attend_head. With a mask (causal
+// or a span), each panel of queries takes only the key rows some of its queries see (attend_keys:
+// the kernel reads no others), half the products at T = S when causal.
 void run(const StepCtx& c, const Step& s) noexcept {
   const AttentionParams& a = s.attention;
   const float* q = c.at(s.in);
@@ -120,34 +76,29 @@ void run(const StepCtx& c, const Step& s) noexcept {
   const float* v = c.at(s.extra_inputs[0]);
   float* out = c.at(s.out);
   const Scratch sc = scratch_of(c, s);
+  constexpr int P = kernels::kPanel;
   const float scale = 1.0f / std::sqrt(static_cast<float>(a.key_dim));
-  const size_t S = static_cast<size_t>(a.keys);
+  const size_t columns = query_columns(s);
   const size_t ldo = static_cast<size_t>(a.heads) * a.value_dim;
-  const int block = a.causal ? kCausalBlock : s.steps;
-  const bool one_panel = !kernels::is_dot_form(a.value_dim) && a.value_dim <= kernels::kPanel;
+  kernels::AttendHead head{sc.scores_t, columns, s.steps, a.keys, nullptr, static_cast<size_t>(a.v.ld),
+                           a.value_dim, nullptr, ldo, a.causal, a.span};
   for (int h = 0; h < a.heads; ++h) {
-    pack_head(s, k, v, h, scale, sc);
-    for (int i0 = 0; i0 < s.steps; i0 += block) {
-      const int rows = std::min(block, s.steps - i0);
-      // Keys this block sees; at least one panel, so the packed K^T stays in panel form.
-      const int keys = a.causal ? std::min(a.keys, std::max(i0 + rows, kernels::kPanel)) : a.keys;
-      const int value_rows = one_panel ? keys : a.keys;
-      float* scores = sc.scores + static_cast<size_t>(i0) * S;
-      rows_times(c.ks, q + static_cast<size_t>(i0) * a.q.ld + a.q.col + h * a.key_dim, rows,
-                 static_cast<size_t>(a.q.ld), a.key_dim, sc.packed_keys, keys, scores, S);
-      for (int r = 0; r < rows; ++r) {
-        float* row = scores + static_cast<size_t>(r) * S;
-        const int i = i0 + r;
-        int seen = a.causal ? std::min(i + 1, a.keys) : a.keys;
-        const int first = a.span > 0 ? std::max(0, i - a.span + 1) : 0;
-        if (a.span > 0 && !a.causal) seen = std::min(seen, i + a.span);
-        c.ks.softmax(row + first, row + first, seen - first);
-        std::fill(row, row + first, 0.0f);
-        std::fill(row + seen, row + value_rows, 0.0f);
+    pack_queries(s, q, h, scale, sc.packed_queries);
+    const float* kh = k + a.k.col + h * a.key_dim;
+    const size_t ldk = static_cast<size_t>(a.k.ld);
+    if (!a.causal && a.span == 0) {
+      rows_times(c.ks, kh, a.keys, ldk, a.key_dim, sc.packed_queries, static_cast<int>(columns), sc.scores_t, columns);
+    } else {
+      for (size_t i0 = 0; i0 < columns; i0 += P) {
+        const kernels::KeyRange keys = kernels::attend_keys(head, static_cast<int>(i0), P);
+        if (keys.first >= keys.end) continue;
+        rows_times(c.ks, kh + keys.first * ldk, keys.end - keys.first, ldk, a.key_dim,
+                   sc.packed_queries + i0 * a.key_dim, P, sc.scores_t + keys.first * columns + i0, columns);
       }
-      rows_times(c.ks, scores, rows, S, value_rows, sc.packed_values, a.value_dim,
-                 out + static_cast<size_t>(i0) * ldo + h * a.value_dim, ldo);
     }
+    head.values = v + a.v.col + h * a.value_dim;
+    head.out = out + h * a.value_dim;
+    c.ks.attend_head(head);
   }
 }
 
@@ -202,7 +153,7 @@ int64_t state(const OpParams& p) { return p.attention.stream ? ring_floats(p.att
 int64_t scratch(const OpParams& p) {
   const AttentionParams& a = p.attention;
   if (a.stream) return static_cast<int64_t>(padded(static_cast<size_t>(a.span)));
-  return static_cast<int64_t>(scores_floats(p) + gathered_floats(a) + packed_keys_floats(a) + packed_values_floats(a));
+  return static_cast<int64_t>(padded(scores_floats(p)) + padded(packed_queries_floats(p)));
 }
 
 // The score and weighted-sum products (the projections are their own Dense steps); no weights.

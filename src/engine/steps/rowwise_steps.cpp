@@ -40,13 +40,12 @@ void rows_affine(const kernels::KernelSet& ks, const Step& s, const RowsArgs& a)
 }
 
 void run_layer_norm(const StepCtx& c, const Step& s) noexcept {
-  for (int r = 0; r < s.rows; ++r) {
-    c.ks.layer_norm(c.at(s.in) + static_cast<size_t>(r) * s.out_width, s.scale, s.shift, s.epsilon,
-                    c.at(s.out) + static_cast<size_t>(r) * s.out_width, s.out_width);
-  }
+  const size_t width = static_cast<size_t>(s.out_width);
+  c.ks.layer_norm(c.at(s.in), width, s.rows, s.scale, s.shift, s.epsilon, c.at(s.out), width, s.out_width);
 }
 void rows_layer_norm(const kernels::KernelSet& ks, const Step& s, const RowsArgs& a) noexcept {
-  for (int r = 0; r < a.rows; ++r) ks.layer_norm(a.x + r * a.ld, s.scale, s.shift, s.epsilon, a.y + r * a.ldy, s.out_width);
+  ks.layer_norm(a.x, static_cast<size_t>(a.ld), a.rows, s.scale, s.shift, s.epsilon, a.y, static_cast<size_t>(a.ldy),
+                s.out_width);
 }
 
 // Scale and shift (gamma and beta): two floats per channel.

@@ -1,0 +1,33 @@
+// Reference attention head (KernelSet::attend_head): query by query, the textbook softmax
+// (max-subtracted, std::exp, divided by the sum) and the weighted sum of the value rows.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/kernels_by_isa.hpp"
+
+namespace tickinfer::kernels::scalar {
+
+void attend_head(const AttendHead& a) noexcept {
+  for (int i = 0; i < a.queries; ++i) {
+    const KeyRange keys = attend_keys(a, i, 1);
+    float* out = a.out + static_cast<size_t>(i) * a.ldo;
+    std::fill(out, out + a.value_dim, 0.0f);
+    if (keys.first >= keys.end) continue;  // sees no key
+    auto score = [&](int j) -> float& { return a.scores_t[static_cast<size_t>(j) * a.ld + i]; };
+    float m = -std::numeric_limits<float>::infinity();
+    for (int j = keys.first; j < keys.end; ++j) m = std::max(m, score(j));
+    float sum = 0.0f;
+    for (int j = keys.first; j < keys.end; ++j) {
+      score(j) = std::exp(score(j) - m);
+      sum += score(j);
+    }
+    for (int j = keys.first; j < keys.end; ++j) {
+      const float p = score(j) / sum;
+      const float* vj = a.values + static_cast<size_t>(j) * a.ldv;
+      for (int d = 0; d < a.value_dim; ++d) out[d] = std::fma(p, vj[d], out[d]);
+    }
+  }
+}
+
+}  // namespace tickinfer::kernels::scalar
