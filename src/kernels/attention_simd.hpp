@@ -70,6 +70,49 @@ inline void weighted_sum_upto(const AttendHead& a, KeyRange keys, int i0, int d0
   weighted_sum<S, G>(a, keys, i0, d0, inv_sum, staging);
 }
 
+// Value rows of at most G columns: the exponentials and the weighted sums in one walk down the
+// key rows (no store and reload of the exponentials; each row's exponential overlaps the
+// previous rows' multiply-adds), two rows per iteration for two exponential chains in flight.
+template <class S, int G>
+inline void exp_weighted_sum(const AttendHead& a, KeyRange keys, int i0, typename S::V m, const VisibleKeys<S>& vis,
+                             float* staging) {
+  using V = typename S::V;
+  constexpr int W = S::kWidth;
+  V acc[G];
+  for (int t = 0; t < G; ++t) acc[t] = S::zero();
+  V sums[2] = {S::zero(), S::zero()};
+  auto row = [&](int j, int u) {
+    V e = vmath::exp_nonpositive_flush<S>(S::sub(S::load(a.scores_t + static_cast<size_t>(j) * a.ld + i0), m));
+    if (vis.masked) e = vis.keep(S::set1(static_cast<float>(j)), e, S::zero());
+    sums[u] = S::add(sums[u], e);
+    const float* vj = a.values + static_cast<size_t>(j) * a.ldv;
+    for (int t = 0; t < G; ++t) acc[t] = S::fmadd(e, S::set1(vj[t]), acc[t]);
+  };
+  int j = keys.first;
+  for (; j + 2 <= keys.end; j += 2) {
+    row(j, 0);
+    row(j + 1, 1);
+  }
+  if (j < keys.end) row(j, 0);
+  const V sum = S::add(sums[0], sums[1]);
+  const V inv_sum = S::select(S::gt(sum, S::zero()), S::div(S::set1(1.0f), sum), S::zero());
+  for (int t = 0; t < G; ++t) S::store(staging + t * W, S::mul(acc[t], inv_sum));
+  const int lanes = std::min(W, a.queries - i0);
+  for (int l = 0; l < lanes; ++l) {
+    float* out = a.out + static_cast<size_t>(i0 + l) * a.ldo;
+    for (int t = 0; t < G; ++t) out[t] = staging[t * W + l];
+  }
+}
+
+template <class S, int G>
+inline void exp_weighted_sum_upto(const AttendHead& a, KeyRange keys, int i0, typename S::V m, const VisibleKeys<S>& vis,
+                                  float* staging) {
+  if constexpr (G > 1) {
+    if (a.value_dim < G) return exp_weighted_sum_upto<S, G - 1>(a, keys, i0, m, vis, staging);
+  }
+  exp_weighted_sum<S, G>(a, keys, i0, m, vis, staging);
+}
+
 template <class S>
 inline void attend_head(const AttendHead& a) {
   using V = typename S::V;
@@ -85,6 +128,10 @@ inline void attend_head(const AttendHead& a) {
       V s = S::load(a.scores_t + static_cast<size_t>(j) * a.ld + i0);
       if (vis.masked) s = vis.keep(S::set1(static_cast<float>(j)), s, neg_inf);
       m = S::max(m, s);
+    }
+    if (a.value_dim <= kColumns) {
+      exp_weighted_sum_upto<S, kColumns>(a, keys, i0, m, vis, staging);
+      continue;
     }
     // Four key rows per iteration: four independent exponentials in flight (one alone is a
     // chain of some twenty dependent operations), four partial sums.
