@@ -1,5 +1,5 @@
-// KernelSet::attend_head: the scalar set against a softmax and weighted sum computed here in
-// double from the definition (which keys each query sees: all, causal, a sliding span, both),
+// KernelSet::attend_head: the scalar set against scores, a softmax and a weighted sum computed
+// here in double from the definition (which keys each query sees: all, causal, a sliding span, both),
 // and every optimized set against the scalar set, over shapes below, at and above the vector
 // widths, with guards around the outputs. Tolerance: the exponential's few ulps and the sums'
 // order (2e-6 relative to the magnitude of the values).
@@ -16,7 +16,7 @@ namespace {
 using namespace tickinfer::kernels::testing;
 
 struct Case {
-  int queries, keys, value_dim;
+  int queries, keys, key_dim, value_dim;
   bool causal;
   int span;
 };
@@ -28,29 +28,41 @@ bool sees(const Case& c, int i, int j) {
   return true;
 }
 
-// The problem's data: scores (keys x ld), values (keys x ldv), with the padding columns of the
-// scores holding NaN (a kernel may read them but must not let them into a stored result).
+// The problem's data: queries (T x key_dim, also packed as Q^T in panel form with the padding
+// columns holding NaN: a kernel may compute them but must not let them into a stored result),
+// keys (S x ldk) and values (S x ldv).
 struct Problem {
   Case c;
-  size_t ld, ldv, ldo;
-  std::vector<float> scores_t, values;
+  size_t columns, ldk, ldv, ldo;
+  std::vector<float> q, queries_t, key_rows, values;
   Problem(const Case& cs, std::mt19937& rng) : c(cs) {
-    ld = static_cast<size_t>(round_up(c.queries, kPanel));
+    columns = static_cast<size_t>(round_up(c.queries, kPanel));
+    ldk = static_cast<size_t>(c.key_dim) + 1;
     ldv = static_cast<size_t>(c.value_dim) + 2;
     ldo = static_cast<size_t>(c.value_dim) + 3;
-    scores_t.assign(static_cast<size_t>(c.keys) * ld, std::nanf(""));
-    std::uniform_real_distribution<float> score(-6.0f, 6.0f), value(-2.0f, 2.0f);
-    for (int j = 0; j < c.keys; ++j) {
-      for (int i = 0; i < c.queries; ++i) scores_t[j * ld + i] = score(rng);
+    std::uniform_real_distribution<float> feature(-1.5f, 1.5f), value(-2.0f, 2.0f);
+    q.resize(static_cast<size_t>(c.queries) * c.key_dim);
+    for (float& x : q) x = feature(rng);
+    queries_t.assign(static_cast<size_t>(c.key_dim) * columns, std::nanf(""));
+    for (int i = 0; i < c.queries; ++i) {
+      for (int d = 0; d < c.key_dim; ++d) queries_t[((i / kPanel) * c.key_dim + d) * kPanel + i % kPanel] = q[i * c.key_dim + d];
     }
+    key_rows.resize(static_cast<size_t>(c.keys) * ldk);
+    for (float& x : key_rows) x = feature(rng);
     values.resize(static_cast<size_t>(c.keys) * ldv);
     for (float& v : values) v = value(rng);
   }
-  // Runs `ks` on a fresh copy of the scores; out has guard values between and after the rows.
+  double score(int i, int j) const {
+    double s = 0.0;
+    for (int d = 0; d < c.key_dim; ++d) s += static_cast<double>(q[i * c.key_dim + d]) * key_rows[j * ldk + d];
+    return s;
+  }
+  // Runs `ks` with fresh scratch; out has guard values between and after the rows.
   std::vector<float> run(const KernelSet& ks) const {
-    std::vector<float> s = scores_t, out(static_cast<size_t>(c.queries) * ldo + kGuardCount, kGuard);
-    ks.attend_head({s.data(), ld, c.queries, c.keys, values.data(), ldv, c.value_dim, out.data(), ldo, c.causal,
-                    c.span});
+    std::vector<float> scratch(static_cast<size_t>(c.keys) * columns, kGuard);
+    std::vector<float> out(static_cast<size_t>(c.queries) * ldo + kGuardCount, kGuard);
+    ks.attend_head({queries_t.data(), key_rows.data(), ldk, c.key_dim, scratch.data(), columns, c.queries, c.keys,
+                    values.data(), ldv, c.value_dim, out.data(), ldo, c.causal, c.span});
     return out;
   }
 };
@@ -59,14 +71,15 @@ std::vector<Case> cases() {
   std::vector<Case> all;
   for (int t : {1, 3, 8, 15, 16, 17, 33, 64}) {
     for (int vd : {1, 3, 8, 9, 16, 19}) {
-      all.push_back({t, t, vd, false, 0});
-      all.push_back({t, t, vd, true, 0});
-      all.push_back({t, t, vd, true, 5});
-      all.push_back({t, t, vd, false, 4});
+      const int kd = vd % 2 ? vd : 13 - vd % 13;  // key widths in and past the register-held range
+      all.push_back({t, t, kd, vd, false, 0});
+      all.push_back({t, t, kd, vd, true, 0});
+      all.push_back({t, t, kd, vd, true, 5});
+      all.push_back({t, t, kd, vd, false, 4});
     }
-    all.push_back({t, 7, 8, false, 0});      // cross attention: fewer keys than queries
-    all.push_back({t, 40, 5, false, 0});     // more keys than queries
-    all.push_back({t, 4, 3, false, 2});      // queries past the keys' reach see none: zeros
+    all.push_back({t, 7, 8, 8, false, 0});   // cross attention: fewer keys than queries
+    all.push_back({t, 40, 5, 5, false, 0});  // more keys than queries
+    all.push_back({t, 4, 2, 3, false, 2});   // queries past the keys' reach see none: zeros
   }
   return all;
 }
@@ -90,18 +103,18 @@ TEST(KernelsAttentionScalar, MatchesTheDefinitionInDouble) {
     for (int i = 0; i < c.queries; ++i) {
       double m = -INFINITY, sum = 0.0;
       for (int j = 0; j < c.keys; ++j) {
-        if (sees(c, i, j)) m = std::max(m, static_cast<double>(p.scores_t[j * p.ld + i]));
+        if (sees(c, i, j)) m = std::max(m, p.score(i, j));
       }
       std::vector<double> want(c.value_dim, 0.0);
       for (int j = 0; j < c.keys; ++j) {
         if (!sees(c, i, j)) continue;
-        const double e = std::exp(p.scores_t[j * p.ld + i] - m);
+        const double e = std::exp(p.score(i, j) - m);
         sum += e;
         for (int d = 0; d < c.value_dim; ++d) want[d] += e * p.values[j * p.ldv + d];
       }
       for (int d = 0; d < c.value_dim; ++d) {
         const double w = sum > 0.0 ? want[d] / sum : 0.0;
-        ASSERT_NEAR(out[i * p.ldo + d], w, 2e-6) << "T=" << c.queries << " S=" << c.keys << " vd=" << c.value_dim
+        ASSERT_NEAR(out[i * p.ldo + d], w, 2e-6) << "T=" << c.queries << " S=" << c.keys << " kd=" << c.key_dim << " vd=" << c.value_dim
                                                  << " causal=" << c.causal << " span=" << c.span << " i=" << i;
       }
     }

@@ -1,4 +1,4 @@
-// Reference attention head (KernelSet::attend_head): query by query, the textbook softmax
+// Reference attention head (KernelSet::attend_head): query by query, the scores q . k, the textbook softmax
 // (max-subtracted, std::exp, divided by the sum) and the weighted sum of the value rows.
 #include <algorithm>
 #include <cmath>
@@ -15,8 +15,15 @@ void attend_head(const AttendHead& a) noexcept {
     std::fill(out, out + a.value_dim, 0.0f);
     if (keys.first >= keys.end) continue;  // sees no key
     auto score = [&](int j) -> float& { return a.scores_t[static_cast<size_t>(j) * a.ld + i]; };
+    const float* qi = a.queries_t + static_cast<size_t>(i / kPanel) * a.key_dim * kPanel + i % kPanel;
     float m = -std::numeric_limits<float>::infinity();
-    for (int j = keys.first; j < keys.end; ++j) m = std::max(m, score(j));
+    for (int j = keys.first; j < keys.end; ++j) {
+      const float* kj = a.key_rows + static_cast<size_t>(j) * a.ldk;
+      float s = qi[0] * kj[0];
+      for (int d = 1; d < a.key_dim; ++d) s = std::fma(qi[static_cast<size_t>(d) * kPanel], kj[d], s);
+      score(j) = s;
+      m = std::max(m, s);
+    }
     float sum = 0.0f;
     for (int j = keys.first; j < keys.end; ++j) {
       score(j) = std::exp(score(j) - m);

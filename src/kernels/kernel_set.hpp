@@ -54,27 +54,33 @@ inline size_t packed_floats(int K, int N) {
 // Writes packed_floats(K, N) floats (padding included) in the layout above.
 void pack_weights(const float* w, int K, int N, float* packed) noexcept;
 
-// One attention head after its score product, for KernelSet::attend_head. The scores come
-// transposed (a row per key, a column per query) so that a vector holds one key's scores for
-// several queries: the softmax's max and sum then run down the columns, lane by lane, with no
+// One attention head, for KernelSet::attend_head. The queries come transposed (Q^T, a column per
+// query, in the panel form of pack_weights, scaled by 1 / sqrt(key_dim) beforehand) and the
+// scores are laid out transposed too (a row per key, a column per query), so that a vector holds
+// one key's scores for several queries: each score row is key_dim broadcasts of the key times
+// the queries' columns, the softmax's max and sum run down the columns, lane by lane, with no
 // horizontal reduction per query, and each key's value row is one broadcast per column.
 struct AttendHead {
-  float* scores_t;     // keys x ld: scores_t[j ld + i] = query i's (scaled) score against key j;
-                       // overwritten with exponentials (scratch)
-  size_t ld;           // floats per key row, >= round_up(queries, kPanel): columns up to there
-                       // are read (those past `queries` may hold anything; they are not stored)
-  int queries, keys;   // T, S
-  const float* values; // keys x value_dim: key j's values at values + j ldv
+  const float* queries_t;  // key_dim x round_up(queries, kPanel), panel form:
+                           // queries_t[(p key_dim + d) kPanel + l] = query (p kPanel + l)'s d-th,
+                           // zero past `queries` (those columns are computed, never stored)
+  const float* key_rows;   // keys x key_dim: key j at key_rows + j ldk
+  size_t ldk;
+  int key_dim;
+  float* scores_t;         // scratch, keys x ld floats (ld >= round_up(queries, kPanel))
+  size_t ld;
+  int queries, keys;       // T, S
+  const float* values;     // keys x value_dim: key j's values at values + j ldv
   size_t ldv;
   int value_dim;
-  float* out;          // queries x value_dim: query i's result at out + i ldo
+  float* out;              // queries x value_dim: query i's result at out + i ldo
   size_t ldo;
-  bool causal;         // query i sees only keys j <= i
-  int span;            // > 0: and only keys with |i - j| < span (the sliding window)
+  bool causal;             // query i sees only keys j <= i
+  int span;                // > 0: and only keys with |i - j| < span (the sliding window)
 };
 
-// Keys [first, end) that some query of [i0, i0 + width) sees: the only rows of scores_t a kernel
-// reads for those queries, so a caller computes just these (half the products when causal).
+// Keys [first, end) that some query of [i0, i0 + width) sees: the only key rows a kernel reads
+// for those queries (half the products when causal).
 struct KeyRange {
   int first, end;
 };
@@ -144,9 +150,9 @@ struct KernelSet {
   void (*softmax)(const float* x, float* y, int n) noexcept;
 
   // One attention head (AttendHead): for each query i in [0, queries), out row i =
-  // sum_j p_i(j) values row j, with p_i the softmax of query i's scores over the keys it sees
-  // (j < keys; j <= i when causal; |i - j| < span when span > 0); zeros for a query that sees
-  // no key. Writes out rows [0, queries) x [0, value_dim) and scores_t's rows of attend_keys.
+  // sum_j p_i(j) values row j, with p_i the softmax of query i's scores q_i . k_j over the keys
+  // it sees (j < keys; j <= i when causal; |i - j| < span when span > 0); zeros for a query that
+  // sees no key. Writes out rows [0, queries) x [0, value_dim) and the scratch scores_t.
   void (*attend_head)(const AttendHead& a) noexcept;
 
   // One LSTM step after the matmuls. z holds 4u pre-activations in gate order i, f, c, o

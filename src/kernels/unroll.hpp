@@ -12,3 +12,12 @@
 #else
 #define TICKINFER_UNROLL
 #endif
+
+// TICKINFER_ALWAYS_INLINE, before a function or after a lambda's parameter list: kernels pass
+// their per-row bodies as lambdas to row walkers (attention_simd.hpp), and a body or walker left
+// as a call keeps the accumulators it captures in memory.
+#if defined(__GNUC__) || defined(__clang__)
+#define TICKINFER_ALWAYS_INLINE __attribute__((always_inline))
+#else
+#define TICKINFER_ALWAYS_INLINE
+#endif

@@ -20,12 +20,11 @@ namespace tickinfer::engine {
 namespace {
 
 // Scratch: a head's scores transposed (keys x queries, a row per key, queries padded to whole
-// panels) and its scaled queries Q^T in the kernels' panel form (kernels/kernel_set.hpp), so the
-// scores are one product of the key rows by Q^T (rows_times) and the softmax and weighted sum
-// run with the queries in vector lanes (KernelSet::attend_head).
+// panels) and its scaled queries Q^T in the kernels' panel form (kernels/kernel_set.hpp), which
+// KernelSet::attend_head reads with the queries in vector lanes.
 struct Scratch {
-  float* scores_t;       // keys x query_columns(p)
-  float* packed_queries; // (key_dim x query_columns(p)), panel form
+  float* scores_t;        // keys x query_columns(p)
+  float* packed_queries;  // (key_dim x query_columns(p)), panel form
 };
 
 size_t padded(size_t floats) { return (floats + 15) / 16 * 16; }
@@ -53,22 +52,8 @@ void pack_queries(const Step& s, const float* q, int h, float scale, float* pack
   }
 }
 
-// rows x (x . W) for W in panel form (N a whole number of panels): gemm_chain where the set has
-// it (several rows and panels blocked in registers), else gemm_rows. Either order is fine here:
-// this step answers to Keras' float tolerance, not to another engine's bits.
-void rows_times(const kernels::KernelSet& ks, const float* x, int rows, size_t ldx, int K, const float* packed, int N,
-                float* y, size_t ldy) noexcept {
-  constexpr float inf = std::numeric_limits<float>::infinity();
-  if (ks.gemm_chain) {
-    ks.gemm_chain(x, rows, ldx, 1, 0, K, packed, N, nullptr, y, ldy, -inf, inf);
-  } else {
-    ks.gemm_rows(x, rows, ldx, K, packed, N, nullptr, y, ldy, -inf, inf);
-  }
-}
-
-// Head after head: the transposed scores S^T = K (s Q)^T, then attend_head. With a mask (causal
-// or a span), each panel of queries takes only the key rows some of its queries see (attend_keys:
-// the kernel reads no others), half the products at T = S when causal.
+// Head after head: pack the head's scaled queries, then attend_head over its key and value
+// columns of the projections' rows (read in place).
 void run(const StepCtx& c, const Step& s) noexcept {
   const AttentionParams& a = s.attention;
   const float* q = c.at(s.in);
@@ -76,26 +61,13 @@ void run(const StepCtx& c, const Step& s) noexcept {
   const float* v = c.at(s.extra_inputs[0]);
   float* out = c.at(s.out);
   const Scratch sc = scratch_of(c, s);
-  constexpr int P = kernels::kPanel;
   const float scale = 1.0f / std::sqrt(static_cast<float>(a.key_dim));
-  const size_t columns = query_columns(s);
-  const size_t ldo = static_cast<size_t>(a.heads) * a.value_dim;
-  kernels::AttendHead head{sc.scores_t, columns, s.steps, a.keys, nullptr, static_cast<size_t>(a.v.ld),
-                           a.value_dim, nullptr, ldo, a.causal, a.span};
+  kernels::AttendHead head{sc.packed_queries, nullptr, static_cast<size_t>(a.k.ld), a.key_dim, sc.scores_t,
+                           query_columns(s), s.steps, a.keys, nullptr, static_cast<size_t>(a.v.ld), a.value_dim,
+                           nullptr, static_cast<size_t>(a.heads) * a.value_dim, a.causal, a.span};
   for (int h = 0; h < a.heads; ++h) {
     pack_queries(s, q, h, scale, sc.packed_queries);
-    const float* kh = k + a.k.col + h * a.key_dim;
-    const size_t ldk = static_cast<size_t>(a.k.ld);
-    if (!a.causal && a.span == 0) {
-      rows_times(c.ks, kh, a.keys, ldk, a.key_dim, sc.packed_queries, static_cast<int>(columns), sc.scores_t, columns);
-    } else {
-      for (size_t i0 = 0; i0 < columns; i0 += P) {
-        const kernels::KeyRange keys = kernels::attend_keys(head, static_cast<int>(i0), P);
-        if (keys.first >= keys.end) continue;
-        rows_times(c.ks, kh + keys.first * ldk, keys.end - keys.first, ldk, a.key_dim,
-                   sc.packed_queries + i0 * a.key_dim, P, sc.scores_t + keys.first * columns + i0, columns);
-      }
-    }
+    head.key_rows = k + a.k.col + h * a.key_dim;
     head.values = v + a.v.col + h * a.value_dim;
     head.out = out + h * a.value_dim;
     c.ks.attend_head(head);
