@@ -91,6 +91,22 @@ TEST_F(QuantizeCli, AutoModePrintsItsDecisions) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("auto: layer '"), std::string::npos) << r.out;
   EXPECT_TRUE(std::filesystem::exists(temp("m.tkq")));
+  // The measured pass: the written file against the source model's fp32 plan, same run.
+  EXPECT_NE(r.out.find("auto: on tickinfer's plans (same run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the source model in fp32"), std::string::npos) << r.out;
+}
+
+// A loose bound leaves every Dense quantized; the measured pass then times each against fp32.
+TEST_F(QuantizeCli, AutoModeTimesEachQuantizedLayerAgainstFp32) {
+  const std::string model = kModels + "/mlp_small/model.keras", data = kModels + "/mlp_small/in0.npy";
+  const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp("m.tkq") +
+                       " --mode auto --max-error 0.5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* layer : {"'dense' ", "'dense_1' ", "'dense_2' "}) {
+    const size_t at = r.out.find(std::string("auto: layer ") + layer);
+    ASSERT_NE(at, std::string::npos) << layer << "\n" << r.out;
+    EXPECT_NE(r.out.find("vs fp32, the whole model timed in one run", at), std::string::npos) << r.out;
+  }
 }
 
 TEST_F(QuantizeCli, Bf16ModeKeepsKerasOutputsToBf16Precision) {

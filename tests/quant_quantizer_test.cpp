@@ -24,6 +24,7 @@
 #include "quantizer/calibration.hpp"
 #include "tflite/interpreter.hpp"
 #include "quantizer/lower_graph.hpp"
+#include "quantizer/measured_choice.hpp"
 #include "quantizer/quant_params.hpp"
 #include "quantizer/quantize_session.hpp"
 #include "quantizer/quantizer.hpp"
@@ -506,6 +507,69 @@ TEST(Regimes, AutoModeMeetsTheErrorBound) {
   const QuantizeReport loose = quantize_model(r.f, r.calm, r.crash, req);
   EXPECT_TRUE(loose.steps.empty());
   for (Precision p : loose.precisions) EXPECT_EQ(p, Precision::Int8);
+}
+
+// ---- auto's measured fp32 pass ------------------------------------------------------------------
+
+// The decision rule against its own recorded measurements, and the two margins whose outcome
+// does not depend on the timings: one no time can beat, one every time beats.
+TEST(MeasuredChoice, KeepsFp32ExactlyWhereMeasuredFasterAndWithinTheBound) {
+  const Regimes r = calm_and_crash();
+  const std::vector<Layer> layers = find_layers(r.f);
+  const auto ranges = calibrate(r.f, r.calm, {});
+  const Evaluator evaluator(r.f, layers, r.crash);
+  std::vector<Precision> int8(layers.size());
+  for (size_t l = 0; l < layers.size(); ++l) int8[l] = nearest_allowed(layers[l], Precision::Int8);
+  size_t quantized = 0;
+  for (Precision p : int8) quantized += p != Precision::F32;
+  ASSERT_GT(quantized, 0u);
+
+  // fp32 would have to take no time at all: nothing changes, every quantized layer was timed.
+  const MeasuredChoice never = keep_fp32_where_faster(r.f, layers, ranges, evaluator, int8, 1.0, {}, r.crash, {50, 1.0});
+  EXPECT_EQ(never.precisions, int8);
+  ASSERT_EQ(never.steps.size(), quantized);
+  for (const MeasuredStep& s : never.steps) {
+    EXPECT_FALSE(s.kept_fp32);
+    EXPECT_GT(s.ns_quantized, 0.0);
+    EXPECT_GT(s.ns_fp32, 0.0);
+  }
+  EXPECT_GT(never.ns_chosen, 0.0);
+  EXPECT_GT(never.ns_float, 0.0);
+
+  // Any fp32 time counts as faster and any error is within the bound: every layer ends fp32.
+  const MeasuredChoice always = keep_fp32_where_faster(r.f, layers, ranges, evaluator, int8, 1.0, {}, r.crash, {50, -1e9});
+  for (Precision p : always.precisions) EXPECT_EQ(p, Precision::F32);
+  for (const MeasuredStep& s : always.steps) EXPECT_TRUE(s.kept_fp32);
+
+  // The real margin: each decision follows from the step's own numbers.
+  const double bound = 0.05;
+  const MeasuredChoice real = keep_fp32_where_faster(r.f, layers, ranges, evaluator, int8, bound, {}, r.crash, {100, 0.03});
+  for (const MeasuredStep& s : real.steps) {
+    EXPECT_EQ(s.kept_fp32, s.ns_fp32 < s.ns_quantized * 0.97 && s.error_fp32 <= bound) << layers[s.layer].label;
+    EXPECT_EQ(real.precisions[s.layer], s.kept_fp32 ? Precision::F32 : s.from) << layers[s.layer].label;
+  }
+}
+
+// Through quantize_model: the report carries the pass, and the final model still meets the bound.
+TEST(MeasuredChoice, AutoModeReportsThePassAndMeetsTheBound) {
+  const Regimes r = calm_and_crash();
+  QuantizeRequest req;
+  req.mode = QuantizeMode::Auto;
+  req.max_error = 0.05;
+  req.timing_runs = 60;
+  const QuantizeReport rep = quantize_model(r.f, r.calm, r.crash, req);
+  EXPECT_TRUE(rep.choice_measured);
+  EXPECT_GT(rep.ns_chosen, 0.0);
+  for (const MeasuredStep& s : rep.measured) {
+    if (s.kept_fp32) {
+      EXPECT_EQ(rep.precisions[s.layer], Precision::F32);
+    }
+  }
+  if (rep.met) {
+    EXPECT_LE(model_max_rel(r.f, rep.result.program, r.crash), req.max_error);
+  }
+  req.timing_runs = 0;  // no timing: no pass
+  EXPECT_FALSE(quantize_model(r.f, r.calm, r.crash, req).choice_measured);
 }
 
 // ---- the .tkq file of a quantized model ----------------------------------------------------------

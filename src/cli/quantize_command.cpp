@@ -3,6 +3,8 @@
 // (Keras .keras/.h5 or float .tflite) to a quantized .tkq file, with the per-layer table and the
 // calibration-coverage warnings on stdout. The work is quantizer::quantize_model
 // (src/quantizer/quantize_session.hpp); this file reads the inputs and prints the report.
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -15,6 +17,7 @@
 #include "quantizer/lower_graph.hpp"
 #include "quantizer/quantize_session.hpp"
 #include "tickinfer/error.hpp"
+#include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
 
@@ -66,6 +69,22 @@ void print_table(const quantizer::QuantizeReport& r) {
   }
 }
 
+// The measured fp32 pass: each quantized layer against fp32, whole programs timed in the same run.
+void print_measured(const quantizer::QuantizeReport& r) {
+  if (!r.choice_measured) return;
+  for (const auto& m : r.measured) {
+    std::printf("auto: layer '%s' %s vs fp32, the whole model timed in one run: %.1f vs %.1f us -> %s\n",
+                r.layers[m.layer].label.c_str(), tfl::precision_name(m.from), m.ns_quantized / 1e3, m.ns_fp32 / 1e3,
+                m.kept_fp32 ? "fp32 kept (faster here)" : m.ns_fp32 < m.ns_quantized ? "quantized kept (fp32 not faster beyond the margin, or above --max-error)"
+                                                                                    : "quantized kept (faster)");
+  }
+  std::printf("auto: the chosen program %.1f us per run, the float program %.1f us, both on the interpreter that runs .tkq files (same run)\n", r.ns_chosen / 1e3,
+              r.ns_float / 1e3);
+  if (r.ns_float < r.ns_chosen) {
+    std::printf("note: auto: no quantized form of this model is faster than fp32 on this CPU; keep the float model where latency matters more than size\n");
+  }
+}
+
 void print_auto(const quantizer::QuantizeReport& r, double max_error) {
   if (r.steps.empty()) {
     std::printf("auto: every layer at its cheapest precision meets --max-error %g\n", max_error);
@@ -94,6 +113,56 @@ void print_auto(const quantizer::QuantizeReport& r, double max_error) {
   if (!r.met) {
     std::printf("warning: auto: max rel err %.3g is above --max-error %g even with every layer promoted as far as it goes\n",
                 r.evaluation.output.max_rel(), max_error);
+  }
+  print_measured(r);
+}
+
+// The written .tkq against the source model on tickinfer's fp32 plan (what `predict` and `bench`
+// run for it), both compiled here and run alternately on the validation samples: the question a
+// user of --mode auto asks is whether the file is faster than the model they started from.
+void compare_on_plans(const std::string& source, const std::string& tkq, const std::vector<quantizer::SampleSet>& data,
+                      int window, int runs) {
+  CompileOptions options;
+  options.window_length = window;
+  Plan quantized = compile(Model::load(tkq), options), fp32 = compile(Model::load(source), options);
+  for (Plan* p : {&quantized, &fp32}) {
+    if (p->num_inputs() != data.size()) return;
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (p->input_size(i) != data[i].per_sample) return;
+    }
+  }
+  std::vector<std::vector<float>> out(fp32.num_outputs());
+  std::vector<float*> out_ptr;
+  for (size_t o = 0; o < out.size(); ++o) {
+    out[o].resize(std::max(fp32.output_size(o), quantized.output_size(o)));
+    out_ptr.push_back(out[o].data());
+  }
+  std::vector<const float*> in(data.size());
+  const auto median_ns = [&](Plan& plan, int n, std::vector<double>* times) {
+    for (int r = 0; r < n; ++r) {
+      for (size_t i = 0; i < data.size(); ++i) in[i] = data[i].sample(static_cast<size_t>(r) % data[i].count);
+      plan.reset_state();
+      const auto t0 = std::chrono::steady_clock::now();
+      plan.run(in.data(), out_ptr.data());
+      const auto t1 = std::chrono::steady_clock::now();
+      if (times) times->push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    }
+  };
+  std::vector<double> tq, tf;
+  median_ns(quantized, runs / 10 + 1, nullptr);
+  median_ns(fp32, runs / 10 + 1, nullptr);
+  for (int r = 0; r < runs; ++r) {  // alternate, so a slow patch of a shared core falls on both
+    median_ns(quantized, 1, &tq);
+    median_ns(fp32, 1, &tf);
+  }
+  std::nth_element(tq.begin(), tq.begin() + static_cast<std::ptrdiff_t>(tq.size() / 2), tq.end());
+  std::nth_element(tf.begin(), tf.begin() + static_cast<std::ptrdiff_t>(tf.size() / 2), tf.end());
+  const double q = tq[tq.size() / 2] / 1e3, f = tf[tf.size() / 2] / 1e3;
+  std::printf("auto: on tickinfer's plans (same run, p50 of %d alternate runs): %s %.1f us, the source model in fp32 %.1f us\n",
+              runs, tkq.c_str(), q, f);
+  if (f < q) {
+    std::printf("note: auto: the fp32 plan of the source model is faster than any precision mix the search allows on this CPU (%s kernels); "
+                "keep the source model where latency matters more than size\n", fp32.isa());
   }
 }
 
@@ -185,6 +254,13 @@ int run_quantize(const ArgParser& args) {
               report.layers.size(), calibration[0].count, method.c_str(), validation[0].count);
   print_table(report);
   if (req.mode == quantizer::QuantizeMode::Auto) print_auto(report, req.max_error);
+  if (req.mode == quantizer::QuantizeMode::Auto && req.timing_runs > 0) {
+    try {
+      compare_on_plans(model_path, out, validation, lower.window_length, req.timing_runs);
+    } catch (const Error& e) {  // the file is written; the comparison is advice
+      std::printf("auto: not compared with the source model's fp32 plan: %s\n", e.what());
+    }
+  }
   print_coverage(report);
   std::printf("wrote %s (%ju bytes)\n", out.c_str(), static_cast<uintmax_t>(std::filesystem::file_size(out)));
   return 0;

@@ -88,6 +88,16 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
       r.precisions = std::move(a.precisions);
       r.steps = std::move(a.steps);
       r.met = a.met;
+      if (request.timing_runs > 0) {
+        MeasuredChoice m = keep_fp32_where_faster(float_program, r.layers, r.ranges, evaluator, std::move(r.precisions),
+                                                  request.max_error, request.quantize, validation,
+                                                  {request.timing_runs, request.fp32_margin});
+        r.precisions = std::move(m.precisions);
+        r.measured = std::move(m.steps);
+        r.choice_measured = true;
+        r.ns_chosen = m.ns_chosen;
+        r.ns_float = m.ns_float;
+      }
       break;
     }
   }

@@ -9,6 +9,7 @@
 #include "quantizer/auto_precision.hpp"
 #include "quantizer/calibration.hpp"
 #include "quantizer/evaluation.hpp"
+#include "quantizer/measured_choice.hpp"
 #include "quantizer/quantizer.hpp"
 
 namespace tickinfer::quantizer {
@@ -27,7 +28,9 @@ struct QuantizeRequest {
   QuantizeOptions quantize;
   double coverage_threshold = 0.01;   // report inputs/layers with more validation values than
                                       // this fraction outside the calibrated range
-  int timing_runs = 200;              // invokes per op for the latency shares (0: MAC shares)
+  int timing_runs = 200;              // invokes per op for the latency shares (0: MAC shares), and
+                                      // per program for auto's measured fp32 pass (0: no such pass)
+  double fp32_margin = 0.03;          // auto: how much faster fp32 must be to keep a layer in it
 };
 
 struct QuantizeReport {
@@ -40,6 +43,9 @@ struct QuantizeReport {
   bool latency_measured = false;        // false: shares are MAC counts
   std::vector<AutoStep> steps;          // auto mode
   bool met = true;                      // auto mode: max_error reached
+  std::vector<MeasuredStep> measured;   // auto mode: each quantized layer timed against fp32
+  bool choice_measured = false;         // auto mode with timing_runs > 0
+  double ns_chosen = 0.0, ns_float = 0.0;  // auto mode: the chosen and the float program, same run
   std::vector<CoverageFinding> coverage;
 };
 
