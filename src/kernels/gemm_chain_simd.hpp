@@ -97,7 +97,7 @@ inline void chain_rows(const float* x, int rows, const ChainRows& xs, int K, con
 }
 
 // KernelSet::gemm_chain with register blocks of R rows x P panels (remainder panels one at a
-// time, at the same R). Panel form only (the caller checks !is_dot_form(N)).
+// time, with up to twice the rows). Panel form only (the caller checks !is_dot_form(N)).
 template <class Simd, int R, int P>
 inline void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch, const float* packed_w,
                        int N, const float* init, float* y, size_t ldy, float lo, float hi) noexcept {
@@ -108,7 +108,10 @@ inline void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t ta
   const int panels = (N + kPanel - 1) / kPanel;
   int p = 0;
   for (; p + P <= panels; p += P) chain_rows<Simd, R, P>(x, rows, xs, K, packed_w, p, N, init, y, ldy, vlo, vhi);
-  for (; p < panels; ++p) chain_rows<Simd, R, 1>(x, rows, xs, K, packed_w, p, N, init, y, ldy, vlo, vhi);
+  // A single panel holds half the accumulators of a P = 2 block: twice the rows (up to 8) fill
+  // the registers again, each weight load feeding twice the FMAs.
+  constexpr int kSingleRows = 2 * R < 8 ? 2 * R : 8;
+  for (; p < panels; ++p) chain_rows<Simd, kSingleRows, 1>(x, rows, xs, K, packed_w, p, N, init, y, ldy, vlo, vhi);
 }
 
 }  // namespace tickinfer::kernels::simd

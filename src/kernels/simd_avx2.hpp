@@ -23,11 +23,26 @@ struct Simd {
     return _mm256_blendv_ps(_mm256_set1_ps(fill), _mm256_maskload_ps(p, m),
                             _mm256_castsi256_ps(m));
   }
-  // Writes only p[0, n). A scalar copy: masked stores are slow on several AMD cores.
+  // Writes only p[0, n) (n in [0, 8]), as at most three plain stores of 4, 2 and 1 floats (masked
+  // stores are slow on several AMD cores, and a copy through memory float by float costs a store
+  // and a load per float: in a small GEMM's epilogue, such as a 15-wide row's, more than its
+  // multiply-adds). The branches depend on n only, fixed per call site.
   static void store_partial(float* p, V v, int n) {
-    alignas(32) float tmp[8];
-    _mm256_store_ps(tmp, v);
-    for (int i = 0; i < n; ++i) p[i] = tmp[i];
+    if (n >= 8) return _mm256_storeu_ps(p, v);
+    __m128 part = _mm256_castps256_ps128(v);
+    if (n >= 4) {
+      _mm_storeu_ps(p, part);
+      part = _mm256_extractf128_ps(v, 1);
+      p += 4;
+      n -= 4;
+    }
+    if (n >= 2) {
+      _mm_storel_pi(reinterpret_cast<__m64*>(p), part);
+      part = _mm_movehl_ps(part, part);
+      p += 2;
+      n -= 2;
+    }
+    if (n >= 1) _mm_store_ss(p, part);
   }
 
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
