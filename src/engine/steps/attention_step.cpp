@@ -42,13 +42,18 @@ Scratch scratch_of(const StepCtx& c, const Step& s) noexcept {
 // packed[(p key_dim + d) kPanel + l] = scale q[p kPanel + l][h key_dim + d].
 void pack_queries(const Step& s, const float* q, int h, float scale, float* packed) noexcept {
   const AttentionParams& a = s.attention;
-  constexpr int P = kernels::kPanel;
-  const size_t kd = static_cast<size_t>(a.key_dim);
-  const size_t columns = query_columns(s);
-  for (size_t i = 0; i < columns; ++i) {
-    const float* qi = i < static_cast<size_t>(s.steps) ? q + i * a.q.ld + a.q.col + h * a.key_dim : nullptr;
-    float* col = packed + (i / P) * kd * P + i % P;
-    for (size_t d = 0; d < kd; ++d) col[d * P] = qi ? qi[d] * scale : 0.0f;
+  constexpr size_t P = kernels::kPanel;
+  const size_t kd = static_cast<size_t>(a.key_dim), ld = static_cast<size_t>(a.q.ld);
+  const size_t T = static_cast<size_t>(s.steps), columns = query_columns(s);
+  const float* qh = q + a.q.col + static_cast<size_t>(h) * kd;
+  for (size_t p0 = 0; p0 < columns; p0 += P, packed += kd * P) {
+    const size_t n = std::min(P, T > p0 ? T - p0 : 0);  // real queries in this panel
+    for (size_t d = 0; d < kd; ++d) {
+      float* col = packed + d * P;
+      const float* src = qh + p0 * ld + d;
+      for (size_t l = 0; l < n; ++l) col[l] = src[l * ld] * scale;
+      std::fill(col + n, col + P, 0.0f);  // padding queries: zero scores, never stored
+    }
   }
 }
 
