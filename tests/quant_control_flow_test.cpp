@@ -204,3 +204,35 @@ TEST(QuantControlFlow, TheConvertersUnassignedVariableFileIsRefusedByName) {
 }
 
 }  // namespace
+
+namespace {
+
+// A bool tensor is a byte per element, and TFLite's kernels take any nonzero byte as true. A
+// constant in a file may hold other bytes than 0 and 1 (the fuzzer wrote 75), which are not valid
+// C++ bools: SELECT_V2 and LOGICAL_AND read them as bytes.
+TEST(QuantControlFlow, BoolBytesOtherThanZeroAndOneAreTrue) {
+  auto p = std::make_shared<Program>();
+  ProgramBuilder b(*p);
+  const int x = b.activation("x", DType::F32, {4});
+  const int cond = b.constant<uint8_t>("cond", DType::Bool, {4}, {0, 75, 1, 255});
+  const int other = b.constant<uint8_t>("other", DType::Bool, {4}, {2, 2, 0, 128});
+  const int fill = b.constant<float>("fill", DType::F32, {4}, {-1.0f, -2.0f, -3.0f, -4.0f});
+  const int both = b.activation("both", DType::Bool, {4});
+  const int y = b.activation("y", DType::F32, {4});
+  b.op(OpCode::LogicalAnd, {cond, other}, {both}, "and");
+  b.op(OpCode::SelectV2, {both, x, fill}, {y}, "select");
+  p->inputs = {x};
+  p->outputs = {y};
+  Interpreter interp(p);
+  float* in = static_cast<float*>(interp.input_data(0));
+  for (int i = 0; i < 4; ++i) in[i] = 10.0f + static_cast<float>(i);
+  interp.invoke();
+  const float* out = static_cast<const float*>(interp.output_data(0));
+  // and: {0&2, 75&2, 1&0, 255&128} = {false, true, false, true}
+  EXPECT_EQ(out[0], -1.0f);
+  EXPECT_EQ(out[1], 11.0f);
+  EXPECT_EQ(out[2], -3.0f);
+  EXPECT_EQ(out[3], 13.0f);
+}
+
+}  // namespace

@@ -51,7 +51,7 @@ class WhileOp final : public PreparedOp {
     for (int64_t i = 0; i < max_iterations_; ++i) {
       run_copies(to_cond_, mem);
       run_subgraph(cond_, mem);
-      if (!*mem.at<const bool>(cond_out_)) break;
+      if (*mem.at<const uint8_t>(cond_out_) == 0) break;  // a bool tensor's byte: nonzero = true
       run_copies(to_body_, mem);
       run_subgraph(body_, mem);
       run_copies(from_body_, mem);

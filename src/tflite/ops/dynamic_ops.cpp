@@ -9,6 +9,7 @@
 //    begin or an index outside the input is clamped into it (TFLite fails the invoke instead;
 //    the converter's loops never produce one).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "tflite/ops/broadcast.hpp"
@@ -45,8 +46,10 @@ struct LessF {
   template <class T>
   bool operator()(T a, T b) const noexcept { return a < b; }
 };
+// Bool tensors are read as bytes, any nonzero byte true (as TFLite's kernels treat them): a
+// constant from a file may hold other byte values than 0 and 1, which are not valid `bool`s.
 struct AndF {
-  bool operator()(bool a, bool b) const noexcept { return a && b; }
+  bool operator()(uint8_t a, uint8_t b) const noexcept { return a != 0 && b != 0; }
 };
 
 std::unique_ptr<PreparedOp> compare(const PrepareContext& ctx) {
@@ -59,7 +62,7 @@ std::unique_ptr<PreparedOp> compare(const PrepareContext& ctx) {
   const int ia = ctx.input_index(0), ib = ctx.input_index(1), io = ctx.output_index(0);
   if (ctx.op.code == OpCode::LogicalAnd) {
     require_type(ctx, a, "input", {DType::Bool});
-    return std::make_unique<CompareOp<bool, AndF>>(ia, ib, io, std::move(plan), "logical and");
+    return std::make_unique<CompareOp<uint8_t, AndF>>(ia, ib, io, std::move(plan), "logical and");
   }
   require_type(ctx, a, "input", {DType::F32, DType::I32, DType::I64});
   if (!a.quant.empty() || !b.quant.empty()) ctx.fail("quantized comparisons are not supported");
@@ -87,11 +90,11 @@ class SelectOp final : public PreparedOp {
   SelectOp(int cond, int x, int y, int out, std::vector<int32_t> ic, std::vector<int32_t> ix, std::vector<int32_t> iy)
       : cond_(cond), x_(x), y_(y), out_(out), ic_(std::move(ic)), ix_(std::move(ix)), iy_(std::move(iy)) {}
   void eval(const TensorMemory& mem) noexcept override {
-    const bool* c = mem.at<const bool>(cond_);
+    const uint8_t* c = mem.at<const uint8_t>(cond_);  // bytes, nonzero = true (see AndF)
     const T* x = mem.at<const T>(x_);
     const T* y = mem.at<const T>(y_);
     T* o = mem.at<T>(out_);
-    for (size_t i = 0; i < ic_.size(); ++i) o[i] = c[ic_[i]] ? x[ix_[i]] : y[iy_[i]];
+    for (size_t i = 0; i < ic_.size(); ++i) o[i] = c[ic_[i]] != 0 ? x[ix_[i]] : y[iy_[i]];
   }
   std::string describe() const override { return sizeof(T) == 1 ? "int8 select" : "float select"; }
 
