@@ -565,9 +565,8 @@ TEST(MeasuredChoice, AutoModeReportsThePassAndMeetsTheBound) {
       EXPECT_EQ(rep.precisions[s.layer], Precision::F32);
     }
   }
-  if (rep.met) {
-    EXPECT_LE(model_max_rel(r.f, rep.result.program, r.crash), req.max_error);
-  }
+  ASSERT_TRUE(rep.met);  // the search meets 0.05 on these data, and the pass keeps it met
+  EXPECT_LE(model_max_rel(r.f, rep.result.program, r.crash), req.max_error);
   req.timing_runs = 0;  // no timing: no pass
   EXPECT_FALSE(quantize_model(r.f, r.calm, r.crash, req).choice_measured);
 }

@@ -4,7 +4,6 @@
 // calibration-coverage warnings on stdout. The work is quantizer::quantize_model
 // (src/quantizer/quantize_session.hpp); this file reads the inputs and prints the report.
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -14,6 +13,7 @@
 #include "formats/model_file.hpp"
 #include "formats/sample_file.hpp"
 #include "formats/tkq/tkq_file.hpp"
+#include "kernels/sparse_timing.hpp"
 #include "quantizer/lower_graph.hpp"
 #include "quantizer/quantize_session.hpp"
 #include "tickinfer/error.hpp"
@@ -70,13 +70,16 @@ void print_table(const quantizer::QuantizeReport& r) {
 }
 
 // The measured fp32 pass: each quantized layer against fp32, whole programs timed in the same run.
-void print_measured(const quantizer::QuantizeReport& r) {
+void print_measured(const quantizer::QuantizeReport& r, double max_error) {
   if (!r.choice_measured) return;
   for (const auto& m : r.measured) {
+    const char* verdict = m.kept_fp32                      ? "fp32 kept (faster here)"
+                          : m.ns_fp32 >= m.ns_quantized    ? "quantized kept (faster)"
+                          : m.error_fp32 > max_error       ? "quantized kept (fp32 above --max-error)"
+                                                           : "quantized kept (fp32 not faster beyond the margin)";
     std::printf("auto: layer '%s' %s vs fp32, the whole model timed in one run: %.1f vs %.1f us -> %s\n",
                 r.layers[m.layer].label.c_str(), tfl::precision_name(m.from), m.ns_quantized / 1e3, m.ns_fp32 / 1e3,
-                m.kept_fp32 ? "fp32 kept (faster here)" : m.ns_fp32 < m.ns_quantized ? "quantized kept (fp32 not faster beyond the margin, or above --max-error)"
-                                                                                    : "quantized kept (faster)");
+                verdict);
   }
   std::printf("auto: the chosen program %.1f us per run, the float program %.1f us, both on the interpreter that runs .tkq files (same run)\n", r.ns_chosen / 1e3,
               r.ns_float / 1e3);
@@ -114,11 +117,11 @@ void print_auto(const quantizer::QuantizeReport& r, double max_error) {
     std::printf("warning: auto: max rel err %.3g is above --max-error %g even with every layer promoted as far as it goes\n",
                 r.evaluation.output.max_rel(), max_error);
   }
-  print_measured(r);
+  print_measured(r, max_error);
 }
 
 // The written .tkq against the source model on tickinfer's fp32 plan (what `predict` and `bench`
-// run for it), both compiled here and run alternately on the validation samples: the question a
+// run for it), both compiled here and timed alternately on the validation samples: the question a
 // user of --mode auto asks is whether the file is faster than the model they started from.
 void compare_on_plans(const std::string& source, const std::string& tkq, const std::vector<quantizer::SampleSet>& data,
                       int window, int runs) {
@@ -126,7 +129,7 @@ void compare_on_plans(const std::string& source, const std::string& tkq, const s
   options.window_length = window;
   Plan quantized = compile(Model::load(tkq), options), fp32 = compile(Model::load(source), options);
   for (Plan* p : {&quantized, &fp32}) {
-    if (p->num_inputs() != data.size()) return;
+    if (p->num_inputs() != data.size() || p->num_outputs() != fp32.num_outputs()) return;
     for (size_t i = 0; i < data.size(); ++i) {
       if (p->input_size(i) != data[i].per_sample) return;
     }
@@ -138,27 +141,17 @@ void compare_on_plans(const std::string& source, const std::string& tkq, const s
     out_ptr.push_back(out[o].data());
   }
   std::vector<const float*> in(data.size());
-  const auto median_ns = [&](Plan& plan, int n, std::vector<double>* times) {
-    for (int r = 0; r < n; ++r) {
-      for (size_t i = 0; i < data.size(); ++i) in[i] = data[i].sample(static_cast<size_t>(r) % data[i].count);
-      plan.reset_state();
-      const auto t0 = std::chrono::steady_clock::now();
-      plan.run(in.data(), out_ptr.data());
-      const auto t1 = std::chrono::steady_clock::now();
-      if (times) times->push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
-    }
+  size_t next = 0;
+  const auto run_next = [&](Plan& plan) {  // the samples in turn, state reset as for each one
+    for (size_t i = 0; i < data.size(); ++i) in[i] = data[i].sample(next % data[i].count);
+    ++next;
+    plan.reset_state();
+    plan.run(in.data(), out_ptr.data());
   };
-  std::vector<double> tq, tf;
-  median_ns(quantized, runs / 10 + 1, nullptr);
-  median_ns(fp32, runs / 10 + 1, nullptr);
-  for (int r = 0; r < runs; ++r) {  // alternate, so a slow patch of a shared core falls on both
-    median_ns(quantized, 1, &tq);
-    median_ns(fp32, 1, &tf);
-  }
-  std::nth_element(tq.begin(), tq.begin() + static_cast<std::ptrdiff_t>(tq.size() / 2), tq.end());
-  std::nth_element(tf.begin(), tf.begin() + static_cast<std::ptrdiff_t>(tf.size() / 2), tf.end());
-  const double q = tq[tq.size() / 2] / 1e3, f = tf[tf.size() / 2] / 1e3;
-  std::printf("auto: on tickinfer's plans (same run, p50 of %d alternate runs): %s %.1f us, the source model in fp32 %.1f us\n",
+  const kernels::PairTiming t =
+      kernels::time_interleaved([&] { run_next(quantized); }, [&] { run_next(fp32); }, runs);
+  const double q = t.a_ns / 1e3, f = t.b_ns / 1e3;
+  std::printf("auto: on tickinfer's plans (same run, medians of %d interleaved rounds): %s %.1f us, the source model in fp32 %.1f us\n",
               runs, tkq.c_str(), q, f);
   if (f < q) {
     std::printf("note: auto: the fp32 plan of the source model is faster than any precision mix the search allows on this CPU (%s kernels); "

@@ -1,8 +1,8 @@
 #pragma once
 // Internal: one attention head (KernelSet::attend_head), written once against a Simd traits type
 // and instantiated per ISA in simd_kernels_<isa>.cpp. Queries lie in vector lanes: a block of
-// S::kWidth queries walks down the key rows twice (scores and their max, then the exponentials
-// with their sum and the weighted sum of the value rows), so every
+// S::kWidth queries walks down the key rows to compute the scores and their max, again for the
+// exponentials and their sum, and once per 8 value columns for the weighted sums, so every
 // reduction is lane-wise and a query's softmax costs no shuffle, no scalar division and no
 // normalising pass: the weighted sums are scaled by 1 / sum once, at the end. Results differ from
 // the scalar reference (attention_scalar.cpp) by the exponential's ulps and summation order.
@@ -54,18 +54,11 @@ inline BlockRows<S> block_rows(const AttendHead& a, int i0) {
   return b;
 }
 
-// f.template operator()<kMasked>(j) over the block's rows in order: masked edges, clear middle.
-template <class S, class F>
-TICKINFER_ALWAYS_INLINE inline void for_rows(const BlockRows<S>& b, F&& f) {
-  for (int j = b.first; j < b.clear_begin; ++j) f.template operator()<true>(j);
-  for (int j = b.clear_begin; j < b.clear_end; ++j) f.template operator()<false>(j);
-  for (int j = b.clear_end; j < b.end; ++j) f.template operator()<true>(j);
-}
-
-// The same, N rows per iteration in the clear middle: g.template operator()<kMasked, U>(j) with
-// U in [0, N) (N independent chains in flight, each with its own partial result; U is a template
-// argument so that arrays indexed by it stay in registers). The edges take U = 0.
-template <int N, class S, class G, int... U>
+// g.template operator()<kMasked, U>(j) over the block's rows in order: the masked edges one row
+// at a time (U = 0), the clear middle N rows per iteration with U in [0, N) (N independent
+// chains in flight, each with its own partial result; U is a template argument so that arrays
+// indexed by it stay in registers).
+template <class G, int... U>
 TICKINFER_ALWAYS_INLINE inline void clear_group(G& g, int j, std::integer_sequence<int, U...>) {
   (g.template operator()<false, U>(j + U), ...);
 }
@@ -74,7 +67,7 @@ template <int N, class S, class G>
 TICKINFER_ALWAYS_INLINE inline void for_row_groups(const BlockRows<S>& b, G&& g) {
   for (int j = b.first; j < b.clear_begin; ++j) g.template operator()<true, 0>(j);
   int j = b.clear_begin;
-  for (; j + N <= b.clear_end; j += N) clear_group<N, S>(g, j, std::make_integer_sequence<int, N>{});
+  for (; j + N <= b.clear_end; j += N) clear_group(g, j, std::make_integer_sequence<int, N>{});
   for (; j < b.clear_end; ++j) g.template operator()<false, 0>(j);
   for (j = b.clear_end; j < b.end; ++j) g.template operator()<true, 0>(j);
 }
@@ -122,7 +115,7 @@ TICKINFER_ALWAYS_INLINE inline void weighted_sum(const AttendHead& a, const Bloc
 
 // The exponentials e = exp(score - max), zero where a lane does not see the key, stored over the
 // scores; returns their sum per lane. Four rows at a time: an exponential is a chain of a dozen
-// dependent operations, so four independent ones keep the core busy (two did not).
+// dependent operations, and independent ones in flight hide that latency.
 template <class S>
 TICKINFER_ALWAYS_INLINE inline typename S::V store_exponentials(const AttendHead& a, const BlockRows<S>& b, int i0,
                                                                 typename S::V m) {
@@ -144,10 +137,10 @@ TICKINFER_ALWAYS_INLINE inline typename S::V store_exponentials(const AttendHead
 }
 
 // Dispatch a runtime column count g in [1, G] to the template instance for it.
-template <class S, int G, class F>
+template <int G, class F>
 inline void with_columns(int g, F&& f) {
   if constexpr (G > 1) {
-    if (g < G) return with_columns<S, G - 1>(g, f);
+    if (g < G) return with_columns<G - 1>(g, f);
   }
   f.template operator()<G>();
 }
@@ -201,13 +194,13 @@ inline void attend_head(const AttendHead& a) {
     const BlockRows<S> b = block_rows<S>(a, i0);
     V m;
     if (a.key_dim <= kColumns) {
-      with_columns<S, kColumns>(a.key_dim, [&]<int D>() { m = scores_and_max<S, D>(a, b, i0); });
+      with_columns<kColumns>(a.key_dim, [&]<int D>() { m = scores_and_max<S, D>(a, b, i0); });
     } else {
       m = scores_and_max<S, 0>(a, b, i0);
     }
     const V inv_sum = inverse_sum<S>(store_exponentials<S>(a, b, i0, m));
     for (int d0 = 0; d0 < a.value_dim; d0 += kColumns) {
-      with_columns<S, kColumns>(std::min(kColumns, a.value_dim - d0),
+      with_columns<kColumns>(std::min(kColumns, a.value_dim - d0),
                                 [&]<int G>() { weighted_sum<S, G>(a, b, i0, d0, inv_sum, staging); });
     }
   }

@@ -63,7 +63,9 @@ inline void layer_norm_block(const float* x, size_t ldx, const float* gamma, con
     if (rest) vmean[r] = S::add(vmean[r], S::load_partial(x + r * ldx + full, rest));
     mean[r] = S::reduce_add(vmean[r]) / static_cast<float>(n);
     vmean[r] = S::set1(mean[r]);
-    inv_std[r] = S::zero();  // two-pass population variance; padding lanes hold the mean, adding 0
+    // inv_std[r] first sums the squared deviations (two-pass population variance; padding lanes
+    // hold the mean, adding 0): one array for both keeps four rows' vectors in registers.
+    inv_std[r] = S::zero();
   }
   for (int i = 0; i < full; i += S::kWidth) {
     for (int r = 0; r < R; ++r) {

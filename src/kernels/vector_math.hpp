@@ -35,15 +35,25 @@ inline typename S::V expm1_reduced(typename S::V r) {
   return S::fmadd(S::mul(r, r), horner<S>(r, kExpPoly), r);
 }
 
+// Cody-Waite reduction x = n ln2 + r, |r| <= ln2 / 2 (n integral, as a float): the first step of
+// every exponential here.
+template <class S>
+struct ReducedExp {
+  typename S::V n, r;
+};
+template <class S>
+inline ReducedExp<S> reduce_exp(typename S::V x) {
+  const typename S::V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
+  return {n, S::fnmadd(n, S::set1(kLn2Lo), S::fnmadd(n, S::set1(kLn2Hi), x))};
+}
+
 // e^x for every x. Results below FLT_MIN are subnormal (correctly scaled), above FLT_MAX inf.
 template <class S>
 inline typename S::V exp(typename S::V x) {
   x = S::min(S::set1(88.8f), x);    // > ln(FLT_MAX): still overflows to inf
   x = S::max(S::set1(-104.0f), x);  // < ln(smallest subnormal / 2): still underflows to 0
-  const typename S::V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
-  typename S::V r = S::fnmadd(n, S::set1(kLn2Hi), x);
-  r = S::fnmadd(n, S::set1(kLn2Lo), r);
-  return S::ldexp(S::add(expm1_reduced<S>(r), S::set1(1.0f)), n);
+  const ReducedExp<S> e = reduce_exp<S>(x);
+  return S::ldexp(S::add(expm1_reduced<S>(e.r), S::set1(1.0f)), e.n);
 }
 
 // e^x for x <= 0, where every result below e^-87 may come out as about e^-87 (1.6e-38): what a
@@ -55,16 +65,13 @@ inline typename S::V exp(typename S::V x) {
 template <class S>
 inline typename S::V exp_nonpositive_flush(typename S::V x) {
   using V = typename S::V;
-  x = S::max(S::set1(-87.0f), x);
-  const V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
-  V r = S::fnmadd(n, S::set1(kLn2Hi), x);
-  r = S::fnmadd(n, S::set1(kLn2Lo), r);
-  const V r2 = S::mul(r, r);
+  const ReducedExp<S> e = reduce_exp<S>(S::max(S::set1(-87.0f), x));
+  const V r = e.r, r2 = S::mul(r, r);
   const V low = S::fmadd(S::set1(kExpPoly[1]), r, S::set1(kExpPoly[0]));
   const V mid = S::fmadd(S::set1(kExpPoly[3]), r, S::set1(kExpPoly[2]));
   const V high = S::fmadd(S::set1(kExpPoly[5]), r, S::set1(kExpPoly[4]));
   const V q = S::fmadd(S::mul(r2, r2), high, S::fmadd(r2, mid, low));
-  return S::ldexp_normal(S::add(S::fmadd(r2, q, r), S::set1(1.0f)), n);
+  return S::ldexp_normal(S::add(S::fmadd(r2, q, r), S::set1(1.0f)), e.n);
 }
 
 // e^x - 1 for x <= 0 (positive inputs are treated as 0: callers select x there, as elu does).
@@ -74,11 +81,9 @@ template <class S>
 inline typename S::V expm1_nonpositive(typename S::V x) {
   x = S::min(S::zero(), x);
   x = S::max(S::set1(-20.0f), x);
-  const typename S::V n = S::round_nearest(S::mul(x, S::set1(kLog2e)));
-  typename S::V r = S::fnmadd(n, S::set1(kLn2Hi), x);
-  r = S::fnmadd(n, S::set1(kLn2Lo), r);
-  const typename S::V scale = S::ldexp(S::set1(1.0f), n);
-  return S::fmadd(scale, expm1_reduced<S>(r), S::sub(scale, S::set1(1.0f)));
+  const ReducedExp<S> e = reduce_exp<S>(x);
+  const typename S::V scale = S::ldexp(S::set1(1.0f), e.n);
+  return S::fmadd(scale, expm1_reduced<S>(e.r), S::sub(scale, S::set1(1.0f)));
 }
 
 // (log1p(z) - z + z^2/2) / z^3 on z in [sqrt(1/2) - 1, sqrt(2) - 1]; relative error 6.9e-9.

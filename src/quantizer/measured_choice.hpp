@@ -6,7 +6,8 @@
 // layer (its input quantized per row) can be slower than the same layer in fp32. So each layer
 // the search left quantized, the largest share of the measured time first, is timed at fp32 in
 // the same run: whole quantized programs, the chosen one and the one with that layer in fp32,
-// invoked alternately on the interpreter that runs .tkq files, medians compared. The layer stays
+// invoked alternately on the interpreter that runs .tkq files (kernels::time_interleaved, the
+// dense-or-sparse choice's measurement), medians compared. The layer stays
 // fp32 when that program is faster by more than `margin` (fp32 is the reference: the model's
 // error is evaluated again and must still meet the bound). The all-fp32 program is timed the
 // same way, so the report says when no quantized form is faster on this CPU.
@@ -34,7 +35,7 @@ struct MeasuredChoice {
 };
 
 struct MeasureOptions {
-  int runs = 200;        // invokes per program per comparison
+  int runs = 200;        // interleaved rounds (of at least one invoke) per program per comparison
   double margin = 0.03;  // fp32 must be this much faster (a fraction of the quantized time): above
                          // the spread of medians of the same program on a shared core
 };

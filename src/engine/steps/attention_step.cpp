@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <ostream>
 
 #include "engine/steps/step_ops.hpp"
@@ -57,30 +56,33 @@ void pack_queries(const Step& s, const float* q, int h, float scale, float* pack
   }
 }
 
-// Head after head: pack the head's scaled queries, then attend_head over its key and value
-// columns of the projections' rows (read in place).
+// Head after head: pack the head's scaled queries, then attend_head over its columns of the key
+// and value rows (the projections' rows, read in place).
 void run(const StepCtx& c, const Step& s) noexcept {
   const AttentionParams& a = s.attention;
-  const float* q = c.at(s.in);
-  const float* k = c.at(s.rhs);
-  const float* v = c.at(s.extra_inputs[0]);
-  float* out = c.at(s.out);
   const Scratch sc = scratch_of(c, s);
+  const float* q = c.at(s.in);
+  float* out = c.at(s.out);
   const float scale = 1.0f / std::sqrt(static_cast<float>(a.key_dim));
+  const float* keys = c.at(s.rhs) + a.k.col;
+  const float* values = c.at(s.extra_inputs[0]) + a.v.col;
   kernels::AttendHead head{sc.packed_queries, nullptr, static_cast<size_t>(a.k.ld), a.key_dim, sc.scores_t,
                            query_columns(s), s.steps, a.keys, nullptr, static_cast<size_t>(a.v.ld), a.value_dim,
                            nullptr, static_cast<size_t>(a.heads) * a.value_dim, a.causal, a.span};
   for (int h = 0; h < a.heads; ++h) {
     pack_queries(s, q, h, scale, sc.packed_queries);
-    head.key_rows = k + a.k.col + h * a.key_dim;
-    head.values = v + a.v.col + h * a.value_dim;
+    head.key_rows = keys + h * a.key_dim;
+    head.values = values + h * a.value_dim;
     head.out = out + h * a.value_dim;
     c.ks.attend_head(head);
   }
 }
 
 // Stream mode. State: K ring [span][heads * key_dim], V ring [span][heads * value_dim], then
-// the next slot and the rows filled (small integers, exact in float). Scratch: span scores.
+// the next slot and the rows filled (small integers, exact in float). Scratch: span scores. One
+// query against at most `span` rows, computed directly: attend_head's blocks of 8 or 16 query
+// lanes and its packing would cost a tick more than they save (3,138 against 3,913 instructions
+// per tick for tests/fixtures/attention_stream_k3, callgrind).
 int64_t ring_floats(const AttentionParams& a) {
   return static_cast<int64_t>(a.span) * a.heads * (a.key_dim + a.value_dim);
 }
