@@ -129,3 +129,19 @@ TEST(QuantizedActivationRange, FusedActivations) {
   EXPECT_EQ(hi, 127);  // 600 clamps to the int8 range
   EXPECT_FALSE(quantized_activation_range(FusedActivation::Tanh, 0.5f, 0, -128, 127, &lo, &hi));
 }
+
+// Prepare-time bounds from a file's scales: a hostile scale puts 6 / scale past int32 (inf in
+// float), where a plain conversion is undefined; the bound saturates instead (the fuzzer found a
+// CONCATENATION requantization at -6e17).
+TEST(RoundToInt32Saturated, EqualsTheConversionInRangeAndSaturatesOutside) {
+  for (float x : {-2.5f, -0.5f, 0.49f, 0.5f, 1.5f, 1234567.0f, -1073741760.0f}) {
+    EXPECT_EQ(round_to_int32_saturated(x), static_cast<int32_t>(std::round(x))) << x;
+  }
+  EXPECT_EQ(round_to_int32_saturated(6e38f * 10.0f), 1 << 30);  // inf
+  EXPECT_EQ(round_to_int32_saturated(-6.03482e17f), -(1 << 30));
+  EXPECT_EQ(round_to_int32_saturated(std::nanf("")), 0);
+  int32_t lo = 0, hi = 0;
+  ASSERT_TRUE(quantized_activation_range(FusedActivation::Relu6, 1e-38f, 5, -128, 127, &lo, &hi));
+  EXPECT_EQ(lo, 5);    // 0 -> the zero point
+  EXPECT_EQ(hi, 127);  // 6 / 1e-38 saturates, then clamps to the int8 range
+}

@@ -24,6 +24,15 @@ struct QuantizedMultiplier {
 };
 
 // TfLiteRound: round half away from zero (std::round), for doubles and floats.
+// round(x) as an int32 for quantization bounds computed at prepare time from a file's scales:
+// saturated to +-2^30 (NaN gives 0), so a hostile scale (6 / 1e-38 is inf in float) gives a
+// defined, saturating bound instead of an undefined conversion, and adding a zero point cannot
+// overflow. Equals static_cast<int32_t>(std::round(x)) wherever |x| < 2^30.
+inline int32_t round_to_int32_saturated(float x) {
+  constexpr float kLimit = 1073741824.0f;  // 2^30
+  if (!(x == x)) return 0;
+  return static_cast<int32_t>(std::round(std::fmax(-kLimit, std::fmin(kLimit, x))));
+}
 inline double round_half_away(double x) { return std::round(x); }
 inline float round_half_away(float x) { return std::round(x); }
 
@@ -107,10 +116,7 @@ inline int32_t multiply_by_quantized_multiplier(int32_t x, int32_t multiplier, i
 // a quantized kernel: returns false.
 inline bool quantized_activation_range(FusedActivation act, float scale, int32_t zero_point,
                                        int32_t qmin, int32_t qmax, int32_t* lo, int32_t* hi) {
-  auto quantize = [&](float v) {
-    const float t = std::round(v / scale);
-    return zero_point + static_cast<int32_t>(t);
-  };
+  auto quantize = [&](float v) { return zero_point + round_to_int32_saturated(v / scale); };
   int32_t a = qmin, b = qmax;
   switch (act) {
     case FusedActivation::None: break;

@@ -7,6 +7,7 @@
 // and b = -zp_in * s in float, clamped.
 #include <cmath>
 
+#include "tflite/fixed_point.hpp"
 #include "tflite/ops/layout_copy.hpp"
 
 namespace tickinfer::tfl::ops {
@@ -34,7 +35,7 @@ void build_requant_lut(const AffineParams& in, const AffineParams& out, kernels:
   const float bias = -static_cast<float>(in.zero_point) * scale;
   kernels::build_lut_s8(
       [&](int32_t q) {
-        const int32_t v = static_cast<int32_t>(std::round(static_cast<float>(q) * scale + bias)) + out.zero_point;
+        const int32_t v = round_to_int32_saturated(static_cast<float>(q) * scale + bias) + out.zero_point;
         return static_cast<int8_t>(std::min(std::max(v, -128), 127));
       },
       lut);

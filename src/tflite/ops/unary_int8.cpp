@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tflite/fixed_point.hpp"
 #include "tflite/fixed_point_math.hpp"
 
 namespace tickinfer::tfl::ops {
@@ -14,10 +15,10 @@ template <Rounding R>
 void relu_family(float act_min, float act_max, const AffineParams& in, const AffineParams& out,
                  const QuantizedMultiplier& m, kernels::LutS8* lut) {
   // QuantizedReluX: bounds from the float activation range on the output scale.
-  const int32_t qmin = std::max<int32_t>(-128, out.zero_point + static_cast<int32_t>(std::round(act_min / out.scale)));
+  const int32_t qmin = std::max<int32_t>(-128, out.zero_point + round_to_int32_saturated(act_min / out.scale));
   const int32_t qmax = act_max == std::numeric_limits<float>::infinity()
                            ? 127
-                           : std::min<int32_t>(127, out.zero_point + static_cast<int32_t>(std::round(act_max / out.scale)));
+                           : std::min<int32_t>(127, out.zero_point + round_to_int32_saturated(act_max / out.scale));
   kernels::build_lut_s8(
       [&](int32_t q) {
         int32_t v = out.zero_point + multiply_by_quantized_multiplier<R>(q - in.zero_point, m.multiplier, m.shift);
