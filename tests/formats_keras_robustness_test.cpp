@@ -241,8 +241,8 @@ void expect_config_error(const std::string& file, const std::string& from, const
 TEST(KerasRobustness, UnsupportedOptionsInRealConfigsNameLayerAndOption) {
   expect_config_error(kKerasFixture, "\"stateful\": false", "\"stateful\": true",
                       {"edited.keras: layer '", "(LSTM)", "stateful=true"});
-  expect_config_error(kKerasFixture, "\"return_state\": false", "\"return_state\": true",
-                      {"(LSTM)", "return_state=true"});
+  expect_config_error(kKerasFixture, "\"go_backwards\": false", "\"go_backwards\": true",
+                      {"(LSTM)", "go_backwards=true"});
   expect_config_error(kKerasFixture, "\"name\": \"float32\"", "\"name\": \"bfloat16\"", {"bfloat16"});
   expect_config_error(kKerasFixture, "\"class_name\": \"Dense\"", "\"class_name\": \"Conv3D\"",
                       {"(Conv3D)", "not supported"});

@@ -339,6 +339,51 @@ def deeplob(conv, inception, lstm, levels, mc_dropout=True):
     return build
 
 
+def deeplob_multi_horizon(conv, inception, lstm, levels, horizons=5, attention=False):
+    """DeepLOB-Seq2Seq / DeepLOB-Attention (lob-models facts, section 2): DeepLOB's convolution
+    and inception blocks encoded by an LSTM (return_state; with attention also its sequence), a
+    second input (the decoder's start, [1, 3]), one LSTM(return_sequences, return_state) called
+    once per horizon from the previous call's state, fed concat(previous prediction, context);
+    one shared Dense(3, softmax) per horizon. Seq2Seq's context is the encoder's last h;
+    Attention's is Luong dot attention over the encoder's sequence (Dot, softmax, Dot) with a
+    BatchNormalization on it. The authors join the horizons with a Lambda (Python code, which no
+    other runtime loads); here a Concatenate on the time axis, which computes the same [horizons, 3]."""
+    def build(k, T):
+        def conv2d(h, filters, kernel, strides=(1, 1), padding="valid"):
+            return k.leaky_relu(0.01)(k.L.Conv2D(filters, kernel, strides=strides, padding=padding)(h))
+
+        x = k.K.Input((T, 4 * levels, 1))
+        h = x
+        for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, levels), (1, 1))):
+            h = conv2d(h, conv, kernel, strides)
+            h = conv2d(h, conv, (4, 1), padding="same")
+            h = conv2d(h, conv, (4, 1), padding="same")
+        a = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (3, 1), padding="same")
+        b = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (5, 1), padding="same")
+        c = conv2d(k.L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h), inception, (1, 1), padding="same")
+        m = k.L.Reshape((T, 3 * inception))(k.L.Concatenate(axis=3)([a, b, c]))
+        encoder_out, state_h, state_c = k.L.LSTM(lstm, return_state=True, return_sequences=attention)(m)
+        start = k.K.Input((1, 3))
+        decoder = k.L.LSTM(lstm, return_sequences=True, return_state=True)
+        head = k.L.Dense(3, activation="softmax")
+        context = k.L.Reshape((1, lstm))(state_h)
+        step_in = k.L.Concatenate(axis=2)([start, context])
+        states, outputs = [state_h, state_c], []
+        for _ in range(horizons):
+            out, h_t, c_t = decoder(step_in, initial_state=states)
+            if attention:
+                scores = k.L.Activation("softmax")(k.L.Dot(axes=2)([out, encoder_out]))
+                context = k.L.BatchNormalization(momentum=0.6)(k.L.Dot(axes=[2, 1])([scores, encoder_out]))
+                prediction = head(k.L.Concatenate(axis=2)([context, out]))
+            else:
+                prediction = head(k.L.Concatenate(axis=2)([out, context]))
+            outputs.append(prediction)
+            step_in = k.L.Concatenate(axis=2)([prediction, context])
+            states = [h_t, c_t]
+        return k.model([x, start], k.L.Concatenate(axis=1)(outputs))
+    return build
+
+
 def b_attention(k, T):
     """MultiHeadAttention in its call forms: self-attention with a causal mask (one projection
     over [q | k | v] in the plan), cross-attention with the key taken from the value, value_dim
@@ -637,6 +682,8 @@ def test_cases() -> list[Case]:
         *both("depthwise", b_depthwise, T=8, slide=12),
         Case("deeplob_tiny_k3", "keras3", deeplob(conv=8, inception=6, lstm=6, levels=4), T=12, slide=16),
         Case("deeplob_tiny_k2", "keras2", deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), T=12),
+        *both("deeplob_seq2seq_tiny", deeplob_multi_horizon(conv=6, inception=5, lstm=7, levels=4), T=10),
+        *both("deeplob_attention_tiny", deeplob_multi_horizon(conv=6, inception=5, lstm=7, levels=4, attention=True), T=10),
         *both("attention", b_attention, T=7),
         Case("attention_long_k3", "keras3", b_attention_long, T=37),
         Case("attention_window_k3", "keras3", b_attention_window, T=21),

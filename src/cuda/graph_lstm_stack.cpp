@@ -62,6 +62,10 @@ StackFromGraph lstm_stack_from_graph(const Graph& g) {
     }
     prev = i;
     if (n.kind == OpKind::Identity) continue;
+    if (n.kind == OpKind::LSTM && n.return_state) {
+      r.error = layer_label(n) + ": return_state does not run on the CUDA backend yet; " + kWhat;
+      return r;
+    }
     if (n.kind == OpKind::LSTM && sequences && r.stack.head.empty()) {
       if (std::string e = add_lstm(n, width, r.stack); !e.empty()) return r.error = e, r;
       width = n.units;

@@ -34,7 +34,7 @@ struct Step : OpParams {
   const struct StepOps* ops = nullptr;  // how this kind runs, costs and describes itself (engine/steps/)
   TensorRef in, out;
   TensorRef rhs;                        // Add/Sub/Mul: the second operand (in is the first)
-  std::vector<TensorRef> extra_inputs;  // Concat: all inputs; Add/Sub/Mul: inputs beyond two
+  std::vector<TensorRef> extra_inputs;  // Concat: all inputs; Add/Sub/Mul: inputs beyond two; LstmWindow: h0, c0
   // Weights: shared, read-only, owned by PackedWeights; "packed" = the kernels' gemv layout.
   const float* kernel = nullptr;        // packed: Dense/Conv1D kernel (BatchNorm folded), LSTM/GRU
                                         // input kernel W, stream-mode LSTM's stacked [W; U]

@@ -25,7 +25,14 @@ void check_streamable(const Graph& g) {
         break;
       case OpKind::LSTM:
       case OpKind::GRU:
+        // Stream mode keeps the state between runs; one given per run, or handed out as an
+        // output, is an encoder-decoder's, which reads a whole window.
+        if (n.inputs.size() > 1) reject("starts from an initial_state computed in the run");
+        if (n.return_state) reject("returns its state (return_state)");
         timed = n.return_sequences;
+        break;
+      case OpKind::SliceRows:
+        if (timed) reject("takes rows of the time axis");
         break;
       case OpKind::Conv1D:
       case OpKind::Conv2D:

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/activation_spec.hpp"
@@ -24,7 +25,10 @@ enum class OpKind : uint8_t {
   BatchNorm,      // w = gamma, beta, moving_mean, moving_variance (each (C,)); epsilon. Last axis.
   LayerNorm,      // w = gamma, beta (each (C,)); epsilon. Normalises over the last axis.
   Identity,       // Dropout, GaussianNoise, ... : inference no-ops
-  LSTM,           // w = kernel (in, 4u), recurrent (u, 4u), bias (4u); gate order i, f, c, o
+  LSTM,           // w = kernel (in, 4u), recurrent (u, 4u), bias (4u); gate order i, f, c, o.
+                  // Inputs: x [T, in], and optionally the initial state h0 [u], c0 [u] (Keras'
+                  // initial_state; absent: zeros). return_state: the output carries the final
+                  // cell state as one more row after the h rows (SliceRows takes them apart)
   GRU,            // w = kernel (in, 3u), recurrent (u, 3u), bias (2, 3u) if reset_after else (3u);
                   // gate order z, r, h
   Conv1D,         // w = kernel (k, in, filters), bias (filters)
@@ -63,6 +67,12 @@ enum class OpKind : uint8_t {
   // importers write attention in these terms; formats/attention_fusion.hpp folds the pattern
   // into a MultiHeadAttention node, and a MatMul left outside it is refused when compiled.
   MatMul,
+  // Rows [slice_begin, slice_end) of the input's first axis, Python-style: a negative begin
+  // counts from the end, an end <= 0 is that many rows before the end (0: the end), so a slice
+  // holds for any sequence length. With keepdims false and one row, that axis is dropped. How one
+  // output of a multi-output layer is taken from the node that computes them together (LSTM
+  // return_state: the sequence, state_h, state_c).
+  SliceRows,
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };
@@ -91,6 +101,7 @@ struct Node {
   int units = 0;                        // Dense, LSTM, GRU
   bool return_sequences = false;        // LSTM, GRU
   bool reset_after = true;              // GRU
+  bool return_state = false;            // LSTM: the final cell state follows as one more row
   // LSTM: the cell state is clipped to [-cell_clip, cell_clip] after each update, as TFLite's
   // fused LSTM does (tf_keras conversions write 10); 0 = no clipping (every Keras LSTM).
   float cell_clip = 0.0f;
@@ -107,7 +118,8 @@ struct Node {
   std::vector<int> permutation;                   // Permute
   int depth_multiplier = 1;                       // DepthwiseConv2D, SeparableConv2D
   Padding padding = Padding::Valid;               // Conv1D, pooling
-  bool keepdims = false;                          // global pooling
+  bool keepdims = false;                          // global pooling, SliceRows
+  int slice_begin = 0, slice_end = 0;             // SliceRows
   // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),
   // negative from the end. infer_shapes rewrites it to a 0-based axis of the un-batched shape.
   int axis = -1;
@@ -115,6 +127,13 @@ struct Node {
   Shape target_shape;                             // Reshape (may contain one -1)
   std::vector<Weight> weights;                    // see OpKind
 };
+
+// A SliceRows node's [begin, end) in an input of `rows` rows (negative bounds resolved; not
+// checked: infer_shapes does that).
+inline std::pair<int64_t, int64_t> slice_rows_bounds(const Node& n, int rows) {
+  return {n.slice_begin < 0 ? int64_t{rows} + n.slice_begin : n.slice_begin,
+          n.slice_end > 0 ? n.slice_end : int64_t{rows} + n.slice_end};
+}
 
 struct Graph {
   std::string name;

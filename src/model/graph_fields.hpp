@@ -27,7 +27,7 @@ void visit_node_fields(N& n, F&& f) {
   f(n.cell_clip), f(n.kernel_size), f(n.stride), f(n.dilation), f(n.pool_size), f(n.pool_stride);
   f(n.kernel_w), f(n.stride_w), f(n.dilation_w), f(n.pool_w), f(n.pool_stride_w);
   f(n.num_heads), f(n.key_dim), f(n.value_dim), f(n.causal_mask), f(n.pads), f(n.permutation);
-  f(n.depth_multiplier), f(n.attention_span);
+  f(n.depth_multiplier), f(n.attention_span), f(n.return_state), f(n.slice_begin), f(n.slice_end);
   f(n.padding), f(n.keepdims), f(n.axis), f(n.epsilon), f(n.target_shape), f(n.weights);
 }
 
@@ -39,7 +39,7 @@ void visit_graph_fields(G& g, F&& f) {
 // The layouts the lists above were written against (libstdc++, 64-bit). A new field changes the
 // size: add it to its list, then update the number.
 #if defined(__GLIBCXX__) && defined(__LP64__)
-static_assert(sizeof(Node) == 376, "Node changed: add the new field to visit_node_fields, then update this size");
+static_assert(sizeof(Node) == 384, "Node changed: add the new field to visit_node_fields, then update this size");
 static_assert(sizeof(Graph) == 184, "Graph changed: add the new field to visit_graph_fields, then update this size");
 static_assert(sizeof(Weight) == 48, "Weight changed: add the new field to visit_weight_fields, then update this size");
 static_assert(sizeof(ActivationSpec) == 20,

@@ -95,12 +95,33 @@ Shape normalization_shape(const Graph& g, Node& node) {
   return in;
 }
 
+// [T, in] -> [T, u] (return_sequences) or [u]; an LSTM's return_state adds the final cell state
+// as a last row ([T + 1, u] or [2, u]). An LSTM's optional second and third inputs are its
+// initial h and c, each [u].
 Shape recurrent_shape(const Graph& g, Node& node) {
-  const Shape& in = single_input(g, node);
+  const bool lstm = node.kind == OpKind::LSTM;
+  if (lstm && node.inputs.size() == 3) {
+    for (size_t i = 1; i < 3; ++i) {
+      const Shape& s = g.nodes[node.inputs[i]].shape;
+      if (s != Shape{node.units}) {
+        fail_layer(node, std::string("initial_state ") + (i == 1 ? "h" : "c") + " has shape " + shape_str(s) +
+                             ", not [" + std::to_string(node.units) + "] (the units)");
+      }
+    }
+  } else if (node.inputs.size() != 1) {
+    fail_layer(node, lstm ? "takes its input and, optionally, an initial_state of two tensors (h, c)"
+                          : "an initial_state is supported for LSTM only");
+  }
+  if (node.return_state && !lstm) fail_layer(node, "return_state is supported for LSTM only");
+  const Shape& in = g.nodes[node.inputs[0]].shape;
   require_rank(node, in, 2, "[timesteps, features]");
   const int u = node.units;
   if (u < 1) fail_layer(node, "units must be >= 1");
-  if (node.kind == OpKind::LSTM) {
+  if (node.return_state) {
+    expect_weights(node, {{in[1], 4 * u}, {u, 4 * u}, {4 * u}});
+    return {(node.return_sequences ? in[0] : 1) + 1, u};
+  }
+  if (lstm) {
     expect_weights(node, {{in[1], 4 * u}, {u, 4 * u}, {4 * u}});
   } else if (node.reset_after) {
     expect_weights(node, {{in[1], 3 * u}, {u, 3 * u}, {2, 3 * u}});
@@ -313,6 +334,24 @@ Shape matmul_shape(const Graph& g, Node& node) {
   return out;
 }
 
+// Rows of the first axis, Python-style bounds (graph.hpp); one row without keepdims drops the axis.
+Shape slice_rows_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (in.empty()) fail_layer(node, "cannot take rows of a scalar");
+  const auto [begin, end] = slice_rows_bounds(node, in[0]);
+  if (begin < 0 || end > in[0] || begin >= end) {
+    fail_layer(node, "rows [" + std::to_string(node.slice_begin) + ", " + std::to_string(node.slice_end) +
+                         ") are not a non-empty range of " + shape_str(in));
+  }
+  Shape out = in;
+  out[0] = static_cast<int>(end - begin);
+  if (!node.keepdims && out[0] == 1) {
+    if (in.size() == 1) fail_layer(node, "taking one element of a vector without keepdims would leave a scalar");
+    out.erase(out.begin());
+  }
+  return out;
+}
+
 // [H, W, C] -> [H', W', C * m] (depthwise) or [H', W', units] (separable); windows as Conv2D's.
 Shape depthwise_shape(const Graph& g, Node& node) {
   const Shape& in = single_input(g, node);
@@ -393,13 +432,14 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::DepthwiseConv2D, "DepthwiseConv2D", depthwise_shape, depthwise_macs},
     {OpKind::SeparableConv2D, "SeparableConv2D", depthwise_shape, depthwise_macs},
     {OpKind::MatMul, "MatMul", matmul_shape, matmul_macs},
+    {OpKind::SliceRows, "SliceRows", slice_rows_shape, no_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::MatMul) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::SliceRows) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

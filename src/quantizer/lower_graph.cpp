@@ -143,7 +143,12 @@ class Lowerer {
       case OpKind::Dense: return dense(n);
       case OpKind::BatchNorm: return batch_norm(n);
       case OpKind::LayerNorm: return layer_norm(n);
-      case OpKind::LSTM: return lstm(n);
+      case OpKind::LSTM:
+        if (n.inputs.size() > 1 || n.return_state) {
+          refuse(n, "an LSTM with an initial_state or return_state is not supported by the quantizer yet (TFLite's "
+                    "fused LSTM starts from zeros and returns its output only); the float plan runs it");
+        }
+        return lstm(n);
       case OpKind::GRU:
         refuse(n, "GRU is not supported: the TFLite converter turns it into a WHILE loop, which has no op here");
       case OpKind::Conv1D: return conv1d(n);
@@ -157,6 +162,7 @@ class Lowerer {
       case OpKind::DepthwiseConv2D:
       case OpKind::SeparableConv2D:
       case OpKind::MatMul:
+      case OpKind::SliceRows:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);

@@ -165,11 +165,38 @@ class Lowering {
       case OpKind::Permute: return lower_layout(idx);
       case OpKind::DepthwiseConv2D:
       case OpKind::SeparableConv2D: return lower_depthwise(idx);
-      case OpKind::MatMul:
-        throw Error("layer '" + n.name + "' (MatMul" + (n.origin.empty() ? "" : ", from " + n.origin) +
-                    "): a product of two computed tensors runs only as part of attention " +
-                    "(softmax(Q K^T) V feeding an output projection), which this one is not");
+      case OpKind::MatMul: return lower_matmul(idx);
+      case OpKind::SliceRows: return lower_slice_rows(idx);
     }
+  }
+
+  // A product of two computed tensors outside attention (Keras' Dot, a Luong attention's scores
+  // and context): one op over the leading axes' matrices.
+  void lower_matmul(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& a = in_node(n, 0).shape;
+    const Shape& b = in_node(n, 1).shape;
+    LoweredOp op = op_for(n, StepKind::MatMul);
+    op.rhs = in_tensor(n, 1);
+    op.out = new_output(idx);
+    op.rows = a[a.size() - 2];
+    op.in_width = a.back();
+    op.out_width = b.back();
+    op.steps = static_cast<int>(shape_size(a) / (int64_t{op.rows} * op.in_width));
+    L_.ops.push_back(std::move(op));
+  }
+
+  // Rows of a row-major tensor are one contiguous range: a copy of it.
+  void lower_slice_rows(int idx) {
+    const Node& n = g_.nodes[idx];
+    const Shape& in = in_node(n).shape;
+    const int64_t row = shape_size(in) / in[0];
+    const auto [begin, end] = slice_rows_bounds(n, in[0]);
+    LoweredOp op = op_for(n, StepKind::Slice);
+    op.out = new_output(idx);
+    op.slice_offset = static_cast<int>(begin * row);
+    op.out_width = static_cast<int>((end - begin) * row);
+    L_.ops.push_back(std::move(op));
   }
 
   void lower_dense(int idx) {
@@ -335,12 +362,18 @@ class Lowering {
     LoweredOp op = op_for(n, window ? StepKind::LstmWindow : StepKind::Lstm);
     op.out = new_output(idx);
     recurrent_common(n, op);
+    if ((n.inputs.size() > 1 || n.return_state) && !window) {
+      throw Error("layer '" + n.name + "' (" + n.keras_class + "): an initial_state or return_state runs in window mode only");
+    }
+    op.initial_state = n.inputs.size() == 3;
+    if (op.initial_state) op.extra_inputs = {in_tensor(n, 1), in_tensor(n, 2)};
+    op.return_state = n.return_state;
     op.bias = n.weights[2].data;
     // A clip that cannot act is dropped (the fused cell is faster): from a zero state with gates
     // in [0, 1] and tanh in [-1, 1], |c| grows by at most 1 per step (exactly so in float too),
     // so a window of T <= cell_clip steps never reaches it.
     const bool bounded = n.recurrent_activation.kind == ActKind::Sigmoid && n.activation.kind == ActKind::Tanh;
-    op.cell_clip = window && bounded && T <= n.cell_clip ? 0.0f : n.cell_clip;
+    op.cell_clip = window && bounded && !op.initial_state && T <= n.cell_clip ? 0.0f : n.cell_clip;
     if (window && opt_.incremental) {
       // Incremental windows: x W + b as its own Dense over the rows, which a slide updates in
       // the rows that changed (incremental_rows.hpp); the LSTM reads those projections.

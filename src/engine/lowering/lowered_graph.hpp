@@ -54,6 +54,8 @@ enum class StepKind : uint8_t {
   Transpose,     // output axis i = in_shape axis permutation[i]
   DepthwiseConv2D,  // per output pixel and channel c*m + j: the window of input channel c . its
                     // taps (depthwise: (kh*kw) x (C*m), row-major) + bias, clamped; Conv2D's fields
+  Slice,         // out_width floats from in + slice_offset (rows of a row-major tensor)
+  MatMul,        // steps x (in [rows, in_width] . rhs [in_width, out_width]), both computed
 };
 
 // Where an Attention op finds each head's q, k and v: column col + head * width of row r at
@@ -98,6 +100,10 @@ struct OpParams {
   bool return_sequences = false;
   bool zero_state = true;               // window mode: recurrent state starts at zero each run
   bool projected = false;               // LstmWindow: `in` holds x W + b per step ([T, 4n]), no kernel
+  // LstmWindow: extra_inputs = {h0, c0} start the state instead of zeros; return_state: the final
+  // c follows the h rows in `out` as one more row.
+  bool initial_state = false, return_state = false;
+  int slice_offset = 0;                 // Slice: floats into `in`
   ActivationSpec act, rec;
   AttentionParams attention;            // Attention only
   Shape in_shape;                       // Pad, Transpose: the input's shape
@@ -116,7 +122,7 @@ struct Matrix {
 struct LoweredOp : OpParams {
   int in = -1, out = -1;   // tensor ids
   int rhs = -1;            // Add/Sub/Mul: the second operand
-  std::vector<int> extra_inputs;  // Concat: all inputs; Add/Sub/Mul: inputs beyond two
+  std::vector<int> extra_inputs;  // Concat: all inputs; Add/Sub/Mul: inputs beyond two; LstmWindow: h0, c0
   // Dense/Conv1D: kernel (BatchNorm folded; Conv1D as (taps x channels) x filters); LSTM/GRU: W,
   // or stream-mode LSTM's stacked [W; U]. recurrent_kernel: U (LstmWindow, Gru), U's z|r columns
   // (GruClassic); recurrent_kernel_h: GruClassic's h columns of U.

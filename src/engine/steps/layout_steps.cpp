@@ -1,7 +1,7 @@
 // Data movement: Pad (zeros around the input, per axis) and Transpose (a permutation of the
 // axes), over tensors of any rank up to kMaxRank, by an odometer over the input's leading axes
 // (Pad copies whole last-axis rows; Transpose gathers each output row with the input stride of
-// its last axis). Neither is row-wise.
+// its last axis); Slice, one contiguous range. None is row-wise.
 #include <algorithm>
 #include <cstring>
 #include <ostream>
@@ -76,6 +76,14 @@ void run_transpose(const StepCtx& c, const Step& s) noexcept {
   } while (next_row(index, out_dims, rank));
 }
 
+void run_slice(const StepCtx& c, const Step& s) noexcept {
+  std::memcpy(c.at(s.out), c.at(s.in) + s.slice_offset, sizeof(float) * static_cast<size_t>(s.out_width));
+}
+
+void describe_slice(std::ostream& os, const Step& s) {
+  os << "  floats [" << s.slice_offset << ", " << s.slice_offset + s.out_width << ")";
+}
+
 void describe_pad(std::ostream& os, const Step& s) {
   os << "  " << shape_str(s.in_shape) << " pads=";
   for (size_t i = 0; i < s.pads.size(); ++i) os << (i ? "," : "") << s.pads[i];
@@ -91,5 +99,6 @@ void describe_transpose(std::ostream& os, const Step& s) {
 extern const StepOps kPadStep = {"pad", "a layout step", run_pad, nullptr, no_floats, no_floats, no_cost, describe_pad};
 extern const StepOps kTransposeStep = {"transpose",   "a layout step", run_transpose, nullptr, no_floats, no_floats,
                                        no_cost, describe_transpose};
+extern const StepOps kSliceStep = {"slice", "a layout step", run_slice, nullptr, no_floats, no_floats, no_cost, describe_slice};
 
 }  // namespace tickinfer::engine

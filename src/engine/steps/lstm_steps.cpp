@@ -49,16 +49,24 @@ void run_lstm(const StepCtx& c, const Step& s) noexcept {
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
 }
 
-// LSTM over a whole window from a zero state. Scratch: xw [T][4n], the input projections
-// x_t W + b of every step, computed first since they do not depend on h. State: h [n], c [n].
-// Step 0 needs no h U (h is zero); each later step adds h U into its row in place.
+// LSTM over a whole window from a zero state, or from the initial h and c the step reads
+// (extra_inputs: an encoder's final state handed to a decoder). Scratch: xw [T][4n], the input
+// projections x_t W + b of every step, computed first since they do not depend on h. State:
+// h [n], c [n]. From zeros step 0 needs no h U; every other step adds h U into its row in place.
+// return_state: the final c follows the output's h rows.
 void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
   constexpr float inf = std::numeric_limits<float>::infinity();
   const int in = s.in_width, u = s.out_width;
   float* h = c.arena(s.state);
   float* cell = h + u;
   float* xw = c.arena(s.scratch);
-  std::memset(h, 0, sizeof(float) * 2 * u);
+  if (s.initial_state) {
+    std::memcpy(h, c.at(s.extra_inputs[0]), sizeof(float) * u);
+    std::memcpy(cell, c.at(s.extra_inputs[1]), sizeof(float) * u);
+  } else {
+    std::memset(h, 0, sizeof(float) * 2 * u);
+  }
+  const int first_hu = s.initial_state ? 0 : 1;  // the first step whose h is not zero
   const float* x = c.at(s.in);
   float* out = c.at(s.out);
   if (s.projected) {
@@ -66,7 +74,7 @@ void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
     float* z = xw;
     for (int t = 0; t < s.steps; ++t) {
       const float* xt = x + static_cast<size_t>(t) * 4 * u;
-      if (t > 0) {
+      if (t >= first_hu) {
         matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 4 * u, xt, z, -inf, inf);
       } else {
         std::memcpy(z, xt, sizeof(float) * 4 * u);
@@ -74,20 +82,21 @@ void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
       lstm_cell(c, s, z, cell, h, u);
       if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
     }
-    if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
-    return;
+  } else {
+    for (int t = 0; t < s.steps; ++t) {
+      matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
+             xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
+    }
+    for (int t = 0; t < s.steps; ++t) {
+      float* z = xw + static_cast<size_t>(t) * 4 * u;
+      if (t >= first_hu) matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
+      lstm_cell(c, s, z, cell, h, u);
+      if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
+    }
   }
-  for (int t = 0; t < s.steps; ++t) {
-    matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
-           xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
-  }
-  for (int t = 0; t < s.steps; ++t) {
-    float* z = xw + static_cast<size_t>(t) * 4 * u;
-    if (t > 0) matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
-    lstm_cell(c, s, z, cell, h, u);
-    if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
-  }
+  const size_t h_rows = s.return_sequences ? static_cast<size_t>(s.steps) : 1;
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
+  if (s.return_state) std::memcpy(out + h_rows * u, cell, sizeof(float) * u);
 }
 
 int64_t lstm_state(const OpParams& p) { return p.in_width + 2 * int64_t{p.out_width}; }  // [x | h | c]
@@ -103,16 +112,18 @@ StepCost lstm_cost(const Step& s) {
 }
 
 // From a zero state the first step has no h U: W and b T times, U T - 1 times (projected: the
-// projection is its Dense op's cost).
+// projection is its Dense op's cost); from an initial state U T times.
 StepCost window_cost(const Step& s) {
   const int64_t k = s.projected ? 0 : s.in_width, n = s.out_width, T = s.steps;
-  return {T * k * 4 * n + (T - 1) * n * 4 * n, T * (k * 4 * n + 4 * n) + (T - 1) * n * 4 * n};
+  const int64_t hu = s.initial_state ? T : T - 1;
+  return {T * k * 4 * n + hu * n * 4 * n, T * (k * 4 * n + 4 * n) + hu * n * 4 * n};
 }
 
 }  // namespace
 
 void describe_recurrent(std::ostream& os, const Step& s) {
-  os << "  steps=" << s.steps << " in=" << s.in_width << " units=" << s.out_width << (s.zero_state ? "" : " (state kept)");
+  os << "  steps=" << s.steps << " in=" << s.in_width << " units=" << s.out_width << (s.zero_state ? "" : " (state kept)")
+     << (s.initial_state ? " (initial state read)" : "") << (s.return_state ? " (final c returned)" : "");
 }
 
 extern const StepOps kLstmStep = {"lstm", "LSTM", run_lstm, nullptr, lstm_state, lstm_scratch, lstm_cost, describe_recurrent,

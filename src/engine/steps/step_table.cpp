@@ -14,7 +14,8 @@ extern const StepOps kMaxPoolStep, kAvgPoolStep, kGlobalAvgPoolStep, kGlobalMaxP
 extern const StepOps kMaxPool2DStep, kAvgPool2DStep;                                      // pool2d_steps.cpp
 extern const StepOps kAddStep, kSubStep, kMulStep, kConcatStep;                           // merge_steps.cpp
 extern const StepOps kAttentionStep;                                                      // attention_step.cpp
-extern const StepOps kPadStep, kTransposeStep;                                            // layout_steps.cpp
+extern const StepOps kPadStep, kTransposeStep, kSliceStep;                                // layout_steps.cpp
+extern const StepOps kMatMulStep;                                                         // matmul_step.cpp
 extern const StepOps kDepthwiseConv2DStep;                                                // depthwise_conv2d_step.cpp
 
 const StepOps& step_ops(StepKind kind) {
@@ -44,6 +45,8 @@ const StepOps& step_ops(StepKind kind) {
     case StepKind::Pad: return kPadStep;
     case StepKind::Transpose: return kTransposeStep;
     case StepKind::DepthwiseConv2D: return kDepthwiseConv2DStep;
+    case StepKind::Slice: return kSliceStep;
+    case StepKind::MatMul: return kMatMulStep;
   }
   return kDenseStep;  // unreachable: every kind is listed (-Wswitch)
 }

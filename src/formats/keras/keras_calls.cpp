@@ -28,11 +28,7 @@ TensorRef tensor_ref(const json& ref, const std::string& ctx) {
   TensorRef t;
   t.layer = ref[0].get<std::string>();
   t.call = json_value_int(ref[1], 0, kMaxCallsPerLayer - 1, ctx + ": node index");
-  int tensor_index = json_value_int(ref[2], 0, 1 << 20, ctx + ": tensor index");
-  if (tensor_index != 0) {
-    throw Error(ctx + ": uses output " + std::to_string(tensor_index) + " of layer '" + t.layer +
-                "' (multi-output layers are not supported)");
-  }
+  t.tensor = json_value_int(ref[2], 0, 1 << 20, ctx + ": tensor index");
   if (ref.size() == 4 && ref[3].is_object() && json_bool(ref[3], "training", false, ctx)) {
     // tf_keras applies such a layer as in training at every inference (Dropout: a random output).
     throw Error(ctx + ": training=true call argument is not supported (tf_keras runs the layer in training mode "
@@ -100,10 +96,14 @@ LayerCall parse_call(const json& node, bool noop_layer, bool keyword_inputs, boo
         const bool input_name = std::find_if(std::begin(kKeywordInputs), std::end(kKeywordInputs), [&](const char* k) {
                                   return item.key() == k;
                                 }) != std::end(kKeywordInputs);
+        if (item.key() == "initial_state") continue;  // taken below; layers without a state refuse it by count
         if (!in_kwarg.empty() && !(keyword_inputs && input_name && in_kwarg.size() == 1)) {
           throw Error(ctx + ": tensor keyword argument '" + item.key() + "' is not supported");
         }
       }
+      // A recurrent layer's starting state (Keras 3 passes it by keyword; tf_keras writes it
+      // as further inputs of the call), after the positional input.
+      if (kwargs.contains("initial_state")) collect_keras3_tensors(kwargs["initial_state"], refs, ctx);
       if (keyword_inputs) {
         for (const char* name : kKeywordInputs) {
           if (kwargs.contains(name)) collect_keras3_tensors(kwargs[name], refs, ctx);

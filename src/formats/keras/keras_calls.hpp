@@ -15,14 +15,16 @@ namespace tickinfer::formats {
 
 inline constexpr int kMaxCallsPerLayer = 1024;
 
-// A tensor produced by call `call` (Keras' node_index) of layer `layer`.
+// Output `tensor` of call `call` (Keras' node_index) of layer `layer` (tensor > 0: a layer with
+// several outputs, such as an LSTM's return_state).
 struct TensorRef {
   std::string layer;
   int call = 0;
+  int tensor = 0;
 };
 
-// One call of a layer: the tensors it was called on, in argument order, and its keyword
-// arguments (nullptr if none).
+// One call of a layer: the tensors it was called on, in argument order (a recurrent layer's
+// initial_state after its input), and its keyword arguments (nullptr if none).
 struct LayerCall {
   std::vector<TensorRef> tensors;
   const nlohmann::json* kwargs = nullptr;

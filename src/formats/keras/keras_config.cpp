@@ -151,11 +151,38 @@ class GraphBuilder {
     n.name = node_name;
     if (e.time_distributed) n.keras_class = "TimeDistributed";  // as model.layers lists it
     if (n.kind == OpKind::LayerNorm && n.weights.empty()) fill_identity_affine(n, inputs[0], ctx);
+    if (e.keras_class == "Dot") return add_dot(std::move(n), inputs, in_ranks, *e.config, ctx);
     count_weights(n, ctx);
     n.inputs = inputs;
     ranks_.push_back(output_rank(n, in_ranks));
     graph_.nodes.push_back(std::move(n));
     return static_cast<int>(graph_.nodes.size()) - 1;
+  }
+
+  // The tensors a call of the layer returns, in Keras' order: the node add_layer made, or for a
+  // recurrent layer called with return_state its output, state_h (and an LSTM's state_c) as
+  // SliceRows nodes "<node>/output", "<node>/state_h", "<node>/state_c" of what the node computes
+  // together (an LSTM's h rows and a last row holding c).
+  std::vector<int> layer_outputs(const LayerEntry& e, int node) {
+    const Node& n = graph_.nodes[static_cast<size_t>(node)];
+    const bool gru_state = n.kind == OpKind::GRU && json_bool(*e.config, "return_state", false, e.name);
+    if (!n.return_state && !gru_state) return {node};
+    const bool sequences = n.return_sequences;
+    const std::string name = n.name, cls = n.keras_class;
+    auto rows = [&](const char* what, int begin, int end, bool keepdims) {
+      Node s;
+      s.name = name + "/" + what;
+      s.keras_class = cls;
+      s.kind = OpKind::SliceRows;
+      s.slice_begin = begin;
+      s.slice_end = end;
+      s.keepdims = keepdims;
+      return add_aux(std::move(s), {node}, keepdims ? 2 : 1);
+    };
+    if (gru_state) return {node, sequences ? rows("state_h", -1, 0, false) : node};
+    // LSTM: [h rows (T, or the last), c]: the output, then the last h row, then c.
+    const int output = rows("output", 0, -1, sequences);
+    return {output, rows("state_h", -2, -1, false), rows("state_c", -1, 0, false)};
   }
 
   // An operation's constant arguments (LayerCall::constants) as Constant nodes, each broadcast
@@ -184,6 +211,57 @@ class GraphBuilder {
   }
 
  private:
+  // A node the importer adds around a layer's own (its name claimed, its inputs and rank set).
+  int add_aux(Node n, std::vector<int> inputs, int rank, bool name_claimed = false) {
+    if (!name_claimed) claim_name(n.name, n.keras_class);
+    n.inputs = std::move(inputs);
+    ranks_.push_back(rank);
+    graph_.nodes.push_back(std::move(n));
+    return static_cast<int>(graph_.nodes.size()) - 1;
+  }
+
+  // Keras' Dot as a MatMul: batch_dot contracts axis i of the first input with axis j of the
+  // second and keeps the rest in order, so the first goes in with its contracted axis last and
+  // the second with its contracted axis first (a Permute where they are not). Vectors (rank 1)
+  // become [1, d] . [d, 1] and the [1, 1] product Keras' [1]. The last node carries the layer's name.
+  int add_dot(Node matmul, std::vector<int> inputs, const std::vector<int>& ranks, const json& c, const std::string& ctx) {
+    const json& axes = member(c, "axes");
+    int ax[2];
+    for (int k = 0; k < 2; ++k) {
+      const json& a = axes.is_array() ? (axes.size() == 2 ? axes[static_cast<size_t>(k)] : json()) : axes;
+      const int batched_rank = ranks[static_cast<size_t>(k)] + 1;
+      const int v = json_value_int(a, -batched_rank, batched_rank - 1, ctx + ": axes");
+      ax[k] = (v < 0 ? v + batched_rank : v) - 1;  // un-batched
+      if (ax[k] < 0) throw Error(ctx + ": axes " + json_brief(axes) + " contract the batch axis, which is not supported");
+    }
+    const std::string name = matmul.name, cls = matmul.keras_class;
+    auto aux = [&](const char* what, OpKind kind, int input, int rank) {
+      Node n;
+      n.name = name + "/" + what;
+      n.keras_class = cls;
+      n.kind = kind;
+      if (kind == OpKind::Permute) n.permutation = {1, 0};
+      return add_aux(std::move(n), {input}, rank);
+    };
+    if (ranks[0] == 2 && ranks[1] == 2) {
+      if (ax[0] == 0) inputs[0] = aux("transpose_a", OpKind::Permute, inputs[0], 2);
+      if (ax[1] == 1) inputs[1] = aux("transpose_b", OpKind::Permute, inputs[1], 2);
+      return add_aux(std::move(matmul), inputs, 2, /*name_claimed=*/true);
+    }
+    if (ranks[0] == 1 && ranks[1] == 1) {
+      Node a, b, out;
+      for (Node* r : {&a, &b, &out}) r->kind = OpKind::Reshape, r->keras_class = cls;
+      a.name = name + "/row", a.target_shape = {1, -1};
+      b.name = name + "/column", b.target_shape = {-1, 1};
+      matmul.name = name + "/product";
+      out.name = name, out.target_shape = {1};
+      inputs = {add_aux(std::move(a), {inputs[0]}, 2), add_aux(std::move(b), {inputs[1]}, 2)};
+      return add_aux(std::move(out), {add_aux(std::move(matmul), inputs, 2)}, 1, /*name_claimed=*/true);
+    }
+    throw Error(ctx + ": inputs of ranks " + std::to_string(ranks[0] + 1) + " and " + std::to_string(ranks[1] + 1) +
+                " (with the batch) are not supported (rank 3, [batch, rows, columns], or vectors)");
+  }
+
   // Adds the node's weights to the model's total, which stops at 1 GiB.
   void count_weights(const Node& n, const std::string& ctx) {
     for (const Weight& w : n.weights) {
@@ -335,7 +413,7 @@ void build_sequential(GraphBuilder& b, const json& model, const json& config, co
       throw Error(layer_ctx(label, e.name, e.keras_class) + ": InputLayer inside a Sequential model");
     }
     e.keras3_path = paths.next(e.path_class());
-    prev = b.add_layer(e, {prev}, e.name);
+    prev = b.layer_outputs(e, b.add_layer(e, {prev}, e.name))[0];
   }
   b.graph().inputs = {0};
   b.graph().outputs = {prev};
@@ -393,23 +471,36 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
   // Kahn's algorithm, preferring config order, so any valid config order is accepted.
   std::vector<std::vector<size_t>> consumers(vertices.size());
   std::vector<size_t> pending(vertices.size(), 0);
-  std::vector<std::vector<size_t>> producers(vertices.size());
+  std::vector<std::vector<std::pair<size_t, int>>> producers(vertices.size());  // (vertex, output)
   for (size_t v = 0; v < vertices.size(); ++v) {
     const LayerEntry& e = entries[vertices[v].first];
     if (e.keras_class == "InputLayer") continue;
     const std::string ctx = layer_ctx(label, e.name, e.keras_class);
     for (const TensorRef& t : e.calls[vertices[v].second].tensors) {
       size_t p = vertex_of(t, ctx);
-      producers[v].push_back(p);
+      producers[v].emplace_back(p, t.tensor);
       consumers[p].push_back(v);
       ++pending[v];
     }
   }
+  // The node holding output `tensor` of vertex p (a layer with several outputs has one each).
+  std::vector<std::vector<int>> outputs_of(vertices.size());
+  auto node_of = [&](size_t p, int tensor, const std::string& ctx) {
+    const std::vector<int>& outs = outputs_of[p];
+    if (tensor < 0 || static_cast<size_t>(tensor) >= outs.size()) {
+      const LayerEntry& producer = entries[vertices[p].first];
+      throw Error(ctx + ": uses output " + std::to_string(tensor) + " of layer '" + producer.name + "', which has " +
+                  std::to_string(outs.size()) + (outs.size() == 1 ? " output" : " outputs") +
+                  (producer.keras_class == "LSTM" || producer.keras_class == "GRU" ? "" : " (multi-output layers are "
+                                                                                          "supported for LSTM and GRU "
+                                                                                          "return_state only)"));
+    }
+    return outs[static_cast<size_t>(tensor)];
+  };
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t v = 0; v < vertices.size(); ++v) {
     if (pending[v] == 0) ready.push(v);
   }
-  std::vector<int> node_of(vertices.size(), -1);
   size_t placed = 0;
   while (!ready.empty()) {
     size_t v = ready.top();
@@ -417,15 +508,14 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     const auto [i, call] = vertices[v];
     const LayerEntry& e = entries[i];
     if (e.keras_class == "InputLayer") {
-      node_of[v] = b.add_input(e.name, input_layer_shape(e, label));
+      outputs_of[v] = {b.add_input(e.name, input_layer_shape(e, label))};
     } else {
+      const std::string ctx = layer_ctx(label, e.name, e.keras_class);
       std::vector<int> inputs;
-      for (size_t p : producers[v]) inputs.push_back(node_of[p]);
+      for (const auto& [p, tensor] : producers[v]) inputs.push_back(node_of(p, tensor, ctx));
       const LayerCall& c = e.calls[call];
-      if (!c.constants.empty()) {
-        b.add_constants(c, call_node_name(e, call), layer_ctx(label, e.name, e.keras_class), inputs);
-      }
-      node_of[v] = b.add_layer(e, inputs, call_node_name(e, call), c.kwargs);
+      if (!c.constants.empty()) b.add_constants(c, call_node_name(e, call), ctx, inputs);
+      outputs_of[v] = b.layer_outputs(e, b.add_layer(e, inputs, call_node_name(e, call), c.kwargs));
     }
     ++placed;
     for (size_t c : consumers[v]) {
@@ -444,7 +534,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     }
     if (is_model_input[i]) throw Error(label + ": input '" + t.layer + "' is listed twice");
     is_model_input[i] = true;
-    g.inputs.push_back(node_of[v]);
+    g.inputs.push_back(outputs_of[v][0]);
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     if (entries[i].keras_class == "InputLayer" && !is_model_input[i]) {
@@ -452,7 +542,7 @@ void build_functional(GraphBuilder& b, const json& config, const std::string& la
     }
   }
   for (const TensorRef& t : parse_endpoint_list(member(config, "output_layers"), label + ": output_layers")) {
-    g.outputs.push_back(node_of[vertex_of(t, label + ": output_layers")]);
+    g.outputs.push_back(node_of(vertex_of(t, label + ": output_layers"), t.tensor, label + ": output_layers"));
   }
 }
 

@@ -178,7 +178,6 @@ Node conv2d(const KerasLayerRef& ref, const json& c, const std::vector<int>& ran
 void check_recurrent_options(const json& c, const std::string& ctx) {
   reject_if_true(c, "go_backwards", ctx);
   reject_if_true(c, "stateful", ctx);
-  reject_if_true(c, "return_state", ctx);
   reject_if_true(c, "time_major", ctx);
 }
 
@@ -191,6 +190,9 @@ Node recurrent(const KerasLayerRef& ref, const json& c, const std::vector<int>& 
   n.units = required_positive(c, "units", ctx);
   if (n.units > kMaxKerasDim / 4) throw Error(ctx + ": units is too large");
   n.return_sequences = json_bool(c, "return_sequences", false, ctx);
+  // An LSTM's return_state needs its final c, which the node hands out as one more row; a GRU's
+  // state is its last output, which the caller takes from the output (keras_config.cpp).
+  n.return_state = is_lstm && json_bool(c, "return_state", false, ctx);
   n.activation = activation_from_keras(
       c.contains("activation") ? c["activation"] : json("tanh"), dialect, ranks[0], ctx);
   n.recurrent_activation = activation_from_keras(
@@ -329,8 +331,15 @@ Node of_kind(OpKind kind) {
   return n;
 }
 
-// How many inputs a class takes.
-enum class Arity : uint8_t { One, TwoOrMore, Two, TwoOrThree };
+// How many inputs a class takes (OneOrThree: an LSTM's input, then initial_state h and c).
+enum class Arity : uint8_t { One, TwoOrMore, Two, TwoOrThree, OneOrThree };
+
+// Keras' Dot: a product of two computed tensors; the caller (keras_config.cpp) writes the
+// transposes its axes call for around the MatMul.
+Node dot(const json& c, const std::string& ctx) {
+  reject_if_true(c, "normalize", ctx);
+  return of_kind(OpKind::MatMul);
+}
 
 // One row per Keras class this importer converts: its inputs, whether it saves variables (and on
 // its cell, as RNN layers do: "<path>/cell/vars" in .keras files), and its conversion. The one
@@ -361,7 +370,7 @@ constexpr KerasClass kClasses[] = {
     {"Dense", Arity::One, true, false, dense},
     {"Conv1D", Arity::One, true, false, conv1d},
     {"Conv2D", Arity::One, true, false, conv2d},
-    {"LSTM", Arity::One, true, true,
+    {"LSTM", Arity::OneOrThree, true, true,
      [](const Ref& r, const json& c, const Ranks& k, WS& w, KD d, const Ctx& x) { return recurrent(r, c, k, w, d, true, x); }},
     {"GRU", Arity::One, true, true,
      [](const Ref& r, const json& c, const Ranks& k, WS& w, KD d, const Ctx& x) { return recurrent(r, c, k, w, d, false, x); }},
@@ -409,6 +418,7 @@ constexpr KerasClass kClasses[] = {
      [](const Ref& r, const json& c, const Ranks& k, WS& w, KD d, const Ctx& x) { return depthwise_conv2d(r, c, k, w, d, false, x); }},
     {"SeparableConv2D", Arity::One, true, false,
      [](const Ref& r, const json& c, const Ranks& k, WS& w, KD d, const Ctx& x) { return depthwise_conv2d(r, c, k, w, d, true, x); }},
+    {"Dot", Arity::Two, false, false, [](const Ref&, const json& c, const Ranks&, WS&, KD, const Ctx& x) { return dot(c, x); }},
     {"Permute", Arity::One, false, false,
      [](const Ref&, const json& c, const Ranks& k, WS&, KD, const Ctx& x) { return permute(c, k, x); }},
     // Keras 3 operations on functional tensors (module keras.src.ops.numpy), saved as nodes of the
@@ -495,9 +505,14 @@ Node node_from_keras_layer(const KerasLayerRef& ref, const json& c, const std::v
   const Arity arity = k ? k->arity : Arity::One;
   if (ranks.empty()) throw Error(ctx + ": layer has no inputs");
   if (arity == Arity::One && ranks.size() != 1) {
-    throw Error(ctx + ": expected 1 input, got " + std::to_string(ranks.size()));
+    throw Error(ctx + ": expected 1 input, got " + std::to_string(ranks.size()) +
+                (cls == "GRU" ? " (an initial_state is supported for LSTM only)" : ""));
   }
-  if (arity != Arity::One && (ranks.size() < 2 || (arity == Arity::Two && ranks.size() != 2) ||
+  if (arity == Arity::OneOrThree && ranks.size() != 1 && ranks.size() != 3) {
+    throw Error(ctx + ": expected its input and, optionally, an initial_state of two tensors (h, c); got " +
+                std::to_string(ranks.size()) + " tensors");
+  }
+  if (arity != Arity::One && arity != Arity::OneOrThree && (ranks.size() < 2 || (arity == Arity::Two && ranks.size() != 2) ||
                               (arity == Arity::TwoOrThree && ranks.size() > 3))) {
     const char* need = arity == Arity::Two ? "needs exactly 2 inputs"
                        : arity == Arity::TwoOrThree ? "needs 2 or 3 inputs (query, value, key)"
@@ -521,7 +536,8 @@ int output_rank(const Node& node, const std::vector<int>& input_ranks) {
   switch (node.kind) {
     case OpKind::Input: return static_cast<int>(node.shape.size());
     case OpKind::LSTM:
-    case OpKind::GRU: return node.return_sequences ? 2 : 1;
+    case OpKind::GRU: return node.return_sequences || node.return_state ? 2 : 1;
+    case OpKind::MatMul: return std::max(in, input_ranks.size() > 1 ? input_ranks[1] : 0);
     case OpKind::GlobalAvgPool1D:
     case OpKind::GlobalMaxPool1D: return node.keepdims ? in : std::max(in - 1, 0);
     case OpKind::Flatten: return 1;
