@@ -253,7 +253,7 @@ TEST(OnnxReader, UnsupportedRecurrentOptionsAreNamed) {
   auto* layout = lstm->add_attribute();
   layout->set_name("layout");
   layout->set_i(1);
-  expect_error(write(d.file("m.onnx"), m), "not a known all-zero initial state");
+  expect_error(write(d.file("m.onnx"), m), "initial_h and initial_c must both be computed states");
   lstm->set_input(5, "");
   auto* dir = lstm->add_attribute();
   dir->set_name("direction");

@@ -188,6 +188,18 @@ def k_deeplob_tiny(K, T):  # DeepLOB's layer sequence (lob-models facts 1.2) at 
     return K.Model(x, L.Dense(3, activation="softmax")(L.LSTM(5)(h)))
 
 
+def k_deeplob_multi_horizon(attention):
+    """DeepLOB-Seq2Seq / -Attention as make_fixtures.py builds them (an encoder LSTM handing its
+    state to a decoder LSTM called once per horizon), at 2 levels and few channels: tf2onnx
+    writes each LSTM call as an ONNX LSTM whose initial_h / initial_c are the previous call's
+    Y_h / Y_c."""
+    def build(K, T):
+        import make_fixtures as mf
+        kit = mf.KITS["keras3" if K.__name__ == "keras" else "keras2"]
+        return mf.deeplob_multi_horizon(conv=4, inception=4, lstm=5, levels=2, horizons=3, attention=attention)(kit, T)
+    return build
+
+
 def k_layernorm_seq(K, T):  # LayerNormalization over a sequence: tf2onnx's GlobalAveragePool means
     L = K.layers
     return K.Sequential([K.Input((T, 5)), L.Conv1D(6, 2, activation="relu"), L.LayerNormalization(epsilon=1e-5),
@@ -315,6 +327,9 @@ def tf2onnx_cases() -> list[Case]:
         Case("depthwise2d_k3", "k3", k_depthwise2d, T=7),
         Case("deeplob_tiny_k3", "k3", k_deeplob_tiny, T=10),
         Case("deeplob_tiny_batch1_k3", "k3", k_deeplob_tiny, T=10, batch1=True),
+        Case("deeplob_seq2seq_k3", "k3", k_deeplob_multi_horizon(False), T=9),
+        Case("deeplob_attention_k3", "k3", k_deeplob_multi_horizon(True), T=9),
+        Case("deeplob_attention_k2", "k2", k_deeplob_multi_horizon(True), T=9),
         Case("activations_extra_k3", "k3", k_activations_extra),
         Case("conv_causal_k3", "k3", k_conv_causal, T=10),
         Case("reshape_k3", "k3", k_reshape),

@@ -28,7 +28,23 @@ Shape node_shape(const Graph& g, const Node& n) {
   switch (n.kind) {
     case OpKind::Dense: { Shape s = in; s.back() = n.units; return s; }
     case OpKind::LSTM:
-    case OpKind::GRU: return n.return_sequences ? Shape{in[0], n.units} : Shape{n.units};
+    case OpKind::GRU:
+      if (n.return_state) return {n.return_sequences ? (in[0] < 0 ? -1 : in[0] + 1) : 2, n.units};
+      return n.return_sequences ? Shape{in[0], n.units} : Shape{n.units};
+    case OpKind::SliceRows: {
+      // Rows counted from the end keep their count when the length is unknown.
+      int rows = -1;
+      if (in[0] >= 0) {
+        const auto [begin, end] = slice_rows_bounds(n, in[0]);
+        rows = static_cast<int>(end - begin);
+      } else if (n.slice_begin < 0 && n.slice_end <= 0) {
+        rows = n.slice_end - n.slice_begin;
+      }
+      Shape s = in;
+      s[0] = rows;
+      if (!n.keepdims && rows == 1) s.erase(s.begin());
+      return s;
+    }
     case OpKind::Conv1D:
       return {window_length(in[0], (n.kernel_size - 1) * n.dilation + 1, n.stride, n.padding), n.units};
     case OpKind::MaxPool1D:

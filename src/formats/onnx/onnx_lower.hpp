@@ -69,6 +69,13 @@ class Lowerer {
   // Appends an engine node (name from `src`, then "/" and `node.name` when that is set; `src`
   // appended to its origin, shape computed) and returns its index.
   int add(Node node, const onnx::NodeProto& src, const std::vector<int>& inputs);
+  // The engine node several outputs of ONNX node `n` are taken from (an LSTM computing Y, Y_h
+  // and Y_c together), once made: -1 before.
+  int shared_node(const onnx::NodeProto& n) const {
+    auto it = shared_.find(&n);
+    return it == shared_.end() ? -1 : it->second;
+  }
+  void set_shared_node(const onnx::NodeProto& n, int node) { shared_[&n] = node; }
   // A value viewing engine node `node` with its axes in order after `leading_units` unit axes.
   Value view(int node, int leading_units = 0) const;
   // A node reinterpreting `v` as `target` (no batch), after a Permute into the view's order when
@@ -103,6 +110,7 @@ class Lowerer {
   std::unordered_map<std::string, Value> memo_;
   std::unordered_map<std::string, int> name_count_;
   std::vector<std::string> active_;  // values being lowered (cycle and depth guard)
+  std::unordered_map<const onnx::NodeProto*, int> shared_;
 };
 
 // The op lowerings, by group. Each returns output `out` of node `n`, or fails naming it.

@@ -199,17 +199,63 @@ Value lower_pad(Lowerer& L, const onnx::NodeProto& n) {
   return out;
 }
 
+// `v` viewed by `axes` (per ONNX axis: an engine axis, increasing, or kUnit) over an engine
+// tensor of `rank` axes: its data, in ONNX order, reshaped. False when v's dims do not fit.
+bool to_layout(Lowerer& L, const onnx::NodeProto& n, const Value& v, const std::vector<int>& axes, size_t rank,
+               Value& out) {
+  if (v.axes.size() != axes.size() || v.padded()) return false;
+  const std::vector<int> d = L.dims(v);
+  Shape target(rank, 1);
+  int64_t size = 1;
+  int last = -1;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    if (d[a] < 0) return false;
+    if (axes[a] == kUnit) {
+      if (d[a] != 1) return false;
+    } else {
+      if (axes[a] <= last) return false;
+      last = axes[a];
+      target[static_cast<size_t>(axes[a])] = d[a];
+    }
+    size *= d[a];
+  }
+  if (size != shape_size(L.eshape(v.node))) return false;
+  const int node = L.reshape(n, v, target);
+  out = v;  // (out may be v)
+  out.axes = axes;
+  out.node = node;
+  return true;
+}
+
 Value lower_concat(Lowerer& L, const onnx::NodeProto& n) {
   if (n.input_size() < 1) L.fail(n, "needs inputs");
-  const Value first = L.runtime(n, 0);
-  const int e = L.engine_axis(n, first, L.attr_i(n, "axis", 0));
-  if (e == kUnit) L.fail(n, "concatenation along an axis the engine tensor does not have is not supported");
+  // The inputs in one layout: the first's, or where they differ (an exporter's Reshape of a
+  // recurrent state beside a model input) the layout of the input with the most engine axes;
+  // joined along an axis that layout leaves out (a unit axis: horizons stacked), every input
+  // gets that axis as an engine axis of its own.
+  Value first = L.runtime(n, 0);
+  for (int k = 1; k < n.input_size(); ++k) {
+    const Value& v = L.runtime(n, k);
+    if (L.eshape(v.node).size() > L.eshape(first.node).size()) first = v;
+  }
+  const int onnx_axis = L.norm_axis(n, L.attr_i(n, "axis", 0), first.axes.size());
+  std::vector<int> axes = first.axes;
+  size_t rank = L.eshape(first.node).size();
+  if (axes[static_cast<size_t>(onnx_axis)] == kUnit) {
+    if (!L.in_order(first)) L.fail(n, "concatenation along an axis the engine tensor does not have is not supported");
+    rank = 0;
+    for (size_t a = 0; a < axes.size(); ++a) {
+      if (axes[a] != kUnit || static_cast<int>(a) == onnx_axis) axes[a] = static_cast<int>(rank++);
+    }
+  }
+  const int e = axes[static_cast<size_t>(onnx_axis)];
   std::vector<int> ins;
   for (int k = 0; k < n.input_size(); ++k) {
-    const Value& v = L.runtime(n, k);
-    if (v.axes != first.axes || L.eshape(v.node).size() != L.eshape(first.node).size()) {
+    Value v = L.runtime(n, k);
+    if ((v.axes != axes || L.eshape(v.node).size() != rank) && !to_layout(L, n, v, axes, rank, v)) {
       L.fail(n, "the inputs' layouts differ");
     }
+    if (k == 0) first = v;
     ins.push_back(v.node);
   }
   if (ins.size() == 1) return first;

@@ -32,15 +32,17 @@ ActivationSpec rnn_activation(Lowerer& L, const onnx::NodeProto& n, const std::v
   return s;
 }
 
-// The checks LSTM and GRU share; returns the hidden size.
-int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector<int>& state_inputs) {
+// The checks LSTM and GRU share; returns the hidden size. `zero_inputs`: the inputs that must be
+// known all-zero (initial states, peepholes) where given.
+int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector<int>& zero_inputs) {
   const std::string dir = L.attr_s(n, "direction", "forward");
   if (dir != "forward") L.fail(n, "direction '" + dir + "' is not supported (only forward)");
   if (L.has_attr(n, "clip")) L.fail(n, "clip is not supported");
   if (L.has_input(n, 4)) L.fail(n, "sequence_lens is not supported (every sequence runs the full window)");
-  for (int k : state_inputs) {
+  for (int k : zero_inputs) {
     if (L.has_input(n, k) && !known_zero(L, n.input(k))) {
-      L.fail(n, "input " + std::to_string(k) + " ('" + n.input(k) + "') is not a known all-zero initial state (or peephole); only zero states are supported");
+      L.fail(n, "input " + std::to_string(k) + " ('" + n.input(k) + "') is not a known all-zero " +
+                    (k == 7 ? "peephole; peepholes are not supported" : "initial state; only an LSTM starts from a computed one"));
     }
   }
   const int64_t H = L.attr_i(n, "hidden_size", 0);
@@ -152,9 +154,57 @@ int rnn_layout(Lowerer& L, const onnx::NodeProto& n) {
   return static_cast<int>(layout);
 }
 
+// Whether input k of `n` is a computed initial state (given and not known to be zero).
+bool computed_state(Lowerer& L, const onnx::NodeProto& n, int k) { return L.has_input(n, k) && !known_zero(L, n.input(k)); }
+
+// An initial state ([1, batch, H]) as the engine's [H] vector.
+int state_vector(Lowerer& L, const onnx::NodeProto& n, int k, int H) {
+  const Value& v = L.runtime(n, k);
+  if (shape_size(L.eshape(v.node)) != H) {
+    L.fail(n, "input " + std::to_string(k) + " ('" + n.input(k) + "') is not a [1, 1, hidden_size] state at batch 1");
+  }
+  return L.reshape(n, v, Shape{H});
+}
+
+// An LSTM that starts from computed states or whose final cell state Y_c is read (an encoder
+// handing its state to a decoder): one engine node computes the h rows (every step's when Y is
+// read, else the last) and c, and each output is a SliceRows of it, so the recurrence runs once
+// for all three.
+Value stateful_lstm_output(Lowerer& L, const onnx::NodeProto& n, Node node, const Value& x, int out, int layout) {
+  int full = L.shared_node(n);
+  if (full < 0) {
+    const int H = node.units;
+    std::vector<int> inputs = {x.node};
+    if (computed_state(L, n, 5) || computed_state(L, n, 6)) {
+      if (!computed_state(L, n, 5) || !computed_state(L, n, 6)) {
+        L.fail(n, "initial_h and initial_c must both be computed states (one of them is zero or absent)");
+      }
+      inputs.push_back(state_vector(L, n, 5, H));
+      inputs.push_back(state_vector(L, n, 6, H));
+    }
+    node.return_sequences = n.output_size() > 0 && !n.output(0).empty() && L.uses(n.output(0)) > 0;
+    node.return_state = true;
+    full = L.add(std::move(node), n, inputs);
+    L.set_shared_node(n, full);
+  }
+  const char* what[] = {"Y", "Y_h", "Y_c"};
+  Node rows;
+  rows.name = what[out];
+  rows.kind = OpKind::SliceRows;
+  rows.keepdims = out == 0;
+  rows.slice_begin = out == 0 ? 0 : out == 1 ? -2 : -1;
+  rows.slice_end = out == 2 ? 0 : -1;
+  Value v;
+  v.node = L.add(std::move(rows), n, {full});
+  v.axes = out != 0 ? std::vector<int>{kUnit, kUnit, 0}
+           : layout == 0 ? std::vector<int>{0, kUnit, kUnit, 1} : std::vector<int>{kUnit, 0, kUnit, 1};
+  return v;
+}
+
 Value lower_lstm(Lowerer& L, const onnx::NodeProto& n, int out) {
   if (L.attr_i(n, "input_forget", 0) != 0) L.fail(n, "input_forget=1 is not supported");
-  const int H = check_rnn(L, n, 4, {5, 6, 7});
+  if (out < 0 || out > 2) L.fail(n, "has no output " + std::to_string(out));
+  const int H = check_rnn(L, n, 4, {7});
   std::vector<std::string> acts = L.attr_strings(n, "activations");
   if (acts.empty()) acts = {"Sigmoid", "Tanh", "Tanh"};
   if (acts.size() != 3) L.fail(n, "activations must name three functions");
@@ -179,6 +229,10 @@ Value lower_lstm(Lowerer& L, const onnx::NodeProto& n, int out) {
   }
   node.weights = {{{I, 4 * H}, gate_matrix(w, H, I, order)}, {{H, 4 * H}, gate_matrix(L.constant(n, 2), H, H, order)},
                   {{4 * H}, std::move(bias)}};
+  const bool reads_c = n.output_size() > 2 && !n.output(2).empty() && L.uses(n.output(2)) > 0;
+  if (reads_c || computed_state(L, n, 5) || computed_state(L, n, 6)) {
+    return stateful_lstm_output(L, n, std::move(node), x, out, layout);
+  }
   return finish(L, n, std::move(node), x, out, layout);
 }
 
