@@ -72,6 +72,11 @@ def cases() -> list[mf.Case]:
         ("pool2d", mf.b_pool2d, {"T": 7}),
         ("depthwise", mf.b_depthwise, {"T": 8}),
         ("deeplob_tiny", mf.deeplob(conv=8, inception=6, lstm=6, levels=4, mc_dropout=False), {"T": 12}),
+        # The multi-horizon DeepLOBs: an encoder LSTM's While hands its final h and c to a
+        # decoder LSTM's While per horizon (Keras 3 and tf_keras alike).
+        ("deeplob_seq2seq_tiny", mf.deeplob_multi_horizon(conv=6, inception=5, lstm=7, levels=4), {"T": 10}),
+        ("deeplob_attention_tiny", mf.deeplob_multi_horizon(conv=6, inception=5, lstm=7, levels=4, attention=True),
+         {"T": 10}),
         # MultiHeadAttention in a pre-LN encoder block (tools/make_fixtures.py's transformer
         # encoder, one block). Dropout 0: Keras 3 takes ops.dot_product_attention (Einsum
         # 'BTNH,BSNH->BNTS', 'BNTS,BSNH->BTNH'); dropout 0.1: its other path (Transposes around
@@ -221,7 +226,8 @@ COMMITTED = {"dense_act_k3": ["k3_export", "tf_save"], "dense_act_k2": ["tfk_sav
              "gru_reset_before_k3": ["k3_export"], "conv1d_same_dilated_k3": ["k3_export"],
              "merge_two_in_two_out_k3": ["k3_export"], "deeplob_tiny_k3": ["k3_export"],
              "translob_tiny_k3": ["k3_export"], "mha_encoder_dropout_k3": ["k3_export"],
-             "attention_stream_k3": ["k3_export"]}
+             "attention_stream_k3": ["k3_export"], "deeplob_seq2seq_tiny_k3": ["tf_save"],
+             "deeplob_attention_tiny_k3": ["k3_export"]}
 COMMITTED_UNSUPPORTED = ["dense_float64_k3"]
 
 

@@ -30,6 +30,13 @@ struct TfLowering::RnnRecord {
   int input_node = -1;
   int64_t steps = 0;
   int sequence_node = -1, last_node = -1;
+  // An LSTM that starts from computed states (h0, c0: Graph nodes [units]) or whose final c is
+  // read (an encoder handing its state to a decoder) is one node with return_state and every
+  // step's h (full_node); its sequence, last h and c are SliceRows of it, made once each.
+  int h0 = -1, c0 = -1;
+  bool reads_c = false;
+  int full_node = -1, cell_node = -1;
+  bool stateful() const { return h0 >= 0 || reads_c; }
 };
 
 // A reference to a tensor: function arg `name`, or output `index` (flattened) of node `node`.

@@ -19,6 +19,23 @@ bool zero_row_state(const TfTensor& t) {
   return true;
 }
 
+// Whether any node of the frame (or its return values) reads output `index` of node `name`.
+bool output_read(const TfFrame& frame, const std::string& name, int index) {
+  auto reads = [&](const std::string& ref, const std::string& op_of_node) {
+    if (ref.empty() || ref[0] == '^') return false;
+    const TfRef r = parse_tf_ref(ref, op_of_node);
+    return r.node == name && r.index == index;
+  };
+  const std::string op = frame.nodes.count(name) ? frame.nodes.at(name)->op() : "";
+  for (const auto& [n, def] : frame.nodes) {
+    for (const std::string& ref : def->input()) if (reads(ref, op)) return true;
+  }
+  if (frame.def) {
+    for (const auto& [k, ref] : frame.def->ret()) if (reads(ref, op)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<TfValue> TfLowering::lower_while(Op& op) {
@@ -47,6 +64,11 @@ std::vector<TfValue> TfLowering::lower_while(Op& op) {
       lv.role = LoopVar::Role::Input;
     } else if (v.kind == TfValue::Kind::List && v.rnn == -1 && v.node < 0) {
       lv.role = LoopVar::Role::Output;
+    } else if (v.kind == TfValue::Kind::Node && v.shape.size() == 2 && v.shape[0] == 1 && v.shape[1] > 0) {
+      // A state computed before the loop (a decoder starting from its encoder's final state):
+      // zeros stand in while the cell is recognised, which runs the body on random states anyway.
+      lv.role = LoopVar::Role::State;
+      lv.tensor = TfTensor{kTfFloat, {1, v.shape[1]}, std::vector<double>(static_cast<size_t>(v.shape[1]), 0.0)};
     } else {
       throw Error(op.where + ": loop variable " + std::to_string(i) + " is not a constant, variable or TensorList (not a supported recurrent layer)");
     }
@@ -62,6 +84,17 @@ std::vector<TfValue> TfLowering::lower_while(Op& op) {
   rec->origin = op.def.op() + " '" + op.def.name() + "' (body '" + body_name + "')";
   rec->input_node = op.in[static_cast<size_t>(input)].node;
   rec->steps = steps;
+  const bool lstm = rec->cell.kind == OpKind::LSTM;
+  const TfValue& h_in = op.in[static_cast<size_t>(rec->cell.h_var)];
+  const bool h_computed = h_in.kind == TfValue::Kind::Node;
+  const bool c_computed = lstm && op.in[static_cast<size_t>(rec->cell.c_var)].kind == TfValue::Kind::Node;
+  if (h_computed || c_computed) {
+    if (!lstm) throw Error(op.where + ": a GRU starting from a computed state is not supported (an LSTM's is)");
+    if (!h_computed || !c_computed) throw Error(op.where + ": one initial state is computed and the other is not (not supported)");
+    rec->h0 = materialize(h_in, op.where);
+    rec->c0 = materialize(op.in[static_cast<size_t>(rec->cell.c_var)], op.where);
+  }
+  rec->reads_c = lstm && output_read(op.frame, op.def.name(), rec->cell.c_var);
   rnns_.push_back(std::move(rec));
   const int id = static_cast<int>(rnns_.size()) - 1;
   std::vector<TfValue> out(op.in.size());
@@ -83,6 +116,7 @@ int TfLowering::rnn_node(int rnn, bool sequences, const std::string& where) {
   RnnRecord& r = *rnns_.at(static_cast<size_t>(rnn));
   int& cached = sequences ? r.sequence_node : r.last_node;
   if (cached >= 0) return cached;
+  if (r.stateful()) return cached = rnn_rows(rnn, sequences ? 0 : 1);
   Node n;
   n.name = r.name;
   n.kind = r.cell.kind;
@@ -100,7 +134,51 @@ int TfLowering::rnn_node(int rnn, bool sequences, const std::string& where) {
   return cached;
 }
 
+// Output `which` (0 every step's h, 1 the last h, 2 the final c) of a stateful LSTM, as a
+// SliceRows of its one node computing [h rows | c].
+int TfLowering::rnn_rows(int rnn, int which) {
+  RnnRecord& r = *rnns_.at(static_cast<size_t>(rnn));
+  const int u = r.cell.units;
+  if (r.full_node < 0) {
+    Node n;
+    n.name = r.name;
+    n.kind = OpKind::LSTM;
+    n.keras_class = "LSTM";
+    n.units = u;
+    n.activation = r.cell.activation;
+    n.recurrent_activation = r.cell.recurrent_activation;
+    n.return_sequences = true;
+    n.return_state = true;
+    n.weights = r.cell.weights;
+    n.origin = r.origin;
+    n.inputs = {r.input_node};
+    if (r.h0 >= 0) n.inputs.insert(n.inputs.end(), {r.h0, r.c0});
+    n.shape = {graph_dim(r.steps) < 0 ? -1 : graph_dim(r.steps) + 1, u};
+    r.full_node = add_node(std::move(n));
+  }
+  const char* names[] = {"sequence", "state_h", "state_c"};
+  Node s;
+  s.name = r.name + "/" + names[which];
+  s.kind = OpKind::SliceRows;
+  s.keras_class = "LSTM";
+  s.origin = r.origin;
+  s.slice_begin = which == 0 ? 0 : which == 1 ? -2 : -1;
+  s.slice_end = which == 2 ? 0 : -1;
+  s.keepdims = which == 0;
+  s.inputs = {r.full_node};
+  s.shape = which == 0 ? Shape{graph_dim(r.steps), u} : Shape{u};
+  return add_node(std::move(s));
+}
+
 TfValue TfLowering::rnn_final_state(const TfValue& list, const std::string& where) {
+  if (list.rnn >= 0 && list.rnn_output == 2 && rnns_[static_cast<size_t>(list.rnn)]->cell.kind == OpKind::LSTM) {
+    RnnRecord& r = *rnns_[static_cast<size_t>(list.rnn)];
+    if (!r.stateful()) throw Error(where + ": reads a recurrent loop's final cell state, which the importer did not see read");
+    if (r.cell_node < 0) r.cell_node = rnn_rows(list.rnn, 2);
+    TfValue v = node_value(r.cell_node, {1, r.cell.units}, "");
+    v.fresh = false;
+    return v;
+  }
   if (list.rnn < 0 || list.rnn_output != 1) {
     throw Error(where + ": uses a recurrent loop's " + (list.rnn_output == 2 ? "final cell state" : "loop counters or lists") + " (not supported)");
   }
