@@ -177,6 +177,30 @@ def m_attention_causal(keras):
     return keras.Model(i, L.Dense(3, activation="softmax")(x), name="attention_causal")
 
 
+class _Batch1:
+    """The keras module with Input(batch_size=1): make_fixtures.py's builders at a static batch."""
+
+    def __init__(self, keras):
+        self._keras = keras
+
+    def __getattr__(self, name):
+        return getattr(self._keras, name)
+
+    def Input(self, shape, **kw):  # noqa: N802 - keras' name
+        return self._keras.Input(shape, batch_size=1, **kw)
+
+
+def m_deeplob_attention(keras):
+    """DeepLOB-Attention (make_fixtures.py's deeplob_multi_horizon: an encoder LSTM handing its
+    state to a decoder LSTM called per horizon, Luong attention between) at toy sizes: every LSTM
+    call a WHILE whose states come from the previous one, the attention BATCH_MATMULs. The LSTM
+    matrices exceed 1024 elements, so dynamic range quantizes them."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_fixtures as mf
+    build = mf.deeplob_multi_horizon(conv=6, inception=6, lstm=17, levels=4, horizons=3, attention=True)
+    return build(mf.Kit("keras3", _Batch1(keras)), 8)
+
+
 MODELS = {
     "lstm_last": m_lstm_last,
     "lstm_wide": m_lstm_wide,
@@ -195,18 +219,22 @@ MODELS = {
     "two_inputs": m_two_inputs,
     "attention_encoder": m_attention_encoder,
     "attention_causal": m_attention_causal,
+    "deeplob_attention": m_deeplob_attention,
 }
 STATEFUL = {"lstm_stateful", "lstm_stream"}
 
 
 def randomize(model, rng):
-    """N(0,1)/sqrt(fan_in) kernels, nonzero biases (every weight of every layer)."""
+    """N(0,1)/sqrt(fan_in) kernels, nonzero biases (every weight of every layer), positive
+    BatchNormalization variances."""
     for layer in model.layers:
         vals = []
         for w in layer.weights:
             shape = tuple(w.shape)
             if len(shape) <= 1:
                 v = 0.5 * rng.standard_normal(shape)
+                if "moving_variance" in w.path:  # a variance is positive (a negative one makes NaNs)
+                    v = np.abs(v) + 0.5
             else:
                 v = rng.standard_normal(shape) / np.sqrt(max(int(np.prod(shape[:-1])), 1))
             vals.append(v.astype(np.float32))
