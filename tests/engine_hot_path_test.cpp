@@ -71,11 +71,13 @@ std::vector<Subject> make_subjects() {
   // A Conv2D stack (patches gathered with padding, dilation, a folded BatchNorm), 2-D pooling,
   // depthwise and separable convolutions, a small DeepLOB (Conv2D blocks, an Inception module, an
   // LSTM), attention (self with a causal mask, cross, a key apart; a TransLOB whose attention
-  // layer is called twice), padding and axis moves, and Keras 3 operations with array arguments,
-  // on each kernel set.
+  // layer is called twice), padding and axis moves, Keras 3 operations with array arguments, and
+  // the multi-horizon DeepLOBs (LSTMs started from other LSTMs' states, Dot products), on each
+  // kernel set.
   for (const char* name :
        {"conv2d_k3", "pool2d_k3", "depthwise_k3", "deeplob_tiny_k3", "attention_k3", "translob_tiny_k3", "layout_k3",
-        "array_operations_k3", "attention_window_k3", "attention_stream_k3"}) {
+        "array_operations_k3", "attention_window_k3", "attention_stream_k3", "deeplob_seq2seq_tiny_k3",
+        "deeplob_attention_tiny_k3"}) {
     const Model model =
         Model::load(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/" + name + "/model.keras");
     for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2, kernels::Isa::Avx512}) {

@@ -20,6 +20,7 @@
 
 #include "formats/npy.hpp"
 #include "model/graph.hpp"
+#include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
 #include "support/source_paths.hpp"
 
@@ -135,6 +136,70 @@ TEST_P(UnrecognisedLoop, StaysOnTheInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, UnrecognisedLoop, ::testing::ValuesIn(float_cases(false)), case_name);
 
+// The multi-horizon DeepLOBs (tools/make_tflite_k3_fixtures.py): an encoder LSTM's WHILE (over
+// five loop variables where only its state is read) hands its final h and c to a decoder LSTM's
+// WHILE per horizon. The float files lift, each such loop one LSTM node computing h and c
+// together (return_state), the decoders reading their states as inputs, and agree with TFLite's
+// interpreter; stream mode is refused by name (the decoder restarts from the encoder each run).
+std::vector<Case> multi_horizon_cases() {
+  std::vector<Case> out;
+  const auto m = manifest();
+  if (!m.contains("models")) return out;
+  for (const auto& [model, entry] : m["models"].items()) {
+    if (model.rfind("deeplob_", 0) != 0) continue;
+    for (const auto& [variant, c] : entry["cases"].items()) {
+      if (c.contains("file") && variant.find("float") != std::string::npos) out.push_back({model, variant});
+    }
+  }
+  return out;
+}
+
+class MultiHorizonLoops : public ::testing::TestWithParam<Case> {};
+
+TEST_P(MultiHorizonLoops, LiftWithTheirStatesAndMatchTflite) {
+  const Case& c = GetParam();
+  const auto entry = manifest()["models"][c.model]["cases"][c.variant];
+  const std::string dir = root() + "/" + c.model + "/";
+  const Model model = Model::load(dir + entry["file"].get<std::string>());
+  ASSERT_EQ(model.program(), nullptr) << c.model << " " << c.variant << " stayed on the interpreter";
+  int stateful = 0, seeded = 0;
+  for (const auto& n : model.graph().nodes) {
+    if (n.kind != OpKind::LSTM) continue;
+    stateful += n.return_state;
+    seeded += n.inputs.size() == 3;
+  }
+  EXPECT_EQ(stateful, 4) << "the encoder and three decoder calls, each computing h and c once";
+  EXPECT_EQ(seeded, 3) << "each decoder call starts from the previous call's state";
+
+  std::vector<formats::NpyArray> xs;
+  for (const auto& f : entry["input_files"]) xs.push_back(formats::read_npy(dir + f.get<std::string>()));
+  const auto want = formats::read_npy(dir + entry["expected_files"][0].get<std::string>());
+  Plan plan = compile(model);
+  ASSERT_EQ(xs.size(), 2u);
+  const size_t out = plan.output_size(0), rows = want.data.size() / out;
+  double scale = 1e-6, worst = 0;
+  for (float v : want.data) scale = std::max(scale, static_cast<double>(std::fabs(v)));
+  std::vector<float> y(out);
+  for (size_t r = 0; r < rows; ++r) {
+    const float* in[2] = {xs[0].data.data() + r * plan.input_size(0), xs[1].data.data() + r * plan.input_size(1)};
+    float* outs[1] = {y.data()};
+    plan.run(in, outs);
+    for (size_t k = 0; k < out; ++k) worst = std::max(worst, std::fabs(y[k] - want.data[r * out + k]) / scale);
+  }
+  EXPECT_LE(worst, 1e-5) << c.model << " " << c.variant;
+
+  CompileOptions so;
+  so.mode = RecurrentMode::Stream;
+  try {
+    compile(model, so);
+    ADD_FAILURE() << "stream mode compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("window mode"), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, MultiHorizonLoops, ::testing::ValuesIn(multi_horizon_cases()), case_name);
+
 TEST(LiftedRecurrentLoop, FixturesArePresent) {
   const auto lifting = float_cases(true);
   const auto count = [&](const char* prefix) {
@@ -143,6 +208,7 @@ TEST(LiftedRecurrentLoop, FixturesArePresent) {
   EXPECT_GE(count("lstm"), 4) << "expected the Keras 3 LSTM fixtures under " << root();
   EXPECT_GE(count("gru"), 4) << "expected the Keras 3 GRU fixtures (reset_after both ways) under " << root();
   EXPECT_GE(float_cases(false).size(), 1u);
+  EXPECT_GE(multi_horizon_cases().size(), 4u) << "expected the multi-horizon DeepLOB fixtures under " << root();
 }
 
 }  // namespace

@@ -104,13 +104,13 @@ TEST(TfliteLiftRefuses, ConstantMinusActivation) {
                  "SUB", "constant minus activation");
 }
 
-TEST(TfliteLiftRefuses, ConcatenationOnAnInnerAxis) {
+TEST(TfliteLiftRefuses, ConcatenationOnTheBatchAxis) {
   expect_refused(make({1, 3, 4}, [](tfl::ProgramBuilder& b, int x) {
-                   const int y = b.activation("cat", DType::F32, {1, 6, 4});
-                   b.op(OpCode::Concatenation, {x, x}, {y}, "cat").options.axis = 1;
+                   const int y = b.activation("cat", DType::F32, {2, 3, 4});
+                   b.op(OpCode::Concatenation, {x, x}, {y}, "cat").options.axis = 0;
                    return y;
                  }),
-                 "CONCATENATION", "last axis");
+                 "CONCATENATION", "batch axis");
 }
 
 TEST(TfliteLiftRefuses, WeightsThatAreNotConstants) {

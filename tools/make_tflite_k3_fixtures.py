@@ -190,6 +190,15 @@ class _Batch1:
         return self._keras.Input(shape, batch_size=1, **kw)
 
 
+def m_deeplob_seq2seq(keras):
+    """DeepLOB-Seq2Seq at toy sizes: its encoder returns only its state, so the converter writes
+    that LSTM as a WHILE over five variables (no output buffer)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import make_fixtures as mf
+    build = mf.deeplob_multi_horizon(conv=6, inception=6, lstm=17, levels=4, horizons=3)
+    return build(mf.Kit("keras3", _Batch1(keras)), 8)
+
+
 def m_deeplob_attention(keras):
     """DeepLOB-Attention (make_fixtures.py's deeplob_multi_horizon: an encoder LSTM handing its
     state to a decoder LSTM called per horizon, Luong attention between) at toy sizes: every LSTM
@@ -219,6 +228,7 @@ MODELS = {
     "two_inputs": m_two_inputs,
     "attention_encoder": m_attention_encoder,
     "attention_causal": m_attention_causal,
+    "deeplob_seq2seq": m_deeplob_seq2seq,
     "deeplob_attention": m_deeplob_attention,
 }
 STATEFUL = {"lstm_stateful", "lstm_stream"}

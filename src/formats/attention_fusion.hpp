@@ -10,7 +10,7 @@
 // views (which axis holds the sequence, the heads, the per-head features), checks every piece, and
 // replaces the output projection with the MultiHeadAttention node the plans run in one step. The
 // nodes left unused are dropped. A chain that does not match is left as it is (its MatMul nodes
-// are then refused, naming the op, when the model is compiled).
+// then run as products of their own, at the cost of the pieces attention fuses).
 //
 // Accepted forms, un-batched shapes, unit axes anywhere (the mask may be causal, a sliding
 // window |i - j| < w, or both; a 0/1 mask multiplied in first must mark the same cells):

@@ -65,7 +65,8 @@ enum class OpKind : uint8_t {
   // A product of two computed tensors, [..., M, K] x [..., K, N] -> [..., M, N] over the same
   // leading axes (TF BatchMatMul, ONNX MatMul, TFLite BATCH_MATMUL, an attention Einsum). The
   // importers write attention in these terms; formats/attention_fusion.hpp folds the pattern
-  // into a MultiHeadAttention node, and a MatMul left outside it is refused when compiled.
+  // into a MultiHeadAttention node; a MatMul left outside it (Keras' Dot, a Luong attention's
+  // scores and context) runs as a product step of its own.
   MatMul,
   // Rows [slice_begin, slice_end) of the input's first axis, Python-style: a negative begin
   // counts from the end, an end <= 0 is that many rows before the end (0: the end), so a slice

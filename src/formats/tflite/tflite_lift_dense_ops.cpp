@@ -258,7 +258,30 @@ void lift_concatenation(Lifter& l) {
   const tfl::Shape& first = l.tensor(o.inputs[0]).shape;
   const int rank = static_cast<int>(first.size());
   const int axis = o.options.axis < 0 ? o.options.axis + rank : o.options.axis;
-  if (rank < 2 || axis != rank - 1) l.refuse("only concatenation along the last axis has a graph form");
+  if (rank < 2 || axis < 1 || axis >= rank) l.refuse("concatenation along the batch axis has no graph form");
+  if (axis != rank - 1) {
+    // Along an inner axis (the multi-horizon models stack their [1, 1, 3] predictions along
+    // time): the tensors' own shapes without the batch, joined on that axis.
+    Node n;
+    n.kind = OpKind::Concatenate;
+    n.axis = axis;  // Keras' convention counts the batch axis, as TFLite's does
+    for (int t : o.inputs) {
+      const tfl::Shape& s = l.tensor(t).shape;
+      if (static_cast<int>(s.size()) != rank) l.refuse("inputs of different ranks");
+      for (int d = 0; d < rank; ++d) {
+        if (d != axis && s[static_cast<size_t>(d)] != first[static_cast<size_t>(d)]) {
+          l.refuse("input shapes differ outside the concatenation axis");
+        }
+      }
+      const Shape want(s.begin() + 1, s.end());
+      n.inputs.push_back(l.as_shape(t, want));
+    }
+    n.shape = Shape(l.tensor(o.outputs[0]).shape.begin() + 1, l.tensor(o.outputs[0]).shape.end());
+    n.name = l.node_name(o.outputs[0]);
+    const ActivationSpec act = l.fused(o.options.activation);
+    const int idx = l.add_node(std::move(n), o.inputs);
+    return l.set_value(o.outputs[0], node_value(l.apply_activation(idx, act)));
+  }
   // The graph shapes to concatenate: the nodes' own when they already agree outside the last
   // axis, else each tensor's shape without the batch axis.
   bool nodes_agree = true;

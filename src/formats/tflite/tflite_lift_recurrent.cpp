@@ -15,6 +15,7 @@
 
 #include "formats/tflite/tflite_lift_context.hpp"
 #include "tflite/rewrite/gru_loop.hpp"
+#include "tflite/rewrite/program_rewrite.hpp"
 
 namespace tickinfer::formats::lift {
 
@@ -180,32 +181,97 @@ void require_zero_constant(Lifter& l, int t, const char* what) {
   }
 }
 
+bool zero_constant(Lifter& l, int t) {
+  const tfl::Tensor& x = l.tensor(t);
+  if (!x.is_constant()) return false;
+  for (uint8_t b : x.data) {
+    if (b != 0) return false;
+  }
+  return true;
+}
+
+// A loop that starts from computed h and c (a decoder fed its encoder's final state) or whose
+// final h and c are read: one LSTM node with return_state over every step ([T h rows | c]), the
+// loop's buffer, h and c outputs SliceRows of it.
+void lift_stateful_lstm_loop(Lifter& l, const tfl::Op& o, const tfl::LstmLoopVars& v, int T, int F, int u, bool sequences) {
+  const tfl::Op& w = l.op();
+  const int h0 = w.inputs[static_cast<size_t>(v.h)], c0 = w.inputs[static_cast<size_t>(v.c)];
+  const int h_out = w.outputs[static_cast<size_t>(v.h)], c_out = w.outputs[static_cast<size_t>(v.c)];
+  const bool from_zero = zero_constant(l, h0) && zero_constant(l, c0);
+  Node n;
+  n.kind = OpKind::LSTM;
+  n.keras_class = "LSTM";
+  n.units = u;
+  n.return_sequences = true;
+  n.return_state = true;
+  n.activation = l.fused(o.options.activation);
+  n.recurrent_activation.kind = ActKind::Sigmoid;
+  n.cell_clip = o.options.cell_clip;
+  n.weights = keras_lstm_weights(l, o, F, u);
+  n.inputs = {l.as_shape(o.inputs[0], {T, F})};
+  std::vector<int> tensors = {o.inputs[0]};
+  if (!from_zero) {
+    n.inputs.push_back(l.as_shape(h0, {u}));
+    n.inputs.push_back(l.as_shape(c0, {u}));
+    tensors.insert(tensors.end(), {h0, c0});
+  }
+  n.shape = {T + 1, u};
+  n.name = l.node_name(v.buffer >= 0 ? w.outputs[static_cast<size_t>(v.buffer)] : h_out);
+  const std::string base = n.name;
+  const int full = l.add_node(std::move(n), tensors);
+  auto rows = [&](int out, const char* what, int begin, int end, bool keepdims, Shape shape) {
+    if (l.consumers(out) == 0 && !l.is_output(out)) return;
+    Node r;
+    r.kind = OpKind::SliceRows;
+    r.keras_class = "LSTM";
+    r.name = l.unique_name(base + "/" + what);
+    r.slice_begin = begin;
+    r.slice_end = end;
+    r.keepdims = keepdims;
+    r.inputs = {full};
+    r.shape = std::move(shape);
+    l.set_value(out, own_value(l.add_node(std::move(r), {})));
+  };
+  if (v.buffer >= 0) {
+    rows(w.outputs[static_cast<size_t>(v.buffer)], "output", sequences ? 0 : -2, -1, sequences,
+         sequences ? Shape{T, u} : Shape{u});
+  }
+  rows(h_out, "state_h", -2, -1, false, {u});
+  rows(c_out, "state_c", -1, 0, false, {u});
+}
+
 // A Keras 3 LSTM as the converter writes it: WHILE over [step, t, buffer, h, c, x] with x
 // time-major [T, 1, F], which tfl::lower_lstm_loops recognised (its body checked op by op) and
 // gave a subgraph of one time-major UNIDIRECTIONAL_SEQUENCE_LSTM over x. With a batch of 1,
-// time-major and batch-major hold the same elements in the same order. Only the loop's buffer
-// output (every h_t, or the last h) has a graph form; the others stay unmapped, so an op
-// reading them is refused.
+// time-major and batch-major hold the same elements in the same order. From zero states with
+// only the buffer read (every h_t, or the last h), one plain LSTM node; otherwise the stateful
+// form above. The counters and x after the loop stay unmapped, so an op reading them is refused.
 void lift_lstm_loop(Lifter& l) {
   const tfl::Op& w = l.op();
   const tfl::Subgraph* sg = l.program().subgraph(w.options.lowered_subgraph);
-  if (!sg || sg->ops.size() != 1 || sg->ops[0].code != tfl::OpCode::SequenceLstm || w.inputs.size() != 6 ||
-      w.outputs.size() != 6) {
-    l.refuse("the lowered loop is not one UNIDIRECTIONAL_SEQUENCE_LSTM over six loop variables");
+  if (!sg || sg->ops.size() != 1 || sg->ops[0].code != tfl::OpCode::SequenceLstm ||
+      (w.inputs.size() != 6 && w.inputs.size() != 5) || w.outputs.size() != w.inputs.size()) {
+    l.refuse("the lowered loop is not one UNIDIRECTIONAL_SEQUENCE_LSTM over five or six loop variables");
   }
+  const tfl::LstmLoopVars v = tfl::lstm_loop_vars(w.inputs.size());
   const tfl::Op& o = sg->ops[0];
-  if (o.inputs.size() != 24 || o.inputs[0] != w.inputs[5] || !o.options.time_major) {
+  if (o.inputs.size() != 24 || o.inputs[0] != w.inputs[static_cast<size_t>(v.x)] || !o.options.time_major) {
     l.refuse("the lowered LSTM does not read the loop's time-major input");
   }
-  require_zero_constant(l, w.inputs[3], "the loop's initial h");
-  require_zero_constant(l, w.inputs[4], "the loop's initial c");
   const tfl::Shape& s = l.tensor(o.inputs[0]).shape;
   if (s.size() != 3 || s[1] != 1) l.refuse("input is not [steps, 1, features]");
   const int T = s[0], F = s[2];
   const tfl::Shape& wshape = l.tensor(o.inputs[1]).shape;
   if (wshape.size() != 2 || wshape[1] != F) l.refuse("input weights are not [units, features]");
   const int u = wshape[0];
-  add_lstm_node(l, o, o.inputs[0], T, F, u, o.outputs[0] == w.outputs[2], w.outputs[2]);
+  const bool sequences = v.buffer >= 0 && o.outputs[0] == w.outputs[static_cast<size_t>(v.buffer)];
+  const int h_out = w.outputs[static_cast<size_t>(v.h)], c_out = w.outputs[static_cast<size_t>(v.c)];
+  const bool states_read = l.consumers(h_out) > 0 || l.consumers(c_out) > 0 || l.is_output(h_out) || l.is_output(c_out);
+  if (v.buffer < 0 || states_read || !zero_constant(l, w.inputs[static_cast<size_t>(v.h)]) ||
+      !zero_constant(l, w.inputs[static_cast<size_t>(v.c)])) {
+    return lift_stateful_lstm_loop(l, o, v, T, F, u, sequences);
+  }
+  add_lstm_node(l, o, o.inputs[0], T, F, u, sequences, w.outputs[2]);
 }
 
 // Keras layout (kernel (F, 3u), recurrent (u, 3u), bias (2, 3u) or (3u); gates z, r, h) from the

@@ -15,6 +15,7 @@
 #include "tflite/ops/control_flow.hpp"
 #include "tflite/ops/op_support.hpp"
 #include "tflite/ops/ops.hpp"
+#include "tflite/rewrite/program_rewrite.hpp"
 
 namespace tickinfer::tfl::ops {
 namespace {
@@ -91,9 +92,9 @@ void check_loop_variables(const PrepareContext& ctx, const Subgraph& cond, const
 }
 
 // A WHILE the interpreter recognised as a Keras LSTM layer (tflite/rewrite/lstm_loop.cpp): its
-// UNIDIRECTIONAL_SEQUENCE_LSTM runs all T steps from the initial h and c (loop variables 3, 4)
-// over x (5); then the loop's outputs are what the loop would have left: both counters T, the
-// buffer (2) every h_t (written by the fused op) or the last one, h, c and x.
+// UNIDIRECTIONAL_SEQUENCE_LSTM runs all T steps from the initial h and c over x (LstmLoopVars);
+// then the loop's outputs are what the loop would have left: both counters T, the buffer (if
+// the loop has one) every h_t (written by the fused op) or the last one, h, c and x.
 class LoweredLstmLoop final : public PreparedOp {
  public:
   void eval(const TensorMemory& mem) noexcept override {
@@ -116,24 +117,26 @@ class LoweredLstmLoop final : public PreparedOp {
 std::unique_ptr<PreparedOp> prepare_lowered_lstm_loop(const PrepareContext& ctx) {
   const Op& op = ctx.op;
   const Subgraph* sg = ctx.program.subgraph(op.options.lowered_subgraph);
-  if (!sg || sg->ops.size() != 1 || sg->ops[0].code != OpCode::SequenceLstm || op.inputs.size() != 6) {
+  if (!sg || sg->ops.size() != 1 || sg->ops[0].code != OpCode::SequenceLstm || (op.inputs.size() != 6 && op.inputs.size() != 5)) {
     ctx.fail("the lowered LSTM loop's subgraph is not one UNIDIRECTIONAL_SEQUENCE_LSTM");
   }
+  const LstmLoopVars v = lstm_loop_vars(op.inputs.size());
+  const auto at = [](int i) { return static_cast<size_t>(i); };
   const Op& lstm = sg->ops[0];
   auto l = std::make_unique<LoweredLstmLoop>();
   l->lstm_ = prepare_subgraph(ctx, op.options.lowered_subgraph);
-  const Tensor& seq = ctx.program.tensors[static_cast<size_t>(lstm.outputs[0])];
-  const Tensor& h = ctx.input(3);
+  const Tensor& seq = ctx.program.tensors[at(lstm.outputs[0])];
+  const Tensor& h = ctx.input(at(v.h));
   l->steps_ = seq.shape.at(0);
   const size_t state = bytes_of(h);
-  l->before_ = {{op.inputs[3], lstm.inputs[18], state}, {op.inputs[4], lstm.inputs[19], state}};
+  l->before_ = {{op.inputs[at(v.h)], lstm.inputs[18], state}, {op.inputs[at(v.c)], lstm.inputs[19], state}};
   l->counters_ = {op.outputs[0], op.outputs[1]};
-  if (lstm.outputs[0] != op.outputs[2]) {  // the last h only
-    l->after_.push_back({lstm.inputs[18], op.outputs[2], state});
+  if (v.buffer >= 0 && lstm.outputs[0] != op.outputs[at(v.buffer)]) {  // the last h only
+    l->after_.push_back({lstm.inputs[18], op.outputs[at(v.buffer)], state});
   }
-  l->after_.push_back({lstm.inputs[18], op.outputs[3], state});
-  l->after_.push_back({lstm.inputs[19], op.outputs[4], state});
-  l->after_.push_back({op.inputs[5], op.outputs[5], bytes_of(ctx.input(5))});
+  l->after_.push_back({lstm.inputs[18], op.outputs[at(v.h)], state});
+  l->after_.push_back({lstm.inputs[19], op.outputs[at(v.c)], state});
+  l->after_.push_back({op.inputs[at(v.x)], op.outputs[at(v.x)], bytes_of(ctx.input(at(v.x)))});
   return l;
 }
 

@@ -1,8 +1,9 @@
 // Recognising the converter's Keras 3 LSTM loop (a float WHILE over cond/body subgraphs) and
 // lowering it onto UNIDIRECTIONAL_SEQUENCE_LSTM (tflite/rewrite/program_rewrite.hpp, lower_lstm_loops).
 //
-// The loop carries [step, t, buffer, h, c, x] (x time-major [T, 1, F]); the body, checked op by
-// op from its outputs back:
+// The loop carries [step, t, buffer, h, c, x] (x time-major [T, 1, F]), or [step, t, h, c, x]
+// where only the final state is read (program_rewrite.hpp, LstmLoopVars); the body, checked op
+// by op from its outputs back:
 //   step' = step + 1, t' = t + 1, x passed through;
 //   z = FULLY_CONNECTED(GATHER(x, t), W) + RESHAPE(FULLY_CONNECTED(h, U)) + b  (the ADDs in any order)
 //   [z_0 .. z_3] = SPLIT(z, 4) along axis 1
@@ -26,6 +27,7 @@ using loop::BodyGraph;
 using loop::other;
 
 struct Match {
+  LstmLoopVars v{};
   int T = 0, F = 0, H = 0;
   int w = -1, u = -1, b = -1;  // [4H, F], [4H, H], [4H]
   int slot[4] = {-1, -1, -1, -1};  // split part of gate i, f, c (g), o
@@ -56,10 +58,13 @@ bool match_gates_input(const BodyGraph& g, const Subgraph& body, int z, Match& m
     const Op* fc = g.made(fc_out, OpCode::FullyConnected);
     if (!fc || (fc->inputs.size() > 2 && fc->inputs[2] >= 0)) return false;
     const int in = fc->inputs[0], filter = fc->inputs[1];
-    if (in == body.inputs[3] && g.float_const(filter, {4 * m.H, m.H})) {
+    if (in == body.inputs[static_cast<size_t>(m.v.h)] && g.float_const(filter, {4 * m.H, m.H})) {
       m.u = filter;
     } else if (const Op* gather = g.made(in, OpCode::Gather)) {
-      if (gather->inputs[0] != body.inputs[5] || gather->inputs[1] != body.inputs[1] || gather->options.axis != 0) return false;
+      if (gather->inputs[0] != body.inputs[static_cast<size_t>(m.v.x)] || gather->inputs[1] != body.inputs[1] ||
+          gather->options.axis != 0) {
+        return false;
+      }
       if (!g.float_const(filter, {4 * m.H, m.F})) return false;
       m.w = filter;
     } else {
@@ -79,7 +84,8 @@ int part(const BodyGraph& g, const Op* split, int t, OpCode code) {
 }
 
 bool match_cell(const BodyGraph& g, const Subgraph& body, Match& m) {
-  const int h_new = body.outputs[3], c_new = body.outputs[4], c_old = body.inputs[4];
+  const int h_new = body.outputs[static_cast<size_t>(m.v.h)], c_new = body.outputs[static_cast<size_t>(m.v.c)];
+  const int c_old = body.inputs[static_cast<size_t>(m.v.c)];
   const Op* mul_h = g.made(h_new, OpCode::Mul);
   const Op* tanh_c = nullptr;
   int sig_o = -1;
@@ -124,24 +130,27 @@ bool match_cell(const BodyGraph& g, const Subgraph& body, Match& m) {
 }
 
 std::optional<Match> match_loop(const Program& p, const Op& w) {
-  const loop::WhileParts parts = loop::while_parts(p, w, 6);
+  const size_t n = w.inputs.size() == 5 ? 5 : 6;
+  const loop::WhileParts parts = loop::while_parts(p, w, n);
   if (!parts.body) return std::nullopt;
   const Subgraph& cond = *parts.cond;
   const Subgraph& body = *parts.body;
-  const Tensor& x = p.tensors[static_cast<size_t>(w.inputs[5])];
-  const Tensor& h = p.tensors[static_cast<size_t>(w.inputs[3])];
+  Match m;
+  m.v = lstm_loop_vars(n);
+  const auto at = [](int i) { return static_cast<size_t>(i); };
+  const Tensor& x = p.tensors[at(w.inputs[at(m.v.x)])];
+  const Tensor& h = p.tensors[at(w.inputs[at(m.v.h)])];
   if (x.type != DType::F32 || x.shape.size() != 3 || x.shape[1] != 1 || h.type != DType::F32 || h.shape.size() != 2) {
     return std::nullopt;
   }
-  Match m;
   m.T = x.shape[0];
   m.F = x.shape[2];
   m.H = h.shape[1];
-  if (m.T < 1 || m.H < 1 || p.tensors[static_cast<size_t>(w.inputs[4])].shape != h.shape || h.shape[0] != 1) return std::nullopt;
+  if (m.T < 1 || m.H < 1 || p.tensors[at(w.inputs[at(m.v.c)])].shape != h.shape || h.shape[0] != 1) return std::nullopt;
   const BodyGraph g = loop::graph_of(p, body.ops);
-  if (body.outputs[5] != body.inputs[5] || !loop::counter_step(g, body.outputs[0], body.inputs[0]) ||
+  if (body.outputs[at(m.v.x)] != body.inputs[at(m.v.x)] || !loop::counter_step(g, body.outputs[0], body.inputs[0]) ||
       !loop::counter_step(g, body.outputs[1], body.inputs[1]) || !loop::match_cond(p, cond, m.T) ||
-      !match_cell(g, body, m) || !loop::match_buffer(g, body, m.T, m.H, &m.sequences)) {
+      !match_cell(g, body, m) || (m.v.buffer >= 0 && !loop::match_buffer(g, body, m.T, m.H, &m.sequences))) {
     return std::nullopt;
   }
   return m;
@@ -175,7 +184,7 @@ void lower(Program& p, Op& w, const Match& m) {
   lstm.code = OpCode::SequenceLstm;
   lstm.label = base + " (lowered LSTM loop)";
   lstm.inputs.assign(24, -1);
-  lstm.inputs[0] = w.inputs[5];
+  lstm.inputs[0] = w.inputs[static_cast<size_t>(m.v.x)];
   static const char* const kGate[] = {"input", "forget", "cell", "output"};
   for (int g = 0; g < 4; ++g) {
     const std::string n = base + "/" + kGate[g];
@@ -185,7 +194,7 @@ void lower(Program& p, Op& w, const Match& m) {
   }
   lstm.inputs[18] = activation(p, base + "/h", {1, m.H});
   lstm.inputs[19] = activation(p, base + "/c", {1, m.H});
-  lstm.outputs = {m.sequences ? w.outputs[2] : activation(p, base + "/sequence", {m.T, 1, m.H})};
+  lstm.outputs = {m.sequences ? w.outputs[static_cast<size_t>(m.v.buffer)] : activation(p, base + "/sequence", {m.T, 1, m.H})};
   lstm.options.activation = FusedActivation::Tanh;
   lstm.options.time_major = true;
   Subgraph sg;

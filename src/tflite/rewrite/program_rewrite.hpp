@@ -33,6 +33,15 @@ int rewrite_tensor_list_writes(Program& p);
 // UNIDIRECTIONAL_SEQUENCE_LSTM with its weights cut per gate, named by Op::options.
 // lowered_subgraph; the interpreter runs that instead of the loop (lstm_loop.cpp).
 int lower_lstm_loops(Program& p);
+// Where a lowered LSTM loop keeps its variables: [step, t, buffer, h, c, x] (a layer whose
+// output the model reads), or [step, t, h, c, x] (one whose final state alone is read: an
+// encoder with return_state); buffer = -1 then.
+struct LstmLoopVars {
+  int buffer, h, c, x;
+};
+inline LstmLoopVars lstm_loop_vars(size_t variables) {
+  return variables == 5 ? LstmLoopVars{-1, 2, 3, 4} : LstmLoopVars{2, 3, 4, 5};
+}
 // PAD + SPACE_TO_BATCH_ND + EXPAND_DIMS + CONV_2D + RESHAPE + BATCH_TO_SPACE_ND (a dilated Conv1D
 // converted with a dynamic batch) -> one CONV_2D with the dilation (program_dilated_conv.cpp).
 int fold_dilated_convolutions(Program& p);
