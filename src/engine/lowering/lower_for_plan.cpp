@@ -110,16 +110,6 @@ class Lowering {
     return nullptr;
   }
 
-  // Kernel (K x N) and bias with a following BatchNorm folded in: W' = W * scale (per column),
-  // b' = b * scale + shift.
-  static void fold(const Node* bn, std::vector<float>& w, std::vector<float>& b, int N) {
-    if (!bn) return;
-    std::vector<float> scale, shift;
-    bn_affine(*bn, scale, shift);
-    for (size_t i = 0; i < w.size(); ++i) w[i] *= scale[i % N];
-    for (int j = 0; j < N; ++j) b[j] = b[j] * scale[j] + shift[j];
-  }
-
   void lower(int idx) {
     const Node& n = g_.nodes[idx];
     const bool takes_constants = n.kind == OpKind::Add || n.kind == OpKind::Subtract || n.kind == OpKind::Multiply;
@@ -203,7 +193,7 @@ class Lowering {
     const Node& n = g_.nodes[idx];
     const int K = in_node(n).shape.back(), N = n.units;
     std::vector<float> w = n.weights[0].data, b = n.weights[1].data;
-    fold(folded_bn(idx), w, b, N);
+    fold_batch_norm(folded_bn(idx), w, b, N);
     LoweredOp op = op_for(n, StepKind::Dense);
     op.out = new_output(idx);
     op.in_width = K;
@@ -258,8 +248,7 @@ class Lowering {
   }
 
   // A binary op with one constant operand (a Keras 3 operation's array argument) as an Affine op
-  // over the whole tensor: x + c = x * 1 + c, x - c = x * 1 + (-c), c - x = x * -1 + c,
-  // x * c = x * c + 0; each one rounding, as the op itself.
+  // over the whole tensor (weight_forms.hpp, constant_operand_affine).
   void lower_with_constant(int idx) {
     const Node& n = g_.nodes[idx];
     if (n.inputs.size() != 2 || (in_node(n, 0).kind == OpKind::Constant) == (in_node(n, 1).kind == OpKind::Constant)) {
@@ -267,24 +256,12 @@ class Lowering {
                   "op with one tensor");
     }
     const size_t tensor_side = in_node(n, 0).kind == OpKind::Constant ? 1 : 0;
-    const std::vector<float>& c = in_node(n, 1 - tensor_side).weights[0].data;
     LoweredOp op = op_for(n, StepKind::Affine);
     op.in = in_tensor(n, tensor_side);
     op.out = new_output(idx);
     op.out_width = static_cast<int>(shape_size(n.shape));
     op.rows = 1;
-    if (n.kind == OpKind::Multiply) {
-      op.scale = c;
-      op.shift.assign(c.size(), 0.0f);
-    } else {
-      const bool negate_x = n.kind == OpKind::Subtract && tensor_side == 1;
-      const bool negate_c = n.kind == OpKind::Subtract && tensor_side == 0;
-      op.scale.assign(c.size(), negate_x ? -1.0f : 1.0f);
-      op.shift = c;
-      if (negate_c) {
-        for (float& v : op.shift) v = -v;
-      }
-    }
+    constant_operand_affine(n.kind, tensor_side, in_node(n, 1 - tensor_side).weights[0].data, op.scale, op.shift);
     L_.ops.push_back(std::move(op));
   }
 
@@ -423,7 +400,7 @@ class Lowering {
     const Shape& in = in_node(n).shape;
     const int k = n.kernel_size, C = in[1], F = n.units;
     std::vector<float> w = n.weights[0].data, b = n.weights[1].data;  // (k, C, F) == (k*C, F)
-    fold(folded_bn(idx), w, b, F);
+    fold_batch_norm(folded_bn(idx), w, b, F);
     LoweredOp op = op_for(n, StepKind::Conv1D);
     op.out = new_output(idx);
     op.in_len = in[0];
@@ -470,7 +447,7 @@ class Lowering {
     const Shape& in = in_node(n).shape;  // [H, W, C]
     const int C = in[2], F = n.units;
     std::vector<float> w = n.weights[0].data, b = n.weights[1].data;  // (kh, kw, C, F) == (kh*kw*C, F)
-    fold(folded_bn(idx), w, b, F);
+    fold_batch_norm(folded_bn(idx), w, b, F);
     LoweredOp op = op_for(n, StepKind::Conv2D);
     op.out = new_output(idx);
     set_window2d(n, in, kernel_window(n), op);

@@ -72,6 +72,30 @@ Matrix side_by_side(std::initializer_list<const Weight*> parts) {
   return m;
 }
 
+void fold_batch_norm(const Node* bn, std::vector<float>& w, std::vector<float>& b, int N) {
+  if (!bn) return;
+  std::vector<float> scale, shift;
+  bn_affine(*bn, scale, shift);
+  for (size_t i = 0; i < w.size(); ++i) w[i] *= scale[i % static_cast<size_t>(N)];
+  for (int j = 0; j < N; ++j) b[j] = b[j] * scale[j] + shift[j];
+}
+
+void constant_operand_affine(OpKind kind, size_t tensor_side, const std::vector<float>& c, std::vector<float>& scale,
+                             std::vector<float>& shift) {
+  if (kind == OpKind::Multiply) {
+    scale = c;
+    shift.assign(c.size(), 0.0f);
+    return;
+  }
+  const bool negate_x = kind == OpKind::Subtract && tensor_side == 1;
+  const bool negate_c = kind == OpKind::Subtract && tensor_side == 0;
+  scale.assign(c.size(), negate_x ? -1.0f : 1.0f);
+  shift = c;
+  if (negate_c) {
+    for (float& v : shift) v = -v;
+  }
+}
+
 std::vector<float> joined(std::initializer_list<const Weight*> parts) {
   std::vector<float> out;
   for (const Weight* w : parts) out.insert(out.end(), w->data.begin(), w->data.end());
