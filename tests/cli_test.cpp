@@ -157,6 +157,21 @@ TEST_F(CliTest, BenchJsonHasEveryKeyInOrder) {
   EXPECT_EQ(j["flops"], 23104);  // mlp_small: 2 * (10*128 + 128*64 + 64*32 + 32*1)
 }
 
+// --slide slides every window input by one row per run and holds an input that is no window (a
+// decoder's start token beside the snapshot window) fixed; a model without a window is refused.
+TEST_F(CliTest, BenchSlideHoldsInputsThatAreNoWindow) {
+  const std::string two_inputs =
+      std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/deeplob_seq2seq_tiny_k3/model.keras";
+  for (const char* inc : {"", " --incremental"}) {
+    const auto r = run("bench " + quote(two_inputs) + " --slide --json --seconds 0.1 --warmup-seconds 0.02" + inc);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_GT(nlohmann::json::parse(r.out)["runs"].get<int64_t>(), 0);
+  }
+  const auto r = run("bench " + quote(model_path("mlp_small")) + " --slide --seconds 0.1");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("no input is a window"), std::string::npos) << r.err;
+}
+
 TEST_F(CliTest, InspectPrintsTheLayerTableAndPlan) {
   const auto r = run("inspect " + quote(model_path("mlp_small")));
   ASSERT_EQ(r.exit_code, 0) << r.err;

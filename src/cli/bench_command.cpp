@@ -37,13 +37,15 @@ struct PreparedInputs {
 
 // slide: set k of input i is rows k .. k + T - 1 of one sequence whose rows repeat with period
 // kInputSets, so every set (the last into the first too) is the previous one moved by one row:
-// what a window model sees from a feed that appends a snapshot per event.
+// what a window model sees from a feed that appends a snapshot per event. An input that is no
+// window (a decoder's start token beside the snapshot window) keeps one value.
 PreparedInputs prepare_inputs(const Plan& plan, uint64_t seed, bool slide) {
   PreparedInputs p;
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   p.storage.resize(plan.num_inputs());
   std::vector<size_t> stride(plan.num_inputs());
+  size_t windows = 0;
   for (size_t i = 0; i < plan.num_inputs(); ++i) {
     const Shape& s = plan.input_shape(i);
     if (!slide) {
@@ -52,14 +54,22 @@ PreparedInputs prepare_inputs(const Plan& plan, uint64_t seed, bool slide) {
       for (float& v : p.storage[i]) v = normal(rng);
       continue;
     }
-    if (plan.mode() != RecurrentMode::Window || s.size() < 2 || s[0] < 2) {
-      throw UsageError("option '--slide': input " + std::to_string(i) + " is not a window of time steps ([T, ...], T >= 2)");
+    if (plan.mode() != RecurrentMode::Window) throw UsageError("option '--slide' needs window mode");
+    if (s.size() < 2 || s[0] < 2) {
+      stride[i] = 0;
+      p.storage[i].resize(plan.input_size(i));
+      for (float& v : p.storage[i]) v = normal(rng);
+      continue;
     }
+    ++windows;
     stride[i] = plan.input_size(i) / static_cast<size_t>(s[0]);  // one row
     const size_t period = kInputSets * stride[i];
     p.storage[i].resize(period + plan.input_size(i));
     for (size_t k = 0; k < period; ++k) p.storage[i][k] = normal(rng);
     for (size_t k = period; k < p.storage[i].size(); ++k) p.storage[i][k] = p.storage[i][k - period];
+  }
+  if (slide && windows == 0) {
+    throw UsageError("option '--slide': no input is a window of time steps ([T, ...], T >= 2)");
   }
   p.pointers.resize(kInputSets * plan.num_inputs());
   for (size_t k = 0; k < kInputSets; ++k) {
