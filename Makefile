@@ -302,7 +302,8 @@ python-test: python
 	$(VENV)/bin/python -m pytest -q -p no:cacheprovider python/tests/test_pruning.py
 
 # tickinfer against LiteRT, ONNX Runtime, OpenVINO and TensorFlow on the bench suite (bench/compare).
-# COMPARE_ARGS="--suite bench/book_models": the order-book models (DeepLOB) at their published sizes.
+# COMPARE_ARGS="--suite bench/book_models": the order-book models (DeepLOB) at their published sizes;
+# "--suite bench/book_models_multi_horizon": DeepLOB-Seq2Seq and -Attention (two inputs).
 COMPARE_ARGS ?=
 compare: python
 	cmake --build $(BUILD) -j$(JOBS) --target tickinfer floor_probe

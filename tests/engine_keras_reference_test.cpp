@@ -29,7 +29,8 @@ std::vector<Param> all_params() {
   std::vector<Param> out;
   const std::string dirs[] = {testing::fixtures_dir(),
                               std::string(::tickinfer::test::source_dir()) + "/bench/models",
-                              std::string(::tickinfer::test::source_dir()) + "/bench/book_models"};
+                              std::string(::tickinfer::test::source_dir()) + "/bench/book_models",
+                              std::string(::tickinfer::test::source_dir()) + "/bench/book_models_multi_horizon"};
   for (const std::string& d : dirs) {
     for (const FixtureCase& c : testing::load_manifest(d)) {
       for (kernels::Isa isa : {kernels::Isa::Scalar, kernels::Isa::Portable, kernels::Isa::Avx2,
@@ -188,6 +189,8 @@ TEST(KerasFixtures, ManifestListsModelsInBothFormats) {
   EXPECT_TRUE(k2 && k3);
   EXPECT_GE(testing::load_manifest(std::string(::tickinfer::test::source_dir()) + "/bench/models").size(), 6u);
   EXPECT_GE(testing::load_manifest(std::string(::tickinfer::test::source_dir()) + "/bench/book_models").size(), 1u);
+  EXPECT_EQ(testing::load_manifest(std::string(::tickinfer::test::source_dir()) + "/bench/book_models_multi_horizon").size(),
+            2u);
 }
 }  // namespace
 }  // namespace tickinfer

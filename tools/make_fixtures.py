@@ -6,7 +6,8 @@ Why this script exists: the engine's correctness is anchored outside the project
 output here comes from the framework that wrote the model file, never from our own code.
 
 Usage:
-  make_fixtures.py --out DIR [--bench-out DIR] [--book-bench-out DIR] [--only NAME...]
+  make_fixtures.py --out DIR [--bench-out DIR] [--book-bench-out DIR] [--book-multi-horizon-out DIR]
+                   [--only NAME...]
                                                                    write fixture suites
   make_fixtures.py --check DIR                                     regenerate and compare
 
@@ -753,6 +754,19 @@ def book_bench_cases() -> list[Case]:
     ]
 
 
+def book_multi_horizon_cases() -> list[Case]:
+    """The multi-horizon DeepLOBs at their published sizes (bench/book_models_multi_horizon; lob-
+    models facts, section 2): DeepLOB's convolutions and Inception module (32 / 64 filters) over
+    T = 50 snapshots of 10 levels, an LSTM(64) encoder, the decoder LSTM(64) called for 5 horizons.
+    A suite of their own: two inputs (the window and the decoder's start), which the single-input
+    bench tools (bench-forms, the IR scripts) do not take; `make compare` does."""
+    return [
+        Case("deeplob_seq2seq", "keras3", deeplob_multi_horizon(conv=32, inception=64, lstm=64, levels=10), T=50),
+        Case("deeplob_attention", "keras3",
+             deeplob_multi_horizon(conv=32, inception=64, lstm=64, levels=10, attention=True), T=50),
+    ]
+
+
 # ------------------------------------------------------------------------------------------------
 # Weights, inputs, evaluation.
 # ------------------------------------------------------------------------------------------------
@@ -1057,6 +1071,8 @@ def main(argv=None) -> int:
     p.add_argument("--out", type=Path, help="write the test fixture suite here")
     p.add_argument("--bench-out", type=Path, help="write the bench model suite here")
     p.add_argument("--book-bench-out", type=Path, help="write the order-book bench models here (bench/book_models)")
+    p.add_argument("--book-multi-horizon-out", type=Path,
+                   help="write the multi-horizon order-book models here (bench/book_models_multi_horizon)")
     p.add_argument("--only", nargs="+", metavar="NAME",
                    help="only these case names (the written manifest then lists only them)")
     p.add_argument("--check", type=Path, metavar="DIR",
@@ -1064,15 +1080,17 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
     if a.check:
         return check(a.check)
-    if not a.out and not a.bench_out and not a.book_bench_out:
-        p.error("give --out, --bench-out and/or --book-bench-out (or --check DIR)")
-    known = {c.name for c in test_cases() + unsupported_cases() + bench_cases() + book_bench_cases()}
+    if not a.out and not a.bench_out and not a.book_bench_out and not a.book_multi_horizon_out:
+        p.error("give --out, --bench-out, --book-bench-out and/or --book-multi-horizon-out (or --check DIR)")
+    known = {c.name for c in test_cases() + unsupported_cases() + bench_cases() + book_bench_cases() +
+             book_multi_horizon_cases()}
     unknown = sorted(set(a.only or []) - known)
     if unknown:
         p.error(f"--only: unknown case name(s) {unknown}; known: {sorted(known)}")
     for suite, out, cases, unsup in (("tests", a.out, test_cases(), unsupported_cases()),
                                      ("bench", a.bench_out, bench_cases(), []),
-                                     ("book", a.book_bench_out, book_bench_cases(), [])):
+                                     ("book", a.book_bench_out, book_bench_cases(), []),
+                                     ("book_multi_horizon", a.book_multi_horizon_out, book_multi_horizon_cases(), [])):
         if out is None:
             continue
         if (out / "manifest.json").exists() and not a.only:

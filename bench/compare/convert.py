@@ -60,7 +60,7 @@ def _int8(paths, log):
     return seconds
 
 
-def convert(model_path, out_dir, keras_model, input_shape, versions, log, int8=True):
+def convert(model_path, out_dir, keras_model, input_shapes, versions, log, int8=True):
     """Returns {"saved_model": dir, "tflite": file, "onnx": file, "tflite_int8": file,
     "onnx_int8": file, "seconds": {...}} (an int8 file may be missing: see _int8)."""
     import tensorflow as tf
@@ -81,9 +81,12 @@ def convert(model_path, out_dir, keras_model, input_shape, versions, log, int8=T
             f.unlink(missing_ok=True)
 
     seconds = {}
-    spec = tf.TensorSpec((1,) + tuple(input_shape), tf.float32, name="x")
+    specs = [tf.TensorSpec((1,) + tuple(s), tf.float32, name="x" if len(input_shapes) == 1 else f"x{i}")
+             for i, s in enumerate(input_shapes)]
     t = time.perf_counter()
-    keras_model.export(paths["saved_model"], format="tf_saved_model", verbose=False, input_signature=[spec])
+    # One input: its spec; several (a Functional model's list of inputs): one list of specs.
+    signature = specs if len(specs) == 1 else [specs]
+    keras_model.export(paths["saved_model"], format="tf_saved_model", verbose=False, input_signature=signature)
     seconds["saved_model"] = time.perf_counter() - t
 
     t = time.perf_counter()
@@ -93,8 +96,11 @@ def convert(model_path, out_dir, keras_model, input_shape, versions, log, int8=T
 
     import tf2onnx
     t = time.perf_counter()
-    fn = tf.function(lambda x: keras_model(x, training=False))
-    tf2onnx.convert.from_function(fn, input_signature=(spec,), opset=17, output_path=paths["onnx"])
+    if len(specs) == 1:
+        fn = tf.function(lambda x: keras_model(x, training=False))
+    else:
+        fn = tf.function(lambda *x: keras_model(list(x), training=False))
+    tf2onnx.convert.from_function(fn, input_signature=tuple(specs), opset=17, output_path=paths["onnx"])
     seconds["onnx"] = time.perf_counter() - t
     stamp.write_text(key)
     if int8:

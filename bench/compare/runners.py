@@ -2,12 +2,27 @@
 batch-1 inference through that runtime's Python API, set up for single-thread latency.
 
 x is a C-contiguous float32 array of shape [1, *input_shape]; y is the model's single output
-as a numpy array of shape [1, *output_shape]. Every callable is what a user of that runtime
-would write; none keeps state between calls that another runtime does not (window mode).
+as a numpy array of shape [1, *output_shape]. A model with several inputs (ctx["input_shapes"]
+longer than one: the multi-horizon DeepLOBs' snapshot window and decoder start) gets x as a
+tuple of such arrays, in the Keras model's input order, and callables written for that; the
+single-input callables stay as they are (no per-call branch). Every callable is what a user of
+that runtime would write; none keeps state between calls that another runtime does not (window
+mode).
 """
 import functools
 
 import numpy as np
+
+
+def keras_order(ctx, shapes, names):
+    """For each Keras input (ctx["input_shapes"], batch 1), the position among a converted file's
+    inputs (`shapes`, `names` in the file's order) that holds it: by shape where that is unique
+    (a converter may list inputs in any order), else by name."""
+    want = [(1,) + tuple(s) for s in ctx["input_shapes"]]
+    have = [tuple(int(d) for d in s) for s in shapes]
+    if len(set(want)) == len(want) and sorted(want) == sorted(have):
+        return [have.index(w) for w in want]
+    return sorted(range(len(names)), key=lambda k: names[k])
 
 
 def tickinfer_python(ctx, out_buffer=False, mode="window"):
@@ -16,6 +31,14 @@ def tickinfer_python(ctx, out_buffer=False, mode="window"):
     mode="stream": x is one tick ([1, features]); the recurrent state carries between calls."""
     import tickinfer
     plan = tickinfer.load(ctx["model_path"]).compile(mode=mode)
+    if len(ctx["input_shapes"]) > 1:  # the inputs as a list, the Python module's form
+        out = np.empty((1,) + plan.output_shapes[0], np.float32)
+        run, run_into = plan.run, plan.run_into
+
+        def call_many(x):
+            return run_into(list(x), out) if out_buffer else run(list(x))
+        call_many.keepalive = plan
+        return call_many
     if out_buffer:
         out = np.empty((1,) + plan.output_shapes[0], np.float32)
         run_into = plan.run_into
@@ -35,6 +58,18 @@ def litert(ctx, file="tflite"):
     i = it.get_input_details()[0]["index"]
     o = it.get_output_details()[0]["index"]
     set_tensor, invoke, get_tensor = it.set_tensor, it.invoke, it.get_tensor
+    if len(ctx["input_shapes"]) > 1:
+        details = it.get_input_details()
+        order = keras_order(ctx, [d["shape"] for d in details], [d["name"] for d in details])
+        ins = [details[k]["index"] for k in order]
+
+        def call_many(x):
+            for t, v in zip(ins, x):
+                set_tensor(t, v)
+            invoke()
+            return get_tensor(o)
+        call_many.keepalive = it
+        return call_many
 
     def call(x):
         set_tensor(i, x)
@@ -59,6 +94,13 @@ def onnxruntime(ctx, spinning, file="onnx"):
     name = sess.get_inputs()[0].name
     outs = [sess.get_outputs()[0].name]
     run = sess.run
+    if len(ctx["input_shapes"]) > 1:
+        names = [i.name for i in sess.get_inputs()]
+
+        def call_many(x):
+            return run(outs, dict(zip(names, x)))[0]
+        call_many.keepalive = sess
+        return call_many
 
     def call(x):
         return run(outs, {name: x})[0]
@@ -79,6 +121,15 @@ def openvino(ctx):
                                                  "INFERENCE_PRECISION_HINT": "f32"})
     req = compiled.create_infer_request()
     infer = req.infer
+    if len(ctx["input_shapes"]) > 1:
+        ports = compiled.inputs
+        order = keras_order(ctx, [list(p.get_shape()) for p in ports], [p.get_any_name() for p in ports])
+        where = {k: i for i, k in enumerate(order)}  # file input k <- Keras input where[k]
+
+        def call_many(x):
+            return infer([x[where[k]] for k in range(len(x))], share_inputs=True)[0]
+        call_many.keepalive = (core, compiled, req)
+        return call_many
 
     def call(x):
         return infer([x], share_inputs=True)[0]
@@ -89,6 +140,8 @@ def openvino(ctx):
 def tf_keras_call(ctx):
     """TensorFlow eager: the Keras model called directly, model(x, training=False)."""
     model = ctx["keras_model"]
+    if len(ctx["input_shapes"]) > 1:
+        return lambda x: model(list(x), training=False).numpy()
 
     def call(x):
         return model(x, training=False).numpy()
@@ -99,6 +152,10 @@ def tf_function(ctx):
     """TensorFlow graph mode: the same call wrapped in a tf.function with a fixed signature."""
     import tensorflow as tf
     model = ctx["keras_model"]
+    if len(ctx["input_shapes"]) > 1:
+        specs = [tf.TensorSpec((1,) + tuple(s), tf.float32) for s in ctx["input_shapes"]]
+        fn_many = tf.function(lambda *x: model(list(x), training=False), input_signature=specs)
+        return lambda x: fn_many(*x).numpy()
     spec = tf.TensorSpec((1,) + tuple(ctx["input_shape"]), tf.float32)
     fn = tf.function(lambda x: model(x, training=False), input_signature=[spec])
 
@@ -120,6 +177,8 @@ def pytorch(ctx):
     """PyTorch eager, 1 thread, inference_mode, the same weights (see torch_port.py)."""
     import torch
     from torch_port import port
+    if len(ctx["input_shapes"]) > 1:
+        raise NotImplementedError("torch_port.py ports single-input models only")
     _torch_single_thread(torch)
     module = port(ctx["keras_model"]).eval()
     from_numpy = torch.from_numpy
