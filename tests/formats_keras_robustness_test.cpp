@@ -251,6 +251,20 @@ TEST(KerasRobustness, UnsupportedOptionsInRealConfigsNameLayerAndOption) {
                       {"(Conv2D)", "missing 'filters'"});
 }
 
+// The multi-horizon DeepLOB-Attention: an LSTM's state outputs by index, Dot's options. What the
+// graph cannot represent is refused naming the layer: an output index past the layer's outputs
+// (a layer without return_state has one), Dot's normalize (cosine similarity), Dot contracting
+// the batch axis.
+TEST(KerasRobustness, MultiOutputReferencesAndDotOptionsAreChecked) {
+  const char* f = "deeplob_attention_tiny_k3/model.keras";
+  expect_config_error(f, "\"keras_history\": [\"lstm\", 0, 2]", "\"keras_history\": [\"lstm\", 0, 5]",
+                      {"uses output 5 of layer 'lstm', which has 3 outputs"});
+  expect_config_error(f, "\"return_state\": true", "\"return_state\": false",
+                      {"of layer 'lstm', which has 1 output"});
+  expect_config_error(f, "\"normalize\": false", "\"normalize\": true", {"(Dot)", "normalize=true"});
+  expect_config_error(f, "\"axes\": 2", "\"axes\": 0", {"(Dot)", "batch axis"});
+}
+
 // DeepLOB calls its Dropout with training=True (Monte Carlo dropout); Keras 3 saves the flag in the
 // call and model.predict() ignores it. The importer runs such a layer as predict() does (the
 // reference test checks the outputs) and says so; on a layer that computes, the flag is refused.
