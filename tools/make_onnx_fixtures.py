@@ -330,6 +330,9 @@ def tf2onnx_cases() -> list[Case]:
         Case("deeplob_seq2seq_k3", "k3", k_deeplob_multi_horizon(False), T=9),
         Case("deeplob_attention_k3", "k3", k_deeplob_multi_horizon(True), T=9),
         Case("deeplob_attention_k2", "k2", k_deeplob_multi_horizon(True), T=9),
+        # At a fixed batch of 1 each LSTM call stays a Loop, the decoders' started from the
+        # previous Loop's carried h and c.
+        Case("deeplob_attention_batch1_k3", "k3", k_deeplob_multi_horizon(True), T=9, batch1=True),
         Case("activations_extra_k3", "k3", k_activations_extra),
         Case("conv_causal_k3", "k3", k_conv_causal, T=10),
         Case("reshape_k3", "k3", k_reshape),
@@ -668,9 +671,14 @@ class KerasSource:
         if self.case.batch1:
             import tensorflow as tf
             import tf2onnx
-            spec = tf.TensorSpec((1,) + tuple(model.inputs[0].shape[1:]), tf.float32, name="x")
-            fn = tf.function(lambda x: model(x, training=False), input_signature=[spec])
-            tf2onnx.convert.from_function(fn, input_signature=[spec], opset=17, output_path=str(path))
+            if len(model.inputs) == 1:
+                spec = tf.TensorSpec((1,) + tuple(model.inputs[0].shape[1:]), tf.float32, name="x")
+                fn = tf.function(lambda x: model(x, training=False), input_signature=[spec])
+                tf2onnx.convert.from_function(fn, input_signature=[spec], opset=17, output_path=str(path))
+            else:  # the inputs in Keras' order, as x0, x1, ...
+                specs = [tf.TensorSpec((1,) + tuple(t.shape[1:]), tf.float32, name=f"x{i}") for i, t in enumerate(model.inputs)]
+                fn = tf.function(lambda *x: model(list(x), training=False), input_signature=specs)
+                tf2onnx.convert.from_function(fn, input_signature=specs, opset=17, output_path=str(path))
         elif self.case.kind == "k3":
             model([np.zeros((1,) + tuple(d or 1 for d in t.shape[1:]), np.float32) for t in model.inputs]
                   if len(model.inputs) > 1 else

@@ -12,8 +12,9 @@
 //   LSTM: h' = o * Tanh(c'),  c' = f * c + i * g,  i, f, o = Sigmoid(...), g = Tanh(...)
 // Which gate is which is read from where each value is used, never from the converter's order.
 // The loop must run once per time step reading step t at iteration t
-// (LoopBody::check_runs_once_per_step), from zero states. Its scan output is the layer's
-// sequence, its carried h the last step.
+// (LoopBody::check_runs_once_per_step), from zero states or (an LSTM) from computed h and c. Its
+// scan output is the layer's sequence, its carried h the last step, its carried c the final cell
+// state (read, or started from computed states: one return_state node, each output a SliceRows).
 #include <algorithm>
 
 #include "formats/onnx/onnx_loop_cell.hpp"
@@ -241,9 +242,10 @@ Value lower_rnn_loop(Lowerer& L, const onnx::NodeProto& n, int out) {
   const int k_h = body.input_index(got.h_state) - 2, k_c = got.c_state.empty() ? -1 : body.input_index(got.c_state) - 2;
   if (carried_out(body, k_h) != h_new) body.refuse("the carried state is not the new state");
   if (k_c >= 0 && carried_out(body, k_c) != got.c_new) body.refuse("the carried cell state is not the new cell state");
-  for (int k : {k_h, k_c}) {
-    if (k >= 0 && (!L.has_input(n, k + 2) || !known_zero(L, n.input(k + 2)))) body.refuse("a state does not start at zero");
-  }
+  // States from zero, or (an LSTM's, both) computed: a decoder started from its encoder's state.
+  auto zero_start = [&](int k) { return k >= 0 && L.has_input(n, k + 2) && known_zero(L, n.input(k + 2)); };
+  const bool seeded = got.node.kind == OpKind::LSTM && !zero_start(k_h) && !zero_start(k_c);
+  if (!seeded && (!zero_start(k_h) || (k_c >= 0 && !zero_start(k_c)))) body.refuse("a state does not start at zero");
 
   CellReader& r = m.reader();
   const Value& xv = L.value(r.x_name);
@@ -259,6 +261,39 @@ Value lower_rnn_loop(Lowerer& L, const onnx::NodeProto& n, int out) {
   node.recurrent_activation.kind = ActKind::Sigmoid;
   node.activation.kind = ActKind::Tanh;
   const Value x = rnn_sequence(L, n, xv, /*layout=*/0, F);
+  const bool reads_c = k_c >= 0 && L.uses(n.output(k_c)) > 0;
+  if (seeded || reads_c) {
+    // One LSTM node with return_state for every output of the loop (each a SliceRows of it), so
+    // the recurrence runs once.
+    int full = L.shared_node(n);
+    if (full < 0) {
+      std::vector<int> inputs = {x.node};
+      if (seeded) {
+        for (int k : {k_h, k_c}) {
+          const Value& s0 = L.runtime(n, k + 2);
+          if (shape_size(L.eshape(s0.node)) != node.units) body.refuse("an initial state is not [1, units]");
+          inputs.push_back(L.reshape(n, s0, Shape{node.units}));
+        }
+      }
+      node.return_sequences = node.return_state = true;
+      full = L.add(std::move(node), n, inputs);
+      L.set_shared_node(n, full);
+    }
+    const bool sequence = out >= body.carried && carried_out(body, out) == h_new;
+    if (!sequence && out != k_h && out != k_c) {
+      L.fail(n, "output " + std::to_string(out) + " is neither the layer's sequence nor its last state");
+    }
+    Node rows;
+    rows.name = sequence ? "sequence" : out == k_h ? "state_h" : "state_c";
+    rows.kind = OpKind::SliceRows;
+    rows.keepdims = sequence;
+    rows.slice_begin = sequence ? 0 : out == k_h ? -2 : -1;
+    rows.slice_end = out == k_c ? 0 : -1;
+    Value v;
+    v.node = L.add(std::move(rows), n, {full});
+    v.axes = sequence ? std::vector<int>{0, kUnit, 1} : std::vector<int>{kUnit, 0};
+    return v;
+  }
   Value v;
   if (out >= body.carried && carried_out(body, out) == h_new) {
     node.return_sequences = true;

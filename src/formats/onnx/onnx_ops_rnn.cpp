@@ -93,6 +93,18 @@ Value rnn_sequence(Lowerer& L, const onnx::NodeProto& n, const Value& x, int lay
       return rnn_sequence(L, n, seq, layout, I);
     }
   }
+  // A one-step window whose batch axis, not its time axis, the engine tensor carries (a decoder
+  // step fed a concatenation at batch 1): the same I values as the [1, I] sequence.
+  if (x.axes.size() == 3 && shape_size(L.eshape(x.node)) == I && x.axes[t_axis] == kUnit && x.axes[2] != kUnit) {
+    const std::vector<int> d = L.dims(x);
+    if (d[0] == 1 && d[1] == 1 && d[2] == I && (es.size() != 2 || x.axes[b_axis] != kUnit)) {
+      Value seq;
+      seq.node = L.reshape(n, x, Shape{1, I});
+      seq.axes = {kUnit, kUnit, 1};
+      seq.axes[t_axis] = 0;
+      return seq;
+    }
+  }
   // The time axis of a one-step window may be a unit axis of the view like the batch.
   const bool time_ok = x.axes.size() == 3 && L.eshape(x.node).size() == 2 &&
                        (x.axes[t_axis] == 0 || (x.axes[t_axis] == kUnit && L.eshape(x.node)[0] == 1));
