@@ -177,11 +177,16 @@ def pytorch(ctx):
     """PyTorch eager, 1 thread, inference_mode, the same weights (see torch_port.py)."""
     import torch
     from torch_port import port
-    if len(ctx["input_shapes"]) > 1:
-        raise NotImplementedError("torch_port.py ports single-input models only")
     _torch_single_thread(torch)
     module = port(ctx["keras_model"]).eval()
     from_numpy = torch.from_numpy
+
+    if len(ctx["input_shapes"]) > 1:
+        def call_many(x):
+            with torch.inference_mode():
+                return module(*[from_numpy(v) for v in x]).numpy()
+        call_many.keepalive = module
+        return call_many
 
     def call(x):
         with torch.inference_mode():

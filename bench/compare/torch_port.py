@@ -1,7 +1,9 @@
 """The bench-suite Keras models rebuilt as PyTorch modules with the same weights.
 
 Supports the layers the suites use: Dense, LSTM and GRU (Keras 3 defaults: sigmoid recurrent
-activation, GRU reset_after=True), causal dilated Conv1D, GlobalAveragePooling1D, and for the
+activation, GRU reset_after=True; an LSTM's return_state and initial_state, a model's several
+inputs: the multi-horizon DeepLOBs, with Dot and BatchNormalization), causal dilated Conv1D,
+GlobalAveragePooling1D, and for the
 book models (functional graphs: DeepLOB, TransLOB, the tiny Transformer) Conv2D, MaxPooling2D,
 LeakyReLU, Dropout, Concatenate, Reshape, Flatten, LayerNormalization, MultiHeadAttention (with or
 without biases, use_causal_mask), a layer called more than once (one module, one step per call)
@@ -30,13 +32,37 @@ def _t(a):
 
 
 class _Recurrent(nn.Module):
-    def __init__(self, rnn, return_sequences):
+    def __init__(self, rnn, return_sequences, return_state=False):
         super().__init__()
-        self.rnn, self.return_sequences = rnn, return_sequences
+        self.rnn, self.return_sequences, self.return_state = rnn, return_sequences, return_state
 
-    def forward(self, x):  # [B, T, F]
-        y, _ = self.rnn(x)
-        return y if self.return_sequences else y[:, -1]
+    def forward(self, x, *state):  # [B, T, F]; an LSTM's initial h and c ([B, u] each) if given
+        if state:
+            y, (h, c) = self.rnn(x, (state[0].unsqueeze(0).contiguous(), state[1].unsqueeze(0).contiguous()))
+        else:
+            y, hc = self.rnn(x)
+            h, c = hc if isinstance(hc, tuple) else (hc, None)
+        out = y if self.return_sequences else y[:, -1]
+        return (out, h[0], c[0]) if self.return_state else out
+
+
+class _Dot(nn.Module):  # Keras' Dot on [B, m, k] tensors: contract axis a of the first with b of the second
+    def __init__(self, axes):
+        super().__init__()
+        self.axes = axes
+
+    def forward(self, x, y):
+        a, b = self.axes
+        return torch.bmm(x if a == 2 else x.transpose(1, 2), y if b == 1 else y.transpose(1, 2))
+
+
+class _Affine(nn.Module):  # BatchNormalization at inference: x * scale + shift over the last axis
+    def __init__(self, scale, shift):
+        super().__init__()
+        self.scale, self.shift = _t(scale), _t(shift)
+
+    def forward(self, x):
+        return x * self.scale + self.shift
 
 
 class _CausalConv(nn.Module):
@@ -140,7 +166,9 @@ def _port_layer(layer):
             rnn.weight_ih_l0.data = _t(_reorder_gru(w[0]).T)
             rnn.weight_hh_l0.data = _t(_reorder_gru(w[1]).T)
             rnn.bias_ih_l0.data, rnn.bias_hh_l0.data = _t(_reorder_gru(w[2][0])), _t(_reorder_gru(w[2][1]))
-        return _Recurrent(rnn, cfg.get("return_sequences", False))
+        if cfg.get("return_state", False) and cls != "LSTM":
+            raise ValueError(f"{layer.name}: return_state is ported for LSTM only")
+        return _Recurrent(rnn, cfg.get("return_sequences", False), cfg.get("return_state", False))
     if cls == "Conv1D":
         k, cin, cout = w[0].shape
         d = cfg.get("dilation_rate", (1,))[0]
@@ -161,6 +189,20 @@ def _port_layer(layer):
         return ln
     if cls == "MultiHeadAttention":
         return _Attention(layer, w)
+    if cls == "Dot":
+        axes = cfg["axes"]
+        axes = tuple(axes) if isinstance(axes, (list, tuple)) else (axes, axes)
+        if cfg.get("normalize") or any(a not in (1, 2) for a in axes):
+            raise ValueError(f"{layer.name}: Dot is ported for rank-3 inputs without normalize")
+        return _Dot(axes)
+    if cls == "BatchNormalization":
+        gamma, beta, mean, var = w if len(w) == 4 else (None, None, None, None)
+        if gamma is None or cfg.get("axis") not in (-1, [-1]):
+            raise ValueError(f"{layer.name}: only last-axis BatchNormalization with gamma and beta is ported")
+        scale = gamma / np.sqrt(var + cfg["epsilon"])
+        return _Affine(scale, beta - mean * scale)
+    if cls == "Activation" and cfg["activation"] in ACTIVATIONS:
+        return ACTIVATIONS[cfg["activation"]]()
     if cls == "Add":
         return _Sum()
     raise ValueError(f"layer {layer.name} ({cls}) has no torch port here")
@@ -267,10 +309,10 @@ class _Graph(nn.Module):
 
     def __init__(self, keras_model):
         super().__init__()
-        if len(keras_model.inputs) != 1 or len(keras_model.outputs) != 1:
-            raise ValueError("one input and one output only")
+        if len(keras_model.outputs) != 1:
+            raise ValueError("one output only")
         self.mods, self.steps, index = nn.ModuleList(), [], {}
-        ranks = {id(keras_model.inputs[0]): len(keras_model.inputs[0].shape)}
+        ranks = {id(t): len(t.shape) for t in keras_model.inputs}
         for depth in sorted(keras_model._nodes_by_depth, reverse=True):
             for node in keras_model._nodes_by_depth[depth]:
                 layer = node.operation
@@ -288,15 +330,21 @@ class _Graph(nn.Module):
                     self.mods.append(m)
                     index[id(layer)] = len(self.mods) - 1
                 kw = {"causal": True} if node.arguments.kwargs.get("use_causal_mask") else {}
-                self.steps.append((index[id(layer)], ins, outs[0], kw))
-                ranks[outs[0]] = len(node.output_tensors[0].shape)
-        self.input, self.output = id(keras_model.inputs[0]), id(keras_model.outputs[0])
-        self.image_input = ranks[self.input] == 4
+                # Several outputs (an LSTM's return_state): the module returns them as a tuple.
+                self.steps.append((index[id(layer)], ins, outs if len(outs) > 1 else outs[0], kw))
+                for t, o in zip(node.output_tensors, outs):
+                    ranks[o] = len(t.shape)
+        self.inputs, self.output = [id(t) for t in keras_model.inputs], id(keras_model.outputs[0])
+        self.image_inputs = [ranks[i] == 4 for i in self.inputs]
 
-    def forward(self, x):
-        env = {self.input: x.permute(0, 3, 1, 2) if self.image_input else x}
+    def forward(self, *xs):
+        env = {i: x.permute(0, 3, 1, 2) if image else x for i, x, image in zip(self.inputs, xs, self.image_inputs)}
         for k, ins, out, kw in self.steps:
-            env[out] = self.mods[k](*[env[i] for i in ins], **kw)
+            y = self.mods[k](*[env[i] for i in ins], **kw)
+            if isinstance(out, list):
+                env.update(zip(out, y))
+            else:
+                env[out] = y
         return env[self.output]
 
 
