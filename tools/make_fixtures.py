@@ -58,8 +58,11 @@ import tf_keras  # noqa: E402
 
 tf.get_logger().setLevel("ERROR")
 tf_keras.utils.disable_interactive_logging()
-tf.config.threading.set_intra_op_parallelism_threads(1)
-tf.config.threading.set_inter_op_parallelism_threads(1)
+try:
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+except RuntimeError:  # imported (for its model builders) by a script whose TensorFlow already runs
+    pass
 
 ROWS = 8  # leading batch dim N of every in*/out* array
 RTOL = 1e-5

@@ -20,6 +20,8 @@ struct TfFrame {
   std::map<std::string, bool> busy;  // cycle detection
   const tensorflow::FunctionDef* def = nullptr;
   std::map<std::string, TfFrame*> callees;  // call node -> the callee's frame (outputs evaluated on demand)
+  const TfFrame* caller = nullptr;          // the frame whose node `call_node` called this one (none: the signature's)
+  std::string call_node;
   std::map<int, TfValue> results;           // output index -> value, evaluated so far
 };
 

@@ -19,8 +19,10 @@ bool zero_row_state(const TfTensor& t) {
   return true;
 }
 
-// Whether any node of the frame (or its return values) reads output `index` of node `name`.
-bool output_read(const TfFrame& frame, const std::string& name, int index) {
+// Whether any node of the frame reads output `index` of node `name`, or the frame returns it
+// and its caller reads that result (tf_keras returns a layer's final states from its
+// standard_lstm function whether or not the model uses them; the signature's own results count).
+bool output_read(const TfFrame& frame, const std::string& name, int index, int depth = 0) {
   auto reads = [&](const std::string& ref, const std::string& op_of_node) {
     if (ref.empty() || ref[0] == '^') return false;
     const TfRef r = parse_tf_ref(ref, op_of_node);
@@ -30,8 +32,12 @@ bool output_read(const TfFrame& frame, const std::string& name, int index) {
   for (const auto& [n, def] : frame.nodes) {
     for (const std::string& ref : def->input()) if (reads(ref, op)) return true;
   }
-  if (frame.def) {
-    for (const auto& [k, ref] : frame.def->ret()) if (reads(ref, op)) return true;
+  if (!frame.def) return false;
+  const auto& outs = frame.def->signature().output_arg();
+  for (int j = 0; j < outs.size(); ++j) {
+    auto r = frame.def->ret().find(outs[j].name());
+    if (r == frame.def->ret().end() || !reads(r->second, op)) continue;
+    if (!frame.caller || depth > 64 || output_read(*frame.caller, frame.call_node, j, depth + 1)) return true;
   }
   return false;
 }

@@ -253,7 +253,10 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
   if (t == "StatefulPartitionedCall" || t == "PartitionedCall") {
     const std::string f = attr_func(op.def, "f");
     if (f.empty()) throw Error(op.where + ": call without a function attr 'f'");
-    op.frame.callees[op.def.name()] = &call(f, op.in, op.depth + 1);
+    TfFrame& callee = call(f, op.in, op.depth + 1);
+    callee.caller = &op.frame;
+    callee.call_node = op.def.name();
+    op.frame.callees[op.def.name()] = &callee;
     return {};
   }
   if (t == "While" || t == "StatelessWhile") return lower_while(op);
