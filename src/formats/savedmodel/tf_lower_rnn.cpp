@@ -19,9 +19,10 @@ bool zero_row_state(const TfTensor& t) {
   return true;
 }
 
-// Whether any node of the frame reads output `index` of node `name`, or the frame returns it
-// and its caller reads that result (tf_keras returns a layer's final states from its
-// standard_lstm function whether or not the model uses them; the signature's own results count).
+// Whether any node of the frame reads output `index` of node `name` (through Identity nodes), or
+// the frame returns it and its caller reads that result (tf_keras returns a layer's final states
+// from its standard_lstm function whether or not the model uses them; the signature's own results
+// count).
 bool output_read(const TfFrame& frame, const std::string& name, int index, int depth = 0) {
   auto reads = [&](const std::string& ref, const std::string& op_of_node) {
     if (ref.empty() || ref[0] == '^') return false;
@@ -30,7 +31,11 @@ bool output_read(const TfFrame& frame, const std::string& name, int index, int d
   };
   const std::string op = frame.nodes.count(name) ? frame.nodes.at(name)->op() : "";
   for (const auto& [n, def] : frame.nodes) {
-    for (const std::string& ref : def->input()) if (reads(ref, op)) return true;
+    for (const std::string& ref : def->input()) {
+      if (!reads(ref, op)) continue;
+      // An Identity passes it on (tf_keras returns its states through them): read if its output is.
+      if (def->op() != "Identity" || depth > 64 || output_read(frame, n, 0, depth + 1)) return true;
+    }
   }
   if (!frame.def) return false;
   const auto& outs = frame.def->signature().output_arg();
