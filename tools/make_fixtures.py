@@ -312,6 +312,26 @@ def b_pool2d(k, T):
     ])
 
 
+def deeplob_features(k, T, conv, inception, levels):
+    """DeepLOB's input (T, 4 x levels, 1) and its convolution and Inception blocks up to the
+    Reshape to (T, 3 x inception), every Conv2D followed by LeakyReLU(0.01) (deeplob() below)."""
+    def conv2d(h, filters, kernel, strides=(1, 1), padding="valid"):
+        return k.leaky_relu(0.01)(k.L.Conv2D(filters, kernel, strides=strides, padding=padding)(h))
+
+    x = k.K.Input((T, 4 * levels, 1))
+    h = x
+    for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, levels), (1, 1))):
+        h = conv2d(h, conv, kernel, strides)
+        h = conv2d(h, conv, (4, 1), padding="same")
+        h = conv2d(h, conv, (4, 1), padding="same")
+    a = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (3, 1), padding="same")
+    b = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (5, 1), padding="same")
+    c = k.L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h)
+    c = conv2d(c, inception, (1, 1), padding="same")
+    m = k.L.Concatenate(axis=3)([a, b, c])
+    return x, k.L.Reshape((T, 3 * inception))(m)
+
+
 def deeplob(conv, inception, lstm, levels, mc_dropout=True):
     """DeepLOB as its authors' Keras code builds it (lob-models facts, 1.2): three Conv2D blocks
     (1x2 stride 2, 1x2 stride 2, 1 x levels; each then two 4x1 `same`), every Conv2D followed by
@@ -321,21 +341,7 @@ def deeplob(conv, inception, lstm, levels, mc_dropout=True):
     honours a call's training=True at inference too (a random output), so its form drops the flag
     (mc_dropout=False)."""
     def build(k, T):
-        def conv2d(h, filters, kernel, strides=(1, 1), padding="valid"):
-            return k.leaky_relu(0.01)(k.L.Conv2D(filters, kernel, strides=strides, padding=padding)(h))
-
-        x = k.K.Input((T, 4 * levels, 1))
-        h = x
-        for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, levels), (1, 1))):
-            h = conv2d(h, conv, kernel, strides)
-            h = conv2d(h, conv, (4, 1), padding="same")
-            h = conv2d(h, conv, (4, 1), padding="same")
-        a = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (3, 1), padding="same")
-        b = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (5, 1), padding="same")
-        c = k.L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h)
-        c = conv2d(c, inception, (1, 1), padding="same")
-        m = k.L.Concatenate(axis=3)([a, b, c])
-        m = k.L.Reshape((T, 3 * inception))(m)
+        x, m = deeplob_features(k, T, conv, inception, levels)
         dropout = k.L.Dropout(0.2, noise_shape=(None, 1, 3 * inception))
         m = dropout(m, training=True) if mc_dropout else dropout(m)
         m = k.L.LSTM(lstm)(m)
@@ -353,19 +359,7 @@ def deeplob_multi_horizon(conv, inception, lstm, levels, horizons=5, attention=F
     BatchNormalization on it. The authors join the horizons with a Lambda (Python code, which no
     other runtime loads); here a Concatenate on the time axis, which computes the same [horizons, 3]."""
     def build(k, T):
-        def conv2d(h, filters, kernel, strides=(1, 1), padding="valid"):
-            return k.leaky_relu(0.01)(k.L.Conv2D(filters, kernel, strides=strides, padding=padding)(h))
-
-        x = k.K.Input((T, 4 * levels, 1))
-        h = x
-        for kernel, strides in (((1, 2), (1, 2)), ((1, 2), (1, 2)), ((1, levels), (1, 1))):
-            h = conv2d(h, conv, kernel, strides)
-            h = conv2d(h, conv, (4, 1), padding="same")
-            h = conv2d(h, conv, (4, 1), padding="same")
-        a = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (3, 1), padding="same")
-        b = conv2d(conv2d(h, inception, (1, 1), padding="same"), inception, (5, 1), padding="same")
-        c = conv2d(k.L.MaxPooling2D((3, 1), strides=(1, 1), padding="same")(h), inception, (1, 1), padding="same")
-        m = k.L.Reshape((T, 3 * inception))(k.L.Concatenate(axis=3)([a, b, c]))
+        x, m = deeplob_features(k, T, conv, inception, levels)
         encoder_out, state_h, state_c = k.L.LSTM(lstm, return_state=True, return_sequences=attention)(m)
         start = k.K.Input((1, 3))
         decoder = k.L.LSTM(lstm, return_sequences=True, return_state=True)
