@@ -136,6 +136,22 @@ inline std::pair<int64_t, int64_t> slice_rows_bounds(const Node& n, int rows) {
           n.slice_end > 0 ? n.slice_end : int64_t{rows} + n.slice_end};
 }
 
+// The outputs an LSTM with return_state computes together, as the node's rows [h rows | c]: the
+// layer's output (every step's h with return_sequences, else the last), state_h, state_c.
+enum class LstmOutput : uint8_t { Output, StateH, StateC };
+
+// A SliceRows node taking `which` out of such an LSTM node (kind, bounds and keepdims set; the
+// caller names and wires it). `sequences`: the LSTM returns every step's h.
+inline Node lstm_output_slice(LstmOutput which, bool sequences) {
+  Node s;
+  s.kind = OpKind::SliceRows;
+  const bool all_h = which == LstmOutput::Output && sequences;
+  s.keepdims = all_h;
+  s.slice_begin = all_h ? 0 : which == LstmOutput::StateC ? -1 : -2;
+  s.slice_end = which == LstmOutput::StateC ? 0 : -1;
+  return s;
+}
+
 struct Graph {
   std::string name;
   std::string source_format;   // "keras3", "keras2-h5", "savedmodel", "onnx", "tflite" (lifted)

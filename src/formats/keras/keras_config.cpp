@@ -168,20 +168,21 @@ class GraphBuilder {
     if (!n.return_state && !gru_state) return {node};
     const bool sequences = n.return_sequences;
     const std::string name = n.name, cls = n.keras_class;
-    auto rows = [&](const char* what, int begin, int end, bool keepdims) {
-      Node s;
+    auto rows = [&](const char* what, Node s) {
       s.name = name + "/" + what;
       s.keras_class = cls;
-      s.kind = OpKind::SliceRows;
-      s.slice_begin = begin;
-      s.slice_end = end;
-      s.keepdims = keepdims;
-      return add_aux(std::move(s), {node}, keepdims ? 2 : 1);
+      const int rank = s.keepdims ? 2 : 1;
+      return add_aux(std::move(s), {node}, rank);
     };
-    if (gru_state) return {node, sequences ? rows("state_h", -1, 0, false) : node};
-    // LSTM: [h rows (T, or the last), c]: the output, then the last h row, then c.
-    const int output = rows("output", 0, -1, sequences);
-    return {output, rows("state_h", -2, -1, false), rows("state_c", -1, 0, false)};
+    if (gru_state) {  // a GRU's state is its last output: the sequence's last row
+      Node last;
+      last.kind = OpKind::SliceRows;
+      last.slice_begin = -1;
+      return {node, sequences ? rows("state_h", std::move(last)) : node};
+    }
+    const int output = rows("output", lstm_output_slice(LstmOutput::Output, sequences));
+    return {output, rows("state_h", lstm_output_slice(LstmOutput::StateH, sequences)),
+            rows("state_c", lstm_output_slice(LstmOutput::StateC, sequences))};
   }
 
   // An operation's constant arguments (LayerCall::constants) as Constant nodes, each broadcast

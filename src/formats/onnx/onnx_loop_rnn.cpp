@@ -283,12 +283,9 @@ Value lower_rnn_loop(Lowerer& L, const onnx::NodeProto& n, int out) {
     if (!sequence && out != k_h && out != k_c) {
       L.fail(n, "output " + std::to_string(out) + " is neither the layer's sequence nor its last state");
     }
-    Node rows;
+    Node rows = lstm_output_slice(sequence ? LstmOutput::Output : out == k_h ? LstmOutput::StateH : LstmOutput::StateC,
+                                  /*sequences=*/true);
     rows.name = sequence ? "sequence" : out == k_h ? "state_h" : "state_c";
-    rows.kind = OpKind::SliceRows;
-    rows.keepdims = sequence;
-    rows.slice_begin = sequence ? 0 : out == k_h ? -2 : -1;
-    rows.slice_end = out == k_c ? 0 : -1;
     Value v;
     v.node = L.add(std::move(rows), n, {full});
     v.axes = sequence ? std::vector<int>{0, kUnit, 1} : std::vector<int>{kUnit, 0};

@@ -200,12 +200,8 @@ Value stateful_lstm_output(Lowerer& L, const onnx::NodeProto& n, Node node, cons
     L.set_shared_node(n, full);
   }
   const char* what[] = {"Y", "Y_h", "Y_c"};
-  Node rows;
+  Node rows = lstm_output_slice(static_cast<LstmOutput>(out), L.node(full).return_sequences);
   rows.name = what[out];
-  rows.kind = OpKind::SliceRows;
-  rows.keepdims = out == 0;
-  rows.slice_begin = out == 0 ? 0 : out == 1 ? -2 : -1;
-  rows.slice_end = out == 2 ? 0 : -1;
   Value v;
   v.node = L.add(std::move(rows), n, {full});
   v.axes = out != 0 ? std::vector<int>{kUnit, kUnit, 0}

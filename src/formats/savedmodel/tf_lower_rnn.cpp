@@ -127,7 +127,7 @@ int TfLowering::rnn_node(int rnn, bool sequences, const std::string& where) {
   RnnRecord& r = *rnns_.at(static_cast<size_t>(rnn));
   int& cached = sequences ? r.sequence_node : r.last_node;
   if (cached >= 0) return cached;
-  if (r.stateful()) return cached = rnn_rows(rnn, sequences ? 0 : 1);
+  if (r.stateful()) return cached = rnn_rows(rnn, sequences ? LstmOutput::Output : LstmOutput::StateH);
   Node n;
   n.name = r.name;
   n.kind = r.cell.kind;
@@ -145,9 +145,8 @@ int TfLowering::rnn_node(int rnn, bool sequences, const std::string& where) {
   return cached;
 }
 
-// Output `which` (0 every step's h, 1 the last h, 2 the final c) of a stateful LSTM, as a
-// SliceRows of its one node computing [h rows | c].
-int TfLowering::rnn_rows(int rnn, int which) {
+// Output `which` of a stateful LSTM, as a SliceRows of its one node computing [every h | c].
+int TfLowering::rnn_rows(int rnn, LstmOutput which) {
   RnnRecord& r = *rnns_.at(static_cast<size_t>(rnn));
   const int u = r.cell.units;
   if (r.full_node < 0) {
@@ -168,16 +167,12 @@ int TfLowering::rnn_rows(int rnn, int which) {
     r.full_node = add_node(std::move(n));
   }
   const char* names[] = {"sequence", "state_h", "state_c"};
-  Node s;
-  s.name = r.name + "/" + names[which];
-  s.kind = OpKind::SliceRows;
+  Node s = lstm_output_slice(which, /*sequences=*/true);
+  s.name = r.name + "/" + names[static_cast<int>(which)];
   s.keras_class = "LSTM";
   s.origin = r.origin;
-  s.slice_begin = which == 0 ? 0 : which == 1 ? -2 : -1;
-  s.slice_end = which == 2 ? 0 : -1;
-  s.keepdims = which == 0;
   s.inputs = {r.full_node};
-  s.shape = which == 0 ? Shape{graph_dim(r.steps), u} : Shape{u};
+  s.shape = which == LstmOutput::Output ? Shape{graph_dim(r.steps), u} : Shape{u};
   return add_node(std::move(s));
 }
 
@@ -185,7 +180,7 @@ TfValue TfLowering::rnn_final_state(const TfValue& list, const std::string& wher
   if (list.rnn >= 0 && list.rnn_output == 2 && rnns_[static_cast<size_t>(list.rnn)]->cell.kind == OpKind::LSTM) {
     RnnRecord& r = *rnns_[static_cast<size_t>(list.rnn)];
     if (!r.stateful()) throw Error(where + ": reads a recurrent loop's final cell state, which the importer did not see read");
-    if (r.cell_node < 0) r.cell_node = rnn_rows(list.rnn, 2);
+    if (r.cell_node < 0) r.cell_node = rnn_rows(list.rnn, LstmOutput::StateC);
     TfValue v = node_value(r.cell_node, {1, r.cell.units}, "");
     v.fresh = false;
     return v;

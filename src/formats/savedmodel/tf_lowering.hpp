@@ -187,7 +187,7 @@ class TfLowering {
   std::vector<Conv2dRecord> convs2_;
   struct RnnRecord;
   int rnn_node(int rnn, bool sequences, const std::string& where);
-  int rnn_rows(int rnn, int which);
+  int rnn_rows(int rnn, LstmOutput which);
   TfValue rnn_final_state(const TfValue& list, const std::string& where);
 
   const tensorflow::GraphDef& graph_def_;

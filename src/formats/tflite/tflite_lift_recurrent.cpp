@@ -219,25 +219,20 @@ void lift_stateful_lstm_loop(Lifter& l, const tfl::Op& o, const tfl::LstmLoopVar
   n.name = l.node_name(v.buffer >= 0 ? w.outputs[static_cast<size_t>(v.buffer)] : h_out);
   const std::string base = n.name;
   const int full = l.add_node(std::move(n), tensors);
-  auto rows = [&](int out, const char* what, int begin, int end, bool keepdims, Shape shape) {
+  auto rows = [&](int out, const char* what, LstmOutput which, Shape shape) {
     if (l.consumers(out) == 0 && !l.is_output(out)) return;
-    Node r;
-    r.kind = OpKind::SliceRows;
+    Node r = lstm_output_slice(which, sequences);
     r.keras_class = "LSTM";
     r.name = l.unique_name(base + "/" + what);
-    r.slice_begin = begin;
-    r.slice_end = end;
-    r.keepdims = keepdims;
     r.inputs = {full};
     r.shape = std::move(shape);
     l.set_value(out, own_value(l.add_node(std::move(r), {})));
   };
   if (v.buffer >= 0) {
-    rows(w.outputs[static_cast<size_t>(v.buffer)], "output", sequences ? 0 : -2, -1, sequences,
-         sequences ? Shape{T, u} : Shape{u});
+    rows(w.outputs[static_cast<size_t>(v.buffer)], "output", LstmOutput::Output, sequences ? Shape{T, u} : Shape{u});
   }
-  rows(h_out, "state_h", -2, -1, false, {u});
-  rows(c_out, "state_c", -1, 0, false, {u});
+  rows(h_out, "state_h", LstmOutput::StateH, {u});
+  rows(c_out, "state_c", LstmOutput::StateC, {u});
 }
 
 // A Keras 3 LSTM as the converter writes it: WHILE over [step, t, buffer, h, c, x] with x
