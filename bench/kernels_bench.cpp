@@ -108,6 +108,31 @@ void BM_gru_cell(benchmark::State& state, tk::Isa isa, int u) {
   }
 }
 
+// One attention head, T queries against T keys (KernelSet::attend_head): the scores, softmax and
+// weighted sum of a MultiHeadAttention head; GFLOP/s counts the two products (4 T T d flops).
+void BM_attend_head(benchmark::State& state, tk::Isa isa, int T, int d, bool causal) {
+  if (skip_unsupported(state, isa)) return;
+  const tk::KernelSet& ks = tk::kernel_set(isa);
+  const int columns = tk::round_up(T, tk::kPanel);
+  const auto queries_t = aligned_floats(static_cast<size_t>(d) * columns);
+  const auto q = random_floats(static_cast<size_t>(d) * columns, -1, 1, 10);
+  std::copy(q.begin(), q.end(), queries_t.get());
+  const auto keys = random_floats(static_cast<size_t>(T) * d, -1, 1, 11);
+  const auto values = random_floats(static_cast<size_t>(T) * d, -1, 1, 12);
+  const auto scores = aligned_floats(static_cast<size_t>(T) * columns);
+  std::vector<float> out(static_cast<size_t>(T) * d);
+  const tk::AttendHead head{queries_t.get(), keys.data(), static_cast<size_t>(d), d, scores.get(),
+                            static_cast<size_t>(columns), T, T, values.data(), static_cast<size_t>(d), d,
+                            out.data(), static_cast<size_t>(d), causal, 0};
+  for (auto _ : state) {
+    ks.attend_head(head);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(4.0 * T * T * d, benchmark::Counter::kIsIterationInvariantRate,
+                                                 benchmark::Counter::kIs1000);
+}
+
 // Registered at start-up from one list of shapes and one list of ISAs.
 const bool kRegistered = [] {
   const struct { int K, N; } shapes[] = {{10, 128}, {128, 64}, {64, 32},  {32, 1},
@@ -130,6 +155,13 @@ const bool kRegistered = [] {
                                    BM_lstm_cell, isa, u);
   for (tk::Isa isa : kIsas)
     benchmark::RegisterBenchmark((std::string("gru_cell/u64/") + tk::isa_name(isa)).c_str(), BM_gru_cell, isa, 64);
+  const struct { int T, d; bool causal; } heads[] = {{64, 8, false}, {100, 16, false}, {64, 8, true}, {100, 5, true}};
+  for (const auto& h : heads)
+    for (tk::Isa isa : kIsas)
+      benchmark::RegisterBenchmark(("attend_head/T" + std::to_string(h.T) + "d" + std::to_string(h.d) +
+                                    (h.causal ? "causal/" : "/") + tk::isa_name(isa))
+                                       .c_str(),
+                                   BM_attend_head, isa, h.T, h.d, h.causal);
   return true;
 }();
 

@@ -143,6 +143,35 @@ TEST_P(KernelsAttentionIsa, MatchesScalar) {
   }
 }
 
+// The softmax's exponential, seen through the kernel: query i (key_dim 1, q_i = x_i <= 0) against
+// keys 0 and 1 with one-hot values gives (1, e^x_i) / (1 + e^x_i), so the ratio of its two outputs
+// is the kernel's e^x_i (the 1 / sum scales both alike). x runs over [-87, 0], denser near 0 where
+// a softmax's terms matter most. Bound: 4e-7 relative (the exponential's 2.4 ulp and one rounding
+// of each output).
+TEST_P(KernelsAttentionIsa, ExponentialWithinAFewUlp) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  constexpr int kQueries = 4096;
+  std::vector<float> x(kQueries);
+  for (int i = 0; i < kQueries; ++i) {
+    const double t = static_cast<double>(i) / (kQueries - 1);
+    x[i] = static_cast<float>(-87.0 * t * t * t);
+  }
+  std::vector<float> queries_t(x);  // key_dim 1: Q^T in panel form is the queries in order
+  const std::vector<float> keys = {0.0f, 1.0f}, values = {1.0f, 0.0f, 0.0f, 1.0f};
+  std::vector<float> scratch(static_cast<size_t>(2) * kQueries), out(static_cast<size_t>(2) * kQueries);
+  kernel_set(isa).attend_head({queries_t.data(), keys.data(), 1, 1, scratch.data(), kQueries, kQueries, 2, values.data(), 2, 2,
+                               out.data(), 2, false, 0});
+  double worst = 0.0;
+  for (int i = 0; i < kQueries; ++i) {
+    const double want = std::exp(static_cast<double>(x[i]));
+    const double got = static_cast<double>(out[2 * i + 1]) / out[2 * i];
+    worst = std::max(worst, std::abs(got - want) / want);
+    ASSERT_LE(std::abs(got - want), 4e-7 * want) << isa_name(isa) << " x=" << x[i];
+  }
+  RecordProperty("worst_relative_error", std::to_string(worst));
+}
+
 INSTANTIATE_TEST_SUITE_P(Optimized, KernelsAttentionIsa, ::testing::ValuesIn(kOptimizedIsas),
                          [](const auto& info) { return std::string(isa_name(info.param)); });
 
