@@ -7,7 +7,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <gtest/gtest.h>
+
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -20,9 +23,34 @@ namespace pipeline_test {
 inline const std::string kBinary = std::string(::tickinfer::test::binary_dir()) + "/tickinfer";
 inline const std::string kDefault = std::string(::tickinfer::test::source_dir()) + "/examples/default";
 
-inline std::string temp(const std::string& name) {
-  return std::string(::tickinfer::test::binary_dir()) + "/pipeline_" + std::to_string(getpid()) + "_" + name;
+// This test process's files (configs, outputs, logs) live in one directory of the build tree,
+// removed when the process ends with every test passed and kept for diagnosis when one failed:
+// written beside the binaries, they piled up by the thousand across runs.
+inline std::string temp_dir_of(pid_t pid) {
+  return std::string(::tickinfer::test::binary_dir()) + "/test_tmp/pipeline_" + std::to_string(pid);
 }
+inline const std::string& temp_dir() {
+  static const std::string dir = [] {
+    std::filesystem::create_directories(temp_dir_of(getpid()));
+    return temp_dir_of(getpid());
+  }();
+  return dir;
+}
+
+struct TempDirRemoval {
+  pid_t owner = getpid();  // a forked child that exits must not remove its parent's files
+  // Constructed first, googletest's registry is destroyed after this object, which reads it.
+  TempDirRemoval() { ::testing::UnitTest::GetInstance(); }
+  ~TempDirRemoval() {
+    const ::testing::UnitTest* run = ::testing::UnitTest::GetInstance();
+    if (getpid() != owner || !run->Passed() || run->test_to_run_count() == 0) return;
+    std::error_code ignored;
+    std::filesystem::remove_all(temp_dir_of(owner), ignored);
+  }
+};
+inline TempDirRemoval temp_dir_removal;
+
+inline std::string temp(const std::string& name) { return temp_dir() + "/" + name; }
 
 // A block of 10 ports per test process (the feed tests use offsets 0-4 of the same block scheme).
 inline int base_port() { return 20000 + static_cast<int>(getpid() % 4000) * 10 + 5; }
