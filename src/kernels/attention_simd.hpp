@@ -1,8 +1,8 @@
 #pragma once
 // Internal: one attention head (KernelSet::attend_head), written once against a Simd traits type
-// and instantiated per ISA in simd_kernels_<isa>.cpp. A block of queries is one panel of the
-// packed Q^T (kPanel = 16 queries: two AVX2 vectors, one AVX-512 vector, four portable ones),
-// the queries in vector lanes. The block walks down the key rows three times: the scores and
+// and instantiated per ISA in simd_kernels_<isa>.cpp. A block of queries, in vector lanes, is one
+// panel of the packed Q^T (kPanel = 16 queries: two AVX2 vectors, one AVX-512 vector, four
+// portable ones), or one vector when a mask is set (attend_head, below). The block walks down the key rows three times: the scores and
 // their max, the exponentials and their sum, then the weighted sums of the value rows. Every
 // reduction is lane-wise, so a query's softmax costs no shuffle, no scalar division and no
 // normalising pass: the weighted sums are scaled by 1 / sum once, at the end. Results differ from
@@ -10,10 +10,9 @@
 //
 // Why whole panels and tiles of key rows: the scores are a small GEMM (key rows x key_dim times
 // key_dim x queries) whose inner dimension is only key_dim (8 or 16), so a row-at-a-time dot
-// product is a chain of key_dim dependent FMAs with a broadcast each. A tile of kScoreRows key
-// rows times the block's vectors keeps 8 independent accumulators, loads each Q^T vector once
-// per tile and each key element once per row (T64 d8 head, AVX2 Zen: the score walk 4.2 -> 2.7
-// us).
+// product is a chain of key_dim dependent FMAs with a broadcast each. A tile of key rows times
+// the block's vectors keeps independent accumulators, loads each Q^T vector once per tile and
+// each key element once per row.
 //
 // Masks (causal, span) cost compares and blends, so only the key rows that some lane of the block
 // does not see take them: a causal block's diagonal rows and a span's lower edge; the rows every
@@ -27,9 +26,9 @@
 
 namespace tickinfer::kernels::simd {
 
-// The accumulators a score tile keeps (8: the register file holds them with the operands beside
-// them on every ISA), and the weighted sums' (12: the exponentials and one broadcast beside them
-// still fit 16 registers, and value widths up to 6 take one walk on AVX2).
+// At most the accumulators a score tile keeps (8: the register file holds them with the operands
+// beside them on every ISA), and the weighted sums' (12: the exponentials and one broadcast beside
+// them still fit 16 registers, and value widths up to 6 take one walk on AVX2).
 inline constexpr int kScoreAccumulators = 8;
 inline constexpr int kSumAccumulators = 12;
 
@@ -150,7 +149,10 @@ TICKINFER_ALWAYS_INLINE inline void score_tile(const BlockRows<S, VB>& b, const 
 template <class S, int VB, int D>
 TICKINFER_ALWAYS_INLINE inline void scores_and_max(const AttendHead& a, const BlockRows<S, VB>& b, int i0,
                                                    typename S::V (&m)[VB]) {
-  constexpr int R = kScoreAccumulators / VB;  // key rows per tile
+  // Key rows per tile: 4 (8 accumulators with two vectors, 4 with one: 8 rows of one vector were
+  // slower, measured, their single-row tails at a causal block's edge as long as the tiles), 2
+  // with four vectors.
+  constexpr int R = std::min(4, kScoreAccumulators / VB);
   // Locals, not a's fields: the vector stores below may alias anything, so fields read through
   // `a` would be reloaded after every store.
   const float* qt = a.queries_t + static_cast<size_t>(i0 / kPanel) * a.key_dim * kPanel + i0 % kPanel;
