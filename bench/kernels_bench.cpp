@@ -133,6 +133,20 @@ void BM_attend_head(benchmark::State& state, tk::Isa isa, int T, int d, bool cau
                                                  benchmark::Counter::kIs1000);
 }
 
+// Layer norm over `rows` rows of n features (KernelSet::layer_norm), as a Transformer block runs it.
+void BM_layer_norm(benchmark::State& state, tk::Isa isa, int rows, int n) {
+  if (skip_unsupported(state, isa)) return;
+  const tk::KernelSet& ks = tk::kernel_set(isa);
+  const auto x = random_floats(static_cast<size_t>(rows) * n, -3, 3, 13);
+  const auto gamma = random_floats(n, 0.5f, 1.5f, 14), beta = random_floats(n, -1, 1, 15);
+  std::vector<float> y(x.size());
+  for (auto _ : state) {
+    ks.layer_norm(x.data(), n, rows, gamma.data(), beta.data(), 1e-6f, y.data(), n, n);
+    benchmark::DoNotOptimize(y.data());
+    benchmark::ClobberMemory();
+  }
+}
+
 // Registered at start-up from one list of shapes and one list of ISAs.
 const bool kRegistered = [] {
   const struct { int K, N; } shapes[] = {{10, 128}, {128, 64}, {64, 32},  {32, 1},
@@ -162,6 +176,13 @@ const bool kRegistered = [] {
                                     (h.causal ? "causal/" : "/") + tk::isa_name(isa))
                                        .c_str(),
                                    BM_attend_head, isa, h.T, h.d, h.causal);
+  const struct { int rows, n; } norms[] = {{64, 16}, {100, 15}, {100, 40}};
+  for (const auto& l : norms)
+    for (tk::Isa isa : kIsas)
+      benchmark::RegisterBenchmark(("layer_norm/" + std::to_string(l.rows) + "x" + std::to_string(l.n) + "/" +
+                                    tk::isa_name(isa))
+                                       .c_str(),
+                                   BM_layer_norm, isa, l.rows, l.n);
   return true;
 }();
 

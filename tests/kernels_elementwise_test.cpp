@@ -1,6 +1,9 @@
 // Layer norm and the binary elementwise ops: scalar against known values, optimized sets
 // against scalar. add/sub/mul are exact (one IEEE operation per element) and must match bit for
 // bit; affine may be fused (tolerance 1 ulp-ish: 2e-7 relative); layer norm 2e-6 * (1 + |want|).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 
 #include "kernels/kernel_set.hpp"
@@ -123,6 +126,47 @@ TEST_P(KernelsElementwiseIsa, LayerNormOverStridedRowsMatchesEachRowAlone) {
       ASSERT_TRUE(y.guards_intact()) << "n=" << n << " rows=" << rows;
     }
   }
+}
+
+// The SIMD sets read a row's last partial vector whole when its extra lanes lie in the next row,
+// and mask it in registers: the tensor here ends where an unreadable page begins (a read past
+// its last element faults), the columns between n and ldx hold NaN (a lane that leaks gives NaN),
+// and the call runs in place as well as out of place.
+TEST_P(KernelsElementwiseIsa, LayerNormReadsNothingPastTheLastRowAndNoPadding) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  std::mt19937 rng(test_seed());
+  SCOPED_TRACE(seed_note(test_seed()));
+  const KernelSet& ref = kernel_set(Isa::Scalar);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  void* mem = mmap(nullptr, 4 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(mem, MAP_FAILED);
+  ASSERT_EQ(mprotect(static_cast<char*>(mem) + 3 * page, page, PROT_NONE), 0);
+  float* const end = reinterpret_cast<float*>(static_cast<char*>(mem) + 3 * page);
+  for (int n : {1, 5, 7, 9, 15, 17, 23}) {
+    for (int rows : {1, 4, 5, 8, 13}) {
+      for (bool in_place : {false, true}) {
+        const size_t ldx = static_cast<size_t>(n) + 1;
+        const size_t floats = ldx * (rows - 1) + n;  // the last row has no padding after it
+        float* x = end - floats;
+        const auto values = random_vector(rng, static_cast<int>(floats), -3.0f, 5.0f);
+        for (size_t i = 0; i < floats; ++i) x[i] = i % ldx < static_cast<size_t>(n) ? values[i] : std::nanf("");
+        const auto g = random_vector(rng, n, 0.5f, 2.0f), bt = random_vector(rng, n, -1.0f, 1.0f);
+        std::vector<float> want(floats), out(floats, kGuard);
+        ref.layer_norm(x, ldx, rows, g.data(), bt.data(), 1e-3f, want.data(), ldx, n);
+        float* y = in_place ? x : out.data();
+        kernel_set(isa).layer_norm(x, ldx, rows, g.data(), bt.data(), 1e-3f, y, ldx, n);
+        for (int r = 0; r < rows; ++r) {
+          for (int i = 0; i < n; ++i) {
+            const size_t k = r * ldx + i;
+            ASSERT_NEAR(y[k], want[k], 2e-6 * (1.0 + std::fabs(want[k])))
+                << "n=" << n << " rows=" << rows << " in_place=" << in_place << " r=" << r << " i=" << i;
+          }
+        }
+      }
+    }
+  }
+  munmap(mem, 4 * page);
 }
 
 INSTANTIATE_TEST_SUITE_P(Optimized, KernelsElementwiseIsa, ::testing::ValuesIn(kOptimizedIsas),

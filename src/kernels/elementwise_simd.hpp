@@ -2,6 +2,7 @@
 // Internal: softmax, layer norm and binary elementwise ops, written once against a Simd traits
 // type and instantiated per ISA in elementwise_<isa>.cpp. Reductions sum in vector lanes, so
 // results differ from the scalar reference by rounding only (tolerances in the tests).
+#include "kernels/unroll.hpp"
 #include "kernels/vector_math.hpp"
 
 namespace tickinfer::kernels::simd {
@@ -44,10 +45,27 @@ inline void softmax(const float* x, float* y, int n) {
   map_binary<S>(y, y, y, n, [&inv](V e, V) { return S::mul(e, inv); });
 }
 
+// Lane indices, for masks of the first lanes.
+inline constexpr float kLaneIndices[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+
+// p[0, rest) and `fill` in the other lanes: a whole load masked in registers when the lanes past
+// rest may be read (kOverRead), else the ISA's partial load.
+template <class S, bool kOverRead>
+TICKINFER_ALWAYS_INLINE inline typename S::V load_tail(const float* p, int rest, float fill) {
+  if constexpr (kOverRead) {
+    return S::select(S::lt(S::load(kLaneIndices), S::set1(static_cast<float>(rest))), S::load(p), S::set1(fill));
+  } else {
+    return S::load_partial(p, rest, fill);
+  }
+}
+
 // R rows at once, each its own chain (sum, mean, squared deviations, inverse deviation): one
 // row's chain is latency-bound (two horizontal sums, a square root and a division in a row,
 // on 16 to 64 features in a Transformer), so R rows keep the core R times as busy.
-template <class S, int R>
+// kOverRead: a row's last partial vector may be read whole (its lanes past n belong to the next
+// row of the tensor), then masked in registers: a masked load costs several times a plain one on
+// AMD cores, and a 15-wide row (TransLOB's) reads its tail three times.
+template <class S, int R, bool kOverRead>
 inline void layer_norm_block(const float* x, size_t ldx, const float* gamma, const float* beta, float eps, float* y,
                              size_t ldy, int n) {
   using V = typename S::V;
@@ -60,7 +78,7 @@ inline void layer_norm_block(const float* x, size_t ldx, const float* gamma, con
     for (int r = 0; r < R; ++r) vmean[r] = S::add(vmean[r], S::load(x + r * ldx + i));
   }
   for (int r = 0; r < R; ++r) {
-    if (rest) vmean[r] = S::add(vmean[r], S::load_partial(x + r * ldx + full, rest));
+    if (rest) vmean[r] = S::add(vmean[r], load_tail<S, kOverRead>(x + r * ldx + full, rest, 0.0f));
     mean[r] = S::reduce_add(vmean[r]) / static_cast<float>(n);
     vmean[r] = S::set1(mean[r]);
     // inv_std[r] first sums the squared deviations (two-pass population variance; padding lanes
@@ -75,7 +93,7 @@ inline void layer_norm_block(const float* x, size_t ldx, const float* gamma, con
   }
   for (int r = 0; r < R; ++r) {
     if (rest) {
-      const V d = S::sub(S::load_partial(x + r * ldx + full, rest, mean[r]), vmean[r]);
+      const V d = S::sub(load_tail<S, kOverRead>(x + r * ldx + full, rest, mean[r]), vmean[r]);
       inv_std[r] = S::fmadd(d, d, inv_std[r]);
     }
     const float var = S::reduce_add(inv_std[r]) / static_cast<float>(n);
@@ -90,18 +108,24 @@ inline void layer_norm_block(const float* x, size_t ldx, const float* gamma, con
   if (rest) {
     const V g = S::load_partial(gamma + i, rest), b = S::load_partial(beta + i, rest);
     for (int r = 0; r < R; ++r) {
-      S::store_partial(y + r * ldy + i, norm(r, S::load_partial(x + r * ldx + i, rest), g, b), rest);
+      S::store_partial(y + r * ldy + i, norm(r, load_tail<S, kOverRead>(x + r * ldx + i, rest, 0.0f), g, b), rest);
     }
   }
 }
 
+// Rows in blocks of four; the blocks before the last row read their tails whole when the lanes
+// past a row's end still lie within the next row (ldx + rest >= the vector width).
 template <class S>
 inline void layer_norm(const float* x, size_t ldx, int rows, const float* gamma, const float* beta, float eps,
                        float* y, size_t ldy, int n) {
   constexpr int R = 4;
+  const bool over_read = n % S::kWidth != 0 && ldx + static_cast<size_t>(n % S::kWidth) >= static_cast<size_t>(S::kWidth);
   int r = 0;
-  for (; r + R <= rows; r += R) layer_norm_block<S, R>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
-  for (; r < rows; ++r) layer_norm_block<S, 1>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
+  if (over_read) {
+    for (; r + R < rows; r += R) layer_norm_block<S, R, true>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
+  }
+  for (; r + R <= rows; r += R) layer_norm_block<S, R, false>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
+  for (; r < rows; ++r) layer_norm_block<S, 1, false>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
 }
 
 template <class S>
