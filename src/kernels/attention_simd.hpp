@@ -146,13 +146,9 @@ TICKINFER_ALWAYS_INLINE inline void score_tile(const BlockRows<S, VB>& b, const 
 }
 
 // The block's scores over all its key rows, stored; each vector's max over the keys its lanes see.
-template <class S, int VB, int D>
+template <class S, int VB, int R, int D>
 TICKINFER_ALWAYS_INLINE inline void scores_and_max(const AttendHead& a, const BlockRows<S, VB>& b, int i0,
                                                    typename S::V (&m)[VB]) {
-  // Key rows per tile: 4 (8 accumulators with two vectors, 4 with one: 8 rows of one vector were
-  // slower, measured, their single-row tails at a causal block's edge as long as the tiles), 2
-  // with four vectors.
-  constexpr int R = std::min(4, kScoreAccumulators / VB);
   // Locals, not a's fields: the vector stores below may alias anything, so fields read through
   // `a` would be reloaded after every store.
   const float* qt = a.queries_t + static_cast<size_t>(i0 / kPanel) * a.key_dim * kPanel + i0 % kPanel;
@@ -266,8 +262,8 @@ inline void with_count(int g, F&& f) {
   f.template operator()<G>();
 }
 
-// The head in blocks of VB vectors of queries.
-template <class S, int VB>
+// The head in blocks of VB vectors of queries, scores in tiles of R key rows.
+template <class S, int VB, int R>
 inline void attend_blocks(const AttendHead& a) {
   using V = typename S::V;
   constexpr int kQueries = VB * S::kWidth;
@@ -278,9 +274,9 @@ inline void attend_blocks(const AttendHead& a) {
     const BlockRows<S, VB> b = block_rows<S, VB>(a, i0);
     V m[VB], sum[VB], inv_sum[VB];
     if (a.key_dim <= kUnrolledDims) {
-      with_count<kUnrolledDims>(a.key_dim, [&]<int D>() { scores_and_max<S, VB, D>(a, b, i0, m); });
+      with_count<kUnrolledDims>(a.key_dim, [&]<int D>() { scores_and_max<S, VB, R, D>(a, b, i0, m); });
     } else {
-      scores_and_max<S, VB, 0>(a, b, i0, m);
+      scores_and_max<S, VB, R, 0>(a, b, i0, m);
     }
     store_exponentials<S, VB>(a, b, i0, m, sum);
     TICKINFER_UNROLL
@@ -295,11 +291,15 @@ inline void attend_blocks(const AttendHead& a) {
 // Blocks of a whole panel (16 queries) unless a mask is set: a causal or sliding-window block's
 // key range grows with its last query and its edge rows are masked, so wider blocks compute
 // more scores no lane keeps (TransLOB, T 100 causal: a quarter more with 16-query blocks than
-// with 8); there the block is one vector.
+// with 8); there the block is one vector. Score tiles: kScoreAccumulators independent chains
+// (4 rows of two AVX2 vectors, 8 rows of one AVX-512 vector, 2 rows of four portable ones);
+// with a mask 4 rows of one vector, measured faster on AVX2 than 8 rows: a causal block's edge
+// leaves single-row tails as long as the tiles.
 template <class S>
 inline void attend_head(const AttendHead& a) {
-  if (a.causal || a.span > 0) return attend_blocks<S, 1>(a);
-  attend_blocks<S, kPanel / S::kWidth>(a);
+  constexpr int VB = kPanel / S::kWidth;
+  if (a.causal || a.span > 0) return attend_blocks<S, 1, 4>(a);
+  attend_blocks<S, VB, kScoreAccumulators / VB>(a);
 }
 
 }  // namespace tickinfer::kernels::simd
