@@ -1,5 +1,5 @@
 // Reference attention head (KernelSet::attend_head): query by query, the scores q . k, the textbook softmax
-// (max-subtracted, std::exp, divided by the sum) and the weighted sum of the value rows.
+// in base 2 (max-subtracted, std::exp2, divided by the sum) and the weighted sum of the value rows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -26,7 +26,7 @@ void attend_head(const AttendHead& a) noexcept {
     }
     float sum = 0.0f;
     for (int j = keys.first; j < keys.end; ++j) {
-      score(j) = std::exp(score(j) - m);
+      score(j) = std::exp2(score(j) - m);
       sum += score(j);
     }
     for (int j = keys.first; j < keys.end; ++j) {

@@ -169,7 +169,7 @@ TICKINFER_ALWAYS_INLINE inline void scores_and_max(const AttendHead& a, const Bl
   walk.template operator()<true>(b.clear_end, b.end);
 }
 
-// The exponentials e = exp(score - max), zero where a lane does not see the key, stored over the
+// The exponentials e = 2^(score - max), zero where a lane does not see the key, stored over the
 // scores; returns their sum per lane in sum. Several rows per iteration: an exponential is a chain
 // of a dozen dependent operations, and independent ones in flight hide that latency.
 template <class S, int VB>
@@ -190,7 +190,7 @@ TICKINFER_ALWAYS_INLINE inline void store_exponentials(const AttendHead& a, cons
     float* row = scores + static_cast<size_t>(j) * ld;
     TICKINFER_UNROLL
     for (int v = 0; v < VB; ++v) {
-      V e = vmath::exp_nonpositive_flush<S>(S::sub(S::load(row + v * W), m[v]));
+      V e = vmath::exp2_nonpositive_flush<S>(S::sub(S::load(row + v * W), m[v]));
       if constexpr (kMasked) e = b.keep(v, j, e, S::zero());
       S::store(row + v * W, e);
       sums[U][v] = S::add(sums[U][v], e);

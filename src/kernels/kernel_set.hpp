@@ -55,7 +55,8 @@ inline size_t packed_floats(int K, int N) {
 void pack_weights(const float* w, int K, int N, float* packed) noexcept;
 
 // One attention head, for KernelSet::attend_head. The queries come transposed (Q^T, a column per
-// query, in the panel form of pack_weights, scaled by 1 / sqrt(key_dim) beforehand) and the
+// query, in the panel form of pack_weights, scaled by log2(e) / sqrt(key_dim) beforehand: the
+// softmax is taken in base 2, whose exponential needs no range-reduction constants) and the
 // scores are laid out transposed too (a row per key, a column per query), so that a vector holds
 // one key's scores for several queries: each score row is key_dim broadcasts of the key times
 // the queries' columns, the softmax's max and sum run down the columns, lane by lane, with no
@@ -150,9 +151,9 @@ struct KernelSet {
   void (*softmax)(const float* x, float* y, int n) noexcept;
 
   // One attention head (AttendHead): for each query i in [0, queries), out row i =
-  // sum_j p_i(j) values row j, with p_i the softmax of query i's scores q_i . k_j over the keys
-  // it sees (j < keys; j <= i when causal; |i - j| < span when span > 0); zeros for a query that
-  // sees no key. Writes out rows [0, queries) x [0, value_dim) and the scratch scores_t.
+  // sum_j p_i(j) values row j, with p_i the base-2 softmax of query i's scores s_ij = q_i . k_j
+  // (p_i(j) = 2^(s_ij - max) / sum over the keys it sees: j < keys; j <= i when causal; |i - j| <
+  // span when span > 0); zeros for a query that sees no key. Writes out rows [0, queries) x [0, value_dim) and the scratch scores_t.
   void (*attend_head)(const AttendHead& a) noexcept;
 
   // One LSTM step after the matmuls. z holds 4u pre-activations in gate order i, f, c, o

@@ -56,28 +56,30 @@ inline typename S::V exp(typename S::V x) {
   return S::ldexp(S::add(expm1_reduced<S>(e.r), S::set1(1.0f)), e.n);
 }
 
-// (e^r - 1 - r) / r^2 on |r| <= ln2 / 2 to degree 3, for exp_nonpositive_flush: e^r within 2.4
-// ulp (float evaluation, every 16th float of [-87, 0] against double exp; the test sweeps it).
+// (2^r - 1) / r on |r| <= 1/2 to degree 4, for exp2_nonpositive_flush: 2^r within 1.94 ulp (float
+// evaluation, every 16th float of [-125, 0] against double exp2; the attention test checks it).
 // Fitted for this project: least squares on Chebyshev nodes, reweighted towards the largest
-// relative errors of e^r.
-inline constexpr float kExpPolyShort[] = {0.49999142f, 0.16666886f, 0.041898556f, 0.008333807f};
+// relative errors of 2^r.
+inline constexpr float kExp2Poly[] = {0.69314688f, 0.24022238f, 0.055508584f, 0.0096717058f, 0.0013228679f};
 
-// e^x for x <= 0, where every result below e^-87 may come out as about e^-87 (1.6e-38): what a
-// softmax needs, whose sum is at least 1 (the max's e^0), so such terms change nothing it
-// returns. exp's reduction with a shorter polynomial (2.4 ulp instead of 1: a softmax's inputs
-// and sum carry more rounding than that, and on a core that issues one 256-bit operation per
-// cycle each operation saved is 8 % of the exponential), evaluated in Estrin's form (two short
-// chains instead of Horner's dependent steps) and scaled in one exponent step. Positive inputs
-// give garbage; callers mask them.
+// 2^x for x <= 0, where every result below 2^-125 may come out as about 2^-125 (2.4e-38): what a
+// softmax in base 2 needs (attention folds log2 e into its queries' scale), whose sum is at least
+// 1 (the max's 2^0), so such terms change nothing it returns. Base 2 needs no reduction
+// constants: n = round(x) and r = x - n exactly, where e^x takes a multiply and a two-step
+// Cody-Waite reduction; a degree-5 polynomial (1.94 ulp: a softmax's inputs and sum carry more
+// rounding than that), in Estrin's form, and one exponent step. On a core that issues one
+// 256-bit operation per cycle each operation saved is some 6 % of it. Positive inputs give
+// garbage; callers mask them.
 template <class S>
-inline typename S::V exp_nonpositive_flush(typename S::V x) {
+inline typename S::V exp2_nonpositive_flush(typename S::V x) {
   using V = typename S::V;
-  const ReducedExp<S> e = reduce_exp<S>(S::max(S::set1(-87.0f), x));
-  const V r = e.r, r2 = S::mul(r, r);
-  const V low = S::fmadd(S::set1(kExpPolyShort[1]), r, S::set1(kExpPolyShort[0]));
-  const V high = S::fmadd(S::set1(kExpPolyShort[3]), r, S::set1(kExpPolyShort[2]));
-  const V q = S::fmadd(r2, high, low);
-  return S::ldexp_normal(S::add(S::fmadd(r2, q, r), S::set1(1.0f)), e.n);
+  x = S::max(S::set1(-125.0f), x);
+  const V n = S::round_nearest(x);
+  const V r = S::sub(x, n), r2 = S::mul(r, r);
+  const V low = S::fmadd(S::set1(kExp2Poly[1]), r, S::set1(kExp2Poly[0]));
+  const V high = S::fmadd(S::set1(kExp2Poly[3]), r, S::set1(kExp2Poly[2]));
+  const V p = S::fmadd(r2, S::fmadd(S::set1(kExp2Poly[4]), r2, high), low);
+  return S::ldexp_normal(S::fmadd(r, p, S::set1(1.0f)), n);
 }
 
 // e^x - 1 for x <= 0 (positive inputs are treated as 0: callers select x there, as elu does).

@@ -1,7 +1,8 @@
 // Attention: MultiHeadAttention's core between its projections (Dense steps before and after).
 // Per head and query row i: scores over the key rows (all S, or j <= i when causal), scaled by
 // 1 / sqrt(key_dim) (folded into the packed queries: k . (s q) instead of Keras' s (q . k), the
-// same to within a rounding, which the Keras fixtures' tolerance covers), a softmax, and
+// same to within a rounding, which the Keras fixtures' tolerance covers; with log2(e) too, for
+// the kernel's base-2 softmax), a softmax, and
 // the probabilities' weighted sum of the value rows. A causal mask is a shorter softmax: Keras
 // sets the masked scores to -0.7 x FLT_MAX, whose exponentials are exactly 0; a sliding window
 // (span) shortens it from the front too. Not row-wise (a query row reads every key row).
@@ -63,7 +64,8 @@ void run(const StepCtx& c, const Step& s) noexcept {
   const Scratch sc = scratch_of(c, s);
   const float* q = c.at(s.in);
   float* out = c.at(s.out);
-  const float scale = 1.0f / std::sqrt(static_cast<float>(a.key_dim));
+  // log2(e) / sqrt(key_dim): the kernel's softmax is in base 2 (2^(log2(e) x) = e^x).
+  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(a.key_dim)));
   const float* keys = c.at(s.rhs) + a.k.col;
   const float* values = c.at(s.extra_inputs[0]) + a.v.col;
   kernels::AttendHead head{sc.packed_queries, nullptr, static_cast<size_t>(a.k.ld), a.key_dim, sc.scores_t,
