@@ -2,6 +2,7 @@
 // Internal: softmax, layer norm and binary elementwise ops, written once against a Simd traits
 // type and instantiated per ISA in elementwise_<isa>.cpp. Reductions sum in vector lanes, so
 // results differ from the scalar reference by rounding only (tolerances in the tests).
+#include "kernels/lane_index.hpp"
 #include "kernels/unroll.hpp"
 #include "kernels/vector_math.hpp"
 
@@ -45,15 +46,12 @@ inline void softmax(const float* x, float* y, int n) {
   map_binary<S>(y, y, y, n, [&inv](V e, V) { return S::mul(e, inv); });
 }
 
-// Lane indices, for masks of the first lanes.
-inline constexpr float kLaneIndices[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-
 // p[0, rest) and `fill` in the other lanes: a whole load masked in registers when the lanes past
 // rest may be read (kOverRead), else the ISA's partial load.
 template <class S, bool kOverRead>
 TICKINFER_ALWAYS_INLINE inline typename S::V load_tail(const float* p, int rest, float fill) {
   if constexpr (kOverRead) {
-    return S::select(S::lt(S::load(kLaneIndices), S::set1(static_cast<float>(rest))), S::load(p), S::set1(fill));
+    return S::select(first_lanes_mask<S>(rest), S::load(p), S::set1(fill));
   } else {
     return S::load_partial(p, rest, fill);
   }

@@ -153,7 +153,8 @@ struct KernelSet {
   // One attention head (AttendHead): for each query i in [0, queries), out row i =
   // sum_j p_i(j) values row j, with p_i the base-2 softmax of query i's scores s_ij = q_i . k_j
   // (p_i(j) = 2^(s_ij - max) / sum over the keys it sees: j < keys; j <= i when causal; |i - j| <
-  // span when span > 0); zeros for a query that sees no key. Writes out rows [0, queries) x [0, value_dim) and the scratch scores_t.
+  // span when span > 0); zeros for a query that sees no key. Writes out rows [0, queries) x
+  // [0, value_dim) and the scratch scores_t.
   void (*attend_head)(const AttendHead& a) noexcept;
 
   // One LSTM step after the matmuls. z holds 4u pre-activations in gate order i, f, c, o

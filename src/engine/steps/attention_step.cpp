@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numbers>
 #include <ostream>
 
 #include "engine/steps/step_ops.hpp"
@@ -65,7 +66,7 @@ void run(const StepCtx& c, const Step& s) noexcept {
   const float* q = c.at(s.in);
   float* out = c.at(s.out);
   // log2(e) / sqrt(key_dim): the kernel's softmax is in base 2 (2^(log2(e) x) = e^x).
-  const float scale = static_cast<float>(1.4426950408889634 / std::sqrt(static_cast<double>(a.key_dim)));
+  const float scale = static_cast<float>(std::numbers::log2e / std::sqrt(static_cast<double>(a.key_dim)));
   const float* keys = c.at(s.rhs) + a.k.col;
   const float* values = c.at(s.extra_inputs[0]) + a.v.col;
   kernels::AttendHead head{sc.packed_queries, nullptr, static_cast<size_t>(a.k.ld), a.key_dim, sc.scores_t,
