@@ -70,7 +70,7 @@ struct Outcome {
 
 // Runs one case with one kernel set and sparse choice; returns "" or what differs.
 std::string run_case(const std::string& dir, const nlohmann::json& c, kernels::Isa isa, tfl::SparseChoice sparse,
-                     double tolerance, double* worst, double* spread) {
+                     tfl::ActivationForm activations, double tolerance, double* worst, double* spread) {
   std::shared_ptr<const tfl::Program> program;
   std::unique_ptr<tfl::Interpreter> interp;
   try {
@@ -78,6 +78,7 @@ std::string run_case(const std::string& dir, const nlohmann::json& c, kernels::I
     tfl::InterpreterOptions options;
     options.isa = kernels::isa_name(isa);
     options.sparse = sparse;
+    options.lstm_activations = activations;
     interp = std::make_unique<tfl::Interpreter>(program, options);
   } catch (const Error& e) {
     return std::string("refused: ") + e.what();
@@ -141,23 +142,35 @@ Outcome run_kind(const std::string& kind, double tolerance) {
   for (const auto& c : m.at("cases")) {
     if (c.at("kind") != kind) continue;
     const bool sparse = c.at("family").get<std::string>().find("block16") != std::string::npos;
+    // An integer LSTM runs with each activation form of the set (the table's and, from AVX2 on,
+    // the computed one), whichever prepare would pick on this core.
+    const bool int8_lstm = kind == "int8" && c.at("family") == "lstm";
     for (kernels::Isa isa : isas_here()) {
       for (tfl::SparseChoice choice : {tfl::SparseChoice::Dense, tfl::SparseChoice::Sparse}) {
         if (choice == tfl::SparseChoice::Sparse && !sparse) continue;
-        ++out.runs;
-        double worst = 0.0;
-        const std::string why = run_case(dir, c, isa, choice, tolerance, &worst, &out.tflite_spread);
-        out.worst = std::max(out.worst, worst);
-        double& family_worst = out.worst_by_family[c.at("family").get<std::string>()];
-        family_worst = std::max(family_worst, worst);
-        if (why.empty()) continue;
-        ++out.mismatching_runs;
-        ++out.by_family[c.at("family").get<std::string>() + (why.rfind("refused", 0) == 0 ? " (refused)" : "")];
-        const std::string name = c.at("name").get<std::string>();
-        if (out.first.size() < (std::getenv("TICKINFER_FIDELITY_LIST") ? 100000u : 20u) && (out.first.empty() || out.first.back().rfind(name + " ", 0) != 0)) {
-          out.first.push_back(c.at("name").get<std::string>() + " (" + c.at("family").get<std::string>() + ", " +
-                              kernels::isa_name(isa) + (choice == tfl::SparseChoice::Sparse ? ", sparse" : "") +
-                              "): " + why);
+        for (tfl::ActivationForm form : {tfl::ActivationForm::Table, tfl::ActivationForm::Computed}) {
+          if (form == tfl::ActivationForm::Computed &&
+              !(int8_lstm && (isa == kernels::Isa::Avx2 || isa == kernels::Isa::Avx512))) {
+            continue;
+          }
+          ++out.runs;
+          double worst = 0.0;
+          const std::string why = run_case(dir, c, isa, choice, int8_lstm ? form : tfl::ActivationForm::Auto, tolerance,
+                                           &worst, &out.tflite_spread);
+          out.worst = std::max(out.worst, worst);
+          double& family_worst = out.worst_by_family[c.at("family").get<std::string>()];
+          family_worst = std::max(family_worst, worst);
+          if (why.empty()) continue;
+          ++out.mismatching_runs;
+          ++out.by_family[c.at("family").get<std::string>() + (why.rfind("refused", 0) == 0 ? " (refused)" : "")];
+          const std::string name = c.at("name").get<std::string>();
+          if (out.first.size() < (std::getenv("TICKINFER_FIDELITY_LIST") ? 100000u : 20u) &&
+              (out.first.empty() || out.first.back().rfind(name + " ", 0) != 0)) {
+            out.first.push_back(c.at("name").get<std::string>() + " (" + c.at("family").get<std::string>() + ", " +
+                                kernels::isa_name(isa) + (choice == tfl::SparseChoice::Sparse ? ", sparse" : "") +
+                                (int8_lstm && form == tfl::ActivationForm::Computed ? ", computed activations" : "") +
+                                "): " + why);
+          }
         }
       }
     }
@@ -171,7 +184,7 @@ void report(const std::string& kind, const Outcome& o) {
   s << "\n  by family:";
   for (const auto& [family, n] : o.by_family) s << " " << family << " " << n << ";";
   EXPECT_EQ(o.mismatching_runs, 0u) << kind << ": " << o.mismatching_runs << " of " << o.runs
-                                    << " runs (case x kernel set x sparse choice) differ from TFLite's reference kernels"
+                                    << " runs (case x kernel set x sparse choice x LSTM activation form) differ from TFLite's reference kernels"
                                     << " in " << models_dir() << " (seed " << manifest().value("seed", 0)
                                     << "; rebuild one with tools/make_fidelity_models.py --seed S --only NAME); first:"
                                     << s.str();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
@@ -116,27 +117,39 @@ TEST(QuantLstmKernels, CellUpdateAvx2MatchesScalar) {
   }
 }
 
-TEST(QuantLstmKernels, TableActivationAvx2MatchesScalar) {
+// The AVX2 kernel computes the activations in vector lanes (fx16_avx2.hpp) where the scalar one
+// looks them up: every function, every int16 input, and lengths around the vector width.
+TEST(QuantLstmKernels, ActivationAvx2EqualsTheTableOnEveryInput) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
   const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
+  std::vector<fx16::Activation> functions{fx16::logistic_q3_activation()};
+  for (int ib = 0; ib <= 6; ++ib) functions.push_back(fx16::tanh_activation(ib));
+  std::vector<int16_t> every(65536);
+  for (int r = -32768; r <= 32767; ++r) every[static_cast<size_t>(r + 32768)] = static_cast<int16_t>(r);
+  for (const fx16::Activation& f : functions) {
+    std::vector<int16_t> got = every;
+    fast.computed.activate(f, got.data(), static_cast<int>(got.size()));
+    for (int r = -32768; r <= 32767; ++r) {
+      ASSERT_EQ(got[static_cast<size_t>(r + 32768)], (*f.table)[static_cast<size_t>(r + 32768)])
+          << "function " << f.tanh_integer_bits << " (-1: logistic) input " << r;
+    }
+  }
   std::mt19937 rng(11);
   std::uniform_int_distribution<int> v16(-32768, 32767);
-  for (const fx16::Table* t : {&fx16::logistic_q3_table(), &fx16::tanh_table(3), &fx16::tanh_table(6)}) {
+  for (const fx16::Activation& f : functions) {
     for (int n = 0; n < 40; ++n) {
       std::vector<int16_t> x(n + 4, kGuard);
       for (int k = 0; k < n; ++k) x[k] = static_cast<int16_t>(v16(rng));
-      if (n > 2) {  // the ends of the table, where the gather reads into the padding
-        x[0] = 32767;
-        x[1] = -32768;
-      }
       std::vector<int16_t> want = x, got = x;
-      int8_activate_scalar(*t, want.data(), n);
-      fast.activate(*t, got.data(), n);
+      int8_activate_scalar(f, want.data(), n);
+      fast.computed.activate(f, got.data(), n);
       ASSERT_EQ(got, want) << "n " << n;
     }
   }
 }
 
+// Both AVX2 forms (the table's and the computed tanh), lengths around the vector widths, the
+// four-vector blocks and the lookup chunk.
 TEST(QuantLstmKernels, HiddenStateAvx2MatchesScalar) {
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
   const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
@@ -144,9 +157,10 @@ TEST(QuantLstmKernels, HiddenStateAvx2MatchesScalar) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> v16(-32768, 32767), gate(0, 32767), zp(-128, 127);
   std::uniform_real_distribution<double> scale(1e-9, 1e-4);
-  for (int trial = 0; trial < 200; ++trial) {
-    const int n = trial % 40;
-    const fx16::Table& t = fx16::tanh_table(trial % 7);
+  const int longer[] = {63, 64, 65, 80, 128, 255, 256, 257, 300, 531};
+  for (int trial = 0; trial < 220; ++trial) {
+    const int n = trial < 200 ? trial % 40 : longer[trial % 10];
+    const fx16::Activation t = fx16::tanh_activation(trial % 7);
     std::vector<int16_t> o(n), c(n);
     for (int k = 0; k < n; ++k) {
       o[k] = static_cast<int16_t>(trial % 4 == 0 ? v16(rng) : gate(rng));
@@ -155,14 +169,35 @@ TEST(QuantLstmKernels, HiddenStateAvx2MatchesScalar) {
     const int32_t z = zp(rng);
     for (Rounding r : {Rounding::Double, Rounding::Single}) {
       const QuantizedMultiplier q = quantize_multiplier(scale(rng), r);
-      std::vector<int8_t> want(n + 4, 0x5A), got(n + 4, 0x5A);
+      std::vector<int8_t> want(n + 4, 0x5A);
       (r == Rounding::Double ? int8_hidden_double_scalar : int8_hidden_single_scalar)(o.data(), c.data(), t, n,
                                                                                       q.multiplier, q.shift, z, want.data());
-      (r == Rounding::Double ? fast.hidden_double : fast.hidden_single)(o.data(), c.data(), t, n, q.multiplier, q.shift,
-                                                                        z, got.data());
-      ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial << " n " << n;
+      for (const Int8Activations* form : {&fast.table, &fast.computed}) {
+        std::vector<int8_t> got(n + 4, 0x5A);
+        (r == Rounding::Double ? form->hidden_double : form->hidden_single)(o.data(), c.data(), t, n, q.multiplier,
+                                                                            q.shift, z, got.data());
+        ASSERT_EQ(got, want) << form->name << " seed " << seed << " trial " << trial << " n " << n;
+      }
     }
   }
+}
+
+// A forced form is taken where the set has it; the measured choice takes one of the two and
+// states both medians; the scalar set has one form and nothing to measure.
+TEST(QuantLstmKernels, ActivationChoiceNamesItsMeasurements) {
+  const Int8LstmKernels& scalar = int8_lstm_kernels(tickinfer::kernels::Isa::Scalar);
+  const Int8ActivationChoice plain = choose_int8_activations(scalar, ActivationForm::Auto, 64, fx16::tanh_activation(2));
+  EXPECT_EQ(plain.form, &scalar.table);
+  EXPECT_EQ(plain.note, "");
+  EXPECT_EQ(choose_int8_activations(scalar, ActivationForm::Computed, 64, fx16::tanh_activation(2)).form, &scalar.table);
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  const Int8LstmKernels& fast = int8_lstm_kernels(tickinfer::kernels::Isa::Avx2);
+  EXPECT_EQ(choose_int8_activations(fast, ActivationForm::Table, 64, fx16::tanh_activation(2)).form, &fast.table);
+  EXPECT_EQ(choose_int8_activations(fast, ActivationForm::Computed, 64, fx16::tanh_activation(2)).form, &fast.computed);
+  const Int8ActivationChoice c = choose_int8_activations(fast, ActivationForm::Auto, 64, fx16::tanh_activation(2));
+  ASSERT_TRUE(c.form == &fast.table || c.form == &fast.computed);
+  EXPECT_EQ(c.note.rfind("activation forms measured per step: table ", 0), 0u) << c.note;
+  EXPECT_NE(c.note.find(" ns, computed "), std::string::npos) << c.note;
 }
 
 }  // namespace

@@ -28,6 +28,12 @@ enum class Rounding : uint8_t { Double, Single };
 // forms at prepare (ops/fc_sparse_choice.hpp), Dense never, Sparse whenever a block is zero.
 enum class SparseChoice : uint8_t { Auto, Dense, Sparse };
 
+// How the integer LSTM applies its fixed-point logistic and tanh (ops/lstm/
+// sequence_lstm_int8_kernels.hpp): Auto times the kernel set's table and computed forms at
+// prepare and keeps the faster; Table and Computed force one (Computed falls back to the table in
+// a set without it). Every form gives the same bits.
+enum class ActivationForm : uint8_t { Auto, Table, Computed };
+
 struct InterpreterOptions {
   Rounding rounding = Rounding::Single;
   // Kernel set for the int8 / hybrid / float kernels: "" = kernels::best_isa() (the fastest the
@@ -54,6 +60,7 @@ struct InterpreterOptions {
   // tested against).
   bool lower_recurrent_loops = true;
   SparseChoice sparse = SparseChoice::Auto;
+  ActivationForm lstm_activations = ActivationForm::Auto;
   // A WHILE that has not ended after this many iterations stops there (the converter's loops run
   // once per time step; a hostile cond could loop for ever). The fuzzers lower it.
   int64_t max_loop_iterations = int64_t{1} << 24;

@@ -11,8 +11,8 @@
 // nearest with ties up (SaturatingRoundingDoublingHighMul), right shifts round half away from
 // zero, left shifts saturate. Constants are gemmlowp's int32 Q0/Q2 constants rounded to int16.
 //
-// These functions are the reference; eval uses 65536-entry tables built from them at prepare
-// (int16_tables() below).
+// These functions are the reference. The scalar step kernels look them up in 65536-entry tables
+// built from them (below); the AVX2 kernels compute them in vector lanes (fx16_avx2.hpp).
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -186,5 +186,14 @@ using Table = std::array<int16_t, 65536 + 2>;
 // cell state). Built once per process, on first use (thread-safe static initialisation).
 const Table& logistic_q3_table();
 const Table& tanh_table(int integer_bits);  // integer_bits in [0, 6]
+
+// One of those functions as the step kernels take it: which it is, for the kernels that compute
+// it in vector lanes (fx16_avx2.hpp), and its table, for those that look it up.
+struct Activation {
+  int tanh_integer_bits = -1;  // -1: logistic on Q3; 0..6: tanh on Q<tanh_integer_bits>
+  const Table* table = nullptr;
+};
+Activation logistic_q3_activation();
+Activation tanh_activation(int integer_bits);  // integer_bits in [0, 6]
 
 }  // namespace tickinfer::tfl::ops::lstm::fx16

@@ -41,4 +41,11 @@ const Table& tanh_table(int integer_bits) {
   }
 }
 
+Activation logistic_q3_activation() { return {-1, &logistic_q3_table()}; }
+
+Activation tanh_activation(int integer_bits) {
+  const int bits = integer_bits >= 0 && integer_bits <= 6 ? integer_bits : 6;  // as tanh_table's choice
+  return {bits, &tanh_table(bits)};
+}
+
 }  // namespace tickinfer::tfl::ops::lstm::fx16

@@ -47,14 +47,30 @@ inline int32_t wrapping_add(int32_t a, int32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
 inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
+// Both tests run every step: eight bytes per turn, the rest one at a time.
 inline bool all_zero16(const int16_t* x, int n) {
-  int bits = 0;
-  for (int i = 0; i < n; ++i) bits |= x[i];
+  const auto* b = reinterpret_cast<const unsigned char*>(x);
+  const size_t bytes = 2 * static_cast<size_t>(n);
+  uint64_t bits = 0;
+  size_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    bits |= w;
+  }
+  for (; i < bytes; ++i) bits |= b[i];
   return bits == 0;
 }
 inline bool all_equal(const int8_t* x, int n, int8_t v) {
-  int diff = 0;
-  for (int i = 0; i < n; ++i) diff |= x[i] ^ v;
+  const uint64_t pattern = static_cast<uint8_t>(v) * 0x0101010101010101ull;
+  uint64_t diff = 0;
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t w;
+    std::memcpy(&w, x + i, 8);
+    diff |= w ^ pattern;
+  }
+  for (; i < n; ++i) diff |= static_cast<uint8_t>(x[i] ^ v);
   return diff == 0;
 }
 
@@ -228,9 +244,12 @@ class Int8Lstm final : public PreparedOp {
       }
     }
 
-    sigmoid_ = &fx16::logistic_q3_table();
-    tanh_gate_ = &fx16::tanh_table(3);
-    tanh_cell_ = &fx16::tanh_table(15 + cell_scale_);
+    sigmoid_ = fx16::logistic_q3_activation();
+    tanh_gate_ = fx16::tanh_activation(3);
+    tanh_cell_ = fx16::tanh_activation(15 + cell_scale_);
+    Int8ActivationChoice activations = choose_int8_activations(*step_kernels_, ctx.options.lstm_activations, o.n_cell, tanh_cell_);
+    activations_ = activations.form;
+    activations_note_ = std::move(activations.note);
 
     // One kernel set for all the matrices, packed for it.
     const bool minus_128 = wx_.reaches_minus_128() || wh_.reaches_minus_128() || (o.projection && wp_.reaches_minus_128());
@@ -259,7 +278,8 @@ class Int8Lstm final : public PreparedOp {
            " output=" + std::to_string(o_.n_output) + " cell_scale=2^" + std::to_string(cell_scale_) +
            (o_.cifg ? " cifg" : "") + (o_.peephole ? " peephole" : "") + (o_.projection ? " projection" : "") +
            " rounding=matmul double, elementwise " + (rounding_ == Rounding::Double ? "double" : "single") +
-           " gemv=" + s8_->name + " step=" + step_kernels_->name + gate_notes(wx_, wh_, &wp_);
+           " gemv=" + s8_->name + " step=" + step_kernels_->name + " activations=" + activations_->name +
+           gate_notes(wx_, wh_, &wp_) + (activations_note_.empty() ? "" : "; " + activations_note_);
   }
 
   int64_t macs() const override {
@@ -339,22 +359,22 @@ class Int8Lstm final : public PreparedOp {
     int16_t* og = gate_.data() + gate_row_[kOutputGate];
     if (ig) {
       if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
-      step_kernels_->activate(*sigmoid_, ig, n);
+      activations_->activate(sigmoid_, ig, n);
     }
     if (need_forget) {
       if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
-      step_kernels_->activate(*sigmoid_, fg, n);
+      activations_->activate(sigmoid_, fg, n);
     }
-    step_kernels_->activate(*tanh_gate_, cg, n);
+    activations_->activate(tanh_gate_, cg, n);
 
     step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
 
     if (!peephole_[kOutputGate].empty()) peephole<R>(kOutputGate, c, og);
-    step_kernels_->activate(*sigmoid_, og, n);
+    activations_->activate(sigmoid_, og, n);
 
     // Hidden state: o .* tanh(c), requantized to int8 (CwiseMul with a quantized multiplier).
-    (R == Rounding::Double ? step_kernels_->hidden_double : step_kernels_->hidden_single)(
-        og, c, *tanh_cell_, n, hidden_scale_.multiplier, hidden_scale_.shift,
+    (R == Rounding::Double ? activations_->hidden_double : activations_->hidden_single)(
+        og, c, tanh_cell_, n, hidden_scale_.multiplier, hidden_scale_.shift,
         o_.projection ? -hidden_zp_ : hidden_zp_, hidden_.data());
     if (o_.projection) {
       wp_.gemv(*s8_, o_.n_output, hidden_.data(), acc_p_.data());
@@ -376,6 +396,8 @@ class Int8Lstm final : public PreparedOp {
   Rounding rounding_ = Rounding::Double;
   const kernels::S8Kernels* s8_ = nullptr;
   const Int8LstmKernels* step_kernels_ = nullptr;
+  const Int8Activations* activations_ = nullptr;  // step_kernels_'s table or computed form, measured
+  std::string activations_note_;
   void (Int8Lstm::*run_)(const TensorMemory&) noexcept = nullptr;
 
   int32_t input_zp_ = 0, output_state_zp_ = 0, hidden_zp_ = 0;
@@ -392,9 +414,7 @@ class Int8Lstm final : public PreparedOp {
   std::vector<int32_t> h_term_zero_state_;        // MBQM(bias_h + acc_h_zero_state_, gate_h_)
   std::vector<int16_t> peephole_[kGates];
   int peephole_count_ = 0;
-  const fx16::Table* sigmoid_ = nullptr;
-  const fx16::Table* tanh_gate_ = nullptr;
-  const fx16::Table* tanh_cell_ = nullptr;
+  fx16::Activation sigmoid_, tanh_gate_, tanh_cell_;
 
   // Scratch, sized at prepare: padded x and h, int32 accumulators, int16 gates, int8 hidden.
   std::vector<int8_t> x_, h_, hidden_;

@@ -2,9 +2,13 @@
 #include "tflite/ops/lstm/sequence_lstm_int8_kernels.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "kernels/kernel_set.hpp"
+#include "kernels/sparse_timing.hpp"
 #include "tflite/fixed_point.hpp"
 #include "tflite/ops/lstm/sequence_lstm_int16_math.hpp"
 
@@ -46,14 +50,26 @@ void int8_cell_scalar(const int16_t* i, const int16_t* f, const int16_t* g, int 
   }
 }
 
-void int8_activate_scalar(const fx16::Table& t, int16_t* x, int n) noexcept {
-  for (int k = 0; k < n; ++k) x[k] = t[static_cast<size_t>(int32_t{x[k]} + 32768)];
+// The table indexed from its middle, four lookups per turn: two loads and a store per element
+// and nothing else, the loop's bound by memory operations.
+void int8_activate_scalar(const fx16::Activation& f, int16_t* x, int n) noexcept {
+  const int16_t* middle = f.table->data() + 32768;
+  int k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const int16_t a = middle[x[k]], b = middle[x[k + 1]], c = middle[x[k + 2]], d = middle[x[k + 3]];
+    x[k] = a;
+    x[k + 1] = b;
+    x[k + 2] = c;
+    x[k + 3] = d;
+  }
+  for (; k < n; ++k) x[k] = middle[x[k]];
 }
 
 namespace {
 template <Rounding R>
-void hidden(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift, int32_t zp,
+void hidden(const int16_t* o, const int16_t* c, const fx16::Activation& f, int n, int32_t m, int shift, int32_t zp,
             int8_t* h) noexcept {
+  const fx16::Table& t = *f.table;
   for (int k = 0; k < n; ++k) {
     const int32_t prod = int32_t{o[k]} * t[static_cast<size_t>(int32_t{c[k]} + 32768)];
     const int32_t v = multiply_by_quantized_multiplier<R>(prod, m, shift) + zp;
@@ -62,28 +78,59 @@ void hidden(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int
 }
 }  // namespace
 
-void int8_hidden_double_scalar(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+void int8_hidden_double_scalar(const int16_t* o, const int16_t* c, const fx16::Activation& t, int n, int32_t m, int shift,
                                int32_t zp, int8_t* h) noexcept {
   hidden<Rounding::Double>(o, c, t, n, m, shift, zp, h);
 }
-void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::Table& t, int n, int32_t m, int shift,
+void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::Activation& t, int n, int32_t m, int shift,
                                int32_t zp, int8_t* h) noexcept {
   hidden<Rounding::Single>(o, c, t, n, m, shift, zp, h);
 }
 
 const Int8LstmKernels& int8_lstm_kernels(::tickinfer::kernels::Isa isa) {
   using ::tickinfer::kernels::Isa;
-  static const Int8LstmKernels scalar{Isa::Scalar, "scalar", int8_gate_scalar, int8_cell_scalar, int8_activate_scalar,
-                                      int8_hidden_double_scalar, int8_hidden_single_scalar,
-                                      int8_gate_const_h_scalar};
+  static const Int8LstmKernels scalar{Isa::Scalar, "scalar", int8_gate_scalar, int8_cell_scalar, int8_gate_const_h_scalar,
+                                      {"table", int8_activate_scalar, int8_hidden_double_scalar, int8_hidden_single_scalar},
+                                      {}};
   ::tickinfer::kernels::IsaVariants<const Int8LstmKernels*> table;
   table.scalar = &scalar;
 #if defined(TICKINFER_HAVE_X86)
-  static const Int8LstmKernels avx2{Isa::Avx2, "avx2", int8_gate_avx2, int8_cell_avx2, int8_activate_avx2,
-                                    int8_hidden_double_avx2, int8_hidden_single_avx2, int8_gate_const_h_avx2};
+  static const Int8LstmKernels avx2{
+      Isa::Avx2, "avx2", int8_gate_avx2, int8_cell_avx2, int8_gate_const_h_avx2,
+      {"table", int8_activate_scalar, int8_hidden_double_avx2, int8_hidden_single_avx2},
+      {"computed", int8_activate_computed_avx2, int8_hidden_double_computed_avx2, int8_hidden_single_computed_avx2}};
   table.avx2 = &avx2;
 #endif
   return *table.pick(isa);
+}
+
+Int8ActivationChoice choose_int8_activations(const Int8LstmKernels& k, ActivationForm wanted, int n_cell,
+                                             const fx16::Activation& tanh_cell) {
+  if (!k.computed.name || wanted == ActivationForm::Table) return {&k.table, ""};
+  if (wanted == ActivationForm::Computed) return {&k.computed, ""};
+  if (n_cell <= 0) return {&k.table, ""};
+  // Gate-like inputs: spread over the Q3 range the pre-activations use, a fixed pattern.
+  std::vector<int16_t> source(static_cast<size_t>(n_cell)), x(source.size()), o(source.size());
+  std::vector<int8_t> h(source.size());
+  for (size_t i = 0; i < source.size(); ++i) {
+    source[i] = static_cast<int16_t>(static_cast<int32_t>((i * 7919u) % 32768u) - 16384);
+    o[i] = static_cast<int16_t>((i * 104729u) % 32768u);
+  }
+  const fx16::Activation sigmoid = fx16::logistic_q3_activation(), tanh_gate = fx16::tanh_activation(3);
+  const auto step = [&](const Int8Activations& a) {
+    for (const fx16::Activation* f : {&sigmoid, &sigmoid, &tanh_gate, &sigmoid}) {
+      std::memcpy(x.data(), source.data(), source.size() * sizeof(int16_t));
+      a.activate(*f, x.data(), n_cell);
+    }
+    a.hidden_single(o.data(), x.data(), tanh_cell, n_cell, 1 << 30, -8, 0, h.data());
+  };
+  const ::tickinfer::kernels::PairTiming t =
+      ::tickinfer::kernels::time_interleaved([&] { step(k.table); }, [&] { step(k.computed); }, 9);
+  const bool computed = t.b_ns <= ::tickinfer::kernels::kSparseMargin * t.a_ns;
+  char b[160];
+  std::snprintf(b, sizeof b, "activation forms measured per step: table %.0f ns, computed %.0f ns",
+                t.a_ns, t.b_ns);
+  return {computed ? &k.computed : &k.table, b};
 }
 
 }  // namespace tickinfer::tfl::ops::lstm
