@@ -524,12 +524,47 @@ def torch_cases() -> list[Case]:
             self.lstm = nn.LSTM(12, 5, batch_first=True)
             self.fc = nn.Linear(5, 3)
 
-        def forward(self, x):
+        def features(self, x):  # [B, 1, T, 8] -> [B, T, 12]
             h = self.blocks(x)
             h = torch.cat([self.inc_a(h), self.inc_b(h), self.inc_c(h)], dim=1).permute(0, 2, 1, 3)
-            h = torch.reshape(h, (-1, h.shape[1], h.shape[2]))
-            y, _ = self.lstm(h)
+            return torch.reshape(h, (-1, h.shape[1], h.shape[2]))
+
+        def forward(self, x):
+            y, _ = self.lstm(self.features(x))
             return torch.softmax(self.fc(y[:, -1, :]), dim=-1)
+
+    class DeepLobMultiHorizon(nn.Module):
+        """DeepLOB-Seq2Seq / -Attention as a PyTorch port writes them (make_fixtures.py's
+        deeplob_multi_horizon computes the same in Keras): DeepLobTiny's features encoded by an
+        nn.LSTM whose (h, c) start a decoder nn.LSTM called once per horizon on a one-step input,
+        concat(previous prediction, context); a shared Linear + softmax per horizon. Seq2Seq's
+        context is the encoder's last h; Attention's is Luong dot attention over the encoder's
+        sequence (bmm, softmax, bmm) and one BatchNorm1d per horizon on it."""
+
+        def __init__(self, attention, horizons=3):
+            super().__init__()
+            self.attention, self.horizons = attention, horizons
+            self.features = DeepLobTiny()
+            self.encoder = nn.LSTM(12, 5, batch_first=True)
+            self.decoder = nn.LSTM(3 + 5, 5, batch_first=True)
+            self.head = nn.Linear(10, 3)
+            self.norms = nn.ModuleList(nn.BatchNorm1d(5) for _ in range(horizons if attention else 0))
+
+        def forward(self, x, start):
+            encoded, (h, c) = self.encoder(self.features.features(x))
+            context = h.transpose(0, 1)  # [B, 1, 5]
+            step_in, state, predictions = torch.cat([start, context], dim=2), (h, c), []
+            for k in range(self.horizons):
+                out, state = self.decoder(step_in, state)
+                if self.attention:
+                    scores = torch.softmax(torch.bmm(out, encoded.transpose(1, 2)), dim=-1)
+                    context = self.norms[k](torch.bmm(scores, encoded).transpose(1, 2)).transpose(1, 2)
+                    prediction = torch.softmax(self.head(torch.cat([context, out], dim=2)), dim=-1)
+                else:
+                    prediction = torch.softmax(self.head(torch.cat([out, context], dim=2)), dim=-1)
+                predictions.append(prediction)
+                step_in = torch.cat([prediction, context], dim=2)
+            return torch.cat(predictions, dim=1)
 
     class Encoder(nn.Module):  # one post-LN encoder layer over [B, T, d], mean over time, a head
         def __init__(self):
@@ -580,6 +615,12 @@ def torch_cases() -> list[Case]:
         Case("torch_lstm_stacked", "torch", lambda T: Lstm(), T=6, stream=True, in_shapes=[(None, 3)]),
         Case("torch_gru", "torch", lambda T: Gru(), T=5, stream=True, in_shapes=[(None, 4)]),
         Case("torch_deeplob_tiny", "torch", lambda T: DeepLobTiny(), T=10, in_shapes=[(1, None, 8)]),
+        Case("torch_deeplob_seq2seq", "torch", lambda T: DeepLobMultiHorizon(False), T=9,
+             in_shapes=[(1, None, 8), (1, 3)]),
+        Case("torch_deeplob_attention", "torch", lambda T: DeepLobMultiHorizon(True), T=9,
+             in_shapes=[(1, None, 8), (1, 3)]),
+        Case("torch_deeplob_attention_dynamo", "torch", lambda T: DeepLobMultiHorizon(True), T=9,
+             in_shapes=[(1, None, 8), (1, 3)], dynamo=True),
         Case("torch_transformer_encoder", "torch", lambda T: Encoder(), T=6, in_shapes=[(None, 8)]),
         Case("torch_mha_causal", "torch", lambda T: CausalMha(), T=7, in_shapes=[(None, 5)]),
     ]
