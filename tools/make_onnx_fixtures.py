@@ -8,7 +8,9 @@ shaped ourselves.
 
 Usage:
   make_onnx_fixtures.py --out DIR [--only NAME...]            tf2onnx cases (Keras 3, tf_keras)
-  make_onnx_fixtures.py --out DIR --torch [--only NAME...]    PyTorch cases (needs torch)
+  make_onnx_fixtures.py --out DIR --torch [--only NAME...]    PyTorch cases (needs torch and, for the
+                                                             dynamo cases, onnxscript: the environment
+                                                             bench/compare/setup_venv.sh --with-torch makes)
 
 Exporters: Keras 3 models go through `model.export(path, format="onnx")` (tf2onnx's
 from_function underneath); tf_keras models through `tf2onnx.convert.from_keras`. PyTorch models
