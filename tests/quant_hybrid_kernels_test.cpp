@@ -141,4 +141,49 @@ TEST(QuantHybridKernels, EpilogueAvx2EqualsPortable) {
 #endif
 }
 
+// The conv form, n positions at once: per-channel (asymmetric, offsets that wrap) and symmetric,
+// with and without bias (no bias adds nothing: -0 stays -0), NaN / Inf / -0 biases, clamps.
+TEST(QuantHybridKernels, ConvEpilogueAvx2EqualsPortable) {
+#if defined(__x86_64__)
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(22);
+  std::uniform_int_distribution<int32_t> small(-40000, 40000), any(std::numeric_limits<int32_t>::min(),
+                                                                    std::numeric_limits<int32_t>::max());
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f), pos(1e-4f, 0.05f);
+  const float specials[] = {kNaN, kInf, -kInf, -0.0f, 0.0f};
+  for (int trial = 0; trial < 400; ++trial) {
+    const int out_c = 1 + trial % 37, n = 1 + trial % 4, acc_step = out_c + 8 * (trial % 2) + (8 - out_c % 8) % 8;
+    std::vector<int32_t> acc(static_cast<size_t>(acc_step) * n), sums(static_cast<size_t>(out_c));
+    std::vector<float> ws(static_cast<size_t>(out_c)), bias(static_cast<size_t>(out_c));
+    for (int32_t& a : acc) a = trial % 7 == 0 ? any(rng) : small(rng);
+    if (trial % 11 == 0) acc[0] = 0;  // (float)0 * scale: +0, or -0 where a scale is negative
+    for (int o = 0; o < out_c; ++o) {
+      sums[static_cast<size_t>(o)] = trial % 5 == 0 ? any(rng) : small(rng) / 8;
+      ws[static_cast<size_t>(o)] = pos(rng);
+      bias[static_cast<size_t>(o)] = rng() % 9 == 0 ? specials[rng() % 5] : u(rng);
+    }
+    const bool per_channel = trial % 2 == 1, relu = trial % 3 == 0, with_bias = trial % 4 != 2;
+    HybridConvOut q;
+    if (per_channel) {
+      q.row_sums = sums.data();
+      q.zero_point = static_cast<int32_t>(rng() % 256) - 128;
+      q.filter_scale = ws.data();
+    }
+    q.input_scale = trial % 13 == 0 ? -0.0123f : 0.0123f;
+    q.bias = with_bias ? bias.data() : nullptr;
+    q.lo = relu ? 0.0f : -kInf;
+    q.hi = relu ? 6.0f : kInf;
+    std::vector<float> want(static_cast<size_t>(out_c) * n + 3, 7.0f), got = want;
+    hybrid_conv_epilogue_portable(acc.data(), out_c, n, acc_step, q, want.data());
+    hybrid_conv_epilogue_avx2(acc.data(), out_c, n, acc_step, q, got.data());
+    for (size_t k = 0; k < want.size(); ++k) {
+      ASSERT_TRUE(same_bits(got[k], want[k])) << "trial " << trial << " element " << k << ": " << got[k] << " vs "
+                                              << want[k];
+    }
+  }
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
 }  // namespace

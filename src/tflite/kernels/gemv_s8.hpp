@@ -132,6 +132,23 @@ void requantize_s32_to_s8_avx512(const int32_t* acc, int rows, const RequantPara
 #endif
 using RequantS8Fn = void (*)(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 
+// The requantization of n output positions at once (a conv call's): y[j * rows + r] from
+// acc[j * acc_step + r], j < n, r < rows, each as RequantS8Fn computes it. A vector kernel makes
+// each channel block's constants once for all n.
+using RequantS8PixelsFn = void (*)(const int32_t* acc, int rows, int n, int acc_step, const RequantParams& p,
+                                   int8_t* y) noexcept;
+// Any RequantS8Fn, position by position (the sets without their own).
+template <RequantS8Fn F>
+void requantize_pixels_each(const int32_t* acc, int rows, int n, int acc_step, const RequantParams& p,
+                            int8_t* y) noexcept {
+  for (int j = 0; j < n; ++j) F(acc + static_cast<size_t>(j) * acc_step, rows, p, y + static_cast<size_t>(j) * rows);
+}
+#if defined(__x86_64__)
+template <Rounding R>
+void requantize_pixels_s32_to_s8_avx2(const int32_t* acc, int rows, int n, int acc_step, const RequantParams& p,
+                                      int8_t* y) noexcept;
+#endif
+
 // ---- kernel choice (prepare time only) ----------------------------------------------------------
 using GemvRequantSingleFn = void (*)(const int8_t* w, int rows, int stride, const int8_t* x,
                                      const BlockRequantSingle& q, int8_t* y) noexcept;
@@ -146,7 +163,11 @@ struct S8Kernels {
   RequantS8Fn requant_single;
   GemvRequantSingleFn gemv_requant_single;  // fused gemv + single-rounding requant, or nullptr
   GemmS8S8S32Fn gemm;                       // the gemv of several vectors (conv positions)
+  RequantS8PixelsFn requant_pixels_double, requant_pixels_single;  // requant of gemm's n positions
   RequantS8Fn requant(Rounding r) const { return r == Rounding::Double ? requant_double : requant_single; }
+  RequantS8PixelsFn requant_pixels(Rounding r) const {
+    return r == Rounding::Double ? requant_pixels_double : requant_pixels_single;
+  }
 };
 bool s8_vnni_supported();  // compiled in and the CPU has AVX512F/BW/VL + VNNI
 // The int8 family's table: scalar (the reference loops), avx2, avx512 (VNNI, only where the CPU

@@ -62,7 +62,9 @@ void gemm_s8s8_s32_avx2(const int8_t* w, int rows, int stride, const int8_t* x, 
 
 namespace {
 
-// MultiplyByQuantizedMultiplier on 8 lanes.
+// MultiplyByQuantizedMultiplier on 8 lanes, each with its own multiplier m >= 0 and shift; the
+// constants that depend only on them are made once (a conv's channels requantize several output
+// positions with the same ones).
 //
 // Double rounding. SRDHM(a, m) = trunc((a*m + nudge) / 2^31) with nudge 2^30 (ab >= 0) or
 // 1 - 2^30 (ab < 0). For ab < 0, trunc(v / 2^31) = floor((v + 2^31 - 1) / 2^31), and
@@ -74,41 +76,63 @@ namespace {
 // makes the sum non-negative (|x*m| < 2^62), so a logical shift works; it adds exactly
 // 2^(62-t) to the quotient, subtracted again afterwards (low 32 bits, wrapping).
 template <Rounding R>
-inline __m256i mbqm8(__m256i x, __m256i m, __m256i shift) {
-  const __m256i zero = _mm256_setzero_si256();
-  if constexpr (R == Rounding::Double) {
-    const __m256i left = _mm256_max_epi32(shift, zero);
-    const __m256i right = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);
-    const __m256i a = _mm256_sllv_epi32(x, left);
-    const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
-    const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(a, m), nudge);
-    const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), _mm256_srli_epi64(m, 32)), nudge);
-    const __m256i he = _mm256_srli_epi64(pe, 31);
-    const __m256i ho = _mm256_slli_epi64(_mm256_srli_epi64(po, 31), 32);
-    const __m256i h = _mm256_blend_epi32(he, ho, 0xAA);
-    // RoundingDivideByPOT(h, right)
-    const __m256i one = _mm256_set1_epi32(1);
-    const __m256i mask = _mm256_sub_epi32(_mm256_sllv_epi32(one, right), one);
-    const __m256i rem = _mm256_and_si256(h, mask);
-    const __m256i thr = _mm256_add_epi32(_mm256_srli_epi32(mask, 1), _mm256_and_si256(_mm256_cmpgt_epi32(zero, h), one));
-    return _mm256_sub_epi32(_mm256_srav_epi32(h, right), _mm256_cmpgt_epi32(rem, thr));
-  } else {
-    const __m256i t = _mm256_sub_epi32(_mm256_set1_epi32(31), shift);
-    // 64-bit lanes: even lanes use t of lanes 0,2,4,6; odd lanes of 1,3,5,7.
-    const __m256i lo32 = _mm256_set1_epi64x(0xffffffffLL);
-    const __m256i te = _mm256_and_si256(t, lo32);
-    const __m256i to = _mm256_srli_epi64(t, 32);
-    const __m256i one64 = _mm256_set1_epi64x(1);
-    const __m256i bias = _mm256_set1_epi64x(int64_t{1} << 62);
-    const __m256i re = _mm256_add_epi64(_mm256_sllv_epi64(one64, _mm256_sub_epi64(te, one64)), bias);
-    const __m256i ro = _mm256_add_epi64(_mm256_sllv_epi64(one64, _mm256_sub_epi64(to, one64)), bias);
-    const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, m), re);
-    const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), _mm256_srli_epi64(m, 32)), ro);
-    const __m256i c62 = _mm256_set1_epi64x(62);
-    const __m256i qe = _mm256_sub_epi64(_mm256_srlv_epi64(pe, te), _mm256_sllv_epi64(one64, _mm256_sub_epi64(c62, te)));
-    const __m256i qo = _mm256_sub_epi64(_mm256_srlv_epi64(po, to), _mm256_sllv_epi64(one64, _mm256_sub_epi64(c62, to)));
-    return _mm256_blend_epi32(qe, _mm256_slli_epi64(qo, 32), 0xAA);
+class Requant8 {
+ public:
+  Requant8(__m256i m, __m256i shift) : m_(m), m_odd_(_mm256_srli_epi64(m, 32)) {
+    const __m256i zero = _mm256_setzero_si256();
+    if constexpr (R == Rounding::Double) {
+      a_ = _mm256_max_epi32(shift, zero);                                       // left
+      b_ = _mm256_max_epi32(_mm256_sub_epi32(zero, shift), zero);               // right
+      const __m256i one = _mm256_set1_epi32(1);
+      c_ = _mm256_sub_epi32(_mm256_sllv_epi32(one, b_), one);                   // mask
+      d_ = _mm256_srli_epi32(c_, 1);                                            // mask / 2
+    } else {
+      const __m256i t = _mm256_sub_epi32(_mm256_set1_epi32(31), shift);
+      // 64-bit lanes: even lanes use t of lanes 0,2,4,6; odd lanes of 1,3,5,7.
+      const __m256i one64 = _mm256_set1_epi64x(1), c62 = _mm256_set1_epi64x(62);
+      const __m256i bias = _mm256_set1_epi64x(int64_t{1} << 62);
+      a_ = _mm256_and_si256(t, _mm256_set1_epi64x(0xffffffffLL));  // te
+      b_ = _mm256_srli_epi64(t, 32);                                // to
+      c_ = _mm256_add_epi64(_mm256_sllv_epi64(one64, _mm256_sub_epi64(a_, one64)), bias);  // re
+      d_ = _mm256_add_epi64(_mm256_sllv_epi64(one64, _mm256_sub_epi64(b_, one64)), bias);  // ro
+      e_ = _mm256_sllv_epi64(one64, _mm256_sub_epi64(c62, a_));
+      f_ = _mm256_sllv_epi64(one64, _mm256_sub_epi64(c62, b_));
+    }
   }
+
+  __m256i apply(__m256i x) const {
+    if constexpr (R == Rounding::Double) {
+      const __m256i zero = _mm256_setzero_si256();
+      const __m256i a = _mm256_sllv_epi32(x, a_);
+      const __m256i nudge = _mm256_set1_epi64x(int64_t{1} << 30);
+      const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(a, m_), nudge);
+      const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(a, 32), m_odd_), nudge);
+      const __m256i h = _mm256_blend_epi32(_mm256_srli_epi64(pe, 31), _mm256_slli_epi64(po, 1), 0xAA);
+      // RoundingDivideByPOT(h, right): thr = mask / 2 + (h < 0).
+      const __m256i thr = _mm256_sub_epi32(d_, _mm256_cmpgt_epi32(zero, h));
+      return _mm256_sub_epi32(_mm256_srav_epi32(h, b_), _mm256_cmpgt_epi32(_mm256_and_si256(h, c_), thr));
+    } else {
+      const __m256i pe = _mm256_add_epi64(_mm256_mul_epi32(x, m_), c_);
+      const __m256i po = _mm256_add_epi64(_mm256_mul_epi32(_mm256_srli_epi64(x, 32), m_odd_), d_);
+      const __m256i qe = _mm256_sub_epi64(_mm256_srlv_epi64(pe, a_), e_);
+      const __m256i qo = _mm256_sub_epi64(_mm256_srlv_epi64(po, b_), f_);
+      return _mm256_blend_epi32(qe, _mm256_slli_epi64(qo, 32), 0xAA);
+    }
+  }
+
+ private:
+  __m256i m_, m_odd_;
+  __m256i a_, b_, c_, d_;  // double: left, right, mask, mask / 2; single: te, to, re, ro
+  __m256i e_ = _mm256_setzero_si256(), f_ = _mm256_setzero_si256();  // single: the 2^(62 - t) to remove
+};
+
+inline __m256i load8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
+
+// 8 requantized values (+ zero point, clamped) stored as int8 at y.
+inline void store8_s8(__m256i q, __m256i zp, __m256i lo, __m256i hi, int8_t* y) {
+  const __m256i v = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(q, zp), lo), hi);
+  const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(y), _mm_packs_epi16(p16, p16));
 }
 
 }  // namespace
@@ -120,19 +144,44 @@ void requantize_s32_to_s8_avx2(const int32_t* acc, int rows, const RequantParams
   const __m256i hi = _mm256_set1_epi32(p.act_max);
   int r = 0;
   for (; r + 8 <= rows; r += 8) {
-    __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + r));
-    if (p.bias) a = _mm256_add_epi32(a, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.bias + r)));
-    const __m256i m = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.multiplier + r));
-    const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p.shift + r));
-    __m256i v = _mm256_add_epi32(mbqm8<R>(a, m, s), zp);
-    v = _mm256_min_epi32(_mm256_max_epi32(v, lo), hi);
-    const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    _mm_storel_epi64(reinterpret_cast<__m128i*>(y + r), _mm_packs_epi16(p16, p16));
+    __m256i a = load8(acc + r);
+    if (p.bias) a = _mm256_add_epi32(a, load8(p.bias + r));
+    const Requant8<R> q(load8(p.multiplier + r), load8(p.shift + r));
+    store8_s8(q.apply(a), zp, lo, hi, y + r);
   }
   if (r < rows) requantize_s32_to_s8_scalar<R>(acc + r, rows - r, requant_rows_from(p, r), y + r);
 }
 
 template void requantize_s32_to_s8_avx2<Rounding::Double>(const int32_t*, int, const RequantParams&, int8_t*) noexcept;
 template void requantize_s32_to_s8_avx2<Rounding::Single>(const int32_t*, int, const RequantParams&, int8_t*) noexcept;
+
+// Channel blocks outer, positions inner: each block's constants serve all n positions.
+template <Rounding R>
+void requantize_pixels_s32_to_s8_avx2(const int32_t* acc, int rows, int n, int acc_step, const RequantParams& p,
+                                      int8_t* y) noexcept {
+  const __m256i zp = _mm256_set1_epi32(p.output_zero_point);
+  const __m256i lo = _mm256_set1_epi32(p.act_min);
+  const __m256i hi = _mm256_set1_epi32(p.act_max);
+  int r = 0;
+  for (; r + 8 <= rows; r += 8) {
+    const __m256i bias = p.bias ? load8(p.bias + r) : _mm256_setzero_si256();  // + 0 wraps to the same
+    const Requant8<R> q(load8(p.multiplier + r), load8(p.shift + r));
+    for (int j = 0; j < n; ++j) {
+      const __m256i a = _mm256_add_epi32(load8(acc + static_cast<size_t>(j) * acc_step + r), bias);
+      store8_s8(q.apply(a), zp, lo, hi, y + static_cast<size_t>(j) * rows + r);
+    }
+  }
+  if (r < rows) {
+    for (int j = 0; j < n; ++j) {
+      requantize_s32_to_s8_scalar<R>(acc + static_cast<size_t>(j) * acc_step + r, rows - r, requant_rows_from(p, r),
+                                     y + static_cast<size_t>(j) * rows + r);
+    }
+  }
+}
+
+template void requantize_pixels_s32_to_s8_avx2<Rounding::Double>(const int32_t*, int, int, int, const RequantParams&,
+                                                                 int8_t*) noexcept;
+template void requantize_pixels_s32_to_s8_avx2<Rounding::Single>(const int32_t*, int, int, int, const RequantParams&,
+                                                                 int8_t*) noexcept;
 
 }  // namespace tickinfer::tfl::kernels

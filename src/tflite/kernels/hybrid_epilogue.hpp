@@ -30,4 +30,28 @@ void hybrid_epilogue_avx2(const HybridRow& r, int units, float* y) noexcept;
 // avx512 to avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
 HybridEpilogueFn hybrid_epilogue(::tickinfer::kernels::Isa isa) noexcept;
 
+// The float end of a hybrid CONV_2D, for n output positions at once (the patch gemm's), in
+// TFLite's order (HybridConvPerChannel / HybridConv):
+//   v = (float)(acc - zp * row_sums[o]) * filter_scale[o] * input_scale   (per-channel, asymmetric)
+//   v = (float)acc * input_scale                  (symmetric: the one filter scale folded in)
+//   y = clamp(v + bias[o], lo, hi)                (no bias: clamp(v)); the int32 terms wrap
+// for acc[j * acc_step + o] -> y[j * out_c + o], j < n, o < out_c; the same clamp as above.
+struct HybridConvOut {
+  const int32_t* row_sums = nullptr;     // per-channel only
+  int32_t zero_point = 0;                // the input's, per-channel only
+  const float* filter_scale = nullptr;   // [out_c], per-channel only
+  float input_scale = 0.0f;
+  const float* bias = nullptr;           // [out_c] or nullptr
+  float lo = 0.0f, hi = 0.0f;
+};
+using HybridConvEpilogueFn = void (*)(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
+                                      float* y) noexcept;
+void hybrid_conv_epilogue_portable(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
+                                   float* y) noexcept;
+#if defined(__x86_64__)
+void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
+                               float* y) noexcept;
+#endif
+HybridConvEpilogueFn hybrid_conv_epilogue(::tickinfer::kernels::Isa isa) noexcept;
+
 }  // namespace tickinfer::tfl::kernels

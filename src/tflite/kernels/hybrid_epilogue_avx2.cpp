@@ -1,5 +1,5 @@
-// AVX2 hybrid FC epilogue (hybrid_epilogue.hpp): 8 units per step, the portable loop's float
-// operations in its order; the tail through the portable loop.
+// AVX2 hybrid FC and CONV_2D epilogues (hybrid_epilogue.hpp): 8 outputs per step, the portable
+// loops' float operations in their order; the tails through the portable loops.
 //   std::max(v, lo) = v < lo ? lo : v = maxps(lo, v): maxps returns its second operand when
 //   either is NaN, so NaN stays NaN, and for equal values (+-0) it returns v, as the ternary does.
 //   std::min(v, hi) = hi < v ? hi : v = minps(hi, v), likewise.
@@ -29,6 +29,41 @@ void hybrid_epilogue_avx2(const HybridRow& r, int units, float* y) noexcept {
     if (tail.row_sums) tail.row_sums += o;
     tail.filter_scale += o;
     hybrid_epilogue_portable(tail, units - o, y + o);
+  }
+}
+
+// Channels in blocks of 8 outer (their scales, offsets and bias loaded once), positions inner.
+void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
+                               float* y) noexcept {
+  const __m256 in_scale = _mm256_set1_ps(q.input_scale);
+  const __m256 lo = _mm256_set1_ps(q.lo), hi = _mm256_set1_ps(q.hi);
+  const __m256i zp = _mm256_set1_epi32(q.zero_point);
+  int o = 0;
+  for (; o + 8 <= out_c; o += 8) {
+    const __m256i offset = q.row_sums ? _mm256_mullo_epi32(zp, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q.row_sums + o)))
+                                      : _mm256_setzero_si256();
+    const __m256 fscale = q.row_sums ? _mm256_loadu_ps(q.filter_scale + o) : _mm256_setzero_ps();
+    const __m256 bias = q.bias ? _mm256_loadu_ps(q.bias + o) : _mm256_setzero_ps();
+    for (int j = 0; j < n; ++j) {
+      const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc + static_cast<size_t>(j) * acc_step + o));
+      __m256 v;
+      if (q.row_sums) {
+        v = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, offset)), fscale), in_scale);
+      } else {
+        v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), in_scale);
+      }
+      if (q.bias) v = _mm256_add_ps(v, bias);  // no bias: no addition (v + 0 would turn -0 into +0)
+      _mm256_storeu_ps(y + static_cast<size_t>(j) * out_c + o, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+    }
+  }
+  if (o < out_c) {
+    for (int j = 0; j < n; ++j) {
+      HybridConvOut tail = q;
+      if (tail.row_sums) tail.row_sums += o, tail.filter_scale += o;
+      if (tail.bias) tail.bias += o;
+      hybrid_conv_epilogue_portable(acc + static_cast<size_t>(j) * acc_step + o, out_c - o, 1, acc_step, tail,
+                                    y + static_cast<size_t>(j) * out_c + o);
+    }
   }
 }
 

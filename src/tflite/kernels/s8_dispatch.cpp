@@ -9,18 +9,25 @@ using ::tickinfer::kernels::Isa;
 
 const S8Kernels kScalar{Isa::Scalar, "scalar", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_scalar,
                         requantize_s32_to_s8_scalar<Rounding::Double>, requantize_s32_to_s8_scalar<Rounding::Single>,
-                        nullptr, gemm_s8s8_s32_scalar};
+                        nullptr, gemm_s8s8_s32_scalar,
+                        requantize_pixels_each<requantize_s32_to_s8_scalar<Rounding::Double>>,
+                        requantize_pixels_each<requantize_s32_to_s8_scalar<Rounding::Single>>};
 #if defined(TICKINFER_HAVE_X86)
 const S8Kernels kAvx2{Isa::Avx2, "avx2 quad blocks", pack_s8_quad_blocks, s8_quad_stride, gemv_s8s8_s32_quads_avx2,
                       requantize_s32_to_s8_avx2<Rounding::Double>, requantize_s32_to_s8_avx2<Rounding::Single>,
-                      gemv_s8_quads_requant_single_avx2, gemm_s8s8_s32_quads_avx2};
+                      gemv_s8_quads_requant_single_avx2, gemm_s8s8_s32_quads_avx2,
+                      requantize_pixels_s32_to_s8_avx2<Rounding::Double>,
+                      requantize_pixels_s32_to_s8_avx2<Rounding::Single>};
 const S8Kernels kAvx2Rows{Isa::Avx2, "avx2 rows", pack_s8_rows, s8_row_stride, gemv_s8s8_s32_avx2,
                           requantize_s32_to_s8_avx2<Rounding::Double>, requantize_s32_to_s8_avx2<Rounding::Single>,
-                          nullptr, gemm_s8s8_s32_avx2};
+                          nullptr, gemm_s8s8_s32_avx2, requantize_pixels_s32_to_s8_avx2<Rounding::Double>,
+                          requantize_pixels_s32_to_s8_avx2<Rounding::Single>};
 // Exact for every weight value: no separate set for matrices holding -128.
 const S8Kernels kVnni{Isa::Avx512, "avx512vnni quad blocks", pack_s8_quads_vnni, s8_quad_stride, gemv_s8s8_s32_quads_vnni,
                       requantize_s32_to_s8_avx512<Rounding::Double>, requantize_s32_to_s8_avx512<Rounding::Single>,
-                      gemv_s8_quads_requant_single_vnni, gemm_s8s8_s32_quads_vnni};
+                      gemv_s8_quads_requant_single_vnni, gemm_s8s8_s32_quads_vnni,
+                      requantize_pixels_each<requantize_s32_to_s8_avx512<Rounding::Double>>,
+                      requantize_pixels_each<requantize_s32_to_s8_avx512<Rounding::Single>>};
 #endif
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "kernels/kernel_set.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
+#include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/conv_filter_quant.hpp"
 #include "tflite/ops/ops.hpp"
@@ -39,8 +40,16 @@ struct ConvShape {
 inline void copy_tap(void* dst, const void* src, size_t n) noexcept {
   auto* d = static_cast<unsigned char*>(dst);
   const auto* s = static_cast<const unsigned char*>(src);
-  if (n < 16) {
-    for (size_t i = 0; i < n; ++i) d[i] = s[i];
+  if (n < 16) {  // two overlapping moves of the largest power of two that fits (a byte loop cost more)
+    if (n >= 8) {
+      std::memcpy(d, s, 8);
+      std::memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+      std::memcpy(d, s, 4);
+      std::memcpy(d + n - 4, s + n - 4, 4);
+    } else {
+      for (size_t i = 0; i < n; ++i) d[i] = s[i];
+    }
     return;
   }
   size_t i = 0;
@@ -53,6 +62,18 @@ inline void copy_tap(void* dst, const void* src, size_t n) noexcept {
 template <class T>
 inline void gather_patch(const Window& w, const T* x, int b, int oy, int ox, T fill, T* patch) noexcept {
   const int y0 = oy * w.stride_h - w.pad_h, x0 = ox * w.stride_w - w.pad_w;
+  const size_t tap_bytes = sizeof(T) * static_cast<size_t>(w.in_c);
+  if (y0 >= 0 && x0 >= 0 && y0 + (w.filter_h - 1) * w.dil_h < w.in_h && x0 + (w.filter_w - 1) * w.dil_w < w.in_w) {
+    // Every tap inside (the usual case, and every case after an explicit PAD): no test per tap.
+    const T* origin = x + ((static_cast<int64_t>(b) * w.in_h + y0) * w.in_w + x0) * w.in_c;
+    for (int ky = 0; ky < w.filter_h; ++ky) {
+      const T* row = origin + static_cast<int64_t>(ky) * w.dil_h * w.in_w * w.in_c;
+      for (int kx = 0; kx < w.filter_w; ++kx, patch += w.in_c) {
+        copy_tap(patch, row + static_cast<int64_t>(kx) * w.dil_w * w.in_c, tap_bytes);
+      }
+    }
+    return;
+  }
   for (int ky = 0; ky < w.filter_h; ++ky) {
     const int iy = y0 + ky * w.dil_h;
     for (int kx = 0; kx < w.filter_w; ++kx) {
@@ -61,7 +82,7 @@ inline void gather_patch(const Window& w, const T* x, int b, int oy, int ox, T f
       if (iy < 0 || iy >= w.in_h || ix < 0 || ix >= w.in_w) {
         std::fill(dst, dst + w.in_c, fill);
       } else {
-        copy_tap(dst, x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c, sizeof(T) * w.in_c);
+        copy_tap(dst, x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c, tap_bytes);
       }
     }
   }
@@ -77,11 +98,16 @@ constexpr int kConvPositions = 4;
 
 // Gathers the patches of output pixels [first, first + n) of batch b (pixels numbered row-major
 // over out_h x out_w) into patches, `stride` bytes apart.
+// (One division per call: the next pixel's row and column follow by counting.)
 template <class T>
 inline void gather_patches(const Window& w, const T* x, int b, int first, int n, T fill, int stride, T* patches) noexcept {
+  int oy = first / w.out_w, ox = first % w.out_w;
   for (int j = 0; j < n; ++j) {
-    const int i = first + j;
-    gather_patch(w, x, b, i / w.out_w, i % w.out_w, fill, patches + static_cast<size_t>(j) * stride);
+    gather_patch(w, x, b, oy, ox, fill, patches + static_cast<size_t>(j) * stride);
+    if (++ox == w.out_w) {
+      ox = 0;
+      ++oy;
+    }
   }
 }
 
@@ -257,7 +283,7 @@ class Int8ConvGemv final : public PreparedOp {
   Int8ConvGemv(const ConvShape& s, const int8_t* filter, const int32_t* bias, std::vector<int32_t> mult,
                std::vector<int32_t> shift, int32_t in_zp, int32_t out_zp, int32_t lo, int32_t hi,
                const kernels::S8Kernels& k, Rounding r)
-      : s_(s), in_zp_(static_cast<int8_t>(in_zp)), k_(k), requant_(k.requant(r)), mult_(std::move(mult)),
+      : s_(s), in_zp_(static_cast<int8_t>(in_zp)), k_(k), requant_(k.requant_pixels(r)), mult_(std::move(mult)),
         shift_(std::move(shift)) {
     const int rows = s.w.out_c;
     stride_ = k.stride(s.patch);
@@ -285,16 +311,13 @@ class Int8ConvGemv final : public PreparedOp {
     const int8_t* x = mem.at<int8_t>(s_.input);
     int8_t* y = mem.at<int8_t>(s_.output);
     const int pixels = w.out_h * w.out_w;
-    const size_t acc_step = static_cast<size_t>(kernels::s8_padded_rows(w.out_c));
+    const int acc_step = kernels::s8_padded_rows(w.out_c);
     for (int b = 0; b < w.batch; ++b) {
       for (int i = 0; i < pixels; i += kConvPositions) {
         const int n = std::min(kConvPositions, pixels - i);
         gather_patches(w, x, b, i, n, in_zp_, stride_, patch_.data());
         k_.gemm(packed_.data(), w.out_c, stride_, patch_.data(), n, acc_.data());
-        for (int j = 0; j < n; ++j) {
-          requant_(acc_.data() + static_cast<size_t>(j) * acc_step, w.out_c, params_,
-                   y + (static_cast<int64_t>(b) * pixels + i + j) * w.out_c);
-        }
+        requant_(acc_.data(), w.out_c, n, acc_step, params_, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
       }
     }
   }
@@ -307,7 +330,7 @@ class Int8ConvGemv final : public PreparedOp {
   ConvShape s_;
   int8_t in_zp_;
   const kernels::S8Kernels& k_;
-  kernels::RequantS8Fn requant_;
+  kernels::RequantS8PixelsFn requant_;
   std::vector<int32_t> mult_, shift_;
   int stride_ = 0;
   std::vector<int8_t> packed_;
@@ -322,9 +345,10 @@ class Int8ConvGemv final : public PreparedOp {
 class HybridConv final : public PreparedOp {
  public:
   HybridConv(const ConvShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, bool per_channel,
-             float lo, float hi, const kernels::S8Kernels& k, kernels::QuantizeRowBodyFn row_body)
+             float lo, float hi, const kernels::S8Kernels& k, kernels::QuantizeRowBodyFn row_body,
+             kernels::HybridConvEpilogueFn epilogue)
       : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k),
-        row_body_(row_body) {
+        row_body_(row_body), epilogue_(epilogue) {
     const int rows = s.w.out_c;
     stride_ = k.stride(s.patch);
     packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
@@ -349,27 +373,23 @@ class HybridConv final : public PreparedOp {
       } else {
         scale = kernels::quantize_row_symmetric(row_body_, x + off, batch_size_, xq_.data() + off) * wscale_[0];
       }
+      kernels::HybridConvOut q;
+      if (per_channel_) {
+        q.row_sums = row_sums_.data();
+        q.zero_point = zp;
+        q.filter_scale = wscale_.data();
+      }
+      q.input_scale = scale;
+      q.bias = bias_;
+      q.lo = lo_;
+      q.hi = hi_;
       const int pixels = w.out_h * w.out_w;
-      const size_t acc_step = static_cast<size_t>(kernels::s8_padded_rows(w.out_c));
+      const int acc_step = kernels::s8_padded_rows(w.out_c);
       for (int i = 0; i < pixels; i += kConvPositions) {
         const int n = std::min(kConvPositions, pixels - i);
         gather_patches(w, xq_.data(), b, i, n, static_cast<int8_t>(zp), stride_, patch_.data());
         k_.gemm(packed_.data(), w.out_c, stride_, patch_.data(), n, acc_.data());
-        for (int j = 0; j < n; ++j) {
-          const int32_t* acc = acc_.data() + static_cast<size_t>(j) * acc_step;
-          float* out = y + (static_cast<int64_t>(b) * pixels + i + j) * w.out_c;
-          for (int oc = 0; oc < w.out_c; ++oc) {
-            const size_t o = static_cast<size_t>(oc);
-            float v;
-            if (per_channel_) {
-              v = static_cast<float>(acc[o] - zp * row_sums_[o]) * wscale_[o] * scale;
-            } else {
-              v = static_cast<float>(acc[o]) * scale;
-            }
-            if (bias_) v += bias_[oc];
-            out[oc] = std::min(std::max(v, lo_), hi_);
-          }
-        }
+        epilogue_(acc_.data(), w.out_c, n, acc_step, q, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
       }
     }
   }
@@ -389,6 +409,7 @@ class HybridConv final : public PreparedOp {
   float lo_, hi_;
   const kernels::S8Kernels& k_;
   kernels::QuantizeRowBodyFn row_body_;
+  kernels::HybridConvEpilogueFn epilogue_;
   int stride_ = 0, batch_size_ = 0;
   std::vector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
@@ -448,7 +469,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     }
     const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(f));
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
-                                        hi, k, kernels::quantize_row_body(ctx.isa));
+                                        hi, k, kernels::quantize_row_body(ctx.isa), kernels::hybrid_conv_epilogue(ctx.isa));
   }
 
   require_type(ctx, f, "filter", {DType::I8});
