@@ -186,4 +186,40 @@ TEST(QuantHybridKernels, ConvEpilogueAvx2EqualsPortable) {
 #endif
 }
 
+// The hybrid LSTM's gate pre-activations: both sides, either skipped, wrapping offsets, every
+// length around the vector width.
+TEST(QuantHybridKernels, LstmGateAvx2EqualsPortable) {
+#if defined(__x86_64__)
+  if (!have_avx2()) GTEST_SKIP() << "no AVX2";
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int32_t> small(-40000, 40000), any(std::numeric_limits<int32_t>::min(),
+                                                                    std::numeric_limits<int32_t>::max());
+  std::uniform_real_distribution<float> u(-2.0f, 2.0f), pos(1e-6f, 0.01f);
+  const float specials[] = {kNaN, kInf, -kInf, -0.0f, 0.0f};
+  for (int trial = 0; trial < 400; ++trial) {
+    const int n = trial % 41;
+    std::vector<int32_t> ax(static_cast<size_t>(n)), ah(ax.size()), rx(ax.size()), rh(ax.size());
+    std::vector<float> bias(ax.size());
+    for (size_t r = 0; r < ax.size(); ++r) {
+      ax[r] = trial % 7 == 0 ? any(rng) : small(rng);
+      ah[r] = trial % 5 == 0 ? any(rng) : small(rng);
+      rx[r] = small(rng) / 8;
+      rh[r] = trial % 9 == 0 ? any(rng) : small(rng) / 8;
+      bias[r] = rng() % 9 == 0 ? specials[rng() % 5] : u(rng);
+    }
+    HybridGateSide xs, hs;
+    if (trial % 4 != 1) xs = {ax.data(), rx.data(), static_cast<int32_t>(rng() % 256) - 128, pos(rng)};
+    if (trial % 4 != 2) hs = {ah.data(), rh.data(), static_cast<int32_t>(rng() % 256) - 128, pos(rng)};
+    std::vector<float> want(ax.size() + 3, 5.0f), got = want;
+    hybrid_gate_portable(bias.data(), xs, hs, n, want.data());
+    hybrid_gate_avx2(bias.data(), xs, hs, n, got.data());
+    for (size_t k = 0; k < want.size(); ++k) {
+      ASSERT_TRUE(same_bits(got[k], want[k])) << "trial " << trial << " row " << k << ": " << got[k] << " vs " << want[k];
+    }
+  }
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
 }  // namespace

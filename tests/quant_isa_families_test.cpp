@@ -116,12 +116,14 @@ TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {
   const bool avx2 = expected(isa(), {Isa::Scalar, Isa::Avx2}) == Isa::Avx2;
   tk::HybridEpilogueFn epilogue = tk::hybrid_epilogue_portable;
   tk::HybridConvEpilogueFn conv_epilogue = tk::hybrid_conv_epilogue_portable;
+  tk::HybridGateFn lstm_gate = tk::hybrid_gate_portable;
   tk::QuantizeF32S8Fn input = tk::quantize_f32_to_s8_scalar;
   tk::QuantizeRowBodyFn row = tk::quantize_row_body_portable;
 #if defined(__x86_64__)
   if (avx2) {
     epilogue = tk::hybrid_epilogue_avx2;
     conv_epilogue = tk::hybrid_conv_epilogue_avx2;
+    lstm_gate = tk::hybrid_gate_avx2;
     input = tk::quantize_f32_to_s8_avx2;
     row = tk::quantize_row_body_avx2;
   }
@@ -130,6 +132,7 @@ TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {
 #endif
   EXPECT_EQ(tk::hybrid_epilogue(isa()), epilogue);
   EXPECT_EQ(tk::hybrid_conv_epilogue(isa()), conv_epilogue);
+  EXPECT_EQ(tk::hybrid_gate(isa()), lstm_gate);
   EXPECT_EQ(tk::quantize_f32_to_s8(isa()), input);
   EXPECT_EQ(tk::quantize_row_body(isa()), row);
 }

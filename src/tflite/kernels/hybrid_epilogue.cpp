@@ -2,6 +2,7 @@
 #include "tflite/kernels/hybrid_epilogue.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace tickinfer::tfl::kernels {
 
@@ -39,6 +40,31 @@ HybridConvEpilogueFn hybrid_conv_epilogue(::tickinfer::kernels::Isa isa) noexcep
   table.scalar = hybrid_conv_epilogue_portable;
 #if defined(TICKINFER_HAVE_X86)
   table.avx2 = hybrid_conv_epilogue_avx2;
+#endif
+  return table.pick(isa);
+}
+
+namespace {
+inline float side_term(const HybridGateSide& s, int r) {
+  const auto offset = static_cast<uint32_t>(s.zero_point) * static_cast<uint32_t>(s.row_sums[r]);
+  return static_cast<float>(static_cast<int32_t>(static_cast<uint32_t>(s.acc[r]) - offset)) * s.scale;
+}
+}  // namespace
+
+void hybrid_gate_portable(const float* bias, const HybridGateSide& x, const HybridGateSide& h, int n, float* z) noexcept {
+  for (int r = 0; r < n; ++r) {
+    float v = bias[r];
+    if (x.acc) v += side_term(x, r);
+    if (h.acc) v += side_term(h, r);
+    z[r] = v;
+  }
+}
+
+HybridGateFn hybrid_gate(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<HybridGateFn> table;
+  table.scalar = hybrid_gate_portable;
+#if defined(TICKINFER_HAVE_X86)
+  table.avx2 = hybrid_gate_avx2;
 #endif
   return table.pick(isa);
 }

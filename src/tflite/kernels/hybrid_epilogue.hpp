@@ -54,4 +54,22 @@ void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_ste
 #endif
 HybridConvEpilogueFn hybrid_conv_epilogue(::tickinfer::kernels::Isa isa) noexcept;
 
+// A hybrid LSTM gate's pre-activations from its two int8 matmuls, in TFLite's order (LstmStepHybrid):
+//   z[r] = bias[r]; z[r] += (float)(acc_x[r] - zx * rows_x[r]) * scale_x; z[r] += (float)(acc_h[r]
+//   - zh * rows_h[r]) * scale_h
+// a side with acc == nullptr (its input row was all zero) adds nothing; the int32 terms wrap.
+struct HybridGateSide {
+  const int32_t* acc = nullptr;       // nullptr: skipped
+  const int32_t* row_sums = nullptr;
+  int32_t zero_point = 0;
+  float scale = 0.0f;
+};
+using HybridGateFn = void (*)(const float* bias, const HybridGateSide& x, const HybridGateSide& h, int n,
+                              float* z) noexcept;
+void hybrid_gate_portable(const float* bias, const HybridGateSide& x, const HybridGateSide& h, int n, float* z) noexcept;
+#if defined(__x86_64__)
+void hybrid_gate_avx2(const float* bias, const HybridGateSide& x, const HybridGateSide& h, int n, float* z) noexcept;
+#endif
+HybridGateFn hybrid_gate(::tickinfer::kernels::Isa isa) noexcept;
+
 }  // namespace tickinfer::tfl::kernels

@@ -1,4 +1,4 @@
-// AVX2 hybrid FC and CONV_2D epilogues (hybrid_epilogue.hpp): 8 outputs per step, the portable
+// AVX2 hybrid FC, CONV_2D and LSTM-gate epilogues (hybrid_epilogue.hpp): 8 outputs per step, the portable
 // loops' float operations in their order; the tails through the portable loops.
 //   std::max(v, lo) = v < lo ? lo : v = maxps(lo, v): maxps returns its second operand when
 //   either is NaN, so NaN stays NaN, and for equal values (+-0) it returns v, as the ternary does.
@@ -64,6 +64,32 @@ void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_ste
       hybrid_conv_epilogue_portable(acc + static_cast<size_t>(j) * acc_step + o, out_c - o, 1, acc_step, tail,
                                     y + static_cast<size_t>(j) * out_c + o);
     }
+  }
+}
+
+namespace {
+// (float)(acc - zp * row_sums) * scale on 8 rows.
+inline __m256 side_term8(const HybridGateSide& s, int r) {
+  const __m256i offset = _mm256_mullo_epi32(_mm256_set1_epi32(s.zero_point),
+                                            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.row_sums + r)));
+  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s.acc + r));
+  return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(a, offset)), _mm256_set1_ps(s.scale));
+}
+}  // namespace
+
+void hybrid_gate_avx2(const float* bias, const HybridGateSide& x, const HybridGateSide& h, int n, float* z) noexcept {
+  int r = 0;
+  for (; r + 8 <= n; r += 8) {
+    __m256 v = _mm256_loadu_ps(bias + r);
+    if (x.acc) v = _mm256_add_ps(v, side_term8(x, r));
+    if (h.acc) v = _mm256_add_ps(v, side_term8(h, r));
+    _mm256_storeu_ps(z + r, v);
+  }
+  if (r < n) {
+    HybridGateSide xt = x, ht = h;
+    if (xt.acc) xt.acc += r, xt.row_sums += r;
+    if (ht.acc) ht.acc += r, ht.row_sums += r;
+    hybrid_gate_portable(bias + r, xt, ht, n - r, z + r);
   }
 }
 

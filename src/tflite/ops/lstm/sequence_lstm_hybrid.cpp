@@ -12,6 +12,7 @@
 #include <string>
 
 #include "tflite/kernels/gemv_s8.hpp"
+#include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/lstm/lstm_s8_gates.hpp"
 #include "tflite/ops/lstm/sequence_lstm_float_math.hpp"
@@ -31,6 +32,7 @@ class HybridLstm final : public PreparedOp {
  public:
   HybridLstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
     act_k_ = &kernels::tflite_float_activations(ctx.isa);
+    gate_fn_ = kernels::hybrid_gate(ctx.isa);
     row_body_ = kernels::quantize_row_body(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     asymmetric_ = ctx.op.options.asymmetric_quantize_inputs;
@@ -195,14 +197,10 @@ class HybridLstm final : public PreparedOp {
     for (int g = 0; g < kGates; ++g) {
       if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
-      const float scale_x = sx * wx_scale_[g];
-      const float scale_h = sh * wh_scale_[g];
-      for (size_t r = r0; r < r0 + static_cast<size_t>(n); ++r) {
-        float v = bias_[r];
-        if (!x_zero) v += static_cast<float>(acc_x_[r] - zx * wx_.row_sums[r]) * scale_x;
-        if (!h_zero) v += static_cast<float>(acc_h_[r] - zh * wh_.row_sums[r]) * scale_h;
-        z_[r] = v;
-      }
+      kernels::HybridGateSide xs, hs;
+      if (!x_zero) xs = {acc_x_.data() + r0, wx_.row_sums.data() + r0, zx, sx * wx_scale_[g]};
+      if (!h_zero) hs = {acc_h_.data() + r0, wh_.row_sums.data() + r0, zh, sh * wh_scale_[g]};
+      gate_fn_(bias_.data() + r0, xs, hs, n, z_.data() + r0);
     }
 
     for (int g : {kInputGate, kForgetGate}) {
@@ -256,6 +254,7 @@ class HybridLstm final : public PreparedOp {
   LstmOperands o_;
   const float* cell_base_ = nullptr;  // this eval's cell state, to tell the batch row of a step
   const kernels::FloatActivationKernels* act_k_ = nullptr;
+  kernels::HybridGateFn gate_fn_ = nullptr;
   kernels::QuantizeRowBodyFn row_body_ = nullptr;
   const kernels::S8Kernels* s8_ = nullptr;
   FusedActivation act_ = FusedActivation::Tanh;
