@@ -219,33 +219,89 @@ TEST(Int8Kernels, VnniSetTakesEveryWeightValue) {
   EXPECT_STREQ(s8_kernels(tickinfer::kernels::Isa::Avx512, false).name, "avx512vnni quad blocks");
 }
 
-#if defined(__x86_64__)
+// Per-row requantization parameters as the kernels meet them: multipliers over 2^-40 .. 2^40,
+// every fourth an exact power of two (ties are common with those), a bias on odd seeds, a zero
+// point and a clamp from the seed.
 template <Rounding R>
-void check_requant(uint32_t seed, RequantS8Fn fast) {
-  std::mt19937 rng(seed);
-  for (int rows : {1, 7, 8, 9, 15, 16, 17, 23, 32, 47, 64}) {
-    std::vector<int32_t> acc(static_cast<size_t>(rows)), bias(acc.size()), mult(acc.size()), shift(acc.size());
-    std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+struct RandomRequant {
+  std::vector<int32_t> bias, mult, shift;
+  RequantParams p;
+  RandomRequant(std::mt19937& rng, int rows, uint32_t seed)
+      : bias(static_cast<size_t>(rows)), mult(bias.size()), shift(bias.size()) {
     std::uniform_int_distribution<int32_t> small(-100000, 100000);
     std::uniform_real_distribution<double> logm(-40.0, 40.0);
     for (int i = 0; i < rows; ++i) {
       const size_t k = static_cast<size_t>(i);
-      // Mix of accumulator ranges; ties are common with small values and power-of-two multipliers.
-      acc[k] = (i % 3 == 0) ? any(rng) : small(rng);
       bias[k] = small(rng);
       QuantizedMultiplier q = quantize_multiplier(std::pow(2.0, logm(rng)), R);
-      if (i % 4 == 1) q = quantize_multiplier(std::ldexp(1.0, -(i % 31)), R);  // exact powers of two
+      if (i % 4 == 1) q = quantize_multiplier(std::ldexp(1.0, -(i % 31)), R);
       mult[k] = q.multiplier;
       shift[k] = q.shift;
     }
-    if (rows > 2) acc[1] = std::numeric_limits<int32_t>::min();
-    RequantParams p;
     p.bias = (seed & 1) ? bias.data() : nullptr;
     p.multiplier = mult.data();
     p.shift = shift.data();
     p.output_zero_point = static_cast<int32_t>(seed % 50) - 25;
     p.act_min = -120;
     p.act_max = 100;
+  }
+};
+
+// Accumulators: the whole int32 range for every third, small ones (where ties are) otherwise.
+static int32_t random_acc(std::mt19937& rng, int i) {
+  std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
+  std::uniform_int_distribution<int32_t> small(-100000, 100000);
+  return i % 3 == 0 ? any(rng) : small(rng);
+}
+
+// The positions form (a conv call's n output pixels, accumulators acc_step apart, outputs
+// packed): each position as the per-row scalar requantization, every set, both roundings, channel
+// counts around the vector width, positions 1 to 5.
+template <Rounding R>
+void check_requant_pixels(uint32_t seed, const S8Kernels& k) {
+  std::mt19937 rng(seed);
+  for (int rows : {1, 7, 8, 9, 17, 32, 35}) {
+    const int n = 1 + static_cast<int>(seed % 5), acc_step = s8_padded_rows(rows) + static_cast<int>(seed % 3) * 8;
+    std::vector<int32_t> acc(static_cast<size_t>(acc_step) * n);
+    for (size_t i = 0; i < acc.size(); ++i) acc[i] = random_acc(rng, static_cast<int>(i));
+    const RandomRequant<R> q(rng, rows, seed);
+    std::vector<int8_t> want(static_cast<size_t>(rows) * n + 8, 77), got = want;
+    for (int j = 0; j < n; ++j) {
+      requantize_s32_to_s8_scalar<R>(acc.data() + static_cast<size_t>(j) * acc_step, rows, q.p,
+                                     want.data() + static_cast<size_t>(j) * rows);
+    }
+    k.requant_pixels(R)(acc.data(), rows, n, acc_step, q.p, got.data());
+    ASSERT_EQ(got, want) << k.name << " rows " << rows << " n " << n << " seed " << seed;
+  }
+}
+
+TEST(Int8Kernels, RequantOfSeveralPositionsEqualsEachPositionsRequant) {
+  using ::tickinfer::kernels::Isa;
+  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+    if (!::tickinfer::kernels::isa_supported(isa) || (isa == Isa::Avx512 && !s8_vnni_supported())) {
+      GTEST_LOG_(INFO) << ::tickinfer::kernels::isa_name(isa) << " skipped: CPU lacks it";
+      continue;
+    }
+    for (bool minus_128 : {false, true}) {
+      const S8Kernels& k = s8_kernels(isa, minus_128);
+      for (uint32_t seed = 1; seed <= 60; ++seed) {
+        check_requant_pixels<Rounding::Double>(seed, k);
+        check_requant_pixels<Rounding::Single>(seed, k);
+      }
+    }
+  }
+}
+
+#if defined(__x86_64__)
+template <Rounding R>
+void check_requant(uint32_t seed, RequantS8Fn fast) {
+  std::mt19937 rng(seed);
+  for (int rows : {1, 7, 8, 9, 15, 16, 17, 23, 32, 47, 64}) {
+    std::vector<int32_t> acc(static_cast<size_t>(rows));
+    for (int i = 0; i < rows; ++i) acc[static_cast<size_t>(i)] = random_acc(rng, i);
+    if (rows > 2) acc[1] = std::numeric_limits<int32_t>::min();
+    const RandomRequant<R> q(rng, rows, seed);
+    const RequantParams& p = q.p;
     std::vector<int8_t> ref(static_cast<size_t>(rows) + 8, 77), got = ref;
     requantize_s32_to_s8_scalar<R>(acc.data(), rows, p, ref.data());
     fast(acc.data(), rows, p, got.data());
@@ -303,60 +359,6 @@ TEST(Int8Kernels, RequantAvx2MatchesScalarBothModes) {
   for (uint32_t seed = 1; seed <= 200; ++seed) {
     check_requant<Rounding::Double>(seed, requantize_s32_to_s8_avx2<Rounding::Double>);
     check_requant<Rounding::Single>(seed, requantize_s32_to_s8_avx2<Rounding::Single>);
-  }
-}
-
-// The positions form (a conv call's n output pixels, accumulators acc_step apart, outputs
-// packed): each position as the per-row scalar requantization, every set, both roundings, channel
-// counts around the vector width, positions 1 to 5.
-template <Rounding R>
-void check_requant_pixels(uint32_t seed, const S8Kernels& k) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> any(std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max());
-  std::uniform_int_distribution<int32_t> small(-100000, 100000);
-  std::uniform_real_distribution<double> logm(-40.0, 40.0);
-  for (int rows : {1, 7, 8, 9, 17, 32, 35}) {
-    const int n = 1 + static_cast<int>(seed % 5), acc_step = s8_padded_rows(rows) + static_cast<int>(seed % 3) * 8;
-    std::vector<int32_t> acc(static_cast<size_t>(acc_step) * n), bias(static_cast<size_t>(rows)), mult(bias.size()),
-        shift(bias.size());
-    for (int32_t& a : acc) a = rng() % 3 == 0 ? any(rng) : small(rng);
-    for (size_t r = 0; r < bias.size(); ++r) {
-      bias[r] = small(rng);
-      const QuantizedMultiplier q = quantize_multiplier(std::pow(2.0, logm(rng)), R);
-      mult[r] = q.multiplier;
-      shift[r] = q.shift;
-    }
-    RequantParams p;
-    p.bias = (seed & 1) ? bias.data() : nullptr;
-    p.multiplier = mult.data();
-    p.shift = shift.data();
-    p.output_zero_point = static_cast<int32_t>(seed % 50) - 25;
-    p.act_min = -120;
-    p.act_max = 100;
-    std::vector<int8_t> want(static_cast<size_t>(rows) * n + 8, 77), got = want;
-    for (int j = 0; j < n; ++j) {
-      requantize_s32_to_s8_scalar<R>(acc.data() + static_cast<size_t>(j) * acc_step, rows, p,
-                                     want.data() + static_cast<size_t>(j) * rows);
-    }
-    k.requant_pixels(R)(acc.data(), rows, n, acc_step, p, got.data());
-    ASSERT_EQ(got, want) << k.name << " rows " << rows << " n " << n << " seed " << seed;
-  }
-}
-
-TEST(Int8Kernels, RequantOfSeveralPositionsEqualsEachPositionsRequant) {
-  using ::tickinfer::kernels::Isa;
-  for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
-    if (!::tickinfer::kernels::isa_supported(isa) || (isa == Isa::Avx512 && !s8_vnni_supported())) {
-      GTEST_LOG_(INFO) << ::tickinfer::kernels::isa_name(isa) << " skipped: CPU lacks it";
-      continue;
-    }
-    for (bool minus_128 : {false, true}) {
-      const S8Kernels& k = s8_kernels(isa, minus_128);
-      for (uint32_t seed = 1; seed <= 60; ++seed) {
-        check_requant_pixels<Rounding::Double>(seed, k);
-        check_requant_pixels<Rounding::Single>(seed, k);
-      }
-    }
   }
 }
 

@@ -98,26 +98,15 @@ inline Vecs<K> exp_on_negative_values(const Vecs<K>& a) {
       each<K>([](__m256i u) { return _mm256_slli_epi16(u, IB); }, a_mod_quarter_minus_one_quarter));
   const Vecs<K> remainder =
       each<K>([](__m256i u, __m256i v) { return _mm256_sub_epi16(u, v); }, a_mod_quarter_minus_one_quarter, a);
-  const auto barrel = [&](auto exponent_tag, int32_t multiplier32) {
-    constexpr int kE = decltype(exponent_tag)::value;
-    if constexpr (IB > kE) {
-      constexpr int kShift = kFrac + kE;
-      const __m256i bit = splat(static_cast<int16_t>(1 << kShift)), m = splat(constant16(multiplier32));
-      result = each<K>(
-          [=](__m256i r, __m256i rem) {
-            const __m256i set = _mm256_cmpeq_epi16(_mm256_and_si256(rem, bit), bit);
-            return _mm256_blendv_epi8(r, mul(r, m), set);
-          },
-          result, remainder);
-    }
-  };
-  barrel(std::integral_constant<int, -2>{}, 1672461947);
-  barrel(std::integral_constant<int, -1>{}, 1302514674);
-  barrel(std::integral_constant<int, 0>{}, 790015084);
-  barrel(std::integral_constant<int, 1>{}, 290630308);
-  barrel(std::integral_constant<int, 2>{}, 39332535);
-  barrel(std::integral_constant<int, 3>{}, 720401);
-  barrel(std::integral_constant<int, 4>{}, 242);
+  for_each_barrel_term<IB>([&]<int kE>(int16_t multiplier) {
+    const __m256i bit = splat(static_cast<int16_t>(1 << (kFrac + kE))), m = splat(multiplier);
+    result = each<K>(
+        [=](__m256i r, __m256i rem) {
+          const __m256i set = _mm256_cmpeq_epi16(_mm256_and_si256(rem, bit), bit);
+          return _mm256_blendv_epi8(r, mul(r, m), set);
+        },
+        result, remainder);
+  });
   if constexpr (IB > 5) {
     const __m256i clamp = splat(constant16(-(1 << (36 - IB))));
     result = each<K>([clamp](__m256i r, __m256i u) { return _mm256_andnot_si256(_mm256_cmpgt_epi16(clamp, u), r); },

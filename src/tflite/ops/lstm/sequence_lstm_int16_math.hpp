@@ -16,8 +16,10 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <type_traits>
+#include <utility>
 
 namespace tickinfer::tfl::ops::lstm::fx16 {
 
@@ -94,6 +96,24 @@ inline int16_t exp_on_interval_between_negative_one_quarter_and_0_excl(int16_t a
   return saturating_add(kConstantTerm, mul(kConstantTerm, wrap(x + poly)));
 }
 
+// The barrel shifter of exp_on_negative_values: exp(-2^e) for e = kExpBarrelFirst + i, as
+// gemmlowp's Q0 int32 raw constants. Shared with the vector form (fx16_avx2.hpp).
+inline constexpr int kExpBarrelFirst = -2;
+inline constexpr int32_t kExpBarrel[] = {1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242};
+
+template <int IB, int I, class Step>
+constexpr void barrel_term(Step& step) {
+  if constexpr (IB > kExpBarrelFirst + I) step.template operator()<kExpBarrelFirst + I>(constant16(kExpBarrel[I]));
+}
+// step.template operator()<e>(multiplier as int16) for every term a Q<IB> value reaches (e < IB),
+// smallest e first.
+template <int IB, class Step>
+constexpr void for_each_barrel_term(Step&& step) {
+  [&]<int... I>(std::integer_sequence<int, I...>) {
+    (barrel_term<IB, I>(step), ...);
+  }(std::make_integer_sequence<int, static_cast<int>(std::size(kExpBarrel))>{});
+}
+
 // exp(a) for a Q<IB> a <= 0, as Q0.
 template <int IB>
 inline int16_t exp_on_negative_values(int16_t a) {
@@ -106,20 +126,9 @@ inline int16_t exp_on_negative_values(int16_t a) {
   const int16_t remainder = wrap(a_mod_quarter_minus_one_quarter - a);
 
   // Multiply by exp(-2^e) for every bit e of the remainder above the quarter.
-  const auto barrel = [&](auto exponent_tag, int32_t multiplier32) {
-    constexpr int kE = decltype(exponent_tag)::value;
-    if constexpr (IB > kE) {
-      constexpr int kShift = kFrac + kE;
-      if (remainder & wrap(1 << kShift)) result = mul(result, constant16(multiplier32));
-    }
-  };
-  barrel(std::integral_constant<int, -2>{}, 1672461947);
-  barrel(std::integral_constant<int, -1>{}, 1302514674);
-  barrel(std::integral_constant<int, 0>{}, 790015084);
-  barrel(std::integral_constant<int, 1>{}, 290630308);
-  barrel(std::integral_constant<int, 2>{}, 39332535);
-  barrel(std::integral_constant<int, 3>{}, 720401);
-  barrel(std::integral_constant<int, 4>{}, 242);
+  for_each_barrel_term<IB>([&]<int kE>(int16_t multiplier) {
+    if (remainder & wrap(1 << (kFrac + kE))) result = mul(result, multiplier);
+  });
 
   if constexpr (IB > 5) {  // below -32 the result is 0
     constexpr int16_t kClamp = constant16(-(1 << (36 - IB)));
