@@ -1,4 +1,5 @@
-// UNIDIRECTIONAL_SEQUENCE_LSTM step latency: bench/models' lstm_tiny shape (2 stacked LSTM(128),
+// UNIDIRECTIONAL_SEQUENCE_LSTM step latency (and, at the end, the integer LSTM's two activation
+// forms on one gate): bench/models' lstm_tiny shape (2 stacked LSTM(128),
 // input 128, one time step) from the TFLite fixtures, in int8, dynamic-range and float, with the
 // plain reference kernels and the fastest kernel set of this CPU, in window and stream mode. Only
 // the two LSTM ops run (the program is cut before its STRIDED_SLICE).
@@ -13,6 +14,8 @@
 #include <string>
 
 #include "formats/tflite/tflite_file.hpp"
+#include "kernels/kernel_set.hpp"
+#include "tflite/ops/lstm/sequence_lstm_int8_kernels.hpp"
 #include "tflite/interpreter.hpp"
 
 namespace {
@@ -76,6 +79,38 @@ BENCHMARK_CAPTURE(BM_LstmTiny, dynamic_best_stream, "dynamic", "", true);
 BENCHMARK_CAPTURE(BM_LstmTiny, float_scalar, "float", "scalar", false);
 BENCHMARK_CAPTURE(BM_LstmTiny, float_best, "float", "", false);
 BENCHMARK_CAPTURE(BM_LstmTiny, float_best_stream, "float", "", true);
+
+// The integer LSTM's two activation forms (tflite/ops/lstm/sequence_lstm_int8_kernels.hpp) on
+// one gate of 64 cells: the logistic of Q3 pre-activations spread over the range gates use, by
+// table and computed in 16-bit lanes; ns per gate, elements per second as the rate. The plans
+// choose between them by this kind of measurement (`tickinfer inspect` prints theirs).
+void BM_Int8GateActivation(benchmark::State& state, bool computed) {
+  using tfl::ops::lstm::Int8Activations;
+  const tickinfer::kernels::Isa avx2 = tickinfer::kernels::Isa::Avx2;
+  if (!tickinfer::kernels::isa_supported(avx2)) {
+    state.SkipWithError("no AVX2: the set has only the table");
+    return;
+  }
+  const Int8Activations& form =
+      computed ? tfl::ops::lstm::int8_lstm_kernels(avx2).computed : tfl::ops::lstm::int8_lstm_kernels(avx2).table;
+  const tfl::ops::lstm::fx16::Activation f = tfl::ops::lstm::fx16::logistic_q3_activation();
+  constexpr int kCells = 64;
+  std::vector<int16_t> source(kCells), x(kCells);
+  std::mt19937 rng(3);
+  std::uniform_int_distribution<int> q3(-16384, 16383);  // +-4 in Q3.12
+  for (int16_t& v : source) v = static_cast<int16_t>(q3(rng));
+  for (auto _ : state) {
+    std::memcpy(x.data(), source.data(), sizeof(int16_t) * kCells);
+    form.activate(f, x.data(), kCells);
+    benchmark::DoNotOptimize(x.data());
+    benchmark::ClobberMemory();
+  }
+  state.SetLabel(form.name);
+  state.SetItemsProcessed(state.iterations() * kCells);
+}
+
+BENCHMARK_CAPTURE(BM_Int8GateActivation, table, false);
+BENCHMARK_CAPTURE(BM_Int8GateActivation, computed, true);
 
 }  // namespace
 
