@@ -55,8 +55,8 @@ void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_ste
 HybridConvEpilogueFn hybrid_conv_epilogue(::tickinfer::kernels::Isa isa) noexcept;
 
 // A hybrid LSTM gate's pre-activations from its two int8 matmuls, in TFLite's order (LstmStepHybrid):
-//   z[r] = bias[r]; z[r] += (float)(acc_x[r] - zx * rows_x[r]) * scale_x; z[r] += (float)(acc_h[r]
-//   - zh * rows_h[r]) * scale_h
+//   z[r] = bias[r]; z[r] += (float)(x.acc[r] - x.zero_point * x.row_sums[r]) * x.scale;
+//   z[r] += (float)(h.acc[r] - h.zero_point * h.row_sums[r]) * h.scale
 // a side with acc == nullptr (its input row was all zero) adds nothing; the int32 terms wrap.
 struct HybridGateSide {
   const int32_t* acc = nullptr;       // nullptr: skipped

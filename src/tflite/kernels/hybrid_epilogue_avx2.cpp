@@ -57,10 +57,10 @@ void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_ste
     }
   }
   if (o < out_c) {
+    HybridConvOut tail = q;
+    if (tail.row_sums) tail.row_sums += o, tail.filter_scale += o;
+    if (tail.bias) tail.bias += o;
     for (int j = 0; j < n; ++j) {
-      HybridConvOut tail = q;
-      if (tail.row_sums) tail.row_sums += o, tail.filter_scale += o;
-      if (tail.bias) tail.bias += o;
       hybrid_conv_epilogue_portable(acc + static_cast<size_t>(j) * acc_step + o, out_c - o, 1, acc_step, tail,
                                     y + static_cast<size_t>(j) * out_c + o);
     }

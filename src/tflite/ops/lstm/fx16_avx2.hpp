@@ -1,12 +1,13 @@
 #pragma once
 // The integer LSTM's 16-bit fixed-point logistic and tanh (sequence_lstm_int16_math.hpp) on 16
-// int16 lanes, bit for bit: every function here equals the scalar reference on all 65536 inputs
-// (tests/quant_lstm_fixed_point_test.cpp checks each one exhaustively). Include only from
+// int16 lanes, bit for bit: every function here equals the scalar reference's table on all 65536
+// inputs (tests/quant_lstm_kernels_test.cpp, through the AVX2 activation kernel). Include only from
 // translation units compiled for AVX2.
 //
-// Why compute rather than look up: a table lookup costs two loads and a store per element
-// (about 1 ns on any core), this about 70 vector operations per 16 elements, which a core with
-// several 256-bit pipes runs in a fraction of that.
+// Why compute rather than look up: a table lookup costs two loads and a store per element; this is
+// about 90 instructions per 16 elements as compiled (353 for four vectors of logistic), 19 of them
+// vpmulhrsw, so it pays only on a core with more than one vector multiply pipe. Which form runs is
+// measured at prepare (sequence_lstm_int8_kernels.hpp).
 //
 // Where the scalar reference saturates or rounds in a way one instruction does not, the input
 // ranges make the cheap form exact, argued at each use:
@@ -23,7 +24,7 @@
 namespace tickinfer::tfl::ops::lstm::fx16::avx2 {
 
 // K vectors evaluated side by side: every step below is applied to all K before the next, so the
-// core overlaps K independent chains (one function is a chain of about 50 dependent operations;
+// core overlaps K independent chains (one function is one long chain of dependent operations;
 // alone, it runs at its latency, not at the core's throughput).
 template <int K>
 struct Vecs {

@@ -3,6 +3,11 @@
 // sequence_lstm_int8_activations_avx2.cpp): gemmlowp's requantizations on 8 int32 lanes, the
 // int16 <-> int32 moves, and the hidden state's requantization of 8 products. Include only from
 // translation units compiled for AVX2.
+//
+// The requantizations here take one multiplier and shift for all lanes and shift by a count
+// register; the int8 kernels' Requant8 (tflite/kernels/gemv_s8_avx2.cpp) takes one per lane and
+// shifts by vectors. Built on Requant8 with the lanes all equal, lstm_window's int8 step measured
+// 4 % slower on the first Zen (61.4 against 58.9 us, same run), so the two stay apart.
 #include <immintrin.h>
 
 #include <cstdint>

@@ -44,11 +44,11 @@ using Int8HiddenFn = void (*)(const int16_t* o, const int16_t* c, const fx16::Ac
                               int shift, int32_t zp, int8_t* h) noexcept;
 
 // The kernels that apply the activations, in one of two forms with the same results: "table"
-// looks every value up in the function's 65536-entry table (two loads and a store per element,
-// about 1 ns on any core), "computed" evaluates the fixed-point function in vector lanes (about 70
-// vector operations per 16 elements: slower than the table on a core with one 256-bit multiply
-// pipe, several times faster on one with more). Which pays is a property of the core, not of the
-// instruction set, so the LSTM measures both at prepare (choose_int8_activations).
+// looks every value up in the function's 65536-entry table (two loads and a store per element),
+// "computed" evaluates the fixed-point function in vector lanes (about 90 instructions per 16
+// elements, 19 of them vpmulhrsw: on the first Zen, with one 256-bit multiply pipe, 1.9 against
+// 0.6 ns per element; bench/quant_lstm_bench.cpp). Which pays is a property of the core, not of
+// the instruction set, so the LSTM measures both at prepare (choose_int8_activations).
 struct Int8Activations {
   const char* name = nullptr;  // "table", "computed"; nullptr: the set has no such form
   Int8ActivateFn activate = nullptr;
