@@ -9,16 +9,24 @@ runtime would:
     fails on Keras 3 models (KeyError on a Keras tensor name); the traced graph converts fine.
   - OpenVINO: ov.convert_model on the TFLite file. Its ONNX frontend rejects the Loop tf2onnx
     emits for a Keras 3 LSTM, and from the SavedModel it measured 2-4x slower than from TFLite.
-  - int8 (the peers that offer it without calibration data): LiteRT dynamic-range quantization
-    (converter.optimizations = [Optimize.DEFAULT]: int8 weights, activations quantized per call)
-    and ONNX Runtime's quantize_dynamic (int8 weights for MatMul/Gemm) on the tf2onnx model.
+  - int8: LiteRT dynamic-range quantization (converter.optimizations = [Optimize.DEFAULT]: int8
+    weights, activations quantized per call), LiteRT full int8 (the same plus a
+    representative_dataset of calibration windows and TFLITE_BUILTINS_INT8 only: int8 weights and
+    activations, float input and output through the converter's QUANTIZE/DEQUANTIZE, as a user
+    keeping their float feed would write it), and ONNX Runtime's quantize_dynamic (int8 weights
+    for MatMul/Gemm) on the tf2onnx model. The calibration windows are the caller's: tickinfer's
+    own quantizer gets the same ones (see quantized.py).
 Files are cached under OUT/<model>/ keyed by the model file's hash and the converter versions.
 """
 import hashlib
 import json
 import os
 import pathlib
+import subprocess
+import sys
 import time
+
+import numpy as np
 
 
 def _fingerprint(model_path, versions):
@@ -27,7 +35,7 @@ def _fingerprint(model_path, versions):
     return h.hexdigest()[:16]
 
 
-def _int8(paths, log):
+def _int8(paths, log, calibration):
     """The int8 files, each tried once per cache: a converter that fails leaves <file>.failed with
     its message (the row is then reported as not run, and does not fail the comparison)."""
     import tensorflow as tf
@@ -55,14 +63,30 @@ def _int8(paths, log):
         from onnxruntime.quantization import QuantType, quantize_dynamic
         quantize_dynamic(paths["onnx"], str(path), weight_type=QuantType.QInt8)
 
+    def tflite_full_int8(path):
+        # In a child process: the converter's int8 calibration of some recurrent graphs ends in a
+        # segmentation fault (signal 11), which must cost one row, not the comparison.
+        cal = path.with_name("calibration.npz")
+        np.savez(cal, *calibration)
+        proc = subprocess.run([sys.executable, __file__, "--full-int8", paths["saved_model"], str(cal), str(path)],
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            why = (f"converter crashed (signal {-proc.returncode})" if proc.returncode < 0 else
+                   (proc.stderr.strip().splitlines() or ["?"])[-1][:300])
+            raise RuntimeError(f"TFLiteConverter full int8: {why}")
+
     attempt("tflite_int8", tflite_dynamic)
+    if calibration is not None:
+        attempt("tflite_full_int8", tflite_full_int8)
     attempt("onnx_int8", onnx_dynamic)
     return seconds
 
 
-def convert(model_path, out_dir, keras_model, input_shapes, versions, log, int8=True):
+def convert(model_path, out_dir, keras_model, input_shapes, versions, log, int8=True, calibration=None):
     """Returns {"saved_model": dir, "tflite": file, "onnx": file, "tflite_int8": file,
-    "onnx_int8": file, "seconds": {...}} (an int8 file may be missing: see _int8)."""
+    "tflite_full_int8": file, "onnx_int8": file, "seconds": {...}} (an int8 file may be missing:
+    see _int8). calibration: one [N, *shape] float32 array per input (a fixed seeded draw, so the
+    cache stays valid), for the full-int8 file."""
     import tensorflow as tf
     out_dir = pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -70,11 +94,12 @@ def convert(model_path, out_dir, keras_model, input_shapes, versions, log, int8=
     paths = {"saved_model": str(out_dir / "saved_model"), "tflite": str(out_dir / "model.tflite"),
              "onnx": str(out_dir / "model.onnx")}
     int8_paths = {"tflite_int8": str(out_dir / "model_int8_dynamic.tflite"),
+                  "tflite_full_int8": str(out_dir / "model_int8_full.tflite"),
                   "onnx_int8": str(out_dir / "model_int8_dynamic.onnx")}
     key = _fingerprint(model_path, versions)
     if stamp.exists() and stamp.read_text() == key and all(os.path.exists(p) for p in paths.values()):
         log(f"    conversions cached in {out_dir}")
-        seconds = _int8(paths | int8_paths, log) if int8 else {}
+        seconds = _int8(paths | int8_paths, log, calibration) if int8 else {}
         return dict(paths, **int8_paths, seconds=seconds)
     for p in int8_paths.values():  # stale int8 files from other weights or versions
         for f in (pathlib.Path(p), pathlib.Path(p + ".failed")):
@@ -104,6 +129,29 @@ def convert(model_path, out_dir, keras_model, input_shapes, versions, log, int8=
     seconds["onnx"] = time.perf_counter() - t
     stamp.write_text(key)
     if int8:
-        seconds.update(_int8(paths | int8_paths, log))
+        seconds.update(_int8(paths | int8_paths, log, calibration))
     log("    converted: " + ", ".join(f"{k} {v:.1f} s" for k, v in seconds.items()))
     return dict(paths, **int8_paths, seconds=seconds)
+
+
+def full_int8_child(saved_model, calibration_npz, out):
+    """TFLiteConverter full int8 of a SavedModel: int8 weights and activations (TFLITE_BUILTINS_INT8
+    only), calibrated on the windows in calibration_npz (one array per input, in order), float
+    input and output as the converter leaves them by default."""
+    import tensorflow as tf
+    with np.load(calibration_npz) as z:
+        calibration = [z[f"arr_{i}"] for i in range(len(z.files))]
+    converter = tf.lite.TFLiteConverter.from_saved_model(saved_model)
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+
+    def representative():
+        for r in range(calibration[0].shape[0]):
+            yield [c[r:r + 1] for c in calibration]
+    converter.representative_dataset = representative
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    pathlib.Path(out).write_bytes(converter.convert())
+
+
+if __name__ == "__main__" and len(sys.argv) == 5 and sys.argv[1] == "--full-int8":
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    full_int8_child(*sys.argv[2:])

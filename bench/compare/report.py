@@ -3,7 +3,7 @@
 
 def _peers(results, model):
     return [r for r in results if r["model"] == model and r["via"] == "python" and r["mode"] == "window"
-            and not r["runtime"].startswith("tickinfer") and not r["runtime"].endswith("_int8") and "p50_ns" in r]
+            and not r["runtime"].startswith("tickinfer") and r.get("precision", "fp32") == "fp32" and "p50_ns" in r]
 
 
 def _row(results, model, runtime, mode="window"):
@@ -57,6 +57,79 @@ def bars(results, models):
     return out
 
 
+# The quantization bar's rows: each engine's forms, Python-side (the same harness for both), window mode.
+LITERT_FORMS = {"fp32": "litert", "dynamic": "litert_int8", "int8": "litert_full_int8"}
+TICKINFER_FORMS = {"fp32": "tickinfer_python", "int8": "tickinfer_python_int8", "dynamic": "tickinfer_python_dynamic",
+                   "auto": "tickinfer_python_auto"}
+
+
+def quantization_bars(results, models):
+    """Issue 39's third bar, per model: tickinfer's fastest form (fp32, int8, dynamic-range,
+    auto) whose outputs agree with Keras (fp32 at the float tolerance, quantized forms at the
+    quantization tolerance) against LiteRT's fastest form (fp32, dynamic-range, full int8) under
+    the same rule; both via Python in the same harness. A form that could not be made or did not
+    agree is not a candidate (its row says why). Also the native (C++) fastest form."""
+    out = []
+    for m in models:
+        def forms(table):
+            got = {}
+            for precision, key in table.items():
+                r = _row(results, m, key)
+                got[precision] = r if r and r.get("agrees", True) else None
+            return got
+        lit, tk = forms(LITERT_FORMS), forms(TICKINFER_FORMS)
+        nat = [r for r in results if r["model"] == m and r["via"] == "native" and r["mode"] == "window"
+               and r["runtime"].startswith("tickinfer_native") and "p50_ns" in r]
+        b = {"model": m, "litert": {k: r["p50_ns"] if r else None for k, r in lit.items()},
+             "tickinfer": {k: r["p50_ns"] if r else None for k, r in tk.items()},
+             "errors": {f"litert_{k}": r.get("max_abs_err") for k, r in lit.items() if r}
+             | {f"tickinfer_{k}": r.get("max_abs_err") for k, r in tk.items() if r}}
+        lit_ok = {k: v for k, v in b["litert"].items() if v is not None}
+        tk_ok = {k: v for k, v in b["tickinfer"].items() if v is not None}
+        b["complete"] = bool(lit_ok and tk_ok)
+        if b["complete"]:
+            b["litert_best"] = min(lit_ok, key=lit_ok.get)
+            b["tickinfer_best"] = min(tk_ok, key=tk_ok.get)
+            b["litert_best_p50_ns"], b["tickinfer_best_p50_ns"] = lit_ok[b["litert_best"]], tk_ok[b["tickinfer_best"]]
+            b["ratio"] = b["litert_best_p50_ns"] / b["tickinfer_best_p50_ns"]
+            b["bar"] = b["ratio"] > 1.0
+        if nat:
+            best = min(nat, key=lambda r: r["p50_ns"])
+            b["native_best"], b["native_best_p50_ns"] = best.get("precision", "fp32"), best["p50_ns"]
+        out.append(b)
+    return out
+
+
+def _quantization_markdown(doc):
+    q = doc.get("quantization_bars") or []
+    if not q:
+        return []
+    tol = doc["meta"].get("quant_tolerance")
+    lines = ["", f"Quantization bar (issue 39): each engine's fastest form whose outputs agree with Keras (fp32 at the "
+             f"float tolerance, quantized forms within {tol:g} x max |Keras output|), both via Python in this harness; "
+             "'-' is a form that could not be made or did not agree (the table above says why). p50 us:", "",
+             "| model | LiteRT fp32 | LiteRT dynamic | LiteRT full int8 | tickinfer fp32 | tickinfer int8 "
+             "| tickinfer dynamic | tickinfer auto | LiteRT best / tickinfer best | bar met | tickinfer native best |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|---|---|"]
+    yn = {True: "yes", False: "**no**"}
+
+    def cell(side, b, k):
+        v = b[side].get(k)
+        if v is None:
+            return "-"
+        best = b.get(f"{side}_best") == k
+        return f"**{_us(v)}**" if best else _us(v)
+    for b in q:
+        ratio = (f"{b['litert_best']} {_us(b['litert_best_p50_ns'])} / {b['tickinfer_best']} "
+                 f"{_us(b['tickinfer_best_p50_ns'])} = {b['ratio']:.2f}x") if b["complete"] else "incomplete"
+        met = yn[b["bar"]] if b["complete"] else ""
+        nat = f"{b['native_best']} {_us(b['native_best_p50_ns'])}" if "native_best" in b else ""
+        lines.append(f"| {b['model']} | {cell('litert', b, 'fp32')} | {cell('litert', b, 'dynamic')} "
+                     f"| {cell('litert', b, 'int8')} | {cell('tickinfer', b, 'fp32')} | {cell('tickinfer', b, 'int8')} "
+                     f"| {cell('tickinfer', b, 'dynamic')} | {cell('tickinfer', b, 'auto')} | {ratio} | {met} | {nat} |")
+    return lines
+
+
 def _us(ns):
     return "" if ns is None else f"{ns / 1e3:.2f}" if ns < 1e5 else f"{ns / 1e3:.0f}"
 
@@ -93,7 +166,7 @@ def markdown(doc):
             lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {p999} "
                          f"| {r['calls']} | {err} | {ratio} |")
     lines += ["", "Bars (window mode; 'fastest peer' is the lowest fp32 p50 among the other runtimes via Python; "
-              "int8 rows are not counted: tickinfer's int8 lands with the quantization issue):", "",
+              "quantized rows are not counted here: see the quantization bar below):", "",
               "| model | fastest peer (p50 us) | tickinfer Python run(x) p50 us (peer/ours) | run_into(x, buf) p50 us "
               "(peer/ours) | native p50 us (peer/native) | native p99 us | Python <= 1/3 | native >= 10x "
               "| native p99 < every peer p50 |",
@@ -137,6 +210,7 @@ def markdown(doc):
             lines.append(f"| {b['model']} | {_us(b['slide_whole_p50_ns'])} | {_us(b['incremental_p50_ns'])} "
                          f"| {b['incremental_vs_whole']:.2f}x | {b['fastest_peer']} {_us(b['fastest_peer_p50_ns'])} "
                          f"| {b['incremental_vs_peer']:.2f}x | {yn[b['incremental_3x_bar']]} |")
+    lines += _quantization_markdown(doc)
     if meta.get("notes"):
         lines += ["", "Notes: " + "; ".join(meta["notes"])]
     if meta.get("failures"):
@@ -158,7 +232,7 @@ def chart(doc, path):
         p50 = [r["p50_ns"] / 1e3 for r in rows]
         p99 = [r["p99_ns"] / 1e3 for r in rows]
         colors = ["#d62728" if r["runtime"].startswith("tickinfer") else
-                  "#bcbd22" if r["runtime"].endswith("_int8") else "#7f7f7f" for r in rows]
+                  "#bcbd22" if r.get("precision", "fp32") != "fp32" else "#7f7f7f" for r in rows]
         y = range(len(rows))
         ax.barh(y, p50, color=colors)
         ax.scatter(p99, y, marker="|", color="black", s=120, zorder=3, label="p99")

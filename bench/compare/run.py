@@ -16,7 +16,13 @@ bench/book_models for the order-book models, `make compare COMPARE_ARGS="--suite
     inputs for every runtime), until --seconds have passed and at least --min-calls calls;
     exact p50/p99/p99.9 of the samples;
  4. runs tickinfer natively (`tickinfer bench --json`, the C++ harness: rdtsc per call over its
-    own 1024 N(0, 1) inputs) for the production number.
+    own 1024 N(0, 1) inputs) for the production number;
+ 5. unless --no-int8: the quantized forms of both sides from the same 200 calibration windows
+    (another seeded N(0, 1) draw): LiteRT dynamic-range and full int8 (convert.py), tickinfer's
+    `quantize --mode int8|dynamic|auto` (quantized.py), checked against Keras at
+    --quant-tolerance on the 64 N(0, 1) agreement inputs (not on the committed edge-case rows),
+    timed the same way; the quantization bar compares each engine's fastest form within that
+    tolerance.
 Recurrent models are compared in window mode (what every peer computes: the whole window, state
 from zero). tickinfer's stream mode (one tick per call, state carried) is listed below them as
 what a streaming deployment would run; no peer offers it.
@@ -47,9 +53,11 @@ sys.path.insert(0, str(HERE))
 RECURRENT = ("lstm_window", "gru_window", "lstm_tiny")
 BAR_MODELS = ("mlp_small", "mlp_large", "lstm_window", "gru_window", "tcn", "lstm_tiny")
 RTOL, ATOL = 1e-4, 1e-5  # peers sum in other orders (XNNPACK, oneDNN, MLAS): float32 noise only
-# int8 rows: within 5 % of the largest reference output (int8 weights lose ~2-3 significant bits).
+# Quantized rows: within 5 % of the largest reference output by default (int8 weights lose ~2-3
+# significant bits); --quant-tolerance sets it.
 INT8_REL = 0.05
 N_INPUTS, N_CHECK, SEED = 1024, 64, 20261130
+N_CALIBRATION, N_VALIDATION = 200, 500  # drawn with SEED + 1 and SEED + 2: no timing input among them
 
 
 def log(*a):
@@ -123,11 +131,11 @@ def summarize(samples):
             "max_ns": float(samples.max()), "mean_ns": float(samples.mean()), "calls": int(samples.size)}
 
 
-def agreement(got, want, int8=False):
-    """Worst |got - want| - (ATOL + RTOL |want|) over all elements: <= 0 means agreement. int8:
-    |got - want| <= INT8_REL * max |want|."""
+def agreement(got, want, quant_rel=None):
+    """Worst |got - want| - (ATOL + RTOL |want|) over all elements: <= 0 means agreement. A
+    quantized row (quant_rel given): |got - want| <= quant_rel * max |want|."""
     got = np.asarray(got, np.float64).reshape(want.shape)
-    bound = INT8_REL * float(np.abs(want).max()) if int8 else ATOL + RTOL * np.abs(want)
+    bound = quant_rel * float(np.abs(want).max()) if quant_rel is not None else ATOL + RTOL * np.abs(want)
     excess = np.abs(got - want) - bound
     return float(excess.max()), float(np.abs(got - want).max())
 
@@ -149,7 +157,7 @@ def add_floors(build, results):
     """The floor of each native row, measured now by bench/floor_probe as tools/bench_suite.py
     does: max(FLOPs / peak FMA rate, weight bytes read / read bandwidth at the plan's working
     set). A bar that needs tickinfer below its floor cannot be met by any code on this core."""
-    native = [r for r in results if r.get("via") == "native"]
+    native = [r for r in results if r.get("via") == "native" and r.get("precision", "fp32") == "fp32"]
     if not native:
         return None
 
@@ -184,7 +192,10 @@ def main():
     ap.add_argument("--max-calls", type=int, default=400000)
     ap.add_argument("--max-seconds", type=float, default=6.0, help="timed seconds cap per runtime and model")
     ap.add_argument("--pin", type=int, default=None, help="pin this process (and the native bench) to a CPU")
-    ap.add_argument("--no-int8", dest="int8", action="store_false", help="skip the peers' int8 rows")
+    ap.add_argument("--no-int8", dest="int8", action="store_false",
+                    help="skip the quantized rows (the peers' and tickinfer's)")
+    ap.add_argument("--quant-tolerance", type=float, default=INT8_REL,
+                    help="a quantized row agrees when |err| <= this x max |Keras output| (default %(default)g)")
     ap.add_argument("--with-torch", action="store_true", help="add PyTorch (bench/compare/setup_venv.sh --with-torch)")
     ap.add_argument("--render", metavar="JSON", help="only re-render the table and chart from a compare.json")
     args = ap.parse_args()
@@ -213,6 +224,7 @@ def main():
     import keras
     import tickinfer
     import convert
+    import quantized
     import report
     import runners
 
@@ -237,7 +249,13 @@ def main():
         input_shapes = [tuple(t.shape[1:]) for t in kmodel.inputs]
         input_shape = input_shapes[0]
         many = len(input_shapes) > 1  # then every x below is a tuple, one array per input
-        conv = convert.convert(model_path, out_dir / "models" / name, kmodel, input_shapes, ver, log, int8=args.int8)
+        cal_rng, val_rng = np.random.default_rng(SEED + 1), np.random.default_rng(SEED + 2)
+        calibration = [cal_rng.standard_normal((N_CALIBRATION,) + s).astype(np.float32) for s in input_shapes]
+        validation = [val_rng.standard_normal((N_VALIDATION,) + s).astype(np.float32) for s in input_shapes]
+        conv = convert.convert(model_path, out_dir / "models" / name, kmodel, input_shapes, ver, log, int8=args.int8,
+                               calibration=calibration)
+        if args.int8:
+            conv |= quantized.quantize(build, model_path, out_dir / "models" / name, calibration, validation, log)
         ctx = {"model_path": str(model_path), "keras_model": kmodel, "input_shape": input_shape,
                "input_shapes": input_shapes, **conv}
 
@@ -257,9 +275,11 @@ def main():
         if k_excess > 0:
             failures.append(f"{name}: Keras in this venv does not reproduce out0.npy")
 
-        entries = dict(runners.TICKINFER) | rt_table | (runners.INT8 if args.int8 else {})
+        entries = dict(runners.TICKINFER) | rt_table | (runners.INT8 | runners.TICKINFER_QUANTIZED if args.int8 else {})
         for key, (factory, label) in entries.items():
-            row = {"model": name, "runtime": key, "label": label, "mode": "window", "via": "python"}
+            quant = key in runners.PRECISION  # a quantized row: an extra, at the quantization tolerance
+            row = {"model": name, "runtime": key, "label": label, "mode": "window", "via": "python",
+                   "precision": runners.PRECISION.get(key, "fp32")}
             try:
                 call = factory(ctx)
                 # The Keras call is the reference itself (same call, same inputs): not re-run.
@@ -273,18 +293,24 @@ def main():
                 log(f"  {key:22s} cannot run: {row['error']}")
                 # int8 rows are extras, and a peer port that does not exist yet (torch_port.py's
                 # single-input models) is no fault of the model: reported, not failing the run.
-                extra = key in runners.INT8 or isinstance(e, NotImplementedError)
+                extra = quant or isinstance(e, NotImplementedError)
                 (notes if extra else failures).append(f"{name}/{key}: {row['error']}")
                 results.append(row)
                 continue
-            excess, max_abs = agreement(got, ref, int8=key in runners.INT8)
+            if quant:
+                # On the 64 inputs drawn like the calibration windows: the committed fixture rows
+                # add edge cases (all zeros, inputs scaled to ~50) that a quantization calibrated on
+                # N(0, 1) saturates by design, for every engine alike.
+                excess, max_abs = agreement(got[:N_CHECK], ref[:N_CHECK], args.quant_tolerance)
+            else:
+                excess, max_abs = agreement(got, ref)
             row["max_abs_err"] = max_abs
             row["agrees"] = excess <= 0
             if not row["agrees"]:
                 log(f"  {key:22s} DISAGREES with Keras (max |err| {max_abs:.3g}): not timed")
                 # An int8 row outside its quantization tolerance is reported (not timed) but does
                 # not fail the fp32 comparison.
-                (notes if key in runners.INT8 else failures).append(
+                (notes if quant else failures).append(
                     f"{name}/{key}: outputs disagree with Keras (max |err| {max_abs:.3g}): not timed")
                 results.append(row)
                 continue
@@ -301,6 +327,18 @@ def main():
                    "label": "tickinfer native (C++)" + (" stream: 1 tick/call" if mode == "stream" else "")}
             row.update(native_bench(build, model_path, mode, args.seconds, args.pin))
             log(f"  native {mode:15s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us")
+            results.append(row)
+        for key in runners.TICKINFER_QUANTIZED if args.int8 else ():
+            # The same .tkq file natively, when its Python row agreed with Keras (same plan, same error).
+            py = next(r for r in results if r["model"] == name and r["runtime"] == key)
+            if not py.get("agrees"):
+                continue
+            precision = runners.PRECISION[key]
+            row = {"model": name, "runtime": f"tickinfer_native_{precision}", "mode": "window", "via": "native",
+                   "precision": precision, "max_abs_err": py["max_abs_err"],
+                   "label": f"tickinfer native (C++), {py['label'].split(', ', 1)[1]}"}
+            row.update(native_bench(build, ctx[runners.INT8_FILES[key]], "window", args.seconds, args.pin))
+            log(f"  native {precision:15s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us")
             results.append(row)
         if manifest.get("suite", "").startswith("book"):
             # A book model sees a window that moves one snapshot per event: the whole-window plan
@@ -343,11 +381,13 @@ def main():
                 (r.get("isa") for r in results if r.get("via") == "native"), None),
             "seconds_per_runtime": args.seconds, "warmup_seconds": args.warmup, "min_calls": args.min_calls,
             "inputs": f"{N_INPUTS} sets N(0,1), seed {SEED}, batch 1", "rtol": RTOL, "atol": ATOL,
-            "int8_tolerance": f"|err| <= {INT8_REL:g} x max |Keras output|",
+            "int8_tolerance": f"|err| <= {args.quant_tolerance:g} x max |Keras output|",
+            "quant_tolerance": args.quant_tolerance,
             "timer_overhead_ns": overhead, "failures": failures, "notes": notes, "floor_probe": probe,
             "wall_seconds": time.perf_counter() - started}
     bars = report.bars(results, BAR_MODELS if args.suite == "bench/models" else [c["name"] for c in cases])
-    doc = {"meta": meta, "results": results, "bars": bars}
+    doc = {"meta": meta, "results": results, "bars": bars,
+           "quantization_bars": report.quantization_bars(results, [c["name"] for c in cases]) if args.int8 else []}
     (out_dir / "compare.json").write_text(json.dumps(doc, indent=1))
     md = report.markdown(doc)
     (out_dir / "compare.md").write_text(md)

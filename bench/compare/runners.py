@@ -25,12 +25,13 @@ def keras_order(ctx, shapes, names):
     return sorted(range(len(names)), key=lambda k: names[k])
 
 
-def tickinfer_python(ctx, out_buffer=False, mode="window"):
+def tickinfer_python(ctx, out_buffer=False, mode="window", file="model_path"):
     """The engine through its Python module: plan.run(x) returns a new array (as the peers do);
     with out_buffer, plan.run_into(x, buf) writes a preallocated array (no allocation per call).
-    mode="stream": x is one tick ([1, features]); the recurrent state carries between calls."""
+    mode="stream": x is one tick ([1, features]); the recurrent state carries between calls.
+    file: which of the model's files (the Keras model, or a .tkq from quantized.py)."""
     import tickinfer
-    plan = tickinfer.load(ctx["model_path"]).compile(mode=mode)
+    plan = tickinfer.load(ctx[file]).compile(mode=mode)
     if len(ctx["input_shapes"]) > 1:  # the inputs as a list, the Python module's form
         out = np.empty((1,) + plan.output_shapes[0], np.float32)
         run, run_into = plan.run, plan.run_into
@@ -204,14 +205,31 @@ PEERS = {
     "tf_keras": (tf_keras_call, "TensorFlow: Keras model call"),
     "tf_function": (tf_function, "TensorFlow: tf.function"),
 }
-# int8 peers: checked against Keras at a quantization tolerance, never counted as "fastest peer"
-# for the fp32 bars. tickinfer's own int8 arrives with the quantization issue.
+# Quantized rows: checked against Keras at a quantization tolerance (run.py's --quant-tolerance),
+# never counted as "fastest peer" for the fp32 bars; the quantization bar (report.py) takes each
+# engine's fastest row of any precision within that tolerance.
 INT8 = {
     "litert_int8": (functools.partial(litert, file="tflite_int8"), "LiteRT int8 dynamic-range (XNNPACK, 1 thread)"),
+    "litert_full_int8": (functools.partial(litert, file="tflite_full_int8"),
+                         "LiteRT full int8, calibrated (XNNPACK, 1 thread)"),
     "onnxruntime_int8": (functools.partial(onnxruntime, spinning=False, file="onnx_int8"),
                          "ONNX Runtime int8 quantize_dynamic (1 thread)"),
 }
-INT8_FILES = {"litert_int8": "tflite_int8", "onnxruntime_int8": "onnx_int8"}  # row -> converted file
+# row -> the converted file it runs (a conversion that failed leaves FILE.failed saying why)
+INT8_FILES = {"litert_int8": "tflite_int8", "litert_full_int8": "tflite_full_int8", "onnxruntime_int8": "onnx_int8",
+              "tickinfer_python_int8": "tkq_int8", "tickinfer_python_dynamic": "tkq_dynamic",
+              "tickinfer_python_auto": "tkq_auto"}
+TICKINFER_QUANTIZED = {
+    "tickinfer_python_int8": (functools.partial(tickinfer_python, file="tkq_int8"),
+                              "tickinfer via Python: plan.run(x), full int8 .tkq"),
+    "tickinfer_python_dynamic": (functools.partial(tickinfer_python, file="tkq_dynamic"),
+                                 "tickinfer via Python: plan.run(x), dynamic-range .tkq"),
+    "tickinfer_python_auto": (functools.partial(tickinfer_python, file="tkq_auto"),
+                              "tickinfer via Python: plan.run(x), auto .tkq (--max-error 0.01)"),
+}
+# The precision of each row's arithmetic (every other row is fp32).
+PRECISION = {"litert_int8": "dynamic", "litert_full_int8": "int8", "onnxruntime_int8": "dynamic",
+             "tickinfer_python_int8": "int8", "tickinfer_python_dynamic": "dynamic", "tickinfer_python_auto": "auto"}
 TORCH = {"pytorch": (pytorch, "PyTorch eager (1 thread)")}
 TICKINFER = {
     "tickinfer_python": (tickinfer_python, "tickinfer via Python: plan.run(x)"),
