@@ -1,4 +1,4 @@
-// The 4-row sequential fp32 product (KernelSet::gemm4_sequential) against an independent reference: the
+// The sequential fp32 product of 1 to 4 rows (KernelSet::gemm4_sequential) against an independent reference: the
 // plain loop over the unpacked matrix, total = 0; total += x * w (k ascending, fp32, no FMA: this
 // file is built without FMA flags, and contraction is off); y = clamp(init + total). The kernel
 // promises that rounding exactly, so the outputs must be equal bit for bit. Seeded data (seed in every message); N around the 8-wide half panel and the 16-wide
@@ -17,7 +17,7 @@ using namespace tickinfer::kernels;
 
 namespace {
 
-void check_case(Gemm4SequentialFn fn, int K, int N, bool with_init, bool clamp, unsigned seed) {
+void check_case(Gemm4SequentialFn fn, int rows, int K, int N, bool with_init, bool clamp, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> d(-2.0f, 2.0f);
   std::vector<float> wm(static_cast<size_t>(K) * N);  // W[k][n]
@@ -36,9 +36,13 @@ void check_case(Gemm4SequentialFn fn, int K, int N, bool with_init, bool clamp, 
   float* y = ybuf.data() + 1;
   const float lo = clamp ? -1.0f : -std::numeric_limits<float>::infinity();
   const float hi = clamp ? 2.0f : std::numeric_limits<float>::infinity();
-  fn(x, ldx, K, packed.data() + 1, N, with_init ? init.data() : nullptr, y, ldy, lo, hi);
+  fn(x, rows, ldx, K, packed.data() + 1, N, with_init ? init.data() : nullptr, y, ldy, lo, hi);
 
   for (int r = 0; r < kGemm4Rows; ++r) {
+    if (r >= rows) {  // rows past `rows` are not written
+      for (size_t g = 0; g < ldy; ++g) ASSERT_EQ(y[r * ldy + g], guard) << "wrote row " << r << " of " << rows;
+      continue;
+    }
     for (int n = 0; n < N; ++n) {
       volatile float total = 0.0f;  // volatile: one rounding per product and per sum, whatever the flags
       for (int k = 0; k < K; ++k) {
@@ -48,7 +52,7 @@ void check_case(Gemm4SequentialFn fn, int K, int N, bool with_init, bool clamp, 
       float ref = (with_init ? init[static_cast<size_t>(n)] : 0.0f) + total;
       ref = std::min(std::max(ref, lo), hi);
       ASSERT_EQ(y[r * ldy + n], ref)
-          << "K=" << K << " N=" << N << " row " << r << " n=" << n << " seed " << seed;
+          << "rows=" << rows << " K=" << K << " N=" << N << " row " << r << " n=" << n << " seed " << seed;
     }
     for (size_t g = static_cast<size_t>(N); g < ldy; ++g) {
       ASSERT_EQ(y[r * ldy + g], guard) << "wrote past N: K=" << K << " N=" << N << " row " << r << " seed " << seed;
@@ -67,7 +71,23 @@ TEST(KernelsGemm4Sequential, MatchesTheUnpackedReferenceOverSizes) {
   for (int K : Ks)
     for (int N : Ns)
       for (bool with_init : {false, true}) {
-        check_case(fn, K, N, with_init, (seed % 3) == 0, seed);
+        check_case(fn, kGemm4Rows, K, N, with_init, (seed % 3) == 0, seed);
+        ++seed;
+      }
+}
+
+// Fewer rows (a batch-1 FULLY_CONNECTED, a conv's last pixels) take another path: each row over
+// up to four panels at a time; N spans 1 to 6 panels so each group size and a partial one occur.
+TEST(KernelsGemm4Sequential, FewerRowsMatchTheReferenceAndWriteOnlyThem) {
+  if (!isa_supported(Isa::Avx2)) GTEST_SKIP() << "CPU lacks AVX2 + FMA";
+  const Gemm4SequentialFn fn = kernel_set(Isa::Avx2).gemm4_sequential;
+  const int Ks[] = {1, 3, 16, 97};
+  const int Ns[] = {5, 9, 16, 17, 33, 48, 49, 64, 65, 80, 96, 100};
+  unsigned seed = 9001;
+  for (int rows = 1; rows < kGemm4Rows; ++rows)
+    for (int K : Ks)
+      for (int N : Ns) {
+        check_case(fn, rows, K, N, (seed % 2) == 0, (seed % 3) == 0, seed);
         ++seed;
       }
 }

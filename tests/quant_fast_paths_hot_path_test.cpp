@@ -2,6 +2,8 @@
 // 4-pixel blocks with a partial last group, hybrid conv) allocates nothing and takes no lock.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -68,10 +70,11 @@ TEST(QuantFastPathsHotPath, EvalAllocatesAndLocksNothing) {
   }
 }
 
-// The block-sparse int8 and hybrid FULLY_CONNECTED (a filter pruned in 1x16 blocks, 3 of 4 blocks
-// zero; the sparse form forced, fused requantization and not).
+// The block-sparse int8, hybrid and float FULLY_CONNECTED (a filter pruned in 1x16 blocks, 3 of 4
+// blocks zero; the sparse form forced, fused requantization and not; the float one over two rows,
+// the second holding an Inf, which goes through the reference loop).
 TEST(QuantFastPathsHotPath, SparseFcEvalAllocatesAndLocksNothing) {
-  for (const char* isa : {"avx2", "scalar"}) {
+  for (const char* isa : {"avx2", "portable", "scalar"}) {
     ProgramBuilder b;
     b.options.sparse = SparseChoice::Sparse;
     std::vector<int8_t> w(40 * 24, 0);
@@ -84,20 +87,38 @@ TEST(QuantFastPathsHotPath, SparseFcEvalAllocatesAndLocksNothing) {
     const int y2 = b.tensor("y2", DType::F32, {1, 40});
     b.op(OpCode::FullyConnected, {xq, wq, -1}, {y1});
     b.op(OpCode::FullyConnected, {xf, wq, -1}, {y2});
+    std::vector<float> wfv(w.begin(), w.end());
+    for (float& v : wfv) v *= 0.25f;
+    const int xf2 = b.tensor("xf2", DType::F32, {2, 24});
+    const int wf = b.constant("wf", DType::F32, {40, 24}, wfv);
+    const int y3 = b.tensor("y3", DType::F32, {2, 40});
+    b.op(OpCode::FullyConnected, {xf2, wf, -1}, {y3});
     std::vector<std::unique_ptr<PreparedOp>> ops;
     for (Rounding r : {Rounding::Single, Rounding::Double})
       for (size_t i = 0; i < b.program.ops.size(); ++i) ops.push_back(b.prepare(i, isa, r));
+    if (std::string(isa) != "scalar") {
+      EXPECT_NE(ops[2]->describe().find("block-sparse sequential"), std::string::npos) << ops[2]->describe();
+    }
     if (std::string(isa) == "avx2" && tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) {
       EXPECT_NE(ops[0]->describe().find("-> sparse 1x16"), std::string::npos) << ops[0]->describe();
       EXPECT_NE(ops[1]->describe().find("-> sparse 1x16"), std::string::npos) << ops[1]->describe();
     }
     std::vector<int8_t> xqb(24, 9), y1b(40);
-    std::vector<float> xfb(24, 0.5f), y2b(40);
+    std::vector<float> xfb(24, 0.5f), y2b(40), xf2b(48, 0.5f), y3b(80);
+    xf2b[24 + 5] = std::numeric_limits<float>::infinity();
     TensorMemory m = b.memory();
     m.addr[xq] = xqb.data();
     m.addr[xf] = xfb.data();
     m.addr[y1] = y1b.data();
     m.addr[y2] = y2b.data();
+    m.addr[xf2] = xf2b.data();
+    m.addr[y3] = y3b.data();
     expect_evals_allocate_and_lock_nothing(ops, m, isa);
+    // Hand-derived: row r has weight (r % 7 - 3) / 4 at 6 of 24 inputs, each 0.5; the second row's
+    // Inf meets a zero weight of every row (column 5): NaN, as TFLite's loop gives.
+    for (int r = 0; r < 40; ++r) {
+      EXPECT_EQ(y3b[r], 6 * 0.5f * static_cast<float>(r % 7 - 3) * 0.25f) << isa << " row " << r;
+      EXPECT_TRUE(std::isnan(y3b[40 + r])) << isa << " row " << r << ": " << y3b[40 + r];
+    }
   }
 }

@@ -17,6 +17,7 @@
 #include "tflite/kernels/gemv_bf16.hpp"
 #include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
+#include "tflite/kernels/gemv_sparse_sequential.hpp"
 #include "tflite/kernels/quantize_input.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/kernels/tflite_float_activations.hpp"
@@ -100,6 +101,18 @@ TEST_P(IsaFamilies, Int8Gemv) {
       EXPECT_STREQ(k.name, minus_128 ? "avx2 rows" : "avx2 quad blocks");
     }
   }
+}
+
+// The interpreter's block-sparse float FC in the reference order: scalar, and AVX2 (which the
+// avx512 ISA falls back to).
+TEST_P(IsaFamilies, SparseSequentialFloatGemv) {
+  const Isa want = expected(isa(), {Isa::Scalar, Isa::Avx2});
+#if defined(__x86_64__)
+  EXPECT_EQ(tk::gemv_sparse_sequential_for(isa()),
+            want == Isa::Avx2 ? &tk::avx2::gemv_sparse_sequential : &tk::scalar::gemv_sparse_sequential);
+#else
+  EXPECT_EQ(tk::gemv_sparse_sequential_for(isa()), &tk::scalar::gemv_sparse_sequential);
+#endif
 }
 
 TEST_P(IsaFamilies, Bf16Gemv) { EXPECT_EQ(tk::bf16_gemv(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2})); }

@@ -94,7 +94,7 @@ inline KeyRange attend_keys(const AttendHead& a, int i0, int width) {
   return {first, end < first ? first : end};
 }
 
-using Gemm4SequentialFn = void (*)(const float* x, size_t ldx, int K, const float* packed_w, int N,
+using Gemm4SequentialFn = void (*)(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,
                                    const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
 using GemmChainFn = void (*)(const float* x, int rows, size_t ldx, int taps, size_t tap_stride, int ch,
                              const float* packed_w, int N, const float* init, float* y, size_t ldy, float lo,
@@ -117,11 +117,12 @@ struct KernelSet {
   void (*gemm_rows)(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N,
                     const float* init, float* y, size_t ldy, float lo, float hi) noexcept;
 
-  // kGemm4Rows rows at once in the *sequential* order, over the same packed layout (panel form
-  // only: N > kDotMaxN): for r in [0, 4), y[r ldy + n] = clamp(init[n] + total, lo, hi) with
+  // 1 to kGemm4Rows rows at once in the *sequential* order, over the same packed layout (panel
+  // form only: N > kDotMaxN): for r in [0, rows), y[r ldy + n] = clamp(init[n] + total, lo, hi) with
   // total = 0; total += x[r ldx + k] * W[k][n] for k ascending, every product and every sum
   // rounded to fp32 (no FMA): bit for bit the plain reference loop, which is how TFLite's
-  // reference CONV_2D sums (tflite/ops/conv2d.cpp uses it for 4 output pixels at a time).
+  // reference CONV_2D sums (tflite/ops/conv2d.cpp uses it for 4 output pixels at a time, and
+  // for the last 1 to 3; fewer rows cost proportionally less, not a padded four).
   // It cannot be folded into gemm_rows, nor gemm_rows into it, without changing bits: gemm_rows
   // must equal this set's gemv per row, and gemv fuses each multiply-add (one rounding, not two)
   // and, for a last block of 1 to 3 panels, splits K into 2 or 4 interleaved accumulators added

@@ -38,8 +38,8 @@ namespace portable { TICKINFER_DECLARE_KERNELS() }
 #if defined(TICKINFER_HAVE_X86)
 namespace avx2 {
 TICKINFER_DECLARE_KERNELS()
-void gemm4_sequential(const float* x, size_t ldx, int K, const float* packed_w, int N, const float* init, float* y,
-                      size_t ldy, float lo, float hi) noexcept;  // gemm4_sequential_avx2.cpp
+void gemm4_sequential(const float* x, int rows, size_t ldx, int K, const float* packed_w, int N, const float* init,
+                      float* y, size_t ldy, float lo, float hi) noexcept;  // gemm4_sequential_avx2.cpp
 }
 namespace avx512 { TICKINFER_DECLARE_KERNELS() }
 #endif

@@ -5,30 +5,11 @@
 // prefetch: a pruned layer's blocks mostly sit in L1/L2, and the prefetch measured 20% slower there.
 #include "kernels/x86_intrinsics.hpp"
 
-#include "kernels/gemv_dot_simd.hpp"
+#include "kernels/store_clamped_avx2.hpp"
 #include "kernels/simd_avx2.hpp"
 #include "kernels/sparse_panels.hpp"
 
 namespace tickinfer::kernels::avx2 {
-
-namespace {
-
-inline __m256 finish(__m256 acc, const float* init, __m256 lo, __m256 hi) {
-  if (init) acc = _mm256_add_ps(_mm256_loadu_ps(init), acc);
-  return _mm256_min_ps(hi, _mm256_max_ps(lo, acc));  // data second: NaN propagates
-}
-
-inline void store8(__m256 acc, const float* init, float* y, int n0, int N, float lo, float hi) {
-  if (N - n0 >= 8) {
-    _mm256_storeu_ps(y + n0, finish(acc, init ? init + n0 : nullptr, _mm256_set1_ps(lo), _mm256_set1_ps(hi)));
-    return;
-  }
-  alignas(32) float tmp[8];
-  _mm256_store_ps(tmp, acc);
-  for (int j = 0; j < N - n0; ++j) y[n0 + j] = simd::clamp_one(tmp[j], init ? init + n0 + j : nullptr, lo, hi);
-}
-
-}  // namespace
 
 void sparse_gemv(const float* x, const SparsePanelsView& w, const float* init, float* y, float lo,
                  float hi) noexcept {
@@ -59,8 +40,8 @@ void sparse_gemv(const float* x, const SparsePanelsView& w, const float* init, f
     const __m256 lo8 = _mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3));
     const __m256 hi8 = _mm256_add_ps(_mm256_add_ps(c0, c1), _mm256_add_ps(c2, c3));
     const int n0 = p * kSparseBlock;
-    store8(lo8, init, y, n0, w.N, lo, hi);
-    if (n0 + 8 < w.N) store8(hi8, init, y, n0 + 8, w.N, lo, hi);
+    store8_clamped(lo8, init, y, n0, w.N, lo, hi);
+    if (n0 + 8 < w.N) store8_clamped(hi8, init, y, n0 + 8, w.N, lo, hi);
   }
 }
 

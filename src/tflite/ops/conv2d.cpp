@@ -150,8 +150,7 @@ class FloatConv final : public PreparedOp {
 // With the set's gemm4_sequential (avx2 and avx512 sets, out_c > kDotMaxN) four consecutive
 // pixels' patches go through one 4-row product, so each weight vector loaded serves four pixels;
 // its sums round exactly like the reference loop, so this path equals FloatConv bit for bit. A
-// last group of fewer than four pixels is padded with copies of its last patch and written
-// through a scratch block.
+// last group of fewer than four pixels goes through it as that many rows.
 class FloatConvGemv final : public PreparedOp {
   static constexpr int kRows = ::tickinfer::kernels::kGemm4Rows;
 
@@ -160,8 +159,7 @@ class FloatConvGemv final : public PreparedOp {
                 const ::tickinfer::kernels::KernelSet& ks)
       : s_(s), lo_(lo), hi_(hi), ks_(ks),
         gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : ks.gemm4_sequential),
-        patch_(static_cast<size_t>(s.patch) * kRows),
-        tail_(static_cast<size_t>(s.w.out_c) * kRows) {
+        patch_(static_cast<size_t>(s.patch) * kRows) {
     const int K = s.patch, N = s.w.out_c;
     std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
     for (int oc = 0; oc < N; ++oc)
@@ -180,18 +178,11 @@ class FloatConvGemv final : public PreparedOp {
     const size_t K = static_cast<size_t>(s_.patch);
     int64_t i = 0;
     if (gemm4_) {
-      for (; i + kRows <= pixels; i += kRows) {
-        for (int r = 0; r < kRows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
-        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
+      for (; i < pixels; i += kRows) {
+        const int rows = static_cast<int>(std::min<int64_t>(kRows, pixels - i));
+        for (int r = 0; r < rows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
+        gemm4_(patch_.data(), rows, K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
                static_cast<size_t>(w.out_c), lo_, hi_);
-      }
-      if (i < pixels) {
-        const int left = static_cast<int>(pixels - i);
-        for (int r = 0; r < kRows; ++r) gather_pixel(x, i + std::min(r, left - 1), patch_.data() + r * K);
-        gemm4_(patch_.data(), K, s_.patch, packed_.data(), w.out_c, init, tail_.data(), static_cast<size_t>(w.out_c),
-               lo_, hi_);
-        std::memcpy(y + i * w.out_c, tail_.data(), sizeof(float) * static_cast<size_t>(left) * w.out_c);
-        i = pixels;
       }
     }
     for (; i < pixels; ++i) {
@@ -221,7 +212,6 @@ class FloatConvGemv final : public PreparedOp {
   std::vector<float> packed_;
   std::vector<float> bias_;
   std::vector<float> patch_;  // kRows gathered patches, each s_.patch floats
-  std::vector<float> tail_;   // kRows x out_c outputs of the last, partial group of pixels
 };
 
 // The reference loop of ConvPerChannel, taps outside the input skipped (isa "scalar").

@@ -84,8 +84,8 @@ class FloatFcReference final : public PreparedOp {
 // not style: in a dynamic-range program a float FULLY_CONNECTED feeds a hybrid one, whose
 // per-row input quantization turns a one-ulp difference into a whole quantization step of the
 // next layer (measured: 5e-4 of the output on a Keras MultiHeadAttention file when this op
-// summed in the engine gemv's fused, split order). Batch rows go four at a time; a last group
-// of fewer is padded with copies of its last row and written through a scratch block.
+// summed in the engine gemv's fused, split order). Batch rows go four at a time, a last group
+// of fewer (a batch of one: most calls) as that many rows.
 class FloatFcSequential final : public PreparedOp {
   static constexpr int kRows = ::tickinfer::kernels::kGemm4Rows;
 
@@ -99,25 +99,15 @@ class FloatFcSequential final : public PreparedOp {
     packed_.resize(::tickinfer::kernels::packed_floats(g.depth, g.units));
     ::tickinfer::kernels::pack_weights(wt.data(), g.depth, g.units, packed_.data());
     if (bias) bias_.assign(bias, bias + g.units);
-    rows_in_.assign(static_cast<size_t>(g.depth) * kRows, 0.0f);
-    rows_out_.assign(static_cast<size_t>(g.units) * kRows, 0.0f);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const float* x = mem.at<float>(g_.input);
     float* y = mem.at<float>(g_.output);
     const float* init = bias_.empty() ? nullptr : bias_.data();
     const size_t K = static_cast<size_t>(g_.depth), N = static_cast<size_t>(g_.units);
-    int b = 0;
-    for (; b + kRows <= g_.batch; b += kRows) {
-      gemm4_(x + b * K, K, g_.depth, packed_.data(), g_.units, init, y + b * N, N, lo_, hi_);
-    }
-    if (b < g_.batch) {
-      const int left = g_.batch - b;
-      for (int r = 0; r < kRows; ++r) {
-        std::memcpy(rows_in_.data() + r * K, x + (b + std::min(r, left - 1)) * K, K * sizeof(float));
-      }
-      gemm4_(rows_in_.data(), K, g_.depth, packed_.data(), g_.units, init, rows_out_.data(), N, lo_, hi_);
-      std::memcpy(y + b * N, rows_out_.data(), static_cast<size_t>(left) * N * sizeof(float));
+    for (int b = 0; b < g_.batch; b += kRows) {
+      const int rows = std::min(kRows, g_.batch - b);
+      gemm4_(x + b * K, rows, K, g_.depth, packed_.data(), g_.units, init, y + b * N, N, lo_, hi_);
     }
   }
   std::string describe() const override { return std::string("float fc sequential (reference order) ") + isa_; }
@@ -130,7 +120,6 @@ class FloatFcSequential final : public PreparedOp {
   const char* isa_;
   std::vector<float> packed_;
   std::vector<float> bias_;
-  std::vector<float> rows_in_, rows_out_;  // a last, partial group of rows
 };
 
 // bf16 filter, float input/output, fp32 accumulation: each weight is widened exactly
@@ -230,6 +219,9 @@ std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx) {
   if (w.type == DType::BF16) {
     if (reference) return std::make_unique<fc::Bf16Fc>(g, const_data<uint16_t>(w), bias, lo, hi);
     return std::make_unique<fc::Bf16FcGemv>(g, const_data<uint16_t>(w), bias, lo, hi, qk::bf16_gemv(ctx.isa));
+  }
+  if (!reference) {
+    if (auto sparse = fc::make_float_sparse(ctx, g, const_data<float>(w), bias, lo, hi)) return sparse;
   }
   // Every kernel set sums in the reference loop's order (FloatFcSequential): on sets without the
   // 4-row sequential kernel, and for 4 units or fewer (the packed layout's dot form), the loop.

@@ -1,6 +1,6 @@
 #pragma once
-// FULLY_CONNECTED internals shared by its float/bf16 (fully_connected.cpp) and int8/hybrid
-// (fully_connected_int8.cpp) implementations.
+// FULLY_CONNECTED internals shared by its float/bf16 (fully_connected.cpp, pruned float:
+// fully_connected_float_sparse.cpp) and int8/hybrid (fully_connected_int8.cpp) implementations.
 #include <memory>
 
 #include "tflite/ops/op_support.hpp"
@@ -17,5 +17,10 @@ FcGeometry check_geometry(const PrepareContext& ctx);
 
 std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometry& g);
 std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g);
+
+// A pruned float filter's block-sparse form in the reference order (fully_connected_float_sparse.cpp),
+// or nullptr where the dense form stays (SparseChoice, and the measured rule under Auto).
+std::unique_ptr<PreparedOp> make_float_sparse(const PrepareContext& ctx, const FcGeometry& g, const float* w,
+                                              const float* bias, float lo, float hi);
 
 }  // namespace tickinfer::tfl::ops::fc
