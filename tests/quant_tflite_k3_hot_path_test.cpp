@@ -1,6 +1,7 @@
 // invoke() of the Keras 3 TFLite conversions (tests/fixtures/tflite_k3: WHILE loops run op by op
 // and lowered onto the fused LSTM, CALL_ONCE + resource variables in stream use, DYNAMIC_UPDATE_SLICE,
-// runtime GATHER / SLICE, BATCH_MATMUL, folded SHAPE / PACK, SPACE_TO_BATCH_ND) allocates nothing
+// runtime GATHER / SLICE, BATCH_MATMUL, folded SHAPE / PACK, SPACE_TO_BATCH_ND, full int8 attention)
+// allocates nothing
 // and takes no lock after the interpreter is built.
 #include <gtest/gtest.h>
 
@@ -33,6 +34,9 @@ TEST(QuantTfliteK3HotPath, InvokeAllocatesAndLocksNothing) {
       "lstm_wide/keras_dynamic.tflite",
       "tcn_dynamic_batch/keras_float.tflite", "matmul/keras_int8.tflite",   "matmul_dynamic_batch/saved_float.tflite",
       "two_inputs/saved_float.tflite",
+      // full int8 attention: SOFTMAX (tabled exps), BATCH_MATMUL (row products), ADD/SUB/MUL and
+      // SQUARED_DIFFERENCE (vector requantization; one constant operand: a table)
+      "attention_encoder/keras_int8.tflite", "attention_causal/saved_int8.tflite",
   };
   for (const char* file : files) {
     for (bool lower : {true, false}) {

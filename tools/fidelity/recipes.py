@@ -191,22 +191,26 @@ def conv(rng, kind, depthwise=False):
     return w, [name], inputs
 
 
-# ---- ADD / MUL ---------------------------------------------------------------------------------
+# ---- ADD / SUB / MUL / SQUARED_DIFFERENCE ------------------------------------------------------
 
 def binary(rng, kind, code):
     w = ModelWriter()
     shape = [1, int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(1, 9))]
     r = rng.random()
-    other = shape if r < 0.5 else ([1, 1, 1, shape[3]] if r < 0.8 else [1, shape[1], 1, 1])
+    # The other operand: the same shape, a channel vector, a row vector, or one value (an
+    # attention's scale, a layer norm's epsilon: tickinfer tables a constant one).
+    other = shape if r < 0.45 else ([1, 1, 1, shape[3]] if r < 0.7 else ([1, shape[1], 1, 1] if r < 0.85 else [1]))
     const_other = rng.random() < 0.4
     rows = _rows(rng)
-    act = _act(rng)
+    act = _act(rng) if code != OP.SQUARED_DIFFERENCE else None  # its options have no activation
     if kind == "int8":
         s1, s2 = qc.log_scale(rng, 1e-3, 0.5), qc.log_scale(rng, 1e-3, 0.5)
         if rng.random() < 0.3:
             s1, s2 = qc.pow2_scale(rng, 1, 9), qc.pow2_scale(rng, 1, 9)
-        if code == OP.ADD:
+        if code in (OP.ADD, OP.SUB):
             so = np.float32(max(s1, s2) * 128 * rng.uniform(0.01, 0.03) * 2)
+        elif code == OP.SQUARED_DIFFERENCE:
+            so = np.float32((max(s1, s2) * 128) ** 2 * rng.uniform(0.005, 0.05))
         else:
             so = np.float32(s1 * s2 * 128 * 128 / 128 * rng.uniform(0.3, 2.0))
         if rng.random() < 0.2:
@@ -228,9 +232,14 @@ def binary(rng, kind, code):
             inputs.append(qc.float_rows(rng, rows, other))
     if code == OP.ADD:
         o, otype, name = S.AddOptionsT(), OPT.AddOptions, "ADD"
+    elif code == OP.SUB:
+        o, otype, name = S.SubOptionsT(), OPT.SubOptions, "SUB"
+    elif code == OP.SQUARED_DIFFERENCE:
+        o, otype, name = S.SquaredDifferenceOptionsT(), OPT.SquaredDifferenceOptions, "SQUARED_DIFFERENCE"
     else:
         o, otype, name = S.MulOptionsT(), OPT.MulOptions, "MUL"
-    o.fusedActivationFunction = act
+    if act is not None:
+        o.fusedActivationFunction = act
     w.op(code, [a, b], [y], otype, o)
     w.inputs = [a] if const_other else [a, b]
     w.outputs = [y]
@@ -269,6 +278,8 @@ def unary(rng, kind, code):
 def batch_matmul(rng, kind):
     w = ModelWriter()
     m, k, n = int(rng.integers(1, 9)), int(rng.integers(1, 33)), int(rng.integers(1, 17))
+    if rng.random() < 0.3:  # a long k (an attention's keys): tickinfer's dot-product form
+        k = int(rng.integers(32, 97))
     nb = int(rng.choice([1, 1, 2]))
     adj_x, adj_y = bool(rng.random() < 0.3), bool(rng.random() < 0.3)
     const_rhs = kind == "hybrid" or rng.random() < 0.4
@@ -320,7 +331,9 @@ def families(kind):
             ("conv2d", 3, lambda r: conv(r, kind)),
             ("depthwise", 2, lambda r: conv(r, kind, depthwise=True)),
             ("add", 1, lambda r: binary(r, kind, OP.ADD)),
+            ("sub", 1, lambda r: binary(r, kind, OP.SUB)),
             ("mul", 1, lambda r: binary(r, kind, OP.MUL)),
+            ("squared_difference", 1, lambda r: binary(r, kind, OP.SQUARED_DIFFERENCE)),
             ("logistic", 1, lambda r: unary(r, kind, OP.LOGISTIC)),
             ("tanh", 1, lambda r: unary(r, kind, OP.TANH)),
             ("softmax", 1, lambda r: unary(r, kind, OP.SOFTMAX)),

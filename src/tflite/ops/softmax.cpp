@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "tflite/fixed_point_math.hpp"
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/op_support.hpp"
 
@@ -49,11 +51,31 @@ class FloatSoftmax final : public PreparedOp {
 constexpr int kScaledDiffIntegerBits = 5;
 constexpr int kAccumulationIntegerBits = 12;
 
-template <Rounding R>
+// An int8 difference to the row maximum takes one of 256 values (0 down to -255), so the
+// fixed-point exp of each, and its share of the sum, are computed once at prepare by the same
+// functions (bit for bit what the per-element computation gives; measured 73 ns per element that
+// way on a 64 x 64 attention softmax). A difference below diff_min (skipped by TFLite: no share of
+// the sum, output -128) is stored as an exp of 0, which gives exactly that: a share of 0 and an
+// output of 0 - 128.
 class Int8Softmax final : public PreparedOp {
  public:
-  Int8Softmax(int in, int out, Rows r, QuantizedMultiplier beta, int32_t diff_min)
-      : in_(in), out_(out), r_(r), beta_(beta), diff_min_(diff_min) {}
+  static constexpr int kDiffs = 256;
+  // A share is at most 2^19 (an exp of at most 1 with 12 integer bits), so fewer than 4096 of them
+  // cannot reach the saturating add's limit: a plain sum gives the same bits.
+  static constexpr int kPlainSumDepth = 4096;
+
+  template <Rounding R>
+  static std::unique_ptr<Int8Softmax> make(int in, int out, Rows r, QuantizedMultiplier beta, int32_t diff_min,
+                                           kernels::RequantS8Fn requant) {
+    auto op = std::unique_ptr<Int8Softmax>(new Int8Softmax(in, out, r, requant));
+    for (int k = 0; k < kDiffs; ++k) {
+      const int32_t diff = -k;
+      const int32_t e = diff >= diff_min ? exp_of<R>(diff, beta) : 0;
+      op->exp_[k] = e;
+      op->share_[k] = fx::rescale(e, 0, kAccumulationIntegerBits);
+    }
+    return op;
+  }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
@@ -61,42 +83,53 @@ class Int8Softmax final : public PreparedOp {
       int32_t max = -128;
       for (int c = 0; c < r_.depth; ++c) max = std::max<int32_t>(max, x[c]);
       int32_t sum_of_exps = 0;  // 12 integer bits
-      for (int c = 0; c < r_.depth; ++c) {
-        const int32_t diff = x[c] - max;
-        if (diff >= diff_min_) sum_of_exps = fx::add(sum_of_exps, fx::rescale(exp_of(diff), 0, kAccumulationIntegerBits));
+      if (r_.depth < kPlainSumDepth) {
+        for (int c = 0; c < r_.depth; ++c) sum_of_exps += share_[max - x[c]];
+      } else {
+        for (int c = 0; c < r_.depth; ++c) sum_of_exps = fx::add(sum_of_exps, share_[max - x[c]]);
       }
       int num_bits_over_unit = 0;
       const int32_t shifted_scale = fx::get_reciprocal(sum_of_exps, kAccumulationIntegerBits, &num_bits_over_unit);
       const int exponent = std::min(std::max(num_bits_over_unit + 31 - 8, 0), 31);
-      for (int c = 0; c < r_.depth; ++c) {
-        const int32_t diff = x[c] - max;
-        if (diff >= diff_min_) {
-          const int32_t unsat = rounding_divide_by_pot(fx::mul(shifted_scale, exp_of(diff)), exponent);
-          y[c] = static_cast<int8_t>(std::min(std::max(unsat - 128, -128), 127));
-        } else {
-          y[c] = -128;
-        }
-      }
+      // RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(exp, scale), exponent) - 128, clamped:
+      // the double-rounding MultiplyByQuantizedMultiplier with shift -exponent, so the int8 set's
+      // vector requantization computes it, the row's scale in every lane.
+      std::fill(multiplier_.begin(), multiplier_.end(), shifted_scale);
+      std::fill(shift_.begin(), shift_.end(), -exponent);
+      for (int c = 0; c < r_.depth; ++c) exps_[static_cast<size_t>(c)] = exp_[max - x[c]];
+      requant_(exps_.data(), r_.depth, params_, y);
     }
   }
-  std::string describe() const override { return "int8 softmax (fixed-point exp)"; }
+  std::string describe() const override { return "int8 softmax (fixed-point exp, tabled per difference)"; }
 
  private:
+  Int8Softmax(int in, int out, Rows r, kernels::RequantS8Fn requant)
+      : in_(in), out_(out), r_(r), requant_(requant), exps_(static_cast<size_t>(r.depth)),
+        multiplier_(static_cast<size_t>(r.depth)), shift_(static_cast<size_t>(r.depth)) {
+    params_.multiplier = multiplier_.data();
+    params_.shift = shift_.data();
+    params_.output_zero_point = -128;
+  }
+
   // exp(beta * in_scale * diff): MultiplyByQuantizedMultiplierGreaterThanOne, then fixed-point exp.
-  int32_t exp_of(int32_t diff) const noexcept {
+  template <Rounding R>
+  static int32_t exp_of(int32_t diff, QuantizedMultiplier beta) noexcept {
     int32_t scaled;
     if constexpr (R == Rounding::Double) {
-      scaled = saturating_rounding_doubling_high_mul(shift_left_wrapping(diff, beta_.shift), beta_.multiplier);
+      scaled = saturating_rounding_doubling_high_mul(shift_left_wrapping(diff, beta.shift), beta.multiplier);
     } else {
-      scaled = multiply_by_quantized_multiplier<R>(diff, beta_.multiplier, beta_.shift);
+      scaled = multiply_by_quantized_multiplier<R>(diff, beta.multiplier, beta.shift);
     }
     return fx::exp_on_negative_values(scaled, kScaledDiffIntegerBits);
   }
 
   int in_, out_;
   Rows r_;
-  QuantizedMultiplier beta_;
-  int32_t diff_min_;
+  int32_t exp_[kDiffs];    // the fixed-point exp of difference -k (0 below diff_min)
+  int32_t share_[kDiffs];  // the same with 12 integer bits: its share of the row's sum
+  kernels::RequantS8Fn requant_;  // the double-rounding one
+  kernels::RequantParams params_;
+  std::vector<int32_t> exps_, multiplier_, shift_;  // one row's exps; its scale in every lane
 };
 
 }  // namespace
@@ -138,10 +171,11 @@ std::unique_ptr<PreparedOp> prepare_softmax(const PrepareContext& ctx) {
                         static_cast<double>(int64_t{1} << (31 - kScaledDiffIntegerBits)) /
                         static_cast<double>(int64_t{1} << m.shift);
   const int32_t diff_min = -static_cast<int32_t>(std::floor(radius));
+  const kernels::RequantS8Fn requant = kernels::s8_kernels(ctx.isa, false).requant(Rounding::Double);
   if (rounding(ctx) == Rounding::Double) {
-    return std::make_unique<Int8Softmax<Rounding::Double>>(ctx.input_index(0), ctx.output_index(0), r, m, diff_min);
+    return Int8Softmax::make<Rounding::Double>(ctx.input_index(0), ctx.output_index(0), r, m, diff_min, requant);
   }
-  return std::make_unique<Int8Softmax<Rounding::Single>>(ctx.input_index(0), ctx.output_index(0), r, m, diff_min);
+  return Int8Softmax::make<Rounding::Single>(ctx.input_index(0), ctx.output_index(0), r, m, diff_min, requant);
 }
 
 }  // namespace tickinfer::tfl::ops
