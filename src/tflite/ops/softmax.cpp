@@ -79,25 +79,38 @@ class Int8Softmax final : public PreparedOp {
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
-    for (int64_t i = 0; i < r_.outer; ++i, x += r_.depth, y += r_.depth) {
-      int32_t max = -128;
-      for (int c = 0; c < r_.depth; ++c) max = std::max<int32_t>(max, x[c]);
+    const int depth = r_.depth;
+    for (int64_t i = 0; i < r_.outer; ++i, x += depth, y += depth) {
+      int8_t max = -128;
+      for (int c = 0; c < depth; ++c) max = x[c] > max ? x[c] : max;
       int32_t sum_of_exps = 0;  // 12 integer bits
-      if (r_.depth < kPlainSumDepth) {
-        for (int c = 0; c < r_.depth; ++c) sum_of_exps += share_[max - x[c]];
+      if (depth < kPlainSumDepth) {
+        for (int c = 0; c < depth; ++c) {
+          const int d = max - x[c];  // 0 to 255
+          exps_[static_cast<size_t>(c)] = exp_[d];
+          sum_of_exps += share_[d];
+        }
       } else {
-        for (int c = 0; c < r_.depth; ++c) sum_of_exps = fx::add(sum_of_exps, share_[max - x[c]]);
+        for (int c = 0; c < depth; ++c) {
+          const int d = max - x[c];
+          exps_[static_cast<size_t>(c)] = exp_[d];
+          sum_of_exps = fx::add(sum_of_exps, share_[d]);
+        }
       }
       int num_bits_over_unit = 0;
       const int32_t shifted_scale = fx::get_reciprocal(sum_of_exps, kAccumulationIntegerBits, &num_bits_over_unit);
       const int exponent = std::min(std::max(num_bits_over_unit + 31 - 8, 0), 31);
       // RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(exp, scale), exponent) - 128, clamped:
       // the double-rounding MultiplyByQuantizedMultiplier with shift -exponent, so the int8 set's
-      // vector requantization computes it, the row's scale in every lane.
-      std::fill(multiplier_.begin(), multiplier_.end(), shifted_scale);
-      std::fill(shift_.begin(), shift_.end(), -exponent);
-      for (int c = 0; c < r_.depth; ++c) exps_[static_cast<size_t>(c)] = exp_[max - x[c]];
-      requant_(exps_.data(), r_.depth, params_, y);
+      // vector requantization computes it, the row's scale in every lane (refilled only when it
+      // changes).
+      if (shifted_scale != lane_scale_ || -exponent != lane_shift_) {
+        lane_scale_ = shifted_scale;
+        lane_shift_ = -exponent;
+        std::fill(multiplier_.begin(), multiplier_.end(), shifted_scale);
+        std::fill(shift_.begin(), shift_.end(), -exponent);
+      }
+      requant_(exps_.data(), depth, params_, y);
     }
   }
   std::string describe() const override { return "int8 softmax (fixed-point exp, tabled per difference)"; }
@@ -130,6 +143,7 @@ class Int8Softmax final : public PreparedOp {
   kernels::RequantS8Fn requant_;  // the double-rounding one
   kernels::RequantParams params_;
   std::vector<int32_t> exps_, multiplier_, shift_;  // one row's exps; its scale in every lane
+  int32_t lane_scale_ = 0, lane_shift_ = 0;         // what multiplier_ and shift_ hold
 };
 
 }  // namespace
