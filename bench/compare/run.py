@@ -334,7 +334,8 @@ def main():
             if not py.get("agrees"):
                 continue
             precision = runners.PRECISION[key]
-            row = {"model": name, "runtime": f"tickinfer_native_{precision}", "mode": "window", "via": "native",
+            row = {"model": name, "runtime": "tickinfer_native_" + precision.replace(" ", "_"), "mode": "window",
+                   "via": "native",
                    "precision": precision, "max_abs_err": py["max_abs_err"],
                    "label": f"tickinfer native (C++), {py['label'].split(', ', 1)[1]}"}
             row.update(native_bench(build, ctx[runners.INT8_FILES[key]], "window", args.seconds, args.pin))

@@ -218,7 +218,8 @@ INT8 = {
 # row -> the converted file it runs (a conversion that failed leaves FILE.failed saying why)
 INT8_FILES = {"litert_int8": "tflite_int8", "litert_full_int8": "tflite_full_int8", "onnxruntime_int8": "onnx_int8",
               "tickinfer_python_int8": "tkq_int8", "tickinfer_python_dynamic": "tkq_dynamic",
-              "tickinfer_python_auto": "tkq_auto"}
+              "tickinfer_python_auto": "tkq_auto", "tickinfer_python_tflite_dynamic": "tflite_int8",
+              "tickinfer_python_tflite_int8": "tflite_full_int8"}
 TICKINFER_QUANTIZED = {
     "tickinfer_python_int8": (functools.partial(tickinfer_python, file="tkq_int8"),
                               "tickinfer via Python: plan.run(x), full int8 .tkq"),
@@ -226,10 +227,18 @@ TICKINFER_QUANTIZED = {
                                  "tickinfer via Python: plan.run(x), dynamic-range .tkq"),
     "tickinfer_python_auto": (functools.partial(tickinfer_python, file="tkq_auto"),
                               "tickinfer via Python: plan.run(x), auto .tkq (--max-error 0.01)"),
+    # The converter's own quantized files, which tickinfer runs too (its TFLite interpreter, int8
+    # bit for bit with TFLite's reference kernels): the quantized form a user of a model that
+    # `tickinfer quantize` refuses (Conv2D, attention) still has.
+    "tickinfer_python_tflite_dynamic": (functools.partial(tickinfer_python, file="tflite_int8"),
+                                        "tickinfer via Python: plan.run(x), the converter's dynamic-range .tflite"),
+    "tickinfer_python_tflite_int8": (functools.partial(tickinfer_python, file="tflite_full_int8"),
+                                     "tickinfer via Python: plan.run(x), the converter's full-int8 .tflite"),
 }
 # The precision of each row's arithmetic (every other row is fp32).
 PRECISION = {"litert_int8": "dynamic", "litert_full_int8": "int8", "onnxruntime_int8": "dynamic",
-             "tickinfer_python_int8": "int8", "tickinfer_python_dynamic": "dynamic", "tickinfer_python_auto": "auto"}
+             "tickinfer_python_int8": "int8", "tickinfer_python_dynamic": "dynamic", "tickinfer_python_auto": "auto",
+             "tickinfer_python_tflite_dynamic": "tflite dynamic", "tickinfer_python_tflite_int8": "tflite int8"}
 TORCH = {"pytorch": (pytorch, "PyTorch eager (1 thread)")}
 TICKINFER = {
     "tickinfer_python": (tickinfer_python, "tickinfer via Python: plan.run(x)"),
