@@ -2,6 +2,12 @@
 // formulas (interop facts, section 6); each comment shows the arithmetic.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
+#include <limits>
+
+#include <cstring>
+
 #include <cmath>
 #include <vector>
 
@@ -381,6 +387,36 @@ TEST(QuantActivation, FloatOps) {
     op->eval(m);
     EXPECT_FLOAT_EQ(y, c.y) << op_name(c.code);
   }
+}
+
+// Float LEAKY_RELU runs four lanes at a time with a bitwise select: each element must still be
+// TFLite's x > 0 ? x : x * alpha bit for bit, signed zeros, infinities and NaN included, in the
+// vector part and the tail, in place and not, for a positive and a negative alpha.
+TEST(QuantActivation, FloatLeakyReluIsTheReferenceSelectBitForBit) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> x = {-2.0f, 0.0f, -0.0f, 3.5f, inf, -inf, nan, 1e-40f, -1e-40f, -7.25f, 1.0f};
+  for (float alpha : {0.25f, -0.5f})
+    for (bool in_place : {false, true}) {
+      ProgramBuilder b;
+      const int in = b.tensor("x", DType::F32, {static_cast<int>(x.size())});
+      const int out = in_place ? in : b.tensor("y", DType::F32, {static_cast<int>(x.size())});
+      b.op(OpCode::LeakyRelu, {in}, {out}).options.alpha = alpha;
+      auto op = b.prepare(0);
+      std::vector<float> xs = x, ys(x.size(), -99.0f);
+      TensorMemory m = b.memory();
+      m.addr[in] = xs.data();
+      if (!in_place) m.addr[out] = ys.data();
+      op->eval(m);
+      const std::vector<float>& got = in_place ? xs : ys;
+      for (size_t i = 0; i < x.size(); ++i) {
+        volatile float product = x[i] * alpha;
+        const float want = x[i] > 0.0f ? x[i] : product;
+        uint32_t gb, wb;
+        std::memcpy(&gb, &got[i], 4);
+        std::memcpy(&wb, &want, 4);
+        EXPECT_EQ(gb, wb) << "x " << x[i] << " alpha " << alpha << " in place " << in_place;
+      }
+    }
 }
 
 // ---- RESHAPE / EXPAND_DIMS / SQUEEZE --------------------------------------------------------------

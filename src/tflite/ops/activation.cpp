@@ -3,6 +3,8 @@
 // float: TFLite's reference formulas. int8: a 256-entry table built at prepare time from the
 // formula TFLite's int8 kernel applies to each value (LUTPopulate for LOGISTIC/TANH; fixed-point
 // requantization for the RELU family), so eval is a table lookup and matches bit for bit.
+#include <cstdint>
+#include <cstring>
 #include <cmath>
 
 #include "tflite/kernels/lut.hpp"
@@ -47,7 +49,35 @@ class FloatLeakyRelu final : public PreparedOp {
   void eval(const TensorMemory& mem) noexcept override {
     const float* x = mem.at<float>(in_);
     float* y = mem.at<float>(out_);
-    for (int64_t i = 0; i < n_; ++i) y[i] = x[i] > 0.0f ? x[i] : x[i] * alpha_;
+    // TFLite's x > 0 ? x : x * alpha as a bitwise select of two values made for every element:
+    // written as the conditional, the compiler keeps the product inside a branch (-ftrapping-math
+    // forbids computing it where unused), one mispredicted branch per element of random sign (5 ns
+    // each, measured); as a select of bits it vectorizes. The same values either way.
+    // (Four lanes of the compiler's vector extension: plain code did not vectorize.)
+    using F4 = float __attribute__((vector_size(16)));
+    using U4 = int32_t __attribute__((vector_size(16)));
+    const float alpha = alpha_;
+    int64_t i = 0;
+    for (; i + 4 <= n_; i += 4) {
+      F4 v;
+      std::memcpy(&v, x + i, 16);
+      const F4 scaled = v * alpha;
+      const U4 keep = v > 0.0f;
+      U4 vb, sb;
+      std::memcpy(&vb, &v, 16);
+      std::memcpy(&sb, &scaled, 16);
+      const U4 r = (vb & keep) | (sb & ~keep);
+      std::memcpy(y + i, &r, 16);
+    }
+    for (; i < n_; ++i) {
+      const float v = x[i], scaled = v * alpha;
+      uint32_t vb, sb;
+      std::memcpy(&vb, &v, 4);
+      std::memcpy(&sb, &scaled, 4);
+      const uint32_t keep = 0u - static_cast<uint32_t>(v > 0.0f);
+      const uint32_t r = (vb & keep) | (sb & ~keep);
+      std::memcpy(y + i, &r, 4);
+    }
   }
   std::string describe() const override { return "float leaky_relu"; }
 
