@@ -148,6 +148,8 @@ class Int8BatchMatMul final : public PreparedOp {
         requant_name_(ks.name), b_rows_(static_cast<size_t>(s_.k * s_.n)), a_row_(static_cast<size_t>(s_.k)),
         acc_(static_cast<size_t>(s_.n)),
         multiplier_(static_cast<size_t>(s_.n)), shift_(static_cast<size_t>(s_.n)) {}
+  Int8BatchMatMul(const Int8BatchMatMul&) = delete;  // params_ points into this object's vectors
+  Int8BatchMatMul& operator=(const Int8BatchMatMul&) = delete;
   void set_output(int32_t zp_a, int32_t zp_b, int32_t zp_out, QuantizedMultiplier q) {
     zp_a_ = zp_a;
     zp_b_ = zp_b;

@@ -45,6 +45,8 @@ class Int8BinaryRequant final : public PreparedOp {
  public:
   Int8BinaryRequant(int a, int b, int out, BroadcastPlan plan, std::string what, kernels::RequantS8Fn requant)
       : a_(a), b_(b), out_(out), plan_(std::move(plan)), what_(std::move(what)), requant_(requant) {}
+  Int8BinaryRequant(const Int8BinaryRequant&) = delete;  // params_ points into this object's arrays
+  Int8BinaryRequant& operator=(const Int8BinaryRequant&) = delete;
   // table_a/table_b: the scaled input per stored value (index value + 128; ADD/SUB/SQUARED_DIFFERENCE);
   // off_a/off_b: minus the zero points (MUL).
   template <class TableA, class TableB>

@@ -76,6 +76,8 @@ class Int8Softmax final : public PreparedOp {
     }
     return op;
   }
+  Int8Softmax(const Int8Softmax&) = delete;  // params_ points into this object's vectors
+  Int8Softmax& operator=(const Int8Softmax&) = delete;
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
