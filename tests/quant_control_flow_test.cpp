@@ -4,6 +4,12 @@
 // a body that runs its own loop, a loop variable that changes shape, a variable nothing assigns.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+
+#include <limits>
+
+#include <cstring>
+
 #include <memory>
 #include <string>
 #include <vector>
@@ -233,6 +239,52 @@ TEST(QuantControlFlow, BoolBytesOtherThanZeroAndOneAreTrue) {
   EXPECT_EQ(out[1], 11.0f);
   EXPECT_EQ(out[2], -3.0f);
   EXPECT_EQ(out[3], 13.0f);
+}
+
+// SELECT_V2 with a constant condition (an attention mask) runs as a prepared bit mask; it must copy
+// exactly what the index-mapped form copies when the same condition arrives at run time: every
+// byte of int8, every bit of float (NaN payloads, -0), a condition broadcast along the rows, a
+// one-value y and a full y, lengths past the vector width.
+template <class T>
+std::vector<uint8_t> select_bytes(bool constant_condition, bool y_single, DType type) {
+  auto p = std::make_shared<Program>();
+  ProgramBuilder b(*p);
+  const std::vector<uint8_t> cbytes = {0, 75, 1, 0, 255, 0, 0, 2, 1, 0, 0, 9, 0};  // one row of 13, broadcast
+  const int cond = constant_condition ? b.constant<uint8_t>("cond", DType::Bool, {13}, cbytes)
+                                      : b.activation("cond", DType::Bool, {13});
+  const int x = b.activation("x", type, {3, 13});
+  std::vector<T> fill_values(y_single ? 1 : 39);
+  for (size_t i = 0; i < fill_values.size(); ++i) fill_values[i] = static_cast<T>(-1 - static_cast<int>(i % 100));
+  const int y = b.constant<T>("y", type, {y_single ? 1 : 3, y_single ? 1 : 13}, fill_values);
+  const int out = b.activation("out", type, {3, 13});
+  b.op(OpCode::SelectV2, {cond, x, y}, {out}, "select");
+  p->inputs = constant_condition ? std::vector<int>{x} : std::vector<int>{x, cond};
+  p->outputs = {out};
+  Interpreter interp(p);
+  T* xin = static_cast<T*>(interp.input_data(0));
+  for (int i = 0; i < 39; ++i) xin[i] = static_cast<T>(i * 3 - 50);
+  if constexpr (std::is_same_v<T, float>) {
+    xin[4] = std::numeric_limits<float>::quiet_NaN();
+    xin[17] = -0.0f;
+  }
+  if (!constant_condition) std::memcpy(interp.input_data(1), cbytes.data(), cbytes.size());
+  interp.invoke();
+  const auto* o = static_cast<const uint8_t*>(interp.output_data(0));
+  return std::vector<uint8_t>(o, o + 39 * sizeof(T));
+}
+
+TEST(QuantControlFlow, SelectWithAConstantConditionCopiesWhatTheGeneralFormCopies) {
+  for (bool y_single : {true, false}) {
+    EXPECT_EQ(select_bytes<float>(true, y_single, DType::F32), select_bytes<float>(false, y_single, DType::F32))
+        << "float, y single " << y_single;
+    EXPECT_EQ(select_bytes<int8_t>(true, y_single, DType::I8), select_bytes<int8_t>(false, y_single, DType::I8))
+        << "int8, y single " << y_single;
+  }
+  // and the values themselves: row 0 of the int8 form, y one value (-1)
+  const std::vector<uint8_t> got = select_bytes<int8_t>(true, true, DType::I8);
+  EXPECT_EQ(static_cast<int8_t>(got[0]), -1);   // condition 0
+  EXPECT_EQ(static_cast<int8_t>(got[1]), -47);  // condition 75: x = 1 * 3 - 50
+  EXPECT_EQ(static_cast<int8_t>(got[13 + 4]), 17 * 3 - 50);  // row 1, condition 255
 }
 
 }  // namespace
