@@ -150,7 +150,8 @@ class Lowerer {
         }
         return lstm(n);
       case OpKind::GRU:
-        refuse(n, "GRU is not supported: the TFLite converter turns it into a WHILE loop, which has no op here");
+        refuse(n, "GRU has no quantized form (TFLite has no GRU op to quantize into: its converter writes a WHILE "
+                  "loop of float ops); the float plan runs it");
       case OpKind::Conv1D: return conv1d(n);
       case OpKind::Conv2D: refuse(n, "Conv2D is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool2D:
