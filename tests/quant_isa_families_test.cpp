@@ -16,6 +16,7 @@
 #include "tflite/interpreter.hpp"
 #include "tflite/kernels/gemv_bf16.hpp"
 #include "tflite/kernels/hybrid_epilogue.hpp"
+#include "tflite/kernels/gemm_s8_rows.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/gemv_sparse_sequential.hpp"
 #include "tflite/kernels/quantize_input.hpp"
@@ -112,6 +113,15 @@ TEST_P(IsaFamilies, SparseSequentialFloatGemv) {
             want == Isa::Avx2 ? &tk::avx2::gemv_sparse_sequential : &tk::scalar::gemv_sparse_sequential);
 #else
   EXPECT_EQ(tk::gemv_sparse_sequential_for(isa()), &tk::scalar::gemv_sparse_sequential);
+#endif
+}
+
+// int8 BATCH_MATMUL's row and dot products: the plain build, and the AVX2 build.
+TEST_P(IsaFamilies, Int8BatchMatMulProducts) {
+#if defined(__x86_64__)
+  EXPECT_EQ(tk::gemm_s8_row_kernels(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2}));
+#else
+  EXPECT_EQ(tk::gemm_s8_row_kernels(isa()).isa, Isa::Scalar);
 #endif
 }
 

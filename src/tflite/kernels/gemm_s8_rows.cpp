@@ -1,4 +1,4 @@
-// The plain build of gemm_s8_rows.hpp's row product, and the per-ISA choice.
+// The plain build of gemm_s8_rows.hpp's row and dot products, and the per-ISA table.
 #include "tflite/kernels/gemm_s8_rows.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -13,26 +13,15 @@ void gemm_s8_dots(const int16_t* a16, const int16_t* cols, int64_t k, int64_t n,
 }
 }  // namespace scalar
 
-GemmS8RowsFn gemm_s8_rows_for(::tickinfer::kernels::Isa isa) {
-  ::tickinfer::kernels::IsaVariants<GemmS8RowsFn> v;
-  v.scalar = &scalar::gemm_s8_rows;
+const GemmS8RowKernels& gemm_s8_row_kernels(::tickinfer::kernels::Isa isa) {
+  static const GemmS8RowKernels plain{::tickinfer::kernels::Isa::Scalar, &scalar::gemm_s8_rows, &scalar::gemm_s8_dots};
+  ::tickinfer::kernels::IsaVariants<const GemmS8RowKernels*> v;
+  v.scalar = &plain;
 #if defined(__x86_64__)
-  v.avx2 = &avx2::gemm_s8_rows;
+  static const GemmS8RowKernels avx2_set{::tickinfer::kernels::Isa::Avx2, &avx2::gemm_s8_rows, &avx2::gemm_s8_dots};
+  v.avx2 = &avx2_set;
 #endif
-  return v.pick(isa);
-}
-
-}  // namespace tickinfer::tfl::kernels
-
-namespace tickinfer::tfl::kernels {
-
-GemmS8DotsFn gemm_s8_dots_for(::tickinfer::kernels::Isa isa) {
-  ::tickinfer::kernels::IsaVariants<GemmS8DotsFn> v;
-  v.scalar = &scalar::gemm_s8_dots;
-#if defined(__x86_64__)
-  v.avx2 = &avx2::gemm_s8_dots;
-#endif
-  return v.pick(isa);
+  return *v.pick(isa);
 }
 
 }  // namespace tickinfer::tfl::kernels

@@ -52,7 +52,12 @@ void gemm_s8_dots(const int16_t* a16, const int16_t* cols, int64_t k, int64_t n,
 }
 #endif
 
-GemmS8RowsFn gemm_s8_rows_for(::tickinfer::kernels::Isa isa);
-GemmS8DotsFn gemm_s8_dots_for(::tickinfer::kernels::Isa isa);
+// Both forms for an ISA (kernels/isa_variants.hpp's rule: AVX2 where the CPU has it, else the plain build).
+struct GemmS8RowKernels {
+  ::tickinfer::kernels::Isa isa;
+  GemmS8RowsFn rows;
+  GemmS8DotsFn dots;
+};
+const GemmS8RowKernels& gemm_s8_row_kernels(::tickinfer::kernels::Isa isa);
 
 }  // namespace tickinfer::tfl::kernels

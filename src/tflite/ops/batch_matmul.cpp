@@ -220,9 +220,10 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, MatMulShape s) 
   // Dot products along k when k is long against n (a row step would be one short vector); the
   // row form otherwise. (Measured on an attention's 64 x 8 values: 35 us per head pair as rows.)
   const bool dots = s.k >= 32 && s.n < 16;
+  const kernels::GemmS8RowKernels& products = kernels::gemm_s8_row_kernels(ctx.isa);
   auto op = std::make_unique<Int8BatchMatMul>(ctx.input_index(0), ctx.input_index(1), ctx.output_index(0), std::move(s),
-                                              kernels::s8_kernels(ctx.isa, false), r, kernels::gemm_s8_rows_for(ctx.isa),
-                                              dots ? kernels::gemm_s8_dots_for(ctx.isa) : nullptr);
+                                              kernels::s8_kernels(ctx.isa, false), r, products.rows,
+                                              dots ? products.dots : nullptr);
   op->set_output(pa.zero_point, pb.zero_point, po.zero_point,
                  quantize_multiplier(static_cast<double>(pa.scale) * pb.scale / po.scale, r));
   return op;

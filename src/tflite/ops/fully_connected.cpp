@@ -60,12 +60,8 @@ class FloatFcReference final : public PreparedOp {
     const float* x = mem.at<float>(g_.input);
     float* y = mem.at<float>(g_.output);
     for (int b = 0; b < g_.batch; ++b) {
-      for (int o = 0; o < g_.units; ++o) {
-        float total = 0.0f;
-        for (int d = 0; d < g_.depth; ++d) total += x[b * g_.depth + d] * w_[o * g_.depth + d];
-        const float v = total + (bias_ ? bias_[o] : 0.0f);
-        y[b * g_.units + o] = std::min(std::max(v, lo_), hi_);
-      }
+      float_reference_row(x + static_cast<size_t>(b) * g_.depth, w_, bias_, g_.units, g_.depth, lo_, hi_,
+                          y + static_cast<size_t>(b) * g_.units);
     }
   }
   std::string describe() const override { return "float fc reference"; }

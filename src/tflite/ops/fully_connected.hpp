@@ -15,6 +15,18 @@ struct FcGeometry {
 };
 FcGeometry check_geometry(const PrepareContext& ctx);
 
+// TFLite's reference float loop for one row: total += x[d] * w[o][d], d ascending, + bias,
+// clamped. The float op for the "scalar" kernel set, and the sparse op's row with Inf or NaN.
+inline void float_reference_row(const float* x, const float* w, const float* bias, int units, int depth, float lo,
+                                float hi, float* y) noexcept {
+  for (int o = 0; o < units; ++o) {
+    float total = 0.0f;
+    for (int d = 0; d < depth; ++d) total += x[d] * w[static_cast<size_t>(o) * depth + d];
+    const float v = total + (bias ? bias[o] : 0.0f);
+    y[o] = v < lo ? lo : (v > hi ? hi : v);
+  }
+}
+
 std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometry& g);
 std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g);
 

@@ -23,18 +23,6 @@ namespace {
 
 namespace ck = ::tickinfer::kernels;
 
-// TFLite's reference loop for one row (FloatFcReference's body): the fallback for a row the
-// sparse kernel declines.
-void reference_row(const float* x, const float* w, const float* bias, int units, int depth, float lo, float hi,
-                   float* y) noexcept {
-  for (int o = 0; o < units; ++o) {
-    float total = 0.0f;
-    for (int d = 0; d < depth; ++d) total += x[d] * w[static_cast<size_t>(o) * depth + d];
-    const float v = total + (bias ? bias[o] : 0.0f);
-    y[o] = std::min(std::max(v, lo), hi);
-  }
-}
-
 class FloatFcSparseSequential final : public PreparedOp {
  public:
   FloatFcSparseSequential(const FcGeometry& g, const float* w, const float* bias, float lo, float hi,
@@ -47,7 +35,7 @@ class FloatFcSparseSequential final : public PreparedOp {
     for (int b = 0; b < g_.batch; ++b) {
       const float* xr = x + static_cast<size_t>(b) * g_.depth;
       float* yr = y + static_cast<size_t>(b) * g_.units;
-      if (!kernel_(xr, view_, bias_, yr, lo_, hi_)) reference_row(xr, w_, bias_, g_.units, g_.depth, lo_, hi_, yr);
+      if (!kernel_(xr, view_, bias_, yr, lo_, hi_)) float_reference_row(xr, w_, bias_, g_.units, g_.depth, lo_, hi_, yr);
     }
   }
   std::string describe() const override { return "float fc block-sparse sequential (reference order); " + note_; }
@@ -95,7 +83,7 @@ std::unique_ptr<PreparedOp> make_float_sparse(const PrepareContext& ctx, const F
           if (ks.gemm4_sequential) {
             ks.gemm4_sequential(x.data(), 1, x.size(), g.depth, packed.data(), g.units, bias, y.data(), y.size(), lo, hi);
           } else {
-            reference_row(x.data(), w, bias, g.units, g.depth, lo, hi, y.data());
+            float_reference_row(x.data(), w, bias, g.units, g.depth, lo, hi, y.data());
           }
         },
         [&] { kernel(x.data(), view, bias, y.data(), lo, hi); });
