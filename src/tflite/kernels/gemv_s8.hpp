@@ -25,6 +25,7 @@
 // ISA variant equals the scalar reference bit for bit.
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/isa_variants.hpp"
 #include "tflite/kernels/block_requant.hpp"
@@ -113,6 +114,39 @@ struct RequantParams {
   int32_t output_zero_point = 0;
   int32_t act_min = -128, act_max = 127;
 };
+// One multiplier and shift in every lane of a RequantS8Fn call: a per-tensor scale (BATCH_MATMUL's
+// and the int8 elementwise ops' output scale, SOFTMAX's per-row reciprocal) on kernels that read a
+// scale per lane. Owns the lane arrays (a call may cover at most `lanes` values), refills them only
+// when the scale changes (no allocation after construction), and hands out the parameters.
+class UniformRequant {
+ public:
+  explicit UniformRequant(int lanes)
+      : multiplier_(static_cast<size_t>(lanes), 0), shift_(static_cast<size_t>(lanes), 0) {
+    params_.multiplier = multiplier_.data();
+    params_.shift = shift_.data();
+  }
+  UniformRequant(const UniformRequant&) = delete;  // params_ points into the arrays
+  UniformRequant& operator=(const UniformRequant&) = delete;
+  void set_scale(int32_t multiplier, int32_t shift) noexcept {
+    if (multiplier == multiplier_held_ && shift == shift_held_) return;
+    multiplier_held_ = multiplier;
+    shift_held_ = shift;
+    for (int32_t& m : multiplier_) m = multiplier;
+    for (int32_t& s : shift_) s = shift;
+  }
+  void set_output(int32_t zero_point, int32_t act_min, int32_t act_max) noexcept {
+    params_.output_zero_point = zero_point;
+    params_.act_min = act_min;
+    params_.act_max = act_max;
+  }
+  const RequantParams& params() const noexcept { return params_; }
+
+ private:
+  std::vector<int32_t> multiplier_, shift_;
+  int32_t multiplier_held_ = 0, shift_held_ = 0;  // what the arrays hold
+  RequantParams params_;
+};
+
 // The parameters of rows [r, ...): what a vector kernel hands the narrower one for its tail.
 inline RequantParams requant_rows_from(const RequantParams& p, int r) {
   RequantParams t = p;

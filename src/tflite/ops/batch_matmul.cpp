@@ -83,7 +83,7 @@ class FloatBatchMatMul final : public PreparedOp {
  public:
   FloatBatchMatMul(int a, int b, int out, MatMulShape s)
       : a_(a), b_(b), out_(out), s_(std::move(s)), along_m_(s_.n < 8 && s_.m > s_.n),
-        copy_(static_cast<size_t>(s_.k * (along_m_ ? s_.m : s_.n))), acc_(static_cast<size_t>(std::max(s_.m, s_.n))) {}
+        copy_(static_cast<size_t>(s_.k * (along_m_ ? s_.m : s_.n))), acc_(along_m_ ? static_cast<size_t>(s_.m) : 0) {}
   void eval(const TensorMemory& mem) noexcept override {
     const float* a = mem.at<const float>(a_);
     const float* b = mem.at<const float>(b_);
@@ -146,18 +146,12 @@ class Int8BatchMatMul final : public PreparedOp {
                   kernels::GemmS8RowsFn rows, kernels::GemmS8DotsFn dots)
       : a_(a), b_(b), out_(out), s_(std::move(s)), rows_(rows), dots_(dots), requant_(ks.requant(r)),
         requant_name_(ks.name), b_rows_(static_cast<size_t>(s_.k * s_.n)), a_row_(static_cast<size_t>(s_.k)),
-        acc_(static_cast<size_t>(s_.n)),
-        multiplier_(static_cast<size_t>(s_.n)), shift_(static_cast<size_t>(s_.n)) {}
-  Int8BatchMatMul(const Int8BatchMatMul&) = delete;  // params_ points into this object's vectors
-  Int8BatchMatMul& operator=(const Int8BatchMatMul&) = delete;
+        acc_(static_cast<size_t>(s_.n)), scale_(static_cast<int>(s_.n)) {}
   void set_output(int32_t zp_a, int32_t zp_b, int32_t zp_out, QuantizedMultiplier q) {
     zp_a_ = zp_a;
     zp_b_ = zp_b;
-    std::fill(multiplier_.begin(), multiplier_.end(), q.multiplier);
-    std::fill(shift_.begin(), shift_.end(), q.shift);
-    params_.multiplier = multiplier_.data();
-    params_.shift = shift_.data();
-    params_.output_zero_point = zp_out;
+    scale_.set_scale(q.multiplier, q.shift);
+    scale_.set_output(zp_out, -128, 127);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* a = mem.at<const int8_t>(a_);
@@ -185,7 +179,7 @@ class Int8BatchMatMul final : public PreparedOp {
         } else {
           rows_(ab + m * s_.a_m, s_.a_k, zp_a_, b_rows_.data(), k, n, acc_.data());
         }
-        requant_(acc_.data(), static_cast<int>(n), params_, y);
+        requant_(acc_.data(), static_cast<int>(n), scale_.params(), y);
         y += n;
       }
     }
@@ -204,11 +198,10 @@ class Int8BatchMatMul final : public PreparedOp {
   kernels::RequantS8Fn requant_;
   const char* requant_name_;
   int32_t zp_a_ = 0, zp_b_ = 0;
-  kernels::RequantParams params_;
   std::vector<int16_t> b_rows_;  // one batch's b - zp_b, [k][n] (row form) or [n][k] (dot form)
   std::vector<int16_t> a_row_;   // dot form: one row of a - zp_a along k
   std::vector<int32_t> acc_;     // one output row's sums
-  std::vector<int32_t> multiplier_, shift_;  // the tensor's, once per output column
+  kernels::UniformRequant scale_;  // the tensor's output scale in every column
 };
 
 std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, MatMulShape s) {

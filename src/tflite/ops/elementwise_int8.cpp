@@ -9,7 +9,6 @@
 // Multipliers are derived in double from the float scales, as each Prepare does.
 #include <algorithm>
 #include <cmath>
-#include <iterator>
 #include <string>
 
 #include "tflite/kernels/gemv_s8.hpp"
@@ -44,9 +43,7 @@ class Int8BinaryRequant final : public PreparedOp {
 
  public:
   Int8BinaryRequant(int a, int b, int out, BroadcastPlan plan, std::string what, kernels::RequantS8Fn requant)
-      : a_(a), b_(b), out_(out), plan_(std::move(plan)), what_(std::move(what)), requant_(requant) {}
-  Int8BinaryRequant(const Int8BinaryRequant&) = delete;  // params_ points into this object's arrays
-  Int8BinaryRequant& operator=(const Int8BinaryRequant&) = delete;
+      : a_(a), b_(b), out_(out), plan_(std::move(plan)), what_(std::move(what)), requant_(requant), scale_(kBlock) {}
   // table_a/table_b: the scaled input per stored value (index value + 128; ADD/SUB/SQUARED_DIFFERENCE);
   // off_a/off_b: minus the zero points (MUL).
   template <class TableA, class TableB>
@@ -58,13 +55,8 @@ class Int8BinaryRequant final : public PreparedOp {
     }
     off_a_ = off_a;
     off_b_ = off_b;
-    std::fill(std::begin(multiplier_), std::end(multiplier_), out.multiplier);
-    std::fill(std::begin(shift_), std::end(shift_), out.shift);
-    params_.multiplier = multiplier_;
-    params_.shift = shift_;
-    params_.output_zero_point = zp_out;
-    params_.act_min = lo;
-    params_.act_max = hi;
+    scale_.set_scale(out.multiplier, out.shift);
+    scale_.set_output(zp_out, lo, hi);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(a_);
@@ -81,7 +73,7 @@ class Int8BinaryRequant final : public PreparedOp {
         const int32_t* ib = plan_.index_b.data() + i0;
         for (int j = 0; j < m; ++j) raw[j] = raw_of(x[ia[j]], z[ib[j]]);
       }
-      requant_(raw, m, params_, y + i0);
+      requant_(raw, m, scale_.params(), y + i0);
     }
   }
   std::string describe() const override { return what_ + (plan_.same ? "" : " (broadcast)") + ", vector requantization"; }
@@ -95,7 +87,7 @@ class Int8BinaryRequant final : public PreparedOp {
       const auto q = static_cast<int8_t>(v);
       raw[v + 128] = side == 1 ? raw_of(q, c) : raw_of(c, q);
     }
-    for (int i0 = 0; i0 < 256; i0 += kBlock) requant_(raw + i0, kBlock, params_, y + i0);
+    for (int i0 = 0; i0 < 256; i0 += kBlock) requant_(raw + i0, kBlock, scale_.params(), y + i0);
     for (int v = -128; v < 128; ++v) lut->table[static_cast<uint8_t>(v)] = y[v + 128];
   }
 
@@ -118,8 +110,7 @@ class Int8BinaryRequant final : public PreparedOp {
   kernels::RequantS8Fn requant_;
   int32_t table_a_[256] = {}, table_b_[256] = {};
   int32_t off_a_ = 0, off_b_ = 0;
-  int32_t multiplier_[kBlock] = {}, shift_[kBlock] = {};  // the output's, for each lane of a block
-  kernels::RequantParams params_;
+  kernels::UniformRequant scale_;  // the output's scale in each lane of a block
 };
 
 // A binary op whose other operand is one constant value (an attention's 1 / sqrt(d) scale, a

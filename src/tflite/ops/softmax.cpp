@@ -76,8 +76,6 @@ class Int8Softmax final : public PreparedOp {
     }
     return op;
   }
-  Int8Softmax(const Int8Softmax&) = delete;  // params_ points into this object's vectors
-  Int8Softmax& operator=(const Int8Softmax&) = delete;
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
@@ -104,26 +102,17 @@ class Int8Softmax final : public PreparedOp {
       const int exponent = std::min(std::max(num_bits_over_unit + 31 - 8, 0), 31);
       // RoundingDivideByPOT(SaturatingRoundingDoublingHighMul(exp, scale), exponent) - 128, clamped:
       // the double-rounding MultiplyByQuantizedMultiplier with shift -exponent, so the int8 set's
-      // vector requantization computes it, the row's scale in every lane (refilled only when it
-      // changes).
-      if (shifted_scale != lane_scale_ || -exponent != lane_shift_) {
-        lane_scale_ = shifted_scale;
-        lane_shift_ = -exponent;
-        std::fill(multiplier_.begin(), multiplier_.end(), shifted_scale);
-        std::fill(shift_.begin(), shift_.end(), -exponent);
-      }
-      requant_(exps_.data(), depth, params_, y);
+      // vector requantization computes it, the row's scale in every lane.
+      scale_.set_scale(shifted_scale, -exponent);
+      requant_(exps_.data(), depth, scale_.params(), y);
     }
   }
   std::string describe() const override { return "int8 softmax (fixed-point exp, tabled per difference)"; }
 
  private:
   Int8Softmax(int in, int out, Rows r, kernels::RequantS8Fn requant)
-      : in_(in), out_(out), r_(r), requant_(requant), exps_(static_cast<size_t>(r.depth)),
-        multiplier_(static_cast<size_t>(r.depth)), shift_(static_cast<size_t>(r.depth)) {
-    params_.multiplier = multiplier_.data();
-    params_.shift = shift_.data();
-    params_.output_zero_point = -128;
+      : in_(in), out_(out), r_(r), requant_(requant), exps_(static_cast<size_t>(r.depth)), scale_(r.depth) {
+    scale_.set_output(-128, -128, 127);
   }
 
   // exp(beta * in_scale * diff): MultiplyByQuantizedMultiplierGreaterThanOne, then fixed-point exp.
@@ -143,9 +132,8 @@ class Int8Softmax final : public PreparedOp {
   int32_t exp_[kDiffs];    // the fixed-point exp of difference -k (0 below diff_min)
   int32_t share_[kDiffs];  // the same with 12 integer bits: its share of the row's sum
   kernels::RequantS8Fn requant_;  // the double-rounding one
-  kernels::RequantParams params_;
-  std::vector<int32_t> exps_, multiplier_, shift_;  // one row's exps; its scale in every lane
-  int32_t lane_scale_ = 0, lane_shift_ = 0;         // what multiplier_ and shift_ hold
+  std::vector<int32_t> exps_;     // one row's exps
+  kernels::UniformRequant scale_;  // the row's reciprocal in every lane
 };
 
 }  // namespace
