@@ -2,7 +2,8 @@
 # Packs what tools/gpu_check.sh runs on a GPU machine that has no build tree: the GPU test and
 # bench binaries of BUILD, the shared libraries they load that are not the C library's own
 # (that machine may run another distribution), and the LSTM weights the PyTorch peer reads
-# (bench/gpu/export_lstm_stack.py, through the project's Keras venv).
+# (bench/gpu/export_lstm_stack.py, through the project's Keras venv) and the window models'
+# TorchScript ports.
 # Usage: tools/gpu_bundle.sh [BUILD] [OUTDIR]     (defaults: build, build/gpu-bundle; also writes
 #        OUTDIR.tar.xz)
 set -euo pipefail
@@ -11,7 +12,8 @@ out=${2:-$build/gpu-bundle}
 root=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/weights"
-for b in bench/gpu_probes bench/resident_bench tests/cuda_resident_test tests/cuda_graph_lstm_stack_test; do
+for b in bench/gpu_probes bench/resident_bench bench/graph_form_bench tests/cuda_resident_test \
+         tests/cuda_graph_lstm_stack_test tests/cuda_graph_form_test; do
   [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b not built (configure with nvcc: TICKINFER_CUDA=ON)" >&2; exit 1; }
   cp "$build/$b" "$out/bin/"
 done
@@ -25,6 +27,14 @@ strip --strip-unneeded "$out"/bin/* "$out"/lib/* 2>/dev/null || true
 for m in lstm_tiny lstm_window; do
   "$root/.venv/bin/python" "$root/bench/gpu/export_lstm_stack.py" "$root/bench/models/$m/model.keras" \
     "$out/weights/$m.tiw" 2>/dev/null
+done
+# The window models as TorchScript for the PyTorch peer (bench/gpu/export_torchscript.py, through
+# the compare venv, which has Keras and PyTorch; each port checked against Keras first).
+for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
+         book_models/deeplob book_models/translob book_models/tiny_transformer; do
+  "$root/.venv-compare/bin/python" "$root/bench/gpu/export_torchscript.py" "$root/bench/$m/model.keras" \
+    "$root/bench/$m/in0.npy" "$root/bench/$m/out0.npy" "$out/weights/$(basename $m).pt" 2>/dev/null ||
+    echo "gpu_bundle: no TorchScript peer for $m (bench/compare/setup_venv.sh makes .venv-compare)" >&2
 done
 # One compressed file as well: what travels to a GPU machine (gpu_check.sh takes either).
 tar -C "$(dirname "$out")" -cJf "$out.tar.xz" "$(basename "$out")"

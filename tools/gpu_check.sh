@@ -90,6 +90,19 @@ if command -v ncu >/dev/null; then
     echo "{\"ncu\":\"$cfg\",\"exit\":$?}" >>"$jl"
   done
 fi
+# The CUDA graph form: every fixture against Keras on the card, then each window model's latency
+# beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
+# carries); lstm_window too, against its resident kernel above.
+gtest 180 cuda_graph_form_test
+tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
+for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
+         book_models/deeplob book_models/translob book_models/tiny_transformer; do
+  n=$(basename $m)
+  read -r atol rtol < <(tol "$(dirname $m)" "$n")
+  io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
+  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol"
+  [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol"
+done
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
 # The tagged form last: it had not run on a GPU when it was written, and a kernel that hangs

@@ -64,6 +64,32 @@ def main():
                 kern += f" cyc dot {c['dot']:.0f} act {c['activation']:.0f} cell {c['cell_work']:.0f} bar {c['barrier']:.0f} head {r['head_cycles_p50']:.0f}"
         print(f"{r['name']:18s} {form:32s} {cl:>2s} {thr:>4s} {r['failures']:5d} {worst:>8s} {us(s,'p50'):>7s} "
               f"{us(s,'p99'):>7s} {us(s,'p999'):>7s} {us(s,'max'):>7s} {kern:>10s}")
+    window_ratios(rows)
+
+
+def window_ratios(rows):
+    """Per window model: tickinfer's graph form (and the resident kernel where the model has one)
+    against PyTorch's CUDA-graph form on the same card, p50 and p99 (issue 36's window bar: 2x)."""
+    best = {}
+    for r in rows:
+        s = r.get("host_to_host_us")
+        if not s or r.get("failures"):
+            continue
+        form = "graph" if r.get("form") == "graph" else "resident" if r.get("tuned") else r.get("form")
+        if form in ("graph", "resident", "torch_cuda_graph") and r["name"] not in ("lstm_tiny_stream", "lstm_window_stream"):
+            best.setdefault(r["name"], {})[form] = s
+    if not best:
+        return
+    print("\nwindow model       graph p50/p99      resident p50/p99   PyTorch CUDA graph p50/p99   PyTorch / best tickinfer (p50, p99)")
+    for name, f in best.items():
+        t = f.get("torch_cuda_graph")
+        ours = [f[k] for k in ("graph", "resident") if k in f]
+        cell = lambda s: f"{s['p50']:8.2f} /{s['p99']:8.2f}" if s else f"{'-':>18s}"
+        ratio = "-"
+        if t and ours:
+            p50, p99 = min(o["p50"] for o in ours), min(o["p99"] for o in ours)
+            ratio = f"{t['p50'] / p50:.2f}x, {t['p99'] / p99:.2f}x"
+        print(f"{name:18s} {cell(f.get('graph'))} {cell(f.get('resident'))} {cell(t):>28s}   {ratio}")
 
 
 if __name__ == "__main__":

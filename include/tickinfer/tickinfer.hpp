@@ -136,9 +136,10 @@ struct CompileOptions {
   // whole. Any other window runs whole. Outputs equal the whole run's to float rounding
   // (docs/incremental.md). The plan keeps those layers' outputs between runs (a larger arena).
   bool incremental = false;
-  // Where the plan runs: "" or "cpu" (the CPU plans), "cuda" or "cuda:N" (a resident kernel on
-  // that GPU; Keras-graph LSTM stacks with a Dense head, see docs/gpu.md). Anything the device
-  // cannot run is an Error at compile time, never a silent CPU fallback.
+  // Where the plan runs: "" or "cpu" (the CPU plans), "cuda" or "cuda:N" (that GPU: a resident
+  // kernel for a Keras-graph LSTM stack with a Dense head, the CUDA graph form for any other
+  // Keras graph; docs/gpu.md). Anything the device cannot run is an Error at compile time, never
+  // a silent CPU fallback.
   std::string device;
 };
 

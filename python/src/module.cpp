@@ -116,8 +116,8 @@ NB_MODULE(_tickinfer, m) {
            "rounding: TFLite and quantized models' int8 requantization: 'tflite' (as the TFLite\n"
            "interpreters on PyPI), 'double' (a default TFLite source build) or 'single'\n"
            "(a TFLITE_SINGLE_ROUNDING build).\n"
-           "device: 'cpu', or 'cuda' / 'cuda:N' for a resident kernel on that GPU (LSTM stacks\n"
-           "with a Dense head; anything else raises tickinfer.Error).\n"
+           "device: 'cpu', or 'cuda' / 'cuda:N' for that GPU (a resident kernel for an LSTM stack\n"
+           "with a Dense head, the CUDA graph form for any other Keras graph; docs/gpu.md).\n"
            "incremental: window mode; when a window is the previous one moved by one row,\n"
            "convolutions and per-row layers recompute only the rows that change (docs/incremental.md).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")

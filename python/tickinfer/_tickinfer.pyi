@@ -300,8 +300,8 @@ class Model:
         rounding: TFLite and quantized models' int8 requantization: 'tflite' (as the TFLite
         interpreters on PyPI), 'double' (a default TFLite source build) or 'single'
         (a TFLITE_SINGLE_ROUNDING build).
-        device: 'cpu', or 'cuda' / 'cuda:N' for a resident kernel on that GPU (LSTM stacks
-        with a Dense head; anything else raises tickinfer.Error).
+        device: 'cpu', or 'cuda' / 'cuda:N' for that GPU (a resident kernel for an LSTM stack
+        with a Dense head, the CUDA graph form for any other Keras graph; docs/gpu.md).
         incremental: window mode; when a window is the previous one moved by one row,
         convolutions and per-row layers recompute only the rows that change (docs/incremental.md).
         Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).

@@ -25,8 +25,8 @@ void declare_plan_options(ArgParser& parser) {
                 "build",
                 "tflite");
   parser.option("device", "cpu|cuda|cuda:N",
-                "where the plan runs: the CPU plans, or a resident kernel on that GPU (LSTM stacks with a Dense "
-                "head; docs/gpu.md)",
+                "where the plan runs: the CPU plans, or that GPU: a resident kernel for an LSTM stack with a "
+                "Dense head, the CUDA graph form for any other Keras graph (docs/gpu.md)",
                 "cpu");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "

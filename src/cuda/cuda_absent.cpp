@@ -2,6 +2,7 @@
 // backend's entry points exist and refuse by name, so `--device cuda` on such a binary says why.
 #include <stdexcept>
 
+#include "cuda/device_runner.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/resident_lstm.hpp"
 
@@ -20,5 +21,10 @@ ResidentLstm::~ResidentLstm() = default;
 bool ResidentLstm::run(const float*, bool, float*, int64_t) noexcept { return false; }
 void ResidentLstm::stop() noexcept {}
 std::vector<ResidentTrace> ResidentLstm::stop_and_read_trace() { return {}; }
+
+std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram>, int) {
+  throw std::runtime_error(
+      "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
+}
 
 }  // namespace tickinfer::cuda

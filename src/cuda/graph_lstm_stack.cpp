@@ -7,7 +7,7 @@ namespace {
 
 std::string layer_label(const Node& n) { return "layer '" + n.name + "' (" + n.keras_class + ")"; }
 
-const char* kWhat = "the CUDA backend runs LSTM stacks with a Dense head";
+const char* kWhat = "the resident kernel runs LSTM stacks with a Dense head (other graphs run as the CUDA graph form)";
 
 bool plain_activation(const ActivationSpec& a, HeadActivation& out) {
   switch (a.kind) {
@@ -91,7 +91,7 @@ StackFromGraph lstm_stack_from_graph(const Graph& g) {
         r.stack.head.back().activation == HeadActivation::Linear &&
         plain_activation(n.activation, r.stack.head.back().activation))
       continue;
-    r.error = layer_label(n) + " is not run by the CUDA backend yet; " + kWhat +
+    r.error = layer_label(n) + " is not run by the resident kernel; " + kWhat +
               (sequences ? " (a sequence reaches this layer)" : "");
     r.stack = {};
     return r;

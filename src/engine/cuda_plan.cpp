@@ -7,6 +7,7 @@
 #include "cuda/graph_lstm_stack.hpp"
 #include "cuda/resident_lstm.hpp"
 #include "cuda/resident_tuning.hpp"
+#include "engine/cuda_graph_plan.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
@@ -114,14 +115,15 @@ int cuda_device_index(const std::string& device) {
 std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device) {
   if (!cuda::built_with_cuda())
     throw Error("--device cuda: this build of tickinfer has no CUDA backend (configured without nvcc)");
-  // What the model is decides first: a refusal by layer is the same on every machine.
-  cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
-  if (!s.error.empty()) throw Error("--device cuda: model '" + graph.name + "': " + s.error);
   const int devices = cuda::device_count();
   if (device >= devices)
     throw Error("--device cuda:" + std::to_string(device) + ": " +
                 (devices ? "this machine has " + std::to_string(devices) + " CUDA device(s)"
                          : std::string("no CUDA device is visible (no GPU or no driver)")));
+  // An LSTM stack with a Dense head runs on the resident kernel; every other graph as the CUDA
+  // graph form (engine/cuda_graph_plan.hpp), one kernel per lowered op.
+  cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
+  if (!s.error.empty()) return compile_cuda_graph(graph, options, device);
   cuda::ResidentOptions opt;
   opt.device = device;
   const bool stream = options.mode == RecurrentMode::Stream;

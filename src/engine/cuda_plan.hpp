@@ -2,7 +2,7 @@
 // The CUDA backend behind tickinfer::Plan (CompileOptions::device "cuda" or "cuda:N"): a Keras
 // graph that is an LSTM stack with a Dense head runs on a resident kernel (cuda/resident_lstm.hpp)
 // launched at compile time; run() hands it one request through mapped pinned memory and spins for
-// the reply. Anything else is refused by name at compile time.
+// the reply. Every other graph runs as the CUDA graph form (engine/cuda_graph_plan.hpp).
 #include <memory>
 
 #include "engine/plan_backend.hpp"

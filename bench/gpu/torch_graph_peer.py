@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""PyTorch on the same card for a window model at batch 1, from a TorchScript file
+(export_torchscript.py): the forms a user would pick. eager (pinned copy in, the module, copy
+out, one synchronise) and graph (the same captured in one torch.cuda.CUDAGraph, replayed and
+synchronised per request). Each form is first checked against Keras's outputs (Y), then timed
+host to host, one request at a time, as graph_form_bench times the CUDA graph form.
+
+Usage: torch_graph_peer.py --model M.pt --x X.npy --y Y.npy [--atol A] [--name N] [--requests R]
+Prints one JSON line per form (torch_peer.py's fields).
+"""
+import argparse
+import json
+
+import numpy as np
+import torch
+
+from torch_peer import measure
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--x", required=True)
+    ap.add_argument("--y", required=True)
+    ap.add_argument("--atol", type=float, default=1e-6)
+    ap.add_argument("--name", default="model")
+    ap.add_argument("--requests", type=int, default=5000)
+    a = ap.parse_args()
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    X, Y = np.load(a.x).astype(np.float32), np.load(a.y).astype(np.float32)
+    reqs = X.reshape(len(X), 1, *X.shape[1:])
+    want = Y.reshape(len(X), -1)
+    resets = [True] * len(reqs)
+    model = torch.jit.load(a.model, map_location=dev).eval()
+    x_pin = torch.zeros(reqs.shape[1:]).pin_memory()
+    y_pin = torch.zeros(1, want.shape[1]).pin_memory()
+    x_np, y_np = x_pin.numpy(), y_pin.numpy()
+    x_dev = torch.zeros(reqs.shape[1:], device=dev)
+
+    def body():
+        x_dev.copy_(x_pin, non_blocking=True)
+        y_pin.copy_(model(x_dev).reshape(1, -1), non_blocking=True)
+
+    def eager(x, reset):
+        x_np[...] = x
+        body()
+        torch.cuda.current_stream().synchronize()
+        return y_np[0].copy()
+
+    forms = {"torch_eager": eager}
+    with torch.no_grad():
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):
+            for _ in range(3):
+                body()
+        torch.cuda.current_stream().wait_stream(s)
+        try:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                body()
+
+            def graph(x, reset):
+                x_np[...] = x
+                g.replay()
+                torch.cuda.current_stream().synchronize()
+                return y_np[0].copy()
+
+            forms["torch_cuda_graph"] = graph
+        except Exception as e:
+            print(json.dumps({"name": a.name, "form": "torch_cuda_graph", "error": repr(e)[:400]}), flush=True)
+        for name, run in forms.items():
+            try:
+                measure(a, name, run, reqs, want, resets)
+            except Exception as e:  # report the form as failed and go on with the next one
+                print(json.dumps({"name": a.name, "form": name, "error": repr(e)[:400]}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

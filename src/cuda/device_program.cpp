@@ -1,0 +1,90 @@
+// The graph form's program, its shape on the grid and its checks (plain C++: built with or
+// without nvcc, since the engine builds programs and the host runner runs them everywhere).
+#include "cuda/device_program.hpp"
+
+#include "cuda/device_step_common.cuh"
+#include "kernels/activation_spec.hpp"
+
+namespace tickinfer::cuda {
+
+static_assert(int(ActKind::Relu) == steps::kRelu && int(ActKind::Softmax) == steps::kSoftmax &&
+                  int(ActKind::Exponential) == steps::kExponential,
+              "device_step_common.cuh's activation numbers follow ActKind");
+
+bool runs_as_one_block(const DeviceStep& s) {
+  switch (s.kind) {
+    case DevKind::Lstm:
+    case DevKind::LstmWindow:
+    case DevKind::Gru:
+    case DevKind::GruClassic:
+      return true;
+    case DevKind::Attention:
+      return s.attention_stream;
+    default:
+      return false;
+  }
+}
+
+int64_t step_items(const DeviceStep& s) {
+  switch (s.kind) {
+    case DevKind::Dense:
+    case DevKind::Affine:
+      return int64_t(s.rows) * s.out_width;
+    case DevKind::Softmax:
+    case DevKind::LayerNorm:
+      return s.rows;
+    case DevKind::Conv1D:
+      return int64_t(s.steps) * s.out_width;
+    case DevKind::Conv2D:
+    case DevKind::DepthwiseConv2D:
+      return int64_t(s.steps) * s.out_w * s.out_width;
+    case DevKind::MaxPool:
+    case DevKind::AvgPool:
+      return int64_t(s.steps) * s.in_ch;
+    case DevKind::GlobalAvgPool:
+    case DevKind::GlobalMaxPool:
+      return s.in_ch;
+    case DevKind::MaxPool2D:
+    case DevKind::AvgPool2D:
+      return int64_t(s.steps) * s.out_w * s.in_ch;
+    case DevKind::Concat: {
+      int64_t total = 0;
+      for (int e = 0; e < s.n_extra; ++e) total += s.concat_widths[e];
+      return s.rows * total;
+    }
+    case DevKind::Attention:
+      return int64_t(s.heads) * s.steps;
+    case DevKind::Transpose: {
+      int64_t total = 1;
+      for (int a = 0; a < s.rank; ++a) total *= s.in_shape[a];
+      return total;
+    }
+    case DevKind::MatMul:
+      return int64_t(s.steps) * s.rows * s.out_width;
+    default:  // Activation, Add, Sub, Mul, Pad, Slice: out_width floats
+      return s.out_width;
+  }
+}
+
+std::string program_error(const DeviceProgram& p) {
+  const int64_t arena = p.arena_floats, weights = int64_t(p.weights.size());
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const DeviceStep& s = p.steps[i];
+    const std::string where = "step " + std::to_string(i) + (i < p.labels.size() ? " (" + p.labels[i] + ")" : "");
+    if (int(s.kind) < 0 || s.kind >= DevKind::Count) return where + ": unknown kind";
+    for (int64_t off : {s.in, s.out, s.rhs, s.state, s.scratch})
+      if (off < -1 || off >= arena) return where + ": an arena offset outside the arena";
+    if (s.n_extra < 0 || s.n_extra > kDevMaxInputs) return where + ": too many inputs";
+    for (int e = 0; e < s.n_extra; ++e)
+      if (s.extra[e] < 0 || s.extra[e] >= arena) return where + ": an input outside the arena";
+    for (int64_t off : {s.kernel, s.recurrent, s.recurrent_h, s.bias, s.recurrent_bias, s.scale, s.shift, s.depthwise})
+      if (off < -1 || off >= weights) return where + ": a weight offset outside the weights";
+    if (s.rank < 0 || s.rank > kDevMaxRank) return where + ": rank above " + std::to_string(kDevMaxRank);
+  }
+  for (const auto* list : {&p.inputs, &p.outputs, &p.state})
+    for (const DeviceRegion& r : *list)
+      if (r.offset < 0 || r.floats < 0 || r.offset + r.floats > arena) return "a region outside the arena";
+  return {};
+}
+
+}  // namespace tickinfer::cuda

@@ -1,0 +1,34 @@
+// What runs a DeviceProgram: the CUDA graph on a GPU (device_graph.cu), or the same step bodies
+// on the host, one item at a time (device_program_host.cpp), which is how the graph form is
+// checked against the frameworks on machines without a GPU.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "cuda/device_program.hpp"
+
+namespace tickinfer::cuda {
+
+class ProgramRunner {
+ public:
+  virtual ~ProgramRunner() = default;
+  // Copies each input in, zeroes the kept state first when `reset`, runs every step, copies each
+  // output out. False when the device failed (the outputs are then not written).
+  virtual bool run(const float* const* inputs, float* const* outputs, bool reset) noexcept = 0;
+  // One line: where and how it runs.
+  virtual std::string describe() const = 0;
+};
+
+// The program on CUDA device `device` as two captured CUDA graphs (with and without the state
+// reset). Its run path: a copy into pinned memory, one cudaGraphLaunch, one
+// cudaStreamSynchronize, a copy out; no allocation, no lock of its own. Throws
+// std::runtime_error naming what failed (no device, out of memory, a capture the runtime refused).
+std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device);
+
+// The program on the host: every step body run with a serial executor, items forwards or, with
+// `backwards`, in reverse (a body whose items depend on each other then answers differently).
+// Allocates its arena here; run() allocates nothing.
+std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards);
+
+}  // namespace tickinfer::cuda

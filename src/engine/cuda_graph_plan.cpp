@@ -1,0 +1,106 @@
+#include "engine/cuda_graph_plan.hpp"
+
+#include <functional>
+#include <limits>
+
+#include "cuda/device_runner.hpp"
+#include "engine/cuda_program_lowering.hpp"
+#include "engine/step_clock.hpp"
+#include "tickinfer/error.hpp"
+
+namespace tickinfer::engine {
+namespace {
+
+using StartRunner = std::function<std::unique_ptr<cuda::ProgramRunner>(std::shared_ptr<const cuda::DeviceProgram>)>;
+
+class CudaGraphPlan final : public PlanBackend {
+ public:
+  CudaGraphPlan(std::shared_ptr<const cuda::DeviceProgram> program, StartRunner start, RecurrentMode mode,
+                std::vector<Shape> in, std::vector<Shape> out, const char* isa)
+      : program_(std::move(program)), start_(std::move(start)), mode_(mode), in_(std::move(in)), out_(std::move(out)),
+        isa_(isa) {
+    try {
+      runner_ = start_(program_);
+    } catch (const std::exception& e) {
+      throw Error(std::string("--device cuda: ") + e.what());
+    }
+  }
+
+  void run(const float* const* inputs, float* const* outputs) noexcept override {
+    const bool reset = reset_pending_;
+    reset_pending_ = false;
+    if (runner_->run(inputs, outputs, reset)) return;
+    for (size_t o = 0; o < out_.size(); ++o)  // a failed device gives NaN, never stale outputs
+      std::fill(outputs[o], outputs[o] + shape_size(out_[o]), std::numeric_limits<float>::quiet_NaN());
+    reset_pending_ = reset;
+  }
+  void run_rows(const float* x, int rows, float* y) noexcept override {
+    run_each_row(*this, x, rows, static_cast<size_t>(shape_size(in_[0])), y, static_cast<size_t>(shape_size(out_[0])));
+  }
+  void reset_state() noexcept override { reset_pending_ = true; }
+  std::string reserve_rows(int) override {
+    return "the CUDA graph form runs one row per call (batched GPU execution is not built yet)";
+  }
+  int reserved_rows() const noexcept override { return 0; }
+  std::unique_ptr<PlanBackend> clone() const override {
+    return std::make_unique<CudaGraphPlan>(program_, start_, mode_, in_, out_, isa_);
+  }
+  const std::vector<Shape>& input_shapes() const override { return in_; }
+  const std::vector<Shape>& output_shapes() const override { return out_; }
+  RecurrentMode mode() const override { return mode_; }
+  const char* isa() const override { return isa_; }
+  size_t arena_bytes() const override { return 0; }  // on the device
+  int64_t flops() const override { return 2 * device_program_macs(*program_); }
+  int64_t weight_bytes() const override { return int64_t(program_->weights.size() * sizeof(float)); }
+  int64_t weight_footprint_bytes() const override { return weight_bytes(); }
+  std::vector<Plan::StepProfile> profile_steps() const override { return {{"CUDA graph (whole run)", flops(), 0}}; }
+  void run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept override {
+    const uint64_t t0 = step_clock();
+    run(inputs, outputs);
+    ticks[0] = step_clock() - t0;
+  }
+  std::string describe() const override {
+    std::string d = runner_->describe() + "\n";
+    for (size_t i = 0; i < program_->steps.size(); ++i)
+      d += "  step " + std::to_string(i) + ": " + program_->labels[i] +
+           (cuda::runs_as_one_block(program_->steps[i]) ? " (one block)" : "") + "\n";
+    return d;
+  }
+
+ private:
+  std::shared_ptr<const cuda::DeviceProgram> program_;
+  StartRunner start_;
+  RecurrentMode mode_;
+  std::vector<Shape> in_, out_;
+  const char* isa_;
+  std::unique_ptr<cuda::ProgramRunner> runner_;
+  bool reset_pending_ = true;  // the first run starts from zero state
+};
+
+std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOptions& options, StartRunner start,
+                                             const char* isa) {
+  const LoweredGraph lowered = lower_for_plan(graph, options);
+  auto program = std::make_shared<const cuda::DeviceProgram>(device_program_from(lowered, graph.name));
+  if (std::string e = cuda::program_error(*program); !e.empty())
+    throw Error("--device cuda: model '" + graph.name + "': " + e);
+  return std::make_unique<CudaGraphPlan>(std::move(program), std::move(start), options.mode, lowered.input_shapes,
+                                         lowered.output_shapes, isa);
+}
+
+}  // namespace
+
+std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const CompileOptions& options, int device) {
+  return compile_program(
+      graph, options, [device](std::shared_ptr<const cuda::DeviceProgram> p) { return cuda::start_graph_runner(std::move(p), device); },
+      "cuda-graph");
+}
+
+std::unique_ptr<PlanBackend> compile_cuda_graph_on_host(const Graph& graph, const CompileOptions& options,
+                                                        bool backwards) {
+  return compile_program(
+      graph, options,
+      [backwards](std::shared_ptr<const cuda::DeviceProgram> p) { return cuda::host_program_runner(std::move(p), backwards); },
+      "cuda-graph-on-host");
+}
+
+}  // namespace tickinfer::engine

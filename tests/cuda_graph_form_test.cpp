@@ -1,0 +1,218 @@
+// The CUDA graph form, on any machine: every Keras fixture model (the CPU plan's, tools/
+// make_fixtures.py and the bench suites) is lowered into the graph form's program and run by the
+// host executor, which calls the very step bodies the GPU kernels are instantiated from
+// (cuda/device_step_dispatch.cuh). Each must reproduce the outputs TensorFlow/Keras computed,
+// in window mode and, where the case has a stream fixture, tick by tick; and running every step's
+// items backwards must give the same bits, since the GPU runs them in any order (a step whose
+// items read what other items of the same pass write would differ). Where a GPU is visible,
+// compile(device = "cuda") runs the same programs on it and is held to the same outputs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "cuda/device_program.hpp"
+#include "cuda/devices.hpp"
+#include "engine/cuda_graph_plan.hpp"
+#include "engine/cuda_program_lowering.hpp"
+#include "engine/lowering/lowered_graph.hpp"
+#include "formats/npy.hpp"
+#include "support/expect_close.hpp"
+#include "support/fixture_manifest.hpp"
+#include "support/source_paths.hpp"
+#include "tickinfer/error.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+using testing::FixtureCase;
+
+}  // namespace
+namespace testing {
+void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.name; }
+}  // namespace testing
+namespace {
+
+// The source tree as built, or $TICKINFER_SOURCE_DIR where the binary runs from another checkout
+// (tools/gpu_check.sh on a GPU machine).
+std::string source() {
+  const char* env = std::getenv("TICKINFER_SOURCE_DIR");
+  return env && *env ? env : ::tickinfer::test::source_dir();
+}
+
+std::vector<FixtureCase> all_cases() {
+  std::vector<FixtureCase> out;
+  const std::string src = source();
+  for (const std::string& d : {testing::fixtures_dir(), src + "/bench/models", src + "/bench/book_models",
+                               src + "/bench/book_models_multi_horizon"})
+    for (const FixtureCase& c : testing::load_manifest(d)) out.push_back(c);
+  return out;
+}
+
+std::vector<FixtureCase> stream_cases() {
+  std::vector<FixtureCase> out;
+  for (const FixtureCase& c : all_cases())
+    if (!c.stream_in.empty()) out.push_back(c);
+  return out;
+}
+
+// Rows checked per case: enough to cover the model, few enough that the host executor (one item
+// at a time) keeps the suite short on the book models.
+constexpr int64_t kMaxRows = 6;
+
+std::unique_ptr<Plan::Impl> on_host(const Model& m, const CompileOptions& opt, bool backwards) {
+  return engine::compile_cuda_graph_on_host(m.graph(), opt, backwards);
+}
+
+// Window mode: each row one run; every output of every runner within the case's tolerance of
+// Keras, and the two host orders identical.
+void check_window(const FixtureCase& c, bool on_gpu) {
+  const Model model = Model::load(c.file);
+  CompileOptions opt;
+  opt.window_length = c.window_length;
+  std::vector<formats::NpyArray> ins, wants;
+  for (const auto& f : c.inputs) ins.push_back(formats::read_npy(f));
+  for (const auto& f : c.outputs) wants.push_back(formats::read_npy(f));
+  std::unique_ptr<Plan::Impl> fwd = on_host(model, opt, false);
+  std::unique_ptr<Plan::Impl> bwd = on_host(model, opt, true);
+  std::unique_ptr<Plan> gpu;
+  if (on_gpu) {
+    CompileOptions o = opt;
+    o.device = "cuda";
+    gpu = std::make_unique<Plan>(compile(model, o));
+  }
+  ASSERT_EQ(fwd->input_shapes().size(), ins.size());
+  ASSERT_EQ(fwd->output_shapes().size(), wants.size());
+  const int64_t rows = std::min<int64_t>(ins[0].shape[0], kMaxRows);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::vector<const float*> in_ptrs;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      const size_t n = static_cast<size_t>(shape_size(fwd->input_shapes()[i]));
+      ASSERT_EQ(ins[i].data.size(), static_cast<size_t>(ins[i].shape[0]) * n) << c.name << " input " << i;
+      in_ptrs.push_back(ins[i].data.data() + r * n);
+    }
+    const size_t n_out = wants.size();
+    std::vector<std::vector<float>> a(n_out), b(n_out), g(n_out);
+    std::vector<float*> pa, pb, pg;
+    for (size_t o = 0; o < n_out; ++o) {
+      const size_t n = static_cast<size_t>(shape_size(fwd->output_shapes()[o]));
+      a[o].assign(n, -12345.0f), b[o].assign(n, -12345.0f), g[o].assign(n, -12345.0f);
+      pa.push_back(a[o].data()), pb.push_back(b[o].data()), pg.push_back(g[o].data());
+    }
+    fwd->run(in_ptrs.data(), pa.data());
+    bwd->run(in_ptrs.data(), pb.data());
+    if (gpu) gpu->run(in_ptrs.data(), pg.data());
+    for (size_t o = 0; o < n_out; ++o) {
+      const size_t n = a[o].size();
+      std::ostringstream what;
+      what << c.name << " row " << r << " output " << o;
+      testing::expect_close(a[o].data(), wants[o].data.data() + r * n, n, c.rtol, c.atol, what.str());
+      EXPECT_EQ(std::memcmp(a[o].data(), b[o].data(), n * sizeof(float)), 0) << what.str() << ": items backwards differ";
+      if (gpu) testing::expect_close(g[o].data(), wants[o].data.data() + r * n, n, c.rtol, c.atol, what.str() + " (GPU)");
+    }
+  }
+}
+
+class GraphFormWindow : public ::testing::TestWithParam<FixtureCase> {};
+
+TEST_P(GraphFormWindow, HostExecutorMatchesKerasInEitherItemOrder) { check_window(GetParam(), false); }
+
+TEST_P(GraphFormWindow, GpuMatchesKeras) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the graph form runs on the host above";
+  check_window(GetParam(), true);
+}
+
+class GraphFormStream : public ::testing::TestWithParam<FixtureCase> {};
+
+// Tick by tick from a reset, each tick's output against Keras on the prefix window.
+TEST_P(GraphFormStream, HostExecutorMatchesKerasOnEveryPrefix) {
+  const FixtureCase& c = GetParam();
+  const Model model = Model::load(c.file);
+  CompileOptions opt;
+  opt.mode = RecurrentMode::Stream;
+  auto fwd = engine::compile_cuda_graph_on_host(model.graph(), opt, false);
+  auto bwd = engine::compile_cuda_graph_on_host(model.graph(), opt, true);
+  const formats::NpyArray in = formats::read_npy(c.stream_in);
+  const formats::NpyArray want = formats::read_npy(c.stream_out);
+  const int64_t N = std::min<int64_t>(in.shape[0], 3), T = in.shape[1], F = in.shape[2];
+  ASSERT_EQ(static_cast<size_t>(F), static_cast<size_t>(shape_size(fwd->input_shapes()[0])));
+  const size_t out_n = static_cast<size_t>(shape_size(fwd->output_shapes()[0]));
+  std::vector<float> y(out_n), z(out_n);
+  for (int64_t s = 0; s < N; ++s) {
+    fwd->reset_state();
+    bwd->reset_state();
+    for (int64_t t = 0; t < T; ++t) {
+      const float* x = in.data.data() + (s * T + t) * F;
+      float* py = y.data();
+      float* pz = z.data();
+      fwd->run(&x, &py);
+      bwd->run(&x, &pz);
+      std::ostringstream what;
+      what << c.name << " stream " << s << " tick " << t;
+      testing::expect_close(y.data(), want.data.data() + (s * T + t) * out_n, out_n, c.rtol, c.atol, what.str());
+      EXPECT_EQ(std::memcmp(y.data(), z.data(), out_n * sizeof(float)), 0) << what.str() << ": items backwards differ";
+    }
+  }
+}
+
+std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {
+  std::string n = info.param.name;
+  if (info.param.dir.find("bench") != std::string::npos) n = "bench_" + n;
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormWindow, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormStream, ::testing::ValuesIn(stream_cases()), case_name);
+
+// The suite cannot pass vacuously: the fixtures are there, and between them they hold every
+// step kind the graph form has.
+TEST(GraphFormCoverage, TheFixturesHoldEveryStepKind) {
+  ASSERT_GE(all_cases().size(), 30u);
+  std::vector<bool> seen(size_t(cuda::DevKind::Count), false);
+  for (const FixtureCase& c : all_cases()) {
+    const Model model = Model::load(c.file);
+    CompileOptions opt;
+    opt.window_length = c.window_length;
+    for (RecurrentMode mode : {RecurrentMode::Window, RecurrentMode::Stream}) {
+      if (mode == RecurrentMode::Stream && c.stream_in.empty()) continue;
+      opt.mode = mode;
+      const cuda::DeviceProgram p = engine::device_program_from(engine::lower_for_plan(model.graph(), opt), c.name);
+      EXPECT_EQ(cuda::program_error(p), "") << c.name;
+      for (const cuda::DeviceStep& s : p.steps) seen[size_t(s.kind)] = true;
+    }
+  }
+  for (size_t k = 0; k < seen.size(); ++k) EXPECT_TRUE(seen[k]) << "no fixture has step kind " << k;
+}
+
+TEST(GraphFormProgram, OffsetsOutsideTheArenaAreCaught) {
+  const Model model = Model::load(source() + "/bench/models/mlp_small/model.keras");
+  cuda::DeviceProgram p = engine::device_program_from(engine::lower_for_plan(model.graph(), {}), "mlp_small");
+  ASSERT_EQ(cuda::program_error(p), "");
+  p.steps[0].out = p.arena_floats;
+  EXPECT_NE(cuda::program_error(p).find("outside the arena"), std::string::npos);
+  p.steps[0].out = 0;
+  p.steps[0].kernel = int64_t(p.weights.size());
+  EXPECT_NE(cuda::program_error(p).find("outside the weights"), std::string::npos);
+}
+
+// Without a GPU (CI, the development machines), every model is still refused with the reason.
+TEST(GraphFormDevice, NoGpuIsAClearError) {
+  if (cuda::device_count() > 0) GTEST_SKIP() << "a CUDA device is visible";
+  const Model model = Model::load(source() + "/bench/models/tcn/model.keras");
+  CompileOptions opt;
+  opt.device = "cuda";
+  try {
+    compile(model, opt);
+    FAIL() << "compiled onto a GPU that is not there";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace tickinfer
