@@ -138,6 +138,23 @@ bool eventually(F done, double timeout_s = 20) {
 
 // ---- TickProcessor: status intervals on the agent's clock ----
 
+// [[model]] device = "cuda" on a machine whose GPU is not there (CI, the development machines):
+// the router refuses at start, naming the model and why, and never runs it on the CPU instead.
+TEST(PipelineAgents, AModelOnAMissingGpuFailsAtStartNamingIt) {
+  PipelineConfig cfg = base_config("missing_gpu.toml");
+  cfg.models.at(0).device = "cuda:7";
+  const features::FeaturePlan plan = plan_run_features(cfg);
+  features::FeaturePipeline features(plan.spec);
+  try {
+    ModelRouter router(cfg, plan, features);
+    FAIL() << "compiled onto a GPU that is not there";
+  } catch (const tickinfer::Error& e) {
+    const std::string why = e.what();
+    EXPECT_NE(why.find("model '" + cfg.models[0].name + "'"), std::string::npos) << why;
+    EXPECT_NE(why.find("--device cuda"), std::string::npos) << why;
+  }
+}
+
 TEST(PipelineAgents, StatusIntervalClosesWhenTheClockReachesItsEnd) {
   ComputeSide cs(base_config("intervals.toml"));
   cs.compute.start(0);

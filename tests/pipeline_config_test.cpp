@@ -121,6 +121,9 @@ TEST(PipelineConfig, ParsesEveryKeyAndResolvesRelativePaths) {
                 .models[1]
                 .tflite_engine,
             tickinfer::TfliteEngine::Interpreter);
+  EXPECT_EQ(c.models[1].device, "");  // the CPU plans
+  EXPECT_EQ(parse_pipeline_config(with("window = 16", "window = 16\ndevice = \"cuda:0\""), "run.toml", "base").models[1].device,
+            "cuda:0");
   EXPECT_EQ(c.threading, ThreadingMode::Rings);
   EXPECT_EQ(c.ring_capacity, 1024u);
   EXPECT_EQ(c.udp.host, "239.1.1.1");
@@ -184,6 +187,9 @@ TEST(PipelineConfig, EveryMistakeNamesFileAndLine) {
       {"index = 1\ncount = 3", "size = 3", "unknown key 'size' in [shard]"},
       {"mode = \"tick\"", "mode = \"tick\"\nincremental = true", "[[model]] incremental = true is for mode = \"window\""},
       {"window = 16", "window = 16\nincremental = 1", "[[model]] incremental must be true or false"},
+      {"window = 16", "window = 16\ndevice = \"gpu\"", "line 32: [[model]] device: device 'gpu': expected cpu, cuda or cuda:N"},
+      {"window = 16", "window = 16\ndevice = \"cuda:1\"\nincremental = true",
+       "[[model]] incremental = true runs on the CPU plans; device = \"cuda:1\" does not take it"},
       {"window = 16", "window = 16\ntflite_engine = \"fastest\"",
        "line 32: [[model]] tflite_engine: TFLite engine 'fastest' is not one of auto, interpreter, graph"},
   };

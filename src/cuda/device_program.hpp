@@ -77,6 +77,9 @@ struct DeviceStep {
   bool return_sequences = false, zero_state = true, projected = false, initial_state = false, return_state = false;
   int32_t slice_offset = 0;
   DevAct act, rec;
+  // Dense and the convolutions: an activation applied to each output after the clamp (an
+  // in-place Activation op folded into its producer, one kernel fewer).
+  DevAct epilogue;
   int32_t concat_widths[kDevMaxInputs] = {};
   // Attention.
   int32_t heads = 0, key_dim = 0, value_dim = 0, keys = 0, span = 0;

@@ -7,7 +7,8 @@
 
 namespace tickinfer::cuda::steps {
 
-// rows x (x . kernel + bias), clamped. Item: (row, column).
+// rows x (x . kernel + bias), clamped, then the epilogue activation (as in every product below).
+// Item: (row, column).
 template <class X>
 TI_HD void dense(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int K = s.in_width, N = s.out_width;
@@ -17,7 +18,7 @@ TI_HD void dense(const X& x, const DeviceStep& s, float* A, const float* W) {
     const int64_t r = i / N;
     const int n = int(i % N);
     const float acc = dot_column(in + r * K, K, W + s.kernel, N, n, weight_or_zero(W, s.bias, n));
-    out[i] = clamp(acc, s.clamp_lo, s.clamp_hi);
+    out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
   });
 }
 
@@ -38,7 +39,7 @@ TI_HD void conv1d(const X& x, const DeviceStep& s, float* A, const float* W) {
       const float* wj = w + int64_t(j) * C * F + f;
       for (int c = 0; c < C; ++c) acc = fmaf(row[c], wj[int64_t(c) * F], acc);
     }
-    out[i] = clamp(acc, s.clamp_lo, s.clamp_hi);
+    out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
   });
 }
 
@@ -66,7 +67,7 @@ TI_HD void conv2d(const X& x, const DeviceStep& s, float* A, const float* W) {
         for (int c = 0; c < C; ++c) acc = fmaf(px[c], wt[int64_t(c) * F], acc);
       }
     }
-    out[i] = clamp(acc, s.clamp_lo, s.clamp_hi);
+    out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
   });
 }
 
@@ -93,7 +94,7 @@ TI_HD void depthwise_conv2d(const X& x, const DeviceStep& s, float* A, const flo
         acc = fmaf(in[(int64_t(iy) * s.in_w + ix) * C + c], taps[int64_t(dh * s.window_w + dw) * cm + k], acc);
       }
     }
-    out[i] = clamp(acc, s.clamp_lo, s.clamp_hi);
+    out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
   });
 }
 

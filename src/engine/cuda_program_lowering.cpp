@@ -65,8 +65,17 @@ Room room(const LoweredOp& op) {
 
 class Builder {
  public:
-  explicit Builder(const LoweredGraph& g) : g_(g), at_(g.tensors.size(), -1) {
+  explicit Builder(const LoweredGraph& g) : g_(g), at_(g.tensors.size(), -1), readers_(g.tensors.size(), 0) {
     for (size_t t = 0; t < g.tensors.size(); ++t) at_[t] = take(std::max<int64_t>(g.tensors[t].floats, 1));
+    auto read = [&](int t) {
+      if (t >= 0) ++readers_[size_t(t)];
+    };
+    for (const LoweredOp& op : g.ops) {
+      if (op.in != op.out) read(op.in);  // an in-place op rewrites its tensor, it is no second reader
+      read(op.rhs);
+      for (int e : op.extra_inputs) read(e);
+    }
+    for (int o : g.outputs) read(o);  // the caller reads an output
   }
 
   cuda::DeviceProgram build(const std::string& name) {
@@ -125,6 +134,7 @@ class Builder {
     const int64_t floats = int64_t{op.steps} * dense.out_width;
     const int projections = int(at_.size());
     at_.push_back(take(floats));
+    readers_.push_back(1);  // the recurrent step
     dense.out = projections;
     add(dense);
     LoweredOp rnn = op;
@@ -135,7 +145,30 @@ class Builder {
     add(rnn);
   }
 
+  // An activation of a Dense or convolution output becomes that step's epilogue, one kernel
+  // fewer: in place (in == out: no step reads the tensor between the two, or it would read a
+  // value the activation overwrites), or into its own tensor when it is the only reader of the
+  // product's (the product then writes the activation's tensor).
+  bool folded_into_producer(const LoweredOp& op) {
+    if (op.kind != StepKind::Activation || op.act.kind == ActKind::Softmax) return false;
+    if (op.in != op.out && readers_[size_t(op.in)] != 1) return false;
+    const int64_t t = tensor(op.in);
+    for (size_t i = p_.steps.size(); i-- > 0;) {
+      cuda::DeviceStep& s = p_.steps[i];
+      if (s.out != t) continue;
+      const bool product = s.kind == cuda::DevKind::Dense || s.kind == cuda::DevKind::Conv1D ||
+                           s.kind == cuda::DevKind::Conv2D || s.kind == cuda::DevKind::DepthwiseConv2D;
+      if (!product || s.epilogue.kind != int32_t(ActKind::Linear)) return false;
+      s.epilogue = dev_act(op.act);
+      s.out = tensor(op.out);
+      p_.labels[i] += " + " + op.label;
+      return true;
+    }
+    return false;
+  }
+
   void add(const LoweredOp& op) {
+    if (folded_into_producer(op)) return;
     const cuda::DevKind kind = dev_kind(op.kind);
     if (kind == cuda::DevKind::Count) throw Error("--device cuda: layer '" + op.label + "' has no CUDA step");
     cuda::DeviceStep s;
@@ -195,6 +228,7 @@ class Builder {
 
   const LoweredGraph& g_;
   std::vector<int64_t> at_;
+  std::vector<int> readers_;  // per tensor: the ops (and the caller, for an output) that read it
   int64_t arena_ = 0;
   cuda::DeviceProgram p_;
 };

@@ -10,6 +10,7 @@
 
 #include <toml++/toml.h>
 
+#include "engine/cuda_plan.hpp"
 #include "itch/session_date.hpp"
 #include "tickinfer/error.hpp"
 
@@ -191,6 +192,14 @@ class Parser {
       else if (k == "threshold") m.threshold = number(n, "[[model]] threshold", 0, 1e30);
       else if (k == "check_signature") m.check_signature = boolean(n, "[[model]] check_signature");
       else if (k == "incremental") m.incremental = boolean(n, "[[model]] incremental");
+      else if (k == "device") {
+        m.device = string(n, "[[model]] device");
+        try {
+          engine::cuda_device_index(m.device);  // the engine's grammar: cpu, cuda, cuda:N
+        } catch (const Error& e) {
+          fail(line_of(n), std::string("[[model]] device: ") + e.what());
+        }
+      }
       else if (k == "tflite_engine") {
         const std::string s = string(n, "[[model]] tflite_engine");
         try {
@@ -199,10 +208,12 @@ class Parser {
           fail(line_of(n), std::string("[[model]] tflite_engine: ") + e.what());
         }
       } else unknown(key, "[[model]]", "name, path, version, mode, window, instruments, outputs, center, threshold, "
-                                       "check_signature, tflite_engine, incremental");
+                                       "check_signature, tflite_engine, incremental, device");
     }
     if (m.incremental && m.trigger != ModelTrigger::Window)
       fail(m.line, "[[model]] incremental = true is for mode = \"window\" (a stream model updates per step already)");
+    if (m.incremental && engine::cuda_device_index(m.device) >= 0)
+      fail(m.line, "[[model]] incremental = true runs on the CPU plans; device = \"" + m.device + "\" does not take it");
     if (m.name.empty()) fail(m.line, "[[model]] needs a name");
     if (m.name.size() > 15) fail(m.line, "[[model]] name '" + m.name + "' is longer than 15 characters (it travels in every signal)");
     if (m.path.empty()) fail(m.line, "[[model]] '" + m.name + "' needs a path");

@@ -44,6 +44,8 @@ struct ModelConfig {
   // Window mode: incremental window updates (docs/incremental.md), one plan per instrument so each
   // instrument's window slides through its own plan.
   bool incremental = false;
+  // Where its plans run: "" (the CPU plans), "cuda" or "cuda:N" (that GPU, docs/gpu.md).
+  std::string device;
   int line = 0;
 };
 

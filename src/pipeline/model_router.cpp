@@ -71,7 +71,14 @@ Plan compile_checked(const ModelConfig& mc, const std::string& who, std::size_t 
   if (mc.trigger == ModelTrigger::Stream) opt.mode = RecurrentMode::Stream;
   if (mc.trigger == ModelTrigger::Window) opt.window_length = mc.window > 0 ? mc.window : static_cast<int>(spec.window);
   opt.incremental = mc.incremental;
-  Plan plan = compile(model, opt);
+  opt.device = mc.device;
+  Plan plan = [&] {
+    try {
+      return compile(model, opt);
+    } catch (const Error& e) {
+      throw Error(who + ": " + e.what());  // which model could not be compiled (a GPU not there...)
+    }
+  }();
   if (plan.num_inputs() != 1 || plan.num_outputs() != 1)
     throw Error(who + ": the pipeline runs models with one input and one output");
   const std::size_t in = plan.input_size(0);
