@@ -15,7 +15,20 @@ struct BroadcastPlan {
   int64_t count = 0;   // output elements
   bool same = true;    // both operands already have the output's shape: no index maps
   std::vector<int32_t> index_a, index_b;  // when !same: source element of each output element
+  // When one operand has the output's shape and the other repeats along it with this period
+  // (a scalar: 1; a last-axis vector: its length), the loop runs row by row without the index
+  // maps: the same elements, combined in the same order, at vector speed. 0: not so.
+  int64_t a_period = 0, b_period = 0;
 };
+
+// The period with which index[i] repeats i % period over all i (0: it does not), given that the
+// operand holds `n` elements.
+inline int64_t repeat_period(const std::vector<int32_t>& index, int64_t n) {
+  if (n < 1 || index.size() % static_cast<size_t>(n) != 0) return 0;
+  for (size_t i = 0; i < index.size(); ++i)
+    if (index[i] != static_cast<int32_t>(static_cast<int64_t>(i) % n)) return 0;
+  return n;
+}
 
 // Checks that `a` and `b` broadcast to `out`'s shape (TFLite puts the broadcast shape on the
 // output tensor) and builds the plan. Fails naming the tensors otherwise.
@@ -71,6 +84,9 @@ inline BroadcastPlan plan_broadcast(const PrepareContext& ctx, const Tensor& a, 
       pos[d] = 0;
     }
   }
+  const int64_t na = ra, nb = rb;  // elements each operand holds
+  if (na == n_out && repeat_period(plan.index_a, n_out) == n_out) plan.b_period = repeat_period(plan.index_b, nb);
+  if (nb == n_out && repeat_period(plan.index_b, n_out) == n_out) plan.a_period = repeat_period(plan.index_a, na);
   return plan;
 }
 

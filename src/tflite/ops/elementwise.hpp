@@ -22,13 +22,27 @@ class BinaryOp final : public PreparedOp {
     const int64_t n = plan_.count;
     if (plan_.same) {
       for (int64_t i = 0; i < n; ++i) y[i] = f_(x[i], z[i]);
+    } else if (plan_.b_period == 1) {  // z is one value
+      const T c = z[0];
+      for (int64_t i = 0; i < n; ++i) y[i] = f_(x[i], c);
+    } else if (plan_.a_period == 1) {  // x is one value
+      const T c = x[0];
+      for (int64_t i = 0; i < n; ++i) y[i] = f_(c, z[i]);
+    } else if (const int64_t m = plan_.b_period; m > 0) {  // z repeats along x
+      for (int64_t r = 0; r < n; r += m, x += m, y += m)
+        for (int64_t j = 0; j < m; ++j) y[j] = f_(x[j], z[j]);
+    } else if (const int64_t m = plan_.a_period; m > 0) {  // x repeats along z
+      for (int64_t r = 0; r < n; r += m, z += m, y += m)
+        for (int64_t j = 0; j < m; ++j) y[j] = f_(x[j], z[j]);
     } else {
       const int32_t* ia = plan_.index_a.data();
       const int32_t* ib = plan_.index_b.data();
       for (int64_t i = 0; i < n; ++i) y[i] = f_(x[ia[i]], z[ib[i]]);
     }
   }
-  std::string describe() const override { return what_ + (plan_.same ? "" : " (broadcast)"); }
+  std::string describe() const override {
+    return what_ + (plan_.same ? "" : plan_.a_period || plan_.b_period ? " (broadcast by rows)" : " (broadcast)");
+  }
 
  private:
   int a_, b_, out_;

@@ -11,6 +11,7 @@
 
 #include "tflite/fixed_point_math.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
+#include "tflite/kernels/softmax_float.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/op_support.hpp"
 
@@ -22,23 +23,14 @@ struct Rows {
   int depth = 0;
 };
 
+// The float rows run in tflite/kernels/softmax_float.hpp (bit for bit the reference loop above,
+// at vector speed).
 class FloatSoftmax final : public PreparedOp {
  public:
-  FloatSoftmax(int in, int out, Rows r, float beta) : in_(in), out_(out), r_(r), beta_(beta) {}
+  FloatSoftmax(int in, int out, Rows r, float beta, kernels::FloatSoftmaxKernel k)
+      : in_(in), out_(out), r_(r), beta_(beta), k_(k) {}
   void eval(const TensorMemory& mem) noexcept override {
-    const float* x = mem.at<float>(in_);
-    float* y = mem.at<float>(out_);
-    for (int64_t i = 0; i < r_.outer; ++i, x += r_.depth, y += r_.depth) {
-      float max = std::numeric_limits<float>::lowest();
-      for (int c = 0; c < r_.depth; ++c) max = std::max(max, x[c]);
-      float sum = 0.0f;
-      for (int c = 0; c < r_.depth; ++c) {
-        const float e = std::exp((x[c] - max) * beta_);
-        y[c] = e;
-        sum += e;
-      }
-      for (int c = 0; c < r_.depth; ++c) y[c] = y[c] / sum;
-    }
+    k_.rows(mem.at<float>(in_), mem.at<float>(out_), r_.outer, r_.depth, beta_, k_.expf);
   }
   std::string describe() const override { return "float softmax"; }
 
@@ -46,6 +38,7 @@ class FloatSoftmax final : public PreparedOp {
   int in_, out_;
   Rows r_;
   float beta_;
+  kernels::FloatSoftmaxKernel k_;
 };
 
 constexpr int kScaledDiffIntegerBits = 5;
@@ -152,7 +145,8 @@ std::unique_ptr<PreparedOp> prepare_softmax(const PrepareContext& ctx) {
   r.outer = n / r.depth;
   const float beta = ctx.op.options.beta;
   if (!std::isfinite(beta) || !(beta > 0.0f)) ctx.fail("beta " + std::to_string(beta) + " must be positive");
-  if (in.type == DType::F32) return std::make_unique<FloatSoftmax>(ctx.input_index(0), ctx.output_index(0), r, beta);
+  if (in.type == DType::F32)
+    return std::make_unique<FloatSoftmax>(ctx.input_index(0), ctx.output_index(0), r, beta, kernels::float_softmax_kernel(ctx.isa));
 
   const AffineParams ip = per_tensor_params(ctx, in, "input");
   const AffineParams op = per_tensor_params(ctx, out, "output");

@@ -1,0 +1,68 @@
+// The scalar form, the table, and the one-time check that picks the vector form
+// (platform_expf.hpp).
+#include "tflite/kernels/platform_expf.hpp"
+
+#include <cmath>
+#include <cstring>
+
+namespace tickinfer::tfl::kernels {
+
+namespace platform_expf {
+
+const uint64_t* table() noexcept {
+  static const struct Table {
+    uint64_t t[32];
+    Table() noexcept {
+      for (int i = 0; i < 32; ++i) {
+        const double v = static_cast<double>(std::exp2l(static_cast<long double>(i) / 32.0L));
+        uint64_t bits;
+        std::memcpy(&bits, &v, sizeof bits);
+        t[i] = bits - (static_cast<uint64_t>(i) << 47);
+      }
+    }
+  } table;
+  return table.t;
+}
+
+}  // namespace platform_expf
+
+void expf_array_scalar(const float* x, float* y, int n) noexcept {
+  for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
+}
+
+namespace {
+
+// 2^16 values: for every exponent field a sweep of mantissas, both signs (the range the softmax
+// feeds, x <= 0, and the rest up to overflow), plus the special values.
+bool reproduces_std_exp(ExpfArrayFn f) noexcept {
+  constexpr int kN = 1 << 16;
+  static float x[kN], got[kN];
+  for (int i = 0; i < kN; ++i) {
+    const uint32_t sign = (i & 1) ? 0x80000000u : 0u;
+    const uint32_t exponent = static_cast<uint32_t>((i >> 1) % 256) << 23;
+    const uint32_t mantissa = (static_cast<uint32_t>(i) * 2654435761u) & 0x7fffffu;
+    const uint32_t bits = sign | exponent | mantissa;
+    std::memcpy(&x[i], &bits, sizeof bits);
+  }
+  f(x, got, kN);
+  for (int i = 0; i < kN; ++i) {
+    const float want = std::exp(x[i]);
+    if (std::memcmp(&want, &got[i], sizeof want) != 0 && !(std::isnan(want) && std::isnan(got[i]))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<ExpfArrayFn> table;
+  table.scalar = expf_array_scalar;
+#if defined(TICKINFER_HAVE_X86)
+  static const bool avx2_ok = ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2) &&
+                              reproduces_std_exp(expf_array_avx2);
+  if (avx2_ok) table.avx2 = expf_array_avx2;
+#endif
+  return table.pick(isa);
+}
+
+}  // namespace tickinfer::tfl::kernels
