@@ -91,6 +91,76 @@ TEST(QuantControlFlow, WhileRunsTheBodyUntilTheCondIsFalse) {
   EXPECT_EQ(*static_cast<const float*>(interp.output_data(0)), 11.5f);
 }
 
+// i from 0 while i < 5: acc += k, with k a third loop variable the body hands back as it came
+// (a loop invariant, as a Keras RNN's input sequence is: copied into the body once, not per
+// iteration). With `k_written`, a body op first adds 2 to k in place (k is then not invariant,
+// and the loop's k output must be its last value).
+std::shared_ptr<Program> invariant_loop(bool k_written) {
+  auto p = std::make_shared<Program>();
+  ProgramBuilder b(*p);
+  const int x = b.activation("x", DType::F32, {1}), k = b.activation("k", DType::F32, {1});
+  const int zero = b.constant<int32_t>("zero", DType::I32, {}, {0});
+  const int i_out = b.activation("i_out", DType::I32, {});
+  const int acc_out = b.activation("acc_out", DType::F32, {1}), k_out = b.activation("k_out", DType::F32, {1});
+  Op& w = b.op(OpCode::While, {zero, x, k}, {i_out, acc_out, k_out}, "loop");
+  w.options.cond_subgraph = 1;
+  w.options.body_subgraph = 2;
+  p->inputs = {x, k};
+  p->outputs = {acc_out, k_out};
+  Subgraph cond;
+  const int ci = b.activation("cond_i", DType::I32, {}), ca = b.activation("cond_acc", DType::F32, {1});
+  const int ck = b.activation("cond_k", DType::F32, {1});
+  const int five = b.constant<int32_t>("five", DType::I32, {}, {5});
+  const int go = b.activation("go", DType::Bool, {});
+  Op less;
+  less.code = OpCode::Less;
+  less.inputs = {ci, five};
+  less.outputs = {go};
+  cond.ops = {less};
+  cond.inputs = {ci, ca, ck};
+  cond.outputs = {go};
+  Subgraph body;
+  const int bi = b.activation("body_i", DType::I32, {}), ba = b.activation("body_acc", DType::F32, {1});
+  const int bk = b.activation("body_k", DType::F32, {1});
+  const int one = b.constant<int32_t>("one", DType::I32, {}, {1});
+  const int two = b.constant<float>("two", DType::F32, {1}, {2.0f});
+  const int bi2 = b.activation("body_i2", DType::I32, {}), ba2 = b.activation("body_acc2", DType::F32, {1});
+  Op inc, bump, add;
+  inc.code = bump.code = add.code = OpCode::Add;
+  inc.inputs = {bi, one};
+  inc.outputs = {bi2};
+  bump.inputs = {bk, two};
+  bump.outputs = {bk};  // in place
+  add.inputs = {ba, bk};
+  add.outputs = {ba2};
+  body.ops = k_written ? std::vector<Op>{inc, bump, add} : std::vector<Op>{inc, add};
+  body.inputs = {bi, ba, bk};
+  body.outputs = {bi2, ba2, bk};
+  p->subgraphs = {cond, body};
+  return p;
+}
+
+TEST(QuantControlFlow, ALoopInvariantIsReadAtEveryIterationAndEveryInvoke) {
+  Interpreter interp(invariant_loop(false));
+  for (float k : {0.25f, 1.0f}) {  // the second invoke must see the new k, not the first one's
+    *static_cast<float*>(interp.input_data(0)) = 1.5f;
+    *static_cast<float*>(interp.input_data(1)) = k;
+    interp.invoke();
+    EXPECT_EQ(*static_cast<const float*>(interp.output_data(0)), 1.5f + 5 * k);
+    EXPECT_EQ(*static_cast<const float*>(interp.output_data(1)), k);
+  }
+}
+
+TEST(QuantControlFlow, AVariableTheBodyWritesInPlaceIsNoInvariant) {
+  Interpreter interp(invariant_loop(true));
+  *static_cast<float*>(interp.input_data(0)) = 1.5f;
+  *static_cast<float*>(interp.input_data(1)) = 0.25f;
+  interp.invoke();
+  // k goes 2.25, 4.25, ..., 10.25; acc adds each.
+  EXPECT_EQ(*static_cast<const float*>(interp.output_data(0)), 1.5f + 2.25f + 4.25f + 6.25f + 8.25f + 10.25f);
+  EXPECT_EQ(*static_cast<const float*>(interp.output_data(1)), 10.25f);
+}
+
 TEST(QuantControlFlow, ABodyRunningItsOwnLoopIsRefused) {
   try {
     Interpreter interp(counting_loop(true));

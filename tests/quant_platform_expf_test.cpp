@@ -3,7 +3,8 @@
 // them with TICKINFER_EXHAUSTIVE=1: about 2.2e9 values, a minute), the specials, in place and
 // not, every tail length. Then the float SOFTMAX that uses it against TFLite's reference loop
 // (max, exp((x - max) * beta) by std::exp, a sum in element order, a division), for row counts
-// that leave every tail of its four-row groups and rows holding NaN, infinities and masked -1e9s.
+// that leave every tail of its four-row groups and rows holding NaN, infinities and masked -1e9s;
+// and the float LOGISTIC that uses it against TFLite's reference formula.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -136,6 +137,40 @@ TEST(PlatformExpf, FloatSoftmaxIsTheReferenceLoopBitForBit) {
             ASSERT_TRUE(same_bits(got[i], want[i])) << isa << " rows " << rows << " depth " << depth << " beta " << beta
                                                     << " element " << i << ": " << got[i] << " vs " << want[i];
         }
+}
+
+// Float LOGISTIC (its exponentials through the vector std::exp) against TFLite's reference
+// formula, over lengths that leave every tail of its 64-value chunks, in place and not.
+TEST(PlatformExpf, FloatLogisticIsTheReferenceFormulaBitForBit) {
+  auto reference = [](float x) {
+    if (x > 16.619047164916992188f) return 1.0f;
+    if (x < -9.0f) return std::exp(x);
+    return 1.0f / (1.0f + std::exp(-x));
+  };
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-30.0f, 30.0f);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const char* isa : {"scalar", "avx2"})
+    for (int n : {1, 5, 63, 64, 65, 200})
+      for (bool in_place : {false, true}) {
+        std::vector<float> x(static_cast<size_t>(n));
+        for (float& v : x) v = u(rng);
+        const float specials[] = {-9.0f, 16.619047164916992188f, -0.0f, inf, -inf, nan, -104.5f, 88.9f};
+        for (size_t i = 0; i < std::size(specials) && i < x.size(); ++i) x[i * 7 % x.size()] = specials[i];
+        ProgramBuilder b;
+        const int in = b.tensor("x", DType::F32, {n});
+        const int out = in_place ? in : b.tensor("y", DType::F32, {n});
+        b.op(OpCode::Logistic, {in}, {out});
+        auto op = b.prepare(0, isa);
+        std::vector<float> xs = x, ys(x.size(), -99.0f);
+        TensorMemory m = b.memory();
+        m.addr[in] = xs.data();
+        if (!in_place) m.addr[out] = ys.data();
+        op->eval(m);
+        const std::vector<float>& got = in_place ? xs : ys;
+        for (size_t i = 0; i < x.size(); ++i)
+          ASSERT_TRUE(same_bits(got[i], reference(x[i]))) << isa << " n " << n << " x " << x[i] << ": " << got[i];
+      }
 }
 
 }  // namespace

@@ -3,11 +3,13 @@
 // float: TFLite's reference formulas. int8: a 256-entry table built at prepare time from the
 // formula TFLite's int8 kernel applies to each value (LUTPopulate for LOGISTIC/TANH; fixed-point
 // requantization for the RELU family), so eval is a table lookup and matches bit for bit.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <cmath>
 
 #include "tflite/kernels/lut.hpp"
+#include "tflite/kernels/platform_expf.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/op_support.hpp"
 #include "tflite/ops/unary_int8.hpp"
@@ -17,14 +19,39 @@ namespace {
 
 using FloatFn = float (*)(float);
 
-float logistic_ref(float x) {
-  // reference_ops::Logistic: saturate far from 0 so exp does not overflow.
-  constexpr float kUpper = 16.619047164916992188f;
-  constexpr float kLower = -9.0f;
-  if (x > kUpper) return 1.0f;
-  if (x < kLower) return std::exp(x);
-  return 1.0f / (1.0f + std::exp(-x));
-}
+// reference_ops::Logistic: saturate far from 0 so exp does not overflow.
+constexpr float kLogisticUpper = 16.619047164916992188f;
+constexpr float kLogisticLower = -9.0f;
+
+
+// LOGISTIC: 1 above the upper bound, exp(x) below the lower one, else 1 / (1 + exp(-x)), its
+// exponentials through the vector std::exp (tflite/kernels/
+// platform_expf.hpp, bit for bit), 64 values at a time; x and y may alias (each element is read
+// before its result is written).
+class FloatLogistic final : public PreparedOp {
+ public:
+  FloatLogistic(int in, int out, int64_t n, kernels::ExpfArrayFn expf) : in_(in), out_(out), n_(n), expf_(expf) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(in_);
+    float* y = mem.at<float>(out_);
+    float e[64];
+    for (int64_t i0 = 0; i0 < n_; i0 += 64) {
+      const int m = static_cast<int>(std::min<int64_t>(64, n_ - i0));
+      for (int i = 0; i < m; ++i) e[i] = x[i0 + i] < kLogisticLower ? x[i0 + i] : -x[i0 + i];
+      expf_(e, e, m);
+      for (int i = 0; i < m; ++i) {
+        const float v = x[i0 + i];
+        y[i0 + i] = v > kLogisticUpper ? 1.0f : (v < kLogisticLower ? e[i] : 1.0f / (1.0f + e[i]));
+      }
+    }
+  }
+  std::string describe() const override { return "float logistic"; }
+
+ private:
+  int in_, out_;
+  int64_t n_;
+  kernels::ExpfArrayFn expf_;
+};
 
 class FloatUnary final : public PreparedOp {
  public:
@@ -104,7 +131,6 @@ class LutUnary final : public PreparedOp {
 
 FloatFn float_fn(const PrepareContext& ctx) {
   switch (ctx.op.code) {
-    case OpCode::Logistic: return logistic_ref;
     case OpCode::Tanh: return [](float x) { return std::tanh(x); };
     case OpCode::Relu: return [](float x) { return std::max(0.0f, x); };
     case OpCode::Relu6: return [](float x) { return std::min(std::max(0.0f, x), 6.0f); };
@@ -144,6 +170,8 @@ std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx) {
     if (ctx.op.code == OpCode::LeakyRelu) {
       return std::make_unique<FloatLeakyRelu>(ctx.input_index(0), ctx.output_index(0), n, ctx.op.options.alpha);
     }
+    if (ctx.op.code == OpCode::Logistic)
+      return std::make_unique<FloatLogistic>(ctx.input_index(0), ctx.output_index(0), n, kernels::expf_array(ctx.isa));
     FloatFn f = ctx.op.code == OpCode::Gelu ? (ctx.op.options.approximate ? gelu_tanh : gelu_exact) : float_fn(ctx);
     if (!f) ctx.fail("float32 is not supported for this op");
     return std::make_unique<FloatUnary>(ctx.input_index(0), ctx.output_index(0), n, f, name);

@@ -3,7 +3,9 @@
 //  WHILE: the loop variables live in the op's output tensors. Each iteration copies them into the
 //    cond subgraph's inputs, runs cond, stops when its bool output is false, else copies them into
 //    the body's inputs, runs the body and copies its outputs back. A variable the cond (or body)
-//    never reads is not copied in; a body output that is its own input is not copied back.
+//    never reads is not copied in; a body output that is its own input is not copied back; a
+//    loop invariant (the body's output is its own input and no body op writes it) is copied into
+//    the body once, before the first iteration.
 //  CALL_ONCE: runs the init subgraph on the first eval after a reset (Interpreter::reset_state).
 //  READ_VARIABLE / ASSIGN_VARIABLE: the interpreter has replaced the handle operand by the
 //    variable's own tensor (tflite/rewrite/program_rewrite.hpp), so both are copies; VAR_HANDLE does
@@ -148,6 +150,8 @@ std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
   if (op.options.lowered_subgraph > 0) return prepare_lowered_lstm_loop(ctx);
   auto w = std::make_unique<WhileOp>();
   const std::set<int> cond_reads = read_by(cond), body_reads = read_by(body);
+  std::set<int> body_writes;
+  for (const Op& o : body.ops) body_writes.insert(o.outputs.begin(), o.outputs.end());
   for (size_t i = 0; i < op.inputs.size(); ++i) {
     const int in = op.inputs[i], out = op.outputs[i];
     const int c = cond.inputs[i], b = body.inputs[i], bo = body.outputs[i];
@@ -158,7 +162,13 @@ std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
     if (c_used) w->to_cond_.push_back({out, c, n});
     bool b_used = body_reads.count(b) != 0;
     for (size_t j = 0; j < body.outputs.size(); ++j) b_used |= j != i && body.outputs[j] == b;
-    if (b_used || bo != b) {
+    if (bo == b && !body_writes.count(b)) {
+      // A loop invariant (the body hands its input back unchanged, and no body op writes it:
+      // a Keras RNN's input sequence): its value never changes, and a subgraph's tensors keep
+      // their memory for the whole invoke, so it is copied into the body once, not twice per
+      // iteration.
+      if (b_used) w->init_.push_back({in, b, n});
+    } else if (b_used || bo != b) {
       if (b_used) w->to_body_.push_back({out, b, n});
       w->from_body_.push_back({bo, out, n});
     }
