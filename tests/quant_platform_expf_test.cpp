@@ -17,6 +17,7 @@
 
 #include "support/quant_program_builder.hpp"
 #include "tflite/kernels/platform_expf.hpp"
+#include "tflite/kernels/platform_tanhf.hpp"
 
 namespace tickinfer::tfl {
 namespace {
@@ -170,6 +171,70 @@ TEST(PlatformExpf, FloatLogisticIsTheReferenceFormulaBitForBit) {
         const std::vector<float>& got = in_place ? xs : ys;
         for (size_t i = 0; i < x.size(); ++i)
           ASSERT_TRUE(same_bits(got[i], reference(x[i]))) << isa << " n " << n << " x " << x[i] << ": " << got[i];
+      }
+}
+
+// The vector std::tanh (tflite/kernels/platform_tanhf.hpp) against std::tanh: every 61st float
+// of both signs (every one with TICKINFER_EXHAUSTIVE=1), specials, tails, in place; and the float
+// TANH op that uses it.
+std::vector<tk::TanhfArrayFn> tanh_forms() {
+  std::vector<tk::TanhfArrayFn> f = {tk::tanhf_array_scalar};
+#if defined(TICKINFER_HAVE_X86)
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
+    EXPECT_EQ(tk::tanhf_array(::tickinfer::kernels::Isa::Avx2), tk::tanhf_array_avx2)
+        << "the vector form did not reproduce this libm's tanhf: the scalar loop runs instead";
+    f.push_back(tk::tanhf_array_avx2);
+  }
+#endif
+  return f;
+}
+
+TEST(PlatformTanhf, EveryStrideOfFloatsIsStdTanhBitForBit) {
+  const bool all = std::getenv("TICKINFER_EXHAUSTIVE") != nullptr;
+  const uint64_t stride = all ? 1 : 61;
+  constexpr int kBlock = 4096;
+  std::vector<float> x(kBlock), y(kBlock);
+  for (tk::TanhfArrayFn f : tanh_forms()) {
+    uint64_t checked = 0, wrong = 0;
+    for (uint64_t b = 0; b < 0x100000000ull;) {
+      int n = 0;
+      for (; n < kBlock && b < 0x100000000ull; ++n, b += stride) {
+        const uint32_t bits = static_cast<uint32_t>(b);
+        std::memcpy(&x[static_cast<size_t>(n)], &bits, 4);
+      }
+      f(x.data(), y.data(), n);
+      for (int i = 0; i < n; ++i, ++checked) {
+        const float v = x[static_cast<size_t>(i)];
+        if (!same_bits(y[static_cast<size_t>(i)], std::tanh(v)) && ++wrong <= 5)
+          ADD_FAILURE() << "tanh(" << std::hexfloat << v << ") = " << y[static_cast<size_t>(i)] << ", std::tanh gives "
+                        << std::tanh(v);
+      }
+    }
+    EXPECT_EQ(wrong, 0u) << checked << " values checked";
+    EXPECT_GT(checked, all ? 4'000'000'000ull : 70'000'000ull);
+  }
+}
+
+TEST(PlatformTanhf, FloatTanhOpIsStdTanhInPlaceAndNot) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> base = {0.0f, -0.0f, inf, -inf, nan, 22.0f, -21.99f, 1.0f, -0.99999994f, 1e-20f, -1e-30f,
+                                   0.5f, -3.25f, 17.0f, -0.34657f, 0.3466f, 1.0397f, -1.0398f, 40.0f, 1e-7f};
+  for (const char* isa : {"scalar", "avx2"})
+    for (size_t n = 1; n <= base.size(); n += 3)
+      for (bool in_place : {false, true}) {
+        ProgramBuilder b;
+        const int in = b.tensor("x", DType::F32, {static_cast<int>(n)});
+        const int out = in_place ? in : b.tensor("y", DType::F32, {static_cast<int>(n)});
+        b.op(OpCode::Tanh, {in}, {out});
+        auto op = b.prepare(0, isa);
+        std::vector<float> xs(base.begin(), base.begin() + static_cast<std::ptrdiff_t>(n)), ys(n, -99.0f);
+        TensorMemory m = b.memory();
+        m.addr[in] = xs.data();
+        if (!in_place) m.addr[out] = ys.data();
+        op->eval(m);
+        const std::vector<float>& got = in_place ? xs : ys;
+        for (size_t i = 0; i < n; ++i)
+          EXPECT_TRUE(same_bits(got[i], std::tanh(base[i]))) << isa << " n " << n << " x " << base[i] << ": " << got[i];
       }
 }
 

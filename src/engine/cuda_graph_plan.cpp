@@ -1,5 +1,6 @@
 #include "engine/cuda_graph_plan.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 

@@ -10,6 +10,7 @@
 
 #include "tflite/kernels/lut.hpp"
 #include "tflite/kernels/platform_expf.hpp"
+#include "tflite/kernels/platform_tanhf.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/op_support.hpp"
 #include "tflite/ops/unary_int8.hpp"
@@ -51,6 +52,25 @@ class FloatLogistic final : public PreparedOp {
   int in_, out_;
   int64_t n_;
   kernels::ExpfArrayFn expf_;
+};
+
+// TANH: std::tanh per element, through its vector replica (tflite/kernels/platform_tanhf.hpp,
+// bit for bit).
+class FloatTanh final : public PreparedOp {
+ public:
+  FloatTanh(int in, int out, int64_t n, kernels::TanhfArrayFn tanhf) : in_(in), out_(out), n_(n), tanhf_(tanhf) {}
+  void eval(const TensorMemory& mem) noexcept override {
+    const float* x = mem.at<float>(in_);
+    float* y = mem.at<float>(out_);
+    for (int64_t i0 = 0; i0 < n_; i0 += 1 << 20)
+      tanhf_(x + i0, y + i0, static_cast<int>(std::min<int64_t>(1 << 20, n_ - i0)));
+  }
+  std::string describe() const override { return "float tanh"; }
+
+ private:
+  int in_, out_;
+  int64_t n_;
+  kernels::TanhfArrayFn tanhf_;
 };
 
 class FloatUnary final : public PreparedOp {
@@ -131,7 +151,6 @@ class LutUnary final : public PreparedOp {
 
 FloatFn float_fn(const PrepareContext& ctx) {
   switch (ctx.op.code) {
-    case OpCode::Tanh: return [](float x) { return std::tanh(x); };
     case OpCode::Relu: return [](float x) { return std::max(0.0f, x); };
     case OpCode::Relu6: return [](float x) { return std::min(std::max(0.0f, x), 6.0f); };
     case OpCode::HardSwish: return [](float x) { return x * std::min(std::max(x + 3.0f, 0.0f), 6.0f) / 6.0f; };
@@ -170,6 +189,8 @@ std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx) {
     if (ctx.op.code == OpCode::LeakyRelu) {
       return std::make_unique<FloatLeakyRelu>(ctx.input_index(0), ctx.output_index(0), n, ctx.op.options.alpha);
     }
+    if (ctx.op.code == OpCode::Tanh)
+      return std::make_unique<FloatTanh>(ctx.input_index(0), ctx.output_index(0), n, kernels::tanhf_array(ctx.isa));
     if (ctx.op.code == OpCode::Logistic)
       return std::make_unique<FloatLogistic>(ctx.input_index(0), ctx.output_index(0), n, kernels::expf_array(ctx.isa));
     FloatFn f = ctx.op.code == OpCode::Gelu ? (ctx.op.options.approximate ? gelu_tanh : gelu_exact) : float_fn(ctx);
