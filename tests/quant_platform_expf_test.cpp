@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -34,13 +35,13 @@ bool same_bits(float a, float b) {
 // check on first use must have accepted it: on glibc's x86-64 libm it reproduces std::exp).
 std::vector<tk::ExpfArrayFn> forms() {
   std::vector<tk::ExpfArrayFn> f = {tk::expf_array_scalar};
-#if defined(TICKINFER_HAVE_X86)
-  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
-    EXPECT_EQ(tk::expf_array(::tickinfer::kernels::Isa::Avx2), tk::expf_array_avx2)
+  if (tk::ExpfArrayFn v = tk::expf_array_vector_unchecked()) {
+    EXPECT_EQ(tk::expf_array(::tickinfer::kernels::Isa::Avx2), v)
         << "the vector form did not reproduce this libm's expf: the scalar loop runs instead";
-    f.push_back(tk::expf_array_avx2);
+    f.push_back(v);
+  } else {
+    std::printf("no vector form on this CPU: the scalar loop only\n");
   }
-#endif
   return f;
 }
 
@@ -75,6 +76,20 @@ TEST(PlatformExpf, EveryStrideOfFloatsIsStdExpBitForBit) {
     EXPECT_EQ(wrong, 0u) << checked << " values checked";
     EXPECT_GT(checked, all ? 3'000'000'000ull : 50'000'000ull);
   }
+}
+
+// Where the CPU has AVX2 the vector forms exist and are the ones in use: the sweeps above and below
+// test them, not only the scalar loops.
+TEST(PlatformExpf, TheVectorFormsAreUnderTestWhereTheCpuHasAvx2) {
+#if defined(__x86_64__)
+  if (!::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2 here";
+  EXPECT_NE(tk::expf_array_vector_unchecked(), nullptr);
+  EXPECT_NE(tk::tanhf_array_vector_unchecked(), nullptr);
+  EXPECT_NE(tk::expf_array(::tickinfer::kernels::Isa::Avx2), tk::expf_array_scalar);
+  EXPECT_NE(tk::tanhf_array(::tickinfer::kernels::Isa::Avx2), tk::tanhf_array_scalar);
+#else
+  GTEST_SKIP() << "not x86-64: the scalar loops only";
+#endif
 }
 
 TEST(PlatformExpf, SpecialsTailsAndAliasing) {
@@ -179,13 +194,13 @@ TEST(PlatformExpf, FloatLogisticIsTheReferenceFormulaBitForBit) {
 // TANH op that uses it.
 std::vector<tk::TanhfArrayFn> tanh_forms() {
   std::vector<tk::TanhfArrayFn> f = {tk::tanhf_array_scalar};
-#if defined(TICKINFER_HAVE_X86)
-  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
-    EXPECT_EQ(tk::tanhf_array(::tickinfer::kernels::Isa::Avx2), tk::tanhf_array_avx2)
+  if (tk::TanhfArrayFn v = tk::tanhf_array_vector_unchecked()) {
+    EXPECT_EQ(tk::tanhf_array(::tickinfer::kernels::Isa::Avx2), v)
         << "the vector form did not reproduce this libm's tanhf: the scalar loop runs instead";
-    f.push_back(tk::tanhf_array_avx2);
+    f.push_back(v);
+  } else {
+    std::printf("no vector form on this CPU: the scalar loop only\n");
   }
-#endif
   return f;
 }
 

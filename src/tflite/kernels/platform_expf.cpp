@@ -54,6 +54,13 @@ bool reproduces_std_exp(ExpfArrayFn f) noexcept {
 
 }  // namespace
 
+ExpfArrayFn expf_array_vector_unchecked() noexcept {
+#if defined(TICKINFER_HAVE_X86)
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) return expf_array_avx2;
+#endif
+  return nullptr;
+}
+
 ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept {
   ::tickinfer::kernels::IsaVariants<ExpfArrayFn> table;
   table.scalar = expf_array_scalar;

@@ -28,6 +28,10 @@ void expf_array_scalar(const float* x, float* y, int n) noexcept;
 void expf_array_avx2(const float* x, float* y, int n) noexcept;
 #endif
 
+// The vector form itself, unchecked: nullptr where none is built (not x86) or the CPU lacks AVX2.
+// For the tests that compare it with the library function over every float.
+ExpfArrayFn expf_array_vector_unchecked() noexcept;
+
 // The fastest form that reproduces std::exp here, at or below `isa` (prepare time: the first call
 // runs the check).
 ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept;

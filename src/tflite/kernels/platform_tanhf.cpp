@@ -32,6 +32,13 @@ bool reproduces_std_tanh(TanhfArrayFn f) noexcept {
 
 }  // namespace
 
+TanhfArrayFn tanhf_array_vector_unchecked() noexcept {
+#if defined(TICKINFER_HAVE_X86)
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) return tanhf_array_avx2;
+#endif
+  return nullptr;
+}
+
 TanhfArrayFn tanhf_array(::tickinfer::kernels::Isa isa) noexcept {
   ::tickinfer::kernels::IsaVariants<TanhfArrayFn> table;
   table.scalar = tanhf_array_scalar;
