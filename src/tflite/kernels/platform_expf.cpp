@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 namespace tickinfer::tfl::kernels {
 
@@ -30,13 +31,14 @@ void expf_array_scalar(const float* x, float* y, int n) noexcept {
   for (int i = 0; i < n; ++i) y[i] = std::exp(x[i]);
 }
 
-namespace {
-
-// 2^16 values: for every exponent field a sweep of mantissas, both signs (the range the softmax
-// feeds, x <= 0, and the rest up to overflow), plus the special values.
-bool reproduces_std_exp(ExpfArrayFn f) noexcept {
+bool reproduces_libm(ExpfArrayFn f, float (*libm)(float)) noexcept {
   constexpr int kN = 1 << 16;
-  static float x[kN], got[kN];
+  std::vector<float> x, got;  // prepare time: two replicas may be checked at once
+  try {
+    x.resize(kN), got.resize(kN);
+  } catch (...) {
+    return false;  // no memory for the check: the scalar loop runs
+  }
   for (int i = 0; i < kN; ++i) {
     const uint32_t sign = (i & 1) ? 0x80000000u : 0u;
     const uint32_t exponent = static_cast<uint32_t>((i >> 1) % 256) << 23;
@@ -44,15 +46,13 @@ bool reproduces_std_exp(ExpfArrayFn f) noexcept {
     const uint32_t bits = sign | exponent | mantissa;
     std::memcpy(&x[i], &bits, sizeof bits);
   }
-  f(x, got, kN);
+  f(x.data(), got.data(), kN);
   for (int i = 0; i < kN; ++i) {
-    const float want = std::exp(x[i]);
+    const float want = libm(x[i]);
     if (std::memcmp(&want, &got[i], sizeof want) != 0 && !(std::isnan(want) && std::isnan(got[i]))) return false;
   }
   return true;
 }
-
-}  // namespace
 
 ExpfArrayFn expf_array_vector_unchecked() noexcept {
 #if defined(TICKINFER_HAVE_X86)
@@ -66,7 +66,7 @@ ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept {
   table.scalar = expf_array_scalar;
 #if defined(TICKINFER_HAVE_X86)
   static const bool avx2_ok = ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2) &&
-                              reproduces_std_exp(expf_array_avx2);
+                              reproduces_libm(expf_array_avx2, [](float v) { return std::exp(v); });
   if (avx2_ok) table.avx2 = expf_array_avx2;
 #endif
   return table.pick(isa);

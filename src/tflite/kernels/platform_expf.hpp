@@ -22,6 +22,11 @@ namespace tickinfer::tfl::kernels {
 
 using ExpfArrayFn = void (*)(const float* x, float* y, int n) noexcept;
 
+// Whether `f` gives `libm`'s bits on 2^16 values: for every exponent field a sweep of mantissas,
+// both signs (NaN results compare equal). The one-time check of every vector replica of a libm
+// function (this one, platform_tanhf.hpp).
+bool reproduces_libm(ExpfArrayFn f, float (*libm)(float)) noexcept;
+
 // y[i] = std::exp(x[i]).
 void expf_array_scalar(const float* x, float* y, int n) noexcept;
 #if defined(TICKINFER_HAVE_X86)

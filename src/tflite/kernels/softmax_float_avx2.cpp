@@ -51,23 +51,9 @@ void divide(float* y, int d, float sum) noexcept {
 }  // namespace
 
 void softmax_rows_avx2(const float* x, float* y, int64_t rows, int d, float beta, ExpfArrayFn expf) noexcept {
-  int64_t i = 0;
-  for (; i + 4 <= rows; i += 4) {
-    for (int k = 0; k < 4; ++k) exponentials(x + (i + k) * d, y + (i + k) * d, d, beta, expf);
-    const float* y0 = y + i * d;
-    const float *y1 = y0 + d, *y2 = y1 + d, *y3 = y2 + d;
-    float s0 = 0.0f, s1 = 0.0f, s2 = 0.0f, s3 = 0.0f;
-    for (int c = 0; c < d; ++c) s0 += y0[c], s1 += y1[c], s2 += y2[c], s3 += y3[c];
-    divide(y + i * d, d, s0), divide(y + (i + 1) * d, d, s1), divide(y + (i + 2) * d, d, s2);
-    divide(y + (i + 3) * d, d, s3);
-  }
-  for (; i < rows; ++i) {
-    float* yi = y + i * d;
-    exponentials(x + i * d, yi, d, beta, expf);
-    float sum = 0.0f;
-    for (int c = 0; c < d; ++c) sum += yi[c];
-    divide(yi, d, sum);
-  }
+  softmax_rows_with(
+      x, y, rows, d, [&](const float* xr, float* yr) { exponentials(xr, yr, d, beta, expf); },
+      [&](float* yr, float sum) { divide(yr, d, sum); });
 }
 
 }  // namespace tickinfer::tfl::kernels
