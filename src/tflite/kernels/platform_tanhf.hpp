@@ -9,8 +9,9 @@
 // argument by k ln 2 (k = +-1 from hi / lo constants up to 1.5 ln 2, else k = trunc(x / ln 2 +-
 // 0.5) with ln 2 in two parts, keeping the reduction's rounding error c), evaluates a degree-5
 // rational form in x^2 / 2, and rebuilds the result by k (k = 0, -1, 1 with two cases, k <= -2
-// or k > 56, k <= 22, else), adding k to an exponent field. The AVX2 form computes every case for
-// eight lanes and keeps each lane's own; infinities and NaN call std::tanh.
+// or k > 56, k <= 22, else), adding k to an exponent field. The AVX2 form computes every case
+// tanh's arguments reach for eight lanes and keeps each lane's own; infinities and NaN call
+// std::tanh.
 //
 // Whether it reproduces this process's std::tanh is checked once, on first use, on 2^16 values
 // of every exponent; the scalar loop runs otherwise. quant_platform_expf_test compares it with

@@ -25,8 +25,9 @@ inline __m256 k_is(__m256i k, int v) { return lane_mask(_mm256_cmpeq_epi32(k, _m
 // y with k added to its exponent field.
 inline __m256 scale(__m256 y, __m256i k) { return bits(_mm256_add_epi32(ints(y), _mm256_slli_epi32(k, 23))); }
 
-// expm1f for arguments a with |a| < 88.7 (no overflow) that are not below -27 ln 2 (tanh feeds
-// it 2|x| in [2, 44) and -2|x| in (-2, 0)).
+// expm1f for the arguments tanh feeds it: 2|x| in [2, 44) (k >= 3) and -2|x| in (-2, 0) (k <= 0).
+// k = 1 never occurs there, so expm1f's k = 1 rebuild is left out (the exhaustive comparison
+// with std::tanh covers every argument this meets).
 __m256 expm1f8(__m256 a) {
   const __m256i hx = _mm256_and_si256(ints(a), u(0x7fffffff));
   const __m256 neg = lane_mask(_mm256_srai_epi32(ints(a), 31));
@@ -59,9 +60,6 @@ __m256 expm1f8(__m256 a) {
   e = _mm256_sub_ps(_mm256_sub_ps(_mm256_mul_ps(_mm256_sub_ps(e, c), x), c), hxs);
   const __m256 x_minus_e = _mm256_sub_ps(x, e), e_minus_x = _mm256_sub_ps(e, x);
   const __m256 res_m1 = _mm256_sub_ps(_mm256_mul_ps(x_minus_e, f(0.5f)), f(0.5f));
-  const __m256 res_p1 = pick(_mm256_cmp_ps(x, f(-0.25f), _CMP_LT_OQ),
-                             _mm256_mul_ps(f(-2.0f), _mm256_sub_ps(e, _mm256_add_ps(x, f(0.5f)))),
-                             _mm256_add_ps(_mm256_add_ps(x_minus_e, x_minus_e), f(1.0f)));
   const __m256 res_far = _mm256_sub_ps(scale(_mm256_sub_ps(f(1.0f), e_minus_x), k), f(1.0f));  // k <= -2, k > 56
   const __m256 t_lt23 = bits(_mm256_sub_epi32(u(0x3f800000), _mm256_srav_epi32(u(0x1000000), k)));
   const __m256 res_lt23 = scale(_mm256_sub_ps(t_lt23, e_minus_x), k);  // 2 <= k <= 22
@@ -71,7 +69,6 @@ __m256 expm1f8(__m256 a) {
                                                _mm256_cmpgt_epi32(k, _mm256_set1_epi32(56))));
   __m256 r = pick(lane_mask(_mm256_cmpgt_epi32(k, _mm256_set1_epi32(22))), res_ge23, res_lt23);
   r = pick(far, res_far, r);
-  r = pick(k_is(k, 1), res_p1, r);
   r = pick(k_is(k, -1), res_m1, r);
   r = pick(k_is(k, 0), res0, r);
   return pick(below(hx, 0x33000000), a, r);  // |a| < 2^-25: a itself
@@ -101,11 +98,17 @@ void tanhf_array_avx2(const float* x, float* y, int n) noexcept {
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     int special;
-    float in[8];
-    std::memcpy(in, x + i, sizeof in);  // x and y may alias
-    _mm256_storeu_ps(y + i, tanh8(_mm256_loadu_ps(in), special));
-    for (int l = 0; special; ++l, special >>= 1)
-      if (special & 1) y[i + l] = std::tanh(in[l]);
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 t = tanh8(v, special);
+    if (special) {  // infinities and NaN: std::tanh on the inputs, kept before y (it may alias x) is written
+      float in[8];
+      _mm256_storeu_ps(in, v);
+      _mm256_storeu_ps(y + i, t);
+      for (int l = 0; special; ++l, special >>= 1)
+        if (special & 1) y[i + l] = std::tanh(in[l]);
+    } else {
+      _mm256_storeu_ps(y + i, t);
+    }
   }
   if (i < n) {
     float in[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
