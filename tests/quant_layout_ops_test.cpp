@@ -120,6 +120,18 @@ TEST(QuantPad, Int8PadsWithTheZeroPoint) {
   EXPECT_EQ(ys[0], (std::vector<int8_t>{-5, 7, 8, -5, -5}));
 }
 
+TEST(QuantPad, FloatPadsRunsOfSeveralElements) {
+  // [1, 2] = [1 2] padded by [[0, 0], [3, 4]]: runs of 3 and 4 zeros around it.
+  ProgramBuilder b;
+  const int x = b.tensor("x", DType::F32, {1, 2});
+  const int p = b.constant("p", DType::I32, {2, 2}, std::vector<int32_t>{0, 0, 3, 4});
+  const int y = b.tensor("y", DType::F32, {1, 9});
+  b.op(OpCode::Pad, {x, p}, {y});
+  std::vector<std::vector<float>> xs{{1, 2}}, ys{std::vector<float>(9, 7.0f)};
+  run(b, {x}, xs, {y}, ys);
+  EXPECT_EQ(ys[0], (std::vector<float>{0, 0, 0, 1, 2, 0, 0, 0, 0}));
+}
+
 TEST(QuantSplit, TwoHalvesAlongTheLastAxis) {
   // [2, 4] = 0..7 split in 2 on axis 1: [[0 1] [4 5]] and [[2 3] [6 7]].
   ProgramBuilder b;
@@ -275,6 +287,36 @@ TEST(QuantReduce, FloatSumAndInt8Mean) {
   std::vector<std::vector<int8_t>> xs{{1, 2, 3, 5}}, ys{std::vector<int8_t>(1)};
   run(m, {mx}, xs, {my}, ys);
   EXPECT_EQ(ys[0][0], 3);
+}
+
+TEST(QuantReduce, AdjacentAndSeparateAxes) {
+  // x = 0..23 as [2, 3, 4]. SUM over axis 1 (adjacent: rows of 4 added): out[o][j] =
+  // sum_r (12 o + 4 r + j) = 36 o + 3 j + 12. SUM over axes 0 and 2 (apart): out[r] =
+  // sum_o sum_j (12 o + 4 r + j) = 32 r + 60.
+  ProgramBuilder b;
+  const int x = b.tensor("x", DType::F32, {2, 3, 4});
+  const int axes = b.constant("axes", DType::I32, {1}, std::vector<int32_t>{1});
+  const int y = b.tensor("y", DType::F32, {2, 4});
+  b.op(OpCode::Sum, {x, axes}, {y});
+  EXPECT_EQ(run1(b, x, iota_f(24), y, 8), (std::vector<float>{12, 15, 18, 21, 48, 51, 54, 57}));
+
+  ProgramBuilder c;
+  const int cx = c.tensor("x", DType::F32, {2, 3, 4});
+  const int caxes = c.constant("axes", DType::I32, {2}, std::vector<int32_t>{0, 2});
+  const int cy = c.tensor("y", DType::F32, {3});
+  c.op(OpCode::Sum, {cx, caxes}, {cy});
+  EXPECT_EQ(run1(c, cx, iota_f(24), cy, 3), (std::vector<float>{60, 92, 124}));
+
+  // int8 MEAN over axis 1 of [1, 4, 2] (scale 1, zero point 0): columns [1 2 3 5] and
+  // [-4 -4 -4 -5]: 2.75 -> 3 and -4.25 -> -4.
+  ProgramBuilder m;
+  const int mx = m.tensor("x", DType::I8, {1, 4, 2}, {1.0f}, {0});
+  const int max = m.constant("axes", DType::I32, {1}, std::vector<int32_t>{1});
+  const int my = m.tensor("y", DType::I8, {1, 2}, {1.0f}, {0});
+  m.op(OpCode::Mean, {mx, max}, {my});
+  std::vector<std::vector<int8_t>> xs{{1, -4, 2, -4, 3, -4, 5, -5}}, ys{std::vector<int8_t>(2)};
+  run(m, {mx}, xs, {my}, ys);
+  EXPECT_EQ(ys[0], (std::vector<int8_t>{3, -4}));
 }
 
 TEST(QuantElementwise, RefusesShapesThatDoNotBroadcast) {

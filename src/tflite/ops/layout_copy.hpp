@@ -5,6 +5,7 @@
 // turns that map into runs of consecutive elements, so eval is a few memcpy/memset calls
 // (one per run) with no index arithmetic. An int8 input whose quantization differs from the
 // output's is copied through a 256-entry requantization table instead.
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <memory>
@@ -74,7 +75,15 @@ class LayoutCopy final : public PreparedOp {
         if (e == 1) {
           std::memset(dst, plan_.fill()[0], static_cast<size_t>(r.len));
         } else {
-          for (int64_t i = 0; i < r.len; ++i) std::memcpy(dst + i * static_cast<int64_t>(e), plan_.fill().data(), e);
+          // One element, then the filled prefix doubled: a few copies, not one call per element
+          // (a float PAD of 16 rows x 32 channels took 2.5 us as 512 memcpy calls).
+          std::memcpy(dst, plan_.fill().data(), e);
+          const size_t total = static_cast<size_t>(r.len) * e;
+          for (size_t done = e; done < total;) {
+            const size_t n = std::min(done, total - done);
+            std::memcpy(dst + done, dst, n);
+            done += n;
+          }
         }
         continue;
       }

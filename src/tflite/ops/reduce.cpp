@@ -20,7 +20,23 @@ namespace {
 struct ReduceGeometry {
   int64_t in_count = 0, out_count = 0, reduced = 1;  // reduced: input elements per output
   std::vector<int32_t> out_index;                    // output slot of each input element
+  // Where the reduced axes are adjacent, the input is [outer, reduced, inner] and output (o, j)
+  // sums x[(o * reduced + r) * inner + j] over r: whole rows of `inner` added at once, each
+  // output still summing its inputs in input order. 0: the axes are apart (out_index walks).
+  int64_t outer = 0, inner = 0;
 };
+
+// Output (o, j) += row r of block o, for every r in order: the adjacent-axes form of both sums.
+template <class Acc, class T>
+void sum_blocks(const ReduceGeometry& g, const T* x, Acc* sum) noexcept {
+  for (int64_t o = 0; o < g.outer; ++o) {
+    Acc* s = sum + o * g.inner;
+    for (int64_t r = 0; r < g.reduced; ++r) {
+      const T* row = x + (o * g.reduced + r) * g.inner;
+      for (int64_t j = 0; j < g.inner; ++j) s[j] += static_cast<Acc>(row[j]);
+    }
+  }
+}
 
 ReduceGeometry reduce_geometry(const PrepareContext& ctx, const Tensor& in, const Tensor& axes_t, const Tensor& out) {
   const int rank = static_cast<int>(in.shape.size());
@@ -43,6 +59,21 @@ ReduceGeometry reduce_geometry(const PrepareContext& ctx, const Tensor& in, cons
              " values left after reducing input " + shape_str(in.shape));
   }
   if (g.reduced == 0) ctx.fail("input '" + in.name + "' reduces over an empty dimension");
+  int first = rank, last = -1;
+  for (int d = 0; d < rank; ++d) {
+    if (reduce[static_cast<size_t>(d)]) {
+      first = std::min(first, d);
+      last = d;
+    }
+  }
+  bool adjacent = last >= 0;
+  for (int d = first; d <= last && adjacent; ++d) adjacent = reduce[static_cast<size_t>(d)];
+  if (adjacent) {
+    g.outer = g.inner = 1;
+    for (int d = 0; d < first; ++d) g.outer *= in.shape[static_cast<size_t>(d)];
+    for (int d = last + 1; d < rank; ++d) g.inner *= in.shape[static_cast<size_t>(d)];
+    return g;
+  }
   // Walk the input in order, tracking the output offset of the kept dimensions.
   g.out_index.resize(static_cast<size_t>(g.in_count));
   std::vector<int64_t> out_stride(static_cast<size_t>(rank), 0);
@@ -77,7 +108,11 @@ class FloatReduce final : public PreparedOp {
     const float* x = mem.at<float>(in_);
     float* y = mem.at<float>(out_);
     std::fill(sum_.begin(), sum_.end(), 0.0f);
-    for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
+    if (g_.inner > 0) {
+      sum_blocks(g_, x, sum_.data());
+    } else {
+      for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
+    }
     const float count = static_cast<float>(g_.reduced);
     for (int64_t o = 0; o < g_.out_count; ++o) y[o] = mean_ ? sum_[static_cast<size_t>(o)] / count : sum_[static_cast<size_t>(o)];
   }
@@ -100,7 +135,11 @@ class Int8Reduce final : public PreparedOp {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
     std::fill(sum_.begin(), sum_.end(), 0);
-    for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
+    if (g_.inner > 0) {
+      sum_blocks(g_, x, sum_.data());
+    } else {
+      for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
+    }
     for (int64_t o = 0; o < g_.out_count; ++o) {
       const int32_t v = multiply_by_quantized_multiplier<R>(sum_[static_cast<size_t>(o)] - offset_, m_.multiplier, m_.shift) + out_zp_;
       y[o] = static_cast<int8_t>(std::min(std::max(v, -128), 127));

@@ -1,0 +1,263 @@
+// int8 and hybrid CONV_2D on the VNNI implicit GEMM (conv2d_implicit_gemm.hpp).
+//
+// Each call offsets the whole input to u8 once (x ^ 0x80, a pass over a few KB); then, per chunk
+// of kConvVnniPositions output positions, the kernel reads each position's patch where it lies:
+//  - one run of bytes when the taps are adjacent (one filter row, width dilation 1): the patch
+//    is a contiguous slice, its last quad reading up to 3 bytes of the next pixel (which meet
+//    zero weights; the buffer has a spare tail);
+//  - tap by tap when the channels are a whole number of quads;
+//  - gathered (as the patch-gemm kernels do, outside taps filled with the offset zero point)
+//    for a chunk holding a position whose receptive field leaves the input, or when neither
+//    form applies.
+#include "tflite/ops/conv2d_implicit_gemm.hpp"
+
+#include <algorithm>
+
+#include "tflite/kernels/conv_s8_vnni.hpp"
+
+namespace tickinfer::tfl::ops {
+#if defined(TICKINFER_HAVE_X86)
+namespace {
+
+using kernels::ConvVnniCall;
+using kernels::ConvVnniTaps;
+using kernels::kConvVnniPositions;
+
+constexpr size_t kSpareTail = 64;  // bytes after the offset input: a last quad may read past it
+
+// The packed filter, the two ways a chunk's patches are addressed, and the buffers they use.
+class ImplicitGemm {
+ public:
+  ImplicitGemm(const ConvShape& s, const int8_t* filter) : s_(s) {
+    const Window& w = s.w;
+    rows_ = w.out_c;
+    quads_ = kernels::conv_vnni_quads(s.patch);
+    packed_.resize(kernels::conv_vnni_packed_bytes(rows_, s.patch));
+    kernels::pack_conv_s8_vnni(filter, rows_, s.patch, packed_.data());
+    row_sums_.assign(static_cast<size_t>(kernels::conv_vnni_padded_rows(rows_)), 0);
+    kernels::row_sums_s8(filter, rows_, s.patch, row_sums_.data());
+    in_bytes_ = static_cast<size_t>(w.batch) * w.in_h * w.in_w * w.in_c;
+    xu8_.assign(in_bytes_ + kSpareTail, 0);
+    const int stride = quads_ * 4;
+    patches_.assign(static_cast<size_t>(stride) * kConvVnniPositions, 0);
+    gathered_offset_ = {0};
+    gathered_ = ConvVnniTaps{1, quads_, gathered_offset_.data()};
+    if (w.dil_w == 1 && w.filter_h == 1) {
+      direct_offset_ = {0};
+      direct_ = ConvVnniTaps{1, quads_, direct_offset_.data()};
+    } else if (w.in_c % 4 == 0) {
+      for (int ky = 0; ky < w.filter_h; ++ky)
+        for (int kx = 0; kx < w.filter_w; ++kx) direct_offset_.push_back((ky * w.dil_h * w.in_w + kx * w.dil_w) * w.in_c);
+      direct_ = ConvVnniTaps{w.filter_h * w.filter_w, w.in_c / 4, direct_offset_.data()};
+    }
+    for (int p = 0; p < kConvVnniPositions; ++p) patch_ptr_[p] = patches_.data() + static_cast<size_t>(p) * stride;
+    batch_bytes_ = static_cast<size_t>(w.in_h) * w.in_w * w.in_c;
+    plan_positions();
+  }
+
+  int rows() const { return rows_; }
+  const std::vector<int32_t>& row_sums() const { return row_sums_; }
+  int padded_rows() const { return kernels::conv_vnni_padded_rows(rows_); }
+  bool direct() const { return !direct_offset_.empty(); }
+
+  void offset_input(const int8_t* x) noexcept { kernels::offset_s8_to_u8(x, in_bytes_, xu8_.data()); }
+
+  // The call for output positions [first, first + n) of batch b (n <= kConvVnniPositions;
+  // first a multiple of it).
+  ConvVnniCall call(int b, int first, int n, uint8_t fill, const int32_t* init) noexcept {
+    ConvVnniCall c;
+    c.packed = packed_.data();
+    c.rows = rows_;
+    c.quads = quads_;
+    c.n = n;
+    c.init = init;
+    if (chunk_inside_[static_cast<size_t>(first / kConvVnniPositions)]) {
+      const uint8_t* batch = xu8_.data() + static_cast<size_t>(b) * batch_bytes_;
+      for (int j = 0; j < n; ++j) direct_ptr_[j] = batch + origin_[static_cast<size_t>(first + j)];
+      c.taps = direct_;
+      c.xp = direct_ptr_;
+      return c;
+    }
+    gather_patches(s_.w, xu8_.data(), b, first, n, fill, quads_ * 4, patches_.data());
+    c.taps = gathered_;
+    c.xp = patch_ptr_;
+    return c;
+  }
+
+ private:
+  // Per output position, where its receptive field starts in a batch's input, and per chunk of
+  // kConvVnniPositions positions whether every one of them lies inside (read in place) or not
+  // (gathered): worked out once, so a call does no division.
+  void plan_positions() {
+    const Window& w = s_.w;
+    const int pixels = w.out_h * w.out_w;
+    origin_.assign(static_cast<size_t>(pixels), 0);
+    chunk_inside_.assign(static_cast<size_t>((pixels + kConvVnniPositions - 1) / kConvVnniPositions), direct());
+    for (int i = 0; i < pixels; ++i) {
+      const int oy = i / w.out_w, ox = i % w.out_w;
+      const int y0 = oy * w.stride_h - w.pad_h, x0 = ox * w.stride_w - w.pad_w;
+      const bool inside = y0 >= 0 && x0 >= 0 && y0 + (w.filter_h - 1) * w.dil_h < w.in_h &&
+                          x0 + (w.filter_w - 1) * w.dil_w < w.in_w;
+      if (inside) origin_[static_cast<size_t>(i)] = (static_cast<int64_t>(y0) * w.in_w + x0) * w.in_c;
+      if (!inside) chunk_inside_[static_cast<size_t>(i / kConvVnniPositions)] = 0;
+    }
+  }
+
+  ConvShape s_;
+  int rows_ = 0, quads_ = 0;
+  size_t in_bytes_ = 0, batch_bytes_ = 0;
+  std::vector<int64_t> origin_;       // per output position, bytes into its batch
+  std::vector<uint8_t> chunk_inside_;  // per chunk: read in place
+  std::vector<int8_t> packed_;
+  std::vector<int32_t> row_sums_;  // padded: conv_vnni_padded_rows entries
+  std::vector<uint8_t> xu8_, patches_;
+  std::vector<int32_t> direct_offset_, gathered_offset_;
+  ConvVnniTaps direct_, gathered_;
+  const uint8_t* direct_ptr_[kConvVnniPositions] = {};
+  const uint8_t* patch_ptr_[kConvVnniPositions] = {};
+};
+
+template <Rounding R>
+class Int8ConvImplicitGemm final : public PreparedOp {
+ public:
+  Int8ConvImplicitGemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q)
+      : s_(s), g_(s, filter), q_(std::move(q)), fill_(static_cast<uint8_t>(static_cast<uint8_t>(q_.input_zero_point) ^ 0x80u)) {
+    // Each sum starts at bias - (in_zp + 128) * rowsum: the input's offset and the u8 shift
+    // folded in (int32 wrap-around, as the reference's accumulator).
+    init_.assign(static_cast<size_t>(g_.padded_rows()), 0);
+    for (int o = 0; o < g_.rows(); ++o) {
+      const uint32_t b = q_.bias ? static_cast<uint32_t>(q_.bias[o]) : 0u;
+      init_[static_cast<size_t>(o)] = static_cast<int32_t>(
+          b - static_cast<uint32_t>(q_.input_zero_point + 128) * static_cast<uint32_t>(g_.row_sums()[static_cast<size_t>(o)]));
+    }
+    params_.multiplier = q_.multiplier.data();
+    params_.shift = q_.shift.data();
+    params_.output_zero_point = q_.output_zero_point;
+    params_.act_min = q_.act_min;
+    params_.act_max = q_.act_max;
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    int8_t* y = mem.at<int8_t>(s_.output);
+    g_.offset_input(mem.at<int8_t>(s_.input));
+    const int pixels = w.out_h * w.out_w;
+    for (int b = 0; b < w.batch; ++b) {
+      for (int i = 0; i < pixels; i += kConvVnniPositions) {
+        const int n = std::min(kConvVnniPositions, pixels - i);
+        const ConvVnniCall c = g_.call(b, i, n, fill_, init_.data());
+        kernels::conv_u8s8_requant_vnni<R>(c, params_, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
+      }
+    }
+  }
+  std::string describe() const override {
+    return std::string("int8 conv2d implicit gemm avx512vnni (") + (g_.direct() ? "patches in place" : "patches gathered") + ")";
+  }
+  int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
+
+ private:
+  ConvShape s_;
+  ImplicitGemm g_;
+  Int8ConvQuant q_;
+  uint8_t fill_;
+  std::vector<int32_t> init_;
+  kernels::RequantParams params_;
+};
+
+class HybridConvImplicitGemm final : public PreparedOp {
+ public:
+  HybridConvImplicitGemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q)
+      : s_(s), g_(s, filter), q_(std::move(q)) {
+    init_.assign(static_cast<size_t>(g_.padded_rows()), 0);
+    for (int o = 0; o < g_.rows(); ++o) {
+      init_[static_cast<size_t>(o)] =
+          static_cast<int32_t>(0u - 128u * static_cast<uint32_t>(g_.row_sums()[static_cast<size_t>(o)]));
+    }
+    batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
+    xq_.assign(static_cast<size_t>(batch_size_) * s.w.batch, 0);
+    acc_step_ = g_.padded_rows();
+    acc_.assign(static_cast<size_t>(acc_step_) * kConvVnniPositions, 0);
+    out_.resize(static_cast<size_t>(s.w.batch));
+    for (kernels::HybridConvOut& o : out_) {
+      if (q_.per_channel) {
+        o.row_sums = g_.row_sums().data();
+        o.filter_scale = q_.filter_scale.data();
+      }
+      o.bias = q_.bias;
+      o.lo = q_.lo;
+      o.hi = q_.hi;
+    }
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    const float* x = mem.at<float>(s_.input);
+    float* y = mem.at<float>(s_.output);
+    for (int b = 0; b < w.batch; ++b) {  // each batch quantized on its own, as TFLite does
+      const int64_t off = static_cast<int64_t>(b) * batch_size_;
+      kernels::HybridConvOut& o = out_[static_cast<size_t>(b)];
+      if (q_.per_channel) {
+        kernels::quantize_row_asymmetric(q_.row_body, x + off, batch_size_, xq_.data() + off, &o.input_scale, &o.zero_point);
+      } else {
+        o.input_scale = kernels::quantize_row_symmetric(q_.row_body, x + off, batch_size_, xq_.data() + off) * q_.filter_scale[0];
+      }
+    }
+    g_.offset_input(xq_.data());
+    const int pixels = w.out_h * w.out_w;
+    for (int b = 0; b < w.batch; ++b) {
+      const kernels::HybridConvOut& o = out_[static_cast<size_t>(b)];
+      const uint8_t fill = static_cast<uint8_t>(static_cast<uint8_t>(o.zero_point) ^ 0x80u);
+      for (int i = 0; i < pixels; i += kConvVnniPositions) {
+        const int n = std::min(kConvVnniPositions, pixels - i);
+        kernels::conv_u8s8_s32_vnni(g_.call(b, i, n, fill, init_.data()), acc_.data(), acc_step_);
+        q_.epilogue(acc_.data(), w.out_c, n, acc_step_, o, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
+      }
+    }
+  }
+  std::string describe() const override {
+    return std::string("hybrid conv2d ") + (q_.per_channel ? "per-channel asymmetric " : "symmetric ") +
+           "implicit gemm avx512vnni (" + (g_.direct() ? "patches in place" : "patches gathered") + ")";
+  }
+  int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
+
+ private:
+  ConvShape s_;
+  ImplicitGemm g_;
+  HybridConvQuant q_;
+  int batch_size_ = 0, acc_step_ = 0;
+  std::vector<int32_t> init_;
+  std::vector<int8_t> xq_;
+  std::vector<int32_t> acc_;
+  std::vector<kernels::HybridConvOut> out_;  // per batch: its input scale and zero point
+};
+
+}  // namespace
+#endif
+
+bool conv_implicit_gemm_available(::tickinfer::kernels::Isa isa) {
+#if defined(TICKINFER_HAVE_X86)
+  return isa == ::tickinfer::kernels::Isa::Avx512 && kernels::s8_vnni_supported();
+#else
+  (void)isa;
+  return false;
+#endif
+}
+
+std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q) {
+#if defined(TICKINFER_HAVE_X86)
+  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemm<Rounding::Double>>(s, filter, std::move(q));
+  return std::make_unique<Int8ConvImplicitGemm<Rounding::Single>>(s, filter, std::move(q));
+#else
+  (void)s, (void)filter, (void)q;
+  return nullptr;
+#endif
+}
+
+std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q) {
+#if defined(TICKINFER_HAVE_X86)
+  return std::make_unique<HybridConvImplicitGemm>(s, filter, std::move(q));
+#else
+  (void)s, (void)filter, (void)q;
+  return nullptr;
+#endif
+}
+
+}  // namespace tickinfer::tfl::ops

@@ -1,0 +1,37 @@
+#pragma once
+// int8 and hybrid CONV_2D on the AVX-512 VNNI implicit GEMM (tflite/kernels/conv_s8_vnni.hpp):
+// the patches read in place from the input, 8 positions and 32 channels per tile, the int8
+// requantization in registers. Same arithmetic as the patch-gemm kernels of conv2d.cpp (integer
+// sums are exact; the requantization and the hybrid float epilogue are theirs), so bit for bit.
+#include <memory>
+#include <vector>
+
+#include "tflite/kernels/hybrid_epilogue.hpp"
+#include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/ops/conv_patch.hpp"
+#include "tflite/prepared_op.hpp"
+
+namespace tickinfer::tfl::ops {
+
+// Whether the kernels run here: the avx512 kernel set asked for and VNNI on the CPU.
+bool conv_implicit_gemm_available(::tickinfer::kernels::Isa isa);
+
+struct Int8ConvQuant {
+  const int32_t* bias = nullptr;  // [out_c] or nullptr
+  std::vector<int32_t> multiplier, shift;
+  int32_t input_zero_point = 0, output_zero_point = 0, act_min = -128, act_max = 127;
+  Rounding rounding = Rounding::Double;
+};
+std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q);
+
+struct HybridConvQuant {
+  const float* bias = nullptr;  // [out_c] or nullptr
+  std::vector<float> filter_scale;
+  bool per_channel = false;  // asymmetric input quantization (the scales differ)
+  float lo = 0.0f, hi = 0.0f;
+  kernels::QuantizeRowBodyFn row_body = nullptr;
+  kernels::HybridConvEpilogueFn epilogue = nullptr;
+};
+std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q);
+
+}  // namespace tickinfer::tfl::ops
