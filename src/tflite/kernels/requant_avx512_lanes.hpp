@@ -1,8 +1,9 @@
 #pragma once
 // MultiplyByQuantizedMultiplier on 16 int32 lanes (AVX-512F/BW), both roundings, for the int8
 // kernels compiled with the AVX-512 flags (requant_s8_avx512.cpp, conv_s8_vnni.cpp). Include
-// only from such files. The arithmetic is the AVX2 version's (gemv_s8_avx2.cpp derives both
-// roundings), with AVX-512's compare masks in place of AVX2's sign-mask arithmetic.
+// only from such files. Single rounding is the AVX2 version's arithmetic (gemv_s8_avx2.cpp derives
+// both roundings); double rounding is folded into one 64-bit rounding (DoubleRounding16, below).
+// Both equal the scalar reference bit for bit (quant_int8_kernels_test).
 #include <immintrin.h>
 
 #include <cstdint>
@@ -20,8 +21,6 @@ constexpr __mmask8 k64 = 0xFF;     // all 8 int64 lanes
 inline __m512i max32(__m512i a, __m512i b) { return _mm512_maskz_max_epi32(k32, a, b); }
 inline __m512i min32(__m512i a, __m512i b) { return _mm512_maskz_min_epi32(k32, a, b); }
 inline __m512i shl32v(__m512i a, __m512i n) { return _mm512_maskz_sllv_epi32(k32, a, n); }
-inline __m512i sar32v(__m512i a, __m512i n) { return _mm512_maskz_srav_epi32(k32, a, n); }
-inline __m512i shr32(__m512i a, unsigned n) { return _mm512_maskz_srli_epi32(k32, a, n); }
 inline __m512i shl64(__m512i a, unsigned n) { return _mm512_maskz_slli_epi64(k64, a, n); }
 inline __m512i shr64(__m512i a, unsigned n) { return _mm512_maskz_srli_epi64(k64, a, n); }
 inline __m512i shl64v(__m512i a, __m512i n) { return _mm512_maskz_sllv_epi64(k64, a, n); }
@@ -82,9 +81,7 @@ struct DoubleRounding16 {
 
 template <Rounding R>
 inline __m512i mbqm16(__m512i x, __m512i m, __m512i shift) {
-  const __m512i zero = _mm512_setzero_si512();
   if constexpr (R == Rounding::Double) {
-    (void)zero;
     return DoubleRounding16(m, shift).apply(x);
   } else {
     // (x m + 2^(t-1)) >> t, t = 31 - shift, through a non-negative 64-bit sum (+ 2^62, whose
