@@ -3,6 +3,7 @@
 // variable tensors reset to their zero point, and errors name the op.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -59,6 +60,46 @@ TEST(QuantInterpreter, KeepAllTensorsGivesEveryTensorItsOwnMemory) {
   const auto* a = static_cast<const float*>(in.tensor_data(1));
   EXPECT_EQ(a[0], 0.0f);
   EXPECT_EQ(a[5], 4.0f);
+}
+
+// x -> RELU -> a -> RESHAPE -> r -> RELU -> y: a dies at the RESHAPE, so r takes a's memory
+// (the copy is skipped) and the arena holds x, a/r and y; with keep_all_tensors every tensor has
+// its own. Either way y is relu(relu(x)) in r's shape.
+TEST(QuantInterpreter, AReshapeOfATensorThatDiesThereSharesItsMemory) {
+  ProgramBuilder b;
+  const int x = b.tensor("x", DType::F32, {1, 1024});
+  const int a = b.tensor("a", DType::F32, {1, 1024});
+  const int r = b.tensor("r", DType::F32, {4, 256});
+  const int y = b.tensor("y", DType::F32, {4, 256});
+  b.op(OpCode::Relu, {x}, {a});
+  b.op(OpCode::Reshape, {a}, {r});
+  b.op(OpCode::Relu, {r}, {y});
+  b.program.inputs = {x};
+  b.program.outputs = {y};
+  auto p = std::make_shared<const Program>(b.program);
+  for (bool keep : {false, true}) {
+    InterpreterOptions o;
+    o.keep_all_tensors = keep;
+    Interpreter in(p, o);
+    EXPECT_EQ(in.tensor_data(a) == in.tensor_data(r), !keep);
+    EXPECT_EQ(in.arena_bytes(), (keep ? 4u : 3u) * 4096u);
+    auto* xs = static_cast<float*>(in.input_data(0));
+    for (int i = 0; i < 1024; ++i) xs[i] = static_cast<float>(i % 5) - 2.0f;
+    in.invoke();
+    const auto* ys = static_cast<const float*>(in.output_data(0));
+    for (int i = 0; i < 1024; ++i) ASSERT_EQ(ys[i], std::max(0.0f, static_cast<float>(i % 5) - 2.0f)) << i;
+  }
+  // A RESHAPE of the model's input copies: the input must stay intact for the next invoke.
+  ProgramBuilder c;
+  const int cx = c.tensor("x", DType::F32, {1, 8});
+  const int cr = c.tensor("r", DType::F32, {2, 4});
+  const int cy = c.tensor("y", DType::F32, {2, 4});
+  c.op(OpCode::Reshape, {cx}, {cr});
+  c.op(OpCode::Relu, {cr}, {cy});
+  c.program.inputs = {cx};
+  c.program.outputs = {cy};
+  Interpreter ci(std::make_shared<const Program>(c.program));
+  EXPECT_NE(ci.tensor_data(cx), ci.tensor_data(cr));
 }
 
 TEST(QuantInterpreter, AnInputNoOpReadsStillHasMemory) {

@@ -71,10 +71,35 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     for (int t : sg.outputs) whole(t);
   }
 
+  // A RESHAPE, EXPAND_DIMS or SQUEEZE whose input dies there hands its output the input's
+  // memory: layouts are row-major, so the bytes already lie where the output wants them and the
+  // op's copy is skipped (shape_ops.cpp; a Keras Conv1D converts to a CONV_2D between two of
+  // them, 8 KB copies each in float). Not for model inputs, variables or subgraph tensors (their
+  // lifetimes are pinned) and not with keep_all_tensors (every tensor kept on its own).
+  std::vector<int> shares(n_tensors, -1);  // tensor -> the tensor whose memory it uses
+  std::vector<int> shared_until(last);     // a memory's last use over every tensor in it
+  for (int i = 0; i < n_ops && !options_.keep_all_tensors; ++i) {
+    const Op& op = p.ops[i];
+    const bool reshapes = op.code == OpCode::Reshape || op.code == OpCode::ExpandDims || op.code == OpCode::Squeeze;
+    if (!reshapes || op.inputs.empty() || op.outputs.size() != 1) continue;
+    const int in = op.inputs[0], out = op.outputs[0];
+    if (in < 0 || out < 0 || in == out) continue;
+    const Tensor& a = p.tensors[in];
+    const Tensor& b = p.tensors[out];
+    const bool movable = !a.is_constant() && !a.is_variable && !b.is_constant() && !b.is_variable &&
+                         first[in] != -1 && first[out] == i && last[in] == i && element_count(a.shape) >= 0 &&
+                         element_count(b.shape) >= 0 && tensor_bytes(a) == tensor_bytes(b);
+    if (!movable) continue;
+    const int root = shares[in] >= 0 ? shares[in] : in;
+    shares[out] = root;
+    shared_until[root] = std::max(shared_until[root], last[out]);
+  }
+
   // Lifetimes in op indices: model inputs are live from before op 0; outputs and variables
   // until after the last op.
   std::vector<ArenaLifetime> lives;
   for (int t = 0; t < n_tensors; ++t) {
+    if (shares[t] >= 0) continue;
     const Tensor& tensor = p.tensors[t];
     // Model inputs always get memory, even one no op reads (the caller still writes it); so do
     // subgraph tensors (touched at -1 above).
@@ -84,7 +109,7 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     if (element_count(tensor.shape) < 0) {
       throw Error("tensor " + std::to_string(t) + " '" + tensor.name + "': unknown dimension in shape");
     }
-    int lo = first[t], hi = last[t];
+    int lo = first[t], hi = shared_until[t];
     // Inputs stay intact for the whole run (as in TFLite), so invoking twice without writing
     // them again computes the same thing; variables and kept tensors live throughout too.
     if (tensor.is_variable || options_.keep_all_tensors || is_input) {
@@ -112,6 +137,9 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
   }
   auto* base = static_cast<uint8_t*>(arena_.get());
   for (const ArenaLifetime& l : lives) mem_.addr[l.id] = base + l.offset;
+  for (int t = 0; t < n_tensors; ++t) {
+    if (shares[t] >= 0) mem_.addr[t] = mem_.addr[shares[t]];
+  }
 
   for (const ArenaLifetime& l : lives) {
     const Tensor& tensor = p.tensors[l.id];
