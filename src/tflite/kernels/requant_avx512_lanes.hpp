@@ -41,13 +41,11 @@ inline __m512i interleave(__m512i even, __m512i odd) { return _mm512_mask_blend_
 // 8 positions).
 struct DoubleRounding16 {
   __m512i m, m_odd, left;
-  bool shifts_left;  // some lane's shift > 0 (rare: a multiplier of 1 or more)
   __m512i add_even, add_odd, below_even, below_odd, shift_even, shift_odd;
 
   DoubleRounding16(__m512i multiplier, __m512i shift) : m(multiplier) {
     const __m512i zero = _mm512_setzero_si512();
     left = max32(shift, zero);
-    shifts_left = _mm512_test_epi32_mask(left, left) != 0;
     const __m512i r = max32(_mm512_sub_epi32(zero, shift), zero);
     m_odd = shr64(m, 32);
     half_constants(_mm512_and_si512(r, _mm512_set1_epi64(0xffffffffLL)), add_even, below_even, shift_even);
@@ -55,7 +53,7 @@ struct DoubleRounding16 {
   }
 
   __m512i apply(__m512i x) const {
-    const __m512i a = shifts_left ? shl32v(x, left) : x;
+    const __m512i a = shl32v(x, left);
     const __m512i qe = half(mul_even(a, m), add_even, below_even, shift_even);
     const __m512i qo = half(mul_even(shr64(a, 32), m_odd), add_odd, below_odd, shift_odd);
     // The odd results' low halves into the odd int32 lanes (one masked in-lane shuffle).

@@ -55,10 +55,20 @@ class ImplicitGemm {
     plan_positions();
   }
 
-  int rows() const { return rows_; }
   const std::vector<int32_t>& row_sums() const { return row_sums_; }
   int padded_rows() const { return kernels::conv_vnni_padded_rows(rows_); }
   bool direct() const { return !direct_offset_.empty(); }
+  // Each channel's starting sum, bias - (in_zp + 128) * rowsum: the input's zero point and the
+  // u8 offset folded in (int32 wrap-around, as the reference's accumulator); padding rows 0.
+  std::vector<int32_t> starting_sums(const int32_t* bias, int32_t input_zero_point) const {
+    std::vector<int32_t> start(static_cast<size_t>(padded_rows()), 0);
+    for (int o = 0; o < rows_; ++o) {
+      const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
+      start[static_cast<size_t>(o)] = static_cast<int32_t>(
+          b - static_cast<uint32_t>(input_zero_point + 128) * static_cast<uint32_t>(row_sums_[static_cast<size_t>(o)]));
+    }
+    return start;
+  }
 
   void offset_input(const int8_t* x) noexcept { kernels::offset_s8_to_u8(x, in_bytes_, xu8_.data()); }
 
@@ -122,14 +132,7 @@ class Int8ConvImplicitGemm final : public PreparedOp {
  public:
   Int8ConvImplicitGemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q)
       : s_(s), g_(s, filter), q_(std::move(q)), fill_(static_cast<uint8_t>(static_cast<uint8_t>(q_.input_zero_point) ^ 0x80u)) {
-    // Each sum starts at bias - (in_zp + 128) * rowsum: the input's offset and the u8 shift
-    // folded in (int32 wrap-around, as the reference's accumulator).
-    init_.assign(static_cast<size_t>(g_.padded_rows()), 0);
-    for (int o = 0; o < g_.rows(); ++o) {
-      const uint32_t b = q_.bias ? static_cast<uint32_t>(q_.bias[o]) : 0u;
-      init_[static_cast<size_t>(o)] = static_cast<int32_t>(
-          b - static_cast<uint32_t>(q_.input_zero_point + 128) * static_cast<uint32_t>(g_.row_sums()[static_cast<size_t>(o)]));
-    }
+    init_ = g_.starting_sums(q_.bias, q_.input_zero_point);
     params_.multiplier = q_.multiplier.data();
     params_.shift = q_.shift.data();
     params_.output_zero_point = q_.output_zero_point;
@@ -167,11 +170,7 @@ class HybridConvImplicitGemm final : public PreparedOp {
  public:
   HybridConvImplicitGemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q)
       : s_(s), g_(s, filter), q_(std::move(q)) {
-    init_.assign(static_cast<size_t>(g_.padded_rows()), 0);
-    for (int o = 0; o < g_.rows(); ++o) {
-      init_[static_cast<size_t>(o)] =
-          static_cast<int32_t>(0u - 128u * static_cast<uint32_t>(g_.row_sums()[static_cast<size_t>(o)]));
-    }
+    init_ = g_.starting_sums(nullptr, 0);  // the plain sums: the epilogue applies the zero point
     batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
     xq_.assign(static_cast<size_t>(batch_size_) * s.w.batch, 0);
     acc_step_ = g_.padded_rows();
