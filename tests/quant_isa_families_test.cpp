@@ -132,7 +132,11 @@ TEST_P(IsaFamilies, TfliteFloatActivations) {
 }
 
 TEST_P(IsaFamilies, Int8LstmStepKernels) {
-  EXPECT_EQ(tfl::ops::lstm::int8_lstm_kernels(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2}));
+#if defined(__x86_64__)
+  EXPECT_EQ(tfl::ops::lstm::int8_lstm_kernels(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2, Isa::Avx512}));
+#else
+  EXPECT_EQ(tfl::ops::lstm::int8_lstm_kernels(isa()).isa, Isa::Scalar);
+#endif
 }
 
 TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {

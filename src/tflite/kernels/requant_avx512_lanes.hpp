@@ -43,6 +43,7 @@ struct DoubleRounding16 {
   __m512i m, m_odd, left;
   __m512i add_even, add_odd, below_even, below_odd, shift_even, shift_odd;
 
+  DoubleRounding16() = default;  // for copies of constants made earlier (trivially copyable)
   DoubleRounding16(__m512i multiplier, __m512i shift) : m(multiplier) {
     const __m512i zero = _mm512_setzero_si512();
     left = max32(shift, zero);

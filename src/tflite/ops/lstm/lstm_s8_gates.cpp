@@ -31,6 +31,17 @@ void S8Gates::finish(const kernels::S8Kernels& k, SparseChoice mode, ::tickinfer
   if (!note_.empty()) note_ = std::string(what) + " " + note_;
 }
 
+void S8Gates::gemm(const kernels::S8Kernels& k, const int8_t* x, int n, int32_t* acc) const noexcept {
+  if (!sparse_) {  // the dense kernels' step is s8_padded_rows(rows), which acc_rows() is then
+    k.gemm(m_.packed.data(), m_.rows, m_.stride, x, n, acc);
+    return;
+  }
+  const size_t step = acc_rows();
+  for (int p = 0; p < n; ++p) {
+    sparse_->gemv(sparse_->view, x + static_cast<size_t>(p) * static_cast<size_t>(m_.stride), acc + p * step);
+  }
+}
+
 size_t S8Gates::acc_rows() const {
   const size_t dense = static_cast<size_t>(kernels::s8_padded_rows(m_.rows));
   return sparse_ ? std::max(dense, sparse_->acc_size()) : dense;

@@ -40,7 +40,12 @@ class S8Gates {
       m_.gemv(k, used_rows, x, acc);
     }
   }
+  // The gemv of n vectors laid out stride() bytes apart, all rows: acc[p * acc_rows() + r] for p in
+  // [0, n). The dense form loads each weight once for several vectors (S8Kernels::gemm); the
+  // sparse one runs its gemv per vector.
+  void gemm(const kernels::S8Kernels& k, const int8_t* x, int n, int32_t* acc) const noexcept;
   int stride() const { return m_.stride; }
+  bool sparse() const { return sparse_ != nullptr; }
   int cols() const { return m_.cols; }
   size_t acc_rows() const;
   // The decision with its measurements ("" for an unpruned matrix), for describe().

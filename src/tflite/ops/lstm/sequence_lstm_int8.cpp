@@ -25,7 +25,8 @@
 // (measured: single rounding there leaves 169 of 8192 big_seq_int8 outputs one step off, double
 // none). The elementwise requantizations (peephole, hidden state) follow the interpreter's
 // rounding mode, as TFLite's portable tensor utils do. All gates' rows are stacked so each step
-// is one int8 gemv over x and one over h.
+// is one int8 gemv over h; the input terms sat16(MBQM(bias_x + W_x x, m_x)), which do not depend
+// on the state, are made for a chunk of steps at once (one gemm over the chunk's inputs).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,6 +35,7 @@
 #include "tflite/fixed_point.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/ops/lstm/lstm_s8_gates.hpp"
+#include "tflite/ops/lstm/lstm_vnni_gates.hpp"
 #include "tflite/ops/op_support.hpp"
 #include "tflite/ops/lstm/sequence_lstm_int16_math.hpp"
 #include "tflite/ops/lstm/sequence_lstm_int8_kernels.hpp"
@@ -47,6 +49,10 @@ inline int32_t wrapping_add(int32_t a, int32_t b) {
   return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
 }
 inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
+// x + 128 as u8 (x ^ 0x80), what the VNNI form reads.
+inline void offset_to_u8(const int8_t* x, int n, int8_t* out) {
+  for (int i = 0; i < n; ++i) out[i] = static_cast<int8_t>(static_cast<uint8_t>(x[i]) ^ 0x80u);
+}
 // Both tests run every step: eight bytes per turn, the rest one at a time.
 inline bool all_zero16(const int16_t* x, int n) {
   const auto* b = reinterpret_cast<const unsigned char*>(x);
@@ -161,13 +167,17 @@ class Int8Lstm final : public PreparedOp {
 
     // Gate rows, stacked: the present gates' n_cell rows each.
     int gates = 0;
-    // Stacked in the order i, c, o, f: the forget gate last, so a step from a zero cell state
-    // (f .* c = 0 whatever f is) can leave its rows out of the gemvs.
-    for (int g : {kInputGate, kCellGate, kOutputGate, kForgetGate}) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
+    // Stacked in the order c, i, o, f: the forget gate last, so a step from a zero cell state
+    // (f .* c = 0 whatever f is) can leave its rows out of the gemvs; the logistic gates together,
+    // so one call applies it to all of them.
+    for (int g : {kCellGate, kInputGate, kOutputGate, kForgetGate}) gate_row_[g] = o.has_gate(g) ? o.n_cell * gates++ : -1;
     rows_ = gates * o.n_cell;
     wx_.init(rows_, o.n_input);
     wh_.init(rows_, o.n_output);
     bias_x_.assign(static_cast<size_t>(rows_), 0);
+    // Row-major copies for the VNNI form (lstm_vnni_gates.hpp).
+    std::vector<int8_t> wx_plain(static_cast<size_t>(rows_) * static_cast<size_t>(o.n_input));
+    std::vector<int8_t> wh_plain(static_cast<size_t>(rows_) * static_cast<size_t>(o.n_output));
     bias_h_.assign(static_cast<size_t>(rows_), 0);
     acc_h_zero_state_.assign(static_cast<size_t>(rows_), 0);
 
@@ -189,6 +199,10 @@ class Int8Lstm final : public PreparedOp {
       const size_t row0 = static_cast<size_t>(gate_row_[g]);
       wx_.set_rows(gate_row_[g], wxd, o.n_cell);
       wh_.set_rows(gate_row_[g], whd, o.n_cell);
+      std::memcpy(wx_plain.data() + row0 * static_cast<size_t>(o.n_input), wxd,
+                  static_cast<size_t>(o.n_cell) * static_cast<size_t>(o.n_input));
+      std::memcpy(wh_plain.data() + row0 * static_cast<size_t>(o.n_output), whd,
+                  static_cast<size_t>(o.n_cell) * static_cast<size_t>(o.n_output));
       std::vector<int32_t> sums_x(static_cast<size_t>(o.n_cell)), sums_h(static_cast<size_t>(o.n_cell));
       kernels::row_sums_s8(wxd, o.n_cell, o.n_input, sums_x.data());
       kernels::row_sums_s8(whd, o.n_cell, o.n_output, sums_h.data());
@@ -247,9 +261,6 @@ class Int8Lstm final : public PreparedOp {
     sigmoid_ = fx16::logistic_q3_activation();
     tanh_gate_ = fx16::tanh_activation(3);
     tanh_cell_ = fx16::tanh_activation(15 + cell_scale_);
-    Int8ActivationChoice activations = choose_int8_activations(*step_kernels_, ctx.options.lstm_activations, o.n_cell, tanh_cell_);
-    activations_ = activations.form;
-    activations_note_ = std::move(activations.note);
 
     // One kernel set for all the matrices, packed for it.
     const bool minus_128 = wx_.reaches_minus_128() || wh_.reaches_minus_128() || (o.projection && wp_.reaches_minus_128());
@@ -259,14 +270,10 @@ class Int8Lstm final : public PreparedOp {
     wh_.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_h");
     if (o.projection) wp_.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_proj");
 
-    x_.assign(static_cast<size_t>(wx_.stride()), 0);
-    h_.assign(static_cast<size_t>(wh_.stride()), 0);
-    acc_x_.assign(wx_.acc_rows(), 0);
-    acc_h_.assign(wh_.acc_rows(), 0);
-    gate_.assign(static_cast<size_t>(rows_), 0);
-    hidden_.assign(static_cast<size_t>(o.projection ? wp_.stride() : o.n_cell), 0);
-    acc_p_.assign(o.projection ? wp_.acc_rows() : 0, 0);
+    pack_vnni(wx_plain, wh_plain);
+    allocate_scratch();
     run_ = rounding_ == Rounding::Double ? &Int8Lstm::run<Rounding::Double> : &Int8Lstm::run<Rounding::Single>;
+    choose_activations(ctx.options.lstm_activations);
     ctx_ = nullptr;  // prepare-time only
   }
 
@@ -305,10 +312,110 @@ class Int8Lstm final : public PreparedOp {
     return multiply_by_quantized_multiplier<R>(x, s.multiplier, s.shift);
   }
 
+  // Each batch entry's steps in chunks of up to kChunk: the chunk's input terms first, then its
+  // steps in order. A chunk's gemm loads each weight of W_x once for several steps, and its
+  // requantizations run in long loops off the steps' dependency chain.
+  static constexpr int kChunk = 16;
+
   template <Rounding R>
   void run(const TensorMemory& mem) noexcept {
-    o_.for_each_step<int8_t, int16_t>(
-        mem, [this](const int8_t* x, int8_t* h, int16_t* c, int8_t* y) { step<R>(x, h, c, y); });
+    const int8_t* in = mem.at<int8_t>(o_.input);
+    int8_t* out = mem.at<int8_t>(o_.output);
+    for (int b = 0; b < o_.n_batch; ++b) {
+      int8_t* h = mem.at<int8_t>(o_.output_state) + static_cast<size_t>(b) * static_cast<size_t>(o_.n_output);
+      int16_t* c = mem.at<int16_t>(o_.cell_state) + static_cast<size_t>(b) * static_cast<size_t>(o_.n_cell);
+      for (int t0 = 0; t0 < o_.n_time; t0 += kChunk) {
+        const int len = std::min(kChunk, o_.n_time - t0);
+        input_terms(in, b, t0, len);
+        for (int j = 0; j < len; ++j) {
+          step<R>(gx_.data() + static_cast<size_t>(j) * static_cast<size_t>(gate_stride_), h, c,
+                  out + o_.output_row(b, t0 + j));
+        }
+      }
+    }
+  }
+
+  // gx_[j] = every gate's sat16(MBQM(bias_x + W_x x, m_x)) for the inputs of steps t0 + j.
+  void input_terms(const int8_t* in, int b, int t0, int len) noexcept {
+    const size_t stride = static_cast<size_t>(x_stride_);
+    const size_t gx_stride = static_cast<size_t>(gate_stride_);
+    if (!vnni_x_.empty()) {  // x offset to u8 as it is copied
+      for (int j = 0; j < len; ++j) offset_to_u8(in + o_.input_row(b, t0 + j), o_.n_input, xs_.data() + j * stride);
+      vnni_x_.input_terms(reinterpret_cast<const uint8_t*>(xs_.data()), stride, len, gx_.data(), gx_stride);
+      return;
+    }
+    for (int j = 0; j < len; ++j) {
+      std::memcpy(xs_.data() + static_cast<size_t>(j) * stride, in + o_.input_row(b, t0 + j),
+                  static_cast<size_t>(o_.n_input));
+    }
+    wx_.gemm(*s8_, xs_.data(), len, acc_xs_.data());
+    for (int j = 0; j < len; ++j) {
+      const int32_t* acc = acc_xs_.data() + static_cast<size_t>(j) * wx_.acc_rows();
+      int16_t* gx = gx_.data() + static_cast<size_t>(j) * gx_stride;
+      for (int g = 0; g < kGates; ++g) {
+        if (gate_row_[g] < 0) continue;
+        const size_t r0 = static_cast<size_t>(gate_row_[g]);
+        step_kernels_->gate_input(acc + r0, bias_x_.data() + r0, o_.n_cell, gate_x_[g].multiplier, gate_x_[g].shift,
+                                  gx + r0);
+      }
+    }
+  }
+
+  // Dense matrices on the VNNI set take the fused form: sums requantized in registers, each row
+  // with its gate's scale.
+  void pack_vnni(const std::vector<int8_t>& wx_plain, const std::vector<int8_t>& wh_plain) {
+    if (s8_->isa != ::tickinfer::kernels::Isa::Avx512) return;
+    std::vector<int32_t> m(static_cast<size_t>(rows_)), s(m.size());
+    const auto per_row = [&](const Scale* scales) {
+      for (int g = 0; g < kGates; ++g) {
+        if (gate_row_[g] < 0) continue;
+        std::fill_n(m.begin() + gate_row_[g], o_.n_cell, scales[g].multiplier);
+        std::fill_n(s.begin() + gate_row_[g], o_.n_cell, scales[g].shift);
+      }
+    };
+    if (!wx_.sparse()) {
+      per_row(gate_x_);
+      vnni_x_.init(wx_plain.data(), rows_, o_.n_input, bias_x_.data(), m.data(), s.data());
+    }
+    if (!wh_.sparse()) {
+      per_row(gate_h_);
+      vnni_h_.init(wh_plain.data(), rows_, o_.n_output, bias_h_.data(), m.data(), s.data());
+    }
+  }
+
+  // The run's scratch, sized once for the matrices' forms.
+  void allocate_scratch() {
+    gate_stride_ = (rows_ + VnniGates::kGroupRows - 1) / VnniGates::kGroupRows * VnniGates::kGroupRows;
+    x_stride_ = std::max(wx_.stride(), vnni_x_.empty() ? 0 : vnni_x_.x_bytes());
+    xs_.assign(static_cast<size_t>(kChunk) * static_cast<size_t>(x_stride_), 0);
+    acc_xs_.assign(vnni_x_.empty() ? static_cast<size_t>(kChunk) * wx_.acc_rows() : 0, 0);
+    gx_.assign(static_cast<size_t>(kChunk) * static_cast<size_t>(gate_stride_), 0);
+    h_.assign(static_cast<size_t>(std::max(wh_.stride(), vnni_h_.empty() ? 0 : vnni_h_.x_bytes())), 0);
+    acc_h_.assign(wh_.acc_rows(), 0);
+    gate_.assign(static_cast<size_t>(gate_stride_), 0);
+    hidden_.assign(static_cast<size_t>(o_.projection ? wp_.stride() : o_.n_cell), 0);
+    acc_p_.assign(o_.projection ? wp_.acc_rows() : 0, 0);
+  }
+
+  // The activation form, by timing this LSTM's own step with each (choose_int8_activations), from
+  // a state off its zero point (so every gemv runs) with varied input terms.
+  void choose_activations(ActivationForm wanted) {
+    std::vector<int8_t> h(static_cast<size_t>(o_.n_output)), y(h.size());
+    std::vector<int16_t> c(static_cast<size_t>(o_.n_cell));
+    for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<int8_t>(static_cast<int>((i * 37u) % 200u) - 100);
+    for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<int16_t>(static_cast<int>((i * 7919u) % 16384u) - 8192);
+    for (size_t i = 0; i < gx_.size(); ++i) gx_[i] = static_cast<int16_t>(static_cast<int>((i * 104729u) % 16384u) - 8192);
+    const auto step_with = [&](const Int8Activations& form) {
+      activations_ = &form;
+      if (rounding_ == Rounding::Double) {
+        step<Rounding::Double>(gx_.data(), h.data(), c.data(), y.data());
+      } else {
+        step<Rounding::Single>(gx_.data(), h.data(), c.data(), y.data());
+      }
+    };
+    Int8ActivationChoice choice = choose_int8_activations(*step_kernels_, wanted, step_with);
+    activations_ = choice.form;
+    activations_note_ = std::move(choice.note);
   }
 
   // gate += MBQM(p .* c) saturated, over TFLite's peephole length.
@@ -321,19 +428,20 @@ class Int8Lstm final : public PreparedOp {
   }
 
   template <Rounding R>
-  void step(const int8_t* x, int8_t* h, int16_t* c, int8_t* y) noexcept {
+  void step(const int16_t* gx, int8_t* h, int16_t* c, int8_t* y) noexcept {
     const int n = o_.n_cell;
     // A zero cell state (window mode's first step) makes f .* c zero for any f: the forget gate
     // (the last n rows) is then not computed, unless CIFG derives the input gate from it.
     const bool need_forget = o_.cifg || !all_zero16(c, n);
     const int rows = need_forget ? rows_ : rows_ - n;
-    std::memcpy(x_.data(), x, static_cast<size_t>(o_.n_input));
-    wx_.gemv(*s8_, rows, x_.data(), acc_x_.data());
     // A state at its zero point (real 0: just reset, as in window mode) makes W_h h the
     // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result, and
     // so is its requantization (h_term_zero_state_).
     const bool zero_state = all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_));
-    if (!zero_state) {
+    if (!zero_state && !vnni_h_.empty()) {
+      offset_to_u8(h, o_.n_output, h_.data());
+      vnni_h_.recurrent(reinterpret_cast<const uint8_t*>(h_.data()), rows, gx, gate_.data());
+    } else if (!zero_state) {
       std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
       wh_.gemv(*s8_, rows, h_.data(), acc_h_.data());
     }
@@ -345,32 +453,39 @@ class Int8Lstm final : public PreparedOp {
       if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
       const size_t r0 = static_cast<size_t>(gate_row_[g]);
       if (zero_state) {
-        step_kernels_->gate_const_h(acc_x_.data() + r0, bias_x_.data() + r0, h_term_zero_state_.data() + r0, n,
-                                    gate_x_[g].multiplier, gate_x_[g].shift, gate_.data() + r0);
+        step_kernels_->gate_const_h(h_term_zero_state_.data() + r0, gx + r0, n, gate_.data() + r0);
+      } else if (!vnni_h_.empty()) {
+        break;  // made above, every gate at once
       } else {
-        const Int8GateScales scales{gate_x_[g].multiplier, gate_h_[g].multiplier, gate_x_[g].shift, gate_h_[g].shift};
-        step_kernels_->gate(acc_x_.data() + r0, bias_x_.data() + r0, acc_h_.data() + r0, bias_h_.data() + r0, n,
-                            scales, gate_.data() + r0);
+        step_kernels_->gate_recurrent(acc_h_.data() + r0, bias_h_.data() + r0, gx + r0, n, gate_h_[g].multiplier,
+                                      gate_h_[g].shift, gate_.data() + r0);
       }
     }
     int16_t* ig = o_.cifg ? nullptr : gate_.data() + gate_row_[kInputGate];
     int16_t* fg = gate_.data() + gate_row_[kForgetGate];
     int16_t* cg = gate_.data() + gate_row_[kCellGate];
     int16_t* og = gate_.data() + gate_row_[kOutputGate];
-    if (ig) {
-      if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
-      activations_->activate(sigmoid_, ig, n);
+    if (!o_.peephole) {
+      // The logistic gates are the rows after the cell gate's: one call, the vectors side by side.
+      const int first = n;
+      activations_->activate(sigmoid_, gate_.data() + first, rows - first);
+      activations_->activate(tanh_gate_, cg, n);
+      step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
+    } else {
+      // The output gate's peephole reads the updated cell state, so o waits for the cell update.
+      if (ig) {
+        if (!peephole_[kInputGate].empty()) peephole<R>(kInputGate, c, ig);
+        activations_->activate(sigmoid_, ig, n);
+      }
+      if (need_forget) {
+        if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
+        activations_->activate(sigmoid_, fg, n);
+      }
+      activations_->activate(tanh_gate_, cg, n);
+      step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
+      if (!peephole_[kOutputGate].empty()) peephole<R>(kOutputGate, c, og);
+      activations_->activate(sigmoid_, og, n);
     }
-    if (need_forget) {
-      if (!peephole_[kForgetGate].empty()) peephole<R>(kForgetGate, c, fg);
-      activations_->activate(sigmoid_, fg, n);
-    }
-    activations_->activate(tanh_gate_, cg, n);
-
-    step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);
-
-    if (!peephole_[kOutputGate].empty()) peephole<R>(kOutputGate, c, og);
-    activations_->activate(sigmoid_, og, n);
 
     // Hidden state: o .* tanh(c), requantized to int8 (CwiseMul with a quantized multiplier).
     (R == Rounding::Double ? activations_->hidden_double : activations_->hidden_single)(
@@ -416,10 +531,14 @@ class Int8Lstm final : public PreparedOp {
   int peephole_count_ = 0;
   fx16::Activation sigmoid_, tanh_gate_, tanh_cell_;
 
-  // Scratch, sized at prepare: padded x and h, int32 accumulators, int16 gates, int8 hidden.
-  std::vector<int8_t> x_, h_, hidden_;
-  std::vector<int32_t> acc_x_, acc_h_, acc_p_;
-  std::vector<int16_t> gate_;
+  // Scratch, sized at prepare: a chunk's padded inputs, W_x sums and input terms; padded h,
+  // int32 accumulators, int16 gates, int8 hidden.
+  std::vector<int8_t> xs_, h_, hidden_;
+  std::vector<int32_t> acc_xs_, acc_h_, acc_p_;
+  std::vector<int16_t> gx_, gate_;
+  VnniGates vnni_x_, vnni_h_;  // the fused forms, where the set is VNNI and the matrix dense
+  int x_stride_ = 0;           // bytes per input vector in xs_
+  int gate_stride_ = 0;        // int16 per step in gx_ and gate_: rows_ rounded up to whole groups
 };
 
 }  // namespace

@@ -21,21 +21,24 @@ inline int32_t wrapping_add(int32_t a, int32_t b) {
 inline int32_t clamp16(int32_t v) { return std::min(32767, std::max(-32768, v)); }
 }  // namespace
 
-void int8_gate_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h,
-                      const int32_t* bias_h, int n, Int8GateScales s, int16_t* gate) noexcept {
+void int8_gate_input_scalar(const int32_t* acc_x, const int32_t* bias_x, int n, int32_t mx, int sx,
+                            int16_t* gx) noexcept {
   for (int k = 0; k < n; ++k) {
-    const int32_t t = clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_x[k], acc_x[k]), s.mx, s.sx));
-    gate[k] = static_cast<int16_t>(
-        clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_h[k], acc_h[k]), s.mh, s.sh) + t));
+    gx[k] = static_cast<int16_t>(
+        clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_x[k], acc_x[k]), mx, sx)));
   }
 }
 
-void int8_gate_const_h_scalar(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
-                              int sx, int16_t* gate) noexcept {
+void int8_gate_recurrent_scalar(const int32_t* acc_h, const int32_t* bias_h, const int16_t* gx, int n, int32_t mh,
+                                int sh, int16_t* gate) noexcept {
   for (int k = 0; k < n; ++k) {
-    const int32_t t = clamp16(multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_x[k], acc_x[k]), mx, sx));
-    gate[k] = static_cast<int16_t>(clamp16(th[k] + t));
+    const int32_t th = multiply_by_quantized_multiplier<Rounding::Double>(wrapping_add(bias_h[k], acc_h[k]), mh, sh);
+    gate[k] = static_cast<int16_t>(clamp16(wrapping_add(th, gx[k])));
   }
+}
+
+void int8_gate_const_h_scalar(const int32_t* th, const int16_t* gx, int n, int16_t* gate) noexcept {
+  for (int k = 0; k < n; ++k) gate[k] = static_cast<int16_t>(clamp16(wrapping_add(th[k], gx[k])));
 }
 
 void int8_cell_scalar(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift, int16_t clip,
@@ -89,47 +92,36 @@ void int8_hidden_single_scalar(const int16_t* o, const int16_t* c, const fx16::A
 
 const Int8LstmKernels& int8_lstm_kernels(::tickinfer::kernels::Isa isa) {
   using ::tickinfer::kernels::Isa;
-  static const Int8LstmKernels scalar{Isa::Scalar, "scalar", int8_gate_scalar, int8_cell_scalar, int8_gate_const_h_scalar,
+  static const Int8LstmKernels scalar{Isa::Scalar, "scalar", int8_gate_input_scalar, int8_gate_recurrent_scalar,
+                                      int8_gate_const_h_scalar, int8_cell_scalar,
                                       {"table", int8_activate_scalar, int8_hidden_double_scalar, int8_hidden_single_scalar},
                                       {}};
   ::tickinfer::kernels::IsaVariants<const Int8LstmKernels*> table;
   table.scalar = &scalar;
 #if defined(TICKINFER_HAVE_X86)
   static const Int8LstmKernels avx2{
-      Isa::Avx2, "avx2", int8_gate_avx2, int8_cell_avx2, int8_gate_const_h_avx2,
+      Isa::Avx2, "avx2", int8_gate_input_avx2, int8_gate_recurrent_avx2, int8_gate_const_h_avx2, int8_cell_avx2,
       {"table", int8_activate_scalar, int8_hidden_double_avx2, int8_hidden_single_avx2},
       {"computed", int8_activate_computed_avx2, int8_hidden_double_computed_avx2, int8_hidden_single_computed_avx2}};
   table.avx2 = &avx2;
+  static const Int8LstmKernels avx512{
+      Isa::Avx512, "avx512", int8_gate_input_avx2, int8_gate_recurrent_avx2, int8_gate_const_h_avx2, int8_cell_avx512,
+      {"table", int8_activate_scalar, int8_hidden_double_avx2, int8_hidden_single_avx2},
+      {"computed", int8_activate_computed_avx512, int8_hidden_double_computed_avx512, int8_hidden_single_computed_avx512}};
+  table.avx512 = &avx512;
 #endif
   return *table.pick(isa);
 }
 
-Int8ActivationChoice choose_int8_activations(const Int8LstmKernels& k, ActivationForm wanted, int n_cell,
-                                             const fx16::Activation& tanh_cell) {
+Int8ActivationChoice choose_int8_activations(const Int8LstmKernels& k, ActivationForm wanted,
+                                             const std::function<void(const Int8Activations&)>& step) {
   if (!k.computed.name || wanted == ActivationForm::Table) return {&k.table, ""};
   if (wanted == ActivationForm::Computed) return {&k.computed, ""};
-  if (n_cell <= 0) return {&k.table, ""};
-  // Gate-like inputs: spread over the Q3 range the pre-activations use, a fixed pattern.
-  std::vector<int16_t> source(static_cast<size_t>(n_cell)), x(source.size()), o(source.size());
-  std::vector<int8_t> h(source.size());
-  for (size_t i = 0; i < source.size(); ++i) {
-    source[i] = static_cast<int16_t>(static_cast<int32_t>((i * 7919u) % 32768u) - 16384);
-    o[i] = static_cast<int16_t>((i * 104729u) % 32768u);
-  }
-  const fx16::Activation sigmoid = fx16::logistic_q3_activation(), tanh_gate = fx16::tanh_activation(3);
-  const auto step = [&](const Int8Activations& a) {
-    for (const fx16::Activation* f : {&sigmoid, &sigmoid, &tanh_gate, &sigmoid}) {
-      std::memcpy(x.data(), source.data(), source.size() * sizeof(int16_t));
-      a.activate(*f, x.data(), n_cell);
-    }
-    a.hidden_single(o.data(), x.data(), tanh_cell, n_cell, 1 << 30, -8, 0, h.data());
-  };
   const ::tickinfer::kernels::PairTiming t =
       ::tickinfer::kernels::time_interleaved([&] { step(k.table); }, [&] { step(k.computed); }, 9);
   const bool computed = t.b_ns <= ::tickinfer::kernels::kSparseMargin * t.a_ns;
   char b[160];
-  std::snprintf(b, sizeof b, "activation forms measured per step: table %.0f ns, computed %.0f ns",
-                t.a_ns, t.b_ns);
+  std::snprintf(b, sizeof b, "activation forms measured per step: table %.0f ns, computed %.0f ns", t.a_ns, t.b_ns);
   return {computed ? &k.computed : &k.table, b};
 }
 

@@ -55,48 +55,49 @@ void int8_hidden_single_avx2(const int16_t* o, const int16_t* c, const fx16::Act
 
 namespace {
 
-// Both requantizations' constants made once per call; kDx / kDh: whether each shift has a right
+// The requantization's constants made once per call; kDivides: whether the shift has a right
 // part (DoubleRounding8::apply). The vectors up to the last whole 8.
-template <bool kDx, bool kDh>
-void gate_loop(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h, const int32_t* bias_h, int n,
-               Int8GateScales s, int16_t* gate) noexcept {
-  const DoubleRounding8 rx(s.mx, s.sx), rh(s.mh, s.sh);
+template <bool kDivides>
+void gate_input_loop(const int32_t* acc_x, const int32_t* bias_x, int n, int32_t mx, int sx, int16_t* gx) noexcept {
+  const DoubleRounding8 rx(mx, sx);
   for (int k = 0; k + 8 <= n; k += 8) {
-    // sat16 of the first term, kept in int32 lanes for the second addition.
-    const __m256i t = clamp16_8(rx.apply<kDx>(_mm256_add_epi32(load8(bias_x + k), load8(acc_x + k))));
-    const __m256i th = rh.apply<kDh>(_mm256_add_epi32(load8(bias_h + k), load8(acc_h + k)));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(gate + k), pack8_sat(_mm256_add_epi32(th, t)));
+    const __m256i t = rx.apply<kDivides>(_mm256_add_epi32(load8(bias_x + k), load8(acc_x + k)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(gx + k), pack8_sat(t));
   }
 }
 
-template <bool kDx>
-void gate_const_h_loop(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx, int sx,
-                       int16_t* gate) noexcept {
-  const DoubleRounding8 rx(mx, sx);
+template <bool kDivides>
+void gate_recurrent_loop(const int32_t* acc_h, const int32_t* bias_h, const int16_t* gx, int n, int32_t mh, int sh,
+                         int16_t* gate) noexcept {
+  const DoubleRounding8 rh(mh, sh);
   for (int k = 0; k + 8 <= n; k += 8) {
-    const __m256i t = clamp16_8(rx.apply<kDx>(_mm256_add_epi32(load8(bias_x + k), load8(acc_x + k))));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(gate + k), pack8_sat(_mm256_add_epi32(load8(th + k), t)));
+    const __m256i th = rh.apply<kDivides>(_mm256_add_epi32(load8(bias_h + k), load8(acc_h + k)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(gate + k), pack8_sat(_mm256_add_epi32(th, load8_s16(gx + k))));
   }
 }
 
 }  // namespace
 
-void int8_gate_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* acc_h, const int32_t* bias_h,
-                    int n, Int8GateScales s, int16_t* gate) noexcept {
-  if (s.sx < 0) {
-    (s.sh < 0 ? gate_loop<true, true> : gate_loop<true, false>)(acc_x, bias_x, acc_h, bias_h, n, s, gate);
-  } else {
-    (s.sh < 0 ? gate_loop<false, true> : gate_loop<false, false>)(acc_x, bias_x, acc_h, bias_h, n, s, gate);
-  }
+void int8_gate_input_avx2(const int32_t* acc_x, const int32_t* bias_x, int n, int32_t mx, int sx,
+                          int16_t* gx) noexcept {
+  (sx < 0 ? gate_input_loop<true> : gate_input_loop<false>)(acc_x, bias_x, n, mx, sx, gx);
   const int k = n - n % 8;
-  if (k < n) int8_gate_scalar(acc_x + k, bias_x + k, acc_h + k, bias_h + k, n - k, s, gate + k);
+  if (k < n) int8_gate_input_scalar(acc_x + k, bias_x + k, n - k, mx, sx, gx + k);
 }
 
-void int8_gate_const_h_avx2(const int32_t* acc_x, const int32_t* bias_x, const int32_t* th, int n, int32_t mx,
-                            int sx, int16_t* gate) noexcept {
-  (sx < 0 ? gate_const_h_loop<true> : gate_const_h_loop<false>)(acc_x, bias_x, th, n, mx, sx, gate);
+void int8_gate_recurrent_avx2(const int32_t* acc_h, const int32_t* bias_h, const int16_t* gx, int n, int32_t mh,
+                              int sh, int16_t* gate) noexcept {
+  (sh < 0 ? gate_recurrent_loop<true> : gate_recurrent_loop<false>)(acc_h, bias_h, gx, n, mh, sh, gate);
   const int k = n - n % 8;
-  if (k < n) int8_gate_const_h_scalar(acc_x + k, bias_x + k, th + k, n - k, mx, sx, gate + k);
+  if (k < n) int8_gate_recurrent_scalar(acc_h + k, bias_h + k, gx + k, n - k, mh, sh, gate + k);
+}
+
+void int8_gate_const_h_avx2(const int32_t* th, const int16_t* gx, int n, int16_t* gate) noexcept {
+  int k = 0;
+  for (; k + 8 <= n; k += 8) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(gate + k), pack8_sat(_mm256_add_epi32(load8(th + k), load8_s16(gx + k))));
+  }
+  if (k < n) int8_gate_const_h_scalar(th + k, gx + k, n - k, gate + k);
 }
 
 void int8_cell_avx2(const int16_t* i, const int16_t* f, const int16_t* g, int n, int shift, int16_t clip,
