@@ -13,6 +13,7 @@
 #include "tflite/fixed_point.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/requant_scaled.hpp"
+#include "tflite/kernels/sum_rows_s8.hpp"
 #include "support/counting_allocator.hpp"
 #include "support/quant_program_builder.hpp"
 
@@ -50,6 +51,37 @@ std::vector<int8_t> random_s8(std::mt19937& rng, size_t n, int lo = -128, int hi
 }
 
 }  // namespace
+
+// The row sums of an int8 MEAN/SUM: the AVX2 variant equals the written-out sums (and the
+// scalar variant) for widths around its 32- and 8-column steps, values at both int8 ends, and
+// starting sums near the int32 limits, where the wrap is the reference's.
+TEST(Int8Kernels, RowSumsEqualTheWrittenOutSums) {
+  std::mt19937 rng(20261206);
+  std::uniform_int_distribution<int> v8(-128, 127);
+  std::vector<tickinfer::tfl::kernels::SumRowsS8Fn> fns{tickinfer::tfl::kernels::sum_rows_s8_scalar};
+#if defined(__x86_64__)
+  if (tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) fns.push_back(tickinfer::tfl::kernels::sum_rows_s8_avx2);
+#endif
+  for (int64_t inner : {1, 7, 8, 9, 31, 32, 33, 40, 64, 77}) {
+    for (int64_t rows : {1, 2, 5, 64}) {
+      std::vector<int8_t> x(static_cast<size_t>(rows * inner));
+      for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int8_t>(i % 11 == 0 ? -128 : i % 13 == 0 ? 127 : v8(rng));
+      std::vector<int32_t> start(static_cast<size_t>(inner) + 3, 0x5A5A5A5A);
+      for (int64_t j = 0; j < inner; ++j) start[static_cast<size_t>(j)] = j % 3 == 0 ? INT32_MAX - 100 : j % 3 == 1 ? INT32_MIN + 50 : 17;
+      std::vector<int32_t> want = start;
+      for (int64_t j = 0; j < inner; ++j) {
+        uint32_t s = static_cast<uint32_t>(start[static_cast<size_t>(j)]);
+        for (int64_t r = 0; r < rows; ++r) s += static_cast<uint32_t>(int32_t{x[static_cast<size_t>(r * inner + j)]});
+        want[static_cast<size_t>(j)] = static_cast<int32_t>(s);
+      }
+      for (size_t f = 0; f < fns.size(); ++f) {
+        std::vector<int32_t> got = start;
+        fns[f](x.data(), rows, inner, got.data());
+        ASSERT_EQ(got, want) << "variant " << f << " rows " << rows << " inner " << inner;
+      }
+    }
+  }
+}
 
 TEST(Int8Kernels, GemvMatchesScalarAcrossSizesAndOffsets) {
   const int rows_list[] = {1, 2, 3, 4, 5, 7, 8, 9, 31, 64, 129};

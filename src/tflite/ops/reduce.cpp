@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tflite/kernels/sum_rows_s8.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/op_support.hpp"
 
@@ -26,7 +27,8 @@ struct ReduceGeometry {
   int64_t outer = 0, inner = 0;
 };
 
-// Output (o, j) += row r of block o, for every r in order: the adjacent-axes form of both sums.
+// Output (o, j) += row r of block o, for every r in order: the adjacent-axes form of the float sum
+// (whose order is TFLite's; the int8 sum's order does not matter: kernels/sum_rows_s8.hpp).
 template <class Acc, class T>
 void sum_blocks(const ReduceGeometry& g, const T* x, Acc* sum) noexcept {
   for (int64_t o = 0; o < g.outer; ++o) {
@@ -128,15 +130,18 @@ class FloatReduce final : public PreparedOp {
 template <Rounding R>
 class Int8Reduce final : public PreparedOp {
  public:
-  Int8Reduce(int in, int out, ReduceGeometry g, int32_t in_zp, int32_t out_zp, QuantizedMultiplier m, bool mean)
+  Int8Reduce(int in, int out, ReduceGeometry g, int32_t in_zp, int32_t out_zp, QuantizedMultiplier m, bool mean,
+             kernels::SumRowsS8Fn sum_rows)
       : in_(in), out_(out), g_(std::move(g)), offset_(static_cast<int32_t>(in_zp * g_.reduced)), out_zp_(out_zp),
-        m_(m), mean_(mean), sum_(static_cast<size_t>(g_.out_count)) {}
+        m_(m), mean_(mean), sum_rows_(sum_rows), sum_(static_cast<size_t>(g_.out_count)) {}
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
     std::fill(sum_.begin(), sum_.end(), 0);
-    if (g_.inner > 0) {
-      sum_blocks(g_, x, sum_.data());
+    if (g_.inner > 0) {  // block o's rows into outputs [o * inner, (o + 1) * inner)
+      for (int64_t o = 0; o < g_.outer; ++o) {
+        sum_rows_(x + o * g_.reduced * g_.inner, g_.reduced, g_.inner, sum_.data() + o * g_.inner);
+      }
     } else {
       for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
     }
@@ -153,6 +158,7 @@ class Int8Reduce final : public PreparedOp {
   int32_t offset_, out_zp_;
   QuantizedMultiplier m_;
   bool mean_;
+  kernels::SumRowsS8Fn sum_rows_;
   std::vector<int32_t> sum_;
 };
 
@@ -187,9 +193,11 @@ std::unique_ptr<PreparedOp> prepare_reduce(const PrepareContext& ctx) {
   if (mean) m = fold_count(m, g.reduced);
   if (m.shift < -31) ctx.fail("input/output scale ratio is out of the supported range");
   if (rounding(ctx) == Rounding::Double) {
-    return std::make_unique<Int8Reduce<Rounding::Double>>(i, o, std::move(g), ip.zero_point, op.zero_point, m, mean);
+    return std::make_unique<Int8Reduce<Rounding::Double>>(i, o, std::move(g), ip.zero_point, op.zero_point, m, mean,
+                                                          kernels::sum_rows_s8(ctx.isa));
   }
-  return std::make_unique<Int8Reduce<Rounding::Single>>(i, o, std::move(g), ip.zero_point, op.zero_point, m, mean);
+  return std::make_unique<Int8Reduce<Rounding::Single>>(i, o, std::move(g), ip.zero_point, op.zero_point, m, mean,
+                                                        kernels::sum_rows_s8(ctx.isa));
 }
 
 }  // namespace tickinfer::tfl::ops
