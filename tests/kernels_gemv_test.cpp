@@ -223,7 +223,7 @@ TEST_P(KernelsGemvIsa, DotFormIgnoresFloatsPastTheEndOfX) {
 }
 
 // gemm_rows: every row's output bit-identical to that row's gemv, for row counts around the
-// groups the AVX2 kernel forms (4, 2, 1 rows per panel), every block shape of the panel form,
+// groups the AVX2 and AVX-512 kernels form (4, 2, 1 rows per panel), every block shape of the panel form,
 // the dot form, strided rows, and an init and clamp; nothing written past a row's N outputs.
 TEST_P(KernelsGemvIsa, GemmRowsEqualsGemvPerRowBitForBit) {
   const Isa isa = GetParam();
@@ -232,7 +232,7 @@ TEST_P(KernelsGemvIsa, GemmRowsEqualsGemvPerRowBitForBit) {
   const uint32_t seed = test_seed();
   std::mt19937 rng(seed);
   for (int K : {1, 3, 10, 17, 64, 128}) {
-    for (int N : {1, 4, 5, 16, 17, 32, 33, 48, 64, 65, 80, 128, 129}) {
+    for (int N : {1, 4, 5, 16, 17, 32, 33, 48, 64, 65, 80, 96, 112, 128, 129}) {
       const auto w = random_vector(rng, K * N, -1.0f, 1.0f);
       const auto pw = packed(w, K, N);
       const auto init = random_vector(rng, N, -1.0f, 1.0f);

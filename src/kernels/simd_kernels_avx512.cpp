@@ -19,6 +19,8 @@ void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t tap_strid
   simd::gemm_chain<Simd, 8, 2>(x, rows, ldx, taps, tap_stride, ch, packed_w, N, init, y, ldy, lo, hi);
 }
 constexpr GemmChainFn kGemmChain = &gemm_chain;
+#define TICKINFER_ISA_HAS_GEMM_ROWS 1  // gemv_avx512.cpp
 #include "kernels/simd_kernels.inc"
+#undef TICKINFER_ISA_HAS_GEMM_ROWS
 
 }  // namespace tickinfer::kernels::avx512

@@ -49,6 +49,22 @@ void run_lstm(const StepCtx& c, const Step& s) noexcept {
   if (!s.return_sequences) std::memcpy(out, h, sizeof(float) * u);
 }
 
+// Every step's x_t W + b into xw [T][4n]. Dense W goes through gemm_rows, which shares each
+// weight load across rows, each row's bits gemv's: per step, W (DeepLOB's 192 x 256 is 196 KB,
+// past L1) came from L2 once a step. A sparse W runs its gemv per step.
+void input_projections(const StepCtx& c, const Step& s, const float* x, float* xw) noexcept {
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const int in = s.in_width, n4 = 4 * s.out_width;
+  if (!s.sparse_kernel) {
+    c.ks.gemm_rows(x, s.steps, static_cast<size_t>(in), in, s.kernel, n4, s.bias, xw, static_cast<size_t>(n4), -inf, inf);
+    return;
+  }
+  for (int t = 0; t < s.steps; ++t) {
+    matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, n4, s.bias, xw + static_cast<size_t>(t) * n4,
+           -inf, inf);
+  }
+}
+
 // LSTM over a whole window from a zero state, or from the initial h and c the step reads
 // (extra_inputs: an encoder's final state handed to a decoder). Scratch: xw [T][4n], the input
 // projections x_t W + b of every step, computed first since they do not depend on h. State:
@@ -56,7 +72,7 @@ void run_lstm(const StepCtx& c, const Step& s) noexcept {
 // return_state: the final c follows the output's h rows.
 void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
   constexpr float inf = std::numeric_limits<float>::infinity();
-  const int in = s.in_width, u = s.out_width;
+  const int u = s.out_width;
   float* h = c.arena(s.state);
   float* cell = h + u;
   float* xw = c.arena(s.scratch);
@@ -83,10 +99,7 @@ void run_lstm_window(const StepCtx& c, const Step& s) noexcept {
       if (s.return_sequences) std::memcpy(out + static_cast<size_t>(t) * u, h, sizeof(float) * u);
     }
   } else {
-    for (int t = 0; t < s.steps; ++t) {
-      matvec(c, s.sparse_kernel, x + static_cast<size_t>(t) * in, in, s.kernel, 4 * u, s.bias,
-             xw + static_cast<size_t>(t) * 4 * u, -inf, inf);
-    }
+    input_projections(c, s, x, xw);
     for (int t = 0; t < s.steps; ++t) {
       float* z = xw + static_cast<size_t>(t) * 4 * u;
       if (t >= first_hu) matvec(c, s.sparse_recurrent, h, u, s.recurrent_kernel, 4 * u, z, z, -inf, inf);
@@ -111,12 +124,14 @@ StepCost lstm_cost(const Step& s) {
   return {T * (k + n) * 4 * n, T * (matrix_floats(s.sparse_kernel, k + n, 4 * n) + 4 * n)};
 }
 
-// From a zero state the first step has no h U: W and b T times, U T - 1 times (projected: the
-// projection is its Dense op's cost); from an initial state U T times.
+// From a zero state the first step has no h U: U is read T - 1 times, from an initial state T
+// times; W and b once (gemm_rows over the window) or, sparse, T times (projected: the projection
+// is its Dense op's cost).
 StepCost window_cost(const Step& s) {
   const int64_t k = s.projected ? 0 : s.in_width, n = s.out_width, T = s.steps;
   const int64_t hu = s.initial_state ? T : T - 1;
-  return {T * k * 4 * n + hu * n * 4 * n, T * (k * 4 * n + 4 * n) + hu * n * 4 * n};
+  const int64_t w_reads = s.sparse_kernel ? T : 1;
+  return {T * k * 4 * n + hu * n * 4 * n, w_reads * (k * 4 * n + 4 * n) + hu * n * 4 * n};
 }
 
 }  // namespace
