@@ -104,8 +104,8 @@ TEST_P(KernelsElementwiseIsa, LayerNormOverStridedRowsMatchesEachRowAlone) {
   std::mt19937 rng(seed);
   const KernelSet& ref = kernel_set(Isa::Scalar);
   const KernelSet& ks = kernel_set(isa);
-  for (int n : {1, 7, 16, 17, 32, 64}) {
-    for (int rows : {1, 3, 4, 5, 9, 64}) {
+  for (int n : {1, 7, 15, 16, 17, 32, 64}) {
+    for (int rows : {1, 3, 4, 5, 9, 16, 17, 33, 64}) {
       const size_t ldx = static_cast<size_t>(n) + 3, ldy = static_cast<size_t>(n) + 1;
       const auto xv = random_vector(rng, static_cast<int>(ldx) * rows, -3.0f, 5.0f);
       const auto g = random_vector(rng, n, 0.5f, 2.0f), bt = random_vector(rng, n, -1.0f, 1.0f);
@@ -144,7 +144,7 @@ TEST_P(KernelsElementwiseIsa, LayerNormReadsNothingPastTheLastRowAndNoPadding) {
   ASSERT_EQ(mprotect(static_cast<char*>(mem) + 3 * page, page, PROT_NONE), 0);
   float* const end = reinterpret_cast<float*>(static_cast<char*>(mem) + 3 * page);
   for (int n : {1, 5, 7, 9, 15, 17, 23}) {
-    for (int rows : {1, 4, 5, 8, 13}) {
+    for (int rows : {1, 4, 5, 8, 13, 16, 17, 32, 33}) {
       for (bool in_place : {false, true}) {
         const size_t ldx = static_cast<size_t>(n) + 1;
         const size_t floats = ldx * (rows - 1) + n;  // the last row has no padding after it

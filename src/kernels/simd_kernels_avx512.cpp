@@ -19,8 +19,10 @@ void gemm_chain(const float* x, int rows, size_t ldx, int taps, size_t tap_strid
   simd::gemm_chain<Simd, 8, 2>(x, rows, ldx, taps, tap_stride, ch, packed_w, N, init, y, ldy, lo, hi);
 }
 constexpr GemmChainFn kGemmChain = &gemm_chain;
-#define TICKINFER_ISA_HAS_GEMM_ROWS 1  // gemv_avx512.cpp
+#define TICKINFER_ISA_HAS_GEMM_ROWS 1   // gemv_avx512.cpp
+#define TICKINFER_ISA_HAS_LAYER_NORM 1  // layer_norm_avx512.cpp
 #include "kernels/simd_kernels.inc"
 #undef TICKINFER_ISA_HAS_GEMM_ROWS
+#undef TICKINFER_ISA_HAS_LAYER_NORM
 
 }  // namespace tickinfer::kernels::avx512
