@@ -11,6 +11,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/kernel_set.hpp"
+#include "tflite/kernels/leaky_relu.hpp"
 #include "tflite/kernels/tflite_float_activations.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -36,6 +38,38 @@ uint32_t bits(float v) {
   uint32_t u;
   std::memcpy(&u, &v, sizeof u);
   return u;
+}
+
+// LEAKY_RELU: every variant equals x > 0 ? x : x * alpha written out, bit for bit, on signed
+// zeros, infinities, NaN, subnormals and ordinary values, at lengths around the 8- and 16-lane
+// steps and in place.
+TEST(TfliteFloatActivations, LeakyReluEqualsTheConditional) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float specials[] = {0.0f, -0.0f, inf, -inf, std::nanf(""), 1e-40f, -1e-40f, 3.5f, -3.5f, 1e30f, -1e30f};
+  std::vector<LeakyReluFn> fns{leaky_relu_scalar};
+#if defined(__x86_64__)
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) fns.push_back(leaky_relu_avx2);
+#endif
+  for (float alpha : {0.2f, 0.01f, -1.5f}) {
+    for (int64_t n : {0, 1, 3, 4, 7, 8, 9, 15, 16, 17, 31, 33, 100}) {
+      std::vector<float> x(static_cast<size_t>(n));
+      for (int64_t i = 0; i < n; ++i) {
+        x[static_cast<size_t>(i)] = i % 3 == 0 ? specials[i % 11] : static_cast<float>(i % 7) - 3.25f;
+      }
+      std::vector<float> want(x.size());
+      for (size_t i = 0; i < x.size(); ++i) want[i] = x[i] > 0.0f ? x[i] : x[i] * alpha;
+      for (size_t f = 0; f < fns.size(); ++f) {
+        std::vector<float> got(x.size() + 2, 7.0f), in_place = x;
+        fns[f](x.data(), got.data(), n, alpha);
+        fns[f](in_place.data(), in_place.data(), n, alpha);
+        for (size_t i = 0; i < x.size(); ++i) {
+          ASSERT_EQ(std::memcmp(&got[i], &want[i], 4), 0) << "variant " << f << " n " << n << " i " << i;
+          ASSERT_EQ(std::memcmp(&in_place[i], &want[i], 4), 0) << "in place, variant " << f << " n " << n;
+        }
+        ASSERT_EQ(got[x.size()], 7.0f) << "wrote past n";
+      }
+    }
+  }
 }
 
 TEST(TfliteFloatActivations, CloseToTheTrueFunctions) {

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <cmath>
 
+#include "tflite/kernels/leaky_relu.hpp"
 #include "tflite/kernels/lut.hpp"
 #include "tflite/kernels/platform_expf.hpp"
 #include "tflite/kernels/platform_tanhf.hpp"
@@ -92,46 +93,17 @@ class FloatUnary final : public PreparedOp {
 
 class FloatLeakyRelu final : public PreparedOp {
  public:
-  FloatLeakyRelu(int in, int out, int64_t n, float alpha) : in_(in), out_(out), n_(n), alpha_(alpha) {}
-  void eval(const TensorMemory& mem) noexcept override {
-    const float* x = mem.at<float>(in_);
-    float* y = mem.at<float>(out_);
-    // TFLite's x > 0 ? x : x * alpha as a bitwise select of two values made for every element:
-    // written as the conditional, the compiler keeps the product inside a branch (-ftrapping-math
-    // forbids computing it where unused), one mispredicted branch per element of random sign (5 ns
-    // each, measured); as a select of bits it vectorizes. The same values either way.
-    // (Four lanes of the compiler's vector extension: plain code did not vectorize.)
-    using F4 = float __attribute__((vector_size(16)));
-    using U4 = int32_t __attribute__((vector_size(16)));
-    const float alpha = alpha_;
-    int64_t i = 0;
-    for (; i + 4 <= n_; i += 4) {
-      F4 v;
-      std::memcpy(&v, x + i, 16);
-      const F4 scaled = v * alpha;
-      const U4 keep = v > 0.0f;
-      U4 vb, sb;
-      std::memcpy(&vb, &v, 16);
-      std::memcpy(&sb, &scaled, 16);
-      const U4 r = (vb & keep) | (sb & ~keep);
-      std::memcpy(y + i, &r, 16);
-    }
-    for (; i < n_; ++i) {
-      const float v = x[i], scaled = v * alpha;
-      uint32_t vb, sb;
-      std::memcpy(&vb, &v, 4);
-      std::memcpy(&sb, &scaled, 4);
-      const uint32_t keep = 0u - static_cast<uint32_t>(v > 0.0f);
-      const uint32_t r = (vb & keep) | (sb & ~keep);
-      std::memcpy(y + i, &r, 4);
-    }
-  }
+  FloatLeakyRelu(int in, int out, int64_t n, float alpha, kernels::LeakyReluFn f)
+      : in_(in), out_(out), n_(n), alpha_(alpha), f_(f) {}
+  // TFLite's x > 0 ? x : x * alpha as a select of bits (tflite/kernels/leaky_relu.hpp).
+  void eval(const TensorMemory& mem) noexcept override { f_(mem.at<float>(in_), mem.at<float>(out_), n_, alpha_); }
   std::string describe() const override { return "float leaky_relu"; }
 
  private:
   int in_, out_;
   int64_t n_;
   float alpha_;
+  kernels::LeakyReluFn f_;
 };
 
 class LutUnary final : public PreparedOp {
@@ -187,7 +159,8 @@ std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx) {
   const char* name = op_name(ctx.op.code);
   if (in.type == DType::F32) {
     if (ctx.op.code == OpCode::LeakyRelu) {
-      return std::make_unique<FloatLeakyRelu>(ctx.input_index(0), ctx.output_index(0), n, ctx.op.options.alpha);
+      return std::make_unique<FloatLeakyRelu>(ctx.input_index(0), ctx.output_index(0), n, ctx.op.options.alpha,
+                                              kernels::leaky_relu(ctx.isa));
     }
     if (ctx.op.code == OpCode::Tanh)
       return std::make_unique<FloatTanh>(ctx.input_index(0), ctx.output_index(0), n, kernels::tanhf_array(ctx.isa));
