@@ -205,4 +205,20 @@ struct Activation {
 Activation logistic_q3_activation();
 Activation tanh_activation(int integer_bits);  // integer_bits in [0, 6]
 
+// body.template operator()<bits>() for f's function (bits -1: logistic Q3), so vector kernels
+// get one instance per function the LSTM uses.
+template <class Body>
+inline void with_function(const Activation& f, Body&& body) {
+  switch (f.tanh_integer_bits) {
+    case -1: body.template operator()<-1>(); break;
+    case 0: body.template operator()<0>(); break;
+    case 1: body.template operator()<1>(); break;
+    case 2: body.template operator()<2>(); break;
+    case 3: body.template operator()<3>(); break;
+    case 4: body.template operator()<4>(); break;
+    case 5: body.template operator()<5>(); break;
+    default: body.template operator()<6>(); break;
+  }
+}
+
 }  // namespace tickinfer::tfl::ops::lstm::fx16

@@ -427,6 +427,36 @@ class Int8Lstm final : public PreparedOp {
     }
   }
 
+  // gate_ = the pre-activations of the gates in rows [0, rows): the input terms gx plus the
+  // recurrent term. A state at its zero point (real 0: just reset, as in window mode) makes W_h h
+  // the precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result, and
+  // so is its requantization (h_term_zero_state_). Without the forget gate (need_forget false) its
+  // requantization is skipped too: f only scales the old cell state (rdivpot(f c, 15) is 0 for
+  // c = 0 whatever f is), so the stale values left in its rows of gate_ multiply c = 0.
+  void make_gates(const int16_t* gx, const int8_t* h, int rows, bool need_forget) noexcept {
+    const int n = o_.n_cell;
+    const bool zero_state = all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_));
+    if (!zero_state && !vnni_h_.empty()) {  // every gate at once, requantized in registers
+      offset_to_u8(h, o_.n_output, h_.data());
+      vnni_h_.recurrent(reinterpret_cast<const uint8_t*>(h_.data()), rows, gx, gate_.data());
+      return;
+    }
+    if (!zero_state) {
+      std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
+      wh_.gemv(*s8_, rows, h_.data(), acc_h_.data());
+    }
+    for (int g = 0; g < kGates; ++g) {
+      if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
+      const size_t r0 = static_cast<size_t>(gate_row_[g]);
+      if (zero_state) {
+        step_kernels_->gate_const_h(h_term_zero_state_.data() + r0, gx + r0, n, gate_.data() + r0);
+      } else {
+        step_kernels_->gate_recurrent(acc_h_.data() + r0, bias_h_.data() + r0, gx + r0, n, gate_h_[g].multiplier,
+                                      gate_h_[g].shift, gate_.data() + r0);
+      }
+    }
+  }
+
   template <Rounding R>
   void step(const int16_t* gx, int8_t* h, int16_t* c, int8_t* y) noexcept {
     const int n = o_.n_cell;
@@ -434,40 +464,14 @@ class Int8Lstm final : public PreparedOp {
     // (the last n rows) is then not computed, unless CIFG derives the input gate from it.
     const bool need_forget = o_.cifg || !all_zero16(c, n);
     const int rows = need_forget ? rows_ : rows_ - n;
-    // A state at its zero point (real 0: just reset, as in window mode) makes W_h h the
-    // precomputed zp * rowsum(W_h), so the recurrent gemv is skipped with the same result, and
-    // so is its requantization (h_term_zero_state_).
-    const bool zero_state = all_equal(h, o_.n_output, static_cast<int8_t>(output_state_zp_));
-    if (!zero_state && !vnni_h_.empty()) {
-      offset_to_u8(h, o_.n_output, h_.data());
-      vnni_h_.recurrent(reinterpret_cast<const uint8_t*>(h_.data()), rows, gx, gate_.data());
-    } else if (!zero_state) {
-      std::memcpy(h_.data(), h, static_cast<size_t>(o_.n_output));
-      wh_.gemv(*s8_, rows, h_.data(), acc_h_.data());
-    }
-
-    // Without the forget gate (need_forget false) its requantization and table lookups are
-    // skipped too: f only scales the old cell state (rdivpot(f c, 15) is 0 for c = 0 whatever f
-    // is), so the stale values left in its rows of gate_ multiply c = 0.
-    for (int g = 0; g < kGates; ++g) {
-      if (gate_row_[g] < 0 || (g == kForgetGate && !need_forget)) continue;
-      const size_t r0 = static_cast<size_t>(gate_row_[g]);
-      if (zero_state) {
-        step_kernels_->gate_const_h(h_term_zero_state_.data() + r0, gx + r0, n, gate_.data() + r0);
-      } else if (!vnni_h_.empty()) {
-        break;  // made above, every gate at once
-      } else {
-        step_kernels_->gate_recurrent(acc_h_.data() + r0, bias_h_.data() + r0, gx + r0, n, gate_h_[g].multiplier,
-                                      gate_h_[g].shift, gate_.data() + r0);
-      }
-    }
+    make_gates(gx, h, rows, need_forget);
     int16_t* ig = o_.cifg ? nullptr : gate_.data() + gate_row_[kInputGate];
     int16_t* fg = gate_.data() + gate_row_[kForgetGate];
     int16_t* cg = gate_.data() + gate_row_[kCellGate];
     int16_t* og = gate_.data() + gate_row_[kOutputGate];
     if (!o_.peephole) {
       // The logistic gates are the rows after the cell gate's: one call, the vectors side by side.
-      const int first = n;
+      const int first = gate_row_[kCellGate] + n;
       activations_->activate(sigmoid_, gate_.data() + first, rows - first);
       activations_->activate(tanh_gate_, cg, n);
       step_kernels_->cell(ig, fg, cg, n, 30 + cell_scale_, quantized_cell_clip_, c);

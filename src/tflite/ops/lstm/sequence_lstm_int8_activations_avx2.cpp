@@ -43,21 +43,6 @@ inline void store_vecs(int16_t* p, const fx16::avx2::Vecs<K>& v) {
 // 4 1.8, 8 1.7; 8 would leave a 64-cell layer to single vectors.
 constexpr int kSideBySide = 4;
 
-// Calls body.template operator()<bits>() for f's function (bits -1: logistic Q3).
-template <class Body>
-inline void with_function(const fx16::Activation& f, Body&& body) {
-  switch (f.tanh_integer_bits) {
-    case -1: body.template operator()<-1>(); break;
-    case 0: body.template operator()<0>(); break;
-    case 1: body.template operator()<1>(); break;
-    case 2: body.template operator()<2>(); break;
-    case 3: body.template operator()<3>(); break;
-    case 4: body.template operator()<4>(); break;
-    case 5: body.template operator()<5>(); break;
-    default: body.template operator()<6>(); break;
-  }
-}
-
 template <int kTanhBits>
 void activate(int16_t* x, int n) noexcept {
   int k = 0;
@@ -104,13 +89,13 @@ void hidden_avx2(const int16_t* o, const int16_t* c, int n, int32_t m, int shift
 template <bool kDouble>
 void hidden_of(const int16_t* o, const int16_t* c, const fx16::Activation& t, int n, int32_t m, int shift, int32_t zp,
                int8_t* h) noexcept {
-  with_function(t, [&]<int kBits>() { hidden_avx2<kDouble, kBits>(o, c, n, m, shift, zp, h); });
+  fx16::with_function(t, [&]<int kBits>() { hidden_avx2<kDouble, kBits>(o, c, n, m, shift, zp, h); });
 }
 
 }  // namespace
 
 void int8_activate_computed_avx2(const fx16::Activation& f, int16_t* x, int n) noexcept {
-  with_function(f, [&]<int kBits>() { activate<kBits>(x, n); });
+  fx16::with_function(f, [&]<int kBits>() { activate<kBits>(x, n); });
 }
 
 void int8_hidden_double_computed_avx2(const int16_t* o, const int16_t* c, const fx16::Activation& t, int n, int32_t m,

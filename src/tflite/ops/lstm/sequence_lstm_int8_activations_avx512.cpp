@@ -41,20 +41,6 @@ inline void store_vecs(int16_t* p, const v::Vecs<K>& r) {
 // Two vectors side by side (64 elements, a common cell count): two independent chains.
 constexpr int kSideBySide = 2;
 
-template <class Body>
-inline void with_function(const fx16::Activation& f, Body&& body) {
-  switch (f.tanh_integer_bits) {
-    case -1: body.template operator()<-1>(); break;
-    case 0: body.template operator()<0>(); break;
-    case 1: body.template operator()<1>(); break;
-    case 2: body.template operator()<2>(); break;
-    case 3: body.template operator()<3>(); break;
-    case 4: body.template operator()<4>(); break;
-    case 5: body.template operator()<5>(); break;
-    default: body.template operator()<6>(); break;
-  }
-}
-
 template <int kTanhBits>
 void activate(int16_t* x, int n) noexcept {
   int k = 0;
@@ -128,13 +114,13 @@ void hidden_avx512(const int16_t* o, const int16_t* c, int n, int32_t m, int shi
 template <Rounding R>
 void hidden_of(const int16_t* o, const int16_t* c, const fx16::Activation& t, int n, int32_t m, int shift, int32_t zp,
                int8_t* h) noexcept {
-  with_function(t, [&]<int kBits>() { hidden_avx512<R, kBits>(o, c, n, m, shift, zp, h); });
+  fx16::with_function(t, [&]<int kBits>() { hidden_avx512<R, kBits>(o, c, n, m, shift, zp, h); });
 }
 
 }  // namespace
 
 void int8_activate_computed_avx512(const fx16::Activation& f, int16_t* x, int n) noexcept {
-  with_function(f, [&]<int kBits>() { activate<kBits>(x, n); });
+  fx16::with_function(f, [&]<int kBits>() { activate<kBits>(x, n); });
 }
 
 void int8_hidden_double_computed_avx512(const int16_t* o, const int16_t* c, const fx16::Activation& t, int n, int32_t m,

@@ -58,7 +58,8 @@ struct LstmOperands {
     return (time_major ? int64_t{t} * n_batch + b : int64_t{b} * n_time + t) * n_output;
   }
 
-  // Every form's eval: the state tensors hold one row per batch entry; each batch entry runs its
+  // The float and hybrid forms' eval (the integer form runs its steps in chunks, the chunk's input
+  // terms first): the state tensors hold one row per batch entry; each batch entry runs its
   // time steps in order, step(x_row, h, c, y_row) updating h and c in place. In and C are the
   // form's element types (float and float; int8 with an int16 cell state).
   template <class In, class C, class Step>
