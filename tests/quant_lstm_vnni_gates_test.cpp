@@ -79,12 +79,15 @@ TEST(QuantLstmVnniGates, InputTermsAndRecurrentGatesEqualTheWrittenOutArithmetic
         }
       }
       // The packed weights beyond the columns are zero, so padding bytes of x add nothing.
-      std::vector<int16_t> gx(static_cast<size_t>(len) * padded, 0x5A5A);
-      g.input_terms(xu8.data(), x_stride, len, gx.data(), padded);
-      for (int j = 0; j < len; ++j) {
-        for (int r = 0; r < c.rows; ++r) {
-          ASSERT_EQ(gx[static_cast<size_t>(j) * padded + static_cast<size_t>(r)], sat16(c.term(r, x.data() + j * c.cols)))
-              << "input term, shape " << c.rows << "x" << c.cols << " len " << len << " step " << j << " row " << r;
+      for (int used : {c.rows, std::max(1, c.rows - 16)}) {
+        std::vector<int16_t> gx(static_cast<size_t>(len) * padded, 0x5A5A);
+        g.input_terms(xu8.data(), x_stride, len, used, gx.data(), padded);
+        for (int j = 0; j < len; ++j) {
+          for (int r = 0; r < used; ++r) {
+            ASSERT_EQ(gx[static_cast<size_t>(j) * padded + static_cast<size_t>(r)], sat16(c.term(r, x.data() + j * c.cols)))
+                << "input term, shape " << c.rows << "x" << c.cols << " len " << len << " used " << used << " step " << j
+                << " row " << r;
+          }
         }
       }
     }

@@ -37,11 +37,13 @@ void VnniGates::init(const int8_t* w, int rows, int cols, const int32_t* bias, c
 #endif
 }
 
-void VnniGates::input_terms(const uint8_t* xu8, size_t x_stride, int len, int16_t* gx, size_t gx_stride) const noexcept {
+void VnniGates::input_terms(const uint8_t* xu8, size_t x_stride, int len, int used_rows, int16_t* gx,
+                            size_t gx_stride) const noexcept {
 #if defined(TICKINFER_HAVE_X86)
-  lstm_input_terms_vnni(packed(), groups_, quads_, bias(), rounding(), xu8, x_stride, len, gx, gx_stride);
+  const int groups = (used_rows + kGroupRows - 1) / kGroupRows;
+  lstm_input_terms_vnni(packed(), groups, quads_, bias(), rounding(), xu8, x_stride, len, gx, gx_stride);
 #else
-  (void)xu8, (void)x_stride, (void)len, (void)gx, (void)gx_stride;
+  (void)xu8, (void)x_stride, (void)len, (void)used_rows, (void)gx, (void)gx_stride;
 #endif
 }
 

@@ -34,9 +34,10 @@ class VnniGates {
   // Rows the kernels write for used_rows (whole groups): the size outputs must have.
   int padded_rows() const { return kGroupRows * groups_; }
 
-  // For j in [0, len): gx[j * gx_stride + r] = sat16(MBQM(bias[r] + W x_j, m[r], s[r])), every
-  // row; x_j (offset to u8) at xu8 + j * x_stride.
-  void input_terms(const uint8_t* xu8, size_t x_stride, int len, int16_t* gx, size_t gx_stride) const noexcept;
+  // For j in [0, len): gx[j * gx_stride + r] = sat16(MBQM(bias[r] + W x_j, m[r], s[r])) for the
+  // groups covering [0, used_rows); x_j (offset to u8) at xu8 + j * x_stride.
+  void input_terms(const uint8_t* xu8, size_t x_stride, int len, int used_rows, int16_t* gx,
+                   size_t gx_stride) const noexcept;
   // gate[r] = sat16(MBQM(bias[r] + W h, m[r], s[r]) + gx[r]) for the groups covering
   // [0, used_rows); h offset to u8.
   void recurrent(const uint8_t* hu8, int used_rows, const int16_t* gx, int16_t* gate) const noexcept;

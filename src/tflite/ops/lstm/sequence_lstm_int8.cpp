@@ -326,7 +326,9 @@ class Int8Lstm final : public PreparedOp {
       int16_t* c = mem.at<int16_t>(o_.cell_state) + static_cast<size_t>(b) * static_cast<size_t>(o_.n_cell);
       for (int t0 = 0; t0 < o_.n_time; t0 += kChunk) {
         const int len = std::min(kChunk, o_.n_time - t0);
-        input_terms(in, b, t0, len);
+        // A lone step from a zero cell state (a one-step window) needs no forget gate (step()).
+        const bool forget_unused = len == 1 && !o_.cifg && all_zero16(c, o_.n_cell);
+        input_terms(in, b, t0, len, forget_unused ? rows_ - o_.n_cell : rows_);
         for (int j = 0; j < len; ++j) {
           step<R>(gx_.data() + static_cast<size_t>(j) * static_cast<size_t>(gate_stride_), h, c,
                   out + o_.output_row(b, t0 + j));
@@ -335,25 +337,30 @@ class Int8Lstm final : public PreparedOp {
     }
   }
 
-  // gx_[j] = every gate's sat16(MBQM(bias_x + W_x x, m_x)) for the inputs of steps t0 + j.
-  void input_terms(const int8_t* in, int b, int t0, int len) noexcept {
+  // gx_[j] = the sat16(MBQM(bias_x + W_x x, m_x)) of the gates in rows [0, used_rows) (every
+  // gate, or all but the forget gate stacked last) for the inputs of steps t0 + j.
+  void input_terms(const int8_t* in, int b, int t0, int len, int used_rows) noexcept {
     const size_t stride = static_cast<size_t>(x_stride_);
     const size_t gx_stride = static_cast<size_t>(gate_stride_);
     if (!vnni_x_.empty()) {  // x offset to u8 as it is copied
       for (int j = 0; j < len; ++j) offset_to_u8(in + o_.input_row(b, t0 + j), o_.n_input, xs_.data() + j * stride);
-      vnni_x_.input_terms(reinterpret_cast<const uint8_t*>(xs_.data()), stride, len, gx_.data(), gx_stride);
+      vnni_x_.input_terms(reinterpret_cast<const uint8_t*>(xs_.data()), stride, len, used_rows, gx_.data(), gx_stride);
       return;
     }
     for (int j = 0; j < len; ++j) {
       std::memcpy(xs_.data() + static_cast<size_t>(j) * stride, in + o_.input_row(b, t0 + j),
                   static_cast<size_t>(o_.n_input));
     }
-    wx_.gemm(*s8_, xs_.data(), len, acc_xs_.data());
+    if (len == 1) {
+      wx_.gemv(*s8_, used_rows, xs_.data(), acc_xs_.data());
+    } else {
+      wx_.gemm(*s8_, xs_.data(), len, acc_xs_.data());
+    }
     for (int j = 0; j < len; ++j) {
       const int32_t* acc = acc_xs_.data() + static_cast<size_t>(j) * wx_.acc_rows();
       int16_t* gx = gx_.data() + static_cast<size_t>(j) * gx_stride;
       for (int g = 0; g < kGates; ++g) {
-        if (gate_row_[g] < 0) continue;
+        if (gate_row_[g] < 0 || gate_row_[g] >= used_rows) continue;
         const size_t r0 = static_cast<size_t>(gate_row_[g]);
         step_kernels_->gate_input(acc + r0, bias_x_.data() + r0, o_.n_cell, gate_x_[g].multiplier, gate_x_[g].shift,
                                   gx + r0);
