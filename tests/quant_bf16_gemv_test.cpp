@@ -1,4 +1,4 @@
-// The bf16 gemv variants (plain loops over the packed layout, AVX2) against an independent
+// The bf16 gemv variants (plain loops over the packed layout, AVX2, AVX-512) against an independent
 // reference: the unpacked bf16 matrix widened exactly and summed in order in double. fp32
 // summation order is the only difference allowed, so the tolerance is the fp32 rounding bound
 // of a K-term sum: |y - ref| <= 2 K eps (sum_k |x_k w_kn| + |init_n|) (+ a tiny absolute floor).
@@ -13,6 +13,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/kernel_set.hpp"
 #include "tflite/kernels/gemv_bf16.hpp"
 
 using namespace tickinfer::tfl::kernels;
@@ -42,6 +43,7 @@ std::vector<Variant> variants() {
   std::vector<Variant> v{{"scalar", gemv_bf16_scalar, true}};
 #if defined(__x86_64__)
   v.push_back({"avx2", gemv_bf16_avx2, __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")});
+  v.push_back({"avx512", gemv_bf16_avx512, tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx512)});
 #endif
   return v;
 }
@@ -151,6 +153,9 @@ TEST(QuantBf16Gemv, ChoiceFollowsTheIsaName) {
 #if defined(__x86_64__)
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
     EXPECT_STREQ(bf16_gemv(tickinfer::kernels::Isa::Avx2).name, "avx2");
+  }
+  if (tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx512)) {
+    EXPECT_STREQ(bf16_gemv(tickinfer::kernels::Isa::Avx512).name, "avx512");
   }
 #endif
 }

@@ -125,7 +125,9 @@ TEST_P(IsaFamilies, Int8BatchMatMulProducts) {
 #endif
 }
 
-TEST_P(IsaFamilies, Bf16Gemv) { EXPECT_EQ(tk::bf16_gemv(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2})); }
+TEST_P(IsaFamilies, Bf16Gemv) {
+  EXPECT_EQ(tk::bf16_gemv(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2, Isa::Avx512}));
+}
 
 TEST_P(IsaFamilies, TfliteFloatActivations) {
   EXPECT_EQ(tk::tflite_float_activations(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2}));

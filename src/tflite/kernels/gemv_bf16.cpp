@@ -69,7 +69,9 @@ const Bf16Gemv& bf16_gemv(::tickinfer::kernels::Isa isa) {
   table.scalar = &kScalar;
 #if defined(TICKINFER_HAVE_X86)
   static const Bf16Gemv kAvx2{Isa::Avx2, "avx2", gemv_bf16_avx2};
+  static const Bf16Gemv kAvx512{Isa::Avx512, "avx512", gemv_bf16_avx512};
   table.avx2 = &kAvx2;
+  table.avx512 = &kAvx512;
 #endif
   return *table.pick(isa);
 }

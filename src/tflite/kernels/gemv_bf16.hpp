@@ -33,15 +33,19 @@ void gemv_bf16_scalar(const float* x, int K, const uint16_t* packed, int N, cons
 // AVX2 + FMA: widen 8 weights with vpmovzxwd + vpslld 16, one FMA each.
 void gemv_bf16_avx2(const float* x, int K, const uint16_t* packed, int N, const float* init, float* y, float lo,
                     float hi) noexcept;
+// AVX-512: two panel rows per 64-byte load, widened by vpunpck[lh]wd (gemv_bf16_avx512.cpp); the
+// dot form is the AVX2 kernel's.
+void gemv_bf16_avx512(const float* x, int K, const uint16_t* packed, int N, const float* init, float* y, float lo,
+                      float hi) noexcept;
 #endif
 
 struct Bf16Gemv {
   ::tickinfer::kernels::Isa isa;
-  const char* name;  // "scalar", "avx2"
+  const char* name;  // "scalar", "avx2", "avx512"
   GemvBf16Fn gemv;
 };
-// The bf16 family's table: scalar (the plain loops) and avx2; portable falls back to scalar and
-// avx512 to avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+// The bf16 family's table: scalar (the plain loops), avx2 and avx512; portable falls back to
+// scalar (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
 const Bf16Gemv& bf16_gemv(::tickinfer::kernels::Isa isa);
 
 }  // namespace tickinfer::tfl::kernels
