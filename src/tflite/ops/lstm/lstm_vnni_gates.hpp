@@ -24,6 +24,13 @@ class VnniGates {
  public:
   static constexpr int kGroupRows = 16;
 
+  // A move keeps the storage's block, and so offset_ right; a copy's block aligns otherwise.
+  VnniGates() = default;
+  VnniGates(VnniGates&&) = default;
+  VnniGates& operator=(VnniGates&&) = default;
+  VnniGates(const VnniGates&) = delete;
+  VnniGates& operator=(const VnniGates&) = delete;
+
   // w: row-major [rows x cols]; per row, bias (zero-point terms folded in), and the
   // requantization's multiplier and shift. Prepare time only.
   void init(const int8_t* w, int rows, int cols, const int32_t* bias, const int32_t* multiplier,
@@ -54,11 +61,7 @@ class VnniGates {
 
   int groups_ = 0, quads_ = 0;
   size_t packed_bytes_ = 0, offset_ = 0;
-  std::vector<int8_t> storage_;  // moves keep its block, so offset_ stays right; no copies
- public:
-  VnniGates() = default;
-  VnniGates(const VnniGates&) = delete;
-  VnniGates& operator=(const VnniGates&) = delete;
+  std::vector<int8_t> storage_;
 };
 
 #if defined(TICKINFER_HAVE_X86)
