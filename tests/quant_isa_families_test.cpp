@@ -130,7 +130,7 @@ TEST_P(IsaFamilies, Bf16Gemv) {
 }
 
 TEST_P(IsaFamilies, TfliteFloatActivations) {
-  EXPECT_EQ(tk::tflite_float_activations(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2}));
+  EXPECT_EQ(tk::tflite_float_activations(isa()).isa, expected(isa(), {Isa::Scalar, Isa::Avx2, Isa::Avx512}));
 }
 
 TEST_P(IsaFamilies, Int8LstmStepKernels) {

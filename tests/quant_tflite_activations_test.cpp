@@ -105,25 +105,42 @@ TEST(TfliteFloatActivations, NaNGivesDefinedValues) {
   EXPECT_EQ(tflite_tanh(nan), 1.0f);
 }
 
-TEST(TfliteFloatActivations, BestKernelSetEqualsScalarBitForBit) {
-  const FloatActivationKernels& best = tflite_float_activations(tickinfer::kernels::best_isa());
+// Every vector set this CPU runs (AVX2, AVX-512), against the scalar reference.
+TEST(TfliteFloatActivations, EveryKernelSetEqualsScalarBitForBit) {
   const FloatActivationKernels& scalar = tflite_float_activations(tickinfer::kernels::Isa::Scalar);
   EXPECT_STREQ(scalar.name, "scalar");
   std::vector<float> x = sweep();
   x.push_back(std::numeric_limits<float>::quiet_NaN());
   const int n = static_cast<int>(x.size());
-  std::vector<float> a(x.size()), b(x.size());
-  scalar.sigmoid(x.data(), a.data(), n);
-  best.sigmoid(x.data(), b.data(), n);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(bits(a[i]), bits(b[i])) << best.name << " sigmoid(" << x[i] << ")";
-  scalar.tanh(x.data(), a.data(), n);
-  best.tanh(x.data(), b.data(), n);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(bits(a[i]), bits(b[i])) << best.name << " tanh(" << x[i] << ")";
-  // In place (the LSTM overwrites its gates).
-  std::vector<float> y = x;
-  best.sigmoid(y.data(), y.data(), n);
-  scalar.sigmoid(x.data(), a.data(), n);
-  for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(bits(a[i]), bits(y[i])) << "in place " << x[i];
+  int sets = 0;
+  for (tickinfer::kernels::Isa isa : {tickinfer::kernels::Isa::Avx2, tickinfer::kernels::Isa::Avx512}) {
+    if (!tickinfer::kernels::isa_supported(isa)) continue;
+    const FloatActivationKernels& best = tflite_float_activations(isa);
+    ++sets;
+    std::vector<float> a(x.size()), b(x.size());
+    scalar.sigmoid(x.data(), a.data(), n);
+    best.sigmoid(x.data(), b.data(), n);
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(bits(a[i]), bits(b[i])) << best.name << " sigmoid(" << x[i] << ")";
+    scalar.tanh(x.data(), a.data(), n);
+    best.tanh(x.data(), b.data(), n);
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(bits(a[i]), bits(b[i])) << best.name << " tanh(" << x[i] << ")";
+    // In place (the LSTM overwrites its gates), and lengths around the vector widths.
+    std::vector<float> y = x;
+    best.sigmoid(y.data(), y.data(), n);
+    scalar.sigmoid(x.data(), a.data(), n);
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(bits(a[i]), bits(y[i])) << best.name << " in place " << x[i];
+    for (int len = 0; len < 40; ++len) {
+      std::vector<float> ys(static_cast<size_t>(len) + 1, 7.0f), yt(ys);
+      best.sigmoid(x.data() + 3, ys.data(), len);
+      best.tanh(x.data() + 3, yt.data(), len);
+      for (int i = 0; i < len; ++i) {
+        EXPECT_EQ(bits(ys[static_cast<size_t>(i)]), bits(tflite_sigmoid(x[static_cast<size_t>(i) + 3]))) << best.name;
+        EXPECT_EQ(bits(yt[static_cast<size_t>(i)]), bits(tflite_tanh(x[static_cast<size_t>(i) + 3]))) << best.name;
+      }
+      EXPECT_EQ(ys[static_cast<size_t>(len)], 7.0f) << best.name << " wrote past n";
+    }
+  }
+  if (sets == 0) GTEST_SKIP() << "no AVX2 on this CPU";
 }
 
 }  // namespace

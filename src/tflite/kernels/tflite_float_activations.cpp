@@ -71,6 +71,7 @@ using ::tickinfer::kernels::Isa;
 const FloatActivationKernels kScalar{Isa::Scalar, "scalar", tflite_sigmoid_scalar, tflite_tanh_scalar};
 #if defined(TICKINFER_HAVE_X86)
 const FloatActivationKernels kAvx2{Isa::Avx2, "avx2", tflite_sigmoid_avx2, tflite_tanh_avx2};
+const FloatActivationKernels kAvx512{Isa::Avx512, "avx512", tflite_sigmoid_avx512, tflite_tanh_avx512};
 #endif
 }  // namespace
 
@@ -79,6 +80,7 @@ const FloatActivationKernels& tflite_float_activations(Isa isa) {
   table.scalar = &kScalar;
 #if defined(TICKINFER_HAVE_X86)
   table.avx2 = &kAvx2;
+  table.avx512 = &kAvx512;
 #endif
   return *table.pick(isa);
 }

@@ -8,7 +8,7 @@
 //     polynomial, scaled by 2^m and squared; result e / (1 + e), and 0 below -104;
 //   tanh(x): x clamped to +-7.90738964080810547; a [9/8] rational x (1 + x^2 P(x^2)) / Q(x^2).
 // Every step is an IEEE single-precision add, multiply, divide, floor, min or max, so the
-// scalar and AVX2 versions agree bit for bit (neither may contract into FMAs). noexcept, no
+// scalar and vector versions agree bit for bit (none may contract into FMAs). noexcept, no
 // allocation; NaN and huge inputs give defined values. x and y may alias.
 #include <cstdint>
 
@@ -23,8 +23,8 @@ struct FloatActivationKernels {
   void (*tanh)(const float* x, float* y, int n) noexcept;
 };
 
-// The family's table: scalar (plain C++) and avx2; portable falls back to scalar and avx512 to
-// avx2 (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
+// The family's table: scalar (plain C++), avx2 and avx512; portable falls back to scalar
+// (kernels/isa_variants.hpp). isa: resolved by the caller. Prepare time only.
 const FloatActivationKernels& tflite_float_activations(::tickinfer::kernels::Isa isa);
 
 // One value, for tails and for the scalar kernel set.
@@ -36,6 +36,8 @@ void tflite_tanh_scalar(const float* x, float* y, int n) noexcept;
 #if defined(TICKINFER_HAVE_X86)
 void tflite_sigmoid_avx2(const float* x, float* y, int n) noexcept;
 void tflite_tanh_avx2(const float* x, float* y, int n) noexcept;
+void tflite_sigmoid_avx512(const float* x, float* y, int n) noexcept;
+void tflite_tanh_avx512(const float* x, float* y, int n) noexcept;
 #endif
 
 // TFLite applies these through Eigen to a whole gate buffer at once, and Eigen's linear
