@@ -15,6 +15,7 @@
 #include <immintrin.h>
 
 #include "kernels/kernel_set.hpp"
+#include "kernels/store_clamped_avx2.hpp"
 #include "tflite/kernels/gemv_bf16.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -28,25 +29,8 @@ inline __m256 widen8(const uint16_t* p) {
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
 }
 
-inline float clamp_one(float acc, const float* init, float lo, float hi) {
-  float v = (init ? *init : 0.0f) + acc;
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
-
-// Stores 8 columns starting at n0 (fewer when N ends inside them) as clamp(init + acc).
-inline void store8(__m256 acc, const float* init, float* y, int n0, int N, float lo, float hi) {
-  if (N - n0 >= 8) {
-    __m256 v = acc;
-    if (init) v = _mm256_add_ps(_mm256_loadu_ps(init + n0), v);
-    v = _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), v));  // NaN propagates
-    _mm256_storeu_ps(y + n0, v);
-    return;
-  }
-  alignas(32) float tmp[8];
-  _mm256_store_ps(tmp, acc);
-  for (int j = 0; j < N - n0; ++j) y[n0 + j] = clamp_one(tmp[j], init ? init + n0 + j : nullptr, lo, hi);
-}
+using ::tickinfer::kernels::avx2::store8_clamped;  // the fp32 panel kernels' clamped store
+using ::tickinfer::kernels::simd::clamp_one;
 
 // P panels starting at panel p0, K split into S interleaved sets.
 template <int P, int S>
@@ -82,8 +66,8 @@ void panels(const float* x, int K, const uint16_t* packed, int p0, int N, const 
     const __m256 c0_7 = _mm256_permute2f128_ps(a, b, 0x20);   // a.lane0 (0-3), b.lane0 (4-7)
     const __m256 c8_15 = _mm256_permute2f128_ps(a, b, 0x31);  // a.lane1 (8-11), b.lane1 (12-15)
     const int c = n0 + p * kPanel;
-    if (c < N) store8(c0_7, init, y, c, N, lo, hi);
-    if (c + 8 < N) store8(c8_15, init, y, c + 8, N, lo, hi);
+    if (c < N) store8_clamped(c0_7, init, y, c, N, lo, hi);
+    if (c + 8 < N) store8_clamped(c8_15, init, y, c + 8, N, lo, hi);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 
 #include "kernels/kernel_set.hpp"
+#include "kernels/store_clamped_avx2.hpp"
 #include "tflite/kernels/gemv_bf16.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -21,25 +22,7 @@ namespace {
 
 using ::tickinfer::kernels::kPanel;
 
-inline float clamp_one(float acc, const float* init, float lo, float hi) {
-  float v = (init ? *init : 0.0f) + acc;
-  v = v < lo ? lo : v;
-  return v > hi ? hi : v;
-}
-
-// Stores 8 columns starting at n0 (fewer when N ends inside them) as clamp(init + acc).
-inline void store8(__m256 acc, const float* init, float* y, int n0, int N, float lo, float hi) {
-  if (N - n0 >= 8) {
-    __m256 v = acc;
-    if (init) v = _mm256_add_ps(_mm256_loadu_ps(init + n0), v);
-    v = _mm256_min_ps(_mm256_set1_ps(hi), _mm256_max_ps(_mm256_set1_ps(lo), v));  // NaN propagates
-    _mm256_storeu_ps(y + n0, v);
-    return;
-  }
-  alignas(32) float tmp[8];
-  _mm256_store_ps(tmp, acc);
-  for (int j = 0; j < N - n0; ++j) y[n0 + j] = clamp_one(tmp[j], init ? init + n0 + j : nullptr, lo, hi);
-}
+using ::tickinfer::kernels::avx2::store8_clamped;  // the fp32 panel kernels' clamped store
 
 // x[k] in the low 8 lanes, x[k + 1] (or 0) in the high 8.
 inline __m512 pair_of(const float* x, int k, bool second) {
@@ -89,8 +72,8 @@ void panels(const float* x, int K, const uint16_t* packed, int p0, int N, const 
     const __m256 c0_7 = _mm256_permute2f128_ps(a2, b2, 0x20);
     const __m256 c8_15 = _mm256_permute2f128_ps(a2, b2, 0x31);
     const int c = n0 + p * kPanel;
-    if (c < N) store8(c0_7, init, y, c, N, lo, hi);
-    if (c + 8 < N) store8(c8_15, init, y, c + 8, N, lo, hi);
+    if (c < N) store8_clamped(c0_7, init, y, c, N, lo, hi);
+    if (c + 8 < N) store8_clamped(c8_15, init, y, c + 8, N, lo, hi);
   }
 }
 
