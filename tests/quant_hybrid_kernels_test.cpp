@@ -28,8 +28,13 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 bool have_avx2() { return tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2); }
 
-// The rounding body of the best ISA here (the range search under test does not depend on it).
-const QuantizeRowBodyFn kRowBody = quantize_row_body(tickinfer::kernels::best_isa());
+// Every kernel set of the row quantization this CPU runs.
+std::vector<const QuantizeRowKernels*> row_kernel_sets() {
+  std::vector<const QuantizeRowKernels*> out{&quantize_row_kernels(tickinfer::kernels::Isa::Scalar)};
+  for (auto isa : {tickinfer::kernels::Isa::Avx2, tickinfer::kernels::Isa::Avx512})
+    if (tickinfer::kernels::isa_supported(isa)) out.push_back(&quantize_row_kernels(isa));
+  return out;
+}
 
 bool same_bits(float a, float b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
@@ -61,6 +66,26 @@ TEST(QuantHybridKernels, QuantizeBodyAvx2EqualsPortable) {
 #endif
 }
 
+TEST(QuantHybridKernels, QuantizeBodyAvx512EqualsPortable) {
+#if defined(__x86_64__)
+  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937 rng(4);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int n = 8 * (1 + trial % 9);  // odd multiples of 8 take the masked half vector
+    const auto x = awkward_row(rng, n);
+    const float inv = trial % 3 == 0 ? 1.0f : trial % 3 == 1 ? 127.0f / 3.0f : 400.0f;
+    const int32_t zp = trial % 2 ? 0 : static_cast<int32_t>(rng() % 256) - 128;
+    const int32_t lo = trial % 2 ? -127 : -128, hi = 127;
+    std::vector<int8_t> want(static_cast<size_t>(n) + 8, 55), got(static_cast<size_t>(n) + 8, 55);
+    quantize_row_body_portable(x.data(), n, inv, zp, lo, hi, want.data());
+    quantize_row_body_avx512(x.data(), n, inv, zp, lo, hi, got.data());
+    ASSERT_EQ(got, want) << "trial " << trial << " (the 8 bytes after the row stay untouched)";
+  }
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
 // The documented range rules with a plain serial loop.
 float serial_symmetric_scale(const std::vector<float>& x) {
   float lo = x[0], hi = x[0];
@@ -83,8 +108,10 @@ void serial_asymmetric_range(const std::vector<float>& x, float* lo, float* hi) 
 
 TEST(QuantHybridKernels, LaneRangeSearchEqualsTheSerialLoop) {
   std::mt19937 rng(9);
+  for (const QuantizeRowKernels* k : row_kernel_sets())
   for (int trial = 0; trial < 2000; ++trial) {
-    const int n = 1 + trial % 40;
+    const QuantizeRowKernels& kRowBody = *k;
+    const int n = 1 + trial % 160;  // every tail of the 32- and 64-value loops
     auto x = awkward_row(rng, n);
     std::vector<int8_t> q(static_cast<size_t>(n));
     const float s = quantize_row_symmetric(kRowBody, x.data(), n, q.data());

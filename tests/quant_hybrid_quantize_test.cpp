@@ -15,7 +15,7 @@ namespace tickinfer::tfl::kernels {
 namespace {
 
 // The rounding body of the best ISA here (every variant gives the same bits).
-const QuantizeRowBodyFn kRowBody = quantize_row_body(::tickinfer::kernels::best_isa());
+const QuantizeRowKernels& kRowBody = quantize_row_kernels(::tickinfer::kernels::best_isa());
 
 // Symmetric, range 127: s = 1 and inv = 127 / 127 = 1 exactly, so p = x.
 TEST(HybridQuantizeSymmetric, VectorBodyAndTailRoundDifferently) {

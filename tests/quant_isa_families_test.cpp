@@ -148,6 +148,7 @@ TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {
   tk::HybridGateFn lstm_gate = tk::hybrid_gate_portable;
   tk::QuantizeF32S8Fn input = tk::quantize_f32_to_s8_scalar;
   tk::QuantizeRowBodyFn row = tk::quantize_row_body_portable;
+  tk::MinMaxFn min_max = tk::min_max_portable;
 #if defined(__x86_64__)
   if (avx2) {
     epilogue = tk::hybrid_epilogue_avx2;
@@ -155,6 +156,11 @@ TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {
     lstm_gate = tk::hybrid_gate_avx2;
     input = tk::quantize_f32_to_s8_avx2;
     row = tk::quantize_row_body_avx2;
+    min_max = tk::min_max_avx2;
+  }
+  if (expected(isa(), {Isa::Scalar, Isa::Avx2, Isa::Avx512}) == Isa::Avx512) {
+    row = tk::quantize_row_body_avx512;
+    min_max = tk::min_max_avx512;
   }
 #else
   ASSERT_FALSE(avx2);
@@ -163,7 +169,8 @@ TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {
   EXPECT_EQ(tk::hybrid_conv_epilogue(isa()), conv_epilogue);
   EXPECT_EQ(tk::hybrid_gate(isa()), lstm_gate);
   EXPECT_EQ(tk::quantize_f32_to_s8(isa()), input);
-  EXPECT_EQ(tk::quantize_row_body(isa()), row);
+  EXPECT_EQ(tk::quantize_row_kernels(isa()).body, row);
+  EXPECT_EQ(tk::quantize_row_kernels(isa()).min_max, min_max);
 }
 
 INSTANTIATE_TEST_SUITE_P(EachIsa, IsaFamilies, ::testing::Values(Isa::Scalar, Isa::Portable, Isa::Avx2, Isa::Avx512),

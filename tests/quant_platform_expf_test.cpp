@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "support/quant_program_builder.hpp"
+#include "tflite/kernels/logistic_f32.hpp"
 #include "tflite/kernels/platform_expf.hpp"
 #include "tflite/kernels/platform_tanhf.hpp"
 
@@ -166,8 +167,8 @@ TEST(PlatformExpf, FloatLogisticIsTheReferenceFormulaBitForBit) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-30.0f, 30.0f);
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
-  for (const char* isa : {"scalar", "avx2"})
-    for (int n : {1, 5, 63, 64, 65, 200})
+  for (const char* isa : {"scalar", "avx2", "avx512"})
+    for (int n : {1, 5, 7, 8, 9, 63, 64, 65, 200})
       for (bool in_place : {false, true}) {
         std::vector<float> x(static_cast<size_t>(n));
         for (float& v : x) v = u(rng);
@@ -187,6 +188,40 @@ TEST(PlatformExpf, FloatLogisticIsTheReferenceFormulaBitForBit) {
         for (size_t i = 0; i < x.size(); ++i)
           ASSERT_TRUE(same_bits(got[i], reference(x[i]))) << isa << " n " << n << " x " << x[i] << ": " << got[i];
       }
+}
+
+// The vector LOGISTIC form itself (the whole formula in the vector) against the formula with
+// std::exp, bit for bit, on every 61st float of both signs (every one with TICKINFER_EXHAUSTIVE=1).
+TEST(PlatformExpf, VectorLogisticIsTheReferenceFormulaOnEveryStrideOfFloats) {
+  const tk::LogisticArrayFn f = tk::logistic_array(::tickinfer::kernels::Isa::Avx512);
+  if (f == tk::logistic_array_scalar) GTEST_SKIP() << "no vector logistic on this CPU (needs AVX2 and glibc's expf)";
+  const uint32_t step = std::getenv("TICKINFER_EXHAUSTIVE") ? 1 : 61;
+  constexpr int kBatch = 4096;
+  std::vector<float> x(kBatch), y(kBatch);
+  auto reference = [](float v) {
+    const float e = std::exp(v < -9.0f ? v : -v);
+    return v > 16.619047164916992188f ? 1.0f : (v < -9.0f ? e : 1.0f / (1.0f + e));
+  };
+  uint64_t checked = 0;
+  int fill = 0;
+  auto flush = [&] {
+    f(x.data(), y.data(), fill);
+    for (int i = 0; i < fill; ++i)
+      ASSERT_TRUE(same_bits(y[static_cast<size_t>(i)], reference(x[static_cast<size_t>(i)])))
+          << "x " << x[static_cast<size_t>(i)] << ": " << y[static_cast<size_t>(i)];
+    checked += static_cast<uint64_t>(fill);
+    fill = 0;
+  };
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += step) {
+    const uint32_t b = static_cast<uint32_t>(bits);
+    std::memcpy(&x[static_cast<size_t>(fill++)], &b, sizeof b);
+    if (fill == kBatch) {
+      flush();
+      if (HasFatalFailure()) return;
+    }
+  }
+  flush();
+  EXPECT_GT(checked, 70000000u);
 }
 
 // The vector std::tanh (tflite/kernels/platform_tanhf.hpp) against std::tanh: every 61st float

@@ -7,7 +7,8 @@
 //   output's largest magnitude. A stateful model's rows are one stream (state kept between
 //   invokes, as the reference ran them); every other row starts from zero state.
 // Both the plain reference kernels ("scalar") and the fastest kernel set of this CPU run, each with
-// recognised LSTM loops lowered onto the fused LSTM op and with every loop run op by op. The
+// recognised LSTM loops lowered onto the fused LSTM op and with every loop run op by op; a
+// lowered dynamic-range loop also equals the op-by-op run bit for bit. The
 // committed fixtures are tests/fixtures/tflite_k3; `make tflite-k3-reference` regenerates them
 // with the TensorFlow installed now and points TICKINFER_TFLITE_K3_FIXTURES there.
 #include <gtest/gtest.h>
@@ -156,12 +157,65 @@ TEST_P(TfliteK3Reference, MatchesTheTfliteInterpreter) {
   if (c.lower && float_lstm) {
     EXPECT_NE(plan.find("LSTM loop"), std::string::npos) << plan;
   }
+  // So is every dynamic-range one whose weights the converter wrote as int8.
+  if (c.lower && (c.model == "lstm_wide" || c.model == "lstm_long") && c.name.find("dynamic") != std::string::npos) {
+    EXPECT_NE(plan.find("Keras LSTM cell as its loop body's ops"), std::string::npos) << plan;
+  }
   if (!c.lower) {
     EXPECT_EQ(plan.find("LSTM loop"), std::string::npos) << plan;
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteK3Reference, testing::ValuesIn(cases()), case_name);
+
+// A lowered dynamic-range LSTM loop (ops/lstm/keras_cell_hybrid.cpp) computes what its body's
+// ops compute: its outputs equal the same file's loop run op by op bit for bit, on every row.
+class TfliteK3LoweredHybridLoop : public testing::TestWithParam<Case> {};
+
+TEST_P(TfliteK3LoweredHybridLoop, EqualsTheLoopRunOpByOpBitForBit) {
+  const Case& c = GetParam();
+  const std::string dir = fixtures_root() + "/" + c.model;
+  const nlohmann::json entry = manifest()["models"][c.model]["cases"][c.name];
+  const std::string file = dir + "/" + entry["file"].get<std::string>();
+  const bool stateful = entry.value("stateful", false);
+  std::unique_ptr<tfl::Interpreter> interp[2];
+  for (int lower = 0; lower < 2; ++lower) {
+    tfl::InterpreterOptions options;
+    options.isa = c.isa;
+    options.reset_variables_each_invoke = !stateful;
+    options.lower_recurrent_loops = lower == 1;
+    interp[lower] = std::make_unique<tfl::Interpreter>(load(file), options);
+  }
+  if (interp[1]->describe().find("Keras LSTM cell") == std::string::npos) {
+    GTEST_SKIP() << c.model << " " << c.name << " has no dynamic-range LSTM loop to lower";
+  }
+  std::vector<formats::NpyArray> inputs;
+  for (const auto& f : entry["input_files"]) inputs.push_back(formats::read_npy(dir + "/" + f.get<std::string>()));
+  const size_t rows = static_cast<size_t>(inputs[0].shape[0]);
+  size_t compared = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    for (auto& it : interp) {
+      for (size_t i = 0; i < inputs.size(); ++i) set_input(*it, i, inputs[i], r);
+      it->invoke();
+    }
+    for (size_t o = 0; o < interp[0]->num_outputs(); ++o) {
+      const size_t n = static_cast<size_t>(tfl::element_count(interp[0]->output_tensor(o).shape));
+      ASSERT_EQ(std::memcmp(interp[0]->output_data(o), interp[1]->output_data(o), n * sizeof(float)), 0)
+          << c.model << " " << c.name << " (" << interp[1]->isa() << ") row " << r << " output " << o;
+      compared += n;
+    }
+  }
+  EXPECT_GT(compared, 0u);
+}
+
+std::vector<Case> dynamic_cases() {
+  std::vector<Case> out;
+  for (const Case& c : cases())
+    if (c.lower && c.name.find("dynamic") != std::string::npos) out.push_back(c);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteK3LoweredHybridLoop, testing::ValuesIn(dynamic_cases()), case_name);
 
 TEST(TfliteK3ReferenceFixtures, AreThere) {
   // Guards against an empty or missing manifest silently running no case.

@@ -62,6 +62,14 @@ def m_lstm_wide(keras):
     return keras.Model(i, keras.layers.Dense(2)(keras.layers.LSTM(17)(i)), name="lstm_wide")
 
 
+def m_lstm_long(keras):
+    """A longer dynamic-range loop (21 steps: chunks of 8, 8 and 5 rows for the lowered loop's
+    input products) that writes every h_t (return_sequences), int8 W [96, 40] and U [96, 24]."""
+    i = _inp(keras, (21, 40), "x")
+    x = keras.layers.LSTM(24, return_sequences=True)(i)
+    return keras.Model(i, keras.layers.Dense(3)(x), name="lstm_long")
+
+
 def m_lstm_seq(keras):
     i = _inp(keras, (6, 4), "x")
     x = keras.layers.LSTM(5, return_sequences=True)(i)
@@ -213,6 +221,7 @@ def m_deeplob_attention(keras):
 MODELS = {
     "lstm_last": m_lstm_last,
     "lstm_wide": m_lstm_wide,
+    "lstm_long": m_lstm_long,
     "lstm_seq": m_lstm_seq,
     "lstm_stacked": m_lstm_stacked,
     "gru_after": m_gru_after,

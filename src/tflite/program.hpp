@@ -144,6 +144,9 @@ struct OpOptions {
   bool asymmetric_quantize_inputs = false;  // hybrid FC / LSTM / conv
   bool keep_dims = false;           // MEAN, SUM
   bool time_major = false;          // SequenceLstm
+  // SequenceLstm with int8 weights made from a dynamic-range Keras 3 LSTM loop (tflite/rewrite/
+  // lstm_loop.cpp): computed as the loop body's ops compute it, not as TFLite's fused hybrid LSTM.
+  bool keras_cell = false;
   float cell_clip = 0.0f, proj_clip = 0.0f;  // SequenceLstm: 0 = no clipping
   float beta = 1.0f;                // SOFTMAX
   float alpha = 0.2f;               // LEAKY_RELU

@@ -2,6 +2,8 @@
 // (platform_expf.hpp).
 #include "tflite/kernels/platform_expf.hpp"
 
+#include "tflite/kernels/logistic_f32.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -59,6 +61,17 @@ ExpfArrayFn expf_array_vector_unchecked() noexcept {
   if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) return expf_array_avx2;
 #endif
   return nullptr;
+}
+
+void logistic_array_scalar(const float* x, float* y, int n) noexcept { logistic_f32(expf_array_scalar, x, y, n); }
+
+LogisticArrayFn logistic_array(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<LogisticArrayFn> table;
+  table.scalar = logistic_array_scalar;
+#if defined(TICKINFER_HAVE_X86)
+  if (expf_array(isa) == expf_array_avx2) table.avx2 = logistic_array_avx2;
+#endif
+  return table.pick(isa);
 }
 
 ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "tflite/kernels/logistic_f32.hpp"
 #include "tflite/kernels/platform_expf.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -75,6 +76,50 @@ void expf_array_avx2(const float* x, float* y, int n) noexcept {
     _mm_storeu_ps(out, exp4(_mm_loadu_ps(in), T, special));
     redo_special(in, out, n - i, special);
     std::memcpy(y + i, out, sizeof(float) * static_cast<size_t>(n - i));
+  }
+}
+
+// TFLite's reference LOGISTIC (logistic_f32.hpp) eight values at a time: the exponent's argument
+// chosen, two exp4 calls, the division and both saturations in the vector, lane for lane the
+// scalar formula's operations; a special exponential lane is redone by the scalar formula.
+void logistic_array_avx2(const float* x, float* y, int n) noexcept {
+  const uint64_t* T = table();
+  const __m256 lower = _mm256_set1_ps(kLogisticLower), upper = _mm256_set1_ps(kLogisticUpper);
+  const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+  const auto eight = [&](__m256 v, int& special) {
+    const __m256 low = _mm256_cmp_ps(v, lower, _CMP_LT_OQ);
+    const __m256 arg = _mm256_blendv_ps(_mm256_xor_ps(v, sign), v, low);
+    int s_lo, s_hi;
+    const __m256 e = _mm256_set_m128(exp4(_mm256_extractf128_ps(arg, 1), T, s_hi), exp4(_mm256_castps256_ps128(arg), T, s_lo));
+    special = s_lo | s_hi << 4;
+    const __m256 mid = _mm256_blendv_ps(_mm256_div_ps(one, _mm256_add_ps(one, e)), e, low);
+    return _mm256_blendv_ps(mid, one, _mm256_cmp_ps(v, upper, _CMP_GT_OQ));
+  };
+  const auto scalar = [](float v) {  // the formula, for the lanes exp4 leaves to std::exp
+    const float e = std::exp(v < kLogisticLower ? v : -v);
+    return v > kLogisticUpper ? 1.0f : (v < kLogisticLower ? e : 1.0f / (1.0f + e));
+  };
+  int i = 0;
+  for (; i + 8 <= n; i += 8) {
+    int special;
+    const __m256 v = _mm256_loadu_ps(x + i);
+    const __m256 r = eight(v, special);
+    if (special) {
+      float in[8];
+      _mm256_storeu_ps(in, v);  // x and y may alias
+      _mm256_storeu_ps(y + i, r);
+      for (int l = 0; l < 8; ++l)
+        if (special >> l & 1) y[i + l] = scalar(in[l]);
+    } else {
+      _mm256_storeu_ps(y + i, r);
+    }
+  }
+  if (i < n) {
+    float in[8] = {0, 0, 0, 0, 0, 0, 0, 0}, out[8];
+    std::memcpy(in, x + i, sizeof(float) * static_cast<size_t>(n - i));
+    int special;
+    _mm256_storeu_ps(out, eight(_mm256_loadu_ps(in), special));
+    for (int l = 0; l < n - i; ++l) y[i + l] = (special >> l & 1) ? scalar(in[l]) : out[l];
   }
 }
 

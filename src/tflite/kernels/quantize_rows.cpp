@@ -45,6 +45,8 @@ inline int32_t round_body(float p) noexcept {
 // The tail rounding: exact half-away-from-zero.
 inline int32_t round_tail(float p) noexcept { return to_int(std::round(p)); }
 
+}  // namespace
+
 // lo = min and hi = max of x[0, n) folded onto the given starting values, as the loop
 //   for (i) { lo = std::min(lo, x[i]); hi = std::max(hi, x[i]); }
 // computes it, but in 8 independent lanes: one serial chain costs 3 cycles per value, 8 lanes
@@ -53,7 +55,7 @@ inline int32_t round_tail(float p) noexcept { return to_int(std::round(p)); }
 // just as in the loop; a NaN start value stays NaN in every lane, as it does in the loop; and
 // the sign of a zero can differ only between +0 and -0 found in different lanes, which the
 // callers do not see (a start of +0 is never replaced by -0; the symmetric range takes fabs).
-inline void min_max(const float* x, int n, float* lo, float* hi) noexcept {
+void min_max_portable(const float* x, int n, float* lo, float* hi) noexcept {
   alignas(16) float l[8], h[8];
   int i = 0;
 #if defined(__SSE2__)
@@ -92,29 +94,32 @@ inline void min_max(const float* x, int n, float* lo, float* hi) noexcept {
   }
 }
 
-}  // namespace
 
 void quantize_row_body_portable(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi,
                                 int8_t* q) noexcept {
   for (int i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::clamp(round_body(x[i] * inv) + zp, lo, hi));
 }
 
-QuantizeRowBodyFn quantize_row_body(::tickinfer::kernels::Isa isa) noexcept {
-  ::tickinfer::kernels::IsaVariants<QuantizeRowBodyFn> table;
-  table.scalar = quantize_row_body_portable;
+const QuantizeRowKernels& quantize_row_kernels(::tickinfer::kernels::Isa isa) noexcept {
+  static constexpr QuantizeRowKernels kScalar{quantize_row_body_portable, min_max_portable};
+  ::tickinfer::kernels::IsaVariants<const QuantizeRowKernels*> table;
+  table.scalar = &kScalar;
 #if defined(TICKINFER_HAVE_X86)
-  table.avx2 = quantize_row_body_avx2;
+  static constexpr QuantizeRowKernels kAvx2{quantize_row_body_avx2, min_max_avx2};
+  static constexpr QuantizeRowKernels kAvx512{quantize_row_body_avx512, min_max_avx512};
+  table.avx2 = &kAvx2;
+  table.avx512 = &kAvx512;
 #endif
-  return table.pick(isa);
+  return *table.pick(isa);
 }
 
 namespace {
 
 // Rounds x[i] * inv, adds zp, clamps to [lo, hi] and stores the int8 results.
-inline void quantize_values(QuantizeRowBodyFn body_fn, const float* x, int n, float inv, int32_t zp, int32_t lo,
+inline void quantize_values(const QuantizeRowKernels& k, const float* x, int n, float inv, int32_t zp, int32_t lo,
                             int32_t hi, int8_t* q) noexcept {
   const int body = n & ~7;
-  body_fn(x, body, inv, zp, lo, hi, q);
+  k.body(x, body, inv, zp, lo, hi, q);
   for (int i = body; i < n; ++i) {
     q[i] = static_cast<int8_t>(std::clamp(round_tail(x[i] * inv) + zp, lo, hi));
   }
@@ -122,9 +127,9 @@ inline void quantize_values(QuantizeRowBodyFn body_fn, const float* x, int n, fl
 
 }  // namespace
 
-float quantize_row_symmetric(QuantizeRowBodyFn body, const float* x, int n, int8_t* q) noexcept {
+float quantize_row_symmetric(const QuantizeRowKernels& k, const float* x, int n, int8_t* q) noexcept {
   float lo = x[0], hi = x[0];
-  min_max(x + 1, n - 1, &lo, &hi);
+  k.min_max(x + 1, n - 1, &lo, &hi);
   constexpr int32_t kScale = 127;
   const float range = std::max(std::fabs(lo), std::fabs(hi));
   if (range == 0.0f) {
@@ -132,16 +137,16 @@ float quantize_row_symmetric(QuantizeRowBodyFn body, const float* x, int n, int8
     return 1.0f;
   }
   const float inv = static_cast<float>(kScale) / range;  // multiply by the inverse, as TFLite does
-  quantize_values(body, x, n, inv, 0, -kScale, kScale, q);
+  quantize_values(k, x, n, inv, 0, -kScale, kScale, q);
   return range / static_cast<float>(kScale);
 }
 
-void quantize_row_asymmetric(QuantizeRowBodyFn body, const float* x, int n, int8_t* q, float* scale,
+void quantize_row_asymmetric(const QuantizeRowKernels& k, const float* x, int n, int8_t* q, float* scale,
                              int32_t* zero_point) noexcept {
   constexpr int32_t kMin = -128, kMax = 127;
   const double qmin = kMin, qmax = kMax;
   float lo = 0.0f, hi = 0.0f;  // the range always holds 0
-  min_max(x, n, &lo, &hi);
+  k.min_max(x, n, &lo, &hi);
   if (lo == hi) {
     std::memset(q, 0, static_cast<size_t>(n));
     *scale = 1.0f;
@@ -166,7 +171,7 @@ void quantize_row_asymmetric(QuantizeRowBodyFn body, const float* x, int n, int8
   *scale = static_cast<float>(s);
   *zero_point = zp;
   const float inv = static_cast<float>(1.0 / static_cast<double>(*scale));
-  quantize_values(body, x, n, inv, zp, kMin, kMax, q);
+  quantize_values(k, x, n, inv, zp, kMin, kMax, q);
 }
 
 }  // namespace tickinfer::tfl::kernels

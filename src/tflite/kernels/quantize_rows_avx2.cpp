@@ -4,6 +4,8 @@
 // are, cvttps2dq truncates like the cast of an in-range value, and the rest is integer.
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include "tflite/kernels/quantize_rows.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -25,6 +27,31 @@ void quantize_row_body_avx2(const float* x, int n, float inv, int32_t zp, int32_
     const __m128i p16 = _mm_packs_epi32(_mm256_castsi256_si128(r), _mm256_extracti128_si256(r, 1));
     _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), _mm_packs_epi16(p16, p16));
   }
+}
+
+// min_max_portable's lanes, 32 at a time in four pairs of accumulators (one minps chain alone
+// waits on its latency); minps(x, l) is x < l ? x : l, the loop's std::min, and maxps likewise.
+void min_max_avx2(const float* x, int n, float* lo, float* hi) noexcept {
+  __m256 l[4], h[4];
+  for (int k = 0; k < 4; ++k) l[k] = _mm256_set1_ps(*lo), h[k] = _mm256_set1_ps(*hi);
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m256 a = _mm256_loadu_ps(x + i + 8 * k);
+      l[k] = _mm256_min_ps(a, l[k]);
+      h[k] = _mm256_max_ps(a, h[k]);
+    }
+  }
+  for (; i + 8 <= n; i += 8) {
+    const __m256 a = _mm256_loadu_ps(x + i);
+    l[0] = _mm256_min_ps(a, l[0]);
+    h[0] = _mm256_max_ps(a, h[0]);
+  }
+  alignas(32) float lv[32], hv[32];
+  for (int k = 0; k < 4; ++k) _mm256_store_ps(lv + 8 * k, l[k]), _mm256_store_ps(hv + 8 * k, h[k]);
+  for (; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
+  for (int j = 0; j < 32; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
 }
 
 }  // namespace tickinfer::tfl::kernels

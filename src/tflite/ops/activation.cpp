@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "tflite/kernels/leaky_relu.hpp"
+#include "tflite/kernels/logistic_f32.hpp"
 #include "tflite/kernels/lut.hpp"
 #include "tflite/kernels/platform_expf.hpp"
 #include "tflite/kernels/platform_tanhf.hpp"
@@ -21,30 +22,16 @@ namespace {
 
 using FloatFn = float (*)(float);
 
-// reference_ops::Logistic: saturate far from 0 so exp does not overflow.
-constexpr float kLogisticUpper = 16.619047164916992188f;
-constexpr float kLogisticLower = -9.0f;
-
-
-// LOGISTIC: 1 above the upper bound, exp(x) below the lower one, else 1 / (1 + exp(-x)), its
-// exponentials through the vector std::exp (tflite/kernels/
-// platform_expf.hpp, bit for bit), 64 values at a time; x and y may alias (each element is read
-// before its result is written).
+// LOGISTIC: TFLite's reference formula (tflite/kernels/logistic_f32.hpp), in chunks of 2^20.
 class FloatLogistic final : public PreparedOp {
  public:
-  FloatLogistic(int in, int out, int64_t n, kernels::ExpfArrayFn expf) : in_(in), out_(out), n_(n), expf_(expf) {}
+  FloatLogistic(int in, int out, int64_t n, kernels::LogisticArrayFn logistic)
+      : in_(in), out_(out), n_(n), logistic_(logistic) {}
   void eval(const TensorMemory& mem) noexcept override {
     const float* x = mem.at<float>(in_);
     float* y = mem.at<float>(out_);
-    float e[64];
-    for (int64_t i0 = 0; i0 < n_; i0 += 64) {
-      const int m = static_cast<int>(std::min<int64_t>(64, n_ - i0));
-      for (int i = 0; i < m; ++i) e[i] = x[i0 + i] < kLogisticLower ? x[i0 + i] : -x[i0 + i];
-      expf_(e, e, m);
-      for (int i = 0; i < m; ++i) {
-        const float v = x[i0 + i];
-        y[i0 + i] = v > kLogisticUpper ? 1.0f : (v < kLogisticLower ? e[i] : 1.0f / (1.0f + e[i]));
-      }
+    for (int64_t i0 = 0; i0 < n_; i0 += 1 << 20) {
+      logistic_(x + i0, y + i0, static_cast<int>(std::min<int64_t>(1 << 20, n_ - i0)));
     }
   }
   std::string describe() const override { return "float logistic"; }
@@ -52,7 +39,7 @@ class FloatLogistic final : public PreparedOp {
  private:
   int in_, out_;
   int64_t n_;
-  kernels::ExpfArrayFn expf_;
+  kernels::LogisticArrayFn logistic_;
 };
 
 // TANH: std::tanh per element, through its vector replica (tflite/kernels/platform_tanhf.hpp,
@@ -165,7 +152,7 @@ std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx) {
     if (ctx.op.code == OpCode::Tanh)
       return std::make_unique<FloatTanh>(ctx.input_index(0), ctx.output_index(0), n, kernels::tanhf_array(ctx.isa));
     if (ctx.op.code == OpCode::Logistic)
-      return std::make_unique<FloatLogistic>(ctx.input_index(0), ctx.output_index(0), n, kernels::expf_array(ctx.isa));
+      return std::make_unique<FloatLogistic>(ctx.input_index(0), ctx.output_index(0), n, kernels::logistic_array(ctx.isa));
     FloatFn f = ctx.op.code == OpCode::Gelu ? (ctx.op.options.approximate ? gelu_tanh : gelu_exact) : float_fn(ctx);
     if (!f) ctx.fail("float32 is not supported for this op");
     return std::make_unique<FloatUnary>(ctx.input_index(0), ctx.output_index(0), n, f, name);

@@ -255,10 +255,10 @@ class Int8ConvGemv final : public PreparedOp {
 class HybridConv final : public PreparedOp {
  public:
   HybridConv(const ConvShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, bool per_channel,
-             float lo, float hi, const kernels::S8Kernels& k, kernels::QuantizeRowBodyFn row_body,
+             float lo, float hi, const kernels::S8Kernels& k, const kernels::QuantizeRowKernels* row_quant,
              kernels::HybridConvEpilogueFn epilogue)
       : s_(s), bias_(bias), wscale_(std::move(wscale)), per_channel_(per_channel), lo_(lo), hi_(hi), k_(k),
-        row_body_(row_body), epilogue_(epilogue) {
+        row_quant_(row_quant), epilogue_(epilogue) {
     const int rows = s.w.out_c;
     stride_ = k.stride(s.patch);
     packed_.resize(kernels::s8_packed_bytes(rows, s.patch));
@@ -279,9 +279,9 @@ class HybridConv final : public PreparedOp {
       float scale;
       int32_t zp = 0;
       if (per_channel_) {
-        kernels::quantize_row_asymmetric(row_body_, x + off, batch_size_, xq_.data() + off, &scale, &zp);
+        kernels::quantize_row_asymmetric(*row_quant_, x + off, batch_size_, xq_.data() + off, &scale, &zp);
       } else {
-        scale = kernels::quantize_row_symmetric(row_body_, x + off, batch_size_, xq_.data() + off) * wscale_[0];
+        scale = kernels::quantize_row_symmetric(*row_quant_, x + off, batch_size_, xq_.data() + off) * wscale_[0];
       }
       kernels::HybridConvOut q;
       if (per_channel_) {
@@ -318,7 +318,7 @@ class HybridConv final : public PreparedOp {
   bool per_channel_;
   float lo_, hi_;
   const kernels::S8Kernels& k_;
-  kernels::QuantizeRowBodyFn row_body_;
+  const kernels::QuantizeRowKernels* row_quant_;
   kernels::HybridConvEpilogueFn epilogue_;
   int stride_ = 0, batch_size_ = 0;
   std::vector<int8_t> packed_;  // in k_'s layout
@@ -384,13 +384,13 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       q.per_channel = f.quant.per_axis() && differ;
       q.lo = lo;
       q.hi = hi;
-      q.row_body = kernels::quantize_row_body(ctx.isa);
+      q.row_quant = &kernels::quantize_row_kernels(ctx.isa);
       q.epilogue = kernels::hybrid_conv_epilogue(ctx.isa);
       return make_hybrid_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q));
     }
     const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(f));
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
-                                        hi, k, kernels::quantize_row_body(ctx.isa), kernels::hybrid_conv_epilogue(ctx.isa));
+                                        hi, k, &kernels::quantize_row_kernels(ctx.isa), kernels::hybrid_conv_epilogue(ctx.isa));
   }
 
   require_type(ctx, f, "filter", {DType::I8});

@@ -194,9 +194,9 @@ class HybridConvImplicitGemm final : public PreparedOp {
       const int64_t off = static_cast<int64_t>(b) * batch_size_;
       kernels::HybridConvOut& o = out_[static_cast<size_t>(b)];
       if (q_.per_channel) {
-        kernels::quantize_row_asymmetric(q_.row_body, x + off, batch_size_, xq_.data() + off, &o.input_scale, &o.zero_point);
+        kernels::quantize_row_asymmetric(*q_.row_quant, x + off, batch_size_, xq_.data() + off, &o.input_scale, &o.zero_point);
       } else {
-        o.input_scale = kernels::quantize_row_symmetric(q_.row_body, x + off, batch_size_, xq_.data() + off) * q_.filter_scale[0];
+        o.input_scale = kernels::quantize_row_symmetric(*q_.row_quant, x + off, batch_size_, xq_.data() + off) * q_.filter_scale[0];
       }
     }
     g_.offset_input(xq_.data());

@@ -29,7 +29,7 @@ struct HybridConvQuant {
   std::vector<float> filter_scale;
   bool per_channel = false;  // asymmetric input quantization (the scales differ)
   float lo = 0.0f, hi = 0.0f;
-  kernels::QuantizeRowBodyFn row_body = nullptr;
+  const kernels::QuantizeRowKernels* row_quant = nullptr;
   kernels::HybridConvEpilogueFn epilogue = nullptr;
 };
 std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q);

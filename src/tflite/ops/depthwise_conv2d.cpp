@@ -120,8 +120,8 @@ class Int8Depthwise final : public PreparedOp {
 class HybridDepthwise final : public PreparedOp {
  public:
   HybridDepthwise(const DepthwiseShape& s, const int8_t* filter, const float* bias, std::vector<float> wscale, float lo,
-                  float hi, kernels::QuantizeRowBodyFn row_body)
-      : s_(s), filter_(filter), bias_(bias), wscale_(std::move(wscale)), lo_(lo), hi_(hi), row_body_(row_body) {
+                  float hi, const kernels::QuantizeRowKernels* row_quant)
+      : s_(s), filter_(filter), bias_(bias), wscale_(std::move(wscale)), lo_(lo), hi_(hi), row_quant_(row_quant) {
     batch_size_ = s.w.in_h * s.w.in_w * s.w.in_c;
     xq_.assign(static_cast<size_t>(s.w.batch) * static_cast<size_t>(batch_size_), 0);
   }
@@ -133,7 +133,7 @@ class HybridDepthwise final : public PreparedOp {
       const int64_t off = static_cast<int64_t>(b) * batch_size_;
       float scale;
       int32_t zp = 0;
-      kernels::quantize_row_asymmetric(row_body_, x + off, batch_size_, xq_.data() + off, &scale, &zp);
+      kernels::quantize_row_asymmetric(*row_quant_, x + off, batch_size_, xq_.data() + off, &scale, &zp);
       for (int oy = 0; oy < w.out_h; ++oy)
         for (int ox = 0; ox < w.out_w; ++ox)
           for (int oc = 0; oc < w.out_c; ++oc) {
@@ -156,7 +156,7 @@ class HybridDepthwise final : public PreparedOp {
   const float* bias_;
   std::vector<float> wscale_;
   float lo_, hi_;
-  kernels::QuantizeRowBodyFn row_body_;
+  const kernels::QuantizeRowKernels* row_quant_;
   int batch_size_ = 0;
   std::vector<int8_t> xq_;
 };
@@ -200,7 +200,7 @@ std::unique_ptr<PreparedOp> prepare_depthwise_conv2d(const PrepareContext& ctx) 
     std::vector<float> wscale(static_cast<size_t>(s.w.out_c));
     for (int oc = 0; oc < s.w.out_c; ++oc) wscale[static_cast<size_t>(oc)] = conv_channel_scale(f, oc);
     return std::make_unique<HybridDepthwise>(s, const_data<int8_t>(f), b, std::move(wscale), lo, hi,
-                                             kernels::quantize_row_body(ctx.isa));
+                                             &kernels::quantize_row_kernels(ctx.isa));
   }
   require_type(ctx, f, "filter", {DType::I8});
   require_type(ctx, out, "output", {DType::I8});

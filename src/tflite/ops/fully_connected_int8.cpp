@@ -1,5 +1,5 @@
-// FULLY_CONNECTED with an int8 filter: full-integer (int8 in/out, int32 bias) and hybrid
-// (float in/out, per-row dynamic input quantization). Interop facts, section 6.
+// FULLY_CONNECTED with an int8 filter, full integer (int8 in/out, int32 bias); the hybrid form
+// (float in/out) is fully_connected_hybrid.cpp. Interop facts, section 6.
 //
 // Two int8 implementations: the reference (isa "scalar") is TFLite's loop as written,
 //   acc = sum_d w[o][d] * (x[d] + input_offset) + bias[o]; requantize; clamp;
@@ -14,14 +14,32 @@
 #include <cstring>
 #include <vector>
 
-#include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
-#include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/kernels/requant_scaled.hpp"
 #include "tflite/ops/fc_sparse_choice.hpp"
 #include "tflite/ops/fully_connected.hpp"
 
 namespace tickinfer::tfl::ops::fc {
+// Filter scales checks shared by int8 and hybrid: symmetric int8, per tensor or one per unit.
+void check_filter_quant(const PrepareContext& ctx, const Tensor& w, int units) {
+  if (w.quant.empty()) ctx.fail("filter '" + w.name + "' has no quantization parameters");
+  if (w.quant.per_axis()) {
+    if (w.quant.axis != 0 || static_cast<int>(w.quant.scale.size()) != units) {
+      ctx.fail("filter '" + w.name + "' per-channel quantization must have one scale per unit on axis 0");
+    }
+  }
+  for (int64_t zp : w.quant.zero_point) {
+    if (zp != 0) ctx.fail("filter '" + w.name + "' must be symmetric (zero point 0), got " + std::to_string(zp));
+  }
+  for (float s : w.quant.scale) {
+    if (!(s > 0.0f) || !std::isfinite(s)) ctx.fail("filter '" + w.name + "' has a non-positive scale");
+  }
+}
+
+bool reaches_minus_128(const Tensor& w) {
+  return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(w.data.data()), w.data.size());
+}
+
 namespace {
 
 // Per-unit multiplier/shift from the filter's per-tensor or per-channel scales.
@@ -42,22 +60,6 @@ void filter_multipliers(const PrepareContext& ctx, const Tensor& w, int units, f
     const QuantizedMultiplier q = quantize_multiplier(m, rounding(ctx));
     (*mult)[static_cast<size_t>(o)] = q.multiplier;
     (*shift)[static_cast<size_t>(o)] = q.shift;
-  }
-}
-
-// Filter scales checks shared by int8 and hybrid: symmetric int8, per tensor or one per unit.
-void check_filter_quant(const PrepareContext& ctx, const Tensor& w, int units) {
-  if (w.quant.empty()) ctx.fail("filter '" + w.name + "' has no quantization parameters");
-  if (w.quant.per_axis()) {
-    if (w.quant.axis != 0 || static_cast<int>(w.quant.scale.size()) != units) {
-      ctx.fail("filter '" + w.name + "' per-channel quantization must have one scale per unit on axis 0");
-    }
-  }
-  for (int64_t zp : w.quant.zero_point) {
-    if (zp != 0) ctx.fail("filter '" + w.name + "' must be symmetric (zero point 0), got " + std::to_string(zp));
-  }
-  for (float s : w.quant.scale) {
-    if (!(s > 0.0f) || !std::isfinite(s)) ctx.fail("filter '" + w.name + "' has a non-positive scale");
   }
 }
 
@@ -83,9 +85,6 @@ std::vector<double> filter_scales(const Tensor& w, int units, float in_scale, fl
   return out;
 }
 
-bool reaches_minus_128(const Tensor& w) {
-  return kernels::s8_reaches_minus_128(reinterpret_cast<const int8_t*>(w.data.data()), w.data.size());
-}
 
 class Int8FcReference final : public PreparedOp {
  public:
@@ -245,124 +244,6 @@ class Int8FcFast final : public PreparedOp {
   }
 };
 
-// Hybrid: per batch row, quantize the input (symmetric or asymmetric), s8 dot products, then
-// out = bias + dot * (row_scale * filter_scale[o]) in float, then the fused activation.
-// The integer dot products are exact in every kernel set, so the float arithmetic after them sees
-// the same int32 values whichever runs.
-class HybridFc final : public PreparedOp {
- public:
-  HybridFc(const FcGeometry& g, const int8_t* w, const float* bias, const std::vector<float>& wscale,
-           bool asymmetric, float lo, float hi, const kernels::S8Kernels& k, kernels::HybridEpilogueFn epilogue,
-           kernels::QuantizeRowBodyFn row_body)
-      : g_(g), bias_(bias), asymmetric_(asymmetric), lo_(lo), hi_(hi), k_(k), epilogue_(epilogue), row_body_(row_body) {
-    stride_ = k.stride(g.depth);
-    packed_.resize(kernels::s8_packed_bytes(g.units, g.depth));
-    k.pack(w, g.units, g.depth, packed_.data());
-    acc_.assign(static_cast<size_t>(kernels::s8_padded_rows(g.units)), 0);
-    row_sums_.resize(static_cast<size_t>(g.units));
-    kernels::row_sums_s8(w, g.units, g.depth, row_sums_.data());
-    wscale_ = wscale;
-    xq_.assign(static_cast<size_t>(stride_), 0);
-  }
-  void eval(const TensorMemory& mem) noexcept override {
-    const float* x = mem.at<float>(g_.input);
-    float* y = mem.at<float>(g_.output);
-    const size_t n_in = static_cast<size_t>(g_.batch) * g_.depth;
-    bool all_zero = true;  // TFLite skips the product for an all-zero input: output = bias
-    for (size_t i = 0; i < n_in && all_zero; ++i) all_zero = x[i] == 0.0f;
-    for (int b = 0; b < g_.batch; ++b) {
-      float* yb = y + static_cast<size_t>(b) * g_.units;
-      for (int o = 0; o < g_.units; ++o) yb[o] = bias_ ? bias_[o] : 0.0f;
-      if (all_zero) continue;
-      const float* xb = x + static_cast<size_t>(b) * g_.depth;
-      float row_scale;
-      int32_t zp = 0;
-      if (asymmetric_) {
-        kernels::quantize_row_asymmetric(row_body_, xb, g_.depth, xq_.data(), &row_scale, &zp);
-      } else {
-        row_scale = kernels::quantize_row_symmetric(row_body_, xb, g_.depth, xq_.data());
-      }
-      if (sparse_) {
-        sparse_->gemv(sparse_->view, xq_.data(), acc_.data());
-      } else {
-        k_.gemv(packed_.data(), g_.units, stride_, xq_.data(), acc_.data());
-      }
-      if (sparse_in_file_) {
-        sparse_file_epilogue(zp, row_scale, yb);
-        continue;
-      }
-      kernels::HybridRow row{acc_.data(), asymmetric_ ? row_sums_.data() : nullptr, static_cast<float>(zp), row_scale,
-                             wscale_.data(), lo_, hi_};
-      epilogue_(row, g_.units, yb);
-    }
-    if (all_zero) {  // the bias rows were not clamped by the epilogue
-      for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
-    }
-  }
-  // A filter the file stores sparse runs TFLite's sparse hybrid kernel (EvalSparseHybridImpl),
-  // whose float steps differ from the dense one's: the zero-point term leaves the output first,
-  // as scale * row sum in float, then each row's integer dot product is scaled in.
-  void set_sparse_in_file(bool per_channel) {
-    sparse_in_file_ = true;
-    per_channel_ = per_channel;
-  }
-  std::string describe() const override {
-    return std::string("hybrid fc ") + (asymmetric_ ? "asymmetric " : "symmetric ") + k_.name +
-           (sparse_in_file_ ? ", TFLite's sparse-kernel epilogue" : "") +
-           (note_.empty() ? "" : "; " + note_);
-  }
-  // As Int8FcFast's: only the integer dot products differ, so only they are timed.
-  void consider_sparse(const PrepareContext& ctx, const int8_t* w, bool reaches_minus_128) {
-    std::vector<int8_t> xpad(static_cast<size_t>(stride_), 0);
-    std::vector<int32_t> acc(acc_.size() + kernels::kS8SparseRows);
-    sparse_ = choose_sparse_fc(
-        ctx.options.sparse, ctx.isa, reaches_minus_128, w, g_.units, g_.depth,
-        [&](const int8_t* x) {
-          std::memcpy(xpad.data(), x, static_cast<size_t>(g_.depth));
-          k_.gemv(packed_.data(), g_.units, stride_, xpad.data(), acc.data());
-        },
-        [&](const SparseFc& s, const int8_t* x) { s.gemv(s.view, x, acc.data()); }, note_);
-    if (sparse_ && acc_.size() < sparse_->acc_size()) acc_.resize(sparse_->acc_size());
-  }
-  int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
-
- private:
-  FcGeometry g_;
-  const float* bias_;
-  bool asymmetric_;
-  float lo_, hi_;
-  const kernels::S8Kernels& k_;
-  kernels::HybridEpilogueFn epilogue_;
-  kernels::QuantizeRowBodyFn row_body_;
-  int stride_ = 0;
-  std::vector<int8_t> packed_;  // in k_'s layout
-  std::vector<int32_t> row_sums_;
-  std::vector<float> wscale_;
-  std::vector<int8_t> xq_;
-  std::vector<int32_t> acc_;
-  std::unique_ptr<SparseFc> sparse_;
-  std::string note_;
-  bool sparse_in_file_ = false, per_channel_ = false;
-
-  void sparse_file_epilogue(int32_t zp, float row_scale, float* yb) const noexcept {
-    const float sf = per_channel_ ? row_scale : row_scale * wscale_[0];
-    if (asymmetric_) {
-      const float scaled_zp = sf * static_cast<float>(zp);
-      for (int o = 0; o < g_.units; ++o) {
-        float scale = scaled_zp;
-        if (per_channel_) scale *= wscale_[static_cast<size_t>(o)];
-        yb[o] -= scale * static_cast<float>(row_sums_[static_cast<size_t>(o)]);
-      }
-    }
-    for (int o = 0; o < g_.units; ++o) {
-      float scale = sf;
-      if (per_channel_) scale *= wscale_[static_cast<size_t>(o)];
-      yb[o] += static_cast<float>(acc_[static_cast<size_t>(o)]) * scale;
-      yb[o] = std::min(std::max(yb[o], lo_), hi_);
-    }
-  }
-};
-
 }  // namespace
 
 std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometry& g) {
@@ -394,23 +275,6 @@ std::unique_ptr<PreparedOp> make_int8(const PrepareContext& ctx, const FcGeometr
   auto fc = std::make_unique<Int8FcFast>(g, const_data<int8_t>(w), bias, std::move(mult), std::move(shift),
                                          std::move(scale), input_offset, op.zero_point, lo, hi, k, mode);
   fc->consider_sparse(ctx, const_data<int8_t>(w), m128);
-  return fc;
-}
-
-std::unique_ptr<PreparedOp> make_hybrid(const PrepareContext& ctx, const FcGeometry& g) {
-  const Tensor& w = ctx.input(1);
-  check_filter_quant(ctx, w, g.units);
-  std::vector<float> wscale(static_cast<size_t>(g.units));
-  for (int o = 0; o < g.units; ++o) wscale[static_cast<size_t>(o)] = w.quant.per_axis() ? w.quant.scale[static_cast<size_t>(o)] : w.quant.scale[0];
-  float lo, hi;
-  float_activation_range(ctx, ctx.op.options.activation, &lo, &hi);
-  const float* bias = g.bias >= 0 ? const_data<float>(ctx.input(2)) : nullptr;
-  const bool m128 = reaches_minus_128(w);
-  const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, m128);
-  auto fc = std::make_unique<HybridFc>(g, const_data<int8_t>(w), bias, wscale, ctx.op.options.asymmetric_quantize_inputs,
-                                       lo, hi, k, kernels::hybrid_epilogue(ctx.isa), kernels::quantize_row_body(ctx.isa));
-  fc->consider_sparse(ctx, const_data<int8_t>(w), m128);
-  if (w.sparse_in_file) fc->set_sparse_in_file(w.quant.per_axis());
   return fc;
 }
 

@@ -14,6 +14,14 @@
 // one multiplies input, output multiplies tanh(c')), and W, U, b are cut into per-gate blocks
 // by that. The cond must be step < K1 && t < K2 with constant K1, K2 whose minimum is T, and
 // both counters must start at constant 0. Anything else leaves the loop to run op by op.
+//
+// W and U are both float, or both int8 (the converter's dynamic-range file: each FULLY_CONNECTED
+// is then hybrid, quantizing its own input row). A hybrid loop is lowered only where its body's
+// arithmetic can be kept bit for bit: the bias added last, ((FC_x + FC_h) + b), and both FCs
+// quantizing their inputs alike; its fused op is flagged `keras_cell` and runs the body's ops'
+// own kernels (ops/lstm/keras_cell_hybrid.cpp), not TFLite's fused hybrid LSTM, whose
+// operation order differs.
+#include <cmath>
 #include <optional>
 
 #include "tflite/rewrite/loop_pattern.hpp"
@@ -32,13 +40,34 @@ struct Match {
   int w = -1, u = -1, b = -1;  // [4H, F], [4H, H], [4H]
   int slot[4] = {-1, -1, -1, -1};  // split part of gate i, f, c (g), o
   bool sequences = false;          // buffer' = all h_t
+  bool hybrid = false;             // W and U int8 (dynamic range)
+  bool asymmetric = false;         // hybrid: how both FCs quantize their input rows
 };
+
+// A gate matrix of `shape`: a float constant, or an int8 one with symmetric scales (per tensor,
+// or one per row) that a hybrid FULLY_CONNECTED can run.
+enum class Filter { None, Float, Int8 };
+Filter filter_kind(const BodyGraph& g, int t, const Shape& shape) {
+  if (g.float_const(t, shape)) return Filter::Float;
+  const Tensor& w = g.tensor(t);
+  if (!w.is_constant() || w.type != DType::I8 || w.shape != shape || w.quant.empty() || w.sparse_in_file) {
+    return Filter::None;
+  }
+  if (w.quant.per_axis() && (w.quant.axis != 0 || static_cast<int>(w.quant.scale.size()) != shape[0])) return Filter::None;
+  for (int64_t zp : w.quant.zero_point)
+    if (zp != 0) return Filter::None;
+  for (float sc : w.quant.scale)
+    if (!(sc > 0.0f) || !std::isfinite(sc)) return Filter::None;
+  return Filter::Int8;
+}
 
 // z = FC(GATHER(x, t), W) + [RESHAPE] FC(h, U) + b, as a tree of two ADDs.
 bool match_gates_input(const BodyGraph& g, const Subgraph& body, int z, Match& m) {
   std::vector<int> leaves;
   const Op* top = g.made(z, OpCode::Add);
   if (!top || top->inputs.size() != 2) return false;
+  bool bias_last = false;
+  for (int t : top->inputs) bias_last = bias_last || g.float_const(t, {4 * m.H});
   for (int t : top->inputs) {
     const Op* inner = g.made(t, OpCode::Add);
     if (inner && inner->inputs.size() == 2 && !g.tensor(t).is_constant()) {
@@ -48,6 +77,8 @@ bool match_gates_input(const BodyGraph& g, const Subgraph& body, int z, Match& m
     }
   }
   if (leaves.size() != 3) return false;
+  Filter kind[2] = {Filter::None, Filter::None};  // of W, U
+  bool asymmetric[2] = {false, false};
   for (int t : leaves) {
     if (g.float_const(t, {4 * m.H})) {
       m.b = t;
@@ -58,20 +89,26 @@ bool match_gates_input(const BodyGraph& g, const Subgraph& body, int z, Match& m
     const Op* fc = g.made(fc_out, OpCode::FullyConnected);
     if (!fc || (fc->inputs.size() > 2 && fc->inputs[2] >= 0)) return false;
     const int in = fc->inputs[0], filter = fc->inputs[1];
-    if (in == body.inputs[static_cast<size_t>(m.v.h)] && g.float_const(filter, {4 * m.H, m.H})) {
+    if (in == body.inputs[static_cast<size_t>(m.v.h)]) {
+      kind[1] = filter_kind(g, filter, {4 * m.H, m.H});
+      asymmetric[1] = fc->options.asymmetric_quantize_inputs;
       m.u = filter;
     } else if (const Op* gather = g.made(in, OpCode::Gather)) {
       if (gather->inputs[0] != body.inputs[static_cast<size_t>(m.v.x)] || gather->inputs[1] != body.inputs[1] ||
           gather->options.axis != 0) {
         return false;
       }
-      if (!g.float_const(filter, {4 * m.H, m.F})) return false;
+      kind[0] = filter_kind(g, filter, {4 * m.H, m.F});
+      asymmetric[0] = fc->options.asymmetric_quantize_inputs;
       m.w = filter;
     } else {
       return false;
     }
   }
-  return m.w >= 0 && m.u >= 0 && m.b >= 0;
+  if (m.w < 0 || m.u < 0 || m.b < 0 || kind[0] == Filter::None || kind[0] != kind[1]) return false;
+  m.hybrid = kind[0] == Filter::Int8;
+  m.asymmetric = asymmetric[0];
+  return !m.hybrid || (bias_last && asymmetric[0] == asymmetric[1]);
 }
 
 // The split part behind an activation of `code` producing t, or -1.
@@ -156,16 +193,25 @@ std::optional<Match> match_loop(const Program& p, const Op& w) {
   return m;
 }
 
-// Rows [block * rows, (block + 1) * rows) of a constant [*, cols] float matrix, as a new constant.
+// Rows [block * rows, (block + 1) * rows) of a constant [*, cols] float or int8 matrix, as a new
+// constant; an int8 one keeps its scale, or its rows' scales.
 int gate_block(Program& p, int src, int block, int rows, int cols, const std::string& name) {
+  const Tensor& from = p.tensors[static_cast<size_t>(src)];
   Tensor t;
   t.name = name;
-  t.type = DType::F32;
+  t.type = from.type;
   t.shape = cols > 0 ? Shape{rows, cols} : Shape{rows};
-  const size_t row_bytes = static_cast<size_t>(cols > 0 ? cols : 1) * 4;
-  const auto& d = p.tensors[static_cast<size_t>(src)].data;
+  const size_t row_bytes = static_cast<size_t>(cols > 0 ? cols : 1) * dtype_size(from.type);
+  const auto& d = from.data;
   t.data.assign(d.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(block) * rows * row_bytes),
                 d.begin() + static_cast<std::ptrdiff_t>(static_cast<size_t>(block + 1) * rows * row_bytes));
+  if (from.quant.per_axis()) {
+    const auto first = static_cast<std::ptrdiff_t>(block) * rows;
+    t.quant.scale.assign(from.quant.scale.begin() + first, from.quant.scale.begin() + first + rows);
+    t.quant.zero_point.assign(static_cast<size_t>(rows), 0);
+  } else {
+    t.quant = from.quant;
+  }
   p.tensors.push_back(std::move(t));
   return static_cast<int>(p.tensors.size() - 1);
 }
@@ -197,6 +243,8 @@ void lower(Program& p, Op& w, const Match& m) {
   lstm.outputs = {m.sequences ? w.outputs[static_cast<size_t>(m.v.buffer)] : activation(p, base + "/sequence", {m.T, 1, m.H})};
   lstm.options.activation = FusedActivation::Tanh;
   lstm.options.time_major = true;
+  lstm.options.keras_cell = m.hybrid;
+  lstm.options.asymmetric_quantize_inputs = m.asymmetric;
   Subgraph sg;
   sg.name = lstm.label;
   sg.ops.push_back(std::move(lstm));

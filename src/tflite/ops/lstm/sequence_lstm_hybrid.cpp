@@ -33,7 +33,7 @@ class HybridLstm final : public PreparedOp {
   HybridLstm(const PrepareContext& ctx, const LstmOperands& o) : o_(o) {
     act_k_ = &kernels::tflite_float_activations(ctx.isa);
     gate_fn_ = kernels::hybrid_gate(ctx.isa);
-    row_body_ = kernels::quantize_row_body(ctx.isa);
+    row_quant_ = &kernels::quantize_row_kernels(ctx.isa);
     act_ = fused_activation(ctx, ctx.op.options.activation);
     asymmetric_ = ctx.op.options.asymmetric_quantize_inputs;
     cell_clip_ = ctx.op.options.cell_clip;
@@ -151,9 +151,9 @@ class HybridLstm final : public PreparedOp {
   // Quantizes a float row into q (TFLite's BatchQuantizeFloats); returns its scale and zero point.
   void quantize(const float* x, int n, int8_t* q, float* scale, int32_t* zp) const noexcept {
     if (asymmetric_) {
-      kernels::quantize_row_asymmetric(row_body_, x, n, q, scale, zp);
+      kernels::quantize_row_asymmetric(*row_quant_, x, n, q, scale, zp);
     } else {
-      *scale = kernels::quantize_row_symmetric(row_body_, x, n, q);
+      *scale = kernels::quantize_row_symmetric(*row_quant_, x, n, q);
       *zp = 0;
     }
   }
@@ -255,7 +255,7 @@ class HybridLstm final : public PreparedOp {
   const float* cell_base_ = nullptr;  // this eval's cell state, to tell the batch row of a step
   const kernels::FloatActivationKernels* act_k_ = nullptr;
   kernels::HybridGateFn gate_fn_ = nullptr;
-  kernels::QuantizeRowBodyFn row_body_ = nullptr;
+  const kernels::QuantizeRowKernels* row_quant_ = nullptr;
   const kernels::S8Kernels* s8_ = nullptr;
   FusedActivation act_ = FusedActivation::Tanh;
   bool asymmetric_ = false;

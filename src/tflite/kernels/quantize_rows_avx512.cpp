@@ -1,0 +1,64 @@
+// AVX-512 forms of the hybrid row quantization's loops (quantize_rows.hpp), 16 lanes, the
+// portable loops' operations lane for lane (-ffp-contract=off: no FMA):
+//  - the body: p = x * inv; p + (p < 0 ? -0.5 : 0.5) by a mask blend; the clamp to [-1024, 1024]
+//    with NaN to -1024 as max(v, -1024) then min(., 1024) (maxps returns its second operand when
+//    the first is NaN); truncating conversion, + zp, the int32 clamp, a narrowing store (within
+//    int8 after the clamp, so its saturation never acts);
+//  - min/max: four pairs of accumulators, minps(x, l) = x < l ? x : l, the loop's std::min.
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "tflite/kernels/quantize_rows.hpp"
+
+namespace tickinfer::tfl::kernels {
+
+// GCC 12 warns on the unmasked AVX-512 forms (an uninitialised pass-through operand in its
+// headers): the zero-masking forms with every lane selected are the same instructions.
+namespace {
+constexpr __mmask16 kAll = 0xffff;
+}  // namespace
+
+void quantize_row_body_avx512(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi, int8_t* q) noexcept {
+  const __m512 invv = _mm512_set1_ps(inv);
+  const __m512 zero = _mm512_setzero_ps();
+  const __m512 half = _mm512_set1_ps(0.5f), mhalf = _mm512_set1_ps(-0.5f);
+  const __m512 top = _mm512_set1_ps(1024.0f), bottom = _mm512_set1_ps(-1024.0f);
+  const __m512i zpv = _mm512_set1_epi32(zp), lov = _mm512_set1_epi32(lo), hiv = _mm512_set1_epi32(hi);
+  const auto sixteen = [&](const float* xs, __mmask16 m, int8_t* qs) {
+    const __m512 p = _mm512_maskz_mul_ps(kAll, _mm512_maskz_loadu_ps(m, xs), invv);
+    const __m512 v = _mm512_maskz_add_ps(kAll, p, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(p, zero, _CMP_LT_OQ), half, mhalf));
+    const __m512 c = _mm512_maskz_min_ps(kAll, _mm512_maskz_max_ps(kAll, v, bottom), top);
+    __m512i r = _mm512_maskz_add_epi32(kAll, _mm512_maskz_cvttps_epi32(kAll, c), zpv);
+    r = _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, r, lov), hiv);
+    _mm512_mask_cvtsepi32_storeu_epi8(qs, m, r);
+  };
+  int i = 0;
+  for (; i + 16 <= n; i += 16) sixteen(x + i, 0xffff, q + i);
+  if (i < n) sixteen(x + i, static_cast<__mmask16>((1u << (n - i)) - 1), q + i);  // n - i == 8
+}
+
+void min_max_avx512(const float* x, int n, float* lo, float* hi) noexcept {
+  __m512 l[4], h[4];
+  for (int k = 0; k < 4; ++k) l[k] = _mm512_set1_ps(*lo), h[k] = _mm512_set1_ps(*hi);
+  int i = 0;
+  for (; i + 64 <= n; i += 64) {
+#pragma GCC unroll 4
+    for (int k = 0; k < 4; ++k) {
+      const __m512 a = _mm512_loadu_ps(x + i + 16 * k);
+      l[k] = _mm512_maskz_min_ps(kAll, a, l[k]);
+      h[k] = _mm512_maskz_max_ps(kAll, a, h[k]);
+    }
+  }
+  for (; i + 16 <= n; i += 16) {
+    const __m512 a = _mm512_loadu_ps(x + i);
+    l[0] = _mm512_maskz_min_ps(kAll, a, l[0]);
+    h[0] = _mm512_maskz_max_ps(kAll, a, h[0]);
+  }
+  alignas(64) float lv[64], hv[64];
+  for (int k = 0; k < 4; ++k) _mm512_store_ps(lv + 16 * k, l[k]), _mm512_store_ps(hv + 16 * k, h[k]);
+  for (; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
+  for (int j = 0; j < 64; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
+}
+
+}  // namespace tickinfer::tfl::kernels
