@@ -200,6 +200,8 @@ TEST(QuantHybridKernels, ConvEpilogueAvx2EqualsPortable) {
     q.bias = with_bias ? bias.data() : nullptr;
     q.lo = relu ? 0.0f : -kInf;
     q.hi = relu ? 6.0f : kInf;
+    q.leaky = trial % 5 < 2;  // a fused LEAKY_RELU after the clamp
+    q.alpha = trial % 5 == 0 ? 0.3f : -0.01f;
     std::vector<float> want(static_cast<size_t>(out_c) * n + 3, 7.0f), got = want;
     hybrid_conv_epilogue_portable(acc.data(), out_c, n, acc_step, q, want.data());
     hybrid_conv_epilogue_avx2(acc.data(), out_c, n, acc_step, q, got.data());

@@ -168,26 +168,23 @@ TEST_P(TfliteK3Reference, MatchesTheTfliteInterpreter) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteK3Reference, testing::ValuesIn(cases()), case_name);
 
-// A lowered dynamic-range LSTM loop (ops/lstm/keras_cell_hybrid.cpp) computes what its body's
-// ops compute: its outputs equal the same file's loop run op by op bit for bit, on every row.
-class TfliteK3LoweredHybridLoop : public testing::TestWithParam<Case> {};
-
-TEST_P(TfliteK3LoweredHybridLoop, EqualsTheLoopRunOpByOpBitForBit) {
-  const Case& c = GetParam();
+// Runs every row of case c through two interpreters whose options differ as `vary` says, and
+// expects the same output bits; skips (saying so) when `marker` is not in the first one's plan.
+void expect_same_bits(const Case& c, void (*vary)(tfl::InterpreterOptions&, bool), const std::string& marker) {
   const std::string dir = fixtures_root() + "/" + c.model;
   const nlohmann::json entry = manifest()["models"][c.model]["cases"][c.name];
   const std::string file = dir + "/" + entry["file"].get<std::string>();
   const bool stateful = entry.value("stateful", false);
   std::unique_ptr<tfl::Interpreter> interp[2];
-  for (int lower = 0; lower < 2; ++lower) {
+  for (int k = 0; k < 2; ++k) {
     tfl::InterpreterOptions options;
     options.isa = c.isa;
     options.reset_variables_each_invoke = !stateful;
-    options.lower_recurrent_loops = lower == 1;
-    interp[lower] = std::make_unique<tfl::Interpreter>(load(file), options);
+    vary(options, k == 0);
+    interp[k] = std::make_unique<tfl::Interpreter>(load(file), options);
   }
-  if (interp[1]->describe().find("Keras LSTM cell") == std::string::npos) {
-    GTEST_SKIP() << c.model << " " << c.name << " has no dynamic-range LSTM loop to lower";
+  if (interp[0]->describe().find(marker) == std::string::npos) {
+    GTEST_SKIP() << c.model << " " << c.name << ": nothing to compare (no '" << marker << "' in its plan)";
   }
   std::vector<formats::NpyArray> inputs;
   for (const auto& f : entry["input_files"]) inputs.push_back(formats::read_npy(dir + "/" + f.get<std::string>()));
@@ -201,11 +198,29 @@ TEST_P(TfliteK3LoweredHybridLoop, EqualsTheLoopRunOpByOpBitForBit) {
     for (size_t o = 0; o < interp[0]->num_outputs(); ++o) {
       const size_t n = static_cast<size_t>(tfl::element_count(interp[0]->output_tensor(o).shape));
       ASSERT_EQ(std::memcmp(interp[0]->output_data(o), interp[1]->output_data(o), n * sizeof(float)), 0)
-          << c.model << " " << c.name << " (" << interp[1]->isa() << ") row " << r << " output " << o;
+          << c.model << " " << c.name << " (" << interp[0]->isa() << ") row " << r << " output " << o;
       compared += n;
     }
   }
   EXPECT_GT(compared, 0u);
+}
+
+// A lowered dynamic-range LSTM loop (ops/lstm/keras_cell_hybrid.cpp) computes what its body's
+// ops compute: its outputs equal the same file's loop run op by op bit for bit, on every row.
+class TfliteK3LoweredHybridLoop : public testing::TestWithParam<Case> {};
+
+TEST_P(TfliteK3LoweredHybridLoop, EqualsTheLoopRunOpByOpBitForBit) {
+  expect_same_bits(
+      GetParam(), [](tfl::InterpreterOptions& o, bool first) { o.lower_recurrent_loops = first; }, "Keras LSTM cell");
+}
+
+// A LEAKY_RELU fused into the convolution before it (tflite/rewrite/program_fuse_leaky.cpp)
+// gives the bits the two ops give, float and hybrid convolutions alike.
+class TfliteK3FusedLeakyRelu : public testing::TestWithParam<Case> {};
+
+TEST_P(TfliteK3FusedLeakyRelu, EqualsTheTwoOpsBitForBit) {
+  expect_same_bits(
+      GetParam(), [](tfl::InterpreterOptions& o, bool first) { o.fuse_activations = first; }, "LEAKY_RELU (fused)");
 }
 
 std::vector<Case> dynamic_cases() {
@@ -215,7 +230,15 @@ std::vector<Case> dynamic_cases() {
   return out;
 }
 
+std::vector<Case> float_output_cases() {
+  std::vector<Case> out;
+  for (const Case& c : cases())
+    if (c.lower && c.name.find("int8") == std::string::npos) out.push_back(c);
+  return out;
+}
+
 INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteK3LoweredHybridLoop, testing::ValuesIn(dynamic_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, TfliteK3FusedLeakyRelu, testing::ValuesIn(float_output_cases()), case_name);
 
 TEST(TfliteK3ReferenceFixtures, AreThere) {
   // Guards against an empty or missing manifest silently running no case.

@@ -119,8 +119,10 @@ AnyModel load_any_model_file(const std::string& path, TfliteEngine engine) {
     if (engine != TfliteEngine::Interpreter) {
       // The lift reads the program as the interpreter would run it: static shapes folded,
       // resource variables resolved, a recognised Keras 3 LSTM loop lowered to one fused op.
-      const auto prepared = tfl::rewrite_for_interpreter(std::make_shared<const tfl::Program>(program),
-                                                         tfl::InterpreterOptions{}, kernels::Isa::Scalar);
+      tfl::InterpreterOptions as_written;
+      as_written.fuse_activations = false;  // the lift maps each TFLite op onto a layer
+      const auto prepared = tfl::rewrite_for_interpreter(std::make_shared<const tfl::Program>(program), as_written,
+                                                         kernels::Isa::Scalar);
       TfliteLift lift = lift_tflite_program(*prepared);
       if (lift.graph) {
         m.graph = std::move(*lift.graph);

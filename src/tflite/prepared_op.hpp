@@ -59,6 +59,10 @@ struct InterpreterOptions {
   // (tflite/rewrite/lstm_loop.cpp); false runs every loop op by op (the reference the lowering is
   // tested against).
   bool lower_recurrent_loops = true;
+  // Fuse a float LEAKY_RELU into the CONV_2D whose output it alone reads (applied in the
+  // convolution's epilogue, the same formula: the same bits); false keeps both ops (the
+  // reference the fusion is tested against, and what the graph-engine lift reads).
+  bool fuse_activations = true;
   SparseChoice sparse = SparseChoice::Auto;
   ActivationForm lstm_activations = ActivationForm::Auto;
   // A WHILE that has not ended after this many iterations stops there (the converter's loops run

@@ -147,6 +147,9 @@ struct OpOptions {
   // SequenceLstm with int8 weights made from a dynamic-range Keras 3 LSTM loop (tflite/rewrite/
   // lstm_loop.cpp): computed as the loop body's ops compute it, not as TFLite's fused hybrid LSTM.
   bool keras_cell = false;
+  // CONV_2D with a float output: the float LEAKY_RELU that alone read it was fused into it by the
+  // interpreter (tflite/rewrite/program_fuse_leaky.cpp), alpha in `alpha` below.
+  bool fused_leaky_relu = false;
   float cell_clip = 0.0f, proj_clip = 0.0f;  // SequenceLstm: 0 = no clipping
   float beta = 1.0f;                // SOFTMAX
   float alpha = 0.2f;               // LEAKY_RELU

@@ -74,6 +74,17 @@ void lift_pad(Lifter& l) {
 
 namespace {
 
+// The conv's activation: its fused one, or a LEAKY_RELU the interpreter's rewrite fused into it
+// (OpOptions::fused_leaky_relu; the lift reads the program the interpreter runs).
+ActivationSpec conv_activation(Lifter& l, const tfl::Op& o) {
+  if (!o.options.fused_leaky_relu) return l.fused(o.options.activation);
+  if (o.options.activation != tfl::FusedActivation::None) l.refuse("a fused activation before a fused LEAKY_RELU");
+  ActivationSpec a;
+  a.kind = ActKind::LeakyRelu;
+  a.alpha = o.options.alpha;
+  return a;
+}
+
 // A Keras Conv2D (the book models' convolutions) from a CONV_2D over [1, H, W, C]: filter
 // [F, kh, kw, C] into Keras' (kh, kw, C, F); SAME / VALID padding, strides and dilations per axis.
 void lift_conv2d_spatial(Lifter& l, std::vector<float> filter, std::vector<float> bias) {
@@ -94,7 +105,7 @@ void lift_conv2d_spatial(Lifter& l, std::vector<float> filter, std::vector<float
   n.dilation = o.options.dilation_h;
   n.dilation_w = o.options.dilation_w;
   n.padding = o.options.padding == tfl::PaddingMode::Same ? Padding::Same : Padding::Valid;
-  n.activation = l.fused(o.options.activation);
+  n.activation = conv_activation(l, o);
   n.inputs = {l.as_shape(in, {s[1], s[2], C})};
   const size_t taps = static_cast<size_t>(kh) * kw * C;  // one filter's [kh][kw][C], Keras' order too
   Weight kernel{{kh, kw, C, F}, std::vector<float>(filter.size())};
@@ -132,7 +143,7 @@ void lift_conv2d(Lifter& l) {
   n.kernel_size = k;
   n.stride = o.options.stride_w;
   n.dilation = o.options.dilation_w;
-  n.activation = l.fused(o.options.activation);
+  n.activation = conv_activation(l, o);
   const int span = (k - 1) * n.dilation + 1;
   const Value& v = l.value(in);
   if (v.padded()) {

@@ -30,7 +30,8 @@ void hybrid_conv_epilogue_portable(const int32_t* acc, int out_c, int n, int acc
         v = static_cast<float>(a[o]) * q.input_scale;
       }
       if (q.bias) v += q.bias[o];
-      out[o] = std::min(std::max(v, q.lo), q.hi);
+      const float c = std::min(std::max(v, q.lo), q.hi);
+      out[o] = q.leaky ? (c > 0.0f ? c : c * q.alpha) : c;
     }
   }
 }

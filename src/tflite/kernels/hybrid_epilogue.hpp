@@ -35,6 +35,7 @@ HybridEpilogueFn hybrid_epilogue(::tickinfer::kernels::Isa isa) noexcept;
 //   v = (float)(acc - zp * row_sums[o]) * filter_scale[o] * input_scale   (per-channel, asymmetric)
 //   v = (float)acc * input_scale                  (symmetric: the one filter scale folded in)
 //   y = clamp(v + bias[o], lo, hi)                (no bias: clamp(v)); the int32 terms wrap
+//   y = y > 0 ? y : y * alpha                     (leaky: a LEAKY_RELU fused after the op)
 // for acc[j * acc_step + o] -> y[j * out_c + o], j < n, o < out_c; the same clamp as above.
 struct HybridConvOut {
   const int32_t* row_sums = nullptr;     // per-channel only
@@ -43,6 +44,8 @@ struct HybridConvOut {
   float input_scale = 0.0f;
   const float* bias = nullptr;           // [out_c] or nullptr
   float lo = 0.0f, hi = 0.0f;
+  bool leaky = false;
+  float alpha = 0.0f;
 };
 using HybridConvEpilogueFn = void (*)(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
                                       float* y) noexcept;

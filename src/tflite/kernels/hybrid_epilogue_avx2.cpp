@@ -37,6 +37,7 @@ void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_ste
                                float* y) noexcept {
   const __m256 in_scale = _mm256_set1_ps(q.input_scale);
   const __m256 lo = _mm256_set1_ps(q.lo), hi = _mm256_set1_ps(q.hi);
+  const __m256 alpha = _mm256_set1_ps(q.alpha), zero = _mm256_setzero_ps();
   const __m256i zp = _mm256_set1_epi32(q.zero_point);
   int o = 0;
   for (; o + 8 <= out_c; o += 8) {
@@ -53,7 +54,9 @@ void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_ste
         v = _mm256_mul_ps(_mm256_cvtepi32_ps(a), in_scale);
       }
       if (q.bias) v = _mm256_add_ps(v, bias);  // no bias: no addition (v + 0 would turn -0 into +0)
-      _mm256_storeu_ps(y + static_cast<size_t>(j) * out_c + o, _mm256_min_ps(hi, _mm256_max_ps(lo, v)));
+      __m256 c = _mm256_min_ps(hi, _mm256_max_ps(lo, v));
+      if (q.leaky) c = _mm256_blendv_ps(_mm256_mul_ps(c, alpha), c, _mm256_cmp_ps(c, zero, _CMP_GT_OQ));
+      _mm256_storeu_ps(y + static_cast<size_t>(j) * out_c + o, c);
     }
   }
   if (o < out_c) {

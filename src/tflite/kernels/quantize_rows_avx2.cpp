@@ -48,10 +48,17 @@ void min_max_avx2(const float* x, int n, float* lo, float* hi) noexcept {
     l[0] = _mm256_min_ps(a, l[0]);
     h[0] = _mm256_max_ps(a, h[0]);
   }
-  alignas(32) float lv[32], hv[32];
-  for (int k = 0; k < 4; ++k) _mm256_store_ps(lv + 8 * k, l[k]), _mm256_store_ps(hv + 8 * k, h[k]);
+  // The accumulators folded in the vector first (a serial fold of 64 values costs more than a
+  // short row's whole search).
+  const __m256 l8 = _mm256_min_ps(_mm256_min_ps(l[0], l[1]), _mm256_min_ps(l[2], l[3]));
+  const __m256 h8 = _mm256_max_ps(_mm256_max_ps(h[0], h[1]), _mm256_max_ps(h[2], h[3]));
+  const __m128 l4 = _mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
+  const __m128 h4 = _mm_max_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  alignas(16) float lv[4], hv[4];
+  _mm_store_ps(lv, l4);
+  _mm_store_ps(hv, h4);
   for (; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
-  for (int j = 0; j < 32; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
+  for (int j = 0; j < 4; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
 }
 
 }  // namespace tickinfer::tfl::kernels

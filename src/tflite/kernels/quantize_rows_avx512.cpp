@@ -55,10 +55,19 @@ void min_max_avx512(const float* x, int n, float* lo, float* hi) noexcept {
     l[0] = _mm512_maskz_min_ps(kAll, a, l[0]);
     h[0] = _mm512_maskz_max_ps(kAll, a, h[0]);
   }
-  alignas(64) float lv[64], hv[64];
-  for (int k = 0; k < 4; ++k) _mm512_store_ps(lv + 16 * k, l[k]), _mm512_store_ps(hv + 16 * k, h[k]);
+  // The accumulators folded in the vector first: a serial fold of 128 values would cost more
+  // than a short row's whole search.
+  const __m512 lm = _mm512_maskz_min_ps(kAll, _mm512_maskz_min_ps(kAll, l[0], l[1]), _mm512_maskz_min_ps(kAll, l[2], l[3]));
+  const __m512 hm = _mm512_maskz_max_ps(kAll, _mm512_maskz_max_ps(kAll, h[0], h[1]), _mm512_maskz_max_ps(kAll, h[2], h[3]));
+  const __m256 l8 = _mm256_min_ps(_mm512_maskz_extractf32x8_ps(0xff, lm, 0), _mm512_maskz_extractf32x8_ps(0xff, lm, 1));
+  const __m256 h8 = _mm256_max_ps(_mm512_maskz_extractf32x8_ps(0xff, hm, 0), _mm512_maskz_extractf32x8_ps(0xff, hm, 1));
+  const __m128 l4 = _mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
+  const __m128 h4 = _mm_max_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
+  alignas(16) float lv[4], hv[4];
+  _mm_store_ps(lv, l4);
+  _mm_store_ps(hv, h4);
   for (; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
-  for (int j = 0; j < 64; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
+  for (int j = 0; j < 4; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
 }
 
 }  // namespace tickinfer::tfl::kernels

@@ -21,6 +21,7 @@
 #include "kernels/kernel_set.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/hybrid_epilogue.hpp"
+#include "tflite/kernels/leaky_relu.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/conv_filter_quant.hpp"
 #include "tflite/ops/conv_patch.hpp"
@@ -50,10 +51,11 @@ class FloatConv final : public PreparedOp {
             float total = 0.0f;
             for (int k = 0; k < s_.patch; ++k) total += patch_[static_cast<size_t>(k)] * row[k];
             out[oc] = std::min(std::max(total + (bias_ ? bias_[oc] : 0.0f), lo_), hi_);
+            if (s_.leaky) out[oc] = leaky(out[oc], s_.alpha);
           }
         }
   }
-  std::string describe() const override { return "float conv2d reference"; }
+  std::string describe() const override { return std::string("float conv2d reference") + fused_note(s_); }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
   }
@@ -77,7 +79,7 @@ class FloatConvGemv final : public PreparedOp {
  public:
   FloatConvGemv(const ConvShape& s, const float* filter, const float* bias, float lo, float hi,
                 const ::tickinfer::kernels::KernelSet& ks)
-      : s_(s), lo_(lo), hi_(hi), ks_(ks),
+      : s_(s), lo_(lo), hi_(hi), ks_(ks), leaky_(kernels::leaky_relu(ks.isa)),
         gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : ks.gemm4_sequential),
         patch_(static_cast<size_t>(s.patch) * kRows) {
     const int K = s.patch, N = s.w.out_c;
@@ -103,15 +105,17 @@ class FloatConvGemv final : public PreparedOp {
         for (int r = 0; r < rows; ++r) gather_pixel(x, i + r, patch_.data() + r * K);
         gemm4_(patch_.data(), rows, K, s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c,
                static_cast<size_t>(w.out_c), lo_, hi_);
+        fused_leaky(y + i * w.out_c, rows * w.out_c);
       }
     }
     for (; i < pixels; ++i) {
       gather_pixel(x, i, patch_.data());
       ks_.gemv(patch_.data(), s_.patch, packed_.data(), w.out_c, init, y + i * w.out_c, lo_, hi_);
+      fused_leaky(y + i * w.out_c, w.out_c);
     }
   }
   std::string describe() const override {
-    return std::string("float conv2d patch gemv ") + ks_.name + (gemm4_ ? " (4-pixel avx2 blocks)" : "");
+    return std::string("float conv2d patch gemv ") + ks_.name + (gemm4_ ? " (4-pixel avx2 blocks)" : "") + fused_note(s_);
   }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
@@ -120,6 +124,10 @@ class FloatConvGemv final : public PreparedOp {
  private:
   ConvShape s_;
   float lo_, hi_;
+  // The fused LEAKY_RELU on outputs just written (still in L1), by the LEAKY_RELU op's kernel.
+  void fused_leaky(float* y, int n) const noexcept {
+    if (s_.leaky) leaky_(y, y, n, s_.alpha);
+  }
   void gather_pixel(const float* x, int64_t i, float* patch) const noexcept {
     const Window& w = s_.w;
     const int ox = static_cast<int>(i % w.out_w);
@@ -128,6 +136,7 @@ class FloatConvGemv final : public PreparedOp {
   }
 
   const ::tickinfer::kernels::KernelSet& ks_;
+  kernels::LeakyReluFn leaky_;
   ::tickinfer::kernels::Gemm4SequentialFn gemm4_;
   std::vector<float> packed_;
   std::vector<float> bias_;
@@ -293,6 +302,8 @@ class HybridConv final : public PreparedOp {
       q.bias = bias_;
       q.lo = lo_;
       q.hi = hi_;
+      q.leaky = s_.leaky;
+      q.alpha = s_.alpha;
       const int pixels = w.out_h * w.out_w;
       const int acc_step = kernels::s8_padded_rows(w.out_c);
       for (int i = 0; i < pixels; i += kConvPositions) {
@@ -305,7 +316,7 @@ class HybridConv final : public PreparedOp {
   }
   std::string describe() const override {
     return std::string("hybrid conv2d ") + (per_channel_ ? "per-channel asymmetric " : "symmetric ") +
-           k_.name;
+           k_.name + fused_note(s_);
   }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
@@ -346,6 +357,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
              std::to_string(s.w.in_c) + " and output channels " + std::to_string(s.w.out_c));
   }
   s.patch = s.w.filter_h * s.w.filter_w * s.w.in_c;
+  s.leaky = ctx.op.options.fused_leaky_relu;
+  s.alpha = ctx.op.options.alpha;
   const Tensor* bias = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   if (bias) {
     require_constant(ctx, *bias, "bias");
@@ -395,6 +408,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
 
   require_type(ctx, f, "filter", {DType::I8});
   require_type(ctx, out, "output", {DType::I8});
+  if (s.leaky) ctx.fail("a LEAKY_RELU is fused only after a float-output convolution");
   if (bias) require_type(ctx, *bias, "bias", {DType::I32});
   check_conv_filter_scales(ctx, f, s.w.out_c, 0);
   const AffineParams ip = per_tensor_params(ctx, in, "input");

@@ -184,6 +184,8 @@ class HybridConvImplicitGemm final : public PreparedOp {
       o.bias = q_.bias;
       o.lo = q_.lo;
       o.hi = q_.hi;
+      o.leaky = s.leaky;
+      o.alpha = s.alpha;
     }
   }
   void eval(const TensorMemory& mem) noexcept override {
@@ -213,7 +215,7 @@ class HybridConvImplicitGemm final : public PreparedOp {
   }
   std::string describe() const override {
     return std::string("hybrid conv2d ") + (q_.per_channel ? "per-channel asymmetric " : "symmetric ") +
-           "implicit gemm avx512vnni (" + (g_.direct() ? "patches in place" : "patches gathered") + ")";
+           "implicit gemm avx512vnni (" + (g_.direct() ? "patches in place" : "patches gathered") + ")" + fused_note(s_);
   }
   int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
 

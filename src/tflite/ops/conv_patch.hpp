@@ -12,7 +12,15 @@ struct ConvShape {
   Window w;
   int input = -1, output = -1;
   int patch = 0;  // kh * kw * in_c: one filter row
+  // A float LEAKY_RELU the interpreter fused after this op (OpOptions::fused_leaky_relu): each
+  // output, after the clamp, becomes leaky(v) below, the LEAKY_RELU op's own formula.
+  bool leaky = false;
+  float alpha = 0.0f;
 };
+
+// TFLite's float LEAKY_RELU of one value (reference_ops::LeakyRelu), and what describe() adds.
+inline float leaky(float v, float alpha) noexcept { return v > 0.0f ? v : v * alpha; }
+inline const char* fused_note(const ConvShape& s) noexcept { return s.leaky ? ", then LEAKY_RELU (fused)" : ""; }
 
 // n bytes, n > 0, in 16-byte moves the compiler keeps inline (the last one overlapping): a tap
 // is a few dozen bytes, where a call to memcpy with a run-time size costs more than the copy.

@@ -1,6 +1,6 @@
 #pragma once
-// What the interpreter does to a Program before preparing its ops (tensor and op indices are
-// kept; tensors are only appended or given data):
+// What the interpreter does to a Program before preparing its ops (tensor indices are kept, and
+// op indices but for a fused LEAKY_RELU; tensors are only appended or given data):
 //  - resource variables: each (container, shared_name) pair of the VAR_HANDLE ops of every
 //    subgraph becomes one variable tensor (is_variable: zeroed by reset_state, kept between
 //    invokes otherwise), and READ_VARIABLE / ASSIGN_VARIABLE read / write it instead of the
@@ -11,7 +11,9 @@
 //  - folding: an op whose inputs are all constant (SHAPE: whose input's shape is static, which
 //    every shape here is) is run once now, with its own kernel, and its outputs become
 //    constants; the op is then a no-op at eval (prepare_op sees constant outputs). Repeated in
-//    op order, so chains (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE's shape) fold whole.
+//    op order, so chains (SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE's shape) fold whole;
+//  - a LEAKY_RELU after a convolution: see fuse_leaky_relu below (InterpreterOptions::
+//    fuse_activations).
 // The result is `program` itself when nothing applies, else a rewritten copy.
 #include <memory>
 
@@ -42,6 +44,10 @@ struct LstmLoopVars {
 inline LstmLoopVars lstm_loop_vars(size_t variables) {
   return variables == 5 ? LstmLoopVars{-1, 2, 3, 4} : LstmLoopVars{2, 3, 4, 5};
 }
+// A float LEAKY_RELU that alone reads a float-output CONV_2D's output (not a model output) leaves
+// the program: the conv writes its output and applies it (OpOptions::fused_leaky_relu;
+// program_fuse_leaky.cpp). Main graph only; the ops after it move up one index.
+int fuse_leaky_relu(Program& p);
 // PAD + SPACE_TO_BATCH_ND + EXPAND_DIMS + CONV_2D + RESHAPE + BATCH_TO_SPACE_ND (a dilated Conv1D
 // converted with a dynamic batch) -> one CONV_2D with the dilation (program_dilated_conv.cpp).
 int fold_dilated_convolutions(Program& p);
