@@ -81,6 +81,7 @@ class FloatConvGemv final : public PreparedOp {
                 const ::tickinfer::kernels::KernelSet& ks)
       : s_(s), lo_(lo), hi_(hi), ks_(ks), leaky_(kernels::leaky_relu(ks.isa)),
         gemm4_(::tickinfer::kernels::is_dot_form(s.w.out_c) ? nullptr : ks.gemm4_sequential),
+        direct_(gemm4_ && patches_in_place(s.w)),
         patch_(static_cast<size_t>(s.patch) * kRows) {
     const int K = s.patch, N = s.w.out_c;
     std::vector<float> wt(static_cast<size_t>(K) * N);  // W[k][oc] = filter[oc][k]
@@ -98,6 +99,7 @@ class FloatConvGemv final : public PreparedOp {
     // Pixels in (b, oy, ox) order: pixel i's output starts at i * out_c.
     const int64_t pixels = int64_t{w.batch} * w.out_h * w.out_w;
     const size_t K = static_cast<size_t>(s_.patch);
+    if (direct_) return eval_direct(x, y, init);
     int64_t i = 0;
     if (gemm4_) {
       for (; i < pixels; i += kRows) {
@@ -115,7 +117,8 @@ class FloatConvGemv final : public PreparedOp {
     }
   }
   std::string describe() const override {
-    return std::string("float conv2d patch gemv ") + ks_.name + (gemm4_ ? " (4-pixel avx2 blocks)" : "") + fused_note(s_);
+    return std::string("float conv2d patch gemv ") + ks_.name +
+           (direct_ ? " (4-pixel avx2 blocks, patches in place)" : gemm4_ ? " (4-pixel avx2 blocks)" : "") + fused_note(s_);
   }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
@@ -124,6 +127,28 @@ class FloatConvGemv final : public PreparedOp {
  private:
   ConvShape s_;
   float lo_, hi_;
+  // One-row filters whose taps lie side by side and inside the input (no padding): a pixel's
+  // patch is its kw * in_c consecutive input values, so the 4-pixel kernel reads them in place,
+  // stride_w * in_c apart, instead of from a gathered copy. The same rows, the same bits.
+  static bool patches_in_place(const Window& w) {
+    return w.filter_h == 1 && w.dil_w == 1 && w.pad_h == 0 && w.pad_w == 0 &&
+           (w.out_w - 1) * w.stride_w + w.filter_w <= w.in_w && (w.out_h - 1) * w.stride_h < w.in_h;
+  }
+  void eval_direct(const float* x, float* y, const float* init) const noexcept {
+    const Window& w = s_.w;
+    const size_t ldx = static_cast<size_t>(w.stride_w) * w.in_c;
+    for (int b = 0; b < w.batch; ++b)
+      for (int oy = 0; oy < w.out_h; ++oy) {
+        const float* row = x + (static_cast<int64_t>(b) * w.in_h + int64_t{oy} * w.stride_h) * w.in_w * w.in_c;
+        float* out = y + out_offset(w, b, oy, 0);
+        for (int ox = 0; ox < w.out_w; ox += kRows) {
+          const int rows = std::min(kRows, w.out_w - ox);
+          gemm4_(row + ox * ldx, rows, ldx, s_.patch, packed_.data(), w.out_c, init, out + int64_t{ox} * w.out_c,
+                 static_cast<size_t>(w.out_c), lo_, hi_);
+          fused_leaky(out + int64_t{ox} * w.out_c, rows * w.out_c);
+        }
+      }
+  }
   // The fused LEAKY_RELU on outputs just written (still in L1), by the LEAKY_RELU op's kernel.
   void fused_leaky(float* y, int n) const noexcept {
     if (s_.leaky) leaky_(y, y, n, s_.alpha);
@@ -138,6 +163,7 @@ class FloatConvGemv final : public PreparedOp {
   const ::tickinfer::kernels::KernelSet& ks_;
   kernels::LeakyReluFn leaky_;
   ::tickinfer::kernels::Gemm4SequentialFn gemm4_;
+  bool direct_;  // patches_in_place, with the 4-pixel kernel
   std::vector<float> packed_;
   std::vector<float> bias_;
   std::vector<float> patch_;  // kRows gathered patches, each s_.patch floats
