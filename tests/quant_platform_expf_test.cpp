@@ -236,6 +236,13 @@ std::vector<tk::TanhfArrayFn> tanh_forms() {
   } else {
     std::printf("no vector form on this CPU: the scalar loop only\n");
   }
+  if (tk::TanhfArrayFn v = tk::tanhf_array_avx512_unchecked()) {
+    EXPECT_EQ(tk::tanhf_array(::tickinfer::kernels::Isa::Avx512), v)
+        << "the AVX-512 form did not reproduce this libm's tanhf";
+    f.push_back(v);
+  } else {
+    std::printf("no AVX-512 here: its tanh form is not under test\n");
+  }
   return f;
 }
 

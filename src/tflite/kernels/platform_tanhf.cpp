@@ -19,6 +19,13 @@ TanhfArrayFn tanhf_array_vector_unchecked() noexcept {
   return nullptr;
 }
 
+TanhfArrayFn tanhf_array_avx512_unchecked() noexcept {
+#if defined(TICKINFER_HAVE_X86)
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx512)) return tanhf_array_avx512;
+#endif
+  return nullptr;
+}
+
 TanhfArrayFn tanhf_array(::tickinfer::kernels::Isa isa) noexcept {
   ::tickinfer::kernels::IsaVariants<TanhfArrayFn> table;
   table.scalar = tanhf_array_scalar;
@@ -26,6 +33,9 @@ TanhfArrayFn tanhf_array(::tickinfer::kernels::Isa isa) noexcept {
   static const bool avx2_ok = ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2) &&
                               reproduces_libm(tanhf_array_avx2, [](float v) { return std::tanh(v); });
   if (avx2_ok) table.avx2 = tanhf_array_avx2;
+  static const bool avx512_ok = ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx512) &&
+                                reproduces_libm(tanhf_array_avx512, [](float v) { return std::tanh(v); });
+  if (avx512_ok) table.avx512 = tanhf_array_avx512;
 #endif
   return table.pick(isa);
 }

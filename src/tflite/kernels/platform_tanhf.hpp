@@ -27,11 +27,14 @@ using TanhfArrayFn = void (*)(const float* x, float* y, int n) noexcept;
 void tanhf_array_scalar(const float* x, float* y, int n) noexcept;
 #if defined(TICKINFER_HAVE_X86)
 void tanhf_array_avx2(const float* x, float* y, int n) noexcept;
+void tanhf_array_avx512(const float* x, float* y, int n) noexcept;
 #endif
 
 // The vector form itself, unchecked: nullptr where none is built (not x86) or the CPU lacks AVX2.
 // For the tests that compare it with the library function over every float.
 TanhfArrayFn tanhf_array_vector_unchecked() noexcept;
+// The AVX-512 form, unchecked: nullptr where the CPU lacks AVX-512 (or not x86).
+TanhfArrayFn tanhf_array_avx512_unchecked() noexcept;
 
 // The fastest form that reproduces std::tanh here, at or below `isa` (prepare time: the first
 // call runs the check).

@@ -83,9 +83,9 @@ __m256 tanh8(__m256 x, int& special) {
   const __m256 arg = pick(ge1, _mm256_add_ps(ax, ax), _mm256_mul_ps(ax, f(-2.0f)));
   const __m256 t = expm1f8(arg);
   const __m256 tp2 = _mm256_add_ps(t, f(2.0f));
-  const __m256 z_ge1 = _mm256_sub_ps(f(1.0f), _mm256_div_ps(f(2.0f), tp2));
-  const __m256 z_lt1 = _mm256_div_ps(_mm256_xor_ps(t, f(-0.0f)), tp2);
-  __m256 z = pick(ge1, z_ge1, z_lt1);
+  // 1 - 2 / (t + 2) and -t / (t + 2): one division of the lane's own numerator.
+  const __m256 q = _mm256_div_ps(pick(ge1, f(2.0f), _mm256_xor_ps(t, f(-0.0f))), tp2);
+  __m256 z = pick(ge1, _mm256_sub_ps(f(1.0f), q), q);
   z = pick(above(ix, 0x41afffff), f(1.0f), z);  // |x| >= 22: 1 - 1e-30 rounds to 1
   z = _mm256_xor_ps(z, _mm256_and_ps(x, f(-0.0f)));  // -z for negative x
   z = pick(below(ix, 0x24000000), _mm256_mul_ps(x, _mm256_add_ps(f(1.0f), x)), z);  // tiny: x (1 + x)
