@@ -170,7 +170,7 @@ TEST(QuantHybridKernels, EpilogueAvx2EqualsPortable) {
 
 // The conv form, n positions at once: per-channel (asymmetric, offsets that wrap) and symmetric,
 // with and without bias (no bias adds nothing: -0 stays -0), NaN / Inf / -0 biases, clamps.
-TEST(QuantHybridKernels, ConvEpilogueAvx2EqualsPortable) {
+TEST(QuantHybridKernels, ConvEpilogueAvx2AndAvx512EqualPortable) {
 #if defined(__x86_64__)
   if (!have_avx2()) GTEST_SKIP() << "no AVX2";
   std::mt19937 rng(22);
@@ -205,9 +205,16 @@ TEST(QuantHybridKernels, ConvEpilogueAvx2EqualsPortable) {
     std::vector<float> want(static_cast<size_t>(out_c) * n + 3, 7.0f), got = want;
     hybrid_conv_epilogue_portable(acc.data(), out_c, n, acc_step, q, want.data());
     hybrid_conv_epilogue_avx2(acc.data(), out_c, n, acc_step, q, got.data());
+    std::vector<float> got512 = want;
+    if (tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx512)) {
+      std::fill(got512.begin(), got512.end(), 7.0f);
+      hybrid_conv_epilogue_avx512(acc.data(), out_c, n, acc_step, q, got512.data());
+    }
     for (size_t k = 0; k < want.size(); ++k) {
       ASSERT_TRUE(same_bits(got[k], want[k])) << "trial " << trial << " element " << k << ": " << got[k] << " vs "
                                               << want[k];
+      ASSERT_TRUE(same_bits(got512[k], want[k])) << "avx512 trial " << trial << " element " << k << ": " << got512[k]
+                                                 << " vs " << want[k];
     }
   }
 #else

@@ -41,6 +41,7 @@ HybridConvEpilogueFn hybrid_conv_epilogue(::tickinfer::kernels::Isa isa) noexcep
   table.scalar = hybrid_conv_epilogue_portable;
 #if defined(TICKINFER_HAVE_X86)
   table.avx2 = hybrid_conv_epilogue_avx2;
+  table.avx512 = hybrid_conv_epilogue_avx512;
 #endif
   return table.pick(isa);
 }

@@ -54,6 +54,8 @@ void hybrid_conv_epilogue_portable(const int32_t* acc, int out_c, int n, int acc
 #if defined(__x86_64__)
 void hybrid_conv_epilogue_avx2(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
                                float* y) noexcept;
+void hybrid_conv_epilogue_avx512(const int32_t* acc, int out_c, int n, int acc_step, const HybridConvOut& q,
+                                 float* y) noexcept;
 #endif
 HybridConvEpilogueFn hybrid_conv_epilogue(::tickinfer::kernels::Isa isa) noexcept;
 

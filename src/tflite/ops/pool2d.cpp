@@ -5,6 +5,7 @@
 // then clamps to the fused activation range. Input and output share quantization parameters.
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/window.hpp"
@@ -12,14 +13,19 @@
 namespace tickinfer::tfl::ops {
 namespace {
 
+// Channels innermost: each cell of a window is one contiguous row of in_c values folded into the
+// accumulators (the cells in the same order as the reference's loops, so the same sums and maxima).
 template <class T, class Acc, bool kAverage>
 class Pool final : public PreparedOp {
  public:
-  Pool(int in, int out, const Window& w, Acc lo, Acc hi) : in_(in), out_(out), w_(w), lo_(lo), hi_(hi) {}
+  Pool(int in, int out, const Window& w, Acc lo, Acc hi)
+      : in_(in), out_(out), w_(w), lo_(lo), hi_(hi), acc_(static_cast<size_t>(w.in_c)) {}
   void eval(const TensorMemory& mem) noexcept override {
     const T* x = mem.at<T>(in_);
     T* y = mem.at<T>(out_);
     const Window& w = w_;
+    const int C = w.in_c;
+    Acc* acc = acc_.data();
     for (int b = 0; b < w.batch; ++b) {
       for (int oy = 0; oy < w.out_h; ++oy) {
         const int y0 = oy * w.stride_h - w.pad_h;
@@ -27,28 +33,30 @@ class Pool final : public PreparedOp {
         for (int ox = 0; ox < w.out_w; ++ox) {
           const int x0 = ox * w.stride_w - w.pad_w;
           const int fx0 = std::max(0, -x0), fx1 = std::min(w.filter_w, w.in_w - x0);
-          T* out = y + ((static_cast<int64_t>(b) * w.out_h + oy) * w.out_w + ox) * w.in_c;
-          for (int c = 0; c < w.in_c; ++c) {
-            Acc acc = kAverage ? Acc(0) : std::numeric_limits<Acc>::lowest();
-            int count = 0;
-            for (int fy = fy0; fy < fy1; ++fy) {
-              for (int fx = fx0; fx < fx1; ++fx) {
-                const Acc v = x[((static_cast<int64_t>(b) * w.in_h + y0 + fy) * w.in_w + x0 + fx) * w.in_c + c];
-                if constexpr (kAverage) acc += v;
-                else acc = std::max(acc, v);
-                ++count;
+          T* out = y + ((static_cast<int64_t>(b) * w.out_h + oy) * w.out_w + ox) * C;
+          std::fill(acc, acc + C, kAverage ? Acc(0) : std::numeric_limits<Acc>::lowest());
+          for (int fy = fy0; fy < fy1; ++fy) {
+            for (int fx = fx0; fx < fx1; ++fx) {
+              const T* cell = x + ((static_cast<int64_t>(b) * w.in_h + y0 + fy) * w.in_w + x0 + fx) * C;
+              for (int c = 0; c < C; ++c) {
+                if constexpr (kAverage) acc[c] += static_cast<Acc>(cell[c]);
+                else acc[c] = std::max(acc[c], static_cast<Acc>(cell[c]));
               }
             }
+          }
+          const int count = std::max(0, fy1 - fy0) * std::max(0, fx1 - fx0);
+          for (int c = 0; c < C; ++c) {
+            Acc v = acc[c];
             if constexpr (kAverage) {
               if (count == 0) {
-                acc = 0;
+                v = 0;
               } else if constexpr (std::numeric_limits<Acc>::is_integer) {
-                acc = acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count;
+                v = v > 0 ? (v + count / 2) / count : (v - count / 2) / count;
               } else {
-                acc = acc / static_cast<Acc>(count);
+                v = v / static_cast<Acc>(count);
               }
             }
-            out[c] = static_cast<T>(std::min(std::max(acc, lo_), hi_));
+            out[c] = static_cast<T>(std::min(std::max(v, lo_), hi_));
           }
         }
       }
@@ -63,6 +71,7 @@ class Pool final : public PreparedOp {
   int in_, out_;
   Window w_;
   Acc lo_, hi_;
+  std::vector<Acc> acc_;  // one window's accumulators, per channel
 };
 
 }  // namespace
