@@ -43,6 +43,12 @@ std::vector<tk::ExpfArrayFn> forms() {
   } else {
     std::printf("no vector form on this CPU: the scalar loop only\n");
   }
+  if (tk::ExpfArrayFn v = tk::expf_array_avx512_unchecked()) {
+    EXPECT_EQ(tk::expf_array(::tickinfer::kernels::Isa::Avx512), v) << "the AVX-512 form did not reproduce this libm's expf";
+    f.push_back(v);
+  } else {
+    std::printf("no AVX-512 here: its exp form is not under test\n");
+  }
   return f;
 }
 

@@ -28,12 +28,13 @@ inline void logistic_f32(ExpfArrayFn expf, const float* x, float* y, int64_t n) 
 }
 
 // The same over n values (int, as the other array forms), one family: the scalar form is
-// logistic_f32 with the scalar std::exp; the AVX2 form (platform_expf_avx2.cpp) runs the whole
-// formula in the vector and is picked where the vector std::exp reproduces this process's.
+// logistic_f32 with the scalar std::exp; the AVX2 and AVX-512 forms run the whole formula in the
+// vector and are picked where their std::exp reproduces this process's.
 using LogisticArrayFn = void (*)(const float* x, float* y, int n) noexcept;
 void logistic_array_scalar(const float* x, float* y, int n) noexcept;
 #if defined(TICKINFER_HAVE_X86)
 void logistic_array_avx2(const float* x, float* y, int n) noexcept;
+void logistic_array_avx512(const float* x, float* y, int n) noexcept;  // platform_expf_avx512.cpp
 #endif
 // Prepare time (the first call runs expf_array's check).
 LogisticArrayFn logistic_array(::tickinfer::kernels::Isa isa) noexcept;

@@ -69,9 +69,17 @@ LogisticArrayFn logistic_array(::tickinfer::kernels::Isa isa) noexcept {
   ::tickinfer::kernels::IsaVariants<LogisticArrayFn> table;
   table.scalar = logistic_array_scalar;
 #if defined(TICKINFER_HAVE_X86)
-  if (expf_array(isa) == expf_array_avx2) table.avx2 = logistic_array_avx2;
+  if (expf_array(::tickinfer::kernels::Isa::Avx2) == expf_array_avx2) table.avx2 = logistic_array_avx2;
+  if (expf_array(::tickinfer::kernels::Isa::Avx512) == expf_array_avx512) table.avx512 = logistic_array_avx512;
 #endif
   return table.pick(isa);
+}
+
+ExpfArrayFn expf_array_avx512_unchecked() noexcept {
+#if defined(TICKINFER_HAVE_X86)
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx512)) return expf_array_avx512;
+#endif
+  return nullptr;
 }
 
 ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept {
@@ -81,6 +89,9 @@ ExpfArrayFn expf_array(::tickinfer::kernels::Isa isa) noexcept {
   static const bool avx2_ok = ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2) &&
                               reproduces_libm(expf_array_avx2, [](float v) { return std::exp(v); });
   if (avx2_ok) table.avx2 = expf_array_avx2;
+  static const bool avx512_ok = ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx512) &&
+                                reproduces_libm(expf_array_avx512, [](float v) { return std::exp(v); });
+  if (avx512_ok) table.avx512 = expf_array_avx512;
 #endif
   return table.pick(isa);
 }

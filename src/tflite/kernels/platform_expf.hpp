@@ -31,11 +31,14 @@ bool reproduces_libm(ExpfArrayFn f, float (*libm)(float)) noexcept;
 void expf_array_scalar(const float* x, float* y, int n) noexcept;
 #if defined(TICKINFER_HAVE_X86)
 void expf_array_avx2(const float* x, float* y, int n) noexcept;
+void expf_array_avx512(const float* x, float* y, int n) noexcept;  // platform_expf_avx512.cpp
 #endif
 
 // The vector form itself, unchecked: nullptr where none is built (not x86) or the CPU lacks AVX2.
 // For the tests that compare it with the library function over every float.
 ExpfArrayFn expf_array_vector_unchecked() noexcept;
+// The AVX-512 form, unchecked: nullptr where the CPU lacks AVX-512 (or not x86).
+ExpfArrayFn expf_array_avx512_unchecked() noexcept;
 
 // The fastest form that reproduces std::exp here, at or below `isa` (prepare time: the first call
 // runs the check).
