@@ -123,7 +123,8 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Lowering,
                                            "batchnorm_k3", "layernorm_k3", "lstm_last_k3", "lstm_seq_k3",
                                            "lstm_tiny", "conv1d_k3", "conv1d_same_dilated_k3",
                                            "tcn", "pooling_k3", "global_pool_keepdims_k3", "concat_seq_k3",
-                                           "merge_two_in_two_out_k3", "shared_branch_k3"),
+                                           "merge_two_in_two_out_k3", "shared_branch_k3", "conv2d_k3", "conv2d_k2",
+                                           "conv2d_wide_k3", "pool2d_k3", "pool2d_k2", "deeplob_tiny_k3", "deeplob_tiny_k2"),
                          [](const auto& info) { return info.param; });
 
 TEST(Lowering, DenseBecomesFullyConnectedWithTheKernelTransposed) {
@@ -507,6 +508,35 @@ TEST(Regimes, AutoModeMeetsTheErrorBound) {
   const QuantizeReport loose = quantize_model(r.f, r.calm, r.crash, req);
   EXPECT_TRUE(loose.steps.empty());
   for (Precision p : loose.precisions) EXPECT_EQ(p, Precision::Int8);
+}
+
+// A DeepLOB-shaped model (Conv2D blocks with LeakyReLU, an Inception module with a MaxPooling2D
+// branch, an LSTM) quantized in each mode from its fixture's inputs: every Conv2D becomes an int8
+// or hybrid CONV_2D, and the model's output stays within the bound the error table reports.
+TEST(Conv2DModels, DeepLobTinyQuantizesInEveryMode) {
+  const std::string dir = testing::fixtures_dir();
+  const auto cases = testing::load_manifest(dir);
+  const auto it = std::find_if(cases.begin(), cases.end(), [](const auto& c) { return c.name == "deeplob_tiny_k3"; });
+  ASSERT_NE(it, cases.end());
+  const Program f = lower_file(it->file, it->window_length);
+  std::vector<SampleSet> data;
+  for (const auto& file : it->inputs) data.push_back(samples(formats::read_npy(file)));
+  for (QuantizeMode mode : {QuantizeMode::Dynamic, QuantizeMode::Int8}) {
+    QuantizeRequest req;
+    req.mode = mode;
+    req.timing_runs = 0;
+    const QuantizeReport rep = quantize_model(f, data, data, req);
+    int convs = 0;
+    for (const Op& op : rep.result.program.ops) {
+      if (op.code != OpCode::Conv2D) continue;
+      ++convs;
+      EXPECT_EQ(op.precision, mode == QuantizeMode::Int8 ? Precision::Int8 : Precision::Int8Dynamic) << op.label;
+    }
+    EXPECT_GE(convs, 5);
+    const double err = model_max_rel(f, rep.result.program, data);
+    EXPECT_LT(err, 0.05) << (mode == QuantizeMode::Int8 ? "int8" : "dynamic");
+    EXPECT_NEAR(err, rep.evaluation.output.max_rel(), 1e-6);
+  }
 }
 
 // ---- auto's measured fp32 pass ------------------------------------------------------------------

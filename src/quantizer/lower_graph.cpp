@@ -153,9 +153,9 @@ class Lowerer {
         refuse(n, "GRU has no quantized form (TFLite has no GRU op to quantize into: its converter writes a WHILE "
                   "loop of float ops); the float plan runs it");
       case OpKind::Conv1D: return conv1d(n);
-      case OpKind::Conv2D: refuse(n, "Conv2D is not supported by the quantizer yet; the float plan runs it");
+      case OpKind::Conv2D: return conv2d(n);
       case OpKind::MaxPool2D:
-      case OpKind::AvgPool2D:
+      case OpKind::AvgPool2D: return pool2d(n);
       case OpKind::MultiHeadAttention:
       case OpKind::Constant:
       case OpKind::Pad:
@@ -343,6 +343,44 @@ class Lowerer {
     op.options.activation = a.fused;
     const int y = reshape(n, conv, batched(n.shape), a.separate ? "/linear" : "");
     return apply_separate(n, a, y, "");
+  }
+
+  // Keras Conv2D over [H, W, C] (channels last) as the converter writes it: one CONV_2D on
+  // [1, H, W, C], the kernel (kh, kw, C, F) as TFLite's [F, kh, kw, C].
+  int conv2d(const Node& n) {
+    const int x = in(n);
+    const Shape& xs = shape(x);
+    if (xs.size() != 4 || n.weights.empty()) refuse(n, "Conv2D expects a [H, W, C] input and a kernel");
+    const int kh = n.kernel_size, kw = n.kernel_w, ic = xs[3], oc = n.units;
+    const auto& kd = n.weights[0].data;  // (kh, kw, ic, oc)
+    std::vector<float> filter(kd.size());
+    const size_t taps = static_cast<size_t>(kh) * kw * ic;
+    for (int o = 0; o < oc; ++o)
+      for (size_t t = 0; t < taps; ++t) filter[static_cast<size_t>(o) * taps + t] = kd[t * oc + static_cast<size_t>(o)];
+    const int w = f32(n, "/kernel", {oc, kh, kw, ic}, filter);
+    const std::vector<float> zeros(static_cast<size_t>(oc), 0.0f);
+    const int bias = f32(n, "/bias", {oc}, n.weights.size() > 1 ? n.weights[1].data : zeros);
+    const ActivationPlan a = plan_activation(n, n.activation);
+    const int y = out(n, a.separate ? "/linear" : "", batched(n.shape));
+    Op& op = b_.op(OpCode::Conv2D, {x, w, bias}, {y}, n.name);
+    op.options.padding = n.padding == Padding::Same ? PaddingMode::Same : PaddingMode::Valid;
+    op.options.stride_h = n.stride;
+    op.options.stride_w = n.stride_w;
+    op.options.dilation_h = n.dilation;
+    op.options.dilation_w = n.dilation_w;
+    op.options.activation = a.fused;
+    return apply_separate(n, a, y, "");
+  }
+
+  int pool2d(const Node& n) {
+    const int y = out(n, "", batched(n.shape));
+    Op& op = b_.op(n.kind == OpKind::MaxPool2D ? OpCode::MaxPool2D : OpCode::AveragePool2D, {in(n)}, {y}, n.name);
+    op.options.filter_h = n.pool_size;
+    op.options.filter_w = n.pool_w;
+    op.options.stride_h = n.pool_stride;
+    op.options.stride_w = n.pool_stride_w;
+    op.options.padding = n.padding == Padding::Same ? PaddingMode::Same : PaddingMode::Valid;
+    return y;
   }
 
   int pool1d(const Node& n) {

@@ -61,7 +61,8 @@ struct InterpreterOptions {
   bool lower_recurrent_loops = true;
   // Fuse a float LEAKY_RELU into the CONV_2D whose output it alone reads (applied in the
   // convolution's epilogue, the same formula: the same bits); false keeps both ops (the
-  // reference the fusion is tested against, and what the graph-engine lift reads).
+  // reference the fusion is tested against, and what the graph-engine lift reads). Never with
+  // keep_all_tensors: the conv's own output would hold nothing to read.
   bool fuse_activations = true;
   SparseChoice sparse = SparseChoice::Auto;
   ActivationForm lstm_activations = ActivationForm::Auto;

@@ -194,7 +194,8 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
       applies |= op.code == OpCode::VarHandle || op.code == OpCode::SpaceToBatchNd ||
                  (op.code == OpCode::Concatenation && has_slice) ||
                  (op.code == OpCode::While && options.lower_recurrent_loops) ||
-                 (op.code == OpCode::LeakyRelu && options.fuse_activations) || foldable(op, *program);
+                 (op.code == OpCode::LeakyRelu && options.fuse_activations && !options.keep_all_tensors) ||
+                 foldable(op, *program);
     }
   };
   scan(program->ops);
@@ -207,7 +208,7 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
   fold_constant_ops(*copy, options, isa);
   if (refresh_placeholder_shapes(*copy) > 0) fold_constant_ops(*copy, options, isa);
   if (options.lower_recurrent_loops) lower_lstm_loops(*copy);
-  if (options.fuse_activations) fuse_leaky_relu(*copy);
+  if (options.fuse_activations && !options.keep_all_tensors) fuse_leaky_relu(*copy);
   return copy;
 }
 
