@@ -8,11 +8,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
 #include "tflite/kernels/leaky_relu.hpp"
+#include "tflite/kernels/lut.hpp"
 #include "tflite/kernels/tflite_float_activations.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -43,6 +45,31 @@ uint32_t bits(float v) {
 // LEAKY_RELU: every variant equals x > 0 ? x : x * alpha written out, bit for bit, on signed
 // zeros, infinities, NaN, subnormals and ordinary values, at lengths around the 8- and 16-lane
 // steps and in place.
+// The int8 table applied 64 bytes at a time (AVX-512 VBMI) against the one-load-per-byte loop:
+// a random table, every byte value, every tail length around the vector, in place and not.
+TEST(Int8Tables, VbmiFormEqualsTheLoop) {
+#if defined(__x86_64__)
+  if (!tfl::kernels::lut_s8_vbmi_supported()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
+  tfl::kernels::LutS8 lut;
+  uint32_t state = 12345;
+  for (auto& v : lut.table) v = static_cast<int8_t>((state = state * 1664525u + 1013904223u) >> 24);
+  EXPECT_EQ(tfl::kernels::apply_lut_s8_fn(::tickinfer::kernels::Isa::Avx512), &tfl::kernels::apply_lut_s8_vbmi);
+  for (int n : {1, 63, 64, 65, 127, 128, 200, 256, 1000}) {
+    std::vector<int8_t> x(static_cast<size_t>(n));
+    for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<int8_t>(i * 37 + n);
+    std::vector<int8_t> want(x.size() + 8, 5), got(x.size() + 8, 5);
+    tfl::kernels::apply_lut_s8(lut, x.data(), want.data(), n);
+    tfl::kernels::apply_lut_s8_vbmi(lut, x.data(), got.data(), n);
+    ASSERT_EQ(got, want) << "n " << n << " (the 8 bytes after the row stay untouched)";
+    std::vector<int8_t> in_place = x;
+    tfl::kernels::apply_lut_s8_vbmi(lut, in_place.data(), in_place.data(), n);
+    ASSERT_TRUE(std::equal(in_place.begin(), in_place.end(), want.begin())) << "in place, n " << n;
+  }
+#else
+  GTEST_SKIP() << "not x86-64";
+#endif
+}
+
 TEST(TfliteFloatActivations, LeakyReluEqualsTheConditional) {
   const float inf = std::numeric_limits<float>::infinity();
   const float specials[] = {0.0f, -0.0f, inf, -inf, std::nanf(""), 1e-40f, -1e-40f, 3.5f, -3.5f, 1e30f, -1e30f};

@@ -25,4 +25,25 @@ void build_lut_s8_float(float in_scale, int32_t in_zp, float out_scale, int32_t 
   }
 }
 
+namespace {
+void apply_lut_s8_loop(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept { apply_lut_s8(lut, x, y, n); }
+}  // namespace
+
+bool lut_s8_vbmi_supported() noexcept {
+#if defined(TICKINFER_HAVE_X86)
+  return ::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx512) && __builtin_cpu_supports("avx512vbmi");
+#else
+  return false;
+#endif
+}
+
+ApplyLutS8Fn apply_lut_s8_fn(::tickinfer::kernels::Isa isa) noexcept {
+  ::tickinfer::kernels::IsaVariants<ApplyLutS8Fn> table;
+  table.scalar = apply_lut_s8_loop;
+#if defined(TICKINFER_HAVE_X86)
+  if (lut_s8_vbmi_supported()) table.avx512 = apply_lut_s8_vbmi;  // VBMI is beyond the avx512 ISA's own check
+#endif
+  return table.pick(isa);
+}
+
 }  // namespace tickinfer::tfl::kernels

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "kernels/isa_variants.hpp"
+
 namespace tickinfer::tfl::kernels {
 
 struct LutS8 {
@@ -22,5 +24,17 @@ void build_lut_s8_float(float in_scale, int32_t in_zp, float out_scale, int32_t 
 inline void apply_lut_s8(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept {
   for (int64_t i = 0; i < n; ++i) y[i] = lut.table[static_cast<uint8_t>(x[i])];
 }
+
+// The same 64 bytes at a time with AVX-512 VBMI byte permutes (lut_avx512.cpp): the same bytes.
+// x and y may alias. Only call where lut_s8_vbmi_supported().
+#if defined(__x86_64__)
+void apply_lut_s8_vbmi(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept;
+#endif
+bool lut_s8_vbmi_supported() noexcept;  // compiled in, and the CPU has AVX-512 F/BW and VBMI
+
+// The family for an op: the VBMI form where `isa` resolves to avx512 and the CPU has VBMI, else
+// the loop above. Prepare time only.
+using ApplyLutS8Fn = void (*)(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept;
+ApplyLutS8Fn apply_lut_s8_fn(::tickinfer::kernels::Isa isa) noexcept;
 
 }  // namespace tickinfer::tfl::kernels

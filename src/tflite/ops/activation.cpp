@@ -95,17 +95,17 @@ class FloatLeakyRelu final : public PreparedOp {
 
 class LutUnary final : public PreparedOp {
  public:
-  LutUnary(int in, int out, int64_t n, const char* name) : in_(in), out_(out), n_(n), name_(name) {}
+  LutUnary(int in, int out, int64_t n, const char* name, kernels::ApplyLutS8Fn apply)
+      : in_(in), out_(out), n_(n), name_(name), apply_(apply) {}
   kernels::LutS8 lut{};
-  void eval(const TensorMemory& mem) noexcept override {
-    kernels::apply_lut_s8(lut, mem.at<int8_t>(in_), mem.at<int8_t>(out_), n_);
-  }
+  void eval(const TensorMemory& mem) noexcept override { apply_(lut, mem.at<int8_t>(in_), mem.at<int8_t>(out_), n_); }
   std::string describe() const override { return std::string("int8 ") + name_ + " (256-entry table)"; }
 
  private:
   int in_, out_;
   int64_t n_;
   const char* name_;
+  kernels::ApplyLutS8Fn apply_;
 };
 
 FloatFn float_fn(const PrepareContext& ctx) {
@@ -157,7 +157,7 @@ std::unique_ptr<PreparedOp> prepare_activation(const PrepareContext& ctx) {
     if (!f) ctx.fail("float32 is not supported for this op");
     return std::make_unique<FloatUnary>(ctx.input_index(0), ctx.output_index(0), n, f, name);
   }
-  auto op = std::make_unique<LutUnary>(ctx.input_index(0), ctx.output_index(0), n, name);
+  auto op = std::make_unique<LutUnary>(ctx.input_index(0), ctx.output_index(0), n, name, kernels::apply_lut_s8_fn(ctx.isa));
   build_unary_int8_lut(ctx, per_tensor_params(ctx, in, "input"), per_tensor_params(ctx, out, "output"), &op->lut);
   return op;
 }

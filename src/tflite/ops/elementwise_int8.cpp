@@ -118,11 +118,10 @@ class Int8BinaryRequant final : public PreparedOp {
 // fills at prepare (Int8BinaryRequant::table_with), then one load per element.
 class Int8BinaryWithConstant final : public PreparedOp {
  public:
-  Int8BinaryWithConstant(int in, int out, int64_t count, const kernels::LutS8& lut, std::string what)
-      : in_(in), out_(out), count_(count), lut_(lut), what_(std::move(what)) {}
-  void eval(const TensorMemory& mem) noexcept override {
-    kernels::apply_lut_s8(lut_, mem.at<int8_t>(in_), mem.at<int8_t>(out_), count_);
-  }
+  Int8BinaryWithConstant(int in, int out, int64_t count, const kernels::LutS8& lut, std::string what,
+                         kernels::ApplyLutS8Fn apply)
+      : in_(in), out_(out), count_(count), lut_(lut), what_(std::move(what)), apply_(apply) {}
+  void eval(const TensorMemory& mem) noexcept override { apply_(lut_, mem.at<int8_t>(in_), mem.at<int8_t>(out_), count_); }
   std::string describe() const override { return what_ + " (one constant operand: 256-entry table)"; }
 
  private:
@@ -130,6 +129,7 @@ class Int8BinaryWithConstant final : public PreparedOp {
   int64_t count_;
   kernels::LutS8 lut_;
   std::string what_;
+  kernels::ApplyLutS8Fn apply_;
 };
 
 struct MaximumS8 {
@@ -155,7 +155,8 @@ std::unique_ptr<PreparedOp> with_constant(const PrepareContext& ctx, std::unique
     if (!c.is_constant() || num_elements(c) != 1 || num_elements(ctx.input(1 - side)) != n_out) continue;
     kernels::LutS8 lut{};
     op->table_with(side, const_data<int8_t>(c)[0], &lut);
-    return std::make_unique<Int8BinaryWithConstant>(ctx.input_index(1 - side), ctx.output_index(0), n_out, lut, name);
+    return std::make_unique<Int8BinaryWithConstant>(ctx.input_index(1 - side), ctx.output_index(0), n_out, lut, name,
+                                                    kernels::apply_lut_s8_fn(ctx.isa));
   }
   return op;
 }
