@@ -1,6 +1,7 @@
 // invoke() of the Keras 3 TFLite conversions (tests/fixtures/tflite_k3: WHILE loops run op by op
 // and lowered onto the fused LSTM, CALL_ONCE + resource variables in stream use, DYNAMIC_UPDATE_SLICE,
-// runtime GATHER / SLICE, BATCH_MATMUL, folded SHAPE / PACK, SPACE_TO_BATCH_ND, full int8 attention)
+// runtime GATHER / SLICE, BATCH_MATMUL, folded SHAPE / PACK, SPACE_TO_BATCH_ND, full int8 attention,
+// dynamic-range LSTM loops lowered, LEAKY_RELU fused into convolutions)
 // allocates nothing
 // and takes no lock after the interpreter is built.
 #include <gtest/gtest.h>
@@ -31,7 +32,9 @@ TEST(QuantTfliteK3HotPath, InvokeAllocatesAndLocksNothing) {
   const char* const files[] = {
       "lstm_seq/keras_float.tflite",      "lstm_stacked/saved_float.tflite", "gru_after/keras_float.tflite",
       "gru_before/keras_float.tflite",    "lstm_stateful/keras_float.tflite", "lstm_stream/keras_float.tflite",
-      "lstm_wide/keras_dynamic.tflite",
+      "lstm_wide/keras_dynamic.tflite",   "lstm_long/saved_dynamic.tflite",
+      // CONV_2D with a fused LEAKY_RELU (float and hybrid), lowered hybrid LSTM loops
+      "deeplob_seq2seq/keras_dynamic.tflite", "deeplob_attention/saved_float.tflite",
       "tcn_dynamic_batch/keras_float.tflite", "matmul/keras_int8.tflite",   "matmul_dynamic_batch/saved_float.tflite",
       "two_inputs/saved_float.tflite",
       // full int8 attention: SOFTMAX (tabled exps), BATCH_MATMUL (row products), ADD/SUB/MUL and
