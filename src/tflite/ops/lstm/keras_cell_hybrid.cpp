@@ -13,6 +13,7 @@
 // the state, so every step's zx is made before the first step.
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
