@@ -156,10 +156,10 @@ class Lowerer {
       case OpKind::Conv2D: return conv2d(n);
       case OpKind::MaxPool2D:
       case OpKind::AvgPool2D: return pool2d(n);
+      case OpKind::Pad: return pad(n);
+      case OpKind::Permute: return permute(n);
       case OpKind::MultiHeadAttention:
       case OpKind::Constant:
-      case OpKind::Pad:
-      case OpKind::Permute:
       case OpKind::DepthwiseConv2D:
       case OpKind::SeparableConv2D:
       case OpKind::MatMul:
@@ -370,6 +370,27 @@ class Lowerer {
     op.options.dilation_w = n.dilation_w;
     op.options.activation = a.fused;
     return apply_separate(n, a, y, "");
+  }
+
+  // ZeroPadding1D/2D and Keras' Pad: one PAD, nothing before or after the batch axis.
+  int pad(const Node& n) {
+    std::vector<int32_t> pads = {0, 0};
+    for (int p : n.pads) pads.push_back(p);
+    const int rank = static_cast<int>(pads.size() / 2);
+    const int paddings = b_.constant(n.name + "/paddings", DType::I32, {rank, 2}, pads);
+    const int y = out(n, "", batched(n.shape));
+    b_.op(OpCode::Pad, {in(n), paddings}, {y}, n.name);
+    return y;
+  }
+
+  // Permute: one TRANSPOSE, the batch axis kept first.
+  int permute(const Node& n) {
+    std::vector<int32_t> perm = {0};
+    for (int a : n.permutation) perm.push_back(a + 1);
+    const int perm_t = b_.int32_constant(n.name + "/perm", perm);
+    const int y = out(n, "", batched(n.shape));
+    b_.op(OpCode::Transpose, {in(n), perm_t}, {y}, n.name);
+    return y;
   }
 
   int pool2d(const Node& n) {

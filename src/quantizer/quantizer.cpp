@@ -233,7 +233,7 @@ class Transform {
         out_q = {{1.0f / 128.0f}, {0}, 0};
         break;
       case OpCode::Reshape: case OpCode::Squeeze: case OpCode::ExpandDims: case OpCode::StridedSlice:
-      case OpCode::Pad: case OpCode::MaxPool2D: case OpCode::AveragePool2D:
+      case OpCode::Pad: case OpCode::MaxPool2D: case OpCode::AveragePool2D: case OpCode::Transpose:
         // The int8 kernels move values without requantizing: output params = input params.
         q.inputs[0] = in0();
         for (size_t k = 1; k < op.inputs.size(); ++k) q.inputs[k] = operand(op.inputs[k]);
