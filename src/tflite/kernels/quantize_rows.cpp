@@ -94,7 +94,6 @@ void min_max_portable(const float* x, int n, float* lo, float* hi) noexcept {
   }
 }
 
-
 void quantize_row_body_portable(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi,
                                 int8_t* q) noexcept {
   for (int i = 0; i < n; ++i) q[i] = static_cast<int8_t>(std::clamp(round_body(x[i] * inv) + zp, lo, hi));
