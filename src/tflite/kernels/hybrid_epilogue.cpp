@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "tflite/kernels/leaky_relu.hpp"
+
 namespace tickinfer::tfl::kernels {
 
 void hybrid_epilogue_portable(const HybridRow& r, int units, float* y) noexcept {
@@ -30,9 +32,9 @@ void hybrid_conv_epilogue_portable(const int32_t* acc, int out_c, int n, int acc
         v = static_cast<float>(a[o]) * q.input_scale;
       }
       if (q.bias) v += q.bias[o];
-      const float c = std::min(std::max(v, q.lo), q.hi);
-      out[o] = q.leaky ? (c > 0.0f ? c : c * q.alpha) : c;
+      out[o] = std::min(std::max(v, q.lo), q.hi);
     }
+    if (q.leaky) leaky_relu_scalar(out, out, out_c, q.alpha);
   }
 }
 

@@ -63,7 +63,9 @@ ExpfArrayFn expf_array_vector_unchecked() noexcept {
   return nullptr;
 }
 
-void logistic_array_scalar(const float* x, float* y, int n) noexcept { logistic_f32(expf_array_scalar, x, y, n); }
+void logistic_array_scalar(const float* x, float* y, int n) noexcept {
+  for (int i = 0; i < n; ++i) y[i] = logistic_one(x[i]);
+}
 
 LogisticArrayFn logistic_array(::tickinfer::kernels::Isa isa) noexcept {
   ::tickinfer::kernels::IsaVariants<LogisticArrayFn> table;

@@ -95,10 +95,6 @@ void logistic_array_avx2(const float* x, float* y, int n) noexcept {
     const __m256 mid = _mm256_blendv_ps(_mm256_div_ps(one, _mm256_add_ps(one, e)), e, low);
     return _mm256_blendv_ps(mid, one, _mm256_cmp_ps(v, upper, _CMP_GT_OQ));
   };
-  const auto scalar = [](float v) {  // the formula, for the lanes exp4 leaves to std::exp
-    const float e = std::exp(v < kLogisticLower ? v : -v);
-    return v > kLogisticUpper ? 1.0f : (v < kLogisticLower ? e : 1.0f / (1.0f + e));
-  };
   int i = 0;
   for (; i + 8 <= n; i += 8) {
     int special;
@@ -109,7 +105,7 @@ void logistic_array_avx2(const float* x, float* y, int n) noexcept {
       _mm256_storeu_ps(in, v);  // x and y may alias
       _mm256_storeu_ps(y + i, r);
       for (int l = 0; l < 8; ++l)
-        if (special >> l & 1) y[i + l] = scalar(in[l]);
+        if (special >> l & 1) y[i + l] = logistic_one(in[l]);
     } else {
       _mm256_storeu_ps(y + i, r);
     }
@@ -119,7 +115,7 @@ void logistic_array_avx2(const float* x, float* y, int n) noexcept {
     std::memcpy(in, x + i, sizeof(float) * static_cast<size_t>(n - i));
     int special;
     _mm256_storeu_ps(out, eight(_mm256_loadu_ps(in), special));
-    for (int l = 0; l < n - i; ++l) y[i + l] = (special >> l & 1) ? scalar(in[l]) : out[l];
+    for (int l = 0; l < n - i; ++l) y[i + l] = (special >> l & 1) ? logistic_one(in[l]) : out[l];
   }
 }
 

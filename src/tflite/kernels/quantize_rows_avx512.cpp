@@ -5,19 +5,14 @@
 //    the first is NaN); truncating conversion, + zp, the int32 clamp, a narrowing store (within
 //    int8 after the clamp, so its saturation never acts);
 //  - min/max: four pairs of accumulators, minps(x, l) = x < l ? x : l, the loop's std::min.
-#include <immintrin.h>
 
 #include <algorithm>
 
+#include "kernels/x86_intrinsics.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 
 namespace tickinfer::tfl::kernels {
 
-// GCC 12 warns on the unmasked AVX-512 forms (an uninitialised pass-through operand in its
-// headers): the zero-masking forms with every lane selected are the same instructions.
-namespace {
-constexpr __mmask16 kAll = 0xffff;
-}  // namespace
 
 void quantize_row_body_avx512(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi, int8_t* q) noexcept {
   const __m512 invv = _mm512_set1_ps(inv);
@@ -26,11 +21,11 @@ void quantize_row_body_avx512(const float* x, int n, float inv, int32_t zp, int3
   const __m512 top = _mm512_set1_ps(1024.0f), bottom = _mm512_set1_ps(-1024.0f);
   const __m512i zpv = _mm512_set1_epi32(zp), lov = _mm512_set1_epi32(lo), hiv = _mm512_set1_epi32(hi);
   const auto sixteen = [&](const float* xs, __mmask16 m, int8_t* qs) {
-    const __m512 p = _mm512_maskz_mul_ps(kAll, _mm512_maskz_loadu_ps(m, xs), invv);
-    const __m512 v = _mm512_maskz_add_ps(kAll, p, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(p, zero, _CMP_LT_OQ), half, mhalf));
-    const __m512 c = _mm512_maskz_min_ps(kAll, _mm512_maskz_max_ps(kAll, v, bottom), top);
-    __m512i r = _mm512_maskz_add_epi32(kAll, _mm512_maskz_cvttps_epi32(kAll, c), zpv);
-    r = _mm512_maskz_min_epi32(kAll, _mm512_maskz_max_epi32(kAll, r, lov), hiv);
+    const __m512 p = _mm512_mul_ps(_mm512_maskz_loadu_ps(m, xs), invv);
+    const __m512 v = _mm512_add_ps(p, _mm512_mask_blend_ps(_mm512_cmp_ps_mask(p, zero, _CMP_LT_OQ), half, mhalf));
+    const __m512 c = _mm512_min_ps(_mm512_max_ps(v, bottom), top);
+    __m512i r = _mm512_add_epi32(_mm512_cvttps_epi32(c), zpv);
+    r = _mm512_min_epi32(_mm512_max_epi32(r, lov), hiv);
     _mm512_mask_cvtsepi32_storeu_epi8(qs, m, r);
   };
   int i = 0;
@@ -46,21 +41,21 @@ void min_max_avx512(const float* x, int n, float* lo, float* hi) noexcept {
 #pragma GCC unroll 4
     for (int k = 0; k < 4; ++k) {
       const __m512 a = _mm512_loadu_ps(x + i + 16 * k);
-      l[k] = _mm512_maskz_min_ps(kAll, a, l[k]);
-      h[k] = _mm512_maskz_max_ps(kAll, a, h[k]);
+      l[k] = _mm512_min_ps(a, l[k]);
+      h[k] = _mm512_max_ps(a, h[k]);
     }
   }
   for (; i + 16 <= n; i += 16) {
     const __m512 a = _mm512_loadu_ps(x + i);
-    l[0] = _mm512_maskz_min_ps(kAll, a, l[0]);
-    h[0] = _mm512_maskz_max_ps(kAll, a, h[0]);
+    l[0] = _mm512_min_ps(a, l[0]);
+    h[0] = _mm512_max_ps(a, h[0]);
   }
   // The accumulators folded in the vector first: a serial fold of 128 values would cost more
   // than a short row's whole search.
-  const __m512 lm = _mm512_maskz_min_ps(kAll, _mm512_maskz_min_ps(kAll, l[0], l[1]), _mm512_maskz_min_ps(kAll, l[2], l[3]));
-  const __m512 hm = _mm512_maskz_max_ps(kAll, _mm512_maskz_max_ps(kAll, h[0], h[1]), _mm512_maskz_max_ps(kAll, h[2], h[3]));
-  const __m256 l8 = _mm256_min_ps(_mm512_maskz_extractf32x8_ps(0xff, lm, 0), _mm512_maskz_extractf32x8_ps(0xff, lm, 1));
-  const __m256 h8 = _mm256_max_ps(_mm512_maskz_extractf32x8_ps(0xff, hm, 0), _mm512_maskz_extractf32x8_ps(0xff, hm, 1));
+  const __m512 lm = _mm512_min_ps(_mm512_min_ps(l[0], l[1]), _mm512_min_ps(l[2], l[3]));
+  const __m512 hm = _mm512_max_ps(_mm512_max_ps(h[0], h[1]), _mm512_max_ps(h[2], h[3]));
+  const __m256 l8 = _mm256_min_ps(_mm512_extractf32x8_ps(lm, 0), _mm512_extractf32x8_ps(lm, 1));
+  const __m256 h8 = _mm256_max_ps(_mm512_extractf32x8_ps(hm, 0), _mm512_extractf32x8_ps(hm, 1));
   const __m128 l4 = _mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
   const __m128 h4 = _mm_max_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
   alignas(16) float lv[4], hv[4];

@@ -4,7 +4,7 @@
 // only from such files. Single rounding is the AVX2 version's arithmetic (gemv_s8_avx2.cpp derives
 // both roundings); double rounding is folded into one 64-bit rounding (DoubleRounding16, below).
 // Both equal the scalar reference bit for bit (quant_int8_kernels_test).
-#include <immintrin.h>
+#include "kernels/x86_intrinsics.hpp"
 
 #include <cstdint>
 

@@ -2,7 +2,7 @@
 // lanes, with no FMA (built with -ffp-contract=off, separate multiplies and adds), so every
 // variant agrees with the scalar reference bit for bit. The last 1-15 values go to the AVX2
 // kernels (8 lanes, then scalar).
-#include <immintrin.h>
+#include "kernels/x86_intrinsics.hpp"
 
 #include "tflite/kernels/tflite_float_activations.hpp"
 
@@ -11,13 +11,10 @@ namespace tickinfer::tfl::kernels {
 using namespace tflite_act;
 
 namespace {
-// GCC 12 reports its own unmasked forms of these as reading an uninitialized vector; the
-// zero-masked forms with every lane selected are the same instructions.
-constexpr __mmask16 kAll = 0xFFFF;
 inline __m512 madd(__m512 a, __m512 b, __m512 c) { return _mm512_add_ps(_mm512_mul_ps(a, b), c); }
 // a < b ? a : b and a > b ? a : b per lane: the second operand for a NaN lane, as vminps does.
-inline __m512 min_of(__m512 a, __m512 b) { return _mm512_maskz_min_ps(kAll, a, b); }
-inline __m512 max_of(__m512 a, __m512 b) { return _mm512_maskz_max_ps(kAll, a, b); }
+inline __m512 min_of(__m512 a, __m512 b) { return _mm512_min_ps(a, b); }
+inline __m512 max_of(__m512 a, __m512 b) { return _mm512_max_ps(a, b); }
 }  // namespace
 
 void tflite_sigmoid_avx512(const float* x, float* y, int n) noexcept {
@@ -29,8 +26,7 @@ void tflite_sigmoid_avx512(const float* x, float* y, int n) noexcept {
     // min_ps returns its second operand for a NaN lane, as the scalar fmin picks the number.
     const __m512 v = max_of(min_of(xin, hi), lo);
     const __m512 h = _mm512_mul_ps(v, half);
-    const __m512 m = _mm512_maskz_roundscale_ps(kAll, madd(h, _mm512_set1_ps(kLog2e), half),
-                                                _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    const __m512 m = _mm512_roundscale_ps(madd(h, _mm512_set1_ps(kLog2e), half), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     __m512 r = madd(m, _mm512_set1_ps(kLn2Hi), h);
     r = madd(m, _mm512_set1_ps(kLn2Lo), r);
     const __m512 r2 = _mm512_mul_ps(r, r);
@@ -39,8 +35,7 @@ void tflite_sigmoid_avx512(const float* x, float* y, int n) noexcept {
     const __m512 p_low = _mm512_add_ps(r, one);
     __m512 p = madd(r, p_odd, p_even);
     p = madd(r2, p, p_low);
-    const __m512i bits = _mm512_maskz_slli_epi32(
-        kAll, _mm512_add_epi32(_mm512_maskz_cvttps_epi32(kAll, m), _mm512_set1_epi32(127)), 23);
+    const __m512i bits = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvttps_epi32(m), _mm512_set1_epi32(127)), 23);
     __m512 e = _mm512_mul_ps(p, _mm512_castsi512_ps(bits));
     e = _mm512_mul_ps(e, e);
     const __m512 s = _mm512_div_ps(e, _mm512_add_ps(one, e));

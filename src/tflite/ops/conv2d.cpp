@@ -51,8 +51,8 @@ class FloatConv final : public PreparedOp {
             float total = 0.0f;
             for (int k = 0; k < s_.patch; ++k) total += patch_[static_cast<size_t>(k)] * row[k];
             out[oc] = std::min(std::max(total + (bias_ ? bias_[oc] : 0.0f), lo_), hi_);
-            if (s_.leaky) out[oc] = leaky(out[oc], s_.alpha);
           }
+          if (s_.leaky) kernels::leaky_relu_scalar(out, out, w.out_c, s_.alpha);
         }
   }
   std::string describe() const override { return std::string("float conv2d reference") + fused_note(s_); }

@@ -12,14 +12,13 @@ struct ConvShape {
   Window w;
   int input = -1, output = -1;
   int patch = 0;  // kh * kw * in_c: one filter row
-  // A float LEAKY_RELU the interpreter fused after this op (OpOptions::fused_leaky_relu): each
-  // output, after the clamp, becomes leaky(v) below, the LEAKY_RELU op's own formula.
+  // A float LEAKY_RELU the interpreter fused after this op (OpOptions::fused_leaky_relu): the
+  // outputs, after the clamp, go through the LEAKY_RELU op's own kernel (kernels/leaky_relu.hpp).
   bool leaky = false;
   float alpha = 0.0f;
 };
 
-// TFLite's float LEAKY_RELU of one value (reference_ops::LeakyRelu), and what describe() adds.
-inline float leaky(float v, float alpha) noexcept { return v > 0.0f ? v : v * alpha; }
+// What describe() adds for a fused LEAKY_RELU.
 inline const char* fused_note(const ConvShape& s) noexcept { return s.leaky ? ", then LEAKY_RELU (fused)" : ""; }
 
 // n bytes, n > 0, in 16-byte moves the compiler keeps inline (the last one overlapping): a tap

@@ -5,18 +5,13 @@
 // is one vptestmw and one masked vpmulhrsw instead of and, compare, multiply and blend. Every
 // function equals the scalar reference's table on all 65536 inputs (quant_lstm_kernels_test).
 // Include only from translation units compiled with the AVX-512 flags.
-#include <immintrin.h>
+#include "kernels/x86_intrinsics.hpp"
 
 #include <cstdint>
 
 #include "tflite/ops/lstm/sequence_lstm_int16_math.hpp"
 
 namespace tickinfer::tfl::ops::lstm::fx16::avx512 {
-
-// GCC 12's unmasked forms of some AVX-512 intrinsics pass an "undefined" vector that its own
-// -Wmaybe-uninitialized reports; the zero-masked forms with every lane selected are the same
-// instructions.
-constexpr __mmask32 kAll = 0xFFFFFFFFu;
 
 // K vectors side by side, as in the AVX2 form: one function is one long dependent chain.
 template <int K>
@@ -35,10 +30,10 @@ inline Vecs<K> each(F f, const A&... a) {
 }
 
 inline __m512i splat(int16_t v) { return _mm512_set1_epi16(v); }
-inline __m512i mul(__m512i a, __m512i b) { return _mm512_maskz_mulhrs_epi16(kAll, a, b); }
-inline __m512i adds(__m512i a, __m512i b) { return _mm512_maskz_adds_epi16(kAll, a, b); }
-inline __m512i add(__m512i a, __m512i b) { return _mm512_maskz_add_epi16(kAll, a, b); }
-inline __m512i sub(__m512i a, __m512i b) { return _mm512_maskz_sub_epi16(kAll, a, b); }
+inline __m512i mul(__m512i a, __m512i b) { return _mm512_mulhrs_epi16(a, b); }
+inline __m512i adds(__m512i a, __m512i b) { return _mm512_adds_epi16(a, b); }
+inline __m512i add(__m512i a, __m512i b) { return _mm512_add_epi16(a, b); }
+inline __m512i sub(__m512i a, __m512i b) { return _mm512_sub_epi16(a, b); }
 inline __m512i times4_saturating(__m512i x) {
   const __m512i x2 = adds(x, x);
   return adds(x2, x2);
@@ -86,7 +81,7 @@ inline Vecs<K> exp_on_negative_values(const Vecs<K>& a) {
   const Vecs<K> a_mod_quarter_minus_one_quarter =
       each<K>([=](__m512i u) { return sub(_mm512_and_si512(u, mask), quarter); }, a);
   Vecs<K> result = exp_on_interval_between_negative_one_quarter_and_0_excl<K>(
-      each<K>([](__m512i u) { return _mm512_maskz_slli_epi16(kAll, u, IB); }, a_mod_quarter_minus_one_quarter));
+      each<K>([](__m512i u) { return _mm512_slli_epi16(u, IB); }, a_mod_quarter_minus_one_quarter));
   const Vecs<K> remainder = each<K>([](__m512i u, __m512i v) { return sub(u, v); }, a_mod_quarter_minus_one_quarter, a);
   for_each_barrel_term<IB>([&]<int kE>(int16_t multiplier) {
     const __m512i bit = splat(static_cast<int16_t>(1 << (kFrac + kE))), m = splat(multiplier);
@@ -122,13 +117,13 @@ inline Vecs<K> reciprocal_estimate_q2(const Vecs<K>& half_denominator) {
 template <int K>
 inline Vecs<K> half_of_one_plus(const Vecs<K>& e) {
   const __m512i one = splat(kOneQ0);
-  return each<K>([one](__m512i u) { return _mm512_maskz_avg_epu16(kAll, u, one); }, e);
+  return each<K>([one](__m512i u) { return _mm512_avg_epu16(u, one); }, e);
 }
 
 // -|a| (-32768 stays -32768).
 template <int K>
 inline Vecs<K> minus_abs(const Vecs<K>& a) {
-  return each<K>([](__m512i u) { return sub(_mm512_setzero_si512(), _mm512_maskz_abs_epi16(kAll, u)); }, a);
+  return each<K>([](__m512i u) { return sub(_mm512_setzero_si512(), _mm512_abs_epi16(u)); }, a);
 }
 
 // logistic on Q3 raw values, as Q0.

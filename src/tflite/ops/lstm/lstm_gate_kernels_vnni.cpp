@@ -2,7 +2,7 @@
 // sums requantized in registers (avx512_lanes::DoubleRounding16, TFLite's double rounding, its
 // constants made once at prepare) and narrowed to int16 with saturation (vpmovsdw is sat16).
 // Compiled with the AVX-512 VNNI flags.
-#include <immintrin.h>
+#include "kernels/x86_intrinsics.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -17,7 +17,6 @@ namespace {
 using kernels::avx512_lanes::DoubleRounding16;
 static_assert(sizeof(DoubleRounding16) == kVnniRoundingBytes);
 constexpr int kRows = VnniGates::kGroupRows;
-constexpr __mmask16 kAll = 0xFFFF;
 
 inline __m512i load_rows(const int32_t* p) { return _mm512_loadu_si512(p); }
 inline __m512i quad_of(const uint8_t* x, int q) {
@@ -34,7 +33,7 @@ inline DoubleRounding16 rounding_of(const int8_t* rounding, int g) {
   return r;
 }
 inline void store_sat16(int16_t* p, __m512i v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_maskz_cvtsepi32_epi16(kAll, v));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtsepi32_epi16(v));
 }
 
 }  // namespace
@@ -83,7 +82,7 @@ inline void groups_times_vector(const int8_t* packed, int g0, int quads, const i
     const size_t r0 = static_cast<size_t>(g0 + i) * kRows;
     const __m512i term = rounding_of(rounding, g0 + i).apply(_mm512_add_epi32(a[i], b[i]));
     if constexpr (kAddGx) {
-      const __m512i x = _mm512_maskz_cvtepi16_epi32(kAll, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(gx + r0)));
+      const __m512i x = _mm512_cvtepi16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(gx + r0)));
       store_sat16(out + r0, _mm512_add_epi32(term, x));
     } else {
       store_sat16(out + r0, term);

@@ -2,7 +2,7 @@
 // activation kernels of the AVX-512 set, bit for bit the tables' values. On a core that splits
 // 512-bit operations (Zen 4) the mask-register forms still halve the AVX2 form's instruction
 // count, and, unlike the tables, they leave the gate weights in L1.
-#include <immintrin.h>
+#include "kernels/x86_intrinsics.hpp"
 
 #include <cstring>
 
