@@ -37,11 +37,8 @@ void PrintTo(const FixtureCase& c, std::ostream* os) { *os << c.name; }
 namespace {
 
 // The source tree as built, or $TICKINFER_SOURCE_DIR where the binary runs from another checkout
-// (tools/gpu_check.sh on a GPU machine).
-std::string source() {
-  const char* env = std::getenv("TICKINFER_SOURCE_DIR");
-  return env && *env ? env : ::tickinfer::test::source_dir();
-}
+// (tools/gpu_check.sh on a GPU machine; support/source_paths.cpp reads it).
+std::string source() { return ::tickinfer::test::source_dir(); }
 
 std::vector<FixtureCase> all_cases() {
   std::vector<FixtureCase> out;
@@ -125,6 +122,67 @@ TEST_P(GraphFormWindow, GpuMatchesKeras) {
   check_window(GetParam(), true);
 }
 
+// Batched rows (Plan::run_rows on a reservation): each row of a batch bit-identical to run() on
+// that row, on the host in either item and row order, and on a GPU where one is visible. Two
+// rows reserved and three run: a full batch, then a slice of one.
+void check_batched(const FixtureCase& c, bool on_gpu) {
+  const Model model = Model::load(c.file);
+  CompileOptions opt;
+  opt.window_length = c.window_length;
+  std::unique_ptr<Plan::Impl> one = on_host(model, opt, false);
+  if (one->input_shapes().size() != 1 || one->output_shapes().size() != 1) {
+    EXPECT_NE(on_host(model, opt, false)->reserve_rows(2), "") << c.name << ": several inputs or outputs batched";
+    return;
+  }
+  std::vector<std::unique_ptr<Plan::Impl>> batched;
+  if (on_gpu) {
+    opt.device = "cuda";
+    opt.cuda_form = "graph";
+    batched.push_back(engine::compile_cuda_graph(model.graph(), opt, 0));
+    one = engine::compile_cuda_graph(model.graph(), opt, 0);
+  } else {
+    batched.push_back(on_host(model, opt, false));
+    batched.push_back(on_host(model, opt, true));
+  }
+  const formats::NpyArray x = formats::read_npy(c.inputs[0]);
+  const size_t in = static_cast<size_t>(shape_size(one->input_shapes()[0]));
+  const size_t out = static_cast<size_t>(shape_size(one->output_shapes()[0]));
+  const int rows = static_cast<int>(std::min<int64_t>(x.shape[0], 3));
+  std::vector<float> want(rows * out);
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x.data.data() + r * in;
+    float* yr = want.data() + r * out;
+    one->run(&xr, &yr);
+  }
+  for (auto& plan : batched) {
+    ASSERT_EQ(plan->reserve_rows(2), "") << c.name;
+    EXPECT_EQ(plan->reserved_rows(), 2);
+    std::vector<float> got(rows * out, -12345.0f);
+    plan->run_rows(x.data.data(), rows, got.data());
+    for (int r = 0; r < rows; ++r)
+      EXPECT_EQ(std::memcmp(got.data() + r * out, want.data() + r * out, out * sizeof(float)), 0)
+          << c.name << " row " << r << (on_gpu ? " (GPU)" : "") << ": batched differs from run()";
+  }
+}
+
+class GraphFormBatched : public ::testing::TestWithParam<FixtureCase> {};
+
+TEST_P(GraphFormBatched, HostRowsEqualRunBitForBit) { check_batched(GetParam(), false); }
+
+TEST_P(GraphFormBatched, GpuRowsEqualRunBitForBit) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the batched form runs on the host above";
+  check_batched(GetParam(), true);
+}
+
+// A stream plan carries one sequence's state: its rows cannot run side by side, and it says so.
+TEST(GraphFormBatchedRefusals, StreamPlansRefuseRows) {
+  const Model model = Model::load(source() + "/bench/models/lstm_tiny/model.keras");
+  CompileOptions opt;
+  opt.mode = RecurrentMode::Stream;
+  const std::string why = on_host(model, opt, false)->reserve_rows(4);
+  EXPECT_NE(why.find("stream"), std::string::npos) << why;
+}
+
 class GraphFormStream : public ::testing::TestWithParam<FixtureCase> {};
 
 // Tick by tick from a reset, each tick's output against Keras on the prefix window: the host
@@ -181,6 +239,7 @@ std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormWindow, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormBatched, ::testing::ValuesIn(all_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormStream, ::testing::ValuesIn(stream_cases()), case_name);
 
 // The suite cannot pass vacuously: the fixtures are there, and between them they hold every

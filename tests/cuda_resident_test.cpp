@@ -26,7 +26,7 @@ namespace {
 // The source tree as built, or $TICKINFER_SOURCE_DIR where the binary runs from another checkout
 // (tools/gpu_check.sh on a GPU machine).
 const std::string kModels =
-    std::string(std::getenv("TICKINFER_SOURCE_DIR") ? std::getenv("TICKINFER_SOURCE_DIR") : ::tickinfer::test::source_dir()) +
+    std::string(::tickinfer::test::source_dir()) +
     "/bench/models/";
 
 #define SKIP_WITHOUT_GPU()                                                                                    \

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "cuda/devices.hpp"
 #include "formats/npy.hpp"
 #include "serving/model_server.hpp"
 #include "support/http_client.hpp"
@@ -124,6 +125,40 @@ TEST(ServingBatching, FullQueueIsUnavailable) {
   EXPECT_EQ(first.code, StatusCode::Ok);
   EXPECT_GE(first.queue_ns, 250000000u);  // it waited for the batch timeout
   EXPECT_TRUE(std::isfinite(y[0]));
+}
+
+// --device cuda: every plan the CUDA graph form with a whole batch reserved, so a window model
+// that is not row-wise on the CPU (tcn: convolutions over time) still runs a batch as one call,
+// each row as run() gives it. Without a GPU the load fails saying why.
+TEST(ServingBatching, OnAGpuEveryWindowModelRunsRowsTogether) {
+  TempDir d;
+  const std::string dir = d.add_version("tcn", "1", tickinfer::testing::bench_model("tcn/model.keras"));
+  ServableOptions o;
+  o.device = "cuda";
+  if (tickinfer::cuda::device_count() == 0) {
+    try {
+      Servable::load(dir, 1, o);
+      FAIL() << "served on a GPU that is not there";
+    } catch (const tickinfer::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos) << e.what();
+    }
+    GTEST_SKIP() << "no CUDA device visible: the refusal is checked, the batched rows need a GPU";
+  }
+  const auto sv = Servable::load(dir, 1, o);
+  ASSERT_TRUE(sv->rows_together());
+  const size_t in = sv->inputs()[0].size, out = sv->outputs()[0].size;
+  const int rows = 5;
+  std::vector<float> x(rows * in), y(rows * out), one(out);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i));
+  const float* ins[] = {x.data()};
+  float* outs[] = {y.data()};
+  sv->run(0, rows, ins, outs);
+  for (int r = 0; r < rows; ++r) {
+    const float* xr[] = {x.data() + r * in};
+    float* yr[] = {one.data()};
+    sv->run(0, 1, xr, yr);
+    EXPECT_EQ(std::memcmp(one.data(), y.data() + r * out, out * sizeof(float)), 0) << "row " << r;
+  }
 }
 
 // Concurrent one-row requests for a row-wise model become one Plan::run_rows call over all their

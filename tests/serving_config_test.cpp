@@ -164,6 +164,9 @@ TEST(ServingFlags, WhatCannotWorkAndUnknownFlagsAreRefusedByName) {
   EXPECT_NE(with("--nonfinite_inputs=maybe").find("reject or allow"), std::string::npos);
   EXPECT_NE(with("--tflite_engine=fastest").find("'fastest' is not one of auto, interpreter, graph"), std::string::npos);
   EXPECT_EQ(with("--tflite_engine=interpreter"), "");
+  EXPECT_NE(with("--device=gpu").find("expected cpu, cuda or cuda:N"), std::string::npos);
+  EXPECT_EQ(with("--device=cuda:1"), "");
+  EXPECT_EQ(with("--device=cpu"), "");
   EXPECT_NE(with("stray").find("unexpected argument"), std::string::npos);
   // gRPC alone (REST off, TF Serving's default) is a valid server.
   EXPECT_EQ(error_of([] { parse_server_flags({"--model_base_path=/m"}); }), "");

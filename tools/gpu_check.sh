@@ -1,7 +1,8 @@
 #!/bin/bash
 # Every GPU check in one run, from an already-built bundle (tools/gpu_bundle.sh): the device and
 # its clocks, the GPU tests, the latency floors, the resident kernel's accuracy against Keras and
-# its host-to-host latency in each form, and PyTorch on the same card. Writes gpu_check.jsonl,
+# its host-to-host latency in each form, PyTorch on the same card, the graph form's batches beside
+# this host's CPU plan, and batched serving on the GPU against the CPU server. Writes gpu_check.jsonl,
 # gpu_check.txt (the table docs/performance.md records) and gpu_check.log into OUTDIR.
 #
 # Usage: tools/gpu_check.sh OUTDIR [BUNDLE]      (BUNDLE: the folder or its .tar.xz; default
@@ -94,15 +95,18 @@ fi
 # beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
 # carries); lstm_window too, against its resident kernel above.
 gtest 180 cuda_graph_form_test
+GTEST_FILTER='*Gpu*' gtest 60 serving_batching_test
 tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
 for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
          book_models/deeplob book_models/translob book_models/tiny_transformer; do
   n=$(basename $m)
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
   io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
-  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol"
+  run 90 "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --batches 1,8,64,512
   [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol"
 done
+# Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
+run 300 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
 # The tagged form last: it had not run on a GPU when it was written, and a kernel that hangs

@@ -65,6 +65,43 @@ def main():
         print(f"{r['name']:18s} {form:32s} {cl:>2s} {thr:>4s} {r['failures']:5d} {worst:>8s} {us(s,'p50'):>7s} "
               f"{us(s,'p99'):>7s} {us(s,'p999'):>7s} {us(s,'max'):>7s} {kern:>10s}")
     window_ratios(rows)
+    crossover(rows)
+    serving(rows)
+
+
+def crossover(rows):
+    """The hardware table: per window model and batch size, one call of N rows on the GPU's graph
+    form and on one core of this host's CPU plan, p50/p99 per call and rows per second."""
+    batch = [r for r in rows if "batch" in r and "gpu_us" in r]
+    if not batch:
+        return
+    print("\nmodel              batch  GPU p50/p99 us per call   CPU p50/p99 us per call   GPU rows/s   CPU rows/s  GPU/CPU rows/s  fail")
+    for r in batch:
+        g, c = r["gpu_us"], r["cpu_us"]
+        print(f"{r['name']:18s} {r['batch']:5d}  {g['p50']:10.1f} /{g['p99']:10.1f}   {c['p50']:10.1f} /{c['p99']:10.1f}  "
+              f"{r['gpu_rows_per_s']:11.0f} {r['cpu_rows_per_s']:11.0f} {r['gpu_rows_per_s'] / r['cpu_rows_per_s']:14.2f}x"
+              f"  {r['failures']}/{r['cpu_failures']}")
+
+
+def serving(rows):
+    """Batched serving: every load step, then the rate each server held at p99 <= the bound."""
+    steps = [r for r in rows if "serving" in r]
+    held = [r for r in rows if "serving_capacity" in r]
+    if not steps and not held:
+        return
+    print("\nserving (REST, 1 row/request, open loop)   req/s      p50 us     p99 us   p99.9 us  errors")
+    for r in steps:
+        if "error" in r:
+            print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d}   error: {r['error'][:120]}")
+            continue
+        print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d} {r['p50']:11.1f} {r['p99']:10.1f} {r['p999']:10.1f} {r['errors']:7d}")
+    by = {}
+    for r in held:
+        by.setdefault(r["serving_capacity"], {})[r["device"]] = r["rate_held"]
+    for model, d in by.items():
+        gpu, cpu = d.get("cuda", 0), d.get("cpu", 0)
+        ratio = f"{gpu / cpu:.2f}x" if cpu else "-"
+        print(f"{model}: rate held at p99 <= 1 ms: GPU {gpu} req/s, CPU ({held[0]['cpus']} cores) {cpu} req/s: {ratio}")
 
 
 def window_ratios(rows):

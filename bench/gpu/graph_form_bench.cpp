@@ -31,6 +31,7 @@ struct Args {
   double atol = 1e-6, rtol = 1e-5;
   int requests = 5000;
   bool host = false;
+  std::vector<int> batches;
 };
 
 Args parse(int argc, char** argv) {
@@ -49,10 +50,87 @@ Args parse(int argc, char** argv) {
     else if (k == "--requests") a.requests = std::stoi(val());
     else if (k == "--name") a.name = val();
     else if (k == "--host") a.host = true;
+    else if (k == "--batches") {
+      const std::string v = val();
+      for (size_t at = 0; at < v.size();) {
+        const size_t comma = std::min(v.find(',', at), v.size());
+        a.batches.push_back(std::stoi(v.substr(at, comma - at)));
+        if (a.batches.back() < 1) throw std::runtime_error("--batches: sizes are at least 1");
+        at = comma + 1;
+      }
+    }
     else throw std::runtime_error("unknown option " + k);
   }
   if (a.model.empty() || a.x.empty() || a.y.empty()) throw std::runtime_error("--model, --x and --y are required");
   return a;
+}
+
+// Every output of `rows` consecutive rows from row `first` (cycling X) against Keras's Y.
+struct Check {
+  int failures = 0;
+  double worst = 0;
+  void rows(const std::vector<float>& got, const formats::NpyArray& Y, int first, int n, int total, size_t out,
+            const Args& a) {
+    for (int r = 0; r < n; ++r)
+      for (size_t o = 0; o < out; ++o) {
+        const double want = Y.data[size_t((first + r) % total) * out + o];
+        const double excess = std::fabs(double(got[size_t(r) * out + o]) - want) - (a.atol + a.rtol * std::fabs(want));
+        if (!(excess <= 0)) ++failures;
+        worst = std::max(worst, excess);
+      }
+  }
+};
+
+// The hardware table: per batch size, the GPU plan's run_rows against the CPU plan on this
+// host's core, the same rows per call, calls interleaved (GPU, CPU, GPU, ...).
+// Returns the GPU rows outside Keras's tolerance.
+int batch_sweep(const Args& a, const Model& model, Plan::Impl& gpu, const formats::NpyArray& X,
+                 const formats::NpyArray& Y, size_t in, size_t out) {
+  const int total = int(X.shape[0]);
+  int most = 1;
+  for (int n : a.batches) most = std::max(most, n);
+  if (std::string why = gpu.reserve_rows(most); !why.empty()) throw std::runtime_error("reserve_rows: " + why);
+  Plan cpu = compile(model);
+  const bool cpu_rows = cpu.try_reserve_rows(most);
+  // X cycled out to `most` rows, so every call reads real inputs.
+  std::vector<float> xs(size_t(most) * in), yg(size_t(most) * out), yc(size_t(most) * out);
+  for (int r = 0; r < most; ++r) std::memcpy(&xs[size_t(r) * in], &X.data[size_t(r % total) * in], in * sizeof(float));
+  int failures = 0;
+  for (int n : a.batches) {
+    Check gpu_check, cpu_check;
+    gpu.run_rows(xs.data(), n, yg.data());
+    gpu_check.rows(yg, Y, 0, n, total, out, a);
+    auto run_cpu = [&] {
+      if (cpu_rows) return cpu.run_rows(xs.data(), n, yc.data());
+      for (int r = 0; r < n; ++r) cpu.run(xs.data() + size_t(r) * in, yc.data() + size_t(r) * out);
+    };
+    run_cpu();
+    cpu_check.rows(yc, Y, 0, n, total, out, a);
+    const int calls = std::max(50, a.requests / n), warm = std::max(5, calls / 20);
+    std::vector<double> g, c;
+    const auto start = Clock::now();
+    for (int i = 0; i < warm + calls; ++i) {
+      // At most about 2 s a batch size (the CPU side of a large batch is slow), 10 timed calls at least.
+      if (i >= warm + 10 && Clock::now() - start > std::chrono::seconds(2)) break;
+      auto t0 = Clock::now();
+      gpu.run_rows(xs.data(), n, yg.data());
+      auto t1 = Clock::now();
+      run_cpu();
+      auto t2 = Clock::now();
+      if (i < warm) continue;
+      g.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      c.push_back(std::chrono::duration<double, std::micro>(t2 - t1).count());
+    }
+    const benchgpu::Summary gs = benchgpu::summarize(g), cs = benchgpu::summarize(c);
+    std::printf("{\"name\":\"%s\",\"batch\":%d,\"failures\":%d,\"worst_excess\":%.3g,\"cpu_failures\":%d,"
+                "\"cpu_form\":\"%s\",\"gpu_us\":%s,\"cpu_us\":%s,\"gpu_rows_per_s\":%.0f,\"cpu_rows_per_s\":%.0f}\n",
+                a.name.c_str(), n, gpu_check.failures, gpu_check.worst, cpu_check.failures,
+                cpu_rows ? "run_rows" : "run per row", benchgpu::json(gs).c_str(), benchgpu::json(cs).c_str(),
+                n / gs.p50 * 1e6, n / cs.p50 * 1e6);
+    std::fflush(stdout);
+    failures += gpu_check.failures;
+  }
+  return failures;
 }
 
 }  // namespace
@@ -107,6 +185,7 @@ int main(int argc, char** argv) try {
               "\"worst_excess\":%.3g,\"host_to_host_us\":%s}\n",
               a.name.c_str(), a.host ? "graph_on_host" : "graph", where.substr(0, where.find('\n')).c_str(),
               static_cast<long long>(plan->flops()), rows, failures, worst, benchgpu::json(benchgpu::summarize(lat)).c_str());
+  if (!a.batches.empty()) failures += batch_sweep(a, model, *plan, X, Y, in, out);
   return failures ? 1 : 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "graph_form_bench: %s\n", e.what());

@@ -141,6 +141,10 @@ struct CompileOptions {
   // Keras graph; docs/gpu.md). Anything the device cannot run is an Error at compile time, never
   // a silent CPU fallback.
   std::string device;
+  // On a GPU: "" or "auto" (the resident kernel where the model is an LSTM stack, else the graph
+  // form), or "graph" (the CUDA graph form for every model: the form that runs batched rows,
+  // reserve_rows, which the resident kernel refuses).
+  std::string cuda_form;
 };
 
 class Plan {
@@ -161,7 +165,8 @@ class Plan {
 
   // Several independent inputs in one call, for feed-forward plans that work row by row (Dense,
   // activations, BatchNormalization, LayerNormalization, Softmax, no-ops; one input, one
-  // output; Keras models, not TFLite/.tkq ones). reserve_rows(n) checks the plan and allocates
+  // output; Keras models, not TFLite/.tkq ones), and for any window-mode plan of the CUDA graph
+  // form with one input and one output (each launch runs every row side by side). reserve_rows(n) checks the plan and allocates
   // room for n rows: it throws tickinfer::Error naming the first step that is not row-wise.
   // run_rows then runs `rows` inputs, x [rows][input_size] -> y [rows][output_size]: each output
   // row bit-identical to run() on that row, each layer's weights read once per n rows. More rows

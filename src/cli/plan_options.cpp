@@ -28,6 +28,10 @@ void declare_plan_options(ArgParser& parser) {
                 "where the plan runs: the CPU plans, or that GPU: a resident kernel for an LSTM stack with a "
                 "Dense head, the CUDA graph form for any other Keras graph (docs/gpu.md)",
                 "cpu");
+  parser.option("cuda-form", "auto|graph",
+                "with --device cuda: auto runs an LSTM stack on the resident kernel and any other model as the "
+                "CUDA graph form; graph: the graph form for every model (the form that runs batched rows)",
+                "auto");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "
                 "number of time steps per window");
@@ -99,6 +103,9 @@ CompileOptions plan_options(const ArgParser& args) {
   } catch (const Error& e) {
     throw UsageError(std::string("option '--device': ") + e.what());
   }
+  options.cuda_form = args.value("cuda-form");
+  if (options.cuda_form != "auto" && options.cuda_form != "graph")
+    throw UsageError("option '--cuda-form': unknown value '" + options.cuda_form + "' (auto or graph)");
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }

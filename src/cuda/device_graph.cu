@@ -37,12 +37,13 @@ struct GridExecutor {
 
 constexpr int kGridThreads = 128;
 
+// The grid's second dimension is the row of a batch: each row's arena is row_stride floats on.
 template <DevKind K>
-__global__ void __launch_bounds__(1024) step_kernel(DeviceStep s, float* arena, const float* weights) {
-  steps::run_kind<K>(GridExecutor{}, s, arena, weights);
+__global__ void __launch_bounds__(1024) step_kernel(DeviceStep s, float* arena, int64_t row_stride, const float* weights) {
+  steps::run_kind<K>(GridExecutor{}, s, arena + int64_t(blockIdx.y) * row_stride, weights);
 }
 
-using StepKernel = void (*)(DeviceStep, float*, const float*);
+using StepKernel = void (*)(DeviceStep, float*, int64_t, const float*);
 
 template <int... I>
 constexpr std::array<StepKernel, sizeof...(I)> kernel_table(std::integer_sequence<int, I...>) {
@@ -72,6 +73,43 @@ class GraphRunner final : public ProgramRunner {
   }
 
   ~GraphRunner() override { release(); }
+
+  std::string reserve_rows(int max_rows) override {
+    if (std::string why = why_not_batched(*p_); !why.empty()) return why;
+    if (max_rows > 65535) return "at most 65535 rows per call (a grid's second dimension)";
+    release_batch();
+    try {
+      stride_ = row_stride_floats(*p_);
+      check(cudaMallocAsync(reinterpret_cast<void**>(&batch_arena_), bytes(stride_ * max_rows), stream_),
+            "cudaMallocAsync batch arena");
+      check(cudaMemsetAsync(batch_arena_, 0, bytes(stride_ * max_rows), stream_), "cudaMemsetAsync batch arena");
+      batch_in_ = take(size_t(p_->inputs[0].floats) * size_t(max_rows));
+      batch_out_ = take(size_t(p_->outputs[0].floats) * size_t(max_rows));
+      for (int rows = 1; rows < max_rows;) {
+        rows = std::min(2 * rows, max_rows);
+        batches_.push_back({rows, capture_batch(rows)});
+      }
+      check(cudaStreamSynchronize(stream_), "the batch arena");
+    } catch (const std::exception& e) {
+      release_batch();
+      return e.what();
+    }
+    max_rows_ = max_rows;
+    return {};
+  }
+
+  bool run_rows(const float* x, int rows, float* y) noexcept override {
+    if (rows < 1 || rows > max_rows_) return false;
+    if (rows == 1) return run(&x, &y, false);
+    size_t g = 0;
+    while (batches_[g].rows < rows) ++g;  // the smallest batch graph that holds them
+    const size_t in = size_t(p_->inputs[0].floats), out = size_t(p_->outputs[0].floats);
+    std::memcpy(batch_in_, x, bytes(in * size_t(rows)));
+    if (cudaGraphLaunch(batches_[g].exec, stream_) != cudaSuccess) return false;
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) return false;
+    std::memcpy(y, batch_out_, bytes(out * size_t(rows)));
+    return true;
+  }
 
  private:
   void start(int device) {
@@ -110,6 +148,21 @@ class GraphRunner final : public ProgramRunner {
     }
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(in_));
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(out_));
+    release_batch();
+  }
+
+  void release_batch() noexcept {
+    for (const Batch& b : batches_) cudaGraphExecDestroy(b.exec);
+    batches_.clear();
+    if (batch_arena_) {
+      cudaFreeAsync(batch_arena_, stream_);
+      cudaStreamSynchronize(stream_);
+    }
+    batch_arena_ = nullptr;
+    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_in_));
+    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_out_));
+    batch_in_ = batch_out_ = nullptr;
+    max_rows_ = 0;
   }
 
 
@@ -138,6 +191,10 @@ class GraphRunner final : public ProgramRunner {
   static float* staging(const std::vector<DeviceRegion>& regions, std::vector<size_t>& at) {
     size_t floats = 0;
     for (const DeviceRegion& r : regions) at.push_back(floats), floats += size_t(r.floats);
+    return take(floats);
+  }
+
+  static float* take(size_t floats) {
     return reinterpret_cast<float*>(detail::take_mapped((std::max<size_t>(floats, 1) + 1) / 2).host);
   }
 
@@ -152,24 +209,53 @@ class GraphRunner final : public ProgramRunner {
     for (size_t i = 0; i < p_->inputs.size(); ++i)
       keep(cudaMemcpyAsync(arena_ + p_->inputs[i].offset, in_ + in_at_[i], bytes(p_->inputs[i].floats),
                            cudaMemcpyHostToDevice, stream_));
-    for (const DeviceStep& s : p_->steps) {
-      DeviceStep step = s;
-      float* arena = arena_;
-      const float* weights = weights_;
-      void* args[] = {&step, &arena, &weights};
-      dim3 grid(1), block(unsigned(one_block_threads(s)));
-      if (!runs_as_one_block(s)) {
-        const int64_t items = std::max<int64_t>(step_items(s), 1);
-        block = dim3(kGridThreads);
-        grid = dim3(unsigned(std::min<int64_t>((items + kGridThreads - 1) / kGridThreads, int64_t(sms_) * 16)));
-      }
-      keep(cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, block, args, 0, stream_));
-    }
+    for (const DeviceStep& s : p_->steps) keep(launch(s, arena_, 1));
     for (size_t o = 0; o < p_->outputs.size(); ++o)
       keep(cudaMemcpyAsync(out_ + out_at_[o], arena_ + p_->outputs[o].offset, bytes(p_->outputs[o].floats),
                            cudaMemcpyDeviceToHost, stream_));
+    return instantiate(e);
+  }
+
+  // One step's kernel over `rows` rows (grid.y), each row's arena stride_ floats after the last.
+  // A grid step's blocks per row shrink as the rows grow, so a batch keeps the card about as
+  // full as one row does.
+  cudaError_t launch(const DeviceStep& s, float* arena, int rows) {
+    DeviceStep step = s;
+    int64_t stride = stride_;
+    const float* weights = weights_;
+    void* args[] = {&step, &arena, &stride, &weights};
+    dim3 grid(1, unsigned(rows)), block(unsigned(one_block_threads(s)));
+    if (!runs_as_one_block(s)) {
+      const int64_t items = std::max<int64_t>(step_items(s), 1);
+      const int64_t blocks_per_row = std::max<int64_t>(int64_t(sms_) * 16 / rows, 1);
+      block = dim3(kGridThreads);
+      grid.x = unsigned(std::min<int64_t>((items + kGridThreads - 1) / kGridThreads, blocks_per_row));
+    }
+    return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, block, args, 0, stream_);
+  }
+
+  // A batch of `rows` rows: the inputs in with one strided copy (row b at its row arena), every
+  // step over the rows, the outputs back with another.
+  cudaGraphExec_t capture_batch(int rows) {
+    const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
+    check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    cudaError_t e = cudaSuccess;
+    auto keep = [&](cudaError_t r) {
+      if (e == cudaSuccess) e = r;
+    };
+    keep(cudaMemcpy2DAsync(batch_arena_ + in.offset, bytes(stride_), batch_in_, bytes(in.floats), bytes(in.floats),
+                           size_t(rows), cudaMemcpyHostToDevice, stream_));
+    for (const DeviceStep& s : p_->steps) keep(launch(s, batch_arena_, rows));
+    keep(cudaMemcpy2DAsync(batch_out_, bytes(out.floats), batch_arena_ + out.offset, bytes(stride_), bytes(out.floats),
+                           size_t(rows), cudaMemcpyDeviceToHost, stream_));
+    return instantiate(e);
+  }
+
+  cudaGraphExec_t instantiate(cudaError_t e) {
     cudaGraph_t graph = nullptr;
-    keep(cudaStreamEndCapture(stream_, &graph));
+    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
+    if (e == cudaSuccess) e = end;
+    if (e != cudaSuccess && graph) cudaGraphDestroy(graph);
     check(e, "capturing the steps");
     cudaGraphExec_t exec = nullptr;
     e = cudaGraphInstantiate(&exec, graph, 0);
@@ -177,6 +263,11 @@ class GraphRunner final : public ProgramRunner {
     check(e, "cudaGraphInstantiate");
     return exec;
   }
+
+  struct Batch {
+    int rows;
+    cudaGraphExec_t exec;
+  };
 
   std::shared_ptr<const DeviceProgram> p_;
   std::string device_name_;
@@ -188,6 +279,13 @@ class GraphRunner final : public ProgramRunner {
   float* out_ = nullptr;
   std::vector<size_t> in_at_, out_at_;
   cudaGraphExec_t plain_ = nullptr, reset_ = nullptr;
+  // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
+  int64_t stride_ = 0;
+  float* batch_arena_ = nullptr;
+  float* batch_in_ = nullptr;
+  float* batch_out_ = nullptr;
+  std::vector<Batch> batches_;
+  int max_rows_ = 0;
 };
 
 }  // namespace

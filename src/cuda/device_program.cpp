@@ -2,6 +2,8 @@
 // without nvcc, since the engine builds programs and the host runner runs them everywhere).
 #include "cuda/device_program.hpp"
 
+#include <algorithm>
+
 #include "cuda/device_step_common.cuh"
 #include "kernels/activation_spec.hpp"
 
@@ -84,6 +86,22 @@ std::string program_error(const DeviceProgram& p) {
   for (const auto* list : {&p.inputs, &p.outputs, &p.state})
     for (const DeviceRegion& r : *list)
       if (r.offset < 0 || r.floats < 0 || r.offset + r.floats > arena) return "a region outside the arena";
+  return {};
+}
+
+int64_t row_stride_floats(const DeviceProgram& p) {
+  constexpr int64_t kAlignFloats = 64;
+  return (std::max<int64_t>(p.arena_floats, 1) + kAlignFloats - 1) / kAlignFloats * kAlignFloats;
+}
+
+std::string why_not_batched(const DeviceProgram& p) {
+  // A window run's recurrent steps zero their state first; a stream run's carry it from the last.
+  for (const DeviceStep& s : p.steps)
+    if (s.state >= 0 && (s.kind == DevKind::Attention ? s.attention_stream : !s.zero_state))
+      return "a stream plan keeps one sequence's state, so its rows cannot run side by side";
+  if (p.inputs.size() != 1 || p.outputs.size() != 1)
+    return "batched rows take models with one input and one output (this one has " + std::to_string(p.inputs.size()) +
+           " and " + std::to_string(p.outputs.size()) + ")";
   return {};
 }
 

@@ -115,4 +115,13 @@ int64_t step_items(const DeviceStep& s);
 // Empty when every step's offsets lie inside the arena and the weights; else what is wrong.
 std::string program_error(const DeviceProgram& p);
 
+// Batched runs (several independent rows per launch): row b's tensors and scratch are the
+// one-row arena's offsets from arena + b * row_stride_floats(p), a stride that keeps every row's
+// arena 256-byte aligned. A step body never knows which row it runs: the GPU kernel and the host
+// executor hand it its row's arena.
+int64_t row_stride_floats(const DeviceProgram& p);
+// Empty when the program can run rows side by side: one input, one output, no state carried from
+// one run to the next (a stream plan's state belongs to one sequence). Else why not, as a sentence.
+std::string why_not_batched(const DeviceProgram& p);
+
 }  // namespace tickinfer::cuda

@@ -41,6 +41,32 @@ class HostProgramRunner final : public ProgramRunner {
     return true;
   }
 
+  std::string reserve_rows(int max_rows) override {
+    if (std::string why = why_not_batched(*p_); !why.empty()) return why;
+    stride_ = row_stride_floats(*p_);
+    batch_.assign(static_cast<size_t>(stride_ * max_rows), 0.0f);
+    max_rows_ = max_rows;
+    return {};
+  }
+
+  // As the GPU runs a batch: each step over every row (the grid's second dimension) before the
+  // next step, each row in its own stretch of the batch arena.
+  bool run_rows(const float* x, int rows, float* y) noexcept override {
+    if (rows < 1 || rows > max_rows_) return false;
+    const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
+    float* A = batch_.data();
+    for (int b = 0; b < rows; ++b)
+      std::memcpy(A + b * stride_ + in.offset, x + b * in.floats, sizeof(float) * static_cast<size_t>(in.floats));
+    for (const DeviceStep& s : p_->steps)
+      for (int k = 0; k < rows; ++k) {
+        const int b = x_.backwards ? rows - 1 - k : k;
+        steps::run_step(x_, s, A + b * stride_, p_->weights.data());
+      }
+    for (int b = 0; b < rows; ++b)
+      std::memcpy(y + b * out.floats, A + b * stride_ + out.offset, sizeof(float) * static_cast<size_t>(out.floats));
+    return true;
+  }
+
   std::string describe() const override {
     return std::string("graph form on the host (the GPU's step bodies, items run one by one") +
            (x_.backwards ? ", backwards)" : ")");
@@ -50,6 +76,9 @@ class HostProgramRunner final : public ProgramRunner {
   std::shared_ptr<const DeviceProgram> p_;
   SerialExecutor x_;
   std::vector<float> arena_;
+  std::vector<float> batch_;  // max_rows_ row arenas, stride_ floats apart
+  int64_t stride_ = 0;
+  int max_rows_ = 0;
 };
 
 }  // namespace

@@ -16,19 +16,30 @@ class ProgramRunner {
   // Copies each input in, zeroes the kept state first when `reset`, runs every step, copies each
   // output out. False when the device failed (the outputs are then not written).
   virtual bool run(const float* const* inputs, float* const* outputs, bool reset) noexcept = 0;
+  // Room for up to max_rows rows per run_rows call (off the hot path: allocates): "" or why not
+  // (why_not_batched, or what the device refused).
+  virtual std::string reserve_rows(int max_rows) = 0;
+  // `rows` (1 .. the reservation) independent rows, x [rows][input] -> y [rows][output], in one
+  // pass over the steps; each row's outputs bit-identical to run() on that row (every item of a
+  // step computes its element alone, in the same order, whatever the batch). False when the
+  // device failed (y is then not written).
+  virtual bool run_rows(const float* x, int rows, float* y) noexcept = 0;
   // One line: where and how it runs.
   virtual std::string describe() const = 0;
 };
 
 // The program on CUDA device `device` as two captured CUDA graphs (with and without the state
-// reset). Its run path: a copy into pinned memory, one cudaGraphLaunch, one
-// cudaStreamSynchronize, a copy out; no allocation, no lock of its own. Throws
+// reset), and after reserve_rows(n) one graph per batch size 2, 4, 8, ... n (a call of r rows
+// launches the smallest that holds r: a grid's second dimension is the row). Its run paths: a
+// copy into pinned memory, one cudaGraphLaunch, one cudaStreamSynchronize, a copy out; no
+// allocation, no lock of its own. Throws
 // std::runtime_error naming what failed (no device, out of memory, a capture the runtime refused).
 std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device);
 
 // The program on the host: every step body run with a serial executor, items forwards or, with
 // `backwards`, in reverse (a body whose items depend on each other then answers differently).
-// Allocates its arena here; run() allocates nothing.
+// Allocates its arena here (and the batch's in reserve_rows); run() and run_rows() allocate
+// nothing. Batched, the rows of a step run forwards or backwards too.
 std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards);
 
 }  // namespace tickinfer::cuda

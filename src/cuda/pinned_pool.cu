@@ -2,6 +2,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -17,7 +18,11 @@ constexpr size_t kAlign = 128;
 
 struct Pool {
   std::mutex mu;
-  std::vector<std::pair<char*, size_t>> chunks;  // base, bytes used so far
+  struct Chunk {
+    char* base;
+    size_t used, bytes;
+  };
+  std::vector<Chunk> chunks;
   std::multimap<size_t, char*> free_slots;        // bytes -> slot
   std::map<char*, size_t> taken;                  // slot -> bytes
 };
@@ -31,7 +36,6 @@ Pool& pool() {
 
 MappedSlot take_mapped(size_t units) {
   const size_t bytes = (units * 8 + kAlign - 1) / kAlign * kAlign;
-  if (bytes > kChunkBytes) throw std::runtime_error("resident LSTM: request of " + std::to_string(bytes) + " bytes");
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   char* slot = nullptr;
@@ -39,15 +43,16 @@ MappedSlot take_mapped(size_t units) {
     slot = it->second;
     p.free_slots.erase(it);
   }
-  for (auto& [base, used] : p.chunks) {
+  for (Pool::Chunk& c : p.chunks) {
     if (slot) break;
-    if (used + bytes <= kChunkBytes) slot = base + used, used += bytes;
+    if (c.used + bytes <= c.bytes) slot = c.base + c.used, c.used += bytes;
   }
-  if (!slot) {
+  if (!slot) {  // a new chunk; a slot larger than a chunk (a large batch's staging) gets its own
+    const size_t chunk = std::max(kChunkBytes, bytes);
     void* base = nullptr;
-    const cudaError_t e = cudaHostAlloc(&base, kChunkBytes, cudaHostAllocMapped | cudaHostAllocPortable);
-    if (e != cudaSuccess) throw std::runtime_error(std::string("resident LSTM: cudaHostAlloc: ") + cudaGetErrorString(e));
-    p.chunks.push_back({static_cast<char*>(base), bytes});
+    const cudaError_t e = cudaHostAlloc(&base, chunk, cudaHostAllocMapped | cudaHostAllocPortable);
+    if (e != cudaSuccess) throw std::runtime_error(std::string("pinned pool: cudaHostAlloc: ") + cudaGetErrorString(e));
+    p.chunks.push_back({static_cast<char*>(base), bytes, chunk});
     slot = static_cast<char*>(base);
   }
   p.taken[slot] = bytes;

@@ -35,14 +35,28 @@ class CudaGraphPlan final : public PlanBackend {
       std::fill(outputs[o], outputs[o] + shape_size(out_[o]), std::numeric_limits<float>::quiet_NaN());
     reset_pending_ = reset;
   }
+  // Batched: slices of the reservation, each one graph launch over its rows (every row of a step
+  // side by side in the grid); a failed slice gives NaN rows.
   void run_rows(const float* x, int rows, float* y) noexcept override {
-    run_each_row(*this, x, rows, static_cast<size_t>(shape_size(in_[0])), y, static_cast<size_t>(shape_size(out_[0])));
+    const size_t in = static_cast<size_t>(shape_size(in_[0])), out = static_cast<size_t>(shape_size(out_[0]));
+    if (max_rows_ == 0) return run_each_row(*this, x, rows, in, y, out);
+    for (int r = 0; r < rows; r += max_rows_) {
+      const int n = std::min(max_rows_, rows - r);
+      float* yr = y + static_cast<size_t>(r) * out;
+      if (!runner_->run_rows(x + static_cast<size_t>(r) * in, n, yr))
+        std::fill(yr, yr + static_cast<size_t>(n) * out, std::numeric_limits<float>::quiet_NaN());
+    }
   }
   void reset_state() noexcept override { reset_pending_ = true; }
-  std::string reserve_rows(int) override {
-    return "the CUDA graph form runs one row per call (batched GPU execution is not built yet)";
+  std::string reserve_rows(int max_rows) override {
+    if (mode_ == RecurrentMode::Stream)
+      return "a stream plan keeps one sequence's state, so its rows cannot run side by side";
+    std::string why = runner_->reserve_rows(max_rows);
+    if (!why.empty()) return "--device cuda: " + why;
+    max_rows_ = max_rows;
+    return why;
   }
-  int reserved_rows() const noexcept override { return 0; }
+  int reserved_rows() const noexcept override { return max_rows_; }
   std::unique_ptr<PlanBackend> clone() const override {
     return std::make_unique<CudaGraphPlan>(program_, start_, mode_, in_, out_, isa_);
   }
@@ -76,6 +90,7 @@ class CudaGraphPlan final : public PlanBackend {
   const char* isa_;
   std::unique_ptr<cuda::ProgramRunner> runner_;
   bool reset_pending_ = true;  // the first run starts from zero state
+  int max_rows_ = 0;           // run_rows' reservation (0: one run() per row)
 };
 
 std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOptions& options, StartRunner start,

@@ -62,7 +62,8 @@ class CudaResidentPlan final : public PlanBackend {
   }
   void reset_state() noexcept override { reset_pending_ = true; }
   std::string reserve_rows(int) override {
-    return "the CUDA resident plan runs one row per request (batched GPU execution is not built yet)";
+    return "the CUDA resident kernel runs one row per request; the CUDA graph form runs batches "
+           "(CompileOptions::cuda_form = \"graph\", --cuda-form graph)";
   }
   int reserved_rows() const noexcept override { return 0; }
   std::unique_ptr<PlanBackend> clone() const override {
@@ -122,6 +123,9 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
                          : std::string("no CUDA device is visible (no GPU or no driver)")));
   // An LSTM stack with a Dense head runs on the resident kernel; every other graph as the CUDA
   // graph form (engine/cuda_graph_plan.hpp), one kernel per lowered op.
+  if (options.cuda_form == "graph") return compile_cuda_graph(graph, options, device);
+  if (!options.cuda_form.empty() && options.cuda_form != "auto")
+    throw Error("cuda_form '" + options.cuda_form + "': expected auto or graph");
   cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
   if (!s.error.empty()) return compile_cuda_graph(graph, options, device);
   cuda::ResidentOptions opt;

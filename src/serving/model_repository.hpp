@@ -67,6 +67,7 @@ struct RepositoryOptions {
   int load_threads = 0;             // --num_load_threads: versions loaded at once (0/1: one at a time)
   bool per_model_batching = false;  // --enable_per_model_batching_parameters
   bool method_name_check = false;   // --enable_signature_method_name_check
+  std::string device = "cpu";       // --device
 };
 
 // The current snapshot, shared between the polling thread (store) and request threads (load).

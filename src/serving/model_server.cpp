@@ -62,6 +62,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   ro.allow_labels_for_unavailable = flags.allow_version_labels_for_unavailable_models;
   ro.saved_model_tags = flags.saved_model_tags;
   ro.load.tflite_engine = flags.tflite_engine;
+  ro.device = flags.device;
   ro.method_name_check = flags.enable_signature_method_name_check;
   ro.load_threads = flags.num_load_threads;
   ro.per_model_batching = flags.enable_per_model_batching_parameters;

@@ -139,15 +139,20 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   if (s->inputs_.size() > kMaxTensors || s->outputs_.size() > kMaxTensors) {
     throw Error("model '" + s->model_file_ + "' has more than 16 inputs or outputs");
   }
-  Plan first = compile(*s->model_);
+  CompileOptions compile_options;
+  compile_options.device = options.device;
+  const bool on_gpu = options.device != "cpu" && !options.device.empty();
+  if (on_gpu) compile_options.cuda_form = "graph";  // the form that runs batches (and many plans)
+  Plan first = compile(*s->model_, compile_options);
   const size_t plans = num_plans == 0 ? 1 : num_plans;
   s->plans_.reserve(plans);
   for (size_t i = 1; i < plans; ++i) s->plans_.push_back(first.clone());
   s->plans_.push_back(std::move(first));
   // A feed-forward model serves a batch (several instances, or a batched request) through
-  // Plan::run_rows, kRowsPerCall rows per call: the same numbers as run() per row.
+  // Plan::run_rows, kRowsPerCall rows per call (on a GPU kGpuRowsPerCall, and any window model
+  // with one input and output): the same numbers as run() per row.
   s->by_rows_ = true;
-  for (Plan& p : s->plans_) s->by_rows_ = s->by_rows_ && p.try_reserve_rows(kRowsPerCall);
+  for (Plan& p : s->plans_) s->by_rows_ = s->by_rows_ && p.try_reserve_rows(on_gpu ? kGpuRowsPerCall : kRowsPerCall);
   s->busy_.reset(new std::atomic<bool>[plans]);
   for (size_t i = 0; i < plans; ++i) s->busy_[i].store(false, std::memory_order_relaxed);
   // The plan's flattened shapes are what run() uses; the model's TensorInfo names the tensors.

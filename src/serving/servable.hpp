@@ -56,6 +56,9 @@ struct ServableOptions {
   bool per_model_batching = false;  // --enable_per_model_batching_parameters: read batching_params.pbtxt
   bool method_name_check = false;   // --enable_signature_method_name_check (Classify / Regress)
   LoadOptions load;                 // --tflite_engine
+  // --device: cpu, or cuda / cuda:N (every plan the CUDA graph form there, batches reserved; the
+  // tf.Example signatures' small feature plans stay on the CPU).
+  std::string device = "cpu";
 };
 
 class Servable {
@@ -77,8 +80,8 @@ class Servable {
   const std::vector<ServedSignature>& signatures() const { return signatures_; }
   const std::string& served_signature() const { return served_signature_; }
   bool serves_signature(const std::string& key) const { return key.empty() || key == served_signature_; }
-  // One input, one output, and every plan row-wise: several rows run in one Plan::run_rows call
-  // (what a batch of requests is merged into).
+  // One input, one output, and every plan row-wise (on a GPU: any window model): several rows
+  // run in one Plan::run_rows call (what a batch of requests is merged into).
   bool rows_together() const { return by_rows_; }
   // Signature `key` as published ("" = serving_default), or nullptr.
   const ServedSignature* signature(const std::string& key) const;
@@ -112,6 +115,8 @@ class Servable {
   std::unique_ptr<Model> model_;
   mutable std::vector<Plan> plans_;
   static constexpr int kRowsPerCall = 8;
+  // On a GPU a batch is one launch whatever its rows, so the reservation covers a whole batch.
+  static constexpr int kGpuRowsPerCall = 512;
   bool by_rows_ = false;  // every plan is row-wise: batches go through Plan::run_rows
   std::unique_ptr<std::atomic<bool>[]> busy_;  // acquire_plan() slots, one per plan
   std::unique_ptr<BatchingParameters> batching_;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <map>
 
+#include "engine/cuda_plan.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
@@ -54,7 +55,7 @@ const FlagSpec kFlags[] = {
     {"platform_config_file", Kind::String, Support::NoEffect,
      "would replace TensorFlow's platform; tickinfer's own serves every model, the file is not read"},
     {"per_process_gpu_memory_fraction", Kind::Double, Support::NoEffect,
-     "would reserve GPU memory; tickinfer serves on the CPU"},
+     "would reserve GPU memory; with --device cuda each plan takes what its arenas need"},
     {"saved_model_tags", Kind::String, Support::Yes, "comma-separated tag set of the SavedModel MetaGraph to serve (default \"serve\")"},
     {"grpc_channel_arguments", Kind::String, Support::Yes,
      "key=value,...: grpc.max_receive_message_length and grpc.max_send_message_length apply; others are listed as ignored"},
@@ -72,7 +73,7 @@ const FlagSpec kFlags[] = {
     {"xla_cpu_compilation_enabled", Kind::Bool, Support::NoEffect,
      "would allow XLA's CPU JIT; tickinfer compiles every model into its own plans"},
     {"xla_gpu_compilation_enabled", Kind::Bool, Support::NoEffect,
-     "would allow XLA's CPU and GPU JIT; tickinfer compiles every model into its own plans, on the CPU"},
+     "would allow XLA's CPU and GPU JIT; tickinfer compiles every model into its own plans (--device)"},
     {"enable_profiler", Kind::Bool, Support::NoEffect, "would register TensorFlow's profiler service; there is none here"},
     {"thread_pool_factory_config_file", Kind::String, Support::NoEffect,
      "would choose TensorFlow's request thread pools; tickinfer's threads: --rest_api_num_threads, --grpc_max_threads"},
@@ -88,6 +89,9 @@ const FlagSpec kFlags[] = {
     {"tflite_engine", Kind::String, Support::Yes,
      "tickinfer: a float TFLite model on the graph engine when it lifts (auto, default), always on the TFLite "
      "interpreter (interpreter), or the graph engine or a failed load (graph)"},
+    {"device", Kind::String, Support::Yes,
+     "tickinfer: where every model's plans run: cpu (default), or cuda / cuda:N: that GPU, each model as the CUDA "
+     "graph form, a batch's rows side by side in one launch (docs/gpu.md)"},
     {"max_body_bytes", Kind::Int64, Support::Yes, "tickinfer: largest request body, else 413 (default 4194304)"},
     {"max_batch_size", Kind::Int64, Support::Yes, "tickinfer: most rows per request, else 400 (default 1024)"},
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
@@ -211,6 +215,9 @@ void assign(ServerFlags& f, const std::string& name, const std::string& value) {
                   "the transport security asked for is refused (TLS: --ssl_config_file)");
   } else if (name == "enable_signature_method_name_check") {
     f.enable_signature_method_name_check = to_bool(name, value);
+  } else if (name == "device") {
+    f.device = value;
+    engine::cuda_device_index(value);  // an Error naming the value
   } else if (name == "tflite_engine") {
     f.tflite_engine = parse_tflite_engine(value);  // an Error naming the value
   } else if (name == "saved_model_tags") {

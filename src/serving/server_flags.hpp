@@ -52,6 +52,7 @@ struct ServerFlags {
   bool enable_signature_method_name_check = false;  // Classify / Regress check the method_name
   std::string saved_model_tags = "serve";  // comma-separated MetaGraph tag set of SavedModels
   TfliteEngine tflite_engine = TfliteEngine::Auto;  // --tflite_engine: which engine runs a float TFLite model
+  std::string device = "cpu";           // --device: cpu, cuda or cuda:N
   // tickinfer's own
   std::string rest_api_bind_address = "0.0.0.0";
   int64_t max_body_bytes = 4 << 20;
