@@ -66,7 +66,8 @@ std::unique_ptr<Plan::Impl> on_host(const Model& m, const CompileOptions& opt, b
 
 // Window mode: each row one run; every output of every runner within the case's tolerance of
 // Keras, and the two host orders identical.
-void check_window(const FixtureCase& c, bool on_gpu) {
+// on_gpu: also the plan on the GPU, as the graph form or (program) the resident program kernel.
+void check_window(const FixtureCase& c, bool on_gpu, bool program = false) {
   const Model model = Model::load(c.file);
   CompileOptions opt;
   opt.window_length = c.window_length;
@@ -76,7 +77,10 @@ void check_window(const FixtureCase& c, bool on_gpu) {
   std::unique_ptr<Plan::Impl> fwd = on_host(model, opt, false);
   std::unique_ptr<Plan::Impl> bwd = on_host(model, opt, true);
   std::unique_ptr<Plan> gpu;
-  if (on_gpu) {
+  std::unique_ptr<Plan::Impl> gpu_program;
+  if (on_gpu && program) {
+    gpu_program = engine::compile_cuda_program(model.graph(), opt, 0, 8);
+  } else if (on_gpu) {
     CompileOptions o = opt;
     o.device = "cuda";
     gpu = std::make_unique<Plan>(compile(model, o));
@@ -102,13 +106,16 @@ void check_window(const FixtureCase& c, bool on_gpu) {
     fwd->run(in_ptrs.data(), pa.data());
     bwd->run(in_ptrs.data(), pb.data());
     if (gpu) gpu->run(in_ptrs.data(), pg.data());
+    if (gpu_program) gpu_program->run(in_ptrs.data(), pg.data());
     for (size_t o = 0; o < n_out; ++o) {
       const size_t n = a[o].size();
       std::ostringstream what;
       what << c.name << " row " << r << " output " << o;
       testing::expect_close(a[o].data(), wants[o].data.data() + r * n, n, c.rtol, c.atol, what.str());
       EXPECT_EQ(std::memcmp(a[o].data(), b[o].data(), n * sizeof(float)), 0) << what.str() << ": items backwards differ";
-      if (gpu) testing::expect_close(g[o].data(), wants[o].data.data() + r * n, n, c.rtol, c.atol, what.str() + " (GPU)");
+      if (gpu || gpu_program)
+        testing::expect_close(g[o].data(), wants[o].data.data() + r * n, n, c.rtol, c.atol,
+                              what.str() + (gpu ? " (GPU)" : " (GPU, resident program)"));
     }
   }
 }
@@ -120,6 +127,14 @@ TEST_P(GraphFormWindow, HostExecutorMatchesKerasInEitherItemOrder) { check_windo
 TEST_P(GraphFormWindow, GpuMatchesKeras) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the graph form runs on the host above";
   check_window(GetParam(), true);
+}
+
+// The resident program kernel (one cluster of 8 blocks) on the same fixtures. Named *Program* so
+// tools/gpu_check.sh runs these apart, after the graph form's: this kernel had not run on a GPU
+// when it was written.
+TEST_P(GraphFormWindow, GpuResidentProgramMatchesKeras) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the step bodies run on the host above";
+  check_window(GetParam(), true, true);
 }
 
 // Batched rows (Plan::run_rows on a reservation): each row of a batch bit-identical to run() on
@@ -187,14 +202,14 @@ class GraphFormStream : public ::testing::TestWithParam<FixtureCase> {};
 
 // Tick by tick from a reset, each tick's output against Keras on the prefix window: the host
 // executor in both item orders (identical bits), or the plan on the GPU.
-void check_stream(const FixtureCase& c, bool on_gpu) {
+void check_stream(const FixtureCase& c, bool on_gpu, bool program = false) {
   const Model model = Model::load(c.file);
   CompileOptions opt;
   opt.mode = RecurrentMode::Stream;
   std::unique_ptr<Plan::Impl> fwd, bwd;
   if (on_gpu) {
     opt.device = "cuda";
-    fwd = engine::compile_cuda_graph(model.graph(), opt, 0);
+    fwd = program ? engine::compile_cuda_program(model.graph(), opt, 0, 8) : engine::compile_cuda_graph(model.graph(), opt, 0);
   } else {
     fwd = engine::compile_cuda_graph_on_host(model.graph(), opt, false);
     bwd = engine::compile_cuda_graph_on_host(model.graph(), opt, true);
@@ -228,6 +243,11 @@ TEST_P(GraphFormStream, HostExecutorMatchesKerasOnEveryPrefix) { check_stream(Ge
 TEST_P(GraphFormStream, GpuMatchesKerasOnEveryPrefix) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the graph form runs on the host above";
   check_stream(GetParam(), true);
+}
+
+TEST_P(GraphFormStream, GpuResidentProgramMatchesKerasOnEveryPrefix) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the step bodies run on the host above";
+  check_stream(GetParam(), true, true);
 }
 
 std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {

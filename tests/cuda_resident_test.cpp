@@ -163,6 +163,34 @@ TEST(CudaResident, GraphFormRunNeverAllocates) {
   }
 }
 
+// The resident program kernel's run path (any model, here tcn and a GRU stream): stores and loads
+// to pinned memory only: no allocation, no lock, not even the driver's. Before the tagged form, after
+// the rest: it had not run on a GPU when it was written.
+TEST(CudaResident, ZyProgramFormRunNeverAllocatesOrLocks) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& [model, mode] : {std::pair{"tcn", RecurrentMode::Window}, std::pair{"gru_window", RecurrentMode::Stream}}) {
+    CompileOptions opt;
+    opt.device = "cuda";
+    opt.cuda_form = "program";
+    opt.mode = mode;
+    Plan plan = compile(Model::load(kModels + model + "/model.keras"), opt);
+    EXPECT_STREQ(plan.isa(), "cuda-program") << model;
+    std::vector<float> x(plan.input_size(0), 0.5f), y(plan.output_size(0));
+    plan.run(x.data(), y.data());
+    g_allocs = 0;
+    g_locks = 0;
+    g_counting = true;
+    for (int i = 0; i < 2000; ++i) {
+      if (i % 100 == 0) plan.reset_state();
+      plan.run(x.data(), y.data());
+    }
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << model;
+    EXPECT_EQ(g_locks.load(), 0) << model;
+    EXPECT_FALSE(std::isnan(y[0])) << model;
+  }
+}
+
 // The tagged form (no cluster barrier per layer and step) has not run on a GPU yet; last in this
 // file so that, should it hang, every other test has already reported.
 TEST(CudaResident, ZzTaggedFormMatchesKeras) {

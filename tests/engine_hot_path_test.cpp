@@ -232,7 +232,7 @@ TEST(HotPath, RunRowsNeverAllocatesLocksOrMakesSyscalls) {
 // to the top of each kept tensor's room every T slides), then a window that did not slide.
 TEST(HotPath, IncrementalSlidesNeverAllocateLockOrMakeSyscalls) {
   const std::string root = ::tickinfer::test::source_dir();
-  for (const std::string m : {root + "/bench/book_models/deeplob/model.keras", root + "/tests/fixtures/deeplob_tiny_k3/model.keras",
+  for (const std::string& m : {root + "/bench/book_models/deeplob/model.keras", root + "/tests/fixtures/deeplob_tiny_k3/model.keras",
                               root + "/tests/fixtures/conv2d_k3/model.keras"}) {
     CompileOptions opt;
     opt.incremental = true;

@@ -42,7 +42,7 @@ gtest() {  # gtest SECONDS BINARY: the test's output to the log, its summary as 
   timeout "$1" "$bin/$2" >"$t" 2>&1
   local rc=$?
   cat "$t" >>"$out/gpu_check.log"
-  echo "{\"test\":\"$2\",\"exit\":$rc,\"passed\":$(grep -c '^\[       OK \]' "$t"),\"failed\":$(grep -c '^\[  FAILED  \] .* ([0-9]* ms)$' "$t"),\"skipped\":$(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$t")}" | tee -a "$jl"
+  echo "{\"test\":\"$2\",\"filter\":\"${GTEST_FILTER:-}\",\"exit\":$rc,\"passed\":$(grep -c '^\[       OK \]' "$t"),\"failed\":$(grep -c '^\[  FAILED  \] .* ([0-9]* ms)$' "$t"),\"skipped\":$(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$t")}" | tee -a "$jl"
   rm -f "$t"
 }
 smi before
@@ -94,7 +94,7 @@ fi
 # The CUDA graph form: every fixture against Keras on the card, then each window model's latency
 # beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
 # carries); lstm_window too, against its resident kernel above.
-gtest 180 cuda_graph_form_test
+GTEST_FILTER='-*Program*' gtest 180 cuda_graph_form_test
 GTEST_FILTER='*Gpu*' gtest 60 serving_batching_test
 tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
 for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
@@ -109,6 +109,17 @@ done
 run 300 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
+# The resident program form (any model on one never-exiting cluster kernel): written without a
+# GPU, so after everything else but the tagged form. Every fixture against Keras, then each window
+# model's latency (cluster size timed at compile) beside the graph form's rows above.
+GTEST_FILTER='*Program*' gtest 240 cuda_graph_form_test
+for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
+         book_models/deeplob book_models/translob book_models/tiny_transformer; do
+  n=$(basename $m)
+  read -r atol rtol < <(tol "$(dirname $m)" "$n")
+  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+    --atol "$atol" --rtol "$rtol" --form program
+done
 # The tagged form last: it had not run on a GPU when it was written, and a kernel that hangs
 # skips what follows it.
 for cfg in "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 16" "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 32" \

@@ -112,21 +112,21 @@ def window_ratios(rows):
         s = r.get("host_to_host_us")
         if not s or r.get("failures"):
             continue
-        form = "graph" if r.get("form") == "graph" else "resident" if r.get("tuned") else r.get("form")
-        if form in ("graph", "resident", "torch_cuda_graph") and r["name"] not in ("lstm_tiny_stream", "lstm_window_stream"):
+        form = r.get("form") if r.get("form") in ("graph", "program") else "resident" if r.get("tuned") else r.get("form")
+        if form in ("graph", "program", "resident", "torch_cuda_graph") and r["name"] not in ("lstm_tiny_stream", "lstm_window_stream"):
             best.setdefault(r["name"], {})[form] = s
     if not best:
         return
-    print("\nwindow model       graph p50/p99      resident p50/p99   PyTorch CUDA graph p50/p99   PyTorch / best tickinfer (p50, p99)")
+    print("\nwindow model       graph p50/p99      program p50/p99    resident p50/p99   PyTorch CUDA graph p50/p99   PyTorch / best tickinfer (p50, p99)")
     for name, f in best.items():
         t = f.get("torch_cuda_graph")
-        ours = [f[k] for k in ("graph", "resident") if k in f]
+        ours = [f[k] for k in ("graph", "program", "resident") if k in f]
         cell = lambda s: f"{s['p50']:8.2f} /{s['p99']:8.2f}" if s else f"{'-':>18s}"
         ratio = "-"
         if t and ours:
             p50, p99 = min(o["p50"] for o in ours), min(o["p99"] for o in ours)
             ratio = f"{t['p50'] / p50:.2f}x, {t['p99'] / p99:.2f}x"
-        print(f"{name:18s} {cell(f.get('graph'))} {cell(f.get('resident'))} {cell(t):>28s}   {ratio}")
+        print(f"{name:18s} {cell(f.get('graph'))} {cell(f.get('program'))} {cell(f.get('resident'))} {cell(t):>28s}   {ratio}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,19 @@
-// Checks and times the CUDA graph form on one Keras model (window mode, batch 1): every output
-// of every row of X against Keras's Y, then host-to-host latency, one request at a time, from the
-// input in host memory to the whole output visible to the host thread (what resident_bench and
-// the PyTorch peers measure). `--host` runs the same program on the host executor instead (no
-// GPU needed: a check of the bench itself).
+// Checks and times the CUDA graph form (or, --form program, the resident program kernel) on one
+// Keras model (window mode, batch 1): every output of every row of X against Keras's Y, then
+// host-to-host latency, one request at a time, from the input in host memory to the whole output
+// visible to the host thread (what resident_bench and the PyTorch peers measure). `--host` runs
+// the same program on the host executor instead (no GPU needed: a check of the bench itself).
+//
+// `--batches 1,8,64,512` (graph form) adds the hardware table's rows: per batch size N, the graph
+// form's run_rows over N rows (every row checked against Keras first) beside the CPU plan on one
+// core of this host running the same N rows per call (run_rows where the plan is row-wise, else N
+// run() calls), both timed in this run, interleaved call by call.
 //
 // Usage: graph_form_bench --model M.keras --x X.npy --y Y.npy [--atol A] [--rtol R]
-//                         [--requests N] [--name NAME] [--host]
-// Prints one JSON line. Exit 0 when every output is within atol + rtol |ref|, 1 when not,
-// 2 when the model is refused, 77 when there is no CUDA device.
+//                         [--requests N] [--name NAME] [--host] [--form graph|program]
+//                         [--cluster N] [--batches N,N,...]
+// Prints one JSON line (and one per batch size). Exit 0 when every output is within
+// atol + rtol |ref|, 1 when not, 2 when the model is refused, 77 when there is no CUDA device.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -31,6 +37,8 @@ struct Args {
   double atol = 1e-6, rtol = 1e-5;
   int requests = 5000;
   bool host = false;
+  std::string form = "graph";  // or "program": the resident program kernel
+  int cluster = 0;             // program: blocks (0: timed at compile)
   std::vector<int> batches;
 };
 
@@ -50,6 +58,8 @@ Args parse(int argc, char** argv) {
     else if (k == "--requests") a.requests = std::stoi(val());
     else if (k == "--name") a.name = val();
     else if (k == "--host") a.host = true;
+    else if (k == "--form") a.form = val();
+    else if (k == "--cluster") a.cluster = std::stoi(val());
     else if (k == "--batches") {
       const std::string v = val();
       for (size_t at = 0; at < v.size();) {
@@ -142,8 +152,11 @@ int main(int argc, char** argv) try {
     return 77;
   }
   const Model model = Model::load(a.model);
-  std::unique_ptr<Plan::Impl> plan = a.host ? engine::compile_cuda_graph_on_host(model.graph(), {}, false)
-                                            : engine::compile_cuda_graph(model.graph(), {}, 0);
+  if (a.form != "graph" && a.form != "program") throw std::runtime_error("--form: graph or program");
+  if (a.form == "program" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form only");
+  std::unique_ptr<Plan::Impl> plan = a.host                ? engine::compile_cuda_graph_on_host(model.graph(), {}, false)
+                                     : a.form == "program" ? engine::compile_cuda_program(model.graph(), {}, 0, a.cluster)
+                                                           : engine::compile_cuda_graph(model.graph(), {}, 0);
   const formats::NpyArray X = formats::read_npy(a.x), Y = formats::read_npy(a.y);
   if (plan->input_shapes().size() != 1 || plan->output_shapes().size() != 1)
     throw std::runtime_error("one input and one output only");
@@ -183,7 +196,7 @@ int main(int argc, char** argv) try {
   const std::string where = plan->describe();
   std::printf("{\"name\":\"%s\",\"form\":\"%s\",\"where\":\"%s\",\"flops\":%lld,\"checked_rows\":%d,\"failures\":%d,"
               "\"worst_excess\":%.3g,\"host_to_host_us\":%s}\n",
-              a.name.c_str(), a.host ? "graph_on_host" : "graph", where.substr(0, where.find('\n')).c_str(),
+              a.name.c_str(), a.host ? "graph_on_host" : a.form.c_str(), where.substr(0, where.find('\n')).c_str(),
               static_cast<long long>(plan->flops()), rows, failures, worst, benchgpu::json(benchgpu::summarize(lat)).c_str());
   if (!a.batches.empty()) failures += batch_sweep(a, model, *plan, X, Y, in, out);
   return failures ? 1 : 0;

@@ -142,8 +142,9 @@ struct CompileOptions {
   // a silent CPU fallback.
   std::string device;
   // On a GPU: "" or "auto" (the resident kernel where the model is an LSTM stack, else the graph
-  // form), or "graph" (the CUDA graph form for every model: the form that runs batched rows,
-  // reserve_rows, which the resident kernel refuses).
+  // form), "graph" (the CUDA graph form for every model: the form that runs batched rows,
+  // reserve_rows, which the resident kernels refuse), or "program" (any model on one
+  // never-exiting kernel, a thread-block cluster that polls for requests; docs/gpu.md).
   std::string cuda_form;
 };
 

@@ -44,7 +44,8 @@ RoundingMode parse_rounding(const std::string& rounding) {
 }
 
 PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length,
-                     const std::string& rounding, const std::string& device, bool incremental) {
+                     const std::string& rounding, const std::string& device, bool incremental,
+                     const std::string& cuda_form) {
   if (window_length < 0) throw Error("compile: window_length must be >= 0, got " + std::to_string(window_length));
   CompileOptions options;
   options.isa = isa;
@@ -53,6 +54,7 @@ PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string
   options.window_length = window_length;
   options.device = device;
   options.incremental = incremental;
+  options.cuda_form = cuda_form;
   Plan plan = [&] {
     nb::gil_scoped_release unlocked;  // packing large weights takes a while; nothing here needs Python
     return compile(m.model, options);
@@ -106,7 +108,7 @@ NB_MODULE(_tickinfer, m) {
       .def_prop_ro("outputs", [](const PyModel& p) { return p.model.outputs(); }, "list[TensorInfo], in order.")
       .def("stats", [](const PyModel& p) { return p.model.stats(); }, "Parameters, FLOPs and weight bytes per layer.")
       .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0, "rounding"_a = "tflite",
-           "device"_a = "cpu", "incremental"_a = false,
+           "device"_a = "cpu", "incremental"_a = false, "cuda_form"_a = "auto",
            "Compiles a Plan.\n\n"
            "isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of\n"
            "'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).\n"
@@ -120,6 +122,8 @@ NB_MODULE(_tickinfer, m) {
            "with a Dense head, the CUDA graph form for any other Keras graph; docs/gpu.md).\n"
            "incremental: window mode; when a window is the previous one moved by one row,\n"
            "convolutions and per-row layers recompute only the rows that change (docs/incremental.md).\n"
+           "cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)\n"
+           "or 'program' (one never-exiting kernel that polls for requests; docs/gpu.md).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
       .def("__repr__", [](const PyModel& p) {
         std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";

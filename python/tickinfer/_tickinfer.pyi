@@ -288,7 +288,7 @@ class Model:
     def stats(self) -> ModelStats:
         """Parameters, FLOPs and weight bytes per layer."""
 
-    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu', incremental: bool = False) -> Plan:
+    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu', incremental: bool = False, cuda_form: str = 'auto') -> Plan:
         """
         Compiles a Plan.
 

@@ -28,9 +28,10 @@ void declare_plan_options(ArgParser& parser) {
                 "where the plan runs: the CPU plans, or that GPU: a resident kernel for an LSTM stack with a "
                 "Dense head, the CUDA graph form for any other Keras graph (docs/gpu.md)",
                 "cpu");
-  parser.option("cuda-form", "auto|graph",
+  parser.option("cuda-form", "auto|graph|program",
                 "with --device cuda: auto runs an LSTM stack on the resident kernel and any other model as the "
-                "CUDA graph form; graph: the graph form for every model (the form that runs batched rows)",
+                "CUDA graph form; graph: the graph form for every model (the form that runs batched rows); "
+                "program: any model on one never-exiting kernel that polls for requests",
                 "auto");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "
@@ -104,8 +105,8 @@ CompileOptions plan_options(const ArgParser& args) {
     throw UsageError(std::string("option '--device': ") + e.what());
   }
   options.cuda_form = args.value("cuda-form");
-  if (options.cuda_form != "auto" && options.cuda_form != "graph")
-    throw UsageError("option '--cuda-form': unknown value '" + options.cuda_form + "' (auto or graph)");
+  if (options.cuda_form != "auto" && options.cuda_form != "graph" && options.cuda_form != "program")
+    throw UsageError("option '--cuda-form': unknown value '" + options.cuda_form + "' (auto, graph or program)");
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }

@@ -27,4 +27,9 @@ std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DevicePr
       "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
 }
 
+std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const DeviceProgram>, int, int) {
+  throw std::runtime_error(
+      "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
+}
+
 }  // namespace tickinfer::cuda

@@ -36,6 +36,15 @@ class ProgramRunner {
 // std::runtime_error naming what failed (no device, out of memory, a capture the runtime refused).
 std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device);
 
+// The program on CUDA device `device` as the resident program kernel (resident_program.cu): one
+// kernel that never exits, on one cluster of `cluster` (1..16) blocks, polling mapped pinned
+// memory for requests. Its run path: stores and loads to pinned memory and a spin with a 1 s
+// deadline; no allocation, lock or driver call. One row per request (reserve_rows refuses).
+// Throws std::runtime_error naming what failed (no device, a launch the runtime refused, no reply
+// to the first request).
+std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const DeviceProgram> program, int device,
+                                                      int cluster);
+
 // The program on the host: every step body run with a serial executor, items forwards or, with
 // `backwards`, in reverse (a body whose items depend on each other then answers differently).
 // Allocates its arena here (and the batch's in reserve_rows); run() and run_rows() allocate

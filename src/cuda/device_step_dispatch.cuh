@@ -42,9 +42,10 @@ TI_HD void run_kind(const X& x, const DeviceStep& s, float* A, const float* W) {
   else if constexpr (K == DevKind::MatMul) matmul(x, s, A, W);
 }
 
-// The host's way in: s.kind picks the instantiation (the GPU launches one kernel per kind).
+// s.kind picks the instantiation: the host executor's way in, and the resident program kernel's
+// (the graph form launches one kernel per kind instead).
 template <class X>
-void run_step(const X& x, const DeviceStep& s, float* A, const float* W) {
+TI_HD void run_step(const X& x, const DeviceStep& s, float* A, const float* W) {
   switch (s.kind) {
 #define TI_STEP_CASE(K) \
   case DevKind::K:      \

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
 #include <limits>
 
 #include "cuda/device_runner.hpp"
@@ -109,6 +112,54 @@ std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const Compil
   return compile_program(
       graph, options, [device](std::shared_ptr<const cuda::DeviceProgram> p) { return cuda::start_graph_runner(std::move(p), device); },
       "cuda-graph");
+}
+
+namespace {
+
+// The median of 200 requests on a started resident program (step_clock ticks), or -1 when one
+// went unanswered.
+double median_request(cuda::ProgramRunner& runner, const cuda::DeviceProgram& p) {
+  std::vector<std::vector<float>> ins, outs;
+  std::vector<const float*> pi;
+  std::vector<float*> po;
+  for (const cuda::DeviceRegion& r : p.inputs) ins.emplace_back(size_t(r.floats), 0.1f), pi.push_back(ins.back().data());
+  for (const cuda::DeviceRegion& r : p.outputs) outs.emplace_back(size_t(r.floats)), po.push_back(outs.back().data());
+  std::vector<double> t;
+  for (int k = 0; k < 200; ++k) {
+    const uint64_t t0 = step_clock();
+    if (!runner.run(pi.data(), po.data(), true)) return -1;
+    t.push_back(double(step_clock() - t0));
+  }
+  std::nth_element(t.begin(), t.begin() + 100, t.end());
+  return t[100];
+}
+
+}  // namespace
+
+std::unique_ptr<PlanBackend> compile_cuda_program(const Graph& graph, const CompileOptions& options, int device,
+                                                  int cluster) {
+  // Shared by the plan and its clones: 0 until the first start has timed the sizes.
+  auto chosen = std::make_shared<int>(cluster);
+  return compile_program(
+      graph, options,
+      [device, chosen](std::shared_ptr<const cuda::DeviceProgram> p) -> std::unique_ptr<cuda::ProgramRunner> {
+        if (*chosen > 0) return cuda::start_resident_program(std::move(p), device, *chosen);
+        // One size at a time (started, timed, stopped), so the timing never holds more than one
+        // cluster's multiprocessors.
+        double best = -1;
+        std::string why;
+        for (int c : {16, 8, 4, 2, 1}) {
+          try {
+            const double t = median_request(*cuda::start_resident_program(p, device, c), *p);
+            if (t >= 0 && (best < 0 || t < best)) best = t, *chosen = c;
+          } catch (const std::exception& e) {
+            if (why.empty()) why = e.what();
+          }
+        }
+        if (best < 0) throw std::runtime_error("no cluster size answered" + (why.empty() ? std::string() : ": " + why));
+        return cuda::start_resident_program(std::move(p), device, *chosen);
+      },
+      "cuda-program");
 }
 
 std::unique_ptr<PlanBackend> compile_cuda_graph_on_host(const Graph& graph, const CompileOptions& options,

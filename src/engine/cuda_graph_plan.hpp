@@ -13,6 +13,12 @@ namespace tickinfer::engine {
 // On CUDA device `device`. Throws tickinfer::Error naming what failed.
 std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const CompileOptions& options, int device);
 
+// The resident program form (cuda/resident_program.cu): one never-exiting kernel on one cluster of
+// `cluster` blocks (0: each of 16, 8, 4, 2 and 1 timed over 200 requests, the fastest kept).
+// One row per request. Not yet run on a GPU, so only CompileOptions::cuda_form = "program" picks it.
+std::unique_ptr<PlanBackend> compile_cuda_program(const Graph& graph, const CompileOptions& options, int device,
+                                                  int cluster);
+
 // The same program on the host, items forwards or backwards (cuda/device_runner.hpp): slow, for
 // checking the graph form against the frameworks where no GPU is.
 std::unique_ptr<PlanBackend> compile_cuda_graph_on_host(const Graph& graph, const CompileOptions& options,

@@ -124,8 +124,9 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
   // An LSTM stack with a Dense head runs on the resident kernel; every other graph as the CUDA
   // graph form (engine/cuda_graph_plan.hpp), one kernel per lowered op.
   if (options.cuda_form == "graph") return compile_cuda_graph(graph, options, device);
+  if (options.cuda_form == "program") return compile_cuda_program(graph, options, device, 0);
   if (!options.cuda_form.empty() && options.cuda_form != "auto")
-    throw Error("cuda_form '" + options.cuda_form + "': expected auto or graph");
+    throw Error("cuda_form '" + options.cuda_form + "': expected auto, graph or program");
   cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
   if (!s.error.empty()) return compile_cuda_graph(graph, options, device);
   cuda::ResidentOptions opt;
