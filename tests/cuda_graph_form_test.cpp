@@ -129,7 +129,7 @@ TEST_P(GraphFormWindow, GpuMatchesKeras) {
   check_window(GetParam(), true);
 }
 
-// The resident program kernel (one cluster of 8 blocks) on the same fixtures. Named *Program* so
+// The resident program kernel (one cluster of 8 blocks) on the same fixtures. Named *ResidentProgram* so
 // tools/gpu_check.sh runs these apart, after the graph form's: this kernel had not run on a GPU
 // when it was written.
 TEST_P(GraphFormWindow, GpuResidentProgramMatchesKeras) {

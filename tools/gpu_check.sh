@@ -94,7 +94,7 @@ fi
 # The CUDA graph form: every fixture against Keras on the card, then each window model's latency
 # beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
 # carries); lstm_window too, against its resident kernel above.
-GTEST_FILTER='-*Program*' gtest 180 cuda_graph_form_test
+GTEST_FILTER='-*ResidentProgram*' gtest 180 cuda_graph_form_test
 GTEST_FILTER='*Gpu*' gtest 60 serving_batching_test
 tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
 for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
@@ -106,13 +106,13 @@ for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_m
   [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol"
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
-run 300 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
+run 200 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
 # The resident program form (any model on one never-exiting cluster kernel): written without a
 # GPU, so after everything else but the tagged form. Every fixture against Keras, then each window
 # model's latency (cluster size timed at compile) beside the graph form's rows above.
-GTEST_FILTER='*Program*' gtest 240 cuda_graph_form_test
+GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
 for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
          book_models/deeplob book_models/translob book_models/tiny_transformer; do
   n=$(basename $m)

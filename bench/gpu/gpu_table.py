@@ -92,7 +92,7 @@ def serving(rows):
     print("\nserving (REST, 1 row/request, open loop)   req/s      p50 us     p99 us   p99.9 us  errors")
     for r in steps:
         if "error" in r:
-            print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d}   error: {r['error'][:120]}")
+            print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d}   error: ...{' '.join(r['error'].split())[-150:]}")
             continue
         print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d} {r['p50']:11.1f} {r['p99']:10.1f} {r['p999']:10.1f} {r['errors']:7d}")
     by = {}
