@@ -260,6 +260,24 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run("predict").exit_code, 2);
 }
 
+// `tickinfer cuda-precision` on any machine: the per-layer table, the spec line a plan command
+// takes back (checked by compiling it), and its usage errors.
+TEST_F(CliTest, CudaPrecisionPrintsTheTableAndASpecThePlanOptionsTake) {
+  const std::string model = quote(model_path("mlp_small")), x = quote(fixture("mlp_small/in0.npy"));
+  const auto r = run("cuda-precision " + model + " --input " + x + " --max-error 1e-3");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* text : {"fp16 error", "bf16 error", "dense_1", "chosen within 0.001"})
+    EXPECT_NE(r.out.find(text), std::string::npos) << "'" << text << "' missing in:\n" << r.out;
+  const size_t at = r.out.find("--cuda-precision ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const std::string spec = r.out.substr(at + 17, r.out.find('\n', at) - at - 17);
+  EXPECT_EQ(run("inspect " + model + " --cuda-precision " + quote(spec)).exit_code, 0) << spec;
+  EXPECT_EQ(run("cuda-precision " + model).exit_code, 2);  // no --input
+  const auto bad = run("inspect " + model + " --cuda-precision fp8");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("fp8"), std::string::npos) << bad.err;
+}
+
 TEST_F(CliTest, VersionAndHelpSucceed) {
   const auto v = run("--version");
   EXPECT_EQ(v.exit_code, 0);

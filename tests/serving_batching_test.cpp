@@ -102,7 +102,7 @@ TEST(ServingBatching, OversizedTaskIsRefused) {
 TEST(ServingBatching, FullQueueIsUnavailable) {
   TempDir d;
   const std::string dir = d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
-  const auto sv = Servable::load(dir, 1, ServableOptions{1});
+  const auto sv = Servable::load(dir, 1, tickinfer::testing::with_plans<ServableOptions>(1));
   BatchingParameters p;
   p.max_batch_size = 2;
   p.batch_timeout_micros = 300000;
@@ -166,7 +166,7 @@ TEST(ServingBatching, OnAGpuEveryWindowModelRunsRowsTogether) {
 TEST(ServingBatching, ConcurrentRowsRunAsOneMergedCall) {
   TempDir d;
   const std::string dir = d.add_version("mlp", "1", tickinfer::testing::bench_model("mlp_small/model.keras"));
-  const auto sv = Servable::load(dir, 1, ServableOptions{2});
+  const auto sv = Servable::load(dir, 1, tickinfer::testing::with_plans<ServableOptions>(2));
   ASSERT_TRUE(sv->rows_together());
   BatchingParameters p;
   p.max_batch_size = 4;

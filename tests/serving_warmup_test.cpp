@@ -61,11 +61,11 @@ TEST(ServingWarmup, ReplaysEveryRecordOnEveryPlan) {
   const std::string dir = d.add_version("m", "1", kMlp);
   fs::create_directories(dir + "/assets.extra");
   fs::copy_file(kWarmup, dir + "/assets.extra/tf_serving_warmup_requests");
-  const auto s = Servable::load(dir, 1, ServableOptions{3});
+  const auto s = Servable::load(dir, 1, tickinfer::testing::with_plans<ServableOptions>(3));
   const auto r = warm_up(*s, dir, 2);
   EXPECT_EQ(r.records, 3u);
   EXPECT_EQ(r.runs, (1u + 4u + 2u) * 2u * 3u);  // rows x iterations x plans
-  const auto synthetic = warm_up(*Servable::load(d.add_version("n", "1", kMlp), 1, ServableOptions{2}), d.model_path("n") + "/1", 1);
+  const auto synthetic = warm_up(*Servable::load(d.add_version("n", "1", kMlp), 1, tickinfer::testing::with_plans<ServableOptions>(2)), d.model_path("n") + "/1", 1);
   EXPECT_EQ(synthetic.records, 0u);
   EXPECT_GT(synthetic.runs, 0u);
 }

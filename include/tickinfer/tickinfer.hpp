@@ -146,6 +146,10 @@ struct CompileOptions {
   // reserve_rows, which the resident kernels refuse), or "program" (any model on one
   // never-exiting kernel, a thread-block cluster that polls for requests; docs/gpu.md).
   std::string cuda_form;
+  // On a GPU, the graph and program forms: how the weight matrices are stored, "" or "fp32",
+  // "fp16" or "bf16" (arithmetic stays fp32), then ",LAYER=FORMAT" per layer ("fp16,lstm=fp32").
+  // `tickinfer cuda-precision` measures each layer's error in each and writes the spec.
+  std::string cuda_precision;
 };
 
 class Plan {

@@ -23,6 +23,10 @@ struct Command {
 ArgParser inspect_parser();
 int run_inspect(const ArgParser& args);
 
+// fp16/bf16 weights on the GPU, layer by layer (cuda_precision_command.cpp).
+ArgParser cuda_precision_parser();
+int run_cuda_precision(const ArgParser& args);
+
 ArgParser predict_parser();
 int run_predict(const ArgParser& args);
 

@@ -20,6 +20,7 @@ const std::vector<Command>& all_commands() {
       {"predict", predict_parser, run_predict},
       {"bench", bench_parser, run_bench},
       {"quantize", quantize_parser, run_quantize, run_quantize_args},
+      {"cuda-precision", cuda_precision_parser, run_cuda_precision},
       {"feed", feed_parser, run_feed, run_feed_main},
       {"features", features_parser, run_features, run_features_main},
       {"book", book_parser, run_book},
@@ -53,9 +54,9 @@ void print_overview(std::FILE* out) {
                "       tickinfer help [command]\n"
                "       tickinfer --version\n\ncommands:\n");
   for (const auto& c : all_commands()) {
-    std::fprintf(out, "  %-9s%s\n", c.name, c.make_parser().summary().c_str());
+    std::fprintf(out, "  %-15s%s\n", c.name, c.make_parser().summary().c_str());
   }
-  std::fprintf(out, "  %-9s%s\n", "help", "show this overview, or a command's options");
+  std::fprintf(out, "  %-15s%s\n", "help", "show this overview, or a command's options");
 }
 
 int report_usage_error(const std::string& message, const char* command) {

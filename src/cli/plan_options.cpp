@@ -1,6 +1,7 @@
 #include "cli/plan_options.hpp"
 
 #include "engine/cuda_plan.hpp"
+#include "engine/cuda_program_lowering.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
@@ -33,6 +34,11 @@ void declare_plan_options(ArgParser& parser) {
                 "CUDA graph form; graph: the graph form for every model (the form that runs batched rows); "
                 "program: any model on one never-exiting kernel that polls for requests",
                 "auto");
+  parser.option("cuda-precision", "SPEC",
+                "with --device cuda (graph and program forms): the weight matrices' storage, fp32 (default), fp16 "
+                "or bf16, then ,LAYER=FORMAT per layer; arithmetic stays fp32 (`tickinfer cuda-precision` measures "
+                "each layer's error)",
+                "fp32");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "
                 "number of time steps per window");
@@ -107,6 +113,12 @@ CompileOptions plan_options(const ArgParser& args) {
   options.cuda_form = args.value("cuda-form");
   if (options.cuda_form != "auto" && options.cuda_form != "graph" && options.cuda_form != "program")
     throw UsageError("option '--cuda-form': unknown value '" + options.cuda_form + "' (auto, graph or program)");
+  options.cuda_precision = args.value("cuda-precision");
+  try {
+    engine::parse_weight_formats(options.cuda_precision);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }

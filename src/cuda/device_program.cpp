@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "cuda/device_step_common.cuh"
+#include "cuda/half_bits.hpp"
 #include "kernels/activation_spec.hpp"
 
 namespace tickinfer::cuda {
@@ -79,7 +80,11 @@ std::string program_error(const DeviceProgram& p) {
     if (s.n_extra < 0 || s.n_extra > kDevMaxInputs) return where + ": too many inputs";
     for (int e = 0; e < s.n_extra; ++e)
       if (s.extra[e] < 0 || s.extra[e] >= arena) return where + ": an input outside the arena";
-    for (int64_t off : {s.kernel, s.recurrent, s.recurrent_h, s.bias, s.recurrent_bias, s.scale, s.shift, s.depthwise})
+    if (s.weight_format < kWeightsFp32 || s.weight_format > kWeightsFp16) return where + ": unknown weight format";
+    const int64_t matrix_units = s.weight_format == kWeightsFp32 ? weights : 2 * weights;
+    for (int64_t off : {s.kernel, s.recurrent, s.recurrent_h, s.depthwise})
+      if (off < -1 || off >= matrix_units) return where + ": a weight offset outside the weights";
+    for (int64_t off : {s.bias, s.recurrent_bias, s.scale, s.shift})
       if (off < -1 || off >= weights) return where + ": a weight offset outside the weights";
     if (s.rank < 0 || s.rank > kDevMaxRank) return where + ": rank above " + std::to_string(kDevMaxRank);
   }

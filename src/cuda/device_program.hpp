@@ -64,9 +64,12 @@ struct DeviceStep {
   int64_t in = -1, out = -1, rhs = -1, state = -1, scratch = -1;
   int64_t extra[kDevMaxInputs] = {};
   int32_t n_extra = 0;
-  // Weight-buffer offsets (floats); -1: none (a missing bias adds zero).
+  // Weight-buffer offsets (floats); -1: none (a missing bias adds zero). The matrices (kernel,
+  // recurrent, recurrent_h, depthwise) are stored in weight_format (cuda/half_bits.hpp's
+  // WeightFormat): for fp16/bf16 their offsets count 16-bit units of the same buffer.
   int64_t kernel = -1, recurrent = -1, recurrent_h = -1, bias = -1, recurrent_bias = -1, scale = -1, shift = -1,
           depthwise = -1;
+  int32_t weight_format = 0;
   // The op's sizes, as the lowering's OpParams names them.
   int32_t rows = 1, in_width = 0, out_width = 0, steps = 1, in_len = 0, in_ch = 0;
   int32_t window = 1, stride = 1, dilation = 1, pad_left = 0;

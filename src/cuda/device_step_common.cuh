@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "cuda/device_program.hpp"
+#include "cuda/half_bits.hpp"
 
 #if defined(__CUDACC__)
 #define TI_HD __host__ __device__
@@ -83,8 +84,12 @@ TI_HD inline float activate(const DevAct& a, float x) {
 // lo <= y <= hi with NaN passing through (the CPU kernels' clamp does the same).
 TI_HD inline float clamp(float y, float lo, float hi) { return y < lo ? lo : (y > hi ? hi : y); }
 
+// A step's matrix at weight offset `at`, in the step's storage format (fp32, or fp16/bf16 read
+// into fp32: cuda/half_bits.hpp).
+TI_HD inline MatrixView matrix(const float* W, int64_t at, const DeviceStep& s) { return {W, at, s.weight_format}; }
+
 // init + x . column n of the row-major K x N matrix w.
-TI_HD inline float dot_column(const float* x, int K, const float* w, int N, int n, float init) {
+TI_HD inline float dot_column(const float* x, int K, const MatrixView& w, int N, int n, float init) {
   float acc = init;
   for (int k = 0; k < K; ++k) acc = fmaf(x[k], w[int64_t(k) * N + n], acc);
   return acc;

@@ -17,7 +17,7 @@ TI_HD void dense(const X& x, const DeviceStep& s, float* A, const float* W) {
   x.items(int64_t(s.rows) * N, [&](int64_t i) {
     const int64_t r = i / N;
     const int n = int(i % N);
-    const float acc = dot_column(in + r * K, K, W + s.kernel, N, n, weight_or_zero(W, s.bias, n));
+    const float acc = dot_column(in + r * K, K, matrix(W, s.kernel, s), N, n, weight_or_zero(W, s.bias, n));
     out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
   });
 }
@@ -27,7 +27,7 @@ template <class X>
 TI_HD void conv1d(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int F = s.out_width, C = s.in_ch;
   const float* in = A + s.in;
-  const float* w = W + s.kernel;
+  const MatrixView w = matrix(W, s.kernel, s);
   float* out = A + s.out;
   x.items(int64_t(s.steps) * F, [&](int64_t i) {
     const int o = int(i / F), f = int(i % F);
@@ -36,8 +36,8 @@ TI_HD void conv1d(const X& x, const DeviceStep& s, float* A, const float* W) {
       const int t = o * s.stride - s.pad_left + j * s.dilation;
       if (t < 0 || t >= s.in_len) continue;
       const float* row = in + int64_t(t) * C;
-      const float* wj = w + int64_t(j) * C * F + f;
-      for (int c = 0; c < C; ++c) acc = fmaf(row[c], wj[int64_t(c) * F], acc);
+      const int64_t wj = int64_t(j) * C * F + f;
+      for (int c = 0; c < C; ++c) acc = fmaf(row[c], w[wj + int64_t(c) * F], acc);
     }
     out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
   });
@@ -49,7 +49,7 @@ template <class X>
 TI_HD void conv2d(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int F = s.out_width, C = s.in_ch, kw = s.window_w;
   const float* in = A + s.in;
-  const float* w = W + s.kernel;
+  const MatrixView w = matrix(W, s.kernel, s);
   float* out = A + s.out;
   x.items(int64_t(s.steps) * s.out_w * F, [&](int64_t i) {
     const int f = int(i % F);
@@ -63,8 +63,8 @@ TI_HD void conv2d(const X& x, const DeviceStep& s, float* A, const float* W) {
         const int col = ow * s.stride_w - s.pad_w + b * s.dilation_w;
         if (col < 0 || col >= s.in_w) continue;
         const float* px = in + (int64_t(h) * s.in_w + col) * C;
-        const float* wt = w + int64_t(a * kw + b) * C * F + f;
-        for (int c = 0; c < C; ++c) acc = fmaf(px[c], wt[int64_t(c) * F], acc);
+        const int64_t wt = int64_t(a * kw + b) * C * F + f;
+        for (int c = 0; c < C; ++c) acc = fmaf(px[c], w[wt + int64_t(c) * F], acc);
       }
     }
     out[i] = activate(s.epilogue, clamp(acc, s.clamp_lo, s.clamp_hi));
@@ -77,7 +77,7 @@ template <class X>
 TI_HD void depthwise_conv2d(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int C = s.in_ch, cm = s.out_width, m = cm / C;
   const float* in = A + s.in;
-  const float* taps = W + s.depthwise;
+  const MatrixView taps = matrix(W, s.depthwise, s);
   float* out = A + s.out;
   x.items(int64_t(s.steps) * s.out_w * cm, [&](int64_t i) {
     const int k = int(i % cm);

@@ -35,7 +35,7 @@ TI_HD void lstm(const X& x, const DeviceStep& s, float* A, const float* W) {
   for (int t = 0; t < s.steps; ++t) {
     x.items(in, [&](int64_t k) { xh[k] = input[int64_t(t) * in + k]; });
     x.sync();
-    x.items(4 * n, [&](int64_t j) { z[j] = dot_column(xh, in + n, W + s.kernel, 4 * n, int(j), weight_or_zero(W, s.bias, int(j))); });
+    x.items(4 * n, [&](int64_t j) { z[j] = dot_column(xh, in + n, matrix(W, s.kernel, s), 4 * n, int(j), weight_or_zero(W, s.bias, int(j))); });
     x.sync();
     x.items(n, [&](int64_t j) {
       lstm_cell(s, z, n, int(j), c, h);
@@ -66,7 +66,7 @@ TI_HD void lstm_window(const X& x, const DeviceStep& s, float* A, const float* W
     x.items(int64_t(T) * 4 * n, [&](int64_t i) {
       const int64_t t = i / (4 * n);
       const int j = int(i % (4 * n));
-      xw[i] = dot_column(input + t * in, in, W + s.kernel, 4 * n, j, weight_or_zero(W, s.bias, j));
+      xw[i] = dot_column(input + t * in, in, matrix(W, s.kernel, s), 4 * n, j, weight_or_zero(W, s.bias, j));
     });
   }
   x.sync();
@@ -77,7 +77,7 @@ TI_HD void lstm_window(const X& x, const DeviceStep& s, float* A, const float* W
     const float* zin = s.projected ? input + int64_t(t) * 4 * n : z;
     x.items(4 * n, [&](int64_t j) {
       const float init = zin[j];
-      z[j] = t >= first_hu ? dot_column(h, n, W + s.recurrent, 4 * n, int(j), init) : init;
+      z[j] = t >= first_hu ? dot_column(h, n, matrix(W, s.recurrent, s), 4 * n, int(j), init) : init;
     });
     x.sync();
     x.items(n, [&](int64_t j) {
@@ -111,11 +111,11 @@ TI_HD void gru(const X& x, const DeviceStep& s, float* A, const float* W) {
     x.items(6 * n, [&](int64_t i) {
       if (i < 3 * n) {
         zx[i] = s.projected ? input[int64_t(t) * 3 * n + i]
-                            : dot_column(input + int64_t(t) * in, in, W + s.kernel, 3 * n, int(i),
+                            : dot_column(input + int64_t(t) * in, in, matrix(W, s.kernel, s), 3 * n, int(i),
                                          weight_or_zero(W, s.bias, int(i)));
       } else {
         const int j = int(i - 3 * n);
-        zh[j] = dot_column(h, n, W + s.recurrent, 3 * n, j, weight_or_zero(W, s.recurrent_bias, j));
+        zh[j] = dot_column(h, n, matrix(W, s.recurrent, s), 3 * n, j, weight_or_zero(W, s.recurrent_bias, j));
       }
     });
     x.sync();
@@ -150,15 +150,15 @@ TI_HD void gru_classic(const X& x, const DeviceStep& s, float* A, const float* W
     x.items(3 * n, [&](int64_t i) {
       const int j = int(i);
       float v = s.projected ? input[int64_t(t) * 3 * n + j]
-                            : dot_column(input + int64_t(t) * in, in, W + s.kernel, 3 * n, j, weight_or_zero(W, s.bias, j));
-      if (j < 2 * n) v = activate(s.rec, dot_column(h, n, W + s.recurrent, 2 * n, j, v));
+                            : dot_column(input + int64_t(t) * in, in, matrix(W, s.kernel, s), 3 * n, j, weight_or_zero(W, s.bias, j));
+      if (j < 2 * n) v = activate(s.rec, dot_column(h, n, matrix(W, s.recurrent, s), 2 * n, j, v));
       zx[j] = v;
     });
     x.sync();
     x.items(n, [&](int64_t j) { rh[j] = zx[n + j] * h[j]; });
     x.sync();
     x.items(n, [&](int64_t j) {
-      const float hh = activate(s.act, dot_column(rh, n, W + s.recurrent_h, n, int(j), zx[2 * n + j]));
+      const float hh = activate(s.act, dot_column(rh, n, matrix(W, s.recurrent_h, s), n, int(j), zx[2 * n + j]));
       h[j] = zx[j] * h[j] + (1.0f - zx[j]) * hh;
       if (s.return_sequences) out[int64_t(t) * n + j] = h[j];
       else if (t == s.steps - 1) out[j] = h[j];

@@ -129,6 +129,9 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
     throw Error("cuda_form '" + options.cuda_form + "': expected auto, graph or program");
   cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
   if (!s.error.empty()) return compile_cuda_graph(graph, options, device);
+  if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")
+    throw Error("--cuda-precision " + options.cuda_precision + ": the resident LSTM kernel keeps fp32 weights on chip; "
+                "the graph and program forms store fp16/bf16 weights (--cuda-form graph or program)");
   cuda::ResidentOptions opt;
   opt.device = device;
   const bool stream = options.mode == RecurrentMode::Stream;

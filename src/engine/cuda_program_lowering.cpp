@@ -1,6 +1,8 @@
 #include "engine/cuda_program_lowering.hpp"
 
 #include <algorithm>
+#include <cstring>
+#include <string_view>
 
 #include "tickinfer/error.hpp"
 
@@ -65,7 +67,8 @@ Room room(const LoweredOp& op) {
 
 class Builder {
  public:
-  explicit Builder(const LoweredGraph& g) : g_(g), at_(g.tensors.size(), -1), readers_(g.tensors.size(), 0) {
+  Builder(const LoweredGraph& g, const WeightFormats& formats)
+      : g_(g), formats_(formats), at_(g.tensors.size(), -1), readers_(g.tensors.size(), 0) {
     for (size_t t = 0; t < g.tensors.size(); ++t) at_[t] = take(std::max<int64_t>(g.tensors[t].floats, 1));
     auto read = [&](int t) {
       if (t >= 0) ++readers_[size_t(t)];
@@ -94,6 +97,9 @@ class Builder {
         add(op);
       }
     }
+    for (const auto& [layer, format] : formats_.by_layer)
+      if (std::none_of(g_.ops.begin(), g_.ops.end(), [&](const LoweredOp& op) { return op.label == layer; }))
+        throw Error("--cuda-precision: the model has no layer '" + layer + "'");
     p_.arena_floats = arena_;
     return std::move(p_);
   }
@@ -112,6 +118,18 @@ class Builder {
     return at;
   }
   int64_t weights(const std::vector<float>& v) { return weights(v.data(), v.size()); }
+  // A matrix in `format`: fp32 as weights(), or packed 16-bit values (two per float of the
+  // buffer) at an offset counted in 16-bit units.
+  int64_t matrix(const std::vector<float>& v, int32_t format) {
+    if (format == cuda::kWeightsFp32 || v.empty()) return weights(v);
+    const int64_t at = 2 * int64_t(p_.weights.size());
+    std::vector<uint16_t> h(v.size() + v.size() % 2, 0);
+    for (size_t i = 0; i < v.size(); ++i) h[i] = format == cuda::kWeightsBf16 ? cuda::float_to_bf16(v[i]) : cuda::float_to_fp16(v[i]);
+    const size_t first = p_.weights.size();
+    p_.weights.resize(first + h.size() / 2);
+    std::memcpy(p_.weights.data() + first, h.data(), h.size() * sizeof(uint16_t));
+    return at;
+  }
 
   // A recurrent layer over a window computes every step's x W + b before its serial part: as a
   // Dense step over the whole grid instead of inside the recurrent step's one block.
@@ -124,7 +142,7 @@ class Builder {
     const int gates = op.kind == StepKind::LstmWindow ? 4 : 3;
     LoweredOp dense;
     dense.kind = StepKind::Dense;
-    dense.label = op.label + " (input projection)";
+    dense.label = op.label + std::string(kProjection);
     dense.rows = op.steps;
     dense.in_width = op.in_width;
     dense.out_width = gates * op.out_width;
@@ -190,17 +208,26 @@ class Builder {
       p_.state.push_back({s.state, r.state});
     }
     if (r.scratch > 0) s.scratch = take(r.scratch);
-    s.kernel = weights(op.kernel.data);
-    s.recurrent = weights(op.recurrent_kernel.data);
-    s.recurrent_h = weights(op.recurrent_kernel_h.data);
+    // A recurrent layer's input projection (add_projected) stores its matrix as its layer does.
+    std::string layer = op.label;
+    if (const size_t cut = layer.rfind(kProjection); cut != std::string::npos && cut + kProjection.size() == layer.size())
+      layer.resize(cut);
+    const bool has_matrix = !op.kernel.data.empty() || !op.recurrent_kernel.data.empty() ||
+                            !op.recurrent_kernel_h.data.empty() || !op.depthwise.empty();
+    s.weight_format = has_matrix ? formats_.of(layer) : cuda::kWeightsFp32;
+    s.kernel = matrix(op.kernel.data, s.weight_format);
+    s.recurrent = matrix(op.recurrent_kernel.data, s.weight_format);
+    s.recurrent_h = matrix(op.recurrent_kernel_h.data, s.weight_format);
     s.bias = weights(op.bias);
     s.recurrent_bias = weights(op.recurrent_bias);
     s.scale = weights(op.scale);
     s.shift = weights(op.shift);
-    s.depthwise = weights(op.depthwise);
+    s.depthwise = matrix(op.depthwise, s.weight_format);
     copy_params(op, s);
     p_.steps.push_back(s);
-    p_.labels.push_back(op.label);
+    p_.labels.push_back(s.weight_format == cuda::kWeightsFp32
+                            ? op.label
+                            : op.label + " [" + weight_format_name(s.weight_format) + " weights]");
   }
 
   static void copy_params(const LoweredOp& op, cuda::DeviceStep& s) {
@@ -226,7 +253,9 @@ class Builder {
     for (size_t i = 0; i < op.permutation.size() && i < size_t(cuda::kDevMaxRank); ++i) s.permutation[i] = op.permutation[i];
   }
 
+  static constexpr std::string_view kProjection = " (input projection)";
   const LoweredGraph& g_;
+  const WeightFormats& formats_;
   std::vector<int64_t> at_;
   std::vector<int> readers_;  // per tensor: the ops (and the caller, for an output) that read it
   int64_t arena_ = 0;
@@ -261,8 +290,49 @@ int64_t step_macs(const cuda::DeviceStep& s) {
 
 }  // namespace
 
-cuda::DeviceProgram device_program_from(const LoweredGraph& g, const std::string& model_name) {
-  return Builder(g).build(model_name);
+int32_t WeightFormats::of(const std::string& layer) const {
+  const auto it = by_layer.find(layer);
+  return it == by_layer.end() ? all : it->second;
+}
+
+const char* weight_format_name(int32_t format) {
+  return format == cuda::kWeightsFp16 ? "fp16" : format == cuda::kWeightsBf16 ? "bf16" : "fp32";
+}
+
+WeightFormats parse_weight_formats(const std::string& spec) {
+  auto format = [&](const std::string& name) {
+    if (name == "fp32") return int32_t(cuda::kWeightsFp32);
+    if (name == "fp16") return int32_t(cuda::kWeightsFp16);
+    if (name == "bf16") return int32_t(cuda::kWeightsBf16);
+    throw Error("--cuda-precision '" + spec + "': '" + name + "' is not fp32, fp16 or bf16");
+  };
+  WeightFormats f;
+  size_t at = 0;
+  for (bool first = true; at <= spec.size() && !spec.empty(); first = false) {
+    const size_t comma = std::min(spec.find(',', at), spec.size());
+    const std::string item = spec.substr(at, comma - at);
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (!first) throw Error("--cuda-precision '" + spec + "': only the first item may omit LAYER=");
+      f.all = format(item);
+    } else {
+      if (eq == 0) throw Error("--cuda-precision '" + spec + "': a LAYER=FORMAT item without the layer");
+      f.by_layer[item.substr(0, eq)] = format(item.substr(eq + 1));
+    }
+    at = comma + 1;
+  }
+  return f;
+}
+
+std::string weight_formats_spec(const WeightFormats& f) {
+  std::string s = weight_format_name(f.all);
+  for (const auto& [layer, format] : f.by_layer) s += "," + layer + "=" + weight_format_name(format);
+  return s;
+}
+
+cuda::DeviceProgram device_program_from(const LoweredGraph& g, const std::string& model_name,
+                                        const WeightFormats& formats) {
+  return Builder(g, formats).build(model_name);
 }
 
 int64_t device_program_macs(const cuda::DeviceProgram& p) {

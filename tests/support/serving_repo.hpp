@@ -13,6 +13,14 @@ inline std::string fixture_path(const std::string& rel) {
   const char* env = std::getenv("TICKINFER_FIXTURES");
   return std::string(env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures") + "/" + rel;
 }
+// ServableOptions with `n` plans and every other field at its default.
+template <class Options>
+Options with_plans(size_t n) {
+  Options o;
+  o.num_plans = n;
+  return o;
+}
+
 inline std::string bench_model(const std::string& rel) {
   return std::string(::tickinfer::test::source_dir()) + "/bench/models/" + rel;
 }

@@ -1,0 +1,68 @@
+// `tickinfer cuda-precision`: each layer's error with its weight matrices stored in fp16 or bf16
+// on the CUDA graph and program forms, measured on the host executor (no GPU needed), and the
+// per-layer mix within --max-error as the --cuda-precision spec to compile with.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "cli/load_warnings.hpp"
+#include "cli/plan_options.hpp"
+#include "engine/cuda_precision_report.hpp"
+#include "formats/array_file.hpp"
+#include "tickinfer/error.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer::cli {
+
+ArgParser cuda_precision_parser() {
+  ArgParser p("cuda-precision",
+              "GPU weights in fp16/bf16: each layer's error (measured here) and a --cuda-precision spec within a bound");
+  p.positional("MODEL", "a Keras model (.keras, .h5) or a SavedModel directory");
+  p.option("input", "IN", "input rows, .npy or .csv; one per model input, in the model's order", "", true);
+  p.option("max-error", "E", "largest max |output - fp32 output| the chosen mix may reach", "1e-4");
+  p.option("rows", "N", "input rows used (the first N)", "16");
+  declare_plan_options(p);
+  declare_load_options(p);
+  return p;
+}
+
+int run_cuda_precision(const ArgParser& args) {
+  const std::string& path = args.positional_value("MODEL");
+  const auto& input_paths = args.values("input");
+  if (input_paths.empty()) throw UsageError("'cuda-precision' needs --input");
+  const double max_error = args.number("max-error", 0, 1e30);
+  const int most = static_cast<int>(args.integer("rows", 1, 1 << 20));
+  const CompileOptions options = plan_options(args);
+  const Model model = Model::load(path, load_options(args));
+  print_load_warnings(model, path);
+  const Plan plan = compile(model, CompileOptions{});  // the shapes, and a model the CPU runs
+  if (input_paths.size() != plan.num_inputs())
+    throw Error("model '" + path + "' has " + std::to_string(plan.num_inputs()) + " input(s) but " +
+                std::to_string(input_paths.size()) + " --input file(s) were given");
+  std::vector<formats::HostArray> arrays;
+  std::vector<const float*> inputs;
+  int rows = most;
+  for (size_t i = 0; i < input_paths.size(); ++i) {
+    arrays.push_back(formats::load_array(input_paths[i]));
+    const size_t per_row = plan.input_size(i);
+    if (arrays.back().data.size() % per_row != 0)
+      throw Error("'" + input_paths[i] + "' does not hold whole rows of input " + std::to_string(i) + " (" +
+                  std::to_string(per_row) + " floats each)");
+    rows = std::min<int>(rows, static_cast<int>(arrays.back().data.size() / per_row));
+    inputs.push_back(arrays.back().data.data());
+  }
+  const engine::CudaPrecisionReport r = engine::cuda_precision_report(model.graph(), options, inputs, rows, max_error);
+  std::printf("model %s: %d rows, fp32 outputs up to %.3g in magnitude; error = max |output - fp32 output|\n\n",
+              path.c_str(), r.rows, r.output_scale);
+  std::printf("%-32s %12s %12s %12s  %s\n", "layer", "weights", "fp16 error", "bf16 error", "chosen");
+  for (const engine::CudaPrecisionLayer& L : r.layers)
+    std::printf("%-32s %12lld %12.3g %12.3g  %s\n", L.layer.c_str(), static_cast<long long>(L.matrix_values),
+                L.fp16_error, L.bf16_error, L.chosen.c_str());
+  std::printf("\nchosen within %.3g: error %.3g together, weight matrices %lld -> %lld bytes\n", max_error,
+              r.chosen_error, static_cast<long long>(r.matrix_bytes_fp32), static_cast<long long>(r.matrix_bytes_chosen));
+  std::printf("--cuda-precision %s\n", r.spec.c_str());
+  return 0;
+}
+
+}  // namespace tickinfer::cli
