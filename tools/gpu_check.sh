@@ -105,6 +105,13 @@ for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_m
   run 90 "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --batches 1,8,64,512
   [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol"
 done
+# fp16 weights on the graph form (arithmetic fp32): what the halved weight bytes are worth, with
+# the looser tolerance 16-bit weights need (tickinfer cuda-precision states each layer's error).
+for m in models/mlp_large book_models/deeplob_small book_models/deeplob; do
+  n=$(basename $m)
+  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+    --atol 1e-3 --rtol 1e-3 --precision fp16 --batches 1,64
+done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
 run 200 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \

@@ -11,7 +11,7 @@
 //
 // Usage: graph_form_bench --model M.keras --x X.npy --y Y.npy [--atol A] [--rtol R]
 //                         [--requests N] [--name NAME] [--host] [--form graph|program]
-//                         [--cluster N] [--batches N,N,...]
+//                         [--cluster N] [--batches N,N,...] [--precision SPEC]
 // Prints one JSON line (and one per batch size). Exit 0 when every output is within
 // atol + rtol |ref|, 1 when not, 2 when the model is refused, 77 when there is no CUDA device.
 #include <chrono>
@@ -39,6 +39,7 @@ struct Args {
   bool host = false;
   std::string form = "graph";  // or "program": the resident program kernel
   int cluster = 0;             // program: blocks (0: timed at compile)
+  std::string precision;       // CompileOptions::cuda_precision ("": fp32)
   std::vector<int> batches;
 };
 
@@ -60,6 +61,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--host") a.host = true;
     else if (k == "--form") a.form = val();
     else if (k == "--cluster") a.cluster = std::stoi(val());
+    else if (k == "--precision") a.precision = val();
     else if (k == "--batches") {
       const std::string v = val();
       for (size_t at = 0; at < v.size();) {
@@ -72,6 +74,7 @@ Args parse(int argc, char** argv) {
     else throw std::runtime_error("unknown option " + k);
   }
   if (a.model.empty() || a.x.empty() || a.y.empty()) throw std::runtime_error("--model, --x and --y are required");
+  if (!a.precision.empty()) a.name += " (" + a.precision + " weights)";  // its own row in every table
   return a;
 }
 
@@ -154,9 +157,11 @@ int main(int argc, char** argv) try {
   const Model model = Model::load(a.model);
   if (a.form != "graph" && a.form != "program") throw std::runtime_error("--form: graph or program");
   if (a.form == "program" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form only");
-  std::unique_ptr<Plan::Impl> plan = a.host                ? engine::compile_cuda_graph_on_host(model.graph(), {}, false)
-                                     : a.form == "program" ? engine::compile_cuda_program(model.graph(), {}, 0, a.cluster)
-                                                           : engine::compile_cuda_graph(model.graph(), {}, 0);
+  CompileOptions opt;
+  opt.cuda_precision = a.precision;
+  std::unique_ptr<Plan::Impl> plan = a.host                ? engine::compile_cuda_graph_on_host(model.graph(), opt, false)
+                                     : a.form == "program" ? engine::compile_cuda_program(model.graph(), opt, 0, a.cluster)
+                                                           : engine::compile_cuda_graph(model.graph(), opt, 0);
   const formats::NpyArray X = formats::read_npy(a.x), Y = formats::read_npy(a.y);
   if (plan->input_shapes().size() != 1 || plan->output_shapes().size() != 1)
     throw std::runtime_error("one input and one output only");
