@@ -138,6 +138,7 @@ class GraphRunner final : public ProgramRunner {
   }
 
   void release() noexcept {
+    release_batch();  // first: it frees on the stream destroyed below
     for (cudaGraphExec_t g : {plain_, reset_})
       if (g) cudaGraphExecDestroy(g);
     if (arena_) cudaFreeAsync(arena_, stream_);
@@ -148,7 +149,6 @@ class GraphRunner final : public ProgramRunner {
     }
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(in_));
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(out_));
-    release_batch();
   }
 
   void release_batch() noexcept {

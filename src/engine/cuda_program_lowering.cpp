@@ -97,9 +97,11 @@ class Builder {
         add(op);
       }
     }
-    for (const auto& [layer, format] : formats_.by_layer)
+    for (const auto& named : formats_.by_layer) {
+      const std::string& layer = named.first;
       if (std::none_of(g_.ops.begin(), g_.ops.end(), [&](const LoweredOp& op) { return op.label == layer; }))
         throw Error("--cuda-precision: the model has no layer '" + layer + "'");
+    }
     p_.arena_floats = arena_;
     return std::move(p_);
   }
