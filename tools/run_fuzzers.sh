@@ -48,6 +48,9 @@ fuzz_one() {
     serving_flags_fuzz)
       printf -- '--port=8500\n--rest_api_port=8501\n--model_name=model\n--model_base_path=/models/model\n--model_name=mlp\n--grpc_channel_arguments=grpc.max_receive_message_length=1024,a=b\n--noenable_model_warmup\n--enable_batching\n--batching_parameters_file\n/b\n' >"$work/docker.args"
       printf 'grpc.max_send_message_length=-1,grpc.keepalive_time_ms=30000' >"$work/channel.args" ;;
+    cuda_precision_spec_fuzz)
+      printf 'fp16,lstm=fp32,dense_1=bf16' >"$work/mixed.spec"
+      printf 'bf16' >"$work/all.spec" ;;
     serving_json_fuzz)
       printf '{"instances": [[[1,2,3],[4,5,6]]]}' >"$work/row.json"
       printf '{"signature_name": "serving_default", "inputs": {"a": [[1,2,3,4]], "b": [NaN]}}' >"$work/col.json"

@@ -45,7 +45,7 @@ RoundingMode parse_rounding(const std::string& rounding) {
 
 PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string& mode, int window_length,
                      const std::string& rounding, const std::string& device, bool incremental,
-                     const std::string& cuda_form) {
+                     const std::string& cuda_form, const std::string& cuda_precision) {
   if (window_length < 0) throw Error("compile: window_length must be >= 0, got " + std::to_string(window_length));
   CompileOptions options;
   options.isa = isa;
@@ -55,6 +55,7 @@ PyPlan compile_model(const PyModel& m, const std::string& isa, const std::string
   options.device = device;
   options.incremental = incremental;
   options.cuda_form = cuda_form;
+  options.cuda_precision = cuda_precision;
   Plan plan = [&] {
     nb::gil_scoped_release unlocked;  // packing large weights takes a while; nothing here needs Python
     return compile(m.model, options);
@@ -108,7 +109,7 @@ NB_MODULE(_tickinfer, m) {
       .def_prop_ro("outputs", [](const PyModel& p) { return p.model.outputs(); }, "list[TensorInfo], in order.")
       .def("stats", [](const PyModel& p) { return p.model.stats(); }, "Parameters, FLOPs and weight bytes per layer.")
       .def("compile", &compile_model, "isa"_a = "", "mode"_a = "window", "window_length"_a = 0, "rounding"_a = "tflite",
-           "device"_a = "cpu", "incremental"_a = false, "cuda_form"_a = "auto",
+           "device"_a = "cpu", "incremental"_a = false, "cuda_form"_a = "auto", "cuda_precision"_a = "fp32",
            "Compiles a Plan.\n\n"
            "isa: '' for the fastest kernels this CPU supports (or $TICKINFER_ISA), or one of\n"
            "'scalar', 'portable', 'avx2', 'avx512' (tickinfer.Error if the CPU lacks it).\n"
@@ -124,6 +125,8 @@ NB_MODULE(_tickinfer, m) {
            "convolutions and per-row layers recompute only the rows that change (docs/incremental.md).\n"
            "cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)\n"
            "or 'program' (one never-exiting kernel that polls for requests; docs/gpu.md).\n"
+           "cuda_precision: with device 'cuda': the weight matrices' storage, 'fp32', 'fp16' or 'bf16',\n"
+           "then ',LAYER=FORMAT' per layer (`tickinfer cuda-precision` measures each layer's error).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
       .def("__repr__", [](const PyModel& p) {
         std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";

@@ -72,5 +72,14 @@ def test_bad_compile_options(tickinfer, mlp_small):
         tcn.compile(mode="stream")
 
 
+def test_gpu_options_are_checked_on_any_machine(tickinfer, mlp_small):
+    with pytest.raises(tickinfer.Error, match="cuda_form 'fastest'"):
+        mlp_small.compile(cuda_form="fastest")
+    with pytest.raises(tickinfer.Error, match="'fp8' is not fp32, fp16 or bf16"):
+        mlp_small.compile(cuda_precision="fp8")
+    # Well-formed GPU options leave a CPU plan as it is.
+    assert mlp_small.compile(cuda_form="graph", cuda_precision="fp16,dense=fp32").isa == mlp_small.compile().isa
+
+
 def test_error_is_a_runtime_error(tickinfer):
     assert issubclass(tickinfer.Error, RuntimeError)

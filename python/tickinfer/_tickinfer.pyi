@@ -288,7 +288,7 @@ class Model:
     def stats(self) -> ModelStats:
         """Parameters, FLOPs and weight bytes per layer."""
 
-    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu', incremental: bool = False, cuda_form: str = 'auto') -> Plan:
+    def compile(self, isa: str = '', mode: str = 'window', window_length: int = 0, rounding: str = 'tflite', device: str = 'cpu', incremental: bool = False, cuda_form: str = 'auto', cuda_precision: str = 'fp32') -> Plan:
         """
         Compiles a Plan.
 
@@ -304,6 +304,10 @@ class Model:
         with a Dense head, the CUDA graph form for any other Keras graph; docs/gpu.md).
         incremental: window mode; when a window is the previous one moved by one row,
         convolutions and per-row layers recompute only the rows that change (docs/incremental.md).
+        cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)
+        or 'program' (one never-exiting kernel that polls for requests; docs/gpu.md).
+        cuda_precision: with device 'cuda': the weight matrices' storage, 'fp32', 'fp16' or 'bf16',
+        then ',LAYER=FORMAT' per layer (`tickinfer cuda-precision` measures each layer's error).
         Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).
         """
 
