@@ -105,7 +105,8 @@ for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_m
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
   io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
   run 90 "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --batches 1,8,64,512
-  [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol"
+  [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
+    --batches 8,64,512
 done
 # fp16 weights on the graph form (arithmetic fp32): what the halved weight bytes are worth, with
 # the looser tolerance 16-bit weights need (tickinfer cuda-precision states each layer's error).

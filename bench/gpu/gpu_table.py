@@ -75,12 +75,19 @@ def crossover(rows):
     batch = [r for r in rows if "batch" in r and "gpu_us" in r]
     if not batch:
         return
-    print("\nmodel              batch  GPU p50/p99 us per call   CPU p50/p99 us per call   GPU rows/s   CPU rows/s  GPU/CPU rows/s  fail")
+    # PyTorch's CUDA-graph form at the same batch (torch_graph_peer.py --batches; batch 1: its
+    # one-request row, host to host).
+    torch = {(r["name"], r["batch"]): r["torch_rows_per_s"] for r in rows if "torch_rows_per_s" in r and not r.get("failures")}
+    for r in rows:
+        if r.get("form") == "torch_cuda_graph" and "host_to_host_us" in r and not r.get("failures"):
+            torch[(r["name"], 1)] = 1e6 / r["host_to_host_us"]["p50"]
+    print("\nmodel              batch  GPU p50/p99 us per call   CPU p50/p99 us per call   GPU rows/s   CPU rows/s  GPU/CPU  PyTorch rows/s  fail")
     for r in batch:
         g, c = r["gpu_us"], r["cpu_us"]
+        t = torch.get((r["name"], r["batch"]))
         print(f"{r['name']:18s} {r['batch']:5d}  {g['p50']:10.1f} /{g['p99']:10.1f}   {c['p50']:10.1f} /{c['p99']:10.1f}  "
-              f"{r['gpu_rows_per_s']:11.0f} {r['cpu_rows_per_s']:11.0f} {r['gpu_rows_per_s'] / r['cpu_rows_per_s']:14.2f}x"
-              f"  {r['failures']}/{r['cpu_failures']}")
+              f"{r['gpu_rows_per_s']:11.0f} {r['cpu_rows_per_s']:11.0f} {r['gpu_rows_per_s'] / r['cpu_rows_per_s']:7.2f}x"
+              f"  {'-' if t is None else str(round(t)):>14}  {r['failures']}/{r['cpu_failures']}")
 
 
 def serving(rows):

@@ -5,8 +5,13 @@ out, one synchronise) and graph (the same captured in one torch.cuda.CUDAGraph, 
 synchronised per request). Each form is first checked against Keras's outputs (Y), then timed
 host to host, one request at a time, as graph_form_bench times the CUDA graph form.
 
+`--batches 8,64,512` adds the hardware table's PyTorch column: per batch size N, the CUDA-graph
+form over N rows at once (X cycled out to N rows, every output checked against Y), timed per
+call like graph_form_bench --batches; a size the traced module cannot take is reported, not fatal.
+
 Usage: torch_graph_peer.py --model M.pt --x X.npy --y Y.npy [--atol A] [--name N] [--requests R]
-Prints one JSON line per form (torch_peer.py's fields).
+                           [--batches N,N,...]
+Prints one JSON line per form (torch_peer.py's fields) and one per batch size.
 """
 import argparse
 import json
@@ -14,7 +19,9 @@ import json
 import numpy as np
 import torch
 
-from torch_peer import measure
+import time
+
+from torch_peer import measure, summarize
 
 
 def main():
@@ -25,6 +32,7 @@ def main():
     ap.add_argument("--atol", type=float, default=1e-6)
     ap.add_argument("--name", default="model")
     ap.add_argument("--requests", type=int, default=5000)
+    ap.add_argument("--batches", default="")
     a = ap.parse_args()
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -76,6 +84,56 @@ def main():
                 measure(a, name, run, reqs, want, resets)
             except Exception as e:  # report the form as failed and go on with the next one
                 print(json.dumps({"name": a.name, "form": name, "error": repr(e)[:400]}), flush=True)
+        for n in [int(b) for b in a.batches.split(",") if b]:
+            try:
+                batch_row(a, model, dev, X, Y, n)
+            except Exception as e:
+                print(json.dumps({"name": a.name, "form": "torch_cuda_graph", "batch": n, "error": repr(e)[:400]}),
+                      flush=True)
+
+
+def batch_row(a, model, dev, X, Y, n):
+    """n rows per call through one captured CUDA graph: checked against Y, then timed per call."""
+    rows = np.concatenate([X] * (n // len(X) + 1))[:n]
+    want = np.concatenate([Y.reshape(len(Y), -1)] * (n // len(Y) + 1))[:n]
+    x_pin = torch.from_numpy(rows.copy()).pin_memory()
+    x_dev = torch.zeros(x_pin.shape, device=dev)
+    y_pin = torch.zeros(n, want.shape[1]).pin_memory()
+
+    def body():
+        x_dev.copy_(x_pin, non_blocking=True)
+        y_pin.copy_(model(x_dev).reshape(n, -1), non_blocking=True)
+
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        body()
+
+    def call():
+        g.replay()
+        torch.cuda.current_stream().synchronize()
+
+    call()
+    excess = np.abs(y_pin.numpy() - want) - (a.atol + 1e-5 * np.abs(want))
+    calls = max(50, a.requests // n)
+    for _ in range(max(5, calls // 20)):
+        call()
+    lat, start = [], time.perf_counter()
+    for i in range(calls):  # at most about 2 s a size, 10 calls at least (as graph_form_bench)
+        if i >= 10 and time.perf_counter() - start > 2:
+            break
+        t0 = time.perf_counter_ns()
+        call()
+        lat.append((time.perf_counter_ns() - t0) / 1e3)
+    summary = summarize(lat)
+    print(json.dumps({"name": a.name, "form": "torch_cuda_graph", "batch": n, "failures": int(np.sum(~(excess <= 0))),
+                      "worst_excess": float(np.max(excess)), "torch_us": summary,
+                      "torch_rows_per_s": n / summary["p50"] * 1e6}), flush=True)
 
 
 if __name__ == "__main__":
