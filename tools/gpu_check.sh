@@ -116,7 +116,7 @@ for m in models/mlp_large book_models/deeplob_small book_models/deeplob; do
     --atol 1e-3 --rtol 1e-3 --precision fp16 --batches 1,64
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
-run 200 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
+run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
 [ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
 # The resident program form (any model on one never-exiting cluster kernel): written without a

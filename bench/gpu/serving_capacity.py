@@ -104,7 +104,7 @@ def main():
     ap.add_argument("--tickinfer", required=True)
     ap.add_argument("--serve-load", required=True)
     ap.add_argument("--models", default="tcn,deeplob_small")
-    ap.add_argument("--rates", default="2000,5000,10000,20000,50000,100000")
+    ap.add_argument("--rates", default="5000,20000,50000,100000")
     ap.add_argument("--seconds", type=float, default=2)
     ap.add_argument("--bound-us", type=float, default=1000)
     ap.add_argument("--max-batch", type=int, default=256)
