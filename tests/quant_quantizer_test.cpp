@@ -125,7 +125,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Lowering,
                                            "tcn", "pooling_k3", "global_pool_keepdims_k3", "concat_seq_k3",
                                            "merge_two_in_two_out_k3", "shared_branch_k3", "conv2d_k3", "conv2d_k2",
                                            "conv2d_wide_k3", "pool2d_k3", "pool2d_k2", "deeplob_tiny_k3", "deeplob_tiny_k2",
-                                           "layout_k3", "layout_k2"),
+                                           "layout_k3", "layout_k2", "depthwise_k3", "depthwise_k2"),
                          [](const auto& info) { return info.param; });
 
 TEST(Lowering, DenseBecomesFullyConnectedWithTheKernelTransposed) {
@@ -512,13 +512,14 @@ TEST(Regimes, AutoModeMeetsTheErrorBound) {
 }
 
 // Models with 2-D layers quantized in each mode from their fixture's inputs: DeepLOB's shape
-// (Conv2D blocks with LeakyReLU, an Inception module with a MaxPooling2D branch, an LSTM) and the
-// layout layers (ZeroPadding1D/2D, Permute, TimeDistributed(Dense), Conv2D). Every Conv2D becomes
-// an int8 or hybrid CONV_2D, and the output stays within the bound the error table reports.
+// (Conv2D blocks with LeakyReLU, an Inception module with a MaxPooling2D branch, an LSTM), the
+// layout layers (ZeroPadding1D/2D, Permute, TimeDistributed(Dense), Conv2D) and the depthwise ones
+// (DepthwiseConv2D, SeparableConv2D). Every convolution becomes an int8 or hybrid CONV_2D or
+// DEPTHWISE_CONV_2D, and the output stays within the bound the error table reports.
 TEST(Conv2DModels, QuantizeInEveryMode) {
   const std::string dir = testing::fixtures_dir();
   const auto cases = testing::load_manifest(dir);
-  for (const char* name : {"deeplob_tiny_k3", "layout_k3"}) {
+  for (const char* name : {"deeplob_tiny_k3", "layout_k3", "depthwise_k3"}) {
     const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
     ASSERT_NE(it, cases.end()) << name;
     const Program f = lower_file(it->file, it->window_length);
@@ -532,7 +533,7 @@ TEST(Conv2DModels, QuantizeInEveryMode) {
       const QuantizeReport rep = quantize_model(f, data, data, req);
       int convs = 0;
       for (const Op& op : rep.result.program.ops) {
-        if (op.code != OpCode::Conv2D) continue;
+        if (op.code != OpCode::Conv2D && op.code != OpCode::DepthwiseConv2D) continue;
         ++convs;
         EXPECT_EQ(op.precision, mode == QuantizeMode::Int8 ? Precision::Int8 : Precision::Int8Dynamic) << name << " " << op.label;
       }

@@ -14,7 +14,7 @@ namespace {
 // parameterize (output scale from calibration, fixed, or the input's).
 bool int8_capable(OpCode code) {
   switch (code) {
-    case OpCode::FullyConnected: case OpCode::Conv2D:
+    case OpCode::FullyConnected: case OpCode::Conv2D: case OpCode::DepthwiseConv2D:
     case OpCode::MaxPool2D: case OpCode::AveragePool2D:
     case OpCode::Logistic: case OpCode::Tanh: case OpCode::Softmax:
     case OpCode::Relu: case OpCode::Relu6: case OpCode::LeakyRelu:
@@ -29,7 +29,8 @@ bool int8_capable(OpCode code) {
 }
 
 bool has_weights(OpCode code) {
-  return code == OpCode::FullyConnected || code == OpCode::Conv2D || code == OpCode::SequenceLstm;
+  return code == OpCode::FullyConnected || code == OpCode::Conv2D || code == OpCode::DepthwiseConv2D ||
+         code == OpCode::SequenceLstm;
 }
 
 int64_t op_macs(const Program& p, const Op& op) {
@@ -43,6 +44,10 @@ int64_t op_macs(const Program& p, const Op& op) {
     case OpCode::Conv2D: {
       const Shape& w = p.tensors[static_cast<size_t>(op.inputs.at(1))].shape;  // [oc, kh, kw, ic]
       return w.size() == 4 ? out * w[1] * w[2] * w[3] : out;
+    }
+    case OpCode::DepthwiseConv2D: {
+      const Shape& w = p.tensors[static_cast<size_t>(op.inputs.at(1))].shape;  // [1, kh, kw, oc]
+      return w.size() == 4 ? out * w[1] * w[2] : out;
     }
     case OpCode::SequenceLstm: {
       const Shape& x = p.tensors[static_cast<size_t>(op.inputs.at(0))].shape;        // [1, T, in]

@@ -158,10 +158,10 @@ class Lowerer {
       case OpKind::AvgPool2D: return pool2d(n);
       case OpKind::Pad: return pad(n);
       case OpKind::Permute: return permute(n);
+      case OpKind::DepthwiseConv2D: return depthwise_conv2d(n);
+      case OpKind::SeparableConv2D: return separable_conv2d(n);
       case OpKind::MultiHeadAttention:
       case OpKind::Constant:
-      case OpKind::DepthwiseConv2D:
-      case OpKind::SeparableConv2D:
       case OpKind::MatMul:
       case OpKind::SliceRows:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
@@ -370,6 +370,60 @@ class Lowerer {
     op.options.dilation_w = n.dilation_w;
     op.options.activation = a.fused;
     return apply_separate(n, a, y, "");
+  }
+
+  // Keras DepthwiseConv2D as the converter writes it: one DEPTHWISE_CONV_2D, the kernel
+  // (kh, kw, C, m) as TFLite's [1, kh, kw, C * m] (the same values in the same order: output
+  // channel c * m + j), bias (C * m), the activation fused or after it.
+  int depthwise_conv2d(const Node& n) {
+    const ActivationPlan a = plan_activation(n, n.activation);
+    const int y = depthwise(n, in(n), n.weights.size() > 1 ? &n.weights[1].data : nullptr, a.fused,
+                            a.separate ? "/linear" : "", batched(n.shape));
+    return apply_separate(n, a, y, "");
+  }
+
+  // Keras SeparableConv2D as the converter writes it: the depthwise step (no bias) into a
+  // DEPTHWISE_CONV_2D, then the 1 x 1 pointwise kernel (1, 1, C * m, units) as a CONV_2D
+  // ([units, 1, 1, C * m]) with the bias and the activation.
+  int separable_conv2d(const Node& n) {
+    if (n.weights.size() < 3) refuse(n, "SeparableConv2D expects a depthwise kernel, a pointwise kernel and a bias");
+    const int x = in(n);
+    const Shape& xs = shape(x);
+    if (xs.size() != 4) refuse(n, "SeparableConv2D expects a [H, W, C] input");
+    const int cm = xs[3] * n.depth_multiplier, units = n.units;
+    const Shape mid = {1, n.shape[0], n.shape[1], cm};
+    const int d = depthwise(n, x, nullptr, FusedActivation::None, "/depthwise", mid);
+    const auto& pk = n.weights[1].data;  // (1, 1, C * m, units)
+    std::vector<float> filter(pk.size());
+    for (int o = 0; o < units; ++o)
+      for (int c = 0; c < cm; ++c) filter[static_cast<size_t>(o) * cm + c] = pk[static_cast<size_t>(c) * units + o];
+    const int w = f32(n, "/pointwise_kernel", {units, 1, 1, cm}, filter);
+    const int bias = f32(n, "/bias", {units}, n.weights[2].data);
+    const ActivationPlan a = plan_activation(n, n.activation);
+    const int y = out(n, a.separate ? "/linear" : "", batched(n.shape));
+    b_.op(OpCode::Conv2D, {d, w, bias}, {y}, n.name).options.activation = a.fused;
+    return apply_separate(n, a, y, "");
+  }
+
+  // One DEPTHWISE_CONV_2D of node n's window, strides and dilations (a missing bias: zeros).
+  int depthwise(const Node& n, int x, const std::vector<float>* bias_values, FusedActivation fused,
+                const std::string& suffix, const Shape& y_shape) {
+    const Shape& xs = shape(x);
+    if (xs.size() != 4 || n.weights.empty()) refuse(n, "a depthwise convolution expects a [H, W, C] input and a kernel");
+    const int cm = xs[3] * n.depth_multiplier;
+    const int w = f32(n, "/depthwise_kernel", {1, n.kernel_size, n.kernel_w, cm}, n.weights[0].data);
+    const std::vector<float> zeros(static_cast<size_t>(cm), 0.0f);
+    const int bias = f32(n, "/depthwise_bias", {cm}, bias_values ? *bias_values : zeros);
+    const int y = out(n, suffix, y_shape);
+    Op& op = b_.op(OpCode::DepthwiseConv2D, {x, w, bias}, {y}, n.name);
+    op.options.padding = n.padding == Padding::Same ? PaddingMode::Same : PaddingMode::Valid;
+    op.options.stride_h = n.stride;
+    op.options.stride_w = n.stride_w;
+    op.options.dilation_h = n.dilation;
+    op.options.dilation_w = n.dilation_w;
+    op.options.depth_multiplier = n.depth_multiplier;
+    op.options.activation = fused;
+    return y;
   }
 
   // ZeroPadding1D/2D and Keras' Pad: one PAD, nothing before or after the batch axis.

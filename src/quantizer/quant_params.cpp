@@ -36,23 +36,32 @@ int8_t quantize_value(float x, const AffineParams& p) {
   return static_cast<int8_t>(std::clamp(q, -128.0f, 127.0f));
 }
 
-QuantizedWeights quantize_weights(const std::vector<float>& w, int channels, bool per_channel) {
+namespace {
+
+// Element i belongs to channel (i / inner) % channels; each channel's scale is max|w| / 127.
+QuantizedWeights quantize_grouped(const std::vector<float>& w, size_t channels, size_t inner) {
   QuantizedWeights out;
   out.values.resize(w.size());
-  const size_t per = channels > 0 ? w.size() / static_cast<size_t>(channels) : 0;
-  const size_t groups = per_channel ? static_cast<size_t>(channels) : 1;
-  const size_t group_size = per_channel ? per : w.size();
-  for (size_t g = 0; g < groups; ++g) {
-    float absmax = 0.0f;
-    for (size_t i = 0; i < group_size; ++i) absmax = std::max(absmax, std::abs(w[g * group_size + i]));
-    const float scale = absmax > 0.0f ? absmax / 127.0f : 1.0f;
-    out.scales.push_back(scale);
-    for (size_t i = 0; i < group_size; ++i) {
-      const float q = std::round(w[g * group_size + i] / scale);
-      out.values[g * group_size + i] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
-    }
+  const auto channel = [&](size_t i) { return (i / inner) % channels; };
+  std::vector<float> absmax(channels, 0.0f);
+  for (size_t i = 0; i < w.size(); ++i) absmax[channel(i)] = std::max(absmax[channel(i)], std::abs(w[i]));
+  for (float m : absmax) out.scales.push_back(m > 0.0f ? m / 127.0f : 1.0f);
+  for (size_t i = 0; i < w.size(); ++i) {
+    const float q = std::round(w[i] / out.scales[channel(i)]);
+    out.values[i] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
   }
   return out;
+}
+
+}  // namespace
+
+QuantizedWeights quantize_weights(const std::vector<float>& w, int channels, bool per_channel) {
+  if (!per_channel || channels <= 0) return quantize_grouped(w, 1, std::max<size_t>(w.size(), 1));
+  return quantize_grouped(w, static_cast<size_t>(channels), std::max<size_t>(w.size() / static_cast<size_t>(channels), 1));
+}
+
+QuantizedWeights quantize_weights_innermost(const std::vector<float>& w, int channels) {
+  return quantize_grouped(w, static_cast<size_t>(std::max(channels, 1)), 1);
 }
 
 std::vector<int32_t> quantize_bias(const std::vector<float>& bias, float input_scale,

@@ -34,6 +34,8 @@ struct QuantizedWeights {
 // Symmetric int8 of a [channels, ...] weight tensor (channels = the first dimension):
 // scale_c = max|w_c| / 127 (1 for an all-zero channel), q = round_half_away(w / scale_c).
 QuantizedWeights quantize_weights(const std::vector<float>& w, int channels, bool per_channel);
+// The same per channel of the last dimension (a depthwise filter [1, kh, kw, channels]).
+QuantizedWeights quantize_weights_innermost(const std::vector<float>& w, int channels);
 
 // int32 bias for an int8 op: q[c] = round_half_away(b[c] / (input_scale * weight_scale[c])),
 // with the product taken in double; saturates at the int32 range.

@@ -143,7 +143,10 @@ class Transform {
   int weights_int8(int t, int axis_channels_dim, bool per_channel, const std::string& suffix) {
     const Tensor& w = f_.tensors[static_cast<size_t>(t)];
     const int channels = w.shape.at(static_cast<size_t>(axis_channels_dim));
-    const QuantizedWeights q = quantize_weights(float_data(w), channels, per_channel);
+    // The channel axis first (FC, conv: [out, ...]) or last (depthwise: [1, kh, kw, out]).
+    const bool last = per_channel && axis_channels_dim + 1 == static_cast<int>(w.shape.size()) && axis_channels_dim > 0;
+    const QuantizedWeights q = last ? quantize_weights_innermost(float_data(w), channels)
+                                    : quantize_weights(float_data(w), channels, per_channel);
     QuantParams qp;
     qp.scale = q.scales;
     qp.zero_point.assign(q.scales.size(), 0);
@@ -166,7 +169,9 @@ class Transform {
     if (p == Precision::Int8) return int8_op(i);
     Op q = op;
     q.precision = p;
-    const bool weights = op.code == OpCode::FullyConnected || op.code == OpCode::Conv2D || op.code == OpCode::SequenceLstm;
+    const bool depthwise = op.code == OpCode::DepthwiseConv2D;
+    const bool weights = op.code == OpCode::FullyConnected || op.code == OpCode::Conv2D || depthwise ||
+                         op.code == OpCode::SequenceLstm;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       const int t = op.inputs[k];
       if (t < 0) continue;
@@ -175,9 +180,9 @@ class Transform {
                              (op.code == OpCode::SequenceLstm ? (k >= 1 && k <= 8) : k == 1);
       if (is_weight && p == Precision::Int8Dynamic) {
         // LSTM hybrid kernels take one scale per weight matrix; FC and conv per output channel.
-        q.inputs[k] = weights_int8(t, 0, op.code != OpCode::SequenceLstm, "/int8");
+        q.inputs[k] = weights_int8(t, depthwise ? 3 : 0, op.code != OpCode::SequenceLstm, "/int8");
         q.options.asymmetric_quantize_inputs = true;
-      } else if (is_weight && p == Precision::BF16 && op.code != OpCode::Conv2D) {
+      } else if (is_weight && p == Precision::BF16 && op.code != OpCode::Conv2D && !depthwise) {
         q.inputs[k] = weights_bf16(t);
       } else if (src.is_constant() || src.is_variable) {
         q.inputs[k] = operand(t);
@@ -203,10 +208,11 @@ class Transform {
     QuantParams out_q;
     switch (op.code) {
       case OpCode::FullyConnected:
-      case OpCode::Conv2D: {
+      case OpCode::Conv2D:
+      case OpCode::DepthwiseConv2D: {
         q.inputs[0] = in0();
         const float in_scale = out_.program.tensors[static_cast<size_t>(q.inputs[0])].quant.scale.at(0);
-        q.inputs[1] = weights_int8(op.inputs.at(1), 0, true, "/int8");
+        q.inputs[1] = weights_int8(op.inputs.at(1), op.code == OpCode::DepthwiseConv2D ? 3 : 0, true, "/int8");
         const std::vector<float> w_scales = out_.program.tensors[static_cast<size_t>(q.inputs[1])].quant.scale;
         if (op.inputs.size() > 2 && op.inputs[2] >= 0) {
           const Tensor& bias = f_.tensors[static_cast<size_t>(op.inputs[2])];
