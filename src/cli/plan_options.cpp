@@ -1,7 +1,6 @@
 #include "cli/plan_options.hpp"
 
 #include "engine/cuda_plan.hpp"
-#include "engine/cuda_program_lowering.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
@@ -111,14 +110,9 @@ CompileOptions plan_options(const ArgParser& args) {
     throw UsageError(std::string("option '--device': ") + e.what());
   }
   options.cuda_form = args.value("cuda-form");
-  if (options.cuda_form != "auto" && options.cuda_form != "graph" && options.cuda_form != "program")
-    throw UsageError("option '--cuda-form': unknown value '" + options.cuda_form + "' (auto, graph or program)");
   options.cuda_precision = args.value("cuda-precision");
-  try {
-    engine::parse_weight_formats(options.cuda_precision);
-  } catch (const Error& e) {
-    throw UsageError(e.what());
-  }
+  if (std::string e = engine::cuda_options_error(options); !e.empty())
+    throw UsageError("option '--cuda-form' or '--cuda-precision': " + e);
   if (args.given("window")) options.window_length = static_cast<int>(args.integer("window", 1, 1 << 20));
   return options;
 }

@@ -8,6 +8,7 @@
 #include "cuda/resident_lstm.hpp"
 #include "cuda/resident_tuning.hpp"
 #include "engine/cuda_graph_plan.hpp"
+#include "engine/cuda_program_lowering.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
@@ -113,6 +114,18 @@ int cuda_device_index(const std::string& device) {
   throw Error("device '" + device + "': expected cpu, cuda or cuda:N");
 }
 
+std::string cuda_options_error(const CompileOptions& options) {
+  const std::string& f = options.cuda_form;
+  if (!f.empty() && f != "auto" && f != "graph" && f != "program")
+    return "cuda_form '" + f + "': expected auto, graph or program";
+  try {
+    parse_weight_formats(options.cuda_precision);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
+
 std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device) {
   if (!cuda::built_with_cuda())
     throw Error("--device cuda: this build of tickinfer has no CUDA backend (configured without nvcc)");
@@ -123,10 +136,9 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
                          : std::string("no CUDA device is visible (no GPU or no driver)")));
   // An LSTM stack with a Dense head runs on the resident kernel; every other graph as the CUDA
   // graph form (engine/cuda_graph_plan.hpp), one kernel per lowered op.
+  if (std::string e = cuda_options_error(options); !e.empty()) throw Error(e);
   if (options.cuda_form == "graph") return compile_cuda_graph(graph, options, device);
   if (options.cuda_form == "program") return compile_cuda_program(graph, options, device, 0);
-  if (!options.cuda_form.empty() && options.cuda_form != "auto")
-    throw Error("cuda_form '" + options.cuda_form + "': expected auto, graph or program");
   cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
   if (!s.error.empty()) return compile_cuda_graph(graph, options, device);
   if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")

@@ -1,6 +1,5 @@
 // Plan: a handle on its PlanBackend (engine/plan_backend.hpp); every member forwards to it.
 #include "engine/cuda_plan.hpp"
-#include "engine/cuda_program_lowering.hpp"
 #include "engine/model_source.hpp"
 #include "engine/plan_backend.hpp"
 #include "model/graph.hpp"
@@ -51,11 +50,7 @@ Plan compile(const Model& model, const CompileOptions& options) {
     throw Error("incremental window updates are a window-mode option (stream mode updates per step already)");
   }
   if (options.incremental && device >= 0) throw Error("--device cuda: incremental window updates run on the CPU plans");
-  // The GPU options are checked whatever the device, so a typo is caught on the machine it was made on.
-  if (!options.cuda_form.empty() && options.cuda_form != "auto" && options.cuda_form != "graph" &&
-      options.cuda_form != "program")
-    throw Error("cuda_form '" + options.cuda_form + "': expected auto, graph or program");
-  engine::parse_weight_formats(options.cuda_precision);
+  if (std::string e = engine::cuda_options_error(options); !e.empty()) throw Error(e);
   if (device < 0) return Plan(model.source_->compile(options));
   if (model.program())
     throw Error("--device cuda: model '" + model.graph().name +
