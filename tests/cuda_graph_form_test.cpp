@@ -250,13 +250,7 @@ TEST_P(GraphFormStream, GpuResidentProgramMatchesKerasOnEveryPrefix) {
   check_stream(GetParam(), true, true);
 }
 
-std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {
-  std::string n = info.param.name;
-  if (info.param.dir.find("bench") != std::string::npos) n = "bench_" + n;
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-}
+std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) { return testing::case_test_name(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormWindow, ::testing::ValuesIn(all_cases()), case_name);
 INSTANTIATE_TEST_SUITE_P(Fixtures, GraphFormBatched, ::testing::ValuesIn(all_cases()), case_name);

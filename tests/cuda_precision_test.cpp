@@ -157,13 +157,7 @@ TEST_P(HalfWeights, EqualTheFp32ProgramOnRoundedWeights) {
   }
 }
 
-std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {
-  std::string n = info.param.name;
-  if (info.param.dir.find("bench") != std::string::npos) n = "bench_" + n;
-  for (char& ch : n)
-    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
-  return n;
-}
+std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) { return testing::case_test_name(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, HalfWeights, ::testing::ValuesIn(window_cases()), case_name);
 

@@ -24,6 +24,23 @@ import time
 from torch_peer import measure, summarize
 
 
+def warm_up(body):
+    """Three runs on a side stream, as CUDA-graph capture requires before it."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+
+
+def capture(body):
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        body()
+    return g
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", required=True)
@@ -59,16 +76,9 @@ def main():
 
     forms = {"torch_eager": eager}
     with torch.no_grad():
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                body()
-        torch.cuda.current_stream().wait_stream(s)
+        warm_up(body)
         try:
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
-                body()
+            g = capture(body)
 
             def graph(x, reset):
                 x_np[...] = x
@@ -104,15 +114,8 @@ def batch_row(a, model, dev, X, Y, n):
         x_dev.copy_(x_pin, non_blocking=True)
         y_pin.copy_(model(x_dev).reshape(n, -1), non_blocking=True)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            body()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        body()
+    warm_up(body)
+    g = capture(body)
 
     def call():
         g.replay()

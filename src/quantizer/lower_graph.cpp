@@ -345,6 +345,15 @@ class Lowerer {
     return apply_separate(n, a, y, "");
   }
 
+  // A 2-D window's padding, strides and dilations (Keras' height axis in the 1-D fields).
+  static void set_window(tfl::OpOptions& o, const Node& n) {
+    o.padding = n.padding == Padding::Same ? PaddingMode::Same : PaddingMode::Valid;
+    o.stride_h = n.stride;
+    o.stride_w = n.stride_w;
+    o.dilation_h = n.dilation;
+    o.dilation_w = n.dilation_w;
+  }
+
   // Keras Conv2D over [H, W, C] (channels last) as the converter writes it: one CONV_2D on
   // [1, H, W, C], the kernel (kh, kw, C, F) as TFLite's [F, kh, kw, C].
   int conv2d(const Node& n) {
@@ -363,11 +372,7 @@ class Lowerer {
     const ActivationPlan a = plan_activation(n, n.activation);
     const int y = out(n, a.separate ? "/linear" : "", batched(n.shape));
     Op& op = b_.op(OpCode::Conv2D, {x, w, bias}, {y}, n.name);
-    op.options.padding = n.padding == Padding::Same ? PaddingMode::Same : PaddingMode::Valid;
-    op.options.stride_h = n.stride;
-    op.options.stride_w = n.stride_w;
-    op.options.dilation_h = n.dilation;
-    op.options.dilation_w = n.dilation_w;
+    set_window(op.options, n);
     op.options.activation = a.fused;
     return apply_separate(n, a, y, "");
   }
@@ -416,11 +421,7 @@ class Lowerer {
     const int bias = f32(n, "/depthwise_bias", {cm}, bias_values ? *bias_values : zeros);
     const int y = out(n, suffix, y_shape);
     Op& op = b_.op(OpCode::DepthwiseConv2D, {x, w, bias}, {y}, n.name);
-    op.options.padding = n.padding == Padding::Same ? PaddingMode::Same : PaddingMode::Valid;
-    op.options.stride_h = n.stride;
-    op.options.stride_w = n.stride_w;
-    op.options.dilation_h = n.dilation;
-    op.options.dilation_w = n.dilation_w;
+    set_window(op.options, n);
     op.options.depth_multiplier = n.depth_multiplier;
     op.options.activation = fused;
     return y;

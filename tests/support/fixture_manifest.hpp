@@ -24,6 +24,15 @@ struct FixtureCase {
   int window_length = 0;  // set when the model's time axis is None (variable length)
 };
 
+// A gtest-safe name for a case: its name, "bench_" first for the bench suites' models (whose names
+// the fixtures may share), every other character an underscore.
+inline std::string case_test_name(const FixtureCase& c) {
+  std::string n = (c.dir.find("bench") != std::string::npos ? "bench_" : "") + c.name;
+  for (char& ch : n)
+    if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9'))) ch = '_';
+  return n;
+}
+
 inline std::string fixtures_dir() {
   const char* env = std::getenv("TICKINFER_FIXTURES");
   return env && *env ? env : std::string(::tickinfer::test::source_dir()) + "/tests/fixtures";
