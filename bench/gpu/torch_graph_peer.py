@@ -21,17 +21,7 @@ import torch
 
 import time
 
-from torch_peer import measure, summarize
-
-
-def warm_up(body):
-    """Three runs on a side stream, as CUDA-graph capture requires before it."""
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            body()
-    torch.cuda.current_stream().wait_stream(s)
+from torch_peer import measure, summarize, warm_up
 
 
 def capture(body):

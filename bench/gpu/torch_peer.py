@@ -89,6 +89,16 @@ class Stack(torch.nn.Module):
         return y
 
 
+def warm_up(body):
+    """Three runs on a side stream, as CUDA-graph capture requires before it."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+
+
 def summarize(us):
     v = np.sort(np.asarray(us))
     q = lambda p: float(v[min(len(v) - 1, int(p * len(v)))])
@@ -149,12 +159,7 @@ def main():
             body()
         torch.cuda.synchronize()
         graphs = {}
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            for _ in range(3):
-                body()
-        torch.cuda.current_stream().wait_stream(s)
+        warm_up(body)
         try:
             for reset in (False, True):
                 g = torch.cuda.CUDAGraph()
