@@ -94,20 +94,9 @@ std::vector<FixtureCase> window_cases() {
 
 // Every output of the first rows of the case, run on the host executor.
 std::vector<float> host_outputs(const cuda::DeviceProgram& program, const std::vector<formats::NpyArray>& ins, int rows) {
-  auto p = std::make_shared<const cuda::DeviceProgram>(program);
-  auto runner = cuda::host_program_runner(p, false);
-  size_t per_row = 0;
-  for (const cuda::DeviceRegion& r : p->outputs) per_row += size_t(r.floats);
-  std::vector<float> all(per_row * size_t(rows));
-  std::vector<const float*> in(ins.size());
-  std::vector<float*> out(p->outputs.size());
-  for (int r = 0; r < rows; ++r) {
-    for (size_t i = 0; i < ins.size(); ++i) in[i] = ins[i].data.data() + size_t(r) * size_t(p->inputs[i].floats);
-    float* at = all.data() + size_t(r) * per_row;
-    for (size_t o = 0; o < out.size(); ++o) out[o] = at, at += p->outputs[o].floats;
-    runner->run(in.data(), out.data(), true);
-  }
-  return all;
+  std::vector<const float*> in;
+  for (const formats::NpyArray& a : ins) in.push_back(a.data.data());
+  return cuda::run_rows_on_host(program, in, rows);
 }
 
 void round_matrices(engine::LoweredGraph& g, float (*round)(float)) {

@@ -115,37 +115,14 @@ TEST(CudaResident, ClonesKeepTheirOwnState) {
   EXPECT_EQ(ya, fresh);
 }
 
-TEST(CudaResident, RunNeverAllocatesOrLocks) {
-  SKIP_WITHOUT_GPU();
-  CompileOptions opt;
-  opt.device = "cuda";
-  opt.mode = RecurrentMode::Stream;
-  Plan plan = compile(Model::load(kModels + "lstm_tiny/model.keras"), opt);
-  std::vector<float> x(plan.input_size(0), 0.5f), y(plan.output_size(0));
-  plan.run(x.data(), y.data());
-  g_allocs = 0;
-  g_locks = 0;
-  g_counting = true;
-  for (int i = 0; i < 10000; ++i) {
-    if (i % 100 == 0) plan.reset_state();
-    plan.run(x.data(), y.data());
-  }
-  g_counting = false;
-  EXPECT_EQ(g_allocs.load(), 0);
-  EXPECT_EQ(g_locks.load(), 0);
-  EXPECT_FALSE(std::isnan(y[0]));
-}
-
-// The CUDA graph form's run path (engine/cuda_graph_plan.hpp): a copy into pinned memory, one
-// cudaGraphLaunch, one cudaStreamSynchronize, a copy out. It allocates nothing; the two driver
-// calls may take the driver's own locks, so those are counted and printed, not held to zero.
-// 2000 runs of tcn (window) and a GRU stream compiled in `form`, resets among them: the
-// allocations and lock calls they made (counted while the runs go).
+// `runs` runs of `model` compiled in `form` (resets every 100): the allocations and lock calls
+// they made, counted while the runs go, and whether the last output is a number.
 struct RunPathCounts {
   long allocs = 0, locks = 0;
   bool finite = true;
 };
-RunPathCounts count_run_path(const char* model, RecurrentMode mode, const std::string& form, const char* isa) {
+RunPathCounts count_run_path(const std::string& model, RecurrentMode mode, const std::string& form, const char* isa,
+                             int runs) {
   CompileOptions opt;
   opt.device = "cuda";
   opt.cuda_form = form;
@@ -157,7 +134,7 @@ RunPathCounts count_run_path(const char* model, RecurrentMode mode, const std::s
   g_allocs = 0;
   g_locks = 0;
   g_counting = true;
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < runs; ++i) {
     if (i % 100 == 0) plan.reset_state();
     plan.run(x.data(), y.data());
   }
@@ -165,10 +142,21 @@ RunPathCounts count_run_path(const char* model, RecurrentMode mode, const std::s
   return {g_allocs.load(), g_locks.load(), !std::isnan(y[0])};
 }
 
+TEST(CudaResident, RunNeverAllocatesOrLocks) {
+  SKIP_WITHOUT_GPU();
+  const RunPathCounts c = count_run_path("lstm_tiny", RecurrentMode::Stream, "auto", "cuda-resident", 10000);
+  EXPECT_EQ(c.allocs, 0);
+  EXPECT_EQ(c.locks, 0);
+  EXPECT_TRUE(c.finite);
+}
+
+// The CUDA graph form's run path (engine/cuda_graph_plan.hpp): a copy into pinned memory, one
+// cudaGraphLaunch, one cudaStreamSynchronize, a copy out. It allocates nothing; the two driver
+// calls may take the driver's own locks, so those are counted and printed, not held to zero.
 TEST(CudaResident, GraphFormRunNeverAllocates) {
   SKIP_WITHOUT_GPU();
   for (const auto& [model, mode] : {std::pair{"tcn", RecurrentMode::Window}, std::pair{"gru_window", RecurrentMode::Stream}}) {
-    const RunPathCounts c = count_run_path(model, mode, "auto", "cuda-graph");
+    const RunPathCounts c = count_run_path(model, mode, "auto", "cuda-graph", 2000);
     EXPECT_EQ(c.allocs, 0) << model;
     std::printf("%s: %ld lock calls in 2000 runs (the driver's)\n", model, c.locks);
     EXPECT_TRUE(c.finite) << model;
@@ -181,7 +169,7 @@ TEST(CudaResident, GraphFormRunNeverAllocates) {
 TEST(CudaResident, ZyProgramFormRunNeverAllocatesOrLocks) {
   SKIP_WITHOUT_GPU();
   for (const auto& [model, mode] : {std::pair{"tcn", RecurrentMode::Window}, std::pair{"gru_window", RecurrentMode::Stream}}) {
-    const RunPathCounts c = count_run_path(model, mode, "program", "cuda-program");
+    const RunPathCounts c = count_run_path(model, mode, "program", "cuda-program", 2000);
     EXPECT_EQ(c.allocs, 0) << model;
     EXPECT_EQ(c.locks, 0) << model;
     EXPECT_TRUE(c.finite) << model;

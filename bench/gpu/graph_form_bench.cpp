@@ -175,16 +175,10 @@ int main(int argc, char** argv) try {
     float* ys = y.data();
     plan->run(&xs, &ys);
   };
-  int failures = 0;
-  double worst = 0;
+  Check check;
   for (int k = 0; k < rows; ++k) {
     run(k);
-    for (size_t o = 0; o < out; ++o) {
-      const double want = Y.data[size_t(k) * out + o];
-      const double excess = std::fabs(double(y[o]) - want) - (a.atol + a.rtol * std::fabs(want));
-      if (!(excess <= 0)) ++failures;
-      worst = std::max(worst, excess);
-    }
+    check.rows(y, Y, k, 1, rows, out, a);
   }
   // Latency: one request at a time with a 2 us gap, cycling the rows (warm-up discarded).
   std::vector<double> lat;
@@ -202,8 +196,9 @@ int main(int argc, char** argv) try {
   std::printf("{\"name\":\"%s\",\"form\":\"%s\",\"where\":\"%s\",\"flops\":%lld,\"checked_rows\":%d,\"failures\":%d,"
               "\"worst_excess\":%.3g,\"host_to_host_us\":%s}\n",
               a.name.c_str(), a.host ? "graph_on_host" : a.form.c_str(), where.substr(0, where.find('\n')).c_str(),
-              static_cast<long long>(plan->flops()), rows, failures, worst, benchgpu::json(benchgpu::summarize(lat)).c_str());
-  if (!a.batches.empty()) failures += batch_sweep(a, model, *plan, X, Y, in, out);
+              static_cast<long long>(plan->flops()), rows, check.failures, check.worst,
+              benchgpu::json(benchgpu::summarize(lat)).c_str());
+  const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(a, model, *plan, X, Y, in, out));
   return failures ? 1 : 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "graph_form_bench: %s\n", e.what());

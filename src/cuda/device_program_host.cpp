@@ -87,4 +87,20 @@ std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceP
   return std::make_unique<HostProgramRunner>(std::move(program), backwards);
 }
 
+std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows) {
+  HostProgramRunner runner(std::make_shared<const DeviceProgram>(program), false);
+  size_t per_row = 0;
+  for (const DeviceRegion& r : program.outputs) per_row += size_t(r.floats);
+  std::vector<float> all(per_row * size_t(std::max(rows, 0)));
+  std::vector<const float*> in(inputs.size());
+  std::vector<float*> out(program.outputs.size());
+  for (int r = 0; r < rows; ++r) {
+    for (size_t i = 0; i < in.size(); ++i) in[i] = inputs[i] + size_t(r) * size_t(program.inputs[i].floats);
+    float* at = all.data() + size_t(r) * per_row;
+    for (size_t o = 0; o < out.size(); ++o) out[o] = at, at += program.outputs[o].floats;
+    runner.run(in.data(), out.data(), true);
+  }
+  return all;
+}
+
 }  // namespace tickinfer::cuda

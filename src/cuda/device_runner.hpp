@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cuda/device_program.hpp"
 
@@ -50,5 +51,24 @@ std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const Devi
 // Allocates its arena here (and the batch's in reserve_rows); run() and run_rows() allocate
 // nothing. Batched, the rows of a step run forwards or backwards too.
 std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards);
+
+// Every output of `rows` rows run one at a time on the host (items forwards, state zeroed per
+// row): inputs[i] holds rows x program.inputs[i].floats; the result is row after row, each row's
+// outputs in order. For measuring a program against another (tickinfer cuda-precision, tests).
+std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows);
+
+// Host buffers for one request of a program: every input filled with `fill`, room for every
+// output, and the pointer arrays ProgramRunner::run takes (a start-up request, a timing).
+struct ProgramIo {
+  ProgramIo(const DeviceProgram& p, float fill) {
+    for (const DeviceRegion& r : p.inputs) in.emplace_back(size_t(r.floats), fill);
+    for (const DeviceRegion& r : p.outputs) out.emplace_back(size_t(r.floats), 0.0f);
+    for (const std::vector<float>& v : in) in_ptrs.push_back(v.data());
+    for (std::vector<float>& v : out) out_ptrs.push_back(v.data());
+  }
+  std::vector<std::vector<float>> in, out;
+  std::vector<const float*> in_ptrs;
+  std::vector<float*> out_ptrs;
+};
 
 }  // namespace tickinfer::cuda

@@ -16,12 +16,7 @@
 
 #include "cuda/device_program.hpp"
 #include "cuda/half_bits.hpp"
-
-#if defined(__CUDACC__)
-#define TI_HD __host__ __device__
-#else
-#define TI_HD
-#endif
+#include "cuda/host_device.hpp"
 
 namespace tickinfer::cuda::steps {
 

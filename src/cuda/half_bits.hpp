@@ -6,11 +6,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#if defined(__CUDACC__)
-#define TI_HALF_HD __host__ __device__
-#else
-#define TI_HALF_HD
-#endif
+#include "cuda/host_device.hpp"
 
 namespace tickinfer::cuda {
 
@@ -18,7 +14,7 @@ namespace tickinfer::cuda {
 // scales and shifts stay fp32.
 enum WeightFormat : int32_t { kWeightsFp32 = 0, kWeightsBf16 = 1, kWeightsFp16 = 2 };
 
-TI_HALF_HD inline float float_from_bits(uint32_t b) {
+TI_HD inline float float_from_bits(uint32_t b) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(b);
 #else
@@ -28,10 +24,10 @@ TI_HALF_HD inline float float_from_bits(uint32_t b) {
 #endif
 }
 
-TI_HALF_HD inline float bf16_to_float(uint16_t h) { return float_from_bits(uint32_t(h) << 16); }
+TI_HD inline float bf16_to_float(uint16_t h) { return float_from_bits(uint32_t(h) << 16); }
 
 // IEEE binary16 to binary32, exactly (subnormals, infinities and NaN included).
-TI_HALF_HD inline float fp16_to_float(uint16_t h) {
+TI_HD inline float fp16_to_float(uint16_t h) {
   const uint32_t sign = uint32_t(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
   if (exp == 0x1f) return float_from_bits(sign | 0x7f800000u | (man << 13));
@@ -82,7 +78,7 @@ struct MatrixView {
   const float* weights;
   int64_t at;
   int32_t format;
-  TI_HALF_HD float operator[](int64_t i) const {
+  TI_HD float operator[](int64_t i) const {
     if (format == kWeightsFp32) return weights[at + i];
     const uint16_t h = reinterpret_cast<const uint16_t*>(weights)[at + i];
     return format == kWeightsBf16 ? bf16_to_float(h) : fp16_to_float(h);

@@ -59,7 +59,7 @@ MappedSlot take_mapped(size_t units) {
   std::memset(slot, 0, bytes);
   void* device = nullptr;
   const cudaError_t e = cudaHostGetDevicePointer(&device, slot, 0);
-  if (e != cudaSuccess) throw std::runtime_error(std::string("resident LSTM: cudaHostGetDevicePointer: ") + cudaGetErrorString(e));
+  if (e != cudaSuccess) throw std::runtime_error(std::string("pinned pool: cudaHostGetDevicePointer: ") + cudaGetErrorString(e));
   return {reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long*>(device)};
 }
 

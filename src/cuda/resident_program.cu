@@ -253,13 +253,9 @@ class ResidentProgramRunner final : public ProgramRunner {
     check(detail::launch_cluster(resident_program_kernel, d, cluster, kProgramThreads, shared, stream_, false),
           "launching the kernel");
     running_ = true;
-    // One request proves the kernel is alive (and compiles its first answer) before anyone relies on it.
-    std::vector<std::vector<float>> ins, outs;
-    std::vector<const float*> pi;
-    std::vector<float*> po;
-    for (const DeviceRegion& r : p_->inputs) ins.emplace_back(size_t(r.floats), 0.0f), pi.push_back(ins.back().data());
-    for (const DeviceRegion& r : p_->outputs) outs.emplace_back(size_t(r.floats), 0.0f), po.push_back(outs.back().data());
-    if (!run(pi.data(), po.data(), true))
+    // One request proves the kernel is alive before anyone relies on it.
+    ProgramIo io(*p_, 0.0f);
+    if (!run(io.in_ptrs.data(), io.out_ptrs.data(), true))
       throw std::runtime_error(std::string("resident program: no reply to the first request (stream: ") +
                                cudaGetErrorString(cudaStreamQuery(stream_)) + ")");
   }

@@ -52,8 +52,6 @@ class CudaGraphPlan final : public PlanBackend {
   }
   void reset_state() noexcept override { reset_pending_ = true; }
   std::string reserve_rows(int max_rows) override {
-    if (mode_ == RecurrentMode::Stream)
-      return "a stream plan keeps one sequence's state, so its rows cannot run side by side";
     std::string why = runner_->reserve_rows(max_rows);
     if (!why.empty()) return "--device cuda: " + why;
     max_rows_ = max_rows;
@@ -120,15 +118,11 @@ namespace {
 // The median of 200 requests on a started resident program (step_clock ticks), or -1 when one
 // went unanswered.
 double median_request(cuda::ProgramRunner& runner, const cuda::DeviceProgram& p) {
-  std::vector<std::vector<float>> ins, outs;
-  std::vector<const float*> pi;
-  std::vector<float*> po;
-  for (const cuda::DeviceRegion& r : p.inputs) ins.emplace_back(size_t(r.floats), 0.1f), pi.push_back(ins.back().data());
-  for (const cuda::DeviceRegion& r : p.outputs) outs.emplace_back(size_t(r.floats)), po.push_back(outs.back().data());
+  cuda::ProgramIo io(p, 0.1f);
   std::vector<double> t;
   for (int k = 0; k < 200; ++k) {
     const uint64_t t0 = step_clock();
-    if (!runner.run(pi.data(), po.data(), true)) return -1;
+    if (!runner.run(io.in_ptrs.data(), io.out_ptrs.data(), true)) return -1;
     t.push_back(double(step_clock() - t0));
   }
   std::nth_element(t.begin(), t.begin() + 100, t.end());

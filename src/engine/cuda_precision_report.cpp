@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 
 #include "cuda/device_runner.hpp"
 #include "engine/cuda_program_lowering.hpp"
@@ -16,36 +15,6 @@ int64_t matrix_values(const LoweredOp& op) {
   return int64_t(op.kernel.data.size() + op.recurrent_kernel.data.size() + op.recurrent_kernel_h.data.size() +
                  op.depthwise.size());
 }
-
-// Every output of every row of the program in `formats`, run on the host executor.
-class Runs {
- public:
-  Runs(const LoweredGraph& g, std::string name, const std::vector<const float*>& inputs, int rows)
-      : g_(g), name_(std::move(name)), inputs_(inputs), rows_(rows) {}
-
-  std::vector<float> outputs(const WeightFormats& formats) const {
-    auto program = std::make_shared<const cuda::DeviceProgram>(device_program_from(g_, name_, formats));
-    const std::unique_ptr<cuda::ProgramRunner> runner = cuda::host_program_runner(program, false);
-    size_t per_row = 0;
-    for (const cuda::DeviceRegion& r : program->outputs) per_row += size_t(r.floats);
-    std::vector<float> all(per_row * size_t(rows_));
-    std::vector<const float*> in(inputs_.size());
-    std::vector<float*> out(program->outputs.size());
-    for (int r = 0; r < rows_; ++r) {
-      for (size_t i = 0; i < in.size(); ++i) in[i] = inputs_[i] + size_t(r) * size_t(program->inputs[i].floats);
-      float* at = all.data() + size_t(r) * per_row;
-      for (size_t o = 0; o < out.size(); ++o) out[o] = at, at += program->outputs[o].floats;
-      runner->run(in.data(), out.data(), true);
-    }
-    return all;
-  }
-
- private:
-  const LoweredGraph& g_;
-  std::string name_;
-  std::vector<const float*> inputs_;
-  int rows_;
-};
 
 double max_abs_difference(const std::vector<float>& a, const std::vector<float>& b) {
   double worst = 0;
@@ -66,8 +35,11 @@ CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptio
   if (inputs.size() != lowered.input_shapes.size())
     throw Error("cuda-precision: the model has " + std::to_string(lowered.input_shapes.size()) + " input(s), " +
                 std::to_string(inputs.size()) + " given");
-  const Runs runs(lowered, graph.name, inputs, rows);
-  const std::vector<float> reference = runs.outputs({});
+  // Every output of every row of the program in `formats`, run on the host executor.
+  const auto outputs = [&](const WeightFormats& formats) {
+    return cuda::run_rows_on_host(device_program_from(lowered, graph.name, formats), inputs, rows);
+  };
+  const std::vector<float> reference = outputs({});
   CudaPrecisionReport report;
   report.rows = rows;
   for (float v : reference) report.output_scale = std::max(report.output_scale, double(std::fabs(v)));
@@ -86,9 +58,9 @@ CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptio
     L.matrix_values = n;
     WeightFormats one;
     one.by_layer[op.label] = cuda::kWeightsFp16;
-    L.fp16_error = max_abs_difference(runs.outputs(one), reference);
+    L.fp16_error = max_abs_difference(outputs(one), reference);
     one.by_layer[op.label] = cuda::kWeightsBf16;
-    L.bf16_error = max_abs_difference(runs.outputs(one), reference);
+    L.bf16_error = max_abs_difference(outputs(one), reference);
     report.layers.push_back(std::move(L));
   }
   // Largest first: the bytes that matter most are tried first.
@@ -103,7 +75,7 @@ CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptio
     if (std::min(L.fp16_error, L.bf16_error) > max_error) continue;
     WeightFormats trial = mix;
     trial.by_layer[L.layer] = fp16 ? cuda::kWeightsFp16 : cuda::kWeightsBf16;
-    const double e = max_abs_difference(runs.outputs(trial), reference);
+    const double e = max_abs_difference(outputs(trial), reference);
     if (e > max_error) continue;
     mix = std::move(trial);
     report.chosen_error = e;

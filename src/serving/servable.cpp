@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "engine/cuda_plan.hpp"
 #include "formats/savedmodel/saved_model.hpp"
 #include "serving/example_signature.hpp"
 
@@ -141,7 +142,7 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   }
   CompileOptions compile_options;
   compile_options.device = options.device;
-  const bool on_gpu = options.device != "cpu" && !options.device.empty();
+  const bool on_gpu = engine::cuda_device_index(options.device) >= 0;
   if (on_gpu) compile_options.cuda_form = "graph";  // the form that runs batches (and many plans)
   Plan first = compile(*s->model_, compile_options);
   const size_t plans = num_plans == 0 ? 1 : num_plans;
