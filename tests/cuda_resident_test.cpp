@@ -127,7 +127,9 @@ RunPathCounts count_run_path(const std::string& model, RecurrentMode mode, const
   opt.device = "cuda";
   opt.cuda_form = form;
   opt.mode = mode;
-  Plan plan = compile(Model::load(kModels + model + "/model.keras"), opt);
+  // A bench model by name, or a file (the int8 programs).
+  const bool file = model.find('/') != std::string::npos;
+  Plan plan = compile(Model::load(file ? model : kModels + model + "/model.keras"), opt);
   EXPECT_STREQ(plan.isa(), isa) << model;
   std::vector<float> x(plan.input_size(0), 0.5f), y(plan.output_size(0));
   plan.run(x.data(), y.data());
@@ -161,6 +163,17 @@ TEST(CudaResident, GraphFormRunNeverAllocates) {
     std::printf("%s: %ld lock calls in 2000 runs (the driver's)\n", model, c.locks);
     EXPECT_TRUE(c.finite) << model;
   }
+}
+
+// The integer program of an int8 TFLite file (cuda/integer_runner.hpp): the graph form's run path
+// with the host's conversions around it.
+TEST(CudaResident, IntegerProgramRunNeverAllocates) {
+  SKIP_WITHOUT_GPU();
+  const std::string file = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/tcn/int8.tflite";
+  const RunPathCounts c = count_run_path(file, RecurrentMode::Window, "", "cuda-int8", 2000);
+  EXPECT_EQ(c.allocs, 0);
+  std::printf("tcn int8: %ld lock calls in 2000 runs (the driver's)\n", c.locks);
+  EXPECT_TRUE(c.finite);
 }
 
 // The resident program kernel's run path (any model, here tcn and a GRU stream): stores and loads

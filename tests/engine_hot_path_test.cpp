@@ -19,6 +19,7 @@
 #include <new>
 #include <random>
 
+#include "engine/cuda_plan.hpp"
 #include "kernels/kernel_set.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -175,6 +176,37 @@ TEST(HotPath, RunNeverAllocatesOrLocks) {
     EXPECT_EQ(g_allocs.load(), 0) << s.label;
     EXPECT_EQ(g_locks.load(), 0) << s.label;
   }
+}
+
+// The CUDA backend's integer program (int8 TFLite files) behind a ProgramPlan: its host executor
+// here, with the host's share of a GPU run around it (the conversions, a float input's QUANTIZE).
+// The GPU runner's own promise is checked where a GPU is (cuda_integer_program_test).
+TEST(HotPath, IntegerProgramRunNeverAllocatesOrLocks) {
+  const std::string tfl = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
+  int checked = 0;
+  const std::string tkq = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq";
+  for (const std::string name : {tfl + "mlp_small/int8.tflite", tfl + "tcn/int8.tflite", tfl + "merge/int8.tflite",
+                                 tfl + "lnorm/int8.tflite", tkq}) {
+    const Model model = Model::load(name);
+    auto plan = engine::compile_cuda_integer_on_host(model.shared_program(), CompileOptions{}, false);
+    std::vector<std::vector<float>> in, out;
+    std::vector<const float*> in_ptrs;
+    std::vector<float*> out_ptrs;
+    for (const Shape& shape : plan->input_shapes()) in.emplace_back(size_t(shape_size(shape)), 0.5f);
+    for (const Shape& shape : plan->output_shapes()) out.emplace_back(size_t(shape_size(shape)), 0.0f);
+    for (auto& v : in) in_ptrs.push_back(v.data());
+    for (auto& v : out) out_ptrs.push_back(v.data());
+    plan->run(in_ptrs.data(), out_ptrs.data());
+    g_allocs = 0;
+    g_locks = 0;
+    g_counting = true;
+    for (int i = 0; i < 50; ++i) plan->run(in_ptrs.data(), out_ptrs.data());
+    g_counting = false;
+    EXPECT_EQ(g_allocs.load(), 0) << name;
+    EXPECT_EQ(g_locks.load(), 0) << name;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 5);
 }
 
 TEST(HotPath, CountersSeeAllocationsAndLocks) {

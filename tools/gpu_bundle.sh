@@ -13,8 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/weights"
 for b in bench/gpu_probes bench/resident_bench bench/graph_form_bench tests/cuda_resident_test \
-         tests/cuda_graph_lstm_stack_test tests/cuda_graph_form_test tests/serving_batching_test bench/serve_load \
-         tickinfer; do
+         tests/cuda_graph_lstm_stack_test tests/cuda_graph_form_test tests/cuda_integer_program_test \
+         tests/serving_batching_test bench/serve_load tickinfer; do
   [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b not built (configure with nvcc: TICKINFER_CUDA=ON)" >&2; exit 1; }
   cp "$build/$b" "$out/bin/"
 done
@@ -25,6 +25,11 @@ done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so
   cp -L "$lib" "$out/lib/"
 done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/* 2>/dev/null || true
+# The bench models' int8 files (make test writes them with `tickinfer quantize`), for the int8 rows.
+mkdir -p "$out/quantized"
+for m in tcn mlp_large mlp_small; do
+  [ -f "$build/bench_quantized/$m.int8.tkq" ] && cp "$build/bench_quantized/$m.int8.tkq" "$out/quantized/"
+done
 for m in lstm_tiny lstm_window; do
   "$root/.venv/bin/python" "$root/bench/gpu/export_lstm_stack.py" "$root/bench/models/$m/model.keras" \
     "$out/weights/$m.tiw" 2>/dev/null

@@ -2,7 +2,8 @@
 # Every GPU check in one run, from an already-built bundle (tools/gpu_bundle.sh): the device and
 # its clocks, the GPU tests, the latency floors, the resident kernel's accuracy against Keras and
 # its host-to-host latency in each form, PyTorch on the same card, the graph form's batches beside
-# this host's CPU plan, and batched serving on the GPU against the CPU server. Writes gpu_check.jsonl,
+# this host's CPU plan, int8 programs beside the int8 CPU plan, and batched serving on the GPU
+# against the CPU server. Writes gpu_check.jsonl,
 # gpu_check.txt (the table docs/performance.md records) and gpu_check.log into OUTDIR.
 #
 # Usage: tools/gpu_check.sh OUTDIR [BUNDLE]      (BUNDLE: the folder or its .tar.xz; default
@@ -114,6 +115,15 @@ for m in models/mlp_large book_models/deeplob_small book_models/deeplob; do
   n=$(basename $m)
   run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
     --atol 1e-3 --rtol 1e-3 --precision fp16 --batches 1,64
+done
+# int8 programs (TFLite's integer arithmetic on the card): the converter's int8 files against
+# TFLite's reference outputs, then the bench models' int8 .tkq files, every row held to this host's
+# int8 CPU plan bit for bit and each request timed beside the CPU plan's, interleaved.
+gtest 60 cuda_integer_program_test
+for n in tcn mlp_large mlp_small; do
+  [ -f "$bundle/quantized/$n.int8.tkq" ] || continue
+  run 60 "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
+    --form int8
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
 run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"

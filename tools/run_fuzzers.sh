@@ -29,6 +29,10 @@ fuzz_one() {
       for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_lift/*/*.tflite "$fx"/tflite_k3/*/*.tflite "$fx"/pruned/*.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
+    integer_program_fuzz)  # the converter's int8 files
+      for f in "$fx"/tflite/*/int8.tflite; do
+        cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
     tflite_run_fuzz)  # the TFLite fixtures (Keras 3 WHILE / resource-variable ones too) and the LSTM fixtures
       for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_k3/*/*.tflite "$fx"/quant_lstm/*/model.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"

@@ -66,7 +66,20 @@ def main():
               f"{us(s,'p99'):>7s} {us(s,'p999'):>7s} {us(s,'max'):>7s} {kern:>10s}")
     window_ratios(rows)
     crossover(rows)
+    int8_programs(rows)
     serving(rows)
+
+
+def int8_programs(rows):
+    """Per int8 model: the integer program on the card against this host's int8 CPU plan, requests
+    interleaved; failures count rows that differ from the CPU plan's bits."""
+    got = [r for r in rows if r.get("form") == "int8" and "cpu_host_to_host_us" in r]
+    if not got:
+        return
+    print("\nint8 model         fail   GPU p50     p99   CPU p50     p99   CPU kernels")
+    for r in got:
+        g, c = r["host_to_host_us"], r["cpu_host_to_host_us"]
+        print(f"{r['name']:18s} {r['failures']:4d} {g['p50']:9.2f} {g['p99']:7.2f} {c['p50']:9.2f} {c['p99']:7.2f}   {r['cpu_isa']}")
 
 
 def crossover(rows):

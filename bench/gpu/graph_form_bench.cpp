@@ -11,6 +11,8 @@
 //
 // Usage: graph_form_bench --model M.keras --x X.npy --y Y.npy [--atol A] [--rtol R]
 //                         [--requests N] [--name NAME] [--host] [--form graph|program]
+//        graph_form_bench --model M.tkq|M.tflite --x X.npy --form int8 [--host]   (the integer
+//        program, held to the CPU plan's outputs bit for bit and timed beside it)
 //                         [--cluster N] [--batches N,N,...] [--precision SPEC]
 // Prints one JSON line (and one per batch size). Exit 0 when every output is within
 // atol + rtol |ref|, 1 when not, 2 when the model is refused, 77 when there is no CUDA device.
@@ -24,6 +26,7 @@
 #include "bench_io.hpp"
 #include "cuda/devices.hpp"
 #include "engine/cuda_graph_plan.hpp"
+#include "engine/cuda_plan.hpp"
 #include "formats/npy.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -37,7 +40,7 @@ struct Args {
   double atol = 1e-6, rtol = 1e-5;
   int requests = 5000;
   bool host = false;
-  std::string form = "graph";  // or "program": the resident program kernel
+  std::string form = "graph";  // or "program": the resident program kernel; "int8": the integer program
   int cluster = 0;             // program: blocks (0: timed at compile)
   std::string precision;       // CompileOptions::cuda_precision ("": fp32)
   std::vector<int> batches;
@@ -73,7 +76,8 @@ Args parse(int argc, char** argv) {
     }
     else throw std::runtime_error("unknown option " + k);
   }
-  if (a.model.empty() || a.x.empty() || a.y.empty()) throw std::runtime_error("--model, --x and --y are required");
+  if (a.model.empty() || a.x.empty() || (a.y.empty() && a.form != "int8"))
+    throw std::runtime_error("--model and --x are required, and --y but for --form int8");
   if (!a.precision.empty()) a.name += " (" + a.precision + " weights)";  // its own row in every table
   return a;
 }
@@ -148,6 +152,23 @@ int batch_sweep(const Args& a, const Model& model, Plan::Impl& gpu, const format
 
 }  // namespace
 
+// The CPU plan's output for every row of X, as a Y array.
+formats::NpyArray cpu_outputs(Plan& cpu, const formats::NpyArray& X) {
+  const size_t in = cpu.input_size(0), out = cpu.output_size(0);
+  const size_t rows = size_t(X.shape[0]);
+  if (X.data.size() != rows * in) throw std::runtime_error("X does not match the model's input");
+  formats::NpyArray Y;
+  Y.shape = {int64_t(rows), int64_t(out)};
+  Y.data.resize(rows * out);
+  for (size_t r = 0; r < rows; ++r) cpu.run(X.data.data() + r * in, Y.data.data() + r * out);
+  return Y;
+}
+
+Args exact(Args a) {
+  a.atol = a.rtol = 0;
+  return a;
+}
+
 int main(int argc, char** argv) try {
   const Args a = parse(argc, argv);
   if (!a.host && cuda::device_count() == 0) {
@@ -155,14 +176,24 @@ int main(int argc, char** argv) try {
     return 77;
   }
   const Model model = Model::load(a.model);
-  if (a.form != "graph" && a.form != "program") throw std::runtime_error("--form: graph or program");
-  if (a.form == "program" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form only");
+  if (a.form != "graph" && a.form != "program" && a.form != "int8") throw std::runtime_error("--form: graph, program or int8");
+  if (a.form != "graph" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form only");
+  const bool int8 = a.form == "int8";
+  if (int8 && !model.program()) throw std::runtime_error("--form int8: an int8 TFLite or .tkq file");
   CompileOptions opt;
   opt.cuda_precision = a.precision;
-  std::unique_ptr<Plan::Impl> plan = a.host                ? engine::compile_cuda_graph_on_host(model.graph(), opt, false)
-                                     : a.form == "program" ? engine::compile_cuda_program(model.graph(), opt, 0, a.cluster)
-                                                           : engine::compile_cuda_graph(model.graph(), opt, 0);
-  const formats::NpyArray X = formats::read_npy(a.x), Y = formats::read_npy(a.y);
+  std::unique_ptr<Plan::Impl> plan =
+      int8 ? (a.host ? engine::compile_cuda_integer_on_host(model.shared_program(), opt, false)
+                     : engine::compile_cuda_integer(model.shared_program(), opt, 0))
+      : a.host              ? engine::compile_cuda_graph_on_host(model.graph(), opt, false)
+      : a.form == "program" ? engine::compile_cuda_program(model.graph(), opt, 0, a.cluster)
+                            : engine::compile_cuda_graph(model.graph(), opt, 0);
+  const formats::NpyArray X = formats::read_npy(a.x);
+  // int8: the CPU plan's outputs are the reference, to the bit (TFLite's integer arithmetic has
+  // one answer); it is also timed, interleaved request by request with the GPU's.
+  Plan cpu = compile(model);
+  const formats::NpyArray Y = int8 ? cpu_outputs(cpu, X) : formats::read_npy(a.y);
+  const Args check_args = int8 ? exact(a) : a;
   if (plan->input_shapes().size() != 1 || plan->output_shapes().size() != 1)
     throw std::runtime_error("one input and one output only");
   const size_t in = size_t(shape_size(plan->input_shapes()[0])), out = size_t(shape_size(plan->output_shapes()[0]));
@@ -178,26 +209,37 @@ int main(int argc, char** argv) try {
   Check check;
   for (int k = 0; k < rows; ++k) {
     run(k);
-    check.rows(y, Y, k, 1, rows, out, a);
+    check.rows(y, Y, k, 1, rows, out, check_args);
   }
-  // Latency: one request at a time with a 2 us gap, cycling the rows (warm-up discarded).
-  std::vector<double> lat;
+  // Latency: one request at a time with a 2 us gap, cycling the rows (warm-up discarded); int8
+  // interleaves the CPU plan's request after each.
+  std::vector<double> lat, cpu_lat;
   lat.reserve(size_t(a.requests));
   const int warm = 200;
+  std::vector<float> yc(out);
   for (int i = 0; i < warm + a.requests; ++i) {
     const auto t0 = Clock::now();
     run(i % rows);
     const auto t1 = Clock::now();
     if (i >= warm) lat.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
-    while (Clock::now() - t1 < std::chrono::microseconds(2)) {
+    if (int8) {
+      const auto c0 = Clock::now();
+      cpu.run(X.data.data() + size_t(i % rows) * in, yc.data());
+      if (i >= warm) cpu_lat.push_back(std::chrono::duration<double, std::micro>(Clock::now() - c0).count());
+    }
+    const auto t2 = Clock::now();
+    while (Clock::now() - t2 < std::chrono::microseconds(2)) {
     }
   }
   const std::string where = plan->describe();
+  const std::string cpu_json = int8 ? ",\"cpu_isa\":\"" + std::string(cpu.isa()) + "\",\"cpu_host_to_host_us\":" +
+                                          benchgpu::json(benchgpu::summarize(cpu_lat))
+                                    : "";
   std::printf("{\"name\":\"%s\",\"form\":\"%s\",\"where\":\"%s\",\"flops\":%lld,\"checked_rows\":%d,\"failures\":%d,"
-              "\"worst_excess\":%.3g,\"host_to_host_us\":%s}\n",
-              a.name.c_str(), a.host ? "graph_on_host" : a.form.c_str(), where.substr(0, where.find('\n')).c_str(),
-              static_cast<long long>(plan->flops()), rows, check.failures, check.worst,
-              benchgpu::json(benchgpu::summarize(lat)).c_str());
+              "\"worst_excess\":%.3g,\"host_to_host_us\":%s%s}\n",
+              a.name.c_str(), a.host ? (int8 ? "int8_on_host" : "graph_on_host") : a.form.c_str(),
+              where.substr(0, where.find('\n')).c_str(), static_cast<long long>(plan->flops()), rows, check.failures,
+              check.worst, benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str());
   const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(a, model, *plan, X, Y, in, out));
   return failures ? 1 : 0;
 } catch (const std::exception& e) {

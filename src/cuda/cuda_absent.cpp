@@ -4,6 +4,7 @@
 
 #include "cuda/device_runner.hpp"
 #include "cuda/devices.hpp"
+#include "cuda/integer_runner.hpp"
 #include "cuda/resident_lstm.hpp"
 
 namespace tickinfer::cuda {
@@ -28,6 +29,11 @@ std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DevicePr
 }
 
 std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const DeviceProgram>, int, int) {
+  throw std::runtime_error(
+      "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
+}
+
+std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram>, int) {
   throw std::runtime_error(
       "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
 }

@@ -14,26 +14,12 @@
 
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
+#include "cuda/grid_executor.cuh"
 #include "cuda/pinned_pool.hpp"
+#include "cuda/stream_graph.hpp"
 
 namespace tickinfer::cuda {
 namespace {
-
-// Items spread over the grid (grid-stride), or over the one block of a one-block step.
-struct GridExecutor {
-  template <class F>
-  __host__ __device__ void items(int64_t n, F&& f) const {
-#if defined(__CUDA_ARCH__)
-    const int64_t stride = int64_t(gridDim.x) * blockDim.x;
-    for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) f(i);
-#endif
-  }
-  __host__ __device__ void sync() const {
-#if defined(__CUDA_ARCH__)
-    __syncthreads();
-#endif
-  }
-};
 
 constexpr int kGridThreads = 128;
 
@@ -51,9 +37,8 @@ constexpr std::array<StepKernel, sizeof...(I)> kernel_table(std::integer_sequenc
 }
 constexpr auto kKernels = kernel_table(std::make_integer_sequence<int, int(DevKind::Count)>{});
 
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("CUDA graph form: ") + what + ": " + cudaGetErrorString(e));
-}
+constexpr const char* kWho = "CUDA graph form";
+void check(cudaError_t e, const char* what) { check_cuda(e, kWho, what); }
 
 // Threads for a one-block step: one per gate row of its widest phase, within a block's 1024.
 int one_block_threads(const DeviceStep& s) {
@@ -114,22 +99,15 @@ class GraphRunner final : public ProgramRunner {
  private:
   void start(int device) {
     if (std::string e = program_error(*p_); !e.empty()) throw std::runtime_error("CUDA graph form: " + e);
-    check(cudaSetDevice(device), "cudaSetDevice");
-    cudaDeviceProp prop{};
-    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-    device_name_ = prop.name;
-    sms_ = prop.multiProcessorCount;
-    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    DeviceStream d = open_device_stream(device, kWho);
+    stream_ = d.stream;
+    device_name_ = d.name;
+    sms_ = d.sms;
     // Stream-ordered memory and pooled pinned buffers: neither synchronises the whole device, so
     // a resident plan running beside this one is never waited on.
-    check(cudaMallocAsync(reinterpret_cast<void**>(&arena_), bytes(std::max<int64_t>(p_->arena_floats, 1)), stream_),
-          "cudaMallocAsync arena");
-    check(cudaMemsetAsync(arena_, 0, bytes(p_->arena_floats), stream_), "cudaMemsetAsync arena");
-    check(cudaMallocAsync(reinterpret_cast<void**>(&weights_), bytes(std::max<size_t>(p_->weights.size(), 1)), stream_),
-          "cudaMallocAsync weights");
-    if (!p_->weights.empty())
-      check(cudaMemcpyAsync(weights_, p_->weights.data(), bytes(p_->weights.size()), cudaMemcpyHostToDevice, stream_),
-            "cudaMemcpyAsync weights");
+    arena_ = static_cast<float*>(device_buffer(stream_, bytes(p_->arena_floats), nullptr, 0, kWho, "the arena"));
+    weights_ = static_cast<float*>(device_buffer(stream_, bytes(p_->weights.size()), p_->weights.data(),
+                                                 bytes(p_->weights.size()), kWho, "the weights"));
     in_ = staging(p_->inputs, in_at_);
     out_ = staging(p_->outputs, out_at_);
     plain_ = capture(false);
@@ -251,18 +229,7 @@ class GraphRunner final : public ProgramRunner {
     return instantiate(e);
   }
 
-  cudaGraphExec_t instantiate(cudaError_t e) {
-    cudaGraph_t graph = nullptr;
-    const cudaError_t end = cudaStreamEndCapture(stream_, &graph);
-    if (e == cudaSuccess) e = end;
-    if (e != cudaSuccess && graph) cudaGraphDestroy(graph);
-    check(e, "capturing the steps");
-    cudaGraphExec_t exec = nullptr;
-    e = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    check(e, "cudaGraphInstantiate");
-    return exec;
-  }
+  cudaGraphExec_t instantiate(cudaError_t e) { return end_capture(stream_, e, kWho); }
 
   struct Batch {
     int rows;

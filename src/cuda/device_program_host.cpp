@@ -7,22 +7,10 @@
 
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
+#include "cuda/serial_executor.hpp"
 
 namespace tickinfer::cuda {
 namespace {
-
-struct SerialExecutor {
-  bool backwards = false;
-  template <class F>
-  void items(int64_t n, F&& f) const {
-    if (backwards) {
-      for (int64_t i = n - 1; i >= 0; --i) f(i);
-    } else {
-      for (int64_t i = 0; i < n; ++i) f(i);
-    }
-  }
-  void sync() const {}
-};
 
 class HostProgramRunner final : public ProgramRunner {
  public:

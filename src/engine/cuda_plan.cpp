@@ -9,6 +9,8 @@
 #include "cuda/resident_tuning.hpp"
 #include "engine/cuda_graph_plan.hpp"
 #include "engine/cuda_program_lowering.hpp"
+#include "engine/program_plan.hpp"
+#include "cuda/integer_runner.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
@@ -126,7 +128,9 @@ std::string cuda_options_error(const CompileOptions& options) {
   return {};
 }
 
-std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device) {
+namespace {
+
+void require_device(int device) {
   if (!cuda::built_with_cuda())
     throw Error("--device cuda: this build of tickinfer has no CUDA backend (configured without nvcc)");
   const int devices = cuda::device_count();
@@ -134,6 +138,38 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
     throw Error("--device cuda:" + std::to_string(device) + ": " +
                 (devices ? "this machine has " + std::to_string(devices) + " CUDA device(s)"
                          : std::string("no CUDA device is visible (no GPU or no driver)")));
+}
+
+void require_integer_options(const CompileOptions& options) {
+  if (options.cuda_form != "auto" && !options.cuda_form.empty())
+    throw Error("--cuda-form " + options.cuda_form + ": an int8 program runs as one CUDA graph of its integer ops");
+  if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")
+    throw Error("--cuda-precision " + options.cuda_precision + ": an int8 program keeps its own int8 weights");
+}
+
+}  // namespace
+
+std::unique_ptr<PlanBackend> compile_cuda_integer(std::shared_ptr<const tfl::Program> program,
+                                                  const CompileOptions& options, int device) {
+  require_device(device);
+  require_integer_options(options);
+  return std::make_unique<ProgramPlan>(std::move(program), options,
+                                       [device](std::shared_ptr<const cuda::IntegerProgram> p) {
+                                         return cuda::start_integer_graph(std::move(p), device);
+                                       });
+}
+
+std::unique_ptr<PlanBackend> compile_cuda_integer_on_host(std::shared_ptr<const tfl::Program> program,
+                                                          const CompileOptions& options, bool backwards) {
+  require_integer_options(options);
+  return std::make_unique<ProgramPlan>(std::move(program), options,
+                                       [backwards](std::shared_ptr<const cuda::IntegerProgram> p) {
+                                         return cuda::host_integer_runner(std::move(p), backwards);
+                                       });
+}
+
+std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device) {
+  require_device(device);
   // An LSTM stack with a Dense head runs on the resident kernel; every other graph as the CUDA
   // graph form (engine/cuda_graph_plan.hpp), one kernel per lowered op.
   if (std::string e = cuda_options_error(options); !e.empty()) throw Error(e);

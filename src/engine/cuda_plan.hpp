@@ -8,6 +8,7 @@
 
 #include "engine/plan_backend.hpp"
 #include "model/graph.hpp"
+#include "tflite/program.hpp"
 
 namespace tickinfer::engine {
 
@@ -22,5 +23,16 @@ std::string cuda_options_error(const CompileOptions& options);
 // Compiles `graph` onto CUDA device `device`. Throws tickinfer::Error naming the reason: a build
 // without CUDA, no such device, a layer the backend does not run, weights that fit no cluster.
 std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device);
+
+// Compiles a full-integer TFLite / .tkq program onto CUDA device `device`: its int8 ops as the
+// integer program (cuda/integer_program.hpp) in one CUDA graph, TFLite's bits (docs/gpu.md,
+// "int8 programs"). Throws tickinfer::Error naming the reason (as compile_cuda, or the first op
+// without an integer form). cuda_form and cuda_precision must be left at their defaults.
+std::unique_ptr<PlanBackend> compile_cuda_integer(std::shared_ptr<const tfl::Program> program,
+                                                  const CompileOptions& options, int device);
+// The same integer program on the host executor (items forwards or backwards): slow, for
+// checking it against TFLite where no GPU is.
+std::unique_ptr<PlanBackend> compile_cuda_integer_on_host(std::shared_ptr<const tfl::Program> program,
+                                                          const CompileOptions& options, bool backwards);
 
 }  // namespace tickinfer::engine

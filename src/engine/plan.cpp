@@ -52,9 +52,12 @@ Plan compile(const Model& model, const CompileOptions& options) {
   if (options.incremental && device >= 0) throw Error("--device cuda: incremental window updates run on the CPU plans");
   if (std::string e = engine::cuda_options_error(options); !e.empty()) throw Error(e);
   if (device < 0) return Plan(model.source_->compile(options));
-  if (model.program())
-    throw Error("--device cuda: model '" + model.graph().name +
-                "' is a TFLite or quantized program; the CUDA backend runs Keras-graph models");
+  if (model.program()) {
+    if (options.mode == RecurrentMode::Stream)
+      throw Error("--device cuda: model '" + model.graph().name + "': stream mode keeps state; the CUDA integer "
+                  "program runs window models");
+    return Plan(engine::compile_cuda_integer(model.shared_program(), options, device));
+  }
   return Plan(engine::compile_cuda(model.graph(), options, device));
 }
 

@@ -98,9 +98,21 @@ Shape plan_shape(const tfl::Shape& s, bool stream) {
 }
 
 ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options)
+    : ProgramPlan(std::move(program), options, IntegerStart{}) {}
+
+ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options,
+                         IntegerStart start)
     : program_(std::move(program)), options_(options), mode_(options.mode) {
+  start_ = std::move(start);
   tfl::InterpreterOptions io;
   io.isa = options.isa;
+  if (start_) {
+    // On a device: the reference kernels describe the integer forms (tflite/integer_form.hpp),
+    // and every tensor keeps memory of its own, since the host runs the edge conversions around
+    // the device's run in an order of its own (engine/program_plan_device.cpp).
+    io.isa = "scalar";
+    io.keep_all_tensors = true;
+  }
   io.reset_variables_each_invoke = options.mode == RecurrentMode::Window;
   io.sparse = options.sparse == SparseMode::Dense    ? tfl::SparseChoice::Dense
               : options.sparse == SparseMode::Sparse ? tfl::SparseChoice::Sparse
@@ -130,18 +142,21 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const Comp
       }
     }
     in_.push_back(io_of(t));
+    in_.back().tensor = program_->inputs[i];
     input_shapes_.push_back(plan_shape(t.shape, stream));
   }
   for (size_t i = 0; i < interp_->num_outputs(); ++i) {
     const tfl::Tensor& t = interp_->output_tensor(i);
     out_.push_back(io_of(t));
     out_.back().memory = interp_->tensor_data(program_->outputs[i]);
+    out_.back().tensor = program_->outputs[i];
     output_shapes_.push_back(plan_shape(t.shape, false));
   }
   for (size_t i = 0; i < in_.size(); ++i) in_[i].memory = interp_->tensor_data(program_->inputs[i]);
   first_op_ = 0;
   last_op_ = interp_->num_ops();
   fold_edge_conversions();
+  if (start_) start_device();
 }
 
 namespace {
@@ -174,6 +189,7 @@ void ProgramPlan::fold_edge_conversions() {
       const int q = first.outputs[0];
       in_[0] = io_of(p.tensors[static_cast<size_t>(q)]);
       in_[0].memory = interp_->tensor_data(q);
+      in_[0].tensor = q;
       first_op_ = 1;
     }
   }
@@ -186,6 +202,7 @@ void ProgramPlan::fold_edge_conversions() {
       const int q = last.inputs[0];
       out_[j] = io_of(p.tensors[static_cast<size_t>(q)]);
       out_[j].memory = interp_->tensor_data(q);
+      out_[j].tensor = q;
       out_[j].dequantize_op = true;
       last_op_ = p.ops.size() - 1;
       break;
@@ -193,7 +210,10 @@ void ProgramPlan::fold_edge_conversions() {
   }
 }
 
-std::unique_ptr<PlanBackend> ProgramPlan::clone() const { return std::make_unique<ProgramPlan>(program_, options_); }
+std::unique_ptr<PlanBackend> ProgramPlan::clone() const {
+  if (start_) return std::make_unique<ProgramPlan>(program_, options_, start_);
+  return std::make_unique<ProgramPlan>(program_, options_);
+}
 
 std::string ProgramPlan::reserve_rows(int) { return "TFLite and .tkq plans run one row per call"; }
 
@@ -204,7 +224,13 @@ void ProgramPlan::run_rows(const float* x, int rows, float* y) noexcept {
 
 void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcept {
   convert_inputs(inputs);
-  interp_->invoke_ops(first_op_, last_op_);
+  if (!device_) {
+    interp_->invoke_ops(first_op_, last_op_);
+  } else if (!run_on_device()) {
+    for (size_t o = 0; o < out_.size(); ++o)  // a failed device gives NaN, never stale outputs
+      std::fill(outputs[o], outputs[o] + out_[o].elements, std::numeric_limits<float>::quiet_NaN());
+    return;
+  }
   convert_outputs(outputs);
 }
 
@@ -249,6 +275,7 @@ int64_t ProgramPlan::weight_bytes() const {
 // The ops run() invokes, one profile entry each (the folded edge conversions are run()'s own
 // input and output handling, timed with the first and last op).
 std::vector<Plan::StepProfile> ProgramPlan::profile_steps() const {
+  if (device_) return {{"CUDA integer program (whole run)", flops(), 0}};
   std::vector<Plan::StepProfile> out;
   const tfl::Program& p = interp_->program();
   for (size_t i = first_op_; i < last_op_; ++i) {
@@ -260,6 +287,12 @@ std::vector<Plan::StepProfile> ProgramPlan::profile_steps() const {
 }
 
 void ProgramPlan::run_profiled(const float* const* inputs, float* const* outputs, uint64_t* ticks) noexcept {
+  if (device_) {
+    const uint64_t t0 = step_clock();
+    run(inputs, outputs);
+    ticks[0] = step_clock() - t0;
+    return;
+  }
   // run() with its one invoke split per op; the input conversion is timed with the first op,
   // the output conversion with the last.
   uint64_t before = step_clock();
@@ -281,13 +314,20 @@ void ProgramPlan::run_profiled(const float* const* inputs, float* const* outputs
 std::string ProgramPlan::describe() const {
   const tfl::Interpreter& in = *interp_;
   std::ostringstream os;
-  os << "plan: " << in.num_ops() << " ops (" << in.program().source_format << "), kernels " << in.isa()
-     << ", mode " << (mode_ == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
+  os << "plan: " << in.num_ops() << " ops (" << in.program().source_format << "), "
+     << (device_ ? device_->describe() : std::string("kernels ") + in.isa()) << ", mode " << (mode_ == RecurrentMode::Stream ? "stream" : "window") << ", arena " << arena_bytes()
      << " B, " << in.macs() << " MAC per run\n";
   if (folds_first_op() || folds_last_op()) {
     os << "  (" << (folds_first_op() ? "the first QUANTIZE" : "")
        << (folds_first_op() && folds_last_op() ? " and " : "") << (folds_last_op() ? "the last DEQUANTIZE" : "")
        << " done by the plan while it converts inputs and outputs)\n";
+  }
+  if (device_) {
+    for (size_t op : host_before_) os << "  op " << op << " on the host before the device's run (a float input's QUANTIZE)\n";
+    for (size_t i = 0; i < device_program_->labels.size(); ++i)
+      os << "  step " << i << ": " << device_program_->labels[i] << "\n";
+    for (size_t op : host_after_) os << "  op " << op << " on the host after it (a float output's DEQUANTIZE)\n";
+    return os.str();
   }
   std::istringstream lines(in.describe());
   for (std::string line; std::getline(lines, line);) os << "  " << line << '\n';

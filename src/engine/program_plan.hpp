@@ -7,10 +7,12 @@
 // model input that goes straight into a QUANTIZE op (a tickinfer-quantized model's first op) is
 // quantized here into that op's output, and a closing DEQUANTIZE to a model output is done here
 // too: the same arithmetic, one copy and one op call fewer per run.
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "cuda/integer_runner.hpp"
 #include "engine/plan_backend.hpp"
 #include "tflite/interpreter.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -27,7 +29,12 @@ struct ProgramIo {
   // (the plan then does the op's conversion itself and skips the op).
   void* memory = nullptr;
   bool dequantize_op = false;  // an output folded from DEQUANTIZE: its formula, scale in double
+  int tensor = -1;             // the program tensor behind `memory`
 };
+
+// Starts what runs a program's integer ops on a device (the CUDA graph of cuda/integer_runner.hpp,
+// or its host executor in the tests).
+using IntegerStart = std::function<std::unique_ptr<cuda::IntegerRunner>(std::shared_ptr<const cuda::IntegerProgram>)>;
 
 class ProgramPlan final : public PlanBackend {
  public:
@@ -35,6 +42,11 @@ class ProgramPlan final : public PlanBackend {
   // stream mode on a program without state or with an input not [1, 1, features], and input or
   // output types other than float32, int8 and int16.
   ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options);
+  // The same plan with its ops (all but the folded edge conversions) on a device: the integer
+  // program (engine/cuda_integer_lowering.hpp) started by `start`. The conversions stay on the
+  // host, so the outputs are the CPU plan's to the bit. Throws tickinfer::Error naming the first
+  // op without an integer form, or a model input or output that is not int8 once the edges fold.
+  ProgramPlan(std::shared_ptr<const tfl::Program> program, const CompileOptions& options, IntegerStart start);
 
   void run(const float* const* inputs, float* const* outputs) noexcept override;
   void run_rows(const float* x, int rows, float* y) noexcept override;
@@ -49,7 +61,7 @@ class ProgramPlan final : public PlanBackend {
   const std::vector<Shape>& input_shapes() const override { return input_shapes_; }
   const std::vector<Shape>& output_shapes() const override { return output_shapes_; }
   RecurrentMode mode() const override { return mode_; }
-  const char* isa() const override { return interp_->isa(); }
+  const char* isa() const override { return device_ ? "cuda-int8" : interp_->isa(); }
   size_t arena_bytes() const override { return interp_->arena_bytes(); }
   int64_t flops() const override { return 2 * interp_->macs(); }
   // Constant tensors as stored (int8 weights one byte each); both per run and resident.
@@ -74,6 +86,17 @@ class ProgramPlan final : public PlanBackend {
   void convert_inputs(const float* const* inputs) noexcept;  // float rows into the input tensors
   void convert_outputs(float* const* outputs) noexcept;      // the output tensors into float rows
   size_t first_op_ = 0, last_op_ = 0;  // the ops run() invokes: all but folded edge conversions
+  // On a device (engine/program_plan_device.cpp): ops [first_op_, last_op_) run there, but for
+  // QUANTIZE ops of float model inputs (host_before_) and DEQUANTIZE ops into float model outputs
+  // (host_after_), which the host runs around the device's run.
+  void start_device();
+  bool run_on_device() noexcept;
+  IntegerStart start_;
+  std::shared_ptr<const cuda::IntegerProgram> device_program_;
+  std::unique_ptr<cuda::IntegerRunner> device_;
+  std::vector<size_t> host_before_, host_after_;
+  std::vector<const int8_t*> device_in_;        // the interpreter's memory of the device's inputs
+  std::vector<int8_t*> device_out_;             // and of its outputs
   std::vector<Shape> input_shapes_, output_shapes_;
 };
 

@@ -207,4 +207,11 @@ std::string Interpreter::describe() const {
   return out.str();
 }
 
+std::string Interpreter::integer_forms(size_t op, std::vector<IntegerForm>* out) const {
+  if (ops_.at(op)->integer_form(out)) return {};
+  const Op& o = program_->ops.at(op);
+  return "op " + std::to_string(op) + " (" + op_name(o.code) + " '" + o.label + "') has no integer form (" +
+         ops_[op]->describe() + ")";
+}
+
 }  // namespace tickinfer::tfl

@@ -70,6 +70,10 @@ class Interpreter {
   int64_t op_macs(size_t op) const { return ops_[op]->macs(); }  // one op's share of macs()
   // One line per op: index, op, label, precision, output shape/type, the kernel's own description.
   std::string describe() const;
+  // Op `op`'s int8 arithmetic for another executor (tflite/integer_form.hpp), appended to `out`
+  // (one form per output), from the prepared op's own parameters: "" or why not, naming the op.
+  // FULLY_CONNECTED and CONV_2D describe their reference kernels only: prepare with isa "scalar".
+  std::string integer_forms(size_t op, std::vector<IntegerForm>* out) const;
 
  private:
   std::shared_ptr<const Program> program_;

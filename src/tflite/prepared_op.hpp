@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
+#include "tflite/integer_form.hpp"
 #include "tflite/program.hpp"
 
 namespace tickinfer::tfl {
@@ -91,6 +92,9 @@ class PreparedOp {
   // ops) say so; Interpreter::reset_state() then calls reset() on them (no allocation).
   virtual bool has_state() const { return false; }
   virtual void reset() noexcept {}
+  // An int8 op's arithmetic for another executor (tflite/integer_form.hpp), from the parameters
+  // eval uses, appended to `forms` (one per output); false, appending nothing, for an op without one.
+  virtual bool integer_form(std::vector<IntegerForm>*) const { return false; }
 };
 
 struct PrepareContext {

@@ -100,6 +100,7 @@ class LutUnary final : public PreparedOp {
   kernels::LutS8 lut{};
   void eval(const TensorMemory& mem) noexcept override { apply_(lut, mem.at<int8_t>(in_), mem.at<int8_t>(out_), n_); }
   std::string describe() const override { return std::string("int8 ") + name_ + " (256-entry table)"; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override { return table_form(lut.table, in_, out_, n_, forms); }
 
  private:
   int in_, out_;

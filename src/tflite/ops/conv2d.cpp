@@ -206,6 +206,11 @@ class Int8ConvReference final : public PreparedOp {
         }
   }
   std::string describe() const override { return "int8 conv2d reference"; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    conv_integer_form(IntegerKind::Conv2D, s_.w, s_.input, s_.output, R, mult_, shift_, in_offset_, out_zp_, lo_, hi_,
+                      filter_, int64_t{s_.w.out_c} * s_.patch, bias_, forms);
+    return true;
+  }
   int64_t macs() const override {
     return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch;
   }

@@ -107,6 +107,13 @@ class Int8Depthwise final : public PreparedOp {
           }
   }
   std::string describe() const override { return "int8 depthwise conv2d reference"; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    const Window& w = s_.w;
+    conv_integer_form(IntegerKind::DepthwiseConv2D, w, s_.input, s_.output, R, mult_, shift_, in_offset_, out_zp_, lo_,
+                      hi_, filter_, int64_t{w.filter_h} * w.filter_w * w.out_c, bias_, forms)
+        .depth_multiplier = s_.multiplier;
+    return true;
+  }
   int64_t macs() const override { return depthwise_macs(s_.w); }
 
  private:

@@ -42,8 +42,10 @@ class Int8BinaryRequant final : public PreparedOp {
   static constexpr int kBlock = 64;
 
  public:
-  Int8BinaryRequant(int a, int b, int out, BroadcastPlan plan, std::string what, kernels::RequantS8Fn requant)
-      : a_(a), b_(b), out_(out), plan_(std::move(plan)), what_(std::move(what)), requant_(requant), scale_(kBlock) {}
+  Int8BinaryRequant(int a, int b, int out, BroadcastPlan plan, std::string what, Rounding rounding,
+                    kernels::RequantS8Fn requant)
+      : a_(a), b_(b), out_(out), plan_(std::move(plan)), what_(std::move(what)), requant_(requant),
+        rounding_(rounding == Rounding::Double ? RequantForm::Double : RequantForm::Single), scale_(kBlock) {}
   // table_a/table_b: the scaled input per stored value (index value + 128; ADD/SUB/SQUARED_DIFFERENCE);
   // off_a/off_b: minus the zero points (MUL).
   template <class TableA, class TableB>
@@ -55,6 +57,10 @@ class Int8BinaryRequant final : public PreparedOp {
     }
     off_a_ = off_a;
     off_b_ = off_b;
+    requant_out_ = out;
+    zp_out_ = zp_out;
+    lo_ = lo;
+    hi_ = hi;
     scale_.set_scale(out.multiplier, out.shift);
     scale_.set_output(zp_out, lo, hi);
   }
@@ -77,6 +83,24 @@ class Int8BinaryRequant final : public PreparedOp {
     }
   }
   std::string describe() const override { return what_ + (plan_.same ? "" : " (broadcast)") + ", vector requantization"; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    IntegerForm* f = &forms->emplace_back();
+    f->kind = IntegerKind::Binary;
+    f->inputs = {a_, b_};
+    f->output = out_;
+    f->count = plan_.count;
+    f->raw = K == RawKind::Add ? BinaryRaw::Add
+             : K == RawKind::Sub ? BinaryRaw::Sub
+             : K == RawKind::Mul ? BinaryRaw::Mul
+                                 : BinaryRaw::SquaredDifference;
+    std::memcpy(f->table_a, table_a_, sizeof table_a_);
+    std::memcpy(f->table_b, table_b_, sizeof table_b_);
+    f->off_a = off_a_;
+    f->off_b = off_b_;
+    if (!plan_.same) f->index_a = plan_.index_a, f->index_b = plan_.index_b;
+    requant_form(rounding_, {requant_out_.multiplier}, {requant_out_.shift}, 0, zp_out_, lo_, hi_, f);
+    return true;
+  }
 
   // The op with operand `side` (0: a, 1: b) fixed at the stored value c, for every value of the
   // other: what eval would write, through the same raw value and requantization.
@@ -110,6 +134,10 @@ class Int8BinaryRequant final : public PreparedOp {
   kernels::RequantS8Fn requant_;
   int32_t table_a_[256] = {}, table_b_[256] = {};
   int32_t off_a_ = 0, off_b_ = 0;
+  // What scale_ holds, kept for integer_form.
+  QuantizedMultiplier requant_out_;
+  int32_t zp_out_ = 0, lo_ = -128, hi_ = 127;
+  RequantForm rounding_;
   kernels::UniformRequant scale_;  // the output's scale in each lane of a block
 };
 
@@ -123,6 +151,7 @@ class Int8BinaryWithConstant final : public PreparedOp {
       : in_(in), out_(out), count_(count), lut_(lut), what_(std::move(what)), apply_(apply) {}
   void eval(const TensorMemory& mem) noexcept override { apply_(lut_, mem.at<int8_t>(in_), mem.at<int8_t>(out_), count_); }
   std::string describe() const override { return what_ + " (one constant operand: 256-entry table)"; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override { return table_form(lut_.table, in_, out_, count_, forms); }
 
  private:
   int in_, out_;
@@ -164,7 +193,7 @@ std::unique_ptr<PreparedOp> with_constant(const PrepareContext& ctx, std::unique
 template <RawKind K>
 std::unique_ptr<Int8BinaryRequant<K>> make_requant(const PrepareContext& ctx, BroadcastPlan plan, const std::string& name) {
   return std::make_unique<Int8BinaryRequant<K>>(ctx.input_index(0), ctx.input_index(1), ctx.output_index(0),
-                                                std::move(plan), name,
+                                                std::move(plan), name, rounding(ctx),
                                                 kernels::s8_kernels(ctx.isa, false).requant(rounding(ctx)));
 }
 

@@ -117,6 +117,25 @@ class Int8FcReference final : public PreparedOp {
   }
   std::string describe() const override { return "int8 fc reference"; }
   int64_t macs() const override { return int64_t{g_.batch} * g_.units * g_.depth; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    IntegerForm* f = &forms->emplace_back();
+    f->kind = IntegerKind::FullyConnected;
+    f->inputs = {g_.input};
+    f->output = g_.output;
+    f->count = int64_t{g_.batch} * g_.units;
+    requant_form(mode_ == FcRequant::Scaled   ? RequantForm::Scaled
+                 : mode_ == FcRequant::Double ? RequantForm::Double
+                                              : RequantForm::Single,
+                 mult_, shift_, input_offset_, out_zp_, lo_, hi_, f);
+    f->scale = scale_;
+    f->weights = w_;
+    f->weight_count = int64_t{g_.units} * g_.depth;
+    f->bias = bias_;
+    f->batch = g_.batch;
+    f->units = g_.units;
+    f->depth = g_.depth;
+    return true;
+  }
 
  private:
   FcGeometry g_;

@@ -97,6 +97,40 @@ class LayoutCopy final : public PreparedOp {
     }
   }
   std::string describe() const override { return what_ + " (" + std::to_string(plan_.runs().size()) + " copies)"; }
+  // One Gather per output, element by element from the runs (int8 only).
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    if (plan_.elem_bytes() != 1) return false;
+    const size_t n_in = plan_.inputs().size();
+    bool any_table = false;
+    for (size_t k = 0; k < n_in; ++k) any_table = any_table || plan_.has_lut(static_cast<int32_t>(k));
+    std::vector<IntegerForm> out(plan_.outputs().size());
+    for (size_t d = 0; d < out.size(); ++d) {
+      out[d].kind = IntegerKind::Gather;
+      out[d].inputs = plan_.inputs();
+      out[d].output = plan_.outputs()[d];
+      out[d].fill = static_cast<int8_t>(plan_.fill()[0]);
+      if (!any_table) continue;
+      out[d].input_tables.resize(n_in);
+      for (size_t k = 0; k < n_in; ++k)
+        for (int v = 0; v < 256; ++v)
+          out[d].input_tables[k][static_cast<size_t>(v)] =
+              plan_.has_lut(static_cast<int32_t>(k)) ? plan_.lut(static_cast<int32_t>(k)).table[v] : static_cast<int8_t>(v);
+    }
+    for (const CopyRun& r : plan_.runs()) {
+      IntegerForm& f = out[static_cast<size_t>(r.dst)];
+      const size_t end = static_cast<size_t>(r.dst_off + r.len);
+      if (f.source_input.size() < end) f.source_input.resize(end, -1), f.source_element.resize(end, 0);
+      for (int64_t k = 0; k < r.len; ++k) {
+        f.source_input[static_cast<size_t>(r.dst_off + k)] = r.src;
+        f.source_element[static_cast<size_t>(r.dst_off + k)] = static_cast<int32_t>(r.src < 0 ? 0 : r.src_off + k);
+      }
+    }
+    for (IntegerForm& f : out) {
+      f.count = static_cast<int64_t>(f.source_input.size());
+      forms->push_back(std::move(f));
+    }
+    return true;
+  }
 
  private:
   LayoutPlan plan_;

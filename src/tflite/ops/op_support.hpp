@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tflite/fixed_point.hpp"
+#include "tflite/integer_form.hpp"
 #include "tflite/prepared_op.hpp"
 
 namespace tickinfer::tfl::ops {
@@ -131,6 +132,31 @@ inline Rounding rounding(const PrepareContext& ctx) {
   if (ctx.op.code != OpCode::FullyConnected) return Rounding::Double;
   const bool sparse_filter = ctx.has_input(1) && ctx.input(1).sparse_in_file;
   return sparse_filter ? Rounding::Double : Rounding::Single;
+}
+
+// An int32 accumulator's requantization into an op's integer form (one multiplier and shift, or
+// one per unit / output channel).
+inline void requant_form(RequantForm r, const std::vector<int32_t>& mult, const std::vector<int32_t>& shift,
+                         int32_t in_offset, int32_t out_zp, int32_t lo, int32_t hi, IntegerForm* f) {
+  f->requant = r;
+  f->multiplier = mult;
+  f->shift = shift;
+  f->in_offset = in_offset;
+  f->out_zp = out_zp;
+  f->lo = lo;
+  f->hi = hi;
+}
+
+// A 256-entry int8 table op (a LUT activation, a binary op with one constant operand) as its
+// integer form.
+inline bool table_form(const int8_t (&table)[256], int in, int out, int64_t count, std::vector<IntegerForm>* forms) {
+  IntegerForm* f = &forms->emplace_back();
+  f->kind = IntegerKind::Table;
+  f->inputs = {in};
+  f->output = out;
+  f->count = count;
+  std::memcpy(f->table, table, sizeof f->table);
+  return true;
 }
 
 }  // namespace tickinfer::tfl::ops

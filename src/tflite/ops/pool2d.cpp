@@ -5,6 +5,7 @@
 // then clamps to the fused activation range. Input and output share quantization parameters.
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "tflite/ops/ops.hpp"
@@ -65,6 +66,21 @@ class Pool final : public PreparedOp {
   std::string describe() const override {
     return std::string(std::numeric_limits<T>::is_integer ? "int8 " : "float ") + (kAverage ? "average" : "max") +
            " pool " + std::to_string(w_.filter_h) + "x" + std::to_string(w_.filter_w);
+  }
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    if constexpr (!std::is_same_v<T, int8_t>) {
+      return false;
+    } else {
+      IntegerForm* f = &forms->emplace_back();
+      f->kind = kAverage ? IntegerKind::AvgPool : IntegerKind::MaxPool;
+      f->inputs = {in_};
+      f->output = out_;
+      f->count = int64_t{w_.batch} * w_.out_h * w_.out_w * w_.out_c;
+      window_form(w_, f);
+      f->lo = lo_;
+      f->hi = hi_;
+      return true;
+    }
   }
 
  private:

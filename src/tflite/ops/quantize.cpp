@@ -66,6 +66,19 @@ class Requantize final : public PreparedOp {
     }
   }
   std::string describe() const override { return "requantize"; }
+  // int8 -> int8: its formula for each of the 256 inputs, as a table.
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    if constexpr (!std::is_same_v<In, int8_t> || !std::is_same_v<Out, int8_t>) {
+      return false;
+    } else {
+      int8_t table[256];
+      for (int v = -128; v < 128; ++v) {
+        const int32_t r = multiply_by_quantized_multiplier<R>(v - in_zp_, m_.multiplier, m_.shift) + out_zp_;
+        table[static_cast<uint8_t>(v)] = static_cast<int8_t>(std::clamp<int32_t>(r, -128, 127));
+      }
+      return table_form(table, in_, out_, n_, forms);
+    }
+  }
 
  private:
   int in_, out_;

@@ -151,6 +151,20 @@ class Int8Reduce final : public PreparedOp {
     }
   }
   std::string describe() const override { return mean_ ? "int8 mean" : "int8 sum"; }
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    if (g_.inner == 0) return false;  // axes apart: only the adjacent form is written out
+    IntegerForm* f = &forms->emplace_back();
+    f->kind = IntegerKind::Reduce;
+    f->inputs = {in_};
+    f->output = out_;
+    f->count = g_.out_count;
+    f->outer = g_.outer;
+    f->reduced = g_.reduced;
+    f->inner = g_.inner;
+    requant_form(R == Rounding::Double ? RequantForm::Double : RequantForm::Single, {m_.multiplier}, {m_.shift}, offset_,
+                 out_zp_, -128, 127, f);
+    return true;
+  }
 
  private:
   int in_, out_;

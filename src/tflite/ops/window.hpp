@@ -3,6 +3,7 @@
 // TFLite computes it (kernel_util ComputeOutSize / ComputePaddingHeightWidth): SAME gives
 // ceil(in / stride) outputs and pads the total shortfall, the odd pixel at the end; VALID gives
 // (in - effective_filter) / stride + 1 and no padding.
+#include "tflite/integer_form.hpp"
 #include "tflite/ops/op_support.hpp"
 
 namespace tickinfer::tfl::ops {
@@ -66,6 +67,35 @@ inline Window make_window(const PrepareContext& ctx, const Tensor& in, const Ten
   w.pad_h = window_padding(w.stride_h, w.dil_h, w.in_h, w.filter_h, w.out_h);
   w.pad_w = window_padding(w.stride_w, w.dil_w, w.in_w, w.filter_w, w.out_w);
   return w;
+}
+
+// The window's geometry into an op's integer form (PreparedOp::integer_form).
+inline void window_form(const Window& w, IntegerForm* f) {
+  f->batch = w.batch;
+  f->in_h = w.in_h, f->in_w = w.in_w, f->in_c = w.in_c;
+  f->out_h = w.out_h, f->out_w = w.out_w, f->out_c = w.out_c;
+  f->filter_h = w.filter_h, f->filter_w = w.filter_w;
+  f->stride_h = w.stride_h, f->stride_w = w.stride_w, f->dil_h = w.dil_h, f->dil_w = w.dil_w;
+  f->pad_h = w.pad_h, f->pad_w = w.pad_w;
+}
+
+// A convolution (CONV_2D, DEPTHWISE_CONV_2D) into its integer form: the window, the constant
+// filter and bias, the per-channel fixed-point requantization.
+inline IntegerForm& conv_integer_form(IntegerKind kind, const Window& w, int in, int out, Rounding r,
+                                      const std::vector<int32_t>& mult, const std::vector<int32_t>& shift,
+                                      int32_t in_offset, int32_t out_zp, int32_t lo, int32_t hi, const int8_t* filter,
+                                      int64_t weight_count, const int32_t* bias, std::vector<IntegerForm>* forms) {
+  IntegerForm& f = forms->emplace_back();
+  f.kind = kind;
+  f.inputs = {in};
+  f.output = out;
+  f.count = int64_t{w.batch} * w.out_h * w.out_w * w.out_c;
+  window_form(w, &f);
+  requant_form(r == Rounding::Double ? RequantForm::Double : RequantForm::Single, mult, shift, in_offset, out_zp, lo, hi, &f);
+  f.weights = filter;
+  f.weight_count = weight_count;
+  f.bias = bias;
+  return f;
 }
 
 }  // namespace tickinfer::tfl::ops

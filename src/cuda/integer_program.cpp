@@ -1,0 +1,94 @@
+// The integer program's checks (plain C++: built with or without nvcc, since the engine builds
+// programs and the host runner runs them everywhere).
+#include "cuda/integer_program.hpp"
+
+namespace tickinfer::cuda {
+namespace {
+
+// The extent each step reads and writes, from its own sizes.
+struct Extents {
+  int64_t in = 0, in2 = 0, weights = 0, per_channel = 1;
+};
+
+Extents extents(const IntegerStep& s) {
+  Extents e;
+  const int64_t in_pixels = int64_t(s.batch) * s.in_h * s.in_w * s.in_c;
+  switch (s.kind) {
+    case IntKind::Table: e.in = s.count; break;
+    case IntKind::FullyConnected:
+      e.in = int64_t(s.batch) * s.depth;
+      e.weights = int64_t(s.units) * s.depth;
+      e.per_channel = s.units;
+      break;
+    case IntKind::Conv2D:
+      e.in = in_pixels;
+      e.weights = int64_t(s.out_c) * s.filter_h * s.filter_w * s.in_c;
+      e.per_channel = s.out_c;
+      break;
+    case IntKind::DepthwiseConv2D:
+      e.in = in_pixels;
+      e.weights = int64_t(s.filter_h) * s.filter_w * s.out_c;
+      e.per_channel = s.out_c;
+      break;
+    case IntKind::MaxPool:
+    case IntKind::AvgPool: e.in = in_pixels; break;
+    case IntKind::Reduce: e.in = s.outer * s.reduced * s.inner; break;
+    default: break;
+  }
+  return e;
+}
+
+}  // namespace
+
+std::string integer_program_error(const IntegerProgram& p) {
+  const int64_t arena = p.arena_bytes, params = int64_t(p.params.size());
+  if (int64_t(p.arena_image.size()) > arena) return "the arena image is larger than the arena";
+  auto inside = [](int64_t at, int64_t n, int64_t size) { return at >= 0 && n >= 0 && at + n <= size; };
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const IntegerStep& s = p.steps[i];
+    const std::string where = "integer step " + std::to_string(i) + (i < p.labels.size() ? " (" + p.labels[i] + ")" : "");
+    const Extents e = extents(s);
+    if (!inside(s.out, s.count, arena)) return where + ": its output lies outside the arena";
+    if (s.kind != IntKind::Gather && s.kind != IntKind::Binary && !inside(s.in, e.in, arena))
+      return where + ": its input lies outside the arena";
+    if (s.kind == IntKind::Binary) {
+      const int64_t na = s.index_a < 0 ? s.count : 0, nb = s.index_b < 0 ? s.count : 0;
+      if (!inside(s.in, na, arena) || !inside(s.in2, nb, arena)) return where + ": an operand lies outside the arena";
+    }
+    const int64_t channels = s.per_channel ? e.per_channel : 1;
+    if (s.weights >= 0 && !inside(s.weights, e.weights, params)) return where + ": its filter lies outside the parameters";
+    if (s.bias >= 0 && !inside(s.bias, 4 * e.per_channel, params)) return where + ": its bias lies outside the parameters";
+    if (s.requant == kRequantScaled ? !inside(s.scale, 8 * channels, params)
+                                    : (s.kind != IntKind::Gather && s.kind != IntKind::Table && s.kind != IntKind::MaxPool &&
+                                       s.kind != IntKind::AvgPool &&
+                                       (!inside(s.multiplier, 4 * channels, params) || !inside(s.shift, 4 * channels, params))))
+      return where + ": its requantization lies outside the parameters";
+    for (int64_t at : {s.source, s.index_a, s.index_b})
+      if (at >= 0 && !inside(at, 4 * s.count, params)) return where + ": an index map lies outside the parameters";
+    if (s.kind == IntKind::Gather) {
+      if (s.source < 0) return where + ": a gather without its sources";
+      const auto* source = reinterpret_cast<const int32_t*>(p.params.data() + s.source);
+      for (int64_t k = 0; k < s.count; ++k)
+        if (source[k] >= arena) return where + ": a gathered value lies outside the arena";
+    }
+    if (s.kind == IntKind::Table && !inside(s.table, 256, params)) return where + ": its table lies outside the parameters";
+    if (s.kind == IntKind::Binary && s.raw != kRawMul && (!inside(s.table_a, 1024, params) || !inside(s.table_b, 1024, params)))
+      return where + ": its input tables lie outside the parameters";
+  }
+  for (const std::vector<ByteRegion>* list : {&p.inputs, &p.outputs})
+    for (const ByteRegion& r : *list)
+      if (!inside(r.offset, r.bytes, arena)) return "an input or output lies outside the arena";
+  return {};
+}
+
+int64_t integer_program_macs(const IntegerProgram& p) {
+  int64_t macs = 0;
+  for (const IntegerStep& s : p.steps) {
+    if (s.kind == IntKind::FullyConnected) macs += s.count * s.depth;
+    if (s.kind == IntKind::Conv2D) macs += s.count * s.filter_h * s.filter_w * s.in_c;
+    if (s.kind == IntKind::DepthwiseConv2D) macs += s.count * s.filter_h * s.filter_w;
+  }
+  return macs;
+}
+
+}  // namespace tickinfer::cuda

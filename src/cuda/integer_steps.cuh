@@ -1,0 +1,211 @@
+// The integer program's step bodies (cuda/integer_program.hpp), one item per output element,
+// written against the executor contract of device_step_common.cuh (x.items(n, f): f(i) for every
+// i, in any order, in parallel). Each body is its op's reference loop in tflite/ops/ for one
+// output: the same operands, the same int32 sums (exact, so in any order), the same
+// requantization (integer_math.hpp). The GPU kernels (integer_graph.cu) and the host executor
+// (integer_program_host.cpp) both run these.
+#pragma once
+
+#include "cuda/integer_math.hpp"
+#include "cuda/integer_program.hpp"
+
+namespace tickinfer::cuda::intsteps {
+
+template <class T>
+TI_HD inline const T* param(const uint8_t* P, int64_t at) {
+  return reinterpret_cast<const T*>(P + at);
+}
+
+// Requantizes channel c's accumulator as the step says.
+TI_HD inline int8_t requantize(const IntegerStep& s, const uint8_t* P, int32_t acc, int64_t c) {
+  const int64_t k = s.per_channel ? c : 0;
+  if (s.requant == kRequantScaled) return intmath::requant_scaled(acc, param<double>(P, s.scale)[k], s.out_zp, s.lo, s.hi);
+  const int32_t v = intmath::multiply(acc, param<int32_t>(P, s.multiplier)[k], param<int32_t>(P, s.shift)[k],
+                                      s.requant == kRequantSingle);
+  return intmath::clamp_s8(v + s.out_zp, s.lo, s.hi);
+}
+
+// Each output element copies an arena byte (or is the fill); with tables, through its input's.
+template <class X>
+TI_HD void gather(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int32_t* source = param<int32_t>(P, s.source);
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    if (source[i] < 0) {
+      y[i] = int8_t(s.fill);
+    } else if (s.table < 0) {
+      y[i] = A[source[i]];
+    } else {
+      y[i] = param<int8_t>(P, s.table)[param<int32_t>(P, s.index_a)[i] * 256 + uint8_t(A[source[i]])];
+    }
+  });
+}
+
+template <class X>
+TI_HD void table(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t* t = param<int8_t>(P, s.table);
+  const int8_t* in = A + s.in;
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) { y[i] = t[uint8_t(in[i])]; });
+}
+
+template <class X>
+TI_HD void binary(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t *a = A + s.in, *b = A + s.in2;
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    const int32_t va = a[s.index_a < 0 ? i : param<int32_t>(P, s.index_a)[i]];
+    const int32_t vb = b[s.index_b < 0 ? i : param<int32_t>(P, s.index_b)[i]];
+    int32_t raw;
+    if (s.raw == kRawMul) {
+      raw = (va + s.off_a) * (vb + s.off_b);
+    } else {
+      const int32_t sa = param<int32_t>(P, s.table_a)[va + 128], sb = param<int32_t>(P, s.table_b)[vb + 128];
+      const int32_t d = sa - sb;
+      raw = s.raw == kRawAdd ? sa + sb : (s.raw == kRawSub ? d : d * d);
+    }
+    y[i] = requantize(s, P, raw, 0);
+  });
+}
+
+template <class X>
+TI_HD void fully_connected(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t* in = A + s.in;
+  const int8_t* w = param<int8_t>(P, s.weights);
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    const int64_t b = i / s.units, o = i % s.units;
+    const int8_t* xb = in + b * s.depth;
+    const int8_t* wo = w + o * s.depth;
+    int32_t acc = 0;
+    for (int d = 0; d < s.depth; ++d) acc += int32_t(wo[d]) * (int32_t(xb[d]) + s.in_offset);
+    if (s.bias >= 0) acc += param<int32_t>(P, s.bias)[o];
+    y[i] = requantize(s, P, acc, o);
+  });
+}
+
+// Output element i of an NHWC window step as (batch, row, column, channel).
+struct Pixel {
+  int64_t b;
+  int oy, ox, c;
+};
+TI_HD inline Pixel pixel_of(const IntegerStep& s, int64_t i) {
+  Pixel p;
+  p.c = int(i % s.out_c);
+  i /= s.out_c;
+  p.ox = int(i % s.out_w);
+  i /= s.out_w;
+  p.oy = int(i % s.out_h);
+  p.b = i / s.out_h;
+  return p;
+}
+
+// Calls f(ky, kx, input pixel offset) for every tap of the window inside the input (ky outer).
+template <class F>
+TI_HD inline void for_each_tap(const IntegerStep& s, const Pixel& p, F&& f) {
+  const int y0 = p.oy * s.stride_h - s.pad_h, x0 = p.ox * s.stride_w - s.pad_w;
+  for (int ky = 0; ky < s.filter_h; ++ky) {
+    const int iy = y0 + ky * s.dil_h;
+    if (iy < 0 || iy >= s.in_h) continue;
+    for (int kx = 0; kx < s.filter_w; ++kx) {
+      const int ix = x0 + kx * s.dil_w;
+      if (ix < 0 || ix >= s.in_w) continue;
+      f(ky, kx, ((p.b * s.in_h + iy) * s.in_w + ix) * s.in_c);
+    }
+  }
+}
+
+template <class X>
+TI_HD void conv2d(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t* in = A + s.in;
+  const int8_t* w = param<int8_t>(P, s.weights);
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    const Pixel p = pixel_of(s, i);
+    int32_t acc = 0;
+    for_each_tap(s, p, [&](int ky, int kx, int64_t at) {
+      const int8_t* pw = w + ((int64_t(p.c) * s.filter_h + ky) * s.filter_w + kx) * s.in_c;
+      for (int ic = 0; ic < s.in_c; ++ic) acc += int32_t(pw[ic]) * (int32_t(in[at + ic]) + s.in_offset);
+    });
+    if (s.bias >= 0) acc += param<int32_t>(P, s.bias)[p.c];
+    y[i] = requantize(s, P, acc, p.c);
+  });
+}
+
+template <class X>
+TI_HD void depthwise_conv2d(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t* in = A + s.in;
+  const int8_t* w = param<int8_t>(P, s.weights);
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    const Pixel p = pixel_of(s, i);
+    const int ic = p.c / s.depth_multiplier;
+    int32_t acc = 0;
+    for_each_tap(s, p, [&](int ky, int kx, int64_t at) {
+      acc += int32_t(w[(int64_t(ky) * s.filter_w + kx) * s.out_c + p.c]) * (int32_t(in[at + ic]) + s.in_offset);
+    });
+    if (s.bias >= 0) acc += param<int32_t>(P, s.bias)[p.c];
+    y[i] = requantize(s, P, acc, p.c);
+  });
+}
+
+template <class X>
+TI_HD void pool(const X& x, const IntegerStep& s, int8_t* A, bool average) {
+  const int8_t* in = A + s.in;
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    const Pixel p = pixel_of(s, i);
+    int32_t acc = average ? 0 : INT32_MIN;
+    int count = 0;
+    for_each_tap(s, p, [&](int, int, int64_t at) {
+      const int32_t v = in[at + p.c];
+      acc = average ? acc + v : (v > acc ? v : acc);
+      ++count;
+    });
+    if (average) acc = count == 0 ? 0 : (acc > 0 ? (acc + count / 2) / count : (acc - count / 2) / count);
+    y[i] = intmath::clamp_s8(acc, s.lo, s.hi);
+  });
+}
+
+template <class X>
+TI_HD void reduce(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t* in = A + s.in;
+  int8_t* y = A + s.out;
+  x.items(s.count, [&](int64_t i) {
+    const int64_t o = i / s.inner, j = i % s.inner;
+    int32_t sum = 0;
+    for (int64_t r = 0; r < s.reduced; ++r) sum += in[(o * s.reduced + r) * s.inner + j];
+    y[i] = requantize(s, P, sum - s.in_offset, 0);
+  });
+}
+
+template <IntKind K, class X>
+TI_HD void run_kind(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  if constexpr (K == IntKind::Gather) gather(x, s, A, P);
+  else if constexpr (K == IntKind::Table) table(x, s, A, P);
+  else if constexpr (K == IntKind::Binary) binary(x, s, A, P);
+  else if constexpr (K == IntKind::FullyConnected) fully_connected(x, s, A, P);
+  else if constexpr (K == IntKind::Conv2D) conv2d(x, s, A, P);
+  else if constexpr (K == IntKind::DepthwiseConv2D) depthwise_conv2d(x, s, A, P);
+  else if constexpr (K == IntKind::MaxPool) pool(x, s, A, false);
+  else if constexpr (K == IntKind::AvgPool) pool(x, s, A, true);
+  else if constexpr (K == IntKind::Reduce) reduce(x, s, A, P);
+}
+
+template <class X>
+TI_HD void run_step(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  switch (s.kind) {
+    case IntKind::Gather: return run_kind<IntKind::Gather>(x, s, A, P);
+    case IntKind::Table: return run_kind<IntKind::Table>(x, s, A, P);
+    case IntKind::Binary: return run_kind<IntKind::Binary>(x, s, A, P);
+    case IntKind::FullyConnected: return run_kind<IntKind::FullyConnected>(x, s, A, P);
+    case IntKind::Conv2D: return run_kind<IntKind::Conv2D>(x, s, A, P);
+    case IntKind::DepthwiseConv2D: return run_kind<IntKind::DepthwiseConv2D>(x, s, A, P);
+    case IntKind::MaxPool: return run_kind<IntKind::MaxPool>(x, s, A, P);
+    case IntKind::AvgPool: return run_kind<IntKind::AvgPool>(x, s, A, P);
+    case IntKind::Reduce: return run_kind<IntKind::Reduce>(x, s, A, P);
+    case IntKind::Count: return;
+  }
+}
+
+}  // namespace tickinfer::cuda::intsteps

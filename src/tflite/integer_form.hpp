@@ -1,0 +1,74 @@
+#pragma once
+// An int8 op's arithmetic written out whole, for an executor other than the interpreter: the
+// CUDA backend's integer program (cuda/integer_program.hpp, built by
+// engine/cuda_integer_lowering.cpp). A prepared op describes itself (PreparedOp::integer_form)
+// from the very multipliers, shifts, tables, copy plans and clamps its own eval uses, so the
+// other executor computes TFLite's bits without deriving anything again. Everything is in the
+// op's own terms: tensor indices, element counts, NHWC geometry.
+#include <array>
+#include <cstdint>
+#include <vector>
+
+namespace tickinfer::tfl {
+
+enum class IntegerKind : uint8_t {
+  Gather,           // out[i] = fill, or element source_element[i] of input source_input[i], through its table
+  Table,            // out[i] = table[uint8(in[i])]
+  Binary,           // raw(a[index_a[i]], b[index_b[i]]) requantized
+  FullyConnected,   // [batch, depth] x [units, depth]^T + bias, requantized per unit
+  Conv2D,           // NHWC, filter [out_c, kh, kw, in_c], per output channel
+  DepthwiseConv2D,  // NHWC, filter [1, kh, kw, out_c], out channel oc reads input channel oc / multiplier
+  MaxPool,          // windows clipped to the input, clamped
+  AvgPool,          // the int32 sum / count rounded half away from zero, clamped
+  Reduce,           // MEAN / SUM over adjacent axes: input [outer, reduced, inner]
+};
+
+// How an int32 accumulator becomes int8 (tflite/fixed_point.hpp, kernels/requant_scaled.hpp).
+enum class RequantForm : uint8_t { Double, Single, Scaled };
+
+// Binary's raw int32 per element pair (ops/elementwise_int8.cpp): ADD/SUB/SQUARED_DIFFERENCE
+// scale each input through its 256-entry table; MUL adds the offsets and multiplies.
+enum class BinaryRaw : uint8_t { Add, Sub, Mul, SquaredDifference };
+
+struct IntegerForm {
+  IntegerKind kind = IntegerKind::Gather;
+  std::vector<int> inputs;  // tensor indices read, in the kind's order (activations or constants)
+  int output = -1;          // tensor index written
+  int64_t count = 0;        // output elements
+
+  // Gather: per output element its input (-1: fill) and element there; input_tables empty, or
+  // one 256-entry table per input (an int8 CONCATENATION input requantized to the output's
+  // parameters; the identity for an input copied as it is).
+  std::vector<int32_t> source_input, source_element;
+  std::vector<std::array<int8_t, 256>> input_tables;
+  int8_t fill = 0;
+  // Table.
+  int8_t table[256] = {};
+  // Binary: table_x indexed by value + 128; index_a / index_b empty when both have the output's shape.
+  BinaryRaw raw = BinaryRaw::Add;
+  int32_t table_a[256] = {}, table_b[256] = {};
+  int32_t off_a = 0, off_b = 0;
+  std::vector<int32_t> index_a, index_b;
+
+  // Requantization (every kind but Gather, Table and the pools): one multiplier and shift, or one
+  // per unit / output channel; Scaled: one double per unit instead.
+  RequantForm requant = RequantForm::Double;
+  std::vector<int32_t> multiplier, shift;
+  std::vector<double> scale;
+  int32_t in_offset = 0, out_zp = 0, lo = -128, hi = 127;
+
+  // FullyConnected and the convolutions: the constant filter and int32 bias as the op reads
+  // them (pointers into the Program, which outlives the form); bias may be null.
+  const int8_t* weights = nullptr;
+  int64_t weight_count = 0;
+  const int32_t* bias = nullptr;
+  int batch = 1, units = 0, depth = 0;
+  // The convolutions and pools (ops/window.hpp's Window), and depthwise's channel multiplier.
+  int in_h = 0, in_w = 0, in_c = 0, out_h = 0, out_w = 0, out_c = 0;
+  int filter_h = 1, filter_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
+  int depth_multiplier = 1;
+  // Reduce: out (o, j) sums in[(o * reduced + r) * inner + j] over r, minus in_offset.
+  int64_t outer = 0, reduced = 0, inner = 0;
+};
+
+}  // namespace tickinfer::tfl

@@ -1,0 +1,259 @@
+// The CUDA backend's integer program (int8 TFLite and .tkq models), on any machine: each model is
+// made an integer program from its ops' own integer forms and run by the host executor, which
+// calls the very step bodies the GPU kernels are instantiated from (cuda/integer_steps.cuh).
+//  * the converter's int8 files (tools/make_tflite_fixtures.py) must give exactly the outputs of
+//    TFLite's reference interpreter (expected_ref, int8 in, int8 out), items forwards and
+//    backwards (the GPU runs them in any order);
+//  * tickinfer-quantized models (.tkq, and Keras fixtures with Conv2D, depthwise and pooling
+//    layers quantized here) must give exactly the CPU plan's outputs;
+//  * the integer arithmetic written again for the device must equal the tflite module's;
+//  * models with an op that has no integer form are refused naming it.
+// Where a GPU is visible, the same programs run on it and are held to the same bits.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+
+#include "cuda/devices.hpp"
+#include "cuda/integer_math.hpp"
+#include "engine/cuda_plan.hpp"
+#include "engine/program_plan.hpp"
+#include "formats/model_file.hpp"
+#include "formats/npy.hpp"
+#include "tflite/kernels/requant_scaled.hpp"
+#include "quantizer/lower_graph.hpp"
+#include "quantizer/quantize_session.hpp"
+#include "quantizer/sample_set.hpp"
+#include "support/fixture_manifest.hpp"
+#include "support/source_paths.hpp"
+#include "support/tflite_file.hpp"
+#include "tflite/fixed_point.hpp"
+#include "tickinfer/error.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+const std::string kTflite = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite";
+
+nlohmann::json manifest() {
+  std::ifstream f(kTflite + "/manifest.json");
+  return nlohmann::json::parse(f);
+}
+
+bool have_gpu() { return cuda::built_with_cuda() && cuda::device_count() > 0; }
+
+// Runs `rows` rows through a plan: xs[i] holds [rows][input i]; the result is row after row, each
+// row's outputs in order.
+std::vector<float> run_rows(engine::PlanBackend& plan, const std::vector<std::vector<float>>& xs, size_t rows) {
+  size_t per_row = 0;
+  for (const Shape& s : plan.output_shapes()) per_row += size_t(shape_size(s));
+  std::vector<float> y(rows * per_row);
+  std::vector<const float*> in(xs.size());
+  std::vector<float*> out(plan.output_shapes().size());
+  for (size_t r = 0; r < rows; ++r) {
+    for (size_t i = 0; i < in.size(); ++i) in[i] = xs[i].data() + r * size_t(shape_size(plan.input_shapes()[i]));
+    float* at = y.data() + r * per_row;
+    for (size_t o = 0; o < out.size(); ++o) out[o] = at, at += shape_size(plan.output_shapes()[o]);
+    plan.run(in.data(), out.data());
+  }
+  return y;
+}
+
+// ---- the arithmetic -----------------------------------------------------------------------------
+
+TEST(IntegerMath, EqualsTheTfliteModulesDefinitions) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX);
+  std::uniform_int_distribution<int32_t> mult(1 << 30, INT32_MAX);
+  std::uniform_int_distribution<int> shift(-31, 30), small(-40000, 40000);
+  const int32_t edges[] = {0, 1, -1, INT32_MIN, INT32_MAX, 1 << 30, -(1 << 30), 12345, -12345};
+  for (int k = 0; k < 400000; ++k) {
+    const int32_t a = k < 81 ? edges[k % 9] : (k % 2 ? any(rng) : small(rng));
+    const int32_t b = k < 81 ? edges[k / 9] : mult(rng);
+    ASSERT_EQ(cuda::intmath::doubling_high_mul(a, b), tfl::saturating_rounding_doubling_high_mul(a, b)) << a << " " << b;
+    const int e = k % 32;
+    ASSERT_EQ(cuda::intmath::divide_by_pot(a, e), tfl::rounding_divide_by_pot(a, e)) << a << " " << e;
+    const int s = shift(rng);
+    ASSERT_EQ(cuda::intmath::multiply(a, b, s, false),
+              tfl::multiply_by_quantized_multiplier<tfl::Rounding::Double>(a, b, s)) << a << " " << b << " " << s;
+    ASSERT_EQ(cuda::intmath::multiply(a, b, s, true),
+              tfl::multiply_by_quantized_multiplier<tfl::Rounding::Single>(a, b, s)) << a << " " << b << " " << s;
+    const double scale = std::ldexp(double(b), s - 31);
+    ASSERT_EQ(cuda::intmath::requant_scaled(a, scale, -5, -128, 127), tfl::kernels::requant_scaled_one(a, scale, -5, -128, 127))
+        << a << " " << scale;
+  }
+  // Ties of the double-precision scaling, where the two roundings part (kernels/requant_scaled.hpp).
+  for (int32_t acc = -1000; acc <= 1000; ++acc)
+    ASSERT_EQ(cuda::intmath::requant_scaled(acc, 0.5, 3, -128, 127), tfl::kernels::requant_scaled_one(acc, 0.5, 3, -128, 127));
+}
+
+// ---- the converter's int8 files against TFLite's reference interpreter -------------------------
+
+struct Int8Case {
+  std::string model;
+  bool backwards;
+};
+void PrintTo(const Int8Case& c, std::ostream* os) { *os << c.model << (c.backwards ? "/backwards" : ""); }
+
+// Every int8 fixture whose ops all have integer forms (the others are the refusal test's).
+std::vector<Int8Case> int8_cases() {
+  std::vector<Int8Case> out;
+  for (const char* m : {"mlp_small", "tcn", "merge", "lnorm"})
+    for (bool back : {false, true}) out.push_back({m, back});
+  return out;
+}
+
+class ConverterInt8 : public ::testing::TestWithParam<Int8Case> {};
+
+TEST_P(ConverterInt8, HostIntegerProgramGivesTheReferenceInterpretersBits) {
+  const Int8Case& c = GetParam();
+  const nlohmann::json entry = manifest()["models"][c.model]["modes"]["int8"];
+  const std::string dir = kTflite + "/" + c.model + "/";
+  const auto program = ::tickinfer::test::load_shared_tflite_file(dir + entry["file"].get<std::string>());
+  std::unique_ptr<engine::PlanBackend> plan;
+  try {
+    plan = engine::compile_cuda_integer_on_host(program, CompileOptions{}, c.backwards);
+  } catch (const Error& e) {
+    FAIL() << e.what();
+  }
+  ASSERT_STREQ(plan->isa(), "cuda-int8");
+  // The stored int8 rows as the Plan API's floats: scale * (q - zero point) quantizes back to q.
+  std::vector<std::vector<float>> xs;
+  size_t rows = 0;
+  for (size_t i = 0; i < entry["input_files"].size(); ++i) {
+    const formats::NpyArray in = formats::read_npy(dir + entry["input_files"][i].get<std::string>());
+    const float si = entry["inputs"][i]["scales"][0];
+    const int zi = entry["inputs"][i]["zero_points"][0];
+    rows = size_t(in.shape[0]);
+    xs.emplace_back(in.data.size());
+    for (size_t k = 0; k < in.data.size(); ++k) xs.back()[k] = si * static_cast<float>(int(in.data[k]) - zi);
+  }
+  // TFLite's int8 outputs as the plan gives them: row after row, each row's outputs in order.
+  std::vector<formats::NpyArray> outs;
+  for (const auto& f : entry["expected_ref_files"]) outs.push_back(formats::read_npy(dir + f.get<std::string>()));
+  std::vector<float> want;
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t o = 0; o < outs.size(); ++o) {
+      const float so = entry["outputs"][o]["scales"][0];
+      const int zo = entry["outputs"][o]["zero_points"][0];
+      const size_t n = outs[o].data.size() / rows;
+      for (size_t k = 0; k < n; ++k) want.push_back(so * static_cast<float>(int(outs[o].data[r * n + k]) - zo));
+    }
+  const std::vector<float> got = run_rows(*plan, xs, rows);
+  ASSERT_EQ(got.size(), want.size());
+  size_t mismatches = 0;
+  for (size_t k = 0; k < got.size(); ++k) mismatches += got[k] != want[k];
+  EXPECT_EQ(mismatches, 0u) << c.model << ": " << mismatches << " of " << got.size() << " outputs differ";
+  if (have_gpu() && !c.backwards) {
+    CompileOptions o;
+    o.device = "cuda";
+    auto gpu = engine::compile_cuda_integer(program, o, 0);
+    const std::vector<float> on_gpu = run_rows(*gpu, xs, rows);
+    size_t gpu_mismatches = 0;
+    for (size_t k = 0; k < got.size(); ++k) gpu_mismatches += on_gpu[k] != want[k];
+    EXPECT_EQ(gpu_mismatches, 0u) << c.model << " on the GPU: " << gpu->describe();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Int8Files, ConverterInt8, ::testing::ValuesIn(int8_cases()),
+                         [](const ::testing::TestParamInfo<Int8Case>& i) {
+                           return i.param.model + (i.param.backwards ? "_backwards" : "");
+                         });
+
+// ---- tickinfer-quantized models against the CPU plan -------------------------------------------
+
+// The host integer program and the CPU plan (this machine's fastest kernels) on the same rows.
+void expect_same_as_cpu_plan(const std::shared_ptr<const tfl::Program>& program,
+                             const std::vector<std::vector<float>>& xs, const std::string& what) {
+  engine::ProgramPlan cpu(program, CompileOptions{});
+  std::unique_ptr<engine::PlanBackend> host;
+  try {
+    host = engine::compile_cuda_integer_on_host(program, CompileOptions{}, true);
+  } catch (const Error& e) {
+    FAIL() << what << ": " << e.what();
+  }
+  const size_t rows = xs[0].size() / size_t(shape_size(cpu.input_shapes()[0]));
+  ASSERT_GE(rows, 1u);
+  const std::vector<float> want = run_rows(cpu, xs, rows), got = run_rows(*host, xs, rows);
+  size_t mismatches = 0;
+  for (size_t k = 0; k < got.size(); ++k) mismatches += std::memcmp(&got[k], &want[k], 4) != 0;
+  EXPECT_EQ(mismatches, 0u) << what << ": " << mismatches << " of " << got.size() << " outputs differ";
+}
+
+TEST(QuantizedModels, TkqFileGivesTheCpuPlansBits) {
+  const Model m = Model::load(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq");
+  std::mt19937 rng(3);
+  std::normal_distribution<float> n(0.0f, 1.5f);
+  std::vector<float> x(300 * 10);
+  for (float& v : x) v = n(rng);
+  expect_same_as_cpu_plan(m.shared_program(), {x}, "mlp_small_int8.tkq");
+}
+
+const char* const kQuantizedCases[] = {"depthwise_k3", "conv2d_k3", "conv2d_wide_k3", "pool2d_k3", "conv1d_k3",
+                                       "conv1d_same_dilated_k3", "pooling_k3", "dense_act_k3",
+                                       "merge_two_in_two_out_k3", "global_pool_keepdims_k3", "reshape_k3",
+                                       "concat_seq_k3", "dense_seq_k3", "batchnorm_k3"};
+
+// Keras fixtures with the 2-D layers (Conv2D, DepthwiseConv2D, SeparableConv2D, the 2-D pools,
+// padding and permutes), quantized int8 here from their own inputs.
+TEST(QuantizedModels, ConvolutionAndPoolingModelsGiveTheCpuPlansBits) {
+  const std::string dir = ::tickinfer::testing::fixtures_dir();
+  const auto cases = ::tickinfer::testing::load_manifest(dir);
+  for (const char* name : kQuantizedCases) {
+    const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
+    ASSERT_NE(it, cases.end()) << name;
+    formats::AnyModel any = formats::load_any_model_file(it->file);
+    quantizer::LowerOptions lo;
+    lo.window_length = it->window_length;
+    const tfl::Program f = quantizer::lower_graph(any.graph, lo);
+    std::vector<quantizer::SampleSet> sets;
+    std::vector<std::vector<float>> xs;
+    for (const std::string& file : it->inputs) {
+      const formats::NpyArray in = formats::read_npy(file);
+      quantizer::SampleSet s;
+      s.count = size_t(in.shape.at(0));
+      s.per_sample = in.data.size() / s.count;
+      s.values = in.data;
+      sets.push_back(s);
+      xs.push_back(in.data);
+    }
+    quantizer::QuantizeRequest req;
+    req.mode = quantizer::QuantizeMode::Int8;
+    req.timing_runs = 0;
+    const quantizer::QuantizeReport rep = quantizer::quantize_model(f, sets, sets, req);
+    expect_same_as_cpu_plan(std::make_shared<const tfl::Program>(rep.result.program), xs, name);
+  }
+}
+
+// ---- refusals -----------------------------------------------------------------------------------
+
+TEST(IntegerProgramRefusal, NamesTheOpWithoutAnIntegerForm) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"lstm_window", "UNIDIRECTIONAL_SEQUENCE_LSTM"},
+      {"conv_pool", "SOFTMAX"},
+  };
+  for (const auto& [model, op] : cases) {
+    const auto program = ::tickinfer::test::load_shared_tflite_file(kTflite + "/" + model + "/int8.tflite");
+    try {
+      engine::compile_cuda_integer_on_host(program, CompileOptions{}, false);
+      ADD_FAILURE() << model << " compiled";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos) << e.what();
+    }
+  }
+  // A float program has float ops between its input and output.
+  const auto f = ::tickinfer::test::load_shared_tflite_file(kTflite + "/mlp_small/float.tflite");
+  EXPECT_THROW(engine::compile_cuda_integer_on_host(f, CompileOptions{}, false), Error);
+  // The graph form's options mean nothing to an int8 program.
+  CompileOptions o;
+  o.cuda_precision = "fp16";
+  const auto q = ::tickinfer::test::load_shared_tflite_file(kTflite + "/mlp_small/int8.tflite");
+  EXPECT_THROW(engine::compile_cuda_integer_on_host(q, o, false), Error);
+}
+
+}  // namespace
+}  // namespace tickinfer
