@@ -33,6 +33,7 @@ Extents extents(const IntegerStep& s) {
     case IntKind::MaxPool:
     case IntKind::AvgPool: e.in = in_pixels; break;
     case IntKind::Reduce: e.in = s.outer * s.reduced * s.inner; break;
+    case IntKind::Softmax: e.in = s.outer * s.inner; break;
     default: break;
   }
   return e;
@@ -58,9 +59,10 @@ std::string integer_program_error(const IntegerProgram& p) {
     const int64_t channels = s.per_channel ? e.per_channel : 1;
     if (s.weights >= 0 && !inside(s.weights, e.weights, params)) return where + ": its filter lies outside the parameters";
     if (s.bias >= 0 && !inside(s.bias, 4 * e.per_channel, params)) return where + ": its bias lies outside the parameters";
+    const bool requantizes = s.kind != IntKind::Gather && s.kind != IntKind::Table && s.kind != IntKind::MaxPool &&
+                             s.kind != IntKind::AvgPool && s.kind != IntKind::Softmax;
     if (s.requant == kRequantScaled ? !inside(s.scale, 8 * channels, params)
-                                    : (s.kind != IntKind::Gather && s.kind != IntKind::Table && s.kind != IntKind::MaxPool &&
-                                       s.kind != IntKind::AvgPool &&
+                                    : (requantizes &&
                                        (!inside(s.multiplier, 4 * channels, params) || !inside(s.shift, 4 * channels, params))))
       return where + ": its requantization lies outside the parameters";
     for (int64_t at : {s.source, s.index_a, s.index_b})
@@ -72,8 +74,11 @@ std::string integer_program_error(const IntegerProgram& p) {
         if (source[k] >= arena) return where + ": a gathered value lies outside the arena";
     }
     if (s.kind == IntKind::Table && !inside(s.table, 256, params)) return where + ": its table lies outside the parameters";
-    if (s.kind == IntKind::Binary && s.raw != kRawMul && (!inside(s.table_a, 1024, params) || !inside(s.table_b, 1024, params)))
-      return where + ": its input tables lie outside the parameters";
+    if (((s.kind == IntKind::Binary && s.raw != kRawMul) || s.kind == IntKind::Softmax) &&
+        (!inside(s.table_a, 1024, params) || !inside(s.table_b, 1024, params)))
+      return where + ": its tables lie outside the parameters";
+    if (s.kind == IntKind::Softmax && (s.inner < 1 || s.outer * s.inner != s.count))
+      return where + ": its rows do not make its output";
   }
   for (const std::vector<ByteRegion>* list : {&p.inputs, &p.outputs})
     for (const ByteRegion& r : *list)

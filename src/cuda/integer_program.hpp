@@ -14,7 +14,19 @@
 
 namespace tickinfer::cuda {
 
-enum class IntKind : int32_t { Gather, Table, Binary, FullyConnected, Conv2D, DepthwiseConv2D, MaxPool, AvgPool, Reduce, Count };
+enum class IntKind : int32_t {
+  Gather,
+  Table,
+  Binary,
+  FullyConnected,
+  Conv2D,
+  DepthwiseConv2D,
+  MaxPool,
+  AvgPool,
+  Reduce,
+  Softmax,  // one item per row (outer rows of inner)
+  Count
+};
 enum IntRequant : int32_t { kRequantDouble, kRequantSingle, kRequantScaled };
 enum IntRaw : int32_t { kRawAdd, kRawSub, kRawMul, kRawSquaredDifference };
 

@@ -179,6 +179,28 @@ TI_HD void reduce(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P)
   });
 }
 
+// One row per item: the row's maximum, the sum of the tabled shares, its reciprocal, then each
+// exp scaled by it (tflite/ops/softmax.cpp's Int8Softmax).
+template <class X>
+TI_HD void softmax(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int32_t* exp_of = param<int32_t>(P, s.table_a);
+  const int32_t* share = param<int32_t>(P, s.table_b);
+  x.items(s.outer, [&](int64_t row) {
+    const int8_t* in = A + s.in + row * s.inner;
+    int8_t* y = A + s.out + row * s.inner;
+    int32_t max = -128;
+    for (int64_t c = 0; c < s.inner; ++c) max = in[c] > max ? in[c] : max;
+    int32_t sum = 0;  // 12 integer bits
+    for (int64_t c = 0; c < s.inner; ++c) sum = intmath::wrapping_add(sum, share[max - in[c]]);
+    int bits_over_unit = 0;
+    const int32_t scale = intmath::reciprocal(sum, 12, &bits_over_unit);
+    int exponent = bits_over_unit + 31 - 8;
+    exponent = exponent < 0 ? 0 : (exponent > 31 ? 31 : exponent);
+    for (int64_t c = 0; c < s.inner; ++c)
+      y[c] = intmath::clamp_s8(intmath::multiply(exp_of[max - in[c]], scale, -exponent, false) - 128, -128, 127);
+  });
+}
+
 template <IntKind K, class X>
 TI_HD void run_kind(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
   if constexpr (K == IntKind::Gather) gather(x, s, A, P);
@@ -190,6 +212,7 @@ TI_HD void run_kind(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* 
   else if constexpr (K == IntKind::MaxPool) pool(x, s, A, false);
   else if constexpr (K == IntKind::AvgPool) pool(x, s, A, true);
   else if constexpr (K == IntKind::Reduce) reduce(x, s, A, P);
+  else if constexpr (K == IntKind::Softmax) softmax(x, s, A, P);
 }
 
 template <class X>
@@ -204,6 +227,7 @@ TI_HD void run_step(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* 
     case IntKind::MaxPool: return run_kind<IntKind::MaxPool>(x, s, A, P);
     case IntKind::AvgPool: return run_kind<IntKind::AvgPool>(x, s, A, P);
     case IntKind::Reduce: return run_kind<IntKind::Reduce>(x, s, A, P);
+    case IntKind::Softmax: return run_kind<IntKind::Softmax>(x, s, A, P);
     case IntKind::Count: return;
   }
 }

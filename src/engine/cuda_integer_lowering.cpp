@@ -166,6 +166,11 @@ cuda::IntegerStep step_of(const tfl::Program& p, const tfl::IntegerForm& f, cons
       s.kind = cuda::IntKind::Reduce;
       requant_params(f, P, s);
       break;
+    case tfl::IntegerKind::Softmax:
+      s.kind = cuda::IntKind::Softmax;
+      s.table_a = P.put(f.table_a, 256);
+      s.table_b = P.put(f.table_b, 256);
+      break;
   }
   return s;
 }
@@ -183,7 +188,7 @@ cuda::IntegerProgram integer_program_from(const tfl::Interpreter& interp, const 
     if (std::string why = interp.integer_forms(i, &forms); !why.empty())
       throw Error("--device cuda: model '" + name + "': " + why +
                   "; the CUDA integer program runs int8 FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, pools, MEAN/SUM, "
-                  "ADD/SUB/MUL/SQUARED_DIFFERENCE, table activations and the layout ops");
+                  "ADD/SUB/MUL/SQUARED_DIFFERENCE, SOFTMAX, table activations and the layout ops");
     for (size_t k = before; k < forms.size(); ++k)
       labels.push_back(std::string(tfl::op_name(p.ops[i].code)) + " '" + p.ops[i].label + "'");
   }

@@ -21,6 +21,9 @@ enum class IntegerKind : uint8_t {
   MaxPool,          // windows clipped to the input, clamped
   AvgPool,          // the int32 sum / count rounded half away from zero, clamped
   Reduce,           // MEAN / SUM over adjacent axes: input [outer, reduced, inner]
+  Softmax,          // rows [outer][inner]: table_a the fixed-point exp per difference to the row's
+                    // maximum, table_b its share of the sum (12 integer bits); the sum's reciprocal
+                    // scales each exp, rounded twice, output zero point -128
 };
 
 // How an int32 accumulator becomes int8 (tflite/fixed_point.hpp, kernels/requant_scaled.hpp).

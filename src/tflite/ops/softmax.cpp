@@ -101,6 +101,19 @@ class Int8Softmax final : public PreparedOp {
     }
   }
   std::string describe() const override { return "int8 softmax (fixed-point exp, tabled per difference)"; }
+  // Rows of `depth` (outer, inner); table_a: the exp of each difference, table_b: its share of the sum.
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    IntegerForm& f = forms->emplace_back();
+    f.kind = IntegerKind::Softmax;
+    f.inputs = {in_};
+    f.output = out_;
+    f.count = r_.outer * r_.depth;
+    f.outer = r_.outer;
+    f.inner = r_.depth;
+    std::copy(exp_, exp_ + kDiffs, f.table_a);
+    std::copy(share_, share_ + kDiffs, f.table_b);
+    return true;
+  }
 
  private:
   Int8Softmax(int in, int out, Rows r, kernels::RequantS8Fn requant)
