@@ -167,6 +167,13 @@ TEST_P(ConverterInt8, HostIntegerProgramGivesTheReferenceInterpretersBits) {
     size_t gpu_mismatches = 0;
     for (size_t k = 0; k < got.size(); ++k) gpu_mismatches += on_gpu[k] != want[k];
     EXPECT_EQ(gpu_mismatches, 0u) << c.model << " on the GPU: " << gpu->describe();
+    if (xs.size() == 1 && gpu->reserve_rows(64).empty()) {  // the rows side by side on the card
+      std::vector<float> batched(got.size());
+      gpu->run_rows(xs[0].data(), int(rows), batched.data());
+      size_t batch_mismatches = 0;
+      for (size_t k = 0; k < got.size(); ++k) batch_mismatches += batched[k] != want[k];
+      EXPECT_EQ(batch_mismatches, 0u) << c.model << " batched on the GPU";
+    }
   }
 }
 
@@ -238,6 +245,40 @@ TEST(QuantizedModels, ConvolutionAndPoolingModelsGiveTheCpuPlansBits) {
     const quantizer::QuantizeReport rep = quantizer::quantize_model(f, sets, sets, req);
     expect_same_as_cpu_plan(std::make_shared<const tfl::Program>(rep.result.program), xs, name);
   }
+}
+
+// ---- batched rows --------------------------------------------------------------------------------
+
+// run_rows over a reservation of 8 (slices of 8, then a rest) gives each row the bits run() gives
+// it: the host executor runs a batch as the GPU does (each step over every row, rows and items
+// forwards or backwards), so a step that read another row's arena would differ.
+TEST(IntegerRows, EachRowEqualsRunBitForBit) {
+  const std::string tkq = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq";
+  std::mt19937 rng(11);
+  std::normal_distribution<float> n(0.0f, 1.5f);
+  for (const std::string& file : {kTflite + "/tcn/int8.tflite", kTflite + "/conv_pool/int8.tflite", tkq}) {
+    const Model m = Model::load(file);
+    for (bool backwards : {false, true}) {
+      auto plan = engine::compile_cuda_integer_on_host(m.shared_program(), CompileOptions{}, backwards);
+      auto one = engine::compile_cuda_integer_on_host(m.shared_program(), CompileOptions{}, false);
+      ASSERT_EQ(plan->reserve_rows(8), "") << file;
+      EXPECT_EQ(plan->reserved_rows(), 8);
+      const size_t in = size_t(shape_size(plan->input_shapes()[0])), out = size_t(shape_size(plan->output_shapes()[0]));
+      const int rows = 19;
+      std::vector<float> x(size_t(rows) * in), y(size_t(rows) * out);
+      for (float& v : x) v = n(rng);
+      plan->run_rows(x.data(), rows, y.data());
+      const std::vector<float> want = run_rows(*one, {x}, size_t(rows));
+      size_t mismatches = 0;
+      for (size_t k = 0; k < y.size(); ++k) mismatches += std::memcmp(&y[k], &want[k], 4) != 0;
+      EXPECT_EQ(mismatches, 0u) << file << (backwards ? " backwards" : "");
+    }
+  }
+  // Two inputs: rows side by side are refused, saying why.
+  const Model merge = Model::load(kTflite + "/merge/int8.tflite");
+  auto plan = engine::compile_cuda_integer_on_host(merge.shared_program(), CompileOptions{}, false);
+  EXPECT_NE(plan->reserve_rows(8).find("one input and one output"), std::string::npos);
+  EXPECT_EQ(plan->reserved_rows(), 0);
 }
 
 // ---- refusals -----------------------------------------------------------------------------------

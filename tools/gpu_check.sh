@@ -123,7 +123,7 @@ gtest 60 cuda_integer_program_test
 for n in tcn mlp_large mlp_small; do
   [ -f "$bundle/quantized/$n.int8.tkq" ] || continue
   run 60 "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
-    --form int8
+    --form int8 --batches 1,8,64,512
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
 run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"

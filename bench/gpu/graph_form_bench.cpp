@@ -11,8 +11,8 @@
 //
 // Usage: graph_form_bench --model M.keras --x X.npy --y Y.npy [--atol A] [--rtol R]
 //                         [--requests N] [--name NAME] [--host] [--form graph|program]
-//        graph_form_bench --model M.tkq|M.tflite --x X.npy --form int8 [--host]   (the integer
-//        program, held to the CPU plan's outputs bit for bit and timed beside it)
+//        graph_form_bench --model M.tkq|M.tflite --x X.npy --form int8 [--host] [--batches ...]
+//        (the integer program, held to the CPU plan's outputs bit for bit and timed beside it)
 //                         [--cluster N] [--batches N,N,...] [--precision SPEC]
 // Prints one JSON line (and one per batch size). Exit 0 when every output is within
 // atol + rtol |ref|, 1 when not, 2 when the model is refused, 77 when there is no CUDA device.
@@ -177,7 +177,7 @@ int main(int argc, char** argv) try {
   }
   const Model model = Model::load(a.model);
   if (a.form != "graph" && a.form != "program" && a.form != "int8") throw std::runtime_error("--form: graph, program or int8");
-  if (a.form != "graph" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form only");
+  if (a.form == "program" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form and int8 only");
   const bool int8 = a.form == "int8";
   if (int8 && !model.program()) throw std::runtime_error("--form int8: an int8 TFLite or .tkq file");
   CompileOptions opt;
@@ -240,7 +240,7 @@ int main(int argc, char** argv) try {
               a.name.c_str(), a.host ? (int8 ? "int8_on_host" : "graph_on_host") : a.form.c_str(),
               where.substr(0, where.find('\n')).c_str(), static_cast<long long>(plan->flops()), rows, check.failures,
               check.worst, benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str());
-  const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(a, model, *plan, X, Y, in, out));
+  const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(check_args, model, *plan, X, Y, in, out));
   return failures ? 1 : 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "graph_form_bench: %s\n", e.what());

@@ -19,12 +19,14 @@
 namespace tickinfer::cuda {
 namespace {
 
+// The grid's second dimension is the row of a batch: each row's arena is row_stride bytes on.
 template <IntKind K>
-__global__ void __launch_bounds__(256) integer_kernel(IntegerStep s, int8_t* arena, const uint8_t* params) {
-  intsteps::run_kind<K>(GridExecutor{}, s, arena, params);
+__global__ void __launch_bounds__(256) integer_kernel(IntegerStep s, int8_t* arena, int64_t row_stride,
+                                                      const uint8_t* params) {
+  intsteps::run_kind<K>(GridExecutor{}, s, arena + int64_t(blockIdx.y) * row_stride, params);
 }
 
-using IntegerKernel = void (*)(IntegerStep, int8_t*, const uint8_t*);
+using IntegerKernel = void (*)(IntegerStep, int8_t*, int64_t, const uint8_t*);
 
 template <int... I>
 constexpr std::array<IntegerKernel, sizeof...(I)> kernel_table(std::integer_sequence<int, I...>) {
@@ -55,6 +57,45 @@ class IntegerGraphRunner final : public IntegerRunner {
     return true;
   }
 
+  std::string reserve_rows(int max_rows) override {
+    if (std::string why = integer_why_not_batched(*p_); !why.empty()) return why;
+    if (max_rows > 65535) return "at most 65535 rows per call (a grid's second dimension)";
+    release_batch();
+    try {
+      stride_ = integer_row_stride(*p_);
+      batch_arena_ = static_cast<int8_t*>(
+          device_buffer(stream_, size_t(stride_ * max_rows), nullptr, 0, kWho, "the batch arena"));
+      for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)
+        check_cuda(cudaMemcpyAsync(batch_arena_ + b * stride_, p_->arena_image.data(), p_->arena_image.size(),
+                                   cudaMemcpyHostToDevice, stream_),
+                   kWho, "the batch arena's constants");
+      batch_in_ = take(size_t(p_->inputs[0].bytes) * size_t(max_rows));
+      batch_out_ = take(size_t(p_->outputs[0].bytes) * size_t(max_rows));
+      for (int rows = 1; rows < max_rows;) {
+        rows = std::min(2 * rows, max_rows);
+        batches_.push_back({rows, capture_batch(rows)});
+      }
+      check_cuda(cudaStreamSynchronize(stream_), kWho, "the batch arena");
+    } catch (const std::exception& e) {
+      release_batch();
+      return e.what();
+    }
+    max_rows_ = max_rows;
+    return {};
+  }
+
+  bool run_rows(const int8_t* x, int rows, int8_t* y) noexcept override {
+    if (rows < 1 || rows > max_rows_) return false;
+    if (rows == 1) return run(&x, &y);
+    size_t g = 0;
+    while (batches_[g].rows < rows) ++g;  // the smallest batch graph that holds them
+    std::memcpy(batch_in_, x, size_t(p_->inputs[0].bytes) * size_t(rows));
+    if (cudaGraphLaunch(batches_[g].exec, stream_) != cudaSuccess) return false;
+    if (cudaStreamSynchronize(stream_) != cudaSuccess) return false;
+    std::memcpy(y, batch_out_, size_t(p_->outputs[0].bytes) * size_t(rows));
+    return true;
+  }
+
   std::string describe() const override {
     return "CUDA graph of the integer program on " + device_name_ + ": " + std::to_string(p_->steps.size()) +
            " kernels, arena " + std::to_string(p_->arena_bytes) + " bytes, parameters " +
@@ -79,6 +120,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   }
 
   void release() noexcept {
+    release_batch();  // first: it frees on the stream destroyed below
     if (graph_) cudaGraphExecDestroy(graph_);
     if (arena_) cudaFreeAsync(arena_, stream_);
     if (params_) cudaFreeAsync(params_, stream_);
@@ -90,11 +132,60 @@ class IntegerGraphRunner final : public IntegerRunner {
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(out_));
   }
 
+  void release_batch() noexcept {
+    for (const Batch& b : batches_) cudaGraphExecDestroy(b.exec);
+    batches_.clear();
+    if (batch_arena_) {
+      cudaFreeAsync(batch_arena_, stream_);
+      cudaStreamSynchronize(stream_);
+    }
+    batch_arena_ = nullptr;
+    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_in_));
+    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_out_));
+    batch_in_ = batch_out_ = nullptr;
+    max_rows_ = 0;
+  }
+
+  static int8_t* take(size_t bytes) {
+    return reinterpret_cast<int8_t*>(detail::take_mapped(std::max<size_t>((bytes + 7) / 8, 1)).host);
+  }
+
   // One pinned buffer for a list of regions, each at its own 8-byte aligned offset.
   static int8_t* staging(const std::vector<ByteRegion>& regions, std::vector<size_t>& at) {
     size_t bytes = 0;
     for (const ByteRegion& r : regions) at.push_back(bytes), bytes += (size_t(r.bytes) + 7) / 8 * 8;
-    return reinterpret_cast<int8_t*>(detail::take_mapped(std::max<size_t>(bytes / 8, 1)).host);
+    return take(bytes);
+  }
+
+  // One step's kernel over `rows` rows (grid.y); a row's blocks shrink as the rows grow, so a
+  // batch keeps the card about as full as one row does.
+  cudaError_t launch(const IntegerStep& s, int8_t* arena, int rows) {
+    IntegerStep step = s;
+    int64_t stride = stride_;
+    const uint8_t* params = params_;
+    void* args[] = {&step, &arena, &stride, &params};
+    const int64_t items = std::max<int64_t>(s.count, 1);
+    const int64_t blocks_per_row = std::max<int64_t>(int64_t(sms_) * 16 / rows, 1);
+    const dim3 grid(unsigned(std::min<int64_t>((items + kThreads - 1) / kThreads, blocks_per_row)), unsigned(rows));
+    return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, dim3(kThreads), args, 0,
+                            stream_);
+  }
+
+  // A batch of `rows`: the inputs in with one strided copy, every step over the rows, the outputs
+  // back with another.
+  cudaGraphExec_t capture_batch(int rows) {
+    const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
+    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), kWho, "cudaStreamBeginCapture");
+    cudaError_t e = cudaSuccess;
+    auto keep = [&](cudaError_t r) {
+      if (e == cudaSuccess) e = r;
+    };
+    keep(cudaMemcpy2DAsync(batch_arena_ + in.offset, size_t(stride_), batch_in_, size_t(in.bytes), size_t(in.bytes),
+                           size_t(rows), cudaMemcpyHostToDevice, stream_));
+    for (const IntegerStep& s : p_->steps) keep(launch(s, batch_arena_, rows));
+    keep(cudaMemcpy2DAsync(batch_out_, size_t(out.bytes), batch_arena_ + out.offset, size_t(stride_), size_t(out.bytes),
+                           size_t(rows), cudaMemcpyDeviceToHost, stream_));
+    return end_capture(stream_, e, kWho);
   }
 
   cudaGraphExec_t capture() {
@@ -106,16 +197,7 @@ class IntegerGraphRunner final : public IntegerRunner {
     for (size_t i = 0; i < p_->inputs.size(); ++i)
       keep(cudaMemcpyAsync(arena_ + p_->inputs[i].offset, in_ + in_at_[i], size_t(p_->inputs[i].bytes),
                            cudaMemcpyHostToDevice, stream_));
-    for (const IntegerStep& s : p_->steps) {
-      IntegerStep step = s;
-      int8_t* arena = arena_;
-      const uint8_t* params = params_;
-      void* args[] = {&step, &arena, &params};
-      const int64_t items = std::max<int64_t>(s.count, 1);
-      const dim3 grid(unsigned(std::min<int64_t>((items + kThreads - 1) / kThreads, int64_t(sms_) * 16)));
-      keep(cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, dim3(kThreads), args, 0,
-                            stream_));
-    }
+    for (const IntegerStep& s : p_->steps) keep(launch(s, arena_, 1));
     for (size_t o = 0; o < p_->outputs.size(); ++o)
       keep(cudaMemcpyAsync(out_ + out_at_[o], arena_ + p_->outputs[o].offset, size_t(p_->outputs[o].bytes),
                            cudaMemcpyDeviceToHost, stream_));
@@ -132,6 +214,17 @@ class IntegerGraphRunner final : public IntegerRunner {
   int8_t* out_ = nullptr;
   std::vector<size_t> in_at_, out_at_;
   cudaGraphExec_t graph_ = nullptr;
+  // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
+  struct Batch {
+    int rows;
+    cudaGraphExec_t exec;
+  };
+  int64_t stride_ = 0;
+  int8_t* batch_arena_ = nullptr;
+  int8_t* batch_in_ = nullptr;
+  int8_t* batch_out_ = nullptr;
+  std::vector<Batch> batches_;
+  int max_rows_ = 0;
 };
 
 }  // namespace

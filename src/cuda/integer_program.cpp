@@ -2,6 +2,8 @@
 // programs and the host runner runs them everywhere).
 #include "cuda/integer_program.hpp"
 
+#include <algorithm>
+
 namespace tickinfer::cuda {
 namespace {
 
@@ -94,6 +96,15 @@ int64_t integer_program_macs(const IntegerProgram& p) {
     if (s.kind == IntKind::DepthwiseConv2D) macs += s.count * s.filter_h * s.filter_w;
   }
   return macs;
+}
+
+int64_t integer_row_stride(const IntegerProgram& p) { return (std::max<int64_t>(p.arena_bytes, 1) + 255) / 256 * 256; }
+
+std::string integer_why_not_batched(const IntegerProgram& p) {
+  if (p.inputs.size() != 1 || p.outputs.size() != 1)
+    return "rows side by side need one int8 input and one int8 output (this program has " +
+           std::to_string(p.inputs.size()) + " and " + std::to_string(p.outputs.size()) + ")";
+  return {};
 }
 
 }  // namespace tickinfer::cuda

@@ -72,5 +72,9 @@ struct IntegerProgram {
 std::string integer_program_error(const IntegerProgram& p);
 // Multiply-accumulates of one run (FULLY_CONNECTED and the convolutions).
 int64_t integer_program_macs(const IntegerProgram& p);
+// Batched rows: row b's arena starts b * integer_row_stride(p) bytes on (256-byte aligned), its
+// constants copied in; "" when the program has one input and one output, else why not.
+int64_t integer_row_stride(const IntegerProgram& p);
+std::string integer_why_not_batched(const IntegerProgram& p);
 
 }  // namespace tickinfer::cuda

@@ -27,6 +27,32 @@ class HostIntegerRunner final : public IntegerRunner {
     return true;
   }
 
+  std::string reserve_rows(int max_rows) override {
+    if (std::string why = integer_why_not_batched(*p_); !why.empty()) return why;
+    stride_ = integer_row_stride(*p_);
+    batch_.assign(size_t(stride_ * max_rows), 0);
+    for (int b = 0; b < max_rows; ++b)
+      if (!p_->arena_image.empty()) std::memcpy(batch_.data() + b * stride_, p_->arena_image.data(), p_->arena_image.size());
+    max_rows_ = max_rows;
+    return {};
+  }
+
+  // As the GPU runs a batch: each step over every row before the next step, each row in its own
+  // stretch of the batch arena (rows forwards or backwards with the items).
+  bool run_rows(const int8_t* x, int rows, int8_t* y) noexcept override {
+    if (rows < 1 || rows > max_rows_) return false;
+    const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
+    int8_t* A = batch_.data();
+    for (int b = 0; b < rows; ++b) std::memcpy(A + b * stride_ + in.offset, x + b * in.bytes, size_t(in.bytes));
+    for (const IntegerStep& s : p_->steps)
+      for (int k = 0; k < rows; ++k) {
+        const int b = x_.backwards ? rows - 1 - k : k;
+        intsteps::run_step(x_, s, A + b * stride_, p_->params.data());
+      }
+    for (int b = 0; b < rows; ++b) std::memcpy(y + b * out.bytes, A + b * stride_ + out.offset, size_t(out.bytes));
+    return true;
+  }
+
   std::string describe() const override {
     return std::string("integer program on the host (the GPU's step bodies, items run one by one") +
            (x_.backwards ? ", backwards)" : ")");
@@ -36,6 +62,9 @@ class HostIntegerRunner final : public IntegerRunner {
   std::shared_ptr<const IntegerProgram> p_;
   SerialExecutor x_;
   std::vector<int8_t> arena_;
+  std::vector<int8_t> batch_;  // max_rows_ row arenas, stride_ bytes apart
+  int64_t stride_ = 0;
+  int max_rows_ = 0;
 };
 
 }  // namespace

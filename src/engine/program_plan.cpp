@@ -215,11 +215,15 @@ std::unique_ptr<PlanBackend> ProgramPlan::clone() const {
   return std::make_unique<ProgramPlan>(program_, options_);
 }
 
-std::string ProgramPlan::reserve_rows(int) { return "TFLite and .tkq plans run one row per call"; }
-
 void ProgramPlan::run_rows(const float* x, int rows, float* y) noexcept {
-  run_each_row(*this, x, rows, static_cast<size_t>(shape_size(input_shapes_[0])), y,
-               static_cast<size_t>(shape_size(output_shapes_[0])));
+  const size_t in = static_cast<size_t>(shape_size(input_shapes_[0])), out = static_cast<size_t>(shape_size(output_shapes_[0]));
+  if (reserved_rows_ == 0) return run_each_row(*this, x, rows, in, y, out);
+  for (int r = 0; r < rows; r += reserved_rows_) {
+    const int n = std::min(reserved_rows_, rows - r);
+    float* yr = y + static_cast<size_t>(r) * out;
+    if (!run_rows_on_device(x + static_cast<size_t>(r) * in, n, yr))  // a failed slice gives NaN rows
+      std::fill(yr, yr + static_cast<size_t>(n) * out, std::numeric_limits<float>::quiet_NaN());
+  }
 }
 
 void ProgramPlan::run(const float* const* inputs, float* const* outputs) noexcept {

@@ -52,9 +52,11 @@ class ProgramPlan final : public PlanBackend {
   void run_rows(const float* x, int rows, float* y) noexcept override;
   void reset_state() noexcept override { interp_->reset_state(); }
 
-  // Always refuses: a program runs one row per call (run_rows is run() per row).
+  // On the CPU always refuses: a program runs one row per call (run_rows is run() per row). On a
+  // device: one launch per slice of up to max_rows rows (engine/program_plan_device.cpp), each row
+  // the bits run() gives it; refused for a program with more than one input or output.
   std::string reserve_rows(int max_rows) override;
-  int reserved_rows() const noexcept override { return 0; }
+  int reserved_rows() const noexcept override { return reserved_rows_; }
   // Shares the program; prepares a new interpreter (packed weights included) for it.
   std::unique_ptr<PlanBackend> clone() const override;
 
@@ -91,12 +93,15 @@ class ProgramPlan final : public PlanBackend {
   // (host_after_), which the host runs around the device's run.
   void start_device();
   bool run_on_device() noexcept;
+  bool run_rows_on_device(const float* x, int rows, float* y) noexcept;  // at most reserved_rows_
   IntegerStart start_;
   std::shared_ptr<const cuda::IntegerProgram> device_program_;
   std::unique_ptr<cuda::IntegerRunner> device_;
   std::vector<size_t> host_before_, host_after_;
   std::vector<const int8_t*> device_in_;        // the interpreter's memory of the device's inputs
   std::vector<int8_t*> device_out_;             // and of its outputs
+  int reserved_rows_ = 0;
+  std::vector<int8_t> rows_in_, rows_out_;      // a slice's device inputs and outputs, row after row
   std::vector<Shape> input_shapes_, output_shapes_;
 };
 

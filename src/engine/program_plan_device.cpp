@@ -3,9 +3,11 @@
 // and a float model input's QUANTIZE or a float model output's DEQUANTIZE, run by the
 // interpreter's ops), so the outputs are the CPU plan's to the bit.
 #include <algorithm>
+#include <cstring>
 
 #include "engine/cuda_integer_lowering.hpp"
 #include "engine/program_plan.hpp"
+#include "model/graph.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
@@ -60,6 +62,37 @@ bool ProgramPlan::run_on_device() noexcept {
   for (size_t op : host_before_) interp_->invoke_range(op, op + 1);
   if (!device_->run(device_in_.data(), device_out_.data())) return false;
   for (size_t op : host_after_) interp_->invoke_range(op, op + 1);
+  return true;
+}
+
+std::string ProgramPlan::reserve_rows(int max_rows) {
+  if (!device_) return "TFLite and .tkq plans run one row per call";
+  if (in_.size() != 1 || out_.size() != 1) return "--device cuda: rows side by side need one input and one output";
+  if (std::string why = device_->reserve_rows(max_rows); !why.empty()) return "--device cuda: " + why;
+  rows_in_.assign(size_t(device_program_->inputs[0].bytes) * size_t(max_rows), 0);
+  rows_out_.assign(size_t(device_program_->outputs[0].bytes) * size_t(max_rows), 0);
+  reserved_rows_ = max_rows;
+  return {};
+}
+
+// Each row's conversion (and host ops) as run() does it, into the slice's device inputs; one
+// device call for the slice; each row's outputs back through the same conversions.
+bool ProgramPlan::run_rows_on_device(const float* x, int rows, float* y) noexcept {
+  const size_t in = size_t(shape_size(input_shapes_[0])), out = size_t(shape_size(output_shapes_[0]));
+  const size_t in_bytes = size_t(device_program_->inputs[0].bytes), out_bytes = size_t(device_program_->outputs[0].bytes);
+  for (int r = 0; r < rows; ++r) {
+    const float* xr = x + size_t(r) * in;
+    convert_inputs(&xr);
+    for (size_t op : host_before_) interp_->invoke_range(op, op + 1);
+    std::memcpy(rows_in_.data() + size_t(r) * in_bytes, device_in_[0], in_bytes);
+  }
+  if (!device_->run_rows(rows_in_.data(), rows, rows_out_.data())) return false;
+  for (int r = 0; r < rows; ++r) {
+    std::memcpy(device_out_[0], rows_out_.data() + size_t(r) * out_bytes, out_bytes);
+    for (size_t op : host_after_) interp_->invoke_range(op, op + 1);
+    float* yr = y + size_t(r) * out;
+    convert_outputs(&yr);
+  }
   return true;
 }
 
