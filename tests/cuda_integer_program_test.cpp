@@ -7,7 +7,8 @@
 //  * tickinfer-quantized models (.tkq, and Keras fixtures with Conv2D, depthwise and pooling
 //    layers quantized here) must give exactly the CPU plan's outputs;
 //  * the integer arithmetic written again for the device must equal the tflite module's;
-//  * models with an op that has no integer form (the integer LSTM) are refused naming it.
+//  * the integer LSTM (its one-block step) against the CPU plan on the LSTM fixtures;
+//  * models with an op that has no integer form (an LSTM with a peephole ...) are refused naming it.
 // Where a GPU is visible, the same programs run on it and are held to the same bits.
 #include <gtest/gtest.h>
 
@@ -109,11 +110,10 @@ struct Int8Case {
 };
 void PrintTo(const Int8Case& c, std::ostream* os) { *os << c.model << (c.backwards ? "/backwards" : ""); }
 
-// Every int8 fixture whose ops all have integer forms (the LSTMs are the refusal test's; the
-// converter refused the GRU).
+// Every int8 fixture (the converter refused the GRU).
 std::vector<Int8Case> int8_cases() {
   std::vector<Int8Case> out;
-  for (const char* m : {"mlp_small", "tcn", "merge", "lnorm", "conv_pool"})
+  for (const char* m : {"mlp_small", "tcn", "merge", "lnorm", "conv_pool", "lstm_tiny", "lstm_window"})
     for (bool back : {false, true}) out.push_back({m, back});
   return out;
 }
@@ -256,7 +256,8 @@ TEST(IntegerRows, EachRowEqualsRunBitForBit) {
   const std::string tkq = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq";
   std::mt19937 rng(11);
   std::normal_distribution<float> n(0.0f, 1.5f);
-  for (const std::string& file : {kTflite + "/tcn/int8.tflite", kTflite + "/conv_pool/int8.tflite", tkq}) {
+  for (const std::string& file :
+       {kTflite + "/tcn/int8.tflite", kTflite + "/conv_pool/int8.tflite", kTflite + "/lstm_window/int8.tflite", tkq}) {
     const Model m = Model::load(file);
     for (bool backwards : {false, true}) {
       auto plan = engine::compile_cuda_integer_on_host(m.shared_program(), CompileOptions{}, backwards);
@@ -281,15 +282,31 @@ TEST(IntegerRows, EachRowEqualsRunBitForBit) {
   EXPECT_EQ(plan->reserved_rows(), 0);
 }
 
+// ---- the integer LSTM ----------------------------------------------------------------------------
+
+// The integer LSTM fixtures of tools/make_quant_lstm_fixtures (cell clip, sequences out, several
+// sizes), on rows of random inputs: the host integer program against the CPU plan, bit for bit.
+TEST(IntegerLstm, GivesTheCpuPlansBits) {
+  const std::string dir = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/quant_lstm/";
+  std::mt19937 rng(5);
+  std::normal_distribution<float> n(0.0f, 1.0f);
+  for (const char* model : {"small_int8", "big_int8", "big_seq_int8", "small_seq_int8"}) {
+    const Model m = Model::load(dir + model + "/model.tflite");
+    engine::ProgramPlan cpu(m.shared_program(), CompileOptions{});
+    std::vector<float> x(40 * size_t(shape_size(cpu.input_shapes()[0])));
+    for (float& v : x) v = n(rng);
+    expect_same_as_cpu_plan(m.shared_program(), {x}, model);
+  }
+}
+
 // ---- refusals -----------------------------------------------------------------------------------
 
 TEST(IntegerProgramRefusal, NamesTheOpWithoutAnIntegerForm) {
-  const std::pair<const char*, const char*> cases[] = {
-      {"lstm_window", "UNIDIRECTIONAL_SEQUENCE_LSTM"},
-      {"lstm_tiny", "UNIDIRECTIONAL_SEQUENCE_LSTM"},
-  };
-  for (const auto& [model, op] : cases) {
-    const auto program = ::tickinfer::test::load_shared_tflite_file(kTflite + "/" + model + "/int8.tflite");
+  // The integer LSTM with a peephole, a projection or a coupled input gate (CIFG).
+  const std::string lstm = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/quant_lstm/";
+  for (const char* model : {"peephole_int8", "projection_int8", "cifg_int8"}) {
+    const auto program = ::tickinfer::test::load_shared_tflite_file(lstm + model + "/model.tflite");
+    const char* op = "UNIDIRECTIONAL_SEQUENCE_LSTM";
     try {
       engine::compile_cuda_integer_on_host(program, CompileOptions{}, false);
       ADD_FAILURE() << model << " compiled";

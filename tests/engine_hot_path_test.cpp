@@ -186,7 +186,7 @@ TEST(HotPath, IntegerProgramRunNeverAllocatesOrLocks) {
   int checked = 0;
   const std::string tkq = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq";
   for (const std::string name : {tfl + "mlp_small/int8.tflite", tfl + "tcn/int8.tflite", tfl + "merge/int8.tflite",
-                                 tfl + "lnorm/int8.tflite", tkq}) {
+                                 tfl + "lnorm/int8.tflite", tfl + "lstm_window/int8.tflite", tkq}) {
     const Model model = Model::load(name);
     auto plan = engine::compile_cuda_integer_on_host(model.shared_program(), CompileOptions{}, false);
     std::vector<std::vector<float>> in, out;
@@ -206,7 +206,7 @@ TEST(HotPath, IntegerProgramRunNeverAllocatesOrLocks) {
     EXPECT_EQ(g_locks.load(), 0) << name;
     ++checked;
   }
-  EXPECT_EQ(checked, 5);
+  EXPECT_EQ(checked, 6);
 }
 
 TEST(HotPath, CountersSeeAllocationsAndLocks) {

@@ -27,7 +27,7 @@ done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/* 2>/dev/null || true
 # The bench models' int8 files (make test writes them with `tickinfer quantize`), for the int8 rows.
 mkdir -p "$out/quantized"
-for m in tcn mlp_large mlp_small; do
+for m in tcn mlp_large mlp_small lstm_window lstm_tiny; do
   [ -f "$build/bench_quantized/$m.int8.tkq" ] && cp "$build/bench_quantized/$m.int8.tkq" "$out/quantized/"
 done
 for m in lstm_tiny lstm_window; do

@@ -120,7 +120,7 @@ done
 # TFLite's reference outputs, then the bench models' int8 .tkq files, every row held to this host's
 # int8 CPU plan bit for bit and each request timed beside the CPU plan's, interleaved.
 gtest 60 cuda_integer_program_test
-for n in tcn mlp_large mlp_small; do
+for n in tcn mlp_large mlp_small lstm_window lstm_tiny; do
   [ -f "$bundle/quantized/$n.int8.tkq" ] || continue
   run 60 "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
     --form int8 --batches 1,8,64,512

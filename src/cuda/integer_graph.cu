@@ -34,6 +34,7 @@ constexpr std::array<IntegerKernel, sizeof...(I)> kernel_table(std::integer_sequ
 }
 constexpr auto kKernels = kernel_table(std::make_integer_sequence<int, int(IntKind::Count)>{});
 constexpr int kThreads = 128;
+constexpr int kOneBlockThreads = 256;  // the kernels' launch bound
 
 constexpr const char* kWho = "CUDA integer program";
 
@@ -164,6 +165,9 @@ class IntegerGraphRunner final : public IntegerRunner {
     int64_t stride = stride_;
     const uint8_t* params = params_;
     void* args[] = {&step, &arena, &stride, &params};
+    if (integer_one_block(s))  // one block per row walks the time steps, its threads the rows and units
+      return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), dim3(1, unsigned(rows)),
+                              dim3(kOneBlockThreads), args, 0, stream_);
     const int64_t items = std::max<int64_t>(s.count, 1);
     const int64_t blocks_per_row = std::max<int64_t>(int64_t(sms_) * 16 / rows, 1);
     const dim3 grid(unsigned(std::min<int64_t>((items + kThreads - 1) / kThreads, blocks_per_row)), unsigned(rows));

@@ -36,9 +36,34 @@ Extents extents(const IntegerStep& s) {
     case IntKind::AvgPool: e.in = in_pixels; break;
     case IntKind::Reduce: e.in = s.outer * s.reduced * s.inner; break;
     case IntKind::Softmax: e.in = s.outer * s.inner; break;
+    case IntKind::Lstm:
+      e.in = int64_t(s.batch) * s.lstm_time * s.depth;
+      e.weights = int64_t(s.rows) * s.depth;
+      e.per_channel = s.rows;
+      break;
     default: break;
   }
   return e;
+}
+
+bool inside(int64_t at, int64_t n, int64_t size) { return at >= 0 && n >= 0 && at + n <= size; }
+
+// The LSTM's own extents: its gates, state, matrices, per-row scales and tables.
+std::string lstm_error(const IntegerStep& s, int64_t arena, int64_t params) {
+  const int64_t n = s.units, rows = s.rows;
+  if (n < 1 || rows != 4 * n || s.batch < 1 || s.lstm_time < 1 || s.depth < 1) return "LSTM sizes do not fit";
+  for (int g = 0; g < 4; ++g)
+    if (s.gate_row[g] < 0 || s.gate_row[g] + n > rows) return "a gate's rows lie outside the stack";
+  if (s.cell_shift < 0 || s.cell_shift > 31) return "the cell shift is out of range";
+  if (!inside(s.state, int64_t(s.batch) * n, arena) || !inside(s.cell, 2 * int64_t(s.batch) * n, arena) ||
+      !inside(s.scratch, 2 * rows, arena))
+    return "its state or gates lie outside the arena";
+  if (!inside(s.weights_h, rows * n, params) || !inside(s.bias, 4 * rows, params) || !inside(s.bias_h, 4 * rows, params))
+    return "its recurrent matrix or biases lie outside the parameters";
+  for (int64_t at : {s.multiplier, s.shift, s.multiplier_h, s.shift_h})
+    if (!inside(at, 4 * rows, params)) return "its gate scales lie outside the parameters";
+  if (!inside(s.tables, 3 * 65536 * 2, params)) return "its activation tables lie outside the parameters";
+  return {};
 }
 
 }  // namespace
@@ -46,7 +71,6 @@ Extents extents(const IntegerStep& s) {
 std::string integer_program_error(const IntegerProgram& p) {
   const int64_t arena = p.arena_bytes, params = int64_t(p.params.size());
   if (int64_t(p.arena_image.size()) > arena) return "the arena image is larger than the arena";
-  auto inside = [](int64_t at, int64_t n, int64_t size) { return at >= 0 && n >= 0 && at + n <= size; };
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const IntegerStep& s = p.steps[i];
     const std::string where = "integer step " + std::to_string(i) + (i < p.labels.size() ? " (" + p.labels[i] + ")" : "");
@@ -61,8 +85,11 @@ std::string integer_program_error(const IntegerProgram& p) {
     const int64_t channels = s.per_channel ? e.per_channel : 1;
     if (s.weights >= 0 && !inside(s.weights, e.weights, params)) return where + ": its filter lies outside the parameters";
     if (s.bias >= 0 && !inside(s.bias, 4 * e.per_channel, params)) return where + ": its bias lies outside the parameters";
+    if (s.kind == IntKind::Lstm) {
+      if (std::string e = lstm_error(s, arena, params); !e.empty()) return where + ": " + e;
+    }
     const bool requantizes = s.kind != IntKind::Gather && s.kind != IntKind::Table && s.kind != IntKind::MaxPool &&
-                             s.kind != IntKind::AvgPool && s.kind != IntKind::Softmax;
+                             s.kind != IntKind::AvgPool && s.kind != IntKind::Softmax && s.kind != IntKind::Lstm;
     if (s.requant == kRequantScaled ? !inside(s.scale, 8 * channels, params)
                                     : (requantizes &&
                                        (!inside(s.multiplier, 4 * channels, params) || !inside(s.shift, 4 * channels, params))))
@@ -94,6 +121,7 @@ int64_t integer_program_macs(const IntegerProgram& p) {
     if (s.kind == IntKind::FullyConnected) macs += s.count * s.depth;
     if (s.kind == IntKind::Conv2D) macs += s.count * s.filter_h * s.filter_w * s.in_c;
     if (s.kind == IntKind::DepthwiseConv2D) macs += s.count * s.filter_h * s.filter_w;
+    if (s.kind == IntKind::Lstm) macs += int64_t(s.batch) * s.lstm_time * s.rows * (s.depth + s.units);
   }
   return macs;
 }

@@ -25,6 +25,7 @@ enum class IntKind : int32_t {
   AvgPool,
   Reduce,
   Softmax,  // one item per row (outer rows of inner)
+  Lstm,     // the integer LSTM: one block walks the time steps (tflite/integer_form.hpp)
   Count
 };
 enum IntRequant : int32_t { kRequantDouble, kRequantSingle, kRequantScaled };
@@ -48,6 +49,15 @@ struct IntegerStep {
   int32_t filter_h = 1, filter_w = 1, stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1, pad_h = 0, pad_w = 0;
   int32_t depth_multiplier = 1;
   int64_t outer = 0, reduced = 0, inner = 0;
+  // Lstm: weights / weights_h the stacked W_x / W_h, bias / bias_h, multiplier+shift (x) and
+  // multiplier_h+shift_h (h) per row, tables the sigmoid, tanh-of-gate and tanh-of-cell tables
+  // (65536 int16 each); in the arena the state h (int8), the cell c (int16) and the gates
+  // (int16 per row). Sizes: batch, time (lstm_time), input (depth), cell (units), rows.
+  int64_t weights_h = -1, bias_h = -1, multiplier_h = -1, shift_h = -1, tables = -1;
+  int64_t state = -1, cell = -1, scratch = -1;
+  int32_t lstm_time = 0, rows = 0, time_major = 0, cell_shift = 0, cell_clip = 0;
+  int32_t hidden_multiplier = 0, hidden_shift = 0, state_zp = 0;
+  int32_t gate_row[4] = {};  // input, forget, cell, output
 };
 
 struct ByteRegion {
@@ -70,7 +80,10 @@ struct IntegerProgram {
 // Empty when every step's offsets and extents lie inside the arena and the parameters; else
 // what is wrong, naming the step.
 std::string integer_program_error(const IntegerProgram& p);
-// Multiply-accumulates of one run (FULLY_CONNECTED and the convolutions).
+// Whether a step runs as one thread block that walks its time steps with block barriers (the
+// LSTM), or as independent items spread over a grid.
+inline bool integer_one_block(const IntegerStep& s) { return s.kind == IntKind::Lstm; }
+// Multiply-accumulates of one run (FULLY_CONNECTED, the convolutions, the LSTM).
 int64_t integer_program_macs(const IntegerProgram& p);
 // Batched rows: row b's arena starts b * integer_row_stride(p) bytes on (256-byte aligned), its
 // constants copied in; "" when the program has one input and one output, else why not.

@@ -201,6 +201,64 @@ TI_HD void softmax(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P
   });
 }
 
+TI_HD inline int16_t clamp16(int32_t v) { return int16_t(v < -32768 ? -32768 : (v > 32767 ? 32767 : v)); }
+
+// The integer LSTM as one block (tflite/ops/lstm/sequence_lstm_int8.cpp, its scalar kernels):
+// the state from its zero point, then per time step every gate row (phase one, reading h), a
+// barrier, every cell unit's activations, cell and hidden update (phase two, writing c and h),
+// a barrier. Phase one reads the h phase two wrote only after the barrier between them.
+template <class X>
+TI_HD void lstm(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int n = s.units, rows = s.rows, input = s.depth;
+  int8_t* h = A + s.state;
+  int16_t* c = reinterpret_cast<int16_t*>(A + s.cell);
+  int16_t* gate = reinterpret_cast<int16_t*>(A + s.scratch);
+  const int8_t *wx = param<int8_t>(P, s.weights), *wh = param<int8_t>(P, s.weights_h);
+  const int32_t *bx = param<int32_t>(P, s.bias), *bh = param<int32_t>(P, s.bias_h);
+  const int32_t *mx = param<int32_t>(P, s.multiplier), *sx = param<int32_t>(P, s.shift);
+  const int32_t *mh = param<int32_t>(P, s.multiplier_h), *sh = param<int32_t>(P, s.shift_h);
+  const int16_t* sigmoid = param<int16_t>(P, s.tables) + 32768;
+  const int16_t* tanh_gate = sigmoid + 65536;
+  const int16_t* tanh_cell = tanh_gate + 65536;
+  const bool single = s.requant == kRequantSingle;
+  x.items(int64_t(s.batch) * n, [&](int64_t k) {
+    h[k] = int8_t(s.state_zp);
+    c[k] = 0;
+  });
+  x.sync();
+  for (int b = 0; b < s.batch; ++b) {
+    int8_t* hb = h + int64_t(b) * n;
+    int16_t* cb = c + int64_t(b) * n;
+    for (int t = 0; t < s.lstm_time; ++t) {
+      const int64_t step_row = s.time_major ? int64_t(t) * s.batch + b : int64_t(b) * s.lstm_time + t;
+      const int8_t* xt = A + s.in + step_row * input;
+      x.items(rows, [&](int64_t r) {
+        int32_t ax = 0, ah = 0;
+        for (int d = 0; d < input; ++d) ax += int32_t(wx[r * input + d]) * xt[d];
+        for (int k = 0; k < n; ++k) ah += int32_t(wh[r * n + k]) * hb[k];
+        const int16_t gx = clamp16(intmath::multiply(intmath::wrapping_add(bx[r], ax), mx[r], sx[r], false));
+        const int32_t th = intmath::multiply(intmath::wrapping_add(bh[r], ah), mh[r], sh[r], false);
+        gate[r] = clamp16(intmath::wrapping_add(th, gx));
+      });
+      x.sync();
+      int8_t* y = A + s.out + step_row * n;
+      x.items(n, [&](int64_t k) {
+        const int16_t i = sigmoid[gate[s.gate_row[0] + k]], f = sigmoid[gate[s.gate_row[1] + k]];
+        const int16_t g = tanh_gate[gate[s.gate_row[2] + k]], o = sigmoid[gate[s.gate_row[3] + k]];
+        const int16_t kept = int16_t(intmath::divide_by_pot(int32_t(f) * cb[k], 15));
+        const int16_t added = int16_t(intmath::divide_by_pot(int32_t(i) * g, s.cell_shift));
+        int32_t v = clamp16(int32_t(kept) + added);
+        if (s.cell_clip > 0) v = v < -s.cell_clip ? -s.cell_clip : (v > s.cell_clip ? s.cell_clip : v);
+        cb[k] = int16_t(v);
+        const int32_t prod = int32_t(o) * tanh_cell[cb[k]];
+        hb[k] = intmath::clamp_s8(intmath::multiply(prod, s.hidden_multiplier, s.hidden_shift, single) + s.out_zp, -128, 127);
+        y[k] = hb[k];
+      });
+      x.sync();
+    }
+  }
+}
+
 template <IntKind K, class X>
 TI_HD void run_kind(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
   if constexpr (K == IntKind::Gather) gather(x, s, A, P);
@@ -213,6 +271,7 @@ TI_HD void run_kind(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* 
   else if constexpr (K == IntKind::AvgPool) pool(x, s, A, true);
   else if constexpr (K == IntKind::Reduce) reduce(x, s, A, P);
   else if constexpr (K == IntKind::Softmax) softmax(x, s, A, P);
+  else if constexpr (K == IntKind::Lstm) lstm(x, s, A, P);
 }
 
 template <class X>
@@ -228,6 +287,7 @@ TI_HD void run_step(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* 
     case IntKind::AvgPool: return run_kind<IntKind::AvgPool>(x, s, A, P);
     case IntKind::Reduce: return run_kind<IntKind::Reduce>(x, s, A, P);
     case IntKind::Softmax: return run_kind<IntKind::Softmax>(x, s, A, P);
+    case IntKind::Lstm: return run_kind<IntKind::Lstm>(x, s, A, P);
     case IntKind::Count: return;
   }
 }

@@ -55,12 +55,21 @@ class ArenaLayout {
     for (int t : constants) place(t);
     image_bytes_ = end_;
     for (int t : activations) place(t);
+    // An LSTM's state (reset by the step itself) and its gates, a region keyed by the step's number.
+    for (size_t i = 0; i < forms.size(); ++i) {
+      if (forms[i].kind != tfl::IntegerKind::Lstm) continue;
+      place(forms[i].lstm.state_h);
+      place(forms[i].lstm.state_c);
+      place_bytes(scratch_key(i), 2 * int64_t(forms[i].lstm.rows));
+    }
   }
+  static int scratch_key(size_t step) { return -1 - int(step); }
   int64_t at(int t) const { return offset_.at(t); }
   int64_t bytes() const { return end_; }
   std::vector<uint8_t> image() const {
     std::vector<uint8_t> img(size_t(image_bytes_), 0);
     for (const auto& [t, off] : offset_) {
+      if (t < 0 || off >= image_bytes_) continue;  // scratch, or not a constant
       const tfl::Tensor& x = p_.tensors[size_t(t)];
       if (x.is_constant()) std::memcpy(img.data() + off, x.data.data(), x.data.size());
     }
@@ -69,9 +78,13 @@ class ArenaLayout {
 
  private:
   void place(int t) {
-    if (offset_.count(t)) return;
-    offset_[t] = end_;
-    end_ = align_up(end_ + std::max<int64_t>(tfl::element_count(p_.tensors[size_t(t)].shape), 1));
+    const tfl::Tensor& x = p_.tensors[size_t(t)];
+    place_bytes(t, tfl::element_count(x.shape) * int64_t(tfl::dtype_size(x.type)));
+  }
+  void place_bytes(int key, int64_t bytes) {
+    if (offset_.count(key)) return;
+    offset_[key] = end_;
+    end_ = align_up(end_ + std::max<int64_t>(bytes, 1));
   }
   const tfl::Program& p_;
   std::map<int, int64_t> offset_;
@@ -105,7 +118,34 @@ void geometry(const tfl::IntegerForm& f, cuda::IntegerStep& s) {
   s.outer = f.outer, s.reduced = f.reduced, s.inner = f.inner;
 }
 
-cuda::IntegerStep step_of(const tfl::Program& p, const tfl::IntegerForm& f, const ArenaLayout& L, Params& P) {
+// The integer LSTM's step: its matrices, biases, per-row scales and tables into the parameters,
+// its state and gates in the arena.
+void lstm_step(const tfl::IntegerLstmForm& l, int64_t scratch, const ArenaLayout& L, Params& P, cuda::IntegerStep& s) {
+  s.kind = cuda::IntKind::Lstm;
+  s.batch = l.batch, s.lstm_time = l.time, s.depth = l.input, s.units = l.cell, s.rows = l.rows;
+  s.time_major = l.time_major;
+  for (int g = 0; g < 4; ++g) s.gate_row[g] = l.gate_row[g];
+  s.weights = P.put(l.wx);
+  s.weights_h = P.put(l.wh);
+  s.bias = P.put(l.bias_x);
+  s.bias_h = P.put(l.bias_h);
+  s.multiplier = P.put(l.mult_x), s.shift = P.put(l.shift_x);
+  s.multiplier_h = P.put(l.mult_h), s.shift_h = P.put(l.shift_h);
+  std::vector<int16_t> tables;
+  for (const int16_t* t : {l.sigmoid, l.tanh_gate, l.tanh_cell}) tables.insert(tables.end(), t, t + 65536);
+  s.tables = P.put(tables);
+  s.cell_shift = l.cell_shift, s.cell_clip = l.cell_clip;
+  s.hidden_multiplier = l.hidden_multiplier, s.hidden_shift = l.hidden_shift;
+  s.out_zp = l.hidden_zp;
+  s.state_zp = l.state_zp;
+  s.requant = l.elementwise == tfl::RequantForm::Single ? cuda::kRequantSingle : cuda::kRequantDouble;
+  s.state = L.at(l.state_h);
+  s.cell = L.at(l.state_c);
+  s.scratch = scratch;
+}
+
+cuda::IntegerStep step_of(const tfl::Program& p, const tfl::IntegerForm& f, const ArenaLayout& L, Params& P,
+                          size_t index) {
   cuda::IntegerStep s;
   s.count = f.count;
   s.out = L.at(f.output);
@@ -171,6 +211,9 @@ cuda::IntegerStep step_of(const tfl::Program& p, const tfl::IntegerForm& f, cons
       s.table_a = P.put(f.table_a, 256);
       s.table_b = P.put(f.table_b, 256);
       break;
+    case tfl::IntegerKind::Lstm:
+      lstm_step(f.lstm, L.at(ArenaLayout::scratch_key(index)), L, P, s);
+      break;
   }
   return s;
 }
@@ -188,7 +231,8 @@ cuda::IntegerProgram integer_program_from(const tfl::Interpreter& interp, const 
     if (std::string why = interp.integer_forms(i, &forms); !why.empty())
       throw Error("--device cuda: model '" + name + "': " + why +
                   "; the CUDA integer program runs int8 FULLY_CONNECTED, CONV_2D, DEPTHWISE_CONV_2D, pools, MEAN/SUM, "
-                  "ADD/SUB/MUL/SQUARED_DIFFERENCE, SOFTMAX, table activations and the layout ops");
+                  "ADD/SUB/MUL/SQUARED_DIFFERENCE, SOFTMAX, the integer LSTM (without peephole, projection or CIFG), "
+                  "table activations and the layout ops");
     for (size_t k = before; k < forms.size(); ++k)
       labels.push_back(std::string(tfl::op_name(p.ops[i].code)) + " '" + p.ops[i].label + "'");
   }
@@ -197,7 +241,7 @@ cuda::IntegerProgram integer_program_from(const tfl::Interpreter& interp, const 
   prog.name = name;
   prog.labels = std::move(labels);
   Params P{prog.params};
-  for (const tfl::IntegerForm& f : forms) prog.steps.push_back(step_of(p, f, layout, P));
+  for (size_t i = 0; i < forms.size(); ++i) prog.steps.push_back(step_of(p, forms[i], layout, P, i));
   prog.arena_bytes = layout.bytes();
   prog.arena_image = layout.image();
   for (int t : inputs) prog.inputs.push_back({layout.at(t), tfl::element_count(p.tensors[size_t(t)].shape)});

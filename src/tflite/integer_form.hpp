@@ -24,6 +24,7 @@ enum class IntegerKind : uint8_t {
   Softmax,          // rows [outer][inner]: table_a the fixed-point exp per difference to the row's
                     // maximum, table_b its share of the sum (12 integer bits); the sum's reciprocal
                     // scales each exp, rounded twice, output zero point -128
+  Lstm,             // UNIDIRECTIONAL_SEQUENCE_LSTM 8x8_16 (IntegerLstmForm), state zeroed first
 };
 
 // How an int32 accumulator becomes int8 (tflite/fixed_point.hpp, kernels/requant_scaled.hpp).
@@ -32,6 +33,28 @@ enum class RequantForm : uint8_t { Double, Single, Scaled };
 // Binary's raw int32 per element pair (ops/elementwise_int8.cpp): ADD/SUB/SQUARED_DIFFERENCE
 // scale each input through its 256-entry table; MUL adds the offsets and multiplies.
 enum class BinaryRaw : uint8_t { Add, Sub, Mul, SquaredDifference };
+
+// The integer LSTM without peephole, projection, CIFG or layer norm (ops/lstm/
+// sequence_lstm_int8.cpp), per step: gate rows r = sat16(MBQM2(bias_x + W_x x) + MBQM2(bias_h +
+// W_h h)) (MBQM2: rounding twice); i, f, o = sigmoid, g = tanh (16-bit tables); c =
+// sat16(int16(rdivpot(f c, 15)) + int16(rdivpot(i g, cell_shift))), clipped; h =
+// clamp8(MBQM(o tanh_cell(c), hidden) + hidden_zp), rounding as `elementwise`; y[t] = h.
+struct IntegerLstmForm {
+  int batch = 0, time = 0, input = 0, cell = 0;
+  bool time_major = false;
+  int rows = 0;                   // 4 * cell, stacked
+  int gate_row[4] = {};           // first row of the input, forget, cell and output gates
+  std::vector<int8_t> wx, wh;     // [rows][input], [rows][cell]
+  std::vector<int32_t> bias_x, bias_h, mult_x, shift_x, mult_h, shift_h;  // per row, zero points folded
+  int cell_shift = 0;             // 30 + log2 of the cell state's scale
+  int16_t cell_clip = 0;          // 0: none
+  int32_t hidden_multiplier = 0, hidden_shift = 0, hidden_zp = 0;
+  int32_t state_zp = 0;           // the output state's zero point: h before the first step
+  RequantForm elementwise = RequantForm::Double;
+  // f(raw) for raw in [-32768, 32767], indexed raw + 32768 (the CPU kernels' own tables).
+  const int16_t *sigmoid = nullptr, *tanh_gate = nullptr, *tanh_cell = nullptr;
+  int state_h = -1, state_c = -1;  // the output_state (int8) and cell_state (int16) tensors
+};
 
 struct IntegerForm {
   IntegerKind kind = IntegerKind::Gather;
@@ -72,6 +95,7 @@ struct IntegerForm {
   int depth_multiplier = 1;
   // Reduce: out (o, j) sums in[(o * reduced + r) * inner + j] over r, minus in_offset.
   int64_t outer = 0, reduced = 0, inner = 0;
+  IntegerLstmForm lstm;
 };
 
 }  // namespace tickinfer::tfl

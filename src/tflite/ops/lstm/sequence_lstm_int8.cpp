@@ -271,6 +271,8 @@ class Int8Lstm final : public PreparedOp {
     if (o.projection) wp_.finish(*s8_, ctx.options.sparse, ctx.isa, minus_128, "W_proj");
 
     pack_vnni(wx_plain, wh_plain);
+    wx_plain_ = std::move(wx_plain);
+    wh_plain_ = std::move(wh_plain);
     allocate_scratch();
     run_ = rounding_ == Rounding::Double ? &Int8Lstm::run<Rounding::Double> : &Int8Lstm::run<Rounding::Single>;
     choose_activations(ctx.options.lstm_activations);
@@ -287,6 +289,44 @@ class Int8Lstm final : public PreparedOp {
            " rounding=matmul double, elementwise " + (rounding_ == Rounding::Double ? "double" : "single") +
            " gemv=" + s8_->name + " step=" + step_kernels_->name + " activations=" + activations_->name +
            gate_notes(wx_, wh_, &wp_) + (activations_note_.empty() ? "" : "; " + activations_note_);
+  }
+
+  // The plain form only (no peephole, projection, CIFG): the stacked matrices, the folded biases,
+  // each row's gate scales, the clip and hidden scale, and the CPU's own activation tables.
+  bool integer_form(std::vector<IntegerForm>* forms) const override {
+    if (o_.peephole || o_.projection || o_.cifg || o_.n_output != o_.n_cell) return false;
+    IntegerForm& f = forms->emplace_back();
+    f.kind = IntegerKind::Lstm;
+    f.inputs = {o_.input};
+    f.output = o_.output;
+    f.count = int64_t{o_.n_batch} * o_.n_time * o_.n_output;
+    IntegerLstmForm& l = f.lstm;
+    l.batch = o_.n_batch, l.time = o_.n_time, l.input = o_.n_input, l.cell = o_.n_cell;
+    l.time_major = o_.time_major;
+    l.rows = rows_;
+    for (int g = 0; g < kGates; ++g) l.gate_row[g] = gate_row_[g];
+    l.wx = wx_plain_;
+    l.wh = wh_plain_;
+    l.bias_x = bias_x_;
+    l.bias_h = bias_h_;
+    for (std::vector<int32_t>* v : {&l.mult_x, &l.shift_x, &l.mult_h, &l.shift_h}) v->assign(size_t(rows_), 0);
+    for (int g = 0; g < kGates; ++g)
+      for (int r = gate_row_[g]; r < gate_row_[g] + o_.n_cell; ++r) {
+        const size_t k = size_t(r);
+        l.mult_x[k] = gate_x_[g].multiplier, l.shift_x[k] = gate_x_[g].shift;
+        l.mult_h[k] = gate_h_[g].multiplier, l.shift_h[k] = gate_h_[g].shift;
+      }
+    l.cell_shift = 30 + cell_scale_;
+    l.cell_clip = quantized_cell_clip_;
+    l.hidden_multiplier = hidden_scale_.multiplier, l.hidden_shift = hidden_scale_.shift, l.hidden_zp = hidden_zp_;
+    l.state_zp = output_state_zp_;
+    l.elementwise = rounding_ == Rounding::Double ? RequantForm::Double : RequantForm::Single;
+    l.sigmoid = sigmoid_.table->data();
+    l.tanh_gate = tanh_gate_.table->data();
+    l.tanh_cell = tanh_cell_.table->data();
+    l.state_h = o_.output_state;
+    l.state_c = o_.cell_state;
+    return true;
   }
 
   int64_t macs() const override {
@@ -536,6 +576,7 @@ class Int8Lstm final : public PreparedOp {
   Scale gate_x_[kGates], gate_h_[kGates], peephole_scale_[kGates], hidden_scale_, proj_scale_;
   S8Gates wx_, wh_, wp_;                          // gates stacked, projection; dense for s8_ or sparse
   std::vector<int32_t> bias_x_, bias_h_, bias_p_;  // gate bias and zero-point row sums folded
+  std::vector<int8_t> wx_plain_, wh_plain_;        // the stacked matrices row-major, for integer_form
   std::vector<int32_t> acc_h_zero_state_;         // W_h h for h = zero point everywhere
   std::vector<int32_t> h_term_zero_state_;        // MBQM(bias_h + acc_h_zero_state_, gate_h_)
   std::vector<int16_t> peephole_[kGates];
