@@ -29,16 +29,32 @@ struct Params {
   }
 };
 
+// A gather that copies its one activation input whole and in order (RESHAPE, EXPAND_DIMS,
+// SQUEEZE, a one-part CONCATENATION): its output can be its input's bytes, no step at all (every
+// tensor is written once, so the two never differ).
+bool is_identity(const tfl::Program& p, const tfl::IntegerForm& f) {
+  if (f.kind != tfl::IntegerKind::Gather || f.inputs.size() != 1 || !f.input_tables.empty()) return false;
+  const tfl::Tensor& x = p.tensors[size_t(f.inputs[0])];
+  if (x.is_constant() || tfl::element_count(x.shape) != f.count) return false;
+  for (size_t e = 0; e < f.source_input.size(); ++e)
+    if (f.source_input[e] != 0 || f.source_element[e] != int32_t(e)) return false;
+  return true;
+}
+
 // Where each tensor the steps touch lives in the arena: the constants a step reads as an
-// operand first (they form the arena's image), then every activation, each on its own.
+// operand first (they form the arena's image), then every activation, each on its own but for
+// an identity's output, which is its input's bytes (is_identity).
 class ArenaLayout {
  public:
-  ArenaLayout(const tfl::Program& p, const std::vector<tfl::IntegerForm>& forms, const std::vector<int>& inputs,
-              const std::string& name)
+  ArenaLayout(const tfl::Program& p, const std::vector<tfl::IntegerForm>& forms, const std::vector<bool>& identity,
+              const std::vector<int>& inputs, const std::string& name)
       : p_(p) {
     std::set<int> written(inputs.begin(), inputs.end());
-    std::vector<int> constants, activations(inputs.begin(), inputs.end());
-    for (const tfl::IntegerForm& f : forms) {
+    std::vector<int> constants;
+    std::vector<std::pair<int, int>> activations;  // (tensor, the tensor whose bytes it shares, or -1)
+    for (int t : inputs) activations.push_back({t, -1});
+    for (size_t i = 0; i < forms.size(); ++i) {
+      const tfl::IntegerForm& f = forms[i];
       for (int t : f.inputs) {
         const tfl::Tensor& x = p.tensors[size_t(t)];
         if (x.is_constant()) {
@@ -50,11 +66,14 @@ class ArenaLayout {
         }
       }
       written.insert(f.output);
-      activations.push_back(f.output);
+      activations.push_back({f.output, identity[i] ? f.inputs[0] : -1});
     }
     for (int t : constants) place(t);
     image_bytes_ = end_;
-    for (int t : activations) place(t);
+    for (const auto& [t, shares] : activations) {
+      if (shares < 0) place(t);
+      else if (!offset_.count(t)) offset_[t] = offset_.at(shares);
+    }
     // An LSTM's state (reset by the step itself) and its gates, a region keyed by the step's number.
     for (size_t i = 0; i < forms.size(); ++i) {
       if (forms[i].kind != tfl::IntegerKind::Lstm) continue;
@@ -236,12 +255,17 @@ cuda::IntegerProgram integer_program_from(const tfl::Interpreter& interp, const 
     for (size_t k = before; k < forms.size(); ++k)
       labels.push_back(std::string(tfl::op_name(p.ops[i].code)) + " '" + p.ops[i].label + "'");
   }
-  const ArenaLayout layout(p, forms, inputs, name);
+  std::vector<bool> identity(forms.size());
+  for (size_t i = 0; i < forms.size(); ++i) identity[i] = is_identity(p, forms[i]);
+  const ArenaLayout layout(p, forms, identity, inputs, name);
   cuda::IntegerProgram prog;
   prog.name = name;
-  prog.labels = std::move(labels);
   Params P{prog.params};
-  for (size_t i = 0; i < forms.size(); ++i) prog.steps.push_back(step_of(p, forms[i], layout, P, i));
+  for (size_t i = 0; i < forms.size(); ++i) {
+    if (identity[i]) continue;  // its output is its input's bytes
+    prog.steps.push_back(step_of(p, forms[i], layout, P, i));
+    prog.labels.push_back(labels[i]);
+  }
   prog.arena_bytes = layout.bytes();
   prog.arena_image = layout.image();
   for (int t : inputs) prog.inputs.push_back({layout.at(t), tfl::element_count(p.tensors[size_t(t)].shape)});
