@@ -303,11 +303,12 @@ python-test: python
 
 # tickinfer against LiteRT, ONNX Runtime, OpenVINO and TensorFlow on the bench suite (bench/compare).
 # COMPARE_ARGS="--suite bench/book_models": the order-book models (DeepLOB) at their published sizes;
-# "--suite bench/book_models_multi_horizon": DeepLOB-Seq2Seq and -Attention (two inputs).
+# "--suite bench/book_models_multi_horizon": DeepLOB-Seq2Seq and -Attention (two inputs); "--device cuda": the
+# GPU section (tickinfer's GPU plan beside PyTorch eager, PyTorch CUDA graphs and ONNX Runtime's CUDA provider).
 COMPARE_ARGS ?=
 compare: python
 	cmake --build $(BUILD) -j$(JOBS) --target tickinfer floor_probe
-	bench/compare/setup_venv.sh .venv-compare $(if $(findstring --with-torch,$(COMPARE_ARGS)),--with-torch)
+	bench/compare/setup_venv.sh .venv-compare $(if $(findstring --with-torch,$(COMPARE_ARGS))$(findstring --device cuda,$(COMPARE_ARGS)),--with-torch)
 	.venv-compare/bin/python bench/compare/run.py --build $(BUILD) --pin 1 $(COMPARE_ARGS)
 
 # Each bench-suite model from .keras against the same model as a SavedModel, an ONNX file and a

@@ -3,7 +3,8 @@
 
 def _peers(results, model):
     return [r for r in results if r["model"] == model and r["via"] == "python" and r["mode"] == "window"
-            and not r["runtime"].startswith("tickinfer") and r.get("precision", "fp32") == "fp32" and "p50_ns" in r]
+            and not r["runtime"].startswith("tickinfer") and r.get("precision", "fp32") == "fp32" and "p50_ns" in r
+            and r.get("device", "cpu") == "cpu"]
 
 
 def _row(results, model, runtime, mode="window"):
@@ -139,6 +140,29 @@ def _us(ns):
     return "" if ns is None else f"{ns / 1e3:.2f}" if ns < 1e5 else f"{ns / 1e3:.0f}"
 
 
+def _gpu_markdown(doc):
+    """run.py --device cuda: per model, each GPU row beside tickinfer's GPU plan and the CPU plan
+    on one core (native), and PyTorch's CUDA graph over tickinfer's GPU plan (issue 36's window bar: 2x)."""
+    results = doc["results"]
+    gpu = [r for r in results if r.get("device") == "cuda"]
+    if not gpu:
+        return []
+    lines = ["", "On the GPU (same card, same run; host to host per call, batch 1):", "",
+             "| model | runtime | p50 us | p99 us | p99.9 us | max abs err vs Keras | p50 / tickinfer GPU p50 "
+             "| p50 / tickinfer CPU native p50 |", "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for m in dict.fromkeys(r["model"] for r in gpu):
+        ours, nat = _row(results, m, "tickinfer_cuda"), _row(results, m, "tickinfer_native")
+        for r in sorted((r for r in gpu if r["model"] == m), key=lambda r: r.get("p50_ns", float("inf"))):
+            if "p50_ns" not in r:
+                lines.append(f"| {m} | {r['label']} | - | - | - | | {r.get('error') or 'disagrees with Keras'} | |")
+                continue
+            vs_gpu = f"{r['p50_ns'] / ours['p50_ns']:.2f}x" if ours else ""
+            vs_cpu = f"{r['p50_ns'] / nat['p50_ns']:.2f}x" if nat else ""
+            lines.append(f"| {m} | {r['label']} | {_us(r['p50_ns'])} | {_us(r['p99_ns'])} | {_us(r['p999_ns'])} "
+                         f"| {r.get('max_abs_err', 0):.1e} | {vs_gpu} | {vs_cpu} |")
+    return lines
+
+
 def markdown(doc):
     meta, results = doc["meta"], doc["results"]
     v = meta["versions"]
@@ -216,6 +240,7 @@ def markdown(doc):
                          f"| {b['incremental_vs_whole']:.2f}x | {b['fastest_peer']} {_us(b['fastest_peer_p50_ns'])} "
                          f"| {b['incremental_vs_peer']:.2f}x | {yn[b['incremental_3x_bar']]} |")
     lines += _quantization_markdown(doc)
+    lines += _gpu_markdown(doc)
     if meta.get("notes"):
         lines += ["", "Notes: " + "; ".join(meta["notes"])]
     if meta.get("failures"):

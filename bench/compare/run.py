@@ -4,6 +4,7 @@
     make compare                       (builds the module, creates .venv-compare, runs this)
     .venv-compare/bin/python bench/compare/run.py --build build [--pin 1] [--seconds S]
                                        [--models a,b] [--suite DIR] [--with-torch] [--out DIR]
+                                       [--device cuda]
 
 For each model of the suite's manifest (--suite: bench/models, the bench suite, by default;
 bench/book_models for the order-book models, `make compare COMPARE_ARGS="--suite bench/book_models"`):
@@ -23,6 +24,10 @@ bench/book_models for the order-book models, `make compare COMPARE_ARGS="--suite
     --quant-tolerance on the 64 N(0, 1) agreement inputs (not on the committed edge-case rows),
     timed the same way; the quantization bar compares each engine's fastest form within that
     tolerance.
+--device cuda adds the GPU section on the machine's card: tickinfer's GPU plan (compile(device=
+"cuda")), PyTorch eager and in a CUDA graph (the same weights), ONNX Runtime's CUDA provider where
+onnxruntime-gpu is installed; each checked against Keras first, timed host to host per call like
+the rest, reported in a table of its own and never counted among the CPU bars' peers.
 Recurrent models are compared in window mode (what every peer computes: the whole window, state
 from zero). tickinfer's stream mode (one tick per call, state carried) is listed below them as
 what a streaming deployment would run; no peer offers it.
@@ -178,6 +183,20 @@ def add_floors(build, results):
     return probe
 
 
+def no_gpu(case, suite_dir, tickinfer):
+    """Why the GPU section cannot run here ("" when it can): tickinfer's own answer for the suite's
+    first model (no CUDA backend in this build, no device visible), then PyTorch's."""
+    try:
+        tickinfer.load(str(suite_dir / case["file"])).compile(device="cuda")
+    except Exception as e:
+        return str(e)
+    try:
+        import torch
+    except ImportError:
+        return "PyTorch is not installed in this venv (bench/compare/setup_venv.sh --with-torch)"
+    return "" if torch.cuda.is_available() else "PyTorch sees no CUDA device"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=str(ROOT / "build"), help="CMake build dir with tickinfer and python/")
@@ -197,6 +216,9 @@ def main():
     ap.add_argument("--quant-tolerance", type=float, default=INT8_REL,
                     help="a quantized row agrees when |err| <= this x max |Keras output| (default %(default)g)")
     ap.add_argument("--with-torch", action="store_true", help="add PyTorch (bench/compare/setup_venv.sh --with-torch)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="cuda: add the GPU section (tickinfer's GPU plan, PyTorch eager and CUDA graph, ONNX "
+                         "Runtime's CUDA provider where installed) on the same card; needs PyTorch with CUDA")
     ap.add_argument("--render", metavar="JSON", help="only re-render the table and chart from a compare.json")
     args = ap.parse_args()
     started = time.perf_counter()
@@ -233,10 +255,15 @@ def main():
     if args.models:
         wanted = args.models.split(",")
         cases = [c for c in cases if c["name"] in wanted]
-    ver = versions(args.with_torch)
+    ver = versions(args.with_torch or args.device == "cuda")
     rt_table = dict(runners.PEERS)
     if args.with_torch:
         rt_table.update(runners.TORCH)
+    if args.device == "cuda":
+        if why := no_gpu(cases[0], suite_dir, tickinfer):
+            log(f"--device cuda: {why}")
+            return 2
+        rt_table.update(runners.GPU)
     overhead = timer_overhead_ns()
     log(f"timer: perf_counter_ns pair costs {overhead:.0f} ns (included in every Python-side sample)")
 
@@ -279,7 +306,7 @@ def main():
         for key, (factory, label) in entries.items():
             quant = key in runners.PRECISION  # a quantized row: an extra, at the quantization tolerance
             row = {"model": name, "runtime": key, "label": label, "mode": "window", "via": "python",
-                   "precision": runners.PRECISION.get(key, "fp32")}
+                   "precision": runners.PRECISION.get(key, "fp32"), "device": "cuda" if key in runners.GPU else "cpu"}
             try:
                 call = factory(ctx)
                 # The Keras call is the reference itself (same call, same inputs): not re-run.

@@ -25,13 +25,14 @@ def keras_order(ctx, shapes, names):
     return sorted(range(len(names)), key=lambda k: names[k])
 
 
-def tickinfer_python(ctx, out_buffer=False, mode="window", file="model_path"):
+def tickinfer_python(ctx, out_buffer=False, mode="window", file="model_path", device="cpu"):
     """The engine through its Python module: plan.run(x) returns a new array (as the peers do);
     with out_buffer, plan.run_into(x, buf) writes a preallocated array (no allocation per call).
     mode="stream": x is one tick ([1, features]); the recurrent state carries between calls.
-    file: which of the model's files (the Keras model, or a .tkq from quantized.py)."""
+    file: which of the model's files (the Keras model, or a .tkq from quantized.py).
+    device="cuda": the GPU plan (the resident kernel for an LSTM stack, else the CUDA graph form)."""
     import tickinfer
-    plan = tickinfer.load(ctx[file]).compile(mode=mode)
+    plan = tickinfer.load(ctx[file]).compile(mode=mode, device=device)
     if len(ctx["input_shapes"]) > 1:  # the inputs as a list, the Python module's form
         out = np.empty((1,) + plan.output_shapes[0], np.float32)
         run, run_into = plan.run, plan.run_into
@@ -196,6 +197,73 @@ def pytorch(ctx):
     return call
 
 
+def pytorch_cuda(ctx, graph=False):
+    """PyTorch on the GPU, the same weights (torch_port.py): the input copied from pinned memory,
+    the module, the output copied back, one synchronise per call; graph=True captures that once
+    in a torch.cuda.CUDAGraph and replays it (PyTorch's lowest-overhead form for a fixed shape).
+    TF32 off, so the products are fp32 as tickinfer's."""
+    import torch
+    from torch_port import port
+    if len(ctx["input_shapes"]) > 1:
+        raise NotImplementedError("the GPU rows take single-input models")
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    dev = torch.device("cuda")
+    module = port(ctx["keras_model"]).eval().to(dev)
+    x_pin = torch.zeros((1,) + tuple(ctx["input_shape"])).pin_memory()
+    x_dev = torch.zeros(x_pin.shape, device=dev)
+    with torch.inference_mode():
+        y_pin = torch.zeros(module(x_dev).shape).pin_memory()
+    x_np, y_np = x_pin.numpy(), y_pin.numpy()
+
+    def body():
+        x_dev.copy_(x_pin, non_blocking=True)
+        y_pin.copy_(module(x_dev), non_blocking=True)
+
+    stream = torch.cuda.current_stream()
+    with torch.inference_mode():
+        side = torch.cuda.Stream()  # warm-up off the capture stream, as torch.cuda.graph asks
+        side.wait_stream(stream)
+        with torch.cuda.stream(side):
+            for _ in range(3):
+                body()
+        stream.wait_stream(side)
+        torch.cuda.synchronize()
+        run = body
+        if graph:
+            g = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(g):
+                body()
+            run = g.replay
+
+    def call(x):
+        x_np[...] = x
+        with torch.inference_mode():
+            run()
+        stream.synchronize()
+        return y_np.copy()
+    call.keepalive = (module, x_pin, x_dev, y_pin, run)
+    return call
+
+
+def onnxruntime_cuda(ctx, file="onnx"):
+    """ONNX Runtime's CUDA execution provider on the tf2onnx file, where the installed package
+    has it (onnxruntime-gpu); refused by name otherwise."""
+    import onnxruntime as ort
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        raise NotImplementedError("this onnxruntime has no CUDAExecutionProvider (onnxruntime-gpu is not installed)")
+    sess = ort.InferenceSession(ctx[file], providers=["CUDAExecutionProvider"])
+    if len(sess.get_inputs()) > 1:
+        raise NotImplementedError("the GPU rows take single-input models")
+    name = sess.get_inputs()[0].name
+    run = sess.run
+
+    def call(x):
+        return run(None, {name: x})[0]
+    call.keepalive = sess
+    return call
+
+
 # name -> (factory, label for tables). Order is the table's order.
 PEERS = {
     "litert": (litert, "LiteRT (XNNPACK, 1 thread)"),
@@ -244,4 +312,13 @@ TICKINFER = {
     "tickinfer_python": (tickinfer_python, "tickinfer via Python: plan.run(x)"),
     "tickinfer_python_out": (functools.partial(tickinfer_python, out_buffer=True),
                              "tickinfer via Python: plan.run_into(x, buf)"),
+}
+# `run.py --device cuda`: tickinfer's GPU plan and the peers a desk would put on the same card.
+# Their rows carry device "cuda" and are never counted among the CPU bars' peers.
+GPU = {
+    "tickinfer_cuda": (functools.partial(tickinfer_python, device="cuda"),
+                       "tickinfer on the GPU via Python: plan.run(x), compile(device=\"cuda\")"),
+    "pytorch_cuda": (pytorch_cuda, "PyTorch eager on the GPU (pinned copies, one synchronise)"),
+    "pytorch_cuda_graph": (functools.partial(pytorch_cuda, graph=True), "PyTorch CUDA graph (replayed per call)"),
+    "onnxruntime_cuda": (onnxruntime_cuda, "ONNX Runtime, CUDA execution provider"),
 }
