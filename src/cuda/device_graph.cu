@@ -62,38 +62,20 @@ class GraphRunner final : public ProgramRunner {
   std::string reserve_rows(int max_rows) override {
     if (std::string why = why_not_batched(*p_); !why.empty()) return why;
     if (max_rows > 65535) return "at most 65535 rows per call (a grid's second dimension)";
-    release_batch();
     try {
       stride_ = row_stride_floats(*p_);
-      check(cudaMallocAsync(reinterpret_cast<void**>(&batch_arena_), bytes(stride_ * max_rows), stream_),
-            "cudaMallocAsync batch arena");
-      check(cudaMemsetAsync(batch_arena_, 0, bytes(stride_ * max_rows), stream_), "cudaMemsetAsync batch arena");
-      batch_in_ = take(size_t(p_->inputs[0].floats) * size_t(max_rows));
-      batch_out_ = take(size_t(p_->outputs[0].floats) * size_t(max_rows));
-      for (int rows = 1; rows < max_rows;) {
-        rows = std::min(2 * rows, max_rows);
-        batches_.push_back({rows, capture_batch(rows)});
-      }
-      check(cudaStreamSynchronize(stream_), "the batch arena");
+      const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
+      batch_.reserve(stream_, max_rows, int64_t(bytes(stride_)), {int64_t(bytes(in.offset)), int64_t(bytes(in.floats))},
+                     {int64_t(bytes(out.offset)), int64_t(bytes(out.floats))}, &launch_rows, this, kWho);
     } catch (const std::exception& e) {
-      release_batch();
       return e.what();
     }
-    max_rows_ = max_rows;
     return {};
   }
 
   bool run_rows(const float* x, int rows, float* y) noexcept override {
-    if (rows < 1 || rows > max_rows_) return false;
-    if (rows == 1) return run(&x, &y, false);
-    size_t g = 0;
-    while (batches_[g].rows < rows) ++g;  // the smallest batch graph that holds them
-    const size_t in = size_t(p_->inputs[0].floats), out = size_t(p_->outputs[0].floats);
-    std::memcpy(batch_in_, x, bytes(in * size_t(rows)));
-    if (cudaGraphLaunch(batches_[g].exec, stream_) != cudaSuccess) return false;
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) return false;
-    std::memcpy(y, batch_out_, bytes(out * size_t(rows)));
-    return true;
+    if (rows < 1 || rows > std::max(batch_.max_rows(), 1)) return false;
+    return rows == 1 ? run(&x, &y, false) : batch_.run(stream_, x, rows, y);
   }
 
  private:
@@ -116,7 +98,7 @@ class GraphRunner final : public ProgramRunner {
   }
 
   void release() noexcept {
-    release_batch();  // first: it frees on the stream destroyed below
+    batch_.release(stream_);  // first: it frees on the stream destroyed below
     for (cudaGraphExec_t g : {plain_, reset_})
       if (g) cudaGraphExecDestroy(g);
     if (arena_) cudaFreeAsync(arena_, stream_);
@@ -128,21 +110,6 @@ class GraphRunner final : public ProgramRunner {
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(in_));
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(out_));
   }
-
-  void release_batch() noexcept {
-    for (const Batch& b : batches_) cudaGraphExecDestroy(b.exec);
-    batches_.clear();
-    if (batch_arena_) {
-      cudaFreeAsync(batch_arena_, stream_);
-      cudaStreamSynchronize(stream_);
-    }
-    batch_arena_ = nullptr;
-    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_in_));
-    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_out_));
-    batch_in_ = batch_out_ = nullptr;
-    max_rows_ = 0;
-  }
-
 
  public:
   bool run(const float* const* inputs, float* const* outputs, bool reset) noexcept override {
@@ -212,29 +179,16 @@ class GraphRunner final : public ProgramRunner {
     return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, block, args, 0, stream_);
   }
 
-  // A batch of `rows` rows: the inputs in with one strided copy (row b at its row arena), every
-  // step over the rows, the outputs back with another.
-  cudaGraphExec_t capture_batch(int rows) {
-    const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
-    check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  static cudaError_t launch_rows(void* self, void* arena, int rows) {
+    auto* r = static_cast<GraphRunner*>(self);
     cudaError_t e = cudaSuccess;
-    auto keep = [&](cudaError_t r) {
-      if (e == cudaSuccess) e = r;
-    };
-    keep(cudaMemcpy2DAsync(batch_arena_ + in.offset, bytes(stride_), batch_in_, bytes(in.floats), bytes(in.floats),
-                           size_t(rows), cudaMemcpyHostToDevice, stream_));
-    for (const DeviceStep& s : p_->steps) keep(launch(s, batch_arena_, rows));
-    keep(cudaMemcpy2DAsync(batch_out_, bytes(out.floats), batch_arena_ + out.offset, bytes(stride_), bytes(out.floats),
-                           size_t(rows), cudaMemcpyDeviceToHost, stream_));
-    return instantiate(e);
+    for (const DeviceStep& s : r->p_->steps)
+      if (e == cudaSuccess) e = r->launch(s, static_cast<float*>(arena), rows);
+    return e;
   }
 
   cudaGraphExec_t instantiate(cudaError_t e) { return end_capture(stream_, e, kWho); }
 
-  struct Batch {
-    int rows;
-    cudaGraphExec_t exec;
-  };
 
   std::shared_ptr<const DeviceProgram> p_;
   std::string device_name_;
@@ -248,11 +202,7 @@ class GraphRunner final : public ProgramRunner {
   cudaGraphExec_t plain_ = nullptr, reset_ = nullptr;
   // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
   int64_t stride_ = 0;
-  float* batch_arena_ = nullptr;
-  float* batch_in_ = nullptr;
-  float* batch_out_ = nullptr;
-  std::vector<Batch> batches_;
-  int max_rows_ = 0;
+  BatchGraphs batch_;
 };
 
 }  // namespace

@@ -42,16 +42,8 @@ class HostProgramRunner final : public ProgramRunner {
   bool run_rows(const float* x, int rows, float* y) noexcept override {
     if (rows < 1 || rows > max_rows_) return false;
     const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
-    float* A = batch_.data();
-    for (int b = 0; b < rows; ++b)
-      std::memcpy(A + b * stride_ + in.offset, x + b * in.floats, sizeof(float) * static_cast<size_t>(in.floats));
-    for (const DeviceStep& s : p_->steps)
-      for (int k = 0; k < rows; ++k) {
-        const int b = x_.backwards ? rows - 1 - k : k;
-        steps::run_step(x_, s, A + b * stride_, p_->weights.data());
-      }
-    for (int b = 0; b < rows; ++b)
-      std::memcpy(y + b * out.floats, A + b * stride_ + out.offset, sizeof(float) * static_cast<size_t>(out.floats));
+    run_rows_serially(x_, batch_.data(), stride_, x, in.offset, in.floats, y, out.offset, out.floats, rows, p_->steps,
+                      [&](const DeviceStep& s, float* row) { steps::run_step(x_, s, row, p_->weights.data()); });
     return true;
   }
 

@@ -61,40 +61,27 @@ class IntegerGraphRunner final : public IntegerRunner {
   std::string reserve_rows(int max_rows) override {
     if (std::string why = integer_why_not_batched(*p_); !why.empty()) return why;
     if (max_rows > 65535) return "at most 65535 rows per call (a grid's second dimension)";
-    release_batch();
     try {
       stride_ = integer_row_stride(*p_);
-      batch_arena_ = static_cast<int8_t*>(
-          device_buffer(stream_, size_t(stride_ * max_rows), nullptr, 0, kWho, "the batch arena"));
-      for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)
-        check_cuda(cudaMemcpyAsync(batch_arena_ + b * stride_, p_->arena_image.data(), p_->arena_image.size(),
+      const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
+      batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this,
+                     kWho);
+      auto* arena = static_cast<int8_t*>(batch_.arena());
+      for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)  // each row's constants
+        check_cuda(cudaMemcpyAsync(arena + b * stride_, p_->arena_image.data(), p_->arena_image.size(),
                                    cudaMemcpyHostToDevice, stream_),
                    kWho, "the batch arena's constants");
-      batch_in_ = take(size_t(p_->inputs[0].bytes) * size_t(max_rows));
-      batch_out_ = take(size_t(p_->outputs[0].bytes) * size_t(max_rows));
-      for (int rows = 1; rows < max_rows;) {
-        rows = std::min(2 * rows, max_rows);
-        batches_.push_back({rows, capture_batch(rows)});
-      }
-      check_cuda(cudaStreamSynchronize(stream_), kWho, "the batch arena");
+      check_cuda(cudaStreamSynchronize(stream_), kWho, "the batch arena's constants");
     } catch (const std::exception& e) {
-      release_batch();
+      batch_.release(stream_);
       return e.what();
     }
-    max_rows_ = max_rows;
     return {};
   }
 
   bool run_rows(const int8_t* x, int rows, int8_t* y) noexcept override {
-    if (rows < 1 || rows > max_rows_) return false;
-    if (rows == 1) return run(&x, &y);
-    size_t g = 0;
-    while (batches_[g].rows < rows) ++g;  // the smallest batch graph that holds them
-    std::memcpy(batch_in_, x, size_t(p_->inputs[0].bytes) * size_t(rows));
-    if (cudaGraphLaunch(batches_[g].exec, stream_) != cudaSuccess) return false;
-    if (cudaStreamSynchronize(stream_) != cudaSuccess) return false;
-    std::memcpy(y, batch_out_, size_t(p_->outputs[0].bytes) * size_t(rows));
-    return true;
+    if (rows < 1 || rows > std::max(batch_.max_rows(), 1)) return false;
+    return rows == 1 ? run(&x, &y) : batch_.run(stream_, x, rows, y);
   }
 
   std::string describe() const override {
@@ -121,7 +108,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   }
 
   void release() noexcept {
-    release_batch();  // first: it frees on the stream destroyed below
+    batch_.release(stream_);  // first: it frees on the stream destroyed below
     if (graph_) cudaGraphExecDestroy(graph_);
     if (arena_) cudaFreeAsync(arena_, stream_);
     if (params_) cudaFreeAsync(params_, stream_);
@@ -131,20 +118,6 @@ class IntegerGraphRunner final : public IntegerRunner {
     }
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(in_));
     detail::give_back_mapped(reinterpret_cast<unsigned long long*>(out_));
-  }
-
-  void release_batch() noexcept {
-    for (const Batch& b : batches_) cudaGraphExecDestroy(b.exec);
-    batches_.clear();
-    if (batch_arena_) {
-      cudaFreeAsync(batch_arena_, stream_);
-      cudaStreamSynchronize(stream_);
-    }
-    batch_arena_ = nullptr;
-    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_in_));
-    detail::give_back_mapped(reinterpret_cast<unsigned long long*>(batch_out_));
-    batch_in_ = batch_out_ = nullptr;
-    max_rows_ = 0;
   }
 
   static int8_t* take(size_t bytes) {
@@ -175,21 +148,12 @@ class IntegerGraphRunner final : public IntegerRunner {
                             stream_);
   }
 
-  // A batch of `rows`: the inputs in with one strided copy, every step over the rows, the outputs
-  // back with another.
-  cudaGraphExec_t capture_batch(int rows) {
-    const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
-    check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), kWho, "cudaStreamBeginCapture");
+  static cudaError_t launch_rows(void* self, void* arena, int rows) {
+    auto* r = static_cast<IntegerGraphRunner*>(self);
     cudaError_t e = cudaSuccess;
-    auto keep = [&](cudaError_t r) {
-      if (e == cudaSuccess) e = r;
-    };
-    keep(cudaMemcpy2DAsync(batch_arena_ + in.offset, size_t(stride_), batch_in_, size_t(in.bytes), size_t(in.bytes),
-                           size_t(rows), cudaMemcpyHostToDevice, stream_));
-    for (const IntegerStep& s : p_->steps) keep(launch(s, batch_arena_, rows));
-    keep(cudaMemcpy2DAsync(batch_out_, size_t(out.bytes), batch_arena_ + out.offset, size_t(stride_), size_t(out.bytes),
-                           size_t(rows), cudaMemcpyDeviceToHost, stream_));
-    return end_capture(stream_, e, kWho);
+    for (const IntegerStep& s : r->p_->steps)
+      if (e == cudaSuccess) e = r->launch(s, static_cast<int8_t*>(arena), rows);
+    return e;
   }
 
   cudaGraphExec_t capture() {
@@ -219,16 +183,8 @@ class IntegerGraphRunner final : public IntegerRunner {
   std::vector<size_t> in_at_, out_at_;
   cudaGraphExec_t graph_ = nullptr;
   // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
-  struct Batch {
-    int rows;
-    cudaGraphExec_t exec;
-  };
   int64_t stride_ = 0;
-  int8_t* batch_arena_ = nullptr;
-  int8_t* batch_in_ = nullptr;
-  int8_t* batch_out_ = nullptr;
-  std::vector<Batch> batches_;
-  int max_rows_ = 0;
+  BatchGraphs batch_;
 };
 
 }  // namespace

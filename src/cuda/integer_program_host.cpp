@@ -42,14 +42,8 @@ class HostIntegerRunner final : public IntegerRunner {
   bool run_rows(const int8_t* x, int rows, int8_t* y) noexcept override {
     if (rows < 1 || rows > max_rows_) return false;
     const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
-    int8_t* A = batch_.data();
-    for (int b = 0; b < rows; ++b) std::memcpy(A + b * stride_ + in.offset, x + b * in.bytes, size_t(in.bytes));
-    for (const IntegerStep& s : p_->steps)
-      for (int k = 0; k < rows; ++k) {
-        const int b = x_.backwards ? rows - 1 - k : k;
-        intsteps::run_step(x_, s, A + b * stride_, p_->params.data());
-      }
-    for (int b = 0; b < rows; ++b) std::memcpy(y + b * out.bytes, A + b * stride_ + out.offset, size_t(out.bytes));
+    run_rows_serially(x_, batch_.data(), stride_, x, in.offset, in.bytes, y, out.offset, out.bytes, rows, p_->steps,
+                      [&](const IntegerStep& s, int8_t* row) { intsteps::run_step(x_, s, row, p_->params.data()); });
     return true;
   }
 

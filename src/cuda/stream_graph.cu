@@ -1,7 +1,10 @@
 #include "cuda/stream_graph.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <stdexcept>
+
+#include "cuda/pinned_pool.hpp"
 
 namespace tickinfer::cuda {
 
@@ -40,6 +43,59 @@ cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const 
   cudaGraphDestroy(graph);
   check_cuda(e, who, "cudaGraphInstantiate");
   return exec;
+}
+
+void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
+                          LaunchSteps launch_steps, void* owner, const char* who) {
+  release(stream);
+  try {
+    arena_ = device_buffer(stream, size_t(row_stride) * size_t(max_rows), nullptr, 0, who, "the batch arena");
+    in_ = detail::take_mapped(std::max<size_t>((size_t(in.bytes) * size_t(max_rows) + 7) / 8, 1)).host;
+    out_ = detail::take_mapped(std::max<size_t>((size_t(out.bytes) * size_t(max_rows) + 7) / 8, 1)).host;
+    in_span_ = in, out_span_ = out;
+    auto* arena = static_cast<char*>(arena_);
+    for (int rows = 1; rows < max_rows;) {
+      rows = std::min(2 * rows, max_rows);
+      check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), who, "cudaStreamBeginCapture");
+      cudaError_t e = cudaMemcpy2DAsync(arena + in.offset, size_t(row_stride), in_, size_t(in.bytes), size_t(in.bytes),
+                                        size_t(rows), cudaMemcpyHostToDevice, stream);
+      if (e == cudaSuccess) e = launch_steps(owner, arena_, rows);
+      if (e == cudaSuccess)
+        e = cudaMemcpy2DAsync(out_, size_t(out.bytes), arena + out.offset, size_t(row_stride), size_t(out.bytes),
+                              size_t(rows), cudaMemcpyDeviceToHost, stream);
+      graphs_.push_back({rows, end_capture(stream, e, who)});
+    }
+    check_cuda(cudaStreamSynchronize(stream), who, "the batch arena");
+  } catch (...) {
+    release(stream);
+    throw;
+  }
+  max_rows_ = max_rows;
+}
+
+bool BatchGraphs::run(cudaStream_t stream, const void* x, int rows, void* y) noexcept {
+  if (rows < 2 || rows > max_rows_) return false;
+  size_t g = 0;
+  while (graphs_[g].rows < rows) ++g;  // the smallest batch graph that holds them
+  std::memcpy(in_, x, size_t(in_span_.bytes) * size_t(rows));
+  if (cudaGraphLaunch(graphs_[g].exec, stream) != cudaSuccess) return false;
+  if (cudaStreamSynchronize(stream) != cudaSuccess) return false;
+  std::memcpy(y, out_, size_t(out_span_.bytes) * size_t(rows));
+  return true;
+}
+
+void BatchGraphs::release(cudaStream_t stream) noexcept {
+  for (const Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
+  graphs_.clear();
+  if (arena_) {
+    cudaFreeAsync(arena_, stream);
+    cudaStreamSynchronize(stream);
+  }
+  arena_ = nullptr;
+  detail::give_back_mapped(static_cast<unsigned long long*>(in_));
+  detail::give_back_mapped(static_cast<unsigned long long*>(out_));
+  in_ = out_ = nullptr;
+  max_rows_ = 0;
 }
 
 }  // namespace tickinfer::cuda

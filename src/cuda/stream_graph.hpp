@@ -7,7 +7,9 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tickinfer::cuda {
 
@@ -31,5 +33,39 @@ void* device_buffer(cudaStream_t stream, size_t bytes, const void* host, size_t 
 // Ends the capture begun on `stream` and instantiates it; `first_error` is the first error any
 // captured call returned. Throws naming what failed.
 cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const char* who);
+
+// Batched rows of a program on one stream (the graph form's and the integer program's
+// run_rows): a device arena of max_rows row arenas `row_stride` bytes apart, pinned staging for
+// the rows' inputs and outputs, and one captured graph per batch size 2, 4, ... max_rows, each a
+// strided copy of the inputs in, launch_steps(arena, rows) (the steps with the rows as the grid's
+// second dimension), a strided copy of the outputs out.
+class BatchGraphs {
+ public:
+  struct Span {
+    int64_t offset = 0, bytes = 0;  // within one row's arena
+  };
+  using LaunchSteps = cudaError_t (*)(void* owner, void* arena, int rows);
+  // Throws std::runtime_error naming what failed (having released what it took). The arena's
+  // rows are zeroed; the caller may fill them (constants) before the first run.
+  void reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out, LaunchSteps launch_steps,
+               void* owner, const char* who);
+  // rows in [2, max_rows()]: x in, the smallest graph that holds them, a synchronise, y out.
+  bool run(cudaStream_t stream, const void* x, int rows, void* y) noexcept;
+  void release(cudaStream_t stream) noexcept;
+  int max_rows() const { return max_rows_; }
+  void* arena() const { return arena_; }
+
+ private:
+  struct Graph {
+    int rows;
+    cudaGraphExec_t exec;
+  };
+  std::vector<Graph> graphs_;
+  void* arena_ = nullptr;
+  void* in_ = nullptr;
+  void* out_ = nullptr;
+  Span in_span_, out_span_;
+  int max_rows_ = 0;
+};
 
 }  // namespace tickinfer::cuda
