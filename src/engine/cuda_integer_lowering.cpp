@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "engine/cuda_integer_padding.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
@@ -257,12 +258,13 @@ cuda::IntegerProgram integer_program_from(const tfl::Interpreter& interp, const 
   }
   std::vector<bool> identity(forms.size());
   for (size_t i = 0; i < forms.size(); ++i) identity[i] = is_identity(p, forms[i]);
+  const std::vector<bool> folded = fold_padding(p, forms, identity, outputs);
   const ArenaLayout layout(p, forms, identity, inputs, name);
   cuda::IntegerProgram prog;
   prog.name = name;
   Params P{prog.params};
   for (size_t i = 0; i < forms.size(); ++i) {
-    if (identity[i]) continue;  // its output is its input's bytes
+    if (identity[i] || folded[i]) continue;  // its output is its input's bytes; a PAD a convolution does
     prog.steps.push_back(step_of(p, forms[i], layout, P, i));
     prog.labels.push_back(labels[i]);
   }
