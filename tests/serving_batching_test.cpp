@@ -15,6 +15,7 @@
 #include "serving/model_server.hpp"
 #include "support/http_client.hpp"
 #include "support/serving_repo.hpp"
+#include "support/source_paths.hpp"
 
 using namespace tickinfer::serving;
 using tickinfer::testing::HttpClient;
@@ -132,32 +133,39 @@ TEST(ServingBatching, FullQueueIsUnavailable) {
 // each row as run() gives it. Without a GPU the load fails saying why.
 TEST(ServingBatching, OnAGpuEveryWindowModelRunsRowsTogether) {
   TempDir d;
-  const std::string dir = d.add_version("tcn", "1", tickinfer::testing::bench_model("tcn/model.keras"));
+  // A Keras model (the CUDA graph form) and an int8 TFLite file (the integer program).
+  const std::string keras = d.add_version("tcn", "1", tickinfer::testing::bench_model("tcn/model.keras"));
+  const std::string int8 = d.add_version(
+      "tcn_int8", "1", std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/tcn/int8.tflite");
   ServableOptions o;
   o.device = "cuda";
   if (tickinfer::cuda::device_count() == 0) {
-    try {
-      Servable::load(dir, 1, o);
-      FAIL() << "served on a GPU that is not there";
-    } catch (const tickinfer::Error& e) {
-      EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos) << e.what();
+    for (const std::string& dir : {keras, int8}) {
+      try {
+        Servable::load(dir, 1, o);
+        FAIL() << "served on a GPU that is not there";
+      } catch (const tickinfer::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos) << e.what();
+      }
     }
     GTEST_SKIP() << "no CUDA device visible: the refusal is checked, the batched rows need a GPU";
   }
-  const auto sv = Servable::load(dir, 1, o);
-  ASSERT_TRUE(sv->rows_together());
-  const size_t in = sv->inputs()[0].size, out = sv->outputs()[0].size;
-  const int rows = 5;
-  std::vector<float> x(rows * in), y(rows * out), one(out);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i));
-  const float* ins[] = {x.data()};
-  float* outs[] = {y.data()};
-  sv->run(0, rows, ins, outs);
-  for (int r = 0; r < rows; ++r) {
-    const float* xr[] = {x.data() + r * in};
-    float* yr[] = {one.data()};
-    sv->run(0, 1, xr, yr);
-    EXPECT_EQ(std::memcmp(one.data(), y.data() + r * out, out * sizeof(float)), 0) << "row " << r;
+  for (const std::string& dir : {keras, int8}) {
+    const auto sv = Servable::load(dir, 1, o);
+    ASSERT_TRUE(sv->rows_together()) << dir;
+    const size_t in = sv->inputs()[0].size, out = sv->outputs()[0].size;
+    const int rows = 5;
+    std::vector<float> x(rows * in), y(rows * out), one(out);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * float(i));
+    const float* ins[] = {x.data()};
+    float* outs[] = {y.data()};
+    sv->run(0, rows, ins, outs);
+    for (int r = 0; r < rows; ++r) {
+      const float* xr[] = {x.data() + r * in};
+      float* yr[] = {one.data()};
+      sv->run(0, 1, xr, yr);
+      EXPECT_EQ(std::memcmp(one.data(), y.data() + r * out, out * sizeof(float)), 0) << dir << " row " << r;
+    }
   }
 }
 
