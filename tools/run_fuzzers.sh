@@ -29,8 +29,8 @@ fuzz_one() {
       for f in "$fx"/tflite/*/*.tflite "$fx"/tflite_lift/*/*.tflite "$fx"/tflite_k3/*/*.tflite "$fx"/pruned/*.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
-    integer_program_fuzz)  # the converter's int8 files
-      for f in "$fx"/tflite/*/int8.tflite; do
+    integer_program_fuzz)  # the converter's int8 files and the integer LSTM fixtures
+      for f in "$fx"/tflite/*/int8.tflite "$fx"/quant_lstm/*_int8/model.tflite; do
         cp "$f" "$work/$(basename "$(dirname "$f")")-$(basename "$f")"
       done ;;
     tflite_run_fuzz)  # the TFLite fixtures (Keras 3 WHILE / resource-variable ones too) and the LSTM fixtures
