@@ -84,6 +84,9 @@ std::string integer_program_error(const IntegerProgram& p) {
     }
     const int64_t channels = s.per_channel ? e.per_channel : 1;
     if (s.weights >= 0 && !inside(s.weights, e.weights, params)) return where + ": its filter lies outside the parameters";
+    if ((s.kind == IntKind::FullyConnected || s.kind == IntKind::Conv2D) &&
+        !inside(s.row_sums, 4 * (e.weights / std::max(s.kind == IntKind::Conv2D ? s.in_c : s.depth, 1)), params))
+      return where + ": its filter's row sums lie outside the parameters";
     if (s.bias >= 0 && !inside(s.bias, 4 * e.per_channel, params)) return where + ": its bias lies outside the parameters";
     if (s.kind == IntKind::Lstm) {
       if (std::string e = lstm_error(s, arena, params); !e.empty()) return where + ": " + e;

@@ -41,6 +41,9 @@ struct IntegerStep {
   // per input, index_a naming each element's).
   int64_t weights = -1, bias = -1, multiplier = -1, shift = -1, scale = -1, table = -1, table_a = -1, table_b = -1,
           index_a = -1, index_b = -1, source = -1;
+  // FullyConnected and Conv2D: each filter row's sum (int32; a unit's, or a channel's at one tap),
+  // so the input offset's share of a sum is one product.
+  int64_t row_sums = -1;
   int32_t requant = kRequantDouble, raw = kRawAdd;
   int32_t per_channel = 0;  // 1: multiplier/shift/scale per unit or output channel; 0: one
   int32_t in_offset = 0, out_zp = 0, lo = -128, hi = 127, off_a = 0, off_b = 0, fill = 0;

@@ -68,18 +68,35 @@ TI_HD void binary(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P)
   });
 }
 
+// sum_d w[d] * x[d] in int32. On the device four products per instruction (dp4a) where both
+// rows are 4-byte aligned; integer sums are exact, so any grouping gives the same int32.
+TI_HD inline int32_t dot_s8(const int8_t* w, const int8_t* x, int n) {
+  int32_t acc = 0;
+  int d = 0;
+#if defined(__CUDA_ARCH__)
+  if (((reinterpret_cast<uintptr_t>(w) | reinterpret_cast<uintptr_t>(x)) & 3) == 0) {
+    const int* w4 = reinterpret_cast<const int*>(w);
+    const int* x4 = reinterpret_cast<const int*>(x);
+    for (; d + 4 <= n; d += 4) acc = __dp4a(w4[d / 4], x4[d / 4], acc);
+  }
+#endif
+  for (; d < n; ++d) acc += int32_t(w[d]) * int32_t(x[d]);
+  return acc;
+}
+
+// The reference's sum_d w[d] * (x[d] + in_offset) as dot(w, x) + in_offset * sum_d w[d] (the
+// row's sum, from the parameters): equal in int32, and the dot runs on dp4a.
 template <class X>
 TI_HD void fully_connected(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
   const int8_t* in = A + s.in;
   const int8_t* w = param<int8_t>(P, s.weights);
+  const int32_t* row_sum = param<int32_t>(P, s.row_sums);
   int8_t* y = A + s.out;
   x.items(s.count, [&](int64_t i) {
     const int64_t b = i / s.units, o = i % s.units;
-    const int8_t* xb = in + b * s.depth;
-    const int8_t* wo = w + o * s.depth;
-    int32_t acc = 0;
-    for (int d = 0; d < s.depth; ++d) acc += int32_t(wo[d]) * (int32_t(xb[d]) + s.in_offset);
-    if (s.bias >= 0) acc += param<int32_t>(P, s.bias)[o];
+    int32_t acc = intmath::wrapping_add(dot_s8(w + o * s.depth, in + b * s.depth, s.depth),
+                                        int32_t(uint32_t(s.in_offset) * uint32_t(row_sum[o])));
+    if (s.bias >= 0) acc = intmath::wrapping_add(acc, param<int32_t>(P, s.bias)[o]);
     y[i] = requantize(s, P, acc, o);
   });
 }
@@ -123,11 +140,12 @@ TI_HD void conv2d(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P)
   x.items(s.count, [&](int64_t i) {
     const Pixel p = pixel_of(s, i);
     int32_t acc = 0;
-    for_each_tap(s, p, [&](int ky, int kx, int64_t at) {
-      const int8_t* pw = w + ((int64_t(p.c) * s.filter_h + ky) * s.filter_w + kx) * s.in_c;
-      for (int ic = 0; ic < s.in_c; ++ic) acc += int32_t(pw[ic]) * (int32_t(in[at + ic]) + s.in_offset);
+    for_each_tap(s, p, [&](int ky, int kx, int64_t at) {  // one filter row per tap, as fully_connected
+      const int64_t row = (int64_t(p.c) * s.filter_h + ky) * s.filter_w + kx;
+      acc = intmath::wrapping_add(acc, dot_s8(w + row * s.in_c, in + at, s.in_c));
+      acc = intmath::wrapping_add(acc, int32_t(uint32_t(s.in_offset) * uint32_t(param<int32_t>(P, s.row_sums)[row])));
     });
-    if (s.bias >= 0) acc += param<int32_t>(P, s.bias)[p.c];
+    if (s.bias >= 0) acc = intmath::wrapping_add(acc, param<int32_t>(P, s.bias)[p.c]);
     y[i] = requantize(s, P, acc, p.c);
   });
 }
@@ -233,9 +251,7 @@ TI_HD void lstm(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
       const int64_t step_row = s.time_major ? int64_t(t) * s.batch + b : int64_t(b) * s.lstm_time + t;
       const int8_t* xt = A + s.in + step_row * input;
       x.items(rows, [&](int64_t r) {
-        int32_t ax = 0, ah = 0;
-        for (int d = 0; d < input; ++d) ax += int32_t(wx[r * input + d]) * xt[d];
-        for (int k = 0; k < n; ++k) ah += int32_t(wh[r * n + k]) * hb[k];
+        const int32_t ax = dot_s8(wx + r * input, xt, input), ah = dot_s8(wh + r * n, hb, n);
         const int16_t gx = clamp16(intmath::multiply(intmath::wrapping_add(bx[r], ax), mx[r], sx[r], false));
         const int32_t th = intmath::multiply(intmath::wrapping_add(bh[r], ah), mh[r], sh[r], false);
         gate[r] = clamp16(intmath::wrapping_add(th, gx));

@@ -164,6 +164,19 @@ void lstm_step(const tfl::IntegerLstmForm& l, int64_t scratch, const ArenaLayout
   s.scratch = scratch;
 }
 
+// Each filter row's sum: a unit's (FULLY_CONNECTED, rows of depth) or an output channel's at
+// one tap (CONV_2D, rows of in_c), with int32's wrap-around as the reference's sums have it.
+std::vector<int32_t> row_sums(const tfl::IntegerForm& f) {
+  const int64_t len = f.kind == tfl::IntegerKind::FullyConnected ? f.depth : f.in_c;
+  std::vector<int32_t> sums(size_t(len > 0 ? f.weight_count / len : 0), 0);
+  for (size_t r = 0; r < sums.size(); ++r) {
+    uint32_t sum = 0;
+    for (int64_t k = 0; k < len; ++k) sum += uint32_t(int32_t(f.weights[int64_t(r) * len + k]));
+    sums[r] = int32_t(sum);
+  }
+  return sums;
+}
+
 cuda::IntegerStep step_of(const tfl::Program& p, const tfl::IntegerForm& f, const ArenaLayout& L, Params& P,
                           size_t index) {
   cuda::IntegerStep s;
@@ -214,6 +227,7 @@ cuda::IntegerStep step_of(const tfl::Program& p, const tfl::IntegerForm& f, cons
                : f.kind == tfl::IntegerKind::Conv2D       ? cuda::IntKind::Conv2D
                                                           : cuda::IntKind::DepthwiseConv2D;
       s.weights = P.put(f.weights, size_t(f.weight_count));
+      if (f.kind != tfl::IntegerKind::DepthwiseConv2D) s.row_sums = P.put(row_sums(f));
       if (f.bias) s.bias = P.put(f.bias, size_t(f.kind == tfl::IntegerKind::FullyConnected ? f.units : f.out_c));
       requant_params(f, P, s);
       break;
