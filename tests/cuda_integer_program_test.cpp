@@ -339,6 +339,16 @@ TEST(IntegerProgramRefusal, NamesTheOpWithoutAnIntegerForm) {
   // A float program has float ops between its input and output.
   const auto f = ::tickinfer::test::load_shared_tflite_file(kTflite + "/mlp_small/float.tflite");
   EXPECT_THROW(engine::compile_cuda_integer_on_host(f, CompileOptions{}, false), Error);
+  // Stream mode: the integer program keeps no state between calls.
+  CompileOptions stream;
+  stream.mode = RecurrentMode::Stream;
+  const auto lstm_tiny = ::tickinfer::test::load_shared_tflite_file(kTflite + "/lstm_tiny/int8.tflite");
+  try {
+    engine::compile_cuda_integer_on_host(lstm_tiny, stream, false);
+    ADD_FAILURE() << "stream mode compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("stream mode"), std::string::npos) << e.what();
+  }
   // The graph form's options mean nothing to an int8 program.
   CompileOptions o;
   o.cuda_precision = "fp16";

@@ -1,7 +1,7 @@
 #pragma once
 // A full-integer TFLite / .tkq program's ops as the CUDA backend's integer program
 // (cuda/integer_program.hpp): each op's integer form (tflite/integer_form.hpp, the prepared
-// op's own parameters or its probed data movement) placed on one byte arena and one parameter
+// op's own parameters, multipliers, tables and copy plans) placed on one byte arena and one parameter
 // buffer.
 #include <string>
 #include <vector>

@@ -141,6 +141,9 @@ void require_device(int device) {
 }
 
 void require_integer_options(const CompileOptions& options) {
+  if (options.mode == RecurrentMode::Stream)
+    throw Error("--device cuda: stream mode keeps state between calls; the CUDA integer program runs window models "
+                "(an LSTM's state from zero each run)");
   if (options.cuda_form != "auto" && !options.cuda_form.empty())
     throw Error("--cuda-form " + options.cuda_form + ": an int8 program runs as one CUDA graph of its integer ops");
   if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")

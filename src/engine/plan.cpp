@@ -52,12 +52,7 @@ Plan compile(const Model& model, const CompileOptions& options) {
   if (options.incremental && device >= 0) throw Error("--device cuda: incremental window updates run on the CPU plans");
   if (std::string e = engine::cuda_options_error(options); !e.empty()) throw Error(e);
   if (device < 0) return Plan(model.source_->compile(options));
-  if (model.program()) {
-    if (options.mode == RecurrentMode::Stream)
-      throw Error("--device cuda: model '" + model.graph().name + "': stream mode keeps state; the CUDA integer "
-                  "program runs window models");
-    return Plan(engine::compile_cuda_integer(model.shared_program(), options, device));
-  }
+  if (model.program()) return Plan(engine::compile_cuda_integer(model.shared_program(), options, device));
   return Plan(engine::compile_cuda(model.graph(), options, device));
 }
 
