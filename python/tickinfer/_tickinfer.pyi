@@ -301,7 +301,8 @@ class Model:
         interpreters on PyPI), 'double' (a default TFLite source build) or 'single'
         (a TFLITE_SINGLE_ROUNDING build).
         device: 'cpu', or 'cuda' / 'cuda:N' for that GPU (a resident kernel for an LSTM stack
-        with a Dense head, the CUDA graph form for any other Keras graph; docs/gpu.md).
+        with a Dense head, the CUDA graph form for any other Keras graph, the integer program
+        with TFLite's bits for an int8 TFLite or .tkq file; docs/gpu.md).
         incremental: window mode; when a window is the previous one moved by one row,
         convolutions and per-row layers recompute only the rows that change (docs/incremental.md).
         cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)
