@@ -132,38 +132,42 @@ TI_HD inline void for_each_tap(const IntegerStep& s, const Pixel& p, F&& f) {
   }
 }
 
-template <class X>
-TI_HD void conv2d(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
-  const int8_t* in = A + s.in;
-  const int8_t* w = param<int8_t>(P, s.weights);
+// A convolution's output element (pixel, channel): the int32 sum of tap(p, ky, kx, at) over the
+// window's taps inside the input (at: the input pixel's offset), plus the bias, requantized with
+// the channel's multiplier.
+template <class X, class Tap>
+TI_HD void convolution(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P, Tap&& tap) {
   int8_t* y = A + s.out;
   x.items(s.count, [&](int64_t i) {
     const Pixel p = pixel_of(s, i);
     int32_t acc = 0;
-    for_each_tap(s, p, [&](int ky, int kx, int64_t at) {  // one filter row per tap, as fully_connected
-      const int64_t row = (int64_t(p.c) * s.filter_h + ky) * s.filter_w + kx;
-      acc = intmath::wrapping_add(acc, dot_s8(w + row * s.in_c, in + at, s.in_c));
-      acc = intmath::wrapping_add(acc, int32_t(uint32_t(s.in_offset) * uint32_t(param<int32_t>(P, s.row_sums)[row])));
-    });
+    for_each_tap(s, p, [&](int ky, int kx, int64_t at) { acc = intmath::wrapping_add(acc, tap(p, ky, kx, at)); });
     if (s.bias >= 0) acc = intmath::wrapping_add(acc, param<int32_t>(P, s.bias)[p.c]);
     y[i] = requantize(s, P, acc, p.c);
   });
 }
 
+// One filter row per tap, as fully_connected: dot(w, x) + in_offset * the row's sum.
+template <class X>
+TI_HD void conv2d(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
+  const int8_t* in = A + s.in;
+  const int8_t* w = param<int8_t>(P, s.weights);
+  const int32_t* row_sum = param<int32_t>(P, s.row_sums);
+  convolution(x, s, A, P, [&](const Pixel& p, int ky, int kx, int64_t at) {
+    const int64_t row = (int64_t(p.c) * s.filter_h + ky) * s.filter_w + kx;
+    return intmath::wrapping_add(dot_s8(w + row * s.in_c, in + at, s.in_c),
+                                 int32_t(uint32_t(s.in_offset) * uint32_t(row_sum[row])));
+  });
+}
+
+// One product per tap: output channel c reads input channel c / depth_multiplier.
 template <class X>
 TI_HD void depthwise_conv2d(const X& x, const IntegerStep& s, int8_t* A, const uint8_t* P) {
   const int8_t* in = A + s.in;
   const int8_t* w = param<int8_t>(P, s.weights);
-  int8_t* y = A + s.out;
-  x.items(s.count, [&](int64_t i) {
-    const Pixel p = pixel_of(s, i);
-    const int ic = p.c / s.depth_multiplier;
-    int32_t acc = 0;
-    for_each_tap(s, p, [&](int ky, int kx, int64_t at) {
-      acc += int32_t(w[(int64_t(ky) * s.filter_w + kx) * s.out_c + p.c]) * (int32_t(in[at + ic]) + s.in_offset);
-    });
-    if (s.bias >= 0) acc += param<int32_t>(P, s.bias)[p.c];
-    y[i] = requantize(s, P, acc, p.c);
+  convolution(x, s, A, P, [&](const Pixel& p, int ky, int kx, int64_t at) {
+    return int32_t(w[(int64_t(ky) * s.filter_w + kx) * s.out_c + p.c]) *
+           (int32_t(in[at + p.c / s.depth_multiplier]) + s.in_offset);
   });
 }
 
