@@ -153,27 +153,26 @@ TEST(CudaResident, RunNeverAllocatesOrLocks) {
 }
 
 // The CUDA graph form's run path (engine/cuda_graph_plan.hpp): a copy into pinned memory, one
-// cudaGraphLaunch, one cudaStreamSynchronize, a copy out. It allocates nothing; the two driver
-// calls may take the driver's own locks, so those are counted and printed, not held to zero.
+// cudaGraphLaunch, one cudaStreamSynchronize, a copy out; and the integer program's of an int8
+// TFLite file (cuda/integer_runner.hpp), the same with the host's conversions around it. They
+// allocate nothing; the two driver calls may take the driver's own locks, so those are counted
+// and printed, not held to zero.
 TEST(CudaResident, GraphFormRunNeverAllocates) {
   SKIP_WITHOUT_GPU();
-  for (const auto& [model, mode] : {std::pair{"tcn", RecurrentMode::Window}, std::pair{"gru_window", RecurrentMode::Stream}}) {
-    const RunPathCounts c = count_run_path(model, mode, "auto", "cuda-graph", 2000);
-    EXPECT_EQ(c.allocs, 0) << model;
-    std::printf("%s: %ld lock calls in 2000 runs (the driver's)\n", model, c.locks);
-    EXPECT_TRUE(c.finite) << model;
+  const std::string int8 = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/tcn/int8.tflite";
+  struct Subject {
+    std::string model;
+    RecurrentMode mode;
+    const char* isa;
+  };
+  for (const Subject& t : {Subject{"tcn", RecurrentMode::Window, "cuda-graph"},
+                           Subject{"gru_window", RecurrentMode::Stream, "cuda-graph"},
+                           Subject{int8, RecurrentMode::Window, "cuda-int8"}}) {
+    const RunPathCounts c = count_run_path(t.model, t.mode, t.isa == std::string("cuda-int8") ? "" : "auto", t.isa, 2000);
+    EXPECT_EQ(c.allocs, 0) << t.model;
+    std::printf("%s: %ld lock calls in 2000 runs (the driver's)\n", t.model.c_str(), c.locks);
+    EXPECT_TRUE(c.finite) << t.model;
   }
-}
-
-// The integer program of an int8 TFLite file (cuda/integer_runner.hpp): the graph form's run path
-// with the host's conversions around it.
-TEST(CudaResident, IntegerProgramRunNeverAllocates) {
-  SKIP_WITHOUT_GPU();
-  const std::string file = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/tcn/int8.tflite";
-  const RunPathCounts c = count_run_path(file, RecurrentMode::Window, "", "cuda-int8", 2000);
-  EXPECT_EQ(c.allocs, 0);
-  std::printf("tcn int8: %ld lock calls in 2000 runs (the driver's)\n", c.locks);
-  EXPECT_TRUE(c.finite);
 }
 
 // The resident program kernel's run path (any model, here tcn and a GRU stream): stores and loads

@@ -100,14 +100,13 @@ struct Check {
 
 // The hardware table: per batch size, the GPU plan's run_rows against the CPU plan on this
 // host's core, the same rows per call, calls interleaved (GPU, CPU, GPU, ...).
-// Returns the GPU rows outside Keras's tolerance.
-int batch_sweep(const Args& a, const Model& model, Plan::Impl& gpu, const formats::NpyArray& X,
-                 const formats::NpyArray& Y, size_t in, size_t out) {
+// Returns the GPU rows outside the tolerance (Keras's; int8: none, against the CPU plan).
+int batch_sweep(const Args& a, Plan& cpu, Plan::Impl& gpu, const formats::NpyArray& X, const formats::NpyArray& Y,
+                size_t in, size_t out) {
   const int total = int(X.shape[0]);
   int most = 1;
   for (int n : a.batches) most = std::max(most, n);
   if (std::string why = gpu.reserve_rows(most); !why.empty()) throw std::runtime_error("reserve_rows: " + why);
-  Plan cpu = compile(model);
   const bool cpu_rows = cpu.try_reserve_rows(most);
   // X cycled out to `most` rows, so every call reads real inputs.
   std::vector<float> xs(size_t(most) * in), yg(size_t(most) * out), yc(size_t(most) * out);
@@ -189,8 +188,8 @@ int main(int argc, char** argv) try {
       : a.form == "program" ? engine::compile_cuda_program(model.graph(), opt, 0, a.cluster)
                             : engine::compile_cuda_graph(model.graph(), opt, 0);
   const formats::NpyArray X = formats::read_npy(a.x);
-  // int8: the CPU plan's outputs are the reference, to the bit (TFLite's integer arithmetic has
-  // one answer); it is also timed, interleaved request by request with the GPU's.
+  // The CPU plan: the batch table's other column; for int8 also the reference, to the bit
+  // (TFLite's integer arithmetic has one answer), and timed request by request beside the GPU's.
   Plan cpu = compile(model);
   const formats::NpyArray Y = int8 ? cpu_outputs(cpu, X) : formats::read_npy(a.y);
   const Args check_args = int8 ? exact(a) : a;
@@ -240,7 +239,7 @@ int main(int argc, char** argv) try {
               a.name.c_str(), a.host ? (int8 ? "int8_on_host" : "graph_on_host") : a.form.c_str(),
               where.substr(0, where.find('\n')).c_str(), static_cast<long long>(plan->flops()), rows, check.failures,
               check.worst, benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str());
-  const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(check_args, model, *plan, X, Y, in, out));
+  const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(check_args, cpu, *plan, X, Y, in, out));
   return failures ? 1 : 0;
 } catch (const std::exception& e) {
   std::fprintf(stderr, "graph_form_bench: %s\n", e.what());

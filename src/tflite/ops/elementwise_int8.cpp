@@ -57,10 +57,6 @@ class Int8BinaryRequant final : public PreparedOp {
     }
     off_a_ = off_a;
     off_b_ = off_b;
-    requant_out_ = out;
-    zp_out_ = zp_out;
-    lo_ = lo;
-    hi_ = hi;
     scale_.set_scale(out.multiplier, out.shift);
     scale_.set_output(zp_out, lo, hi);
   }
@@ -98,7 +94,8 @@ class Int8BinaryRequant final : public PreparedOp {
     f->off_a = off_a_;
     f->off_b = off_b_;
     if (!plan_.same) f->index_a = plan_.index_a, f->index_b = plan_.index_b;
-    requant_form(rounding_, {requant_out_.multiplier}, {requant_out_.shift}, 0, zp_out_, lo_, hi_, f);
+    const kernels::RequantParams& q = scale_.params();  // every lane holds the output's scale
+    requant_form(rounding_, {q.multiplier[0]}, {q.shift[0]}, 0, q.output_zero_point, q.act_min, q.act_max, f);
     return true;
   }
 
@@ -134,9 +131,6 @@ class Int8BinaryRequant final : public PreparedOp {
   kernels::RequantS8Fn requant_;
   int32_t table_a_[256] = {}, table_b_[256] = {};
   int32_t off_a_ = 0, off_b_ = 0;
-  // What scale_ holds, kept for integer_form.
-  QuantizedMultiplier requant_out_;
-  int32_t zp_out_ = 0, lo_ = -128, hi_ = 127;
   RequantForm rounding_;
   kernels::UniformRequant scale_;  // the output's scale in each lane of a block
 };
