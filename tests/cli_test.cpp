@@ -266,7 +266,7 @@ TEST_F(CliTest, CudaPrecisionPrintsTheTableAndASpecThePlanOptionsTake) {
   const std::string model = quote(model_path("mlp_small")), x = quote(fixture("mlp_small/in0.npy"));
   const auto r = run("cuda-precision " + model + " --input " + x + " --max-error 1e-3");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* text : {"fp16 error", "bf16 error", "dense_1", "chosen within 0.001"})
+  for (const char* text : {"fp16", "bf16", "out fp16", "out bf16", "dense_1", "chosen within 0.001", "output tensors"})
     EXPECT_NE(r.out.find(text), std::string::npos) << "'" << text << "' missing in:\n" << r.out;
   const size_t at = r.out.find("--cuda-precision ");
   ASSERT_NE(at, std::string::npos) << r.out;

@@ -1,4 +1,5 @@
-// fp16/bf16 weight storage on the CUDA graph form: the encoders against independent references
+// fp16/bf16 weight storage on the CUDA graph form (activations: cuda_half_activations_test.cpp):
+// the encoders against independent references
 // (the compiler's _Float16 conversions, a nearest-candidate search for bf16), the step bodies
 // reading 16-bit matrices bit for bit as the fp32 program reads the same weights rounded
 // beforehand (every window fixture, on the host executor), the --cuda-precision spec, and the
@@ -16,6 +17,7 @@
 #include "engine/lowering/lowered_graph.hpp"
 #include "formats/npy.hpp"
 #include "support/fixture_manifest.hpp"
+#include "support/half_references.hpp"
 #include "support/source_paths.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -25,30 +27,10 @@ namespace {
 
 using testing::FixtureCase;
 
-float from_bits(uint32_t b) {
-  float f;
-  std::memcpy(&f, &b, 4);
-  return f;
-}
-
-// The bf16 value nearest to f (ties to an even last bit), found by comparing the two candidates
-// around it in double precision: a different method from the encoder's bit arithmetic.
-float bf16_reference(float f) {
-  uint32_t b;
-  std::memcpy(&b, &f, 4);
-  const uint32_t lo = b & 0xffff0000u, hi = lo + 0x10000u;  // toward zero, and one bf16 step out
-  // The step out as a number even where it is the float infinity (past the largest finite bf16).
-  const int exp = int((lo >> 23) & 0xffu);
-  const double step = std::ldexp(1.0, std::max(exp, 1) - 127 - 7);
-  const double mag = std::fabs(double(f)), low = std::fabs(double(from_bits(lo)));
-  const double dl = mag - low, dh = low + step - mag;
-  if (dl < dh) return from_bits(lo);
-  if (dh < dl) return from_bits(hi);
-  return (lo & 0x10000u) ? from_bits(hi) : from_bits(lo);
-}
-
+using testing::bf16_reference;
+using testing::float_of_bits;
 #if defined(__FLT16_MAX__)
-float fp16_reference(float f) { return float(static_cast<_Float16>(f)); }
+using testing::fp16_reference;
 #endif
 
 bool same_value(float a, float b) { return std::memcmp(&a, &b, 4) == 0 || (std::isnan(a) && std::isnan(b)); }
@@ -63,7 +45,7 @@ TEST(HalfBits, Fp16EncodeAndDecodeMatchTheCompilersFloat16) {
   }
   // Every 997th float bit pattern, both signs, every exponent: normals, fp16 subnormals, overflow.
   for (uint64_t b = 0; b <= 0xffffffffull; b += 997) {
-    const float f = from_bits(uint32_t(b));
+    const float f = float_of_bits(uint32_t(b));
     ASSERT_TRUE(same_value(cuda::fp16_to_float(cuda::float_to_fp16(f)), fp16_reference(f))) << std::hex << b;
   }
   for (float f : {65504.0f, 65519.99f, 65520.0f, 5.9604645e-08f, 2.9802322e-08f, 2.9802326e-08f, 6.1035156e-05f,
@@ -76,7 +58,7 @@ TEST(HalfBits, Fp16EncodeAndDecodeMatchTheCompilersFloat16) {
 
 TEST(HalfBits, Bf16EncodeRoundsToTheNearestCandidate) {
   for (uint64_t b = 0; b <= 0xffffffffull; b += 997) {
-    const float f = from_bits(uint32_t(b));
+    const float f = float_of_bits(uint32_t(b));
     if (std::isnan(f) || std::isinf(f)) continue;
     const float want = bf16_reference(f);
     ASSERT_TRUE(same_value(cuda::bf16_to_float(cuda::float_to_bf16(f)), want)) << std::hex << b;
@@ -84,13 +66,7 @@ TEST(HalfBits, Bf16EncodeRoundsToTheNearestCandidate) {
   EXPECT_TRUE(std::isnan(cuda::bf16_to_float(cuda::float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
 }
 
-std::vector<FixtureCase> window_cases() {
-  std::vector<FixtureCase> out;
-  const std::string src = test::source_dir();
-  for (const std::string& d : {testing::fixtures_dir(), src + "/bench/models", src + "/bench/book_models"})
-    for (const FixtureCase& c : testing::load_manifest(d)) out.push_back(c);
-  return out;
-}
+std::vector<FixtureCase> window_cases() { return testing::storage_window_cases(); }
 
 // Every output of the first rows of the case, run on the host executor.
 std::vector<float> host_outputs(const cuda::DeviceProgram& program, const std::vector<formats::NpyArray>& ins, int rows) {
@@ -128,8 +104,8 @@ TEST_P(HalfWeights, EqualTheFp32ProgramOnRoundedWeights) {
   forms.push_back({cuda::kWeightsFp16, fp16_reference});
 #endif
   for (const Form& f : forms) {
-    engine::WeightFormats all;
-    all.all = f.format;
+    engine::StorageFormats all;
+    all.all.weights = f.format;
     const cuda::DeviceProgram half = engine::device_program_from(lowered, c.name, all);
     ASSERT_EQ(cuda::program_error(half), "") << c.name;
     for (const cuda::DeviceStep& s : half.steps)
@@ -142,7 +118,7 @@ TEST_P(HalfWeights, EqualTheFp32ProgramOnRoundedWeights) {
     const std::vector<float> want = host_outputs(engine::device_program_from(rounded, c.name), ins, rows);
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
-        << c.name << " " << engine::weight_format_name(f.format);
+        << c.name << " " << engine::storage_format_name(f.format);
   }
 }
 
@@ -151,16 +127,19 @@ std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) { retur
 INSTANTIATE_TEST_SUITE_P(Fixtures, HalfWeights, ::testing::ValuesIn(window_cases()), case_name);
 
 TEST(CudaPrecisionSpec, ParsesFormatsAndOverridesAndRefusesTheRest) {
-  const engine::WeightFormats f = engine::parse_weight_formats("fp16,lstm=fp32,dense_1=bf16");
-  EXPECT_EQ(f.all, cuda::kWeightsFp16);
-  EXPECT_EQ(f.of("lstm"), cuda::kWeightsFp32);
-  EXPECT_EQ(f.of("dense_1"), cuda::kWeightsBf16);
-  EXPECT_EQ(f.of("conv1d"), cuda::kWeightsFp16);
-  EXPECT_EQ(engine::weight_formats_spec(f), "fp16,dense_1=bf16,lstm=fp32");
-  EXPECT_EQ(engine::parse_weight_formats("").all, cuda::kWeightsFp32);
-  for (const char* bad : {"fp8", "fp16,lstm", "fp16,=bf16", "fp16,lstm=int8"}) {
+  using engine::LayerStorage;
+  const engine::StorageFormats f = engine::parse_cuda_precision("fp16,lstm=fp32/bf16,dense_1=bf16");
+  EXPECT_EQ(f.all, (LayerStorage{cuda::kWeightsFp16, cuda::kWeightsFp32}));
+  EXPECT_EQ(f.of("lstm"), (LayerStorage{cuda::kWeightsFp32, cuda::kWeightsBf16}));
+  EXPECT_EQ(f.of("dense_1"), (LayerStorage{cuda::kWeightsBf16, cuda::kWeightsFp32}));
+  EXPECT_EQ(f.of("conv1d"), f.all);
+  EXPECT_EQ(engine::cuda_precision_spec(f), "fp16,dense_1=bf16,lstm=fp32/bf16");
+  EXPECT_EQ(engine::parse_cuda_precision("").all, LayerStorage{});
+  EXPECT_EQ(engine::parse_cuda_precision("bf16/fp16").all, (LayerStorage{cuda::kWeightsBf16, cuda::kWeightsFp16}));
+  EXPECT_EQ(engine::cuda_precision_spec(engine::parse_cuda_precision("fp16/fp32")), "fp16");
+  for (const char* bad : {"fp8", "fp16,lstm", "fp16,=bf16", "fp16,lstm=int8", "fp16/", "/fp16", "fp16/bf16/fp32", "fp16/int8"}) {
     try {
-      engine::parse_weight_formats(bad);
+      engine::parse_cuda_precision(bad);
       ADD_FAILURE() << bad << " accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("--cuda-precision"), std::string::npos) << e.what();
@@ -169,35 +148,49 @@ TEST(CudaPrecisionSpec, ParsesFormatsAndOverridesAndRefusesTheRest) {
   const Model model = Model::load(std::string(test::source_dir()) + "/bench/models/tcn/model.keras");
   const engine::LoweredGraph g = engine::lower_for_plan(model.graph(), {});
   try {
-    engine::device_program_from(g, "tcn", engine::parse_weight_formats("fp32,no_such_layer=fp16"));
+    engine::device_program_from(g, "tcn", engine::parse_cuda_precision("fp32,no_such_layer=fp16"));
     ADD_FAILURE() << "an unknown layer accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("no_such_layer"), std::string::npos) << e.what();
   }
 }
 
-// The report on tcn: every layer measured in both formats, and the spec it prints, compiled
-// again, reproduces the error it states, within the bound.
+// The report on tcn: every layer's matrices and outputs measured in both formats, and the spec it
+// prints, compiled again, reproduces the error it states, within the bound.
 TEST(CudaPrecisionReport, TheChosenSpecHoldsItsBound) {
   const std::string dir = std::string(test::source_dir()) + "/bench/models/tcn/";
   const Model model = Model::load(dir + "model.keras");
   const formats::NpyArray x = formats::read_npy(dir + "in0.npy");
   const double bound = 1e-4;
   const engine::CudaPrecisionReport r = engine::cuda_precision_report(model.graph(), {}, {x.data.data()}, 8, bound);
-  ASSERT_EQ(r.layers.size(), 5u);  // four Conv1D and the Dense head
-  bool some_half = false;
+  // Four Conv1D (matrices and outputs), the pooling (outputs only) and the Dense head (matrices
+  // only: its output is the model's, which stays fp32).
+  ASSERT_EQ(r.layers.size(), 6u);
+  EXPECT_EQ(r.layers[4].matrix_values, 0);
+  EXPECT_EQ(r.layers[5].output_values, 0);
+  bool half_weights = false, half_outputs = false;
   for (const engine::CudaPrecisionLayer& L : r.layers) {
-    EXPECT_GT(L.fp16_error, 0) << L.layer;
-    EXPECT_GT(L.bf16_error, 0) << L.layer;
-    some_half = some_half || L.chosen != "fp32";
+    if (L.matrix_values > 0) {
+      EXPECT_GT(L.fp16_error, 0) << L.layer;
+      EXPECT_GT(L.bf16_error, 0) << L.layer;
+    }
+    if (L.output_values > 0) {
+      EXPECT_GT(L.out_fp16_error, 0) << L.layer;
+      EXPECT_GT(L.out_bf16_error, 0) << L.layer;
+    }
+    const engine::LayerStorage chosen = engine::parse_cuda_precision(L.chosen).all;
+    half_weights = half_weights || chosen.weights != cuda::kWeightsFp32;
+    half_outputs = half_outputs || chosen.activations != cuda::kWeightsFp32;
   }
-  EXPECT_TRUE(some_half);
+  EXPECT_TRUE(half_weights);
+  EXPECT_TRUE(half_outputs);
   EXPECT_LE(r.chosen_error, bound);
   EXPECT_LT(r.matrix_bytes_chosen, r.matrix_bytes_fp32);
+  EXPECT_LT(r.output_bytes_chosen, r.output_bytes_fp32);
   const engine::LoweredGraph g = engine::lower_for_plan(model.graph(), {});
   std::vector<formats::NpyArray> ins = {x};
   const std::vector<float> ref = host_outputs(engine::device_program_from(g, "tcn"), ins, 8);
-  const std::vector<float> got = host_outputs(engine::device_program_from(g, "tcn", engine::parse_weight_formats(r.spec)), ins, 8);
+  const std::vector<float> got = host_outputs(engine::device_program_from(g, "tcn", engine::parse_cuda_precision(r.spec)), ins, 8);
   double worst = 0;
   for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - double(ref[i])));
   EXPECT_EQ(worst, r.chosen_error) << r.spec;

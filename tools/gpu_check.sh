@@ -109,12 +109,16 @@ for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_m
   [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
     --batches 8,64,512
 done
-# fp16 weights on the graph form (arithmetic fp32): what the halved weight bytes are worth, with
-# the looser tolerance 16-bit weights need (tickinfer cuda-precision states each layer's error).
+# fp16 weights, then fp16 weights and layer outputs, on the graph form (arithmetic fp32): what the
+# halved weight and activation bytes are worth, with the looser tolerance 16-bit storage needs
+# (tickinfer cuda-precision states each layer's error). First the 16-bit bodies against the host's.
+GTEST_FILTER='-*ResidentProgram*' gtest 120 cuda_half_activations_test
 for m in models/mlp_large book_models/deeplob_small book_models/deeplob; do
   n=$(basename $m)
-  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
-    --atol 1e-3 --rtol 1e-3 --precision fp16 --batches 1,64
+  for p in fp16 fp16/fp16; do
+    run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+      --atol 1e-3 --rtol 1e-3 --precision $p --batches 1,64,512
+  done
 done
 # int8 programs (TFLite's integer arithmetic on the card): the converter's int8 files against
 # TFLite's reference outputs, then the bench models' int8 .tkq files, every row held to this host's
@@ -137,6 +141,7 @@ run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --ser
 GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
 if [ $gtest_ok = 1 ]; then
   GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
+  GTEST_FILTER='*ResidentProgram*' gtest 120 cuda_half_activations_test
   for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
            book_models/deeplob book_models/translob book_models/tiny_transformer; do
     n=$(basename $m)

@@ -54,7 +54,8 @@ fuzz_one() {
       printf 'grpc.max_send_message_length=-1,grpc.keepalive_time_ms=30000' >"$work/channel.args" ;;
     cuda_precision_spec_fuzz)
       printf 'fp16,lstm=fp32,dense_1=bf16' >"$work/mixed.spec"
-      printf 'bf16' >"$work/all.spec" ;;
+      printf 'bf16' >"$work/all.spec"
+      printf 'bf16/fp16,conv1d=fp32/bf16,dense=fp16/fp32' >"$work/activations.spec" ;;
     serving_json_fuzz)
       printf '{"instances": [[[1,2,3],[4,5,6]]]}' >"$work/row.json"
       printf '{"signature_name": "serving_default", "inputs": {"a": [[1,2,3,4]], "b": [NaN]}}' >"$work/col.json"

@@ -78,7 +78,7 @@ Args parse(int argc, char** argv) {
   }
   if (a.model.empty() || a.x.empty() || (a.y.empty() && a.form != "int8"))
     throw std::runtime_error("--model and --x are required, and --y but for --form int8");
-  if (!a.precision.empty()) a.name += " (" + a.precision + " weights)";  // its own row in every table
+  if (!a.precision.empty()) a.name += " (--cuda-precision " + a.precision + ")";  // its own row in every table
   return a;
 }
 

@@ -146,9 +146,12 @@ struct CompileOptions {
   // reserve_rows, which the resident kernels refuse), or "program" (any model on one
   // never-exiting kernel, a thread-block cluster that polls for requests; docs/gpu.md).
   std::string cuda_form;
-  // On a GPU, the graph and program forms: how the weight matrices are stored, "" or "fp32",
-  // "fp16" or "bf16" (arithmetic stays fp32), then ",LAYER=FORMAT" per layer ("fp16,lstm=fp32").
-  // `tickinfer cuda-precision` measures each layer's error in each and writes the spec.
+  // On a GPU, the graph and program forms: how the weight matrices and the tensors holding each
+  // layer's outputs are stored (arithmetic stays fp32): "" or FORMAT, then ",LAYER=FORMAT" per
+  // layer; FORMAT is "fp32", "fp16" or "bf16" for the matrices (outputs fp32), or "W/A" for the
+  // matrices and the outputs ("fp16,lstm=fp32", "bf16/bf16,dense=fp32/fp32"). Model inputs and
+  // outputs stay fp32. `tickinfer cuda-precision` measures each layer's error in each and writes
+  // the spec.
   std::string cuda_precision;
 };
 

@@ -127,7 +127,8 @@ NB_MODULE(_tickinfer, m) {
            "cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)\n"
            "or 'program' (one never-exiting kernel that polls for requests; docs/gpu.md).\n"
            "cuda_precision: with device 'cuda': the weight matrices' storage, 'fp32', 'fp16' or 'bf16',\n"
-           "then ',LAYER=FORMAT' per layer (`tickinfer cuda-precision` measures each layer's error).\n"
+           "or 'W/A' for the matrices and the layer outputs ('fp16/fp16'), then ',LAYER=FORMAT' per\n"
+           "layer (`tickinfer cuda-precision` measures each layer's error).\n"
            "Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).")
       .def("__repr__", [](const PyModel& p) {
         std::string s = "<tickinfer.Model '" + p.path + "' inputs=[";

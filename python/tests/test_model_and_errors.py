@@ -77,8 +77,11 @@ def test_gpu_options_are_checked_on_any_machine(tickinfer, mlp_small):
         mlp_small.compile(cuda_form="fastest")
     with pytest.raises(tickinfer.Error, match="'fp8' is not fp32, fp16 or bf16"):
         mlp_small.compile(cuda_precision="fp8")
+    with pytest.raises(tickinfer.Error, match="'int8' is not fp32, fp16 or bf16"):
+        mlp_small.compile(cuda_precision="fp16/int8")
     # Well-formed GPU options leave a CPU plan as it is.
     assert mlp_small.compile(cuda_form="graph", cuda_precision="fp16,dense=fp32").isa == mlp_small.compile().isa
+    assert mlp_small.compile(cuda_precision="bf16/bf16,dense=fp32/fp16").isa == mlp_small.compile().isa
 
 
 def test_error_is_a_runtime_error(tickinfer):

@@ -308,7 +308,8 @@ class Model:
         cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)
         or 'program' (one never-exiting kernel that polls for requests; docs/gpu.md).
         cuda_precision: with device 'cuda': the weight matrices' storage, 'fp32', 'fp16' or 'bf16',
-        then ',LAYER=FORMAT' per layer (`tickinfer cuda-precision` measures each layer's error).
+        or 'W/A' for the matrices and the layer outputs ('fp16/fp16'), then ',LAYER=FORMAT' per
+        layer (`tickinfer cuda-precision` measures each layer's error).
         Raises tickinfer.Error (e.g. stream mode on a model with a Flatten over time).
         """
 

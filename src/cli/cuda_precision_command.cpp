@@ -1,6 +1,7 @@
-// `tickinfer cuda-precision`: each layer's error with its weight matrices stored in fp16 or bf16
-// on the CUDA graph and program forms, measured on the host executor (no GPU needed), and the
-// per-layer mix within --max-error as the --cuda-precision spec to compile with.
+// `tickinfer cuda-precision`: each layer's error with its weight matrices, and with the tensors
+// holding its outputs, stored in fp16 or bf16 on the CUDA graph and program forms, measured on the
+// host executor (no GPU needed), and the per-layer mix within --max-error as the --cuda-precision
+// spec to compile with.
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -14,10 +15,20 @@
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
+namespace {
+
+// An error as %.3g prints it.
+std::string format_error(double e) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", e);
+  return text;
+}
+
+}  // namespace
 
 ArgParser cuda_precision_parser() {
   ArgParser p("cuda-precision",
-              "GPU weights in fp16/bf16: each layer's error (measured here) and a --cuda-precision spec within a bound");
+              "GPU weights and activations in fp16/bf16: each layer's error (measured here) and a --cuda-precision spec within a bound");
   p.positional("MODEL", "a Keras model (.keras, .h5) or a SavedModel directory");
   p.option("input", "IN", "input rows, .npy or .csv; one per model input, in the model's order", "", true);
   p.option("max-error", "E", "largest max |output - fp32 output| the chosen mix may reach", "1e-4");
@@ -55,12 +66,19 @@ int run_cuda_precision(const ArgParser& args) {
   const engine::CudaPrecisionReport r = engine::cuda_precision_report(model.graph(), options, inputs, rows, max_error);
   std::printf("model %s: %d rows, fp32 outputs up to %.3g in magnitude; error = max |output - fp32 output|\n\n",
               path.c_str(), r.rows, r.output_scale);
-  std::printf("%-32s %12s %12s %12s  %s\n", "layer", "weights", "fp16 error", "bf16 error", "chosen");
+  std::printf("%-32s %10s %10s %10s %10s %10s %10s  %s\n", "layer", "weights", "fp16", "bf16", "outputs", "out fp16",
+              "out bf16", "chosen");
+  const auto error = [](int64_t values, double e) { return values > 0 ? format_error(e) : std::string("-"); };
   for (const engine::CudaPrecisionLayer& L : r.layers)
-    std::printf("%-32s %12lld %12.3g %12.3g  %s\n", L.layer.c_str(), static_cast<long long>(L.matrix_values),
-                L.fp16_error, L.bf16_error, L.chosen.c_str());
-  std::printf("\nchosen within %.3g: error %.3g together, weight matrices %lld -> %lld bytes\n", max_error,
-              r.chosen_error, static_cast<long long>(r.matrix_bytes_fp32), static_cast<long long>(r.matrix_bytes_chosen));
+    std::printf("%-32s %10lld %10s %10s %10lld %10s %10s  %s\n", L.layer.c_str(), static_cast<long long>(L.matrix_values),
+                error(L.matrix_values, L.fp16_error).c_str(), error(L.matrix_values, L.bf16_error).c_str(),
+                static_cast<long long>(L.output_values), error(L.output_values, L.out_fp16_error).c_str(),
+                error(L.output_values, L.out_bf16_error).c_str(), L.chosen.c_str());
+  std::printf("\nchosen within %.3g: error %.3g together, weight matrices %lld -> %lld bytes, "
+              "output tensors %lld -> %lld bytes per row\n",
+              max_error, r.chosen_error, static_cast<long long>(r.matrix_bytes_fp32),
+              static_cast<long long>(r.matrix_bytes_chosen), static_cast<long long>(r.output_bytes_fp32),
+              static_cast<long long>(r.output_bytes_chosen));
   std::printf("--cuda-precision %s\n", r.spec.c_str());
   return 0;
 }

@@ -34,9 +34,9 @@ void declare_plan_options(ArgParser& parser) {
                 "program: any model on one never-exiting kernel that polls for requests",
                 "auto");
   parser.option("cuda-precision", "SPEC",
-                "with --device cuda (graph and program forms): the weight matrices' storage, fp32 (default), fp16 "
-                "or bf16, then ,LAYER=FORMAT per layer; arithmetic stays fp32 (`tickinfer cuda-precision` measures "
-                "each layer's error)",
+                "with --device cuda (graph and program forms): FORMAT, then ,LAYER=FORMAT per layer; FORMAT is the "
+                "weight matrices' storage (fp32 (default), fp16 or bf16) or W/A, the matrices' and the layer "
+                "outputs' (fp16/fp16); arithmetic stays fp32 (`tickinfer cuda-precision` measures each layer's error)",
                 "fp32");
   parser.option("window", "T",
                 "window mode, for a model saved with a variable (None) sequence length: the "

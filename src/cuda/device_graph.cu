@@ -24,18 +24,20 @@ namespace {
 constexpr int kGridThreads = 128;
 
 // The grid's second dimension is the row of a batch: each row's arena is row_stride floats on.
-template <DevKind K>
+// M: the step has a 16-bit tensor (cuda/tensor_view.hpp); the all-fp32 kernels are M = false.
+template <DevKind K, bool M>
 __global__ void __launch_bounds__(1024) step_kernel(DeviceStep s, float* arena, int64_t row_stride, const float* weights) {
-  steps::run_kind<K>(GridExecutor{}, s, arena + int64_t(blockIdx.y) * row_stride, weights);
+  steps::run_kind<K, M>(GridExecutor{}, s, arena + int64_t(blockIdx.y) * row_stride, weights);
 }
 
 using StepKernel = void (*)(DeviceStep, float*, int64_t, const float*);
 
-template <int... I>
+template <bool M, int... I>
 constexpr std::array<StepKernel, sizeof...(I)> kernel_table(std::integer_sequence<int, I...>) {
-  return {&step_kernel<DevKind(I)>...};
+  return {&step_kernel<DevKind(I), M>...};
 }
-constexpr auto kKernels = kernel_table(std::make_integer_sequence<int, int(DevKind::Count)>{});
+constexpr auto kKernels = kernel_table<false>(std::make_integer_sequence<int, int(DevKind::Count)>{});
+constexpr auto kMixedKernels = kernel_table<true>(std::make_integer_sequence<int, int(DevKind::Count)>{});
 
 constexpr const char* kWho = "CUDA graph form";
 void check(cudaError_t e, const char* what) { check_cuda(e, kWho, what); }
@@ -176,7 +178,8 @@ class GraphRunner final : public ProgramRunner {
       block = dim3(kGridThreads);
       grid.x = unsigned(std::min<int64_t>((items + kGridThreads - 1) / kGridThreads, blocks_per_row));
     }
-    return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, block, args, 0, stream_);
+    const StepKernel kernel = (step_has_16bit_tensors(s) ? kMixedKernels : kKernels)[size_t(s.kind)];
+    return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream_);
   }
 
   static cudaError_t launch_rows(void* self, void* arena, int rows) {

@@ -69,17 +69,35 @@ int64_t step_items(const DeviceStep& s) {
   }
 }
 
+bool step_has_16bit_tensors(const DeviceStep& s) {
+  if (s.in_format != kWeightsFp32 || s.rhs_format != kWeightsFp32 || s.out_format != kWeightsFp32) return true;
+  for (int e = 0; e < s.n_extra && e < kDevMaxInputs; ++e)
+    if (s.extra_format[e] != kWeightsFp32) return true;
+  return false;
+}
+
 std::string program_error(const DeviceProgram& p) {
   const int64_t arena = p.arena_floats, weights = int64_t(p.weights.size());
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const DeviceStep& s = p.steps[i];
     const std::string where = "step " + std::to_string(i) + (i < p.labels.size() ? " (" + p.labels[i] + ")" : "");
     if (int(s.kind) < 0 || s.kind >= DevKind::Count) return where + ": unknown kind";
-    for (int64_t off : {s.in, s.out, s.rhs, s.state, s.scratch})
+    // A 16-bit tensor's offset counts 16-bit units: twice as many fit in the arena.
+    const auto known = [](int32_t f) { return f >= kWeightsFp32 && f <= kWeightsFp16; };
+    const auto units = [&](int32_t f) { return f == kWeightsFp32 ? arena : 2 * arena; };
+    if (!known(s.in_format) || !known(s.rhs_format) || !known(s.out_format)) return where + ": unknown tensor format";
+    if (s.in < -1 || s.in >= units(s.in_format) || s.rhs < -1 || s.rhs >= units(s.rhs_format) || s.out < -1 ||
+        s.out >= units(s.out_format))
+      return where + ": an arena offset outside the arena";
+    for (int64_t off : {s.state, s.scratch})
       if (off < -1 || off >= arena) return where + ": an arena offset outside the arena";
+    if (s.kind == DevKind::Attention && s.out_format != kWeightsFp32)
+      return where + ": attention accumulates in its output, which must be fp32";
     if (s.n_extra < 0 || s.n_extra > kDevMaxInputs) return where + ": too many inputs";
-    for (int e = 0; e < s.n_extra; ++e)
-      if (s.extra[e] < 0 || s.extra[e] >= arena) return where + ": an input outside the arena";
+    for (int e = 0; e < s.n_extra; ++e) {
+      if (!known(s.extra_format[e])) return where + ": unknown tensor format";
+      if (s.extra[e] < 0 || s.extra[e] >= units(s.extra_format[e])) return where + ": an input outside the arena";
+    }
     if (s.weight_format < kWeightsFp32 || s.weight_format > kWeightsFp16) return where + ": unknown weight format";
     const int64_t matrix_units = s.weight_format == kWeightsFp32 ? weights : 2 * weights;
     for (int64_t off : {s.kernel, s.recurrent, s.recurrent_h, s.depthwise})

@@ -60,10 +60,15 @@ struct DevOperand {
 
 struct DeviceStep {
   DevKind kind = DevKind::Dense;
-  // Arena offsets (floats); -1: none.
+  // Arena offsets (floats; a 16-bit tensor's count 16-bit units, cuda/tensor_view.hpp); -1: none.
+  // State and scratch are always fp32.
   int64_t in = -1, out = -1, rhs = -1, state = -1, scratch = -1;
   int64_t extra[kDevMaxInputs] = {};
   int32_t n_extra = 0;
+  // How each tensor the step reads or writes is stored (WeightFormat's values); any but fp32
+  // makes the step run its Mixed instantiation (step_has_16bit_tensors).
+  int32_t in_format = 0, rhs_format = 0, out_format = 0;
+  int8_t extra_format[kDevMaxInputs] = {};
   // Weight-buffer offsets (floats); -1: none (a missing bias adds zero). The matrices (kernel,
   // recurrent, recurrent_h, depthwise) are stored in weight_format (cuda/half_bits.hpp's
   // WeightFormat): for fp16/bf16 their offsets count 16-bit units of the same buffer.
@@ -99,6 +104,16 @@ struct DeviceRegion {
   int64_t offset = 0, floats = 0;
 };
 
+// A tensor of the arena: its region (in floats, whatever its format: a 16-bit tensor uses the
+// first half), how it is stored, and the layer whose output it holds (its last writer: an
+// activation folded into its product or written over its input names the tensor's layer).
+struct DeviceTensor {
+  int64_t offset = 0, floats = 0;
+  int32_t format = 0;   // WeightFormat
+  bool fp32_only = false;  // an input, an output, or a tensor a step accumulates into (attention)
+  std::string layer;
+};
+
 struct DeviceProgram {
   std::string name;                    // the model, for messages
   std::vector<DeviceStep> steps;       // in run order
@@ -108,7 +123,11 @@ struct DeviceProgram {
   std::vector<DeviceRegion> inputs;    // where each caller input is copied before the steps
   std::vector<DeviceRegion> outputs;   // where each output is read after them
   std::vector<DeviceRegion> state;     // recurrent state kept between runs: zeroed on a reset
+  std::vector<DeviceTensor> tensors;   // every tensor, in the order the arena holds them
 };
+
+// Whether any tensor the step reads or writes is stored in 16 bits.
+bool step_has_16bit_tensors(const DeviceStep& s);
 
 // Whether a step runs as one thread block that walks its time steps with block barriers
 // (the recurrent steps, stream attention), or as independent items spread over a grid.

@@ -3,6 +3,7 @@
 // checked against the frameworks on machines without a GPU.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,7 +56,10 @@ std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceP
 // Every output of `rows` rows run one at a time on the host (items forwards, state zeroed per
 // row): inputs[i] holds rows x program.inputs[i].floats; the result is row after row, each row's
 // outputs in order. For measuring a program against another (tickinfer cuda-precision, tests).
-std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows);
+// after_step(k, arena), when given, runs after step k of every row: a test's way to change what
+// the fp32 program stores (rounding a step's output as 16-bit storage would).
+std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows,
+                                    std::function<void(size_t, float*)> after_step = {});
 
 // Host buffers for one request of a program: every input filled with `fill`, room for every
 // output, and the pointer arrays ProgramRunner::run takes (a start-up request, a timing).

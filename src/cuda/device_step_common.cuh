@@ -2,7 +2,8 @@
 // activations (the scalar kernels' definitions, kernels/activation_scalar.hpp, in CUDA's float
 // math), and the contract of the executor a body is written against.
 //
-// A step body is a template over an executor X with two members:
+// A step body is a template over Mixed (whether any of its tensors may be 16-bit:
+// cuda/tensor_view.hpp) and an executor X with two members:
 //   x.items(n, f)  calls f(i) once for every i in [0, n), in any order and in parallel: f(i) may
 //                  not read what another item of the same call writes;
 //   x.sync()       a barrier between two items() calls (only in steps that run as one block).
@@ -17,6 +18,7 @@
 #include "cuda/device_program.hpp"
 #include "cuda/half_bits.hpp"
 #include "cuda/host_device.hpp"
+#include "cuda/tensor_view.hpp"
 
 namespace tickinfer::cuda::steps {
 
@@ -83,8 +85,21 @@ TI_HD inline float clamp(float y, float lo, float hi) { return y < lo ? lo : (y 
 // into fp32: cuda/half_bits.hpp).
 TI_HD inline MatrixView matrix(const float* W, int64_t at, const DeviceStep& s) { return {W, at, s.weight_format}; }
 
-// init + x . column n of the row-major K x N matrix w.
-TI_HD inline float dot_column(const float* x, int K, const MatrixView& w, int N, int n, float init) {
+// The step's tensors as its format fields say they are stored.
+template <bool M>
+TI_HD inline TensorIn<M> in_of(const float* A, const DeviceStep& s) { return tensor_in<M>(A, s.in, s.in_format); }
+template <bool M>
+TI_HD inline TensorIn<M> rhs_of(const float* A, const DeviceStep& s) { return tensor_in<M>(A, s.rhs, s.rhs_format); }
+template <bool M>
+TI_HD inline TensorIn<M> extra_of(const float* A, const DeviceStep& s, int e) {
+  return tensor_in<M>(A, s.extra[e], s.extra_format[e]);
+}
+template <bool M>
+TI_HD inline TensorOut<M> out_of(float* A, const DeviceStep& s) { return tensor_out<M>(A, s.out, s.out_format); }
+
+// init + x . column n of the row-major K x N matrix w (x: a float pointer or a TensorIn).
+template <class V>
+TI_HD inline float dot_column(const V& x, int K, const MatrixView& w, int N, int n, float init) {
   float acc = init;
   for (int k = 0; k < K; ++k) acc = fmaf(x[k], w[int64_t(k) * N + n], acc);
   return acc;

@@ -10,46 +10,47 @@
 
 namespace tickinfer::cuda::steps {
 
-template <DevKind K, class X>
+template <DevKind K, bool M, class X>
 TI_HD void run_kind(const X& x, const DeviceStep& s, float* A, const float* W) {
-  if constexpr (K == DevKind::Dense) dense(x, s, A, W);
-  else if constexpr (K == DevKind::Activation) activation(x, s, A, W);
-  else if constexpr (K == DevKind::Softmax) softmax(x, s, A, W);
-  else if constexpr (K == DevKind::Affine) affine(x, s, A, W);
-  else if constexpr (K == DevKind::LayerNorm) layer_norm(x, s, A, W);
-  else if constexpr (K == DevKind::Lstm) lstm(x, s, A, W);
-  else if constexpr (K == DevKind::LstmWindow) lstm_window(x, s, A, W);
-  else if constexpr (K == DevKind::Gru) gru(x, s, A, W);
-  else if constexpr (K == DevKind::GruClassic) gru_classic(x, s, A, W);
-  else if constexpr (K == DevKind::Conv1D) conv1d(x, s, A, W);
-  else if constexpr (K == DevKind::Conv2D) conv2d(x, s, A, W);
-  else if constexpr (K == DevKind::DepthwiseConv2D) depthwise_conv2d(x, s, A, W);
-  else if constexpr (K == DevKind::MaxPool) pool1d(x, s, A, true);
-  else if constexpr (K == DevKind::AvgPool) pool1d(x, s, A, false);
-  else if constexpr (K == DevKind::GlobalAvgPool) global_pool(x, s, A, false);
-  else if constexpr (K == DevKind::GlobalMaxPool) global_pool(x, s, A, true);
-  else if constexpr (K == DevKind::MaxPool2D) pool2d(x, s, A, true);
-  else if constexpr (K == DevKind::AvgPool2D) pool2d(x, s, A, false);
-  else if constexpr (K == DevKind::Add || K == DevKind::Sub || K == DevKind::Mul) binary(x, s, A, W);
-  else if constexpr (K == DevKind::Concat) concat(x, s, A, W);
+  if constexpr (K == DevKind::Dense) dense<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Activation) activation<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Softmax) softmax<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Affine) affine<M>(x, s, A, W);
+  else if constexpr (K == DevKind::LayerNorm) layer_norm<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Lstm) lstm<M>(x, s, A, W);
+  else if constexpr (K == DevKind::LstmWindow) lstm_window<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Gru) gru<M>(x, s, A, W);
+  else if constexpr (K == DevKind::GruClassic) gru_classic<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Conv1D) conv1d<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Conv2D) conv2d<M>(x, s, A, W);
+  else if constexpr (K == DevKind::DepthwiseConv2D) depthwise_conv2d<M>(x, s, A, W);
+  else if constexpr (K == DevKind::MaxPool) pool1d<M>(x, s, A, true);
+  else if constexpr (K == DevKind::AvgPool) pool1d<M>(x, s, A, false);
+  else if constexpr (K == DevKind::GlobalAvgPool) global_pool<M>(x, s, A, false);
+  else if constexpr (K == DevKind::GlobalMaxPool) global_pool<M>(x, s, A, true);
+  else if constexpr (K == DevKind::MaxPool2D) pool2d<M>(x, s, A, true);
+  else if constexpr (K == DevKind::AvgPool2D) pool2d<M>(x, s, A, false);
+  else if constexpr (K == DevKind::Add || K == DevKind::Sub || K == DevKind::Mul) binary<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Concat) concat<M>(x, s, A, W);
   else if constexpr (K == DevKind::Attention) {
-    if (s.attention_stream) attention_stream(x, s, A, W);
-    else attention_window(x, s, A, W);
+    if (s.attention_stream) attention_stream<M>(x, s, A, W);
+    else attention_window<M>(x, s, A, W);
   }
-  else if constexpr (K == DevKind::Pad) pad(x, s, A, W);
-  else if constexpr (K == DevKind::Transpose) transpose(x, s, A, W);
-  else if constexpr (K == DevKind::Slice) slice(x, s, A, W);
-  else if constexpr (K == DevKind::MatMul) matmul(x, s, A, W);
+  else if constexpr (K == DevKind::Pad) pad<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Transpose) transpose<M>(x, s, A, W);
+  else if constexpr (K == DevKind::Slice) slice<M>(x, s, A, W);
+  else if constexpr (K == DevKind::MatMul) matmul<M>(x, s, A, W);
 }
 
 // s.kind picks the instantiation: the host executor's way in, and the resident program kernel's
-// (the graph form launches one kernel per kind instead).
-template <class X>
+// (the graph form launches one kernel per kind instead). M: whether a tensor may be 16-bit
+// (cuda/tensor_view.hpp); a step with a 16-bit tensor needs M = true.
+template <bool M, class X>
 TI_HD void run_step(const X& x, const DeviceStep& s, float* A, const float* W) {
   switch (s.kind) {
 #define TI_STEP_CASE(K) \
   case DevKind::K:      \
-    return run_kind<DevKind::K>(x, s, A, W);
+    return run_kind<DevKind::K, M>(x, s, A, W);
     TI_STEP_CASE(Dense)
     TI_STEP_CASE(Activation)
     TI_STEP_CASE(Softmax)

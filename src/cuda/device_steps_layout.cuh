@@ -8,24 +8,24 @@
 namespace tickinfer::cuda::steps {
 
 // `rows` outer blocks; in each, input e's chunk of concat_widths[e] floats, input after input.
-template <class X>
+template <bool M, class X>
 TI_HD void concat(const X& x, const DeviceStep& s, float* A, const float*) {
   int total = 0;
   for (int e = 0; e < s.n_extra; ++e) total += s.concat_widths[e];
-  float* out = A + s.out;
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(int64_t(s.rows) * total, [&](int64_t i) {
     const int64_t r = i / total;
     int col = int(i % total), e = 0;
     while (col >= s.concat_widths[e]) col -= s.concat_widths[e++];
-    out[i] = A[s.extra[e] + r * s.concat_widths[e] + col];
+    out.set(i, extra_of<M>(A, s, e)[r * s.concat_widths[e] + col]);
   });
 }
 
 // Zeros around the input: axis a of the output is pads[2a] + in_shape[a] + pads[2a + 1] long.
-template <class X>
+template <bool M, class X>
 TI_HD void pad(const X& x, const DeviceStep& s, float* A, const float*) {
-  const float* in = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(s.out_width, [&](int64_t i) {
     int64_t rest = i, at = 0, in_stride = 1;
     bool inside = true;
@@ -37,12 +37,12 @@ TI_HD void pad(const X& x, const DeviceStep& s, float* A, const float*) {
       at += k * in_stride;
       in_stride *= s.in_shape[a];
     }
-    out[i] = inside ? in[at] : 0.0f;
+    out.set(i, inside ? in[at] : 0.0f);
   });
 }
 
 // Output axis a is input axis permutation[a].
-template <class X>
+template <bool M, class X>
 TI_HD void transpose(const X& x, const DeviceStep& s, float* A, const float*) {
   int64_t in_strides[kDevMaxRank];
   int64_t total = 1;
@@ -50,8 +50,8 @@ TI_HD void transpose(const X& x, const DeviceStep& s, float* A, const float*) {
     in_strides[a] = total;
     total *= s.in_shape[a];
   }
-  const float* in = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(total, [&](int64_t i) {
     int64_t rest = i, at = 0;
     for (int a = s.rank - 1; a >= 0; --a) {
@@ -60,15 +60,15 @@ TI_HD void transpose(const X& x, const DeviceStep& s, float* A, const float*) {
       at += (rest % dim) * in_strides[from];
       rest /= dim;
     }
-    out[i] = in[at];
+    out.set(i, in[at]);
   });
 }
 
-template <class X>
+template <bool M, class X>
 TI_HD void slice(const X& x, const DeviceStep& s, float* A, const float*) {
-  const float* in = A + s.in + s.slice_offset;
-  float* out = A + s.out;
-  x.items(s.out_width, [&](int64_t i) { out[i] = in[i]; });
+  const TensorIn<M> in = in_of<M>(A, s) + s.slice_offset;
+  const TensorOut<M> out = out_of<M>(A, s);
+  x.items(s.out_width, [&](int64_t i) { out.set(i, in[i]); });
 }
 
 }  // namespace tickinfer::cuda::steps

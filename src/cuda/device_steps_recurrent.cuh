@@ -23,15 +23,15 @@ TI_HD inline void lstm_cell(const DeviceStep& s, const float* z, int n, int j, f
 
 // Stream mode: state [x | h | c] (the input copied beside h so one product over the stacked
 // [W; U] does both), kept between runs; scratch z [4n].
-template <class X>
+template <bool M, class X>
 TI_HD void lstm(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int in = s.in_width, n = s.out_width;
   float* xh = A + s.state;
   float* h = xh + in;
   float* c = h + n;
   float* z = A + s.scratch;
-  const float* input = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> input = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   for (int t = 0; t < s.steps; ++t) {
     x.items(in, [&](int64_t k) { xh[k] = input[int64_t(t) * in + k]; });
     x.sync();
@@ -39,8 +39,8 @@ TI_HD void lstm(const X& x, const DeviceStep& s, float* A, const float* W) {
     x.sync();
     x.items(n, [&](int64_t j) {
       lstm_cell(s, z, n, int(j), c, h);
-      if (s.return_sequences) out[int64_t(t) * n + j] = h[j];
-      else if (t == s.steps - 1) out[j] = h[j];
+      if (s.return_sequences) out.set(int64_t(t) * n + j, h[j]);
+      else if (t == s.steps - 1) out.set(j, h[j]);
     });
     x.sync();
   }
@@ -49,18 +49,18 @@ TI_HD void lstm(const X& x, const DeviceStep& s, float* A, const float* W) {
 // Window mode: state h, c from zeros (or from the extra inputs h0, c0); scratch: every step's
 // x W + b ([T][4n]) computed first, or (projected: `in` already holds them) one step's gates.
 // return_state: the final c follows the output's h rows.
-template <class X>
+template <bool M, class X>
 TI_HD void lstm_window(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int in = s.in_width, n = s.out_width, T = s.steps;
   float* h = A + s.state;
   float* c = h + n;
   float* xw = A + s.scratch;
-  const float* input = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> input = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(2 * n, [&](int64_t j) {
     if (!s.initial_state) h[j] = 0.0f;  // h and c are adjacent: 2n zeros
-    else if (j < n) h[j] = A[s.extra[0] + j];
-    else c[j - n] = A[s.extra[1] + j - n];
+    else if (j < n) h[j] = extra_of<M>(A, s, 0)[j];
+    else c[j - n] = extra_of<M>(A, s, 1)[j - n];
   });
   if (!s.projected) {
     x.items(int64_t(T) * 4 * n, [&](int64_t i) {
@@ -74,18 +74,17 @@ TI_HD void lstm_window(const X& x, const DeviceStep& s, float* A, const float* W
   const int64_t h_rows = s.return_sequences ? T : 1;
   for (int t = 0; t < T; ++t) {
     float* z = s.projected ? xw : xw + int64_t(t) * 4 * n;
-    const float* zin = s.projected ? input + int64_t(t) * 4 * n : z;
     x.items(4 * n, [&](int64_t j) {
-      const float init = zin[j];
+      const float init = s.projected ? input[int64_t(t) * 4 * n + j] : z[j];
       z[j] = t >= first_hu ? dot_column(h, n, matrix(W, s.recurrent, s), 4 * n, int(j), init) : init;
     });
     x.sync();
     x.items(n, [&](int64_t j) {
       lstm_cell(s, z, n, int(j), c, h);
-      if (s.return_sequences) out[int64_t(t) * n + j] = h[j];
+      if (s.return_sequences) out.set(int64_t(t) * n + j, h[j]);
       if (t == T - 1) {
-        if (!s.return_sequences) out[j] = h[j];
-        if (s.return_state) out[h_rows * n + j] = c[j];
+        if (!s.return_sequences) out.set(j, h[j]);
+        if (s.return_state) out.set(h_rows * n + j, c[j]);
       }
     });
     x.sync();
@@ -95,14 +94,14 @@ TI_HD void lstm_window(const X& x, const DeviceStep& s, float* A, const float* W
 // reset_after = true: zx = x W + b (read from `in` when projected), zh = h U + b_rec,
 // z = rec(zx + zh), r likewise, hh = act(zx_h + r zh_h), h = z h + (1 - z) hh. State h [n];
 // scratch zx [3n], zh [3n].
-template <class X>
+template <bool M, class X>
 TI_HD void gru(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int in = s.in_width, n = s.out_width;
   float* h = A + s.state;
   float* zx = A + s.scratch;
   float* zh = zx + 3 * n;
-  const float* input = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> input = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   if (s.zero_state) {
     x.items(n, [&](int64_t j) { h[j] = 0.0f; });
     x.sync();
@@ -124,8 +123,8 @@ TI_HD void gru(const X& x, const DeviceStep& s, float* A, const float* W) {
       const float r = activate(s.rec, zx[n + j] + zh[n + j]);
       const float hh = activate(s.act, zx[2 * n + j] + r * zh[2 * n + j]);
       h[j] = z * h[j] + (1.0f - z) * hh;
-      if (s.return_sequences) out[int64_t(t) * n + j] = h[j];
-      else if (t == s.steps - 1) out[j] = h[j];
+      if (s.return_sequences) out.set(int64_t(t) * n + j, h[j]);
+      else if (t == s.steps - 1) out.set(j, h[j]);
     });
     x.sync();
   }
@@ -134,14 +133,14 @@ TI_HD void gru(const X& x, const DeviceStep& s, float* A, const float* W) {
 // reset_after = false: the reset gate scales h before the candidate's product (x W + b read from
 // `in` when projected). recurrent: U's
 // z|r columns (n x 2n); recurrent_h: U's h columns (n x n). State h [n]; scratch zx [3n], rh [n].
-template <class X>
+template <bool M, class X>
 TI_HD void gru_classic(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int in = s.in_width, n = s.out_width;
   float* h = A + s.state;
   float* zx = A + s.scratch;
   float* rh = zx + 3 * n;
-  const float* input = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> input = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   if (s.zero_state) {
     x.items(n, [&](int64_t j) { h[j] = 0.0f; });
     x.sync();
@@ -160,8 +159,8 @@ TI_HD void gru_classic(const X& x, const DeviceStep& s, float* A, const float* W
     x.items(n, [&](int64_t j) {
       const float hh = activate(s.act, dot_column(rh, n, matrix(W, s.recurrent_h, s), n, int(j), zx[2 * n + j]));
       h[j] = zx[j] * h[j] + (1.0f - zx[j]) * hh;
-      if (s.return_sequences) out[int64_t(t) * n + j] = h[j];
-      else if (t == s.steps - 1) out[j] = h[j];
+      if (s.return_sequences) out.set(int64_t(t) * n + j, h[j]);
+      else if (t == s.steps - 1) out.set(j, h[j]);
     });
     x.sync();
   }

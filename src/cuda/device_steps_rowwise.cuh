@@ -7,66 +7,64 @@
 
 namespace tickinfer::cuda::steps {
 
-template <class X>
+template <bool M, class X>
 TI_HD void activation(const X& x, const DeviceStep& s, float* A, const float*) {
-  const float* in = A + s.in;
-  float* out = A + s.out;
-  x.items(s.out_width, [&](int64_t i) { out[i] = activate(s.act, in[i]); });
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
+  x.items(s.out_width, [&](int64_t i) { out.set(i, activate(s.act, in[i])); });
 }
 
-// exp(x - max) / sum, per row.
-template <class X>
+// exp(x - max) / sum, per row. The exponentials are computed twice (for the sum, then for the
+// quotients) rather than kept in the output: a 16-bit output would round them before the division.
+template <bool M, class X>
 TI_HD void softmax(const X& x, const DeviceStep& s, float* A, const float*) {
   const int n = s.out_width;
   x.items(s.rows, [&](int64_t r) {
-    const float* in = A + s.in + r * n;
-    float* out = A + s.out + r * n;
+    const TensorIn<M> in = in_of<M>(A, s) + r * n;
+    const TensorOut<M> out = out_of<M>(A, s) + r * n;
     float mx = in[0];
     for (int i = 1; i < n; ++i) mx = in[i] > mx ? in[i] : mx;
     float sum = 0.0f;
-    for (int i = 0; i < n; ++i) {
-      out[i] = expf(in[i] - mx);
-      sum += out[i];
-    }
-    for (int i = 0; i < n; ++i) out[i] = out[i] / sum;
+    for (int i = 0; i < n; ++i) sum += expf(in[i] - mx);
+    for (int i = 0; i < n; ++i) out.set(i, expf(in[i] - mx) / sum);
   });
 }
 
-template <class X>
+template <bool M, class X>
 TI_HD void affine(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int n = s.out_width;
-  const float* in = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(int64_t(s.rows) * n, [&](int64_t i) {
     const int c = int(i % n);
-    out[i] = fmaf(in[i], W[s.scale + c], W[s.shift + c]);
+    out.set(i, fmaf(in[i], W[s.scale + c], W[s.shift + c]));
   });
 }
 
 // Two-pass (population) variance, then (x - mean) / sqrt(var + eps) * gamma + beta, per row.
-template <class X>
+template <bool M, class X>
 TI_HD void layer_norm(const X& x, const DeviceStep& s, float* A, const float* W) {
   const int n = s.out_width;
   x.items(s.rows, [&](int64_t r) {
-    const float* in = A + s.in + r * n;
-    float* out = A + s.out + r * n;
+    const TensorIn<M> in = in_of<M>(A, s) + r * n;
+    const TensorOut<M> out = out_of<M>(A, s) + r * n;
     float sum = 0.0f;
     for (int i = 0; i < n; ++i) sum += in[i];
     const float mean = sum / float(n);
     float sq = 0.0f;
     for (int i = 0; i < n; ++i) sq += (in[i] - mean) * (in[i] - mean);
     const float inv_std = 1.0f / sqrtf(sq / float(n) + s.epsilon);
-    for (int i = 0; i < n; ++i) out[i] = (in[i] - mean) * inv_std * W[s.scale + i] + W[s.shift + i];
+    for (int i = 0; i < n; ++i) out.set(i, (in[i] - mean) * inv_std * W[s.scale + i] + W[s.shift + i]);
   });
 }
 
 // Pooling along time ([in_len, ch] -> [steps, ch]), the window clipped to the input; the average
 // over the rows it covers. Item: (output position, channel).
-template <class X>
+template <bool M, class X>
 TI_HD void pool1d(const X& x, const DeviceStep& s, float* A, bool is_max) {
   const int ch = s.in_ch;
-  const float* in = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(int64_t(s.steps) * ch, [&](int64_t i) {
     const int o = int(i / ch), j = int(i % ch);
     const int start = o * s.stride - s.pad_left;
@@ -76,32 +74,32 @@ TI_HD void pool1d(const X& x, const DeviceStep& s, float* A, bool is_max) {
       const float e = in[int64_t(t) * ch + j];
       v = is_max ? fmaxf(v, e) : v + e;
     }
-    out[i] = is_max ? v : v * (1.0f / float(hi - lo));
+    out.set(i, is_max ? v : v * (1.0f / float(hi - lo)));
   });
 }
 
 // Over the whole time axis. Item: channel.
-template <class X>
+template <bool M, class X>
 TI_HD void global_pool(const X& x, const DeviceStep& s, float* A, bool is_max) {
   const int ch = s.in_ch;
-  const float* in = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(ch, [&](int64_t j) {
     float v = in[j];
     for (int t = 1; t < s.in_len; ++t) {
       const float e = in[int64_t(t) * ch + j];
       v = is_max ? fmaxf(v, e) : v + e;
     }
-    out[j] = is_max ? v : v / float(s.in_len);
+    out.set(j, is_max ? v : v / float(s.in_len));
   });
 }
 
 // [H, W, C] -> [steps, out_w, C]. Item: (output pixel, channel).
-template <class X>
+template <bool M, class X>
 TI_HD void pool2d(const X& x, const DeviceStep& s, float* A, bool is_max) {
   const int C = s.in_ch;
-  const float* in = A + s.in;
-  float* out = A + s.out;
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   x.items(int64_t(s.steps) * s.out_w * C, [&](int64_t i) {
     const int c = int(i % C);
     const int64_t pixel = i / C;
@@ -116,22 +114,22 @@ TI_HD void pool2d(const X& x, const DeviceStep& s, float* A, bool is_max) {
         v = is_max ? fmaxf(v, e) : v + e;
       }
     }
-    out[i] = is_max ? v : v / float((h_hi - h_lo) * (w_hi - w_lo));
+    out.set(i, is_max ? v : v / float((h_hi - h_lo) * (w_hi - w_lo)));
   });
 }
 
 // Add / Sub / Mul of two or more operands of out_width floats, left to right.
-template <class X>
+template <bool M, class X>
 TI_HD void binary(const X& x, const DeviceStep& s, float* A, const float*) {
-  const float* a = A + s.in;
-  const float* b = A + s.rhs;
-  float* out = A + s.out;
+  const TensorIn<M> a = in_of<M>(A, s);
+  const TensorIn<M> b = rhs_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
   const DevKind kind = s.kind;
   x.items(s.out_width, [&](int64_t i) {
     auto op = [kind](float l, float r) { return kind == DevKind::Add ? l + r : kind == DevKind::Sub ? l - r : l * r; };
     float v = op(a[i], b[i]);
-    for (int e = 0; e < s.n_extra; ++e) v = op(v, A[s.extra[e] + i]);
-    out[i] = v;
+    for (int e = 0; e < s.n_extra; ++e) v = op(v, extra_of<M>(A, s, e)[i]);
+    out.set(i, v);
   });
 }
 

@@ -1,6 +1,7 @@
-// 16-bit weight storage for the graph form (fp16 and bf16, arithmetic stays fp32): the encoders
-// (host, round to nearest even, as CUDA's __float2half_rn / __float2bfloat16_rn) and the exact
-// decoders the step bodies call on the host and on the GPU alike, so both read the same values.
+// 16-bit storage for the graph form's weights and activations (fp16 and bf16, arithmetic stays
+// fp32): the encoders (round to nearest even, as CUDA's __float2half_rn / __float2bfloat16_rn) and
+// the exact decoders, one integer definition each that the step bodies call on the host and on
+// the GPU alike, so both store and read the same bits.
 #pragma once
 
 #include <stdint.h>
@@ -10,8 +11,8 @@
 
 namespace tickinfer::cuda {
 
-// How a step's matrices (kernel, recurrent, recurrent_h, depthwise taps) are stored; biases,
-// scales and shifts stay fp32.
+// How a step's matrices (kernel, recurrent, recurrent_h, depthwise taps) are stored (biases,
+// scales and shifts stay fp32), and how an arena tensor is (cuda/tensor_view.hpp).
 enum WeightFormat : int32_t { kWeightsFp32 = 0, kWeightsBf16 = 1, kWeightsFp16 = 2 };
 
 TI_HD inline float float_from_bits(uint32_t b) {
@@ -43,19 +44,23 @@ TI_HD inline float fp16_to_float(uint16_t h) {
   return float_from_bits(sign | (exp + 127 - 15) << 23 | man << 13);
 }
 
-inline uint32_t bits_of(float f) {
+TI_HD inline uint32_t bits_of(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
   uint32_t b;
   memcpy(&b, &f, 4);
   return b;
+#endif
 }
 
-inline uint16_t float_to_bf16(float f) {
+TI_HD inline uint16_t float_to_bf16(float f) {
   const uint32_t b = bits_of(f);
   if ((b & 0x7fffffffu) > 0x7f800000u) return uint16_t((b >> 16) | 0x40u);  // NaN stays NaN
   return uint16_t((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
 }
 
-inline uint16_t float_to_fp16(float f) {
+TI_HD inline uint16_t float_to_fp16(float f) {
   const uint32_t b = bits_of(f);
   const uint16_t sign = uint16_t((b >> 16) & 0x8000u);
   const uint32_t abs = b & 0x7fffffffu;

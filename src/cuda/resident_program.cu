@@ -109,6 +109,8 @@ __device__ void stage_step(const DeviceStep* from, DeviceStep* to) {
   __syncthreads();
 }
 
+// M: the program has a 16-bit tensor (cuda/tensor_view.hpp); then every step runs its Mixed body.
+template <bool M>
 __global__ void __launch_bounds__(kProgramThreads) resident_program_kernel(ProgramDesc d) {
   __shared__ DeviceStep step;
   cg::cluster_group cluster = cg::this_cluster();
@@ -129,10 +131,10 @@ __global__ void __launch_bounds__(kProgramThreads) resident_program_kernel(Progr
     for (int k = 0; k < d.n_steps; ++k) {
       if (!d.one_block[k]) {
         stage_step(d.steps + k, &step);
-        steps::run_step(everyone, step, d.arena, d.weights);
+        steps::run_step<M>(everyone, step, d.arena, d.weights);
       } else if (rank == 0) {
         stage_step(d.steps + k, &step);
-        steps::run_step(BlockExecutor{}, step, d.arena, d.weights);
+        steps::run_step<M>(BlockExecutor{}, step, d.arena, d.weights);
       }
       cluster.sync();
     }
@@ -250,7 +252,9 @@ class ResidentProgramRunner final : public ProgramRunner {
     // More than half a multiprocessor's shared memory per block: no two blocks share one.
     const size_t shared = std::min(size_t(prop.sharedMemPerMultiprocessor) / 2 + 1024, size_t(prop.sharedMemPerBlockOptin));
     check(cudaStreamSynchronize(stream_), "the uploads");
-    check(detail::launch_cluster(resident_program_kernel, d, cluster, kProgramThreads, shared, stream_, false),
+    const bool mixed = std::any_of(p_->steps.begin(), p_->steps.end(), step_has_16bit_tensors);
+    check(detail::launch_cluster(mixed ? resident_program_kernel<true> : resident_program_kernel<false>, d, cluster,
+                                 kProgramThreads, shared, stream_, false),
           "launching the kernel");
     running_ = true;
     // One request proves the kernel is alive before anyone relies on it.

@@ -98,7 +98,7 @@ std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOp
                                              const char* isa) {
   const LoweredGraph lowered = lower_for_plan(graph, options);
   auto program = std::make_shared<const cuda::DeviceProgram>(
-      device_program_from(lowered, graph.name, parse_weight_formats(options.cuda_precision)));
+      device_program_from(lowered, graph.name, parse_cuda_precision(options.cuda_precision)));
   if (std::string e = cuda::program_error(*program); !e.empty())
     throw Error("--device cuda: model '" + graph.name + "': " + e);
   return std::make_unique<CudaGraphPlan>(std::move(program), std::move(start), options.mode, lowered.input_shapes,

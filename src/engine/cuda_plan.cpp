@@ -121,7 +121,7 @@ std::string cuda_options_error(const CompileOptions& options) {
   if (!f.empty() && f != "auto" && f != "graph" && f != "program")
     return "cuda_form '" + f + "': expected auto, graph or program";
   try {
-    parse_weight_formats(options.cuda_precision);
+    parse_cuda_precision(options.cuda_precision);
   } catch (const Error& e) {
     return e.what();
   }

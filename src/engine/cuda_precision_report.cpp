@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "cuda/device_runner.hpp"
 #include "engine/cuda_program_lowering.hpp"
@@ -25,6 +26,13 @@ double max_abs_difference(const std::vector<float>& a, const std::vector<float>&
   return worst;
 }
 
+// One thing the mix may store in 16 bits: a layer's matrices or its output tensors.
+struct Candidate {
+  size_t layer;
+  bool outputs;
+  int64_t bytes;  // in fp32
+};
+
 }  // namespace
 
 CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptions& options,
@@ -36,62 +44,98 @@ CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptio
     throw Error("cuda-precision: the model has " + std::to_string(lowered.input_shapes.size()) + " input(s), " +
                 std::to_string(inputs.size()) + " given");
   // Every output of every row of the program in `formats`, run on the host executor.
-  const auto outputs = [&](const WeightFormats& formats) {
+  const auto outputs = [&](const StorageFormats& formats) {
     return cuda::run_rows_on_host(device_program_from(lowered, graph.name, formats), inputs, rows);
   };
-  const std::vector<float> reference = outputs({});
+  const cuda::DeviceProgram fp32 = device_program_from(lowered, graph.name);
+  const std::vector<float> reference = cuda::run_rows_on_host(fp32, inputs, rows);
   CudaPrecisionReport report;
   report.rows = rows;
   for (float v : reference) report.output_scale = std::max(report.output_scale, double(std::fabs(v)));
+  // The layers in run order, each once (a layer lowered into several ops takes one format for all).
+  std::map<std::string, size_t> index;
+  const auto layer = [&](const std::string& name) -> CudaPrecisionLayer& {
+    const auto [it, fresh] = index.emplace(name, report.layers.size());
+    if (fresh) report.layers.push_back({.layer = name});
+    return report.layers[it->second];
+  };
+  std::map<std::string, int64_t> output_values;
+  for (const cuda::DeviceTensor& t : fp32.tensors)
+    if (!t.fp32_only && !t.layer.empty()) output_values[t.layer] += t.floats;
   for (const LoweredOp& op : lowered.ops) {
     const int64_t n = matrix_values(op);
-    if (n == 0) continue;
-    report.matrix_bytes_fp32 += 4 * n;
-    auto same = std::find_if(report.layers.begin(), report.layers.end(),
-                             [&](const CudaPrecisionLayer& l) { return l.layer == op.label; });
-    if (same != report.layers.end()) {  // a layer lowered into several ops: one format for all
-      same->matrix_values += n;
-      continue;
+    const auto out = output_values.find(op.label);
+    if (n == 0 && out == output_values.end()) continue;
+    CudaPrecisionLayer& L = layer(op.label);
+    L.matrix_values += n;
+    if (out != output_values.end()) L.output_values = out->second;
+  }
+  for (CudaPrecisionLayer& L : report.layers) {
+    report.matrix_bytes_fp32 += 4 * L.matrix_values;
+    report.output_bytes_fp32 += 4 * L.output_values;
+    StorageFormats one;
+    if (L.matrix_values > 0) {
+      one.by_layer[L.layer] = {cuda::kWeightsFp16, cuda::kWeightsFp32};
+      L.fp16_error = max_abs_difference(outputs(one), reference);
+      one.by_layer[L.layer] = {cuda::kWeightsBf16, cuda::kWeightsFp32};
+      L.bf16_error = max_abs_difference(outputs(one), reference);
     }
-    CudaPrecisionLayer L;
-    L.layer = op.label;
-    L.matrix_values = n;
-    WeightFormats one;
-    one.by_layer[op.label] = cuda::kWeightsFp16;
-    L.fp16_error = max_abs_difference(outputs(one), reference);
-    one.by_layer[op.label] = cuda::kWeightsBf16;
-    L.bf16_error = max_abs_difference(outputs(one), reference);
-    report.layers.push_back(std::move(L));
+    if (L.output_values > 0) {
+      one.by_layer[L.layer] = {cuda::kWeightsFp32, cuda::kWeightsFp16};
+      L.out_fp16_error = max_abs_difference(outputs(one), reference);
+      one.by_layer[L.layer] = {cuda::kWeightsFp32, cuda::kWeightsBf16};
+      L.out_bf16_error = max_abs_difference(outputs(one), reference);
+    }
   }
   // Largest first: the bytes that matter most are tried first.
-  std::vector<size_t> order(report.layers.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return report.layers[a].matrix_values > report.layers[b].matrix_values; });
-  WeightFormats mix;
-  for (size_t i : order) {
-    CudaPrecisionLayer& L = report.layers[i];
-    const bool fp16 = L.fp16_error <= L.bf16_error;
-    if (std::min(L.fp16_error, L.bf16_error) > max_error) continue;
-    WeightFormats trial = mix;
-    trial.by_layer[L.layer] = fp16 ? cuda::kWeightsFp16 : cuda::kWeightsBf16;
+  std::vector<Candidate> candidates;
+  for (size_t i = 0; i < report.layers.size(); ++i) {
+    if (report.layers[i].matrix_values > 0) candidates.push_back({i, false, 4 * report.layers[i].matrix_values});
+    if (report.layers[i].output_values > 0) candidates.push_back({i, true, 4 * report.layers[i].output_values});
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) { return a.bytes > b.bytes; });
+  StorageFormats mix;
+  for (const Candidate& c : candidates) {
+    const CudaPrecisionLayer& L = report.layers[c.layer];
+    const double e16 = c.outputs ? L.out_fp16_error : L.fp16_error, eb16 = c.outputs ? L.out_bf16_error : L.bf16_error;
+    if (std::min(e16, eb16) > max_error) continue;
+    const int32_t format = e16 <= eb16 ? cuda::kWeightsFp16 : cuda::kWeightsBf16;
+    StorageFormats trial = mix;
+    LayerStorage& s = trial.by_layer[L.layer];
+    (c.outputs ? s.activations : s.weights) = format;
     const double e = max_abs_difference(outputs(trial), reference);
     if (e > max_error) continue;
     mix = std::move(trial);
     report.chosen_error = e;
-    L.chosen = fp16 ? "fp16" : "bf16";
   }
-  // The spec in its shortest form: the most common choice for every layer, the others by name.
-  WeightFormats spec;
-  int counts[3] = {};
-  for (const CudaPrecisionLayer& L : report.layers) {
-    report.matrix_bytes_chosen += (L.chosen == "fp32" ? 4 : 2) * L.matrix_values;
-    ++counts[mix.of(L.layer)];
+  // The spec in its shortest form: the storage most layers agree with as `all`, the others by
+  // name. A layer without matrices takes any weight format, one without such outputs any output
+  // format (neither changes what it stores), so those parts follow `all`.
+  const auto agrees = [&](const CudaPrecisionLayer& L, const LayerStorage& a) {
+    const LayerStorage s = mix.of(L.layer);
+    return (L.matrix_values == 0 || s.weights == a.weights) && (L.output_values == 0 || s.activations == a.activations);
+  };
+  StorageFormats spec;
+  size_t most = 0;
+  for (int32_t w : {cuda::kWeightsFp32, cuda::kWeightsFp16, cuda::kWeightsBf16})
+    for (int32_t a : {cuda::kWeightsFp32, cuda::kWeightsFp16, cuda::kWeightsBf16}) {
+      const LayerStorage candidate{w, a};
+      const size_t n = size_t(std::count_if(report.layers.begin(), report.layers.end(),
+                                            [&](const CudaPrecisionLayer& L) { return agrees(L, candidate); }));
+      if (n > most) most = n, spec.all = candidate;
+    }
+  for (CudaPrecisionLayer& L : report.layers) {
+    LayerStorage s = mix.of(L.layer);
+    report.matrix_bytes_chosen += (s.weights == cuda::kWeightsFp32 ? 4 : 2) * L.matrix_values;
+    report.output_bytes_chosen += (s.activations == cuda::kWeightsFp32 ? 4 : 2) * L.output_values;
+    if (L.matrix_values == 0) s.weights = spec.all.weights;
+    if (L.output_values == 0) s.activations = spec.all.activations;
+    StorageFormats alone;
+    alone.all = s;
+    L.chosen = cuda_precision_spec(alone);
+    if (!(s == spec.all)) spec.by_layer[L.layer] = s;
   }
-  spec.all = int32_t(std::max_element(counts, counts + 3) - counts);
-  for (const CudaPrecisionLayer& L : report.layers)
-    if (mix.of(L.layer) != spec.all) spec.by_layer[L.layer] = mix.of(L.layer);
-  report.spec = weight_formats_spec(spec);
+  report.spec = cuda_precision_spec(spec);
   return report;
 }
 

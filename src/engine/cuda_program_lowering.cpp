@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "tickinfer/error.hpp"
 
@@ -67,9 +68,15 @@ Room room(const LoweredOp& op) {
 
 class Builder {
  public:
-  Builder(const LoweredGraph& g, const WeightFormats& formats)
+  Builder(const LoweredGraph& g, const StorageFormats& formats)
       : g_(g), formats_(formats), at_(g.tensors.size(), -1), readers_(g.tensors.size(), 0) {
-    for (size_t t = 0; t < g.tensors.size(); ++t) at_[t] = take(std::max<int64_t>(g.tensors[t].floats, 1));
+    for (size_t t = 0; t < g.tensors.size(); ++t) {
+      at_[t] = take(std::max<int64_t>(g.tensors[t].floats, 1));
+      floats_.push_back(g.tensors[t].floats);
+      writer_.emplace_back();
+      fp32_only_.push_back(g.tensors[t].input >= 0);
+    }
+    for (int o : g.outputs) fp32_only_[size_t(o)] = true;
     auto read = [&](int t) {
       if (t >= 0) ++readers_[size_t(t)];
     };
@@ -97,6 +104,7 @@ class Builder {
         add(op);
       }
     }
+    place_tensors();
     for (const auto& named : formats_.by_layer) {
       const std::string& layer = named.first;
       if (std::none_of(g_.ops.begin(), g_.ops.end(), [&](const LoweredOp& op) { return op.label == layer; }))
@@ -154,6 +162,9 @@ class Builder {
     const int64_t floats = int64_t{op.steps} * dense.out_width;
     const int projections = int(at_.size());
     at_.push_back(take(floats));
+    floats_.push_back(floats);
+    writer_.emplace_back();
+    fp32_only_.push_back(false);
     readers_.push_back(1);  // the recurrent step
     dense.out = projections;
     add(dense);
@@ -181,6 +192,8 @@ class Builder {
       if (!product || s.epilogue.kind != int32_t(ActKind::Linear)) return false;
       s.epilogue = dev_act(op.act);
       s.out = tensor(op.out);
+      writer_[size_t(op.in)].clear();  // no step writes the product's own tensor any more
+      writer_[size_t(op.out)] = op.label;
       p_.labels[i] += " + " + op.label;
       return true;
     }
@@ -216,7 +229,11 @@ class Builder {
       layer.resize(cut);
     const bool has_matrix = !op.kernel.data.empty() || !op.recurrent_kernel.data.empty() ||
                             !op.recurrent_kernel_h.data.empty() || !op.depthwise.empty();
-    s.weight_format = has_matrix ? formats_.of(layer) : cuda::kWeightsFp32;
+    s.weight_format = has_matrix ? formats_.of(layer).weights : cuda::kWeightsFp32;
+    if (op.out >= 0) {
+      writer_[size_t(op.out)] = layer;
+      if (op.kind == StepKind::Attention) fp32_only_[size_t(op.out)] = true;
+    }
     s.kernel = matrix(op.kernel.data, s.weight_format);
     s.recurrent = matrix(op.recurrent_kernel.data, s.weight_format);
     s.recurrent_h = matrix(op.recurrent_kernel_h.data, s.weight_format);
@@ -229,7 +246,35 @@ class Builder {
     p_.steps.push_back(s);
     p_.labels.push_back(s.weight_format == cuda::kWeightsFp32
                             ? op.label
-                            : op.label + " [" + weight_format_name(s.weight_format) + " weights]");
+                            : op.label + " [" + storage_format_name(s.weight_format) + " weights]");
+  }
+
+  // Every tensor's storage (its last writer's layer decides), then each step's tensor fields in
+  // it: a 16-bit tensor's offset becomes its region's start in 16-bit units.
+  void place_tensors() {
+    std::map<int64_t, size_t> at_offset;
+    for (size_t t = 0; t < at_.size(); ++t) {
+      cuda::DeviceTensor T;
+      T.offset = at_[t], T.floats = floats_[t], T.fp32_only = fp32_only_[t], T.layer = writer_[t];
+      if (!T.fp32_only && !T.layer.empty()) T.format = formats_.of(T.layer).activations;
+      at_offset[T.offset] = p_.tensors.size();
+      p_.tensors.push_back(std::move(T));
+    }
+    const auto place = [&](int64_t& offset, auto& format) {
+      const auto it = offset < 0 ? at_offset.end() : at_offset.find(offset);
+      if (it == at_offset.end()) return;
+      format = std::remove_reference_t<decltype(format)>(p_.tensors[it->second].format);
+      if (format != cuda::kWeightsFp32) offset *= 2;
+    };
+    for (size_t i = 0; i < p_.steps.size(); ++i) {
+      cuda::DeviceStep& s = p_.steps[i];
+      place(s.in, s.in_format);
+      place(s.rhs, s.rhs_format);
+      place(s.out, s.out_format);
+      for (int e = 0; e < s.n_extra; ++e) place(s.extra[e], s.extra_format[e]);
+      if (s.out_format != cuda::kWeightsFp32)
+        p_.labels[i] += std::string(" [") + storage_format_name(s.out_format) + " out]";
+    }
   }
 
   static void copy_params(const LoweredOp& op, cuda::DeviceStep& s) {
@@ -257,8 +302,12 @@ class Builder {
 
   static constexpr std::string_view kProjection = " (input projection)";
   const LoweredGraph& g_;
-  const WeightFormats& formats_;
+  const StorageFormats& formats_;
   std::vector<int64_t> at_;
+  // Per tensor: its floats, the layer that last writes it, whether it must stay fp32.
+  std::vector<int64_t> floats_;
+  std::vector<std::string> writer_;
+  std::vector<bool> fp32_only_;
   std::vector<int> readers_;  // per tensor: the ops (and the caller, for an output) that read it
   int64_t arena_ = 0;
   cuda::DeviceProgram p_;
@@ -292,23 +341,28 @@ int64_t step_macs(const cuda::DeviceStep& s) {
 
 }  // namespace
 
-int32_t WeightFormats::of(const std::string& layer) const {
+LayerStorage StorageFormats::of(const std::string& layer) const {
   const auto it = by_layer.find(layer);
   return it == by_layer.end() ? all : it->second;
 }
 
-const char* weight_format_name(int32_t format) {
+const char* storage_format_name(int32_t format) {
   return format == cuda::kWeightsFp16 ? "fp16" : format == cuda::kWeightsBf16 ? "bf16" : "fp32";
 }
 
-WeightFormats parse_weight_formats(const std::string& spec) {
-  auto format = [&](const std::string& name) {
+StorageFormats parse_cuda_precision(const std::string& spec) {
+  auto one = [&](const std::string& name) {
     if (name == "fp32") return int32_t(cuda::kWeightsFp32);
     if (name == "fp16") return int32_t(cuda::kWeightsFp16);
     if (name == "bf16") return int32_t(cuda::kWeightsBf16);
     throw Error("--cuda-precision '" + spec + "': '" + name + "' is not fp32, fp16 or bf16");
   };
-  WeightFormats f;
+  auto format = [&](const std::string& text) {
+    const size_t slash = text.find('/');
+    if (slash == std::string::npos) return LayerStorage{one(text), cuda::kWeightsFp32};
+    return LayerStorage{one(text.substr(0, slash)), one(text.substr(slash + 1))};
+  };
+  StorageFormats f;
   size_t at = 0;
   for (bool first = true; at <= spec.size() && !spec.empty(); first = false) {
     const size_t comma = std::min(spec.find(',', at), spec.size());
@@ -326,14 +380,19 @@ WeightFormats parse_weight_formats(const std::string& spec) {
   return f;
 }
 
-std::string weight_formats_spec(const WeightFormats& f) {
-  std::string s = weight_format_name(f.all);
-  for (const auto& [layer, format] : f.by_layer) s += "," + layer + "=" + weight_format_name(format);
+std::string cuda_precision_spec(const StorageFormats& f) {
+  const auto name = [](const LayerStorage& l) {
+    std::string s = storage_format_name(l.weights);
+    if (l.activations != cuda::kWeightsFp32) s += std::string("/") + storage_format_name(l.activations);
+    return s;
+  };
+  std::string s = name(f.all);
+  for (const auto& [layer, storage] : f.by_layer) s += "," + layer + "=" + name(storage);
   return s;
 }
 
 cuda::DeviceProgram device_program_from(const LoweredGraph& g, const std::string& model_name,
-                                        const WeightFormats& formats) {
+                                        const StorageFormats& formats) {
   return Builder(g, formats).build(model_name);
 }
 
