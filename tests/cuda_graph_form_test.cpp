@@ -8,12 +8,14 @@
 // compile(device = "cuda") runs the same programs on it and is held to the same outputs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
 
 #include "cuda/device_program.hpp"
+#include "cuda/device_runner.hpp"
 #include "cuda/devices.hpp"
 #include "engine/cuda_graph_plan.hpp"
 #include "engine/cuda_program_lowering.hpp"
@@ -187,6 +189,77 @@ TEST_P(GraphFormBatched, HostRowsEqualRunBitForBit) { check_batched(GetParam(), 
 TEST_P(GraphFormBatched, GpuRowsEqualRunBitForBit) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the batched form runs on the host above";
   check_batched(GetParam(), true);
+}
+
+// The batched Dense as tiles (the GPU's variant 1, device_dense_tiles.cuh): every row of a
+// 34-row batch (a second row tile, partly filled) bit-identical to run() on it, tiles forwards and
+// backwards, with fp32 tensors and with 16-bit ones. The host executor is slow, so the book
+// models' heavier programs are left to the GPU check (GpuRowsEqualRunBitForBit runs the variant
+// the card picks).
+TEST_P(GraphFormBatched, HostTilesEqualRunBitForBit) {
+  const FixtureCase& c = GetParam();
+  const Model model = Model::load(c.file);
+  CompileOptions opt;
+  opt.window_length = c.window_length;
+  const engine::LoweredGraph lowered = engine::lower_for_plan(model.graph(), opt);
+  constexpr int kRows = 34;
+  for (const char* spec : {"fp32", "bf16/fp16"}) {
+    auto p = std::make_shared<const cuda::DeviceProgram>(
+        engine::device_program_from(lowered, c.name, engine::parse_cuda_precision(spec)));
+    if (!cuda::why_not_batched(*p).empty()) GTEST_SKIP() << "rows take one input and one output";
+    if (std::none_of(p->steps.begin(), p->steps.end(), [](const cuda::DeviceStep& s) { return s.kind == cuda::DevKind::Dense; }))
+      GTEST_SKIP() << "no Dense step";
+    if (engine::device_program_macs(*p) > 2'000'000) GTEST_SKIP() << "too heavy for the host executor at 34 rows";
+    const formats::NpyArray x = formats::read_npy(c.inputs[0]);
+    const size_t in = size_t(p->inputs[0].floats), out = size_t(p->outputs[0].floats);
+    std::vector<float> rows(kRows * in), want(kRows * out);
+    for (int r = 0; r < kRows; ++r)  // the fixture's rows, again from the first as needed
+      std::copy_n(x.data.data() + (r % x.shape[0]) * in, in, rows.data() + r * in);
+    auto one = cuda::host_program_runner(p, false);
+    for (int r = 0; r < kRows; ++r) {
+      const float* xr = rows.data() + r * in;
+      float* yr = want.data() + r * out;
+      ASSERT_TRUE(one->run(&xr, &yr, true));
+    }
+    for (bool backwards : {false, true}) {
+      auto tiled = cuda::host_program_runner(p, backwards, true);
+      ASSERT_EQ(tiled->reserve_rows(kRows), "");
+      std::vector<float> got(kRows * out, -1.0f);
+      ASSERT_TRUE(tiled->run_rows(rows.data(), kRows, got.data()));
+      for (int r = 0; r < kRows; ++r)
+        ASSERT_EQ(std::memcmp(got.data() + r * out, want.data() + r * out, out * sizeof(float)), 0)
+            << c.name << " " << spec << " row " << r << (backwards ? " (tiles backwards)" : "");
+    }
+  }
+}
+
+// On a card, batches of 2, 40 and 300 rows over a 512-row reservation: each batch size runs the
+// variant its timing kept (per row, or the Dense steps as tiles), and every row equals run().
+TEST_P(GraphFormBatched, GpuEveryBatchSizeEqualsRunBitForBit) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the tiles run on the host above";
+  const FixtureCase& c = GetParam();
+  const Model model = Model::load(c.file);
+  CompileOptions opt;
+  opt.window_length = c.window_length;
+  opt.device = "cuda";
+  opt.cuda_form = "graph";
+  auto plan = engine::compile_cuda_graph(model.graph(), opt, 0);
+  if (plan->input_shapes().size() != 1 || plan->output_shapes().size() != 1) GTEST_SKIP() << "one input and one output";
+  ASSERT_EQ(plan->reserve_rows(512), "") << c.name;
+  const formats::NpyArray x = formats::read_npy(c.inputs[0]);
+  const size_t in = size_t(shape_size(plan->input_shapes()[0])), out = size_t(shape_size(plan->output_shapes()[0]));
+  std::vector<float> rows(300 * in), want(300 * out);
+  for (int r = 0; r < 300; ++r) std::copy_n(x.data.data() + (r % x.shape[0]) * in, in, rows.data() + r * in);
+  for (int r = 0; r < 300; ++r) {
+    const float* xr = rows.data() + r * in;
+    float* yr = want.data() + r * out;
+    plan->run(&xr, &yr);
+  }
+  for (int n : {2, 40, 300}) {
+    std::vector<float> got(n * out, -1.0f);
+    plan->run_rows(rows.data(), n, got.data());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0) << c.name << ", " << n << " rows";
+  }
 }
 
 // A stream plan carries one sequence's state: its rows cannot run side by side, and it says so.

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/device_dense_tiles.cuh"
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
 #include "cuda/grid_executor.cuh"
@@ -31,6 +32,15 @@ __global__ void __launch_bounds__(1024) step_kernel(DeviceStep s, float* arena, 
 }
 
 using StepKernel = void (*)(DeviceStep, float*, int64_t, const float*);
+
+// A batched Dense as tiles (device_dense_tiles.cuh): block (x, y) computes column tile x of row tile y.
+template <bool M>
+__global__ void __launch_bounds__(steps::kTileThreads)
+    dense_tile_kernel(DeviceStep s, float* arena, int64_t row_stride, int batch_rows, const float* weights) {
+  __shared__ steps::DenseTileShared tile;
+  steps::dense_tile<M>(BlockExecutor{}, s, arena, row_stride, batch_rows, weights, int64_t(blockIdx.y),
+                       int(blockIdx.x), tile);
+}
 
 template <bool M, int... I>
 constexpr std::array<StepKernel, sizeof...(I)> kernel_table(std::integer_sequence<int, I...>) {
@@ -68,7 +78,8 @@ class GraphRunner final : public ProgramRunner {
       stride_ = row_stride_floats(*p_);
       const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
       batch_.reserve(stream_, max_rows, int64_t(bytes(stride_)), {int64_t(bytes(in.offset)), int64_t(bytes(in.floats))},
-                     {int64_t(bytes(out.offset)), int64_t(bytes(out.floats))}, &launch_rows, this, kWho);
+                     {int64_t(bytes(out.offset)), int64_t(bytes(out.floats))}, &launch_rows, this,
+                     has_dense() ? 2 : 1, kWho);
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -125,7 +136,8 @@ class GraphRunner final : public ProgramRunner {
   std::string describe() const override {
     return "CUDA graph on " + device_name_ + ": " + std::to_string(p_->steps.size()) + " kernels, arena " +
            std::to_string(bytes(p_->arena_floats)) + " bytes, weights " + std::to_string(bytes(p_->weights.size())) +
-           " bytes in device memory";
+           " bytes in device memory" +
+           (batch_.choices().empty() ? "" : "; batched Dense per row (variant 0) or as tiles (1), timed: " + batch_.choices());
   }
 
  private:
@@ -182,12 +194,31 @@ class GraphRunner final : public ProgramRunner {
     return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream_);
   }
 
-  static cudaError_t launch_rows(void* self, void* arena, int rows) {
+  // Variant 0: every step per row (grid.y); variant 1: the Dense steps as tiles over the batch.
+  static cudaError_t launch_rows(void* self, void* arena, int rows, int variant) {
     auto* r = static_cast<GraphRunner*>(self);
     cudaError_t e = cudaSuccess;
     for (const DeviceStep& s : r->p_->steps)
-      if (e == cudaSuccess) e = r->launch(s, static_cast<float*>(arena), rows);
+      if (e == cudaSuccess)
+        e = variant == 1 && s.kind == DevKind::Dense ? r->launch_tiles(s, static_cast<float*>(arena), rows)
+                                                     : r->launch(s, static_cast<float*>(arena), rows);
     return e;
+  }
+
+  bool has_dense() const {
+    return std::any_of(p_->steps.begin(), p_->steps.end(), [](const DeviceStep& s) { return s.kind == DevKind::Dense; });
+  }
+
+  cudaError_t launch_tiles(const DeviceStep& s, float* arena, int rows) {
+    DeviceStep step = s;
+    int64_t stride = stride_;
+    int batch_rows = rows;
+    const float* weights = weights_;
+    void* args[] = {&step, &arena, &stride, &batch_rows, &weights};
+    const dim3 grid(unsigned(steps::dense_column_tiles(s)), unsigned(steps::dense_row_tiles(s, rows)));
+    const void* kernel = step_has_16bit_tensors(s) ? reinterpret_cast<const void*>(&dense_tile_kernel<true>)
+                                                   : reinterpret_cast<const void*>(&dense_tile_kernel<false>);
+    return cudaLaunchKernel(kernel, grid, dim3(steps::kTileThreads), args, 0, stream_);
   }
 
   cudaGraphExec_t instantiate(cudaError_t e) { return end_capture(stream_, e, kWho); }

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <memory>
 
 #include "cuda/device_runner.hpp"
+#include "cuda/device_dense_tiles.cuh"
 #include "cuda/device_step_dispatch.cuh"
 #include "cuda/serial_executor.hpp"
 
@@ -15,8 +17,12 @@ namespace {
 
 class HostProgramRunner final : public ProgramRunner {
  public:
-  HostProgramRunner(std::shared_ptr<const DeviceProgram> p, bool backwards)
-      : p_(std::move(p)), x_{backwards}, arena_(static_cast<size_t>(p_->arena_floats), 0.0f) {}
+  HostProgramRunner(std::shared_ptr<const DeviceProgram> p, bool backwards, bool tiled_dense = false)
+      : p_(std::move(p)),
+        x_{backwards},
+        arena_(static_cast<size_t>(p_->arena_floats), 0.0f),
+        tiled_dense_(tiled_dense),
+        tile_(std::make_unique<steps::DenseTileShared>()) {}
 
   bool run(const float* const* inputs, float* const* outputs, bool reset) noexcept override {
     float* A = arena_.data();
@@ -47,16 +53,36 @@ class HostProgramRunner final : public ProgramRunner {
     if (rows < 1 || rows > max_rows_) return false;
     const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
     run_rows_serially(x_, batch_.data(), stride_, x, in.offset, in.floats, y, out.offset, out.floats, rows, p_->steps,
-                      [&](const DeviceStep& s, float* row) { run_one(s, row); });
+                      [&](const DeviceStep& s, float* row) { run_one(s, row); },
+                      [&](const DeviceStep& s) { return tiled_dense_ && run_dense_tiles(s, rows); });
     return true;
   }
 
   std::string describe() const override {
     return std::string("graph form on the host (the GPU's step bodies, items run one by one") +
-           (x_.backwards ? ", backwards)" : ")");
+           (x_.backwards ? ", backwards" : "") + (tiled_dense_ ? "; batched Dense as tiles)" : ")");
   }
 
  private:
+  // A Dense step over every row of the batch as the GPU's tile kernel runs it (device_dense_tiles.cuh):
+  // tile after tile, forwards or backwards, each with its own shared memory.
+  bool run_dense_tiles(const DeviceStep& s, int rows) {
+    if (s.kind != DevKind::Dense) return false;
+    const int64_t row_tiles = steps::dense_row_tiles(s, rows);
+    const int column_tiles = steps::dense_column_tiles(s);
+    const int64_t tiles = row_tiles * column_tiles;
+    for (int64_t k = 0; k < tiles; ++k) {
+      const int64_t t = x_.backwards ? tiles - 1 - k : k;
+      if (step_has_16bit_tensors(s))
+        steps::dense_tile<true>(x_, s, batch_.data(), stride_, rows, p_->weights.data(), t / column_tiles,
+                                int(t % column_tiles), *tile_);
+      else
+        steps::dense_tile<false>(x_, s, batch_.data(), stride_, rows, p_->weights.data(), t / column_tiles,
+                                 int(t % column_tiles), *tile_);
+    }
+    return true;
+  }
+
   // As the graph form picks its kernel: the Mixed body only for a step with a 16-bit tensor.
   void run_one(const DeviceStep& s, float* A) const {
     if (step_has_16bit_tensors(s)) steps::run_step<true>(x_, s, A, p_->weights.data());
@@ -74,12 +100,15 @@ class HostProgramRunner final : public ProgramRunner {
   std::vector<float> batch_;  // max_rows_ row arenas, stride_ floats apart
   int64_t stride_ = 0;
   int max_rows_ = 0;
+  bool tiled_dense_ = false;
+  std::unique_ptr<steps::DenseTileShared> tile_;  // the tile kernel's shared memory
 };
 
 }  // namespace
 
-std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards) {
-  return std::make_unique<HostProgramRunner>(std::move(program), backwards);
+std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards,
+                                                   bool tiled_dense) {
+  return std::make_unique<HostProgramRunner>(std::move(program), backwards, tiled_dense);
 }
 
 std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows,

@@ -50,8 +50,10 @@ std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const Devi
 // The program on the host: every step body run with a serial executor, items forwards or, with
 // `backwards`, in reverse (a body whose items depend on each other then answers differently).
 // Allocates its arena here (and the batch's in reserve_rows); run() and run_rows() allocate
-// nothing. Batched, the rows of a step run forwards or backwards too.
-std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards);
+// nothing. Batched, the rows of a step run forwards or backwards too; with `tiled_dense`, a Dense
+// step runs over the whole batch as the GPU's tile kernel does (device_dense_tiles.cuh).
+std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards,
+                                                   bool tiled_dense = false);
 
 // Every output of `rows` rows run one at a time on the host (items forwards, state zeroed per
 // row): inputs[i] holds rows x program.inputs[i].floats; the result is row after row, each row's

@@ -1,6 +1,6 @@
-// The GPU's executor for step bodies (device_step_common.cuh's contract): items spread over the
+// The GPU's executors for step bodies (device_step_common.cuh's contract): items spread over the
 // grid (grid-stride), or over the one block of a one-block step; sync is __syncthreads().
-// Shared by the graph form's kernels and the integer program's.
+// Shared by the graph form's kernels, the integer program's and the resident program's.
 #pragma once
 
 #include <stdint.h>
@@ -20,6 +20,16 @@ struct GridExecutor {
     __syncthreads();
 #endif
   }
+};
+
+// Items over the threads of this block alone, whatever the grid: a step that runs as one block
+// inside a larger kernel, or one tile of a tiled step (each block its own tile).
+struct BlockExecutor {
+  template <class F>
+  __device__ void items(int64_t n, F&& f) const {
+    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) f(i);
+  }
+  __device__ void sync() const { __syncthreads(); }
 };
 
 }  // namespace tickinfer::cuda

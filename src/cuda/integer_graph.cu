@@ -64,7 +64,7 @@ class IntegerGraphRunner final : public IntegerRunner {
     try {
       stride_ = integer_row_stride(*p_);
       const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
-      batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this,
+      batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this, 1,
                      kWho);
       auto* arena = static_cast<int8_t*>(batch_.arena());
       for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)  // each row's constants
@@ -148,7 +148,7 @@ class IntegerGraphRunner final : public IntegerRunner {
                             stream_);
   }
 
-  static cudaError_t launch_rows(void* self, void* arena, int rows) {
+  static cudaError_t launch_rows(void* self, void* arena, int rows, int /*variant: one*/) {
     auto* r = static_cast<IntegerGraphRunner*>(self);
     cudaError_t e = cudaSuccess;
     for (const IntegerStep& s : r->p_->steps)

@@ -29,6 +29,7 @@
 
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
+#include "cuda/grid_executor.cuh"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_launch.cuh"
@@ -66,15 +67,6 @@ struct ClusterExecutor {
     for (int64_t i = first; i < n; i += stride) f(i);
   }
   __device__ void sync() const {}  // only one-block steps call it, and they run on BlockExecutor
-};
-
-// Items over the threads of one block (a step that runs as one block).
-struct BlockExecutor {
-  template <class F>
-  __device__ void items(int64_t n, F&& f) const {
-    for (int64_t i = threadIdx.x; i < n; i += blockDim.x) f(i);
-  }
-  __device__ void sync() const { __syncthreads(); }
 };
 
 // Block 0: every request unit (payload into the arena's input regions), the command word last.

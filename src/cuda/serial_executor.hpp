@@ -23,16 +23,27 @@ struct SerialExecutor {
 // A batch as the GPU runs it (its rows the grid's second dimension): each row's input copied into
 // its stretch of the batch arena (`stride` elements apart), each step over every row before the
 // next step (rows forwards or backwards with the items), each row's output copied out.
-// run_step(step, row_arena) runs one step on one row.
+// run_step(step, row_arena) runs one step on one row; run_batch_step(step), when it returns true,
+// has run the step over every row itself (a kernel that spans rows, as the tiled Dense does).
+template <class T, class Steps, class RunStep, class RunBatchStep>
+void run_rows_serially(const SerialExecutor& x, T* batch, int64_t stride, const T* in, int64_t in_at, int64_t in_n,
+                       T* out, int64_t out_at, int64_t out_n, int rows, const Steps& steps, RunStep&& run_step,
+                       RunBatchStep&& run_batch_step) {
+  for (int b = 0; b < rows; ++b)
+    for (int64_t i = 0; i < in_n; ++i) batch[b * stride + in_at + i] = in[b * in_n + i];
+  for (const auto& s : steps) {
+    if (run_batch_step(s)) continue;
+    for (int k = 0; k < rows; ++k) run_step(s, batch + (x.backwards ? rows - 1 - k : k) * stride);
+  }
+  for (int b = 0; b < rows; ++b)
+    for (int64_t i = 0; i < out_n; ++i) out[b * out_n + i] = batch[b * stride + out_at + i];
+}
+
 template <class T, class Steps, class RunStep>
 void run_rows_serially(const SerialExecutor& x, T* batch, int64_t stride, const T* in, int64_t in_at, int64_t in_n,
                        T* out, int64_t out_at, int64_t out_n, int rows, const Steps& steps, RunStep&& run_step) {
-  for (int b = 0; b < rows; ++b)
-    for (int64_t i = 0; i < in_n; ++i) batch[b * stride + in_at + i] = in[b * in_n + i];
-  for (const auto& s : steps)
-    for (int k = 0; k < rows; ++k) run_step(s, batch + (x.backwards ? rows - 1 - k : k) * stride);
-  for (int b = 0; b < rows; ++b)
-    for (int64_t i = 0; i < out_n; ++i) out[b * out_n + i] = batch[b * stride + out_at + i];
+  run_rows_serially(x, batch, stride, in, in_at, in_n, out, out_at, out_n, rows, steps, run_step,
+                    [](const auto&) { return false; });
 }
 
 }  // namespace tickinfer::cuda

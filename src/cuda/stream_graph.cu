@@ -1,6 +1,7 @@
 #include "cuda/stream_graph.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <stdexcept>
 
@@ -45,25 +46,65 @@ cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const 
   return exec;
 }
 
+namespace {
+
+// Host to host, as a batch runs: launch and synchronise, 5 warm-up launches, the median of 21.
+double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* who) {
+  std::vector<double> us;
+  for (int i = 0; i < 26; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    check_cuda(cudaGraphLaunch(exec, stream), who, "timing a batch graph");
+    check_cuda(cudaStreamSynchronize(stream), who, "timing a batch graph");
+    if (i >= 5) us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
 void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
-                          LaunchSteps launch_steps, void* owner, const char* who) {
+                          LaunchSteps launch_steps, void* owner, int variants, const char* who) {
   release(stream);
   try {
     arena_ = device_buffer(stream, size_t(row_stride) * size_t(max_rows), nullptr, 0, who, "the batch arena");
     in_ = detail::take_mapped(std::max<size_t>((size_t(in.bytes) * size_t(max_rows) + 7) / 8, 1)).host;
     out_ = detail::take_mapped(std::max<size_t>((size_t(out.bytes) * size_t(max_rows) + 7) / 8, 1)).host;
+    std::memset(in_, 0, size_t(in.bytes) * size_t(max_rows));
     in_span_ = in, out_span_ = out;
     auto* arena = static_cast<char*>(arena_);
-    for (int rows = 1; rows < max_rows;) {
-      rows = std::min(2 * rows, max_rows);
+    const auto capture = [&](int rows, int variant) {
       check_cuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), who, "cudaStreamBeginCapture");
       cudaError_t e = cudaMemcpy2DAsync(arena + in.offset, size_t(row_stride), in_, size_t(in.bytes), size_t(in.bytes),
                                         size_t(rows), cudaMemcpyHostToDevice, stream);
-      if (e == cudaSuccess) e = launch_steps(owner, arena_, rows);
+      if (e == cudaSuccess) e = launch_steps(owner, arena_, rows, variant);
       if (e == cudaSuccess)
         e = cudaMemcpy2DAsync(out_, size_t(out.bytes), arena + out.offset, size_t(row_stride), size_t(out.bytes),
                               size_t(rows), cudaMemcpyDeviceToHost, stream);
-      graphs_.push_back({rows, end_capture(stream, e, who)});
+      return end_capture(stream, e, who);
+    };
+    for (int rows = 1; rows < max_rows;) {
+      rows = std::min(2 * rows, max_rows);
+      Graph best{rows, capture(rows, 0)};
+      if (variants > 1) {
+        double best_us = median_launch_us(stream, best.exec, who);
+        choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: ";
+        std::string times = std::to_string(int(best_us + 0.5));
+        int kept = 0;
+        for (int v = 1; v < variants; ++v) {
+          const cudaGraphExec_t other = capture(rows, v);
+          const double us = median_launch_us(stream, other, who);
+          times += "/" + std::to_string(int(us + 0.5));
+          if (us < best_us) {
+            cudaGraphExecDestroy(best.exec);
+            best = {rows, other}, best_us = us, kept = v;
+          } else {
+            cudaGraphExecDestroy(other);
+          }
+        }
+        choices_ += "variant " + std::to_string(kept) + " (" + times + " us)";
+      }
+      graphs_.push_back(best);
     }
     check_cuda(cudaStreamSynchronize(stream), who, "the batch arena");
   } catch (...) {
@@ -87,6 +128,7 @@ bool BatchGraphs::run(cudaStream_t stream, const void* x, int rows, void* y) noe
 void BatchGraphs::release(cudaStream_t stream) noexcept {
   for (const Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
   graphs_.clear();
+  choices_.clear();
   if (arena_) {
     cudaFreeAsync(arena_, stream);
     cudaStreamSynchronize(stream);

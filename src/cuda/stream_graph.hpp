@@ -37,18 +37,23 @@ cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const 
 // Batched rows of a program on one stream (the graph form's and the integer program's
 // run_rows): a device arena of max_rows row arenas `row_stride` bytes apart, pinned staging for
 // the rows' inputs and outputs, and one captured graph per batch size 2, 4, ... max_rows, each a
-// strided copy of the inputs in, launch_steps(arena, rows) (the steps with the rows as the grid's
-// second dimension), a strided copy of the outputs out.
+// strided copy of the inputs in, launch_steps(arena, rows, variant) (the steps over the rows), a
+// strided copy of the outputs out. With several variants (ways of launching the same steps, each
+// giving the same bits), every batch size captures each, times each on the card and keeps the
+// fastest: the choice is the card's, measured when the rows are reserved.
 class BatchGraphs {
  public:
   struct Span {
     int64_t offset = 0, bytes = 0;  // within one row's arena
   };
-  using LaunchSteps = cudaError_t (*)(void* owner, void* arena, int rows);
+  using LaunchSteps = cudaError_t (*)(void* owner, void* arena, int rows, int variant);
   // Throws std::runtime_error naming what failed (having released what it took). The arena's
   // rows are zeroed; the caller may fill them (constants) before the first run.
   void reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out, LaunchSteps launch_steps,
-               void* owner, const char* who);
+               void* owner, int variants, const char* who);
+  // The variant kept for each batch size, and its median time (us) against the others', as a
+  // phrase for describe(): "" with one variant.
+  const std::string& choices() const { return choices_; }
   // rows in [2, max_rows()]: x in, the smallest graph that holds them, a synchronise, y out.
   bool run(cudaStream_t stream, const void* x, int rows, void* y) noexcept;
   void release(cudaStream_t stream) noexcept;
@@ -61,6 +66,7 @@ class BatchGraphs {
     cudaGraphExec_t exec;
   };
   std::vector<Graph> graphs_;
+  std::string choices_;
   void* arena_ = nullptr;
   void* in_ = nullptr;
   void* out_ = nullptr;
