@@ -108,6 +108,10 @@ int batch_sweep(const Args& a, Plan& cpu, Plan::Impl& gpu, const formats::NpyArr
   for (int n : a.batches) most = std::max(most, n);
   if (std::string why = gpu.reserve_rows(most); !why.empty()) throw std::runtime_error("reserve_rows: " + why);
   const bool cpu_rows = cpu.try_reserve_rows(most);
+  // What the reservation chose (the batched Dense per row or as tiles, timed per batch size).
+  const std::string where = gpu.describe();
+  std::printf("{\"name\":\"%s\",\"batches_reserved\":%d,\"where\":\"%s\"}\n", a.name.c_str(), most,
+              where.substr(0, where.find('\n')).c_str());
   // X cycled out to `most` rows, so every call reads real inputs.
   std::vector<float> xs(size_t(most) * in), yg(size_t(most) * out), yc(size_t(most) * out);
   for (int r = 0; r < most; ++r) std::memcpy(&xs[size_t(r) * in], &X.data[size_t(r % total) * in], in * sizeof(float));
