@@ -64,10 +64,23 @@ def main():
                 kern += f" cyc dot {c['dot']:.0f} act {c['activation']:.0f} cell {c['cell_work']:.0f} bar {c['barrier']:.0f} head {r['head_cycles_p50']:.0f}"
         print(f"{r['name']:18s} {form:32s} {cl:>2s} {thr:>4s} {r['failures']:5d} {worst:>8s} {us(s,'p50'):>7s} "
               f"{us(s,'p99'):>7s} {us(s,'p999'):>7s} {us(s,'max'):>7s} {kern:>10s}")
+    tuning(rows)
     window_ratios(rows)
     crossover(rows)
     int8_programs(rows)
     serving(rows)
+
+
+def tuning(rows):
+    """Every resident shape the compile-time choice timed (median host to host, zero input)."""
+    got = [r for r in rows if "tuning_candidate" in r]
+    if not got:
+        return
+    print("\nresident shapes timed at compile (median us)")
+    for name in dict.fromkeys(r["name"] for r in got):
+        shapes = [f"{r['tuning_candidate']}{'/' + str(r['lanes']) if r['lanes'] else ''} x{r['cluster']}: {r['median_us']:.2f}"
+                  for r in got if r["name"] == name]
+        print(f"  {name}: " + ", ".join(shapes))
 
 
 def int8_programs(rows):

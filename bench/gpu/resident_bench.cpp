@@ -136,9 +136,20 @@ int main(int argc, char** argv) try {
                 once->layout().form.c_str(), once->layout().cluster, once->layout().threads);
     return 0;
   }
-  // --form auto: the shape the engine would pick, timed on this card (cuda/resident_tuning.hpp).
-  std::unique_ptr<cuda::ResidentLstm> plan =
-      a.form == "auto" ? cuda::start_tuned(stack, opt).kernel : cuda::ResidentLstm::start(stack, opt);
+  // --form auto: the shape the engine would pick, timed on this card (cuda/resident_tuning.hpp);
+  // every shape it timed is printed, so a run records what each form and cluster size cost.
+  std::unique_ptr<cuda::ResidentLstm> plan;
+  if (a.form == "auto") {
+    cuda::TunedResident tuned = cuda::start_tuned(stack, opt);
+    for (const cuda::TunedCandidate& c : tuned.candidates)
+      std::printf("{\"name\":\"%s\",\"tuning_candidate\":\"%s\",\"lanes\":%d,\"cluster\":%d,\"threads\":%d,"
+                  "\"median_us\":%.3f}\n",
+                  a.name.c_str(), c.options.form.c_str(), c.options.lanes, c.options.cluster, c.options.threads,
+                  c.median_ns / 1e3);
+    plan = std::move(tuned.kernel);
+  } else {
+    plan = cuda::ResidentLstm::start(stack, opt);
+  }
   std::vector<float> y(q.out);
   ReplyErrors gpu;
   for (int k = 0; k < q.count(); ++k) {
