@@ -105,9 +105,10 @@ class GraphRunner final : public ProgramRunner {
                                                  bytes(p_->weights.size()), kWho, "the weights"));
     in_ = staging(p_->inputs, in_at_);
     out_ = staging(p_->outputs, out_at_);
-    plain_ = capture(false);
-    reset_ = capture(true);
+    plain_ = capture(false, false);
+    reset_ = capture(true, false);
     check(cudaStreamSynchronize(stream_), "the weights' upload");
+    choose_run_tiles();
   }
 
   void release() noexcept {
@@ -136,7 +137,7 @@ class GraphRunner final : public ProgramRunner {
   std::string describe() const override {
     return "CUDA graph on " + device_name_ + ": " + std::to_string(p_->steps.size()) + " kernels, arena " +
            std::to_string(bytes(p_->arena_floats)) + " bytes, weights " + std::to_string(bytes(p_->weights.size())) +
-           " bytes in device memory" +
+           " bytes in device memory" + run_choice_ +
            (batch_.choices().empty() ? "" : "; batched Dense per row (variant 0) or as tiles (1), timed: " + batch_.choices());
   }
 
@@ -157,7 +158,32 @@ class GraphRunner final : public ProgramRunner {
     return reinterpret_cast<float*>(detail::take_mapped((std::max<size_t>(floats, 1) + 1) / 2).host);
   }
 
-  cudaGraphExec_t capture(bool reset) {
+  // One request's Dense steps over many rows (a recurrent layer's input projection over its
+  // window) may run faster as tiles: both graphs are timed on this card and the faster kept (the
+  // bits are the same). The first run after compile resets the state, so the timing runs leave
+  // nothing behind.
+  void choose_run_tiles() {
+    const bool worth = std::any_of(p_->steps.begin(), p_->steps.end(), [](const DeviceStep& s) {
+      return s.kind == DevKind::Dense && s.rows >= steps::kTileRows;
+    });
+    if (!worth) return;
+    for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
+    const double per_row = median_launch_us(stream_, plain_, kWho);
+    cudaGraphExec_t tiled = capture(false, true);
+    const double as_tiles = median_launch_us(stream_, tiled, kWho);
+    run_choice_ = "; run(): Dense per row " + std::to_string(int(per_row + 0.5)) + " us, as tiles " +
+                  std::to_string(int(as_tiles + 0.5)) + " us, kept " + (as_tiles < per_row ? "tiles" : "per row");
+    if (as_tiles < per_row) {
+      cudaGraphExecDestroy(plain_);
+      cudaGraphExecDestroy(reset_);
+      plain_ = tiled;
+      reset_ = capture(true, true);
+    } else {
+      cudaGraphExecDestroy(tiled);
+    }
+  }
+
+  cudaGraphExec_t capture(bool reset, bool tiles) {
     check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     cudaError_t e = cudaSuccess;
     auto keep = [&](cudaError_t r) {
@@ -168,7 +194,7 @@ class GraphRunner final : public ProgramRunner {
     for (size_t i = 0; i < p_->inputs.size(); ++i)
       keep(cudaMemcpyAsync(arena_ + p_->inputs[i].offset, in_ + in_at_[i], bytes(p_->inputs[i].floats),
                            cudaMemcpyHostToDevice, stream_));
-    for (const DeviceStep& s : p_->steps) keep(launch(s, arena_, 1));
+    for (const DeviceStep& s : p_->steps) keep(tiles && s.kind == DevKind::Dense ? launch_tiles(s, arena_, 1) : launch(s, arena_, 1));
     for (size_t o = 0; o < p_->outputs.size(); ++o)
       keep(cudaMemcpyAsync(out_ + out_at_[o], arena_ + p_->outputs[o].offset, bytes(p_->outputs[o].floats),
                            cudaMemcpyDeviceToHost, stream_));
@@ -233,6 +259,7 @@ class GraphRunner final : public ProgramRunner {
   float* in_ = nullptr;
   float* out_ = nullptr;
   std::vector<size_t> in_at_, out_at_;
+  std::string run_choice_;  // describe(): what choose_run_tiles measured
   cudaGraphExec_t plain_ = nullptr, reset_ = nullptr;
   // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
   int64_t stride_ = 0;

@@ -31,7 +31,7 @@ class HostProgramRunner final : public ProgramRunner {
     for (size_t i = 0; i < p_->inputs.size(); ++i)
       std::memcpy(A + p_->inputs[i].offset, inputs[i], sizeof(float) * static_cast<size_t>(p_->inputs[i].floats));
     for (size_t k = 0; k < p_->steps.size(); ++k) {
-      run_one(p_->steps[k], A);
+      if (!(tiled_dense_ && run_dense_tiles(p_->steps[k], A, 0, 1))) run_one(p_->steps[k], A);
       if (after_step_) after_step_(k, A);
     }
     for (size_t o = 0; o < p_->outputs.size(); ++o)
@@ -54,7 +54,7 @@ class HostProgramRunner final : public ProgramRunner {
     const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
     run_rows_serially(x_, batch_.data(), stride_, x, in.offset, in.floats, y, out.offset, out.floats, rows, p_->steps,
                       [&](const DeviceStep& s, float* row) { run_one(s, row); },
-                      [&](const DeviceStep& s) { return tiled_dense_ && run_dense_tiles(s, rows); });
+                      [&](const DeviceStep& s) { return tiled_dense_ && run_dense_tiles(s, batch_.data(), stride_, rows); });
     return true;
   }
 
@@ -64,9 +64,9 @@ class HostProgramRunner final : public ProgramRunner {
   }
 
  private:
-  // A Dense step over every row of the batch as the GPU's tile kernel runs it (device_dense_tiles.cuh):
-  // tile after tile, forwards or backwards, each with its own shared memory.
-  bool run_dense_tiles(const DeviceStep& s, int rows) {
+  // A Dense step over `rows` row arenas (`stride` floats apart from `base`; one for run()) as the
+  // GPU's tile kernel runs it (device_dense_tiles.cuh): tile after tile, forwards or backwards.
+  bool run_dense_tiles(const DeviceStep& s, float* base, int64_t stride, int rows) {
     if (s.kind != DevKind::Dense) return false;
     const int64_t row_tiles = steps::dense_row_tiles(s, rows);
     const int column_tiles = steps::dense_column_tiles(s);
@@ -74,10 +74,10 @@ class HostProgramRunner final : public ProgramRunner {
     for (int64_t k = 0; k < tiles; ++k) {
       const int64_t t = x_.backwards ? tiles - 1 - k : k;
       if (step_has_16bit_tensors(s))
-        steps::dense_tile<true>(x_, s, batch_.data(), stride_, rows, p_->weights.data(), t / column_tiles,
+        steps::dense_tile<true>(x_, s, base, stride, rows, p_->weights.data(), t / column_tiles,
                                 int(t % column_tiles), *tile_);
       else
-        steps::dense_tile<false>(x_, s, batch_.data(), stride_, rows, p_->weights.data(), t / column_tiles,
+        steps::dense_tile<false>(x_, s, base, stride, rows, p_->weights.data(), t / column_tiles,
                                  int(t % column_tiles), *tile_);
     }
     return true;

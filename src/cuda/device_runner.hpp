@@ -51,7 +51,8 @@ std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const Devi
 // `backwards`, in reverse (a body whose items depend on each other then answers differently).
 // Allocates its arena here (and the batch's in reserve_rows); run() and run_rows() allocate
 // nothing. Batched, the rows of a step run forwards or backwards too; with `tiled_dense`, a Dense
-// step runs over the whole batch as the GPU's tile kernel does (device_dense_tiles.cuh).
+// step runs as the GPU's tile kernel does (device_dense_tiles.cuh), over the whole batch in
+// run_rows and over the one request's rows in run().
 std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceProgram> program, bool backwards,
                                                    bool tiled_dense = false);
 

@@ -46,12 +46,9 @@ cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const 
   return exec;
 }
 
-namespace {
-
-// Host to host, as a batch runs: launch and synchronise, 5 warm-up launches, the median of 21.
 double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* who) {
   std::vector<double> us;
-  for (int i = 0; i < 26; ++i) {
+  for (int i = 0; i < 16; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
     check_cuda(cudaGraphLaunch(exec, stream), who, "timing a batch graph");
     check_cuda(cudaStreamSynchronize(stream), who, "timing a batch graph");
@@ -60,8 +57,6 @@ double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* w
   std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
   return us[us.size() / 2];
 }
-
-}  // namespace
 
 void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
                           LaunchSteps launch_steps, void* owner, int variants, const char* who) {

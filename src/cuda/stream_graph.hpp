@@ -30,6 +30,10 @@ DeviceStream open_device_stream(int device, const char* who);
 void* device_buffer(cudaStream_t stream, size_t bytes, const void* host, size_t host_bytes, const char* who,
                     const char* what);
 
+// Host to host, as a run goes: a launch of `exec` and a synchronise, 5 warm-up launches, then the
+// median of 11. Throws naming what failed. For choosing between graphs that give the same bits.
+double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* who);
+
 // Ends the capture begun on `stream` and instantiates it; `first_error` is the first error any
 // captured call returned. Throws naming what failed.
 cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const char* who);
