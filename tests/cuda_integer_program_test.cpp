@@ -270,9 +270,11 @@ TEST(IntegerProgramSteps, ReshapesAndPadsTakeNoStep) {
 
 // ---- batched rows --------------------------------------------------------------------------------
 
-// run_rows over a reservation of 8 (slices of 8, then a rest) gives each row the bits run() gives
-// it: the host executor runs a batch as the GPU does (each step over every row, rows and items
-// forwards or backwards), so a step that read another row's arena would differ.
+// run_rows over a reservation of 40 (a slice of 40, then a rest) gives each row the bits run()
+// gives it: the host executor runs a batch as the GPU does (each step over every row, rows and
+// items forwards or backwards), so a step that read another row's arena would differ; with the
+// FULLY_CONNECTED steps as tiles too (the GPU's batched variant 1: two row tiles, the second
+// partly filled, tiles forwards and backwards).
 TEST(IntegerRows, EachRowEqualsRunBitForBit) {
   const std::string tkq = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq";
   std::mt19937 rng(11);
@@ -280,20 +282,21 @@ TEST(IntegerRows, EachRowEqualsRunBitForBit) {
   for (const std::string& file :
        {kTflite + "/tcn/int8.tflite", kTflite + "/conv_pool/int8.tflite", kTflite + "/lstm_window/int8.tflite", tkq}) {
     const Model m = Model::load(file);
-    for (bool backwards : {false, true}) {
-      auto plan = engine::compile_cuda_integer_on_host(m.shared_program(), CompileOptions{}, backwards);
+    for (int variant = 0; variant < 4; ++variant) {
+      const bool backwards = variant & 1, tiles = variant & 2;
+      auto plan = engine::compile_cuda_integer_on_host(m.shared_program(), CompileOptions{}, backwards, tiles);
       auto one = engine::compile_cuda_integer_on_host(m.shared_program(), CompileOptions{}, false);
-      ASSERT_EQ(plan->reserve_rows(8), "") << file;
-      EXPECT_EQ(plan->reserved_rows(), 8);
+      ASSERT_EQ(plan->reserve_rows(40), "") << file;
+      EXPECT_EQ(plan->reserved_rows(), 40);
       const size_t in = size_t(shape_size(plan->input_shapes()[0])), out = size_t(shape_size(plan->output_shapes()[0]));
-      const int rows = 19;
+      const int rows = 45;
       std::vector<float> x(size_t(rows) * in), y(size_t(rows) * out);
       for (float& v : x) v = n(rng);
       plan->run_rows(x.data(), rows, y.data());
       const std::vector<float> want = run_rows(*one, {x}, size_t(rows));
       size_t mismatches = 0;
       for (size_t k = 0; k < y.size(); ++k) mismatches += std::memcmp(&y[k], &want[k], 4) != 0;
-      EXPECT_EQ(mismatches, 0u) << file << (backwards ? " backwards" : "");
+      EXPECT_EQ(mismatches, 0u) << file << (backwards ? " backwards" : "") << (tiles ? " as tiles" : "");
     }
   }
   // Two inputs: rows side by side are refused, saying why.

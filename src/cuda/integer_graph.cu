@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/grid_executor.cuh"
+#include "cuda/integer_fc_tiles.cuh"
 #include "cuda/integer_runner.hpp"
 #include "cuda/integer_steps.cuh"
 #include "cuda/pinned_pool.hpp"
@@ -27,6 +28,14 @@ __global__ void __launch_bounds__(256) integer_kernel(IntegerStep s, int8_t* are
 }
 
 using IntegerKernel = void (*)(IntegerStep, int8_t*, int64_t, const uint8_t*);
+
+// A batched FULLY_CONNECTED as tiles (integer_fc_tiles.cuh): block (x, y) is unit tile x of row tile y.
+__global__ void __launch_bounds__(intsteps::kFcTileThreads)
+    fc_tile_kernel(IntegerStep s, int8_t* arena, int64_t row_stride, int batch_rows, const uint8_t* params) {
+  __shared__ intsteps::FcTileShared tile;
+  intsteps::fully_connected_tile(BlockExecutor{}, s, arena, row_stride, batch_rows, params, int64_t(blockIdx.y),
+                                 int(blockIdx.x), tile);
+}
 
 template <int... I>
 constexpr std::array<IntegerKernel, sizeof...(I)> kernel_table(std::integer_sequence<int, I...>) {
@@ -64,8 +73,10 @@ class IntegerGraphRunner final : public IntegerRunner {
     try {
       stride_ = integer_row_stride(*p_);
       const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
-      batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this, 1,
-                     kWho);
+      const bool fc = std::any_of(p_->steps.begin(), p_->steps.end(),
+                                  [](const IntegerStep& s) { return s.kind == IntKind::FullyConnected; });
+      batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this,
+                     fc ? 2 : 1, kWho);
       auto* arena = static_cast<int8_t*>(batch_.arena());
       for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)  // each row's constants
         check_cuda(cudaMemcpyAsync(arena + b * stride_, p_->arena_image.data(), p_->arena_image.size(),
@@ -87,7 +98,10 @@ class IntegerGraphRunner final : public IntegerRunner {
   std::string describe() const override {
     return "CUDA graph of the integer program on " + device_name_ + ": " + std::to_string(p_->steps.size()) +
            " kernels, arena " + std::to_string(p_->arena_bytes) + " bytes, parameters " +
-           std::to_string(p_->params.size()) + " bytes in device memory";
+           std::to_string(p_->params.size()) + " bytes in device memory" +
+           (batch_.choices().empty() ? ""
+                                     : "; batched FULLY_CONNECTED per row (variant 0) or as tiles (1), timed: " +
+                                           batch_.choices());
   }
 
  private:
@@ -148,12 +162,26 @@ class IntegerGraphRunner final : public IntegerRunner {
                             stream_);
   }
 
-  static cudaError_t launch_rows(void* self, void* arena, int rows, int /*variant: one*/) {
+  // Variant 0: every step per row (grid.y); variant 1: FULLY_CONNECTED as tiles over the batch.
+  static cudaError_t launch_rows(void* self, void* arena, int rows, int variant) {
     auto* r = static_cast<IntegerGraphRunner*>(self);
     cudaError_t e = cudaSuccess;
     for (const IntegerStep& s : r->p_->steps)
-      if (e == cudaSuccess) e = r->launch(s, static_cast<int8_t*>(arena), rows);
+      if (e == cudaSuccess)
+        e = variant == 1 && s.kind == IntKind::FullyConnected ? r->launch_tiles(s, static_cast<int8_t*>(arena), rows)
+                                                              : r->launch(s, static_cast<int8_t*>(arena), rows);
     return e;
+  }
+
+  cudaError_t launch_tiles(const IntegerStep& s, int8_t* arena, int rows) {
+    IntegerStep step = s;
+    int64_t stride = stride_;
+    int batch_rows = rows;
+    const uint8_t* params = params_;
+    void* args[] = {&step, &arena, &stride, &batch_rows, &params};
+    const dim3 grid(unsigned(intsteps::fc_unit_tiles(s)), unsigned(intsteps::fc_row_tiles(s, rows)));
+    return cudaLaunchKernel(reinterpret_cast<const void*>(&fc_tile_kernel), grid, dim3(intsteps::kFcTileThreads), args, 0,
+                            stream_);
   }
 
   cudaGraphExec_t capture() {

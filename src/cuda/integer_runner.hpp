@@ -36,7 +36,9 @@ class IntegerRunner {
 std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram> program, int device);
 
 // The program on the host: every step body with a serial executor, items forwards or, with
-// `backwards`, in reverse. Allocates its arena here; run() allocates nothing.
-std::unique_ptr<IntegerRunner> host_integer_runner(std::shared_ptr<const IntegerProgram> program, bool backwards);
+// `backwards`, in reverse; with `tiled_fc`, a batch's FULLY_CONNECTED steps run as the GPU's
+// tiles (integer_fc_tiles.cuh). Allocates its arena here; run() allocates nothing.
+std::unique_ptr<IntegerRunner> host_integer_runner(std::shared_ptr<const IntegerProgram> program, bool backwards,
+                                                   bool tiled_fc = false);
 
 }  // namespace tickinfer::cuda

@@ -163,11 +163,12 @@ std::unique_ptr<PlanBackend> compile_cuda_integer(std::shared_ptr<const tfl::Pro
 }
 
 std::unique_ptr<PlanBackend> compile_cuda_integer_on_host(std::shared_ptr<const tfl::Program> program,
-                                                          const CompileOptions& options, bool backwards) {
+                                                          const CompileOptions& options, bool backwards,
+                                                          bool tiled_fc) {
   require_integer_options(options);
   return std::make_unique<ProgramPlan>(std::move(program), options,
-                                       [backwards](std::shared_ptr<const cuda::IntegerProgram> p) {
-                                         return cuda::host_integer_runner(std::move(p), backwards);
+                                       [backwards, tiled_fc](std::shared_ptr<const cuda::IntegerProgram> p) {
+                                         return cuda::host_integer_runner(std::move(p), backwards, tiled_fc);
                                        });
 }
 

@@ -30,9 +30,11 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
 // without an integer form). cuda_form and cuda_precision must be left at their defaults.
 std::unique_ptr<PlanBackend> compile_cuda_integer(std::shared_ptr<const tfl::Program> program,
                                                   const CompileOptions& options, int device);
-// The same integer program on the host executor (items forwards or backwards): slow, for
-// checking it against TFLite where no GPU is.
+// The same integer program on the host executor (items forwards or backwards; with `tiled_fc`,
+// a batch's FULLY_CONNECTED steps as the GPU's tiles): slow, for checking it against TFLite where
+// no GPU is.
 std::unique_ptr<PlanBackend> compile_cuda_integer_on_host(std::shared_ptr<const tfl::Program> program,
-                                                          const CompileOptions& options, bool backwards);
+                                                          const CompileOptions& options, bool backwards,
+                                                          bool tiled_fc = false);
 
 }  // namespace tickinfer::engine
