@@ -167,6 +167,8 @@ TEST(ServingFlags, WhatCannotWorkAndUnknownFlagsAreRefusedByName) {
   EXPECT_NE(with("--device=gpu").find("expected cpu, cuda or cuda:N"), std::string::npos);
   EXPECT_EQ(with("--device=cuda:1"), "");
   EXPECT_EQ(with("--device=cpu"), "");
+  EXPECT_EQ(with("--cuda_precision=fp16/fp16,dense=fp32"), "");
+  EXPECT_NE(with("--cuda_precision=fp8").find("'fp8' is not fp32, fp16 or bf16"), std::string::npos);
   EXPECT_NE(with("stray").find("unexpected argument"), std::string::npos);
   // gRPC alone (REST off, TF Serving's default) is a valid server.
   EXPECT_EQ(error_of([] { parse_server_flags({"--model_base_path=/m"}); }), "");

@@ -225,7 +225,8 @@ ModelRepository::PassPlan ModelRepository::plan_model(ModelState& m) {
 void ModelRepository::load_version(LoadJob& job) const {
   try {
     auto s = Servable::load(job.dir, job.version, ServableOptions{options_.num_plans, options_.saved_model_tags, options_.per_model_batching,
-                                                                   options_.method_name_check, options_.load, options_.device});
+                                                                   options_.method_name_check, options_.load, options_.device,
+                                                                   options_.cuda_precision});
     if (options_.warmup) warm_up(*s, job.dir, options_.warmup_iterations);
     job.servable = std::move(s);
   } catch (const std::exception& e) {

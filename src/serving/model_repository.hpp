@@ -68,6 +68,7 @@ struct RepositoryOptions {
   bool per_model_batching = false;  // --enable_per_model_batching_parameters
   bool method_name_check = false;   // --enable_signature_method_name_check
   std::string device = "cpu";       // --device
+  std::string cuda_precision = "fp32";  // --cuda_precision
 };
 
 // The current snapshot, shared between the polling thread (store) and request threads (load).

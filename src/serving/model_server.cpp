@@ -63,6 +63,7 @@ ModelServer::ModelServer(const ServerFlags& flags, std::FILE* log) : flags_(flag
   ro.saved_model_tags = flags.saved_model_tags;
   ro.load.tflite_engine = flags.tflite_engine;
   ro.device = flags.device;
+  ro.cuda_precision = flags.cuda_precision;
   ro.method_name_check = flags.enable_signature_method_name_check;
   ro.load_threads = flags.num_load_threads;
   ro.per_model_batching = flags.enable_per_model_batching_parameters;

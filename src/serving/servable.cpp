@@ -144,6 +144,7 @@ std::shared_ptr<Servable> Servable::load(const std::string& version_dir, int64_t
   compile_options.device = options.device;
   const bool on_gpu = engine::cuda_device_index(options.device) >= 0;
   if (on_gpu) compile_options.cuda_form = "graph";  // the form that runs batches (and many plans)
+  if (on_gpu && !s->model_->program()) compile_options.cuda_precision = options.cuda_precision;
   Plan first = compile(*s->model_, compile_options);
   const size_t plans = num_plans == 0 ? 1 : num_plans;
   s->plans_.reserve(plans);

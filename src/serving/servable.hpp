@@ -59,6 +59,9 @@ struct ServableOptions {
   // --device: cpu, or cuda / cuda:N (every plan the CUDA graph form there, batches reserved; the
   // tf.Example signatures' small feature plans stay on the CPU).
   std::string device = "cpu";
+  // --cuda_precision: with a GPU device, a float model's storage (CompileOptions::cuda_precision);
+  // an integer program keeps its int8.
+  std::string cuda_precision = "fp32";
 };
 
 class Servable {

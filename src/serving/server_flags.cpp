@@ -5,6 +5,7 @@
 #include <map>
 
 #include "engine/cuda_plan.hpp"
+#include "engine/cuda_program_lowering.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
@@ -92,6 +93,9 @@ const FlagSpec kFlags[] = {
     {"device", Kind::String, Support::Yes,
      "tickinfer: where every model's plans run: cpu (default), or cuda / cuda:N: that GPU, each model as the CUDA "
      "graph form, a batch's rows side by side in one launch (docs/gpu.md)"},
+    {"cuda_precision", Kind::String, Support::Yes,
+     "tickinfer: with --device cuda, float models' weight matrices and layer outputs in fp16/bf16 (fp32 default; "
+     "fp16, fp16/fp16, ... as `tickinfer cuda-precision` prints; int8 models keep their int8)"},
     {"max_body_bytes", Kind::Int64, Support::Yes, "tickinfer: largest request body, else 413 (default 4194304)"},
     {"max_batch_size", Kind::Int64, Support::Yes, "tickinfer: most rows per request, else 400 (default 1024)"},
     {"max_connections", Kind::Int64, Support::Yes, "tickinfer: open REST connections, else 503 (default 1024)"},
@@ -218,6 +222,9 @@ void assign(ServerFlags& f, const std::string& name, const std::string& value) {
   } else if (name == "device") {
     f.device = value;
     engine::cuda_device_index(value);  // an Error naming the value
+  } else if (name == "cuda_precision") {
+    engine::parse_cuda_precision(value);  // an Error naming what is wrong; layers are checked per model
+    f.cuda_precision = value;
   } else if (name == "tflite_engine") {
     f.tflite_engine = parse_tflite_engine(value);  // an Error naming the value
   } else if (name == "saved_model_tags") {

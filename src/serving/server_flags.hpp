@@ -53,6 +53,7 @@ struct ServerFlags {
   std::string saved_model_tags = "serve";  // comma-separated MetaGraph tag set of SavedModels
   TfliteEngine tflite_engine = TfliteEngine::Auto;  // --tflite_engine: which engine runs a float TFLite model
   std::string device = "cpu";           // --device: cpu, cuda or cuda:N
+  std::string cuda_precision = "fp32";  // --cuda_precision: float models' storage on the GPU
   // tickinfer's own
   std::string rest_api_bind_address = "0.0.0.0";
   int64_t max_body_bytes = 4 << 20;
