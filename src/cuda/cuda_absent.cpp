@@ -23,7 +23,8 @@ bool ResidentLstm::run(const float*, bool, float*, int64_t) noexcept { return fa
 void ResidentLstm::stop() noexcept {}
 std::vector<ResidentTrace> ResidentLstm::stop_and_read_trace() { return {}; }
 
-std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram>, int) {
+std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram>, int,
+                                                  std::shared_ptr<GraphChoices>) {
   throw std::runtime_error(
       "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
 }
@@ -33,7 +34,8 @@ std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const Devi
       "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
 }
 
-std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram>, int) {
+std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram>, int,
+                                                   std::shared_ptr<GraphChoices>) {
   throw std::runtime_error(
       "this build of tickinfer has no CUDA backend (configured without nvcc, TICKINFER_CUDA=OFF)");
 }

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <mutex>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -60,7 +61,8 @@ int one_block_threads(const DeviceStep& s) {
 
 class GraphRunner final : public ProgramRunner {
  public:
-  GraphRunner(std::shared_ptr<const DeviceProgram> p, int device) : p_(std::move(p)) {
+  GraphRunner(std::shared_ptr<const DeviceProgram> p, int device, std::shared_ptr<GraphChoices> choices)
+      : p_(std::move(p)), choices_(choices ? std::move(choices) : std::make_shared<GraphChoices>()) {
     try {
       start(device);
     } catch (...) {
@@ -77,9 +79,15 @@ class GraphRunner final : public ProgramRunner {
     try {
       stride_ = row_stride_floats(*p_);
       const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
+      // A clone of a plan that reserved as many rows reuses its timing; else this one times and
+      // leaves its choice for the clones (the lock keeps two from timing side by side).
+      std::lock_guard<std::mutex> lock(choices_->mutex);
+      std::vector<int> kept = choices_->reserved_rows == max_rows ? choices_->batch_variants : std::vector<int>{};
       batch_.reserve(stream_, max_rows, int64_t(bytes(stride_)), {int64_t(bytes(in.offset)), int64_t(bytes(in.floats))},
                      {int64_t(bytes(out.offset)), int64_t(bytes(out.floats))}, &launch_rows, this,
-                     has_dense() ? 2 : 1, kWho);
+                     has_dense() ? 2 : 1, kept, kWho);
+      choices_->reserved_rows = max_rows;
+      choices_->batch_variants = std::move(kept);
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -167,19 +175,26 @@ class GraphRunner final : public ProgramRunner {
       return s.kind == DevKind::Dense && s.rows >= steps::kTileRows;
     });
     if (!worth) return;
-    for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
-    const double per_row = median_launch_us(stream_, plain_, kWho);
-    cudaGraphExec_t tiled = capture(false, true);
-    const double as_tiles = median_launch_us(stream_, tiled, kWho);
-    run_choice_ = "; run(): Dense per row " + std::to_string(int(per_row + 0.5)) + " us, as tiles " +
-                  std::to_string(int(as_tiles + 0.5)) + " us, kept " + (as_tiles < per_row ? "tiles" : "per row");
-    if (as_tiles < per_row) {
+    std::lock_guard<std::mutex> lock(choices_->mutex);
+    bool tiles = choices_->run_tiles == 1;
+    if (choices_->run_tiles < 0) {
+      for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
+      const double per_row = median_launch_us(stream_, plain_, kWho);
+      cudaGraphExec_t tiled = capture(false, true);
+      const double as_tiles = median_launch_us(stream_, tiled, kWho);
+      cudaGraphExecDestroy(tiled);
+      tiles = as_tiles < per_row;
+      choices_->run_tiles = tiles ? 1 : 0;
+      run_choice_ = "; run(): Dense per row " + std::to_string(int(per_row + 0.5)) + " us, as tiles " +
+                    std::to_string(int(as_tiles + 0.5)) + " us";
+    }
+    run_choice_ += std::string("; run()'s Dense ") + (tiles ? "as tiles" : "per row");
+    if (tiles) {
       cudaGraphExecDestroy(plain_);
       cudaGraphExecDestroy(reset_);
-      plain_ = tiled;
+      plain_ = reset_ = nullptr;  // release() must not destroy them again if a capture throws
+      plain_ = capture(false, true);
       reset_ = capture(true, true);
-    } else {
-      cudaGraphExecDestroy(tiled);
     }
   }
 
@@ -251,6 +266,7 @@ class GraphRunner final : public ProgramRunner {
 
 
   std::shared_ptr<const DeviceProgram> p_;
+  std::shared_ptr<GraphChoices> choices_;  // what was timed, shared with clones
   std::string device_name_;
   int sms_ = 1;
   cudaStream_t stream_ = nullptr;
@@ -268,8 +284,9 @@ class GraphRunner final : public ProgramRunner {
 
 }  // namespace
 
-std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device) {
-  return std::make_unique<GraphRunner>(std::move(program), device);
+std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device,
+                                                  std::shared_ptr<GraphChoices> choices) {
+  return std::make_unique<GraphRunner>(std::move(program), device, std::move(choices));
 }
 
 }  // namespace tickinfer::cuda

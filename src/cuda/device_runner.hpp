@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -30,13 +31,25 @@ class ProgramRunner {
   virtual std::string describe() const = 0;
 };
 
+// What a GPU runner timed on its card, for its clones to reuse instead of timing again (a served
+// model starts a plan per thread): whether run()'s Dense steps run as tiles, and per batch size
+// 2, 4, ... reserved_rows the launch variant kept. The mutex is held while one runner times, so
+// clones starting together wait for its answer (and never time side by side). Off the hot path.
+struct GraphChoices {
+  std::mutex mutex;
+  int run_tiles = -1;               // -1: not timed yet
+  int reserved_rows = 0;            // the reservation batch_variants was timed for
+  std::vector<int> batch_variants;  // one per batch size
+};
+
 // The program on CUDA device `device` as two captured CUDA graphs (with and without the state
 // reset), and after reserve_rows(n) one graph per batch size 2, 4, 8, ... n (a call of r rows
 // launches the smallest that holds r: a grid's second dimension is the row). Its run paths: a
 // copy into pinned memory, one cudaGraphLaunch, one cudaStreamSynchronize, a copy out; no
-// allocation, no lock of its own. Throws
+// allocation, no lock of its own. `choices`, shared with clones, keeps what was timed. Throws
 // std::runtime_error naming what failed (no device, out of memory, a capture the runtime refused).
-std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device);
+std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device,
+                                                  std::shared_ptr<GraphChoices> choices = nullptr);
 
 // The program on CUDA device `device` as the resident program kernel (resident_program.cu): one
 // kernel that never exits, on one cluster of `cluster` (1..16) blocks, polling mapped pinned

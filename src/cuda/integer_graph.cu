@@ -4,6 +4,7 @@
 // to the device once, at start.
 #include <algorithm>
 #include <array>
+#include <mutex>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -49,7 +50,8 @@ constexpr const char* kWho = "CUDA integer program";
 
 class IntegerGraphRunner final : public IntegerRunner {
  public:
-  IntegerGraphRunner(std::shared_ptr<const IntegerProgram> p, int device) : p_(std::move(p)) {
+  IntegerGraphRunner(std::shared_ptr<const IntegerProgram> p, int device, std::shared_ptr<GraphChoices> choices)
+      : p_(std::move(p)), choices_(choices ? std::move(choices) : std::make_shared<GraphChoices>()) {
     try {
       start(device);
     } catch (...) {
@@ -75,8 +77,12 @@ class IntegerGraphRunner final : public IntegerRunner {
       const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
       const bool fc = std::any_of(p_->steps.begin(), p_->steps.end(),
                                   [](const IntegerStep& s) { return s.kind == IntKind::FullyConnected; });
+      std::lock_guard<std::mutex> lock(choices_->mutex);  // as the graph form: clones reuse the timing
+      std::vector<int> kept = choices_->reserved_rows == max_rows ? choices_->batch_variants : std::vector<int>{};
       batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this,
-                     fc ? 2 : 1, kWho);
+                     fc ? 2 : 1, kept, kWho);
+      choices_->reserved_rows = max_rows;
+      choices_->batch_variants = std::move(kept);
       auto* arena = static_cast<int8_t*>(batch_.arena());
       for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)  // each row's constants
         check_cuda(cudaMemcpyAsync(arena + b * stride_, p_->arena_image.data(), p_->arena_image.size(),
@@ -201,6 +207,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   }
 
   std::shared_ptr<const IntegerProgram> p_;
+  std::shared_ptr<GraphChoices> choices_;  // the batch sizes' timed variants, shared with clones
   std::string device_name_;
   int sms_ = 1;
   cudaStream_t stream_ = nullptr;
@@ -217,8 +224,9 @@ class IntegerGraphRunner final : public IntegerRunner {
 
 }  // namespace
 
-std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram> program, int device) {
-  return std::make_unique<IntegerGraphRunner>(std::move(program), device);
+std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram> program, int device,
+                                                   std::shared_ptr<GraphChoices> choices) {
+  return std::make_unique<IntegerGraphRunner>(std::move(program), device, std::move(choices));
 }
 
 }  // namespace tickinfer::cuda

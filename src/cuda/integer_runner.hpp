@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "cuda/device_runner.hpp"
 #include "cuda/integer_program.hpp"
 
 namespace tickinfer::cuda {
@@ -33,7 +34,9 @@ class IntegerRunner {
 // copied in) integer_row_stride apart. Its run paths: a copy into pinned memory, one
 // cudaGraphLaunch, one cudaStreamSynchronize, a copy out; no allocation, no lock of its own.
 // Throws std::runtime_error naming what failed.
-std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram> program, int device);
+// `choices` (cuda/device_runner.hpp), shared with clones, keeps the batch sizes' timed variants.
+std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram> program, int device,
+                                                   std::shared_ptr<GraphChoices> choices = nullptr);
 
 // The program on the host: every step body with a serial executor, items forwards or, with
 // `backwards`, in reverse; with `tiled_fc`, a batch's FULLY_CONNECTED steps run as the GPU's

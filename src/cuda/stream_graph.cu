@@ -59,7 +59,8 @@ double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* w
 }
 
 void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
-                          LaunchSteps launch_steps, void* owner, int variants, const char* who) {
+                          LaunchSteps launch_steps, void* owner, int variants, std::vector<int>& kept,
+                          const char* who) {
   release(stream);
   try {
     arena_ = device_buffer(stream, size_t(row_stride) * size_t(max_rows), nullptr, 0, who, "the batch arena");
@@ -78,29 +79,42 @@ void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride,
                               size_t(rows), cudaMemcpyDeviceToHost, stream);
       return end_capture(stream, e, who);
     };
-    for (int rows = 1; rows < max_rows;) {
+    const bool reuse = !kept.empty();
+    size_t size = 0;
+    for (int rows = 1; rows < max_rows; ++size) {
       rows = std::min(2 * rows, max_rows);
+      if (reuse) {
+        const int variant = size < kept.size() ? kept[size] : 0;
+        graphs_.push_back({rows, capture(rows, variant)});
+        if (variants > 1)
+          choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: variant " + std::to_string(variant);
+        continue;
+      }
       Graph best{rows, capture(rows, 0)};
+      int kept_variant = 0;
       if (variants > 1) {
         double best_us = median_launch_us(stream, best.exec, who);
         choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: ";
         std::string times = std::to_string(int(best_us + 0.5));
-        int kept = 0;
+        int chosen = 0;
         for (int v = 1; v < variants; ++v) {
           const cudaGraphExec_t other = capture(rows, v);
           const double us = median_launch_us(stream, other, who);
           times += "/" + std::to_string(int(us + 0.5));
           if (us < best_us) {
             cudaGraphExecDestroy(best.exec);
-            best = {rows, other}, best_us = us, kept = v;
+            best = {rows, other}, best_us = us, chosen = v;
           } else {
             cudaGraphExecDestroy(other);
           }
         }
-        choices_ += "variant " + std::to_string(kept) + " (" + times + " us)";
+        choices_ += "variant " + std::to_string(chosen) + " (" + times + " us)";
+        kept_variant = chosen;
       }
+      kept.push_back(kept_variant);
       graphs_.push_back(best);
     }
+    if (reuse && !choices_.empty()) choices_ += " (as the plan this one was cloned from timed them)";
     check_cuda(cudaStreamSynchronize(stream), who, "the batch arena");
   } catch (...) {
     release(stream);

@@ -108,8 +108,13 @@ std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOp
 }  // namespace
 
 std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const CompileOptions& options, int device) {
+  // What the first runner times on the card (tiles or not), shared by the plan and its clones.
+  auto choices = std::make_shared<cuda::GraphChoices>();
   return compile_program(
-      graph, options, [device](std::shared_ptr<const cuda::DeviceProgram> p) { return cuda::start_graph_runner(std::move(p), device); },
+      graph, options,
+      [device, choices](std::shared_ptr<const cuda::DeviceProgram> p) {
+        return cuda::start_graph_runner(std::move(p), device, choices);
+      },
       "cuda-graph");
 }
 

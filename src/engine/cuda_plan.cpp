@@ -157,8 +157,9 @@ std::unique_ptr<PlanBackend> compile_cuda_integer(std::shared_ptr<const tfl::Pro
   require_device(device);
   require_integer_options(options);
   return std::make_unique<ProgramPlan>(std::move(program), options,
-                                       [device](std::shared_ptr<const cuda::IntegerProgram> p) {
-                                         return cuda::start_integer_graph(std::move(p), device);
+                                       [device, choices = std::make_shared<cuda::GraphChoices>()](
+                                           std::shared_ptr<const cuda::IntegerProgram> p) {
+                                         return cuda::start_integer_graph(std::move(p), device, choices);
                                        });
 }
 
