@@ -47,6 +47,7 @@ test:
 	@tools/test_steps.sh run $(BUILD) fuzz $(MAKE) fuzz
 	@tools/test_steps.sh run $(BUILD) python-test $(MAKE) python-test
 	@tools/test_steps.sh run $(BUILD) demo-test $(MAKE) demo-test
+	@tools/test_steps.sh run $(BUILD) gpu-dry-run $(MAKE) gpu-dry-run
 	@tools/test_steps.sh report $(BUILD)
 
 # The reference stages that follow, in two lanes at once: each is mostly one Python process on
@@ -239,6 +240,20 @@ DEMO_SECONDS ?= 20
 demo-test:
 	$(MAKE) demo DEMO_SECONDS=5
 	tests/demo_build_test.sh $(DEMO_BUILD)/tickinfer
+
+# tools/gpu_check.sh run here, where no GPU is: the bundle builds, every binary and script the GPU
+# run needs starts, the GPU tests' host halves pass and every GPU row stops for want of a device
+# (bench/gpu/check_dry_run.py). A session with a GPU has minutes of it; this keeps the one script
+# it runs working in between. Built without nvcc: skipped, saying so.
+.PHONY: gpu-dry-run
+gpu-dry-run: build
+	@if grep -q '^TICKINFER_CUDA:BOOL=ON' $(BUILD)/CMakeCache.txt; then \
+	  rm -rf $(BUILD)/gpu-dry-run && mkdir -p $(BUILD)/gpu-dry-run && \
+	  { GPU_BUNDLE_TAR=0 tools/gpu_bundle.sh $(BUILD) $(BUILD)/gpu-dry-run/bundle > $(BUILD)/gpu-dry-run/bundle.log 2>&1 || \
+	    { cat $(BUILD)/gpu-dry-run/bundle.log; exit 1; }; } && \
+	  { tools/gpu_check.sh $(BUILD)/gpu-dry-run/out $(BUILD)/gpu-dry-run/bundle > $(BUILD)/gpu-dry-run/run.log 2>&1; \
+	    python3 bench/gpu/check_dry_run.py $(BUILD)/gpu-dry-run/out; }; \
+	else echo "gpu-dry-run: skipped (built without nvcc: no GPU binaries to bundle)"; fi
 
 # The pipeline's end-to-end latency against a bare UDP loopback hop, same run (docs/pipeline.md).
 # Exit status 3 when the bar is missed; the HTML report is written either way.

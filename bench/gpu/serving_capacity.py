@@ -92,7 +92,10 @@ def one_run(args, work, model, device, rate):
         except subprocess.TimeoutExpired:
             server.kill()
     if out.returncode != 0:
-        return {"error": "serve_load: " + out.stderr[-300:] + " server: " + server.stderr.read()[-400:]}
+        said = server.stderr.read()
+        if "no CUDA device is visible" in said:  # a machine without a GPU (gpu_check.sh's dry run)
+            return {"skipped": "no CUDA device"}
+        return {"error": "serve_load: " + out.stderr[-300:] + " server: " + said[-400:]}
     f = out.stdout.split()
     value = lambda key: float(f[f.index(key) + 1])
     return {"p50": value("p50"), "p99": value("p99"), "p999": value("p99.9"), "max": value("max"),
@@ -127,7 +130,7 @@ def main():
                     r = one_run(args, work, model, device, rate)
                     r.update(serving=model, device=device, rate=rate)
                     print(json.dumps(r), flush=True)
-                    if "error" in r or r["errors"] or r["p99"] > args.bound_us:
+                    if "error" in r or "skipped" in r or r["errors"] or r["p99"] > args.bound_us:
                         climbing[device] = False
                     else:
                         best[device] = rate

@@ -15,13 +15,12 @@ Prints one JSON line per form (torch_peer.py's fields) and one per batch size.
 """
 import argparse
 import json
+import time
+
+from torch_peer import measure, summarize, warm_up  # first: it exits 77 without PyTorch or a GPU
 
 import numpy as np
 import torch
-
-import time
-
-from torch_peer import measure, summarize, warm_up
 
 
 def capture(body):
