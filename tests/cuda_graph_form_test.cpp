@@ -193,9 +193,9 @@ TEST_P(GraphFormBatched, GpuRowsEqualRunBitForBit) {
 
 // The Dense as tiles (device_dense_tiles.cuh: the GPU's batched variant 1, and run()'s where it
 // times faster): every row of a 34-row batch (a second row tile, partly filled) and run() as tiles
-// bit-identical to run() per row, tiles forwards and backwards, with fp32 tensors and 16-bit ones. The host executor is slow, so the book
-// models' heavier programs are left to the GPU check (GpuRowsEqualRunBitForBit runs the variant
-// the card picks).
+// bit-identical to run() per row, tiles forwards and backwards, with fp32 tensors and 16-bit ones.
+// The host executor is slow, so the book models' heavier programs are left to the card
+// (GpuEveryBatchSizeEqualsRunBitForBit runs whichever variant the card keeps).
 TEST_P(GraphFormBatched, HostTilesEqualRunBitForBit) {
   const FixtureCase& c = GetParam();
   const Model model = Model::load(c.file);
