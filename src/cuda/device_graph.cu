@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -181,7 +181,13 @@ class GraphRunner final : public ProgramRunner {
       for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
       const double per_row = median_launch_us(stream_, plain_, kWho);
       cudaGraphExec_t tiled = capture(false, true);
-      const double as_tiles = median_launch_us(stream_, tiled, kWho);
+      double as_tiles = 0;
+      try {
+        as_tiles = median_launch_us(stream_, tiled, kWho);
+      } catch (...) {
+        cudaGraphExecDestroy(tiled);
+        throw;
+      }
       cudaGraphExecDestroy(tiled);
       tiles = as_tiles < per_row;
       choices_->run_tiles = tiles ? 1 : 0;

@@ -4,8 +4,8 @@
 // to the device once, at start.
 #include <algorithm>
 #include <array>
-#include <mutex>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "cuda/pinned_pool.hpp"
 
@@ -90,29 +91,30 @@ void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride,
           choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: variant " + std::to_string(variant);
         continue;
       }
-      Graph best{rows, capture(rows, 0)};
-      int kept_variant = 0;
+      // The kept graph is in graphs_ at once (and a contender is destroyed before anything that
+      // may throw), so an exception leaves nothing for release() to miss.
+      graphs_.push_back({rows, capture(rows, 0)});
+      int chosen = 0;
       if (variants > 1) {
-        double best_us = median_launch_us(stream, best.exec, who);
-        choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: ";
+        double best_us = median_launch_us(stream, graphs_.back().exec, who);
         std::string times = std::to_string(int(best_us + 0.5));
-        int chosen = 0;
         for (int v = 1; v < variants; ++v) {
-          const cudaGraphExec_t other = capture(rows, v);
-          const double us = median_launch_us(stream, other, who);
-          times += "/" + std::to_string(int(us + 0.5));
-          if (us < best_us) {
-            cudaGraphExecDestroy(best.exec);
-            best = {rows, other}, best_us = us, chosen = v;
-          } else {
+          cudaGraphExec_t other = capture(rows, v);
+          double us = 0;
+          try {
+            us = median_launch_us(stream, other, who);
+          } catch (...) {
             cudaGraphExecDestroy(other);
+            throw;
           }
+          times += "/" + std::to_string(int(us + 0.5));
+          if (us < best_us) std::swap(graphs_.back().exec, other), best_us = us, chosen = v;
+          cudaGraphExecDestroy(other);
         }
-        choices_ += "variant " + std::to_string(chosen) + " (" + times + " us)";
-        kept_variant = chosen;
+        choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: variant " + std::to_string(chosen) +
+                    " (" + times + " us)";
       }
-      kept.push_back(kept_variant);
-      graphs_.push_back(best);
+      kept.push_back(chosen);
     }
     if (reuse && !choices_.empty()) choices_ += " (as the plan this one was cloned from timed them)";
     check_cuda(cudaStreamSynchronize(stream), who, "the batch arena");
