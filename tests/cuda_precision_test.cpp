@@ -196,5 +196,31 @@ TEST(CudaPrecisionReport, TheChosenSpecHoldsItsBound) {
   EXPECT_EQ(worst, r.chosen_error) << r.spec;
 }
 
+// Stream mode: the rows are the ticks of one sequence (the state carried, as a stream plan runs),
+// every tick's outputs compared; lstm_tiny's 64 ticks, and the printed spec reproduces its error.
+TEST(CudaPrecisionReport, StreamModeRunsTheTicksAsOneSequence) {
+  const std::string dir = std::string(test::source_dir()) + "/bench/models/lstm_tiny/";
+  const Model model = Model::load(dir + "model.keras");
+  const formats::NpyArray x = formats::read_npy(dir + "stream_in.npy");  // [sequences][ticks][features]
+  CompileOptions opt;
+  opt.mode = RecurrentMode::Stream;
+  const engine::CudaPrecisionReport r = engine::cuda_precision_report(model.graph(), opt, {x.data.data()}, 64, 1e-4);
+  ASSERT_EQ(r.layers.size(), 3u);  // two LSTMs, the Dense head
+  for (const engine::CudaPrecisionLayer& L : r.layers) EXPECT_GT(L.fp16_error, 0) << L.layer;
+  EXPECT_LE(r.chosen_error, 1e-4);
+  const engine::LoweredGraph g = engine::lower_for_plan(model.graph(), opt);
+  const std::vector<const float*> in = {x.data.data()};
+  const auto ticks = [&](const std::string& spec, bool one_sequence) {
+    return cuda::run_rows_on_host(engine::device_program_from(g, "lstm_tiny", engine::parse_cuda_precision(spec)), in, 64,
+                                  {}, one_sequence);
+  };
+  const std::vector<float> ref = ticks("fp32", true), got = ticks(r.spec, true);
+  double worst = 0;
+  for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - double(ref[i])));
+  EXPECT_EQ(worst, r.chosen_error) << r.spec;
+  // The state is carried: the same ticks each from zero state give other outputs.
+  EXPECT_NE(ticks("fp32", false), ref);
+}
+
 }  // namespace
 }  // namespace tickinfer

@@ -30,7 +30,10 @@ ArgParser cuda_precision_parser() {
   ArgParser p("cuda-precision",
               "GPU weights and activations in fp16/bf16: each layer's error (measured here) and a --cuda-precision spec within a bound");
   p.positional("MODEL", "a Keras model (.keras, .h5) or a SavedModel directory");
-  p.option("input", "IN", "input rows, .npy or .csv; one per model input, in the model's order", "", true);
+  p.option("input", "IN",
+           "input rows, .npy or .csv; one per model input, in the model's order (--mode stream: the ticks of one "
+           "sequence)",
+           "", true);
   p.option("max-error", "E", "largest max |output - fp32 output| the chosen mix may reach", "1e-4");
   p.option("rows", "N", "input rows used (the first N)", "16");
   declare_plan_options(p);
@@ -47,7 +50,11 @@ int run_cuda_precision(const ArgParser& args) {
   const CompileOptions options = plan_options(args);
   const Model model = Model::load(path, load_options(args));
   print_load_warnings(model, path);
-  const Plan plan = compile(model, CompileOptions{});  // the shapes, and a model the CPU runs
+  // The shapes (a window each, or one tick in --mode stream), and a model the CPU runs.
+  CompileOptions on_cpu;
+  on_cpu.mode = options.mode;
+  on_cpu.window_length = options.window_length;
+  const Plan plan = compile(model, on_cpu);
   if (input_paths.size() != plan.num_inputs())
     throw Error("model '" + path + "' has " + std::to_string(plan.num_inputs()) + " input(s) but " +
                 std::to_string(input_paths.size()) + " --input file(s) were given");

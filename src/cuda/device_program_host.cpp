@@ -112,7 +112,7 @@ std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceP
 }
 
 std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows,
-                                    std::function<void(size_t, float*)> after_step) {
+                                    std::function<void(size_t, float*)> after_step, bool one_sequence) {
   HostProgramRunner runner(std::make_shared<const DeviceProgram>(program), false);
   runner.after_step_ = std::move(after_step);
   size_t per_row = 0;
@@ -124,7 +124,7 @@ std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vec
     for (size_t i = 0; i < in.size(); ++i) in[i] = inputs[i] + size_t(r) * size_t(program.inputs[i].floats);
     float* at = all.data() + size_t(r) * per_row;
     for (size_t o = 0; o < out.size(); ++o) out[o] = at, at += program.outputs[o].floats;
-    runner.run(in.data(), out.data(), true);
+    runner.run(in.data(), out.data(), !one_sequence || r == 0);
   }
   return all;
 }

@@ -73,9 +73,10 @@ std::unique_ptr<ProgramRunner> host_program_runner(std::shared_ptr<const DeviceP
 // row): inputs[i] holds rows x program.inputs[i].floats; the result is row after row, each row's
 // outputs in order. For measuring a program against another (tickinfer cuda-precision, tests).
 // after_step(k, arena), when given, runs after step k of every row: a test's way to change what
-// the fp32 program stores (rounding a step's output as 16-bit storage would).
+// the fp32 program stores (rounding a step's output as 16-bit storage would). one_sequence: the
+// rows are the ticks of one stream (state zeroed before the first row only).
 std::vector<float> run_rows_on_host(const DeviceProgram& program, const std::vector<const float*>& inputs, int rows,
-                                    std::function<void(size_t, float*)> after_step = {});
+                                    std::function<void(size_t, float*)> after_step = {}, bool one_sequence = false);
 
 // Host buffers for one request of a program: every input filled with `fill`, room for every
 // output, and the pointer arrays ProgramRunner::run takes (a start-up request, a timing).

@@ -37,18 +37,19 @@ struct Candidate {
 
 CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptions& options,
                                           const std::vector<const float*>& inputs, int rows, double max_error) {
-  if (options.mode == RecurrentMode::Stream) throw Error("cuda-precision: window mode only");
   if (rows < 1) throw Error("cuda-precision: no input rows");
+  // Stream mode: the rows are the ticks of one sequence, each tick's outputs compared.
+  const bool stream = options.mode == RecurrentMode::Stream;
   const LoweredGraph lowered = lower_for_plan(graph, options);
   if (inputs.size() != lowered.input_shapes.size())
     throw Error("cuda-precision: the model has " + std::to_string(lowered.input_shapes.size()) + " input(s), " +
                 std::to_string(inputs.size()) + " given");
   // Every output of every row of the program in `formats`, run on the host executor.
   const auto outputs = [&](const StorageFormats& formats) {
-    return cuda::run_rows_on_host(device_program_from(lowered, graph.name, formats), inputs, rows);
+    return cuda::run_rows_on_host(device_program_from(lowered, graph.name, formats), inputs, rows, {}, stream);
   };
   const cuda::DeviceProgram fp32 = device_program_from(lowered, graph.name);
-  const std::vector<float> reference = cuda::run_rows_on_host(fp32, inputs, rows);
+  const std::vector<float> reference = cuda::run_rows_on_host(fp32, inputs, rows, {}, stream);
   CudaPrecisionReport report;
   report.rows = rows;
   for (float v : reference) report.output_scale = std::max(report.output_scale, double(std::fabs(v)));

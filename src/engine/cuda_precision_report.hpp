@@ -35,10 +35,10 @@ struct CudaPrecisionReport {
   std::string spec;  // CompileOptions::cuda_precision for the chosen mix
 };
 
-// inputs[i]: `rows` rows of the plan's input i (window mode; stream plans are refused). The
-// candidates (a layer's matrices, a layer's output tensors) are taken largest first, each in its
+// inputs[i]: `rows` rows of the plan's input i (window mode: a window each; stream mode: the ticks
+// of one sequence, the state carried from tick to tick). The candidates (a layer's matrices, a layer's output tensors) are taken largest first, each in its
 // more accurate 16-bit format, kept when the whole mix stays within max_error. Throws
-// tickinfer::Error (a graph the graph form cannot run, stream mode).
+// tickinfer::Error (a graph the graph form cannot run).
 CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptions& options,
                                           const std::vector<const float*>& inputs, int rows, double max_error);
 
