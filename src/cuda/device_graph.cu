@@ -179,20 +179,14 @@ class GraphRunner final : public ProgramRunner {
     bool tiles = choices_->run_tiles == 1;
     if (choices_->run_tiles < 0) {
       for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
-      const double per_row = median_launch_us(stream_, plain_, kWho);
+      const double per_row = median_launch_us(stream_, plain_);
       cudaGraphExec_t tiled = capture(false, true);
-      double as_tiles = 0;
-      try {
-        as_tiles = median_launch_us(stream_, tiled, kWho);
-      } catch (...) {
-        cudaGraphExecDestroy(tiled);
-        throw;
-      }
+      const double as_tiles = median_launch_us(stream_, tiled);
       cudaGraphExecDestroy(tiled);
       tiles = as_tiles < per_row;
       choices_->run_tiles = tiles ? 1 : 0;
-      run_choice_ = "; run(): Dense per row " + std::to_string(int(per_row + 0.5)) + " us, as tiles " +
-                    std::to_string(int(as_tiles + 0.5)) + " us";
+      run_choice_ = "; run(): Dense per row " + launch_time_text(per_row) + " us, as tiles " +
+                    launch_time_text(as_tiles) + " us";
     }
     run_choice_ += std::string("; run()'s Dense ") + (tiles ? "as tiles" : "per row");
     if (tiles) {

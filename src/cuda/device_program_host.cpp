@@ -68,18 +68,11 @@ class HostProgramRunner final : public ProgramRunner {
   // GPU's tile kernel runs it (device_dense_tiles.cuh): tile after tile, forwards or backwards.
   bool run_dense_tiles(const DeviceStep& s, float* base, int64_t stride, int rows) {
     if (s.kind != DevKind::Dense) return false;
-    const int64_t row_tiles = steps::dense_row_tiles(s, rows);
-    const int column_tiles = steps::dense_column_tiles(s);
-    const int64_t tiles = row_tiles * column_tiles;
-    for (int64_t k = 0; k < tiles; ++k) {
-      const int64_t t = x_.backwards ? tiles - 1 - k : k;
-      if (step_has_16bit_tensors(s))
-        steps::dense_tile<true>(x_, s, base, stride, rows, p_->weights.data(), t / column_tiles,
-                                int(t % column_tiles), *tile_);
-      else
-        steps::dense_tile<false>(x_, s, base, stride, rows, p_->weights.data(), t / column_tiles,
-                                 int(t % column_tiles), *tile_);
-    }
+    const bool mixed = step_has_16bit_tensors(s);
+    x_.tiles(steps::dense_row_tiles(s, rows), steps::dense_column_tiles(s), [&](int64_t row_tile, int column_tile) {
+      if (mixed) steps::dense_tile<true>(x_, s, base, stride, rows, p_->weights.data(), row_tile, column_tile, *tile_);
+      else steps::dense_tile<false>(x_, s, base, stride, rows, p_->weights.data(), row_tile, column_tile, *tile_);
+    });
     return true;
   }
 

@@ -64,14 +64,9 @@ class HostIntegerRunner final : public IntegerRunner {
   // after tile, forwards or backwards.
   bool run_fc_tiles(const IntegerStep& s, int rows) {
     if (s.kind != IntKind::FullyConnected) return false;
-    const int64_t row_tiles = intsteps::fc_row_tiles(s, rows);
-    const int unit_tiles = intsteps::fc_unit_tiles(s);
-    const int64_t tiles = row_tiles * unit_tiles;
-    for (int64_t k = 0; k < tiles; ++k) {
-      const int64_t t = x_.backwards ? tiles - 1 - k : k;
-      intsteps::fully_connected_tile(x_, s, batch_.data(), stride_, rows, p_->params.data(), t / unit_tiles,
-                                     int(t % unit_tiles), *tile_);
-    }
+    x_.tiles(intsteps::fc_row_tiles(s, rows), intsteps::fc_unit_tiles(s), [&](int64_t row_tile, int unit_tile) {
+      intsteps::fully_connected_tile(x_, s, batch_.data(), stride_, rows, p_->params.data(), row_tile, unit_tile, *tile_);
+    });
     return true;
   }
 

@@ -18,6 +18,12 @@ struct SerialExecutor {
     }
   }
   void sync() const {}
+  // f(row_tile, column_tile) for every block of a tiled kernel's grid, one after another, in this
+  // executor's order (a tile that read another's output would answer differently backwards).
+  template <class F>
+  void tiles(int64_t row_tiles, int column_tiles, F&& f) const {
+    items(row_tiles * column_tiles, [&](int64_t t) { f(t / column_tiles, int(t % column_tiles)); });
+  }
 };
 
 // A batch as the GPU runs it (its rows the grid's second dimension): each row's input copied into

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <utility>
 
@@ -47,16 +48,20 @@ cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const 
   return exec;
 }
 
-double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* who) {
+double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec) noexcept {
   std::vector<double> us;
   for (int i = 0; i < 16; ++i) {
     const auto t0 = std::chrono::steady_clock::now();
-    check_cuda(cudaGraphLaunch(exec, stream), who, "timing a batch graph");
-    check_cuda(cudaStreamSynchronize(stream), who, "timing a batch graph");
+    if (cudaGraphLaunch(exec, stream) != cudaSuccess || cudaStreamSynchronize(stream) != cudaSuccess)
+      return std::numeric_limits<double>::infinity();
     if (i >= 5) us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
   }
   std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
   return us[us.size() / 2];
+}
+
+std::string launch_time_text(double us) {
+  return us < 1e12 ? std::to_string(int64_t(us + 0.5)) : std::string("failed");
 }
 
 void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
@@ -91,23 +96,17 @@ void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride,
           choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: variant " + std::to_string(variant);
         continue;
       }
-      // The kept graph is in graphs_ at once (and a contender is destroyed before anything that
-      // may throw), so an exception leaves nothing for release() to miss.
+      // The kept graph is in graphs_ at once and a contender is destroyed before the next capture
+      // (which may throw), so an exception leaves nothing for release() to miss.
       graphs_.push_back({rows, capture(rows, 0)});
       int chosen = 0;
       if (variants > 1) {
-        double best_us = median_launch_us(stream, graphs_.back().exec, who);
-        std::string times = std::to_string(int(best_us + 0.5));
+        double best_us = median_launch_us(stream, graphs_.back().exec);
+        std::string times = launch_time_text(best_us);
         for (int v = 1; v < variants; ++v) {
           cudaGraphExec_t other = capture(rows, v);
-          double us = 0;
-          try {
-            us = median_launch_us(stream, other, who);
-          } catch (...) {
-            cudaGraphExecDestroy(other);
-            throw;
-          }
-          times += "/" + std::to_string(int(us + 0.5));
+          const double us = median_launch_us(stream, other);
+          times += "/" + launch_time_text(us);
           if (us < best_us) std::swap(graphs_.back().exec, other), best_us = us, chosen = v;
           cudaGraphExecDestroy(other);
         }

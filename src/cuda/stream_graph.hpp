@@ -31,8 +31,11 @@ void* device_buffer(cudaStream_t stream, size_t bytes, const void* host, size_t 
                     const char* what);
 
 // Host to host, as a run goes: a launch of `exec` and a synchronise, 5 warm-up launches, then the
-// median of 11. Throws naming what failed. For choosing between graphs that give the same bits.
-double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec, const char* who);
+// median of 11; infinity when a launch fails (that graph is never the one kept). For choosing
+// between graphs that give the same bits.
+double median_launch_us(cudaStream_t stream, cudaGraphExec_t exec) noexcept;
+// A median_launch_us answer as describe() prints it: whole microseconds, or "failed".
+std::string launch_time_text(double us);
 
 // Ends the capture begun on `stream` and instantiates it; `first_error` is the first error any
 // captured call returned. Throws naming what failed.
