@@ -79,15 +79,9 @@ class GraphRunner final : public ProgramRunner {
     try {
       stride_ = row_stride_floats(*p_);
       const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
-      // A clone of a plan that reserved as many rows reuses its timing; else this one times and
-      // leaves its choice for the clones (the lock keeps two from timing side by side).
-      std::lock_guard<std::mutex> lock(choices_->mutex);
-      std::vector<int> kept = choices_->reserved_rows == max_rows ? choices_->batch_variants : std::vector<int>{};
       batch_.reserve(stream_, max_rows, int64_t(bytes(stride_)), {int64_t(bytes(in.offset)), int64_t(bytes(in.floats))},
                      {int64_t(bytes(out.offset)), int64_t(bytes(out.floats))}, &launch_rows, this,
-                     has_dense() ? 2 : 1, kept, kWho);
-      choices_->reserved_rows = max_rows;
-      choices_->batch_variants = std::move(kept);
+                     has_dense() ? 2 : 1, *choices_, kWho);
     } catch (const std::exception& e) {
       return e.what();
     }

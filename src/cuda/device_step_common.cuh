@@ -87,15 +87,15 @@ TI_HD inline MatrixView matrix(const float* W, int64_t at, const DeviceStep& s) 
 
 // The step's tensors as its format fields say they are stored.
 template <bool M>
-TI_HD inline TensorIn<M> in_of(const float* A, const DeviceStep& s) { return tensor_in<M>(A, s.in, s.in_format); }
+TI_HD inline TensorIn<M> in_of(const float* A, const DeviceStep& s) { return {A, s.in, s.in_format}; }
 template <bool M>
-TI_HD inline TensorIn<M> rhs_of(const float* A, const DeviceStep& s) { return tensor_in<M>(A, s.rhs, s.rhs_format); }
+TI_HD inline TensorIn<M> rhs_of(const float* A, const DeviceStep& s) { return {A, s.rhs, s.rhs_format}; }
 template <bool M>
 TI_HD inline TensorIn<M> extra_of(const float* A, const DeviceStep& s, int e) {
-  return tensor_in<M>(A, s.extra[e], s.extra_format[e]);
+  return {A, s.extra[e], s.extra_format[e]};
 }
 template <bool M>
-TI_HD inline TensorOut<M> out_of(float* A, const DeviceStep& s) { return tensor_out<M>(A, s.out, s.out_format); }
+TI_HD inline TensorOut<M> out_of(float* A, const DeviceStep& s) { return {A, s.out, s.out_format}; }
 
 // init + x . column n of the row-major K x N matrix w (x: a float pointer or a TensorIn).
 template <class V>

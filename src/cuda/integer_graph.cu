@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -77,12 +76,8 @@ class IntegerGraphRunner final : public IntegerRunner {
       const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
       const bool fc = std::any_of(p_->steps.begin(), p_->steps.end(),
                                   [](const IntegerStep& s) { return s.kind == IntKind::FullyConnected; });
-      std::lock_guard<std::mutex> lock(choices_->mutex);  // as the graph form: clones reuse the timing
-      std::vector<int> kept = choices_->reserved_rows == max_rows ? choices_->batch_variants : std::vector<int>{};
       batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this,
-                     fc ? 2 : 1, kept, kWho);
-      choices_->reserved_rows = max_rows;
-      choices_->batch_variants = std::move(kept);
+                     fc ? 2 : 1, *choices_, kWho);
       auto* arena = static_cast<int8_t*>(batch_.arena());
       for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)  // each row's constants
         check_cuda(cudaMemcpyAsync(arena + b * stride_, p_->arena_image.data(), p_->arena_image.size(),

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
+#include <mutex>
 #include <stdexcept>
 #include <utility>
 
@@ -65,9 +66,11 @@ std::string launch_time_text(double us) {
 }
 
 void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
-                          LaunchSteps launch_steps, void* owner, int variants, std::vector<int>& kept,
+                          LaunchSteps launch_steps, void* owner, int variants, GraphChoices& choices,
                           const char* who) {
   release(stream);
+  std::lock_guard<std::mutex> lock(choices.mutex);
+  std::vector<int> kept = choices.reserved_rows == max_rows ? choices.batch_variants : std::vector<int>{};
   try {
     arena_ = device_buffer(stream, size_t(row_stride) * size_t(max_rows), nullptr, 0, who, "the batch arena");
     in_ = detail::take_mapped(std::max<size_t>((size_t(in.bytes) * size_t(max_rows) + 7) / 8, 1)).host;
@@ -117,6 +120,8 @@ void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride,
     }
     if (reuse && !choices_.empty()) choices_ += " (as the plan this one was cloned from timed them)";
     check_cuda(cudaStreamSynchronize(stream), who, "the batch arena");
+    choices.reserved_rows = max_rows;
+    choices.batch_variants = std::move(kept);
   } catch (...) {
     release(stream);
     throw;

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "cuda/device_runner.hpp"
+
 namespace tickinfer::cuda {
 
 // Throws std::runtime_error "<who>: <what>: <the runtime's message>" unless e is cudaSuccess.
@@ -55,11 +57,13 @@ class BatchGraphs {
   };
   using LaunchSteps = cudaError_t (*)(void* owner, void* arena, int rows, int variant);
   // Throws std::runtime_error naming what failed (having released what it took). The arena's
-  // rows are zeroed; the caller may fill them (constants) before the first run. `kept`: one
-  // variant per batch size, as an earlier reserve of the same rows chose (then nothing is timed),
-  // or empty, when the choice is made here and written into it.
+  // rows are zeroed; the caller may fill them (constants) before the first run. `choices` is
+  // shared by a plan and its clones: when one of them reserved as many rows, its variants are
+  // taken as they are (nothing is timed); else this reserve times them and leaves them there. Its
+  // mutex is held throughout, so clones reserving together wait for one timing, never time side
+  // by side.
   void reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out, LaunchSteps launch_steps,
-               void* owner, int variants, std::vector<int>& kept, const char* who);
+               void* owner, int variants, GraphChoices& choices, const char* who);
   // The variant kept for each batch size, and its median time (us) against the others', as a
   // phrase for describe(): "" with one variant.
   const std::string& choices() const { return choices_; }

@@ -57,14 +57,4 @@ struct TensorOut {
   TI_HD TensorOut operator+(int64_t k) const { return {arena, at + k, format}; }
 };
 
-template <bool Mixed>
-TI_HD inline TensorIn<Mixed> tensor_in(const float* arena, int64_t at, int32_t format) {
-  return {arena, at, format};
-}
-
-template <bool Mixed>
-TI_HD inline TensorOut<Mixed> tensor_out(float* arena, int64_t at, int32_t format) {
-  return {arena, at, format};
-}
-
 }  // namespace tickinfer::cuda

@@ -131,9 +131,7 @@ CudaPrecisionReport cuda_precision_report(const Graph& graph, const CompileOptio
     report.output_bytes_chosen += (s.activations == cuda::kWeightsFp32 ? 4 : 2) * L.output_values;
     if (L.matrix_values == 0) s.weights = spec.all.weights;
     if (L.output_values == 0) s.activations = spec.all.activations;
-    StorageFormats alone;
-    alone.all = s;
-    L.chosen = cuda_precision_spec(alone);
+    L.chosen = layer_storage_spec(s);
     if (!(s == spec.all)) spec.by_layer[L.layer] = s;
   }
   report.spec = cuda_precision_spec(spec);

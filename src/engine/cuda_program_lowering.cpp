@@ -380,14 +380,15 @@ StorageFormats parse_cuda_precision(const std::string& spec) {
   return f;
 }
 
+std::string layer_storage_spec(const LayerStorage& l) {
+  std::string s = storage_format_name(l.weights);
+  if (l.activations != cuda::kWeightsFp32) s += std::string("/") + storage_format_name(l.activations);
+  return s;
+}
+
 std::string cuda_precision_spec(const StorageFormats& f) {
-  const auto name = [](const LayerStorage& l) {
-    std::string s = storage_format_name(l.weights);
-    if (l.activations != cuda::kWeightsFp32) s += std::string("/") + storage_format_name(l.activations);
-    return s;
-  };
-  std::string s = name(f.all);
-  for (const auto& [layer, storage] : f.by_layer) s += "," + layer + "=" + name(storage);
+  std::string s = layer_storage_spec(f.all);
+  for (const auto& [layer, storage] : f.by_layer) s += "," + layer + "=" + layer_storage_spec(storage);
   return s;
 }
 

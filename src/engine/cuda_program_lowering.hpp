@@ -34,8 +34,9 @@ struct StorageFormats {
 // fp16 or bf16: "fp16,lstm=fp32", "bf16/bf16,dense_1=fp32/fp32". Throws tickinfer::Error naming
 // what is wrong.
 StorageFormats parse_cuda_precision(const std::string& spec);
-// The spec parse_cuda_precision reads back.
+// The spec parse_cuda_precision reads back, and one layer's FORMAT in it (W, or W/A).
 std::string cuda_precision_spec(const StorageFormats& f);
+std::string layer_storage_spec(const LayerStorage& l);
 const char* storage_format_name(int32_t format);
 
 // Throws tickinfer::Error naming the layer when an op has more inputs or axes than a DeviceStep
