@@ -85,6 +85,7 @@ void check_window(const FixtureCase& c, bool on_gpu, bool program = false) {
   } else if (on_gpu) {
     CompileOptions o = opt;
     o.device = "cuda";
+    o.cuda_form = "graph";  // the timed choice of form has its own test (cuda_form_choice_test)
     gpu = std::make_unique<Plan>(compile(model, o));
   }
   ASSERT_EQ(fwd->input_shapes().size(), ins.size());

@@ -168,7 +168,7 @@ TEST(CudaResident, GraphFormRunNeverAllocates) {
   for (const Subject& t : {Subject{"tcn", RecurrentMode::Window, "cuda-graph"},
                            Subject{"gru_window", RecurrentMode::Stream, "cuda-graph"},
                            Subject{int8, RecurrentMode::Window, "cuda-int8"}}) {
-    const RunPathCounts c = count_run_path(t.model, t.mode, t.isa == std::string("cuda-int8") ? "" : "auto", t.isa, 2000);
+    const RunPathCounts c = count_run_path(t.model, t.mode, t.isa == std::string("cuda-int8") ? "" : "graph", t.isa, 2000);
     EXPECT_EQ(c.allocs, 0) << t.model;
     std::printf("%s: %ld lock calls in 2000 runs (the driver's)\n", t.model.c_str(), c.locks);
     EXPECT_TRUE(c.finite) << t.model;

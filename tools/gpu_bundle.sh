@@ -14,7 +14,7 @@ rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/weights"
 for b in bench/gpu_probes bench/resident_bench bench/graph_form_bench tests/cuda_resident_test \
          tests/cuda_graph_lstm_stack_test tests/cuda_graph_form_test tests/cuda_integer_program_test \
-         tests/cuda_half_activations_test \
+         tests/cuda_half_activations_test tests/cuda_form_choice_test \
          tests/serving_batching_test bench/serve_load tickinfer; do
   [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b not built (configure with nvcc: TICKINFER_CUDA=ON)" >&2; exit 1; }
   cp "$build/$b" "$out/bin/"

@@ -152,6 +152,18 @@ if [ $gtest_ok = 1 ]; then
 else
   echo '{"skipped":"the resident program form: its first fixture failed (see gpu_check.log)"}' >>"$jl"
 fi
+# compile(device="cuda")'s own choice for a model that is not an LSTM stack: the graph and the
+# program form timed at compile, the faster kept where its replies agree (cuda/form_choice.hpp).
+# Its rule's host half runs in the dry run; on the card, each window model as compiled, the kept
+# form and both times in the row ("kept", "choice").
+gtest 120 cuda_form_choice_test
+for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small book_models/deeplob \
+         book_models/translob book_models/tiny_transformer; do
+  n=$(basename $m)
+  read -r atol rtol < <(tol "$(dirname $m)" "$n")
+  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+    --atol "$atol" --rtol "$rtol" --form auto --requests 2000
+done
 # The tagged form last: it had not run on a GPU when it was written, and a kernel that hangs
 # skips what follows it.
 for cfg in "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 16" "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 32" \

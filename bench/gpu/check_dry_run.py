@@ -13,7 +13,8 @@ from pathlib import Path
 
 # The gtest binaries gpu_check.sh must run, each at least once.
 EXPECTED_TESTS = {"cuda_resident_test", "cuda_graph_lstm_stack_test", "cuda_graph_form_test",
-                  "serving_batching_test", "cuda_half_activations_test", "cuda_integer_program_test"}
+                  "serving_batching_test", "cuda_half_activations_test", "cuda_integer_program_test",
+                  "cuda_form_choice_test"}
 
 
 def main():

@@ -72,13 +72,15 @@ def main():
 
 
 def tuning(rows):
-    """Every resident shape the compile-time choice timed (median host to host, zero input)."""
+    """Every resident shape the compile-time choice timed (median host to host, zero input), or why
+    it was refused (its probe reply disagreed with the first shape's, or never came)."""
     got = [r for r in rows if "tuning_candidate" in r]
     if not got:
         return
     print("\nresident shapes timed at compile (median us)")
     for name in dict.fromkeys(r["name"] for r in got):
-        shapes = [f"{r['tuning_candidate']}{'/' + str(r['lanes']) if r['lanes'] else ''} x{r['cluster']}: {r['median_us']:.2f}"
+        shapes = [f"{r['tuning_candidate']}{'/' + str(r['lanes']) if r['lanes'] else ''} x{r['cluster']}: "
+                  + (f"refused ({r['refused']})" if r.get("refused") else f"{r['median_us']:.2f}")
                   for r in got if r["name"] == name]
         print(f"  {name}: " + ", ".join(shapes))
 
@@ -143,28 +145,34 @@ def serving(rows):
 
 
 def window_ratios(rows):
-    """Per window model: tickinfer's graph form (and the resident kernel where the model has one)
-    against PyTorch's CUDA-graph form on the same card, p50 and p99 (issue 36's window bar: 2x)."""
-    best = {}
+    """Per window model: tickinfer's graph form, program form, the form compile(device="cuda")
+    keeps by timing (auto; the resident kernel where the model is an LSTM stack) against PyTorch's
+    CUDA-graph form on the same card, p50 and p99 (issue 36's window bar: 2x), fp32 rows only."""
+    best, kept = {}, {}
     for r in rows:
         s = r.get("host_to_host_us")
-        if not s or r.get("failures"):
+        if not s or r.get("failures") or r.get("precision", "fp32") not in ("", "fp32"):
             continue
-        form = r.get("form") if r.get("form") in ("graph", "program") else "resident" if r.get("tuned") else r.get("form")
-        if form in ("graph", "program", "resident", "torch_cuda_graph") and r["name"] not in ("lstm_tiny_stream", "lstm_window_stream"):
+        form = r.get("form") if r.get("form") in ("graph", "program", "auto") else "resident" if r.get("tuned") else r.get("form")
+        if form in ("graph", "program", "auto", "resident", "torch_cuda_graph") and r["name"] not in ("lstm_tiny_stream", "lstm_window_stream"):
             best.setdefault(r["name"], {})[form] = s
+            if form == "auto":
+                kept[r["name"]] = r.get("kept", "?").replace("cuda-", "")
     if not best:
         return
-    print("\nwindow model       graph p50/p99      program p50/p99    resident p50/p99   PyTorch CUDA graph p50/p99   PyTorch / best tickinfer (p50, p99)")
+    print("\nwindow model       graph p50/p99      program p50/p99    as compiled p50/p99 (kept)   resident p50/p99   "
+          "PyTorch CUDA graph p50/p99   PyTorch / as compiled (p50, p99)   PyTorch / best tickinfer")
+    cell = lambda s: f"{s['p50']:8.2f} /{s['p99']:8.2f}" if s else f"{'-':>18s}"
+    ratio = lambda t, o: f"{t['p50'] / o['p50']:.2f}x, {t['p99'] / o['p99']:.2f}x" if t and o else "-"
     for name, f in best.items():
         t = f.get("torch_cuda_graph")
-        ours = [f[k] for k in ("graph", "program", "resident") if k in f]
-        cell = lambda s: f"{s['p50']:8.2f} /{s['p99']:8.2f}" if s else f"{'-':>18s}"
-        ratio = "-"
-        if t and ours:
-            p50, p99 = min(o["p50"] for o in ours), min(o["p99"] for o in ours)
-            ratio = f"{t['p50'] / p50:.2f}x, {t['p99'] / p99:.2f}x"
-        print(f"{name:18s} {cell(f.get('graph'))} {cell(f.get('program'))} {cell(f.get('resident'))} {cell(t):>28s}   {ratio}")
+        # As compiled: the auto row; an LSTM stack's plan is the resident kernel.
+        compiled = f.get("auto") or f.get("resident")
+        ours = [f[k] for k in ("graph", "program", "auto", "resident") if k in f]
+        top = {"p50": min(o["p50"] for o in ours), "p99": min(o["p99"] for o in ours)} if ours else None
+        as_compiled = f"{cell(compiled)} ({kept.get(name, 'resident' if f.get('resident') else '-')})"
+        print(f"{name:18s} {cell(f.get('graph'))} {cell(f.get('program'))} {as_compiled:28s} {cell(f.get('resident'))} "
+              f"{cell(t):>28s}   {ratio(t, compiled):>32s}   {ratio(t, top)}")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,5 @@
-// Checks and times the CUDA graph form (or, --form program, the resident program kernel) on one
+// Checks and times the CUDA graph form (or, --form program, the resident program kernel; --form
+// auto, whichever of the two the compile-time timing keeps, named in "kept" and "choice") on one
 // Keras model (window mode, batch 1): every output of every row of X against Keras's Y, then
 // host-to-host latency, one request at a time, from the input in host memory to the whole output
 // visible to the host thread (what resident_bench and the PyTorch peers measure). `--host` runs
@@ -10,7 +11,7 @@
 // run() calls), both timed in this run, interleaved call by call.
 //
 // Usage: graph_form_bench --model M.keras --x X.npy --y Y.npy [--atol A] [--rtol R]
-//                         [--requests N] [--name NAME] [--host] [--form graph|program]
+//                         [--requests N] [--name NAME] [--host] [--form graph|program|auto]
 //        graph_form_bench --model M.tkq|M.tflite --x X.npy --form int8 [--host] [--batches ...]
 //        (the integer program, held to the CPU plan's outputs bit for bit and timed beside it)
 //                         [--cluster N] [--batches N,N,...] [--precision SPEC]
@@ -179,8 +180,11 @@ int main(int argc, char** argv) try {
     return 77;
   }
   const Model model = Model::load(a.model);
-  if (a.form != "graph" && a.form != "program" && a.form != "int8") throw std::runtime_error("--form: graph, program or int8");
-  if (a.form == "program" && !a.batches.empty()) throw std::runtime_error("--batches: the graph form and int8 only");
+  if (a.form != "graph" && a.form != "program" && a.form != "auto" && a.form != "int8")
+    throw std::runtime_error("--form: graph, program, auto or int8");
+  if ((a.form == "program" || a.form == "auto") && !a.batches.empty())
+    throw std::runtime_error("--batches: the graph form and int8 only");
+  if (a.host && a.form == "auto") throw std::runtime_error("--form auto times the forms on a GPU (no --host)");
   const bool int8 = a.form == "int8";
   if (int8 && !model.program()) throw std::runtime_error("--form int8: an int8 TFLite or .tkq file");
   CompileOptions opt;
@@ -190,6 +194,7 @@ int main(int argc, char** argv) try {
                      : engine::compile_cuda_integer(model.shared_program(), opt, 0))
       : a.host              ? engine::compile_cuda_graph_on_host(model.graph(), opt, false)
       : a.form == "program" ? engine::compile_cuda_program(model.graph(), opt, 0, a.cluster)
+      : a.form == "auto"    ? engine::compile_cuda_auto(model.graph(), opt, 0)
                             : engine::compile_cuda_graph(model.graph(), opt, 0);
   const formats::NpyArray X = formats::read_npy(a.x);
   // The CPU plan: the batch table's other column; for int8 also the reference, to the bit
@@ -235,14 +240,22 @@ int main(int argc, char** argv) try {
     }
   }
   const std::string where = plan->describe();
+  // --form auto: which form the compile-time timing kept, and its line (both forms' times).
+  std::string choice;
+  if (const size_t at = where.find("form chosen by timing"); at != std::string::npos) {
+    choice = where.substr(at, where.find('\n', at) - at);
+    for (char& ch : choice)
+      if (ch == '"' || ch == '\\') ch = '\'';
+    choice = ",\"kept\":\"" + std::string(plan->isa()) + "\",\"choice\":\"" + choice + "\"";
+  }
   const std::string cpu_json = int8 ? ",\"cpu_isa\":\"" + std::string(cpu.isa()) + "\",\"cpu_host_to_host_us\":" +
                                           benchgpu::json(benchgpu::summarize(cpu_lat))
                                     : "";
   std::printf("{\"name\":\"%s\",\"form\":\"%s\",\"where\":\"%s\",\"flops\":%lld,\"checked_rows\":%d,\"failures\":%d,"
-              "\"worst_excess\":%.3g,\"host_to_host_us\":%s%s}\n",
+              "\"worst_excess\":%.3g,\"precision\":\"%s\",\"host_to_host_us\":%s%s%s}\n",
               a.name.c_str(), a.host ? (int8 ? "int8_on_host" : "graph_on_host") : a.form.c_str(),
               where.substr(0, where.find('\n')).c_str(), static_cast<long long>(plan->flops()), rows, check.failures,
-              check.worst, benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str());
+              check.worst, a.precision.c_str(), benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str(), choice.c_str());
   const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(check_args, cpu, *plan, X, Y, in, out));
   return failures ? 1 : 0;
 } catch (const std::exception& e) {

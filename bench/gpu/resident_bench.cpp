@@ -143,9 +143,9 @@ int main(int argc, char** argv) try {
     cuda::TunedResident tuned = cuda::start_tuned(stack, opt);
     for (const cuda::TunedCandidate& c : tuned.candidates)
       std::printf("{\"name\":\"%s\",\"tuning_candidate\":\"%s\",\"lanes\":%d,\"cluster\":%d,\"threads\":%d,"
-                  "\"median_us\":%.3f}\n",
+                  "\"median_us\":%.3f%s}\n",
                   a.name.c_str(), c.options.form.c_str(), c.options.lanes, c.options.cluster, c.options.threads,
-                  c.median_ns / 1e3);
+                  c.median_ns / 1e3, c.refused.empty() ? "" : (",\"refused\":\"" + c.refused + "\"").c_str());
     plan = std::move(tuned.kernel);
   } else {
     plan = cuda::ResidentLstm::start(stack, opt);

@@ -137,12 +137,12 @@ struct CompileOptions {
   // (docs/incremental.md). The plan keeps those layers' outputs between runs (a larger arena).
   bool incremental = false;
   // Where the plan runs: "" or "cpu" (the CPU plans), "cuda" or "cuda:N" (that GPU: a resident
-  // kernel for a Keras-graph LSTM stack with a Dense head, the CUDA graph form for any other
-  // Keras graph; docs/gpu.md). Anything the device cannot run is an Error at compile time, never
+  // kernel for a Keras-graph LSTM stack with a Dense head, the CUDA graph or program form for
+  // any other Keras graph; docs/gpu.md). Anything the device cannot run is an Error at compile time, never
   // a silent CPU fallback.
   std::string device;
   // On a GPU: "" or "auto" (the resident kernel where the model is an LSTM stack, else the graph
-  // form), "graph" (the CUDA graph form for every model: the form that runs batched rows,
+  // or the program form, each timed on the card at compile and the faster kept), "graph" (the CUDA graph form for every model: the form that runs batched rows,
   // reserve_rows, which the resident kernels refuse), or "program" (any model on one
   // never-exiting kernel, a thread-block cluster that polls for requests; docs/gpu.md).
   std::string cuda_form;

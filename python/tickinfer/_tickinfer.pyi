@@ -301,11 +301,12 @@ class Model:
         interpreters on PyPI), 'double' (a default TFLite source build) or 'single'
         (a TFLITE_SINGLE_ROUNDING build).
         device: 'cpu', or 'cuda' / 'cuda:N' for that GPU (a resident kernel for an LSTM stack
-        with a Dense head, the CUDA graph form for any other Keras graph, the integer program
+        with a Dense head, the CUDA graph or program form for any other Keras graph, the integer program
         with TFLite's bits for an int8 TFLite or .tkq file; docs/gpu.md).
         incremental: window mode; when a window is the previous one moved by one row,
         convolutions and per-row layers recompute only the rows that change (docs/incremental.md).
-        cuda_form: with device 'cuda': 'auto', 'graph' (the CUDA graph form for every model)
+        cuda_form: with device 'cuda': 'auto' (the resident LSTM kernel for an LSTM stack, else
+        the graph or program form, whichever the card runs faster), 'graph' (the CUDA graph form for every model)
         or 'program' (one never-exiting kernel that polls for requests; docs/gpu.md).
         cuda_precision: with device 'cuda': the weight matrices' storage, 'fp32', 'fp16' or 'bf16',
         or 'W/A' for the matrices and the layer outputs ('fp16/fp16'), then ',LAYER=FORMAT' per

@@ -26,11 +26,12 @@ void declare_plan_options(ArgParser& parser) {
                 "tflite");
   parser.option("device", "cpu|cuda|cuda:N",
                 "where the plan runs: the CPU plans, or that GPU: a resident kernel for an LSTM stack with a "
-                "Dense head, the CUDA graph form for any other Keras graph (docs/gpu.md)",
+                "Dense head, the CUDA graph or program form for any other Keras graph (docs/gpu.md)",
                 "cpu");
   parser.option("cuda-form", "auto|graph|program",
-                "with --device cuda: auto runs an LSTM stack on the resident kernel and any other model as the "
-                "CUDA graph form; graph: the graph form for every model (the form that runs batched rows); "
+                "with --device cuda: auto runs an LSTM stack on the resident kernel and any other model in the "
+                "graph or program form, whichever this card runs faster (timed at compile); graph: the graph "
+                "form for every model (the form that runs batched rows); "
                 "program: any model on one never-exiting kernel that polls for requests",
                 "auto");
   parser.option("cuda-precision", "SPEC",

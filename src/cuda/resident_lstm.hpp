@@ -33,7 +33,8 @@ namespace tickinfer::cuda {
 struct ResidentOptions {
   int device = 0;
   // "auto", "registers", "shared", or "tagged": the register form without a cluster barrier per
-  // layer and step (resident_tagged_kernel.cu; not yet run on a GPU, so never chosen by auto).
+  // layer and step (resident_tagged_kernel.cu; not yet run on a GPU: auto times it last, and keeps
+  // it only where its reply agrees with the other forms', resident_tuning.hpp).
   std::string form = "auto";
   int cluster = 0;  // blocks per cluster (1..16); 0 = chosen
   int threads = 0;  // shared form: threads per block; 0 = chosen from the layer widths

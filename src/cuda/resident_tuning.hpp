@@ -1,7 +1,9 @@
-// The resident kernel's shape chosen by timing on this card: every form, weights-per-lane and
-// cluster size the model fits is started, timed over a few hundred requests and stopped; the
-// fastest (median host-to-host) is started for good. What the user pins in ResidentOptions
-// (form, lanes, cluster, threads) narrows the search.
+// The resident kernel's shape chosen by timing on this card: every form (registers, shared, then
+// tagged), weights-per-lane and cluster size the model fits is started, held to the first shape's
+// reply to one probe request, timed over a few hundred requests and stopped; the fastest (median
+// host-to-host) is started for good. What the user pins in ResidentOptions (form, lanes, cluster,
+// threads) narrows the search. A tagged kernel that does not answer is not tried again in the
+// process (a lost kernel holds its multiprocessors until the process ends).
 #pragma once
 
 #include <memory>
@@ -14,8 +16,13 @@ namespace tickinfer::cuda {
 
 struct TunedCandidate {
   ResidentOptions options;  // pinned: form, cluster, lanes (registers) or threads (shared)
-  double median_ns = 0;     // host to host, zero input
+  double median_ns = 0;     // host to host, zero input (0 when refused)
+  std::string refused;      // why it was not timed: its probe reply disagreed or never came ("" when timed)
 };
+
+// How far a shape's probe reply may be from the first shape's: the forms sum a row's products in
+// different orders, so they differ in the last bits, never by more.
+inline constexpr double kProbeAbs = 1e-5, kProbeRel = 1e-4;
 
 struct TunedResident {
   std::unique_ptr<ResidentLstm> kernel;
@@ -23,7 +30,7 @@ struct TunedResident {
   std::vector<TunedCandidate> candidates;  // every shape that started, in the order tried
 };
 
-// Throws std::runtime_error when no candidate starts (with the last refusal's reason).
+// Throws std::runtime_error when no candidate starts and answers (with the reason).
 TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options, int requests_per_candidate = 300);
 
 }  // namespace tickinfer::cuda

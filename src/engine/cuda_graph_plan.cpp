@@ -1,6 +1,7 @@
 #include "engine/cuda_graph_plan.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -8,6 +9,7 @@
 #include <limits>
 
 #include "cuda/device_runner.hpp"
+#include "cuda/form_choice.hpp"
 #include "engine/cuda_program_lowering.hpp"
 #include "engine/step_clock.hpp"
 #include "tickinfer/error.hpp"
@@ -15,14 +17,16 @@
 namespace tickinfer::engine {
 namespace {
 
-using StartRunner = std::function<std::unique_ptr<cuda::ProgramRunner>(std::shared_ptr<const cuda::DeviceProgram>)>;
+using StartRunner = ProgramStart;
 
 class CudaGraphPlan final : public PlanBackend {
  public:
   CudaGraphPlan(std::shared_ptr<const cuda::DeviceProgram> program, StartRunner start, RecurrentMode mode,
-                std::vector<Shape> in, std::vector<Shape> out, const char* isa)
+                std::vector<Shape> in, std::vector<Shape> out, const char* isa, std::string choice = {},
+                std::unique_ptr<cuda::ProgramRunner> started = nullptr)
       : program_(std::move(program)), start_(std::move(start)), mode_(mode), in_(std::move(in)), out_(std::move(out)),
-        isa_(isa) {
+        isa_(isa), choice_(std::move(choice)), runner_(std::move(started)) {
+    if (runner_) return;  // the form choice started it already
     try {
       runner_ = start_(program_);
     } catch (const std::exception& e) {
@@ -59,7 +63,7 @@ class CudaGraphPlan final : public PlanBackend {
   }
   int reserved_rows() const noexcept override { return max_rows_; }
   std::unique_ptr<PlanBackend> clone() const override {
-    return std::make_unique<CudaGraphPlan>(program_, start_, mode_, in_, out_, isa_);
+    return std::make_unique<CudaGraphPlan>(program_, start_, mode_, in_, out_, isa_, choice_);
   }
   const std::vector<Shape>& input_shapes() const override { return in_; }
   const std::vector<Shape>& output_shapes() const override { return out_; }
@@ -76,7 +80,7 @@ class CudaGraphPlan final : public PlanBackend {
     ticks[0] = step_clock() - t0;
   }
   std::string describe() const override {
-    std::string d = runner_->describe() + "\n";
+    std::string d = runner_->describe() + "\n" + (choice_.empty() ? std::string() : choice_ + "\n");
     for (size_t i = 0; i < program_->steps.size(); ++i)
       d += "  step " + std::to_string(i) + ": " + program_->labels[i] +
            (cuda::runs_as_one_block(program_->steps[i]) ? " (one block)" : "") + "\n";
@@ -89,77 +93,114 @@ class CudaGraphPlan final : public PlanBackend {
   RecurrentMode mode_;
   std::vector<Shape> in_, out_;
   const char* isa_;
+  std::string choice_;  // describe(): what the form choice measured ("" when the form was asked for)
   std::unique_ptr<cuda::ProgramRunner> runner_;
   bool reset_pending_ = true;  // the first run starts from zero state
   int max_rows_ = 0;           // run_rows' reservation (0: one run() per row)
 };
 
-std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOptions& options, StartRunner start,
-                                             const char* isa) {
+struct LoweredProgram {
+  std::shared_ptr<const cuda::DeviceProgram> program;
+  std::vector<Shape> in, out;
+};
+
+LoweredProgram lower_program(const Graph& graph, const CompileOptions& options) {
   const LoweredGraph lowered = lower_for_plan(graph, options);
   auto program = std::make_shared<const cuda::DeviceProgram>(
       device_program_from(lowered, graph.name, parse_cuda_precision(options.cuda_precision)));
   if (std::string e = cuda::program_error(*program); !e.empty())
     throw Error("--device cuda: model '" + graph.name + "': " + e);
-  return std::make_unique<CudaGraphPlan>(std::move(program), std::move(start), options.mode, lowered.input_shapes,
-                                         lowered.output_shapes, isa);
+  return {std::move(program), lowered.input_shapes, lowered.output_shapes};
+}
+
+std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOptions& options, StartRunner start,
+                                             const char* isa) {
+  LoweredProgram l = lower_program(graph, options);
+  return std::make_unique<CudaGraphPlan>(std::move(l.program), std::move(start), options.mode, std::move(l.in),
+                                         std::move(l.out), isa);
+}
+
+StartRunner graph_start(int device) {
+  // What the first runner times on the card (tiles or not), shared by the plan and its clones.
+  return [device, choices = std::make_shared<cuda::GraphChoices>()](std::shared_ptr<const cuda::DeviceProgram> p) {
+    return cuda::start_graph_runner(std::move(p), device, choices);
+  };
 }
 
 }  // namespace
 
 std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const CompileOptions& options, int device) {
-  // What the first runner times on the card (tiles or not), shared by the plan and its clones.
-  auto choices = std::make_shared<cuda::GraphChoices>();
-  return compile_program(
-      graph, options,
-      [device, choices](std::shared_ptr<const cuda::DeviceProgram> p) {
-        return cuda::start_graph_runner(std::move(p), device, choices);
-      },
-      "cuda-graph");
+  return compile_program(graph, options, graph_start(device), "cuda-graph");
 }
 
 namespace {
 
-// The median of 200 requests on a started resident program (step_clock ticks), or -1 when one
-// went unanswered.
+// The median of 200 requests on a started resident program (step_clock ticks), or of fewer (at
+// least 11) once they have taken a tenth of a second (a heavy model); -1 when one went unanswered.
 double median_request(cuda::ProgramRunner& runner, const cuda::DeviceProgram& p) {
   cuda::ProgramIo io(p, 0.1f);
   std::vector<double> t;
+  const auto start = std::chrono::steady_clock::now();
   for (int k = 0; k < 200; ++k) {
     const uint64_t t0 = step_clock();
     if (!runner.run(io.in_ptrs.data(), io.out_ptrs.data(), true)) return -1;
     t.push_back(double(step_clock() - t0));
+    if (k >= 10 && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(100)) break;
   }
-  std::nth_element(t.begin(), t.begin() + 100, t.end());
-  return t[100];
+  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
+  return t[t.size() / 2];
+}
+
+StartRunner program_start(int device, int cluster) {
+  // Shared by the plan and its clones: 0 until the first start has timed the sizes.
+  auto chosen = std::make_shared<int>(cluster);
+  return [device, chosen](std::shared_ptr<const cuda::DeviceProgram> p) -> std::unique_ptr<cuda::ProgramRunner> {
+    if (*chosen > 0) return cuda::start_resident_program(std::move(p), device, *chosen);
+    // One size at a time (started, timed, stopped), so the timing never holds more than one
+    // cluster's multiprocessors.
+    double best = -1;
+    std::string why;
+    for (int c : {16, 8, 4, 2, 1}) {
+      try {
+        const double t = median_request(*cuda::start_resident_program(p, device, c), *p);
+        if (t >= 0 && (best < 0 || t < best)) best = t, *chosen = c;
+      } catch (const std::exception& e) {
+        if (why.empty()) why = e.what();
+      }
+    }
+    if (best < 0) throw std::runtime_error("no cluster size answered" + (why.empty() ? std::string() : ": " + why));
+    return cuda::start_resident_program(std::move(p), device, *chosen);
+  };
 }
 
 }  // namespace
 
 std::unique_ptr<PlanBackend> compile_cuda_program(const Graph& graph, const CompileOptions& options, int device,
                                                   int cluster) {
-  // Shared by the plan and its clones: 0 until the first start has timed the sizes.
-  auto chosen = std::make_shared<int>(cluster);
-  return compile_program(
-      graph, options,
-      [device, chosen](std::shared_ptr<const cuda::DeviceProgram> p) -> std::unique_ptr<cuda::ProgramRunner> {
-        if (*chosen > 0) return cuda::start_resident_program(std::move(p), device, *chosen);
-        // One size at a time (started, timed, stopped), so the timing never holds more than one
-        // cluster's multiprocessors.
-        double best = -1;
-        std::string why;
-        for (int c : {16, 8, 4, 2, 1}) {
-          try {
-            const double t = median_request(*cuda::start_resident_program(p, device, c), *p);
-            if (t >= 0 && (best < 0 || t < best)) best = t, *chosen = c;
-          } catch (const std::exception& e) {
-            if (why.empty()) why = e.what();
-          }
-        }
-        if (best < 0) throw std::runtime_error("no cluster size answered" + (why.empty() ? std::string() : ": " + why));
-        return cuda::start_resident_program(std::move(p), device, *chosen);
-      },
-      "cuda-program");
+  return compile_program(graph, options, program_start(device, cluster), "cuda-program");
+}
+
+std::unique_ptr<PlanBackend> compile_cuda_choosing(const Graph& graph, const CompileOptions& options,
+                                                   std::vector<FormStart> forms) {
+  if (forms.empty()) throw Error("--device cuda: no execution form to choose from");
+  LoweredProgram l = lower_program(graph, options);
+  std::vector<cuda::FormContender> contenders;
+  for (const FormStart& f : forms) contenders.push_back({f.form, [&f, p = l.program] { return f.start(p); }});
+  cuda::ChosenForm c;
+  try {
+    c = cuda::choose_form(*l.program, std::move(contenders));
+  } catch (const std::exception& e) {
+    throw Error(std::string("--device cuda: ") + e.what());
+  }
+  const FormStart& kept = forms[c.chosen];
+  return std::make_unique<CudaGraphPlan>(std::move(l.program), kept.start, options.mode, std::move(l.in),
+                                         std::move(l.out), kept.isa, cuda::choice_text(c), std::move(c.runner));
+}
+
+std::unique_ptr<PlanBackend> compile_cuda_auto(const Graph& graph, const CompileOptions& options, int device) {
+  return compile_cuda_choosing(graph, options,
+                               {{"graph", "cuda-graph", graph_start(device)},
+                                {"program", "cuda-program", program_start(device, 0)}});
 }
 
 std::unique_ptr<PlanBackend> compile_cuda_graph_on_host(const Graph& graph, const CompileOptions& options,

@@ -176,12 +176,13 @@ std::unique_ptr<PlanBackend> compile_cuda_integer_on_host(std::shared_ptr<const 
 std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptions& options, int device) {
   require_device(device);
   // An LSTM stack with a Dense head runs on the resident kernel; every other graph as the CUDA
-  // graph form (engine/cuda_graph_plan.hpp), one kernel per lowered op.
+  // graph form (one kernel per lowered op) or the resident program form, whichever this card
+  // runs faster (engine/cuda_graph_plan.hpp).
   if (std::string e = cuda_options_error(options); !e.empty()) throw Error(e);
   if (options.cuda_form == "graph") return compile_cuda_graph(graph, options, device);
   if (options.cuda_form == "program") return compile_cuda_program(graph, options, device, 0);
   cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
-  if (!s.error.empty()) return compile_cuda_graph(graph, options, device);
+  if (!s.error.empty()) return compile_cuda_auto(graph, options, device);
   if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")
     throw Error("--cuda-precision " + options.cuda_precision + ": the resident LSTM kernel keeps fp32 weights on chip; "
                 "the graph and program forms store fp16/bf16 weights (--cuda-form graph or program)");

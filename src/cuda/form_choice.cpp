@@ -1,0 +1,119 @@
+#include "cuda/form_choice.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <stdexcept>
+
+namespace tickinfer::cuda {
+namespace {
+
+// A heavy model (DeepLOB on the graph form: about a millisecond) is timed over fewer requests.
+constexpr double kTimingBudgetS = 0.25;
+
+// A fixed pattern in [-1, 1] (zeros would hide a step that ignores its input).
+void fill_probe(ProgramIo& io) {
+  size_t n = 0;
+  for (std::vector<float>& v : io.in)
+    for (float& x : v) x = float(int((n++ * 7919) % 2001) - 1000) / 1000.0f;
+}
+
+// "" when every output of `got` is within the margin of `want`, else the first that is not.
+std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std::string& reference) {
+  for (size_t o = 0; o < want.out.size(); ++o)
+    for (size_t i = 0; i < want.out[o].size(); ++i) {
+      const double g = got.out[o][i], w = want.out[o][i];
+      if (!(std::fabs(g - w) <= kAgreeAbs + kAgreeRel * std::fabs(w))) {  // NaN fails too
+        char b[128];
+        std::snprintf(b, sizeof b, "output %zu element %zu is %.9g where the ", o, i, g);
+        char c[64];
+        std::snprintf(c, sizeof c, " form gives %.9g", w);
+        return b + reference + c;
+      }
+    }
+  return {};
+}
+
+// Median microseconds host to host over `requests` after requests / 10 warm-ups, or over fewer
+// (at least 11) once the timed ones have taken kTimingBudgetS; -1 when a request went unanswered.
+// The state is zeroed by the first request only (a stream plan's ticks).
+double median_us(ProgramRunner& r, ProgramIo& io, int requests) {
+  const int warm = std::max(1, requests / 10);
+  std::vector<double> us;
+  us.reserve(size_t(requests));
+  double spent_us = 0;
+  for (int k = 0; k < warm + requests; ++k) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!r.run(io.in_ptrs.data(), io.out_ptrs.data(), k == 0)) return -1;
+    const auto t1 = std::chrono::steady_clock::now();
+    if (k < warm) continue;
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    spent_us += us.back();
+    if (us.size() >= 11 && spent_us > kTimingBudgetS * 1e6) break;
+  }
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+}  // namespace
+
+ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> contenders, int requests) {
+  if (contenders.empty()) throw std::invalid_argument("choose_form: no contender");
+  requests = std::max(requests, 1);
+  ChosenForm c;
+  ProgramIo want(program, 0.0f);
+  fill_probe(want);
+  std::unique_ptr<ProgramRunner> reference = contenders[0].start();
+  if (!reference->run(want.in_ptrs.data(), want.out_ptrs.data(), true))
+    throw std::runtime_error(contenders[0].form + " form: no reply to the probe request");
+  ProgramIo io(program, 0.0f);
+  fill_probe(io);
+  c.timings.push_back({contenders[0].form, median_us(*reference, io, requests), {}});
+  if (c.timings[0].median_us < 0) throw std::runtime_error(contenders[0].form + " form: a timed request failed");
+  double best = c.timings[0].median_us;
+  std::unique_ptr<ProgramRunner> challenger;  // the fastest other form so far
+  for (size_t k = 1; k < contenders.size(); ++k) {
+    FormTiming t{contenders[k].form, -1, {}};
+    std::unique_ptr<ProgramRunner> r;
+    try {
+      r = contenders[k].start();
+      ProgramIo got(program, 0.0f);
+      fill_probe(got);
+      if (!r->run(got.in_ptrs.data(), got.out_ptrs.data(), true)) t.refused = "no reply to the probe request";
+      else t.refused = disagreement(got, want, contenders[0].form);
+      if (t.refused.empty()) {
+        t.median_us = median_us(*r, io, requests);
+        if (t.median_us < 0) t.refused = "a timed request failed";
+      }
+    } catch (const std::exception& e) {
+      t.refused = e.what();
+    }
+    if (t.refused.empty() && t.median_us < best) {
+      best = t.median_us;
+      challenger = std::move(r);
+      c.chosen = k;
+    }
+    c.timings.push_back(std::move(t));
+  }
+  c.runner = c.chosen == 0 ? std::move(reference) : std::move(challenger);
+  return c;
+}
+
+std::string choice_text(const ChosenForm& c) {
+  std::string s = "form chosen by timing on this card:";
+  std::string refusals;
+  for (size_t k = 0; k < c.timings.size(); ++k) {
+    const FormTiming& t = c.timings[k];
+    if (!t.refused.empty()) {
+      refusals += "; " + t.form + " refused: " + t.refused;
+      continue;
+    }
+    char b[64];
+    std::snprintf(b, sizeof b, " %.2f us", t.median_us);
+    s += (k ? ", " : " ") + t.form + b + (k == c.chosen ? " (kept)" : "");
+  }
+  return s + refusals;
+}
+
+}  // namespace tickinfer::cuda

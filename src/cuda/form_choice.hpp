@@ -1,0 +1,50 @@
+// Which execution form a plan runs, chosen by timing on the card (CompileOptions::cuda_form =
+// "auto" for a model the resident LSTM kernel does not run): the CUDA graph form and the resident
+// program form are each started in turn, held to agree on one probe request, timed host to host,
+// and the faster kept. Off the hot path (compile time); host C++, so the rule is tested on
+// machines without a GPU with host runners in the forms' places.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cuda/device_runner.hpp"
+
+namespace tickinfer::cuda {
+
+struct FormContender {
+  std::string form;                                       // its name in the timings ("graph", "program")
+  std::function<std::unique_ptr<ProgramRunner>()> start;  // throws std::exception when the form cannot run
+};
+
+struct FormTiming {
+  std::string form;
+  double median_us = -1;  // host to host, one request at a time; -1 when not timed
+  std::string refused;    // why it is not a candidate ("" when timed)
+};
+
+struct ChosenForm {
+  std::unique_ptr<ProgramRunner> runner;  // started, state zeroed on its next reset
+  size_t chosen = 0;                      // index into the contenders
+  std::vector<FormTiming> timings;        // one per contender, in order
+};
+
+// Contender 0 is the reference: its start's exception propagates, and it must answer the probe.
+// Every other is a candidate only when it starts, answers, and gives every output of the probe
+// (inputs a fixed pattern in [-1, 1], state zeroed) within kAgreeAbs + kAgreeRel |reference|:
+// the forms run the same step bodies, so they agree to the bit unless a kernel is wrong (the
+// margin allows the compiler contracting a*b+c differently in another kernel). Each candidate is
+// timed over `requests` after requests / 10 warm-ups (the median; fewer, at least 11, where they
+// would take more than a quarter of a second), the previous best kept alive
+// beside it and every loser stopped at once, so at most two forms are ever started.
+ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> contenders, int requests = 200);
+
+inline constexpr double kAgreeAbs = 1e-5, kAgreeRel = 1e-4;
+
+// One line: "form chosen by timing on this card: program 12.3 us (kept), graph 45.6 us", then
+// each refusal with its reason.
+std::string choice_text(const ChosenForm& c);
+
+}  // namespace tickinfer::cuda

@@ -1,0 +1,231 @@
+// The timed choice of execution form (CompileOptions::cuda_form = "auto" on a GPU, for a model
+// the resident LSTM kernel does not run): the graph form and the program form are started in turn,
+// held to agree on a probe request, timed, and the faster kept. On machines without a GPU the rule
+// is checked with the host executor in the forms' places (one of them slowed by a known amount,
+// so which is faster is known), and with forms that do not start, do not answer, or answer
+// wrongly; on a GPU, the real choice is held to Keras's outputs.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+#include <stdexcept>
+
+#include "cuda/device_runner.hpp"
+#include "cuda/devices.hpp"
+#include "cuda/form_choice.hpp"
+#include "engine/cuda_graph_plan.hpp"
+#include "formats/npy.hpp"
+#include "support/expect_close.hpp"
+#include "support/fixture_manifest.hpp"
+#include "support/source_paths.hpp"
+#include "tickinfer/error.hpp"
+#include "tickinfer/tickinfer.hpp"
+
+namespace tickinfer {
+namespace {
+
+using engine::FormStart;
+using engine::ProgramStart;
+
+std::string models() { return std::string(::tickinfer::test::source_dir()) + "/bench/models"; }
+
+// A bench model or a Keras fixture, by name.
+testing::FixtureCase bench_case(const std::string& name) {
+  for (const std::string& dir : {models(), testing::fixtures_dir()})
+    for (const testing::FixtureCase& c : testing::load_manifest(dir))
+      if (c.name == name) return c;
+  throw std::runtime_error("no fixture " + name);
+}
+
+// The host executor, each request made `extra_us` slower by a spin: a form whose speed is known.
+class SlowedRunner final : public cuda::ProgramRunner {
+ public:
+  SlowedRunner(std::unique_ptr<cuda::ProgramRunner> inner, int extra_us) : inner_(std::move(inner)), extra_us_(extra_us) {}
+  bool run(const float* const* in, float* const* out, bool reset) noexcept override {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(extra_us_);
+    const bool ok = inner_->run(in, out, reset);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+    return ok;
+  }
+  std::string reserve_rows(int n) override { return inner_->reserve_rows(n); }
+  bool run_rows(const float* x, int rows, float* y) noexcept override { return inner_->run_rows(x, rows, y); }
+  std::string describe() const override { return "slowed " + inner_->describe(); }
+
+ private:
+  std::unique_ptr<cuda::ProgramRunner> inner_;
+  int extra_us_;
+};
+
+// A form whose kernel never replies (what the plans see of a lost resident kernel).
+class SilentRunner final : public cuda::ProgramRunner {
+ public:
+  bool run(const float* const*, float* const*, bool) noexcept override { return false; }
+  std::string reserve_rows(int) override { return "silent"; }
+  bool run_rows(const float*, int, float*) noexcept override { return false; }
+  std::string describe() const override { return "silent"; }
+};
+
+ProgramStart host(bool backwards, int extra_us = 0, std::shared_ptr<int> starts = nullptr) {
+  return [=](std::shared_ptr<const cuda::DeviceProgram> p) -> std::unique_ptr<cuda::ProgramRunner> {
+    if (starts) ++*starts;
+    auto r = cuda::host_program_runner(std::move(p), backwards);
+    if (extra_us == 0) return r;
+    return std::make_unique<SlowedRunner>(std::move(r), extra_us);
+  };
+}
+
+// Every row of the case's Keras fixture (window mode) through the plan (a backend or a Plan).
+template <class P>
+void expect_matches_keras(P& plan, const testing::FixtureCase& c, size_t in, size_t out, int max_rows = 4) {
+  const formats::NpyArray x = formats::read_npy(c.inputs[0]), want = formats::read_npy(c.outputs[0]);
+  std::vector<float> y(out);
+  for (int64_t r = 0; r < std::min<int64_t>(x.shape[0], max_rows); ++r) {
+    const float* px = x.data.data() + size_t(r) * in;
+    float* py = y.data();
+    plan.run(&px, &py);
+    testing::expect_close(y.data(), want.data.data() + size_t(r) * out, out, c.rtol, c.atol,
+                          c.name + " row " + std::to_string(r));
+  }
+}
+
+void expect_matches_keras(Plan::Impl& plan, const testing::FixtureCase& c) {
+  expect_matches_keras(plan, c, size_t(shape_size(plan.input_shapes()[0])), size_t(shape_size(plan.output_shapes()[0])));
+}
+
+std::unique_ptr<Plan::Impl> choose(const testing::FixtureCase& c, std::vector<FormStart> forms,
+                                   RecurrentMode mode = RecurrentMode::Window) {
+  CompileOptions opt;
+  opt.mode = mode;
+  return engine::compile_cuda_choosing(Model::load(c.file).graph(), opt, std::move(forms));
+}
+
+TEST(FormChoice, KeepsTheFasterFormWhicheverComesFirst) {
+  const testing::FixtureCase c = bench_case("tcn");
+  // The program form 3 ms slower per request: the graph form is kept.
+  auto a = choose(c, {{"graph", "cuda-graph", host(false)}, {"program", "cuda-program", host(true, 3000)}});
+  EXPECT_STREQ(a->isa(), "cuda-graph");
+  EXPECT_NE(a->describe().find("form chosen by timing on this card: graph"), std::string::npos) << a->describe();
+  EXPECT_NE(a->describe().find(" us (kept), program "), std::string::npos) << a->describe();
+  expect_matches_keras(*a, c);
+  // The graph form 3 ms slower: the program form is kept, and runs.
+  auto b = choose(c, {{"graph", "cuda-graph", host(false, 3000)}, {"program", "cuda-program", host(true)}});
+  EXPECT_STREQ(b->isa(), "cuda-program");
+  const std::string d = b->describe();
+  EXPECT_NE(d.find("program "), std::string::npos) << d;
+  EXPECT_LT(d.find("graph "), d.find(" us (kept)")) << d;  // graph's time first, then program's, kept
+  expect_matches_keras(*b, c);
+}
+
+TEST(FormChoice, ClonesStartTheKeptFormWithoutTimingAgain) {
+  const testing::FixtureCase c = bench_case("tcn");
+  auto graph_starts = std::make_shared<int>(0), program_starts = std::make_shared<int>(0);
+  auto plan = choose(c, {{"graph", "cuda-graph", host(false, 3000, graph_starts)},
+                         {"program", "cuda-program", host(true, 0, program_starts)}});
+  EXPECT_EQ(*graph_starts, 1);
+  EXPECT_EQ(*program_starts, 1);
+  auto clone = plan->clone();
+  EXPECT_EQ(*graph_starts, 1);
+  EXPECT_EQ(*program_starts, 2);
+  EXPECT_STREQ(clone->isa(), "cuda-program");
+  EXPECT_NE(clone->describe().find("form chosen by timing"), std::string::npos);
+  expect_matches_keras(*clone, c);
+}
+
+// A form whose replies differ from the reference's is never kept, however fast: here the
+// program's first weight moved by one (every other weight and step the same).
+TEST(FormChoice, RefusesAFormThatAnswersDifferently) {
+  const testing::FixtureCase c = bench_case("tcn");
+  ProgramStart wrong = [](std::shared_ptr<const cuda::DeviceProgram> p) {
+    auto changed = std::make_shared<cuda::DeviceProgram>(*p);
+    changed->weights.at(0) += 1.0f;
+    return cuda::host_program_runner(std::move(changed), false);
+  };
+  auto plan = choose(c, {{"graph", "cuda-graph", host(false, 3000)}, {"program", "cuda-program", wrong}});
+  EXPECT_STREQ(plan->isa(), "cuda-graph");
+  const std::string d = plan->describe();
+  EXPECT_NE(d.find("program refused: output 0 element "), std::string::npos) << d;
+  EXPECT_NE(d.find("where the graph form gives"), std::string::npos) << d;
+  expect_matches_keras(*plan, c);
+}
+
+TEST(FormChoice, RefusesAFormThatDoesNotStartOrDoesNotAnswer) {
+  const testing::FixtureCase c = bench_case("tcn");
+  ProgramStart refused = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    throw std::runtime_error("resident program: needs thread-block clusters (sm_90)");
+  };
+  ProgramStart silent = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    return std::make_unique<SilentRunner>();
+  };
+  auto plan = choose(c, {{"graph", "cuda-graph", host(false, 3000)},
+                         {"program", "cuda-program", refused},
+                         {"tagged", "cuda-tagged", silent}});
+  EXPECT_STREQ(plan->isa(), "cuda-graph");
+  const std::string d = plan->describe();
+  EXPECT_NE(d.find("program refused: resident program: needs thread-block clusters (sm_90)"), std::string::npos) << d;
+  EXPECT_NE(d.find("tagged refused: no reply to the probe request"), std::string::npos) << d;
+  expect_matches_keras(*plan, c);
+}
+
+// The reference form (the graph form) failing is the plan failing, with its reason.
+TEST(FormChoice, AReferenceThatFailsIsTheCompileError) {
+  const testing::FixtureCase c = bench_case("tcn");
+  ProgramStart refused = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    throw std::runtime_error("out of memory");
+  };
+  ProgramStart silent = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    return std::make_unique<SilentRunner>();
+  };
+  for (const ProgramStart& bad : {refused, silent}) {
+    try {
+      choose(c, {{"graph", "cuda-graph", bad}, {"program", "cuda-program", host(false)}});
+      FAIL() << "a plan without its reference form";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--device cuda: "), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The timing runs a stream plan's ticks; the plan it leaves still starts from zero state: every
+// tick of a fresh sequence equals Keras on the prefix.
+TEST(FormChoice, AStreamPlanStartsFromZeroStateAfterTheTiming) {
+  const testing::FixtureCase c = bench_case("gru_stacked_k3");
+  ASSERT_FALSE(c.stream_in.empty());
+  auto plan = choose(c, {{"graph", "cuda-graph", host(false)}, {"program", "cuda-program", host(true)}},
+                     RecurrentMode::Stream);
+  const formats::NpyArray in = formats::read_npy(c.stream_in), want = formats::read_npy(c.stream_out);
+  const int64_t T = in.shape[1], F = in.shape[2];
+  const size_t out = size_t(shape_size(plan->output_shapes()[0]));
+  std::vector<float> y(out);
+  for (int pass = 0; pass < 2; ++pass) {  // the second after reset_state()
+    for (int64_t t = 0; t < T; ++t) {
+      const float* x = in.data.data() + t * F;
+      float* py = y.data();
+      plan->run(&x, &py);
+      testing::expect_close(y.data(), want.data.data() + size_t(t) * out, out, c.rtol, c.atol,
+                            "pass " + std::to_string(pass) + " tick " + std::to_string(t));
+    }
+    plan->reset_state();
+  }
+}
+
+// On a card: compile(device = "cuda") times the two real forms; whichever it keeps matches Keras,
+// and describe() shows both times (or why the program form was refused).
+TEST(FormChoice, GpuKeepsAFormThatMatchesKeras) {
+  if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the choice's rule is checked on the host above";
+  for (const char* name : {"tcn", "mlp_small"}) {
+    const testing::FixtureCase c = bench_case(name);
+    CompileOptions opt;
+    opt.device = "cuda";
+    Plan plan = compile(Model::load(c.file), opt);
+    const std::string d = plan.describe();
+    std::printf("%s: %s\n", name, d.substr(0, d.find('\n', d.find("form chosen"))).c_str());
+    EXPECT_NE(d.find("form chosen by timing on this card: graph "), std::string::npos) << d;
+    EXPECT_NE(d.find("program"), std::string::npos) << d;
+    expect_matches_keras(plan, c, plan.input_size(0), plan.output_size(0));
+  }
+}
+
+}  // namespace
+}  // namespace tickinfer
