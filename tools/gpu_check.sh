@@ -1,9 +1,10 @@
 #!/bin/bash
 # Every GPU check in one run, from an already-built bundle (tools/gpu_bundle.sh): the device and
 # its clocks, the GPU tests, the latency floors, the resident kernel's accuracy against Keras and
-# its host-to-host latency in each form, PyTorch on the same card, the graph form's batches beside
-# this host's CPU plan, int8 programs beside the int8 CPU plan, and batched serving on the GPU
-# against the CPU server. Writes gpu_check.jsonl,
+# its host-to-host latency, PyTorch on the same card, the graph and program forms and the form
+# compile keeps, the graph form's batches beside this host's CPU plan, batched serving on the GPU
+# against the CPU server, fp16/bf16 storage, int8 programs beside the int8 CPU plan, and each
+# resident shape on its own. Within GPU_CHECK_BUDGET_S (below). Writes gpu_check.jsonl,
 # gpu_check.txt (the table docs/performance.md records) and gpu_check.log into OUTDIR.
 #
 # Usage: tools/gpu_check.sh OUTDIR [BUNDLE]      (BUNDLE: the folder or its .tar.xz; default
@@ -24,29 +25,45 @@ export TICKINFER_SOURCE_DIR=$PWD TICKINFER_FIXTURES=$PWD/tests/fixtures PYTHONUN
 mkdir -p "$out"
 jl="$out/gpu_check.jsonl"
 : >"$jl"
-log() { echo "== $*" | tee -a "$out/gpu_check.log"; }
+# The run ends within GPU_CHECK_BUDGET_S (default 540: a GPU session's command may run 600 s):
+# each row's time limit is cut to what is left, a row with under 5 s left is not started (its
+# JSON says so), and the table is still written. The rows come most telling first: the floors
+# and the bars, then what explains them.
+budget=${GPU_CHECK_BUDGET_S:-540}
+started=$SECONDS
+left() { echo $((budget - (SECONDS - started))); }
+over() { [ "$(left)" -lt 5 ]; }
+capped() { local l; l=$(left); echo $(($1 < l ? $1 : l)); }  # capped SECONDS: what a row may take
+log() { echo "== [$((SECONDS - started)) s] $*" | tee -a "$out/gpu_check.log"; }
+# {"wall_s": ...} after every row: where the run's minutes go (gpu_table prints the slowest).
+wall() { echo "{\"wall_s\":$(($SECONDS - $1)),\"command\":\"$2\"}" >>"$jl"; }
 smi() {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw,pstate \
     --format=csv,noheader | sed "s/^/{\"probe\":\"nvidia-smi\",\"when\":\"$1\",\"csv\":\"/; s/\$/\"}/" >>"$jl"
 }
 run() {  # run SECONDS CMD...: JSON lines to the jsonl, everything else to the log
-  local limit=$1
+  local limit=$1 t0=$SECONDS
   shift
+  if over; then rc=0; echo "{\"skipped\":\"over the time budget\",\"command\":\"$*\"}" >>"$jl"; return; fi
   log "$*"
-  timeout "$limit" "$@" 2>>"$out/gpu_check.log" | tee -a "$jl"
+  timeout "$(capped "$limit")" "$@" 2>>"$out/gpu_check.log" | tee -a "$jl"
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || echo "{\"error\":\"exit $rc\",\"command\":\"$*\"}" | tee -a "$jl"
+  wall $t0 "$*"
 }
 gtest() {  # gtest SECONDS BINARY: the test's output to the log, its summary as one JSON line
+  local t="$out/.gtest" t0=$SECONDS
+  gtest_ok=0
+  if over; then echo "{\"skipped\":\"over the time budget\",\"command\":\"$2 ${GTEST_FILTER:-}\"}" >>"$jl"; return; fi
   log "$2"
-  local t="$out/.gtest"
-  timeout "$1" "$bin/$2" >"$t" 2>&1
+  timeout "$(capped "$1")" "$bin/$2" >"$t" 2>&1
   local rc=$?
   cat "$t" >>"$out/gpu_check.log"
   gtest_ok=0  # exit 0 with at least one test passed
   [ $rc = 0 ] && grep -q '^\[       OK \]' "$t" && gtest_ok=1
   echo "{\"test\":\"$2\",\"filter\":\"${GTEST_FILTER:-}\",\"exit\":$rc,\"passed\":$(grep -c '^\[       OK \]' "$t"),\"failed\":$(grep -c '^\[  FAILED  \] .* ([0-9]* ms)$' "$t"),\"skipped\":$(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$t")}" | tee -a "$jl"
   rm -f "$t"
+  wall $t0 "$2 ${GTEST_FILTER:-}"
 }
 smi before
 gtest 120 cuda_resident_test
@@ -57,43 +74,15 @@ lost=0
 resident() {  # one resident configuration; after a kernel that hung, skip the rest
   [ $lost = 0 ] || { echo "{\"skipped\":\"$*\"}" >>"$jl"; return; }
   run 30 "$bin/resident_bench" "$@"
-  case $rc in 0 | 1 | 2) ;; *) lost=1 ;; esac  # 2: refused (a form or size that does not apply)
+  case $rc in 0 | 1 | 2 | 77) ;; *) lost=1 ;; esac  # 2: refused (a form or size that does not apply); 77: no device
 }
 tiny="--x $models/lstm_tiny/stream_in.npy --y $models/lstm_tiny/stream_out.npy --stream --atol 1.41e-6"
 win="--x $models/lstm_window/in0.npy --y $models/lstm_window/out0.npy --atol 6.88e-7"
 km() { echo "--model $models/$1/model.keras"; }
 resident $(km lstm_tiny) $tiny --name lstm_tiny_stream
 resident $(km lstm_window) $win --name lstm_window
-resident $(km lstm_tiny) $tiny --name lstm_tiny_stream --form shared --cluster 16 --threads 256
-for l in 8 16 32; do for v in "--activations 2" "--activations 1" "--activations 2 --fast-math"; do
-  resident $(km lstm_tiny) $tiny --name lstm_tiny_stream --form registers --lanes $l $v
-done; done
-resident $(km lstm_tiny) --x $models/lstm_tiny/in0.npy --y $models/lstm_tiny/out0.npy --atol 1.2e-6 \
-  --name lstm_tiny_window
-resident $(km lstm_window) $win --name lstm_window --form shared --cluster 8 --threads 256
-for lc in "32 8" "8 16" "16 8" "16 16" "32 16"; do
-  set -- $lc
-  for v in "--activations 2" "--activations 1"; do
-    resident $(km lstm_window) $win --name lstm_window --form registers --lanes $1 --cluster $2 $v
-  done
-done
-resident $(km lstm_window) --x $models/lstm_window/stream_in.npy --y $models/lstm_window/stream_out.npy \
-  --stream --atol 8.01e-7 --name lstm_window_stream
 run 150 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --name lstm_tiny_stream --requests 10000
 run 150 python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --name lstm_window --requests 10000
-smi after
-# Where a step's cycles go, by the profiler's stall reasons: one request of the fastest
-# configurations above, run to the kernel's end (--profile-once).
-if command -v ncu >/dev/null; then
-  for cfg in "$(km lstm_window) $win --form registers --lanes 32 --cluster 8" \
-             "$(km lstm_tiny) $tiny --form registers --lanes 16"; do
-    log "ncu resident_bench $cfg --profile-once"
-    echo "== resident_bench $cfg" >>"$out/ncu.txt"
-    timeout 150 ncu --clock-control none --section WarpStateStats --section SchedulerStats --section LaunchStats \
-      "$bin/resident_bench" $cfg --profile-once >>"$out/ncu.txt" 2>&1
-    echo "{\"ncu\":\"$cfg\",\"exit\":$?}" >>"$jl"
-  done
-fi
 # The CUDA graph form: every fixture against Keras on the card, then each window model's latency
 # beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
 # carries); lstm_window too, against its resident kernel above.
@@ -109,6 +98,41 @@ for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_m
   [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
     --batches 8,64,512
 done
+# The resident program form (any model on one never-exiting cluster kernel): written without a
+# GPU, so after the graph form's rows. Every fixture against Keras, then each window model's
+# latency (cluster size timed at compile) beside the graph form's rows above.
+# One fixture first: a kernel that never answers keeps its multiprocessors until the process ends,
+# so a form that fails everywhere would starve the rest of the run; it goes on only if this passes.
+GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
+if [ $gtest_ok = 1 ]; then
+  GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
+  GTEST_FILTER='*ResidentProgram*' gtest 120 cuda_half_activations_test
+  for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
+           book_models/deeplob book_models/translob book_models/tiny_transformer; do
+    n=$(basename $m)
+    read -r atol rtol < <(tol "$(dirname $m)" "$n")
+    run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+      --atol "$atol" --rtol "$rtol" --form program
+  done
+else
+  echo '{"skipped":"the resident program form: its first fixture did not pass or did not run (see gpu_check.log)"}' >>"$jl"
+fi
+# compile(device="cuda")'s own choice for a model that is not an LSTM stack: the graph and the
+# program form timed at compile, the faster kept where its replies agree (cuda/form_choice.hpp).
+# Its rule's host half runs in the dry run; on the card, each window model as compiled, the kept
+# form and both times in the row ("kept", "choice").
+gtest 120 cuda_form_choice_test
+for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small book_models/deeplob \
+         book_models/translob book_models/tiny_transformer; do
+  n=$(basename $m)
+  read -r atol rtol < <(tol "$(dirname $m)" "$n")
+  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+    --atol "$atol" --rtol "$rtol" --form auto --requests 2000
+done
+# Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
+run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
+[ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
+  --name lstm_tiny_stream --compile --requests 5000
 # fp16 weights, then fp16 weights and layer outputs, on the graph form (arithmetic fp32): what the
 # halved weight and activation bytes are worth, with the looser tolerance 16-bit storage needs
 # (tickinfer cuda-precision states each layer's error). First the 16-bit bodies against the host's.
@@ -129,41 +153,35 @@ for n in tcn mlp_large mlp_small lstm_window lstm_tiny; do
   run 60 "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
     --form int8 --batches 1,8,64,512
 done
-# Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
-run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
-[ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
-  --name lstm_tiny_stream --compile --requests 5000
-# The resident program form (any model on one never-exiting cluster kernel): written without a
-# GPU, so after everything else but the tagged form. Every fixture against Keras, then each window
-# model's latency (cluster size timed at compile) beside the graph form's rows above.
-# One fixture first: a kernel that never answers keeps its multiprocessors until the process ends,
-# so a form that fails everywhere would starve the rest of the run; it goes on only if this passes.
-GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
-if [ $gtest_ok = 1 ]; then
-  GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
-  GTEST_FILTER='*ResidentProgram*' gtest 120 cuda_half_activations_test
-  for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
-           book_models/deeplob book_models/translob book_models/tiny_transformer; do
-    n=$(basename $m)
-    read -r atol rtol < <(tol "$(dirname $m)" "$n")
-    run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
-      --atol "$atol" --rtol "$rtol" --form program
+# How each resident shape and option does on its own (the timed choice above prints its
+# candidates too, at 300 requests each).
+resident $(km lstm_tiny) $tiny --name lstm_tiny_stream --form shared --cluster 16 --threads 256
+for l in 8 16 32; do for v in "--activations 2" "--activations 1" "--activations 2 --fast-math"; do
+  resident $(km lstm_tiny) $tiny --name lstm_tiny_stream --form registers --lanes $l $v
+done; done
+resident $(km lstm_tiny) --x $models/lstm_tiny/in0.npy --y $models/lstm_tiny/out0.npy --atol 1.2e-6 \
+  --name lstm_tiny_window
+resident $(km lstm_window) $win --name lstm_window --form shared --cluster 8 --threads 256
+for lc in "32 8" "8 16" "16 8" "16 16" "32 16"; do
+  set -- $lc
+  for v in "--activations 2" "--activations 1"; do
+    resident $(km lstm_window) $win --name lstm_window --form registers --lanes $1 --cluster $2 $v
   done
-else
-  echo '{"skipped":"the resident program form: its first fixture failed (see gpu_check.log)"}' >>"$jl"
-fi
-# compile(device="cuda")'s own choice for a model that is not an LSTM stack: the graph and the
-# program form timed at compile, the faster kept where its replies agree (cuda/form_choice.hpp).
-# Its rule's host half runs in the dry run; on the card, each window model as compiled, the kept
-# form and both times in the row ("kept", "choice").
-gtest 120 cuda_form_choice_test
-for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small book_models/deeplob \
-         book_models/translob book_models/tiny_transformer; do
-  n=$(basename $m)
-  read -r atol rtol < <(tol "$(dirname $m)" "$n")
-  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
-    --atol "$atol" --rtol "$rtol" --form auto --requests 2000
 done
+resident $(km lstm_window) --x $models/lstm_window/stream_in.npy --y $models/lstm_window/stream_out.npy \
+  --stream --atol 8.01e-7 --name lstm_window_stream
+# Where a step's cycles go, by the profiler's stall reasons: one request of the fastest
+# configurations above, run to the kernel's end (--profile-once).
+if command -v ncu >/dev/null && ! over; then
+  for cfg in "$(km lstm_window) $win --form registers --lanes 32 --cluster 8" \
+             "$(km lstm_tiny) $tiny --form registers --lanes 16"; do
+    log "ncu resident_bench $cfg --profile-once"
+    echo "== resident_bench $cfg" >>"$out/ncu.txt"
+    timeout "$(capped 150)" ncu --clock-control none --section WarpStateStats --section SchedulerStats --section LaunchStats \
+      "$bin/resident_bench" $cfg --profile-once >>"$out/ncu.txt" 2>&1
+    echo "{\"ncu\":\"$cfg\",\"exit\":$?}" >>"$jl"
+  done
+fi
 # The tagged form last: it had not run on a GPU when it was written, and a kernel that hangs
 # skips what follows it.
 for cfg in "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 16" "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 32" \
@@ -171,4 +189,6 @@ for cfg in "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 16" "$(km lstm
            "$(km lstm_window) $win --name lstm_window --lanes 32 --cluster 8"; do
   resident $cfg --form tagged
 done
-python3 bench/gpu/gpu_table.py "$jl" | tee "$out/gpu_check.txt"
+smi after
+echo "{\"wall_s\":$((SECONDS - started)),\"command\":\"the whole run\"}" >>"$jl"
+python3 bench/gpu/gpu_table.py "$jl" 2>>"$out/gpu_check.log" | tee "$out/gpu_check.txt"

@@ -69,6 +69,7 @@ def main():
     crossover(rows)
     int8_programs(rows)
     serving(rows)
+    wall_times(rows)
 
 
 def tuning(rows):
@@ -134,6 +135,9 @@ def serving(rows):
         if "error" in r:
             print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d}   error: ...{' '.join(r['error'].split())[-150:]}")
             continue
+        if "skipped" in r:
+            print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d}   skipped: {r['skipped']}")
+            continue
         print(f"{r['serving']:14s} {r['device']:5s} {r['rate']:>21d} {r['p50']:11.1f} {r['p99']:10.1f} {r['p999']:10.1f} {r['errors']:7d}")
     by = {}
     for r in held:
@@ -173,6 +177,20 @@ def window_ratios(rows):
         as_compiled = f"{cell(compiled)} ({kept.get(name, 'resident' if f.get('resident') else '-')})"
         print(f"{name:18s} {cell(f.get('graph'))} {cell(f.get('program'))} {as_compiled:28s} {cell(f.get('resident'))} "
               f"{cell(t):>28s}   {ratio(t, compiled):>32s}   {ratio(t, top)}")
+
+
+def wall_times(rows):
+    """Where the run's time went: the whole run, the slowest rows, and the rows the budget left out."""
+    walls = [r for r in rows if "wall_s" in r]
+    if not walls:
+        return
+    whole = [r for r in walls if r["command"] == "the whole run"]
+    print(f"\nwall time: {whole[0]['wall_s'] if whole else '?'} s in all; slowest rows:")
+    for r in sorted((r for r in walls if r["command"] != "the whole run"), key=lambda r: -r["wall_s"])[:12]:
+        print(f"  {r['wall_s']:4d} s  {r['command'][:150]}")
+    left_out = [r for r in rows if r.get("skipped") == "over the time budget"]
+    if left_out:
+        print(f"left out, over the time budget: {len(left_out)} rows, from: {left_out[0]['command'][:150]}")
 
 
 if __name__ == "__main__":
