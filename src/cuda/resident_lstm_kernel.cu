@@ -8,6 +8,7 @@
 // work is spread over all rows), a block barrier, the cell update of the block's units (one
 // thread per unit and destination block, so the pushes of the new h into every block's copy go
 // out in parallel), a cluster barrier. Block 0 runs the Dense head and writes the reply units.
+#include "cuda/cluster_barrier.cuh"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
 
@@ -68,10 +69,10 @@ __device__ uint32_t receive(const ResidentDesc& d, float* sm, uint32_t seq, cg::
         v = load_system(d.request + u);
       } while (uint32_t(v >> 32) != seq);
       float* dst = u == 0 ? sm + d.command : sm + d.in + u - 1;
-      for (unsigned q = 0; q < blocks; ++q) *cluster.map_shared_rank(dst, q) = __uint_as_float(uint32_t(v));
+      for (unsigned q = 0; q < blocks; ++q) *shared_in_block(cluster, dst, q) = __uint_as_float(uint32_t(v));
     }
   }
-  cluster.sync();
+  cluster_barrier(cluster);
   return __float_as_uint(sm[d.command]);
 }
 
@@ -95,9 +96,9 @@ __device__ void lstm_step(const LstmLayerDesc& L, float* sm, float* gates, const
     const float c = fmaf(gates[hb + u], c_old[u], gates[u] * gates[2 * hb + u]);
     const float h = gates[3 * hb + u] * tanhf(c);
     if (q == 0) c_new[u] = c;
-    *cluster.map_shared_rank(h_new + u, q) = h;
+    *shared_in_block(cluster, h_new + u, q) = h;
   }
-  cluster.sync();
+  cluster_barrier(cluster);
   const long long t2 = clock64();
   cycles.gates += t1 - t0;
   cycles.cells += t2 - t1;
@@ -128,7 +129,7 @@ __global__ void __launch_bounds__(1024) resident_lstm_kernel(ResidentDesc d) {
   cg::cluster_group cluster = cg::this_cluster();
   const int rank = int(cluster.block_rank());
   load_weights(d, sm, rank);
-  cluster.sync();
+  cluster_barrier(cluster);
   int parity = 0;
   const LstmLayerDesc& last = d.lstm[d.n_lstm - 1];
   for (uint32_t seq = 1;; ++seq) {
@@ -164,7 +165,7 @@ __global__ void __launch_bounds__(1024) resident_lstm_kernel(ResidentDesc d) {
     }
     if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
   }
-  cluster.sync();  // no block leaves while another could still write its shared memory
+  cluster_barrier(cluster);  // no block leaves while another could still write its shared memory
 }
 
 }  // namespace tickinfer::cuda::detail

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/cluster_barrier.cuh"
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
 #include "cuda/grid_executor.cuh"
@@ -110,7 +111,7 @@ __global__ void __launch_bounds__(kProgramThreads) resident_program_kernel(Progr
   const ClusterExecutor everyone{rank * int(blockDim.x) + int(threadIdx.x), int(cluster.num_blocks() * blockDim.x)};
   for (uint32_t seq = 1;; ++seq) {
     if (rank == 0) receive(d, seq);
-    cluster.sync();
+    detail::cluster_barrier(cluster);
     const uint32_t cmd = d.command[seq & 1u];
     if (cmd & detail::kCommandStop) return;
     if (cmd & detail::kCommandReset) {
@@ -118,7 +119,7 @@ __global__ void __launch_bounds__(kProgramThreads) resident_program_kernel(Progr
         const DeviceRegion s = d.state[r];
         everyone.items(s.floats, [&](int64_t i) { d.arena[s.offset + i] = 0.0f; });
       }
-      cluster.sync();
+      detail::cluster_barrier(cluster);
     }
     for (int k = 0; k < d.n_steps; ++k) {
       if (!d.one_block[k]) {
@@ -128,7 +129,7 @@ __global__ void __launch_bounds__(kProgramThreads) resident_program_kernel(Progr
         stage_step(d.steps + k, &step);
         steps::run_step<M>(BlockExecutor{}, step, d.arena, d.weights);
       }
-      cluster.sync();
+      detail::cluster_barrier(cluster);
     }
     if (rank == 0) {
       int unit = 0;

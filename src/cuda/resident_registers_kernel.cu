@@ -1,6 +1,7 @@
 // The register-resident LSTM kernel (see resident_registers_kernel.cuh) and its launcher.
 // Request flow, parity and barriers are those of resident_lstm_kernel.cu; what differs is where
 // the weights live and that each layer's h is pushed straight into the next layer's input vector.
+#include "cuda/cluster_barrier.cuh"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
@@ -48,10 +49,10 @@ __device__ uint32_t receive(const RegDesc& d, float* sm, uint32_t seq, int parit
         v = load_system(d.request + u);
       } while (uint32_t(v >> 32) != seq);
       float* dst = u == 0 ? sm + d.command : x_dst + u - 1;
-      for (unsigned q = 0; q < blocks; ++q) *cluster.map_shared_rank(dst, q) = __uint_as_float(uint32_t(v));
+      for (unsigned q = 0; q < blocks; ++q) *shared_in_block(cluster, dst, q) = __uint_as_float(uint32_t(v));
     }
   }
-  cluster.sync();
+  cluster_barrier(cluster);
   return __float_as_uint(sm[d.command]);
 }
 
@@ -103,11 +104,11 @@ __device__ __forceinline__ void layer_step(const RegDesc& d, const RegLstmDesc& 
     const float c = fmaf(gf, c_old[u], gi * gg);
     const float h = go * (fast ? tanh_fast(c) : tanhf(c));
     if (q == 0) sm[L.c + (1 - parity) * hb + u] = c;
-    *cluster.map_shared_rank(own_next + u, q) = h;
-    if (onward_everywhere || q == 0) *cluster.map_shared_rank(onward + rank * hb + u, q) = h;
+    *shared_in_block(cluster, own_next + u, q) = h;
+    if (onward_everywhere || q == 0) *shared_in_block(cluster, onward + rank * hb + u, q) = h;
   }
   const long long t2 = clock64();
-  cluster.sync();
+  cluster_barrier(cluster);
   const long long t3 = clock64();
   cycles.gates += t1 - t0;
   cycles.cells += t3 - t1;
@@ -150,7 +151,7 @@ __global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
   load_weights(d, rank, w, bias, hw, hbias);
   // Shared memory starts zeroed where it is read before written: input pads, h, c, head inputs.
   for (int i = threadIdx.x; i < d.gates; i += blockDim.x) sm[i] = 0.0f;
-  cluster.sync();
+  cluster_barrier(cluster);
   int parity = 0;
   for (uint32_t seq = 1;; ++seq) {
     const uint32_t cmd = receive(d, sm, seq, parity, cluster, rank);
@@ -189,7 +190,7 @@ __global__ void __launch_bounds__(kMaxThreads) registers_kernel(RegDesc d) {
     }
     if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
   }
-  cluster.sync();
+  cluster_barrier(cluster);
 }
 
 template <int kLayers, int kHead, int kLanes, int kMaxThreads>

@@ -15,6 +15,7 @@
 // Why no write lands on a value still being read: a block pushes h(g + 1) into the buffers of
 // step g - 1 only after it read every block's h(g), which each block computed after finishing
 // its own reads of step g - 1's vectors (the buffers alternate with the step's parity).
+#include "cuda/cluster_barrier.cuh"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
@@ -92,16 +93,16 @@ __device__ uint32_t receive(const RegDesc& d, float* sm, uint32_t seq, int parit
       const float f = __uint_as_float(uint32_t(v));
       for (unsigned q = 0; q < blocks; ++q) {
         if (u == 0)
-          *cluster.map_shared_rank(sm + d.command, q) = f;
+          *shared_in_block(cluster, sm + d.command, q) = f;
         else if (d.steps == 1)
-          store_unit(cluster.map_shared_rank(units(sm, d.lstm[0].xh) + parity * d.lstm[0].padded + u - 1, q),
+          store_unit(shared_in_block(cluster, units(sm, d.lstm[0].xh) + parity * d.lstm[0].padded + u - 1, q),
                      pack(f, step));
         else
-          *cluster.map_shared_rank(sm + d.in + u - 1, q) = f;
+          *shared_in_block(cluster, sm + d.in + u - 1, q) = f;
       }
     }
   }
-  cluster.sync();
+  cluster_barrier(cluster);
   return __float_as_uint(sm[d.command]);
 }
 
@@ -129,8 +130,8 @@ __device__ __forceinline__ void tagged_layer_step(const RegDesc& d, const RegLst
     const float c = fmaf(gf, c_old[u], gi * gg);
     const float h = go * (fast ? tanh_fast(c) : tanhf(c));
     if (q == 0) sm[L.c + (1 - parity) * hb + u] = c;
-    store_unit(cluster.map_shared_rank(own_next + u, q), pack(h, step));
-    if (onward_everywhere || q == 0) store_unit(cluster.map_shared_rank(onward + rank * hb + u, q), pack(h, step));
+    store_unit(shared_in_block(cluster, own_next + u, q), pack(h, step));
+    if (onward_everywhere || q == 0) store_unit(shared_in_block(cluster, onward + rank * hb + u, q), pack(h, step));
   }
 }
 
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(kMaxThreads) tagged_kernel(RegDesc d) {
   float hw[kHead][kLanes], hbias[kHead];
   load_weights(d, rank, w, bias, hw, hbias);
   init_vectors(d, sm);
-  cluster.sync();
+  cluster_barrier(cluster);
   int parity = 0;
   // step: the tag of the step about to run; prev: the tag the state carries (the last step's, 0
   // before the first). Tags wrap around, skipping kAlways.
@@ -229,7 +230,7 @@ __global__ void __launch_bounds__(kMaxThreads) tagged_kernel(RegDesc d) {
     }
     if (d.last_request > 0 && seq == uint32_t(d.last_request)) break;
   }
-  cluster.sync();
+  cluster_barrier(cluster);
 }
 
 template <int kLayers, int kHead, int kLanes, int kMaxThreads>
