@@ -35,10 +35,9 @@ std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std:
   return {};
 }
 
-// Median microseconds host to host over `requests` after requests / 10 warm-ups, or over fewer
-// (at least 11) once the timed ones have taken kTimingBudgetS; -1 when a request went unanswered.
-// The state is zeroed by the first request only (a stream plan's ticks).
-double median_us(ProgramRunner& r, ProgramIo& io, int requests) {
+}  // namespace
+
+double median_request_us(ProgramRunner& r, ProgramIo& io, int requests, double budget_s) {
   const int warm = std::max(1, requests / 10);
   std::vector<double> us;
   us.reserve(size_t(requests));
@@ -50,13 +49,11 @@ double median_us(ProgramRunner& r, ProgramIo& io, int requests) {
     if (k < warm) continue;
     us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
     spent_us += us.back();
-    if (us.size() >= 11 && spent_us > kTimingBudgetS * 1e6) break;
+    if (us.size() >= 11 && spent_us > budget_s * 1e6) break;
   }
   std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
   return us[us.size() / 2];
 }
-
-}  // namespace
 
 ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> contenders, int requests) {
   if (contenders.empty()) throw std::invalid_argument("choose_form: no contender");
@@ -69,7 +66,7 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
     throw std::runtime_error(contenders[0].form + " form: no reply to the probe request");
   ProgramIo io(program, 0.0f);
   fill_probe(io);
-  c.timings.push_back({contenders[0].form, median_us(*reference, io, requests), {}});
+  c.timings.push_back({contenders[0].form, median_request_us(*reference, io, requests, kTimingBudgetS), {}});
   if (c.timings[0].median_us < 0) throw std::runtime_error(contenders[0].form + " form: a timed request failed");
   double best = c.timings[0].median_us;
   std::unique_ptr<ProgramRunner> challenger;  // the fastest other form so far
@@ -83,7 +80,7 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
       if (!r->run(got.in_ptrs.data(), got.out_ptrs.data(), true)) t.refused = "no reply to the probe request";
       else t.refused = disagreement(got, want, contenders[0].form);
       if (t.refused.empty()) {
-        t.median_us = median_us(*r, io, requests);
+        t.median_us = median_request_us(*r, io, requests, kTimingBudgetS);
         if (t.median_us < 0) t.refused = "a timed request failed";
       }
     } catch (const std::exception& e) {

@@ -43,6 +43,11 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
 
 inline constexpr double kAgreeAbs = 1e-5, kAgreeRel = 1e-4;
 
+// Median microseconds host to host over `requests` after requests / 10 warm-ups, or over fewer
+// (at least 11) once the timed ones have taken budget_s; -1 when a request went unanswered. The
+// state is zeroed by the first request only (a stream program's ticks run on).
+double median_request_us(ProgramRunner& runner, ProgramIo& io, int requests, double budget_s);
+
 // One line: "form chosen by timing on this card: program 12.3 us (kept), graph 45.6 us", then
 // each refusal with its reason.
 std::string choice_text(const ChosenForm& c);

@@ -1,7 +1,6 @@
 #include "engine/cuda_graph_plan.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -135,22 +134,6 @@ std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const Compil
 
 namespace {
 
-// The median of 200 requests on a started resident program (step_clock ticks), or of fewer (at
-// least 11) once they have taken a tenth of a second (a heavy model); -1 when one went unanswered.
-double median_request(cuda::ProgramRunner& runner, const cuda::DeviceProgram& p) {
-  cuda::ProgramIo io(p, 0.1f);
-  std::vector<double> t;
-  const auto start = std::chrono::steady_clock::now();
-  for (int k = 0; k < 200; ++k) {
-    const uint64_t t0 = step_clock();
-    if (!runner.run(io.in_ptrs.data(), io.out_ptrs.data(), true)) return -1;
-    t.push_back(double(step_clock() - t0));
-    if (k >= 10 && std::chrono::steady_clock::now() - start > std::chrono::milliseconds(100)) break;
-  }
-  std::nth_element(t.begin(), t.begin() + t.size() / 2, t.end());
-  return t[t.size() / 2];
-}
-
 StartRunner program_start(int device, int cluster) {
   // Shared by the plan and its clones: 0 until the first start has timed the sizes.
   auto chosen = std::make_shared<int>(cluster);
@@ -162,7 +145,8 @@ StartRunner program_start(int device, int cluster) {
     std::string why;
     for (int c : {16, 8, 4, 2, 1}) {
       try {
-        const double t = median_request(*cuda::start_resident_program(p, device, c), *p);
+        cuda::ProgramIo io(*p, 0.1f);
+        const double t = cuda::median_request_us(*cuda::start_resident_program(p, device, c), io, 200, 0.1);
         if (t >= 0 && (best < 0 || t < best)) best = t, *chosen = c;
       } catch (const std::exception& e) {
         if (why.empty()) why = e.what();
