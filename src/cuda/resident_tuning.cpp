@@ -29,7 +29,10 @@ std::vector<ResidentOptions> candidates(const ResidentOptions& base) {
   };
   for (int lanes : {16, 32, 8})
     for (int cluster : {1, 2, 4, 8, 16}) add("registers", lanes, cluster, 0);
-  for (int cluster : {1, 2, 4, 8, 16}) add("shared", 0, cluster, 256);
+  // The shared form with a row per thread, and with up to 1024 threads (a row over several lanes:
+  // a shorter chain of products per thread, which pays where the block is the whole model).
+  for (int threads : {256, 1024})
+    for (int cluster : {1, 2, 4, 8, 16}) add("shared", 0, cluster, threads);
   // The tagged form last: the registers and shared forms are the reference it must agree with.
   if (base.form == "tagged" || !g_tagged_lost.load())
     for (int lanes : {16, 32, 8})
