@@ -66,14 +66,25 @@ gtest() {  # gtest SECONDS BINARY: the test's output to the log, its summary as 
   wall $t0 "$2 ${GTEST_FILTER:-}"
 }
 smi before
+# The core every latency row runs on, tickinfer's and PyTorch's alike (taskset): the last of the
+# first range of CPUs on the GPU's own NUMA node (not CPU 0, which takes most interrupts), else the
+# last CPU; GPU_CHECK_CPU overrides. serving_capacity is not pinned (its servers use every core).
+bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/dev/null | head -1 | tr 'A-F' 'a-f')
+cpulist=$(cat "/sys/bus/pci/devices/${bus: -12}/local_cpulist" 2>/dev/null || true)
+first=${cpulist%%,*}
+cpu=${GPU_CHECK_CPU:-${first##*-}}
+[ -n "$cpu" ] || cpu=$(($(nproc) - 1))
+pin=""
+command -v taskset >/dev/null && pin="taskset -c $cpu"
+echo "{\"probe\":\"host_cpu\",\"cpu\":\"${pin:+$cpu}\",\"gpu_local_cpus\":\"$cpulist\",\"cpus\":$(nproc),\"model\":\"$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)\"}" >>"$jl"
 gtest 120 cuda_resident_test
 gtest 60 cuda_graph_lstm_stack_test
-run 90 "$bin/gpu_probes"
-[ -n "${GPU_CHECK_BLOCKING:-}" ] && run 60 "$bin/gpu_probes" --blocking
+run 90 $pin "$bin/gpu_probes"
+[ -n "${GPU_CHECK_BLOCKING:-}" ] && run 60 $pin "$bin/gpu_probes" --blocking
 lost=0
 resident() {  # one resident configuration; after a kernel that hung, skip the rest
   [ $lost = 0 ] || { echo "{\"skipped\":\"$*\"}" >>"$jl"; return; }
-  run 30 "$bin/resident_bench" "$@"
+  run 30 $pin "$bin/resident_bench" "$@"
   case $rc in 0 | 1 | 2 | 77) ;; *) lost=1 ;; esac  # 2: refused (a form or size that does not apply); 77: no device
 }
 tiny="--x $models/lstm_tiny/stream_in.npy --y $models/lstm_tiny/stream_out.npy --stream --atol 1.41e-6"
@@ -81,8 +92,8 @@ win="--x $models/lstm_window/in0.npy --y $models/lstm_window/out0.npy --atol 6.8
 km() { echo "--model $models/$1/model.keras"; }
 resident $(km lstm_tiny) $tiny --name lstm_tiny_stream
 resident $(km lstm_window) $win --name lstm_window
-run 150 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --name lstm_tiny_stream --requests 10000
-run 150 python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --name lstm_window --requests 10000
+run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --name lstm_tiny_stream --requests 10000
+run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --name lstm_window --requests 10000
 # The CUDA graph form: every fixture against Keras on the card, then each window model's latency
 # beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
 # carries); lstm_window too, against its resident kernel above.
@@ -94,8 +105,8 @@ for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_m
   n=$(basename $m)
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
   io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
-  run 90 "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --batches 1,8,64,512
-  [ -f "$w/$n.pt" ] && run 150 python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
+  run 90 $pin "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --batches 1,8,64,512
+  [ -f "$w/$n.pt" ] && run 150 $pin python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
     --batches 8,64,512
 done
 # The resident program form (any model on one never-exiting cluster kernel): written without a
@@ -111,7 +122,7 @@ if [ $gtest_ok = 1 ]; then
            book_models/deeplob book_models/translob book_models/tiny_transformer; do
     n=$(basename $m)
     read -r atol rtol < <(tol "$(dirname $m)" "$n")
-    run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+    run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
       --atol "$atol" --rtol "$rtol" --form program
   done
 else
@@ -126,12 +137,12 @@ for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small
          book_models/translob book_models/tiny_transformer; do
   n=$(basename $m)
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
-  run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+  run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
     --atol "$atol" --rtol "$rtol" --form auto --requests 2000
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
 run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
-[ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
+[ -n "${GPU_CHECK_COMPILE:-}" ] && run 200 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny \
   --name lstm_tiny_stream --compile --requests 5000
 # fp16 weights, then fp16 weights and layer outputs, on the graph form (arithmetic fp32): what the
 # halved weight and activation bytes are worth, with the looser tolerance 16-bit storage needs
@@ -140,7 +151,7 @@ GTEST_FILTER='-*ResidentProgram*' gtest 120 cuda_half_activations_test
 for m in models/mlp_large book_models/deeplob_small book_models/deeplob; do
   n=$(basename $m)
   for p in fp16 fp16/fp16; do
-    run 60 "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
+    run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
       --atol 1e-3 --rtol 1e-3 --precision $p --batches 1,64,512
   done
 done
@@ -150,7 +161,7 @@ done
 gtest 60 cuda_integer_program_test
 for n in tcn mlp_large mlp_small lstm_window lstm_tiny; do
   [ -f "$bundle/quantized/$n.int8.tkq" ] || continue
-  run 60 "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
+  run 60 $pin "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
     --form int8 --batches 1,8,64,512
 done
 # How each resident shape and option does on its own (the timed choice above prints its

@@ -24,6 +24,9 @@ def main():
         if r.get("probe") == "device":
             print(f"device: {r['name']} sm_{r['sm']} {r['multiprocessors']} SMs, L2 {r['l2_bytes'] >> 20} MiB, "
                   f"driver {r['driver']}, runtime {r['runtime']}")
+        if r.get("probe") == "host_cpu":
+            pinned = f"latency rows pinned to CPU {r['cpu']}" if r["cpu"] else "latency rows not pinned (no taskset)"
+            print(f"host: {r['model']}, {r['cpus']} CPUs; {pinned} (GPU-local CPUs: {r['gpu_local_cpus'] or 'unknown'})")
         if r.get("probe") == "nvidia-smi":
             print(f"nvidia-smi {r['when']}: {r['csv']}")
     for r in rows:
