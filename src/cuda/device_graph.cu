@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/dependent_launch.cuh"
 #include "cuda/device_dense_tiles.cuh"
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
@@ -29,6 +30,7 @@ constexpr int kGridThreads = 128;
 // M: the step has a 16-bit tensor (cuda/tensor_view.hpp); the all-fp32 kernels are M = false.
 template <DevKind K, bool M>
 __global__ void __launch_bounds__(1024) step_kernel(DeviceStep s, float* arena, int64_t row_stride, const float* weights) {
+  release_dependents_then_wait();
   steps::run_kind<K, M>(GridExecutor{}, s, arena + int64_t(blockIdx.y) * row_stride, weights);
 }
 
@@ -39,6 +41,7 @@ template <bool M>
 __global__ void __launch_bounds__(steps::kTileThreads)
     dense_tile_kernel(DeviceStep s, float* arena, int64_t row_stride, int batch_rows, const float* weights) {
   __shared__ steps::DenseTileShared tile;
+  release_dependents_then_wait();
   steps::dense_tile<M>(BlockExecutor{}, s, arena, row_stride, batch_rows, weights, int64_t(blockIdx.y),
                        int(blockIdx.x), tile);
 }
@@ -81,7 +84,7 @@ class GraphRunner final : public ProgramRunner {
       const DeviceRegion in = p_->inputs[0], out = p_->outputs[0];
       batch_.reserve(stream_, max_rows, int64_t(bytes(stride_)), {int64_t(bytes(in.offset)), int64_t(bytes(in.floats))},
                      {int64_t(bytes(out.offset)), int64_t(bytes(out.floats))}, &launch_rows, this,
-                     has_dense() ? 2 : 1, *choices_, kWho);
+                     launch_variants(has_dense()), *choices_, kWho);
     } catch (const std::exception& e) {
       return e.what();
     }
@@ -107,10 +110,8 @@ class GraphRunner final : public ProgramRunner {
                                                  bytes(p_->weights.size()), kWho, "the weights"));
     in_ = staging(p_->inputs, in_at_);
     out_ = staging(p_->outputs, out_at_);
-    plain_ = capture(false, false);
-    reset_ = capture(true, false);
     check(cudaStreamSynchronize(stream_), "the weights' upload");
-    choose_run_tiles();
+    capture_run_graphs();
   }
 
   void release() noexcept {
@@ -140,7 +141,7 @@ class GraphRunner final : public ProgramRunner {
     return "CUDA graph on " + device_name_ + ": " + std::to_string(p_->steps.size()) + " kernels, arena " +
            std::to_string(bytes(p_->arena_floats)) + " bytes, weights " + std::to_string(bytes(p_->weights.size())) +
            " bytes in device memory" + run_choice_ +
-           (batch_.choices().empty() ? "" : "; batched Dense per row (variant 0) or as tiles (1), timed: " + batch_.choices());
+           (batch_.choices().empty() ? "" : "; batches by variant (" + variants_legend() + "), timed: " + batch_.choices());
   }
 
  private:
@@ -160,39 +161,37 @@ class GraphRunner final : public ProgramRunner {
     return reinterpret_cast<float*>(detail::take_mapped((std::max<size_t>(floats, 1) + 1) / 2).host);
   }
 
-  // One request's Dense steps over many rows (a recurrent layer's input projection over its
-  // window) may run faster as tiles: both graphs are timed on this card and the faster kept (the
-  // bits are the same). The first run after compile resets the state, so the timing runs leave
-  // nothing behind.
-  void choose_run_tiles() {
-    const bool worth = std::any_of(p_->steps.begin(), p_->steps.end(), [](const DeviceStep& s) {
+  // run()'s two graphs, launched the way this card runs them fastest (launch_variant: tiles for a
+  // request's Dense steps over many rows, a recurrent layer's input projection over its window;
+  // dependent launch): each candidate captured and timed host to host, the fastest kept (the bits
+  // are the same), the reset graph captured the same way. The first run after compile resets the
+  // state, so the timing leaves nothing behind. A plan's clones take the variant the first timed.
+  void capture_run_graphs() {
+    const bool dense = has_dense();
+    const bool tiles_worth = std::any_of(p_->steps.begin(), p_->steps.end(), [](const DeviceStep& s) {
       return s.kind == DevKind::Dense && s.rows >= steps::kTileRows;
     });
-    if (!worth) return;
     std::lock_guard<std::mutex> lock(choices_->mutex);
-    bool tiles = choices_->run_tiles == 1;
-    if (choices_->run_tiles < 0) {
+    int v = choices_->run_variant;
+    if (v < 0) {
+      std::vector<int> candidates;
+      for (int c = 0; c < launch_variants(dense); ++c)
+        if (tiles_worth || !launch_variant(c, dense).tiles) candidates.push_back(c);
       for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
-      const double per_row = median_launch_us(stream_, plain_);
-      cudaGraphExec_t tiled = capture(false, true);
-      const double as_tiles = median_launch_us(stream_, tiled);
-      cudaGraphExecDestroy(tiled);
-      tiles = as_tiles < per_row;
-      choices_->run_tiles = tiles ? 1 : 0;
-      run_choice_ = "; run(): Dense per row " + launch_time_text(per_row) + " us, as tiles " +
-                    launch_time_text(as_tiles) + " us";
+      std::string times;
+      v = keep_fastest_graph(stream_, candidates, [&](int c) { return capture(false, c); }, plain_, times);
+      choices_->run_variant = v;
+      run_choice_ = "; run() timed by variant (" + times + ")";
+    } else {
+      plain_ = capture(false, v);
+      run_choice_ = "; run() as the plan this one was cloned from timed it";
     }
-    run_choice_ += std::string("; run()'s Dense ") + (tiles ? "as tiles" : "per row");
-    if (tiles) {
-      cudaGraphExecDestroy(plain_);
-      cudaGraphExecDestroy(reset_);
-      plain_ = reset_ = nullptr;  // release() must not destroy them again if a capture throws
-      plain_ = capture(false, true);
-      reset_ = capture(true, true);
-    }
+    run_choice_ += "; run(): " + launch_variant_text(v, dense);
+    reset_ = capture(true, v);
   }
 
-  cudaGraphExec_t capture(bool reset, bool tiles) {
+  cudaGraphExec_t capture(bool reset, int variant) {
+    const LaunchVariant how = launch_variant(variant, has_dense());
     check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     cudaError_t e = cudaSuccess;
     auto keep = [&](cudaError_t r) {
@@ -203,17 +202,25 @@ class GraphRunner final : public ProgramRunner {
     for (size_t i = 0; i < p_->inputs.size(); ++i)
       keep(cudaMemcpyAsync(arena_ + p_->inputs[i].offset, in_ + in_at_[i], bytes(p_->inputs[i].floats),
                            cudaMemcpyHostToDevice, stream_));
-    for (const DeviceStep& s : p_->steps) keep(tiles && s.kind == DevKind::Dense ? launch_tiles(s, arena_, 1) : launch(s, arena_, 1));
+    for (size_t k = 0; k < p_->steps.size(); ++k) keep(launch_step(p_->steps[k], arena_, 1, how, k));
     for (size_t o = 0; o < p_->outputs.size(); ++o)
       keep(cudaMemcpyAsync(out_ + out_at_[o], arena_ + p_->outputs[o].offset, bytes(p_->outputs[o].floats),
                            cudaMemcpyDeviceToHost, stream_));
     return instantiate(e);
   }
 
+  // Step k of a graph as `how` says: a Dense as tiles or not, dependent on the kernel before it
+  // or not (never the first, whose predecessor is the copy in).
+  cudaError_t launch_step(const DeviceStep& s, float* arena, int rows, LaunchVariant how, size_t k) {
+    const bool dependent = how.dependent && k > 0;
+    return how.tiles && s.kind == DevKind::Dense ? launch_tiles(s, arena, rows, dependent)
+                                                 : launch(s, arena, rows, dependent);
+  }
+
   // One step's kernel over `rows` rows (grid.y), each row's arena stride_ floats after the last.
   // A grid step's blocks per row shrink as the rows grow, so a batch keeps the card about as
   // full as one row does.
-  cudaError_t launch(const DeviceStep& s, float* arena, int rows) {
+  cudaError_t launch(const DeviceStep& s, float* arena, int rows, bool dependent) {
     DeviceStep step = s;
     int64_t stride = stride_;
     const float* weights = weights_;
@@ -226,25 +233,31 @@ class GraphRunner final : public ProgramRunner {
       grid.x = unsigned(std::min<int64_t>((items + kGridThreads - 1) / kGridThreads, blocks_per_row));
     }
     const StepKernel kernel = (step_has_16bit_tensors(s) ? kMixedKernels : kKernels)[size_t(s.kind)];
-    return cudaLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, args, 0, stream_);
+    return launch_kernel(stream_, reinterpret_cast<const void*>(kernel), grid, block, args, dependent);
   }
 
-  // Variant 0: every step per row (grid.y); variant 1: the Dense steps as tiles over the batch.
+  // The steps over a batch's rows as launch_variant(variant) says.
   static cudaError_t launch_rows(void* self, void* arena, int rows, int variant) {
     auto* r = static_cast<GraphRunner*>(self);
+    const LaunchVariant how = launch_variant(variant, r->has_dense());
     cudaError_t e = cudaSuccess;
-    for (const DeviceStep& s : r->p_->steps)
-      if (e == cudaSuccess)
-        e = variant == 1 && s.kind == DevKind::Dense ? r->launch_tiles(s, static_cast<float*>(arena), rows)
-                                                     : r->launch(s, static_cast<float*>(arena), rows);
+    for (size_t k = 0; k < r->p_->steps.size() && e == cudaSuccess; ++k)
+      e = r->launch_step(r->p_->steps[k], static_cast<float*>(arena), rows, how, k);
     return e;
+  }
+
+  std::string variants_legend() const {
+    std::string s;
+    for (int v = 0; v < launch_variants(has_dense()); ++v)
+      s += (v ? ", " : "") + std::to_string(v) + " " + launch_variant_text(v, has_dense());
+    return s;
   }
 
   bool has_dense() const {
     return std::any_of(p_->steps.begin(), p_->steps.end(), [](const DeviceStep& s) { return s.kind == DevKind::Dense; });
   }
 
-  cudaError_t launch_tiles(const DeviceStep& s, float* arena, int rows) {
+  cudaError_t launch_tiles(const DeviceStep& s, float* arena, int rows, bool dependent) {
     DeviceStep step = s;
     int64_t stride = stride_;
     int batch_rows = rows;
@@ -253,7 +266,7 @@ class GraphRunner final : public ProgramRunner {
     const dim3 grid(unsigned(steps::dense_column_tiles(s)), unsigned(steps::dense_row_tiles(s, rows)));
     const void* kernel = step_has_16bit_tensors(s) ? reinterpret_cast<const void*>(&dense_tile_kernel<true>)
                                                    : reinterpret_cast<const void*>(&dense_tile_kernel<false>);
-    return cudaLaunchKernel(kernel, grid, dim3(steps::kTileThreads), args, 0, stream_);
+    return launch_kernel(stream_, kernel, grid, dim3(steps::kTileThreads), args, dependent);
   }
 
   cudaGraphExec_t instantiate(cudaError_t e) { return end_capture(stream_, e, kWho); }
@@ -269,7 +282,7 @@ class GraphRunner final : public ProgramRunner {
   float* in_ = nullptr;
   float* out_ = nullptr;
   std::vector<size_t> in_at_, out_at_;
-  std::string run_choice_;  // describe(): what choose_run_tiles measured
+  std::string run_choice_;  // describe(): what capture_run_graphs measured
   cudaGraphExec_t plain_ = nullptr, reset_ = nullptr;
   // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
   int64_t stride_ = 0;

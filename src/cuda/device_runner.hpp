@@ -32,12 +32,13 @@ class ProgramRunner {
 };
 
 // What a GPU runner timed on its card, for its clones to reuse instead of timing again (a served
-// model starts a plan per thread): whether run()'s Dense steps run as tiles, and per batch size
-// 2, 4, ... reserved_rows the launch variant kept. The mutex is held while one runner times, so
+// model starts a plan per thread): the launch variant run()'s graphs use (tiles, dependent
+// launch: stream_graph.hpp's LaunchVariant), and per batch size 2, 4, ... reserved_rows the
+// variant kept. The mutex is held while one runner times, so
 // clones starting together wait for its answer (and never time side by side). Off the hot path.
 struct GraphChoices {
   std::mutex mutex;
-  int run_tiles = -1;               // -1: not timed yet
+  int run_variant = -1;             // -1: not timed yet
   int reserved_rows = 0;            // the reservation batch_variants was timed for
   std::vector<int> batch_variants;  // one per batch size
 };

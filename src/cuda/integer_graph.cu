@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cuda/dependent_launch.cuh"
 #include "cuda/grid_executor.cuh"
 #include "cuda/integer_fc_tiles.cuh"
 #include "cuda/integer_runner.hpp"
@@ -24,6 +26,7 @@ namespace {
 template <IntKind K>
 __global__ void __launch_bounds__(256) integer_kernel(IntegerStep s, int8_t* arena, int64_t row_stride,
                                                       const uint8_t* params) {
+  release_dependents_then_wait();
   intsteps::run_kind<K>(GridExecutor{}, s, arena + int64_t(blockIdx.y) * row_stride, params);
 }
 
@@ -33,6 +36,7 @@ using IntegerKernel = void (*)(IntegerStep, int8_t*, int64_t, const uint8_t*);
 __global__ void __launch_bounds__(intsteps::kFcTileThreads)
     fc_tile_kernel(IntegerStep s, int8_t* arena, int64_t row_stride, int batch_rows, const uint8_t* params) {
   __shared__ intsteps::FcTileShared tile;
+  release_dependents_then_wait();
   intsteps::fully_connected_tile(BlockExecutor{}, s, arena, row_stride, batch_rows, params, int64_t(blockIdx.y),
                                  int(blockIdx.x), tile);
 }
@@ -74,10 +78,8 @@ class IntegerGraphRunner final : public IntegerRunner {
     try {
       stride_ = integer_row_stride(*p_);
       const ByteRegion in = p_->inputs[0], out = p_->outputs[0];
-      const bool fc = std::any_of(p_->steps.begin(), p_->steps.end(),
-                                  [](const IntegerStep& s) { return s.kind == IntKind::FullyConnected; });
       batch_.reserve(stream_, max_rows, stride_, {in.offset, in.bytes}, {out.offset, out.bytes}, &launch_rows, this,
-                     fc ? 2 : 1, *choices_, kWho);
+                     launch_variants(has_fc()), *choices_, kWho);
       auto* arena = static_cast<int8_t*>(batch_.arena());
       for (int b = 0; b < max_rows && !p_->arena_image.empty(); ++b)  // each row's constants
         check_cuda(cudaMemcpyAsync(arena + b * stride_, p_->arena_image.data(), p_->arena_image.size(),
@@ -99,10 +101,8 @@ class IntegerGraphRunner final : public IntegerRunner {
   std::string describe() const override {
     return "CUDA graph of the integer program on " + device_name_ + ": " + std::to_string(p_->steps.size()) +
            " kernels, arena " + std::to_string(p_->arena_bytes) + " bytes, parameters " +
-           std::to_string(p_->params.size()) + " bytes in device memory" +
-           (batch_.choices().empty() ? ""
-                                     : "; batched FULLY_CONNECTED per row (variant 0) or as tiles (1), timed: " +
-                                           batch_.choices());
+           std::to_string(p_->params.size()) + " bytes in device memory" + run_choice_ +
+           (batch_.choices().empty() ? "" : "; batches by variant (" + variants_legend() + "), timed: " + batch_.choices());
   }
 
  private:
@@ -118,8 +118,8 @@ class IntegerGraphRunner final : public IntegerRunner {
         device_buffer(stream_, p_->params.size(), p_->params.data(), p_->params.size(), kWho, "the parameters"));
     in_ = staging(p_->inputs, in_at_);
     out_ = staging(p_->outputs, out_at_);
-    graph_ = capture();
     check_cuda(cudaStreamSynchronize(stream_), kWho, "the parameters' upload");
+    capture_run_graph();
   }
 
   void release() noexcept {
@@ -146,46 +146,87 @@ class IntegerGraphRunner final : public IntegerRunner {
     return take(bytes);
   }
 
+  bool has_fc() const {
+    return std::any_of(p_->steps.begin(), p_->steps.end(),
+                       [](const IntegerStep& s) { return s.kind == IntKind::FullyConnected; });
+  }
+
+  std::string variants_legend() const {
+    std::string s;
+    for (int v = 0; v < launch_variants(has_fc()); ++v)
+      s += (v ? ", " : "") + std::to_string(v) + " " + launch_variant_text(v, has_fc());
+    return s;
+  }
+
+  // run()'s graph with or without dependent launch, whichever this card runs faster (timed host
+  // to host, the same bytes either way); a plan's clones take what the first timed.
+  void capture_run_graph() {
+    std::lock_guard<std::mutex> lock(choices_->mutex);
+    int v = choices_->run_variant;
+    if (v < 0) {
+      std::vector<int> candidates;
+      for (int c = 0; c < launch_variants(has_fc()); ++c)
+        if (!launch_variant(c, has_fc()).tiles) candidates.push_back(c);
+      for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, size_t(p_->inputs[i].bytes));
+      std::string times;
+      v = keep_fastest_graph(stream_, candidates, [&](int c) { return capture(c); }, graph_, times);
+      choices_->run_variant = v;
+      run_choice_ = "; run() timed by variant (" + times + ")";
+    } else {
+      graph_ = capture(v);
+      run_choice_ = "; run() as the plan this one was cloned from timed it";
+    }
+    run_choice_ += "; run(): " + launch_variant_text(v, has_fc());
+  }
+
+  // Step k as `how` says: FULLY_CONNECTED as tiles or not, dependent on the kernel before it or
+  // not (never the first, whose predecessor is the copy in).
+  cudaError_t launch_step(const IntegerStep& s, int8_t* arena, int rows, LaunchVariant how, size_t k) {
+    const bool dependent = how.dependent && k > 0;
+    return how.tiles && s.kind == IntKind::FullyConnected ? launch_tiles(s, arena, rows, dependent)
+                                                          : launch(s, arena, rows, dependent);
+  }
+
   // One step's kernel over `rows` rows (grid.y); a row's blocks shrink as the rows grow, so a
   // batch keeps the card about as full as one row does.
-  cudaError_t launch(const IntegerStep& s, int8_t* arena, int rows) {
+  cudaError_t launch(const IntegerStep& s, int8_t* arena, int rows, bool dependent) {
     IntegerStep step = s;
     int64_t stride = stride_;
     const uint8_t* params = params_;
     void* args[] = {&step, &arena, &stride, &params};
     if (integer_one_block(s))  // one block per row walks the time steps, its threads the rows and units
-      return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), dim3(1, unsigned(rows)),
-                              dim3(kOneBlockThreads), args, 0, stream_);
+      return launch_kernel(stream_, reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), dim3(1, unsigned(rows)),
+                           dim3(kOneBlockThreads), args, dependent);
     const int64_t items = std::max<int64_t>(s.count, 1);
     const int64_t blocks_per_row = std::max<int64_t>(int64_t(sms_) * 16 / rows, 1);
     const dim3 grid(unsigned(std::min<int64_t>((items + kThreads - 1) / kThreads, blocks_per_row)), unsigned(rows));
-    return cudaLaunchKernel(reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, dim3(kThreads), args, 0,
-                            stream_);
+    return launch_kernel(stream_, reinterpret_cast<const void*>(kKernels[size_t(s.kind)]), grid, dim3(kThreads), args,
+                         dependent);
   }
 
-  // Variant 0: every step per row (grid.y); variant 1: FULLY_CONNECTED as tiles over the batch.
+  // The steps over a batch's rows as launch_variant(variant) says.
   static cudaError_t launch_rows(void* self, void* arena, int rows, int variant) {
     auto* r = static_cast<IntegerGraphRunner*>(self);
+    const LaunchVariant how = launch_variant(variant, r->has_fc());
     cudaError_t e = cudaSuccess;
-    for (const IntegerStep& s : r->p_->steps)
-      if (e == cudaSuccess)
-        e = variant == 1 && s.kind == IntKind::FullyConnected ? r->launch_tiles(s, static_cast<int8_t*>(arena), rows)
-                                                              : r->launch(s, static_cast<int8_t*>(arena), rows);
+    for (size_t k = 0; k < r->p_->steps.size() && e == cudaSuccess; ++k)
+      e = r->launch_step(r->p_->steps[k], static_cast<int8_t*>(arena), rows, how, k);
     return e;
   }
 
-  cudaError_t launch_tiles(const IntegerStep& s, int8_t* arena, int rows) {
+  cudaError_t launch_tiles(const IntegerStep& s, int8_t* arena, int rows, bool dependent) {
     IntegerStep step = s;
     int64_t stride = stride_;
     int batch_rows = rows;
     const uint8_t* params = params_;
     void* args[] = {&step, &arena, &stride, &batch_rows, &params};
     const dim3 grid(unsigned(intsteps::fc_unit_tiles(s)), unsigned(intsteps::fc_row_tiles(s, rows)));
-    return cudaLaunchKernel(reinterpret_cast<const void*>(&fc_tile_kernel), grid, dim3(intsteps::kFcTileThreads), args, 0,
-                            stream_);
+    return launch_kernel(stream_, reinterpret_cast<const void*>(&fc_tile_kernel), grid, dim3(intsteps::kFcTileThreads),
+                         args, dependent);
   }
 
-  cudaGraphExec_t capture() {
+  cudaGraphExec_t capture(int variant) {
+    const LaunchVariant how = launch_variant(variant, has_fc());
     check_cuda(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), kWho, "cudaStreamBeginCapture");
     cudaError_t e = cudaSuccess;
     auto keep = [&](cudaError_t r) {
@@ -194,7 +235,7 @@ class IntegerGraphRunner final : public IntegerRunner {
     for (size_t i = 0; i < p_->inputs.size(); ++i)
       keep(cudaMemcpyAsync(arena_ + p_->inputs[i].offset, in_ + in_at_[i], size_t(p_->inputs[i].bytes),
                            cudaMemcpyHostToDevice, stream_));
-    for (const IntegerStep& s : p_->steps) keep(launch(s, arena_, 1));
+    for (size_t k = 0; k < p_->steps.size(); ++k) keep(launch_step(p_->steps[k], arena_, 1, how, k));
     for (size_t o = 0; o < p_->outputs.size(); ++o)
       keep(cudaMemcpyAsync(out_ + out_at_[o], arena_ + p_->outputs[o].offset, size_t(p_->outputs[o].bytes),
                            cudaMemcpyDeviceToHost, stream_));
@@ -202,7 +243,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   }
 
   std::shared_ptr<const IntegerProgram> p_;
-  std::shared_ptr<GraphChoices> choices_;  // the batch sizes' timed variants, shared with clones
+  std::shared_ptr<GraphChoices> choices_;  // the timed variants (run(), each batch size), shared with clones
   std::string device_name_;
   int sms_ = 1;
   cudaStream_t stream_ = nullptr;
@@ -212,6 +253,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   int8_t* out_ = nullptr;
   std::vector<size_t> in_at_, out_at_;
   cudaGraphExec_t graph_ = nullptr;
+  std::string run_choice_;  // describe(): what capture_run_graph measured
   // Batched rows (reserve_rows): a row arena per row, pinned staging, a graph per batch size.
   int64_t stride_ = 0;
   BatchGraphs batch_;

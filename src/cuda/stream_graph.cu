@@ -65,6 +65,47 @@ std::string launch_time_text(double us) {
   return us < 1e12 ? std::to_string(int64_t(us + 0.5)) : std::string("failed");
 }
 
+cudaError_t launch_kernel(cudaStream_t stream, const void* kernel, dim3 grid, dim3 block, void** args, bool dependent) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = dependent ? 1 : 0;
+  return cudaLaunchKernelExC(&cfg, kernel, args);
+}
+
+std::string launch_variant_text(int v, bool has_tiles) {
+  const LaunchVariant l = launch_variant(v, has_tiles);
+  return std::string(l.tiles ? "tiles" : "per row") + (l.dependent ? ", dependent launch" : "");
+}
+
+int keep_fastest_graph(cudaStream_t stream, const std::vector<int>& candidates,
+                       const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& times) {
+  kept = capture(candidates.at(0));
+  int chosen = candidates[0];
+  if (candidates.size() == 1) return chosen;  // nothing to choose: not timed
+  double best_us = median_launch_us(stream, kept);
+  times += std::to_string(chosen) + ": " + launch_time_text(best_us) + " us";
+  for (size_t k = 1; k < candidates.size(); ++k) {
+    double us = std::numeric_limits<double>::infinity();
+    cudaGraphExec_t other = nullptr;
+    try {
+      other = capture(candidates[k]);
+      us = median_launch_us(stream, other);
+    } catch (const std::exception&) {
+      // A variant the runtime would not capture: never kept, the kept one stands.
+    }
+    times += ", " + std::to_string(candidates[k]) + ": " + launch_time_text(us) + " us";
+    if (us < best_us) std::swap(kept, other), best_us = us, chosen = candidates[k];
+    if (other) cudaGraphExecDestroy(other);
+  }
+  return chosen;
+}
+
 void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride, Span in, Span out,
                           LaunchSteps launch_steps, void* owner, int variants, GraphChoices& choices,
                           const char* who) {
@@ -101,21 +142,16 @@ void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride,
       }
       // The kept graph is in graphs_ at once and a contender is destroyed before the next capture
       // (which may throw), so an exception leaves nothing for release() to miss.
-      graphs_.push_back({rows, capture(rows, 0)});
-      int chosen = 0;
-      if (variants > 1) {
-        double best_us = median_launch_us(stream, graphs_.back().exec);
-        std::string times = launch_time_text(best_us);
-        for (int v = 1; v < variants; ++v) {
-          cudaGraphExec_t other = capture(rows, v);
-          const double us = median_launch_us(stream, other);
-          times += "/" + launch_time_text(us);
-          if (us < best_us) std::swap(graphs_.back().exec, other), best_us = us, chosen = v;
-          cudaGraphExecDestroy(other);
-        }
+      graphs_.push_back({rows, nullptr});
+      std::vector<int> all(size_t(std::max(variants, 1)));
+      for (int v = 0; v < int(all.size()); ++v) all[size_t(v)] = v;
+      std::string times;
+      const int chosen = keep_fastest_graph(
+          stream, variants > 1 ? all : std::vector<int>{0}, [&](int v) { return capture(rows, v); },
+          graphs_.back().exec, times);
+      if (variants > 1)
         choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: variant " + std::to_string(chosen) +
-                    " (" + times + " us)";
-      }
+                    " (" + times + ")";
       kept.push_back(chosen);
     }
     if (reuse && !choices_.empty()) choices_ += " (as the plan this one was cloned from timed them)";
@@ -141,7 +177,8 @@ bool BatchGraphs::run(cudaStream_t stream, const void* x, int rows, void* y) noe
 }
 
 void BatchGraphs::release(cudaStream_t stream) noexcept {
-  for (const Graph& g : graphs_) cudaGraphExecDestroy(g.exec);
+  for (const Graph& g : graphs_)
+    if (g.exec) cudaGraphExecDestroy(g.exec);
   graphs_.clear();
   choices_.clear();
   if (arena_) {

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,33 @@ std::string launch_time_text(double us);
 // Ends the capture begun on `stream` and instantiates it; `first_error` is the first error any
 // captured call returned. Throws naming what failed.
 cudaGraphExec_t end_capture(cudaStream_t stream, cudaError_t first_error, const char* who);
+
+// One kernel into `stream` (a capture). `dependent`: programmatic dependent launch (sm_90): the
+// kernel may start launching while the kernel captured before it still runs, and waits for that
+// one's writes in its own first instruction (dependent_launch.cuh), so a graph's kernel
+// boundaries cost less. Only for a kernel whose predecessor in the stream is a kernel.
+cudaError_t launch_kernel(cudaStream_t stream, const void* kernel, dim3 grid, dim3 block, void** args, bool dependent);
+
+// How a graph form launches its steps, numbered as BatchGraphs and GraphChoices keep them: where
+// the program has a product that may run as tiles (a Dense, a FULLY_CONNECTED), bit 0 is the
+// tiles and bit 1 dependent launch; else bit 0 is dependent launch. Every variant gives the same
+// bits; which is fastest is the card's to say.
+struct LaunchVariant {
+  bool tiles = false, dependent = false;
+};
+inline LaunchVariant launch_variant(int v, bool has_tiles) {
+  return has_tiles ? LaunchVariant{(v & 1) != 0, (v & 2) != 0} : LaunchVariant{false, (v & 1) != 0};
+}
+inline int launch_variants(bool has_tiles) { return has_tiles ? 4 : 2; }
+// "per row", "tiles", "per row, dependent launch", ...: a variant as describe() names it.
+std::string launch_variant_text(int v, bool has_tiles);
+
+// Captures each of `candidates` (capture(v) throws when it cannot), times it (median_launch_us)
+// and leaves the fastest in `kept`, destroying the others at once; returns the variant kept and
+// appends "V: N us" per candidate to `times`. The first candidate failing throws; a later one
+// counts as failed and is never kept.
+int keep_fastest_graph(cudaStream_t stream, const std::vector<int>& candidates,
+                       const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& times);
 
 // Batched rows of a program on one stream (the graph form's and the integer program's
 // run_rows): a device arena of max_rows row arenas `row_stride` bytes apart, pinned staging for
