@@ -192,8 +192,8 @@ TEST_P(GraphFormBatched, GpuRowsEqualRunBitForBit) {
   check_batched(GetParam(), true);
 }
 
-// The Dense as tiles (device_dense_tiles.cuh: the GPU's batched variant 1, and run()'s where it
-// times faster): every row of a 34-row batch (a second row tile, partly filled) and run() as tiles
+// The Dense as tiles (device_dense_tiles.cuh: the GPU's batched tile variants, and run()'s where
+// they time faster): every row of a 34-row batch (a second row tile, partly filled) and run() as tiles
 // bit-identical to run() per row, tiles forwards and backwards, with fp32 tensors and 16-bit ones.
 // The host executor is slow, so the book models' heavier programs are left to the card
 // (GpuEveryBatchSizeEqualsRunBitForBit runs whichever variant the card keeps).
@@ -242,7 +242,8 @@ TEST_P(GraphFormBatched, HostTilesEqualRunBitForBit) {
 }
 
 // On a card, batches of 2, 40 and 300 rows over a 512-row reservation: each batch size runs the
-// variant its timing kept (per row, or the Dense steps as tiles), and every row equals run().
+// variant its timing kept (per row or the Dense steps as tiles, with or without dependent launch),
+// and every row equals run().
 TEST_P(GraphFormBatched, GpuEveryBatchSizeEqualsRunBitForBit) {
   if (cuda::device_count() == 0) GTEST_SKIP() << "no CUDA device visible: the tiles run on the host above";
   const FixtureCase& c = GetParam();

@@ -273,7 +273,7 @@ TEST(IntegerProgramSteps, ReshapesAndPadsTakeNoStep) {
 // run_rows over a reservation of 40 (a slice of 40, then a rest) gives each row the bits run()
 // gives it: the host executor runs a batch as the GPU does (each step over every row, rows and
 // items forwards or backwards), so a step that read another row's arena would differ; with the
-// FULLY_CONNECTED steps as tiles too (the GPU's batched variant 1: two row tiles, the second
+// FULLY_CONNECTED steps as tiles too (the GPU's batched tile variants: two row tiles, the second
 // partly filled, tiles forwards and backwards).
 TEST(IntegerRows, EachRowEqualsRunBitForBit) {
   const std::string tkq = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tkq/mlp_small_int8.tkq";

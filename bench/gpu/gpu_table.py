@@ -120,11 +120,15 @@ def crossover(rows):
         print(f"{r['name']:18s} {r['batch']:5d}  {g['p50']:10.1f} /{g['p99']:10.1f}   {c['p50']:10.1f} /{c['p99']:10.1f}  "
               f"{r['gpu_rows_per_s']:11.0f} {r['cpu_rows_per_s']:11.0f} {r['gpu_rows_per_s'] / r['cpu_rows_per_s']:7.2f}x"
               f"  {'-' if t is None else str(round(t)):>14}  {r['failures']}/{r['cpu_failures']}")
-    # What each reservation chose for its batched Dense steps, per batch size (variant 0: per row,
-    # 1: as tiles; the times are each variant's median host to host when the rows were reserved).
+    # What each plan chose for run() and per batch size (the variants are named in the line: per
+    # row or tiles, with or without dependent launch; the times are each variant's median host to
+    # host when the graphs were captured).
     for r in rows:
-        if "batches_reserved" in r and "timed: " in r.get("where", ""):
-            print(f"  {r['name']}: batched Dense {r['where'].split('timed: ', 1)[1]}")
+        w = r.get("where", "")
+        if "batches_reserved" in r and "timed: " in w:
+            legend = w.split("batches by variant (", 1)[1].split(")", 1)[0] if "batches by variant (" in w else ""
+            run = w.split("; run(): ", 1)[1].split(";", 1)[0] if "; run(): " in w else "?"
+            print(f"  {r['name']}: run() {run}; batches by variant ({legend}): {w.split('timed: ', 1)[1]}")
 
 
 def serving(rows):

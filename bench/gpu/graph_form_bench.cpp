@@ -109,7 +109,8 @@ int batch_sweep(const Args& a, Plan& cpu, Plan::Impl& gpu, const formats::NpyArr
   for (int n : a.batches) most = std::max(most, n);
   if (std::string why = gpu.reserve_rows(most); !why.empty()) throw std::runtime_error("reserve_rows: " + why);
   const bool cpu_rows = cpu.try_reserve_rows(most);
-  // What the reservation chose (the batched Dense per row or as tiles, timed per batch size).
+  // What the plan chose: run()'s launch variant, and per batch size the variant the reservation
+  // timed fastest (per row or tiles, with or without dependent launch).
   const std::string where = gpu.describe();
   std::printf("{\"name\":\"%s\",\"batches_reserved\":%d,\"where\":\"%s\"}\n", a.name.c_str(), most,
               where.substr(0, where.find('\n')).c_str());
