@@ -76,6 +76,19 @@ ProgramStart host(bool backwards, int extra_us = 0, std::shared_ptr<int> starts 
   };
 }
 
+// A form that cannot start (what the program form says on a card without clusters, say).
+ProgramStart refusing(const std::string& why) {
+  return [why](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    throw std::runtime_error(why);
+  };
+}
+
+ProgramStart silent() {
+  return [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    return std::make_unique<SilentRunner>();
+  };
+}
+
 // Every row of the case's Keras fixture (window mode) through the plan (a backend or a Plan).
 template <class P>
 void expect_matches_keras(P& plan, const testing::FixtureCase& c, size_t in, size_t out, int max_rows = 4) {
@@ -152,15 +165,9 @@ TEST(FormChoice, RefusesAFormThatAnswersDifferently) {
 
 TEST(FormChoice, RefusesAFormThatDoesNotStartOrDoesNotAnswer) {
   const testing::FixtureCase c = bench_case("tcn");
-  ProgramStart refused = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
-    throw std::runtime_error("resident program: needs thread-block clusters (sm_90)");
-  };
-  ProgramStart silent = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
-    return std::make_unique<SilentRunner>();
-  };
   auto plan = choose(c, {{"graph", "cuda-graph", host(false, 3000)},
-                         {"program", "cuda-program", refused},
-                         {"tagged", "cuda-tagged", silent}});
+                         {"program", "cuda-program", refusing("resident program: needs thread-block clusters (sm_90)")},
+                         {"tagged", "cuda-tagged", silent()}});
   EXPECT_STREQ(plan->isa(), "cuda-graph");
   const std::string d = plan->describe();
   EXPECT_NE(d.find("program refused: resident program: needs thread-block clusters (sm_90)"), std::string::npos) << d;
@@ -171,13 +178,7 @@ TEST(FormChoice, RefusesAFormThatDoesNotStartOrDoesNotAnswer) {
 // The reference form (the graph form) failing is the plan failing, with its reason.
 TEST(FormChoice, AReferenceThatFailsIsTheCompileError) {
   const testing::FixtureCase c = bench_case("tcn");
-  ProgramStart refused = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
-    throw std::runtime_error("out of memory");
-  };
-  ProgramStart silent = [](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
-    return std::make_unique<SilentRunner>();
-  };
-  for (const ProgramStart& bad : {refused, silent}) {
+  for (const ProgramStart& bad : {refusing("out of memory"), silent()}) {
     try {
       choose(c, {{"graph", "cuda-graph", bad}, {"program", "cuda-program", host(false)}});
       FAIL() << "a plan without its reference form";
