@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -141,7 +140,7 @@ class GraphRunner final : public ProgramRunner {
     return "CUDA graph on " + device_name_ + ": " + std::to_string(p_->steps.size()) + " kernels, arena " +
            std::to_string(bytes(p_->arena_floats)) + " bytes, weights " + std::to_string(bytes(p_->weights.size())) +
            " bytes in device memory" + run_choice_ +
-           (batch_.choices().empty() ? "" : "; batches by variant (" + variants_legend() + "), timed: " + batch_.choices());
+           (batch_.choices().empty() ? "" : "; batches by variant (" + launch_variants_legend(has_dense()) + "), timed: " + batch_.choices());
   }
 
  private:
@@ -171,22 +170,12 @@ class GraphRunner final : public ProgramRunner {
     const bool tiles_worth = std::any_of(p_->steps.begin(), p_->steps.end(), [](const DeviceStep& s) {
       return s.kind == DevKind::Dense && s.rows >= steps::kTileRows;
     });
-    std::lock_guard<std::mutex> lock(choices_->mutex);
-    int v = choices_->run_variant;
-    if (v < 0) {
-      std::vector<int> candidates;
-      for (int c = 0; c < launch_variants(dense); ++c)
-        if (tiles_worth || !launch_variant(c, dense).tiles) candidates.push_back(c);
-      for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
-      std::string times;
-      v = keep_fastest_graph(stream_, candidates, [&](int c) { return capture(false, c); }, plain_, times);
-      choices_->run_variant = v;
-      run_choice_ = "; run() timed by variant (" + times + ")";
-    } else {
-      plain_ = capture(false, v);
-      run_choice_ = "; run() as the plan this one was cloned from timed it";
-    }
-    run_choice_ += "; run(): " + launch_variant_text(v, dense);
+    std::vector<int> candidates;
+    for (int c = 0; c < launch_variants(dense); ++c)
+      if (tiles_worth || !launch_variant(c, dense).tiles) candidates.push_back(c);
+    for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, bytes(p_->inputs[i].floats));
+    const int v = capture_run_graph(stream_, *choices_, candidates, dense, [&](int c) { return capture(false, c); },
+                                    plain_, run_choice_);
     reset_ = capture(true, v);
   }
 
@@ -244,13 +233,6 @@ class GraphRunner final : public ProgramRunner {
     for (size_t k = 0; k < r->p_->steps.size() && e == cudaSuccess; ++k)
       e = r->launch_step(r->p_->steps[k], static_cast<float*>(arena), rows, how, k);
     return e;
-  }
-
-  std::string variants_legend() const {
-    std::string s;
-    for (int v = 0; v < launch_variants(has_dense()); ++v)
-      s += (v ? ", " : "") + std::to_string(v) + " " + launch_variant_text(v, has_dense());
-    return s;
   }
 
   bool has_dense() const {

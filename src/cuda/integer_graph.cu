@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -102,7 +101,7 @@ class IntegerGraphRunner final : public IntegerRunner {
     return "CUDA graph of the integer program on " + device_name_ + ": " + std::to_string(p_->steps.size()) +
            " kernels, arena " + std::to_string(p_->arena_bytes) + " bytes, parameters " +
            std::to_string(p_->params.size()) + " bytes in device memory" + run_choice_ +
-           (batch_.choices().empty() ? "" : "; batches by variant (" + variants_legend() + "), timed: " + batch_.choices());
+           (batch_.choices().empty() ? "" : "; batches by variant (" + launch_variants_legend(has_fc()) + "), timed: " + batch_.choices());
   }
 
  private:
@@ -151,32 +150,15 @@ class IntegerGraphRunner final : public IntegerRunner {
                        [](const IntegerStep& s) { return s.kind == IntKind::FullyConnected; });
   }
 
-  std::string variants_legend() const {
-    std::string s;
-    for (int v = 0; v < launch_variants(has_fc()); ++v)
-      s += (v ? ", " : "") + std::to_string(v) + " " + launch_variant_text(v, has_fc());
-    return s;
-  }
-
   // run()'s graph with or without dependent launch, whichever this card runs faster (timed host
   // to host, the same bytes either way); a plan's clones take what the first timed.
   void capture_run_graph() {
-    std::lock_guard<std::mutex> lock(choices_->mutex);
-    int v = choices_->run_variant;
-    if (v < 0) {
-      std::vector<int> candidates;
-      for (int c = 0; c < launch_variants(has_fc()); ++c)
-        if (!launch_variant(c, has_fc()).tiles) candidates.push_back(c);
-      for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, size_t(p_->inputs[i].bytes));
-      std::string times;
-      v = keep_fastest_graph(stream_, candidates, [&](int c) { return capture(c); }, graph_, times);
-      choices_->run_variant = v;
-      run_choice_ = "; run() timed by variant (" + times + ")";
-    } else {
-      graph_ = capture(v);
-      run_choice_ = "; run() as the plan this one was cloned from timed it";
-    }
-    run_choice_ += "; run(): " + launch_variant_text(v, has_fc());
+    std::vector<int> candidates;
+    for (int c = 0; c < launch_variants(has_fc()); ++c)
+      if (!launch_variant(c, has_fc()).tiles) candidates.push_back(c);
+    for (size_t i = 0; i < p_->inputs.size(); ++i) std::memset(in_ + in_at_[i], 0, size_t(p_->inputs[i].bytes));
+    cuda::capture_run_graph(stream_, *choices_, candidates, has_fc(), [&](int c) { return capture(c); }, graph_,
+                            run_choice_);
   }
 
   // Step k as `how` says: FULLY_CONNECTED as tiles or not, dependent on the kernel before it or

@@ -83,6 +83,30 @@ std::string launch_variant_text(int v, bool has_tiles) {
   return std::string(l.tiles ? "tiles" : "per row") + (l.dependent ? ", dependent launch" : "");
 }
 
+std::string launch_variants_legend(bool has_tiles) {
+  std::string s;
+  for (int v = 0; v < launch_variants(has_tiles); ++v)
+    s += (v ? ", " : "") + std::to_string(v) + " " + launch_variant_text(v, has_tiles);
+  return s;
+}
+
+int capture_run_graph(cudaStream_t stream, GraphChoices& choices, const std::vector<int>& candidates, bool has_tiles,
+                      const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& text) {
+  std::lock_guard<std::mutex> lock(choices.mutex);
+  int v = choices.run_variant;
+  if (v < 0) {
+    std::string times;
+    v = keep_fastest_graph(stream, candidates, capture, kept, times);
+    choices.run_variant = v;
+    text = "; run() timed by variant (" + times + ")";
+  } else {
+    kept = capture(v);
+    text = "; run() as the plan this one was cloned from timed it";
+  }
+  text += "; run(): " + launch_variant_text(v, has_tiles);
+  return v;
+}
+
 int keep_fastest_graph(cudaStream_t stream, const std::vector<int>& candidates,
                        const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& times) {
   kept = capture(candidates.at(0));

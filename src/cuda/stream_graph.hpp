@@ -61,8 +61,10 @@ inline LaunchVariant launch_variant(int v, bool has_tiles) {
   return has_tiles ? LaunchVariant{(v & 1) != 0, (v & 2) != 0} : LaunchVariant{false, (v & 1) != 0};
 }
 inline int launch_variants(bool has_tiles) { return has_tiles ? 4 : 2; }
-// "per row", "tiles", "per row, dependent launch", ...: a variant as describe() names it.
+// "per row", "tiles", "per row, dependent launch", ...: a variant as describe() names it; the
+// legend, every variant by number ("0 per row, 1 tiles, ...").
 std::string launch_variant_text(int v, bool has_tiles);
+std::string launch_variants_legend(bool has_tiles);
 
 // Captures each of `candidates` (capture(v) throws when it cannot), times it (median_launch_us)
 // and leaves the fastest in `kept`, destroying the others at once; returns the variant kept and
@@ -70,6 +72,14 @@ std::string launch_variant_text(int v, bool has_tiles);
 // counts as failed and is never kept.
 int keep_fastest_graph(cudaStream_t stream, const std::vector<int>& candidates,
                        const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& times);
+
+// run()'s graph as a plan and its clones share the choice: the first (choices.run_variant < 0)
+// keeps the fastest of `candidates` (keep_fastest_graph) and records it, a clone captures the
+// recorded variant. Leaves the graph in `kept`, returns the variant, and sets `text` to what
+// describe() says of it. Holds choices.mutex throughout, so clones starting together wait for one
+// timing.
+int capture_run_graph(cudaStream_t stream, GraphChoices& choices, const std::vector<int>& candidates, bool has_tiles,
+                      const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& text);
 
 // Batched rows of a program on one stream (the graph form's and the integer program's
 // run_rows): a device arena of max_rows row arenas `row_stride` bytes apart, pinned staging for
