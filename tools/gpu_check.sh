@@ -25,11 +25,12 @@ export TICKINFER_SOURCE_DIR=$PWD TICKINFER_FIXTURES=$PWD/tests/fixtures PYTHONUN
 mkdir -p "$out"
 jl="$out/gpu_check.jsonl"
 : >"$jl"
-# The run ends within GPU_CHECK_BUDGET_S (default 540: a GPU session's command may run 600 s):
+# The run ends within GPU_CHECK_BUDGET_S (default 360: six minutes, the bound, which leaves
+# a GPU session, whose device time is counted in minutes, room to run it again):
 # each row's time limit is cut to what is left, a row with under 5 s left is not started (its
 # JSON says so), and the table is still written. The rows come most telling first: the floors
 # and the bars, then what explains them.
-budget=${GPU_CHECK_BUDGET_S:-540}
+budget=${GPU_CHECK_BUDGET_S:-360}
 started=$SECONDS
 left() { echo $((budget - (SECONDS - started))); }
 over() { [ "$(left)" -lt 5 ]; }
