@@ -96,17 +96,19 @@ resident $(km lstm_window) $win --name lstm_window
 run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --name lstm_tiny_stream --requests 10000
 run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --name lstm_window --requests 10000
 # The CUDA graph form: every fixture against Keras on the card, then each window model's latency
-# beside PyTorch's eager and CUDA-graph forms of the same weights (TorchScript files the bundle
-# carries); lstm_window too, against its resident kernel above.
+# (one request at a time) beside PyTorch's eager and CUDA-graph forms of the same weights
+# (TorchScript files the bundle carries; its batch sizes too); lstm_window too, against its
+# resident kernel above. The graph form's batch sizes beside the CPU plan come later.
 GTEST_FILTER='-*ResidentProgram*' gtest 180 cuda_graph_form_test
 GTEST_FILTER='*Gpu*' gtest 60 serving_batching_test
 tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
-for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
-         book_models/deeplob book_models/translob book_models/tiny_transformer; do
+window_models="models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small
+               book_models/deeplob book_models/translob book_models/tiny_transformer"
+for m in $window_models; do
   n=$(basename $m)
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
   io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
-  run 90 $pin "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --batches 1,8,64,512
+  run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --requests 2000
   [ -f "$w/$n.pt" ] && run 150 $pin python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
     --batches 8,64,512
 done
@@ -119,12 +121,11 @@ GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn'
 if [ $gtest_ok = 1 ]; then
   GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
   GTEST_FILTER='*ResidentProgram*' gtest 120 cuda_half_activations_test
-  for m in models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small \
-           book_models/deeplob book_models/translob book_models/tiny_transformer; do
+  for m in $window_models; do
     n=$(basename $m)
     read -r atol rtol < <(tol "$(dirname $m)" "$n")
     run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
-      --atol "$atol" --rtol "$rtol" --form program
+      --atol "$atol" --rtol "$rtol" --form program --requests 2000
   done
 else
   echo '{"skipped":"the resident program form: its first fixture did not pass or did not run (see gpu_check.log)"}' >>"$jl"
@@ -140,6 +141,15 @@ for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
   run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
     --atol "$atol" --rtol "$rtol" --form auto --requests 2000
+done
+# The hardware table: per batch size, the graph form's call of N rows beside the CPU plan on the
+# pinned core running the same N rows, interleaved. Each sweep first times 200 single requests,
+# a row the window table does not take over the longer one above.
+for m in $window_models; do
+  n=$(basename $m)
+  read -r atol rtol < <(tol "$(dirname $m)" "$n")
+  run 90 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy \
+    --name $n --atol "$atol" --rtol "$rtol" --requests 200 --batches 1,8,64,512
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
 run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
