@@ -211,6 +211,10 @@ for cfg in "$(km lstm_tiny) $tiny --name lstm_tiny_stream --lanes 16" "$(km lstm
            "$(km lstm_window) $win --name lstm_window --lanes 32 --cluster 8"; do
   resident $cfg --form tagged
 done
+# The timed choice with the tagged form among its shapes (held to the others' probe reply): what
+# compile would keep once the tagged kernel is trusted.
+resident $(km lstm_tiny) $tiny --name lstm_tiny_stream_with_tagged --time-tagged
+resident $(km lstm_window) $win --name lstm_window_with_tagged --time-tagged
 smi after
 echo "{\"wall_s\":$((SECONDS - started)),\"command\":\"the whole run\"}" >>"$jl"
 python3 bench/gpu/gpu_table.py "$jl" 2>>"$out/gpu_check.log" | tee "$out/gpu_check.txt"

@@ -5,8 +5,9 @@
 //
 // Usage: resident_bench --model M.keras --x X.npy --y Y.npy [--stream] [--atol A] [--cluster C]
 //                       [--threads N] [--form auto|registers|shared] [--lanes 8|16|32]
-//                       [--activations 0|1|2] [--fast-math] [--requests R] [--name NAME]
-//   --form auto (the default) times every shape that fits and keeps the fastest, as the engine does.
+//                       [--activations 0|1|2] [--fast-math] [--requests R] [--name NAME] [--time-tagged]
+//   --form auto (the default) times every shape that fits and keeps the fastest, as the engine does;
+//   --time-tagged: the tagged form among them (not yet run on a GPU, so the engine leaves it out).
 //   --profile-once: one request written before the launch, the kernel exits after it (for ncu).
 //   --stream: X is [rows][steps][I] and Y [rows][steps][out]; the plan takes one step per
 //             request and keeps its state, reset at each row's first step.
@@ -35,7 +36,7 @@ namespace {
 
 struct Args {
   std::string model, x, y, name = "model", form = "auto";
-  bool stream = false, fast = false, profile_once = false;
+  bool stream = false, fast = false, profile_once = false, time_tagged = false;
   double atol = 1e-6;
   int cluster = 0, threads = 0, lanes = 0, activations = 2, requests = 20000;
 };
@@ -54,6 +55,7 @@ Args parse(int argc, char** argv) {
     else if (k == "--name") a.name = val();
     else if (k == "--stream") a.stream = true;
     else if (k == "--fast-math") a.fast = true;
+    else if (k == "--time-tagged") a.time_tagged = true;
     else if (k == "--profile-once") a.profile_once = true;
     else if (k == "--atol") a.atol = std::stod(val());
     else if (k == "--cluster") a.cluster = std::stoi(val());
@@ -127,6 +129,7 @@ int main(int argc, char** argv) try {
   opt.lanes = a.lanes;
   opt.form = a.form;
   opt.fast_math = a.fast;
+  opt.time_tagged = a.time_tagged;
   opt.activations = a.activations;
   opt.steps = q.steps_per_request;
   if (a.profile_once) {  // one request for a profiler (ncu runs the kernel to its end)

@@ -33,9 +33,14 @@ namespace tickinfer::cuda {
 struct ResidentOptions {
   int device = 0;
   // "auto", "registers", "shared", or "tagged": the register form without a cluster barrier per
-  // layer and step (resident_tagged_kernel.cu; not yet run on a GPU: auto times it last, and keeps
-  // it only where its reply agrees with the other forms', resident_tuning.hpp).
+  // layer and step (resident_tagged_kernel.cu; not yet run on a GPU, so auto times it only with
+  // time_tagged).
   std::string form = "auto";
+  // auto: time the tagged form too, last, kept only where its reply agrees with the other forms'
+  // (resident_tuning.hpp). Off until the tagged kernel has run on a GPU: a kernel that faults
+  // spoils the whole process's CUDA context, and the registers and shared forms are the measured
+  // ones a plan must never lose to an untried kernel.
+  bool time_tagged = false;
   int cluster = 0;  // blocks per cluster (1..16); 0 = chosen
   int threads = 0;  // shared form: threads per block; 0 = chosen from the layer widths
   int lanes = 0;    // registers form: weights per thread per layer (8, 16 or 32); 0 = chosen

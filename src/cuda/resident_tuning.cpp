@@ -33,8 +33,9 @@ std::vector<ResidentOptions> candidates(const ResidentOptions& base) {
   // a shorter chain of products per thread, which pays where the block is the whole model).
   for (int threads : {256, 1024})
     for (int cluster : {1, 2, 4, 8, 16}) add("shared", 0, cluster, threads);
-  // The tagged form last: the registers and shared forms are the reference it must agree with.
-  if (base.form == "tagged" || !g_tagged_lost.load())
+  // The tagged form last, where asked for: the registers and shared forms are the reference it
+  // must agree with.
+  if (base.form == "tagged" || (base.time_tagged && !g_tagged_lost.load()))
     for (int lanes : {16, 32, 8})
       for (int cluster : {1, 2, 4, 8, 16}) add("tagged", lanes, cluster, 0);
   return out;

@@ -1,5 +1,6 @@
-// The resident kernel's shape chosen by timing on this card: every form (registers, shared, then
-// tagged), weights-per-lane and cluster size the model fits is started, held to the first shape's
+// The resident kernel's shape chosen by timing on this card: every form (registers, shared, and
+// with ResidentOptions::time_tagged the tagged form last), weights-per-lane and cluster size the
+// model fits is started, held to the first shape's
 // reply to one probe request, timed over a few hundred requests and stopped; the fastest (median
 // host-to-host) is started for good. What the user pins in ResidentOptions (form, lanes, cluster,
 // threads) narrows the search. A tagged kernel that does not answer is not tried again in the
