@@ -167,12 +167,11 @@ void BatchGraphs::reserve(cudaStream_t stream, int max_rows, int64_t row_stride,
       // The kept graph is in graphs_ at once and a contender is destroyed before the next capture
       // (which may throw), so an exception leaves nothing for release() to miss.
       graphs_.push_back({rows, nullptr});
-      std::vector<int> all(size_t(std::max(variants, 1)));
-      for (int v = 0; v < int(all.size()); ++v) all[size_t(v)] = v;
+      std::vector<int> every(size_t(std::max(variants, 1)));  // 0, 1, ... variants - 1
+      for (int v = 0; v < int(every.size()); ++v) every[size_t(v)] = v;
       std::string times;
-      const int chosen = keep_fastest_graph(
-          stream, variants > 1 ? all : std::vector<int>{0}, [&](int v) { return capture(rows, v); },
-          graphs_.back().exec, times);
+      const int chosen =
+          keep_fastest_graph(stream, every, [&](int v) { return capture(rows, v); }, graphs_.back().exec, times);
       if (variants > 1)
         choices_ += (choices_.empty() ? "" : ", ") + std::to_string(rows) + " rows: variant " + std::to_string(chosen) +
                     " (" + times + ")";
