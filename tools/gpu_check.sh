@@ -78,10 +78,6 @@ cpu=${GPU_CHECK_CPU:-${first##*-}}
 pin=""
 command -v taskset >/dev/null && pin="taskset -c $cpu"
 echo "{\"probe\":\"host_cpu\",\"cpu\":\"${pin:+$cpu}\",\"gpu_local_cpus\":\"$cpulist\",\"cpus\":$(nproc),\"model\":\"$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)\"}" >>"$jl"
-gtest 120 cuda_resident_test
-gtest 60 cuda_graph_lstm_stack_test
-run 90 $pin "$bin/gpu_probes"
-[ -n "${GPU_CHECK_BLOCKING:-}" ] && run 60 $pin "$bin/gpu_probes" --blocking
 lost=0
 resident() {  # one resident configuration; after a kernel that hung, skip the rest
   [ $lost = 0 ] || { echo "{\"skipped\":\"$*\"}" >>"$jl"; return; }
@@ -91,6 +87,17 @@ resident() {  # one resident configuration; after a kernel that hung, skip the r
 tiny="--x $models/lstm_tiny/stream_in.npy --y $models/lstm_tiny/stream_out.npy --stream --atol 1.41e-6"
 win="--x $models/lstm_window/in0.npy --y $models/lstm_window/out0.npy --atol 6.88e-7"
 km() { echo "--model $models/$1/model.keras"; }
+tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
+window_models="models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small
+               book_models/deeplob book_models/translob book_models/tiny_transformer"
+# Two parts: 1, the rows the bars are read from; 2, the rows that explain them. GPU_CHECK_PART=1
+# or 2 runs one (a second call in a GPU session's remaining minutes runs part 2 alone); default both.
+in_part() { [ "${GPU_CHECK_PART:-all}" = all ] || [ "${GPU_CHECK_PART:-all}" = "$1" ]; }
+if in_part 1; then
+gtest 120 cuda_resident_test
+gtest 60 cuda_graph_lstm_stack_test
+run 90 $pin "$bin/gpu_probes"
+[ -n "${GPU_CHECK_BLOCKING:-}" ] && run 60 $pin "$bin/gpu_probes" --blocking
 resident $(km lstm_tiny) $tiny --name lstm_tiny_stream
 resident $(km lstm_window) $win --name lstm_window
 run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --name lstm_tiny_stream --requests 10000
@@ -101,9 +108,6 @@ run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --n
 # resident kernel above. The graph form's batch sizes beside the CPU plan come later.
 GTEST_FILTER='-*ResidentProgram*' gtest 180 cuda_graph_form_test
 GTEST_FILTER='*Gpu*' gtest 60 serving_batching_test
-tol() { python3 -c "import json,sys; c=[c for c in json.load(open('bench/$1/manifest.json'))['cases'] if c['name']=='$2'][0]; print(c['atol'], c['rtol'])"; }
-window_models="models/tcn models/gru_window models/mlp_large models/lstm_window book_models/deeplob_small
-               book_models/deeplob book_models/translob book_models/tiny_transformer"
 for m in $window_models; do
   n=$(basename $m)
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
@@ -142,6 +146,8 @@ for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small
   run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
     --atol "$atol" --rtol "$rtol" --form auto --requests 2000
 done
+fi  # part 1
+if in_part 2; then
 # The hardware table: per batch size, the graph form's call of N rows beside the CPU plan on the
 # pinned core running the same N rows, interleaved. Each sweep first times 200 single requests,
 # a row the window table does not take over the longer one above.
@@ -215,6 +221,7 @@ done
 # compile would keep once the tagged kernel is trusted.
 resident $(km lstm_tiny) $tiny --name lstm_tiny_stream_with_tagged --time-tagged
 resident $(km lstm_window) $win --name lstm_window_with_tagged --time-tagged
+fi  # part 2
 smi after
 echo "{\"wall_s\":$((SECONDS - started)),\"command\":\"the whole run\"}" >>"$jl"
 python3 bench/gpu/gpu_table.py "$jl" 2>>"$out/gpu_check.log" | tee "$out/gpu_check.txt"
