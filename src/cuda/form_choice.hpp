@@ -5,6 +5,8 @@
 // machines without a GPU with host runners in the forms' places.
 #pragma once
 
+#include <cmath>
+#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -42,6 +44,14 @@ struct ChosenForm {
 ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> contenders, int requests = 200);
 
 inline constexpr double kAgreeAbs = 1e-5, kAgreeRel = 1e-4;
+
+// Whether an output agrees with the reference's: within kAgreeAbs + kAgreeRel |want| (NaN never
+// does). Also how the resident LSTM's timed shapes are held to the first (resident_tuning.hpp).
+inline bool agrees(double got, double want) { return std::fabs(got - want) <= kAgreeAbs + kAgreeRel * std::fabs(want); }
+
+// The probe request's input i: a fixed pattern in [-1, 1] (zeros would hide a step that ignores
+// its input).
+inline float probe_input(size_t i) { return float(int((i * 7919) % 2001) - 1000) / 1000.0f; }
 
 // Median microseconds host to host over `requests` after requests / 10 warm-ups, or over fewer
 // (at least 11) once the timed ones have taken budget_s; -1 when a request went unanswered. The

@@ -21,9 +21,6 @@ struct TunedCandidate {
   std::string refused;      // why it was not timed: its probe reply disagreed or never came ("" when timed)
 };
 
-// How far a shape's probe reply may be from the first shape's: the forms sum a row's products in
-// different orders, so they differ in the last bits, never by more.
-inline constexpr double kProbeAbs = 1e-5, kProbeRel = 1e-4;
 
 struct TunedResident {
   std::unique_ptr<ResidentLstm> kernel;
