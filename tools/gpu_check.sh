@@ -104,8 +104,8 @@ run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_tiny.tiw $tiny --na
 run 150 $pin python3 bench/gpu/torch_peer.py --model $w/lstm_window.tiw $win --name lstm_window --requests 10000
 # The CUDA graph form: every fixture against Keras on the card, then each window model's latency
 # (one request at a time) beside PyTorch's eager and CUDA-graph forms of the same weights
-# (TorchScript files the bundle carries; its batch sizes too); lstm_window too, against its
-# resident kernel above. The graph form's batch sizes beside the CPU plan come later.
+# (TorchScript files the bundle carries, 2000 requests each); lstm_window too, against its
+# resident kernel above. Batch sizes, both sides, come in part 2.
 GTEST_FILTER='-*ResidentProgram*' gtest 180 cuda_graph_form_test
 GTEST_FILTER='*Gpu*' gtest 60 serving_batching_test
 for m in $window_models; do
@@ -113,8 +113,8 @@ for m in $window_models; do
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
   io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
   run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --requests 2000
-  [ -f "$w/$n.pt" ] && run 150 $pin python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
-    --batches 8,64,512
+  [ -f "$w/$n.pt" ] && run 120 $pin python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
+    --requests 2000
 done
 # The resident program form (any model on one never-exiting cluster kernel): written without a
 # GPU, so after the graph form's rows. Every fixture against Keras, then each window model's
@@ -149,13 +149,16 @@ done
 fi  # part 1
 if in_part 2; then
 # The hardware table: per batch size, the graph form's call of N rows beside the CPU plan on the
-# pinned core running the same N rows, interleaved. Each sweep first times 200 single requests,
-# a row the window table does not take over the longer one above.
+# pinned core running the same N rows, interleaved, and PyTorch's CUDA graph of N rows. Each
+# first times 200 single requests, rows the window table does not take over the longer ones above.
 for m in $window_models; do
   n=$(basename $m)
   read -r atol rtol < <(tol "$(dirname $m)" "$n")
-  run 90 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy \
-    --name $n --atol "$atol" --rtol "$rtol" --requests 200 --batches 1,8,64,512
+  io="--x bench/$m/in0.npy --y bench/$m/out0.npy --name $n"
+  run 90 $pin "$bin/graph_form_bench" --model bench/$m/model.keras $io --atol "$atol" --rtol "$rtol" --requests 200 \
+    --batches 1,8,64,512
+  [ -f "$w/$n.pt" ] && run 150 $pin python3 bench/gpu/torch_graph_peer.py --model "$w/$n.pt" $io --atol "$atol" \
+    --requests 200 --batches 8,64,512
 done
 # Batched serving: the rate each server holds with p99 <= 1 ms, GPU against this host's CPUs.
 run 150 python3 bench/gpu/serving_capacity.py --tickinfer "$bin/tickinfer" --serve-load "$bin/serve_load"
