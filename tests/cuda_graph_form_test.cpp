@@ -23,6 +23,7 @@
 #include "formats/npy.hpp"
 #include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
+#include "support/lowered_fixture.hpp"
 #include "support/source_paths.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -199,10 +200,7 @@ TEST_P(GraphFormBatched, GpuRowsEqualRunBitForBit) {
 // (GpuEveryBatchSizeEqualsRunBitForBit runs whichever variant the card keeps).
 TEST_P(GraphFormBatched, HostTilesEqualRunBitForBit) {
   const FixtureCase& c = GetParam();
-  const Model model = Model::load(c.file);
-  CompileOptions opt;
-  opt.window_length = c.window_length;
-  const engine::LoweredGraph lowered = engine::lower_for_plan(model.graph(), opt);
+  const engine::LoweredGraph lowered = testing::lower_fixture(c);
   constexpr int kRows = 34;
   for (const char* spec : {"fp32", "bf16/fp16"}) {
     auto p = std::make_shared<const cuda::DeviceProgram>(

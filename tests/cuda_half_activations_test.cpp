@@ -18,6 +18,7 @@
 #include "engine/lowering/lowered_graph.hpp"
 #include "formats/npy.hpp"
 #include "support/fixture_manifest.hpp"
+#include "support/lowered_fixture.hpp"
 #include "support/half_references.hpp"
 #include "tickinfer/tickinfer.hpp"
 
@@ -48,10 +49,7 @@ struct Case {
 };
 
 Case load(const FixtureCase& c) {
-  const Model model = Model::load(c.file);
-  CompileOptions opt;
-  opt.window_length = c.window_length;
-  Case k{engine::lower_for_plan(model.graph(), opt), {}, {}, 0};
+  Case k{testing::lower_fixture(c), {}, {}, 0};
   for (const auto& f : c.inputs) k.ins.push_back(formats::read_npy(f));
   for (const formats::NpyArray& a : k.ins) k.in.push_back(a.data.data());
   k.rows = int(std::min<int64_t>(k.ins[0].shape[0], 2));

@@ -17,6 +17,7 @@
 #include "engine/lowering/lowered_graph.hpp"
 #include "formats/npy.hpp"
 #include "support/fixture_manifest.hpp"
+#include "support/lowered_fixture.hpp"
 #include "support/half_references.hpp"
 #include "support/source_paths.hpp"
 #include "tickinfer/error.hpp"
@@ -88,10 +89,7 @@ class HalfWeights : public ::testing::TestWithParam<FixtureCase> {};
 // 16-bit weights as the values they stand for, and nothing else changes.
 TEST_P(HalfWeights, EqualTheFp32ProgramOnRoundedWeights) {
   const FixtureCase& c = GetParam();
-  const Model model = Model::load(c.file);
-  CompileOptions opt;
-  opt.window_length = c.window_length;
-  const engine::LoweredGraph lowered = engine::lower_for_plan(model.graph(), opt);
+  const engine::LoweredGraph lowered = testing::lower_fixture(c);
   std::vector<formats::NpyArray> ins;
   for (const auto& f : c.inputs) ins.push_back(formats::read_npy(f));
   const int rows = int(std::min<int64_t>(ins[0].shape[0], 2));
