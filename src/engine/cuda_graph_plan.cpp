@@ -120,19 +120,11 @@ std::unique_ptr<PlanBackend> compile_program(const Graph& graph, const CompileOp
 }
 
 StartRunner graph_start(int device) {
-  // What the first runner times on the card (tiles or not), shared by the plan and its clones.
+  // What the first runner times on the card (its launch variants), shared by the plan and its clones.
   return [device, choices = std::make_shared<cuda::GraphChoices>()](std::shared_ptr<const cuda::DeviceProgram> p) {
     return cuda::start_graph_runner(std::move(p), device, choices);
   };
 }
-
-}  // namespace
-
-std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const CompileOptions& options, int device) {
-  return compile_program(graph, options, graph_start(device), "cuda-graph");
-}
-
-namespace {
 
 StartRunner program_start(int device, int cluster) {
   // Shared by the plan and its clones: 0 until the first start has timed the sizes.
@@ -158,6 +150,10 @@ StartRunner program_start(int device, int cluster) {
 }
 
 }  // namespace
+
+std::unique_ptr<PlanBackend> compile_cuda_graph(const Graph& graph, const CompileOptions& options, int device) {
+  return compile_program(graph, options, graph_start(device), "cuda-graph");
+}
 
 std::unique_ptr<PlanBackend> compile_cuda_program(const Graph& graph, const CompileOptions& options, int device,
                                                   int cluster) {
