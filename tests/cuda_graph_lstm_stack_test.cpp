@@ -77,6 +77,12 @@ TEST(CudaGraphLstmStack, RefusesWhatTheKernelDoesNotRunByName) {
       << error_of("gru_window");
   EXPECT_NE(error_of("tcn").find("(Conv1D) is not run by the resident kernel"), std::string::npos) << error_of("tcn");
   EXPECT_NE(error_of("mlp_small").find("not a sequence"), std::string::npos) << error_of("mlp_small");
+  // lstm_window without its Dense layer: the kernels reply through the head, so none would come.
+  Graph headless = Model::load(kModels + "lstm_window/model.keras").graph();
+  while (headless.nodes.back().kind != OpKind::LSTM) headless.nodes.pop_back();
+  headless.outputs = {int(headless.nodes.size()) - 1};
+  EXPECT_NE(cuda::lstm_stack_from_graph(headless).error.find("ends in its last LSTM layer"), std::string::npos)
+      << cuda::lstm_stack_from_graph(headless).error;
 }
 
 TEST(CudaGraphLstmStack, DeviceOptionIsCheckedAndNeverFallsBackSilently) {

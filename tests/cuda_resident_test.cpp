@@ -13,6 +13,7 @@
 
 #include "cuda/devices.hpp"
 #include "cuda/graph_lstm_stack.hpp"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/resident_lstm.hpp"
 #include "formats/npy.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -66,6 +67,39 @@ void expect_matches_keras(const Case& c, const std::string& label, Run run) {
           << label << " " << c.model << " " << c.x << " reply " << k << " output " << o;
     }
   }
+}
+
+// First in this file, so these are the process's first plans (tools/gpu_check.sh also runs it
+// alone): a resident kernel runs, and only then do plans of other forms start, whose kernels a
+// lazily loading CUDA would load now and wait forever for the device to drain. load_every_kernel
+// loaded them with the first plan.
+TEST(CudaResident, AaPlansOfOtherFormsStartBesideARunningResidentKernel) {
+  SKIP_WITHOUT_GPU();
+  CompileOptions resident_opt;
+  resident_opt.device = "cuda";
+  resident_opt.mode = RecurrentMode::Stream;
+  Plan resident = compile(Model::load(kModels + "lstm_tiny/model.keras"), resident_opt);
+  ASSERT_STREQ(resident.isa(), "cuda-resident");
+  const cuda::KernelLoading k = cuda::kernel_loading_on_this_device();
+  EXPECT_GE(k.kernels, 40) << "kernels given to " << k.how;
+  if (k.loaded >= 0) {
+    EXPECT_EQ(k.loaded, k.kernels) << "kernels the driver reports loaded after " << k.how;
+  }
+  for (const char* form : {"graph", "program"}) {
+    CompileOptions opt;
+    opt.device = "cuda";
+    opt.cuda_form = form;
+    Plan other = compile(Model::load(kModels + "tcn/model.keras"), opt);
+    const formats::NpyArray X = formats::read_npy(kModels + "tcn/in0.npy");
+    const formats::NpyArray Y = formats::read_npy(kModels + "tcn/out0.npy");
+    std::vector<float> y(other.output_size(0), std::nanf(""));
+    other.run(X.data.data(), y.data());
+    for (size_t o = 0; o < y.size(); ++o)
+      EXPECT_NEAR(y[o], Y.data[o], 2.86e-6 + 1e-5 * std::fabs(Y.data[o])) << form << " output " << o;  // manifest
+  }
+  std::vector<float> x(resident.input_size(0), 0.25f), y(resident.output_size(0), std::nanf(""));
+  resident.run(x.data(), y.data());
+  for (float v : y) EXPECT_TRUE(std::isfinite(v)) << "the resident plan still answers";
 }
 
 TEST(CudaResident, EnginePlanMatchesKerasInBothModes) {

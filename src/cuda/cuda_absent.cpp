@@ -5,12 +5,15 @@
 #include "cuda/device_runner.hpp"
 #include "cuda/devices.hpp"
 #include "cuda/integer_runner.hpp"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/resident_lstm.hpp"
 
 namespace tickinfer::cuda {
 
 bool built_with_cuda() { return false; }
 int device_count() { return 0; }
+void load_every_kernel() {}
+KernelLoading kernel_loading_on_this_device() { return {}; }
 
 struct ResidentLstm::Device {};
 

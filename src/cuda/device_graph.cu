@@ -17,6 +17,7 @@
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
 #include "cuda/grid_executor.cuh"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/stream_graph.hpp"
 
@@ -272,6 +273,13 @@ class GraphRunner final : public ProgramRunner {
 };
 
 }  // namespace
+
+void detail::load_graph_form_kernels() {
+  for (StepKernel k : kKernels) detail::load_kernel(k);
+  for (StepKernel k : kMixedKernels) detail::load_kernel(k);
+  detail::load_kernel(dense_tile_kernel<false>);
+  detail::load_kernel(dense_tile_kernel<true>);
+}
 
 std::unique_ptr<ProgramRunner> start_graph_runner(std::shared_ptr<const DeviceProgram> program, int device,
                                                   std::shared_ptr<GraphChoices> choices) {

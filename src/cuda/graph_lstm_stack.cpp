@@ -101,6 +101,11 @@ StackFromGraph lstm_stack_from_graph(const Graph& g) {
     r.stack = {};
     return r;
   }
+  if (r.stack.head.empty()) {  // the kernels reply through their head's last layer
+    r.error = std::string("the model ends in its last LSTM layer (no Dense layer after it); ") + kWhat;
+    r.stack = {};
+    return r;
+  }
   if (std::string e = r.stack.shape_error(); !e.empty()) r.error = e, r.stack = {};
   return r;
 }

@@ -12,6 +12,7 @@
 
 #include "cuda/dependent_launch.cuh"
 #include "cuda/grid_executor.cuh"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/integer_fc_tiles.cuh"
 #include "cuda/integer_runner.hpp"
 #include "cuda/integer_steps.cuh"
@@ -242,6 +243,11 @@ class IntegerGraphRunner final : public IntegerRunner {
 };
 
 }  // namespace
+
+void detail::load_integer_program_kernels() {
+  for (IntegerKernel k : kKernels) detail::load_kernel(k);
+  detail::load_kernel(fc_tile_kernel);
+}
 
 std::unique_ptr<IntegerRunner> start_integer_graph(std::shared_ptr<const IntegerProgram> program, int device,
                                                    std::shared_ptr<GraphChoices> choices) {

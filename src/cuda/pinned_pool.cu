@@ -23,8 +23,8 @@ struct Pool {
     size_t used, bytes;
   };
   std::vector<Chunk> chunks;
-  std::multimap<size_t, char*> free_slots;        // bytes -> slot
-  std::map<char*, size_t> taken;                  // slot -> bytes
+  std::multimap<size_t, char*> free_slots;        // capacity -> slot
+  std::map<char*, size_t> taken;                  // slot -> capacity
 };
 
 Pool& pool() {
@@ -39,8 +39,13 @@ MappedSlot take_mapped(size_t units) {
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   char* slot = nullptr;
-  if (auto it = p.free_slots.lower_bound(bytes); it != p.free_slots.end() && it->first == bytes) {
+  size_t capacity = bytes;
+  // The smallest free slot that holds it: plans of other shapes reuse what ended plans gave back,
+  // so a process that starts and ends plans stops calling cudaHostAlloc (which may wait for the
+  // device, and a resident kernel never lets it go idle).
+  if (auto it = p.free_slots.lower_bound(bytes); it != p.free_slots.end()) {
     slot = it->second;
+    capacity = it->first;
     p.free_slots.erase(it);
   }
   for (Pool::Chunk& c : p.chunks) {
@@ -55,7 +60,7 @@ MappedSlot take_mapped(size_t units) {
     p.chunks.push_back({static_cast<char*>(base), bytes, chunk});
     slot = static_cast<char*>(base);
   }
-  p.taken[slot] = bytes;
+  p.taken[slot] = capacity;
   std::memset(slot, 0, bytes);
   void* device = nullptr;
   const cudaError_t e = cudaHostGetDevicePointer(&device, slot, 0);

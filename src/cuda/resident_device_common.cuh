@@ -20,6 +20,18 @@ __device__ __forceinline__ void store_system(unsigned long long* p, unsigned lon
   asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// Waits for a request unit of sequence `seq` or later (wrap-safe) and returns it. A later one is
+// the stop command: the host writes it into every unit, and sends nothing after a request it gave
+// up on, so a kernel that started late (its clusters queued behind others) or fell behind still
+// sees the stop and ends instead of holding its multiprocessors until the process does.
+__device__ __forceinline__ unsigned long long wait_for_unit(const unsigned long long* p, uint32_t seq) {
+  unsigned long long v;
+  do {
+    v = load_system(p);
+  } while (int32_t(uint32_t(v >> 32) - seq) < 0);
+  return v;
+}
+
 __device__ __forceinline__ unsigned long long global_ns() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));

@@ -7,6 +7,8 @@
 
 #include <cstddef>
 
+#include "cuda/kernel_loading.hpp"
+
 namespace tickinfer::cuda::detail {
 
 // Local memory above this per thread means registers spilled: slower than the shared form, so the
@@ -55,6 +57,14 @@ cudaError_t launch_by_lanes(int lanes, const Desc& d, int cluster, int threads, 
     case 32: return one(Kernels<kLayers, kHead, 32, 256>::get(), 256);
     default: return cudaErrorInvalidValue;
   }
+}
+
+// Loads every lanes' instantiation of one form's kernel (kernel_loading.hpp says why).
+template <template <int, int, int, int> class Kernels, int kLayers, int kHead>
+void load_by_lanes() {
+  load_kernel(Kernels<kLayers, kHead, 8, 1024>::get());
+  load_kernel(Kernels<kLayers, kHead, 16, 512>::get());
+  load_kernel(Kernels<kLayers, kHead, 32, 256>::get());
 }
 
 }  // namespace tickinfer::cuda::detail

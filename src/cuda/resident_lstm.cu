@@ -10,6 +10,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "cuda/kernel_loading.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/resident_forms.hpp"
 #include "cuda/resident_lstm_kernel.cuh"
@@ -72,15 +73,21 @@ struct ResidentLstm::Device {
   int request_units = 0;
   std::vector<void*> buffers;  // stream-ordered device allocations
   unsigned long long* trace = nullptr;
+  // Set when the kernel stopped answering: it may still run (a lost kernel never ends before the
+  // context does), so nothing may wait for its stream, and its mapped buffers are never handed to
+  // another plan (it could read that plan's requests and write replies with its sequence numbers).
+  bool lost = false;
 
   ~Device() {
-    for (void* p : buffers) cudaFreeAsync(p, stream);
+    for (void* p : buffers) cudaFreeAsync(p, stream);  // stream-ordered: never blocks
     if (stream) {
-      cudaStreamSynchronize(stream);  // returns at once unless a lost kernel still runs
-      cudaStreamDestroy(stream);
+      if (!lost) cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);  // returns at once; the stream's resources go when its work ends
     }
-    detail::give_back_mapped(request.host);
-    detail::give_back_mapped(reply.host);
+    if (!lost) {
+      detail::give_back_mapped(request.host);
+      detail::give_back_mapped(reply.host);
+    }
   }
   void* alloc_copy(const void* src, size_t bytes) {
     void* p = nullptr;
@@ -101,6 +108,7 @@ std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack& stack, const 
   if (cudaGetDeviceCount(&count) != cudaSuccess || count <= opt.device)
     throw std::runtime_error("resident LSTM: no CUDA device " + std::to_string(opt.device));
   check(cudaSetDevice(opt.device), "cudaSetDevice");
+  load_every_kernel();
   cudaDeviceProp prop{};
   check(cudaGetDeviceProperties(&prop, opt.device), "cudaGetDeviceProperties");
   if (prop.major < 9)
@@ -160,14 +168,18 @@ std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack& stack, const 
   // One request proves the kernel is alive before anyone relies on it.
   std::vector<float> x(size_t(opt.steps) * stack.input_width(), 0.0f), y(stack.output_width());
   if (!self->run(x.data(), true, y.data(), 5'000'000'000)) {
+    self->stop();  // marks the device lost, so unwinding never waits for the kernel
     const cudaError_t e = cudaStreamQuery(dev.stream);
-    throw std::runtime_error(std::string("resident LSTM: no reply to the first request (stream: ") +
-                             cudaGetErrorString(e) + ")");
+    throw std::runtime_error(std::string("resident LSTM: no reply to the first request in 5 s (stream: ") +
+                             cudaGetErrorString(e) + "); " + detail::kNoReplyHint);
   }
   return self;
 }
 
 bool ResidentLstm::run(const float* x, bool reset, float* y, int64_t timeout_ns) noexcept {
+  // A lost kernel is never sent another request: each would wait out its timeout, and a kernel
+  // that is only slow would find its request overwritten.
+  if (!answering_ || !running_) return false;
   Device& dev = *device_;
   const unsigned long long seq = ++seq_;
   const int n = dev.request_units - 1;
@@ -205,11 +217,15 @@ void ResidentLstm::stop() noexcept {
                                                              std::memory_order_release);
   // A kernel that stopped answering may never read the stop request; the context's teardown
   // at exit ends it instead of a wait here that would never return.
-  if (answering_) cudaStreamSynchronize(dev.stream);
+  if (answering_)
+    cudaStreamSynchronize(dev.stream);
+  else
+    dev.lost = true;
 }
 
 std::vector<ResidentTrace> ResidentLstm::stop_and_read_trace() {
   stop();
+  if (device_->lost) throw std::runtime_error("resident LSTM: the kernel stopped answering; its trace cannot be read");
   std::vector<unsigned long long> raw(size_t(kTraceRequests) * detail::kTraceFields);
   check(cudaMemcpyAsync(raw.data(), device_->trace, raw.size() * 8, cudaMemcpyDeviceToHost, device_->stream),
         "cudaMemcpyAsync trace");

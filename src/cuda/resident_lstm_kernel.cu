@@ -9,6 +9,7 @@
 // thread per unit and destination block, so the pushes of the new h into every block's copy go
 // out in parallel), a cluster barrier. Block 0 runs the Dense head and writes the reply units.
 #include "cuda/cluster_barrier.cuh"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
 
@@ -64,10 +65,7 @@ __device__ uint32_t receive(const ResidentDesc& d, float* sm, uint32_t seq, cg::
     const int units = 1 + d.steps * d.lstm[0].input;
     const unsigned blocks = cluster.num_blocks();
     for (int u = threadIdx.x; u < units; u += blockDim.x) {
-      unsigned long long v;
-      do {
-        v = load_system(d.request + u);
-      } while (uint32_t(v >> 32) != seq);
+      const unsigned long long v = wait_for_unit(d.request + u, seq);
       float* dst = u == 0 ? sm + d.command : sm + d.in + u - 1;
       for (unsigned q = 0; q < blocks; ++q) *shared_in_block(cluster, dst, q) = __uint_as_float(uint32_t(v));
     }
@@ -167,5 +165,7 @@ __global__ void __launch_bounds__(1024) resident_lstm_kernel(ResidentDesc d) {
   }
   cluster_barrier(cluster);  // no block leaves while another could still write its shared memory
 }
+
+void load_shared_form_kernel() { load_kernel(resident_lstm_kernel); }
 
 }  // namespace tickinfer::cuda::detail

@@ -11,6 +11,10 @@ constexpr int kMaxLstmLayers = 4;
 constexpr int kMaxHeadLayers = 4;
 constexpr uint32_t kCommandReset = 1u;
 constexpr uint32_t kCommandStop = 2u;
+// Said when a resident kernel never answers its first request: the likeliest reason once it launched.
+constexpr const char* kNoReplyHint =
+    "a resident kernel starts only when every block of its cluster has a multiprocessor, and the "
+    "resident plans already running on this device may hold them";
 // Per request, stamped by block 0's thread 0: request seen (ns), recurrence done (ns), reply
 // written (ns), SM cycles from seen to done, and of those the cycles spent in the gate products
 // (to the block barrier after them) and in the cell updates (to the cluster barrier after them),

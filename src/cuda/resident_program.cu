@@ -31,6 +31,7 @@
 #include "cuda/device_runner.hpp"
 #include "cuda/device_step_dispatch.cuh"
 #include "cuda/grid_executor.cuh"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/pinned_pool.hpp"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_launch.cuh"
@@ -76,17 +77,13 @@ __device__ void receive(const ProgramDesc& d, uint32_t seq) {
   for (int r = 0; r < d.n_in; ++r) {
     const DeviceRegion in = d.in[r];
     for (int64_t i = threadIdx.x; i < in.floats; i += blockDim.x) {
-      unsigned long long v;
-      do v = detail::load_system(d.request + unit + i);
-      while (uint32_t(v >> 32) != seq);
+      const unsigned long long v = detail::wait_for_unit(d.request + unit + i, seq);
       d.arena[in.offset + i] = __uint_as_float(uint32_t(v));
     }
     unit += int(in.floats);
   }
   if (threadIdx.x == 0) {
-    unsigned long long v;
-    do v = detail::load_system(d.request);
-    while (uint32_t(v >> 32) != seq);
+    const unsigned long long v = detail::wait_for_unit(d.request, seq);
     d.command[seq & 1u] = uint32_t(v);
   }
 }
@@ -218,6 +215,7 @@ class ResidentProgramRunner final : public ProgramRunner {
       throw std::runtime_error("resident program: more than 16 inputs or outputs");
     if (cluster < 1 || cluster > 16) throw std::runtime_error("resident program: a cluster is 1 to 16 blocks");
     check(cudaSetDevice(device), "cudaSetDevice");
+    load_every_kernel();
     cudaDeviceProp prop{};
     check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
     if (prop.major < 9) throw std::runtime_error("resident program: needs thread-block clusters (sm_90)");
@@ -253,8 +251,8 @@ class ResidentProgramRunner final : public ProgramRunner {
     // One request proves the kernel is alive before anyone relies on it.
     ProgramIo io(*p_, 0.0f);
     if (!run(io.in_ptrs.data(), io.out_ptrs.data(), true))
-      throw std::runtime_error(std::string("resident program: no reply to the first request (stream: ") +
-                               cudaGetErrorString(cudaStreamQuery(stream_)) + ")");
+      throw std::runtime_error(std::string("resident program: no reply to the first request in 1 s (stream: ") +
+                               cudaGetErrorString(cudaStreamQuery(stream_)) + "); " + detail::kNoReplyHint);
   }
 
   void* upload(const void* src, size_t bytes) {
@@ -267,14 +265,17 @@ class ResidentProgramRunner final : public ProgramRunner {
   }
 
   void release() noexcept {
-    if (running_ && answering_) {  // the stop command, every unit, so block 0 sees it wherever it waits
+    // The stop command, every unit, so block 0 sees it wherever it waits; sent to a kernel that
+    // stopped answering too (wait_for_unit takes a later sequence), which ends it if it was only
+    // late or slow. Only an answering kernel is waited for.
+    if (running_) {
       const unsigned long long seq = ++seq_;
       size_t units = 1;
       for (const DeviceRegion& r : p_->inputs) units += size_t(r.floats);
       for (size_t i = units; i-- > 0;)
         std::atomic_ref<unsigned long long>(request_.host[i]).store((seq << 32) | detail::kCommandStop,
                                                                     std::memory_order_release);
-      cudaStreamSynchronize(stream_);
+      if (answering_) cudaStreamSynchronize(stream_);
     }
     running_ = false;
     for (void* p : buffers_) cudaFreeAsync(p, stream_);
@@ -300,6 +301,11 @@ class ResidentProgramRunner final : public ProgramRunner {
 };
 
 }  // namespace
+
+void detail::load_resident_program_kernels() {
+  detail::load_kernel(resident_program_kernel<false>);
+  detail::load_kernel(resident_program_kernel<true>);
+}
 
 std::unique_ptr<ProgramRunner> start_resident_program(std::shared_ptr<const DeviceProgram> program, int device,
                                                       int cluster) {

@@ -2,6 +2,7 @@
 // Request flow, parity and barriers are those of resident_lstm_kernel.cu; what differs is where
 // the weights live and that each layer's h is pushed straight into the next layer's input vector.
 #include "cuda/cluster_barrier.cuh"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
@@ -44,10 +45,7 @@ __device__ uint32_t receive(const RegDesc& d, float* sm, uint32_t seq, int parit
     const int units = 1 + d.steps * d.lstm[0].input;
     float* x_dst = d.steps == 1 ? sm + d.lstm[0].xh + parity * d.lstm[0].padded : sm + d.in;
     for (int u = threadIdx.x; u < units; u += blockDim.x) {
-      unsigned long long v;
-      do {
-        v = load_system(d.request + u);
-      } while (uint32_t(v >> 32) != seq);
+      const unsigned long long v = wait_for_unit(d.request + u, seq);
       float* dst = u == 0 ? sm + d.command : x_dst + u - 1;
       for (unsigned q = 0; q < blocks; ++q) *shared_in_block(cluster, dst, q) = __uint_as_float(uint32_t(v));
     }
@@ -208,6 +206,17 @@ cudaError_t launch_head(int head, int lanes, const RegDesc& d, int cluster, int 
 }
 
 }  // namespace
+
+void load_registers_form_kernels() {
+  load_by_lanes<RegistersKernel, 1, 1>();
+  load_by_lanes<RegistersKernel, 1, 2>();
+  load_by_lanes<RegistersKernel, 2, 1>();
+  load_by_lanes<RegistersKernel, 2, 2>();
+  load_by_lanes<RegistersKernel, 3, 1>();
+  load_by_lanes<RegistersKernel, 3, 2>();
+  load_by_lanes<RegistersKernel, 4, 1>();
+  load_by_lanes<RegistersKernel, 4, 2>();
+}
 
 int max_threads_for_lanes(int lanes) { return lanes == 8 ? 1024 : lanes == 16 ? 512 : lanes == 32 ? 256 : 0; }
 

@@ -81,6 +81,10 @@ std::string launch_shared_form(const LstmStack& stack, const ResidentOptions& op
                                FormChoice& chosen) {
   if (stack.lstm.size() > size_t(kMaxLstmLayers) || stack.head.size() > size_t(kMaxHeadLayers))
     return "shared form: at most 4 LSTM and 4 Dense layers";
+  if (stack.head.empty()) return "shared form: the kernel replies through a Dense head, and this stack has none";
+  // Whole warps: a row's lanes are reduced by warp shuffles over every lane of the warp.
+  if (opt.threads && (opt.threads % 32 != 0 || opt.threads < 32 || opt.threads > 1024))
+    return "shared form: threads must be a multiple of 32 from 32 to 1024, not " + std::to_string(opt.threads);
   SharedPlan plan;
   int cluster = 0, threads = 0;
   for (int c : {1, 2, 4, 8, 16}) {
@@ -118,7 +122,10 @@ std::string launch_shared_form(const LstmStack& stack, const ResidentOptions& op
   d.trace_len = ctx.trace_len;
   const size_t bytes = one_block_per_sm_bytes(plan.floats * sizeof(float), ctx);
   const cudaError_t e = launch_cluster(resident_lstm_kernel, d, cluster, threads, bytes, ctx.stream, false);
-  if (e != cudaSuccess) return std::string("shared form: launch refused: ") + cudaGetErrorString(e);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // the refusal is reported here; later calls must not see it again
+    return std::string("shared form: launch refused: ") + cudaGetErrorString(e);
+  }
   chosen = {"shared", cluster, threads, 0, bytes};
   return {};
 }

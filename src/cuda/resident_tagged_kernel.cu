@@ -16,6 +16,7 @@
 // step g - 1 only after it read every block's h(g), which each block computed after finishing
 // its own reads of step g - 1's vectors (the buffers alternate with the step's parity).
 #include "cuda/cluster_barrier.cuh"
+#include "cuda/kernel_loading.hpp"
 #include "cuda/resident_device_common.cuh"
 #include "cuda/resident_launch.cuh"
 #include "cuda/resident_lstm_kernel.cuh"
@@ -86,10 +87,7 @@ __device__ uint32_t receive(const RegDesc& d, float* sm, uint32_t seq, int parit
     const unsigned blocks = cluster.num_blocks();
     const int n = 1 + d.steps * d.lstm[0].input;
     for (int u = threadIdx.x; u < n; u += blockDim.x) {
-      unsigned long long v;
-      do {
-        v = load_system(d.request + u);
-      } while (uint32_t(v >> 32) != seq);
+      const unsigned long long v = wait_for_unit(d.request + u, seq);
       const float f = __uint_as_float(uint32_t(v));
       for (unsigned q = 0; q < blocks; ++q) {
         if (u == 0)
@@ -239,6 +237,11 @@ struct TaggedKernel {
 };
 
 }  // namespace
+
+void load_tagged_form_kernels() {
+  load_by_lanes<TaggedKernel, 1, 1>();
+  load_by_lanes<TaggedKernel, 2, 1>();
+}
 
 // Fewer instantiations than the register form: one or two LSTM layers, one head layer (the
 // shapes it is measured on); the host falls back to the register form for others.

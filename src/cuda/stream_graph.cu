@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "cuda/kernel_loading.hpp"
 #include "cuda/pinned_pool.hpp"
 
 namespace tickinfer::cuda {
@@ -18,6 +19,7 @@ void check_cuda(cudaError_t e, const char* who, const char* what) {
 
 DeviceStream open_device_stream(int device, const char* who) {
   check_cuda(cudaSetDevice(device), who, "cudaSetDevice");
+  load_every_kernel();
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, device), who, "cudaGetDeviceProperties");
   DeviceStream d;
