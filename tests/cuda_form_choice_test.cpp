@@ -188,6 +188,49 @@ TEST(FormChoice, AReferenceThatFailsIsTheCompileError) {
   }
 }
 
+// A form that faults spoils the device for every form in the process: here the program form's
+// start "faults" (throws, and from then the graph form's runner fails every request). The graph
+// form, timed before, would be kept; its last probe fails, and so does the compile, saying why.
+class SpoilableRunner final : public cuda::ProgramRunner {
+ public:
+  SpoilableRunner(std::unique_ptr<cuda::ProgramRunner> inner, std::shared_ptr<bool> spoiled)
+      : inner_(std::move(inner)), spoiled_(std::move(spoiled)) {}
+  bool run(const float* const* in, float* const* out, bool reset) noexcept override {
+    return !*spoiled_ && inner_->run(in, out, reset);
+  }
+  std::string reserve_rows(int n) override { return inner_->reserve_rows(n); }
+  bool run_rows(const float* x, int rows, float* y) noexcept override { return inner_->run_rows(x, rows, y); }
+  std::string describe() const override { return inner_->describe(); }
+
+ private:
+  std::unique_ptr<cuda::ProgramRunner> inner_;
+  std::shared_ptr<bool> spoiled_;
+};
+
+TEST(FormChoice, AKeptFormSpoiledByAFaultingFormIsTheCompileError) {
+  const testing::FixtureCase c = bench_case("tcn");
+  auto spoiled = std::make_shared<bool>(false);
+  ProgramStart graph = [spoiled](std::shared_ptr<const cuda::DeviceProgram> p) -> std::unique_ptr<cuda::ProgramRunner> {
+    return std::make_unique<SpoilableRunner>(cuda::host_program_runner(std::move(p), false), spoiled);
+  };
+  ProgramStart faulting = [spoiled](std::shared_ptr<const cuda::DeviceProgram>) -> std::unique_ptr<cuda::ProgramRunner> {
+    *spoiled = true;
+    throw std::runtime_error("resident program: no reply to the first request (stream: an illegal memory access)");
+  };
+  try {
+    choose(c, {{"graph", "cuda-graph", graph}, {"program", "cuda-program", faulting}});
+    FAIL() << "a plan whose kept form no longer answers";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("graph form, kept, no longer answers the probe"), std::string::npos)
+        << e.what();
+  }
+  // Unspoiled, the same graph form is kept.
+  *spoiled = false;
+  auto plan = choose(c, {{"graph", "cuda-graph", graph}, {"program", "cuda-program", refusing("no clusters")}});
+  EXPECT_STREQ(plan->isa(), "cuda-graph");
+  expect_matches_keras(*plan, c);
+}
+
 // The timing runs a stream plan's ticks; the plan it leaves still starts from zero state: every
 // tick of a fresh sequence equals Keras on the prefix.
 TEST(FormChoice, AStreamPlanStartsFromZeroStateAfterTheTiming) {

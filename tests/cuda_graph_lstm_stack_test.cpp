@@ -83,6 +83,16 @@ TEST(CudaGraphLstmStack, RefusesWhatTheKernelDoesNotRunByName) {
   headless.outputs = {int(headless.nodes.size()) - 1};
   EXPECT_NE(cuda::lstm_stack_from_graph(headless).error.find("ends in its last LSTM layer"), std::string::npos)
       << cuda::lstm_stack_from_graph(headless).error;
+  // lstm_window with its output moved to the LSTM layer, the Dense after it left in the graph:
+  // the kernel would reply with the Dense layer's outputs, not the model's.
+  Graph early = Model::load(kModels + "lstm_window/model.keras").graph();
+  for (int i = int(early.nodes.size()) - 1; i >= 0; --i)
+    if (early.nodes[i].kind == OpKind::LSTM) {
+      early.outputs = {i};
+      break;
+    }
+  EXPECT_NE(cuda::lstm_stack_from_graph(early).error.find("output is not the last layer"), std::string::npos)
+      << cuda::lstm_stack_from_graph(early).error;
 }
 
 TEST(CudaGraphLstmStack, DeviceOptionIsCheckedAndNeverFallsBackSilently) {
@@ -108,6 +118,21 @@ TEST(CudaGraphLstmStack, DeviceOptionIsCheckedAndNeverFallsBackSilently) {
       EXPECT_NE(why.find("no CUDA device is visible"), std::string::npos) << why;
     else
       EXPECT_NE(why.find("CUDA device(s)"), std::string::npos) << why;
+  }
+  // The CPU plans' own options are refused on a GPU by name, never ignored.
+  CompileOptions isa;
+  isa.device = "cuda";
+  isa.isa = "avx2";
+  CompileOptions sparse;
+  sparse.device = "cuda";
+  sparse.sparse = SparseMode::Sparse;
+  for (const auto& [o, what] : {std::pair{isa, "isa 'avx2'"}, std::pair{sparse, "block-sparse"}}) {
+    try {
+      compile(model, o);
+      FAIL() << what << " was accepted on the GPU";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
   }
   CompileOptions cpu;
   cpu.device = "cpu";

@@ -357,6 +357,22 @@ TEST(IntegerProgramRefusal, NamesTheOpWithoutAnIntegerForm) {
   o.cuda_precision = "fp16";
   const auto q = ::tickinfer::test::load_shared_tflite_file(kTflite + "/mlp_small/int8.tflite");
   EXPECT_THROW(engine::compile_cuda_integer_on_host(q, o, false), Error);
+  // It runs as a CUDA graph: asking for that form (as serve --device cuda does for every model)
+  // compiles; the resident program form is refused by name.
+  CompileOptions graph;
+  graph.cuda_form = "graph";
+  EXPECT_NO_THROW(engine::compile_cuda_integer_on_host(q, graph, false));
+  // A precision spec that asks for fp32 everywhere, however written, is no 16-bit request.
+  graph.cuda_precision = "fp32/fp32,dense=fp32";
+  EXPECT_NO_THROW(engine::compile_cuda_integer_on_host(q, graph, false));
+  CompileOptions program;
+  program.cuda_form = "program";
+  try {
+    engine::compile_cuda_integer_on_host(q, program, false);
+    ADD_FAILURE() << "--cuda-form program compiled an int8 program";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--cuda-form program"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

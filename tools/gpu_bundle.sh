@@ -19,10 +19,12 @@ for b in bench/gpu_probes bench/resident_bench bench/graph_form_bench tests/cuda
   [ -x "$build/$b" ] || { echo "gpu_bundle: $build/$b not built (configure with nvcc: TICKINFER_CUDA=ON)" >&2; exit 1; }
   cp "$build/$b" "$out/bin/"
 done
-# Every resolved library except the C runtime's (libc, libm, libpthread, libdl, librt, the loader).
+# Every resolved library except the C runtime's (glibc's own: libc, libm, libpthread, libdl, librt,
+# libresolv and the rest, and the loader): they use glibc's private symbols, so a copy from this
+# machine fails to load beside another glibc.
 for b in "$out"/bin/*; do
   ldd "$b" | awk '/=> \// {print $3}'
-done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*)\.so' | while read -r lib; do
+done | sort -u | grep -vE '/(libc|libm|libpthread|libdl|librt|libresolv|libnss_[^/]*|libmvec|libutil|libanl|libthread_db|ld-linux[^/]*)\.so' | while read -r lib; do
   cp -L "$lib" "$out/lib/"
 done
 strip --strip-unneeded "$out"/bin/* "$out"/lib/* 2>/dev/null || true

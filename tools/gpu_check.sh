@@ -74,13 +74,22 @@ bus=$(nvidia-smi --query-gpu=pci.bus_id --format=csv,noheader 2>/dev/null | head
 cpulist=$(cat "/sys/bus/pci/devices/${bus: -12}/local_cpulist" 2>/dev/null || true)
 first=${cpulist%%,*}
 cpu=${GPU_CHECK_CPU:-${first##*-}}
-[ -n "$cpu" ] || cpu=$(($(nproc) - 1))
+# The CPUs this process may use (a container may allow fewer than the node lists): a core it may
+# not use would fail every pinned row, so the last allowed one instead.
+allowed_last() { awk '/^Cpus_allowed_list/ {n = split($2, a, /[-,]/); print a[n]}' /proc/self/status; }
+[ -n "$cpu" ] || cpu=$(allowed_last)
 pin=""
-command -v taskset >/dev/null && pin="taskset -c $cpu"
+if command -v taskset >/dev/null; then
+  taskset -c "$cpu" true 2>/dev/null || cpu=$(allowed_last)
+  taskset -c "$cpu" true 2>/dev/null && pin="taskset -c $cpu"
+fi
 echo "{\"probe\":\"host_cpu\",\"cpu\":\"${pin:+$cpu}\",\"gpu_local_cpus\":\"$cpulist\",\"cpus\":$(nproc),\"model\":\"$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -1)\"}" >>"$jl"
+# Which PyTorch the peer rows get (a missing one reads as exit 77 there, like a missing GPU).
+python3 -c 'import json, torch; print(json.dumps({"probe": "torch", "version": torch.__version__, "cuda": torch.version.cuda, "available": torch.cuda.is_available()}))' >>"$jl" 2>/dev/null ||
+  echo '{"probe":"torch","none":"python3 cannot import torch"}' >>"$jl"
 lost=0
 resident() {  # one resident configuration; after a kernel that hung, skip the rest
-  [ $lost = 0 ] || { echo "{\"skipped\":\"$*\"}" >>"$jl"; return; }
+  [ $lost = 0 ] || { echo "{\"skipped\":\"resident_bench $* (a resident kernel was lost before)\",\"by\":\"gpu_check\"}" >>"$jl"; return; }
   run 30 $pin "$bin/resident_bench" "$@"
   case $rc in 0 | 1 | 2 | 77) ;; *) lost=1 ;; esac  # 2: refused (a form or size that does not apply); 77: no device
 }
@@ -125,7 +134,8 @@ done
 # One fixture first: a kernel that never answers keeps its multiprocessors until the process ends,
 # so a form that fails everywhere would starve the rest of the run; it goes on only if this passes.
 GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
-if [ $gtest_ok = 1 ]; then
+program_ok=$gtest_ok
+if [ $program_ok = 1 ]; then
   GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
   GTEST_FILTER='*ResidentProgram*' gtest 120 cuda_half_activations_test
   for m in $window_models; do
@@ -135,20 +145,26 @@ if [ $gtest_ok = 1 ]; then
       --atol "$atol" --rtol "$rtol" --form program --requests 2000
   done
 else
-  echo '{"skipped":"the resident program form: its first fixture did not pass or did not run (see gpu_check.log)"}' >>"$jl"
+  echo '{"skipped":"the resident program form: its first fixture did not pass or did not run (see gpu_check.log)","by":"gpu_check"}' >>"$jl"
 fi
 # compile(device="cuda")'s own choice for a model that is not an LSTM stack: the graph and the
 # program form timed at compile, the faster kept where its replies agree (cuda/form_choice.hpp).
 # Its rule's host half runs in the dry run; on the card, each window model as compiled, the kept
 # form and both times in the row ("kept", "choice").
+# Only where the program form passed its first fixture: else each compile would wait out five
+# cluster sizes' deadlines to keep the graph form, whose rows are above.
 gtest 120 cuda_form_choice_test
-for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small book_models/deeplob \
-         book_models/translob book_models/tiny_transformer; do
-  n=$(basename $m)
-  read -r atol rtol < <(tol "$(dirname $m)" "$n")
-  run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy --name $n \
-    --atol "$atol" --rtol "$rtol" --form auto --requests 2000
-done
+if [ $program_ok = 1 ]; then
+  for m in models/tcn models/gru_window models/mlp_large book_models/deeplob_small book_models/deeplob \
+           book_models/translob book_models/tiny_transformer; do
+    n=$(basename $m)
+    read -r atol rtol < <(tol "$(dirname $m)" "$n")
+    run 60 $pin "$bin/graph_form_bench" --model bench/$m/model.keras --x bench/$m/in0.npy --y bench/$m/out0.npy \
+      --name $n --atol "$atol" --rtol "$rtol" --form auto --requests 2000
+  done
+else
+  echo '{"skipped":"compile'"'"'s timed choice of form (--form auto): the program form did not pass its first fixture","by":"gpu_check"}' >>"$jl"
+fi
 fi  # part 1
 if in_part 2; then
 # The hardware table: per batch size, the graph form's call of N rows beside the CPU plan on the

@@ -307,6 +307,9 @@ def main():
             quant = key in runners.PRECISION  # a quantized row: an extra, at the quantization tolerance
             row = {"model": name, "runtime": key, "label": label, "mode": "window", "via": "python",
                    "precision": runners.PRECISION.get(key, "fp32"), "device": "cuda" if key in runners.GPU else "cpu"}
+            # Each row's plan ends with its row, whatever the row's end (a GPU plan left running
+            # beside the next runtime's first kernel launches could stall them; docs/gpu.md).
+            call = None
             try:
                 call = factory(ctx)
                 # The Keras call is the reference itself (same call, same inputs): not re-run.
@@ -323,6 +326,7 @@ def main():
                 extra = quant or isinstance(e, NotImplementedError)
                 (notes if extra else failures).append(f"{name}/{key}: {row['error']}")
                 results.append(row)
+                call = None
                 continue
             if quant:
                 # On the 64 inputs drawn like the calibration windows: the committed fixture rows
@@ -340,12 +344,13 @@ def main():
                 (notes if quant else failures).append(
                     f"{name}/{key}: outputs disagree with Keras (max |err| {max_abs:.3g}): not timed")
                 results.append(row)
+                call = None
                 continue
             row.update(summarize(measure(call, xs, args.seconds, args.warmup, args.min_calls, args.max_calls, args.max_seconds)))
             log(f"  {key:22s} p50 {row['p50_ns'] / 1e3:9.2f} us  p99 {row['p99_ns'] / 1e3:9.2f} us  "
                 f"(max |err| {max_abs:.2g}, {row['calls']} calls)")
             results.append(row)
-            del call
+            call = None
 
         # Native: the production path, the C++ harness.
         modes = ("window", "stream") if name in RECURRENT else ("window",)

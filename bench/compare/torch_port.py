@@ -40,7 +40,10 @@ class _Recurrent(nn.Module):
         if state:
             y, (h, c) = self.rnn(x, (state[0].unsqueeze(0).contiguous(), state[1].unsqueeze(0).contiguous()))
         else:
-            y, hc = self.rnn(x)
+            # The zero state made from x, not left to the RNN: a trace records the RNN's own
+            # zeros with a fixed device (the CPU), and the traced file then fails on a GPU.
+            z = x.new_zeros(1, x.shape[0], self.rnn.hidden_size)
+            y, hc = self.rnn(x, (z, z) if isinstance(self.rnn, nn.LSTM) else z)
             h, c = hc if isinstance(hc, tuple) else (hc, None)
         out = y if self.return_sequences else y[:, -1]
         return (out, h[0], c[0]) if self.return_state else out

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -33,5 +34,9 @@ inline std::string json(const Summary& s) {
                 s.n, s.p50, s.p90, s.p99, s.p999, s.max, s.mean);
   return buf;
 }
+
+// A double as JSON can hold it: inf and NaN are not JSON (the table would drop the whole row), so
+// they print as +-1e300, an excess no real reply reaches.
+inline double json_finite(double v) { return std::isnan(v) ? 1e300 : std::isinf(v) ? std::copysign(1e300, v) : v; }
 
 }  // namespace tickinfer::benchgpu

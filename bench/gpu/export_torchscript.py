@@ -52,6 +52,12 @@ def main():
                  if n.kind() == "prim::Constant" and n.output().type().kind() == "TensorType"]
     if constants:
         sys.exit(f"{a.model}: {len(constants)} tensor constants in the trace would stay on the CPU")
+    # A device fixed in the trace (an op that made a tensor "on the CPU") fails on the GPU with
+    # "tensors are not at the same device"; the reload below runs on the CPU and cannot see it.
+    devices = [n for n in traced.inlined_graph.nodes()
+               if n.kind() == "prim::Constant" and n.output().type().kind() == "DeviceObjType"]
+    if devices:
+        sys.exit(f"{a.model}: {len(devices)} devices fixed in the trace (the CPU's); the file would fail on a GPU")
     traced.save(a.out)
     reloaded = torch.jit.load(a.out)
     with torch.inference_mode():

@@ -7,6 +7,7 @@
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -121,9 +122,18 @@ void cluster_probe(int c) {
   unsigned long long* ns;
   CHECK(cudaMalloc(&ns, 8));
   if (c > 8) CHECK(cudaFuncSetAttribute(cluster_sync_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  // As the resident kernels sit: more than half a multiprocessor's shared memory per block, so
+  // each block has its own (the barrier then crosses multiprocessors, as theirs does).
+  int device = 0, per_sm = 0, optin = 0;
+  CHECK(cudaGetDevice(&device));
+  CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int shared = std::min(per_sm / 2 + 1024, optin);
+  CHECK(cudaFuncSetAttribute(cluster_sync_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(c);
   cfg.blockDim = dim3(256);
+  cfg.dynamicSmemBytes = size_t(shared);
   cudaLaunchAttribute attr{};
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim.x = c;

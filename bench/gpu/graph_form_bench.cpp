@@ -146,7 +146,7 @@ int batch_sweep(const Args& a, Plan& cpu, Plan::Impl& gpu, const formats::NpyArr
     const benchgpu::Summary gs = benchgpu::summarize(g), cs = benchgpu::summarize(c);
     std::printf("{\"name\":\"%s\",\"batch\":%d,\"failures\":%d,\"worst_excess\":%.3g,\"cpu_failures\":%d,"
                 "\"cpu_form\":\"%s\",\"gpu_us\":%s,\"cpu_us\":%s,\"gpu_rows_per_s\":%.0f,\"cpu_rows_per_s\":%.0f}\n",
-                a.name.c_str(), n, gpu_check.failures, gpu_check.worst, cpu_check.failures,
+                a.name.c_str(), n, gpu_check.failures, benchgpu::json_finite(gpu_check.worst), cpu_check.failures,
                 cpu_rows ? "run_rows" : "run per row", benchgpu::json(gs).c_str(), benchgpu::json(cs).c_str(),
                 n / gs.p50 * 1e6, n / cs.p50 * 1e6);
     std::fflush(stdout);
@@ -256,7 +256,7 @@ int main(int argc, char** argv) try {
               "\"worst_excess\":%.3g,\"precision\":\"%s\",\"host_to_host_us\":%s%s%s}\n",
               a.name.c_str(), a.host ? (int8 ? "int8_on_host" : "graph_on_host") : a.form.c_str(),
               where.substr(0, where.find('\n')).c_str(), static_cast<long long>(plan->flops()), rows, check.failures,
-              check.worst, a.precision.c_str(), benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str(), choice.c_str());
+              benchgpu::json_finite(check.worst), a.precision.c_str(), benchgpu::json(benchgpu::summarize(lat)).c_str(), cpu_json.c_str(), choice.c_str());
   const int failures = check.failures + (a.batches.empty() ? 0 : batch_sweep(check_args, cpu, *plan, X, Y, in, out));
   return failures ? 1 : 0;
 } catch (const std::exception& e) {

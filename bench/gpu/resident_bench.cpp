@@ -193,8 +193,8 @@ int main(int argc, char** argv) try {
       "\"kernel_recurrence_us\":%s,\"kernel_head_us\":%s,\"sm_mhz_p50\":%.0f,\"head_cycles_p50\":%.0f,"
       "\"cycles_p50\":{\"dot\":%.0f,\"activation\":%.0f,\"cell_work\":%.0f,\"barrier\":%.0f}}\n",
       a.name.c_str(), L.device_name.c_str(), L.form.c_str(), L.lanes, L.cluster, L.threads, L.steps,
-      L.shared_bytes_per_block, int(a.form == "auto"), a.activations, int(a.fast), q.count(), gpu.failures, gpu.worst_excess,
-      gpu.worst_rel_vs_reference, host.failures, benchgpu::json(benchgpu::summarize(lat)).c_str(),
+      L.shared_bytes_per_block, int(a.form == "auto"), a.activations, int(a.fast), q.count(), gpu.failures, benchgpu::json_finite(gpu.worst_excess),
+      benchgpu::json_finite(gpu.worst_rel_vs_reference), host.failures, benchgpu::json(benchgpu::summarize(lat)).c_str(),
       benchgpu::json(benchgpu::summarize(recur)).c_str(), benchgpu::json(benchgpu::summarize(head)).c_str(), p50(mhz),
       p50(head_cycles), p50(dot), p50(act), p50(work), p50(bar));
   return gpu.failures || host.failures ? 1 : 0;

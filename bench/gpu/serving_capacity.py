@@ -67,7 +67,9 @@ def one_run(args, work, model, device, rate):
         f.write("max_batch_size { value: %d }\nbatch_timeout_micros { value: %d }\n"
                 "max_enqueued_batches { value: 100000 }\nnum_batch_threads { value: %d }\n" %
                 (args.max_batch, args.timeout_us, threads))
-    flags = ["--rest_api_port=%d" % port, "--port=0", "--rest_api_bind_address=127.0.0.1",
+    # gRPC is not what is measured: one thread (each serving thread holds a plan, on the GPU with
+    # its batch reservation, so the default, one per CPU, would start sixteen idle ones).
+    flags = ["--rest_api_port=%d" % port, "--port=0", "--grpc_max_threads=1", "--rest_api_bind_address=127.0.0.1",
              "--rest_api_num_threads=%d" % cpus, "--model_name=m", "--model_base_path=" + os.path.join(work, model),
              "--file_system_poll_wait_seconds=-1", "--enable_batching", "--device=" + device,
              "--batching_parameters_file=" + os.path.join(work, "batching.pbtxt")]

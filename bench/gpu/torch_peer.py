@@ -60,9 +60,14 @@ def read_tiw(path):
             sys.exit(f"{path}: unknown record {kind}")
 
 
+# The head's activations by the .tiw code, chosen once: the peer runs only the one it needs.
+ACTIVATIONS = (lambda t: t, torch.sigmoid, torch.relu, torch.tanh)
+
+
 class Stack(torch.nn.Module):
-    def __init__(self, lstm, head):
+    def __init__(self, lstm, head, stream):
         super().__init__()
+        self.stream = stream
         self.lstms = torch.nn.ModuleList()
         for k, r, b in lstm:
             m = torch.nn.LSTM(k.shape[0], r.shape[0], batch_first=True)
@@ -80,18 +85,21 @@ class Stack(torch.nn.Module):
                 d.weight.copy_(torch.from_numpy(k.T.copy()))
                 d.bias.copy_(torch.from_numpy(b))
             self.head.append(d)
-            self.acts.append(act)
+            self.acts.append(ACTIVATIONS[act])
 
     def forward(self, x, h, c):
-        """x [1, T, I]; h, c lists of [1, 1, H] updated in place (the stream's state)."""
+        """x [1, T, I]; in a stream, h, c lists of [1, 1, H] updated in place (the state); a window
+        starts from zero state and keeps none (cuDNN's own zeros: no copies in or out)."""
         for l, m in enumerate(self.lstms):
-            x, (hn, cn) = m(x, (h[l], c[l]))
-            h[l].copy_(hn)
-            c[l].copy_(cn)
+            if self.stream:
+                x, (hn, cn) = m(x, (h[l], c[l]))
+                h[l].copy_(hn)
+                c[l].copy_(cn)
+            else:
+                x, _ = m(x)
         y = x[:, -1]
         for d, act in zip(self.head, self.acts):
-            y = d(y)
-            y = [y, torch.sigmoid(y), torch.relu(y), torch.tanh(y)][act]
+            y = act(d(y))
         return y
 
 
@@ -133,7 +141,7 @@ def main():
     want = Y.reshape(len(reqs), -1)
     resets = [(k * per_req) % steps_row == 0 for k in range(len(reqs))]
     lstm, head = read_tiw(a.model)
-    model = Stack(lstm, head).to(dev).eval()
+    model = Stack(lstm, head, a.stream).to(dev).eval()
     hs = [torch.zeros(1, 1, r.shape[0], device=dev) for _, r, _ in lstm]
     cs = [torch.zeros(1, 1, r.shape[0], device=dev) for _, r, _ in lstm]
     x_pin = torch.zeros(1, per_req, width).pin_memory()
@@ -141,9 +149,10 @@ def main():
     x_np, y_np = x_pin.numpy(), y_pin.numpy()
     x_dev = torch.zeros(1, per_req, width, device=dev)
 
-    def zero_state():
-        for t in hs + cs:
-            t.zero_()
+    def zero_state():  # a window keeps no state (Stack.forward): nothing to zero
+        if a.stream:
+            for t in hs + cs:
+                t.zero_()
 
     def body():
         x_dev.copy_(x_pin, non_blocking=True)

@@ -6,6 +6,7 @@
 #include <array>
 #include <climits>
 #include <optional>
+#include <string_view>
 
 #include "array_args.hpp"
 
@@ -162,7 +163,9 @@ nb::object PyPlan::run(nb::handle x, nb::handle out, bool check_finite) {
   if (n_in == 1 && !single) in_ptrs.assign(1, in_ptr_one);
 
   BusyGuard guard(busy_);
-  const bool release = plan_.flops() > kReleaseGilFlops;
+  // A GPU plan waits on the device (a launch and its completion, or a resident kernel's reply):
+  // the GIL is released for it whatever its size, so other Python threads run meanwhile.
+  const bool release = plan_.flops() > kReleaseGilFlops || std::string_view(plan_.isa()).starts_with("cuda");
   auto compute = [&] {
     if (single) {
       plan_.run(in_ptr_one, out_ptr_one);

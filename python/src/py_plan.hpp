@@ -21,6 +21,7 @@ namespace nb = nanobind;
 
 // Above this many FLOPs per run, run() releases the GIL while the plan computes (a few us of
 // work); below it, releasing and re-taking the GIL (~0.1-0.2 us) would cost more than it frees.
+// A GPU plan (isa "cuda-...") releases it whatever its size: its run waits on the device.
 constexpr int64_t kReleaseGilFlops = 100'000;
 
 class PyPlan {

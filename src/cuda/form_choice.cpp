@@ -26,7 +26,7 @@ std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std:
         char b[128];
         std::snprintf(b, sizeof b, "output %zu element %zu is %.9g where the ", o, i, g);
         char c[64];
-        std::snprintf(c, sizeof c, " form gives %.9g", w);
+        std::snprintf(c, sizeof c, " gives %.9g", w);
         return b + reference + c;
       }
     }
@@ -34,6 +34,22 @@ std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std:
 }
 
 }  // namespace
+
+ProgramIo host_probe_reply(const std::shared_ptr<const DeviceProgram>& program) {
+  ProgramIo want(*program, 0.0f);
+  fill_probe(want);
+  if (!host_program_runner(program, false)->run(want.in_ptrs.data(), want.out_ptrs.data(), true))
+    throw std::runtime_error("the host's run of the probe request failed");
+  return want;
+}
+
+std::string probe_error(ProgramRunner& runner, const DeviceProgram& program, const ProgramIo& want,
+                        const std::string& reference) {
+  ProgramIo got(program, 0.0f);
+  fill_probe(got);
+  if (!runner.run(got.in_ptrs.data(), got.out_ptrs.data(), true)) return "no reply to the probe request";
+  return disagreement(got, want, reference);
+}
 
 double median_request_us(ProgramRunner& r, ProgramIo& io, int requests, double budget_s) {
   const int warm = std::max(1, requests / 10);
@@ -62,6 +78,7 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
   std::unique_ptr<ProgramRunner> reference = contenders[0].start();
   if (!reference->run(want.in_ptrs.data(), want.out_ptrs.data(), true))
     throw std::runtime_error(contenders[0].form + " form: no reply to the probe request");
+  const std::string reference_name = contenders[0].form + " form";
   ProgramIo io(program, 0.0f);
   fill_probe(io);
   c.timings.push_back({contenders[0].form, median_request_us(*reference, io, requests, kTimingBudgetS), {}});
@@ -73,10 +90,7 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
     std::unique_ptr<ProgramRunner> r;
     try {
       r = contenders[k].start();
-      ProgramIo got(program, 0.0f);
-      fill_probe(got);
-      if (!r->run(got.in_ptrs.data(), got.out_ptrs.data(), true)) t.refused = "no reply to the probe request";
-      else t.refused = disagreement(got, want, contenders[0].form);
+      t.refused = probe_error(*r, program, want, reference_name);
       if (t.refused.empty()) {
         t.median_us = median_request_us(*r, io, requests, kTimingBudgetS);
         if (t.median_us < 0) t.refused = "a timed request failed";
@@ -92,6 +106,9 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
     c.timings.push_back(std::move(t));
   }
   c.runner = c.chosen == 0 ? std::move(reference) : std::move(challenger);
+  if (std::string e = probe_error(*c.runner, program, want, reference_name + "'s first reply"); !e.empty())
+    throw std::runtime_error(contenders[c.chosen].form + " form, kept, no longer answers the probe as it did (" + e +
+                             "): a refused form may have faulted the device");
   return c;
 }
 

@@ -40,7 +40,9 @@ struct ChosenForm {
 // margin allows the compiler contracting a*b+c differently in another kernel). Each candidate is
 // timed over `requests` after requests / 10 warm-ups (the median; fewer, at least 11, where they
 // would take more than a quarter of a second), the previous best kept alive
-// beside it and every loser stopped at once, so at most two forms are ever started.
+// beside it and every loser stopped at once, so at most two forms are ever started. The kept form
+// answers the probe once more at the end, so a refused form that faulted the device (which spoils
+// every form's context) fails the compile instead of leaving a plan that answers NaN.
 ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> contenders, int requests = 200);
 
 inline constexpr double kAgreeAbs = 1e-5, kAgreeRel = 1e-4;
@@ -52,6 +54,16 @@ inline bool agrees(double got, double want) { return std::fabs(got - want) <= kA
 // The probe request's input i: a fixed pattern in [-1, 1] (zeros would hide a step that ignores
 // its input).
 inline float probe_input(size_t i) { return float(int((i * 7919) % 2001) - 1000) / 1000.0f; }
+
+// The probe request's outputs as the host runs the program's step bodies (host_program_runner,
+// items forwards): what a form that no other form checks is held to (the resident program's
+// cluster sizes).
+ProgramIo host_probe_reply(const std::shared_ptr<const DeviceProgram>& program);
+// Runs the probe request on `runner` (state zeroed) and holds every output to `want` (agrees());
+// "" when all agree, else what did not ("no reply to the probe request", or the first output that
+// differs, naming `reference`).
+std::string probe_error(ProgramRunner& runner, const DeviceProgram& program, const ProgramIo& want,
+                        const std::string& reference);
 
 // Median microseconds host to host over `requests` after requests / 10 warm-ups, or over fewer
 // (at least 11) once the timed ones have taken budget_s; -1 when a request went unanswered. The

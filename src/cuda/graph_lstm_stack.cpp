@@ -96,6 +96,11 @@ StackFromGraph lstm_stack_from_graph(const Graph& g) {
     r.stack = {};
     return r;
   }
+  if (prev != g.outputs[0]) {  // the kernel replies with the chain's last layer
+    r.error = std::string("the model's output is not the last layer of its chain; ") + kWhat;
+    r.stack = {};
+    return r;
+  }
   if (r.stack.lstm.empty() || sequences) {
     r.error = std::string("the model ends in a sequence or has no LSTM layer; ") + kWhat;
     r.stack = {};

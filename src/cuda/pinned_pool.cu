@@ -68,13 +68,16 @@ MappedSlot take_mapped(size_t units) {
   return {reinterpret_cast<unsigned long long*>(slot), static_cast<unsigned long long*>(device)};
 }
 
-void give_back_mapped(unsigned long long* host) {
+void give_back_mapped(unsigned long long* host) noexcept {
   if (!host) return;
   Pool& p = pool();
   std::lock_guard<std::mutex> lock(p.mu);
   char* slot = reinterpret_cast<char*>(host);
   if (auto it = p.taken.find(slot); it != p.taken.end()) {
-    p.free_slots.emplace(it->second, slot);
+    try {
+      p.free_slots.emplace(it->second, slot);
+    } catch (...) {  // no memory for the free list's node: the slot is never reused, nothing worse
+    }
     p.taken.erase(it);
   }
 }

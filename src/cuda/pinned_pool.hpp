@@ -17,7 +17,7 @@ struct MappedSlot {
 // `units` 8-byte units, zeroed, 128-byte aligned. Throws std::runtime_error when the runtime
 // refuses a new chunk.
 MappedSlot take_mapped(size_t units);
-// Returns a slot to the pool (nullptr: nothing).
-void give_back_mapped(unsigned long long* host);
+// Returns a slot to the pool (nullptr: nothing). Never throws: the plans' destructors call it.
+void give_back_mapped(unsigned long long* host) noexcept;
 
 }  // namespace tickinfer::cuda::detail

@@ -155,6 +155,9 @@ std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack& stack, const 
     why = why.empty() ? shared_why : why + "; " + shared_why;
   }
   if (chosen.form.empty()) throw std::runtime_error("resident LSTM: " + why);
+  // From here the kernel runs until told to stop (a single request's ends by itself): whatever
+  // throws below must send the stop, never wait for a kernel nobody stopped.
+  self->running_ = !opt.single_request;
   self->layout_ = {chosen.form, chosen.cluster, chosen.threads, chosen.lanes, opt.steps, chosen.shared_bytes, prop.name};
   self->input_width_ = stack.input_width();
   self->output_width_ = stack.output_width();
@@ -164,7 +167,6 @@ std::unique_ptr<ResidentLstm> ResidentLstm::start(const LstmStack& stack, const 
     self->answering_ = false;
     return self;
   }
-  self->running_ = true;
   // One request proves the kernel is alive before anyone relies on it.
   std::vector<float> x(size_t(opt.steps) * stack.input_width(), 0.0f), y(stack.output_width());
   if (!self->run(x.data(), true, y.data(), 5'000'000'000)) {

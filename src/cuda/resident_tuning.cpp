@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "cuda/form_choice.hpp"
+#include "cuda/lstm_stack.hpp"
 
 namespace tickinfer::cuda {
 namespace {
@@ -56,9 +57,19 @@ double median_ns(ResidentLstm& k, int requests) {
   return ns[ns.size() / 2];
 }
 
-// The probe request (state zeroed): the reply every shape must give, as form_choice's agrees()
-// holds it to the first shape's (the forms sum a row's products in different orders, so they
-// differ in the last bits, never by more), to be timed at all.
+// The probe request (state zeroed): the reply every shape must give, held by form_choice's
+// agrees() to the host's double-precision reference (an fp32 kernel differs from it in the last
+// bits, never by more), to be timed at all. Not to the first shape's reply: that one is a kernel
+// too, and a wrong first shape would refuse every right one and be kept.
+std::vector<float> host_reference(const LstmStack& stack, int steps) {
+  std::vector<float> x(size_t(steps) * stack.input_width()), y(stack.output_width());
+  for (size_t i = 0; i < x.size(); ++i) x[i] = probe_input(i);
+  LstmStackState state;
+  reset_state(stack, state);
+  reference_steps(stack, state, x.data(), steps, y.data());
+  return y;
+}
+
 std::vector<float> probe_reply(ResidentLstm& k) {
   std::vector<float> x(size_t(k.layout().steps) * k.input_width()), y(k.output_width());
   for (size_t i = 0; i < x.size(); ++i) x[i] = probe_input(i);
@@ -71,7 +82,7 @@ std::string disagreement(const std::vector<float>& got, const std::vector<float>
   for (size_t o = 0; o < want.size(); ++o)
     if (!agrees(got[o], want[o])) {
       char b[160];
-      std::snprintf(b, sizeof b, "output %zu is %.9g where the first shape timed gives %.9g", o, got[o], want[o]);
+      std::snprintf(b, sizeof b, "output %zu is %.9g where the host's reference gives %.9g", o, got[o], want[o]);
       return b;
     }
   return {};
@@ -83,7 +94,7 @@ TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options
   TunedResident t;
   std::string last_refusal = "no candidate shape";
   double best = 0;
-  std::vector<float> reference;  // the first shape's probe reply
+  const std::vector<float> reference = host_reference(stack, options.steps);
   for (const ResidentOptions& o : candidates(options)) {
     const bool tagged = o.form == "tagged";
     if (tagged && options.form == "auto" && g_tagged_lost.load()) continue;
@@ -98,7 +109,6 @@ TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options
     }
     TunedCandidate c{o, 0, {}};
     const std::vector<float> reply = probe_reply(*k);
-    if (reference.empty() && !reply.empty()) reference = reply;
     c.refused = disagreement(reply, reference);
     if (c.refused.empty()) {
       c.median_ns = median_ns(*k, requests_per_candidate);

@@ -56,7 +56,10 @@ class CudaGraphPlan final : public PlanBackend {
   void reset_state() noexcept override { reset_pending_ = true; }
   std::string reserve_rows(int max_rows) override {
     std::string why = runner_->reserve_rows(max_rows);
-    if (!why.empty()) return "--device cuda: " + why;
+    if (!why.empty()) {
+      max_rows_ = 0;  // a failed reservation may have released the one before: rows one at a time
+      return "--device cuda: " + why;
+    }
     max_rows_ = max_rows;
     return why;
   }
@@ -131,14 +134,20 @@ StartRunner program_start(int device, int cluster) {
   auto chosen = std::make_shared<int>(cluster);
   return [device, chosen](std::shared_ptr<const cuda::DeviceProgram> p) -> std::unique_ptr<cuda::ProgramRunner> {
     if (*chosen > 0) return cuda::start_resident_program(std::move(p), device, *chosen);
-    // One size at a time (started, timed, stopped), so the timing never holds more than one
-    // cluster's multiprocessors.
+    // One size at a time (started, held to the host's reply to the probe request, timed,
+    // stopped), so the timing never holds more than one cluster's multiprocessors, and a size
+    // whose kernel answers wrongly is never kept (the sizes run different code: one block takes
+    // block barriers, and the items split differently).
+    const cuda::ProgramIo want = cuda::host_probe_reply(p);
     double best = -1;
     std::string why;
     for (int c : {16, 8, 4, 2, 1}) {
       try {
+        auto runner = cuda::start_resident_program(p, device, c);
+        if (std::string e = cuda::probe_error(*runner, *p, want, "host's run"); !e.empty())
+          throw std::runtime_error("cluster of " + std::to_string(c) + ": " + e);
         cuda::ProgramIo io(*p, 0.1f);
-        const double t = cuda::median_request_us(*cuda::start_resident_program(p, device, c), io, 200, 0.1);
+        const double t = cuda::median_request_us(*runner, io, 200, 0.1);
         if (t >= 0 && (best < 0 || t < best)) best = t, *chosen = c;
       } catch (const std::exception& e) {
         if (why.empty()) why = e.what();

@@ -130,6 +130,17 @@ std::string cuda_options_error(const CompileOptions& options) {
 
 namespace {
 
+// Whether a --cuda-precision spec asks for fp32 everywhere ("", "fp32", "fp32/fp32,lstm=fp32"):
+// what the forms without 16-bit storage (the resident LSTM kernel, int8 programs) accept.
+bool asks_only_fp32(const std::string& spec) {
+  if (spec.empty()) return true;
+  const StorageFormats f = parse_cuda_precision(spec);
+  if (!(f.all == LayerStorage{})) return false;
+  for (const auto& [layer, storage] : f.by_layer)
+    if (!(storage == LayerStorage{})) return false;
+  return true;
+}
+
 void require_device(int device) {
   if (!cuda::built_with_cuda())
     throw Error("--device cuda: this build of tickinfer has no CUDA backend (configured without nvcc)");
@@ -144,9 +155,10 @@ void require_integer_options(const CompileOptions& options) {
   if (options.mode == RecurrentMode::Stream)
     throw Error("--device cuda: stream mode keeps state between calls; the CUDA integer program runs window models "
                 "(an LSTM's state from zero each run)");
-  if (options.cuda_form != "auto" && !options.cuda_form.empty())
+  // "graph" is what it runs as (serve --device cuda asks every model for the form that batches).
+  if (options.cuda_form != "auto" && options.cuda_form != "graph" && !options.cuda_form.empty())
     throw Error("--cuda-form " + options.cuda_form + ": an int8 program runs as one CUDA graph of its integer ops");
-  if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")
+  if (!asks_only_fp32(options.cuda_precision))
     throw Error("--cuda-precision " + options.cuda_precision + ": an int8 program keeps its own int8 weights");
 }
 
@@ -183,7 +195,7 @@ std::unique_ptr<PlanBackend> compile_cuda(const Graph& graph, const CompileOptio
   if (options.cuda_form == "program") return compile_cuda_program(graph, options, device, 0);
   cuda::StackFromGraph s = cuda::lstm_stack_from_graph(graph);
   if (!s.error.empty()) return compile_cuda_auto(graph, options, device);
-  if (!options.cuda_precision.empty() && options.cuda_precision != "fp32")
+  if (!asks_only_fp32(options.cuda_precision))
     throw Error("--cuda-precision " + options.cuda_precision + ": the resident LSTM kernel keeps fp32 weights on chip; "
                 "the graph and program forms store fp16/bf16 weights (--cuda-form graph or program)");
   cuda::ResidentOptions opt;

@@ -50,6 +50,11 @@ Plan compile(const Model& model, const CompileOptions& options) {
     throw Error("incremental window updates are a window-mode option (stream mode updates per step already)");
   }
   if (options.incremental && device >= 0) throw Error("--device cuda: incremental window updates run on the CPU plans");
+  // The CPU plans' options: on a GPU they would mean nothing, and an option is never ignored.
+  if (!options.isa.empty() && device >= 0)
+    throw Error("--device cuda: isa '" + options.isa + "' picks a CPU kernel set; a GPU plan has none");
+  if (options.sparse == SparseMode::Sparse && device >= 0)
+    throw Error("--device cuda: the block-sparse kernels are the CPU plans' (sparse = Sparse)");
   if (std::string e = engine::cuda_options_error(options); !e.empty()) throw Error(e);
   if (device < 0) return Plan(model.source_->compile(options));
   if (model.program()) return Plan(engine::compile_cuda_integer(model.shared_program(), options, device));

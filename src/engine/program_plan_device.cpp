@@ -68,7 +68,10 @@ bool ProgramPlan::run_on_device() noexcept {
 std::string ProgramPlan::reserve_rows(int max_rows) {
   if (!device_) return "TFLite and .tkq plans run one row per call";
   if (in_.size() != 1 || out_.size() != 1) return "--device cuda: rows side by side need one input and one output";
-  if (std::string why = device_->reserve_rows(max_rows); !why.empty()) return "--device cuda: " + why;
+  if (std::string why = device_->reserve_rows(max_rows); !why.empty()) {
+    reserved_rows_ = 0;  // a failed reservation may have released the one before: rows one at a time
+    return "--device cuda: " + why;
+  }
   rows_in_.assign(size_t(device_program_->inputs[0].bytes) * size_t(max_rows), 0);
   rows_out_.assign(size_t(device_program_->outputs[0].bytes) * size_t(max_rows), 0);
   reserved_rows_ = max_rows;
