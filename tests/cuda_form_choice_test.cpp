@@ -15,9 +15,11 @@
 #include "cuda/devices.hpp"
 #include "cuda/form_choice.hpp"
 #include "engine/cuda_graph_plan.hpp"
+#include "engine/cuda_program_lowering.hpp"
 #include "formats/npy.hpp"
 #include "support/expect_close.hpp"
 #include "support/fixture_manifest.hpp"
+#include "support/lowered_fixture.hpp"
 #include "support/source_paths.hpp"
 #include "tickinfer/error.hpp"
 #include "tickinfer/tickinfer.hpp"
@@ -229,6 +231,23 @@ TEST(FormChoice, AKeptFormSpoiledByAFaultingFormIsTheCompileError) {
   auto plan = choose(c, {{"graph", "cuda-graph", graph}, {"program", "cuda-program", refusing("no clusters")}});
   EXPECT_STREQ(plan->isa(), "cuda-graph");
   expect_matches_keras(*plan, c);
+}
+
+// Programs that store 16-bit tensors are held to agree within 8 of their format's steps (a
+// rounding to 16 bits turns a last-bit difference into a whole step); fp32 ones within agrees()'s.
+TEST(FormChoice, MarginsFollowTheProgramsStorage) {
+  const engine::LoweredGraph g = testing::lower_fixture(bench_case("tcn"));
+  const auto margins = [&](const std::string& spec) {
+    return cuda::agree_margins(engine::device_program_from(g, "tcn", engine::parse_cuda_precision(spec)));
+  };
+  EXPECT_EQ(margins("").rel, cuda::kAgreeRel);
+  EXPECT_EQ(margins("").abs, cuda::kAgreeAbs);
+  EXPECT_EQ(margins("fp16/fp16").rel, 8.0 / 1024);
+  EXPECT_EQ(margins("bf16/bf16").rel, 8.0 / 128);
+  EXPECT_EQ(margins("fp16/bf16").rel, 8.0 / 128);  // the coarser format decides
+  // What the margins let through: a relative difference of 1e-3 passes fp16's, not fp32's.
+  EXPECT_TRUE(margins("fp16/fp16")(1.001, 1.0));
+  EXPECT_FALSE(margins("")(1.001, 1.0));
 }
 
 // The timing runs a stream plan's ticks; the plan it leaves still starts from zero state: every

@@ -85,7 +85,21 @@ TEST(CudaResident, AaPlansOfOtherFormsStartBesideARunningResidentKernel) {
   if (k.loaded >= 0) {
     EXPECT_EQ(k.loaded, k.kernels) << "kernels the driver reports loaded after " << k.how;
   }
-  for (const char* form : {"graph", "program"}) {
+  // A graph-form plan (the program form is not tried here: it has its own gate in gpu_check.sh),
+  // and a resident LSTM of another shape, its tuner starting a kernel per shape.
+  CompileOptions window;
+  window.device = "cuda";
+  Plan other_shape = compile(Model::load(kModels + "lstm_window/model.keras"), window);
+  ASSERT_STREQ(other_shape.isa(), "cuda-resident");
+  {
+    const formats::NpyArray X = formats::read_npy(kModels + "lstm_window/in0.npy");
+    const formats::NpyArray Y = formats::read_npy(kModels + "lstm_window/out0.npy");
+    std::vector<float> y(other_shape.output_size(0), std::nanf(""));
+    other_shape.run(X.data.data(), y.data());
+    for (size_t o = 0; o < y.size(); ++o)
+      EXPECT_NEAR(y[o], Y.data[o], 6.88e-7 + 1e-5 * std::fabs(Y.data[o])) << "lstm_window output " << o;  // kCases
+  }
+  for (const char* form : {"graph"}) {
     CompileOptions opt;
     opt.device = "cuda";
     opt.cuda_form = form;
@@ -141,9 +155,15 @@ TEST(CudaResident, ClonesKeepTheirOwnState) {
   opt.mode = RecurrentMode::Stream;
   Plan a = compile(Model::load(kModels + "lstm_tiny/model.keras"), opt);
   Plan b = a.clone();
-  std::vector<float> x(a.input_size(0), 0.25f), ya(a.output_size(0)), yb(b.output_size(0)), fresh(ya.size());
+  std::vector<float> x(a.input_size(0), 0.25f), ya(a.output_size(0)), fresh(ya.size()), fourth(ya.size());
   for (int i = 0; i < 3; ++i) a.run(x.data(), ya.data());  // a's state moves on; b's stays at zero
-  b.run(x.data(), fresh.data());
+  b.run(x.data(), fresh.data());                            // b's first tick, from zero
+  a.run(x.data(), ya.data());                               // a's fourth tick: b's run left a's state alone
+  // The fourth tick as a plan of its own gives it (and it is not the first tick's reply).
+  Plan c = a.clone();
+  for (int i = 0; i < 4; ++i) c.run(x.data(), fourth.data());
+  EXPECT_EQ(ya, fourth);
+  EXPECT_NE(ya, fresh);
   a.reset_state();
   a.run(x.data(), ya.data());
   EXPECT_EQ(ya, fresh);

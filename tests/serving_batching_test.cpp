@@ -165,6 +165,7 @@ TEST(ServingBatching, OnAGpuEveryWindowModelRunsRowsTogether) {
       float* yr[] = {one.data()};
       sv->run(0, 1, xr, yr);
       EXPECT_EQ(std::memcmp(one.data(), y.data() + r * out, out * sizeof(float)), 0) << dir << " row " << r;
+      for (size_t o = 0; o < out; ++o) EXPECT_TRUE(std::isfinite(one[o])) << dir << " row " << r << ": a failed run";
     }
   }
 }

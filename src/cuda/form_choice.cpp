@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "cuda/half_bits.hpp"
+
 namespace tickinfer::cuda {
 namespace {
 
@@ -18,11 +20,12 @@ void fill_probe(ProgramIo& io) {
 }
 
 // "" when every output of `got` is within the margin of `want`, else the first that is not.
-std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std::string& reference) {
+std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std::string& reference,
+                         const AgreeMargins& margins) {
   for (size_t o = 0; o < want.out.size(); ++o)
     for (size_t i = 0; i < want.out[o].size(); ++i) {
       const double g = got.out[o][i], w = want.out[o][i];
-      if (!agrees(g, w)) {
+      if (!margins(g, w)) {
         char b[128];
         std::snprintf(b, sizeof b, "output %zu element %zu is %.9g where the ", o, i, g);
         char c[64];
@@ -34,6 +37,20 @@ std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std:
 }
 
 }  // namespace
+
+AgreeMargins agree_margins(const DeviceProgram& program) {
+  int32_t widest = kWeightsFp32;  // the coarsest 16-bit format any step stores: bf16 over fp16
+  for (const DeviceStep& s : program.steps) {
+    if (!step_has_16bit_tensors(s)) continue;
+    for (int32_t f : {s.in_format, s.rhs_format, s.out_format})
+      if (f == kWeightsBf16 || (f == kWeightsFp16 && widest == kWeightsFp32)) widest = f;
+    for (int e = 0; e < s.n_extra && e < kDevMaxInputs; ++e)
+      if (s.extra_format[e] == kWeightsBf16 || (s.extra_format[e] == kWeightsFp16 && widest == kWeightsFp32))
+        widest = s.extra_format[e];
+  }
+  if (widest == kWeightsFp32) return {};
+  return {1e-3, widest == kWeightsBf16 ? 8.0 / 128 : 8.0 / 1024};
+}
 
 ProgramIo host_probe_reply(const std::shared_ptr<const DeviceProgram>& program) {
   ProgramIo want(*program, 0.0f);
@@ -48,7 +65,7 @@ std::string probe_error(ProgramRunner& runner, const DeviceProgram& program, con
   ProgramIo got(program, 0.0f);
   fill_probe(got);
   if (!runner.run(got.in_ptrs.data(), got.out_ptrs.data(), true)) return "no reply to the probe request";
-  return disagreement(got, want, reference);
+  return disagreement(got, want, reference, agree_margins(program));
 }
 
 double median_request_us(ProgramRunner& r, ProgramIo& io, int requests, double budget_s) {

@@ -35,9 +35,9 @@ struct ChosenForm {
 
 // Contender 0 is the reference: its start's exception propagates, and it must answer the probe.
 // Every other is a candidate only when it starts, answers, and gives every output of the probe
-// (inputs a fixed pattern in [-1, 1], state zeroed) within kAgreeAbs + kAgreeRel |reference|:
-// the forms run the same step bodies, so they agree to the bit unless a kernel is wrong (the
-// margin allows the compiler contracting a*b+c differently in another kernel). Each candidate is
+// (inputs a fixed pattern in [-1, 1], state zeroed) within agree_margins(program) of the
+// reference's: the forms run the same step bodies, so they agree to the bit unless a kernel is
+// wrong (the margins allow the compiler contracting a*b+c differently in another kernel). Each candidate is
 // timed over `requests` after requests / 10 warm-ups (the median; fewer, at least 11, where they
 // would take more than a quarter of a second), the previous best kept alive
 // beside it and every loser stopped at once, so at most two forms are ever started. The kept form
@@ -50,6 +50,17 @@ inline constexpr double kAgreeAbs = 1e-5, kAgreeRel = 1e-4;
 // Whether an output agrees with the reference's: within kAgreeAbs + kAgreeRel |want| (NaN never
 // does). Also how the resident LSTM's timed shapes are held to the first (resident_tuning.hpp).
 inline bool agrees(double got, double want) { return std::fabs(got - want) <= kAgreeAbs + kAgreeRel * std::fabs(want); }
+
+// How closely two runs of `program` must agree: agrees()'s margins for fp32 tensors. Where a step
+// stores 16-bit tensors, a last-bit difference before a rounding to 16 bits (a contraction the
+// other kernel did not make) moves the stored value by a whole 16-bit step, and such steps
+// compound through the layers after: the margins are then 8 of the format's steps (fp16: 8 x
+// 2^-10 relative; bf16: 8 x 2^-7) and 1e-3 absolute. A wrong kernel still differs by far more.
+struct AgreeMargins {
+  double abs = kAgreeAbs, rel = kAgreeRel;
+  bool operator()(double got, double want) const { return std::fabs(got - want) <= abs + rel * std::fabs(want); }
+};
+AgreeMargins agree_margins(const DeviceProgram& program);
 
 // The probe request's input i: a fixed pattern in [-1, 1] (zeros would hide a step that ignores
 // its input).

@@ -17,6 +17,7 @@ struct FixtureCase {
   std::vector<std::string> inputs, outputs;
   double rtol = 1e-5, atol = 1e-6;
   std::string stream_in, stream_out;  // empty when the case has no stream fixture
+  double stream_atol = 0;             // the stream fixture's own atol (the window's where it has none)
   // A sliding sequence [N, T + S, ...] and Keras on each of its S + 1 windows [N, S + 1, ...]
   // (incremental window updates); empty when the case has none.
   std::string slide_in, slide_out;
@@ -58,6 +59,7 @@ inline std::vector<FixtureCase> load_manifest(const std::string& dir) {
     if (c.contains("stream") && c["stream"].is_object()) {
       fc.stream_in = dir + "/" + c["stream"].at("inputs").get<std::string>();
       fc.stream_out = dir + "/" + c["stream"].at("outputs").get<std::string>();
+      fc.stream_atol = c["stream"].value("atol", fc.atol);
     }
     if (c.contains("slide") && c["slide"].is_object()) {
       fc.slide_in = dir + "/" + c["slide"].at("inputs").get<std::string>();
