@@ -35,8 +35,9 @@ def flatten_rnn_weights(model):
         kind = getattr(m, "original_name", "")
         if kind not in ("LSTM", "GRU"):
             continue
-        weights = [w for _, w in m.named_parameters(recurse=False)]  # w_ih, w_hh[, b_ih, b_hh] per layer
-        per_layer = 4 if len(weights) % 4 == 0 else 2
+        named = list(m.named_parameters(recurse=False))  # w_ih, w_hh[, b_ih, b_hh] per layer
+        weights = [w for _, w in named]
+        per_layer = 4 if any(n.startswith("bias") for n, _ in named) else 2
         layers = len(weights) // per_layer
         with torch.no_grad():
             torch._cudnn_rnn_flatten_weight(weights, per_layer, weights[0].shape[1], 2 if kind == "LSTM" else 3,
