@@ -69,48 +69,45 @@ void expect_matches_keras(const Case& c, const std::string& label, Run run) {
   }
 }
 
+// A plan of a bench model on the GPU, in `mode` and `form` ("": the timed choice).
+Plan compile_on_gpu(const std::string& model, RecurrentMode mode, const std::string& form = "") {
+  CompileOptions opt;
+  opt.device = "cuda";
+  opt.mode = mode;
+  opt.cuda_form = form;
+  return compile(Model::load(kModels + model + "/model.keras"), opt);
+}
+
+// The first row of a bench model's in0.npy through `plan`, against Keras's out0.npy.
+void expect_first_row_matches_keras(Plan& plan, const std::string& model, double atol) {
+  const formats::NpyArray X = formats::read_npy(kModels + model + "/in0.npy");
+  const formats::NpyArray Y = formats::read_npy(kModels + model + "/out0.npy");
+  std::vector<float> y(plan.output_size(0), std::nanf(""));
+  plan.run(X.data.data(), y.data());
+  for (size_t o = 0; o < y.size(); ++o)
+    EXPECT_NEAR(y[o], Y.data[o], atol + 1e-5 * std::fabs(Y.data[o])) << model << " output " << o;
+}
+
 // First in this file, so these are the process's first plans (tools/gpu_check.sh also runs it
-// alone): a resident kernel runs, and only then do plans of other forms start, whose kernels a
-// lazily loading CUDA would load now and wait forever for the device to drain. load_every_kernel
-// loaded them with the first plan.
+// alone): a resident kernel runs, and only then do plans whose kernels a lazily loading CUDA
+// would load now (and wait forever for the device to drain) start: a resident LSTM of another
+// shape (its tuner starting a kernel per shape) and a graph-form plan. The program form is not
+// tried here: it has its own gate in gpu_check.sh. load_every_kernel loaded them all with the
+// first plan.
 TEST(CudaResident, AaPlansOfOtherFormsStartBesideARunningResidentKernel) {
   SKIP_WITHOUT_GPU();
-  CompileOptions resident_opt;
-  resident_opt.device = "cuda";
-  resident_opt.mode = RecurrentMode::Stream;
-  Plan resident = compile(Model::load(kModels + "lstm_tiny/model.keras"), resident_opt);
+  Plan resident = compile_on_gpu("lstm_tiny", RecurrentMode::Stream);
   ASSERT_STREQ(resident.isa(), "cuda-resident");
   const cuda::KernelLoading k = cuda::kernel_loading_on_this_device();
   EXPECT_GE(k.kernels, 40) << "kernels given to " << k.how;
   if (k.loaded >= 0) {
     EXPECT_EQ(k.loaded, k.kernels) << "kernels the driver reports loaded after " << k.how;
   }
-  // A graph-form plan (the program form is not tried here: it has its own gate in gpu_check.sh),
-  // and a resident LSTM of another shape, its tuner starting a kernel per shape.
-  CompileOptions window;
-  window.device = "cuda";
-  Plan other_shape = compile(Model::load(kModels + "lstm_window/model.keras"), window);
+  Plan other_shape = compile_on_gpu("lstm_window", RecurrentMode::Window);
   ASSERT_STREQ(other_shape.isa(), "cuda-resident");
-  {
-    const formats::NpyArray X = formats::read_npy(kModels + "lstm_window/in0.npy");
-    const formats::NpyArray Y = formats::read_npy(kModels + "lstm_window/out0.npy");
-    std::vector<float> y(other_shape.output_size(0), std::nanf(""));
-    other_shape.run(X.data.data(), y.data());
-    for (size_t o = 0; o < y.size(); ++o)
-      EXPECT_NEAR(y[o], Y.data[o], 6.88e-7 + 1e-5 * std::fabs(Y.data[o])) << "lstm_window output " << o;  // kCases
-  }
-  for (const char* form : {"graph"}) {
-    CompileOptions opt;
-    opt.device = "cuda";
-    opt.cuda_form = form;
-    Plan other = compile(Model::load(kModels + "tcn/model.keras"), opt);
-    const formats::NpyArray X = formats::read_npy(kModels + "tcn/in0.npy");
-    const formats::NpyArray Y = formats::read_npy(kModels + "tcn/out0.npy");
-    std::vector<float> y(other.output_size(0), std::nanf(""));
-    other.run(X.data.data(), y.data());
-    for (size_t o = 0; o < y.size(); ++o)
-      EXPECT_NEAR(y[o], Y.data[o], 2.86e-6 + 1e-5 * std::fabs(Y.data[o])) << form << " output " << o;  // manifest
-  }
+  expect_first_row_matches_keras(other_shape, "lstm_window", 6.88e-7);  // kCases' atol
+  Plan graph = compile_on_gpu("tcn", RecurrentMode::Window, "graph");
+  expect_first_row_matches_keras(graph, "tcn", 2.86e-6);  // the manifest's atol
   std::vector<float> x(resident.input_size(0), 0.25f), y(resident.output_size(0), std::nanf(""));
   resident.run(x.data(), y.data());
   for (float v : y) EXPECT_TRUE(std::isfinite(v)) << "the resident plan still answers";
@@ -119,10 +116,7 @@ TEST(CudaResident, AaPlansOfOtherFormsStartBesideARunningResidentKernel) {
 TEST(CudaResident, EnginePlanMatchesKerasInBothModes) {
   SKIP_WITHOUT_GPU();
   for (const Case& c : kCases) {
-    CompileOptions opt;
-    opt.device = "cuda";
-    opt.mode = c.stream ? RecurrentMode::Stream : RecurrentMode::Window;
-    Plan plan = compile(Model::load(kModels + c.model + "/model.keras"), opt);
+    Plan plan = compile_on_gpu(c.model, c.stream ? RecurrentMode::Stream : RecurrentMode::Window);
     EXPECT_STREQ(plan.isa(), "cuda-resident");
     expect_matches_keras(c, "plan", [&](const float* x, bool reset, float* y) {
       if (reset) plan.reset_state();
@@ -150,10 +144,7 @@ TEST(CudaResident, BothFormsMatchKeras) {
 
 TEST(CudaResident, ClonesKeepTheirOwnState) {
   SKIP_WITHOUT_GPU();
-  CompileOptions opt;
-  opt.device = "cuda";
-  opt.mode = RecurrentMode::Stream;
-  Plan a = compile(Model::load(kModels + "lstm_tiny/model.keras"), opt);
+  Plan a = compile_on_gpu("lstm_tiny", RecurrentMode::Stream);
   Plan b = a.clone();
   std::vector<float> x(a.input_size(0), 0.25f), ya(a.output_size(0)), fresh(ya.size()), fourth(ya.size());
   for (int i = 0; i < 3; ++i) a.run(x.data(), ya.data());  // a's state moves on; b's stays at zero
