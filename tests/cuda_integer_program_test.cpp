@@ -185,7 +185,8 @@ INSTANTIATE_TEST_SUITE_P(Int8Files, ConverterInt8, ::testing::ValuesIn(int8_case
 
 // ---- tickinfer-quantized models against the CPU plan -------------------------------------------
 
-// The host integer program and the CPU plan (this machine's fastest kernels) on the same rows.
+// The host integer program and the CPU plan (this machine's fastest kernels) on the same rows;
+// where a GPU is visible, the program on the card too (tools/gpu_check.sh runs this binary there).
 void expect_same_as_cpu_plan(const std::shared_ptr<const tfl::Program>& program,
                              const std::vector<std::vector<float>>& xs, const std::string& what) {
   engine::ProgramPlan cpu(program, CompileOptions{});
@@ -201,6 +202,15 @@ void expect_same_as_cpu_plan(const std::shared_ptr<const tfl::Program>& program,
   size_t mismatches = 0;
   for (size_t k = 0; k < got.size(); ++k) mismatches += std::memcmp(&got[k], &want[k], 4) != 0;
   EXPECT_EQ(mismatches, 0u) << what << ": " << mismatches << " of " << got.size() << " outputs differ";
+  if (!have_gpu()) return;
+  CompileOptions o;
+  o.device = "cuda";
+  const auto gpu = engine::compile_cuda_integer(program, o, 0);
+  const std::vector<float> on_gpu = run_rows(*gpu, xs, rows);
+  size_t gpu_mismatches = 0;
+  for (size_t k = 0; k < on_gpu.size(); ++k) gpu_mismatches += std::memcmp(&on_gpu[k], &want[k], 4) != 0;
+  EXPECT_EQ(gpu_mismatches, 0u) << what << " on the GPU: " << gpu_mismatches << " of " << on_gpu.size()
+                                << " outputs differ";
 }
 
 TEST(QuantizedModels, TkqFileGivesTheCpuPlansBits) {

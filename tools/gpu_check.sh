@@ -205,7 +205,7 @@ done
 # int8 programs (TFLite's integer arithmetic on the card): the converter's int8 files against
 # TFLite's reference outputs, then the bench models' int8 .tkq files, every row held to this host's
 # int8 CPU plan bit for bit and each request timed beside the CPU plan's, interleaved.
-gtest 60 cuda_integer_program_test
+gtest 90 cuda_integer_program_test
 for n in tcn mlp_large mlp_small lstm_window lstm_tiny; do
   [ -f "$bundle/quantized/$n.int8.tkq" ] || continue
   run 60 $pin "$bin/graph_form_bench" --model "$bundle/quantized/$n.int8.tkq" --x $models/$n/in0.npy --name "${n}_int8" \
