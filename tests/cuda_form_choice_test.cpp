@@ -40,10 +40,23 @@ testing::FixtureCase bench_case(const std::string& name) {
   throw std::runtime_error("no fixture " + name);
 }
 
-// The host executor, each request made `extra_us` slower by a spin: a form whose speed is known.
-class SlowedRunner final : public cuda::ProgramRunner {
+// A runner that hands everything to another; the forms below change only its run().
+class WrappedRunner : public cuda::ProgramRunner {
  public:
-  SlowedRunner(std::unique_ptr<cuda::ProgramRunner> inner, int extra_us) : inner_(std::move(inner)), extra_us_(extra_us) {}
+  explicit WrappedRunner(std::unique_ptr<cuda::ProgramRunner> inner) : inner_(std::move(inner)) {}
+  bool run(const float* const* in, float* const* out, bool reset) noexcept override { return inner_->run(in, out, reset); }
+  std::string reserve_rows(int n) override { return inner_->reserve_rows(n); }
+  bool run_rows(const float* x, int rows, float* y) noexcept override { return inner_->run_rows(x, rows, y); }
+  std::string describe() const override { return inner_->describe(); }
+
+ protected:
+  std::unique_ptr<cuda::ProgramRunner> inner_;
+};
+
+// The host executor, each request made `extra_us` slower by a spin: a form whose speed is known.
+class SlowedRunner final : public WrappedRunner {
+ public:
+  SlowedRunner(std::unique_ptr<cuda::ProgramRunner> inner, int extra_us) : WrappedRunner(std::move(inner)), extra_us_(extra_us) {}
   bool run(const float* const* in, float* const* out, bool reset) noexcept override {
     const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(extra_us_);
     const bool ok = inner_->run(in, out, reset);
@@ -51,12 +64,9 @@ class SlowedRunner final : public cuda::ProgramRunner {
     }
     return ok;
   }
-  std::string reserve_rows(int n) override { return inner_->reserve_rows(n); }
-  bool run_rows(const float* x, int rows, float* y) noexcept override { return inner_->run_rows(x, rows, y); }
   std::string describe() const override { return "slowed " + inner_->describe(); }
 
  private:
-  std::unique_ptr<cuda::ProgramRunner> inner_;
   int extra_us_;
 };
 
@@ -193,19 +203,15 @@ TEST(FormChoice, AReferenceThatFailsIsTheCompileError) {
 // A form that faults spoils the device for every form in the process: here the program form's
 // start "faults" (throws, and from then the graph form's runner fails every request). The graph
 // form, timed before, would be kept; its last probe fails, and so does the compile, saying why.
-class SpoilableRunner final : public cuda::ProgramRunner {
+class SpoilableRunner final : public WrappedRunner {
  public:
   SpoilableRunner(std::unique_ptr<cuda::ProgramRunner> inner, std::shared_ptr<bool> spoiled)
-      : inner_(std::move(inner)), spoiled_(std::move(spoiled)) {}
+      : WrappedRunner(std::move(inner)), spoiled_(std::move(spoiled)) {}
   bool run(const float* const* in, float* const* out, bool reset) noexcept override {
     return !*spoiled_ && inner_->run(in, out, reset);
   }
-  std::string reserve_rows(int n) override { return inner_->reserve_rows(n); }
-  bool run_rows(const float* x, int rows, float* y) noexcept override { return inner_->run_rows(x, rows, y); }
-  std::string describe() const override { return inner_->describe(); }
 
  private:
-  std::unique_ptr<cuda::ProgramRunner> inner_;
   std::shared_ptr<bool> spoiled_;
 };
 
