@@ -87,6 +87,12 @@ echo "{\"probe\":\"host_cpu\",\"cpu\":\"${pin:+$cpu}\",\"gpu_local_cpus\":\"$cpu
 # Which PyTorch the peer rows get (a missing one reads as exit 77 there, like a missing GPU).
 python3 -c 'import json, torch; print(json.dumps({"probe": "torch", "version": torch.__version__, "cuda": torch.version.cuda, "available": torch.cuda.is_available()}))' >>"$jl" 2>/dev/null ||
   echo '{"probe":"torch","none":"python3 cannot import torch"}' >>"$jl"
+# The resident program form's first fixture: program_ok=1 where it passed. The form's other rows
+# run only then (a kernel that never answers holds its multiprocessors until the process ends).
+program_gate() {
+  GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
+  program_ok=$gtest_ok
+}
 lost=0
 resident() {  # one resident configuration; after a kernel that hung, skip the rest
   [ $lost = 0 ] || { echo "{\"skipped\":\"resident_bench $* (a resident kernel was lost before)\",\"by\":\"gpu_check\"}" >>"$jl"; return; }
@@ -133,8 +139,7 @@ done
 # compile, every reply held to Keras) beside the graph form's rows above; every fixture in part 2.
 # One fixture first: a kernel that never answers keeps its multiprocessors until the process ends,
 # so a form that fails everywhere would starve the rest of the run; it goes on only if this passes.
-GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
-program_ok=$gtest_ok
+program_gate
 if [ $program_ok = 1 ]; then
   for m in $window_models; do
     n=$(basename $m)
@@ -167,10 +172,7 @@ fi  # part 1
 if in_part 2; then
 # The resident program form on every fixture (part 2: minutes of compiles, and the window
 # models' program rows in part 1 already hold each to Keras), where its first fixture passes.
-if [ -z "${program_ok:-}" ]; then
-  GTEST_FILTER='Fixtures/GraphFormWindow.GpuResidentProgramMatchesKeras/bench_tcn' gtest 60 cuda_graph_form_test
-  program_ok=$gtest_ok
-fi
+[ -n "${program_ok:-}" ] || program_gate
 if [ $program_ok = 1 ]; then
   GTEST_FILTER='*ResidentProgram*' gtest 240 cuda_graph_form_test
   GTEST_FILTER='*ResidentProgram*' gtest 120 cuda_half_activations_test

@@ -40,13 +40,12 @@ std::string disagreement(const ProgramIo& got, const ProgramIo& want, const std:
 
 AgreeMargins agree_margins(const DeviceProgram& program) {
   int32_t widest = kWeightsFp32;  // the coarsest 16-bit format any step stores: bf16 over fp16
+  const auto widen = [&](int32_t f) {
+    if (f == kWeightsBf16 || (f == kWeightsFp16 && widest == kWeightsFp32)) widest = f;
+  };
   for (const DeviceStep& s : program.steps) {
-    if (!step_has_16bit_tensors(s)) continue;
-    for (int32_t f : {s.in_format, s.rhs_format, s.out_format})
-      if (f == kWeightsBf16 || (f == kWeightsFp16 && widest == kWeightsFp32)) widest = f;
-    for (int e = 0; e < s.n_extra && e < kDevMaxInputs; ++e)
-      if (s.extra_format[e] == kWeightsBf16 || (s.extra_format[e] == kWeightsFp16 && widest == kWeightsFp32))
-        widest = s.extra_format[e];
+    for (int32_t f : {s.in_format, s.rhs_format, s.out_format}) widen(f);
+    for (int e = 0; e < s.n_extra && e < kDevMaxInputs; ++e) widen(s.extra_format[e]);
   }
   if (widest == kWeightsFp32) return {};
   return {1e-3, widest == kWeightsBf16 ? 8.0 / 128 : 8.0 / 1024};

@@ -47,19 +47,20 @@ ChosenForm choose_form(const DeviceProgram& program, std::vector<FormContender> 
 
 inline constexpr double kAgreeAbs = 1e-5, kAgreeRel = 1e-4;
 
-// Whether an output agrees with the reference's: within kAgreeAbs + kAgreeRel |want| (NaN never
-// does). Also how the resident LSTM's timed shapes are held to the first (resident_tuning.hpp).
-inline bool agrees(double got, double want) { return std::fabs(got - want) <= kAgreeAbs + kAgreeRel * std::fabs(want); }
+// Whether an output agrees with the reference's: within abs + rel |want| (NaN never does).
+struct AgreeMargins {
+  double abs = kAgreeAbs, rel = kAgreeRel;
+  bool operator()(double got, double want) const { return std::fabs(got - want) <= abs + rel * std::fabs(want); }
+};
+// The fp32 margins: also how the resident LSTM's timed shapes are held to the host's reference
+// (resident_tuning.hpp).
+inline bool agrees(double got, double want) { return AgreeMargins{}(got, want); }
 
 // How closely two runs of `program` must agree: agrees()'s margins for fp32 tensors. Where a step
 // stores 16-bit tensors, a last-bit difference before a rounding to 16 bits (a contraction the
 // other kernel did not make) moves the stored value by a whole 16-bit step, and such steps
 // compound through the layers after: the margins are then 8 of the format's steps (fp16: 8 x
 // 2^-10 relative; bf16: 8 x 2^-7) and 1e-3 absolute. A wrong kernel still differs by far more.
-struct AgreeMargins {
-  double abs = kAgreeAbs, rel = kAgreeRel;
-  bool operator()(double got, double want) const { return std::fabs(got - want) <= abs + rel * std::fabs(want); }
-};
 AgreeMargins agree_margins(const DeviceProgram& program);
 
 // The probe request's input i: a fixed pattern in [-1, 1] (zeros would hide a step that ignores
@@ -70,7 +71,8 @@ inline float probe_input(size_t i) { return float(int((i * 7919) % 2001) - 1000)
 // items forwards): what a form that no other form checks is held to (the resident program's
 // cluster sizes).
 ProgramIo host_probe_reply(const std::shared_ptr<const DeviceProgram>& program);
-// Runs the probe request on `runner` (state zeroed) and holds every output to `want` (agrees());
+// Runs the probe request on `runner` (state zeroed) and holds every output to `want`
+// (agree_margins(program));
 // "" when all agree, else what did not ("no reply to the probe request", or the first output that
 // differs, naming `reference`).
 std::string probe_error(ProgramRunner& runner, const DeviceProgram& program, const ProgramIo& want,
