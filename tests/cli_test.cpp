@@ -260,6 +260,26 @@ TEST_F(CliTest, UsageErrorsExitWithTwo) {
   EXPECT_EQ(run("predict").exit_code, 2);
 }
 
+// --device cuda where it cannot run: refused by name, after the same option checks in every build
+// (a typo in --cuda-precision is a usage error with or without the backend).
+TEST_F(CliTest, DeviceCudaIsRefusedByNameWhereItCannotRun) {
+  const std::string model = quote(model_path("mlp_small")), x = quote(fixture("mlp_small/in0.npy"));
+  const std::string out = " --output " + quote(temp("cuda_out.npy"));
+  const auto r = run("predict " + model + " --input " + x + out + " --device cuda");
+  ASSERT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--device cuda"), std::string::npos) << r.err;
+#if !TICKINFER_CUDA_BACKEND
+  EXPECT_NE(r.err.find("no CUDA backend"), std::string::npos) << r.err;
+  const auto report = run("cuda-precision " + model + " --input " + x);
+  EXPECT_NE(report.exit_code, 0);
+  EXPECT_NE(report.err.find("no CUDA backend"), std::string::npos) << report.err;
+#endif
+  const auto bad = run("predict " + model + " --input " + x + out + " --device cuda --cuda-precision fp8");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("fp8"), std::string::npos) << bad.err;
+}
+
+#if TICKINFER_CUDA_BACKEND  // the report runs the backend's step bodies on the host
 // `tickinfer cuda-precision` on any machine: the per-layer table, the spec line a plan command
 // takes back (checked by compiling it), and its usage errors.
 TEST_F(CliTest, CudaPrecisionPrintsTheTableAndASpecThePlanOptionsTake) {
@@ -277,6 +297,7 @@ TEST_F(CliTest, CudaPrecisionPrintsTheTableAndASpecThePlanOptionsTake) {
   EXPECT_EQ(bad.exit_code, 2);
   EXPECT_NE(bad.err.find("fp8"), std::string::npos) << bad.err;
 }
+#endif
 
 TEST_F(CliTest, VersionAndHelpSucceed) {
   const auto v = run("--version");

@@ -178,6 +178,7 @@ TEST(HotPath, RunNeverAllocatesOrLocks) {
   }
 }
 
+#if TICKINFER_CUDA_BACKEND  // a build without nvcc has no CUDA backend to check
 // The CUDA backend's integer program (int8 TFLite files) behind a ProgramPlan: its host executor
 // here, with the host's share of a GPU run around it (the conversions, a float input's QUANTIZE).
 // The GPU runner's own promise is checked where a GPU is (cuda_integer_program_test).
@@ -208,6 +209,7 @@ TEST(HotPath, IntegerProgramRunNeverAllocatesOrLocks) {
   }
   EXPECT_EQ(checked, 6);
 }
+#endif
 
 TEST(HotPath, CountersSeeAllocationsAndLocks) {
   // The instruments themselves work: without this, the test above could pass vacuously.

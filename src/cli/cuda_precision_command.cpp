@@ -26,21 +26,6 @@ std::string format_error(double e) {
 
 }  // namespace
 
-ArgParser cuda_precision_parser() {
-  ArgParser p("cuda-precision",
-              "GPU weights and activations in fp16/bf16: each layer's error (measured here) and a --cuda-precision spec within a bound");
-  p.positional("MODEL", "a Keras model (.keras, .h5) or a SavedModel directory");
-  p.option("input", "IN",
-           "input rows, .npy or .csv; one per model input, in the model's order (--mode stream: the ticks of one "
-           "sequence)",
-           "", true);
-  p.option("max-error", "E", "largest max |output - fp32 output| the chosen mix may reach", "1e-4");
-  p.option("rows", "N", "input rows used (the first N)", "16");
-  declare_plan_options(p);
-  declare_load_options(p);
-  return p;
-}
-
 int run_cuda_precision(const ArgParser& args) {
   const std::string& path = args.positional_value("MODEL");
   const auto& input_paths = args.values("input");

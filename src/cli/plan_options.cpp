@@ -1,6 +1,6 @@
 #include "cli/plan_options.hpp"
 
-#include "engine/cuda_plan.hpp"
+#include "engine/device_options.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {

@@ -1,5 +1,6 @@
-// Compiled instead of the .cu files when the build has no nvcc (TICKINFER_CUDA=OFF): the CUDA
-// backend's entry points exist and refuse by name, so `--device cuda` on such a binary says why.
+// The whole CUDA module when the build has no nvcc (TICKINFER_CUDA=OFF): none of the backend, host
+// code included, is compiled, and its entry points exist and refuse by name (the engine's side
+// refuses first: engine/gpu_backend_absent.cpp).
 #include <stdexcept>
 
 #include "cuda/device_runner.hpp"

@@ -105,31 +105,6 @@ class CudaResidentPlan final : public PlanBackend {
   bool reset_pending_ = true;
 };
 
-}  // namespace
-
-int cuda_device_index(const std::string& device) {
-  if (device.empty() || device == "cpu") return -1;
-  if (device == "cuda") return 0;
-  if (device.rfind("cuda:", 0) == 0 && device.size() > 5 && device.size() < 9 &&
-      device.find_first_not_of("0123456789", 5) == std::string::npos)
-    return std::stoi(device.substr(5));
-  throw Error("device '" + device + "': expected cpu, cuda or cuda:N");
-}
-
-std::string cuda_options_error(const CompileOptions& options) {
-  const std::string& f = options.cuda_form;
-  if (!f.empty() && f != "auto" && f != "graph" && f != "program")
-    return "cuda_form '" + f + "': expected auto, graph or program";
-  try {
-    parse_cuda_precision(options.cuda_precision);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
-}
-
-namespace {
-
 // Whether a --cuda-precision spec asks for fp32 everywhere ("", "fp32", "fp32/fp32,lstm=fp32"):
 // what the forms without 16-bit storage (the resident LSTM kernel, int8 programs) accept.
 bool asks_only_fp32(const std::string& spec) {

@@ -6,19 +6,12 @@
 #include <memory>
 #include <string>
 
+#include "engine/device_options.hpp"
 #include "engine/plan_backend.hpp"
 #include "model/graph.hpp"
 #include "tflite/program.hpp"
 
 namespace tickinfer::engine {
-
-// "" and "cpu" -> -1 (the CPU plans); "cuda" -> 0; "cuda:N" -> N. Throws tickinfer::Error for
-// anything else.
-int cuda_device_index(const std::string& device);
-
-// "" when CompileOptions::cuda_form and cuda_precision are well formed, else what is wrong (checked
-// for every device, so a typo is caught on the machine it was made on).
-std::string cuda_options_error(const CompileOptions& options);
 
 // Compiles `graph` onto CUDA device `device`. Throws tickinfer::Error naming the reason: a build
 // without CUDA, no such device, a layer the backend does not run, weights that fit no cluster.

@@ -341,57 +341,6 @@ int64_t step_macs(const cuda::DeviceStep& s) {
 
 }  // namespace
 
-LayerStorage StorageFormats::of(const std::string& layer) const {
-  const auto it = by_layer.find(layer);
-  return it == by_layer.end() ? all : it->second;
-}
-
-const char* storage_format_name(int32_t format) {
-  return format == cuda::kWeightsFp16 ? "fp16" : format == cuda::kWeightsBf16 ? "bf16" : "fp32";
-}
-
-StorageFormats parse_cuda_precision(const std::string& spec) {
-  auto one = [&](const std::string& name) {
-    if (name == "fp32") return int32_t(cuda::kWeightsFp32);
-    if (name == "fp16") return int32_t(cuda::kWeightsFp16);
-    if (name == "bf16") return int32_t(cuda::kWeightsBf16);
-    throw Error("--cuda-precision '" + spec + "': '" + name + "' is not fp32, fp16 or bf16");
-  };
-  auto format = [&](const std::string& text) {
-    const size_t slash = text.find('/');
-    if (slash == std::string::npos) return LayerStorage{one(text), cuda::kWeightsFp32};
-    return LayerStorage{one(text.substr(0, slash)), one(text.substr(slash + 1))};
-  };
-  StorageFormats f;
-  size_t at = 0;
-  for (bool first = true; at <= spec.size() && !spec.empty(); first = false) {
-    const size_t comma = std::min(spec.find(',', at), spec.size());
-    const std::string item = spec.substr(at, comma - at);
-    const size_t eq = item.find('=');
-    if (eq == std::string::npos) {
-      if (!first) throw Error("--cuda-precision '" + spec + "': only the first item may omit LAYER=");
-      f.all = format(item);
-    } else {
-      if (eq == 0) throw Error("--cuda-precision '" + spec + "': a LAYER=FORMAT item without the layer");
-      f.by_layer[item.substr(0, eq)] = format(item.substr(eq + 1));
-    }
-    at = comma + 1;
-  }
-  return f;
-}
-
-std::string layer_storage_spec(const LayerStorage& l) {
-  std::string s = storage_format_name(l.weights);
-  if (l.activations != cuda::kWeightsFp32) s += std::string("/") + storage_format_name(l.activations);
-  return s;
-}
-
-std::string cuda_precision_spec(const StorageFormats& f) {
-  std::string s = layer_storage_spec(f.all);
-  for (const auto& [layer, storage] : f.by_layer) s += "," + layer + "=" + layer_storage_spec(storage);
-  return s;
-}
-
 cuda::DeviceProgram device_program_from(const LoweredGraph& g, const std::string& model_name,
                                         const StorageFormats& formats) {
   return Builder(g, formats).build(model_name);

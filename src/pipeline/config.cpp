@@ -10,7 +10,7 @@
 
 #include <toml++/toml.h>
 
-#include "engine/cuda_plan.hpp"
+#include "engine/device_options.hpp"
 #include "itch/session_date.hpp"
 #include "tickinfer/error.hpp"
 

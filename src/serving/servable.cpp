@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "engine/cuda_plan.hpp"
+#include "engine/device_options.hpp"
 #include "formats/savedmodel/saved_model.hpp"
 #include "serving/example_signature.hpp"
 

@@ -4,8 +4,7 @@
 #include <charconv>
 #include <map>
 
-#include "engine/cuda_plan.hpp"
-#include "engine/cuda_program_lowering.hpp"
+#include "engine/device_options.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::serving {
