@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -230,6 +231,31 @@ TEST(CudaResident, ZyProgramFormRunNeverAllocatesOrLocks) {
     EXPECT_EQ(c.allocs, 0) << model;
     EXPECT_EQ(c.locks, 0) << model;
     EXPECT_TRUE(c.finite) << model;
+  }
+}
+
+// The register form's wide shape (kWideLanes weights per thread) holds lstm_window's one layer in
+// a single block, so its steps take block barriers; a two-layer stack is refused it (its weights
+// would spill out of the registers). Written after the 2026-12-04 run, so late in this file.
+TEST(CudaResident, ZxWideShapeHoldsOneLayerInOneBlock) {
+  SKIP_WITHOUT_GPU();
+  for (const Case& c : kCases) {
+    const cuda::StackFromGraph s = cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph());
+    ASSERT_EQ(s.error, "");
+    cuda::ResidentOptions opt;
+    opt.form = "registers";
+    opt.lanes = cuda::kWideLanes;
+    opt.steps = c.stream ? 1 : s.window;
+    if (s.stack.lstm.size() != 1) {
+      EXPECT_THROW(cuda::ResidentLstm::start(s.stack, opt), std::runtime_error) << c.model;
+      continue;
+    }
+    auto kernel = cuda::ResidentLstm::start(s.stack, opt);
+    EXPECT_EQ(kernel->layout().lanes, cuda::kWideLanes);
+    EXPECT_EQ(kernel->layout().cluster, 1) << "lstm_window's 256 rows of 74 columns fit one block at 40 lanes";
+    expect_matches_keras(c, "wide", [&](const float* x, bool reset, float* y) {
+      ASSERT_TRUE(kernel->run(x, reset, y, 1'000'000'000)) << "no reply";
+    });
   }
 }
 

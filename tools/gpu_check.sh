@@ -222,7 +222,7 @@ done; done
 resident $(km lstm_tiny) --x $models/lstm_tiny/in0.npy --y $models/lstm_tiny/out0.npy --atol 1.2e-6 \
   --name lstm_tiny_window
 resident $(km lstm_window) $win --name lstm_window --form shared --cluster 8 --threads 256
-for lc in "32 8" "8 16" "16 8" "16 16" "32 16"; do
+for lc in "32 8" "8 16" "16 8" "16 16" "32 16" "40 1"; do
   set -- $lc
   for v in "--activations 2" "--activations 1"; do
     resident $(km lstm_window) $win --name lstm_window --form registers --lanes $1 --cluster $2 $v

@@ -4,7 +4,7 @@
 // request at a time, from the input in host memory to the whole reply visible to the host thread.
 //
 // Usage: resident_bench --model M.keras --x X.npy --y Y.npy [--stream] [--atol A] [--cluster C]
-//                       [--threads N] [--form auto|registers|shared] [--lanes 8|16|32]
+//                       [--threads N] [--form auto|registers|shared] [--lanes 8|16|32|40]
 //                       [--activations 0|1|2] [--fast-math] [--requests R] [--name NAME] [--time-tagged]
 //   --form auto (the default) times every shape that fits and keeps the fastest, as the engine does;
 //   --time-tagged: the tagged form among them (not yet run on a GPU, so the engine leaves it out).

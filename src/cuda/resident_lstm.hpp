@@ -30,6 +30,11 @@ namespace tickinfer::cuda {
 // multiplies it (shapes fixed at compile time; most small stacks fit a cluster of 16 blocks),
 // "shared" keeps the weights in shared memory (any shape whose weights fit a cluster's shared
 // memory). Auto tries registers first.
+// The register form's wide shape: 40 weights per thread per layer over 512 threads, for a stack
+// of one LSTM layer and one Dense layer whose rows (input + units columns) need 80 columns or
+// fewer; it holds such a layer of up to 64 units in one block (resident_registers_kernel.cuh).
+constexpr int kWideLanes = 40;
+
 struct ResidentOptions {
   int device = 0;
   // "auto", "registers", "shared", or "tagged": the register form without a cluster barrier per
@@ -43,7 +48,7 @@ struct ResidentOptions {
   bool time_tagged = false;
   int cluster = 0;  // blocks per cluster (1..16); 0 = chosen
   int threads = 0;  // shared form: threads per block; 0 = chosen from the layer widths
-  int lanes = 0;    // registers form: weights per thread per layer (8, 16 or 32); 0 = chosen
+  int lanes = 0;    // registers form: weights per thread per layer (8, 16, 32 or kWideLanes); 0 = chosen
   int steps = 1;    // time steps per request: 1 for a stateful stream, the window length otherwise
   int activations = 2;     // registers form: where gate activations run (see RegDesc::activations)
   bool fast_math = false;           // registers form: __expf-based sigmoid and tanh

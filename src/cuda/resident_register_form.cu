@@ -32,6 +32,9 @@ std::optional<int> split_covering(int k, int lanes) {
 std::optional<RegPlan> plan_registers(const LstmStack& s, int cluster, int lanes, int steps, bool tagged) {
   const int unit = tagged ? 2 : 1;
   if (s.lstm.size() > size_t(kRegMaxLstm) || s.head.empty() || s.head.size() > size_t(kRegMaxHead)) return std::nullopt;
+  // The wide shape is one kernel: one LSTM layer, one head layer, the register form (a cluster of
+  // one block has no barrier for the tagged form to spare).
+  if (lanes == kWideLanes && (s.lstm.size() != 1 || s.head.size() != 1 || tagged)) return std::nullopt;
   RegPlan p;
   RegDesc& d = p.desc;
   d.n_lstm = int(s.lstm.size());
@@ -82,7 +85,7 @@ std::string launch_register_form(const LstmStack& stack, const ResidentOptions& 
                                  FormChoice& chosen) {
   const bool tagged = opt.form == "tagged";
   std::string why = "register form: no weights-per-lane and cluster size hold every layer's rows in one block";
-  for (int lanes : {8, 16, 32}) {
+  for (int lanes : {8, 16, 32, kWideLanes}) {
     if (opt.lanes && lanes != opt.lanes) continue;
     for (int cluster : {1, 2, 4, 8, 16}) {
       if (opt.cluster && cluster != opt.cluster) continue;

@@ -196,8 +196,16 @@ struct RegistersKernel {
   static auto get() { return registers_kernel<kLayers, kHead, kLanes, kMaxThreads>; }
 };
 
+// The wide shape (kWideLanes weights per thread, 512 threads) exists for one LSTM layer and one
+// head layer only: with more, the weights spill out of the 128 registers a thread then has.
+using WideKernel = RegistersKernel<1, 1, kWideLanes, kWideThreads>;
+
 template <int kLayers>
 cudaError_t launch_head(int head, int lanes, const RegDesc& d, int cluster, int threads, size_t bytes, cudaStream_t s) {
+  if (lanes == kWideLanes) {
+    if (kLayers != 1 || head != 1 || threads > kWideThreads) return cudaErrorInvalidValue;
+    return launch_cluster(WideKernel::get(), d, cluster, threads, bytes, s, true);
+  }
   switch (head) {
     case 1: return launch_by_lanes<RegistersKernel, kLayers, 1>(lanes, d, cluster, threads, bytes, s);
     case 2: return launch_by_lanes<RegistersKernel, kLayers, 2>(lanes, d, cluster, threads, bytes, s);
@@ -216,9 +224,12 @@ void load_registers_form_kernels() {
   load_by_lanes<RegistersKernel, 3, 2>();
   load_by_lanes<RegistersKernel, 4, 1>();
   load_by_lanes<RegistersKernel, 4, 2>();
+  load_kernel(WideKernel::get());
 }
 
-int max_threads_for_lanes(int lanes) { return lanes == 8 ? 1024 : lanes == 16 ? 512 : lanes == 32 ? 256 : 0; }
+int max_threads_for_lanes(int lanes) {
+  return lanes == 8 ? 1024 : lanes == 16 ? 512 : lanes == 32 ? 256 : lanes == kWideLanes ? kWideThreads : 0;
+}
 
 cudaError_t launch_registers_kernel(int layers, int head_layers, int lanes, const RegDesc& d, int cluster,
                                     int threads, size_t shared_bytes, cudaStream_t stream) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "cuda/resident_device_common.cuh"
+#include "cuda/resident_lstm.hpp"
 
 namespace tickinfer::cuda::detail {
 
@@ -66,7 +67,14 @@ __device__ __forceinline__ void load_weights(const RegDesc& d, int rank, float (
 
 // Launches one instantiation; returns cudaErrorInvalidValue when none has these shapes.
 // Instantiated for layers 1..4 and head layers 1..2 with 8 lanes (1024 threads at most, 64
-// registers), 16 lanes (512 threads, 128 registers) and 32 lanes (256 threads, 255 registers).
+// registers), 16 lanes (512 threads, 128 registers) and 32 lanes (256 threads, 255 registers);
+// and, for one LSTM layer and one head layer only, the wide shape (kWideLanes in
+// resident_lstm.hpp, 512 threads). Why the wide shape: the others hold at most 8,192 weights per
+// layer in a block (lanes times threads), so lstm_window's 256 gate rows of 74 columns need a
+// cluster and pay a cluster barrier and the pushes between blocks every step (two thirds of its
+// step on the H200, docs/gpu.md); at 40 lanes, rows of up to 80 columns over 2 lanes, its 256
+// rows fit one block, whose steps take block barriers and write only its own shared memory.
+constexpr int kWideThreads = 512;
 int max_threads_for_lanes(int lanes);
 
 // The tagged form (resident_tagged_kernel.cu): the same descriptor with tagged 8-byte units in the

@@ -8,6 +8,7 @@
 
 #include "cuda/form_choice.hpp"
 #include "cuda/lstm_stack.hpp"
+#include "cuda/resident_lstm.hpp"
 
 namespace tickinfer::cuda {
 namespace {
@@ -29,7 +30,7 @@ std::vector<ResidentOptions> candidates(const ResidentOptions& base) {
     o.threads = base.threads ? base.threads : threads;
     out.push_back(o);
   };
-  for (int lanes : {16, 32, 8})
+  for (int lanes : {16, 32, 8, kWideLanes})
     for (int cluster : {1, 2, 4, 8, 16}) add("registers", lanes, cluster, 0);
   // The shared form with a row per thread, and with up to 1024 threads (a row over several lanes:
   // a shorter chain of products per thread, which pays where the block is the whole model).
