@@ -4,6 +4,7 @@
 // block-pruned and unstructured-pruned matrices of awkward sizes, with init, aliasing, clamps
 // and guard bytes. Tolerance as kernels_gemv_test: |got - want| <= 1e-5 (|init| + sum |x W|).
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "kernels/sparse_panels.hpp"
@@ -56,6 +57,8 @@ TEST(KernelsSparsePanels, PackKeepsExactlyTheNonzeroPanelRows) {
   const SparsePanels s = pack_sparse_panels(w.data(), K, N);
   ASSERT_EQ(s.panels, 3);
   ASSERT_EQ(s.start.size(), 4u);
+  // Every block one whole cache line: a 64-byte load of a block never straddles two.
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(s.view().values) % 64, 0u);
   size_t kept = 0;
   for (int p = 0; p < 3; ++p) {
     std::vector<int> want;

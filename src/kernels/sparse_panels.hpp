@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "kernels/kernel_set.hpp"
 
 namespace tickinfer::kernels {
@@ -44,7 +45,7 @@ struct SparsePanels {
   int K = 0, N = 0, panels = 0;
   std::vector<uint32_t> start;
   std::vector<uint16_t> rows;
-  std::vector<float> values;
+  AlignedVector<float> values;  // each block one cache line
   size_t blocks() const { return rows.size(); }
   size_t bytes() const { return start.size() * 4 + rows.size() * 2 + values.size() * 4; }
   SparsePanelsView view() const { return {K, N, panels, start.data(), rows.data(), values.data()}; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -12,7 +13,7 @@ namespace tickinfer::tfl::kernels {
 struct S8Matrix {
   int rows = 0, cols = 0, stride = 0;  // stride: the kernel set's, known after pack()
   std::vector<int8_t> plain;   // row-major [rows x cols] until pack()
-  std::vector<int8_t> packed;  // s8_packed_bytes(rows, cols), in the kernel set's layout
+  tickinfer::kernels::AlignedVector<int8_t> packed;  // s8_packed_bytes(rows, cols), in the kernel set's layout
 
   void init(int n_rows, int n_cols);
   // Rows [row0, row0 + n) from row-major w [n x cols].

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "kernels/kernel_set.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/hybrid_epilogue.hpp"
@@ -164,7 +165,7 @@ class FloatConvGemv final : public PreparedOp {
   kernels::LeakyReluFn leaky_;
   ::tickinfer::kernels::Gemm4SequentialFn gemm4_;
   bool direct_;  // patches_in_place, with the 4-pixel kernel
-  std::vector<float> packed_;
+  tickinfer::kernels::AlignedVector<float> packed_;
   std::vector<float> bias_;
   std::vector<float> patch_;  // kRows gathered patches, each s_.patch floats
 };
@@ -283,7 +284,7 @@ class Int8ConvGemv final : public PreparedOp {
   kernels::RequantS8PixelsFn requant_;
   std::vector<int32_t> mult_, shift_;
   int stride_ = 0;
-  std::vector<int8_t> packed_;
+  tickinfer::kernels::AlignedVector<int8_t> packed_;
   std::vector<int32_t> bias_eff_;
   std::vector<int8_t> patch_;
   std::vector<int32_t> acc_;
@@ -363,9 +364,9 @@ class HybridConv final : public PreparedOp {
   const kernels::QuantizeRowKernels* row_quant_;
   kernels::HybridConvEpilogueFn epilogue_;
   int stride_ = 0, batch_size_ = 0;
-  std::vector<int8_t> packed_;  // in k_'s layout
+  tickinfer::kernels::AlignedVector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
-  std::vector<int8_t> xq_, patch_;
+  tickinfer::kernels::AlignedVector<int8_t> xq_, patch_;
   std::vector<int32_t> acc_;
 };
 

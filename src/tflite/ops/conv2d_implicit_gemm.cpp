@@ -13,6 +13,7 @@
 
 #include <algorithm>
 
+#include "kernels/aligned_allocator.hpp"
 #include "tflite/kernels/conv_s8_vnni.hpp"
 
 namespace tickinfer::tfl::ops {
@@ -118,7 +119,7 @@ class ImplicitGemm {
   size_t in_bytes_ = 0, batch_bytes_ = 0;
   std::vector<int64_t> origin_;       // per output position, bytes into its batch
   std::vector<uint8_t> chunk_inside_;  // per chunk: read in place
-  std::vector<int8_t> packed_;
+  tickinfer::kernels::AlignedVector<int8_t> packed_;
   std::vector<int32_t> row_sums_;  // padded: conv_vnni_padded_rows entries
   std::vector<uint8_t> xu8_, patches_;
   std::vector<int32_t> direct_offset_, gathered_offset_;
@@ -225,7 +226,7 @@ class HybridConvImplicitGemm final : public PreparedOp {
   HybridConvQuant q_;
   int batch_size_ = 0, acc_step_ = 0;
   std::vector<int32_t> init_;
-  std::vector<int8_t> xq_;
+  tickinfer::kernels::AlignedVector<int8_t> xq_;
   std::vector<int32_t> acc_;
   std::vector<kernels::HybridConvOut> out_;  // per batch: its input scale and zero point
 };

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/conv_filter_quant.hpp"
 #include "tflite/ops/ops.hpp"
@@ -165,7 +166,7 @@ class HybridDepthwise final : public PreparedOp {
   float lo_, hi_;
   const kernels::QuantizeRowKernels* row_quant_;
   int batch_size_ = 0;
-  std::vector<int8_t> xq_;
+  tickinfer::kernels::AlignedVector<int8_t> xq_;
 };
 
 }  // namespace

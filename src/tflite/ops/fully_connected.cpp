@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "kernels/kernel_set.hpp"
 #include "tflite/kernels/gemv_bf16.hpp"
 #include "tflite/ops/ops.hpp"
@@ -114,7 +115,7 @@ class FloatFcSequential final : public PreparedOp {
   float lo_, hi_;
   ::tickinfer::kernels::Gemm4SequentialFn gemm4_;
   const char* isa_;
-  std::vector<float> packed_;
+  tickinfer::kernels::AlignedVector<float> packed_;
   std::vector<float> bias_;
 };
 
@@ -182,7 +183,7 @@ class Bf16FcGemv final : public PreparedOp {
   FcGeometry g_;
   float lo_, hi_;
   qk::Bf16Gemv k_;
-  std::vector<uint16_t> packed_;
+  tickinfer::kernels::AlignedVector<uint16_t> packed_;
   std::vector<float> bias_;
 };
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/hybrid_epilogue.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
@@ -69,10 +70,10 @@ class HybridFcRows {
   kernels::HybridEpilogueFn epilogue_;
   const kernels::QuantizeRowKernels* row_quant_;
   int stride_ = 0;
-  std::vector<int8_t> packed_;  // in k_'s layout
+  tickinfer::kernels::AlignedVector<int8_t> packed_;  // in k_'s layout
   std::vector<int32_t> row_sums_;
   std::vector<float> wscale_;
-  std::vector<int8_t> xq_;    // one row, or kChunk rows (`stride_` apart) for rows()
+  tickinfer::kernels::AlignedVector<int8_t> xq_;    // one row, or kChunk rows (`stride_` apart) for rows()
   std::vector<int32_t> acc_;  // one row's sums, or kChunk rows' (s8_padded_rows(units) apart)
   static constexpr int kChunk = 8;
   std::unique_ptr<SparseFc> sparse_;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/aligned_allocator.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/requant_scaled.hpp"
 #include "tflite/ops/fc_sparse_choice.hpp"
@@ -225,7 +226,7 @@ class Int8FcFast final : public PreparedOp {
   kernels::BlockRequantSingle fused_q_;
   kernels::ScaledRequant scaled_q_;
   int stride_ = 0;
-  std::vector<int8_t> packed_;
+  tickinfer::kernels::AlignedVector<int8_t> packed_;
   std::vector<int32_t> bias_eff_, mult_, shift_;
   std::vector<double> scale_;
   std::vector<int8_t> xpad_;
