@@ -32,6 +32,10 @@ void quantize_row_body_avx2(const float* x, int n, float inv, int32_t zp, int32_
 // min_max_portable's lanes, 32 at a time in four pairs of accumulators (one minps chain alone
 // waits on its latency); minps(x, l) is x < l ? x : l, the loop's std::min, and maxps likewise.
 void min_max_avx2(const float* x, int n, float* lo, float* hi) noexcept {
+  if (n < 8) {  // no whole vector: setting up and folding the accumulators would cost more
+    for (int i = 0; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
+    return;
+  }
   __m256 l[4], h[4];
   for (int k = 0; k < 4; ++k) l[k] = _mm256_set1_ps(*lo), h[k] = _mm256_set1_ps(*hi);
   int i = 0;
@@ -50,8 +54,11 @@ void min_max_avx2(const float* x, int n, float* lo, float* hi) noexcept {
   }
   // The accumulators folded in the vector first (a serial fold of 64 values costs more than a
   // short row's whole search).
-  const __m256 l8 = _mm256_min_ps(_mm256_min_ps(l[0], l[1]), _mm256_min_ps(l[2], l[3]));
-  const __m256 h8 = _mm256_max_ps(_mm256_max_ps(h[0], h[1]), _mm256_max_ps(h[2], h[3]));
+  // Only the accumulators a row this long used (the others still hold *lo and *hi, which change
+  // nothing: minps never takes a NaN from x over its accumulator).
+  const bool unrolled = n >= 32;
+  const __m256 l8 = unrolled ? _mm256_min_ps(_mm256_min_ps(l[0], l[1]), _mm256_min_ps(l[2], l[3])) : l[0];
+  const __m256 h8 = unrolled ? _mm256_max_ps(_mm256_max_ps(h[0], h[1]), _mm256_max_ps(h[2], h[3])) : h[0];
   const __m128 l4 = _mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
   const __m128 h4 = _mm_max_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
   alignas(16) float lv[4], hv[4];

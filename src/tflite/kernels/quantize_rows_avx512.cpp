@@ -34,6 +34,10 @@ void quantize_row_body_avx512(const float* x, int n, float inv, int32_t zp, int3
 }
 
 void min_max_avx512(const float* x, int n, float* lo, float* hi) noexcept {
+  if (n < 16) {  // no whole vector: setting up and folding the accumulators would cost more
+    for (int i = 0; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
+    return;
+  }
   __m512 l[4], h[4];
   for (int k = 0; k < 4; ++k) l[k] = _mm512_set1_ps(*lo), h[k] = _mm512_set1_ps(*hi);
   int i = 0;
@@ -52,8 +56,11 @@ void min_max_avx512(const float* x, int n, float* lo, float* hi) noexcept {
   }
   // The accumulators folded in the vector first: a serial fold of 128 values would cost more
   // than a short row's whole search.
-  const __m512 lm = _mm512_min_ps(_mm512_min_ps(l[0], l[1]), _mm512_min_ps(l[2], l[3]));
-  const __m512 hm = _mm512_max_ps(_mm512_max_ps(h[0], h[1]), _mm512_max_ps(h[2], h[3]));
+  // Only the accumulators a row this long used (the others still hold *lo and *hi, which change
+  // nothing: minps never takes a NaN from x over its accumulator).
+  const bool unrolled = n >= 64;
+  const __m512 lm = unrolled ? _mm512_min_ps(_mm512_min_ps(l[0], l[1]), _mm512_min_ps(l[2], l[3])) : l[0];
+  const __m512 hm = unrolled ? _mm512_max_ps(_mm512_max_ps(h[0], h[1]), _mm512_max_ps(h[2], h[3])) : h[0];
   const __m256 l8 = _mm256_min_ps(_mm512_extractf32x8_ps(lm, 0), _mm512_extractf32x8_ps(lm, 1));
   const __m256 h8 = _mm256_max_ps(_mm512_extractf32x8_ps(hm, 0), _mm512_extractf32x8_ps(hm, 1));
   const __m128 l4 = _mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
