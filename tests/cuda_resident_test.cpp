@@ -126,20 +126,34 @@ TEST(CudaResident, EnginePlanMatchesKerasInBothModes) {
   }
 }
 
+// A case's LSTM stack and the options that start it in `form` (steps from the case's mode).
+struct CaseStack {
+  cuda::StackFromGraph s;
+  cuda::ResidentOptions opt;
+};
+CaseStack case_stack(const Case& c, const std::string& form) {
+  CaseStack k{cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph()), {}};
+  k.opt.form = form;
+  k.opt.steps = c.stream ? 1 : k.s.window;
+  return k;
+}
+
+// Every reply of a started kernel to the case's requests, against Keras.
+void expect_kernel_matches_keras(const Case& c, const std::string& label, cuda::ResidentLstm& kernel) {
+  expect_matches_keras(c, label, [&](const float* x, bool reset, float* y) {
+    ASSERT_TRUE(kernel.run(x, reset, y, 1'000'000'000)) << "no reply";
+  });
+}
+
 TEST(CudaResident, BothFormsMatchKeras) {
   SKIP_WITHOUT_GPU();
   for (const char* form : {"registers", "shared"})
     for (const Case& c : kCases) {
-      const cuda::StackFromGraph s = cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph());
-      ASSERT_EQ(s.error, "");
-      cuda::ResidentOptions opt;
-      opt.form = form;
-      opt.steps = c.stream ? 1 : s.window;
-      auto kernel = cuda::ResidentLstm::start(s.stack, opt);
+      const CaseStack k = case_stack(c, form);
+      ASSERT_EQ(k.s.error, "");
+      auto kernel = cuda::ResidentLstm::start(k.s.stack, k.opt);
       EXPECT_EQ(kernel->layout().form, form);
-      expect_matches_keras(c, form, [&](const float* x, bool reset, float* y) {
-        ASSERT_TRUE(kernel->run(x, reset, y, 1'000'000'000)) << "no reply";
-      });
+      expect_kernel_matches_keras(c, form, *kernel);
     }
 }
 
@@ -240,22 +254,17 @@ TEST(CudaResident, ZyProgramFormRunNeverAllocatesOrLocks) {
 TEST(CudaResident, ZxWideShapeHoldsOneLayerInOneBlock) {
   SKIP_WITHOUT_GPU();
   for (const Case& c : kCases) {
-    const cuda::StackFromGraph s = cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph());
-    ASSERT_EQ(s.error, "");
-    cuda::ResidentOptions opt;
-    opt.form = "registers";
-    opt.lanes = cuda::kWideLanes;
-    opt.steps = c.stream ? 1 : s.window;
-    if (s.stack.lstm.size() != 1) {
-      EXPECT_THROW(cuda::ResidentLstm::start(s.stack, opt), std::runtime_error) << c.model;
+    CaseStack k = case_stack(c, "registers");
+    ASSERT_EQ(k.s.error, "");
+    k.opt.lanes = cuda::kWideLanes;
+    if (k.s.stack.lstm.size() != 1) {
+      EXPECT_THROW(cuda::ResidentLstm::start(k.s.stack, k.opt), std::runtime_error) << c.model;
       continue;
     }
-    auto kernel = cuda::ResidentLstm::start(s.stack, opt);
+    auto kernel = cuda::ResidentLstm::start(k.s.stack, k.opt);
     EXPECT_EQ(kernel->layout().lanes, cuda::kWideLanes);
     EXPECT_EQ(kernel->layout().cluster, 1) << "lstm_window's 256 rows of 74 columns fit one block at 40 lanes";
-    expect_matches_keras(c, "wide", [&](const float* x, bool reset, float* y) {
-      ASSERT_TRUE(kernel->run(x, reset, y, 1'000'000'000)) << "no reply";
-    });
+    expect_kernel_matches_keras(c, "wide", *kernel);
   }
 }
 
@@ -264,16 +273,11 @@ TEST(CudaResident, ZxWideShapeHoldsOneLayerInOneBlock) {
 TEST(CudaResident, ZzTaggedFormMatchesKeras) {
   SKIP_WITHOUT_GPU();
   for (const Case& c : kCases) {
-    const cuda::StackFromGraph s = cuda::lstm_stack_from_graph(Model::load(kModels + c.model + "/model.keras").graph());
-    ASSERT_EQ(s.error, "");
-    cuda::ResidentOptions opt;
-    opt.form = "tagged";
-    opt.steps = c.stream ? 1 : s.window;
-    auto kernel = cuda::ResidentLstm::start(s.stack, opt);
+    const CaseStack k = case_stack(c, "tagged");
+    ASSERT_EQ(k.s.error, "");
+    auto kernel = cuda::ResidentLstm::start(k.s.stack, k.opt);
     EXPECT_EQ(kernel->layout().form, "tagged");
-    expect_matches_keras(c, "tagged", [&](const float* x, bool reset, float* y) {
-      ASSERT_TRUE(kernel->run(x, reset, y, 1'000'000'000)) << "no reply";
-    });
+    expect_kernel_matches_keras(c, "tagged", *kernel);
   }
 }
 

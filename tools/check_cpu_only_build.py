@@ -29,8 +29,9 @@ LOADED = re.compile(r"\.(text|rodata|data|bss|gcc_except_table|eh_frame|init_arr
 # A line of a GNU ld map naming one input section: [name] address size object.
 SECTION = re.compile(r"^\s*(\.\S+)?\s+0x[0-9a-f]+\s+0x([0-9a-f]+)\s+(\S+\.o\)?)$")
 KEPT = re.compile(r"(device_options|gpu_backend_absent|cuda_absent|cuda_precision_(parser|absent))\.cpp\.o")
-BACKEND = re.compile(r"libtickinfer_cuda\.a|/engine/.*?(cuda_[a-z_]+|program_plan_device)\.cpp\.o|"
-                     r"\((cuda_[a-z_]+|program_plan_device)\.cpp\.o\)|cuda_precision_command\.cpp\.o|\.cu\.o")
+# The module's whole archive (kernels included), the engine's GPU objects as the map names archive
+# members, and the CLI's report command.
+BACKEND = re.compile(r"libtickinfer_cuda\.a|\((cuda_[a-z_]+|program_plan_device)\.cpp\.o\)|cuda_precision_command\.cpp\.o")
 
 
 def bytes_per_object(map_path):

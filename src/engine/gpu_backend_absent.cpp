@@ -22,10 +22,10 @@ std::unique_ptr<PlanBackend> compile_cuda_integer(std::shared_ptr<const tfl::Pro
 }
 
 // ProgramPlan's device half: reached only through compile_cuda_integer, which refuses first, so
-// a plan here never has a device (run() and run_rows() take the interpreter's path).
+// a plan here never has a device (run(), run_rows() and reserve_rows() take the host's path).
 void ProgramPlan::start_device() { refuse(); }
 bool ProgramPlan::run_on_device() noexcept { return false; }
 bool ProgramPlan::run_rows_on_device(const float*, int, float*) noexcept { return false; }
-std::string ProgramPlan::reserve_rows(int) { return "TFLite and .tkq plans run one row per call"; }
+std::string ProgramPlan::reserve_device_rows(int) { refuse(); }
 
 }  // namespace tickinfer::engine

@@ -210,6 +210,11 @@ void ProgramPlan::fold_edge_conversions() {
   }
 }
 
+std::string ProgramPlan::reserve_rows(int max_rows) {
+  if (!device_) return "TFLite and .tkq plans run one row per call";
+  return reserve_device_rows(max_rows);
+}
+
 std::unique_ptr<PlanBackend> ProgramPlan::clone() const {
   if (start_) return std::make_unique<ProgramPlan>(program_, options_, start_);
   return std::make_unique<ProgramPlan>(program_, options_);

@@ -94,6 +94,7 @@ class ProgramPlan final : public PlanBackend {
   void start_device();
   bool run_on_device() noexcept;
   bool run_rows_on_device(const float* x, int rows, float* y) noexcept;  // at most reserved_rows_
+  std::string reserve_device_rows(int max_rows);
   IntegerStart start_;
   std::shared_ptr<const cuda::IntegerProgram> device_program_;
   std::unique_ptr<cuda::IntegerRunner> device_;

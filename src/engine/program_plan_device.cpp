@@ -65,8 +65,7 @@ bool ProgramPlan::run_on_device() noexcept {
   return true;
 }
 
-std::string ProgramPlan::reserve_rows(int max_rows) {
-  if (!device_) return "TFLite and .tkq plans run one row per call";
+std::string ProgramPlan::reserve_device_rows(int max_rows) {
   if (in_.size() != 1 || out_.size() != 1) return "--device cuda: rows side by side need one input and one output";
   if (std::string why = device_->reserve_rows(max_rows); !why.empty()) {
     reserved_rows_ = 0;  // a failed reservation may have released the one before: rows one at a time
