@@ -1,6 +1,7 @@
 // The vector pieces of the hybrid (dynamic-range) path against their plain loops, bit for bit:
 //  - the AVX2 row-quantization body against quantize_row_body_portable, on values that hit
 //    rounding ties, the +-1024 saturation, NaN and infinities;
+//  - every kernel set's row rounding (body and tail values) against the documented rule;
 //  - the range search inside quantize_row_symmetric/asymmetric (8 lanes) against a serial
 //    std::min/std::max loop written here, through the scale and zero point they return, on rows
 //    with NaN, +-0 and infinities at every position;
@@ -86,6 +87,41 @@ TEST(QuantHybridKernels, QuantizeBodyAvx512EqualsPortable) {
 #endif
 }
 
+// The documented rounding of one value, written here with std::round and plain comparisons:
+// body lanes add +-0.5 in float and truncate, tail lanes round half away from zero; both
+// saturate at +-1024 (NaN low) before the zero point and the clamp.
+int8_t documented_value(float v, float inv, int32_t zp, int32_t lo, int32_t hi, bool body) {
+  const float p = v * inv;
+  const float r = body ? p + (p < 0.0f ? -0.5f : 0.5f) : std::round(p);
+  const float c = r > -1024.0f ? (r < 1024.0f ? r : 1024.0f) : -1024.0f;
+  return static_cast<int8_t>(std::clamp(static_cast<int32_t>(c) + zp, lo, hi));
+}
+
+// Both roundings of a row, through quantize_row_symmetric on rows whose largest magnitude is
+// 127 (so inv = 1 and p = x): ties at +-0.5, +-1.5, +-126.5, values just below a half, NaN, on
+// every length to 40 (tails of 1-7 values after every body length) and every kernel set.
+TEST(QuantHybridKernels, RowRoundingEqualsTheDocumentedRule) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-127.0f, 127.0f);
+  const float ties[] = {0.5f, -0.5f, 1.5f, -2.5f, 126.5f, -126.5f, 0.49999997f, -0.49999997f, 3.5f, kNaN};
+  for (const QuantizeRowKernels* k : row_kernel_sets())
+  for (int trial = 0; trial < 1200; ++trial) {
+    const int n = 2 + trial % 39;
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = rng() % 2 ? ties[rng() % 10] : u(rng);
+    x[rng() % static_cast<size_t>(n)] = rng() % 2 ? 127.0f : -127.0f;
+    if (std::isnan(x[0])) x[0] = 3.5f;  // a NaN first value is the range's start and stays (scale NaN)
+    std::vector<int8_t> got(static_cast<size_t>(n) + 16, 55);
+    const float s = quantize_row_symmetric(*k, x.data(), n, got.data());
+    ASSERT_EQ(s, 1.0f);
+    for (int i = 0; i < n; ++i) {
+      const int8_t want = documented_value(x[static_cast<size_t>(i)], 1.0f, 0, -127, 127, i < (n & ~7));
+      ASSERT_EQ(got[static_cast<size_t>(i)], want) << "trial " << trial << " n " << n << " value " << i << " (" << x[static_cast<size_t>(i)] << ")";
+    }
+    for (size_t i = static_cast<size_t>(n); i < got.size(); ++i) ASSERT_EQ(got[i], 55) << "trial " << trial << ": wrote past the row";
+  }
+}
+
 // The documented range rules with a plain serial loop.
 float serial_symmetric_scale(const std::vector<float>& x) {
   float lo = x[0], hi = x[0];
@@ -104,6 +140,16 @@ void serial_asymmetric_range(const std::vector<float>& x, float* lo, float* hi) 
     *lo = std::min(*lo, v);
     *hi = std::max(*hi, v);
   }
+}
+
+// The header's zero point rule, with std::round.
+int32_t documented_zero_point(float lo, float hi) {
+  const double s = static_cast<double>(hi - lo) / 255.0;
+  const double from_min = -128.0 - lo / s, from_max = 127.0 - hi / s;
+  const double z = 128.0 + std::fabs(lo / s) < 127.0 + std::fabs(hi / s) ? from_min : from_max;
+  if (z <= -128.0) return -128;
+  if (z >= 127.0) return 127;
+  return std::isnan(z) ? 0 : static_cast<int32_t>(std::round(z));
 }
 
 TEST(QuantHybridKernels, LaneRangeSearchEqualsTheSerialLoop) {
@@ -129,6 +175,7 @@ TEST(QuantHybridKernels, LaneRangeSearchEqualsTheSerialLoop) {
       // The scale is (double)(hi - lo) / 255 narrowed to float: the range decides it.
       const float want_scale = static_cast<float>(static_cast<double>(hi - lo) / 255.0);
       ASSERT_TRUE(same_bits(scale, want_scale) || (std::isnan(scale) && std::isnan(want_scale))) << "trial " << trial;
+      ASSERT_EQ(zp, documented_zero_point(lo, hi)) << "trial " << trial;
     }
   }
 }

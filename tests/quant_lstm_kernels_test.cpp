@@ -3,6 +3,8 @@
 // and realistic ones, lengths around the vector widths, guard values after the outputs.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -207,6 +209,22 @@ TEST(QuantLstmKernels, ActivationChoiceTimesTheGivenStep) {
     EXPECT_EQ(c.note.rfind("activation forms measured per step: table ", 0), 0u) << c.note;
     EXPECT_NE(c.note.find(" ns, computed "), std::string::npos) << c.note;
     calls = 0;
+  }
+}
+
+// Auto keeps the tables only when they are clearly faster (97 % of the computed form's time or
+// less): steps that spin for set times, tables half or the same.
+TEST(QuantLstmKernels, ActivationChoiceKeepsTablesOnlyWhenClearlyFaster) {
+  const auto spin = [](int ns) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::nanoseconds(ns);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  };
+  for (const Int8LstmKernels* set : vector_sets()) {
+    const auto tables_half = [&](const Int8Activations& form) { spin(&form == &set->table ? 20000 : 40000); };
+    EXPECT_EQ(choose_int8_activations(*set, ActivationForm::Auto, tables_half).form, &set->table);
+    const auto same = [&](const Int8Activations&) { spin(20000); };
+    EXPECT_EQ(choose_int8_activations(*set, ActivationForm::Auto, same).form, &set->computed);
   }
 }
 

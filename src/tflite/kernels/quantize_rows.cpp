@@ -42,8 +42,25 @@ inline int32_t round_body(float p) noexcept {
   return to_int(p + half);
 }
 
-// The tail rounding: exact half-away-from-zero.
-inline int32_t round_tail(float p) noexcept { return to_int(std::round(p)); }
+// The tail rounding: exact half-away-from-zero, to_int(std::round(p)) without the libm call the
+// baseline build makes of std::round: inside the saturation bounds the conversion truncates and
+// p - trunc(p) is exact (|p| < 2^23), so one step away from zero where it is at least a half is
+// round's result; outside them (NaN to the low end) the bound, as to_int gives it.
+inline int32_t round_tail(float p) noexcept {
+  if (!(p > -kSaturate)) return static_cast<int32_t>(-kSaturate);
+  if (!(p < kSaturate)) return static_cast<int32_t>(kSaturate);
+  const int32_t t = static_cast<int32_t>(p);
+  const float f = p - static_cast<float>(t);
+  return t + (f >= 0.5f ? 1 : 0) - (f <= -0.5f ? 1 : 0);
+}
+
+// std::round of a finite v with |v| < 2^31, likewise without the call (v - trunc(v) is exact in
+// double below 2^52).
+inline int32_t round_half_away(double v) noexcept {
+  const int32_t t = static_cast<int32_t>(v);
+  const double f = v - static_cast<double>(t);
+  return t + (f >= 0.5 ? 1 : 0) - (f <= -0.5 ? 1 : 0);
+}
 
 }  // namespace
 
@@ -165,7 +182,7 @@ void quantize_row_asymmetric(const QuantizeRowKernels& k, const float* x, int n,
   } else if (zp_double >= qmax) {
     zp = kMax;
   } else if (zp_double == zp_double) {  // NaN (from NaN inputs) keeps 0
-    zp = static_cast<int32_t>(std::round(zp_double));
+    zp = round_half_away(zp_double);
   }
   *scale = static_cast<float>(s);
   *zero_point = zp;

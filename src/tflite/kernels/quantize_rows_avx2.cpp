@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "tflite/kernels/quantize_rows.hpp"
+#include "tflite/kernels/quantize_rows_fold.hpp"
 
 namespace tickinfer::tfl::kernels {
 
@@ -32,12 +33,8 @@ void quantize_row_body_avx2(const float* x, int n, float inv, int32_t zp, int32_
 // min_max_portable's lanes, 32 at a time in four pairs of accumulators (one minps chain alone
 // waits on its latency); minps(x, l) is x < l ? x : l, the loop's std::min, and maxps likewise.
 void min_max_avx2(const float* x, int n, float* lo, float* hi) noexcept {
-  if (n < 8) {  // no whole vector: setting up and folding the accumulators would cost more
-    for (int i = 0; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
-    return;
-  }
-  __m256 l[4], h[4];
-  for (int k = 0; k < 4; ++k) l[k] = _mm256_set1_ps(*lo), h[k] = _mm256_set1_ps(*hi);
+  const __m256 l0 = _mm256_set1_ps(*lo), h0 = _mm256_set1_ps(*hi);
+  __m256 l[4] = {l0, l0, l0, l0}, h[4] = {h0, h0, h0, h0};
   int i = 0;
   for (; i + 32 <= n; i += 32) {
 #pragma GCC unroll 4
@@ -52,20 +49,17 @@ void min_max_avx2(const float* x, int n, float* lo, float* hi) noexcept {
     l[0] = _mm256_min_ps(a, l[0]);
     h[0] = _mm256_max_ps(a, h[0]);
   }
-  // The accumulators folded in the vector first (a serial fold of 64 values costs more than a
-  // short row's whole search).
-  // Only the accumulators a row this long used (the others still hold *lo and *hi, which change
-  // nothing: minps never takes a NaN from x over its accumulator).
-  const bool unrolled = n >= 32;
-  const __m256 l8 = unrolled ? _mm256_min_ps(_mm256_min_ps(l[0], l[1]), _mm256_min_ps(l[2], l[3])) : l[0];
-  const __m256 h8 = unrolled ? _mm256_max_ps(_mm256_max_ps(h[0], h[1]), _mm256_max_ps(h[2], h[3])) : h[0];
-  const __m128 l4 = _mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1));
-  const __m128 h4 = _mm_max_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1));
-  alignas(16) float lv[4], hv[4];
-  _mm_store_ps(lv, l4);
-  _mm_store_ps(hv, h4);
-  for (; i < n; ++i) *lo = std::min(*lo, x[i]), *hi = std::max(*hi, x[i]);
-  for (int j = 0; j < 4; ++j) *lo = std::min(*lo, lv[j]), *hi = std::max(*hi, hv[j]);
+  if (i < n) {  // the last 1-7 values by a masked load, blended into lanes that keep theirs
+    const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(n - i), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 a = _mm256_maskload_ps(x + i, m);
+    l[1] = _mm256_blendv_ps(l[1], _mm256_min_ps(a, l[1]), _mm256_castsi256_ps(m));
+    h[1] = _mm256_blendv_ps(h[1], _mm256_max_ps(a, h[1]), _mm256_castsi256_ps(m));
+  }
+  // Folded in registers (quantize_rows_fold.hpp); accumulators left alone hold *lo and *hi.
+  const __m256 l8 = _mm256_min_ps(_mm256_min_ps(l[0], l[1]), _mm256_min_ps(l[2], l[3]));
+  const __m256 h8 = _mm256_max_ps(_mm256_max_ps(h[0], h[1]), _mm256_max_ps(h[2], h[3]));
+  *lo = fold_min4(_mm_min_ps(_mm256_castps256_ps128(l8), _mm256_extractf128_ps(l8, 1)));
+  *hi = fold_max4(_mm_max_ps(_mm256_castps256_ps128(h8), _mm256_extractf128_ps(h8, 1)));
 }
 
 }  // namespace tickinfer::tfl::kernels

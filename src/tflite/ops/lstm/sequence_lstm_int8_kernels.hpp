@@ -112,8 +112,9 @@ const Int8LstmKernels& int8_lstm_kernels(::tickinfer::kernels::Isa isa);
 // The activation form: `wanted` unless Auto (Computed where k has it); Auto times `step` (one
 // whole LSTM step run with the given form: the gemvs, the activations and the cell, since the
 // tables' 128 KB each also evict the gate weights the next step reads) for both forms in
-// interleaved rounds (kernels/sparse_timing.hpp) and keeps "computed" when it takes at most 97 %
-// of the table's time; `note` then gets the two medians. Prepare time only.
+// interleaved rounds (kernels/sparse_timing.hpp) and keeps "table" only when it takes at most
+// 97 % of the computed form's time (the tables' cache cost to other ops is not in the timing);
+// `note` then gets the two medians. Prepare time only.
 struct Int8ActivationChoice {
   const Int8Activations* form = nullptr;
   std::string note;
