@@ -85,8 +85,10 @@ void layers(benchmark::internal::Benchmark* b) { b->Args({10, 128})->Args({128, 
 BENCHMARK_CAPTURE(BM_QuantizeRow, asymmetric_scalar, Isa::Scalar, true)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_QuantizeRow, asymmetric_avx2, Isa::Avx2, true)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_QuantizeRow, asymmetric_avx512, Isa::Avx512, true)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_QuantizeRow, symmetric_scalar, Isa::Scalar, false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_QuantizeRow, symmetric_avx2, Isa::Avx2, false)->Apply(shapes);
 BENCHMARK_CAPTURE(BM_QuantizeRow, symmetric_avx512, Isa::Avx512, false)->Apply(shapes);
+BENCHMARK_CAPTURE(BM_HybridFcRow, scalar, Isa::Scalar)->Apply(layers);
 BENCHMARK_CAPTURE(BM_HybridFcRow, avx2, Isa::Avx2)->Apply(layers);
 BENCHMARK_CAPTURE(BM_HybridFcRow, avx512, Isa::Avx512)->Apply(layers);
 

@@ -2,7 +2,7 @@
 //  - the AVX2 row-quantization body against quantize_row_body_portable, on values that hit
 //    rounding ties, the +-1024 saturation, NaN and infinities;
 //  - every kernel set's row rounding (body and tail values) against the documented rule;
-//  - the range search inside quantize_row_symmetric/asymmetric (8 lanes) against a serial
+//  - the range search inside quantize_row_symmetric/asymmetric (every kernel set) against a serial
 //    std::min/std::max loop written here, through the scale and zero point they return, on rows
 //    with NaN, +-0 and infinities at every position;
 //  - the AVX2 FC epilogue against the portable one, symmetric and asymmetric, NaN and infinite
@@ -98,8 +98,9 @@ int8_t documented_value(float v, float inv, int32_t zp, int32_t lo, int32_t hi, 
 }
 
 // Both roundings of a row, through quantize_row_symmetric on rows whose largest magnitude is
-// 127 (so inv = 1 and p = x): ties at +-0.5, +-1.5, +-126.5, values just below a half, NaN, on
-// every length to 40 (tails of 1-7 values after every body length) and every kernel set.
+// 127 (so inv = 1 and p = x): ties (0.5, -0.5, 1.5, -2.5, 3.5, +-126.5), values just below a
+// half, NaN, on every length from 2 to 40 (tails of 1-7 values after every body length) and
+// every kernel set.
 TEST(QuantHybridKernels, RowRoundingEqualsTheDocumentedRule) {
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> u(-127.0f, 127.0f);
@@ -150,6 +151,29 @@ int32_t documented_zero_point(float lo, float hi) {
   if (z <= -128.0) return -128;
   if (z >= 127.0) return 127;
   return std::isnan(z) ? 0 : static_cast<int32_t>(std::round(z));
+}
+
+// The zero point at exact halves, rounded away from zero: rows whose range is 255 wide give
+// s = 1, so the zero point is -128 - rmin or 127 - rmax exactly (the header's rule).
+TEST(QuantHybridKernels, ZeroPointHalvesRoundAwayFromZero) {
+  struct Case {
+    std::vector<float> x;
+    int32_t zp;
+  };
+  const Case cases[] = {
+      {{-10.5f, 244.5f, 3.0f}, -118},  // from the min side: -128 + 10.5 = -117.5
+      {{-200.5f, 54.5f, -7.0f}, 73},   // from the max side: 127 - 54.5 = 72.5
+  };
+  for (const QuantizeRowKernels* k : row_kernel_sets()) {
+    for (const Case& c : cases) {
+      std::vector<int8_t> q(c.x.size());
+      float scale = 0.0f;
+      int32_t zp = 0;
+      quantize_row_asymmetric(*k, c.x.data(), static_cast<int>(c.x.size()), q.data(), &scale, &zp);
+      EXPECT_EQ(scale, 1.0f);
+      EXPECT_EQ(zp, c.zp) << "row starting " << c.x[0];
+    }
+  }
 }
 
 TEST(QuantHybridKernels, LaneRangeSearchEqualsTheSerialLoop) {

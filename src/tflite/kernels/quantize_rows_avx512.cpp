@@ -66,8 +66,8 @@ void min_max_avx512(const float* x, int n, float* lo, float* hi) noexcept {
     l[1] = _mm512_mask_min_ps(l[1], m, a, l[1]);
     h[1] = _mm512_mask_max_ps(h[1], m, a, h[1]);
   }
-  // Folded in registers: the lanes in a tree (no store and serial fold; a row of 10 values is
-  // one load and four steps). Accumulators a row this short left alone still hold *lo and *hi.
+  // Folded in registers: the lanes in a tree (no store and serial fold). Accumulators a row
+  // this short left alone still hold *lo and *hi.
   const __m512 lm = _mm512_min_ps(_mm512_min_ps(l[0], l[1]), _mm512_min_ps(l[2], l[3]));
   const __m512 hm = _mm512_max_ps(_mm512_max_ps(h[0], h[1]), _mm512_max_ps(h[2], h[3]));
   const __m256 l8 = _mm256_min_ps(_mm512_extractf32x8_ps(lm, 0), _mm512_extractf32x8_ps(lm, 1));
