@@ -159,6 +159,7 @@ Interpreter::Interpreter(std::shared_ptr<const Program> program, InterpreterOpti
     if (!ops_.back()) ctx.fail("no kernel");
     if (ops_.back()->has_state()) stateful_ops_.push_back(ops_.back().get());
   }
+  choose_timed_forms();
   reset_state();
 }
 

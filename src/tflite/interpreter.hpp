@@ -76,6 +76,8 @@ class Interpreter {
   std::string integer_forms(size_t op, std::vector<IntegerForm>* out) const;
 
  private:
+  void choose_timed_forms();  // interpreter_timed_forms.cpp
+
   std::shared_ptr<const Program> program_;
   InterpreterOptions options_;
   ::tickinfer::kernels::Isa isa_ = ::tickinfer::kernels::Isa::Scalar;

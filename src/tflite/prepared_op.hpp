@@ -95,6 +95,16 @@ class PreparedOp {
   // An int8 op's arithmetic for another executor (tflite/integer_form.hpp), from the parameters
   // eval uses, appended to `forms` (one per output); false, appending nothing, for an op without one.
   virtual bool integer_form(std::vector<IntegerForm>*) const { return false; }
+  // An op with two kernels that compute the same bits but whose speeds depend on what the rest of
+  // the program leaves in the caches (the integer LSTM's activation tables against its computed
+  // activations) says so (true) and names them; the Interpreter times whole invokes with every
+  // such op on form 0, then on form 1, and keeps the faster (Interpreter::choose_timed_forms).
+  // use_form switches (prepare time, and the timing's invokes); note_timed_forms records the
+  // measurement for describe().
+  virtual bool has_timed_forms() const { return false; }
+  virtual const char* timed_form_name(int) const { return ""; }
+  virtual void use_form(int) noexcept {}
+  virtual void note_timed_forms(std::string) {}
 };
 
 struct PrepareContext {

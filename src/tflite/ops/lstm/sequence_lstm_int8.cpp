@@ -238,6 +238,13 @@ class Int8Lstm final : public PreparedOp {
 
   void eval(const TensorMemory& mem) noexcept override { (this->*run_)(mem); }
 
+  // Where the form was left to timing and the kernel set has both, the Interpreter times them
+  // over whole invokes too (PreparedOp::has_timed_forms): 0 tables, 1 computed.
+  bool has_timed_forms() const override { return forms_timed_; }
+  const char* timed_form_name(int form) const override { return form_at(form).name; }
+  void use_form(int form) noexcept override { activations_ = &form_at(form); }
+  void note_timed_forms(std::string note) override { activations_note_ = std::move(note); }
+
   std::string describe() const override {
     return std::string("UNIDIRECTIONAL_SEQUENCE_LSTM int8 8x8_16 time=") + std::to_string(o_.n_time) +
            " input=" + std::to_string(o_.n_input) + " cell=" + std::to_string(o_.n_cell) +
@@ -420,6 +427,11 @@ class Int8Lstm final : public PreparedOp {
     Int8ActivationChoice choice = choose_int8_activations(*step_kernels_, wanted, step_with);
     activations_ = choice.form;
     activations_note_ = std::move(choice.note);
+    forms_timed_ = !activations_note_.empty();  // Auto, and both forms there
+  }
+
+  const Int8Activations& form_at(int form) const noexcept {
+    return form == 0 ? step_kernels_->table : step_kernels_->computed;
   }
 
   // gate += MBQM(p .* c) saturated, over TFLite's peephole length.
@@ -521,6 +533,7 @@ class Int8Lstm final : public PreparedOp {
   const Int8LstmKernels* step_kernels_ = nullptr;
   const Int8Activations* activations_ = nullptr;  // step_kernels_'s table or computed form, measured
   std::string activations_note_;
+  bool forms_timed_ = false;
   void (Int8Lstm::*run_)(const TensorMemory&) noexcept = nullptr;
 
   int32_t input_zp_ = 0, output_state_zp_ = 0, hidden_zp_ = 0;
