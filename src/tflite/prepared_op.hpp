@@ -99,12 +99,14 @@ class PreparedOp {
   // the program leaves in the caches (the integer LSTM's activation tables against its computed
   // activations) says so (true) and names them; the Interpreter times whole invokes with every
   // such op on form 0, then on form 1, and keeps the faster (Interpreter::choose_timed_forms).
-  // use_form switches (prepare time, and the timing's invokes); note_timed_forms records the
-  // measurement for describe().
+  // use_form switches (prepare time, and the timing's invokes); initial_form is the op's own
+  // choice, kept where the Interpreter does not time; note_timed_forms adds the measurement to
+  // describe().
   virtual bool has_timed_forms() const { return false; }
   virtual const char* timed_form_name(int) const { return ""; }
+  virtual int initial_form() const { return 0; }
   virtual void use_form(int) noexcept {}
-  virtual void note_timed_forms(std::string) {}
+  virtual void note_timed_forms(const std::string&) {}
 };
 
 struct PrepareContext {

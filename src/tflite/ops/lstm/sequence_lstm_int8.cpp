@@ -242,8 +242,9 @@ class Int8Lstm final : public PreparedOp {
   // over whole invokes too (PreparedOp::has_timed_forms): 0 tables, 1 computed.
   bool has_timed_forms() const override { return forms_timed_; }
   const char* timed_form_name(int form) const override { return form_at(form).name; }
+  int initial_form() const override { return initial_form_; }
   void use_form(int form) noexcept override { activations_ = &form_at(form); }
-  void note_timed_forms(std::string note) override { activations_note_ = std::move(note); }
+  void note_timed_forms(const std::string& note) override { activations_note_ += "; " + note; }
 
   std::string describe() const override {
     return std::string("UNIDIRECTIONAL_SEQUENCE_LSTM int8 8x8_16 time=") + std::to_string(o_.n_time) +
@@ -428,6 +429,7 @@ class Int8Lstm final : public PreparedOp {
     activations_ = choice.form;
     activations_note_ = std::move(choice.note);
     forms_timed_ = !activations_note_.empty();  // Auto, and both forms there
+    initial_form_ = activations_ == &step_kernels_->table ? 0 : 1;
   }
 
   const Int8Activations& form_at(int form) const noexcept {
@@ -534,6 +536,7 @@ class Int8Lstm final : public PreparedOp {
   const Int8Activations* activations_ = nullptr;  // step_kernels_'s table or computed form, measured
   std::string activations_note_;
   bool forms_timed_ = false;
+  int initial_form_ = 0;
   void (Int8Lstm::*run_)(const TensorMemory&) noexcept = nullptr;
 
   int32_t input_zp_ = 0, output_state_zp_ = 0, hidden_zp_ = 0;
