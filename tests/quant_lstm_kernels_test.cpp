@@ -3,9 +3,8 @@
 // and realistic ones, lengths around the vector widths, guard values after the outputs.
 #include <gtest/gtest.h>
 
-#include <chrono>
-
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <string>

@@ -58,13 +58,16 @@ TEST(QuantLstmTimedForms, ChosenOverWholeInvokesAndTheInterpreterLeftFresh) {
         options.reset_variables_each_invoke = !stream;
         Interpreter it(program, options);
         const std::string what = std::string(name) + " " + isa + (stream ? " stream" : " window");
-        // The form kept is the faster of the two timings the description names (tables on a tie).
+        // The form kept is the faster of the two timings the description names (printed to the
+        // nanosecond: equal printed times may hide either order).
         const std::string d = it.describe();
         const size_t at = d.find(kTimed);
         ASSERT_NE(at, std::string::npos) << what << ": " << d;
         double table_ns = 0, computed_ns = 0;
         ASSERT_EQ(std::sscanf(d.c_str() + at + std::strlen(kTimed), "%lf ns, computed %lf ns", &table_ns, &computed_ns), 2) << d;
-        EXPECT_NE(d.find(computed_ns < table_ns ? "activations=computed" : "activations=table"), std::string::npos) << d;
+        if (computed_ns != table_ns) {
+          EXPECT_NE(d.find(computed_ns < table_ns ? "activations=computed" : "activations=table"), std::string::npos) << d;
+        }
         const auto* in = static_cast<const uint8_t*>(it.input_data(0));
         EXPECT_EQ(std::vector<uint8_t>(in, in + in_bytes), std::vector<uint8_t>(in_bytes, 0)) << what;
         // Window mode: every sample from the zero state; stream mode: the first one is.

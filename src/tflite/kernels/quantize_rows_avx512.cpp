@@ -18,6 +18,7 @@ namespace tickinfer::tfl::kernels {
 
 
 void quantize_row_body_avx512(const float* x, int n, float inv, int32_t zp, int32_t lo, int32_t hi, int8_t* q) noexcept {
+  if (n < 16) return quantize_row_body_avx2(x, n, inv, zp, lo, hi, q);  // 8 values: one 8-lane step
   const __m512 invv = _mm512_set1_ps(inv);
   const __m512 zero = _mm512_setzero_ps();
   const __m512 half = _mm512_set1_ps(0.5f), mhalf = _mm512_set1_ps(-0.5f);
@@ -34,7 +35,6 @@ void quantize_row_body_avx512(const float* x, int n, float inv, int32_t zp, int3
     r = _mm512_min_epi32(_mm512_max_epi32(r, lov), hiv);
     return _mm512_cvtepi32_epi8(r);
   };
-  if (n < 16) return quantize_row_body_avx2(x, n, inv, zp, lo, hi, q);  // 8 values: one 8-lane step
   int i = 0;
   for (; i + 16 <= n; i += 16) _mm_storeu_si128(reinterpret_cast<__m128i*>(q + i), sixteen(x + i, 0xffff));
   if (i < n) _mm_storel_epi64(reinterpret_cast<__m128i*>(q + i), sixteen(x + i, 0x00ff));  // n - i == 8
