@@ -368,6 +368,22 @@ TEST(GraphFormProgram, OffsetsOutsideTheArenaAreCaught) {
   EXPECT_NE(cuda::program_error(p).find("outside the weights"), std::string::npos);
 }
 
+// A resident program learns that the kernel took a request only from its reply units: a program
+// with none is refused before anything is started (no device needed for the refusal).
+TEST(GraphFormProgram, ResidentProgramRefusesAProgramWithNoOutputValues) {
+  const Model model = Model::load(source() + "/bench/models/mlp_small/model.keras");
+  cuda::DeviceProgram p = engine::device_program_from(engine::lower_for_plan(model.graph(), {}), "mlp_small");
+  ASSERT_FALSE(p.outputs.empty());
+  for (cuda::DeviceRegion& r : p.outputs) r.floats = 0;
+  ASSERT_EQ(cuda::program_error(p), "");
+  try {
+    cuda::start_resident_program(std::make_shared<const cuda::DeviceProgram>(p), 0, 1);
+    FAIL() << "started a resident program that could never show it took a request";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no output values"), std::string::npos) << e.what();
+  }
+}
+
 // Without a GPU (CI, the development machines), every model is still refused with the reason.
 TEST(GraphFormDevice, NoGpuIsAClearError) {
   if (cuda::device_count() > 0) GTEST_SKIP() << "a CUDA device is visible";

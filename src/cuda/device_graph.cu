@@ -78,6 +78,7 @@ class GraphRunner final : public ProgramRunner {
 
   std::string reserve_rows(int max_rows) override {
     if (std::string why = why_not_batched(*p_); !why.empty()) return why;
+    select_device(device_);
     if (max_rows > 65535) return "at most 65535 rows per call (a grid's second dimension)";
     try {
       stride_ = row_stride_floats(*p_);
@@ -93,6 +94,7 @@ class GraphRunner final : public ProgramRunner {
 
   bool run_rows(const float* x, int rows, float* y) noexcept override {
     if (rows < 1 || rows > std::max(batch_.max_rows(), 1)) return false;
+    select_device(device_);
     return rows == 1 ? run(&x, &y, false) : batch_.run(stream_, x, rows, y);
   }
 
@@ -102,6 +104,7 @@ class GraphRunner final : public ProgramRunner {
     DeviceStream d = open_device_stream(device, kWho);
     stream_ = d.stream;
     device_name_ = d.name;
+    device_ = device;
     sms_ = d.sms;
     // Stream-ordered memory and pooled pinned buffers: neither synchronises the whole device, so
     // a resident plan running beside this one is never waited on.
@@ -115,6 +118,7 @@ class GraphRunner final : public ProgramRunner {
   }
 
   void release() noexcept {
+    select_device(device_);
     batch_.release(stream_);  // first: it frees on the stream destroyed below
     for (cudaGraphExec_t g : {plain_, reset_})
       if (g) cudaGraphExecDestroy(g);
@@ -130,6 +134,7 @@ class GraphRunner final : public ProgramRunner {
 
  public:
   bool run(const float* const* inputs, float* const* outputs, bool reset) noexcept override {
+    select_device(device_);
     for (size_t i = 0; i < p_->inputs.size(); ++i) std::memcpy(in_ + in_at_[i], inputs[i], bytes(p_->inputs[i].floats));
     if (cudaGraphLaunch(reset ? reset_ : plain_, stream_) != cudaSuccess) return false;
     if (cudaStreamSynchronize(stream_) != cudaSuccess) return false;
@@ -258,6 +263,7 @@ class GraphRunner final : public ProgramRunner {
   std::shared_ptr<const DeviceProgram> p_;
   std::shared_ptr<GraphChoices> choices_;  // what was timed, shared with clones
   std::string device_name_;
+  int device_ = 0;
   int sms_ = 1;
   cudaStream_t stream_ = nullptr;
   float* arena_ = nullptr;

@@ -65,6 +65,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   ~IntegerGraphRunner() override { release(); }
 
   bool run(const int8_t* const* inputs, int8_t* const* outputs) noexcept override {
+    select_device(device_);
     for (size_t i = 0; i < p_->inputs.size(); ++i) std::memcpy(in_ + in_at_[i], inputs[i], size_t(p_->inputs[i].bytes));
     if (cudaGraphLaunch(graph_, stream_) != cudaSuccess) return false;
     if (cudaStreamSynchronize(stream_) != cudaSuccess) return false;
@@ -74,6 +75,7 @@ class IntegerGraphRunner final : public IntegerRunner {
 
   std::string reserve_rows(int max_rows) override {
     if (std::string why = integer_why_not_batched(*p_); !why.empty()) return why;
+    select_device(device_);
     if (max_rows > 65535) return "at most 65535 rows per call (a grid's second dimension)";
     try {
       stride_ = integer_row_stride(*p_);
@@ -95,6 +97,7 @@ class IntegerGraphRunner final : public IntegerRunner {
 
   bool run_rows(const int8_t* x, int rows, int8_t* y) noexcept override {
     if (rows < 1 || rows > std::max(batch_.max_rows(), 1)) return false;
+    select_device(device_);
     return rows == 1 ? run(&x, &y) : batch_.run(stream_, x, rows, y);
   }
 
@@ -111,6 +114,7 @@ class IntegerGraphRunner final : public IntegerRunner {
     DeviceStream d = open_device_stream(device, kWho);
     stream_ = d.stream;
     device_name_ = d.name;
+    device_ = device;
     sms_ = d.sms;
     arena_ = static_cast<int8_t*>(device_buffer(stream_, size_t(p_->arena_bytes), p_->arena_image.data(),
                                                 p_->arena_image.size(), kWho, "the arena"));
@@ -123,6 +127,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   }
 
   void release() noexcept {
+    select_device(device_);
     batch_.release(stream_);  // first: it frees on the stream destroyed below
     if (graph_) cudaGraphExecDestroy(graph_);
     if (arena_) cudaFreeAsync(arena_, stream_);
@@ -228,6 +233,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   std::shared_ptr<const IntegerProgram> p_;
   std::shared_ptr<GraphChoices> choices_;  // the timed variants (run(), each batch size), shared with clones
   std::string device_name_;
+  int device_ = 0;
   int sms_ = 1;
   cudaStream_t stream_ = nullptr;
   int8_t* arena_ = nullptr;

@@ -1,6 +1,6 @@
 // Launching a resident kernel as one thread-block cluster: the one place that sets its shared
-// memory, allows clusters past the portable 8 blocks, and refuses an instantiation whose weights
-// spilled to local memory. Every form launches through it.
+// memory, allows clusters past the portable 8 blocks, refuses a cluster the card cannot place, and
+// refuses an instantiation whose weights spilled to local memory. Every form launches through it.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,6 +40,15 @@ cudaError_t launch_cluster(void (*kernel)(Desc), const Desc& d, int cluster, int
   attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
   cfg.numAttrs = 1;
+  // A cluster this card can never place (more blocks than a GPC holds at one block per
+  // multiprocessor: a 16-block cluster on a part or a MIG slice with smaller GPCs) would be
+  // accepted and queue forever, costing the caller its reply deadline and a lost kernel's
+  // multiprocessors; asked first, it is refused like any other shape. A query the runtime cannot
+  // answer leaves the launch to decide.
+  int clusters = 0;
+  e = cudaOccupancyMaxActiveClusters(&clusters, reinterpret_cast<const void*>(kernel), &cfg);
+  if (e == cudaErrorInvalidClusterSize || (e == cudaSuccess && clusters == 0)) return cudaErrorInvalidClusterSize;
+  if (e != cudaSuccess) cudaGetLastError();
   return cudaLaunchKernelEx(&cfg, kernel, d);
 }
 

@@ -142,7 +142,9 @@ __global__ void __launch_bounds__(kProgramThreads) resident_program_kernel(Progr
 }
 
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(std::string("resident program: ") + what + ": " + cudaGetErrorString(e));
+  if (e == cudaSuccess) return;
+  cudaGetLastError();  // a refused launch is reported here; the next cluster size must not see it again
+  throw std::runtime_error(std::string("resident program: ") + what + ": " + cudaGetErrorString(e));
 }
 
 // A reply later than this means the kernel is lost: run() then fails, never waits again.
@@ -214,6 +216,10 @@ class ResidentProgramRunner final : public ProgramRunner {
     if (p_->inputs.size() > size_t(kMaxRegions) || p_->outputs.size() > size_t(kMaxRegions))
       throw std::runtime_error("resident program: more than 16 inputs or outputs");
     if (cluster < 1 || cluster > 16) throw std::runtime_error("resident program: a cluster is 1 to 16 blocks");
+    // The reply units are the only sign the kernel took a request: with none, run() could not
+    // wait for it and the next request would overwrite one it had not read.
+    if (std::none_of(p_->outputs.begin(), p_->outputs.end(), [](const DeviceRegion& r) { return r.floats > 0; }))
+      throw std::runtime_error("resident program: the model has no output values to reply with");
     check(cudaSetDevice(device), "cudaSetDevice");
     load_every_kernel();
     cudaDeviceProp prop{};

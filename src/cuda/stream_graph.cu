@@ -132,6 +132,13 @@ int keep_fastest_graph(cudaStream_t stream, const std::vector<int>& candidates,
     if (us < best_us) std::swap(kept, other), best_us = us, chosen = candidates[k];
     if (other) cudaGraphExecDestroy(other);
   }
+  // No candidate completed a launch: a kernel faulted (the context is spoiled for the process) or
+  // none could launch. Said now, by name, rather than by NaN outputs from every run.
+  if (best_us == std::numeric_limits<double>::infinity()) {
+    cudaGraphExecDestroy(kept);
+    kept = nullptr;
+    throw std::runtime_error("no launch form of the graph completed a run (" + times + ")");
+  }
   return chosen;
 }
 

@@ -27,6 +27,14 @@ struct DeviceStream {
 // Selects `device` and creates a non-blocking stream on it.
 DeviceStream open_device_stream(int device, const char* who);
 
+// Makes `device` the calling thread's current device where it is not (a read of the runtime's
+// per-thread state, and a set only on a change): a plan on cuda:N called from a thread that never
+// chose N, as a serving worker may be, still launches into its own device's stream.
+inline void select_device(int device) noexcept {
+  int current = -1;
+  if (cudaGetDevice(&current) != cudaSuccess || current != device) cudaSetDevice(device);
+}
+
 // `bytes` (at least 1) of stream-ordered device memory, zeroed, then `host_bytes` of `host`
 // copied to its start (none when host_bytes is 0). Stream-ordered memory never synchronises the
 // whole device, so a resident plan running beside this one is never waited on.
@@ -68,8 +76,9 @@ std::string launch_variants_legend(bool has_tiles);
 
 // Captures each of `candidates` (capture(v) throws when it cannot), times it (median_launch_us)
 // and leaves the fastest in `kept`, destroying the others at once; returns the variant kept and
-// appends "V: N us" per candidate to `times`. The first candidate failing throws; a later one
-// counts as failed and is never kept.
+// appends "V: N us" per candidate to `times`. The first candidate failing to capture throws; a
+// later one counts as failed and is never kept; when no candidate's timed launches complete
+// (timed with more than one candidate), it throws and leaves `kept` null.
 int keep_fastest_graph(cudaStream_t stream, const std::vector<int>& candidates,
                        const std::function<cudaGraphExec_t(int)>& capture, cudaGraphExec_t& kept, std::string& times);
 
