@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <sstream>
+#include <utility>
 
 #include "formats/npy.hpp"
 #include "kernels/kernel_set.hpp"
@@ -168,6 +169,25 @@ TEST(AttentionStream, AttentionThatReadsRowsStillToComeIsRefusedInStreamMode) {
       ADD_FAILURE() << name << " compiled in stream mode";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("(MultiHeadAttention) attends over the window"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A layer that reads the window backwards (go_backwards, Bidirectional's backward half) starts
+// from the window's last tick, which stream mode has not seen yet: refused by the layer's name.
+TEST(BackwardsRecurrent, RefusedInStreamModeByTheLayersName) {
+  CompileOptions stream;
+  stream.mode = RecurrentMode::Stream;
+  const std::pair<const char*, const char*> cases[] = {{"go_backwards_k3/model.keras", "(LSTM)"},
+                                                       {"bidirectional_k2/model.h5", "(Bidirectional)"}};
+  for (const auto& [file, cls] : cases) {
+    const Model model = Model::load(testing::fixtures_dir() + "/" + file);
+    try {
+      compile(model, stream);
+      ADD_FAILURE() << file << " compiled in stream mode";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::string(cls) + " goes backwards in time"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("window mode"), std::string::npos) << e.what();
     }
   }
 }

@@ -241,8 +241,6 @@ void expect_config_error(const std::string& file, const std::string& from, const
 TEST(KerasRobustness, UnsupportedOptionsInRealConfigsNameLayerAndOption) {
   expect_config_error(kKerasFixture, "\"stateful\": false", "\"stateful\": true",
                       {"edited.keras: layer '", "(LSTM)", "stateful=true"});
-  expect_config_error(kKerasFixture, "\"go_backwards\": false", "\"go_backwards\": true",
-                      {"(LSTM)", "go_backwards=true"});
   expect_config_error(kKerasFixture, "\"name\": \"float32\"", "\"name\": \"bfloat16\"", {"bfloat16"});
   expect_config_error(kKerasFixture, "\"class_name\": \"Dense\"", "\"class_name\": \"Conv3D\"",
                       {"(Conv3D)", "not supported"});
@@ -474,7 +472,16 @@ TEST(KerasConfig, RejectionsNameLayerClassAndOption) {
     const char* layer;
     const char* message;
   } cases[] = {
-      {R"({"class_name": "GRU", "config": {"name": "g", "units": 2, "go_backwards": true}})", "layer 'g' (GRU): go_backwards=true"},
+      {R"({"class_name": "GRU", "config": {"name": "g", "units": 2, "time_major": true}})", "layer 'g' (GRU): time_major=true"},
+      {R"({"class_name": "Bidirectional", "config": {"name": "b", "layer": {"class_name": "Dense", "config": {"name": "d", "units": 2}}}})",
+       "layer 'b' (Bidirectional): the wrapped layer is Dense; Bidirectional is supported around LSTM and GRU"},
+      {R"({"class_name": "Bidirectional", "config": {"name": "b", "merge_mode": "max", "layer": {"class_name": "GRU", "config": {"name": "g", "units": 2}}}})",
+       "layer 'b' (Bidirectional): merge_mode='max' is not supported"},
+      {R"({"class_name": "Bidirectional", "config": {"name": "b", "layer": {"class_name": "LSTM", "config": {"name": "l", "units": 2, "return_sequences": true}}, "backward_layer": {"class_name": "LSTM", "config": {"name": "r", "units": 2}}}})",
+       "layer 'b' (Bidirectional): the forward and backward layers disagree on return_sequences"},
+      {R"({"class_name": "Bidirectional", "config": {"name": "b"}})", "layer 'b' (Bidirectional): has no wrapped layer"},
+      {R"({"class_name": "Bidirectional", "config": {"name": "b", "layer": {"class_name": "GRU", "config": {"name": "g", "units": 2, "stateful": true}}}})",
+       "layer 'b' (Bidirectional): stateful=true"},
       {R"({"class_name": "Conv1D", "config": {"name": "c", "filters": 2, "kernel_size": 3, "groups": 2}})", "layer 'c' (Conv1D): groups=2"},
       {R"({"class_name": "Softmax", "config": {"name": "s", "axis": 1}})", "layer 's' (Softmax): axis=1"},
       {R"({"class_name": "Dense", "config": {"name": "d", "units": 2, "activation": "mish"}})", "activation 'mish'"},

@@ -594,13 +594,29 @@ def b_conv_lstm(k, T):
                           k.L.LSTM(6), k.L.Dense(2)])
 
 
+# Recurrent layers that read the window backwards: go_backwards keeps the sequence in the order
+# it was computed (last tick first); Bidirectional turns the backward one back and merges.
+def b_go_backwards(k, T):
+    return k.seq((T, 3), [k.L.LSTM(4, go_backwards=True, return_sequences=True), k.L.GRU(3, go_backwards=True),
+                          k.L.Dense(1)])
+
+
+def b_bidirectional(k, T):
+    return k.seq((T, 3), [k.L.Bidirectional(k.L.LSTM(5, return_sequences=True)),
+                          k.L.Bidirectional(k.L.GRU(4), merge_mode="sum"), k.L.Dense(2)])
+
+
+def b_bidirectional_merges(k, T):
+    x = k.K.Input((T, 4))
+    a = k.L.Bidirectional(k.L.LSTM(3, return_sequences=True), merge_mode="ave")(x)
+    b = k.L.Bidirectional(k.L.GRU(3, return_sequences=True, reset_after=False), merge_mode="mul")(a)
+    forward, backward = k.L.Bidirectional(k.L.LSTM(2, use_bias=False), merge_mode=None)(b)
+    return k.model(x, [k.L.Dense(1)(forward), backward])
+
+
 # Unsupported models: the engine must refuse them with an error naming the layer and option.
-def u_lstm_go_backwards(k, T):
-    return k.seq((T, 3), [k.L.LSTM(4, go_backwards=True, name="lstm_backwards"), k.L.Dense(1)])
-
-
-def u_bidirectional(k, T):
-    return k.seq((T, 3), [k.L.Bidirectional(k.L.LSTM(4), name="bidi_lstm"), k.L.Dense(1)])
+def u_bidirectional_state(k, T):
+    return k.seq((T, 3), [k.L.Bidirectional(k.L.LSTM(4, return_state=True), name="bidi_state")])
 
 
 def u_conv_channels_first(k, T):
@@ -671,6 +687,10 @@ def test_cases() -> list[Case]:
         *both("gru_reset_before", b_gru_reset_before, T=6, stream=True),
         *both("gru_stacked", b_gru_stacked, T=6, stream=True),
         *both("gru_seq", b_gru_seq, T=5),
+        *both("go_backwards", b_go_backwards, T=6),
+        *both("bidirectional", b_bidirectional, T=6),
+        *both("bidirectional_variable_length", b_bidirectional, T=None, window=7),
+        *both("bidirectional_merges", b_bidirectional_merges, T=5),
         *both("conv1d", b_conv1d, T=16),
         *both("conv1d_same_dilated", b_conv1d_same_dilated, T=9),
         *both("conv1d_bn", b_conv1d_bn, T=12),
@@ -703,10 +723,8 @@ def test_cases() -> list[Case]:
 
 def unsupported_cases() -> list[Case]:
     return [
-        Case("lstm_go_backwards_k3", "keras3", u_lstm_go_backwards, T=5,
-             expect_error=["lstm_backwards", "go_backwards"]),
-        Case("bidirectional_k2", "keras2", u_bidirectional, T=5,
-             expect_error=["bidi_lstm", "Bidirectional"]),
+        Case("bidirectional_state_k3", "keras3", u_bidirectional_state, T=5,
+             expect_error=["bidi_state", "Bidirectional", "return_state"]),
         Case("conv1d_channels_first_k3", "keras3", u_conv_channels_first, T=8,
              expect_error=["conv_cf", "channels_first"]),
         Case("conv2d_grouped_k3", "keras3", u_conv2d_grouped, T=6, expect_error=["conv_grouped", "groups=2"]),

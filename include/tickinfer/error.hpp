@@ -6,7 +6,7 @@
 namespace tickinfer {
 
 // Every load/compile/parse failure is reported as tickinfer::Error with a message that names
-// the file, layer and option involved (e.g. "layer 'lstm_1' (LSTM): go_backwards=true is not
+// the file, layer and option involved (e.g. "layer 'lstm_1' (LSTM): stateful=true is not
 // supported"). Nothing in the library calls abort() on bad input.
 class Error : public std::runtime_error {
  public:

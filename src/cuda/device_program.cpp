@@ -64,7 +64,7 @@ int64_t step_items(const DeviceStep& s) {
     }
     case DevKind::MatMul:
       return int64_t(s.steps) * s.rows * s.out_width;
-    default:  // Activation, Add, Sub, Mul, Pad, Slice: out_width floats
+    default:  // Activation, Add, Sub, Mul, Pad, Slice, ReverseRows: out_width floats
       return s.out_width;
   }
 }

@@ -41,6 +41,7 @@ enum class DevKind : int32_t {
   Transpose,
   Slice,
   MatMul,
+  ReverseRows,  // rows x in_width floats, the rows last to first
   Count,
 };
 

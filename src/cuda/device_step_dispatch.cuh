@@ -40,6 +40,7 @@ TI_HD void run_kind(const X& x, const DeviceStep& s, float* A, const float* W) {
   else if constexpr (K == DevKind::Transpose) transpose<M>(x, s, A, W);
   else if constexpr (K == DevKind::Slice) slice<M>(x, s, A, W);
   else if constexpr (K == DevKind::MatMul) matmul<M>(x, s, A, W);
+  else if constexpr (K == DevKind::ReverseRows) reverse_rows<M>(x, s, A, W);
 }
 
 // s.kind picks the instantiation: the host executor's way in, and the resident program kernel's
@@ -78,6 +79,7 @@ TI_HD void run_step(const X& x, const DeviceStep& s, float* A, const float* W) {
     TI_STEP_CASE(Transpose)
     TI_STEP_CASE(Slice)
     TI_STEP_CASE(MatMul)
+    TI_STEP_CASE(ReverseRows)
 #undef TI_STEP_CASE
     case DevKind::Count:
       return;

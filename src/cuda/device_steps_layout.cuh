@@ -1,5 +1,5 @@
-// The graph form's layout steps: Concat, Pad, Transpose and Slice (engine/steps/merge_steps.cpp
-// and layout_steps.cpp define them). Item: one output float, found from its own index, so no
+// The graph form's layout steps: Concat, Pad, Transpose, Slice and ReverseRows
+// (engine/steps/merge_steps.cpp and layout_steps.cpp define them). Item: one output float, found from its own index, so no
 // item depends on another.
 #pragma once
 
@@ -69,6 +69,18 @@ TI_HD void slice(const X& x, const DeviceStep& s, float* A, const float*) {
   const TensorIn<M> in = in_of<M>(A, s) + s.slice_offset;
   const TensorOut<M> out = out_of<M>(A, s);
   x.items(s.out_width, [&](int64_t i) { out.set(i, in[i]); });
+}
+
+// Row r of the output is row rows - 1 - r of the input (in_width floats a row).
+template <bool M, class X>
+TI_HD void reverse_rows(const X& x, const DeviceStep& s, float* A, const float*) {
+  const TensorIn<M> in = in_of<M>(A, s);
+  const TensorOut<M> out = out_of<M>(A, s);
+  const int64_t width = s.in_width;
+  x.items(s.out_width, [&](int64_t i) {
+    const int64_t r = i / width;
+    out.set(i, in[(s.rows - 1 - r) * width + i % width]);
+  });
 }
 
 }  // namespace tickinfer::cuda::steps

@@ -39,6 +39,7 @@ cuda::DevKind dev_kind(StepKind k) {
     case StepKind::DepthwiseConv2D: return cuda::DevKind::DepthwiseConv2D;
     case StepKind::Slice: return cuda::DevKind::Slice;
     case StepKind::MatMul: return cuda::DevKind::MatMul;
+    case StepKind::ReverseRows: return cuda::DevKind::ReverseRows;
   }
   return cuda::DevKind::Count;
 }

@@ -34,6 +34,9 @@ void check_streamable(const Graph& g) {
       case OpKind::SliceRows:
         if (timed) reject("takes rows of the time axis");
         break;
+      case OpKind::ReverseTime:  // the last tick first: the window must be whole
+        if (timed) reject("goes backwards in time (go_backwards, Bidirectional)");
+        break;
       case OpKind::Conv1D:
       case OpKind::Conv2D:
       case OpKind::DepthwiseConv2D:

@@ -74,6 +74,10 @@ enum class OpKind : uint8_t {
   // output of a multi-output layer is taken from the node that computes them together (LSTM
   // return_state: the sequence, state_h, state_c).
   SliceRows,
+  // The input's first (time) axis in reverse order, the rest as they are: how a recurrent layer
+  // that goes backwards (Keras go_backwards, Bidirectional's backward layer) is written, the
+  // layer's own node running forwards between two of these. Needs the whole window.
+  ReverseTime,
 };
 
 enum class Padding : uint8_t { Valid, Same, Causal };

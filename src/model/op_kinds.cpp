@@ -352,6 +352,13 @@ Shape slice_rows_shape(const Graph& g, Node& node) {
   return out;
 }
 
+Shape reverse_time_shape(const Graph& g, Node& node) {
+  const Shape& in = single_input(g, node);
+  if (in.size() < 2) fail_layer(node, "reverses the time axis of a [timesteps, ...] input, got shape " + shape_str(in));
+  expect_weights(node, {});
+  return in;
+}
+
 // [H, W, C] -> [H', W', C * m] (depthwise) or [H', W', units] (separable); windows as Conv2D's.
 Shape depthwise_shape(const Graph& g, Node& node) {
   const Shape& in = single_input(g, node);
@@ -433,13 +440,14 @@ constexpr OpKindInfo kOpKinds[] = {
     {OpKind::SeparableConv2D, "SeparableConv2D", depthwise_shape, depthwise_macs},
     {OpKind::MatMul, "MatMul", matmul_shape, matmul_macs},
     {OpKind::SliceRows, "SliceRows", slice_rows_shape, no_macs},
+    {OpKind::ReverseTime, "ReverseTime", reverse_time_shape, no_macs},
 };
 
 constexpr bool rows_in_enum_order() {
   for (size_t i = 0; i < std::size(kOpKinds); ++i) {
     if (static_cast<size_t>(kOpKinds[i].kind) != i) return false;
   }
-  return static_cast<size_t>(OpKind::SliceRows) + 1 == std::size(kOpKinds);
+  return static_cast<size_t>(OpKind::ReverseTime) + 1 == std::size(kOpKinds);
 }
 static_assert(rows_in_enum_order(), "kOpKinds: one row per OpKind, in the enum's order");
 

@@ -164,6 +164,7 @@ class Lowerer {
       case OpKind::Constant:
       case OpKind::MatMul:
       case OpKind::SliceRows:
+      case OpKind::ReverseTime:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);

@@ -46,6 +46,7 @@ const char* whole_window_reason(StepKind k) {
     case StepKind::GlobalMaxPool: return "global pooling reads every row of the window";
     case StepKind::Pad:
     case StepKind::Transpose: return "padding and transposes are not followed row by row";
+    case StepKind::ReverseRows: return "reading the window backwards moves every row when one arrives";
     default: return "it does not work row by row";
   }
 }

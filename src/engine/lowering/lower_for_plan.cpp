@@ -152,7 +152,8 @@ class Lowering {
       case OpKind::MultiHeadAttention: return lower_attention(idx);
       case OpKind::Constant: return;  // held by the elementwise op that reads it
       case OpKind::Pad:
-      case OpKind::Permute: return lower_layout(idx);
+      case OpKind::Permute:
+      case OpKind::ReverseTime: return lower_layout(idx);
       case OpKind::DepthwiseConv2D:
       case OpKind::SeparableConv2D: return lower_depthwise(idx);
       case OpKind::MatMul: return lower_matmul(idx);
@@ -293,12 +294,14 @@ class Lowering {
     add_with_activation(n, std::move(pointwise));
   }
 
-  // Pad and Permute: data movement with the input's shape.
+  // Pad, Permute and ReverseTime (the first axis's rows last to first): moves with the input's shape.
   void lower_layout(int idx) {
     const Node& n = g_.nodes[idx];
-    LoweredOp op = op_for(n, n.kind == OpKind::Pad ? StepKind::Pad : StepKind::Transpose);
+    const bool reverse = n.kind == OpKind::ReverseTime;
+    LoweredOp op = op_for(n, reverse ? StepKind::ReverseRows : n.kind == OpKind::Pad ? StepKind::Pad : StepKind::Transpose);
     op.out = new_output(idx);
     op.in_shape = in_node(n).shape;
+    if (reverse) op.rows = op.in_shape[0], op.in_width = static_cast<int>(shape_size(op.in_shape) / op.rows);
     op.pads = n.pads;
     op.permutation = n.permutation;
     op.out_width = static_cast<int>(shape_size(n.shape));

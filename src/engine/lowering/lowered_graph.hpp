@@ -56,6 +56,7 @@ enum class StepKind : uint8_t {
                     // taps (depthwise: (kh*kw) x (C*m), row-major) + bias, clamped; Conv2D's fields
   Slice,         // out_width floats from in + slice_offset (rows of a row-major tensor)
   MatMul,        // steps x (in [rows, in_width] . rhs [in_width, out_width]), both computed
+  ReverseRows,   // rows x in_width floats, the rows in reverse order (a time axis read backwards)
 };
 
 // Where an Attention op finds each head's q, k and v: column col + head * width of row r at

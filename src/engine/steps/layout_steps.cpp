@@ -1,7 +1,8 @@
 // Data movement: Pad (zeros around the input, per axis) and Transpose (a permutation of the
 // axes), over tensors of any rank up to kMaxRank, by an odometer over the input's leading axes
 // (Pad copies whole last-axis rows; Transpose gathers each output row with the input stride of
-// its last axis); Slice, one contiguous range. None is row-wise.
+// its last axis); Slice, one contiguous range; ReverseRows, the first axis's rows last to first.
+// None is row-wise.
 #include <algorithm>
 #include <cstring>
 #include <ostream>
@@ -80,6 +81,16 @@ void run_slice(const StepCtx& c, const Step& s) noexcept {
   std::memcpy(c.at(s.out), c.at(s.in) + s.slice_offset, sizeof(float) * static_cast<size_t>(s.out_width));
 }
 
+void run_reverse_rows(const StepCtx& c, const Step& s) noexcept {
+  const float* x = c.at(s.in);
+  float* y = c.at(s.out);
+  const size_t width = static_cast<size_t>(s.in_width);
+  for (int r = 0; r < s.rows; ++r)
+    std::memcpy(y + static_cast<size_t>(s.rows - 1 - r) * width, x + static_cast<size_t>(r) * width, sizeof(float) * width);
+}
+
+void describe_reverse_rows(std::ostream& os, const Step& s) { os << "  " << s.rows << " rows of " << s.in_width; }
+
 void describe_slice(std::ostream& os, const Step& s) {
   os << "  floats [" << s.slice_offset << ", " << s.slice_offset + s.out_width << ")";
 }
@@ -100,5 +111,7 @@ extern const StepOps kPadStep = {"pad", "a layout step", run_pad, nullptr, no_fl
 extern const StepOps kTransposeStep = {"transpose",   "a layout step", run_transpose, nullptr, no_floats, no_floats,
                                        no_cost, describe_transpose};
 extern const StepOps kSliceStep = {"slice", "a layout step", run_slice, nullptr, no_floats, no_floats, no_cost, describe_slice};
+extern const StepOps kReverseRowsStep = {"reverse_rows", "a layout step", run_reverse_rows, nullptr, no_floats,
+                                         no_floats, no_cost, describe_reverse_rows};
 
 }  // namespace tickinfer::engine

@@ -14,7 +14,7 @@ extern const StepOps kMaxPoolStep, kAvgPoolStep, kGlobalAvgPoolStep, kGlobalMaxP
 extern const StepOps kMaxPool2DStep, kAvgPool2DStep;                                      // pool2d_steps.cpp
 extern const StepOps kAddStep, kSubStep, kMulStep, kConcatStep;                           // merge_steps.cpp
 extern const StepOps kAttentionStep;                                                      // attention_step.cpp
-extern const StepOps kPadStep, kTransposeStep, kSliceStep;                                // layout_steps.cpp
+extern const StepOps kPadStep, kTransposeStep, kSliceStep, kReverseRowsStep;              // layout_steps.cpp
 extern const StepOps kMatMulStep;                                                         // matmul_step.cpp
 extern const StepOps kDepthwiseConv2DStep;                                                // depthwise_conv2d_step.cpp
 
@@ -47,6 +47,7 @@ const StepOps& step_ops(StepKind kind) {
     case StepKind::DepthwiseConv2D: return kDepthwiseConv2DStep;
     case StepKind::Slice: return kSliceStep;
     case StepKind::MatMul: return kMatMulStep;
+    case StepKind::ReverseRows: return kReverseRowsStep;
   }
   return kDenseStep;  // unreachable: every kind is listed (-Wswitch)
 }

@@ -9,7 +9,9 @@
 #include "formats/keras/keras_calls.hpp"
 #include "formats/keras/keras_json.hpp"
 #include "formats/keras/keras_layers.hpp"
+#include "formats/keras/keras_layer_nodes.hpp"
 #include "formats/keras/keras_pruning.hpp"
+#include "formats/keras/keras_recurrent_directions.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -41,8 +43,11 @@ struct LayerEntry {
   // TimeDistributed(Dense): keras_class and config are the Dense's, the path the wrapper's (its
   // variables under "<path>/layer/vars").
   bool time_distributed = false;
+  // Bidirectional(LSTM|GRU): keras_class and config are the wrapped layer's, wrapper the
+  // Bidirectional's own config (keras_recurrent_directions.hpp).
+  const json* wrapper = nullptr;
   std::string path_class() const {
-    return pruning_wrapper ? kPruningWrapperClass : time_distributed ? "TimeDistributed" : keras_class;
+    return pruning_wrapper ? kPruningWrapperClass : time_distributed ? "TimeDistributed" : wrapper ? "Bidirectional" : keras_class;
   }
 };
 
@@ -131,7 +136,7 @@ class GraphBuilder {
   // `node_name` is the layer name, or for later calls of a shared layer "<name>#<call>".
   int add_layer(const LayerEntry& e, const std::vector<int>& inputs, const std::string& node_name,
                 const json* call_kwargs = nullptr) {
-    const std::string ctx = layer_ctx(label_, e.name, e.keras_class);
+    const std::string ctx = layer_ctx(label_, e.name, e.wrapper ? "Bidirectional" : e.keras_class);
     claim_name(node_name, e.keras_class);
     KerasLayerRef ref;
     ref.name = e.name;
@@ -146,11 +151,14 @@ class GraphBuilder {
     if (e.pruning_wrapper && node_name == e.name) pruned_layers_.push_back(e.name);
     std::vector<int> in_ranks;
     for (int i : inputs) in_ranks.push_back(ranks_[static_cast<size_t>(i)]);
+    if (e.wrapper || recurrent_goes_backwards(e.keras_class, *e.config, ctx)) {
+      return add_directions(e, ref, inputs, in_ranks, node_name, ctx);
+    }
     Node n = node_from_keras_layer(ref, *e.config, in_ranks, weights_, dialect_, ctx);
     n.name = node_name;
     if (e.time_distributed) n.keras_class = "TimeDistributed";  // as model.layers lists it
     if (n.kind == OpKind::LayerNorm && n.weights.empty()) fill_identity_affine(n, inputs[0], ctx);
-    if (e.keras_class == "Dot") return add_dot(std::move(n), inputs, in_ranks, *e.config, ctx);
+    if (e.keras_class == "Dot") return add_dot(sink(ref, in_ranks, node_name, ctx), std::move(n), inputs, in_ranks, *e.config, ctx);
     count_weights(n, ctx);
     n.inputs = inputs;
     ranks_.push_back(output_rank(n, in_ranks));
@@ -163,6 +171,7 @@ class GraphBuilder {
   // SliceRows nodes "<node>/output", "<node>/state_h", "<node>/state_c" of what the node computes
   // together (an LSTM's h rows and a last row holding c).
   std::vector<int> layer_outputs(const LayerEntry& e, int node) {
+    if (auto two = two_outputs_.find(node); two != two_outputs_.end()) return two->second;
     const Node& n = graph_.nodes[static_cast<size_t>(node)];
     const bool gru_state = n.kind == OpKind::GRU && json_bool(*e.config, "return_state", false, e.name);
     if (!n.return_state && !gru_state) return {node};
@@ -211,6 +220,43 @@ class GraphBuilder {
   }
 
  private:
+  // A recurrent layer that reads backwards, or a Bidirectional around one, as the nodes
+  // keras_recurrent_directions.hpp writes it (named from node_name, claimed already).
+  int add_directions(const LayerEntry& e, KerasLayerRef ref, const std::vector<int>& inputs,
+                     const std::vector<int>& in_ranks, const std::string& node_name, const std::string& ctx) {
+    if (inputs.size() != 1) throw Error(ctx + ": reading the window backwards takes one input (no initial_state)");
+    if (!e.wrapper) {
+      return add_backwards_recurrent(sink(ref, in_ranks, node_name, ctx), ref, *e.config, node_name, inputs[0], in_ranks[0],
+                                     weights_, ctx);
+    }
+    ref.sublayers = {"forward_layer/cell", "backward_layer/cell"};  // the .keras file's paths
+    ref.weights_in_cell = false;
+    std::vector<int> outs =
+        add_bidirectional(sink(ref, in_ranks, node_name, ctx), ref, *e.wrapper, node_name, inputs[0], in_ranks[0], weights_, ctx);
+    if (outs.size() > 1) two_outputs_[outs.back()] = outs;
+    return outs.back();
+  }
+
+  // What a layer written as several nodes may do here (keras_layer_nodes.hpp); `ref` is the layer's.
+  LayerNodeSink sink(const KerasLayerRef& ref, const std::vector<int>& in_ranks, const std::string& node_name,
+                     const std::string& ctx) {
+    LayerNodeSink s;
+    s.add = [this, node_name, ctx](Node n, std::vector<int> in, int rank) {
+      count_weights(n, ctx);
+      const bool own = n.name == node_name;  // claimed by add_layer
+      return add_aux(std::move(n), std::move(in), rank, own);
+    };
+    s.convert = [this, ref, in_ranks, ctx](const std::string& cls, const json& config, WeightSource& source) {
+      KerasLayerRef inner = ref;
+      inner.keras_class = cls;
+      inner.weights_in_cell = layer_weights_in_cell(cls);
+      inner.sublayers = layer_weight_sublayers(cls);
+      return node_from_keras_layer(inner, config, in_ranks, source, dialect_, ctx);
+    };
+    s.shape_of = [this, ctx](int node) { return inferred_shape(node, ctx); };
+    return s;
+  }
+
   // A node the importer adds around a layer's own (its name claimed, its inputs and rank set).
   int add_aux(Node n, std::vector<int> inputs, int rank, bool name_claimed = false) {
     if (!name_claimed) claim_name(n.name, n.keras_class);
@@ -218,48 +264,6 @@ class GraphBuilder {
     ranks_.push_back(rank);
     graph_.nodes.push_back(std::move(n));
     return static_cast<int>(graph_.nodes.size()) - 1;
-  }
-
-  // Keras' Dot as a MatMul: batch_dot contracts axis i of the first input with axis j of the
-  // second and keeps the rest in order, so the first goes in with its contracted axis last and
-  // the second with its contracted axis first (a Permute where they are not). Vectors (rank 1)
-  // become [1, d] . [d, 1] and the [1, 1] product Keras' [1]. The last node carries the layer's name.
-  int add_dot(Node matmul, std::vector<int> inputs, const std::vector<int>& ranks, const json& c, const std::string& ctx) {
-    const json& axes = member(c, "axes");
-    int ax[2];
-    for (int k = 0; k < 2; ++k) {
-      const json& a = axes.is_array() ? (axes.size() == 2 ? axes[static_cast<size_t>(k)] : json()) : axes;
-      const int batched_rank = ranks[static_cast<size_t>(k)] + 1;
-      const int v = json_value_int(a, -batched_rank, batched_rank - 1, ctx + ": axes");
-      ax[k] = (v < 0 ? v + batched_rank : v) - 1;  // un-batched
-      if (ax[k] < 0) throw Error(ctx + ": axes " + json_brief(axes) + " contract the batch axis, which is not supported");
-    }
-    const std::string name = matmul.name, cls = matmul.keras_class;
-    auto aux = [&](const char* what, OpKind kind, int input, int rank) {
-      Node n;
-      n.name = name + "/" + what;
-      n.keras_class = cls;
-      n.kind = kind;
-      if (kind == OpKind::Permute) n.permutation = {1, 0};
-      return add_aux(std::move(n), {input}, rank);
-    };
-    if (ranks[0] == 2 && ranks[1] == 2) {
-      if (ax[0] == 0) inputs[0] = aux("transpose_a", OpKind::Permute, inputs[0], 2);
-      if (ax[1] == 1) inputs[1] = aux("transpose_b", OpKind::Permute, inputs[1], 2);
-      return add_aux(std::move(matmul), inputs, 2, /*name_claimed=*/true);
-    }
-    if (ranks[0] == 1 && ranks[1] == 1) {
-      Node a, b, out;
-      for (Node* r : {&a, &b, &out}) r->kind = OpKind::Reshape, r->keras_class = cls;
-      a.name = name + "/row", a.target_shape = {1, -1};
-      b.name = name + "/column", b.target_shape = {-1, 1};
-      matmul.name = name + "/product";
-      out.name = name, out.target_shape = {1};
-      inputs = {add_aux(std::move(a), {inputs[0]}, 2), add_aux(std::move(b), {inputs[1]}, 2)};
-      return add_aux(std::move(out), {add_aux(std::move(matmul), inputs, 2)}, 1, /*name_claimed=*/true);
-    }
-    throw Error(ctx + ": inputs of ranks " + std::to_string(ranks[0] + 1) + " and " + std::to_string(ranks[1] + 1) +
-                " (with the batch) are not supported (rank 3, [batch, rows, columns], or vectors)");
   }
 
   // Adds the node's weights to the model's total, which stops at 1 GiB.
@@ -312,6 +316,7 @@ class GraphBuilder {
   Graph graph_;
   std::vector<int> ranks_;  // un-batched output rank per node
   std::unordered_set<std::string> names_;
+  std::unordered_map<int, std::vector<int>> two_outputs_;  // Bidirectional(merge_mode=None): its last node -> both
   int64_t total_weight_values_ = 0;
   std::vector<std::string> pruned_layers_;
 };
@@ -353,6 +358,15 @@ std::vector<LayerEntry> read_layer_list(const json& config, bool functional, con
       }
       e.time_distributed = true;
       e.keras_class = inner;
+      e.config = &wrapped["config"];
+    }
+    if (e.keras_class == "Bidirectional") {  // the wrapped class is checked where it is read
+      const json& wrapped = member(*e.config, "layer");
+      if (!wrapped.is_object() || !member(wrapped, "config").is_object()) {
+        throw Error(layer_ctx(label, e.name, e.keras_class) + ": has no wrapped layer");
+      }
+      e.wrapper = e.config;
+      e.keras_class = json_string(wrapped, "class_name", "", where);
       e.config = &wrapped["config"];
     }
     const std::string ctx = layer_ctx(label, e.name, e.keras_class);

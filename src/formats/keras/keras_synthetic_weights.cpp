@@ -61,6 +61,12 @@ std::vector<Weight> SyntheticWeightSource::layer_weights(const KerasLayerRef& la
     if (bool_or("use_bias", true)) {
       shapes.push_back(cls == "GRU" && bool_or("reset_after", true) ? Shape{2, cols} : Shape{cols});
     }
+    // Inside Bidirectional (the ref names both directions' cells): the backward layer's too, as
+    // the forward's when the config gives no other.
+    if (layer.sublayers.size() == 2 && layer.sublayers[1] == "backward_layer/cell") {
+      const std::vector<Shape> one = shapes;
+      shapes.insert(shapes.end(), one.begin(), one.end());
+    }
   } else if (cls == "MultiHeadAttention") {
     // Every input taken as `in` wide; the output as wide as the query unless output_shape says.
     const int h = int_or("num_heads", 1), k = int_or("key_dim", 1);
