@@ -614,6 +614,20 @@ def b_bidirectional_merges(k, T):
     return k.model(x, [k.L.Dense(1)(forward), backward])
 
 
+def b_bidirectional_two_outputs(k, T):  # Keras 3: merge_mode=None ends a Sequential, its two outputs
+    return k.seq((T, 3), [k.L.Bidirectional(k.L.GRU(3, return_sequences=True), merge_mode=None)])
+
+
+def b_bidirectional_input_shape(k, T):  # tf_keras: the input shape on the wrapper, as its users write it
+    return k.K.Sequential([k.L.Bidirectional(k.L.LSTM(3), input_shape=(T, 3)), k.L.Dense(1)])
+
+
+def b_go_backwards_state(k, T):  # the sequence (last tick first) and the final states, as Keras hands them out
+    x = k.K.Input((T, 3))
+    seq, h, c = k.L.LSTM(3, go_backwards=True, return_sequences=True, return_state=True)(x)
+    return k.model(x, [k.L.Flatten()(seq), k.L.Concatenate()([h, c])])
+
+
 # Unsupported models: the engine must refuse them with an error naming the layer and option.
 def u_bidirectional_state(k, T):
     return k.seq((T, 3), [k.L.Bidirectional(k.L.LSTM(4, return_state=True), name="bidi_state")])
@@ -691,6 +705,9 @@ def test_cases() -> list[Case]:
         *both("bidirectional", b_bidirectional, T=6),
         *both("bidirectional_variable_length", b_bidirectional, T=None, window=7),
         *both("bidirectional_merges", b_bidirectional_merges, T=5),
+        Case("bidirectional_two_outputs_k3", "keras3", b_bidirectional_two_outputs, T=4),
+        Case("bidirectional_input_shape_k2", "keras2", b_bidirectional_input_shape, T=4),
+        *both("go_backwards_state", b_go_backwards_state, T=5),
         *both("conv1d", b_conv1d, T=16),
         *both("conv1d_same_dilated", b_conv1d_same_dilated, T=9),
         *both("conv1d_bn", b_conv1d_bn, T=12),

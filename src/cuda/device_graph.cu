@@ -100,11 +100,11 @@ class GraphRunner final : public ProgramRunner {
 
  private:
   void start(int device) {
+    device_ = device;
     if (std::string e = program_error(*p_); !e.empty()) throw std::runtime_error("CUDA graph form: " + e);
     DeviceStream d = open_device_stream(device, kWho);
     stream_ = d.stream;
     device_name_ = d.name;
-    device_ = device;
     sms_ = d.sms;
     // Stream-ordered memory and pooled pinned buffers: neither synchronises the whole device, so
     // a resident plan running beside this one is never waited on.
@@ -118,7 +118,7 @@ class GraphRunner final : public ProgramRunner {
   }
 
   void release() noexcept {
-    select_device(device_);
+    if (stream_) select_device(device_);  // only a device that was opened
     batch_.release(stream_);  // first: it frees on the stream destroyed below
     for (cudaGraphExec_t g : {plain_, reset_})
       if (g) cudaGraphExecDestroy(g);

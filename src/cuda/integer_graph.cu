@@ -110,11 +110,11 @@ class IntegerGraphRunner final : public IntegerRunner {
 
  private:
   void start(int device) {
+    device_ = device;
     if (std::string e = integer_program_error(*p_); !e.empty()) throw std::runtime_error(std::string(kWho) + ": " + e);
     DeviceStream d = open_device_stream(device, kWho);
     stream_ = d.stream;
     device_name_ = d.name;
-    device_ = device;
     sms_ = d.sms;
     arena_ = static_cast<int8_t*>(device_buffer(stream_, size_t(p_->arena_bytes), p_->arena_image.data(),
                                                 p_->arena_image.size(), kWho, "the arena"));
@@ -127,7 +127,7 @@ class IntegerGraphRunner final : public IntegerRunner {
   }
 
   void release() noexcept {
-    select_device(device_);
+    if (stream_) select_device(device_);  // only a device that was opened
     batch_.release(stream_);  // first: it frees on the stream destroyed below
     if (graph_) cudaGraphExecDestroy(graph_);
     if (arena_) cudaFreeAsync(arena_, stream_);

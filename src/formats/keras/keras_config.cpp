@@ -407,7 +407,8 @@ void build_sequential(GraphBuilder& b, const json& model, const json& config, co
     // Keras 2 puts batch_input_shape on the first layer; otherwise fall back to the build shape.
     const json* batch_shape = nullptr;
     std::string name = "input";
-    if (!entries.empty() && find_batch_shape(*entries[0].config, batch_shape)) {
+    const LayerEntry* e0 = entries.empty() ? nullptr : &entries[0];
+    if (e0 && find_batch_shape(e0->wrapper ? *e0->wrapper : *e0->config, batch_shape)) {  // a wrapper's own
       name = entries[0].name + "_input";
     } else if (config.contains("build_input_shape") && !config["build_input_shape"].is_null()) {
       batch_shape = &config["build_input_shape"];
@@ -427,7 +428,16 @@ void build_sequential(GraphBuilder& b, const json& model, const json& config, co
       throw Error(layer_ctx(label, e.name, e.keras_class) + ": InputLayer inside a Sequential model");
     }
     e.keras3_path = paths.next(e.path_class());
-    prev = b.layer_outputs(e, b.add_layer(e, {prev}, e.name))[0];
+    const std::vector<int> outs = b.layer_outputs(e, b.add_layer(e, {prev}, e.name));
+    if (e.wrapper && outs.size() > 1) {  // Bidirectional(merge_mode=None): the model's two outputs
+      if (i + 1 != entries.size()) {
+        throw Error(layer_ctx(label, e.name, "Bidirectional") + ": merge_mode=None hands two tensors to the next layer");
+      }
+      b.graph().inputs = {0};
+      b.graph().outputs = outs;
+      return;
+    }
+    prev = outs[0];
   }
   b.graph().inputs = {0};
   b.graph().outputs = {prev};

@@ -85,6 +85,9 @@ std::vector<int> add_bidirectional(const LayerNodeSink& sink, const KerasLayerRe
     backward = forward;
     backward["go_backwards"] = !json_bool(forward, "go_backwards", false, ctx);
   }
+  if (json_bool(forward, "go_backwards", false, ctx) == json_bool(backward, "go_backwards", false, ctx)) {
+    throw Error(ctx + ": the forward and backward layers read the window the same way (go_backwards)");
+  }
   const bool sequences = json_bool(forward, "return_sequences", false, ctx);
   if (json_bool(backward, "return_sequences", false, ctx) != sequences) {
     throw Error(ctx + ": the forward and backward layers disagree on return_sequences");

@@ -61,8 +61,9 @@ std::vector<Weight> SyntheticWeightSource::layer_weights(const KerasLayerRef& la
     if (bool_or("use_bias", true)) {
       shapes.push_back(cls == "GRU" && bool_or("reset_after", true) ? Shape{2, cols} : Shape{cols});
     }
-    // Inside Bidirectional (the ref names both directions' cells): the backward layer's too, as
-    // the forward's when the config gives no other.
+    // Inside Bidirectional (the ref names both directions' cells): the backward layer's too, sized
+    // as the forward's (this source sees only the forward config; a backward_layer of another
+    // size is the importer's to refuse on the count or shapes).
     if (layer.sublayers.size() == 2 && layer.sublayers[1] == "backward_layer/cell") {
       const std::vector<Shape> one = shapes;
       shapes.insert(shapes.end(), one.begin(), one.end());
