@@ -94,8 +94,9 @@ class GraphRunner final : public ProgramRunner {
 
   bool run_rows(const float* x, int rows, float* y) noexcept override {
     if (rows < 1 || rows > std::max(batch_.max_rows(), 1)) return false;
+    if (rows == 1) return run(&x, &y, false);  // selects the device itself
     select_device(device_);
-    return rows == 1 ? run(&x, &y, false) : batch_.run(stream_, x, rows, y);
+    return batch_.run(stream_, x, rows, y);
   }
 
  private:

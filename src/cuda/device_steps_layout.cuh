@@ -1,6 +1,6 @@
 // The graph form's layout steps: Concat, Pad, Transpose, Slice and ReverseRows
-// (engine/steps/merge_steps.cpp and layout_steps.cpp define them). Item: one output float, found from its own index, so no
-// item depends on another.
+// (engine/steps/merge_steps.cpp and layout_steps.cpp define them). Item: one output float, found
+// from its own index, so no item depends on another.
 #pragma once
 
 #include "cuda/device_step_common.cuh"

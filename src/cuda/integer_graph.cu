@@ -97,8 +97,9 @@ class IntegerGraphRunner final : public IntegerRunner {
 
   bool run_rows(const int8_t* x, int rows, int8_t* y) noexcept override {
     if (rows < 1 || rows > std::max(batch_.max_rows(), 1)) return false;
+    if (rows == 1) return run(&x, &y);  // selects the device itself
     select_device(device_);
-    return rows == 1 ? run(&x, &y) : batch_.run(stream_, x, rows, y);
+    return batch_.run(stream_, x, rows, y);
   }
 
   std::string describe() const override {

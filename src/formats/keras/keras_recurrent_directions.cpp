@@ -52,11 +52,12 @@ int direction(const LayerNodeSink& sink, const std::string& layer_class, const j
 // The wrapped layer ({"class_name": "LSTM" | "GRU", "config": {...}}) of a Bidirectional.
 const json& wrapped_config(const json& wrapped, const char* what, std::string& layer_class, const std::string& ctx) {
   layer_class = wrapped.is_object() ? json_string(wrapped, "class_name", "", ctx) : "";
-  if (!is_recurrent(layer_class) || !wrapped.contains("config") || !wrapped["config"].is_object()) {
+  const json& config = member(wrapped, "config");
+  if (!is_recurrent(layer_class) || !config.is_object()) {
     throw Error(ctx + ": the " + what + " layer is " + (layer_class.empty() ? "missing" : layer_class) +
                 "; Bidirectional is supported around LSTM and GRU");
   }
-  return wrapped["config"];
+  return config;
 }
 
 }  // namespace
