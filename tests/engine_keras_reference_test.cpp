@@ -173,13 +173,16 @@ TEST(AttentionStream, AttentionThatReadsRowsStillToComeIsRefusedInStreamMode) {
   }
 }
 
-// A layer that reads the window backwards (go_backwards, Bidirectional's backward half) starts
-// from the window's last tick, which stream mode has not seen yet: refused by the layer's name.
+// A layer that reads the window backwards (go_backwards, Bidirectional's backward half, an ONNX
+// LSTM with direction "bidirectional", a ReverseSequence) starts from the window's last tick,
+// which stream mode has not seen yet: refused by the layer's name.
 TEST(BackwardsRecurrent, RefusedInStreamModeByTheLayersName) {
   CompileOptions stream;
   stream.mode = RecurrentMode::Stream;
   const std::pair<const char*, const char*> cases[] = {{"go_backwards_k3/model.keras", "(LSTM)"},
-                                                       {"bidirectional_k2/model.h5", "(Bidirectional)"}};
+                                                       {"bidirectional_k2/model.h5", "(Bidirectional)"},
+                                                       {"onnx/bidirectional_seq_k2/model.onnx", "(LSTM)"},
+                                                       {"onnx/go_backwards_k3/model.onnx", "(ReverseSequence)"}};
   for (const auto& [file, cls] : cases) {
     const Model model = Model::load(testing::fixtures_dir() + "/" + file);
     try {

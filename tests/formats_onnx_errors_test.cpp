@@ -257,8 +257,42 @@ TEST(OnnxReader, UnsupportedRecurrentOptionsAreNamed) {
   lstm->set_input(5, "");
   auto* dir = lstm->add_attribute();
   dir->set_name("direction");
-  dir->set_s("bidirectional");
-  expect_error(write(d.file("m.onnx"), m), "direction 'bidirectional' is not supported");
+  dir->set_s("bidirectional");  // W and R hold one direction
+  expect_error(write(d.file("m.onnx"), m), "W must be a float [2, 4*hidden_size, input] tensor");
+  dir->set_s("sideways");
+  expect_error(write(d.file("m.onnx"), m), "direction 'sideways' is not one of forward, reverse, bidirectional");
+  dir->set_s("reverse");
+  lstm->set_input(5, "h0");
+  expect_error(write(d.file("m.onnx"), m), "input 5 ('h0') is not a known all-zero initial state; direction 'reverse' starts from zero states only");
+  lstm->set_input(5, "");
+  lstm->set_output(1, "");
+  lstm->add_output("y");  // Y_c
+  expect_error(write(d.file("m.onnx"), m), "output 2 (the final cell state) is not supported with direction 'reverse'");
+}
+
+TEST(OnnxReader, ReversingPartOfTheWindowIsRefused) {
+  TempDir d;
+  onnx::ModelProto m = tiny_model();
+  auto* g = m.mutable_graph();
+  g->clear_node();
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->add_dim()->set_dim_value(3);  // [b, 4, 3]
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_value(4);
+  onnx::TensorProto* lens = g->add_initializer();
+  lens->set_name("lens");
+  lens->set_data_type(7);
+  lens->add_dims(1);
+  lens->add_int64_data(3);
+  auto* rev = add_node(g, "ReverseSequence", "rev", {"x", "lens"}, {"r"});
+  for (auto [name, v] : {std::pair{"batch_axis", 0}, std::pair{"time_axis", 1}}) {
+    auto* a = rev->add_attribute();
+    a->set_name(name);
+    a->set_i(v);
+  }
+  add_node(g, "MatMul", "matmul", {"r", "W"}, {"y"});
+  expect_error(write(d.file("m.onnx"), m), "node 'rev' (ReverseSequence): sequence_lens 3 is not the window length 4; only reversing the whole window is supported");
+  lens->set_int64_data(0, 4);
+  rev->mutable_attribute(1)->set_i(0);  // time_axis 0: the batch axis
+  expect_error(write(d.file("m.onnx"), m), "time_axis and batch_axis must be 0 and 1 in some order");
 }
 
 onnx::ModelProto onnx_fixture(const std::string& name) {

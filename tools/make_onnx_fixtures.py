@@ -158,6 +158,28 @@ def k_gru_no_bias_seq(K, T):  # the last layer returns its sequence: the model o
                          L.GRU(3, return_sequences=True)])
 
 
+def k_bidirectional_seq(K, T):  # the concatenated sequence of both directions, read by a Dense
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.Bidirectional(L.LSTM(5, return_sequences=True)), L.Dense(3)])
+
+
+def k_bidirectional_stacked(K, T):  # a summed GRU sequence into an LSTM's last state (both ways)
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.Bidirectional(L.GRU(4, return_sequences=True), merge_mode="sum"),
+                         L.Bidirectional(L.LSTM(5)), L.Dense(3)])
+
+
+def k_bidirectional_last(K, T):  # both directions' final h (the backward one's is its first step in Y)
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.Bidirectional(L.LSTM(5)), L.Dense(3)])
+
+
+def k_go_backwards(K, T):  # tf2onnx: a ReverseSequence over the window, then the layer
+    L = K.layers
+    return K.Sequential([K.Input((T, 3)), L.LSTM(5, go_backwards=True, return_sequences=True),
+                         L.GRU(4, go_backwards=True), L.Dense(2)])
+
+
 def k_conv2d_stack(K, T):  # 'same' with a stride and odd sizes, dilation, explicit ZeroPadding2D, pools
     L = K.layers
     return K.Sequential([K.Input((T, 10, 2)), L.Conv2D(4, (3, 2), strides=(1, 2), padding="same"),
@@ -321,6 +343,16 @@ def tf2onnx_cases() -> list[Case]:
         Case("lstm_loop_batch1_k3", "k3", k_lstm_stacked, T=6, stream=True, batch1=True),
         Case("lstm_loop_seq_batch1_k3", "k3", k_lstm_seq, T=5, batch1=True),
         Case("lstm_loop_variable_length_batch1_k3", "k3", k_lstm_stacked, window=7, stream=True, batch1=True),
+        # Bidirectional(LSTM|GRU): tf2onnx writes one ONNX LSTM/GRU with direction
+        # "bidirectional" and Slices each direction out of Y; a Keras 3 GRU stays a Loop each
+        # way, the backward one over a ReverseSequence of the window, as go_backwards is.
+        Case("bidirectional_seq_k3", "k3", k_bidirectional_seq, T=6),
+        Case("bidirectional_seq_k2", "k2", k_bidirectional_seq, T=5),
+        Case("bidirectional_stacked_k3", "k3", k_bidirectional_stacked, T=7),
+        Case("bidirectional_stacked_k2", "k2", k_bidirectional_stacked, T=6),
+        Case("bidirectional_variable_length_k3", "k3", k_bidirectional_last, window=7),
+        Case("go_backwards_k3", "k3", k_go_backwards, T=6),
+        Case("go_backwards_k2", "k2", k_go_backwards, T=5),
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
         # Conv2D stacks: tf2onnx keeps NHWC at the boundary and writes NCHW Conv / MaxPool /
         # AveragePool between Transposes, which the importer's views cancel.
@@ -415,6 +447,36 @@ def h_rnn_layouts(rng, T):
     return _model(nodes, [_io("x", ["N", T if T else "T", I])], [_io("y", ["N", H2])], inits, 15)
 
 
+def h_rnn_directions(rng, T):
+    from onnx import helper
+    H1, H2, I = 4, 3, 3
+    # A reverse LSTM (Y and Y_h both read) into a bidirectional GRU (linear_before_reset=0, its
+    # own activations per direction) whose Y and Y_h are read as PyTorch reads them: the
+    # direction axis moved next to the hidden one and merged with it.
+    nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2]),
+             helper.make_node("LSTM", ["xt", "W1", "R1", "B1"], ["y1", "h1"], hidden_size=H1, direction="reverse"),
+             helper.make_node("Squeeze", ["y1", "ax1"], ["s1"]),
+             helper.make_node("GRU", ["s1", "W2", "R2", "B2"], ["y2", "h2"], hidden_size=H2, direction="bidirectional",
+                              linear_before_reset=0, activations=["Sigmoid", "Tanh", "HardSigmoid", "Relu"]),
+             helper.make_node("Transpose", ["y2"], ["y2t"], perm=[0, 2, 1, 3]),
+             helper.make_node("Reshape", ["y2t", "seq_shape"], ["y2r"]),
+             helper.make_node("Gather", ["y2r", "last"], ["y2last"], axis=0),
+             helper.make_node("Gather", ["y2r", "first"], ["y2first"], axis=0),
+             helper.make_node("Transpose", ["h2"], ["h2t"], perm=[1, 0, 2]),
+             helper.make_node("Reshape", ["h2t", "state_shape"], ["h2r"]),
+             helper.make_node("Squeeze", ["h1", "ax0"], ["h1s"]),
+             helper.make_node("Concat", ["y2last", "y2first", "h2r", "h1s"], ["y"], axis=1)]
+    inits = [_tensor(rng, "W1", (1, 4 * H1, I)), _tensor(rng, "R1", (1, 4 * H1, H1)), _tensor(rng, "B1", (1, 8 * H1), 0.5),
+             _tensor(rng, "W2", (2, 3 * H2, H1)), _tensor(rng, "R2", (2, 3 * H2, H2)), _tensor(rng, "B2", (2, 6 * H2), 0.5),
+             onnx.numpy_helper.from_array(np.array([1], np.int64), "ax1"),
+             onnx.numpy_helper.from_array(np.array([0], np.int64), "ax0"),
+             onnx.numpy_helper.from_array(np.array([0, 0, 2 * H2], np.int64), "seq_shape"),
+             onnx.numpy_helper.from_array(np.array([-1, 2 * H2], np.int64), "state_shape"),
+             onnx.numpy_helper.from_array(np.array(-1, np.int64), "last"),
+             onnx.numpy_helper.from_array(np.array(0, np.int64), "first")]
+    return _model(nodes, [_io("x", ["N", T if T else "T", I])], [_io("y", ["N", 4 * H2 + 2 * H2 + H1])], inits, 15)
+
+
 def h_norm_ops(rng, T):
     from onnx import helper
     C = 6
@@ -432,6 +494,7 @@ def semantics_cases() -> list[Case]:
         Case("gemm_math_ops", "helper", h_gemm_math),
         Case("rnn_time_major_gru_before_reset", "helper", h_rnn_layouts, T=5, stream=True),
         Case("norm_ops_opset17", "helper", h_norm_ops),
+        Case("rnn_directions", "helper", h_rnn_directions, T=6),
     ]
 
 
@@ -505,6 +568,16 @@ def torch_cases() -> list[Case]:
 
         def forward(self, x):
             return self.rnn(x)[0][:, -1, :]
+
+    class BiGruStacked(nn.Module):  # two bidirectional layers; the last step of Y and both final h
+        def __init__(self):
+            super().__init__()
+            self.rnn = nn.GRU(4, 5, num_layers=2, batch_first=True, bidirectional=True)
+            self.fc = nn.Linear(20, 3)
+
+        def forward(self, x):
+            y, h = self.rnn(x)
+            return self.fc(torch.cat([y[:, -1, :], h[-2], h[-1]], dim=1))
 
     class DeepLobTiny(nn.Module):
         """DeepLOB as its PyTorch ports write it (NCHW input [B, 1, T, 4 x levels], 'same' convs,
@@ -604,8 +677,6 @@ def torch_cases() -> list[Case]:
     TORCH_UNSUPPORTED = [
         Case("torch_conv1d_channels_first", "torch", lambda T: ConvNcw(), T=8, in_shapes=[(3, None)],
              expect_error=["(Conv)", "not stored channels-last", "no transpose"]),
-        Case("torch_lstm_bidirectional", "torch", lambda T: BiLstm(), T=5, in_shapes=[(None, 3)],
-             expect_error=["(LSTM)", "direction 'bidirectional' is not supported"]),
     ]
     return [
         Case("torch_mlp", "torch", lambda T: Mlp(), in_shapes=[(9,)]),
@@ -616,6 +687,11 @@ def torch_cases() -> list[Case]:
         Case("torch_conv1d", "torch", lambda T: Conv(), T=13, in_shapes=[(None, 3)]),
         Case("torch_lstm_stacked", "torch", lambda T: Lstm(), T=6, stream=True, in_shapes=[(None, 3)]),
         Case("torch_gru", "torch", lambda T: Gru(), T=5, stream=True, in_shapes=[(None, 4)]),
+        # bidirectional=True: one ONNX LSTM/GRU per layer with direction "bidirectional"; Y's
+        # direction axis moved beside the hidden one and merged with it (Transpose + Reshape).
+        Case("torch_lstm_bidirectional", "torch", lambda T: BiLstm(), T=5, in_shapes=[(None, 3)]),
+        Case("torch_lstm_bidirectional_dynamo", "torch", lambda T: BiLstm(), T=5, in_shapes=[(None, 3)], dynamo=True),
+        Case("torch_gru_bidirectional_stacked", "torch", lambda T: BiGruStacked(), T=6, in_shapes=[(None, 4)]),
         Case("torch_deeplob_tiny", "torch", lambda T: DeepLobTiny(), T=10, in_shapes=[(1, None, 8)]),
         Case("torch_deeplob_seq2seq", "torch", lambda T: DeepLobMultiHorizon(False), T=9,
              in_shapes=[(1, None, 8), (1, 3)]),

@@ -1,10 +1,28 @@
 // resolve_for_mode() (lowered_graph.hpp): a graph's unknown lengths filled and its shapes inferred
 // for one recurrent mode, before lowering.
 #include "engine/lowering/lowered_graph.hpp"
+
+#include <exception>
+
 #include "engine/stream_check.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {
+
+namespace {
+
+// Throws stream mode's refusal of `src` at its own window length, if it has one and refuses.
+void refuse_unstreamable_window(const Graph& src) {
+  Graph whole = src;
+  try {
+    infer_shapes(whole);
+  } catch (const Error&) {
+    return;  // no window the graph infers at (an unknown length): nothing to check
+  }
+  check_streamable(whole);
+}
+
+}  // namespace
 
 // Substitutes unknown sequence lengths and, in stream mode, makes every sequence input one
 // step long.
@@ -25,7 +43,19 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
       }
     }
   }
-  infer_shapes(g);
+  std::exception_ptr failed;
+  try {
+    infer_shapes(g);
+  } catch (const Error&) {
+    if (opt.mode != RecurrentMode::Stream) throw;
+    failed = std::current_exception();
+  }
+  if (failed) {
+    // A graph exported for its own window (a Reshape to a fixed length) need not infer at one
+    // step; where stream mode refuses one of its layers anyway, that refusal is the error.
+    refuse_unstreamable_window(src);
+    std::rethrow_exception(failed);
+  }
   if (opt.mode == RecurrentMode::Stream) check_streamable(g);
   return g;
 }

@@ -71,7 +71,17 @@ Shape node_shape(const Graph& g, const Node& n) {
       int64_t p = shape_size(in);
       return {p < 0 ? -1 : static_cast<int>(p)};
     }
-    case OpKind::Reshape: return n.target_shape;
+    case OpKind::Reshape: {
+      // A -1 in the target (a length left free so the graph holds for any window) is resolved
+      // where the input's size is known.
+      Shape s = n.target_shape;
+      const auto free = std::find(s.begin(), s.end(), -1);
+      const int64_t have = shape_size(in);
+      int64_t rest = 1;
+      for (int d : s) rest *= d == -1 ? 1 : d;
+      if (free != s.end() && have >= 0 && rest > 0 && have % rest == 0) *free = static_cast<int>(have / rest);
+      return s;
+    }
     case OpKind::Permute: {
       Shape s;
       for (int p : n.permutation) s.push_back(in[p]);

@@ -19,6 +19,7 @@
 #include <map>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "formats/onnx/onnx_tensor.hpp"
@@ -70,12 +71,25 @@ class Lowerer {
   // appended to its origin, shape computed) and returns its index.
   int add(Node node, const onnx::NodeProto& src, const std::vector<int>& inputs);
   // The engine node several outputs of ONNX node `n` are taken from (an LSTM computing Y, Y_h
-  // and Y_c together), once made: -1 before.
-  int shared_node(const onnx::NodeProto& n) const {
-    auto it = shared_.find(&n);
+  // and Y_c together; `slot` tells apart several such nodes of one ONNX node, as the reversed
+  // input both directions' outputs read), once made: -1 before.
+  int shared_node(const onnx::NodeProto& n, int slot = 0) const {
+    auto it = shared_.find({&n, slot});
     return it == shared_.end() ? -1 : it->second;
   }
-  void set_shared_node(const onnx::NodeProto& n, int node) { shared_[&n] = node; }
+  void set_shared_node(const onnx::NodeProto& n, int node, int slot = 0) { shared_[{&n, slot}] = node; }
+  // A bidirectional recurrent output (Y [T, 2, batch, H], Y_h [2, batch, H]) is one engine node
+  // joining the two directions' nodes along engine axis `axis`; a Slice or Gather of one
+  // direction takes that direction's node instead of slicing the joined tensor.
+  struct DirectionParts {
+    int axis = 0;
+    int parts[2] = {-1, -1};  // forward, backward
+  };
+  void set_direction_parts(int node, const DirectionParts& p) { directions_[node] = p; }
+  const DirectionParts* direction_parts(int node) const {
+    auto it = directions_.find(node);
+    return it == directions_.end() ? nullptr : &it->second;
+  }
   // A value viewing engine node `node` with its axes in order after `leading_units` unit axes.
   Value view(int node, int leading_units = 0) const;
   // A node reinterpreting `v` as `target` (no batch), after a Permute into the view's order when
@@ -110,7 +124,8 @@ class Lowerer {
   std::unordered_map<std::string, Value> memo_;
   std::unordered_map<std::string, int> name_count_;
   std::vector<std::string> active_;  // values being lowered (cycle and depth guard)
-  std::unordered_map<const onnx::NodeProto*, int> shared_;
+  std::map<std::pair<const onnx::NodeProto*, int>, int> shared_;
+  std::unordered_map<int, DirectionParts> directions_;
 };
 
 // The op lowerings, by group. Each returns output `out` of node `n`, or fails naming it.
@@ -155,9 +170,20 @@ bool known_fill(Lowerer& L, const std::string& name, double fill);              
 // variance are computed from its own input reshaped to [1, batch, features, 1] (ones and
 // zeros for scale and B). False when `n` is not that form.
 bool match_batch_stats_norm(Lowerer& L, const onnx::NodeProto& n, Value& result);    // onnx_layernorm.cpp
-// Slice / Gather of the last time step of a recurrent layer's sequence output: the same layer
-// without return_sequences. Anything else is refused.
-Value take_last_step(Lowerer& L, const onnx::NodeProto& n);                         // onnx_ops_rnn.cpp
+// Slice / Gather along one axis (onnx_time_slices.cpp): one direction of a bidirectional
+// recurrent output (that direction's node); the last time step of a recurrent layer's sequence
+// output, or the first of a reversed one (the same layer without return_sequences); other rows
+// of the engine tensor's first axis (an engine SliceRows); an element of an axis of size 1.
+// Anything else is refused.
+Value take_last_step(Lowerer& L, const onnx::NodeProto& n);
+// LSTM / GRU with direction "reverse" or "bidirectional" (onnx_rnn_directions.cpp): `cells` holds
+// one engine node per direction (forward first), its weights set, not yet added; `x` is the
+// [T, I] sequence. The reverse direction runs forwards between two ReverseTime nodes.
+Value directed_rnn_output(Lowerer& L, const onnx::NodeProto& n, std::vector<Node> cells, const Value& x, int out,
+                          int layout);
+// ReverseSequence over the whole window (every sequence_lens value the time axis' length): an
+// engine ReverseTime node.
+Value lower_reverse_sequence(Lowerer& L, const onnx::NodeProto& n);                 // onnx_rnn_directions.cpp
 
 // X ([T, batch, I] for layout 0, [batch, T, I] for layout 1) as the engine's [T, I] sequence a
 // recurrent layer takes; fails naming `n` when X is not in that layout.

@@ -1,7 +1,5 @@
-// LSTM and GRU (forward, one direction) onto the engine's Keras-layout recurrent layers, and
-// the last-step Slice/Gather exporters put after a sequence output.
-#include <algorithm>
-#include <limits>
+// LSTM and GRU onto the engine's Keras-layout recurrent layers: one engine node per direction
+// (the reverse and bidirectional outputs are assembled in onnx_rnn_directions.cpp).
 
 #include "formats/onnx/onnx_lower.hpp"
 
@@ -32,11 +30,18 @@ ActivationSpec rnn_activation(Lowerer& L, const onnx::NodeProto& n, const std::v
   return s;
 }
 
+// The number of directions `n` runs (1: forward or reverse, 2: bidirectional).
+int rnn_directions(Lowerer& L, const onnx::NodeProto& n) {
+  const std::string dir = L.attr_s(n, "direction", "forward");
+  if (dir == "forward" || dir == "reverse") return 1;
+  if (dir == "bidirectional") return 2;
+  L.fail(n, "direction '" + dir + "' is not one of forward, reverse, bidirectional");
+}
+
 // The checks LSTM and GRU share; returns the hidden size. `zero_inputs`: the inputs that must be
 // known all-zero (initial states, peepholes) where given.
 int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector<int>& zero_inputs) {
-  const std::string dir = L.attr_s(n, "direction", "forward");
-  if (dir != "forward") L.fail(n, "direction '" + dir + "' is not supported (only forward)");
+  const int64_t D = rnn_directions(L, n);
   if (L.has_attr(n, "clip")) L.fail(n, "clip is not supported");
   if (L.has_input(n, 4)) L.fail(n, "sequence_lens is not supported (every sequence runs the full window)");
   for (int k : zero_inputs) {
@@ -47,14 +52,15 @@ int check_rnn(Lowerer& L, const onnx::NodeProto& n, int gates, const std::vector
   }
   const int64_t H = L.attr_i(n, "hidden_size", 0);
   const Tensor& w = L.constant(n, 1);
-  if (!w.is_float || w.dims.size() != 3 || w.dims[0] != 1 || w.dims[1] != gates * H || H < 1 || H > (1 << 20)) {
-    L.fail(n, "W must be a float [1, " + std::to_string(gates) + "*hidden_size, input] tensor");
+  const std::string d = std::to_string(D);
+  if (!w.is_float || w.dims.size() != 3 || w.dims[0] != D || w.dims[1] != gates * H || H < 1 || H > (1 << 20)) {
+    L.fail(n, "W must be a float [" + d + ", " + std::to_string(gates) + "*hidden_size, input] tensor");
   }
   const Tensor& r = L.constant(n, 2);
-  if (!r.is_float || r.dims != std::vector<int64_t>{1, gates * H, H}) L.fail(n, "R must be a float [1, gates*H, H] tensor");
+  if (!r.is_float || r.dims != std::vector<int64_t>{D, gates * H, H}) L.fail(n, "R must be a float [" + d + ", gates*H, H] tensor");
   if (L.has_input(n, 3)) {
     const Tensor& b = L.constant(n, 3);
-    if (!b.is_float || b.dims != std::vector<int64_t>{1, 2 * gates * H}) L.fail(n, "B must be a float [1, 2*gates*H] tensor");
+    if (!b.is_float || b.dims != std::vector<int64_t>{D, 2 * gates * H}) L.fail(n, "B must be a float [" + d + ", 2*gates*H] tensor");
   }
   return static_cast<int>(H);
 }
@@ -128,14 +134,15 @@ Value rnn_input(Lowerer& L, const onnx::NodeProto& n, int layout, int I) {
   return rnn_sequence(L, n, L.runtime(n, 0), layout, I);
 }
 
-// ONNX packs gate blocks of H rows; `order[g]` is the ONNX block of engine gate g. Returns the
-// engine's [in, gates*H] matrix, transposed from ONNX's [gates*H, in].
-std::vector<float> gate_matrix(const Tensor& t, int H, int in, const std::vector<int>& order) {
+// ONNX packs gate blocks of H rows, per direction; `order[g]` is the ONNX block of engine gate g.
+// Returns direction `dir`'s engine [in, gates*H] matrix, transposed from ONNX's [gates*H, in].
+std::vector<float> gate_matrix(const Tensor& t, int H, int in, const std::vector<int>& order, int dir) {
   const int G = static_cast<int>(order.size());
   std::vector<float> m(static_cast<size_t>(in) * G * H);
+  const float* base = t.f.data() + static_cast<size_t>(dir) * G * H * in;
   for (int g = 0; g < G; ++g) {
     for (int j = 0; j < H; ++j) {
-      const float* row = t.f.data() + static_cast<size_t>(order[g] * H + j) * in;
+      const float* row = base + static_cast<size_t>(order[g] * H + j) * in;
       for (int i = 0; i < in; ++i) m[static_cast<size_t>(i) * G * H + g * H + j] = row[i];
     }
   }
@@ -209,76 +216,100 @@ Value stateful_lstm_output(Lowerer& L, const onnx::NodeProto& n, Node node, cons
   return v;
 }
 
+// The activations of direction `dir` (`per_dir` names each; the attribute lists them for every
+// direction in turn), ONNX's defaults when absent.
+std::vector<std::string> rnn_activations(Lowerer& L, const onnx::NodeProto& n, size_t per_dir, int dirs,
+                                         const std::vector<std::string>& defaults) {
+  std::vector<std::string> acts = L.attr_strings(n, "activations");
+  if (acts.empty()) {
+    for (int d = 0; d < dirs; ++d) acts.insert(acts.end(), defaults.begin(), defaults.end());
+  }
+  if (acts.size() != per_dir * dirs) {
+    L.fail(n, "activations must name " + std::to_string(per_dir) + " functions per direction");
+  }
+  return acts;
+}
+
 Value lower_lstm(Lowerer& L, const onnx::NodeProto& n, int out) {
   if (L.attr_i(n, "input_forget", 0) != 0) L.fail(n, "input_forget=1 is not supported");
   if (out < 0 || out > 2) L.fail(n, "has no output " + std::to_string(out));
   const int H = check_rnn(L, n, 4, {7});
-  std::vector<std::string> acts = L.attr_strings(n, "activations");
-  if (acts.empty()) acts = {"Sigmoid", "Tanh", "Tanh"};
-  if (acts.size() != 3) L.fail(n, "activations must name three functions");
-  if (acts[1] != acts[2]) L.fail(n, "different cell (g) and output (h) activations are not supported");
+  const int dirs = rnn_directions(L, n);
+  const std::vector<std::string> acts = rnn_activations(L, n, 3, dirs, {"Sigmoid", "Tanh", "Tanh"});
   const int layout = rnn_layout(L, n);
   const Tensor& w = L.constant(n, 1);
   const int I = static_cast<int>(w.dims[2]);
   const Value x = rnn_input(L, n, layout, I);
   // Engine (Keras) gates i, f, c, o; ONNX blocks i, o, f, c.
   const std::vector<int> order = {0, 2, 3, 1};
-  Node node;
-  node.kind = OpKind::LSTM;
-  node.units = H;
-  node.recurrent_activation = rnn_activation(L, n, acts, 0, true);
-  node.activation = rnn_activation(L, n, acts, 1, false);
-  std::vector<float> bias(static_cast<size_t>(4 * H), 0.0f);
-  if (L.has_input(n, 3)) {
-    const Tensor& b = L.constant(n, 3);
-    for (int g = 0; g < 4; ++g) {
-      for (int j = 0; j < H; ++j) bias[g * H + j] = b.f[order[g] * H + j] + b.f[4 * H + order[g] * H + j];
+  std::vector<Node> cells;
+  for (int d = 0; d < dirs; ++d) {
+    const size_t a0 = 3 * static_cast<size_t>(d);
+    if (acts[a0 + 1] != acts[a0 + 2]) L.fail(n, "different cell (g) and output (h) activations are not supported");
+    Node node;
+    node.kind = OpKind::LSTM;
+    node.units = H;
+    node.recurrent_activation = rnn_activation(L, n, acts, a0, true);
+    node.activation = rnn_activation(L, n, acts, a0 + 1, false);
+    std::vector<float> bias(static_cast<size_t>(4 * H), 0.0f);
+    if (L.has_input(n, 3)) {
+      const float* b = L.constant(n, 3).f.data() + static_cast<size_t>(d) * 8 * H;
+      for (int g = 0; g < 4; ++g) {
+        for (int j = 0; j < H; ++j) bias[g * H + j] = b[order[g] * H + j] + b[4 * H + order[g] * H + j];
+      }
     }
+    node.weights = {{{I, 4 * H}, gate_matrix(w, H, I, order, d)},
+                    {{H, 4 * H}, gate_matrix(L.constant(n, 2), H, H, order, d)},
+                    {{4 * H}, std::move(bias)}};
+    cells.push_back(std::move(node));
   }
-  node.weights = {{{I, 4 * H}, gate_matrix(w, H, I, order)}, {{H, 4 * H}, gate_matrix(L.constant(n, 2), H, H, order)},
-                  {{4 * H}, std::move(bias)}};
+  if (L.attr_s(n, "direction", "forward") != "forward") return directed_rnn_output(L, n, std::move(cells), x, out, layout);
   const bool reads_c = n.output_size() > 2 && !n.output(2).empty() && L.uses(n.output(2)) > 0;
   if (reads_c || computed_state(L, n, 5) || computed_state(L, n, 6)) {
-    return stateful_lstm_output(L, n, std::move(node), x, out, layout);
+    return stateful_lstm_output(L, n, std::move(cells[0]), x, out, layout);
   }
-  return finish(L, n, std::move(node), x, out, layout);
+  return finish(L, n, std::move(cells[0]), x, out, layout);
 }
 
 Value lower_gru(Lowerer& L, const onnx::NodeProto& n, int out) {
   const int H = check_rnn(L, n, 3, {5});
-  std::vector<std::string> acts = L.attr_strings(n, "activations");
-  if (acts.empty()) acts = {"Sigmoid", "Tanh"};
-  if (acts.size() != 2) L.fail(n, "activations must name two functions");
+  const int dirs = rnn_directions(L, n);
+  const std::vector<std::string> acts = rnn_activations(L, n, 2, dirs, {"Sigmoid", "Tanh"});
   const int layout = rnn_layout(L, n);
   const Tensor& w = L.constant(n, 1);
   const int I = static_cast<int>(w.dims[2]);
   const Value x = rnn_input(L, n, layout, I);
   const std::vector<int> order = {0, 1, 2};  // z, r, h in both
-  Node node;
-  node.kind = OpKind::GRU;
-  node.units = H;
-  node.recurrent_activation = rnn_activation(L, n, acts, 0, true);
-  node.activation = rnn_activation(L, n, acts, 1, false);
-  // linear_before_reset=1 applies the reset gate after the recurrent matmul: Keras reset_after.
-  node.reset_after = L.attr_i(n, "linear_before_reset", 0) != 0;
-  std::vector<float> wb(static_cast<size_t>(3 * H), 0.0f), rb(static_cast<size_t>(3 * H), 0.0f);
-  if (L.has_input(n, 3)) {
-    const Tensor& b = L.constant(n, 3);
-    wb.assign(b.f.begin(), b.f.begin() + 3 * H);
-    rb.assign(b.f.begin() + 3 * H, b.f.end());
+  std::vector<Node> cells;
+  for (int d = 0; d < dirs; ++d) {
+    Node node;
+    node.kind = OpKind::GRU;
+    node.units = H;
+    node.recurrent_activation = rnn_activation(L, n, acts, 2 * static_cast<size_t>(d), true);
+    node.activation = rnn_activation(L, n, acts, 2 * static_cast<size_t>(d) + 1, false);
+    // linear_before_reset=1 applies the reset gate after the recurrent matmul: Keras reset_after.
+    node.reset_after = L.attr_i(n, "linear_before_reset", 0) != 0;
+    std::vector<float> wb(static_cast<size_t>(3 * H), 0.0f), rb(static_cast<size_t>(3 * H), 0.0f);
+    if (L.has_input(n, 3)) {
+      const float* b = L.constant(n, 3).f.data() + static_cast<size_t>(d) * 6 * H;
+      wb.assign(b, b + 3 * H);
+      rb.assign(b + 3 * H, b + 6 * H);
+    }
+    Weight bias;
+    if (node.reset_after) {
+      bias = {{2, 3 * H}, wb};
+      bias.data.insert(bias.data.end(), rb.begin(), rb.end());
+    } else {
+      // Without reset_after both biases sit inside the same activation argument: one sum.
+      for (int k = 0; k < 3 * H; ++k) wb[k] += rb[k];
+      bias = {{3 * H}, wb};
+    }
+    node.weights = {{{I, 3 * H}, gate_matrix(w, H, I, order, d)},
+                    {{H, 3 * H}, gate_matrix(L.constant(n, 2), H, H, order, d)}, std::move(bias)};
+    cells.push_back(std::move(node));
   }
-  Weight bias;
-  if (node.reset_after) {
-    bias = {{2, 3 * H}, wb};
-    bias.data.insert(bias.data.end(), rb.begin(), rb.end());
-  } else {
-    // Without reset_after both biases sit inside the same activation argument: one sum.
-    for (int k = 0; k < 3 * H; ++k) wb[k] += rb[k];
-    bias = {{3 * H}, wb};
-  }
-  node.weights = {{{I, 3 * H}, gate_matrix(w, H, I, order)}, {{H, 3 * H}, gate_matrix(L.constant(n, 2), H, H, order)},
-                  std::move(bias)};
-  return finish(L, n, std::move(node), x, out, layout);
+  if (L.attr_s(n, "direction", "forward") != "forward") return directed_rnn_output(L, n, std::move(cells), x, out, layout);
+  return finish(L, n, std::move(cells[0]), x, out, layout);
 }
 
 }  // namespace
@@ -318,60 +349,10 @@ bool known_fill(Lowerer& L, const std::string& name, double fill) {
 
 bool known_zero(Lowerer& L, const std::string& name) { return known_fill(L, name, 0.0); }
 
-Value take_last_step(Lowerer& L, const onnx::NodeProto& n) {
-  const Value& x = L.runtime(n, 0);
-  const bool slice = n.op_type() == "Slice";
-  int64_t axis = 0;
-  bool last = false;
-  const Node& src = L.node(x.node);
-  const int T = src.inputs.empty() ? 0 : L.eshape(src.inputs[0])[0];
-  const int64_t big = std::numeric_limits<int32_t>::max();
-  if (slice) {
-    const Tensor& starts = L.constant(n, 1);
-    const Tensor& ends = L.constant(n, 2);
-    if (starts.size() != 1 || ends.size() != 1 || starts.is_float || ends.is_float) L.fail(n, "only a slice along one axis is supported");
-    if (L.has_input(n, 3)) axis = static_cast<int64_t>(std::clamp(L.scalar(n, 3), -64.0, 64.0));
-    if (L.has_input(n, 4) && L.scalar(n, 4) != 1) L.fail(n, "only step 1 is supported");
-    const int64_t s = starts.i[0], e = ends.i[0];
-    last = (s == -1 && e >= big) || (T > 0 && (s == -1 || s == T - 1) && e >= T);
-  } else {
-    const Tensor& idx = L.constant(n, 1);
-    if (idx.size() != 1 || idx.is_float || !idx.dims.empty()) L.fail(n, "only gathering one index (a scalar) is supported");
-    axis = L.attr_i(n, "axis", 0);
-    last = idx.i[0] == -1 || (T > 0 && idx.i[0] == T - 1);
-  }
-  const int a = L.norm_axis(n, axis, x.axes.size());
-  if (x.axes[a] == kUnit) {
-    // Along an axis of size 1 (a direction or layer axis of Y_h, the batch): the element is
-    // the tensor, at index 0 or -1.
-    const double k = L.constant(n, 1).at(0);
-    if (k != 0 && k != -1) L.fail(n, "index out of range for an axis of size 1");
-    if (slice && L.constant(n, 2).at(0) < 1) L.fail(n, "the slice is empty");
-    Value v = x;
-    if (!slice) v.axes.erase(v.axes.begin() + a);
-    return v;
-  }
-  if (!last || (src.kind != OpKind::LSTM && src.kind != OpKind::GRU) || !src.return_sequences || x.axes[a] != 0) {
-    L.fail(n, "only taking the last time step of a recurrent layer's sequence output is supported");
-  }
-  Node last_only = src;  // copied: add() may move the graph's nodes
-  last_only.return_sequences = false;
-  const std::vector<int> inputs = src.inputs;
-  Value v;
-  v.node = L.add(std::move(last_only), n, inputs);
-  for (size_t k = 0; k < x.axes.size(); ++k) {
-    if (static_cast<int>(k) == a) {
-      if (slice) v.axes.push_back(kUnit);
-    } else {
-      v.axes.push_back(x.axes[k] == 1 ? 0 : x.axes[k]);
-    }
-  }
-  return v;
-}
-
 bool lower_rnn_op(Lowerer& L, const onnx::NodeProto& n, int out, Value& result) {
   if (n.op_type() == "LSTM") result = lower_lstm(L, n, out);
   else if (n.op_type() == "GRU") result = lower_gru(L, n, out);
+  else if (n.op_type() == "ReverseSequence") result = lower_reverse_sequence(L, n);
   else return false;
   return true;
 }
