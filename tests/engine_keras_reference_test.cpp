@@ -174,15 +174,16 @@ TEST(AttentionStream, AttentionThatReadsRowsStillToComeIsRefusedInStreamMode) {
 }
 
 // A layer that reads the window backwards (go_backwards, Bidirectional's backward half, an ONNX
-// LSTM with direction "bidirectional", a ReverseSequence) starts from the window's last tick,
-// which stream mode has not seen yet: refused by the layer's name.
+// LSTM with direction "bidirectional", a ReverseSequence, a SavedModel's ReverseV2) starts from
+// the window's last tick, which stream mode has not seen yet: refused by the layer's name.
 TEST(BackwardsRecurrent, RefusedInStreamModeByTheLayersName) {
   CompileOptions stream;
   stream.mode = RecurrentMode::Stream;
   const std::pair<const char*, const char*> cases[] = {{"go_backwards_k3/model.keras", "(LSTM)"},
                                                        {"bidirectional_k2/model.h5", "(Bidirectional)"},
                                                        {"onnx/bidirectional_seq_k2/model.onnx", "(LSTM)"},
-                                                       {"onnx/go_backwards_k3/model.onnx", "(ReverseSequence)"}};
+                                                       {"onnx/go_backwards_k3/model.onnx", "(ReverseSequence)"},
+                                                       {"savedmodel/bidirectional_k3/k3_export", "(ReverseV2)"}};
   for (const auto& [file, cls] : cases) {
     const Model model = Model::load(testing::fixtures_dir() + "/" + file);
     try {

@@ -65,7 +65,9 @@ def cases() -> list[mf.Case]:
         ("reshape", mf.b_reshape, {}),
         ("merge_two_in_two_out", mf.b_merge_two_in_two_out, {}),
         ("concat_seq", mf.b_concat_seq, {"T": 6}),
-        ("conv_lstm", mf.b_conv_lstm, {"T": 8}),  # stream mode refuses a Conv1D before the LSTM
+        ("conv_lstm", mf.b_conv_lstm, {"T": 8}),
+        ("go_backwards", b_go_backwards, {"T": 5}),
+        ("bidirectional", b_bidirectional, {"T": 6}),  # stream mode refuses a Conv1D before the LSTM
         # Conv2D stacks (NHWC Conv2D / DepthwiseConv2dNative / MaxPool / AvgPool) and DeepLOB's
         # layers without its Monte Carlo dropout (a SavedModel would keep the random op).
         ("conv2d", mf.b_conv2d, {"T": 10}),
@@ -98,21 +100,22 @@ def cases() -> list[mf.Case]:
     return [c for name, build, kw in spec for c in mf.both(name, build, **kw)] + keras3_only
 
 
-# Recurrent layers that read backwards: the Keras importer runs them (make_fixtures.py's
-# go_backwards and bidirectional cases); this lowering does not map ReverseV2 yet.
-def u_lstm_go_backwards(k, T):
-    return k.seq((T, 3), [k.L.LSTM(4, go_backwards=True, name="lstm_backwards"), k.L.Dense(1)])
+# Recurrent layers that read backwards: ReverseV2 of the time-major input before the loop
+# unstacks it (go_backwards, Bidirectional's backward layer) and of the backward sequence after
+# it (Bidirectional).
+def b_go_backwards(k, T):
+    return k.seq((T, 3), [k.L.LSTM(4, go_backwards=True, return_sequences=True, name="lstm_backwards"),
+                          k.L.GRU(3, go_backwards=True), k.L.Dense(1)])
 
 
-def u_bidirectional(k, T):
-    return k.seq((T, 3), [k.L.Bidirectional(k.L.LSTM(4), name="bidi_lstm"), k.L.Dense(1)])
+def b_bidirectional(k, T):
+    return k.seq((T, 3), [k.L.Bidirectional(k.L.LSTM(4, return_sequences=True), name="bidi_lstm"),
+                          k.L.Bidirectional(k.L.GRU(3), merge_mode="sum"), k.L.Dense(1)])
 
 
 def unsupported_cases() -> list[mf.Case]:
     """Models the importer must refuse with an error naming the op / layer and the reason."""
     return [
-        mf.Case("lstm_go_backwards_k3", "keras3", u_lstm_go_backwards, T=5, expect_error=["lstm_backwards", "ReverseV2"]),
-        mf.Case("bidirectional_k3", "keras3", u_bidirectional, T=5, expect_error=["bidi_lstm", "ReverseV2"]),
         mf.Case("conv1d_channels_first_k3", "keras3", mf.u_conv_channels_first, T=8, expect_error=["conv_cf", "Conv2D"]),
         mf.Case("dense_float64_k3", "keras3", mf.u_dense_float64, expect_error=["dense_f64", "float64"]),
         mf.Case("dense_mixed_float16_k2", "keras2", mf.u_dense_mixed_float16, expect_error=["dense_mixed", "float16"]),
@@ -237,7 +240,7 @@ COMMITTED = {"dense_act_k3": ["k3_export", "tf_save"], "dense_act_k2": ["tfk_sav
              "merge_two_in_two_out_k3": ["k3_export"], "deeplob_tiny_k3": ["k3_export"],
              "translob_tiny_k3": ["k3_export"], "mha_encoder_dropout_k3": ["k3_export"],
              "attention_stream_k3": ["k3_export"], "deeplob_seq2seq_tiny_k3": ["tf_save"],
-             "deeplob_attention_tiny_k3": ["k3_export"]}
+             "deeplob_attention_tiny_k3": ["k3_export"], "bidirectional_k3": ["k3_export"]}
 COMMITTED_UNSUPPORTED = ["dense_float64_k3"]
 
 

@@ -3,6 +3,9 @@
 // states and the weights. The body is identified as an LSTM or GRU cell by tf_rnn_cell.cpp; the
 // loop becomes one Graph LSTM / GRU node, with return_sequences chosen by how its output is used
 // (TensorListStack + Transpose: the sequence; StridedSlice [-1] or the final h: the last step).
+// Keras' go_backwards and Bidirectional's backward layer reverse the time-major input before the
+// loop unstacks it, and Bidirectional reverses the backward sequence back: ReverseV2 along the
+// time axis, an engine ReverseTime.
 #include "formats/savedmodel/tf_attr.hpp"
 #include "formats/savedmodel/tf_frame.hpp"
 #include "formats/savedmodel/tf_lowering.hpp"
@@ -249,6 +252,43 @@ std::vector<TfValue> TfLowering::lower_list_op(Op& op) {
     return {n};
   }
   throw Error(op.where + ": op " + t + " on a recurrent layer's outputs is not supported");
+}
+
+std::vector<TfValue> TfLowering::lower_reverse(Op& op) {
+  if (op.in.size() != 2) throw Error(op.where + ": expects a tensor and its axes");
+  const TfValue& x = op.in[0];
+  if (x.kind != TfValue::Kind::Node) throw Error(op.where + ": reversing this value is not supported (only a computed sequence)");
+  const auto rank = static_cast<int64_t>(x.shape.size());
+  int64_t time = -1;
+  for (int64_t a : const_ints(op.in[1], op.where, "axis")) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank) throw Error(op.where + ": axis outside the input's shape " + tf_shape_str(x.shape));
+    if (x.shape[static_cast<size_t>(a)] == 1) continue;  // a unit axis reversed is itself
+    // The batch is 1, so the first axis holding data (time-major or not) is the time axis: the
+    // engine tensor's first.
+    for (int64_t b = 0; b < a; ++b) {
+      if (x.shape[static_cast<size_t>(b)] != 1) throw Error(op.where + ": reversing an axis other than the sequence's time axis is not supported");
+    }
+    time = a;
+  }
+  TfValue v = x;
+  v.fresh = sole_user(op, x);
+  if (time < 0) return {v};
+  const Shape& es = graph_.nodes[static_cast<size_t>(x.node)].shape;
+  if (es.size() < 2 || es[0] != x.shape[static_cast<size_t>(time)]) {
+    throw Error(op.where + ": the reversed axis is not the first axis of a [time, features] sequence");
+  }
+  Node n;
+  n.name = op.def.name();
+  n.keras_class = "ReverseV2";
+  n.kind = OpKind::ReverseTime;
+  n.origin = "ReverseV2 '" + op.def.name() + "'";
+  n.shape = es;
+  n.inputs = {x.node};
+  v.node = add_node(std::move(n));
+  v.fresh = true;
+  v.origin.clear();
+  return {v};
 }
 
 }  // namespace tickinfer::formats

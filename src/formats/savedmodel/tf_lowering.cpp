@@ -300,6 +300,7 @@ std::vector<TfValue> TfLowering::lower(Op& op) {
     return lower_shape_op(op);
   }
   if (t == "ConcatV2") return lower_concat(op);
+  if (t == "ReverseV2") return lower_reverse(op);
   if (t == "Mean" || t == "Max") return lower_reduce(op);
   if (t == "SpaceToBatchND" && !op.in.empty() && op.in[0].shape.size() == 4) return lower_space_to_batch2d(op);
   if (t == "BatchToSpaceND" && !op.in.empty() && op.in[0].conv2 >= 0) return lower_batch_to_space2d(op);

@@ -164,6 +164,7 @@ class TfLowering {
   std::vector<TfValue> lower_fused_batch_norm(Op& op);
   std::vector<TfValue> lower_while(Op& op);
   std::vector<TfValue> lower_list_op(Op& op);
+  std::vector<TfValue> lower_reverse(Op& op);        // tf_lower_rnn.cpp: ReverseV2 of the time axis
   std::vector<TfValue> lower_parse_example(Op& op);  // tf_lower_example.cpp
   std::vector<TfValue> lower_string_op(Op& op);      // tf_lower_example.cpp: ops on string constants
   bool lower_norm(Op& op, std::vector<TfValue>& out);
