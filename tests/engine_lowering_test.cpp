@@ -194,6 +194,44 @@ TEST(Lowering, StreamLstmStacksWAboveUAndWindowKeepsThemApart) {
   EXPECT_TRUE(w.ops[0].zero_state);
 }
 
+// An ONNX file reading an LSTM's Y and Y_h lowers to the layer twice (the sequence, and its last
+// step): window mode runs the recurrence once and takes the last row; a layer with other weights
+// is not a twin; stream mode keeps both (a slice of the time axis does not stream).
+TEST(Lowering, RecurrentTwinsShareOneRecurrenceInWindowMode) {
+  Node seq = lstm(3, 2, true), last = lstm(3, 2, false), other = lstm(3, 2, false);
+  seq.name = "seq", last.name = "last", other.name = "other";
+  other.weights[2].data[0] += 0.5f;
+  const Graph g = graph_of({input({5, 3}), seq, last, other}, {1, 2, 3});
+  const Graph w = resolve_for_mode(g, window_options());
+  EXPECT_EQ(w.nodes[2].kind, OpKind::SliceRows);
+  EXPECT_EQ(w.nodes[2].name, "last");
+  EXPECT_EQ(w.nodes[2].inputs, (std::vector<int>{1}));
+  EXPECT_EQ(w.nodes[2].shape, (Shape{2}));
+  EXPECT_EQ(w.nodes[3].kind, OpKind::LSTM);
+  CompileOptions stream;
+  stream.mode = RecurrentMode::Stream;
+  const Graph s = resolve_for_mode(graph_of({input({5, 3}), lstm(3, 2, true), lstm(3, 2, false)}, {1, 2}), stream);
+  EXPECT_EQ(s.nodes[2].kind, OpKind::LSTM);
+
+  CompileOptions opt = window_options();
+  opt.isa = "scalar";
+  auto plan = compile_graph(g, opt);
+  std::vector<float> x = seeded(15, 9), ys(10), yl(2), yo(2);
+  const float* in[] = {x.data()};
+  float* out[] = {ys.data(), yl.data(), yo.data()};
+  plan->run(in, out);
+  EXPECT_EQ(yl[0], ys[8]);  // the sequence's last row, bit for bit
+  EXPECT_EQ(yl[1], ys[9]);
+  EXPECT_NE(yo[0], yl[0]);
+  // The same value the unshared layer computes on its own.
+  auto alone = compile_graph(graph_of({input({5, 3}), lstm(3, 2, false)}, {1}), opt);
+  std::vector<float> y_alone(2);
+  float* out_alone[] = {y_alone.data()};
+  alone->run(in, out_alone);
+  EXPECT_NEAR(yl[0], y_alone[0], 1e-6f);
+  EXPECT_NEAR(yl[1], y_alone[1], 1e-6f);
+}
+
 TEST(Lowering, ClassicGruSplitsUIntoItsZrAndHColumns) {
   Node n;
   n.name = "gru";

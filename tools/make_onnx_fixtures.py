@@ -451,13 +451,15 @@ def h_rnn_directions(rng, T):
     from onnx import helper
     H1, H2, I = 4, 3, 3
     # A reverse LSTM (Y and Y_h both read) into a bidirectional GRU (linear_before_reset=0, its
-    # own activations per direction) whose Y and Y_h are read as PyTorch reads them: the
-    # direction axis moved next to the hidden one and merged with it.
+    # own activations per direction, HardSigmoid's alpha and beta handed out in order) whose Y
+    # and Y_h are read as PyTorch reads them: the direction axis moved next to the hidden one and
+    # merged with it.
     nodes = [helper.make_node("Transpose", ["x"], ["xt"], perm=[1, 0, 2]),
              helper.make_node("LSTM", ["xt", "W1", "R1", "B1"], ["y1", "h1"], hidden_size=H1, direction="reverse"),
              helper.make_node("Squeeze", ["y1", "ax1"], ["s1"]),
              helper.make_node("GRU", ["s1", "W2", "R2", "B2"], ["y2", "h2"], hidden_size=H2, direction="bidirectional",
-                              linear_before_reset=0, activations=["Sigmoid", "Tanh", "HardSigmoid", "Relu"]),
+                              linear_before_reset=0, activations=["HardSigmoid", "Tanh", "HardSigmoid", "Relu"],
+                              activation_alpha=[0.15, 0.3], activation_beta=[0.45, 0.55]),
              helper.make_node("Transpose", ["y2"], ["y2t"], perm=[0, 2, 1, 3]),
              helper.make_node("Reshape", ["y2t", "seq_shape"], ["y2r"]),
              helper.make_node("Gather", ["y2r", "last"], ["y2last"], axis=0),
@@ -495,6 +497,7 @@ def semantics_cases() -> list[Case]:
         Case("rnn_time_major_gru_before_reset", "helper", h_rnn_layouts, T=5, stream=True),
         Case("norm_ops_opset17", "helper", h_norm_ops),
         Case("rnn_directions", "helper", h_rnn_directions, T=6),
+        Case("rnn_directions_variable_length", "helper", h_rnn_directions, window=6),
     ]
 
 
@@ -884,7 +887,7 @@ class HelperSource:
         self.rng_state = rng.get_state()
         self.model = self.case.build(rng, self.case.T)
         dims = [[d.dim_value or None for d in i.type.tensor_type.shape.dim] for i in self.model.graph.input]
-        return [tuple(self.case.T if d is None else d for d in ds[1:]) for ds in dims]
+        return [tuple((self.case.T or self.case.window) if d is None else d for d in ds[1:]) for ds in dims]
 
     def write(self, path: Path):
         onnx.save(self.model, str(path))

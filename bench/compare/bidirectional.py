@@ -40,7 +40,7 @@ import run as harness  # noqa: E402  (measure, summarize, agreement, native_benc
 import runners  # noqa: E402
 
 
-def build_models(torch, window, features, hidden):
+def build_models(torch, features, hidden):
     nn = torch.nn
 
     class BiLstmLastStep(nn.Module):
@@ -96,7 +96,7 @@ def main():
     runners._torch_single_thread(torch)
     out_dir = pathlib.Path(args.out or build / "compare")
     out_dir.mkdir(parents=True, exist_ok=True)
-    models = build_models(torch, args.window, args.features, args.hidden)
+    models = build_models(torch, args.features, args.hidden)
     if args.models:
         models = {k: v for k, v in models.items() if k in args.models.split(",")}
     rng = np.random.default_rng(20261207)
@@ -129,12 +129,13 @@ def main():
                 timed[label] = []
             for _ in range(args.rounds):  # the runtimes take turns: drift hits all alike
                 for label in timed:
-                    timed[label].append(harness.measure(calls[label], xs[:, :], args.seconds, 0.2, 200,
+                    timed[label].append(harness.measure(calls[label], xs, args.seconds, 0.2, 200,
                                                         2_000_000, 10 * args.seconds))
             for label, parts in timed.items():
                 rows.append({"model": name, "runtime": label, **harness.summarize(np.concatenate(parts))})
-            native = harness.native_bench(build, path, "window", args.seconds * args.rounds, args.pin)
-            rows.append({"model": name, "runtime": "tickinfer (C++ harness)", **native})
+            if "tickinfer (Python, run_into)" in timed:  # the same plan: timed only where it agrees
+                native = harness.native_bench(build, path, "window", args.seconds * args.rounds, args.pin)
+                rows.append({"model": name, "runtime": "tickinfer (C++ harness)", **native})
     meta = {"cpu": harness.cpu_name(), "pinned_cpu": args.pin, "window": args.window, "features": args.features,
             "hidden": args.hidden, "seconds": args.seconds, "rounds": args.rounds,
             "versions": {"torch": torch.__version__, "onnxruntime": __import__("onnxruntime").__version__}}

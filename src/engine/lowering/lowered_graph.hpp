@@ -153,8 +153,15 @@ struct LoweredGraph {
 };
 
 // `src` with unknown sequence lengths set to options.window_length and, in stream mode, every
-// sequence input one step long; shapes inferred (and, in stream mode, checked streamable).
+// sequence input one step long; shapes inferred (and, in stream mode, checked streamable). In
+// window mode recurrent twins share one recurrence (share_recurrent_twins).
 Graph resolve_for_mode(const Graph& src, const CompileOptions& opt);
+
+// Window mode: a recurrent node that computes the last step of what an earlier node computes the
+// whole sequence of (same kind, input, weights and options) becomes a SliceRows of that
+// sequence's last row, so the recurrence runs once. Returns how many were shared. (Stream mode
+// keeps both: a time-axis slice does not stream.)
+int share_recurrent_twins(Graph& g);
 
 // Resolves `graph` for options.mode (unknown sequence lengths become options.window_length;
 // stream mode feeds one step) and lowers it. Throws tickinfer::Error (an unknown length without a

@@ -11,9 +11,14 @@ namespace tickinfer::engine {
 
 namespace {
 
-// Throws stream mode's refusal of `src` at its own window length, if it has one and refuses.
-void refuse_unstreamable_window(const Graph& src) {
+// Throws stream mode's refusal of `src` at its own window length (or the options', where the
+// graph leaves it free), if it infers there and stream mode refuses it.
+void refuse_unstreamable_window(const Graph& src, int window_length) {
   Graph whole = src;
+  for (int idx : whole.inputs) {
+    Node& in = whole.nodes[idx];
+    if (in.shape.size() == 2 && in.shape[0] < 1 && window_length > 0) in.shape[0] = window_length;
+  }
   try {
     infer_shapes(whole);
   } catch (const Error&) {
@@ -43,6 +48,7 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
       }
     }
   }
+  if (opt.mode == RecurrentMode::Window) share_recurrent_twins(g);
   std::exception_ptr failed;
   try {
     infer_shapes(g);
@@ -53,7 +59,7 @@ Graph resolve_for_mode(const Graph& src, const CompileOptions& opt) {
   if (failed) {
     // A graph exported for its own window (a Reshape to a fixed length) need not infer at one
     // step; where stream mode refuses one of its layers anyway, that refusal is the error.
-    refuse_unstreamable_window(src);
+    refuse_unstreamable_window(src, opt.window_length);
     std::rethrow_exception(failed);
   }
   if (opt.mode == RecurrentMode::Stream) check_streamable(g);

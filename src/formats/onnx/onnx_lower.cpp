@@ -1,6 +1,7 @@
 #include "formats/onnx/onnx_lower.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "formats/attention_fusion.hpp"
 #include "tickinfer/error.hpp"
@@ -37,8 +38,8 @@ Shape node_shape(const Graph& g, const Node& n) {
       if (in[0] >= 0) {
         const auto [begin, end] = slice_rows_bounds(n, in[0]);
         rows = static_cast<int>(end - begin);
-      } else if (n.slice_begin < 0 && n.slice_end <= 0) {
-        rows = n.slice_end - n.slice_begin;
+      } else if ((n.slice_begin < 0 && n.slice_end <= 0) || (n.slice_begin >= 0 && n.slice_end > 0)) {
+        rows = std::max(0, n.slice_end - n.slice_begin);  // both from the end, or both from the start
       }
       Shape s = in;
       s[0] = rows;
@@ -288,8 +289,19 @@ int Lowerer::add(Node node, const onnx::NodeProto& src, const std::vector<int>& 
 int Lowerer::reshape(const onnx::NodeProto& n, const Value& v, const Shape& target) {
   const int from = in_engine_order(*this, n, v).node;
   if (eshape(from) == target) return from;
-  int64_t have = shape_size(eshape(from)), want = shape_size(target);
-  if (have < 0 || want < 0 || have != want) {
+  // One free (window) length on each side with the same known remainder is one length.
+  auto free_and_rest = [](const Shape& s) {
+    int free = 0;
+    int64_t rest = 1;
+    for (int d : s) {
+      if (d < 0) ++free;
+      else rest *= d;
+    }
+    return std::pair{free, rest};
+  };
+  const auto [free_have, rest_have] = free_and_rest(eshape(from));
+  const auto [free_want, rest_want] = free_and_rest(target);
+  if (free_have > 1 || free_have != free_want || rest_have != rest_want) {
     fail(n, "cannot reshape " + shape_str(eshape(from)) + " to " + shape_str(target) + " (unknown or different sizes)");
   }
   Node r;

@@ -18,12 +18,16 @@ ActivationSpec rnn_activation(Lowerer& L, const onnx::NodeProto& n, const std::v
   } else if (a == "Relu" && !gate) {
     s.kind = ActKind::Relu;
   } else if (a == "HardSigmoid" && gate) {
+    // activation_alpha / _beta are handed out in order to the functions that take them (of the
+    // ones accepted here, HardSigmoid alone), every direction's in turn; missing ones default.
+    int taker = 0;
+    for (size_t j = 0; j < k; ++j) taker += names[j] == "HardSigmoid" ? 1 : 0;
     const auto* aa = L.attr(n, "activation_alpha");
     const auto* bb = L.attr(n, "activation_beta");
     s.kind = ActKind::HardSigmoid;
     s.alpha = 0.2f, s.beta = 0.5f;
-    if (aa && aa->floats_size() == static_cast<int>(names.size())) s.alpha = aa->floats(static_cast<int>(k));
-    if (bb && bb->floats_size() == static_cast<int>(names.size())) s.beta = bb->floats(static_cast<int>(k));
+    if (aa && aa->floats_size() > taker) s.alpha = aa->floats(taker);
+    if (bb && bb->floats_size() > taker) s.beta = bb->floats(taker);
   } else {
     L.fail(n, "activation " + a + " at position " + std::to_string(k) + " is not supported");
   }

@@ -98,7 +98,8 @@ int last_step_only(Lowerer& L, const onnx::NodeProto& n, int node) {
     if (cell.inputs.size() != 1 || in.kind != OpKind::ReverseTime) return -1;
     Node row;
     row.kind = OpKind::SliceRows;
-    row.name = "last_tick";
+    row.name = "backward/last_tick";
+    row.keras_class = cell.keras_class;  // stream mode's refusal names the recurrent layer
     row.slice_begin = -1;
     row.slice_end = 0;
     row.keepdims = true;
@@ -135,11 +136,12 @@ Value select(Lowerer& L, const onnx::NodeProto& n, const Value& x, const AxisSel
     if (!slice) v.axes.erase(v.axes.begin() + s.axis);
     return v;
   }
-  const Shape& es = L.eshape(x.node);
+  const Shape es = L.eshape(x.node);  // a copy: the shortcuts below add nodes
   int64_t begin = 0, end = 0;
   // One direction of a bidirectional output: that direction's own node.
   if (const Lowerer::DirectionParts* p = L.direction_parts(x.node); p != nullptr && e == p->axis) {
-    if (!resolve(s, 2, begin, end) || end - begin != 1) L.fail(n, "only one direction of a bidirectional output can be taken");
+    if (!resolve(s, 2, begin, end) || end <= begin) L.fail(n, "the slice is empty");
+    if (end - begin == 2) return x;  // both directions
     Value v;
     v.node = p->parts[begin];
     v.axes = selected_axes(x.axes, s.axis, slice, p->axis);
