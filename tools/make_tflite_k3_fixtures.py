@@ -101,6 +101,22 @@ def m_gru_stacked(keras):
     return keras.Model(i, keras.layers.Dense(2)(x), name="gru_stacked")
 
 
+def m_bidirectional(keras):
+    """Bidirectional: the backward layer's WHILE reads a REVERSE_V2 of the time-major input, and
+    its sequence is reversed back before the concatenation (an LSTM) or the sum (a GRU)."""
+    i = _inp(keras, (5, 3), "x")
+    x = keras.layers.Bidirectional(keras.layers.LSTM(4, return_sequences=True))(i)
+    x = keras.layers.Bidirectional(keras.layers.GRU(3), merge_mode="sum")(x)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="lstm_bidirectional")
+
+
+def m_go_backwards(keras):
+    """go_backwards: REVERSE_V2 before the loop; the sequence stays last tick first."""
+    i = _inp(keras, (6, 3), "x")
+    x = keras.layers.LSTM(5, go_backwards=True, return_sequences=True)(i)
+    return keras.Model(i, keras.layers.Dense(2)(keras.layers.GRU(4, go_backwards=True)(x)), name="lstm_go_backwards")
+
+
 def m_lstm_stateful(keras):
     i = _inp(keras, (3, 4), "x")
     x = keras.layers.LSTM(6, stateful=True)(i)
@@ -227,6 +243,8 @@ MODELS = {
     "gru_after": m_gru_after,
     "gru_before": m_gru_before,
     "gru_stacked": m_gru_stacked,
+    "lstm_bidirectional": m_bidirectional,
+    "lstm_go_backwards": m_go_backwards,
     "lstm_stateful": m_lstm_stateful,
     "lstm_stream": m_lstm_stream,
     "tcn_flatten": m_tcn_flatten,

@@ -120,8 +120,9 @@ enum class OpCode : uint16_t {
   DynamicUpdateSlice,  // operand, update, start indices (runtime, clamped) -> operand with update written at start
   ReduceProd,       // in (float, int32), axes (int32 const) -> product; keep_dims
   SelectV2,         // bool cond, x, y (broadcasting) -> cond ? x : y (the converter's attention mask)
+  ReverseV2,        // in, axes (int32 const) -> in with those axes reversed (go_backwards, Bidirectional)
 };
-constexpr OpCode kLastOpCode = OpCode::SelectV2;
+constexpr OpCode kLastOpCode = OpCode::ReverseV2;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };

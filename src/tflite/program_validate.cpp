@@ -38,6 +38,7 @@ Arity arity(OpCode code) {
     case OpCode::ExpandDims:
     case OpCode::Pad:
     case OpCode::Transpose:
+    case OpCode::ReverseV2:
     case OpCode::Gather:
     case OpCode::Less:
     case OpCode::LogicalAnd:

@@ -241,6 +241,7 @@ void Lifter::lift_op() {
     case C::StridedSlice: return lift_strided_slice(*this);
     case C::While: return lift_loop(*this);
     case C::Transpose: return lift_transpose(*this);
+    case C::ReverseV2: return lift_reverse(*this);
     case C::BatchMatMul: return lift_batch_matmul(*this);
     case C::SelectV2: return lift_select(*this);
     default: refuse("has no graph equivalent");

@@ -11,6 +11,10 @@
 // way: one more case that maps the loop's sequence output to an LSTM/GRU node with
 // return_sequences=true; lift_strided_slice then turns a last-step slice of it into
 // return_sequences=false, whatever op produced the sequence.
+//
+// REVERSE_V2 of the time axis (Keras' go_backwards and Bidirectional's backward layer: the
+// time-major input reversed before the loop, the backward outputs reversed back) is a
+// ReverseTime node.
 #include <cstring>
 
 #include "formats/tflite/tflite_lift_context.hpp"
@@ -325,6 +329,40 @@ void lift_loop(Lifter& l) {
   if (w.options.lowered_subgraph > 0) return lift_lstm_loop(l);
   if (const auto gru = tfl::match_gru_loop(l.program(), w)) return lift_gru_loop(l, *gru);
   l.refuse("is a loop that is not a recognised float Keras LSTM or GRU (the interpreter runs it op by op)");
+}
+
+void lift_reverse(Lifter& l) {
+  const tfl::Op& o = l.op();
+  if (o.inputs.size() != 2 || o.outputs.size() != 1) l.refuse("expects input, axes and one output");
+  const int in = o.inputs[0];
+  const tfl::Shape& s = l.tensor(in).shape;
+  // Lifted values hold their elements in the tensor's row-major order, so reversing axis k is
+  // reversing the rows of a [s[k], rest] matrix where every axis before k has size 1: the time
+  // axis of a batch-1 sequence, time-major or not. A unit axis reversed is itself.
+  int axis = -1;
+  for (int32_t a : int_constant(l, o.inputs[1], "axis")) {
+    const int k = a < 0 ? a + static_cast<int>(s.size()) : a;
+    if (k < 0 || k >= static_cast<int>(s.size())) l.refuse("axis out of range");
+    if (s[static_cast<size_t>(k)] == 1) continue;
+    for (int b = 0; b < k; ++b) {
+      if (s[static_cast<size_t>(b)] != 1) l.refuse("reverses an axis other than a sequence's time axis");
+    }
+    if (axis >= 0 && axis != k) l.refuse("reverses two axes");
+    axis = k;
+  }
+  if (axis < 0) {
+    l.set_value(o.outputs[0], l.value(in));
+    return;
+  }
+  int rest = 1;
+  for (size_t d = static_cast<size_t>(axis) + 1; d < s.size(); ++d) rest *= s[d];
+  Node n;
+  n.kind = OpKind::ReverseTime;
+  n.keras_class = "REVERSE_V2";
+  n.shape = {s[static_cast<size_t>(axis)], rest};
+  n.inputs = {l.as_shape(in, n.shape)};
+  n.name = l.node_name(o.outputs[0]);
+  l.set_value(o.outputs[0], own_value(l.add_node(std::move(n), {in})));
 }
 
 }  // namespace tickinfer::formats::lift

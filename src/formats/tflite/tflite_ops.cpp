@@ -65,6 +65,7 @@ constexpr BuiltinMapping kMappings[] = {
     {98, OpCode::LeakyRelu},
     {99, OpCode::SquaredDifference},
     {101, OpCode::Abs},
+    {105, OpCode::ReverseV2},
     {111, OpCode::Elu},
     {114, OpCode::Quantize},
     {117, OpCode::HardSwish},

@@ -1,6 +1,6 @@
-// PAD, STRIDED_SLICE, TRANSPOSE, GATHER: each output element's source worked out from constant
-// operands at prepare time (TFLite pad.cc, strided_slice.cc with strided_slice_logic.h,
-// transpose.cc, gather.cc).
+// PAD, STRIDED_SLICE, TRANSPOSE, REVERSE_V2, GATHER: each output element's source worked out from
+// constant operands at prepare time (TFLite pad.cc, strided_slice.cc with strided_slice_logic.h,
+// transpose.cc, reverse.cc, gather.cc).
 //  PAD pads with 0 (float) or the output zero point (int8), as TFLite's pad value defaults.
 //  STRIDED_SLICE: begin/end/strides with begin_mask, end_mask, shrink_axis_mask and offset;
 //    ellipsis_mask and new_axis_mask are refused.
@@ -158,6 +158,36 @@ std::unique_ptr<PreparedOp> transpose(const PrepareContext& ctx) {
   return std::make_unique<LayoutCopy>(std::move(plan), "transpose");
 }
 
+// REVERSE_V2: the converter's form of Keras' go_backwards and of Bidirectional's backward layer
+// (the time axis reversed before the loop, and its outputs reversed back). Each listed axis once.
+std::unique_ptr<PreparedOp> reverse(const PrepareContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  const Tensor& out = ctx.output(0);
+  require_same_quant(ctx, in, out);
+  require_static(ctx, in);
+  const size_t rank = in.shape.size();
+  std::vector<bool> flip(rank, false);
+  for (int64_t a : const_ints(ctx, ctx.input(1), "axis")) {
+    const int64_t d = a < 0 ? a + static_cast<int64_t>(rank) : a;
+    if (d < 0 || d >= static_cast<int64_t>(rank)) ctx.fail("axis " + std::to_string(a) + " is out of range for " + shape_str(in.shape));
+    if (flip[static_cast<size_t>(d)]) ctx.fail("axis " + std::to_string(a) + " is listed twice");
+    flip[static_cast<size_t>(d)] = true;
+  }
+  require_count(ctx, out, in.shape);
+  LayoutPlan plan({ctx.input_index(0)}, {ctx.output_index(0)}, layout_elem_bytes(ctx, in));
+  const std::vector<int64_t> in_stride = strides_of(in.shape);
+  if (element_count(in.shape) > 0) {
+    std::vector<int> pos(rank, 0);
+    int64_t o_off = 0;
+    do {
+      int64_t src = 0;
+      for (size_t d = 0; d < rank; ++d) src += (flip[d] ? in.shape[d] - 1 - pos[d] : pos[d]) * in_stride[d];
+      plan.add(0, src, 0, o_off++);
+    } while (next_position(pos, in.shape));
+  }
+  return std::make_unique<LayoutCopy>(std::move(plan), "reverse");
+}
+
 std::unique_ptr<PreparedOp> gather(const PrepareContext& ctx) {
   const Tensor& params = ctx.input(0);
   const Tensor& out = ctx.output(0);
@@ -193,6 +223,7 @@ std::unique_ptr<PreparedOp> prepare_index_map(const PrepareContext& ctx) {
     case OpCode::Pad: return pad(ctx);
     case OpCode::StridedSlice: return strided_slice(ctx);
     case OpCode::Transpose: return transpose(ctx);
+    case OpCode::ReverseV2: return reverse(ctx);
     case OpCode::Gather: return gather(ctx);
     default: break;
   }

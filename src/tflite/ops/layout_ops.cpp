@@ -14,6 +14,7 @@ std::unique_ptr<PreparedOp> prepare_layout_op(const PrepareContext& ctx) {
     case OpCode::Pad:
     case OpCode::StridedSlice:
     case OpCode::Transpose:
+    case OpCode::ReverseV2:
     case OpCode::Gather: return prepare_index_map(ctx);
     case OpCode::SpaceToBatchNd:
     case OpCode::BatchToSpaceNd: return prepare_space_batch(ctx);

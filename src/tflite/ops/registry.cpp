@@ -59,6 +59,7 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
     case OpCode::StridedSlice:
     case OpCode::Pad:
     case OpCode::Transpose:
+    case OpCode::ReverseV2:
     case OpCode::Split:
     case OpCode::Pack:
     case OpCode::Unpack:
