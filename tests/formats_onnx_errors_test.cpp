@@ -290,6 +290,8 @@ TEST(OnnxReader, ReversingPartOfTheWindowIsRefused) {
   }
   add_node(g, "MatMul", "matmul", {"r", "W"}, {"y"});
   expect_error(write(d.file("m.onnx"), m), "node 'rev' (ReverseSequence): sequence_lens 3 is not the window length 4; only reversing the whole window is supported");
+  g->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(1)->set_dim_param("T");
+  expect_error(write(d.file("m.onnx"), m), "over a window of free length, sequence_lens must be that length");
   lens->set_int64_data(0, 4);
   rev->mutable_attribute(1)->set_i(0);  // time_axis 0: the batch axis
   expect_error(write(d.file("m.onnx"), m), "time_axis and batch_axis must be 0 and 1 in some order");

@@ -353,6 +353,7 @@ def tf2onnx_cases() -> list[Case]:
         Case("bidirectional_variable_length_k3", "k3", k_bidirectional_last, window=7),
         Case("go_backwards_k3", "k3", k_go_backwards, T=6),
         Case("go_backwards_k2", "k2", k_go_backwards, T=5),
+        Case("go_backwards_variable_length_k3", "k3", k_go_backwards, window=7),
         Case("two_in_two_out_k3", "k3", k_two_in_two_out),
         # Conv2D stacks: tf2onnx keeps NHWC at the boundary and writes NCHW Conv / MaxPool /
         # AveragePool between Transposes, which the importer's views cancel.

@@ -85,6 +85,32 @@ int join_directions(Lowerer& L, const onnx::NodeProto& n, int forward, int backw
   return joined;
 }
 
+// Whether `name` is the window length of the sequence engine node `x_node` holds: Gather of its
+// time axis out of its Shape, through Expand / Cast / Unsqueeze / Squeeze / Reshape / Identity
+// (tf2onnx's ReverseSequence lengths for a Keras 3 layer over a window of free length:
+// Expand(Gather(Shape(x), 0), [batch])), so it holds for any length.
+bool is_window_length(Lowerer& L, const std::string& name, int x_node, int depth = 0) {
+  const onnx::NodeProto* p = L.producer(name);
+  if (p == nullptr || p->input_size() < 1 || depth > 16) return false;
+  const std::string& op = p->op_type();
+  if (op == "Expand" || op == "Cast" || op == "Unsqueeze" || op == "Squeeze" || op == "Reshape" || op == "Identity") {
+    return is_window_length(L, p->input(0), x_node, depth + 1);
+  }
+  if (op != "Gather" || p->input_size() != 2 || L.attr_i(*p, "axis", 0) != 0) return false;
+  const onnx::NodeProto* shape = L.producer(p->input(0));
+  while (shape != nullptr && shape->op_type() == "Cast" && shape->input_size() == 1) shape = L.producer(shape->input(0));
+  if (shape == nullptr || shape->op_type() != "Shape" || shape->input_size() != 1 || L.has_attr(*shape, "start") ||
+      L.has_attr(*shape, "end")) {
+    return false;
+  }
+  const Value& index = L.value(p->input(1));
+  const Value& seq = L.value(shape->input(0));
+  if (!index.is_const || index.c.is_float || index.c.size() != 1 || seq.is_const) return false;
+  const int64_t rank = static_cast<int64_t>(seq.axes.size());
+  const int64_t k = index.c.i[0] < 0 ? index.c.i[0] + rank : index.c.i[0];
+  return seq.node == x_node && k >= 0 && k < rank && seq.axes[static_cast<size_t>(k)] == 0;
+}
+
 }  // namespace
 
 Value directed_rnn_output(Lowerer& L, const onnx::NodeProto& n, std::vector<Node> cells, const Value& x, int out,
@@ -123,7 +149,14 @@ Value lower_reverse_sequence(Lowerer& L, const onnx::NodeProto& n) {
   const int b = L.norm_axis(n, L.attr_i(n, "batch_axis", 1), x.axes.size());
   if (t == b || std::min(t, b) != 0 || std::max(t, b) != 1) L.fail(n, "time_axis and batch_axis must be 0 and 1 in some order");
   const std::vector<int> d = L.dims(x);
-  if (d[t] < 0) L.fail(n, "reversing a window of unknown length is not supported (give the model a fixed window)");
+  if (d[t] < 0) {
+    if (x.axes[t] != 0 || !is_window_length(L, n.input(1), x.node)) {
+      L.fail(n, "over a window of free length, sequence_lens must be that length (Gather of the time axis from Shape)");
+    }
+    Value v = x;
+    v.node = reverse_time(L, n, x.node, "");
+    return v;
+  }
   const Tensor& lens = L.constant(n, 1);
   if (lens.is_float || lens.size() != 1) L.fail(n, "sequence_lens must be one integer (batch 1)");
   if (lens.i[0] != d[t]) {
