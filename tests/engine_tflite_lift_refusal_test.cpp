@@ -73,6 +73,38 @@ TEST(TfliteLiftFolds, HardSwishAsXTimesHardSigmoid) {
   EXPECT_EQ(lift.graph->outputs, (std::vector<int>{3}));
 }
 
+// REVERSE_V2 of a unit axis is a view of its input: an activation after it must not fold into
+// the Dense that wrote the input when another op also reads that Dense's output.
+TEST(TfliteLiftFolds, NothingFoldsThroughAReversalOfAUnitAxis) {
+  tfl::Program p = make({1, 8}, [](tfl::ProgramBuilder& b, int x) {
+    const int d = fc(b, x, 8, 4, "dense");
+    const int axis = b.constant("axis", DType::I32, {1}, std::vector<int32_t>{0});
+    const int r = b.activation("reversed", DType::F32, {1, 4});
+    b.op(OpCode::ReverseV2, {d, axis}, {r}, "reverse");
+    const int y = b.activation("relu", DType::F32, {1, 4});
+    b.op(OpCode::Relu, {r}, {y}, "relu");
+    return y;
+  });
+  p.outputs.push_back(p.ops[0].outputs[0]);  // the Dense's output read as it is, too
+  const formats::TfliteLift lift = formats::lift_tflite_program(p);
+  ASSERT_TRUE(lift.graph) << lift.refusal;
+  for (const Node& n : lift.graph->nodes) {
+    if (n.kind == OpKind::Dense) EXPECT_EQ(n.activation.kind, ActKind::Linear) << n.name;
+  }
+}
+
+TEST(TfliteLiftRefuses, AReversalOfTwoAxesOrOneListedTwice) {
+  for (const std::vector<int32_t>& axes : {std::vector<int32_t>{1, 2}, std::vector<int32_t>{1, -2}}) {
+    expect_refused(make({1, 3, 4}, [&](tfl::ProgramBuilder& b, int x) {
+                     const int axis = b.constant("axis", DType::I32, {static_cast<int>(axes.size())}, axes);
+                     const int r = b.activation("reversed", DType::F32, {1, 3, 4});
+                     b.op(OpCode::ReverseV2, {x, axis}, {r}, "reverse");
+                     return r;
+                   }),
+                   "REVERSE_V2", axes[1] == 2 ? "reverses an axis other than a sequence's time axis" : "lists an axis twice");
+  }
+}
+
 TEST(TfliteLiftRefuses, AFusedActivationTheGraphLacks) {
   expect_refused(make({1, 8}, [](tfl::ProgramBuilder& b, int x) {
                    const int h = fc(b, x, 8, 4, "dense");

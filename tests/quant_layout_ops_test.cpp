@@ -108,6 +108,49 @@ TEST(QuantTranspose, SwapsAxes) {
   EXPECT_EQ(run1(b, x, iota_f(6), y, 6), (std::vector<float>{0, 3, 1, 4, 2, 5}));
 }
 
+TEST(QuantReverse, FlipsContiguousAxesOfAnyTypeAndRefusesOthers) {
+  // [2, 3] = [[0 1 2] [3 4 5]] reversed along axis 0: [[3 4 5] [0 1 2]]; along both: [5 .. 0].
+  ProgramBuilder b;
+  const int x = b.tensor("x", DType::F32, {2, 3});
+  const int axis = b.constant("axis", DType::I32, {1}, std::vector<int32_t>{0});
+  const int y = b.tensor("y", DType::F32, {2, 3});
+  b.op(OpCode::ReverseV2, {x, axis}, {y});
+  EXPECT_EQ(run1(b, x, iota_f(6), y, 6), (std::vector<float>{3, 4, 5, 0, 1, 2}));
+  ProgramBuilder both;
+  const int xb = both.tensor("x", DType::F32, {2, 3});
+  const int ab = both.constant("axis", DType::I32, {2}, std::vector<int32_t>{-1, 0});
+  const int yb = both.tensor("y", DType::F32, {2, 3});
+  both.op(OpCode::ReverseV2, {xb, ab}, {yb});
+  EXPECT_EQ(run1(both, xb, iota_f(6), yb, 6), (std::vector<float>{5, 4, 3, 2, 1, 0}));
+  // int8 copies the stored values.
+  ProgramBuilder q;
+  const int xq = q.tensor("x", DType::I8, {1, 3}, {0.5f}, {-5});
+  const int aq = q.constant("axis", DType::I32, {1}, std::vector<int32_t>{1});
+  const int yq = q.tensor("y", DType::I8, {1, 3}, {0.5f}, {-5});
+  q.op(OpCode::ReverseV2, {xq, aq}, {yq});
+  std::vector<std::vector<int8_t>> xs{{7, -8, 9}}, ys{std::vector<int8_t>(3, 0)};
+  run(q, {xq}, xs, {yq}, ys);
+  EXPECT_EQ(ys[0], (std::vector<int8_t>{9, -8, 7}));
+  // Axes 0 and 2 of a rank-3 tensor are not one run (TFLite refuses them too); an axis listed
+  // twice; an output of another shape.
+  const auto refused = [](const std::vector<int32_t>& axes, const Shape& out_shape, const char* why) {
+    ProgramBuilder r;
+    const int xr = r.tensor("x", DType::F32, {2, 2, 2});
+    const int ar = r.constant("axis", DType::I32, {static_cast<int>(axes.size())}, axes);
+    const int yr = r.tensor("y", DType::F32, out_shape);
+    r.op(OpCode::ReverseV2, {xr, ar}, {yr});
+    try {
+      r.prepare(0);
+      ADD_FAILURE() << "prepared; expected '" << why << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+  };
+  refused({0, 2}, {2, 2, 2}, "not contiguous");
+  refused({1, -2}, {2, 2, 2}, "listed twice");
+  refused({0}, {2, 4}, "is not the input's shape");
+}
+
 TEST(QuantPad, Int8PadsWithTheZeroPoint) {
   // [1, 2] padded by [[0, 0], [1, 2]] with zero point -5: [-5, 7, 8, -5, -5].
   ProgramBuilder b;

@@ -67,7 +67,8 @@ def cases() -> list[mf.Case]:
         ("concat_seq", mf.b_concat_seq, {"T": 6}),
         ("conv_lstm", mf.b_conv_lstm, {"T": 8}),
         ("go_backwards", b_go_backwards, {"T": 5}),
-        ("bidirectional", b_bidirectional, {"T": 6}),  # stream mode refuses a Conv1D before the LSTM
+        ("bidirectional", b_bidirectional, {"T": 6}),
+        ("go_backwards_variable_length", b_go_backwards, {"T": None, "window": 7}),  # stream mode refuses a Conv1D before the LSTM
         # Conv2D stacks (NHWC Conv2D / DepthwiseConv2dNative / MaxPool / AvgPool) and DeepLOB's
         # layers without its Monte Carlo dropout (a SavedModel would keep the random op).
         ("conv2d", mf.b_conv2d, {"T": 10}),

@@ -271,11 +271,14 @@ std::vector<TfValue> TfLowering::lower_reverse(Op& op) {
     }
     time = a;
   }
+  if (x.pad_left != 0 || x.pad_right != 0 || x.conv >= 0 || x.conv2 >= 0) {
+    throw Error(op.where + ": reversing a tensor still awaiting its convolution is not supported");
+  }
   TfValue v = x;
   v.fresh = sole_user(op, x);
   if (time < 0) return {v};
   const Shape& es = graph_.nodes[static_cast<size_t>(x.node)].shape;
-  if (es.size() < 2 || es[0] != x.shape[static_cast<size_t>(time)]) {
+  if (es.size() < 2 || es[0] != graph_dim(x.shape[static_cast<size_t>(time)])) {
     throw Error(op.where + ": the reversed axis is not the first axis of a [time, features] sequence");
   }
   Node n;
@@ -285,10 +288,7 @@ std::vector<TfValue> TfLowering::lower_reverse(Op& op) {
   n.origin = "ReverseV2 '" + op.def.name() + "'";
   n.shape = es;
   n.inputs = {x.node};
-  v.node = add_node(std::move(n));
-  v.fresh = true;
-  v.origin.clear();
-  return {v};
+  return {node_value(add_node(std::move(n)), x.shape, "")};
 }
 
 }  // namespace tickinfer::formats

@@ -131,8 +131,8 @@ void lift_conv2d(Lifter& l);
 void lift_pool2d(Lifter& l);
 void lift_mean(Lifter& l);
 void lift_sequence_lstm(Lifter& l);
-void lift_loop(Lifter& l);
-void lift_reverse(Lifter& l);  // REVERSE_V2 of a sequence's time axis  // WHILE: a Keras LSTM loop the interpreter's rewrite lowered, or a GRU loop
+void lift_loop(Lifter& l);  // WHILE: a Keras LSTM loop the interpreter's rewrite lowered, or a GRU loop
+void lift_reverse(Lifter& l);  // REVERSE_V2 of a sequence's time axis
 void lift_strided_slice(Lifter& l);
 // Attention's ops (tflite_lift_attention.cpp): TRANSPOSE, BATCH_MATMUL of two activations,
 // SELECT_V2 with a constant condition; formats/attention_fusion.hpp folds them afterwards.

@@ -340,9 +340,12 @@ void lift_reverse(Lifter& l) {
   // reversing the rows of a [s[k], rest] matrix where every axis before k has size 1: the time
   // axis of a batch-1 sequence, time-major or not. A unit axis reversed is itself.
   int axis = -1;
+  std::vector<bool> listed(s.size(), false);
   for (int32_t a : int_constant(l, o.inputs[1], "axis")) {
     const int k = a < 0 ? a + static_cast<int>(s.size()) : a;
     if (k < 0 || k >= static_cast<int>(s.size())) l.refuse("axis out of range");
+    if (listed[static_cast<size_t>(k)]) l.refuse("lists an axis twice");
+    listed[static_cast<size_t>(k)] = true;
     if (s[static_cast<size_t>(k)] == 1) continue;
     for (int b = 0; b < k; ++b) {
       if (s[static_cast<size_t>(b)] != 1) l.refuse("reverses an axis other than a sequence's time axis");
@@ -350,8 +353,11 @@ void lift_reverse(Lifter& l) {
     if (axis >= 0 && axis != k) l.refuse("reverses two axes");
     axis = k;
   }
-  if (axis < 0) {
-    l.set_value(o.outputs[0], l.value(in));
+  if (axis < 0) {  // a view of the input, as RESHAPE is: nothing may fold into its producer
+    Value v = l.value(in);
+    v.pending_origin += (v.pending_origin.empty() ? "" : " + ") + l.op_origin();
+    v.own_output = false;
+    l.set_value(o.outputs[0], std::move(v));
     return;
   }
   int rest = 1;

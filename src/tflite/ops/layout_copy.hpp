@@ -162,7 +162,7 @@ inline size_t layout_elem_bytes(const PrepareContext& ctx, const Tensor& t) {
 
 // Layout families (one file each).
 std::unique_ptr<PreparedOp> prepare_concat_split(const PrepareContext& ctx);  // Concatenation, Split, Pack, Unpack
-std::unique_ptr<PreparedOp> prepare_index_map(const PrepareContext& ctx);     // Pad, StridedSlice, Transpose, Gather
+std::unique_ptr<PreparedOp> prepare_index_map(const PrepareContext& ctx);     // Pad, StridedSlice, Transpose, ReverseV2, Gather
 std::unique_ptr<PreparedOp> prepare_space_batch(const PrepareContext& ctx);   // SpaceToBatchNd, BatchToSpaceNd
 
 }  // namespace tickinfer::tfl::ops

@@ -167,13 +167,20 @@ std::unique_ptr<PreparedOp> reverse(const PrepareContext& ctx) {
   require_static(ctx, in);
   const size_t rank = in.shape.size();
   std::vector<bool> flip(rank, false);
+  if (ctx.input(1).type != DType::I32) ctx.fail("axis '" + ctx.input(1).name + "' must be int32");
   for (int64_t a : const_ints(ctx, ctx.input(1), "axis")) {
     const int64_t d = a < 0 ? a + static_cast<int64_t>(rank) : a;
     if (d < 0 || d >= static_cast<int64_t>(rank)) ctx.fail("axis " + std::to_string(a) + " is out of range for " + shape_str(in.shape));
     if (flip[static_cast<size_t>(d)]) ctx.fail("axis " + std::to_string(a) + " is listed twice");
     flip[static_cast<size_t>(d)] = true;
   }
-  require_count(ctx, out, in.shape);
+  // TFLite's kernel reverses one contiguous run of axes; a file listing others fails there too.
+  const auto first = std::find(flip.begin(), flip.end(), true);
+  const auto past = std::find(first, flip.end(), false);
+  if (std::find(past, flip.end(), true) != flip.end()) ctx.fail("the reversed axes are not contiguous (TFLite refuses them too)");
+  if (require_static(ctx, out) != element_count(in.shape) || out.shape != in.shape) {
+    ctx.fail("output '" + out.name + "' " + shape_str(out.shape) + " is not the input's shape " + shape_str(in.shape));
+  }
   LayoutPlan plan({ctx.input_index(0)}, {ctx.output_index(0)}, layout_elem_bytes(ctx, in));
   const std::vector<int64_t> in_stride = strides_of(in.shape);
   if (element_count(in.shape) > 0) {
