@@ -201,6 +201,10 @@ TEST(Lowering, RecurrentTwinsShareOneRecurrenceInWindowMode) {
   Node seq = lstm(3, 2, true), last = lstm(3, 2, false), other = lstm(3, 2, false);
   seq.name = "seq", last.name = "last", other.name = "other";
   other.weights[2].data[0] += 0.5f;
+  Node clipped = lstm(3, 2, false), gate = lstm(3, 2, false);  // the same weights, other options
+  clipped.name = "clipped", gate.name = "gate";
+  clipped.cell_clip = 10.0f;
+  gate.recurrent_activation = {ActKind::HardSigmoid, 0.25f, 0.5f};
   const Graph g = graph_of({input({5, 3}), seq, last, other}, {1, 2, 3});
   const Graph w = resolve_for_mode(g, window_options());
   EXPECT_EQ(w.nodes[2].kind, OpKind::SliceRows);
@@ -208,6 +212,9 @@ TEST(Lowering, RecurrentTwinsShareOneRecurrenceInWindowMode) {
   EXPECT_EQ(w.nodes[2].inputs, (std::vector<int>{1}));
   EXPECT_EQ(w.nodes[2].shape, (Shape{2}));
   EXPECT_EQ(w.nodes[3].kind, OpKind::LSTM);
+  const Graph options = resolve_for_mode(graph_of({input({5, 3}), seq, clipped, gate}, {1, 2, 3}), window_options());
+  EXPECT_EQ(options.nodes[2].kind, OpKind::LSTM);
+  EXPECT_EQ(options.nodes[3].kind, OpKind::LSTM);
   CompileOptions stream;
   stream.mode = RecurrentMode::Stream;
   const Graph s = resolve_for_mode(graph_of({input({5, 3}), lstm(3, 2, true), lstm(3, 2, false)}, {1, 2}), stream);
