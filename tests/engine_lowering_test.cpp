@@ -195,8 +195,9 @@ TEST(Lowering, StreamLstmStacksWAboveUAndWindowKeepsThemApart) {
 }
 
 // An ONNX file reading an LSTM's Y and Y_h lowers to the layer twice (the sequence, and its last
-// step): window mode runs the recurrence once and takes the last row; a layer with other weights
-// is not a twin; stream mode keeps both (a slice of the time axis does not stream).
+// step): window mode runs the recurrence once and takes the last row (or, for two last steps,
+// the first one's); a layer with other weights or options is not a twin; stream mode keeps both
+// (a slice of the time axis does not stream).
 TEST(Lowering, RecurrentTwinsShareOneRecurrenceInWindowMode) {
   Node seq = lstm(3, 2, true), last = lstm(3, 2, false), other = lstm(3, 2, false);
   seq.name = "seq", last.name = "last", other.name = "other";
@@ -215,6 +216,15 @@ TEST(Lowering, RecurrentTwinsShareOneRecurrenceInWindowMode) {
   const Graph options = resolve_for_mode(graph_of({input({5, 3}), seq, clipped, gate}, {1, 2, 3}), window_options());
   EXPECT_EQ(options.nodes[2].kind, OpKind::LSTM);
   EXPECT_EQ(options.nodes[3].kind, OpKind::LSTM);
+  // The same last step twice (PyTorch's y[:, -1] and h_n of one layer): the second is the first.
+  Node again = last;
+  again.name = "again";
+  const Graph repeated = resolve_for_mode(graph_of({input({5, 3}), last, again}, {1, 2}), window_options());
+  EXPECT_EQ(repeated.nodes[2].kind, OpKind::Identity);
+  EXPECT_EQ(repeated.nodes[2].inputs, (std::vector<int>{1}));
+  // A last step before the sequence gives nothing to the sequence.
+  const Graph reversed = resolve_for_mode(graph_of({input({5, 3}), last, seq}, {1, 2}), window_options());
+  EXPECT_EQ(reversed.nodes[2].kind, OpKind::LSTM);
   CompileOptions stream;
   stream.mode = RecurrentMode::Stream;
   const Graph s = resolve_for_mode(graph_of({input({5, 3}), lstm(3, 2, true), lstm(3, 2, false)}, {1, 2}), stream);

@@ -157,10 +157,11 @@ struct LoweredGraph {
 // window mode recurrent twins share one recurrence (share_recurrent_twins).
 Graph resolve_for_mode(const Graph& src, const CompileOptions& opt);
 
-// Window mode: a recurrent node that computes the last step of what an earlier node computes the
-// whole sequence of (same kind, input, weights and options) becomes a SliceRows of that
-// sequence's last row, so the recurrence runs once. Returns how many were shared. (Stream mode
-// keeps both: a time-axis slice does not stream.)
+// Window mode: a recurrent node that runs the same layer (kind, input, weights and options) as an
+// earlier node becomes an Identity of it where both return the same, or a SliceRows of its last
+// row where the earlier one returns the sequence and this one the last step, so the recurrence
+// runs once. Returns how many were shared. (Stream mode keeps them: a time-axis slice does not
+// stream.)
 int share_recurrent_twins(Graph& g);
 
 // Resolves `graph` for options.mode (unknown sequence lengths become options.window_length;

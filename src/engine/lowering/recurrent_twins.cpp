@@ -1,6 +1,6 @@
 // share_recurrent_twins() (lowered_graph.hpp): one recurrence where a graph runs the same layer
-// twice, once for its sequence and once for its last step (ONNX files read an LSTM's Y and Y_h,
-// or Y and a Slice of its last step, and the importers lower each output on its own).
+// more than once (ONNX files read an LSTM's Y and Y_h, or Y and a Slice of its last step, and the
+// importers lower each output on its own).
 #include "engine/lowering/lowered_graph.hpp"
 
 namespace tickinfer::engine {
@@ -15,12 +15,11 @@ bool same_weights(const std::vector<Weight>& a, const std::vector<Weight>& b) {
   return true;
 }
 
-// Whether `seq` computes every step of what `last` computes the last step of.
-bool twins(const Node& seq, const Node& last) {
-  return seq.kind == last.kind && seq.return_sequences && !last.return_sequences && !seq.return_state &&
-         !last.return_state && seq.inputs == last.inputs && seq.units == last.units &&
-         seq.activation == last.activation && seq.recurrent_activation == last.recurrent_activation &&
-         seq.reset_after == last.reset_after && seq.cell_clip == last.cell_clip && same_weights(seq.weights, last.weights);
+// Whether `a` and `b` run the same recurrence over the same input (whatever each returns).
+bool same_layer(const Node& a, const Node& b) {
+  return a.kind == b.kind && !a.return_state && !b.return_state && a.inputs == b.inputs && a.units == b.units &&
+         a.activation == b.activation && a.recurrent_activation == b.recurrent_activation &&
+         a.reset_after == b.reset_after && a.cell_clip == b.cell_clip && same_weights(a.weights, b.weights);
 }
 
 }  // namespace
@@ -28,23 +27,26 @@ bool twins(const Node& seq, const Node& last) {
 int share_recurrent_twins(Graph& g) {
   int shared = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    Node& last = g.nodes[i];
-    if (last.kind != OpKind::LSTM && last.kind != OpKind::GRU) continue;
+    Node& later = g.nodes[i];
+    if (later.kind != OpKind::LSTM && later.kind != OpKind::GRU) continue;
     for (size_t j = 0; j < i; ++j) {
-      if (!twins(g.nodes[j], last)) continue;
-      // The twin becomes the sequence's last row; it keeps its name, so outputs and errors that
-      // name it still do.
+      const Node& earlier = g.nodes[j];
+      // The same output: the earlier node's. The last step of an earlier sequence: its last row.
+      // (An earlier last step cannot give a later sequence.)
+      const bool same_output = earlier.return_sequences == later.return_sequences;
+      if (!same_layer(earlier, later) || !(same_output || earlier.return_sequences)) continue;
+      // It keeps its name, so outputs and errors that name it still do.
       Node row;
-      row.name = last.name;
-      row.keras_class = last.keras_class;
-      row.origin = last.origin;
-      row.kind = OpKind::SliceRows;
+      row.name = later.name;
+      row.keras_class = later.keras_class;
+      row.origin = later.origin;
+      row.kind = same_output ? OpKind::Identity : OpKind::SliceRows;
       row.slice_begin = -1;
       row.slice_end = 0;
       row.keepdims = false;
       row.inputs = {static_cast<int>(j)};
-      row.shape = last.shape;
-      last = std::move(row);
+      row.shape = later.shape;
+      later = std::move(row);
       ++shared;
       break;
     }

@@ -220,8 +220,8 @@ Value stateful_lstm_output(Lowerer& L, const onnx::NodeProto& n, Node node, cons
   return v;
 }
 
-// The activations of direction `dir` (`per_dir` names each; the attribute lists them for every
-// direction in turn), ONNX's defaults when absent.
+// Every direction's activations, `per_dir` names each, listed direction after direction as the
+// attribute lists them; ONNX's defaults when absent.
 std::vector<std::string> rnn_activations(Lowerer& L, const onnx::NodeProto& n, size_t per_dir, int dirs,
                                          const std::vector<std::string>& defaults) {
   std::vector<std::string> acts = L.attr_strings(n, "activations");

@@ -29,18 +29,8 @@ int direction_output(Lowerer& L, const onnx::NodeProto& n, const std::vector<Nod
   const int slot = (sequences ? kSequenceSlot : kLastSlot) + d;
   if (const int made = L.shared_node(n, slot); made >= 0) return made;
   const bool backward = cells.size() == 1 || d == 1;
-  if (!sequences && n.output_size() > 0 && !n.output(0).empty() && L.uses(n.output(0)) > 0) {
-    // Y is read too: the final state is a row of that sequence (the backward direction's first
-    // in time order), not a second run of the layer.
-    Node row;
-    row.kind = OpKind::SliceRows;
-    row.name = backward ? "backward/final_state" : "forward/final_state";
-    row.slice_begin = backward ? 0 : -1;
-    row.slice_end = backward ? 1 : 0;
-    const int state = L.add(std::move(row), n, {direction_output(L, n, cells, x, d, true)});
-    L.set_shared_node(n, state, slot);
-    return state;
-  }
+  // Where Y is read too, the final state's cell and Y's read the same (shared) input with the
+  // same weights: window mode runs that recurrence once (share_recurrent_twins).
   int in = x.node;
   if (backward) {
     in = L.shared_node(n, kReversedInputSlot);
