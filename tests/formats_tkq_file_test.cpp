@@ -191,7 +191,7 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
   const auto f = serialize_tkq(sample_program());
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.data()), 8), std::string("TICKTKQ\0", 8));
   EXPECT_EQ(read_le<uint16_t>(f, 8), 1);
-  EXPECT_EQ(read_le<uint16_t>(f, 10), 0);
+  EXPECT_EQ(read_le<uint16_t>(f, 10), 1);  // 1.1: op codes up to SEQUENCE_GRU
   EXPECT_EQ(read_le<uint32_t>(f, 12), 64u);
   EXPECT_EQ(read_le<uint64_t>(f, 16), f.size());
   EXPECT_EQ(read_le<uint64_t>(f, 24), 64u);
@@ -284,7 +284,7 @@ TEST(TkqFile, BadMagicAndVersion) {
   g = f;
   write_le<uint16_t>(g, 8, 2);
   reseal(g);
-  expect_error(g, "format version 2.0 is not supported");
+  expect_error(g, "format version 2.1 is not supported");
   std::vector<uint8_t> tiny(10, 0);
   expect_error(tiny, "shorter than the header");
 }
@@ -314,6 +314,19 @@ TEST(TkqFile, SectionOutsideTheFile) {
   write_le<uint32_t>(f, 32, 0x10000000u);  // section count
   reseal(f);
   expect_error(f, "section table");
+}
+
+// Version 1.1 defines op codes up to SEQUENCE_GRU (60); one past it is refused by number.
+TEST(TkqFile, OpCodePastSequenceGruIsRefused) {
+  static_assert(static_cast<int>(tfl::OpCode::SequenceGru) == 60, "docs/tkq-format.md lists 60 as SEQUENCE_GRU");
+  auto f = serialize_tkq(sample_program());
+  const size_t code = find(f, std::string("\x00\x00\x03\x00\x05\x00\x00\x00", 8) + "dense");
+  write_le<uint16_t>(f, code, 60);
+  reseal(f);
+  expect_error(f, "op 1 (SEQUENCE_GRU 'dense'): has 3 inputs; it takes 6");  // a defined code, validated as one
+  write_le<uint16_t>(f, code, 61);
+  reseal(f);
+  expect_error(f, "op code 61 is not defined");
 }
 
 TEST(TkqFile, OpInputIndexOutOfRange) {

@@ -125,7 +125,14 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, Lowering,
                                            "tcn", "pooling_k3", "global_pool_keepdims_k3", "concat_seq_k3",
                                            "merge_two_in_two_out_k3", "shared_branch_k3", "conv2d_k3", "conv2d_k2",
                                            "conv2d_wide_k3", "pool2d_k3", "pool2d_k2", "deeplob_tiny_k3", "deeplob_tiny_k2",
-                                           "layout_k3", "layout_k2", "depthwise_k3", "depthwise_k2"),
+                                           "layout_k3", "layout_k2", "depthwise_k3", "depthwise_k2",
+                                           // SEQUENCE_GRU, REVERSE_V2 and the STRIDED_SLICE of SliceRows
+                                           "gru_window", "gru_seq_k3", "gru_seq_k2", "gru_reset_after_k3",
+                                           "gru_reset_after_k2", "gru_reset_before_k3", "gru_reset_before_k2",
+                                           "gru_stacked_k3", "gru_stacked_k2", "go_backwards_k3", "go_backwards_k2",
+                                           "bidirectional_k3", "bidirectional_k2", "bidirectional_merges_k3",
+                                           "bidirectional_merges_k2", "bidirectional_two_outputs_k3",
+                                           "bidirectional_input_shape_k2", "bidirectional_variable_length_k3"),
                          [](const auto& info) { return info.param; });
 
 TEST(Lowering, DenseBecomesFullyConnectedWithTheKernelTransposed) {
@@ -169,14 +176,41 @@ TEST(Lowering, ActivationsWithoutATfliteOpAreRefusedNamingTheLayer) {
   }
 }
 
-TEST(Lowering, GruIsRefusedNamingTheLayer) {
+// A GRU the quantized op does not compute (gates other than Keras' default sigmoid / tanh) is
+// refused by name, not run with the wrong gates.
+TEST(Lowering, GruWithOtherGateActivationsIsRefusedNamingTheLayer) {
+  Graph g;
+  Node in;
+  in.name = "x";
+  in.kind = OpKind::Input;
+  in.shape = {3, 2};
+  Node r;
+  r.name = "gru";
+  r.keras_class = "GRU";
+  r.kind = OpKind::GRU;
+  r.units = 2;
+  r.inputs = {0};
+  r.reset_after = true;
+  r.activation.kind = ActKind::Tanh;
+  r.recurrent_activation.kind = ActKind::HardSigmoid;
+  r.weights = {{{2, 6}, std::vector<float>(12, 0.1f)}, {{2, 6}, std::vector<float>(12, 0.2f)},
+               {{2, 6}, std::vector<float>(12, 0.0f)}};
+  g.nodes = {in, r};
+  g.inputs = {0};
+  g.outputs = {1};
+  infer_shapes(g);
   try {
-    lower_file(testing::fixtures_dir() + "/gru_seq_k3/model.keras");
-    FAIL() << "GRU lowered";
+    lower_graph(g);
+    FAIL() << "a hard_sigmoid GRU lowered";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("(GRU)"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("WHILE"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'gru' (GRU)"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("hard_sigmoid"), std::string::npos) << e.what();
   }
+  g.nodes[1].recurrent_activation.kind = ActKind::Sigmoid;
+  const Program p = lower_graph(g);
+  ASSERT_EQ(p.ops.size(), 2u);  // the sequence, then its last step
+  EXPECT_EQ(p.ops[0].code, OpCode::SequenceGru);
+  EXPECT_EQ(p.ops[1].code, OpCode::StridedSlice);
 }
 
 // ---- quantization numbers, derived by hand ------------------------------------------------------

@@ -107,6 +107,14 @@ def m_gru(k):
     return k.Model(i, k.layers.Dense(1)(x), name="gru")
 
 
+def m_gru_wide(k):
+    # Large enough (W 96 x 40, U 96 x 32) that Optimize.DEFAULT makes the loop body's
+    # FULLY_CONNECTEDs hybrid: the reference for the int8-dynamic SEQUENCE_GRU.
+    i = _inp(k, (16, 40), "x")
+    x = k.layers.GRU(32)(i)
+    return k.Model(i, k.layers.Dense(1)(x), name="gru_wide")
+
+
 MODELS = {
     "mlp_small": m_mlp_small,
     "lstm_window": m_lstm_window,
@@ -116,9 +124,10 @@ MODELS = {
     "lnorm": m_lnorm,
     "merge": m_merge,
     "gru": m_gru,  # converts to a WHILE loop (no fused GRU op): lifted by tflite/rewrite/gru_loop.cpp
+    "gru_wide": m_gru_wide,
 }
 # Conversions known to fail or crash the converter run only in a child process.
-ISOLATED = {("gru", "dynamic"), ("gru", "int8")}
+ISOLATED = {("gru", "dynamic"), ("gru", "int8"), ("gru_wide", "dynamic"), ("gru_wide", "int8")}
 
 
 def seed_of(*parts) -> int:

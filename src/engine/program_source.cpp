@@ -51,7 +51,8 @@ ModelStats program_stats(const tfl::Program& p) {
     int64_t rows = 1;  // positions the weights are applied at
     if (!op.inputs.empty() && op.inputs[0] >= 0) {
       const tfl::Shape& in = p.tensors[op.inputs[0]].shape;
-      if (op.code == tfl::OpCode::SequenceLstm && in.size() == 3) rows = op.options.time_major ? in[0] : in[1];
+      const bool recurrent = op.code == tfl::OpCode::SequenceLstm || op.code == tfl::OpCode::SequenceGru;
+      if (recurrent && in.size() == 3) rows = op.options.time_major ? in[0] : in[1];
       if (op.code == tfl::OpCode::FullyConnected && !in.empty() && !p.tensors[op.inputs[1]].shape.empty()) {
         const int64_t k = p.tensors[op.inputs[1]].shape.back();
         rows = k > 0 ? tfl::element_count(in) / k : 1;
@@ -62,7 +63,7 @@ ModelStats program_stats(const tfl::Program& p) {
       if (out.size() == 4) rows = int64_t{out[1]} * out[2];
     }
     if (op.code == tfl::OpCode::FullyConnected || op.code == tfl::OpCode::SequenceLstm ||
-        op.code == tfl::OpCode::Conv2D || op.code == tfl::OpCode::DepthwiseConv2D) {
+        op.code == tfl::OpCode::SequenceGru || op.code == tfl::OpCode::Conv2D || op.code == tfl::OpCode::DepthwiseConv2D) {
       ls.flops = 2 * weight_elems * rows;
     }
     total.params += ls.params;

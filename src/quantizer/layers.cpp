@@ -21,7 +21,7 @@ bool int8_capable(OpCode code) {
     case OpCode::Add: case OpCode::Sub: case OpCode::Mul: case OpCode::SquaredDifference:
     case OpCode::Rsqrt: case OpCode::Mean: case OpCode::Concatenation:
     case OpCode::Reshape: case OpCode::Squeeze: case OpCode::ExpandDims:
-    case OpCode::StridedSlice: case OpCode::Pad:
+    case OpCode::StridedSlice: case OpCode::Pad: case OpCode::ReverseV2:
       return true;
     default:
       return false;
@@ -30,7 +30,7 @@ bool int8_capable(OpCode code) {
 
 bool has_weights(OpCode code) {
   return code == OpCode::FullyConnected || code == OpCode::Conv2D || code == OpCode::DepthwiseConv2D ||
-         code == OpCode::SequenceLstm;
+         code == OpCode::SequenceLstm || code == OpCode::SequenceGru;
 }
 
 int64_t op_macs(const Program& p, const Op& op) {
@@ -54,6 +54,12 @@ int64_t op_macs(const Program& p, const Op& op) {
       const Shape& r = p.tensors[static_cast<size_t>(op.inputs.at(8))].shape;        // [u, u]
       if (x.size() != 3 || r.size() != 2) return out;
       return int64_t{x[1]} * 4 * r[0] * (x[2] + r[1]);
+    }
+    case OpCode::SequenceGru: {
+      const Shape& x = p.tensors[static_cast<size_t>(op.inputs.at(0))].shape;  // [1, T, in]
+      const Shape& u = p.tensors[static_cast<size_t>(op.inputs.at(2))].shape;  // [3H, H]
+      if (x.size() != 3 || u.size() != 2) return out;
+      return int64_t{x[1]} * u[0] * (x[2] + u[1]);
     }
     default:
       return out;
@@ -83,6 +89,9 @@ std::vector<Layer> find_layers(const Program& p) {
     if (l.why_not_int8.empty() && !int8_capable(op.code) && !lstm_is_plain(p, op)) {
       l.why_not_int8 = op.code == OpCode::SequenceLstm
                            ? "LSTM with peepholes, projection, CIFG, layer norm or a non-tanh activation has no int8 form here"
+                       : op.code == OpCode::SequenceGru
+                           ? "GRU has no full-integer form (TFLite has none to match: its converter keeps a GRU a float "
+                             "loop); int8-dynamic is its closest"
                            : std::string(op_name(op.code)) + " has no int8 form here";
     }
   }
@@ -90,7 +99,7 @@ std::vector<Layer> find_layers(const Program& p) {
     bool bf16 = false;
     for (size_t i : l.ops) {
       const OpCode c = p.ops[i].code;
-      bf16 = bf16 || c == OpCode::FullyConnected || c == OpCode::SequenceLstm;  // bf16 kernels exist for these
+      bf16 = bf16 || c == OpCode::FullyConnected || c == OpCode::SequenceLstm || c == OpCode::SequenceGru;  // bf16 kernels exist for these
     }
     if (l.why_not_int8.empty()) l.allowed.push_back(Precision::Int8);
     if (l.has_weights) l.allowed.push_back(Precision::Int8Dynamic);

@@ -149,9 +149,7 @@ class Lowerer {
                     "fused LSTM starts from zeros and returns its output only); the float plan runs it");
         }
         return lstm(n);
-      case OpKind::GRU:
-        refuse(n, "GRU has no quantized form (TFLite has no GRU op to quantize into: its converter writes a WHILE "
-                  "loop of float ops); the float plan runs it");
+      case OpKind::GRU: return gru(n);
       case OpKind::Conv1D: return conv1d(n);
       case OpKind::Conv2D: return conv2d(n);
       case OpKind::MaxPool2D:
@@ -160,12 +158,17 @@ class Lowerer {
       case OpKind::Permute: return permute(n);
       case OpKind::DepthwiseConv2D: return depthwise_conv2d(n);
       case OpKind::SeparableConv2D: return separable_conv2d(n);
+      case OpKind::Constant: return f32(n, "", n.shape, n.weights.at(0).data);  // operands broadcast it
       case OpKind::MultiHeadAttention:
-      case OpKind::Constant:
       case OpKind::MatMul:
-      case OpKind::SliceRows:
-      case OpKind::ReverseTime:
         refuse(n, std::string(op_name(n.kind)) + " is not supported by the quantizer yet; the float plan runs it");
+      case OpKind::SliceRows: return slice_rows(n);
+      case OpKind::ReverseTime: {
+        const int axes = b_.int32_constant(n.name + "/axes", {1});
+        const int y = out(n, "", batched(n.shape));
+        b_.op(OpCode::ReverseV2, {in(n), axes}, {y}, n.name);
+        return y;
+      }
       case OpKind::MaxPool1D:
       case OpKind::AvgPool1D: return pool1d(n);
       case OpKind::GlobalAvgPool1D: {
@@ -301,7 +304,11 @@ class Lowerer {
     op.options.activation = FusedActivation::Tanh;
     op.options.time_major = false;
     op.options.cell_clip = n.cell_clip;  // a lifted TFLite LSTM's clip (0 for Keras models)
-    if (n.return_sequences) return seq;
+    return n.return_sequences ? seq : last_step(n, seq, steps, u);
+  }
+
+  // The last row of a recurrent layer's [1, steps, u] sequence, as [1, u].
+  int last_step(const Node& n, int seq, int steps, int u) {
     if (steps == 1) return reshape(n, seq, {1, u}, "");
     const int begin = b_.int32_constant(n.name + "/last_begin", {0, steps - 1, 0});
     const int end = b_.int32_constant(n.name + "/last_end", {1, steps, u});
@@ -309,6 +316,65 @@ class Lowerer {
     const int y = out(n, "", {1, u});
     b_.op(OpCode::StridedSlice, {seq, begin, end, strides}, {y}, n.name).options.shrink_axis_mask = 2;
     return y;
+  }
+
+  // Rows [begin, end) of the time axis: STRIDED_SLICE, that axis shrunk where the node drops it.
+  int slice_rows(const Node& n) {
+    const int x = in(n);
+    const Shape xs = shape(x);  // [1, rows, ...]
+    const auto [first, last] = slice_rows_bounds(n, xs[1]);
+    std::vector<int32_t> begin(xs.size(), 0), end(xs.begin(), xs.end()), strides(xs.size(), 1);
+    begin[1] = static_cast<int32_t>(first);
+    end[1] = static_cast<int32_t>(last);
+    const int b = b_.int32_constant(n.name + "/begin", begin);
+    const int e = b_.int32_constant(n.name + "/end", end);
+    const int st = b_.int32_constant(n.name + "/strides", strides);
+    const int y = out(n, "", batched(n.shape));
+    const bool drop = static_cast<int>(batched(n.shape).size()) < static_cast<int>(xs.size());
+    b_.op(OpCode::StridedSlice, {x, b, e, st}, {y}, n.name).options.shrink_axis_mask = drop ? 2 : 0;
+    return y;
+  }
+
+  // SEQUENCE_GRU (tflite/ops/sequence_gru.cpp): Keras' kernel [F, 3H] and recurrent kernel
+  // [H, 3H] transposed to FULLY_CONNECTED filters [3H, F] and [3H, H] (gate rows z, r, h as Keras
+  // orders them); bias [2, 3H] (reset_after: input row, recurrent row) or [3H].
+  int gru(const Node& n) {
+    if (n.recurrent_activation.kind != ActKind::Sigmoid) {
+      refuse(n, std::string("recurrent_activation '") + activation_name(n.recurrent_activation.kind) +
+                    "': the quantized GRU's gates are sigmoid");
+    }
+    // The candidate's activation: tanh, or one a FULLY_CONNECTED could fuse (linear, relu, relu6).
+    const ActivationPlan act = n.activation.kind == ActKind::Tanh ? ActivationPlan{} : plan_activation(n, n.activation);
+    if (act.separate) {
+      refuse(n, std::string("activation '") + activation_name(n.activation.kind) +
+                    "': the quantized GRU's candidate is tanh, relu, relu6 or linear");
+    }
+    if (n.inputs.size() > 1) refuse(n, "a GRU with an initial_state is not supported by the quantizer yet; the float plan runs it");
+    const int x = in(n);
+    const int steps = shape(x)[1], depth = shape(x)[2], u = n.units;
+    const auto transposed = [&](const std::vector<float>& m, int rows) {  // Keras [rows, 3u] -> [3u, rows]
+      std::vector<float> w(static_cast<size_t>(3) * u * rows);
+      for (int o = 0; o < 3 * u; ++o) {
+        for (int r = 0; r < rows; ++r) w[static_cast<size_t>(o) * rows + r] = m[static_cast<size_t>(r) * 3 * u + o];
+      }
+      return w;
+    };
+    const auto& bias = n.weights[2].data;
+    const auto row = [&](int k) { return std::vector<float>(bias.begin() + k * 3 * u, bias.begin() + (k + 1) * 3 * u); };
+    std::vector<int> ins(6, -1);
+    ins[0] = x;
+    ins[1] = f32(n, "/kernel", {3 * u, depth}, transposed(n.weights[0].data, depth));
+    ins[2] = f32(n, "/recurrent_kernel", {3 * u, u}, transposed(n.weights[1].data, u));
+    ins[3] = f32(n, "/input_bias", {3 * u}, row(0));
+    if (n.reset_after) ins[4] = f32(n, "/recurrent_bias", {3 * u}, row(1));
+    ins[5] = out(n, "/state", {1, u});
+    b_.tensor(ins[5]).is_variable = true;
+    const int seq = out(n, n.return_sequences ? "" : "/sequence", {1, steps, u});
+    Op& op = b_.op(OpCode::SequenceGru, ins, {seq}, n.name);
+    op.options.time_major = false;
+    op.options.reset_after = n.reset_after;
+    op.options.activation = n.activation.kind == ActKind::Tanh ? FusedActivation::Tanh : act.fused;
+    return n.return_sequences ? seq : last_step(n, seq, steps, u);
   }
 
   int conv1d(const Node& n) {

@@ -170,16 +170,17 @@ class Transform {
     Op q = op;
     q.precision = p;
     const bool depthwise = op.code == OpCode::DepthwiseConv2D;
+    const bool gru = op.code == OpCode::SequenceGru;
     const bool weights = op.code == OpCode::FullyConnected || op.code == OpCode::Conv2D || depthwise ||
-                         op.code == OpCode::SequenceLstm;
+                         op.code == OpCode::SequenceLstm || gru;
     for (size_t k = 0; k < op.inputs.size(); ++k) {
       const int t = op.inputs[k];
       if (t < 0) continue;
       const Tensor& src = f_.tensors[static_cast<size_t>(t)];
       const bool is_weight = weights && src.is_constant() && src.type == DType::F32 &&
-                             (op.code == OpCode::SequenceLstm ? (k >= 1 && k <= 8) : k == 1);
+                             (op.code == OpCode::SequenceLstm ? (k >= 1 && k <= 8) : gru ? (k == 1 || k == 2) : k == 1);
       if (is_weight && p == Precision::Int8Dynamic) {
-        // LSTM hybrid kernels take one scale per weight matrix; FC and conv per output channel.
+        // LSTM hybrid kernels take one scale per weight matrix; FC, conv and GRU (FC rows) per output channel.
         q.inputs[k] = weights_int8(t, depthwise ? 3 : 0, op.code != OpCode::SequenceLstm, "/int8");
         q.options.asymmetric_quantize_inputs = true;
       } else if (is_weight && p == Precision::BF16 && op.code != OpCode::Conv2D && !depthwise) {
@@ -240,6 +241,7 @@ class Transform {
         break;
       case OpCode::Reshape: case OpCode::Squeeze: case OpCode::ExpandDims: case OpCode::StridedSlice:
       case OpCode::Pad: case OpCode::MaxPool2D: case OpCode::AveragePool2D: case OpCode::Transpose:
+      case OpCode::ReverseV2:
         // The int8 kernels move values without requantizing: output params = input params.
         q.inputs[0] = in0();
         for (size_t k = 1; k < op.inputs.size(); ++k) q.inputs[k] = operand(op.inputs[k]);

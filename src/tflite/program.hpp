@@ -121,8 +121,11 @@ enum class OpCode : uint16_t {
   ReduceProd,       // in (float, int32), axes (int32 const) -> product; keep_dims
   SelectV2,         // bool cond, x, y (broadcasting) -> cond ? x : y (the converter's attention mask)
   ReverseV2,        // in, axes (int32 const) -> in with those axes reversed (go_backwards, Bidirectional)
+  // tickinfer's own, no TFLite builtin: a Keras GRU layer over the window as the converter's loop
+  // body computes it (x, W, U, b_in, b_rec, h state -> every h_t; ops/sequence_gru.cpp).
+  SequenceGru,
 };
-constexpr OpCode kLastOpCode = OpCode::ReverseV2;
+constexpr OpCode kLastOpCode = OpCode::SequenceGru;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };
@@ -144,7 +147,8 @@ struct OpOptions {
   bool keep_num_dims = false;       // FULLY_CONNECTED
   bool asymmetric_quantize_inputs = false;  // hybrid FC / LSTM / conv
   bool keep_dims = false;           // MEAN, SUM
-  bool time_major = false;          // SequenceLstm
+  bool time_major = false;          // SequenceLstm, SequenceGru
+  bool reset_after = true;          // SequenceGru: Keras' reset_after (false: r multiplies h before U_h)
   // SequenceLstm with int8 weights made from a dynamic-range Keras 3 LSTM loop (tflite/rewrite/
   // lstm_loop.cpp): computed as the loop body's ops compute it, not as TFLite's fused hybrid LSTM.
   bool keras_cell = false;

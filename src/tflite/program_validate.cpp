@@ -23,6 +23,7 @@ Arity arity(OpCode code) {
   switch (code) {
     case OpCode::FullyConnected: return {2, 3, 1, 1};
     case OpCode::SequenceLstm: return {20, 24, 1, 1};  // 20 in files written before layer norm
+    case OpCode::SequenceGru: return {6, 6, 1, 1};
     case OpCode::Conv2D:
     case OpCode::DepthwiseConv2D: return {2, 3, 1, 1};
     case OpCode::Add:
@@ -68,6 +69,7 @@ bool optional_input(OpCode code, size_t i) {
     case OpCode::Conv2D:
     case OpCode::DepthwiseConv2D: return i == 2;  // bias
     case OpCode::Reshape: return i == 1;          // shape operand (old files use options)
+    case OpCode::SequenceGru: return i == 3 || i == 4;  // biases
     case OpCode::SequenceLstm:
       // input-gate weights and bias (CIFG), peepholes, projection, layer-norm coefficients
       return i == 1 || i == 5 || (i >= 9 && i <= 12) || i == 16 || i == 17 || i >= 20;

@@ -326,8 +326,12 @@ void lift_gru_loop(Lifter& l, const tfl::GruLoop& m) {
 
 void lift_loop(Lifter& l) {
   const tfl::Op& w = l.op();
-  if (w.options.lowered_subgraph > 0) return lift_lstm_loop(l);
-  if (const auto gru = tfl::match_gru_loop(l.program(), w)) return lift_gru_loop(l, *gru);
+  const tfl::Subgraph* lowered = l.program().subgraph(w.options.lowered_subgraph);
+  if (w.options.lowered_subgraph > 0 && !(lowered && lowered->ops.size() == 1 && lowered->ops[0].code == tfl::OpCode::SequenceGru)) {
+    return lift_lstm_loop(l);
+  }
+  // A dynamic-range GRU (int8 weights) has no graph form: the interpreter runs it.
+  if (const auto gru = tfl::match_gru_loop(l.program(), w); gru && !gru->hybrid) return lift_gru_loop(l, *gru);
   l.refuse("is a loop that is not a recognised float Keras LSTM or GRU (the interpreter runs it op by op)");
 }
 

@@ -105,7 +105,9 @@ tfl::OpOptions parse_options(SectionReader& r, const std::string& where) {
     if (b > 1) r.fail(where + ": option flag byte " + std::to_string(b) + " is neither 0 nor 1");
     *f = b != 0;
   }
-  r.skip(1, "options reserved byte");
+  const uint8_t reset_before = r.get<uint8_t>("reset_before flag");  // reserved (any value) in 1.0
+  if (reset_before > 1) r.fail(where + ": reset_before flag byte " + std::to_string(reset_before) + " is neither 0 nor 1");
+  o.reset_after = reset_before == 0;
   for (int* v : {&o.stride_w, &o.stride_h, &o.dilation_w, &o.dilation_h, &o.filter_w, &o.filter_h,
                  &o.depth_multiplier}) {
     *v = r.get<int32_t>("op option");

@@ -76,7 +76,7 @@ void check_program(const tfl::Program& p) {
 
 std::vector<uint8_t> serialize_tkq(const tfl::Program& program) {
   check_program(program);
-  // The format has no subgraphs, and its op codes end at BATCH_MATMUL.
+  // The format has no subgraphs, and its op codes end at kLastOpCode.
   if (!program.subgraphs.empty()) throw Error("tkq: a program with subgraphs (TFLite WHILE / CALL_ONCE) cannot be stored");
   for (const auto& op : program.ops) {
     if (static_cast<uint16_t>(op.code) > tkq::kLastOpCode) {

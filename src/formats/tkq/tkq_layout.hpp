@@ -28,10 +28,14 @@ inline constexpr uint8_t kFlagZeroPointsZero = 4;  // every zero point is 0: the
 inline constexpr size_t kOptionsFixedSize = 84;
 inline constexpr size_t kOptionsFullSize = kOptionsFixedSize + 4;  // with an empty new_shape
 
-// The highest OpCode this version writes; a reader refuses larger values.
-inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(tfl::OpCode::BatchMatMul);
+// The highest OpCode this version writes (1.0: BATCH_MATMUL; 1.1: SEQUENCE_GRU); a reader refuses
+// larger values. WHILE and CALL_ONCE need subgraphs, which the format has not: their programs
+// fail validation.
+inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(tfl::OpCode::SequenceGru);
 
-// The version 1.0 options block of `o`, untruncated (tkq_options.cpp).
+// The options block of `o`, untruncated (tkq_options.cpp). Version 1.1 gave the reserved byte
+// after the nine flags a meaning: 1 = SEQUENCE_GRU resets before its recurrent product
+// (!reset_after), 0 otherwise, so every 1.0 block reads the same.
 std::vector<uint8_t> encode_options(const tfl::OpOptions& o);
 
 inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }

@@ -93,7 +93,8 @@ void check_loop_variables(const PrepareContext& ctx, const Subgraph& cond, const
   }
 }
 
-// A WHILE the interpreter recognised as a Keras LSTM layer (tflite/rewrite/lstm_loop.cpp): its
+// A WHILE the interpreter recognised as a Keras LSTM layer (tflite/rewrite/lstm_loop.cpp; the GRU's
+// below uses the same class): its
 // UNIDIRECTIONAL_SEQUENCE_LSTM runs all T steps from the initial h and c over x (LstmLoopVars);
 // then the loop's outputs are what the loop would have left: both counters T, the buffer (if
 // the loop has one) every h_t (written by the fused op) or the last one, h, c and x.
@@ -106,14 +107,16 @@ class LoweredLstmLoop final : public PreparedOp {
     run_copies(after_, mem);
   }
   std::string describe() const override {
-    return "LSTM loop (" + std::to_string(steps_) + " steps) run as " + (lstm_.empty() ? std::string() : lstm_[0]->describe());
+    return std::string(layer_) + " loop (" + std::to_string(steps_) + " steps) run as " +
+           (lstm_.empty() ? std::string() : lstm_[0]->describe());
   }
   int64_t macs() const override { return subgraph_macs(lstm_); }
 
   std::vector<Copy> before_, after_;
   std::vector<int> counters_;
   int32_t steps_ = 0;
-  PreparedOps lstm_;
+  const char* layer_ = "LSTM";
+  PreparedOps lstm_;  // the fused op (an LSTM's or a GRU's)
 };
 
 std::unique_ptr<PreparedOp> prepare_lowered_lstm_loop(const PrepareContext& ctx) {
@@ -142,12 +145,37 @@ std::unique_ptr<PreparedOp> prepare_lowered_lstm_loop(const PrepareContext& ctx)
   return l;
 }
 
+// A WHILE recognised as a Keras GRU layer (tflite/rewrite/gru_loop_lowering.cpp): loop variables
+// [step, t, buffer, h, x]; its SEQUENCE_GRU runs all T steps from the loop's h, then the outputs
+// are what the loop would have left (as for the LSTM above).
+std::unique_ptr<PreparedOp> prepare_lowered_gru_loop(const PrepareContext& ctx, const Op& gru) {
+  const Op& op = ctx.op;
+  if (op.inputs.size() != 5 || gru.inputs.size() != 6 || gru.inputs[0] != op.inputs[4]) {
+    ctx.fail("the lowered GRU loop does not run over the loop's [step, t, buffer, h, x]");
+  }
+  auto l = std::make_unique<LoweredLstmLoop>();
+  l->layer_ = "GRU";
+  l->lstm_ = prepare_subgraph(ctx, op.options.lowered_subgraph);
+  l->steps_ = ctx.program.tensors[static_cast<size_t>(gru.outputs[0])].shape.at(0);
+  const size_t state = bytes_of(ctx.input(3));
+  l->before_ = {{op.inputs[3], gru.inputs[5], state}};
+  l->counters_ = {op.outputs[0], op.outputs[1]};
+  if (gru.outputs[0] != op.outputs[2]) l->after_.push_back({gru.inputs[5], op.outputs[2], state});  // the last h only
+  l->after_.push_back({gru.inputs[5], op.outputs[3], state});
+  l->after_.push_back({op.inputs[4], op.outputs[4], bytes_of(ctx.input(4))});
+  return l;
+}
+
 std::unique_ptr<PreparedOp> prepare_while(const PrepareContext& ctx) {
   const Op& op = ctx.op;
   const Subgraph& cond = *ctx.program.subgraph(op.options.cond_subgraph);  // validate() checked both
   const Subgraph& body = *ctx.program.subgraph(op.options.body_subgraph);
   check_loop_variables(ctx, cond, body);
-  if (op.options.lowered_subgraph > 0) return prepare_lowered_lstm_loop(ctx);
+  if (op.options.lowered_subgraph > 0) {
+    const Subgraph* sg = ctx.program.subgraph(op.options.lowered_subgraph);
+    if (sg && sg->ops.size() == 1 && sg->ops[0].code == OpCode::SequenceGru) return prepare_lowered_gru_loop(ctx, sg->ops[0]);
+    return prepare_lowered_lstm_loop(ctx);
+  }
   auto w = std::make_unique<WhileOp>();
   const std::set<int> cond_reads = read_by(cond), body_reads = read_by(body);
   std::set<int> body_writes;

@@ -9,6 +9,7 @@
 namespace tickinfer::tfl::ops {
 
 std::unique_ptr<PreparedOp> prepare_fully_connected(const PrepareContext& ctx);  // float, hybrid, int8, bf16 filter
+std::unique_ptr<PreparedOp> prepare_sequence_gru(const PrepareContext& ctx);     // float, bf16, hybrid weights
 std::unique_ptr<PreparedOp> prepare_sequence_lstm(const PrepareContext& ctx);    // float, hybrid, int8 (8x8_16), bf16 weights
 std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx);           // Conv2D
 std::unique_ptr<PreparedOp> prepare_depthwise_conv2d(const PrepareContext& ctx);

@@ -18,6 +18,7 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
   switch (ctx.op.code) {
     case OpCode::FullyConnected: return prepare_fully_connected(ctx);
     case OpCode::SequenceLstm: return prepare_sequence_lstm(ctx);
+    case OpCode::SequenceGru: return prepare_sequence_gru(ctx);
     case OpCode::Conv2D: return prepare_conv2d(ctx);
     case OpCode::DepthwiseConv2D: return prepare_depthwise_conv2d(ctx);
     case OpCode::MaxPool2D:

@@ -30,6 +30,7 @@ struct Cell {
   GruLoop& m;
   const Op* split = nullptr;   // of the input projection
   const Op* rec_fc = nullptr;  // h -> gates
+  const Op* cand_fc = nullptr;  // (r * h) -> candidate (reset_before)
   int h_old() const { return body.inputs[3]; }
 
   // A SPLIT into `parts` along the last axis, else nullptr.
@@ -145,7 +146,8 @@ struct Cell {
         return false;
       }
       const Op* fc = g.made(q, OpCode::FullyConnected);  // reset_before: FC(r * h, U_h)
-      if (!fc || (fc->inputs.size() > 2 && fc->inputs[2] >= 0) || !g.float_const(fc->inputs[1], {m.H, m.H})) return false;
+      if (!fc || (fc->inputs.size() > 2 && fc->inputs[2] >= 0)) return false;
+      cand_fc = fc;
       const Op* rh = g.made(fc->inputs[0], OpCode::Mul);
       const int r = other(rh, h_old());
       if (r < 0 || !gate(r, 1)) return false;
@@ -189,12 +191,22 @@ struct Cell {
       return false;
     }
     const int H = m.H;
-    if (!g.float_const(in_fc->inputs[1], {3 * H, m.F})) return false;
+    const int rec_gates = m.reset_after ? 3 : 2;
+    // Every filter float, or every one int8 with all three products quantizing their inputs alike.
+    const loop::Filter kind = loop::filter_kind(g, in_fc->inputs[1], {3 * H, m.F});
+    if (kind == loop::Filter::None || loop::filter_kind(g, rec_fc->inputs[1], {rec_gates * H, H}) != kind ||
+        (cand_fc && loop::filter_kind(g, cand_fc->inputs[1], {H, H}) != kind)) {
+      return false;
+    }
+    m.hybrid = kind == loop::Filter::Int8;
+    m.asymmetric = in_fc->options.asymmetric_quantize_inputs;
+    if (m.hybrid && (rec_fc->options.asymmetric_quantize_inputs != m.asymmetric ||
+                     (cand_fc && cand_fc->options.asymmetric_quantize_inputs != m.asymmetric))) {
+      return false;
+    }
     m.w = in_fc->inputs[1];
     m.b_in = in_fc->inputs.size() > 2 ? in_fc->inputs[2] : -1;
     if (m.b_in >= 0 && !g.float_const(m.b_in, {3 * H})) return false;
-    const int rec_gates = m.reset_after ? 3 : 2;
-    if (!g.float_const(rec_fc->inputs[1], {rec_gates * H, H})) return false;
     m.u = rec_fc->inputs[1];
     m.b_rec = rec_fc->inputs.size() > 2 ? rec_fc->inputs[2] : -1;
     if (m.b_rec >= 0 && (!m.reset_after || !g.float_const(m.b_rec, {3 * H}))) return false;

@@ -1,9 +1,10 @@
 #pragma once
 // Recognising the converter's Keras GRU loop (Keras 3 and tf_keras write it slightly apart; see
-// gru_loop.cpp): a float WHILE over [step, t, buffer, h, x]
+// gru_loop.cpp): a WHILE over [step, t, buffer, h, x], float or with dynamic-range int8 weights,
 // (x time-major [T, 1, F]) whose body is exactly one Keras GRU cell step. TFLite has no fused
-// GRU op, so the interpreter keeps running such a loop op by op; the graph lift
-// (formats/tflite/tflite_lift_recurrent.cpp) turns a match into the engine's GRU node.
+// GRU op: the interpreter runs a match as tickinfer's SEQUENCE_GRU (lower_gru_loops,
+// gru_loop_lowering.cpp), and the graph lift (formats/tflite/tflite_lift_recurrent.cpp) turns a
+// float match into the engine's GRU node.
 #include <optional>
 
 #include "tflite/program.hpp"
@@ -21,6 +22,9 @@ struct GruLoop {
   // reset_after: u [3H, H] (h -> all three gates), b_rec [3H] or -1.
   // reset_before: u [2H, H] (h -> z, r) and u_h [H, H] ((r * h) -> candidate), no recurrent bias.
   int u = -1, u_h = -1, b_rec = -1;
+  // W, U (and U_h) int8, the converter's dynamic-range file: every FULLY_CONNECTED of the body is
+  // hybrid, all quantizing their input rows alike (asymmetric or not).
+  bool hybrid = false, asymmetric = false;
   int w_block[3] = {-1, -1, -1};  // gate g's rows in w / b_in: [w_block[g] * H, +H)
   int u_block[3] = {-1, -1, -1};  // gate g's rows in u / b_rec (reset_before: z and r only)
 };

@@ -1,6 +1,8 @@
 // The loop-matching helpers of loop_pattern.hpp.
 #include "tflite/rewrite/loop_pattern.hpp"
 
+#include <cmath>
+
 #include <algorithm>
 #include <cstring>
 
@@ -54,6 +56,21 @@ bool BodyGraph::float_const(int t, const Shape& shape) const {
   if (t < 0) return false;
   const Tensor& x = tensor(t);
   return x.is_constant() && x.type == DType::F32 && x.shape == shape && x.quant.empty();
+}
+
+Filter filter_kind(const BodyGraph& g, int t, const Shape& shape) {
+  if (t < 0) return Filter::None;
+  if (g.float_const(t, shape)) return Filter::Float;
+  const Tensor& w = g.tensor(t);
+  if (!w.is_constant() || w.type != DType::I8 || w.shape != shape || w.quant.empty() || w.sparse_in_file) {
+    return Filter::None;
+  }
+  if (w.quant.per_axis() && (w.quant.axis != 0 || static_cast<int>(w.quant.scale.size()) != shape[0])) return Filter::None;
+  for (int64_t zp : w.quant.zero_point)
+    if (zp != 0) return Filter::None;
+  for (float sc : w.quant.scale)
+    if (!(sc > 0.0f) || !std::isfinite(sc)) return Filter::None;
+  return Filter::Int8;
 }
 
 BodyGraph graph_of(const Program& p, const std::vector<Op>& ops) {

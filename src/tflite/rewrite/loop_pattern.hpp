@@ -26,6 +26,11 @@ struct BodyGraph {
 
 BodyGraph graph_of(const Program& p, const std::vector<Op>& ops);
 
+// A gate matrix of `shape`: a float constant, or an int8 one with symmetric scales (per tensor,
+// or one per row) that a hybrid FULLY_CONNECTED can run (the converter's dynamic-range loops).
+enum class Filter { None, Float, Int8 };
+Filter filter_kind(const BodyGraph& g, int t, const Shape& shape);
+
 // The other operand of a binary op when one of them is `t`, else -1.
 int other(const Op* op, int t);
 

@@ -44,22 +44,8 @@ struct Match {
   bool asymmetric = false;         // hybrid: how both FCs quantize their input rows
 };
 
-// A gate matrix of `shape`: a float constant, or an int8 one with symmetric scales (per tensor,
-// or one per row) that a hybrid FULLY_CONNECTED can run.
-enum class Filter { None, Float, Int8 };
-Filter filter_kind(const BodyGraph& g, int t, const Shape& shape) {
-  if (g.float_const(t, shape)) return Filter::Float;
-  const Tensor& w = g.tensor(t);
-  if (!w.is_constant() || w.type != DType::I8 || w.shape != shape || w.quant.empty() || w.sparse_in_file) {
-    return Filter::None;
-  }
-  if (w.quant.per_axis() && (w.quant.axis != 0 || static_cast<int>(w.quant.scale.size()) != shape[0])) return Filter::None;
-  for (int64_t zp : w.quant.zero_point)
-    if (zp != 0) return Filter::None;
-  for (float sc : w.quant.scale)
-    if (!(sc > 0.0f) || !std::isfinite(sc)) return Filter::None;
-  return Filter::Int8;
-}
+using loop::Filter;
+using loop::filter_kind;
 
 // z = FC(GATHER(x, t), W) + [RESHAPE] FC(h, U) + b, as a tree of two ADDs.
 bool match_gates_input(const BodyGraph& g, const Subgraph& body, int z, Match& m) {

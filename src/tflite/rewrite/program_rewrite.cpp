@@ -207,7 +207,10 @@ std::shared_ptr<const Program> rewrite_for_interpreter(std::shared_ptr<const Pro
   rewrite_tensor_list_writes(*copy);
   fold_constant_ops(*copy, options, isa);
   if (refresh_placeholder_shapes(*copy) > 0) fold_constant_ops(*copy, options, isa);
-  if (options.lower_recurrent_loops) lower_lstm_loops(*copy);
+  if (options.lower_recurrent_loops) {
+    lower_lstm_loops(*copy);
+    lower_gru_loops(*copy);
+  }
   if (options.fuse_activations && !options.keep_all_tensors) fuse_leaky_relu(*copy);
   return copy;
 }

@@ -35,6 +35,10 @@ int rewrite_tensor_list_writes(Program& p);
 // UNIDIRECTIONAL_SEQUENCE_LSTM with its weights cut per gate, named by Op::options.
 // lowered_subgraph; the interpreter runs that instead of the loop (lstm_loop.cpp).
 int lower_lstm_loops(Program& p);
+// The same for a WHILE that is exactly a Keras GRU layer (gru_loop.hpp), float or dynamic-range:
+// one time-major SEQUENCE_GRU (gru_loop_lowering.cpp). Its loop variables are [step, t, buffer,
+// h, x].
+int lower_gru_loops(Program& p);
 // Where a lowered LSTM loop keeps its variables: [step, t, buffer, h, c, x] (a layer whose
 // output the model reads), or [step, t, h, c, x] (one whose final state alone is read: an
 // encoder with return_state); buffer = -1 then.

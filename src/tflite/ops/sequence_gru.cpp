@@ -1,0 +1,314 @@
+// SEQUENCE_GRU, tickinfer's own op (TFLite has no GRU: its converter writes a WHILE loop of float
+// ops, tflite/rewrite/gru_loop.hpp). It computes a Keras GRU layer over the whole window exactly
+// as that loop's body does, op by op:
+//   xs = FULLY_CONNECTED(x_t, W, b_in)                  [3H]: the z, r and candidate blocks
+//   reset_after:  rs = FULLY_CONNECTED(h, U, b_rec)     [3H]
+//     z = LOGISTIC(xs_z + rs_z), r = LOGISTIC(xs_r + rs_r), hh = TANH(xs_h + r * rs_h)
+//   reset_before: rs = FULLY_CONNECTED(h, U_zr)         [2H], no bias
+//     z, r as above, hh = TANH(xs_h + FULLY_CONNECTED(r * h, U_h))
+//   h' = z * h + (1 - z) * hh
+// every product and sum its own float rounding (no FMA: the library builds with
+// -ffp-contract=off), LOGISTIC and TANH TFLite's reference float kernels (kernels/logistic_f32.hpp,
+// platform_tanhf.hpp), and an all-zero FULLY_CONNECTED input skipped (output = bias), as TFLite
+// skips it. So with int8 weights (the quantizer's int8-dynamic GRU, or a dynamic-range converter
+// file's loop lowered by tflite/rewrite/gru_loop_lowering.cpp) every step's products are
+// fc::HybridFcRows, the hybrid FULLY_CONNECTED's own arithmetic, and the op equals the loop run op
+// by op bit for bit. With float weights the products are the engine's packed gemv, bf16 weights
+// the bf16 gemv: within float rounding of the loop.
+//
+// Operands: 0 x [1, T, F] (time_major: [T, 1, F]); 1 W [3H, F] and 2 U [3H, H], FULLY_CONNECTED
+// filters (rows z, r, h), both float32, both bfloat16 or both int8 with scales per tensor or per
+// row; 3 b_in [3H] and 4 b_rec [3H] float32 or left out (-1; reset_before has no b_rec);
+// 5 h [1, H]: the state, read at the first step and left holding the last (a variable tensor in
+// the quantizer's programs; the lowered loop copies the loop's h in and out).
+// Output 0: every h_t, [1, T, H] (time_major: [T, 1, H]). OpOptions::reset_after picks the form;
+// OpOptions::activation is the candidate's (TANH as above, or RELU, RELU6, NONE for Keras' relu and
+// linear: a FULLY_CONNECTED's fused clamps).
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_set.hpp"
+#include "tflite/kernels/gemv_bf16.hpp"
+#include "tflite/kernels/logistic_f32.hpp"
+#include "tflite/kernels/platform_tanhf.hpp"
+#include "tflite/ops/fully_connected.hpp"
+#include "tflite/ops/ops.hpp"
+
+namespace tickinfer::tfl::ops {
+
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+bool all_zero(const float* x, int n) noexcept {
+  for (int i = 0; i < n; ++i)
+    if (x[i] != 0.0f) return false;
+  return true;
+}
+
+// Rows [row0, row0 + rows) of a FULLY_CONNECTED filter [*, cols], multiplied as that
+// FULLY_CONNECTED would multiply them: int8 as the hybrid op (fc::HybridFcRows), float in the
+// reference loop's order (KernelSet::gemm4_sequential, or fc::float_reference_row where a set
+// has none or the rows are the packed layout's dot form), bf16 through the bf16 gemv (TFLite
+// has no bf16: any order is its own).
+class GateMatrix {
+ public:
+  GateMatrix(const PrepareContext& ctx, const Tensor& w, int row0, int rows, int cols) : rows_(rows), cols_(cols) {
+    const size_t first = static_cast<size_t>(row0) * static_cast<size_t>(cols);
+    const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(cols);
+    if (w.type == DType::I8) {
+      Tensor part;
+      part.name = w.name;
+      part.type = DType::I8;
+      part.shape = {rows, cols};
+      part.data.assign(w.data.begin() + static_cast<std::ptrdiff_t>(first),
+                       w.data.begin() + static_cast<std::ptrdiff_t>(first + n));
+      for (int r = 0; r < rows; ++r) {
+        part.quant.scale.push_back(w.quant.per_axis() ? w.quant.scale[static_cast<size_t>(row0 + r)] : w.quant.scale[0]);
+      }
+      part.quant.zero_point.assign(part.quant.scale.size(), 0);
+      hybrid_.emplace(ctx, part, rows, cols, ctx.op.options.asymmetric_quantize_inputs, -kInf, kInf);
+      return;
+    }
+    if (w.type == DType::F32) {
+      rowwise_.assign(reinterpret_cast<const float*>(w.data.data()) + first,
+                      reinterpret_cast<const float*>(w.data.data()) + first + n);
+      const auto& ks = ::tickinfer::kernels::kernel_set(ctx.isa);
+      if (ctx.isa == ::tickinfer::kernels::Isa::Scalar || !ks.gemm4_sequential ||
+          ::tickinfer::kernels::is_dot_form(rows)) {
+        return;  // the reference loop
+      }
+      sequential_ = ks.gemm4_sequential;
+      kernel_name_ = ks.name;
+    }
+    // [cols x rows] for the packed kernels (K = cols inputs, N = rows outputs).
+    std::vector<float> dense(w.type == DType::F32 ? n : 0);
+    std::vector<uint16_t> bits(w.type == DType::BF16 ? n : 0);
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < cols; ++c) {
+        const size_t from = first + static_cast<size_t>(r) * cols + c, to = static_cast<size_t>(c) * rows + r;
+        if (w.type == DType::BF16) {
+          bits[to] = reinterpret_cast<const uint16_t*>(w.data.data())[from];
+        } else {
+          dense[to] = reinterpret_cast<const float*>(w.data.data())[from];
+        }
+      }
+    }
+    if (w.type == DType::BF16) {
+      bf16_ = &kernels::bf16_gemv(ctx.isa);
+      packed_bf16_.resize(kernels::bf16_packed_elems(cols, rows));
+      kernels::pack_bf16_weights(bits.data(), cols, rows, packed_bf16_.data());
+    } else {
+      packed_.resize(::tickinfer::kernels::packed_floats(cols, rows));
+      ::tickinfer::kernels::pack_weights(dense.data(), cols, rows, packed_.data());
+    }
+  }
+
+  // n rows of x (cols apart) into n rows of y (rows apart): y = bias + W x, or the bias alone for
+  // an all-zero row of x (TFLite's hybrid FULLY_CONNECTED skips its product; a float one adds
+  // zeros). bias: rows floats. noexcept, no allocation.
+  void product(const float* x, int n, const float* bias, float* y) noexcept {
+    for (int i = 0; i < n; ++i) std::copy(bias, bias + rows_, y + static_cast<size_t>(i) * rows_);
+    if (hybrid_) {
+      if (n == 1) {
+        if (!all_zero(x, cols_)) hybrid_->row(x, y);
+        return;
+      }
+      hybrid_->rows(x, n, y);
+      for (int i = 0; i < n; ++i) {  // rows() multiplied them all: an all-zero one is the bias
+        if (all_zero(x + static_cast<size_t>(i) * cols_, cols_)) std::copy(bias, bias + rows_, y + static_cast<size_t>(i) * rows_);
+      }
+      return;
+    }
+    for (int i = 0; i < n; i += kGroup) {
+      const int m = std::min(kGroup, n - i);
+      const float* xi = x + static_cast<size_t>(i) * cols_;
+      float* yi = y + static_cast<size_t>(i) * rows_;
+      if (sequential_) {
+        sequential_(xi, m, static_cast<size_t>(cols_), cols_, packed_.data(), rows_, bias, yi, static_cast<size_t>(rows_), -kInf, kInf);
+      } else if (bf16_) {
+        for (int j = 0; j < m; ++j) {
+          bf16_->gemv(xi + static_cast<size_t>(j) * cols_, cols_, packed_bf16_.data(), rows_, bias,
+                      yi + static_cast<size_t>(j) * rows_, -kInf, kInf);
+        }
+      } else {
+        for (int j = 0; j < m; ++j) {
+          fc::float_reference_row(xi + static_cast<size_t>(j) * cols_, rowwise_.data(), bias, rows_, cols_, -kInf, kInf,
+                                  yi + static_cast<size_t>(j) * rows_);
+        }
+      }
+    }
+  }
+  std::string describe() const {
+    if (hybrid_) return "hybrid fc " + hybrid_->describe();
+    if (bf16_) return std::string("bf16 gemv ") + bf16_->name;
+    return sequential_ ? std::string("float fc sequential (reference order) ") + kernel_name_ : "float fc reference";
+  }
+
+ private:
+  static constexpr int kGroup = ::tickinfer::kernels::kGemm4Rows;
+  int rows_, cols_;
+  std::optional<fc::HybridFcRows> hybrid_;
+  const kernels::Bf16Gemv* bf16_ = nullptr;
+  ::tickinfer::kernels::Gemm4SequentialFn sequential_ = nullptr;
+  const char* kernel_name_ = "";
+  std::vector<float> rowwise_;  // float: the filter rows, for the reference loop
+  std::vector<uint16_t> packed_bf16_;
+  ::tickinfer::kernels::AlignedVector<float> packed_;
+};
+
+class SequenceGru final : public PreparedOp {
+ public:
+  SequenceGru(const PrepareContext& ctx, int T, int F, int H)
+      : T_(T), F_(F), H_(H), reset_after_(ctx.op.options.reset_after), act_(ctx.op.options.activation),
+        x_(ctx.input_index(0)), h_(ctx.input_index(5)), out_(ctx.output_index(0)),
+        logistic_(kernels::logistic_array(ctx.isa)), tanhf_(kernels::tanhf_array(ctx.isa)) {
+    const Tensor& w = ctx.input(1);
+    const Tensor& u = ctx.input(2);
+    wx_.emplace(ctx, w, 0, 3 * H, F);
+    if (reset_after_) {
+      wh_.emplace(ctx, u, 0, 3 * H, H);
+    } else {
+      wh_.emplace(ctx, u, 0, 2 * H, H);
+      wc_.emplace(ctx, u, 2 * H, H, H);
+    }
+    b_in_ = bias(ctx, 3);
+    b_rec_ = bias(ctx, 4);
+    xs_.assign(static_cast<size_t>(T) * 3 * H, 0.0f);
+    zeros_.assign(static_cast<size_t>(H), 0.0f);
+    rs_.assign(static_cast<size_t>(3) * H, 0.0f);
+    rh_.assign(static_cast<size_t>(H), 0.0f);
+    cand_.assign(static_cast<size_t>(H), 0.0f);
+  }
+
+  void eval(const TensorMemory& mem) noexcept override {
+    const size_t rows = static_cast<size_t>(3) * H_;
+    wx_->product(mem.at<float>(x_), T_, b_in_.data(), xs_.data());
+    float* h = mem.at<float>(h_);
+    float* out = mem.at<float>(out_);
+    for (int t = 0; t < T_; ++t) {
+      step(xs_.data() + t * rows, h);
+      std::memcpy(out + static_cast<size_t>(t) * H_, h, sizeof(float) * static_cast<size_t>(H_));
+    }
+  }
+
+  std::string describe() const override {
+    return std::string("SEQUENCE_GRU ") + (reset_after_ ? "reset_after" : "reset_before") + " time=" + std::to_string(T_) +
+           " input=" + std::to_string(F_) + " units=" + std::to_string(H_) + " (W: " + wx_->describe() +
+           "; U: " + wh_->describe() + ")";
+  }
+  int64_t macs() const override { return int64_t{T_} * 3 * H_ * (F_ + H_); }
+
+ private:
+  std::vector<float> bias(const PrepareContext& ctx, size_t k) const {
+    std::vector<float> b(static_cast<size_t>(3) * H_, 0.0f);
+    if (!ctx.has_input(k)) return b;
+    const Tensor& t = ctx.input(k);
+    if (t.type != DType::F32 || !t.is_constant() || element_count(t.shape) != 3 * H_) {
+      ctx.fail("bias operand " + std::to_string(k) + " '" + t.name + "' is not a constant float32 [" +
+               std::to_string(3 * H_) + "]");
+    }
+    std::memcpy(b.data(), t.data.data(), b.size() * sizeof(float));
+    return b;
+  }
+
+  // One step: xs (this step's input product with b_in) becomes the gates; h is updated in place.
+  void step(float* xs, float* h) noexcept {
+    const int H = H_, zr = 2 * H;
+    float* rs = rs_.data();
+    wh_->product(h, 1, b_rec_.data(), rs);
+    for (int k = 0; k < zr; ++k) xs[k] = xs[k] + rs[k];
+    logistic_(xs, xs, zr);
+    const float* z = xs;
+    const float* r = xs + H;
+    float* hh = xs + zr;
+    if (reset_after_) {
+      for (int k = 0; k < H; ++k) {
+        const float rh = r[k] * rs[zr + k];
+        hh[k] = hh[k] + rh;
+      }
+    } else {
+      for (int k = 0; k < H; ++k) rh_[static_cast<size_t>(k)] = r[k] * h[k];
+      wc_->product(rh_.data(), 1, zeros_.data(), cand_.data());
+      for (int k = 0; k < H; ++k) hh[k] = hh[k] + cand_[static_cast<size_t>(k)];
+    }
+    switch (act_) {
+      case FusedActivation::Tanh: tanhf_(hh, hh, H); break;
+      case FusedActivation::Relu:
+        for (int k = 0; k < H; ++k) hh[k] = std::max(0.0f, hh[k]);
+        break;
+      case FusedActivation::Relu6:
+        for (int k = 0; k < H; ++k) hh[k] = std::min(6.0f, std::max(0.0f, hh[k]));
+        break;
+      default: break;  // linear
+    }
+    for (int k = 0; k < H; ++k) {
+      const float keep = z[k] * h[k];
+      const float one_minus_z = 1.0f - z[k];
+      const float take = one_minus_z * hh[k];
+      h[k] = keep + take;
+    }
+  }
+
+  int T_, F_, H_;
+  bool reset_after_;
+  FusedActivation act_;  // the candidate's: TANH, RELU, RELU6 or NONE (linear)
+  int x_, h_, out_;
+  kernels::LogisticArrayFn logistic_;
+  kernels::TanhfArrayFn tanhf_;
+  std::optional<GateMatrix> wx_, wh_, wc_;  // W; U (reset_before: U_zr); U_h (reset_before only)
+  std::vector<float> b_in_, b_rec_;         // [3H], zeros where left out
+  std::vector<float> zeros_;               // [H]: U_h's bias (none)
+  // Scratch, sized at prepare: every step's input product [T, 3H], the recurrent product, r * h
+  // and its product (reset_before).
+  std::vector<float> xs_, rs_, rh_, cand_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedOp> prepare_sequence_gru(const PrepareContext& ctx) {
+  const Op& op = ctx.op;
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  const Tensor& u = ctx.input(2);
+  const Tensor& h = ctx.input(5);
+  const Tensor& y = ctx.output(0);
+  const bool tm = op.options.time_major;
+  if (x.type != DType::F32 || x.shape.size() != 3 || x.shape[tm ? 1 : 0] != 1) {
+    ctx.fail("input '" + x.name + "' must be float32 [1, T, F] (time major: [T, 1, F]); it is " + dtype_name(x.type) +
+             shape_str(x.shape));
+  }
+  const int T = x.shape[tm ? 0 : 1], F = x.shape[2];
+  if (w.shape.size() != 2 || w.shape[0] % 3 != 0 || w.shape[0] == 0 || w.shape[1] != F) {
+    ctx.fail("input weights '" + w.name + "' must be [3H, " + std::to_string(F) + "]; they are " + shape_str(w.shape));
+  }
+  const int H = w.shape[0] / 3;
+  if (u.shape != Shape{3 * H, H}) ctx.fail("recurrent weights '" + u.name + "' must be " + shape_str({3 * H, H}));
+  if (!w.is_constant() || !u.is_constant() || w.type != u.type ||
+      (w.type != DType::F32 && w.type != DType::BF16 && w.type != DType::I8)) {
+    ctx.fail("the weights must be constants, both float32, both bfloat16 or both int8");
+  }
+  if (w.type == DType::I8) {
+    fc::check_filter_quant(ctx, w, 3 * H);
+    fc::check_filter_quant(ctx, u, 3 * H);
+  }
+  const FusedActivation act = op.options.activation;
+  if (act != FusedActivation::Tanh && act != FusedActivation::Relu && act != FusedActivation::Relu6 &&
+      act != FusedActivation::None) {
+    ctx.fail("fused_activation_function " + std::to_string(static_cast<int>(act)) +
+             " is not a GRU candidate's (TANH, RELU, RELU6 or NONE)");
+  }
+  if (!op.options.reset_after && ctx.has_input(4)) ctx.fail("reset_before has no recurrent bias (operand 4 must be left out)");
+  if (h.is_constant() || h.type != DType::F32 || element_count(h.shape) != H) {
+    ctx.fail("state '" + h.name + "' must be a float32 tensor of " + std::to_string(H) + " values, not a constant");
+  }
+  const Shape want = tm ? Shape{T, 1, H} : Shape{1, T, H};
+  if (y.type != DType::F32 || y.shape != want) ctx.fail("output '" + y.name + "' must be float32 " + shape_str(want));
+  return std::make_unique<SequenceGru>(ctx, T, F, H);
+}
+
+}  // namespace tickinfer::tfl::ops
