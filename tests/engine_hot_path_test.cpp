@@ -135,7 +135,8 @@ std::vector<Subject> make_subjects() {
   // tensor-program interpreter, or lifted to the graph engine. Every fixture must compile; the
   // GRUs' WHILE loops run as SEQUENCE_GRU (int8 conversion of a GRU crashes the converter).
   const std::string tfl = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/";
-  for (const char* name : {"mlp_small", "lstm_window", "lstm_tiny", "tcn", "conv_pool", "lnorm", "merge", "gru", "gru_wide"}) {
+  for (const char* name : {"mlp_small", "lstm_window", "lstm_tiny", "tcn", "conv_pool", "lnorm", "merge", "gru", "gru_wide",
+                           "gru_wide_before"}) {
     // "float" lifts to the graph engine where it can; "float-interpreter" keeps it on the
     // interpreter (LoadOptions::tflite_engine).
     for (const std::string variant : {"float", "float-interpreter", "dynamic", "int8"}) {

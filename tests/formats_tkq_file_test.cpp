@@ -316,7 +316,8 @@ TEST(TkqFile, SectionOutsideTheFile) {
   expect_error(f, "section table");
 }
 
-// Version 1.1 defines op codes up to SEQUENCE_GRU (60); one past it is refused by number.
+// Version 1.1 stores op codes up to BATCH_MATMUL (46), REVERSE_V2 (59) and SEQUENCE_GRU (60); the
+// converter's control flow and variables between are refused by name, one past the end by number.
 TEST(TkqFile, OpCodePastSequenceGruIsRefused) {
   static_assert(static_cast<int>(tfl::OpCode::SequenceGru) == 60, "docs/tkq-format.md lists 60 as SEQUENCE_GRU");
   auto f = serialize_tkq(sample_program());
@@ -324,6 +325,9 @@ TEST(TkqFile, OpCodePastSequenceGruIsRefused) {
   write_le<uint16_t>(f, code, 60);
   reseal(f);
   expect_error(f, "op 1 (SEQUENCE_GRU 'dense'): has 3 inputs; it takes 6");  // a defined code, validated as one
+  write_le<uint16_t>(f, code, 51);
+  reseal(f);
+  expect_error(f, "op code 51 (ASSIGN_VARIABLE) is not stored in .tkq files");
   write_le<uint16_t>(f, code, 61);
   reseal(f);
   expect_error(f, "op code 61 is not defined");

@@ -3,7 +3,8 @@
 //    the op give the bits the same loop gives run op by op, on every row of the fixtures' inputs,
 //    and TFLite's own outputs (expected_ref_*.npy from tools/make_tflite_fixtures.py);
 //  * the quantizer's int8-dynamic GRU, made from the Keras model, equals the dynamic-range
-//    converter's file as TFLite runs it (the converter's loop of hybrid FULLY_CONNECTEDs);
+//    converter's file as TFLite runs it (the converter's loop of hybrid FULLY_CONNECTEDs), both
+//    reset forms;
 //  * GRU and bidirectional Keras models quantize in every mode within the reported bound of the
 //    Keras outputs (tests/fixtures/<case>/out*.npy), and their .tkq files run identically.
 #include <gtest/gtest.h>
@@ -73,7 +74,7 @@ struct LoopCase {
 std::vector<LoopCase> loop_cases() {
   std::vector<LoopCase> out;
   const std::string k2 = kSource + "/tests/fixtures/tflite/";
-  for (const char* model : {"gru", "gru_wide"}) {
+  for (const char* model : {"gru", "gru_wide", "gru_wide_before"}) {
     for (const char* mode : {"float", "dynamic"}) {
       const std::string d = k2 + model + "/";
       out.push_back({d + mode + ".tflite", d + "inputs_" + mode + "_0.npy", d + "expected_ref_" + mode + "_0.npy"});
@@ -129,7 +130,7 @@ TEST_P(LoweredGruLoop, EqualsTheLoopRunOpByOpBitForBitAndTflite) {
     EXPECT_LT(worst, 1e-4) << c.file;
     ++files;
   }
-  EXPECT_GE(files, 8u);
+  EXPECT_GE(files, 14u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Isa, LoweredGruLoop, ::testing::Values("scalar", ""),
@@ -148,8 +149,11 @@ quantizer::SampleSet samples(const formats::NpyArray& a) {
 // The Keras model's GRU quantized int8-dynamic, the Dense head left fp32 (as the converter leaves
 // a layer under 1024 weights), computes what TFLite computes with the dynamic-range converter's
 // file: the same per-channel int8 weights, the same hybrid products, the same gates.
-TEST(QuantizedGru, DynamicEqualsTheDynamicRangeConverter) {
-  const std::string dir = kSource + "/tests/fixtures/tflite/gru_wide/";
+class QuantizedGru : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QuantizedGru, DynamicEqualsTheDynamicRangeConverter) {
+  const std::string dir = kSource + "/tests/fixtures/tflite/" + GetParam() + "/";
+  const bool reset_after = GetParam() == "gru_wide";
   const tfl::Program f = quantizer::lower_graph(formats::load_any_model_file(dir + "model.h5").graph);
   const std::vector<quantizer::Layer> layers = quantizer::find_layers(f);
   std::vector<tfl::Precision> precisions;
@@ -163,7 +167,8 @@ TEST(QuantizedGru, DynamicEqualsTheDynamicRangeConverter) {
   const std::vector<quantizer::SampleSet> cal{samples(formats::read_npy(dir + "calibration.npy"))};
   const tfl::Program q = quantizer::quantize_program(f, layers, precisions, quantizer::calibrate(f, cal)).program;
   auto interp = interpreter(std::make_shared<const tfl::Program>(q), "", true);
-  EXPECT_NE(interp->describe().find("SEQUENCE_GRU reset_after time=16 input=40 units=32 (W: hybrid fc asymmetric"),
+  EXPECT_NE(interp->describe().find(std::string("SEQUENCE_GRU ") + (reset_after ? "reset_after" : "reset_before") +
+                                    " time=16 input=40 units=32 (W: hybrid fc asymmetric"),
             std::string::npos)
       << interp->describe();
   const formats::NpyArray in = formats::read_npy(dir + "inputs_dynamic_0.npy");
@@ -181,6 +186,9 @@ TEST(QuantizedGru, DynamicEqualsTheDynamicRangeConverter) {
   }
   EXPECT_EQ(exact, rows) << "worst difference " << worst;
 }
+
+INSTANTIATE_TEST_SUITE_P(Converter, QuantizedGru, ::testing::Values("gru_wide", "gru_wide_before"),
+                         [](const auto& info) { return info.param; });
 
 struct KerasCase {
   testing::FixtureCase c;

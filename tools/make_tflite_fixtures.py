@@ -115,6 +115,13 @@ def m_gru_wide(k):
     return k.Model(i, k.layers.Dense(1)(x), name="gru_wide")
 
 
+def m_gru_wide_before(k):
+    # reset_after=False: the candidate's product FC(r * h, U_h) is a third hybrid FULLY_CONNECTED.
+    i = _inp(k, (16, 40), "x")
+    x = k.layers.GRU(32, reset_after=False)(i)
+    return k.Model(i, k.layers.Dense(1)(x), name="gru_wide_before")
+
+
 MODELS = {
     "mlp_small": m_mlp_small,
     "lstm_window": m_lstm_window,
@@ -125,9 +132,11 @@ MODELS = {
     "merge": m_merge,
     "gru": m_gru,  # converts to a WHILE loop (no fused GRU op): lifted by tflite/rewrite/gru_loop.cpp
     "gru_wide": m_gru_wide,
+    "gru_wide_before": m_gru_wide_before,
 }
 # Conversions known to fail or crash the converter run only in a child process.
-ISOLATED = {("gru", "dynamic"), ("gru", "int8"), ("gru_wide", "dynamic"), ("gru_wide", "int8")}
+ISOLATED = {("gru", "dynamic"), ("gru", "int8"), ("gru_wide", "dynamic"), ("gru_wide", "int8"),
+            ("gru_wide_before", "dynamic"), ("gru_wide_before", "int8")}
 
 
 def seed_of(*parts) -> int:

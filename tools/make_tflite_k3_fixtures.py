@@ -93,6 +93,15 @@ def m_gru_before(keras):
     return keras.Model(i, keras.layers.Dense(2)(keras.layers.GRU(7, reset_after=False)(i)), name="gru_before")
 
 
+def m_gru_wide(keras):
+    # Large enough (W 96 x 24, U 96 x 32, U_h 32 x 32 with reset_after=False) that dynamic range
+    # makes the loop body's FULLY_CONNECTEDs hybrid: the Keras 3 loop's column slices, both forms.
+    i = _inp(keras, (10, 24), "x")
+    x = keras.layers.GRU(32, return_sequences=True, reset_after=True)(i)
+    x = keras.layers.GRU(32, reset_after=False)(x)
+    return keras.Model(i, keras.layers.Dense(2)(x), name="gru_wide")
+
+
 def m_gru_stacked(keras):
     """A sequence-returning GRU (the loop writes every h_t) under a reset_before one."""
     i = _inp(keras, (5, 3), "x")
@@ -241,6 +250,7 @@ MODELS = {
     "lstm_seq": m_lstm_seq,
     "lstm_stacked": m_lstm_stacked,
     "gru_after": m_gru_after,
+    "gru_wide": m_gru_wide,
     "gru_before": m_gru_before,
     "gru_stacked": m_gru_stacked,
     "lstm_bidirectional": m_bidirectional,

@@ -47,7 +47,7 @@ const char* const kOpNames[] = {
     "PACK", "UNPACK", "SPACE_TO_BATCH_ND", "BATCH_TO_SPACE_ND", "GELU", "HARD_SWISH", "ELU", "EXP",
     "NEG", "ABS", "MAXIMUM", "MINIMUM", "DIV", "SQRT", "LOG", "SQUARE", "BATCH_MATMUL", "WHILE",
     "CALL_ONCE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "LESS", "LOGICAL_AND", "SHAPE", "SLICE",
-    "DYNAMIC_UPDATE_SLICE", "REDUCE_PROD", "SELECT_V2", "REVERSE_V2", "SEQUENCE_GRU",
+    "DYNAMIC_UPDATE_SLICE", "REDUCE_PROD", "SELECT_V2", "REVERSE_V2", "SEQUENCE_GRU", "SPLIT_V",
 };
 static_assert(std::size(kOpNames) == static_cast<size_t>(kLastOpCode) + 1,
               "kOpNames must list every OpCode");

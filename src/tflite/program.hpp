@@ -124,8 +124,9 @@ enum class OpCode : uint16_t {
   // tickinfer's own, no TFLite builtin: a Keras GRU layer over the window as the converter's loop
   // body computes it (x, W, U, b_in, b_rec, h state -> every h_t; ops/sequence_gru.cpp).
   SequenceGru,
+  SplitV,           // in, size_splits (int32 const, at most one -1), axis (int32 scalar) -> the parts
 };
-constexpr OpCode kLastOpCode = OpCode::SequenceGru;
+constexpr OpCode kLastOpCode = OpCode::SplitV;
 const char* op_name(OpCode code);
 
 enum class FusedActivation : uint8_t { None = 0, Relu = 1, ReluN1To1 = 2, Relu6 = 3, Tanh = 4, SignBit = 5 };

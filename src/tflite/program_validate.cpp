@@ -58,6 +58,7 @@ Arity arity(OpCode code) {
     case OpCode::Concatenation:
     case OpCode::Pack: return {1, kMany, 1, 1};
     case OpCode::Split: return {2, 2, 1, kMany};  // axis, input
+    case OpCode::SplitV: return {3, 3, 1, kMany};  // input, size_splits, axis
     case OpCode::Unpack: return {1, 1, 1, kMany};
     default: return {1, 1, 1, 1};  // unary ops, pooling, softmax, (de)quantize, squeeze
   }

@@ -332,7 +332,8 @@ void lift_loop(Lifter& l) {
   }
   // A dynamic-range GRU (int8 weights) has no graph form: the interpreter runs it.
   if (const auto gru = tfl::match_gru_loop(l.program(), w); gru && !gru->hybrid) return lift_gru_loop(l, *gru);
-  l.refuse("is a loop that is not a recognised float Keras LSTM or GRU (the interpreter runs it op by op)");
+  l.refuse("is a loop that is not a recognised float Keras LSTM or GRU (the interpreter runs it: op by op, or a "
+           "dynamic-range LSTM or GRU as one fused op)");
 }
 
 void lift_reverse(Lifter& l) {

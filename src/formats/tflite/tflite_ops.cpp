@@ -46,6 +46,7 @@ constexpr BuiltinMapping kMappings[] = {
     {45, OpCode::StridedSlice},
     {47, OpCode::Exp},
     {49, OpCode::Split},
+    {102, OpCode::SplitV},
     {55, OpCode::Maximum},
     {57, OpCode::Minimum},
     {58, OpCode::Less},
@@ -277,6 +278,9 @@ tfl::OpOptions read_tflite_options(const tflite::Operator& op, OpCode code, cons
       break;
     case OpCode::Split:
       if (auto* p = op.builtin_options_as_SplitOptions()) o.num = positive(p->num_splits(), "num_splits", where);
+      break;
+    case OpCode::SplitV:
+      if (auto* p = op.builtin_options_as_SplitVOptions()) o.num = positive(p->num_splits(), "num_splits", where);
       break;
     case OpCode::Pack:
       if (auto* p = op.builtin_options_as_PackOptions()) {

@@ -105,7 +105,9 @@ tfl::OpOptions parse_options(SectionReader& r, const std::string& where) {
     if (b > 1) r.fail(where + ": option flag byte " + std::to_string(b) + " is neither 0 nor 1");
     *f = b != 0;
   }
-  const uint8_t reset_before = r.get<uint8_t>("reset_before flag");  // reserved (any value) in 1.0
+  // Reserved in 1.0, where writers wrote 0 and readers skipped it: a 1.0 file that broke that
+  // reads as a GRU flag now (1) or fails (above 1).
+  const uint8_t reset_before = r.get<uint8_t>("reset_before flag");
   if (reset_before > 1) r.fail(where + ": reset_before flag byte " + std::to_string(reset_before) + " is neither 0 nor 1");
   o.reset_after = reset_before == 0;
   for (int* v : {&o.stride_w, &o.stride_h, &o.dilation_w, &o.dilation_h, &o.filter_w, &o.filter_h,
@@ -273,7 +275,11 @@ tfl::Program load_tkq(const void* data, size_t size, std::string_view source_vie
     r.skip(1, "op reserved byte");
     op.label = r.string("op label");
     const std::string where = "op " + std::to_string(k) + " '" + op.label + "'";
-    if (code > tkq::kLastOpCode) r.fail(where + ": op code " + std::to_string(code) + " is not defined");
+    if (!tkq::stores_op_code(code)) {
+      r.fail(where + ": op code " + std::to_string(code) +
+             (code <= tkq::kLastOpCode ? " (" + std::string(tfl::op_name(static_cast<tfl::OpCode>(code))) + ") is not stored in .tkq files"
+                                       : " is not defined"));
+    }
     op.code = static_cast<tfl::OpCode>(code);
     if (precision > static_cast<uint8_t>(tfl::Precision::Int8)) {
       r.fail(where + ": precision " + std::to_string(precision) + " is not defined");

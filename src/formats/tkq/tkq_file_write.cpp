@@ -76,10 +76,10 @@ void check_program(const tfl::Program& p) {
 
 std::vector<uint8_t> serialize_tkq(const tfl::Program& program) {
   check_program(program);
-  // The format has no subgraphs, and its op codes end at kLastOpCode.
+  // The format has no subgraphs, and stores the op codes tkq::stores_op_code names.
   if (!program.subgraphs.empty()) throw Error("tkq: a program with subgraphs (TFLite WHILE / CALL_ONCE) cannot be stored");
   for (const auto& op : program.ops) {
-    if (static_cast<uint16_t>(op.code) > tkq::kLastOpCode) {
+    if (!tkq::stores_op_code(static_cast<uint16_t>(op.code))) {
       throw Error(std::string("tkq: op ") + tfl::op_name(op.code) + " cannot be stored in a .tkq file");
     }
   }

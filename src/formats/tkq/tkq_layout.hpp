@@ -28,10 +28,15 @@ inline constexpr uint8_t kFlagZeroPointsZero = 4;  // every zero point is 0: the
 inline constexpr size_t kOptionsFixedSize = 84;
 inline constexpr size_t kOptionsFullSize = kOptionsFixedSize + 4;  // with an empty new_shape
 
-// The highest OpCode this version writes (1.0: BATCH_MATMUL; 1.1: SEQUENCE_GRU); a reader refuses
-// larger values. WHILE and CALL_ONCE need subgraphs, which the format has not: their programs
-// fail validation.
+// The op codes a .tkq stores: 1.0's, every OpCode up to BATCH_MATMUL; 1.1 adds REVERSE_V2 and
+// SEQUENCE_GRU, the two the quantizer writes beyond them. The control-flow and resource-variable
+// ops between (WHILE ... SELECT_V2) are a converter's, not the quantizer's: a reader refuses them,
+// so a .tkq cannot reach them with operands of its own choosing.
 inline constexpr uint16_t kLastOpCode = static_cast<uint16_t>(tfl::OpCode::SequenceGru);
+inline bool stores_op_code(uint16_t code) {
+  return code <= static_cast<uint16_t>(tfl::OpCode::BatchMatMul) || code == static_cast<uint16_t>(tfl::OpCode::ReverseV2) ||
+         code == static_cast<uint16_t>(tfl::OpCode::SequenceGru);
+}
 
 // The options block of `o`, untruncated (tkq_options.cpp). Version 1.1 gave the reserved byte
 // after the nine flags a meaning: 1 = SEQUENCE_GRU resets before its recurrent product

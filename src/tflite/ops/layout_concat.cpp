@@ -139,6 +139,41 @@ std::unique_ptr<PreparedOp> prepare_concat_split(const PrepareContext& ctx) {
       }
       return blocks(ctx, parts, ctx.input_index(1), axis, std::vector<int64_t>(static_cast<size_t>(n), dim / n), false, "split");
     }
+    case OpCode::SplitV: {  // parts of the sizes size_splits names (one -1: the rest)
+      const Tensor& in = ctx.input(0);
+      require_static(ctx, in);
+      const std::vector<int64_t> a = const_ints(ctx, ctx.input(2), "axis");
+      if (a.size() != 1) ctx.fail("axis must be one value");
+      const int axis = resolve_axis(ctx, a[0], in.shape.size());
+      std::vector<int64_t> lens = const_ints(ctx, ctx.input(1), "size_splits");
+      const int n = static_cast<int>(ctx.op.outputs.size());
+      if (static_cast<int>(lens.size()) != n || (o.num != 0 && o.num != n)) {
+        ctx.fail("size_splits has " + std::to_string(lens.size()) + " sizes for " + std::to_string(n) + " outputs");
+      }
+      const int64_t dim = in.shape[static_cast<size_t>(axis)];
+      int64_t known = 0, rest = -1;
+      for (size_t i = 0; i < lens.size(); ++i) {
+        if (lens[i] == -1 && rest < 0) {
+          rest = static_cast<int64_t>(i);
+        } else if (lens[i] < 0 || lens[i] > dim) {
+          ctx.fail("size_splits[" + std::to_string(i) + "] = " + std::to_string(lens[i]) + " is not a size of " + std::to_string(dim));
+        } else {
+          known += lens[i];
+        }
+      }
+      if (known > dim || (rest < 0 && known != dim)) ctx.fail("size_splits do not add up to dimension " + std::to_string(dim));
+      if (rest >= 0) lens[static_cast<size_t>(rest)] = dim - known;
+      std::vector<int> parts;
+      for (int i = 0; i < n; ++i) {
+        const Tensor& t = ctx.output(static_cast<size_t>(i));
+        require_same_type(ctx, t, in);
+        Shape want = in.shape;
+        want[static_cast<size_t>(axis)] = static_cast<int>(lens[static_cast<size_t>(i)]);
+        require_shape(ctx, t, want);
+        parts.push_back(ctx.output_index(static_cast<size_t>(i)));
+      }
+      return blocks(ctx, parts, ctx.input_index(0), axis, lens, false, "split_v");
+    }
     case OpCode::Pack: {
       const Tensor& out = ctx.output(0);
       const Tensor& first = ctx.input(0);

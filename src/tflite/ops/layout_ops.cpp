@@ -9,6 +9,7 @@ std::unique_ptr<PreparedOp> prepare_layout_op(const PrepareContext& ctx) {
   switch (ctx.op.code) {
     case OpCode::Concatenation:
     case OpCode::Split:
+    case OpCode::SplitV:
     case OpCode::Pack:
     case OpCode::Unpack: return prepare_concat_split(ctx);
     case OpCode::Pad:

@@ -62,6 +62,7 @@ std::unique_ptr<PreparedOp> prepare_op(const PrepareContext& ctx) {
     case OpCode::Transpose:
     case OpCode::ReverseV2:
     case OpCode::Split:
+    case OpCode::SplitV:
     case OpCode::Pack:
     case OpCode::Unpack:
     case OpCode::SpaceToBatchNd:

@@ -13,8 +13,9 @@
 // skips it. So with int8 weights (the quantizer's int8-dynamic GRU, or a dynamic-range converter
 // file's loop lowered by tflite/rewrite/gru_loop_lowering.cpp) every step's products are
 // fc::HybridFcRows, the hybrid FULLY_CONNECTED's own arithmetic, and the op equals the loop run op
-// by op bit for bit. With float weights the products are the engine's packed gemv, bf16 weights
-// the bf16 gemv: within float rounding of the loop.
+// by op bit for bit. Float weights are summed in TFLite's reference order (as the float
+// FULLY_CONNECTED sums them), so the float op equals its loop bit for bit too; bf16 weights (the
+// quantizer's, TFLite has none) go through the bf16 gemv.
 //
 // Operands: 0 x [1, T, F] (time_major: [T, 1, F]); 1 W [3H, F] and 2 U [3H, H], FULLY_CONNECTED
 // filters (rows z, r, h), both float32, both bfloat16 or both int8 with scales per tensor or per
@@ -283,6 +284,7 @@ std::unique_ptr<PreparedOp> prepare_sequence_gru(const PrepareContext& ctx) {
              shape_str(x.shape));
   }
   const int T = x.shape[tm ? 0 : 1], F = x.shape[2];
+  if (T < 1 || F < 1) ctx.fail("input '" + x.name + "' " + shape_str(x.shape) + " has no time steps or no features");
   if (w.shape.size() != 2 || w.shape[0] % 3 != 0 || w.shape[0] == 0 || w.shape[1] != F) {
     ctx.fail("input weights '" + w.name + "' must be [3H, " + std::to_string(F) + "]; they are " + shape_str(w.shape));
   }
@@ -305,6 +307,12 @@ std::unique_ptr<PreparedOp> prepare_sequence_gru(const PrepareContext& ctx) {
   if (!op.options.reset_after && ctx.has_input(4)) ctx.fail("reset_before has no recurrent bias (operand 4 must be left out)");
   if (h.is_constant() || h.type != DType::F32 || element_count(h.shape) != H) {
     ctx.fail("state '" + h.name + "' must be a float32 tensor of " + std::to_string(H) + " values, not a constant");
+  }
+  // The op writes h in place at every step: not over its input, its output or a model input.
+  const int hi = op.inputs[5];
+  const bool model_input = std::find(ctx.program.inputs.begin(), ctx.program.inputs.end(), hi) != ctx.program.inputs.end();
+  if (hi == op.inputs[0] || hi == op.outputs[0] || model_input) {
+    ctx.fail("state '" + h.name + "' is the op's input, its output or a model input; it must be a tensor of its own");
   }
   const Shape want = tm ? Shape{T, 1, H} : Shape{1, T, H};
   if (y.type != DType::F32 || y.shape != want) ctx.fail("output '" + y.name + "' must be float32 " + shape_str(want));

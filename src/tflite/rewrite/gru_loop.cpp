@@ -3,7 +3,8 @@
 //   reset_after:  rec = FULLY_CONNECTED(h, U, b_rec); rs_k = STRIDED_SLICE(rec, columns of gate k)
 //     (Keras 3) or part k of SPLIT(rec, 3) (tf_keras)
 //     z = sigmoid(xs_a + rs_a), r = sigmoid(xs_b + rs_b), hh = tanh(xs_c + r * rs_c)
-//   reset_before: rec = FULLY_CONNECTED(h, U_zr) sliced in two the same way
+//   reset_before: rec = FULLY_CONNECTED(h, U_zr) sliced in two the same way (tf_keras: a SPLIT_V
+//     into {H, H, -1}, the last part empty)
 //     z = sigmoid(xs_a + rs_a), r = sigmoid(xs_b + rs_b), hh = tanh(xs_c + FULLY_CONNECTED(r * h, U_h))
 //   h' = z * h + (1 - z) * hh   (operands of ADD and MUL in either order)
 //   buffer' as loop_pattern.hpp's match_buffer; step' = step + 1, t' = t + 1, x passed through.
@@ -59,10 +60,42 @@ struct Cell {
     return index_of(s, t);
   }
 
+  // Part k of a SPLIT_V of the recurrent projection (tf_keras' reset_before, which splits [1, 2H]
+  // as {H, H, -1}): every part H or 0 wide, the H-wide ones first, along the last axis; else -1.
+  int rec_split_v(int t) {
+    const Op* sp = g.made(t, OpCode::SplitV);
+    if (!sp || sp->inputs.size() != 3) return -1;
+    const Op* fc = g.made(sp->inputs[0], OpCode::FullyConnected);
+    const Shape& out = fc ? g.tensor(sp->inputs[0]).shape : Shape{};
+    int32_t axis = 0;
+    const Tensor& sizes = g.tensor(sp->inputs[1]);
+    if (!fc || (rec_fc && fc != rec_fc) || fc->inputs[0] != h_old() || out.size() != 2 || out[0] != 1 ||
+        !g.scalar_int(sp->inputs[2], &axis) || (axis != 1 && axis != -1) || !sizes.is_constant() ||
+        sizes.type != DType::I32 || sizes.data.size() != 4 * sp->outputs.size()) {
+      return -1;
+    }
+    int wide = 0, k = -1;
+    for (size_t i = 0; i < sp->outputs.size(); ++i) {
+      int32_t n = 0;
+      std::memcpy(&n, sizes.data.data() + 4 * i, 4);
+      if (n == -1) n = out[1] - wide * m.H;  // the rest (sizes after it must be 0)
+      if (n == m.H && wide == static_cast<int>(i)) {
+        ++wide;
+      } else if (n != 0) {
+        return -1;
+      }
+      if (sp->outputs[i] == t) k = n == m.H ? static_cast<int>(i) : -1;
+    }
+    if (out[1] != wide * m.H) return -1;
+    rec_fc = fc;
+    return k;
+  }
+
   // The gate block of the recurrent projection [1, n * H] (FULLY_CONNECTED(h, U)) that t is:
-  // a STRIDED_SLICE of columns [k * H, (k + 1) * H) (Keras 3) or part k of a SPLIT into n
-  // (tf_keras); else -1.
+  // a STRIDED_SLICE of columns [k * H, (k + 1) * H) (Keras 3), part k of a SPLIT into n
+  // (tf_keras) or of a SPLIT_V into H-wide parts (tf_keras' reset_before); else -1.
   int rec_part(int t) {
+    if (g.made(t, OpCode::SplitV)) return rec_split_v(t);
     if (const Op* sp = g.made(t, OpCode::Split)) {
       const Op* fc = g.made(sp->inputs.size() == 2 ? sp->inputs[1] : -1, OpCode::FullyConnected);
       const Shape& out = fc ? g.tensor(sp->inputs[1]).shape : Shape{};

@@ -15,7 +15,7 @@ namespace {
 size_t operands_read(OpCode code) {
   switch (code) {
     case OpCode::StridedSlice: return 4;
-    case OpCode::DynamicUpdateSlice: return 3;
+    case OpCode::DynamicUpdateSlice: case OpCode::SplitV: return 3;
     case OpCode::Add: case OpCode::Sub: case OpCode::Mul: case OpCode::Less: case OpCode::LogicalAnd:
     case OpCode::Split: case OpCode::Gather: case OpCode::FullyConnected: return 2;
     default: return 1;
