@@ -127,6 +127,26 @@ TEST_F(QuantizeCli, Bf16ModeKeepsKerasOutputsToBf16Precision) {
   EXPECT_LT(std::filesystem::file_size(temp("b.tkq")), std::filesystem::file_size(model) * 6 / 10);
 }
 
+// A GRU model end to end: int8 mode makes the GRU int8-dynamic and says why; bf16 mode asked for
+// no int8, so it prints no such note; predict runs both files within their bounds of Keras.
+TEST_F(QuantizeCli, GruModelInInt8AndBf16Modes) {
+  const std::string model = kModels + "/gru_window/model.keras", data = kModels + "/gru_window/in0.npy";
+  const auto want = tickinfer::formats::read_npy(kModels + "/gru_window/out0.npy");
+  for (const std::string mode : {"int8", "bf16"}) {
+    const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp(mode + ".tkq") + " --mode " + mode);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find(mode == "int8" ? "gru                      int8-dynamic" : "gru                      bf16"),
+              std::string::npos) << r.out;
+    const bool noted = r.out.find("note: layer 'gru' is not int8: GRU has no full-integer form") != std::string::npos;
+    EXPECT_EQ(noted, mode == "int8") << r.out;
+    const Result p = run("predict " + temp(mode + ".tkq") + " --input " + data + " --output " + temp(mode + ".npy"));
+    ASSERT_EQ(p.exit_code, 0) << p.err;
+    const auto got = tickinfer::formats::read_npy(temp(mode + ".npy"));
+    ASSERT_EQ(got.data.size(), want.data.size());
+    for (size_t i = 0; i < got.data.size(); ++i) EXPECT_NEAR(got.data[i], want.data[i], 0.02) << mode << " " << i;
+  }
+}
+
 TEST_F(QuantizeCli, UsageAndDataErrors) {
   const std::string model = kModels + "/mlp_small/model.keras";
   Result r = run("quantize " + model + " -o " + temp("m.tkq"));

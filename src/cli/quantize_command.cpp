@@ -51,7 +51,8 @@ std::vector<quantizer::SampleSet> read_sets(const std::vector<std::string>& path
   return sets;
 }
 
-void print_table(const quantizer::QuantizeReport& r) {
+// wants_int8: the mode asked for int8 where it can be (int8, auto), so a layer that is not says why.
+void print_table(const quantizer::QuantizeReport& r, bool wants_int8) {
   std::printf("%-24s %-13s %12s %12s %9s\n", "layer", "precision", "max abs err", "max rel err",
               r.latency_measured ? "latency" : "MACs");
   for (size_t l = 0; l < r.layers.size(); ++l) {
@@ -63,7 +64,7 @@ void print_table(const quantizer::QuantizeReport& r) {
               fmt("%.3g", r.evaluation.output.max_rel()).c_str());
   std::printf("(max rel err = max|y_q - y_f| / max|y_f| over the validation set; latency = share of the quantized model's time)\n");
   for (size_t l = 0; l < r.layers.size(); ++l) {
-    if (r.precisions[l] != tfl::Precision::Int8 && !r.layers[l].why_not_int8.empty()) {
+    if (wants_int8 && r.precisions[l] != tfl::Precision::Int8 && !r.layers[l].why_not_int8.empty()) {
       std::printf("note: layer '%s' is not int8: %s\n", r.layers[l].label.c_str(), r.layers[l].why_not_int8.c_str());
     }
   }
@@ -245,7 +246,7 @@ int run_quantize(const ArgParser& args) {
 
   std::printf("model: %s (%zu layers), calibration: %zu samples (%s), validation: %zu samples\n", model_path.c_str(),
               report.layers.size(), calibration[0].count, method.c_str(), validation[0].count);
-  print_table(report);
+  print_table(report, req.mode == quantizer::QuantizeMode::Int8 || req.mode == quantizer::QuantizeMode::Auto);
   if (req.mode == quantizer::QuantizeMode::Auto) print_auto(report, req.max_error);
   if (req.mode == quantizer::QuantizeMode::Auto && req.timing_runs > 0) {
     try {
