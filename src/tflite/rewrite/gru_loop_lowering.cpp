@@ -7,6 +7,7 @@
 #include <string>
 
 #include "tflite/rewrite/gru_loop.hpp"
+#include "tflite/rewrite/loop_pattern.hpp"
 #include "tflite/rewrite/program_rewrite.hpp"
 
 namespace tickinfer::tfl {
@@ -41,14 +42,6 @@ int stack_blocks(Program& p, const std::vector<Block>& blocks, int rows, int col
   return static_cast<int>(p.tensors.size() - 1);
 }
 
-int activation(Program& p, const std::string& name, Shape shape) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  p.tensors.push_back(std::move(t));
-  return static_cast<int>(p.tensors.size() - 1);
-}
-
 void lower(Program& p, Op& w, const GruLoop& m) {
   const std::string base = w.label.empty() ? std::string("gru loop") : w.label;
   const int H = m.H;
@@ -69,31 +62,23 @@ void lower(Program& p, Op& w, const GruLoop& m) {
   gru.inputs[2] = stack_blocks(p, ub, H, H, base + "/recurrent_kernel");
   if (!bb.empty()) gru.inputs[3] = stack_blocks(p, bb, H, 0, base + "/input_bias");
   if (!rb.empty()) gru.inputs[4] = stack_blocks(p, rb, H, 0, base + "/recurrent_bias");
-  gru.inputs[5] = activation(p, base + "/h", {1, H});
-  gru.outputs = {m.sequences ? w.outputs[2] : activation(p, base + "/sequence", {m.T, 1, H})};
+  gru.inputs[5] = loop::new_activation(p, base + "/h", {1, H});
+  gru.outputs = {m.sequences ? w.outputs[2] : loop::new_activation(p, base + "/sequence", {m.T, 1, H})};
   gru.options.activation = FusedActivation::Tanh;
   gru.options.time_major = true;
   gru.options.reset_after = m.reset_after;
   gru.options.asymmetric_quantize_inputs = m.asymmetric;
-  Subgraph sg;
-  sg.name = gru.label;
-  sg.ops.push_back(std::move(gru));
-  p.subgraphs.push_back(std::move(sg));
-  w.options.lowered_subgraph = static_cast<int>(p.subgraphs.size());
+  loop::attach_lowered(p, w, std::move(gru));
 }
 
 }  // namespace
 
 int lower_gru_loops(Program& p) {
-  int n = 0;
-  for (Op& w : p.ops) {
-    if (w.code != OpCode::While || w.options.lowered_subgraph != 0) continue;
-    if (auto m = match_gru_loop(p, w)) {
-      lower(p, w, *m);
-      ++n;
-    }
-  }
-  return n;
+  return loop::lower_whiles(p, [](Program& q, Op& w) {
+    const auto m = match_gru_loop(q, w);
+    if (m) lower(q, w, *m);
+    return m.has_value();
+  });
 }
 
 }  // namespace tickinfer::tfl

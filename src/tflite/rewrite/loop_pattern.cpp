@@ -151,4 +151,20 @@ bool match_buffer(const BodyGraph& g, const Subgraph& body, int T, int H, bool* 
   return true;
 }
 
+int new_activation(Program& p, const std::string& name, Shape shape) {
+  Tensor t;
+  t.name = name;
+  t.shape = std::move(shape);
+  p.tensors.push_back(std::move(t));
+  return static_cast<int>(p.tensors.size() - 1);
+}
+
+void attach_lowered(Program& p, Op& w, Op fused) {
+  Subgraph sg;
+  sg.name = fused.label;
+  sg.ops.push_back(std::move(fused));
+  p.subgraphs.push_back(std::move(sg));
+  w.options.lowered_subgraph = static_cast<int>(p.subgraphs.size());
+}
+
 }  // namespace tickinfer::tfl::loop

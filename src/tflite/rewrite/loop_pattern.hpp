@@ -5,6 +5,7 @@
 // step < K1 && t < K2; the body advances both counters by one and writes h' into the buffer.
 #include <cstdint>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "tflite/program.hpp"
@@ -54,5 +55,22 @@ WhileParts while_parts(const Program& p, const Op& w, size_t n);
 // DYNAMIC_UPDATE_SLICE(buffer, RESHAPE(h'), [t, ...]) of [T, 1, H] (*sequences = true), with
 // h' = body.outputs[3].
 bool match_buffer(const BodyGraph& g, const Subgraph& body, int T, int H, bool* sequences);
+
+// Lowering a matched loop (lstm_loop.cpp, gru_loop_lowering.cpp): a new float32 activation tensor
+// of `shape` appended to p, its index returned.
+int new_activation(Program& p, const std::string& name, Shape shape);
+// WHILE w gets a new subgraph holding `fused` alone, which the interpreter runs instead of the
+// loop (Op::options.lowered_subgraph).
+void attach_lowered(Program& p, Op& w, Op fused);
+// lower(p, w) for every main-graph WHILE not lowered yet; it returns whether it lowered w. The
+// count of those it did.
+template <class Lower>
+int lower_whiles(Program& p, Lower lower) {
+  int n = 0;
+  for (Op& w : p.ops) {
+    if (w.code == OpCode::While && w.options.lowered_subgraph == 0 && lower(p, w)) ++n;
+  }
+  return n;
+}
 
 }  // namespace tickinfer::tfl::loop

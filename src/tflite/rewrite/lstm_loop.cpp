@@ -202,14 +202,6 @@ int gate_block(Program& p, int src, int block, int rows, int cols, const std::st
   return static_cast<int>(p.tensors.size() - 1);
 }
 
-int activation(Program& p, const std::string& name, Shape shape) {
-  Tensor t;
-  t.name = name;
-  t.shape = std::move(shape);
-  p.tensors.push_back(std::move(t));
-  return static_cast<int>(p.tensors.size() - 1);
-}
-
 void lower(Program& p, Op& w, const Match& m) {
   const std::string base = w.label.empty() ? std::string("lstm loop") : w.label;
   Op lstm;
@@ -224,32 +216,24 @@ void lower(Program& p, Op& w, const Match& m) {
     lstm.inputs[static_cast<size_t>(5 + g)] = gate_block(p, m.u, m.slot[g], m.H, m.H, n + "_recurrent_kernel");
     lstm.inputs[static_cast<size_t>(12 + g)] = gate_block(p, m.b, m.slot[g], m.H, 0, n + "_bias");
   }
-  lstm.inputs[18] = activation(p, base + "/h", {1, m.H});
-  lstm.inputs[19] = activation(p, base + "/c", {1, m.H});
-  lstm.outputs = {m.sequences ? w.outputs[static_cast<size_t>(m.v.buffer)] : activation(p, base + "/sequence", {m.T, 1, m.H})};
+  lstm.inputs[18] = loop::new_activation(p, base + "/h", {1, m.H});
+  lstm.inputs[19] = loop::new_activation(p, base + "/c", {1, m.H});
+  lstm.outputs = {m.sequences ? w.outputs[static_cast<size_t>(m.v.buffer)] : loop::new_activation(p, base + "/sequence", {m.T, 1, m.H})};
   lstm.options.activation = FusedActivation::Tanh;
   lstm.options.time_major = true;
   lstm.options.keras_cell = m.hybrid;
   lstm.options.asymmetric_quantize_inputs = m.asymmetric;
-  Subgraph sg;
-  sg.name = lstm.label;
-  sg.ops.push_back(std::move(lstm));
-  p.subgraphs.push_back(std::move(sg));
-  w.options.lowered_subgraph = static_cast<int>(p.subgraphs.size());
+  loop::attach_lowered(p, w, std::move(lstm));
 }
 
 }  // namespace
 
 int lower_lstm_loops(Program& p) {
-  int n = 0;
-  for (Op& w : p.ops) {
-    if (w.code != OpCode::While || w.options.lowered_subgraph != 0) continue;
-    if (auto m = match_loop(p, w)) {
-      lower(p, w, *m);
-      ++n;
-    }
-  }
-  return n;
+  return loop::lower_whiles(p, [](Program& q, Op& w) {
+    const auto m = match_loop(q, w);
+    if (m) lower(q, w, *m);
+    return m.has_value();
+  });
 }
 
 }  // namespace tickinfer::tfl
