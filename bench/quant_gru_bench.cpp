@@ -1,6 +1,6 @@
 // The converter's Keras GRU loops on the tensor-program interpreter: run as one SEQUENCE_GRU
 // (InterpreterOptions::lower_recurrent_loops, the default) against the same loop run op by op
-// (about 15 ops per step), on TFLite's own files: tf_keras GRU(32) over 16 x 40 in float and
+// (about 20 ops per step), on TFLite's own files: tf_keras GRU(32) over 16 x 40 in float and
 // dynamic range (tests/fixtures/tflite/gru_wide), and Keras 3's GRU(7) reset_after over 6 x 4
 // (tests/fixtures/tflite_k3/gru_after). Both forms give the same bits
 // (quant_sequence_gru_test); this is what the lowering saves. Best kernel set of this CPU.

@@ -37,7 +37,9 @@ struct Fixture {
 };
 const Fixture kFixtures[] = {{"k3_gru_after", "tflite_k3/gru_after/keras_float.tflite", true, 6, 4, 7},
                              {"k3_gru_before", "tflite_k3/gru_before/keras_float.tflite", false, 6, 4, 7},
-                             {"tf_keras_gru", "tflite/gru/float.tflite", true, 8, 4, 16}};
+                             {"tf_keras_gru", "tflite/gru/float.tflite", true, 8, 4, 16},
+                             // reset_after=False: the recurrent projection split by a SPLIT_V {H, H, -1}
+                             {"tf_keras_gru_before", "tflite/gru_wide_before/float.tflite", false, 16, 40, 32}};
 
 tfl::Program load_fixture(const Fixture& fx) {
   return test::load_tflite_file(std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/" + fx.file);
@@ -130,12 +132,15 @@ TEST_P(GruLoop, IsMatchedWithItsResetPlacement) {
 TEST_P(GruLoop, LiftsLikeTheInterpreter) { expect_lift_matches_interpreter(p); }
 
 // The SPLIT of the input projection (the one whose FULLY_CONNECTED reads GATHER(x, t)), and the
-// recurrent projection's SPLIT (tf_keras) if there is one.
+// recurrent projection's SPLIT or SPLIT_V (tf_keras) if there is one.
 tfl::Op* split_reading(tfl::Program& p, bool of_input) {
   tfl::Subgraph& sg = body(p);
-  for (tfl::Op* s : ops_of(sg, OpCode::Split)) {
+  auto splits = ops_of(sg, OpCode::Split);
+  for (tfl::Op* v : ops_of(sg, OpCode::SplitV)) splits.push_back(v);
+  for (tfl::Op* s : splits) {
+    const int data = s->code == OpCode::SplitV ? s->inputs[0] : s->inputs[1];
     for (tfl::Op& fc : sg.ops) {
-      if (fc.code != OpCode::FullyConnected || fc.outputs[0] != s->inputs[1]) continue;
+      if (fc.code != OpCode::FullyConnected || fc.outputs[0] != data) continue;
       bool gathered = false;
       for (tfl::Op& g : sg.ops) gathered = gathered || (g.code == OpCode::Gather && g.outputs[0] == fc.inputs[0]);
       if (gathered == of_input) return s;

@@ -74,16 +74,18 @@ struct Cell {
         sizes.type != DType::I32 || sizes.data.size() != 4 * sp->outputs.size()) {
       return -1;
     }
-    int wide = 0, k = -1;
+    if (sp->options.num != 0 && sp->options.num != static_cast<int>(sp->outputs.size())) return -1;
+    int wide = 0, k = -1, rests = 0;
     for (size_t i = 0; i < sp->outputs.size(); ++i) {
       int32_t n = 0;
       std::memcpy(&n, sizes.data.data() + 4 * i, 4);
-      if (n == -1) n = out[1] - wide * m.H;  // the rest (sizes after it must be 0)
+      if (n == -1 && rests++ == 0) n = out[1] - wide * m.H;  // the rest (sizes after it must be 0)
       if (n == m.H && wide == static_cast<int>(i)) {
         ++wide;
       } else if (n != 0) {
-        return -1;
+        return -1;  // a part neither H wide in order nor empty, or a second -1
       }
+      if (g.tensor(sp->outputs[i]).shape != Shape{1, n}) return -1;
       if (sp->outputs[i] == t) k = n == m.H ? static_cast<int>(i) : -1;
     }
     if (out[1] != wide * m.H) return -1;
