@@ -79,6 +79,12 @@ inline int32_t rounding_divide_by_pot(int32_t x, int exponent) {
   return (x >> exponent) + (remainder > threshold ? 1 : 0);
 }
 
+// a + b with the wrap-around of TFLite's plain int32 accumulators (what every vector kernel's
+// lanes do), without C++'s undefined behaviour: a hostile file's biases or depths may overflow.
+inline int32_t wrapping_add(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+
 // x * 2^n with the wrap-around of TFLite's plain int32 multiply (no undefined behaviour here);
 // n >= 32 (a multiplier of 2^32 or more, never produced by real scales) gives 0, as vpsllvd does.
 inline int32_t shift_left_wrapping(int32_t x, int n) {

@@ -197,12 +197,12 @@ class Int8ConvReference final : public PreparedOp {
                 if (ix < 0 || ix >= w.in_w) continue;
                 const int8_t* px = x + ((static_cast<int64_t>(b) * w.in_h + iy) * w.in_w + ix) * w.in_c;
                 const int8_t* pw = filter_ + ((static_cast<int64_t>(oc) * w.filter_h + ky) * w.filter_w + kx) * w.in_c;
-                for (int ic = 0; ic < w.in_c; ++ic) acc += static_cast<int32_t>(pw[ic]) * (px[ic] + in_offset_);
+                for (int ic = 0; ic < w.in_c; ++ic) acc = wrapping_add(acc, static_cast<int32_t>(pw[ic]) * (px[ic] + in_offset_));
               }
             }
-            if (bias_) acc += bias_[oc];
+            if (bias_) acc = wrapping_add(acc, bias_[oc]);
             acc = multiply_by_quantized_multiplier<R>(acc, mult_[static_cast<size_t>(oc)], shift_[static_cast<size_t>(oc)]);
-            out[oc] = static_cast<int8_t>(std::min(std::max(acc + out_zp_, lo_), hi_));
+            out[oc] = static_cast<int8_t>(std::min(std::max(wrapping_add(acc, out_zp_), lo_), hi_));
           }
         }
   }

@@ -99,11 +99,11 @@ class Int8Depthwise final : public PreparedOp {
           for (int oc = 0; oc < w.out_c; ++oc) {
             int32_t acc = 0;
             for_each_tap(s_, b, oy, ox, oc, [&](int64_t k, int64_t i) {
-              acc += static_cast<int32_t>(filter_[k]) * (static_cast<int32_t>(x[i]) + in_offset_);
+              acc = wrapping_add(acc, static_cast<int32_t>(filter_[k]) * (static_cast<int32_t>(x[i]) + in_offset_));
             });
-            if (bias_) acc += bias_[oc];
+            if (bias_) acc = wrapping_add(acc, bias_[oc]);
             const size_t c = static_cast<size_t>(oc);
-            acc = multiply_by_quantized_multiplier<R>(acc, mult_[c], shift_[c]) + out_zp_;
+            acc = wrapping_add(multiply_by_quantized_multiplier<R>(acc, mult_[c], shift_[c]), out_zp_);
             y[out_index(w, b, oy, ox, oc)] = static_cast<int8_t>(std::min(std::max(acc, lo_), hi_));
           }
   }
@@ -147,7 +147,7 @@ class HybridDepthwise final : public PreparedOp {
           for (int oc = 0; oc < w.out_c; ++oc) {
             int32_t acc = 0;
             for_each_tap(s_, b, oy, ox, oc, [&](int64_t k, int64_t i) {
-              acc += static_cast<int32_t>(filter_[k]) * (static_cast<int32_t>(xq_[static_cast<size_t>(i)]) - zp);
+              acc = wrapping_add(acc, static_cast<int32_t>(filter_[k]) * (static_cast<int32_t>(xq_[static_cast<size_t>(i)]) - zp));
             });
             float v = static_cast<float>(acc) * (wscale_[static_cast<size_t>(oc)] * scale);
             if (bias_) v += bias_[oc];

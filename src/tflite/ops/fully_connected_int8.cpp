@@ -101,9 +101,9 @@ class Int8FcReference final : public PreparedOp {
       for (int o = 0; o < g_.units; ++o) {
         int32_t acc = 0;
         for (int d = 0; d < g_.depth; ++d) {
-          acc += static_cast<int32_t>(w_[o * g_.depth + d]) * (static_cast<int32_t>(x[b * g_.depth + d]) + input_offset_);
+          acc = wrapping_add(acc, static_cast<int32_t>(w_[o * g_.depth + d]) * (static_cast<int32_t>(x[b * g_.depth + d]) + input_offset_));
         }
-        if (bias_) acc += bias_[o];
+        if (bias_) acc = wrapping_add(acc, bias_[o]);
         const size_t u = static_cast<size_t>(o);
         if (mode_ == FcRequant::Scaled) {
           y[b * g_.units + o] = kernels::requant_scaled_one(acc, scale_[u], out_zp_, lo_, hi_);
@@ -111,7 +111,7 @@ class Int8FcReference final : public PreparedOp {
         }
         acc = mode_ == FcRequant::Double ? multiply_by_quantized_multiplier<Rounding::Double>(acc, mult_[u], shift_[u])
                                          : multiply_by_quantized_multiplier<Rounding::Single>(acc, mult_[u], shift_[u]);
-        acc += out_zp_;
+        acc = wrapping_add(acc, out_zp_);
         y[b * g_.units + o] = static_cast<int8_t>(std::clamp(acc, lo_, hi_));
       }
     }
