@@ -6,6 +6,7 @@ OpResolverType.BUILTIN_REF), never from tickinfer.
 import json
 
 import numpy as np
+import pytest
 
 from conftest import ROOT
 
@@ -40,9 +41,9 @@ def test_int8_tflite_takes_floats_and_matches_the_interpreter_after_quantization
     assert np.array_equal(got, (want - out["zero_points"][0]) * np.float32(out["scales"][0]))
 
 
-def test_tkq_file_runs_and_reports_its_shapes(tickinfer):
-    path = next((ROOT / "tests" / "fixtures" / "tkq").glob("*.tkq"))
-    plan = tickinfer.load(str(path)).compile()
+@pytest.mark.parametrize("name", ["mlp_small_int8.tkq", "gru_reset_before_dynamic.tkq"])
+def test_tkq_file_runs_and_reports_its_shapes(tickinfer, name):
+    plan = tickinfer.load(str(ROOT / "tests" / "fixtures" / "tkq" / name)).compile()
     y = plan.run(np.zeros(plan.input_shapes[0], np.float32))
     assert y.shape == tuple(plan.output_shapes[0])
     assert np.all(np.isfinite(y))
