@@ -34,6 +34,14 @@ inline void float_reference_row(const float* x, const float* w, const float* bia
   }
 }
 
+// Whether n floats are all zero: TFLite's hybrid FULLY_CONNECTED skips the product of such an
+// input (output = bias), and the recurrent ops built on its rows skip it as it does.
+inline bool all_zero(const float* x, int n) noexcept {
+  for (int i = 0; i < n; ++i)
+    if (x[i] != 0.0f) return false;
+  return true;
+}
+
 // Filter checks shared by the int8 and hybrid forms: symmetric int8, per tensor or one scale per
 // unit on axis 0 (ctx.fail otherwise).
 void check_filter_quant(const PrepareContext& ctx, const Tensor& w, int units);

@@ -137,14 +137,14 @@ class HybridFc final : public PreparedOp {
     const float* x = mem.at<float>(g_.input);
     float* y = mem.at<float>(g_.output);
     const size_t n_in = static_cast<size_t>(g_.batch) * g_.depth;
-    bool all_zero = true;  // TFLite skips the product for an all-zero input: output = bias
-    for (size_t i = 0; i < n_in && all_zero; ++i) all_zero = x[i] == 0.0f;
+    // TFLite skips the product for an all-zero input: output = bias.
+    const bool zero = all_zero(x, static_cast<int>(n_in));
     for (int b = 0; b < g_.batch; ++b) {
       float* yb = y + static_cast<size_t>(b) * g_.units;
       for (int o = 0; o < g_.units; ++o) yb[o] = bias_ ? bias_[o] : 0.0f;
-      if (!all_zero) rows_.row(x + static_cast<size_t>(b) * g_.depth, yb);
+      if (!zero) rows_.row(x + static_cast<size_t>(b) * g_.depth, yb);
     }
-    if (all_zero) {  // the bias rows were not clamped by the epilogue
+    if (zero) {  // the bias rows were not clamped by the epilogue
       for (size_t i = 0; i < static_cast<size_t>(g_.batch) * g_.units; ++i) y[i] = std::min(std::max(y[i], lo_), hi_);
     }
   }

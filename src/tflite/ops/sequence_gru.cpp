@@ -45,11 +45,7 @@ namespace {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-bool all_zero(const float* x, int n) noexcept {
-  for (int i = 0; i < n; ++i)
-    if (x[i] != 0.0f) return false;
-  return true;
-}
+using fc::all_zero;
 
 // Rows [row0, row0 + rows) of a FULLY_CONNECTED filter [*, cols], multiplied as that
 // FULLY_CONNECTED would multiply them: int8 as the hybrid op (fc::HybridFcRows), float in the
@@ -76,11 +72,11 @@ class GateMatrix {
       return;
     }
     if (w.type == DType::F32) {
-      rowwise_.assign(reinterpret_cast<const float*>(w.data.data()) + first,
-                      reinterpret_cast<const float*>(w.data.data()) + first + n);
       const auto& ks = ::tickinfer::kernels::kernel_set(ctx.isa);
       if (ctx.isa == ::tickinfer::kernels::Isa::Scalar || !ks.gemm4_sequential ||
           ::tickinfer::kernels::is_dot_form(rows)) {
+        const float* f = reinterpret_cast<const float*>(w.data.data());
+        rowwise_.assign(f + first, f + first + n);
         return;  // the reference loop
       }
       sequential_ = ks.gemm4_sequential;
@@ -113,8 +109,8 @@ class GateMatrix {
   // an all-zero row of x (TFLite's hybrid FULLY_CONNECTED skips its product; a float one adds
   // zeros). bias: rows floats. noexcept, no allocation.
   void product(const float* x, int n, const float* bias, float* y) noexcept {
-    for (int i = 0; i < n; ++i) std::copy(bias, bias + rows_, y + static_cast<size_t>(i) * rows_);
-    if (hybrid_) {
+    if (hybrid_) {  // its rows add to the bias already in y
+      for (int i = 0; i < n; ++i) std::copy(bias, bias + rows_, y + static_cast<size_t>(i) * rows_);
       if (n == 1) {
         if (!all_zero(x, cols_)) hybrid_->row(x, y);
         return;
@@ -157,7 +153,7 @@ class GateMatrix {
   const kernels::Bf16Gemv* bf16_ = nullptr;
   ::tickinfer::kernels::Gemm4SequentialFn sequential_ = nullptr;
   const char* kernel_name_ = "";
-  std::vector<float> rowwise_;  // float: the filter rows, for the reference loop
+  std::vector<float> rowwise_;  // float on the reference loop: the filter rows (else empty)
   std::vector<uint16_t> packed_bf16_;
   ::tickinfer::kernels::AlignedVector<float> packed_;
 };
@@ -180,7 +176,6 @@ class SequenceGru final : public PreparedOp {
     b_in_ = bias(ctx, 3);
     b_rec_ = bias(ctx, 4);
     xs_.assign(static_cast<size_t>(T) * 3 * H, 0.0f);
-    zeros_.assign(static_cast<size_t>(H), 0.0f);
     rs_.assign(static_cast<size_t>(3) * H, 0.0f);
     rh_.assign(static_cast<size_t>(H), 0.0f);
     cand_.assign(static_cast<size_t>(H), 0.0f);
@@ -234,7 +229,7 @@ class SequenceGru final : public PreparedOp {
       }
     } else {
       for (int k = 0; k < H; ++k) rh_[static_cast<size_t>(k)] = r[k] * h[k];
-      wc_->product(rh_.data(), 1, zeros_.data(), cand_.data());
+      wc_->product(rh_.data(), 1, b_rec_.data(), cand_.data());  // zeros: U_h has no bias
       for (int k = 0; k < H; ++k) hh[k] = hh[k] + cand_[static_cast<size_t>(k)];
     }
     switch (act_) {
@@ -262,8 +257,7 @@ class SequenceGru final : public PreparedOp {
   kernels::LogisticArrayFn logistic_;
   kernels::TanhfArrayFn tanhf_;
   std::optional<GateMatrix> wx_, wh_, wc_;  // W; U (reset_before: U_zr); U_h (reset_before only)
-  std::vector<float> b_in_, b_rec_;         // [3H], zeros where left out
-  std::vector<float> zeros_;               // [H]: U_h's bias (none)
+  std::vector<float> b_in_, b_rec_;         // [3H], zeros where left out (b_rec_ always, reset_before)
   // Scratch, sized at prepare: every step's input product [T, 3H], the recurrent product, r * h
   // and its product (reset_before).
   std::vector<float> xs_, rs_, rh_, cand_;

@@ -51,11 +51,7 @@ Tensor stack_filter(const PrepareContext& ctx, const int (&gate_weights)[kGates]
   return w;
 }
 
-bool all_zero(const float* x, int n) noexcept {
-  for (int i = 0; i < n; ++i)
-    if (x[i] != 0.0f) return false;
-  return true;
-}
+using fc::all_zero;
 
 class KerasCellHybrid final : public PreparedOp {
  public:
