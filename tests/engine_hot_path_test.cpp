@@ -113,8 +113,9 @@ std::vector<Subject> make_subjects() {
   for (const Quantized q : {Quantized{"mlp_large_pruned80", "int8", RecurrentMode::Window},
                             Quantized{"lstm_tiny_pruned80", "int8", RecurrentMode::Stream},
                             Quantized{"lstm_tiny_pruned80", "dynamic", RecurrentMode::Stream},
-                            Quantized{"gru_window", "dynamic", RecurrentMode::Window},  // SEQUENCE_GRU
-                            Quantized{"gru_window", "bf16", RecurrentMode::Window}}) {
+                            Quantized{"gru_window", "dynamic", RecurrentMode::Window},  // SEQUENCE_GRU, exact
+                            Quantized{"gru_window", "int8", RecurrentMode::Window},     // own arithmetic
+                            Quantized{"gru_window", "bf16", RecurrentMode::Window}}) {  // own arithmetic
     const std::string tkq = test::quantize_bench_model(q.model, q.mode, "engine_hot_path");
     if (tkq.empty()) continue;  // no CLI; a failed quantize is caught by the subject count below
     const Model model = Model::load(tkq);
@@ -166,7 +167,7 @@ TEST(HotPath, RunNeverAllocatesOrLocks) {
   if (test::cli_built()) {  // the quantized pruned subjects are there
     EXPECT_EQ(6, std::count_if(subjects.begin(), subjects.end(),
                                [](const Subject& s) { return s.label.find("_pruned80.tkq/") != std::string::npos; }));
-    EXPECT_EQ(4, std::count_if(subjects.begin(), subjects.end(),
+    EXPECT_EQ(6, std::count_if(subjects.begin(), subjects.end(),
                                [](const Subject& s) { return s.label.find("gru_window.tkq/") != std::string::npos; }));
   }
   for (Subject& s : subjects) {

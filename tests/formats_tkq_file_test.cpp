@@ -120,6 +120,8 @@ void expect_same(const tfl::Program& a, const tfl::Program& b) {
     EXPECT_EQ(x.options.shrink_axis_mask, y.options.shrink_axis_mask);
     EXPECT_EQ(x.options.new_shape, y.options.new_shape);
     EXPECT_EQ(x.options.pot_scale_int16, y.options.pot_scale_int16);
+    EXPECT_EQ(x.options.reset_after, y.options.reset_after);
+    EXPECT_EQ(x.options.own_arithmetic, y.options.own_arithmetic);
   }
   EXPECT_EQ(a.inputs, b.inputs);
   EXPECT_EQ(a.outputs, b.outputs);
@@ -191,7 +193,7 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
   const auto f = serialize_tkq(sample_program());
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.data()), 8), std::string("TICKTKQ\0", 8));
   EXPECT_EQ(read_le<uint16_t>(f, 8), 1);
-  EXPECT_EQ(read_le<uint16_t>(f, 10), 1);  // 1.1: op codes up to SEQUENCE_GRU
+  EXPECT_EQ(read_le<uint16_t>(f, 10), 2);  // 1.1: op codes up to SEQUENCE_GRU; 1.2: the GRU flags byte
   EXPECT_EQ(read_le<uint32_t>(f, 12), 64u);
   EXPECT_EQ(read_le<uint64_t>(f, 16), f.size());
   EXPECT_EQ(read_le<uint64_t>(f, 24), 64u);
@@ -208,6 +210,51 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
   EXPECT_EQ(read_le<int32_t>(f, data_at + 64), 100);
   EXPECT_EQ(read_le<int32_t>(f, data_at + 68), -7);
   EXPECT_EQ(read_le<uint64_t>(f, 96 + 16), 64u + 8u);
+}
+
+// Options byte 11 holds the GRU flags (docs/tkq-format.md): bit 0 reset_before (1.1, where the
+// byte was 0 or 1, so 1.1 files read the same), bit 1 own arithmetic (1.2); any other bit is
+// refused by name, as a 1.1 reader refuses bit 1.
+TEST(TkqFile, GruFlagsByteHoldsResetBeforeAndOwnArithmetic) {
+  tfl::Program p;
+  p.tensors.resize(2);
+  p.tensors[0].shape = p.tensors[1].shape = {1, 4};
+  tfl::Op relu;  // any op carries the block; only SEQUENCE_GRU reads these two
+  relu.code = OpCode::Relu;
+  relu.inputs = {0};
+  relu.outputs = {1};
+  relu.label = "R";
+  p.ops = {relu};
+  p.inputs = {0};
+  p.outputs = {1};
+  const size_t at = [&] {
+    const auto f = serialize_tkq(p);
+    return find(f, std::string("\x0a\x00\x00\x00\x01\x00\x00\x00R", 9)) + 9 + 8 + 8 + 4;
+  }();
+  for (const bool reset_after : {true, false}) {
+    for (const bool own : {false, true}) {
+      p.ops[0].options.reset_after = reset_after;
+      p.ops[0].options.own_arithmetic = own;
+      const auto f = serialize_tkq(p);
+      const uint8_t want = static_cast<uint8_t>((reset_after ? 0 : 1) | (own ? 2 : 0));
+      if (want == 0) {
+        EXPECT_EQ(read_le<uint32_t>(f, at), 0u);  // the defaults: nothing stored
+      } else {
+        ASSERT_EQ(read_le<uint32_t>(f, at), 12u);  // the block ends with byte 11
+        EXPECT_EQ(f[at + 4 + 11], want);
+      }
+      const auto q = load_tkq(f.data(), f.size());
+      EXPECT_EQ(q.ops[0].options.reset_after, reset_after);
+      EXPECT_EQ(q.ops[0].options.own_arithmetic, own);
+    }
+  }
+  auto f = serialize_tkq(p);  // reset_before and own: byte 3
+  for (const uint8_t bad : {4, 7, 128}) {
+    auto g = f;
+    g[at + 4 + 11] = bad;
+    reseal(g);
+    expect_error(g, "GRU flags byte " + std::to_string(bad) + " sets bits other than reset_before (1) and own arithmetic (2)");
+  }
 }
 
 // Options equal to the defaults are not stored; a block may stop anywhere, even mid-field, and
@@ -284,7 +331,7 @@ TEST(TkqFile, BadMagicAndVersion) {
   g = f;
   write_le<uint16_t>(g, 8, 2);
   reseal(g);
-  expect_error(g, "format version 2.1 is not supported");
+  expect_error(g, "format version 2.2 is not supported");
   std::vector<uint8_t> tiny(10, 0);
   expect_error(tiny, "shorter than the header");
 }

@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "kernels/kernel_set.hpp"
 #include "kernels_test_support.hpp"
@@ -90,6 +92,42 @@ TEST_P(KernelsElementwiseIsa, AffineAndLayerNormMatchScalar) {
       for (int i = 0; i < n; ++i)
         ASSERT_NEAR(out[i], want[i], 2e-6 * (1.0 + std::fabs(want[i]))) << "layer_norm n=" << n << " i=" << i;
       ASSERT_TRUE(x.guards_intact() && y.guards_intact()) << "n=" << n;
+    }
+  }
+}
+
+// scale_sums (int32 dot products back to float, the own-arithmetic GRU's) against the same sum in
+// double, every set (scalar included) and every tail length: one fused rounding, or two where the
+// set has no FMA (portable), so within 2 ulps of the larger term; int32 extremes convert exactly
+// as a float conversion rounds them. y outside [0, n) untouched.
+TEST_P(KernelsElementwiseIsa, ScaleSumsMatchesDoubleArithmetic) {
+  const Isa isa = GetParam();
+  TICKINFER_SKIP_UNSUPPORTED(isa);
+  const uint32_t seed = test_seed();
+  SCOPED_TRACE(seed_note(seed));
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> sums_of(-400000, 400000);
+  for (const KernelSet* ks : {&kernel_set(Isa::Scalar), &kernel_set(isa)}) {
+    int round = 0;
+    for (int n : kSizes) {
+      ++round;
+      std::vector<int32_t> sums(static_cast<size_t>(n));
+      for (int32_t& v : sums) v = sums_of(rng);
+      if (n > 2) {
+        sums[0] = std::numeric_limits<int32_t>::min();
+        sums[1] = std::numeric_limits<int32_t>::max();
+      }
+      const auto scale = random_vector(rng, n, 1e-4f, 2e-2f), bias = random_vector(rng, n, -2.0f, 2.0f);
+      const float s = 0.0071f;
+      GuardedBuffer y(n, round % 4);
+      ks->scale_sums(sums.data(), scale.data(), s, bias.data(), y.data(), n);
+      for (int i = 0; i < n; ++i) {
+        const double term = static_cast<double>(static_cast<float>(sums[i])) * static_cast<double>(s * scale[i]);
+        const double want = term + bias[i];
+        ASSERT_NEAR(y.data()[i], want, 2.4e-7 * (std::fabs(term) + std::fabs(bias[i])))
+            << ks->name << " n=" << n << " i=" << i;
+      }
+      ASSERT_TRUE(y.guards_intact()) << ks->name << " n=" << n;
     }
   }
 }

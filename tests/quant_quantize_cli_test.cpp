@@ -128,20 +128,34 @@ TEST_F(QuantizeCli, Bf16ModeKeepsKerasOutputsToBf16Precision) {
 }
 
 // A GRU model end to end: int8 mode makes the GRU int8-dynamic and says why; bf16 mode asked for
-// no int8, so it prints no such note; predict runs both files within their bounds of Keras.
-TEST_F(QuantizeCli, GruModelInInt8AndBf16Modes) {
+// no int8, so it prints no such note; each mode's GRU arithmetic is said (own in int8 and bf16,
+// the converter's in dynamic, or what --gru-arithmetic asks) and is what `inspect` shows the file
+// holds; predict runs every file within its bound of Keras.
+TEST_F(QuantizeCli, GruModelInEveryModeAndArithmetic) {
   const std::string model = kModels + "/gru_window/model.keras", data = kModels + "/gru_window/in0.npy";
   const auto want = tickinfer::formats::read_npy(kModels + "/gru_window/out0.npy");
-  for (const std::string mode : {"int8", "bf16"}) {
-    const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp(mode + ".tkq") + " --mode " + mode);
+  const struct {
+    std::string mode, flag;
+    bool own;
+  } cases[] = {{"int8", "", true}, {"bf16", "", true}, {"dynamic", "", false}, {"dynamic", "own", true}, {"int8", "exact", false}};
+  for (const auto& c : cases) {
+    const std::string mode = c.mode, name = c.mode + c.flag;
+    const Result r = run("quantize " + model + " --calibration " + data + " -o " + temp(name + ".tkq") + " --mode " + mode +
+                         (c.flag.empty() ? "" : " --gru-arithmetic " + c.flag));
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_NE(r.out.find(mode == "int8" ? "gru                      int8-dynamic" : "gru                      bf16"),
+    EXPECT_NE(r.out.find(mode == "bf16" ? "gru                      bf16" : "gru                      int8-dynamic"),
               std::string::npos) << r.out;
     const bool noted = r.out.find("note: layer 'gru' is not int8: GRU has no full-integer form") != std::string::npos;
     EXPECT_EQ(noted, mode == "int8") << r.out;
-    const Result p = run("predict " + temp(mode + ".tkq") + " --input " + data + " --output " + temp(mode + ".npy"));
+    EXPECT_NE(r.out.find(c.own ? "note: GRU 'gru' runs in tickinfer's own arithmetic"
+                               : "note: GRU 'gru' runs in the TFLite converter's arithmetic"),
+              std::string::npos) << r.out;
+    const Result i = run("inspect " + temp(name + ".tkq"));
+    ASSERT_EQ(i.exit_code, 0) << i.err;
+    EXPECT_EQ(i.out.find("SEQUENCE_GRU own arithmetic") != std::string::npos, c.own) << i.out;
+    const Result p = run("predict " + temp(name + ".tkq") + " --input " + data + " --output " + temp(name + ".npy"));
     ASSERT_EQ(p.exit_code, 0) << p.err;
-    const auto got = tickinfer::formats::read_npy(temp(mode + ".npy"));
+    const auto got = tickinfer::formats::read_npy(temp(name + ".npy"));
     ASSERT_EQ(got.data.size(), want.data.size());
     for (size_t i = 0; i < got.data.size(); ++i) EXPECT_NEAR(got.data[i], want.data[i], 0.02) << mode << " " << i;
   }
@@ -155,6 +169,10 @@ TEST_F(QuantizeCli, UsageAndDataErrors) {
   r = run("quantize " + model + " --calibration " + kModels + "/mlp_small/in0.npy -o " + temp("m.tkq") + " --mode int4");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--mode"), std::string::npos) << r.err;
+  r = run("quantize " + model + " --calibration " + kModels + "/mlp_small/in0.npy -o " + temp("m.tkq") +
+          " --gru-arithmetic fast");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--gru-arithmetic must be exact or own, got 'fast'"), std::string::npos) << r.err;
   // lstm_tiny's input as mlp_small calibration: the wrong shape, named with the file.
   const std::string wrong = kModels + "/lstm_tiny/in0.npy";
   r = run("quantize " + model + " --calibration " + wrong + " -o " + temp("m.tkq"));

@@ -29,6 +29,7 @@
 #include "quantizer/quantize_session.hpp"
 #include "quantizer/quantizer.hpp"
 #include "support/fixture_manifest.hpp"
+#include "support/quant_gru_cases.hpp"
 #include "support/source_paths.hpp"
 #include "support/tflite_file.hpp"
 #include "tflite/interpreter.hpp"
@@ -37,33 +38,13 @@
 namespace tickinfer {
 namespace {
 
+using namespace ::tickinfer::test::gru_cases;
+
 const std::string kSource = ::tickinfer::test::source_dir();
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream f(path);
   return nlohmann::json::parse(f);
-}
-
-// Row r of an .npy of stacked inputs into input i.
-void set_row(tfl::Interpreter& interp, size_t i, const formats::NpyArray& a, size_t r) {
-  const size_t n = static_cast<size_t>(tfl::element_count(interp.input_tensor(i).shape));
-  ASSERT_GE(a.data.size(), (r + 1) * n);
-  std::memcpy(interp.input_data(i), a.data.data() + r * n, n * sizeof(float));
-}
-
-std::vector<float> output_row(const tfl::Interpreter& interp, size_t o) {
-  const size_t n = static_cast<size_t>(tfl::element_count(interp.output_tensor(o).shape));
-  std::vector<float> v(n);
-  std::memcpy(v.data(), interp.output_data(o), n * sizeof(float));
-  return v;
-}
-
-std::unique_ptr<tfl::Interpreter> interpreter(std::shared_ptr<const tfl::Program> p, const std::string& isa, bool lower) {
-  tfl::InterpreterOptions o;
-  o.isa = isa;
-  o.lower_recurrent_loops = lower;
-  o.reset_variables_each_invoke = true;
-  return std::make_unique<tfl::Interpreter>(std::move(p), o);
 }
 
 size_t count(const std::string& text, const std::string& what) {
@@ -178,14 +159,6 @@ TEST(LoweredGruLoopErrors, ASplitVWithTwoRestsIsNotAGruAndIsRefused) {
 
 // ---- the quantizer's GRU ------------------------------------------------------------------------
 
-quantizer::SampleSet samples(const formats::NpyArray& a) {
-  quantizer::SampleSet s;
-  s.count = static_cast<size_t>(a.shape.at(0));
-  s.per_sample = a.data.size() / s.count;
-  s.values = a.data;
-  return s;
-}
-
 // The Keras model's GRU quantized int8-dynamic, the Dense head left fp32 (as the converter leaves
 // a layer under 1024 weights), computes what TFLite computes with the dynamic-range converter's
 // file: the same per-channel int8 weights, the same hybrid products, the same gates.
@@ -251,48 +224,12 @@ TEST(QuantizedGru, AStateThatIsAModelInputIsRefused) {
   }
 }
 
-struct KerasCase {
-  testing::FixtureCase c;
-  tfl::Program f;
-};
-
-KerasCase keras_case(const std::string& name) {
-  std::vector<testing::FixtureCase> cases = testing::load_manifest(testing::fixtures_dir());
-  for (const auto& c : testing::load_manifest(kSource + "/bench/models")) cases.push_back(c);
-  const auto it = std::find_if(cases.begin(), cases.end(), [&](const auto& c) { return c.name == name; });
-  if (it == cases.end()) throw std::runtime_error("no fixture " + name);
-  quantizer::LowerOptions o;
-  o.window_length = it->window_length;
-  return {*it, quantizer::lower_graph(formats::load_any_model_file(it->file).graph, o)};
-}
-
-// Largest |quantized - Keras| over the largest |Keras|, every output of every sample.
-double error_against_keras(tfl::Interpreter& interp, const KerasCase& k) {
-  std::vector<formats::NpyArray> in, want;
-  for (const auto& f : k.c.inputs) in.push_back(formats::read_npy(f));
-  for (const auto& f : k.c.outputs) want.push_back(formats::read_npy(f));
-  const size_t rows = static_cast<size_t>(in.at(0).shape.at(0));
-  double err = 0.0, ref = 0.0;
-  for (size_t r = 0; r < rows; ++r) {
-    for (size_t i = 0; i < in.size(); ++i) set_row(interp, i, in[i], r);
-    interp.invoke();
-    for (size_t o = 0; o < want.size(); ++o) {
-      const std::vector<float> y = output_row(interp, o);
-      for (size_t j = 0; j < y.size(); ++j) {
-        const double w = want[o].data.at(r * y.size() + j);
-        err = std::max(err, std::fabs(y[j] - w));
-        ref = std::max(ref, std::fabs(w));
-      }
-    }
-  }
-  return err / ref;
-}
-
 // GRU models (reset_after and reset_before, stacked with relu candidates, the bench's
 // gru_window) and the backwards-reading ones (go_backwards, Bidirectional with its merges: REVERSE_V2,
 // the STRIDED_SLICE of a time slice) in each mode: every GRU takes the precision the mode names
-// (int8 has none for a GRU: int8-dynamic), the output stays within bounds of Keras' outputs, and
-// the .tkq file runs bit for bit as the program it stores.
+// (int8 has none for a GRU: int8-dynamic) and the arithmetic the mode implies (the converter's in
+// dynamic mode, the op's own in the others), the output stays within bounds of Keras' outputs,
+// and the .tkq file runs bit for bit as the program it stores.
 TEST(RecurrentModels, QuantizeInEveryModeAndRoundTripThroughTkq) {
   const struct {
     quantizer::QuantizeMode mode;
@@ -313,7 +250,9 @@ TEST(RecurrentModels, QuantizeInEveryModeAndRoundTripThroughTkq) {
       const quantizer::QuantizeReport rep = quantizer::quantize_model(k.f, data, data, req);
       const tfl::Program& q = rep.result.program;
       for (const tfl::Op& op : q.ops) {
-        if (op.code == tfl::OpCode::SequenceGru) EXPECT_EQ(op.precision, m.gru) << name << " " << op.label;
+        if (op.code != tfl::OpCode::SequenceGru) continue;
+        EXPECT_EQ(op.precision, m.gru) << name << " " << op.label;
+        EXPECT_EQ(op.options.own_arithmetic, m.mode != quantizer::QuantizeMode::Dynamic) << name << " " << op.label;
       }
       auto ours = interpreter(std::make_shared<const tfl::Program>(q), "", true);
       const double err = error_against_keras(*ours, k);

@@ -68,6 +68,18 @@ void print_table(const quantizer::QuantizeReport& r, bool wants_int8) {
       std::printf("note: layer '%s' is not int8: %s\n", r.layers[l].label.c_str(), r.layers[l].why_not_int8.c_str());
     }
   }
+  // Which arithmetic the GRUs got: the two forms' outputs differ (docs/quantization.md, "GRU").
+  std::vector<std::string> said;  // a Bidirectional layer's two GRUs share its label
+  for (const tfl::Op& op : r.result.program.ops) {
+    if (op.code != tfl::OpCode::SequenceGru || std::find(said.begin(), said.end(), op.label) != said.end()) continue;
+    said.push_back(op.label);
+    std::printf(op.options.own_arithmetic
+                    ? "note: GRU '%s' runs in tickinfer's own arithmetic (vector gates, several times faster; "
+                      "--gru-arithmetic exact gives the TFLite converter's)\n"
+                    : "note: GRU '%s' runs in the TFLite converter's arithmetic (its dynamic-range file's outputs, bit "
+                      "for bit, where both are int8-dynamic; --gru-arithmetic own is several times faster)\n",
+                op.label.c_str());
+  }
 }
 
 // The measured fp32 pass: each quantized layer against fp32, whole programs timed in the same run.
@@ -209,6 +221,10 @@ ArgParser quantize_parser() {
   p.option("calibration-method", "METHOD", "minmax or percentile", "minmax");
   p.option("percentile", "P", "percentile method: keep values within [P(100-P), P(P)]", "99.99");
   p.option("window", "T", "steps for inputs with an unknown sequence length", "0");
+  p.option("gru-arithmetic", "A",
+           "GRU layers: exact (the TFLite converter's loop, bit for bit as its dynamic-range file runs) or own "
+           "(tickinfer's vector gates, several times faster); default: exact in dynamic mode, own in the others",
+           "");
   p.flag("integer-io", "int8 model inputs and outputs (no QUANTIZE/DEQUANTIZE at the edges)");
   p.flag("reset-state", "calibration: zero LSTM state before each sample (default: carry it over, as the TFLite converter does)");
   return p;
@@ -231,6 +247,12 @@ int run_quantize(const ArgParser& args) {
     throw UsageError("--calibration-method must be minmax or percentile, got '" + method + "'");
   }
   req.quantize.integer_io = args.flag_set("integer-io");
+  const std::string gru = args.value("gru-arithmetic");
+  if (!gru.empty() && gru != "exact" && gru != "own") {
+    throw UsageError("--gru-arithmetic must be exact or own, got '" + gru + "'");
+  }
+  using Gru = quantizer::QuantizeRequest::GruArithmetic;
+  req.gru_arithmetic = gru.empty() ? Gru::ByMode : gru == "own" ? Gru::Own : Gru::Exact;
   req.calibration.carry_state = !args.flag_set("reset-state");
 
   formats::AnyModel any = formats::load_any_model_file(model_path, formats::TfliteEngine::Interpreter);

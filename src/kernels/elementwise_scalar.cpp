@@ -30,5 +30,8 @@ void mul(const float* a, const float* b, float* y, int n) noexcept {
 void affine(const float* x, const float* scale, const float* shift, float* y, int n) noexcept {
   for (int i = 0; i < n; ++i) y[i] = x[i] * scale[i] + shift[i];
 }
+void scale_sums(const int32_t* sums, const float* scale, float s, const float* bias, float* y, int n) noexcept {
+  for (int i = 0; i < n; ++i) y[i] = std::fma(static_cast<float>(sums[i]), s * scale[i], bias[i]);
+}
 
 }  // namespace tickinfer::kernels::scalar

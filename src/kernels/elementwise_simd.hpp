@@ -126,6 +126,26 @@ inline void layer_norm(const float* x, size_t ldx, int rows, const float* gamma,
   for (; r < rows; ++r) layer_norm_block<S, 1, false>(x + r * ldx, ldx, gamma, beta, eps, y + r * ldy, ldy, n);
 }
 
+// y = sums * (s * scale) + bias (kernel_set.hpp, scale_sums); the tail's sums converted through
+// a stack row, so it rounds as the whole vectors do.
+template <class S>
+inline void scale_sums(const int32_t* sums, const float* scale, float s, const float* bias, float* y, int n) {
+  const typename S::V sv = S::set1(s);
+  int i = 0;
+  for (; i + S::kWidth <= n; i += S::kWidth) {
+    S::store(y + i, S::fmadd(S::from_i32(sums + i), S::mul(sv, S::load(scale + i)), S::load(bias + i)));
+  }
+  if (i < n) {
+    const int r = n - i;
+    float tail[S::kWidth] = {};
+    for (int k = 0; k < r; ++k) tail[k] = static_cast<float>(sums[i + k]);
+    S::store_partial(y + i,
+                     S::fmadd(S::load_partial(tail, r), S::mul(sv, S::load_partial(scale + i, r)),
+                              S::load_partial(bias + i, r)),
+                     r);
+  }
+}
+
 template <class S>
 inline void affine(const float* x, const float* scale, const float* shift, float* y, int n) {
   int i = 0;

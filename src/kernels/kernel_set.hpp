@@ -189,6 +189,10 @@ struct KernelSet {
   void (*mul)(const float* a, const float* b, float* y, int n) noexcept;
   // y[i] = x[i] * scale[i] + shift[i] (folded BatchNorm when it cannot join a Dense/Conv1D)
   void (*affine)(const float* x, const float* scale, const float* shift, float* y, int n) noexcept;
+  // y[i] = sums[i] * (s * scale[i]) + bias[i], one fused multiply-add where the set has FMA
+  // (portable: a multiply and an add): int32 dot products back to float, s a dynamically
+  // quantized input's scale and scale[i] row i's weight scale (tflite/ops/sequence_gru_own.cpp).
+  void (*scale_sums)(const int32_t* sums, const float* scale, float s, const float* bias, float* y, int n) noexcept;
 };
 
 // The table for one ISA. Throws tickinfer::Error if the ISA was not compiled in or the CPU

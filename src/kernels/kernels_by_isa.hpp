@@ -26,6 +26,8 @@
   void sub(const float* a, const float* b, float* y, int n) noexcept;                            \
   void mul(const float* a, const float* b, float* y, int n) noexcept;                            \
   void affine(const float* x, const float* scale, const float* shift, float* y, int n) noexcept; \
+  void scale_sums(const int32_t* sums, const float* scale, float s, const float* bias, float* y,  \
+                  int n) noexcept;                                                               \
   const KernelSet& kernel_table() noexcept;
 
 namespace tickinfer::kernels {
@@ -49,4 +51,4 @@ namespace avx512 { TICKINFER_DECLARE_KERNELS() }
 // gemm4_sequential or nullptr (KernelSet::gemm4_sequential), chain its gemm_chain or nullptr.
 #define TICKINFER_KERNEL_TABLE(isa_enum, isa_str, gemm4, chain)                                   \
   KernelSet{isa_enum, isa_str, &gemv, &gemm_rows, gemm4, chain, &activation, &softmax, &attend_head, \
-            &lstm_cell, &gru_cell, &layer_norm, &add, &sub, &mul, &affine}
+            &lstm_cell, &gru_cell, &layer_norm, &add, &sub, &mul, &affine, &scale_sums}

@@ -13,6 +13,9 @@ struct Simd {
   static V set1(float v) { return _mm256_set1_ps(v); }
   static V zero() { return _mm256_setzero_ps(); }
   static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static V from_i32(const int32_t* p) {  // kWidth int32, converted
+    return _mm256_cvtepi32_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
   static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
   static __m256i first_lanes(int n) {  // n in [0, 8]
     return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));

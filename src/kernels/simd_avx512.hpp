@@ -15,6 +15,7 @@ struct Simd {
   static V set1(float v) { return _mm512_set1_ps(v); }
   static V zero() { return _mm512_setzero_ps(); }
   static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static V from_i32(const int32_t* p) { return _mm512_cvtepi32_ps(_mm512_loadu_si512(p)); }  // kWidth int32, converted
   static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
   static M first_lanes(int n) { return static_cast<M>((1u << n) - 1u); }  // n in [0, 16]
   // Reads only p[0, n); other lanes get `fill`. Masked lanes never fault.

@@ -31,6 +31,11 @@ struct Simd {
     return v;
   }
   static void store(float* p, V v) { __builtin_memcpy(p, &v, sizeof v); }
+  static V from_i32(const int32_t* p) {  // kWidth int32, converted
+    VI v;
+    __builtin_memcpy(&v, p, sizeof v);
+    return __builtin_convertvector(v, V);
+  }
   // Reads only p[0, n) (n in [0, 4]); other lanes get `fill`.
   static V load_partial(const float* p, int n, float fill = 0.0f) {
     V v = set1(fill);

@@ -65,6 +65,10 @@ std::vector<double> mac_shares(const std::vector<Layer>& layers) {
 QuantizeReport quantize_model(const Program& float_program, const std::vector<SampleSet>& calibration,
                               const std::vector<SampleSet>& validation, const QuantizeRequest& request) {
   QuantizeReport r;
+  QuantizeOptions options = request.quantize;
+  options.gru_own_arithmetic = request.gru_arithmetic == QuantizeRequest::GruArithmetic::ByMode
+                                   ? request.mode != QuantizeMode::Dynamic
+                                   : request.gru_arithmetic == QuantizeRequest::GruArithmetic::Own;
   r.layers = find_layers(float_program);
   r.ranges = calibrate(float_program, calibration, request.calibration);
   const Evaluator evaluator(float_program, r.layers, validation);
@@ -84,13 +88,13 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
       }
       break;
     case QuantizeMode::Auto: {
-      AutoResult a = choose_precisions(float_program, r.layers, r.ranges, evaluator, request.max_error, request.quantize);
+      AutoResult a = choose_precisions(float_program, r.layers, r.ranges, evaluator, request.max_error, options);
       r.precisions = std::move(a.precisions);
       r.steps = std::move(a.steps);
       r.met = a.met;
       if (request.timing_runs > 0) {
         MeasuredChoice m = keep_fp32_where_faster(float_program, r.layers, r.ranges, evaluator, std::move(r.precisions),
-                                                  request.max_error, request.quantize, validation,
+                                                  request.max_error, options, validation,
                                                   {request.timing_runs, request.fp32_margin});
         r.precisions = std::move(m.precisions);
         r.measured = std::move(m.steps);
@@ -101,7 +105,7 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
       break;
     }
   }
-  r.result = quantize_program(float_program, r.layers, r.precisions, r.ranges, request.quantize);
+  r.result = quantize_program(float_program, r.layers, r.precisions, r.ranges, options);
   r.evaluation = evaluator.evaluate(r.result);
   r.coverage = evaluator.coverage(calibration, r.ranges, request.coverage_threshold);
   if (request.timing_runs > 0) {

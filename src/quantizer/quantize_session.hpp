@@ -28,6 +28,10 @@ struct QuantizeRequest {
   QuantizeOptions quantize;
   double coverage_threshold = 0.01;   // report inputs/layers with more validation values than
                                       // this fraction outside the calibrated range
+  // GRU layers' arithmetic (QuantizeOptions::gru_own_arithmetic): ByMode is the converter's exact
+  // arithmetic in Dynamic mode (what its dynamic-range file computes, bit for bit) and tickinfer's
+  // own in the others (no converter file to equal; several times faster).
+  enum class GruArithmetic { ByMode, Exact, Own } gru_arithmetic = GruArithmetic::ByMode;
   int timing_runs = 200;              // invokes per op for the latency shares (0: MAC shares), and
                                       // per program for auto's measured fp32 pass (0: no such pass)
   double fp32_margin = 0.03;          // auto: how much faster fp32 must be to keep a layer in it

@@ -169,6 +169,7 @@ class Transform {
     if (p == Precision::Int8) return int8_op(i);
     Op q = op;
     q.precision = p;
+    if (op.code == OpCode::SequenceGru) q.options.own_arithmetic = options_.gru_own_arithmetic;
     const bool depthwise = op.code == OpCode::DepthwiseConv2D;
     const bool gru = op.code == OpCode::SequenceGru;
     const bool weights = op.code == OpCode::FullyConnected || op.code == OpCode::Conv2D || depthwise ||

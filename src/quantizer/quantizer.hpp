@@ -28,6 +28,11 @@ struct QuantizeOptions {
   // int8 model inputs and outputs (the converter's inference_input_type / output_type = int8)
   // instead of float with QUANTIZE / DEQUANTIZE at the edges.
   bool integer_io = false;
+  // GRU layers (SEQUENCE_GRU) in tickinfer's own arithmetic (OpOptions::own_arithmetic: the graph
+  // engine's vector gates, the int8 state's sums scaled in one pass) instead of the converter
+  // loop's, which a dynamic-range converter file computes bit for bit. quantize_model sets it from
+  // QuantizeRequest::gru_arithmetic.
+  bool gru_own_arithmetic = false;
 };
 
 struct QuantizedProgram {

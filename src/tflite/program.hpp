@@ -150,6 +150,10 @@ struct OpOptions {
   bool keep_dims = false;           // MEAN, SUM
   bool time_major = false;          // SequenceLstm, SequenceGru
   bool reset_after = true;          // SequenceGru: Keras' reset_after (false: r multiplies h before U_h)
+  // SequenceGru: tickinfer's own arithmetic (ops/sequence_gru_own.cpp: the graph engine's vector
+  // sigmoid and tanh, the recurrent product's int8 sums scaled in one pass), not the converter
+  // loop's op-by-op rounding; what `tickinfer quantize --mode int8|auto` writes, never a TFLite file.
+  bool own_arithmetic = false;
   // SequenceLstm with int8 weights made from a dynamic-range Keras 3 LSTM loop (tflite/rewrite/
   // lstm_loop.cpp): computed as the loop body's ops compute it, not as TFLite's fused hybrid LSTM.
   bool keras_cell = false;

@@ -106,10 +106,13 @@ tfl::OpOptions parse_options(SectionReader& r, const std::string& where) {
     *f = b != 0;
   }
   // Reserved in 1.0, where writers wrote 0 and readers skipped it: a 1.0 file that broke that
-  // reads as a GRU flag now (1) or fails (above 1).
-  const uint8_t reset_before = r.get<uint8_t>("reset_before flag");
-  if (reset_before > 1) r.fail(where + ": reset_before flag byte " + std::to_string(reset_before) + " is neither 0 nor 1");
-  o.reset_after = reset_before == 0;
+  // reads as GRU flags now (bits 0 and 1) or fails (any other bit).
+  const uint8_t gru = r.get<uint8_t>("GRU flags");
+  if ((gru & ~(tkq::kGruResetBefore | tkq::kGruOwnArithmetic)) != 0) {
+    r.fail(where + ": GRU flags byte " + std::to_string(gru) + " sets bits other than reset_before (1) and own arithmetic (2)");
+  }
+  o.reset_after = (gru & tkq::kGruResetBefore) == 0;
+  o.own_arithmetic = (gru & tkq::kGruOwnArithmetic) != 0;
   for (int* v : {&o.stride_w, &o.stride_h, &o.dilation_w, &o.dilation_h, &o.filter_w, &o.filter_h,
                  &o.depth_multiplier}) {
     *v = r.get<int32_t>("op option");

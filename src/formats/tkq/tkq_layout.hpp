@@ -40,7 +40,10 @@ inline bool stores_op_code(uint16_t code) {
 
 // The options block of `o`, untruncated (tkq_options.cpp). Version 1.1 gave the reserved byte
 // after the nine flags a meaning: 1 = SEQUENCE_GRU resets before its recurrent product
-// (!reset_after), 0 otherwise, so every 1.0 block reads the same.
+// (!reset_after), 0 otherwise, so every 1.0 block reads the same. Version 1.2 made it the GRU
+// flags: bit 0 that reset_before, bit 1 own_arithmetic (tflite/ops/sequence_gru_own.cpp); a 1.1
+// reader refuses a block with bit 1 by name rather than run the GRU in other arithmetic.
+inline constexpr uint8_t kGruResetBefore = 1, kGruOwnArithmetic = 2;
 std::vector<uint8_t> encode_options(const tfl::OpOptions& o);
 
 inline size_t align_up(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }

@@ -1,4 +1,4 @@
-// The .tkq op options block, version 1.1 (docs/tkq-format.md, "options block").
+// The .tkq op options block, version 1.2 (docs/tkq-format.md, "options block").
 #include <bit>
 
 #include "formats/tkq/tkq_layout.hpp"
@@ -15,7 +15,7 @@ std::vector<uint8_t> encode_options(const tfl::OpOptions& o) {
                  o.adj_y, o.approximate, o.pot_scale_int16}) {
     b.put<uint8_t>(f ? 1 : 0);
   }
-  b.put<uint8_t>(o.reset_after ? 0 : 1);
+  b.put<uint8_t>(static_cast<uint8_t>((o.reset_after ? 0 : kGruResetBefore) | (o.own_arithmetic ? kGruOwnArithmetic : 0)));
   for (int v : {o.stride_w, o.stride_h, o.dilation_w, o.dilation_h, o.filter_w, o.filter_h, o.depth_multiplier}) {
     b.put<int32_t>(v);
   }

@@ -27,136 +27,18 @@
 // linear: a FULLY_CONNECTED's fused clamps).
 #include <algorithm>
 #include <cstring>
-#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "kernels/kernel_set.hpp"
-#include "tflite/kernels/gemv_bf16.hpp"
 #include "tflite/kernels/logistic_f32.hpp"
 #include "tflite/kernels/platform_tanhf.hpp"
-#include "tflite/ops/fully_connected.hpp"
 #include "tflite/ops/ops.hpp"
+#include "tflite/ops/sequence_gru_matrices.hpp"
 
 namespace tickinfer::tfl::ops {
 
 namespace {
-
-constexpr float kInf = std::numeric_limits<float>::infinity();
-
-using fc::all_zero;
-
-// Rows [row0, row0 + rows) of a FULLY_CONNECTED filter [*, cols], multiplied as that
-// FULLY_CONNECTED would multiply them: int8 as the hybrid op (fc::HybridFcRows), float in the
-// reference loop's order (KernelSet::gemm4_sequential, or fc::float_reference_row where a set
-// has none or the rows are the packed layout's dot form), bf16 through the bf16 gemv (TFLite
-// has no bf16: any order is its own).
-class GateMatrix {
- public:
-  GateMatrix(const PrepareContext& ctx, const Tensor& w, int row0, int rows, int cols) : rows_(rows), cols_(cols) {
-    const size_t first = static_cast<size_t>(row0) * static_cast<size_t>(cols);
-    const size_t n = static_cast<size_t>(rows) * static_cast<size_t>(cols);
-    if (w.type == DType::I8) {
-      Tensor part;
-      part.name = w.name;
-      part.type = DType::I8;
-      part.shape = {rows, cols};
-      part.data.assign(w.data.begin() + static_cast<std::ptrdiff_t>(first),
-                       w.data.begin() + static_cast<std::ptrdiff_t>(first + n));
-      for (int r = 0; r < rows; ++r) {
-        part.quant.scale.push_back(w.quant.per_axis() ? w.quant.scale[static_cast<size_t>(row0 + r)] : w.quant.scale[0]);
-      }
-      part.quant.zero_point.assign(part.quant.scale.size(), 0);
-      hybrid_.emplace(ctx, part, rows, cols, ctx.op.options.asymmetric_quantize_inputs, -kInf, kInf);
-      return;
-    }
-    if (w.type == DType::F32) {
-      const auto& ks = ::tickinfer::kernels::kernel_set(ctx.isa);
-      if (ctx.isa == ::tickinfer::kernels::Isa::Scalar || !ks.gemm4_sequential ||
-          ::tickinfer::kernels::is_dot_form(rows)) {
-        const float* f = reinterpret_cast<const float*>(w.data.data());
-        rowwise_.assign(f + first, f + first + n);
-        return;  // the reference loop
-      }
-      sequential_ = ks.gemm4_sequential;
-      kernel_name_ = ks.name;
-    }
-    // [cols x rows] for the packed kernels (K = cols inputs, N = rows outputs).
-    std::vector<float> dense(w.type == DType::F32 ? n : 0);
-    std::vector<uint16_t> bits(w.type == DType::BF16 ? n : 0);
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < cols; ++c) {
-        const size_t from = first + static_cast<size_t>(r) * cols + c, to = static_cast<size_t>(c) * rows + r;
-        if (w.type == DType::BF16) {
-          bits[to] = reinterpret_cast<const uint16_t*>(w.data.data())[from];
-        } else {
-          dense[to] = reinterpret_cast<const float*>(w.data.data())[from];
-        }
-      }
-    }
-    if (w.type == DType::BF16) {
-      bf16_ = &kernels::bf16_gemv(ctx.isa);
-      packed_bf16_.resize(kernels::bf16_packed_elems(cols, rows));
-      kernels::pack_bf16_weights(bits.data(), cols, rows, packed_bf16_.data());
-    } else {
-      packed_.resize(::tickinfer::kernels::packed_floats(cols, rows));
-      ::tickinfer::kernels::pack_weights(dense.data(), cols, rows, packed_.data());
-    }
-  }
-
-  // n rows of x (cols apart) into n rows of y (rows apart): y = bias + W x, or the bias alone for
-  // an all-zero row of x (TFLite's hybrid FULLY_CONNECTED skips its product; a float one adds
-  // zeros). bias: rows floats. noexcept, no allocation.
-  void product(const float* x, int n, const float* bias, float* y) noexcept {
-    if (hybrid_) {  // its rows add to the bias already in y
-      for (int i = 0; i < n; ++i) std::copy(bias, bias + rows_, y + static_cast<size_t>(i) * rows_);
-      if (n == 1) {
-        if (!all_zero(x, cols_)) hybrid_->row(x, y);
-        return;
-      }
-      hybrid_->rows(x, n, y);
-      for (int i = 0; i < n; ++i) {  // rows() multiplied them all: an all-zero one is the bias
-        if (all_zero(x + static_cast<size_t>(i) * cols_, cols_)) std::copy(bias, bias + rows_, y + static_cast<size_t>(i) * rows_);
-      }
-      return;
-    }
-    for (int i = 0; i < n; i += kGroup) {
-      const int m = std::min(kGroup, n - i);
-      const float* xi = x + static_cast<size_t>(i) * cols_;
-      float* yi = y + static_cast<size_t>(i) * rows_;
-      if (sequential_) {
-        sequential_(xi, m, static_cast<size_t>(cols_), cols_, packed_.data(), rows_, bias, yi, static_cast<size_t>(rows_), -kInf, kInf);
-      } else if (bf16_) {
-        for (int j = 0; j < m; ++j) {
-          bf16_->gemv(xi + static_cast<size_t>(j) * cols_, cols_, packed_bf16_.data(), rows_, bias,
-                      yi + static_cast<size_t>(j) * rows_, -kInf, kInf);
-        }
-      } else {
-        for (int j = 0; j < m; ++j) {
-          fc::float_reference_row(xi + static_cast<size_t>(j) * cols_, rowwise_.data(), bias, rows_, cols_, -kInf, kInf,
-                                  yi + static_cast<size_t>(j) * rows_);
-        }
-      }
-    }
-  }
-  std::string describe() const {
-    if (hybrid_) return "hybrid fc " + hybrid_->describe();
-    if (bf16_) return std::string("bf16 gemv ") + bf16_->name;
-    return sequential_ ? std::string("float fc sequential (reference order) ") + kernel_name_ : "float fc reference";
-  }
-
- private:
-  static constexpr int kGroup = ::tickinfer::kernels::kGemm4Rows;
-  int rows_, cols_;
-  std::optional<fc::HybridFcRows> hybrid_;
-  const kernels::Bf16Gemv* bf16_ = nullptr;
-  ::tickinfer::kernels::Gemm4SequentialFn sequential_ = nullptr;
-  const char* kernel_name_ = "";
-  std::vector<float> rowwise_;  // float on the reference loop: the filter rows (else empty)
-  std::vector<uint16_t> packed_bf16_;
-  ::tickinfer::kernels::AlignedVector<float> packed_;
-};
 
 class SequenceGru final : public PreparedOp {
  public:
@@ -173,8 +55,8 @@ class SequenceGru final : public PreparedOp {
       wh_.emplace(ctx, u, 0, 2 * H, H);
       wc_.emplace(ctx, u, 2 * H, H, H);
     }
-    b_in_ = bias(ctx, 3);
-    b_rec_ = bias(ctx, 4);
+    b_in_ = gru::gate_bias(ctx, 3, H);
+    b_rec_ = gru::gate_bias(ctx, 4, H);
     xs_.assign(static_cast<size_t>(T) * 3 * H, 0.0f);
     rs_.assign(static_cast<size_t>(3) * H, 0.0f);
     rh_.assign(static_cast<size_t>(H), 0.0f);
@@ -200,18 +82,6 @@ class SequenceGru final : public PreparedOp {
   int64_t macs() const override { return int64_t{T_} * 3 * H_ * (F_ + H_); }
 
  private:
-  std::vector<float> bias(const PrepareContext& ctx, size_t k) const {
-    std::vector<float> b(static_cast<size_t>(3) * H_, 0.0f);
-    if (!ctx.has_input(k)) return b;
-    const Tensor& t = ctx.input(k);
-    if (t.type != DType::F32 || !t.is_constant() || element_count(t.shape) != 3 * H_) {
-      ctx.fail("bias operand " + std::to_string(k) + " '" + t.name + "' is not a constant float32 [" +
-               std::to_string(3 * H_) + "]");
-    }
-    std::memcpy(b.data(), t.data.data(), b.size() * sizeof(float));
-    return b;
-  }
-
   // One step: xs (this step's input product with b_in) becomes the gates; h is updated in place.
   void step(float* xs, float* h) noexcept {
     const int H = H_, zr = 2 * H;
@@ -256,7 +126,7 @@ class SequenceGru final : public PreparedOp {
   int x_, h_, out_;
   kernels::LogisticArrayFn logistic_;
   kernels::TanhfArrayFn tanhf_;
-  std::optional<GateMatrix> wx_, wh_, wc_;  // W; U (reset_before: U_zr); U_h (reset_before only)
+  std::optional<gru::GateMatrix> wx_, wh_, wc_;  // W; U (reset_before: U_zr); U_h (reset_before only)
   std::vector<float> b_in_, b_rec_;         // [3H], zeros where left out (b_rec_ always, reset_before)
   // Scratch, sized at prepare: every step's input product [T, 3H], the recurrent product, r * h
   // and its product (reset_before).
@@ -310,6 +180,7 @@ std::unique_ptr<PreparedOp> prepare_sequence_gru(const PrepareContext& ctx) {
   }
   const Shape want = tm ? Shape{T, 1, H} : Shape{1, T, H};
   if (y.type != DType::F32 || y.shape != want) ctx.fail("output '" + y.name + "' must be float32 " + shape_str(want));
+  if (op.options.own_arithmetic) return gru::make_own_arithmetic_gru(ctx, T, F, H);
   return std::make_unique<SequenceGru>(ctx, T, F, H);
 }
 
