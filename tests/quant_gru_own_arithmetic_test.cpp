@@ -26,11 +26,24 @@ namespace {
 
 using namespace ::tickinfer::test::gru_cases;
 
-// Every fixture with a GRU layer the quantizer lowers (Keras 2 and 3; Bidirectional cases hold a
-// GRU and an LSTM or two GRUs).
-const char* const kGruCases[] = {"gru_reset_after_k2", "gru_reset_after_k3", "gru_reset_before_k2", "gru_reset_before_k3",
-                                 "gru_stacked_k2",     "gru_stacked_k3",     "gru_seq_k2",          "gru_seq_k3",
-                                 "go_backwards_k2",    "go_backwards_k3",    "bidirectional_k3",    "bidirectional_merges_k3",
+// Every fixture with a GRU layer (Keras 2 and 3; the Bidirectional cases hold GRUs, some beside
+// LSTMs), and the bench's gru_window; the test checks each lowers to at least one SEQUENCE_GRU.
+const char* const kGruCases[] = {"gru_reset_after_k2",
+                                 "gru_reset_after_k3",
+                                 "gru_reset_before_k2",
+                                 "gru_reset_before_k3",
+                                 "gru_stacked_k2",
+                                 "gru_stacked_k3",
+                                 "gru_seq_k2",
+                                 "gru_seq_k3",
+                                 "go_backwards_k2",
+                                 "go_backwards_k3",
+                                 "bidirectional_k2",
+                                 "bidirectional_k3",
+                                 "bidirectional_merges_k2",
+                                 "bidirectional_merges_k3",
+                                 "bidirectional_two_outputs_k3",
+                                 "bidirectional_variable_length_k3",
                                  "gru_window"};
 
 size_t gru_ops(const tfl::Program& p, bool own) {

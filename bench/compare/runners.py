@@ -290,7 +290,7 @@ INT8_FILES = {"litert_int8": "tflite_int8", "litert_full_int8": "tflite_full_int
               "tickinfer_python_tflite_int8": "tflite_full_int8"}
 TICKINFER_QUANTIZED = {
     "tickinfer_python_int8": (functools.partial(tickinfer_python, file="tkq_int8"),
-                              "tickinfer via Python: plan.run(x), full int8 .tkq"),
+                              "tickinfer via Python: plan.run(x), --mode int8 .tkq (full int8 where the layer has it)"),
     "tickinfer_python_dynamic": (functools.partial(tickinfer_python, file="tkq_dynamic"),
                                  "tickinfer via Python: plan.run(x), dynamic-range .tkq"),
     "tickinfer_python_auto": (functools.partial(tickinfer_python, file="tkq_auto"),

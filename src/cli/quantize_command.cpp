@@ -68,16 +68,15 @@ void print_table(const quantizer::QuantizeReport& r, bool wants_int8) {
       std::printf("note: layer '%s' is not int8: %s\n", r.layers[l].label.c_str(), r.layers[l].why_not_int8.c_str());
     }
   }
-  // Which arithmetic the GRUs got: the two forms' outputs differ (docs/quantization.md, "GRU").
-  std::vector<std::string> said;  // a Bidirectional layer's two GRUs share its label
+  // Which arithmetic each GRU got (a Bidirectional layer's two are labelled /forward and
+  // /backward): the two forms' outputs differ (docs/quantization.md, "GRU").
   for (const tfl::Op& op : r.result.program.ops) {
-    if (op.code != tfl::OpCode::SequenceGru || std::find(said.begin(), said.end(), op.label) != said.end()) continue;
-    said.push_back(op.label);
+    if (op.code != tfl::OpCode::SequenceGru) continue;
     std::printf(op.options.own_arithmetic
-                    ? "note: GRU '%s' runs in tickinfer's own arithmetic (vector gates, several times faster; "
-                      "--gru-arithmetic exact gives the TFLite converter's)\n"
+                    ? "note: GRU '%s' runs in tickinfer's own arithmetic (input products as one block, vector "
+                      "gates; held to Keras; --gru-arithmetic exact gives the TFLite converter's bits)\n"
                     : "note: GRU '%s' runs in the TFLite converter's arithmetic (its dynamic-range file's outputs, bit "
-                      "for bit, where both are int8-dynamic; --gru-arithmetic own is several times faster)\n",
+                      "for bit, where both are int8-dynamic; --gru-arithmetic own is faster)\n",
                 op.label.c_str());
   }
 }

@@ -15,7 +15,9 @@
 // fc::HybridFcRows, the hybrid FULLY_CONNECTED's own arithmetic, and the op equals the loop run op
 // by op bit for bit. Float weights are summed in TFLite's reference order (as the float
 // FULLY_CONNECTED sums them), so the float op equals its loop bit for bit too; bf16 weights (the
-// quantizer's, TFLite has none) go through the bf16 gemv.
+// quantizer's, TFLite has none) go through the bf16 gemv. That is the converter's arithmetic;
+// with OpOptions::own_arithmetic the op is built in tickinfer's own instead, for speed, held to
+// Keras rather than to the converter's bits (sequence_gru_own.cpp); the checks below are both's.
 //
 // Operands: 0 x [1, T, F] (time_major: [T, 1, F]); 1 W [3H, F] and 2 U [3H, H], FULLY_CONNECTED
 // filters (rows z, r, h), both float32, both bfloat16 or both int8 with scales per tensor or per

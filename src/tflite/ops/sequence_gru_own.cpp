@@ -3,15 +3,16 @@
 // computed for speed instead of for equality with the converter's loop:
 //  - the input products of every step first, as one float block (the kernel set's gemm_rows over
 //    W's values: an int8 W's values are its int8 grid times the row scales, a bf16 W's widened), so
-//    the inputs are not quantized at all: the converter's hybrid rows spent a third of the exact
-//    form's window quantizing and scaling ten-feature rows;
+//    the inputs are not quantized at all (the converter's loop quantizes and scales every input
+//    row through a hybrid FULLY_CONNECTED);
 //  - the recurrent product with int8 U: the state h quantized to int8 each step (symmetric, one
 //    scale, TFLite's row quantization), the kernel set's int8 dot products (VNNI where the CPU has
 //    it), and the int32 sums scaled and biased in one pass (KernelSet::scale_sums); float U through
 //    the kernel set's gemv, bf16 U through the bf16 gemv;
 //  - the gates with the graph engine's cell (KernelSet::gru_cell: its vector sigmoid and tanh and
 //    fused multiply-adds, as a `.keras` plan's GRU computes them), not TFLite's LOGISTIC and TANH
-//    replicas, which were 38 % of a step of the exact form (docs/performance.md).
+//    replicas, which were 38 % of a step of the exact form (docs/performance.md); reset_before
+//    with the set's add, activation and mul around U_h's product of r * h.
 // The outputs differ from the converter's loop by those activations' last bits, the inputs'
 // quantization it does and this form does not, and the state's (symmetric here, asymmetric
 // there); the tests hold them to Keras within the quantizer's tolerances.
@@ -43,8 +44,6 @@ class Int8Recurrence {
     stride_ = k_.stride(cols);
     packed_.resize(kernels::s8_packed_bytes(rows, cols));
     k_.pack(w, rows, cols, packed_.data());
-    row_sums_.resize(static_cast<size_t>(rows));
-    kernels::row_sums_s8(w, rows, cols, row_sums_.data());
     for (int r = 0; r < rows; ++r) {
       scale_.push_back(u.quant.per_axis() ? u.quant.scale[static_cast<size_t>(row0 + r)] : u.quant.scale[0]);
     }
@@ -68,7 +67,7 @@ class Int8Recurrence {
   ::tickinfer::kernels::AlignedVector<int8_t> packed_;
   std::vector<float> scale_;
   ::tickinfer::kernels::AlignedVector<int8_t> hq_;
-  std::vector<int32_t> acc_, row_sums_;
+  std::vector<int32_t> acc_;
 };
 
 // Rows [row0, row0 + rows) of a float, bf16 or int8 weight matrix [*, cols] as float values
@@ -189,7 +188,9 @@ class OwnArithmeticGru final : public PreparedOp {
   std::string describe() const override {
     return std::string("SEQUENCE_GRU own arithmetic ") + (reset_after_ ? "reset_after" : "reset_before") +
            " time=" + std::to_string(T_) + " input=" + std::to_string(F_) + " units=" + std::to_string(H_) +
-           " (W: float gemm_rows " + ks_.name + "; U: " + uh_->describe() + "; gates: " + ks_.name + " gru cell)";
+           " (W: float gemm_rows " + ks_.name + "; U: " + uh_->describe() +
+           (reset_after_ ? std::string("; gates: ") + ks_.name + " gru cell)"
+                         : "; U_h: " + uc_->describe() + "; gates: " + ks_.name + " activations)");
   }
   int64_t macs() const override { return int64_t{T_} * 3 * H_ * (F_ + H_); }
 
