@@ -109,21 +109,24 @@ std::vector<Subject> make_subjects() {
     const char* model;
     const char* mode;
     RecurrentMode recurrent;
+    bool stream_file = false;  // quantize --stream: one step per call
   };
   for (const Quantized q : {Quantized{"mlp_large_pruned80", "int8", RecurrentMode::Window},
                             Quantized{"lstm_tiny_pruned80", "int8", RecurrentMode::Stream},
                             Quantized{"lstm_tiny_pruned80", "dynamic", RecurrentMode::Stream},
                             Quantized{"gru_window", "dynamic", RecurrentMode::Window},  // SEQUENCE_GRU, exact
                             Quantized{"gru_window", "int8", RecurrentMode::Window},     // own arithmetic
+                            Quantized{"gru_window", "int8", RecurrentMode::Stream, true},  // tick by tick
                             Quantized{"gru_window", "bf16", RecurrentMode::Window}}) {  // own arithmetic
-    const std::string tkq = test::quantize_bench_model(q.model, q.mode, "engine_hot_path");
+    const std::string tkq = test::quantize_bench_model(q.model, q.mode, "engine_hot_path", q.stream_file);
     if (tkq.empty()) continue;  // no CLI; a failed quantize is caught by the subject count below
     const Model model = Model::load(tkq);
     for (SparseMode sm : {SparseMode::Sparse, SparseMode::Auto}) {
       CompileOptions opt;
       opt.sparse = sm;
       opt.mode = q.recurrent;
-      Subject s{std::string(q.model) + ".tkq/" + q.mode + "-" + (sm == SparseMode::Sparse ? "sparse" : "auto"),
+      Subject s{std::string(q.model) + ".tkq/" + q.mode + (q.stream_file ? "-stream-" : "-") +
+                    (sm == SparseMode::Sparse ? "sparse" : "auto"),
                 compile(model, opt), {}, {}, {}, {}};
       s.in.emplace_back(s.plan.input_size(0));
       for (float& v : s.in.back()) v = nd(rng);
@@ -167,7 +170,7 @@ TEST(HotPath, RunNeverAllocatesOrLocks) {
   if (test::cli_built()) {  // the quantized pruned subjects are there
     EXPECT_EQ(6, std::count_if(subjects.begin(), subjects.end(),
                                [](const Subject& s) { return s.label.find("_pruned80.tkq/") != std::string::npos; }));
-    EXPECT_EQ(6, std::count_if(subjects.begin(), subjects.end(),
+    EXPECT_EQ(8, std::count_if(subjects.begin(), subjects.end(),
                                [](const Subject& s) { return s.label.find("gru_window.tkq/") != std::string::npos; }));
   }
   for (Subject& s : subjects) {

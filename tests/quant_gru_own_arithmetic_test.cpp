@@ -17,6 +17,7 @@
 
 #include "formats/tkq/tkq_file.hpp"
 #include "quantizer/layers.hpp"
+#include "quantizer/lower_graph.hpp"
 #include "quantizer/quantize_session.hpp"
 #include "quantizer/quantizer.hpp"
 #include "support/quant_gru_cases.hpp"
@@ -163,6 +164,76 @@ TEST(OwnArithmeticGru, QuantizedIsAsCloseToKerasAsTheExactForm) {
     RecordProperty(std::string("rms_sum_") + tfl::precision_name(precision) + "_own_exact",
                    std::to_string(rms_own) + " " + std::to_string(rms_exact));
   }
+}
+
+// Lowered one step per call (`quantize --stream`), a GRU model runs tick by tick with its state
+// carried between calls, as Keras' stateful run gives stream_out.npy (tests/fixtures/<case>: each
+// sequence from a zero state): float own arithmetic to the stream fixture's tolerance, and
+// int8-dynamic in either arithmetic within 0.1 of the largest Keras output (the bound the int8
+// mode is held to; these models have 8 units and 48 calibration ticks). Calibrated and
+// evaluated on the stream's ticks in order (the quantizer's state carried through them).
+TEST(OwnArithmeticGru, OneStepPerCallStreamsAsKerasDoes) {
+  size_t cases = 0;
+  for (const char* name : kGruCases) {
+    KerasCase k = keras_case(name);
+    if (k.c.stream_in.empty()) continue;
+    quantizer::LowerOptions lo;
+    lo.one_step_per_call = true;
+    k.f = quantizer::lower_graph(formats::load_any_model_file(k.c.file).graph, lo);
+    const formats::NpyArray in = formats::read_npy(k.c.stream_in), want = formats::read_npy(k.c.stream_out);
+    ASSERT_EQ(in.shape.size(), 3u) << name;
+    const size_t sequences = static_cast<size_t>(in.shape[0]), ticks = static_cast<size_t>(in.shape[1]);
+    const size_t features = static_cast<size_t>(in.shape[2]), outs = want.data.size() / (sequences * ticks);
+    quantizer::SampleSet data;  // every tick, in order
+    data.count = sequences * ticks;
+    data.per_sample = features;
+    data.values = in.data;
+    const std::vector<quantizer::Layer> layers = quantizer::find_layers(k.f);
+    const auto ranges = quantizer::calibrate(k.f, {data});
+    double ref = 0.0;
+    for (float w : want.data) ref = std::max(ref, std::fabs(static_cast<double>(w)));
+    for (const tfl::Precision precision : {tfl::Precision::F32, tfl::Precision::Int8Dynamic}) {
+      for (const bool own : {true, false}) {
+        if (precision == tfl::Precision::F32 && !own) continue;  // the converter's float form: quant_sequence_gru_test
+        std::vector<tfl::Precision> precisions;
+        for (const quantizer::Layer& l : layers) {
+          precisions.push_back(quantizer::layer_allows(l, precision) ? precision : tfl::Precision::F32);
+        }
+        quantizer::QuantizeOptions o;
+        o.gru_own_arithmetic = own;
+        const tfl::Program q = quantizer::quantize_program(k.f, layers, precisions, ranges, o).program;
+        ASSERT_GE(gru_ops(q, own), 1u) << name;
+        tfl::InterpreterOptions io;
+        io.reset_variables_each_invoke = false;
+        tfl::Interpreter interp(std::make_shared<const tfl::Program>(q), io);
+        ASSERT_EQ(static_cast<size_t>(tfl::element_count(interp.input_tensor(0).shape)), features) << name;
+        double worst = 0.0;
+        size_t outside = 0;
+        for (size_t s = 0; s < sequences; ++s) {
+          interp.reset_state();
+          for (size_t t = 0; t < ticks; ++t) {
+            set_row(interp, 0, in, s * ticks + t);
+            interp.invoke();
+            const std::vector<float> y = output_row(interp, 0);
+            ASSERT_EQ(y.size(), outs) << name;
+            for (size_t j = 0; j < outs; ++j) {
+              const double w = want.data.at((s * ticks + t) * outs + j), d = std::fabs(y[j] - w);
+              worst = std::max(worst, d);
+              outside += d > k.c.stream_atol + k.c.rtol * std::fabs(w);
+            }
+          }
+        }
+        if (precision == tfl::Precision::F32) {
+          EXPECT_EQ(outside, 0u) << name << ": worst |ours - Keras| " << worst << " (atol " << k.c.stream_atol << ")";
+        } else {
+          EXPECT_LT(worst / ref, 0.1) << name << (own ? " own" : " exact");
+          RecordProperty(std::string(name) + (own ? "_stream_own" : "_stream_exact"), std::to_string(worst / ref));
+        }
+      }
+    }
+    ++cases;
+  }
+  EXPECT_GE(cases, 6u);  // the GRU fixtures with a stream file: both reset forms and the stacked ones, Keras 2 and 3
 }
 
 // The mode picks the arithmetic (the converter's in dynamic mode, which its dynamic-range file

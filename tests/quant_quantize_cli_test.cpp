@@ -161,6 +161,43 @@ TEST_F(QuantizeCli, GruModelInEveryModeAndArithmetic) {
   }
 }
 
+// --stream: the GRU model lowered one step per call, calibrated on ticks in order, its file [1, 10]
+// in, running in `bench --mode stream`; a model with no sequence input, a TFLite file and
+// --reset-state are refused by name. (Tick-by-tick outputs against Keras: quant_gru_own_arithmetic_test.)
+TEST_F(QuantizeCli, StreamLowersOneStepPerCall) {
+  const auto windows = tickinfer::formats::read_npy(kModels + "/gru_window/in0.npy");  // [8, 32, 10]
+  ASSERT_EQ(windows.shape.size(), 3u);
+  tickinfer::formats::write_npy(temp("ticks.npy"), {windows.shape[0] * windows.shape[1], windows.shape[2]}, windows.data);
+  const std::string model = kModels + "/gru_window/model.keras";
+  Result r = run("quantize " + model + " --stream --calibration " + temp("ticks.npy") + " -o " + temp("s.tkq"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("calibration: 256 samples"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("note: GRU 'gru' runs in tickinfer's own arithmetic"), std::string::npos) << r.out;
+  r = run("inspect " + temp("s.tkq"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("inputs   input_layer [1, 10]"), std::string::npos) << r.out;
+  // The windows themselves, [8, 32, 10], are the same 256 ticks.
+  r = run("quantize " + model + " --stream --calibration " + kModels + "/gru_window/in0.npy -o " + temp("w.tkq"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("calibration: 256 samples"), std::string::npos) << r.out;
+  EXPECT_EQ(slurp(temp("w.tkq")), slurp(temp("s.tkq")));
+  r = run("bench " + temp("s.tkq") + " --mode stream --seconds 0.2 --warmup-seconds 0.05");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("p50"), std::string::npos) << r.out;
+
+  r = run("quantize " + model + " --stream --reset-state --calibration " + temp("ticks.npy") + " -o " + temp("x.tkq"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("--reset-state would zero it every tick"), std::string::npos) << r.err;
+  r = run("quantize " + kModels + "/mlp_small/model.keras --stream --calibration " + kModels + "/mlp_small/in0.npy -o " +
+          temp("x.tkq"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("stream mode needs a sequence input"), std::string::npos) << r.err;
+  const std::string tflite = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/gru_wide/float.tflite";
+  r = run("quantize " + tflite + " --stream --calibration " + temp("ticks.npy") + " -o " + temp("x.tkq"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("a TFLite file's time length is fixed"), std::string::npos) << r.err;
+}
+
 TEST_F(QuantizeCli, UsageAndDataErrors) {
   const std::string model = kModels + "/mlp_small/model.keras";
   Result r = run("quantize " + model + " -o " + temp("m.tkq"));

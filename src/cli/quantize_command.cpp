@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "formats/model_file.hpp"
+#include "formats/npy.hpp"
 #include "formats/sample_file.hpp"
 #include "formats/tkq/tkq_file.hpp"
 #include "kernels/sparse_timing.hpp"
@@ -37,7 +38,10 @@ quantizer::QuantizeMode parse_mode(const std::string& m) {
   throw UsageError("--mode must be dynamic, int8, bf16 or auto, got '" + m + "'");
 }
 
-std::vector<quantizer::SampleSet> read_sets(const std::vector<std::string>& paths, const tfl::Program& p, const char* option) {
+// ticks: the program runs one step per call (--stream), so an .npy of windows [N, T, features]
+// is taken as its N * T ticks in order, as a stream would bring them.
+std::vector<quantizer::SampleSet> read_sets(const std::vector<std::string>& paths, const tfl::Program& p, const char* option,
+                                            bool ticks) {
   if (paths.size() != p.inputs.size()) {
     throw UsageError(std::string("--") + option + ": the model has " + std::to_string(p.inputs.size()) +
                      " inputs; give one file per input, in order (" + std::to_string(paths.size()) + " given)");
@@ -46,6 +50,14 @@ std::vector<quantizer::SampleSet> read_sets(const std::vector<std::string>& path
   for (size_t i = 0; i < paths.size(); ++i) {
     tfl::Shape shape = p.tensors[static_cast<size_t>(p.inputs[i])].shape;
     if (!shape.empty()) shape.erase(shape.begin());  // the batch axis
+    const bool npy = paths[i].size() > 4 && paths[i].compare(paths[i].size() - 4, 4, ".npy") == 0;
+    if (ticks && npy && shape.size() == 2 && shape[0] == 1) {
+      formats::NpyArray a = formats::read_npy(paths[i]);
+      if (a.shape.size() == 3 && a.shape[2] == shape[1]) {
+        sets.push_back(formats::samples_from_array({a.shape[0] * a.shape[1], a.shape[2]}, std::move(a.data), shape, paths[i]));
+        continue;
+      }
+    }
     sets.push_back(formats::read_samples(paths[i], shape));
   }
   return sets;
@@ -224,6 +236,10 @@ ArgParser quantize_parser() {
            "GRU layers: exact (the TFLite converter's loop, bit for bit as its dynamic-range file runs) or own "
            "(tickinfer's vector gates, several times faster); default: exact in dynamic mode, own in the others",
            "");
+  p.flag("stream",
+         "one time step per call (bench/run/serve --mode stream), the recurrent state carried between calls; "
+         "calibration and validation rows are then ticks in order: [N, features], or windows [N, T, features] "
+         "taken as their N * T ticks");
   p.flag("integer-io", "int8 model inputs and outputs (no QUANTIZE/DEQUANTIZE at the edges)");
   p.flag("reset-state", "calibration: zero LSTM state before each sample (default: carry it over, as the TFLite converter does)");
   return p;
@@ -257,9 +273,18 @@ int run_quantize(const ArgParser& args) {
   formats::AnyModel any = formats::load_any_model_file(model_path, formats::TfliteEngine::Interpreter);
   quantizer::LowerOptions lower;
   lower.window_length = static_cast<int>(args.integer("window", 0, 1 << 20));
+  lower.one_step_per_call = req.one_step_per_call = args.flag_set("stream");
+  if (lower.one_step_per_call && any.program) {
+    throw UsageError("--stream lowers a Keras model one step per call; a TFLite file's time length is fixed");
+  }
+  if (lower.one_step_per_call && !req.calibration.carry_state) {
+    throw UsageError("--stream feeds the calibration ticks in order with the state carried; --reset-state would zero it every tick");
+  }
   const tfl::Program program = any.program ? *any.program : quantizer::lower_graph(any.graph, lower);
-  const auto calibration = read_sets(args.values("calibration"), program, "calibration");
-  const auto validation = args.given("validation") ? read_sets(args.values("validation"), program, "validation") : calibration;
+  const bool ticks = lower.one_step_per_call;
+  const auto calibration = read_sets(args.values("calibration"), program, "calibration", ticks);
+  const auto validation =
+      args.given("validation") ? read_sets(args.values("validation"), program, "validation", ticks) : calibration;
 
   const quantizer::QuantizeReport report = quantizer::quantize_model(program, calibration, validation, req);
   const std::string out = args.value("output");

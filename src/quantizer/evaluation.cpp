@@ -54,14 +54,16 @@ void set_inputs(Interpreter& interp, const std::vector<SampleSet>& inputs, size_
 
 }  // namespace
 
-Evaluator::Evaluator(const Program& float_program, const std::vector<Layer>& layers, std::vector<SampleSet> validation)
-    : float_program_(float_program), layers_(layers), validation_(std::move(validation)) {
+Evaluator::Evaluator(const Program& float_program, const std::vector<Layer>& layers, std::vector<SampleSet> validation,
+                     bool carry_state)
+    : float_program_(float_program), layers_(layers), validation_(std::move(validation)), carry_state_(carry_state) {
   check_samples(float_program, validation_, "validation");
   for (const Layer& l : layers_) watched_.push_back(l.output);
   for (int t : float_program.outputs) watched_.push_back(t);
   reference_.resize(watched_.size());
   InterpreterOptions io;
   io.keep_all_tensors = true;
+  io.reset_variables_each_invoke = !carry_state_;
   Interpreter interp(std::make_shared<const Program>(float_program), io);
   std::vector<float> v;
   for (size_t s = 0; s < samples(); ++s) {
@@ -77,6 +79,7 @@ Evaluator::Evaluator(const Program& float_program, const std::vector<Layer>& lay
 Evaluation Evaluator::evaluate(const QuantizedProgram& q) const {
   InterpreterOptions io;
   io.keep_all_tensors = true;
+  io.reset_variables_each_invoke = !carry_state_;
   Interpreter interp(std::make_shared<const Program>(q.program), io);
   std::vector<ErrorStats> stats(watched_.size());
   std::vector<float> v;

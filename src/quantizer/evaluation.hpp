@@ -41,7 +41,11 @@ struct CoverageFinding {
 class Evaluator {
  public:
   // Runs the float program once over `validation` and keeps every layer's and output's values.
-  Evaluator(const Program& float_program, const std::vector<Layer>& layers, std::vector<SampleSet> validation);
+  // carry_state: the recurrent state runs on from one sample to the next (the samples are the
+  // ticks of a stream, for a program lowered one step per call), in the float run and in every
+  // quantized one; false: zeroed per sample (each sample a whole window).
+  Evaluator(const Program& float_program, const std::vector<Layer>& layers, std::vector<SampleSet> validation,
+            bool carry_state = false);
 
   Evaluation evaluate(const QuantizedProgram& quantized) const;
 
@@ -57,6 +61,7 @@ class Evaluator {
   const Program& float_program_;
   const std::vector<Layer>& layers_;
   std::vector<SampleSet> validation_;
+  bool carry_state_;
   // reference_[k]: the float values of watched_[k] for every validation sample, sample-major.
   std::vector<int> watched_;
   std::vector<std::vector<float>> reference_;

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "model/stream_check.hpp"
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"
 
@@ -557,8 +558,10 @@ class Lowerer {
 
 Program lower_graph(const Graph& graph, const LowerOptions& options) {
   Graph g = graph;
+  if (options.one_step_per_call) check_streamable(g);
   for (int i : g.inputs) {
     Node& input = g.nodes.at(static_cast<size_t>(i));
+    if (options.one_step_per_call && input.shape.size() == 2) input.shape[0] = 1;  // [T, F] -> [1, F]
     for (int& d : input.shape) {
       if (d >= 1) continue;
       if (options.window_length < 1) {

@@ -28,6 +28,11 @@ namespace tickinfer::quantizer {
 struct LowerOptions {
   // Steps to use for an input with an unknown (-1) sequence length; 0 = such inputs are an error.
   int window_length = 0;
+  // Lower the model to run one time step per call, its recurrent layers' state carried from call
+  // to call (stream mode, docs/streaming.md): every sequence input [T, F] becomes [1, F], whatever
+  // T the model was saved with. A model that looks across time other than through its recurrent
+  // state is refused by name (check_streamable).
+  bool one_step_per_call = false;
 };
 
 Program lower_graph(const Graph& graph, const LowerOptions& options = {});

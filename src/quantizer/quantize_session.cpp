@@ -71,7 +71,7 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
                                    : request.gru_arithmetic == QuantizeRequest::GruArithmetic::Own;
   r.layers = find_layers(float_program);
   r.ranges = calibrate(float_program, calibration, request.calibration);
-  const Evaluator evaluator(float_program, r.layers, validation);
+  const Evaluator evaluator(float_program, r.layers, validation, request.one_step_per_call);
   switch (request.mode) {
     case QuantizeMode::Dynamic:
       for (const Layer& l : r.layers) r.precisions.push_back(nearest_allowed(l, Precision::Int8Dynamic));

@@ -32,6 +32,9 @@ struct QuantizeRequest {
   // arithmetic in Dynamic mode (what its dynamic-range file computes, bit for bit) and tickinfer's
   // own in the others (no converter file to equal; several times faster).
   enum class GruArithmetic { ByMode, Exact, Own } gru_arithmetic = GruArithmetic::ByMode;
+  // The float program was lowered one step per call (LowerOptions::one_step_per_call): the
+  // validation samples are ticks in order and the error table carries the state across them.
+  bool one_step_per_call = false;
   int timing_runs = 200;              // invokes per op for the latency shares (0: MAC shares), and
                                       // per program for auto's measured fp32 pass (0: no such pass)
   double fp32_margin = 0.03;          // auto: how much faster fp32 must be to keep a layer in it

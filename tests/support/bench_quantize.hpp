@@ -14,12 +14,15 @@ inline bool cli_built() { return std::filesystem::exists(cli_path()); }
 
 // The .tkq's path (named after `tag`, which keeps parallel tests apart), or "" when the CLI is
 // not built or quantize failed. The caller removes the file.
-inline std::string quantize_bench_model(const std::string& model, const std::string& mode, const std::string& tag) {
+// stream: `quantize --stream` (one step per call, the windows of in0.npy taken as ticks).
+inline std::string quantize_bench_model(const std::string& model, const std::string& mode, const std::string& tag,
+                                        bool stream = false) {
   if (!cli_built()) return "";
   const std::string src = std::string(::tickinfer::test::source_dir()) + "/bench/models/" + model;
-  const std::string tkq = (std::filesystem::temp_directory_path() / (tag + "_" + model + "_" + mode + ".tkq")).string();
+  const std::string tkq =
+      (std::filesystem::temp_directory_path() / (tag + "_" + model + "_" + mode + (stream ? "_stream" : "") + ".tkq")).string();
   const std::string cmd = cli_path() + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " +
-                          mode + " -o " + tkq + " >/dev/null 2>&1";
+                          mode + (stream ? " --stream" : "") + " -o " + tkq + " >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0 ? tkq : "";
 }
 

@@ -4,7 +4,7 @@
 
 #include <exception>
 
-#include "engine/stream_check.hpp"
+#include "model/stream_check.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::engine {

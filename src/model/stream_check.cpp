@@ -1,10 +1,10 @@
-#include "engine/stream_check.hpp"
+#include "model/stream_check.hpp"
 
 #include <vector>
 
 #include "tickinfer/error.hpp"
 
-namespace tickinfer::engine {
+namespace tickinfer {
 
 void check_streamable(const Graph& g) {
   // has_time[i]: node i's output still carries the time axis of a sequence input.
@@ -82,4 +82,4 @@ void check_streamable(const Graph& g) {
   }
 }
 
-}  // namespace tickinfer::engine
+}  // namespace tickinfer
