@@ -41,11 +41,8 @@ std::shared_ptr<const tfl::Program> load(const std::string& rel) {
   return std::make_shared<const tfl::Program>(formats::load_tflite(bytes.data(), bytes.size(), path));
 }
 
-void BM_GruLoop(benchmark::State& state, const char* file, bool lowered) {
-  tfl::InterpreterOptions o;
-  o.lower_recurrent_loops = lowered;
-  o.reset_variables_each_invoke = true;
-  tfl::Interpreter interp(load(file), o);
+// Seeded N(0, 1) input, then one invoke per iteration.
+void time_invokes(benchmark::State& state, tfl::Interpreter& interp) {
   const size_t n = static_cast<size_t>(tfl::element_count(interp.input_tensor(0).shape));
   std::mt19937 rng(7);
   std::normal_distribution<float> nd;
@@ -55,6 +52,14 @@ void BM_GruLoop(benchmark::State& state, const char* file, bool lowered) {
     interp.invoke();
     benchmark::DoNotOptimize(interp.output_data(0));
   }
+}
+
+void BM_GruLoop(benchmark::State& state, const char* file, bool lowered) {
+  tfl::InterpreterOptions o;
+  o.lower_recurrent_loops = lowered;
+  o.reset_variables_each_invoke = true;
+  tfl::Interpreter interp(load(file), o);
+  time_invokes(state, interp);
   state.SetLabel(lowered ? "SEQUENCE_GRU" : "loop op by op");
 }
 
@@ -83,15 +88,7 @@ void BM_QuantizedGru(benchmark::State& state, const char* keras, tfl::Precision 
   tfl::InterpreterOptions o;
   o.reset_variables_each_invoke = true;
   tfl::Interpreter interp(quantized(keras, precision, own), o);
-  const size_t n = static_cast<size_t>(tfl::element_count(interp.input_tensor(0).shape));
-  std::mt19937 rng(7);
-  std::normal_distribution<float> nd;
-  auto* x = static_cast<float*>(interp.input_data(0));
-  for (size_t i = 0; i < n; ++i) x[i] = nd(rng);
-  for (auto _ : state) {
-    interp.invoke();
-    benchmark::DoNotOptimize(interp.output_data(0));
-  }
+  time_invokes(state, interp);
   state.SetLabel(std::string(tfl::precision_name(precision)) + (own ? " own arithmetic" : " converter's arithmetic"));
 }
 

@@ -212,14 +212,12 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
   EXPECT_EQ(read_le<uint64_t>(f, 96 + 16), 64u + 8u);
 }
 
-// Options byte 11 holds the GRU flags (docs/tkq-format.md): bit 0 reset_before (1.1, where the
-// byte was 0 or 1, so 1.1 files read the same), bit 1 own arithmetic (1.2); any other bit is
-// refused by name, as a 1.1 reader refuses bit 1.
-TEST(TkqFile, GruFlagsByteHoldsResetBeforeAndOwnArithmetic) {
+// A program of one RELU labelled "R" over [1, 4].
+tfl::Program one_relu() {
   tfl::Program p;
   p.tensors.resize(2);
   p.tensors[0].shape = p.tensors[1].shape = {1, 4};
-  tfl::Op relu;  // any op carries the block; only SEQUENCE_GRU reads these two
+  tfl::Op relu;
   relu.code = OpCode::Relu;
   relu.inputs = {0};
   relu.outputs = {1};
@@ -227,10 +225,21 @@ TEST(TkqFile, GruFlagsByteHoldsResetBeforeAndOwnArithmetic) {
   p.ops = {relu};
   p.inputs = {0};
   p.outputs = {1};
-  const size_t at = [&] {
-    const auto f = serialize_tkq(p);
-    return find(f, std::string("\x0a\x00\x00\x00\x01\x00\x00\x00R", 9)) + 9 + 8 + 8 + 4;
-  }();
+  return p;
+}
+
+// Where one_relu()'s op record holds its options size: after the code, precision, reserved byte,
+// label "R" and three index lists.
+size_t options_size_at(const std::vector<uint8_t>& f) {
+  return find(f, std::string("\x0a\x00\x00\x00\x01\x00\x00\x00R", 9)) + 9 + 8 + 8 + 4;
+}
+
+// Options byte 11 holds the GRU flags (docs/tkq-format.md): bit 0 reset_before (1.1, where the
+// byte was 0 or 1, so 1.1 files read the same), bit 1 own arithmetic (1.2); any other bit is
+// refused by name, as a 1.1 reader refuses bit 1.
+TEST(TkqFile, GruFlagsByteHoldsResetBeforeAndOwnArithmetic) {
+  tfl::Program p = one_relu();  // any op carries the block; only SEQUENCE_GRU reads these two
+  const size_t at = options_size_at(serialize_tkq(p));
   for (const bool reset_after : {true, false}) {
     for (const bool own : {false, true}) {
       p.ops[0].options.reset_after = reset_after;
@@ -260,20 +269,9 @@ TEST(TkqFile, GruFlagsByteHoldsResetBeforeAndOwnArithmetic) {
 // Options equal to the defaults are not stored; a block may stop anywhere, even mid-field, and
 // the rest reads as the defaults.
 TEST(TkqFile, OptionsBlocksStoreOnlyWhatDiffersFromTheDefaults) {
-  tfl::Program p;
-  p.tensors.resize(2);
-  p.tensors[0].shape = p.tensors[1].shape = {1, 4};
-  tfl::Op relu;
-  relu.code = OpCode::Relu;
-  relu.inputs = {0};
-  relu.outputs = {1};
-  relu.label = "R";
-  p.ops = {relu};
-  p.inputs = {0};
-  p.outputs = {1};
+  tfl::Program p = one_relu();
   auto f = serialize_tkq(p);
-  // code, precision, reserved, label "R", three index lists, then options size 0.
-  const size_t at = find(f, std::string("\x0a\x00\x00\x00\x01\x00\x00\x00R", 9)) + 9 + 8 + 8 + 4;
+  const size_t at = options_size_at(f);
   EXPECT_EQ(read_le<uint32_t>(f, at), 0u);
   const auto q = load_tkq(f.data(), f.size());
   EXPECT_EQ(q.ops[0].options.stride_w, 1);

@@ -68,12 +68,20 @@ tfl::Program quantized(const KerasCase& k, tfl::Precision precision, bool own) {
   return quantizer::quantize_program(k.f, layers, precisions, quantizer::calibrate(k.f, data), o).program;
 }
 
-// Elements past the fixture's tolerance (atol + rtol |Keras|), every output of every sample.
-size_t outside_keras_tolerance(tfl::Interpreter& interp, const KerasCase& k, double* worst) {
+// The program against Keras on every output of every sample: the largest and the root-mean-square
+// |ours - Keras|, each over the largest |Keras|; the largest absolute difference; and how many
+// elements are past the fixture's tolerance (atol + rtol |Keras|).
+struct Error {
+  double max = 0.0, rms = 0.0, worst = 0.0;
+  size_t outside = 0;
+};
+Error error_of(tfl::Interpreter& interp, const KerasCase& k) {
   std::vector<formats::NpyArray> in, want;
   for (const auto& f : k.c.inputs) in.push_back(formats::read_npy(f));
   for (const auto& f : k.c.outputs) want.push_back(formats::read_npy(f));
-  size_t bad = 0;
+  Error e;
+  double squares = 0.0, ref = 0.0;
+  size_t n = 0;
   for (size_t r = 0; r < static_cast<size_t>(in.at(0).shape.at(0)); ++r) {
     for (size_t i = 0; i < in.size(); ++i) set_row(interp, i, in[i], r);
     interp.invoke();
@@ -81,12 +89,17 @@ size_t outside_keras_tolerance(tfl::Interpreter& interp, const KerasCase& k, dou
       const std::vector<float> y = output_row(interp, o);
       for (size_t j = 0; j < y.size(); ++j) {
         const double w = want[o].data.at(r * y.size() + j), d = std::fabs(y[j] - w);
-        *worst = std::max(*worst, d);
-        bad += d > k.c.atol + k.c.rtol * std::fabs(w);
+        e.worst = std::max(e.worst, d);
+        e.outside += d > k.c.atol + k.c.rtol * std::fabs(w);
+        squares += d * d;
+        ref = std::max(ref, std::fabs(w));
+        ++n;
       }
     }
   }
-  return bad;
+  e.max = e.worst / ref;
+  e.rms = std::sqrt(squares / static_cast<double>(n)) / ref;
+  return e;
 }
 
 TEST(OwnArithmeticGru, FloatWeightsAreKerasToTheFixturesTolerance) {
@@ -99,41 +112,13 @@ TEST(OwnArithmeticGru, FloatWeightsAreKerasToTheFixturesTolerance) {
     for (const char* isa : {"scalar", ""}) {
       auto interp = interpreter(std::make_shared<const tfl::Program>(p), isa, true);
       ASSERT_NE(interp->describe().find("SEQUENCE_GRU own arithmetic"), std::string::npos) << interp->describe();
-      double worst = 0.0;
-      EXPECT_EQ(outside_keras_tolerance(*interp, k, &worst), 0u)
-          << name << " isa '" << isa << "': worst |ours - Keras| " << worst << " (atol " << k.c.atol << ")";
+      const Error e = error_of(*interp, k);
+      EXPECT_EQ(e.outside, 0u) << name << " isa '" << isa << "': worst |ours - Keras| " << e.worst << " (atol "
+                               << k.c.atol << ")";
     }
     ++cases;
   }
   EXPECT_EQ(cases, std::size(kGruCases));
-}
-
-// Largest and root-mean-square |quantized - Keras|, each over the largest |Keras|, every output
-// of every sample.
-struct Error {
-  double max = 0.0, rms = 0.0;
-};
-Error error_of(tfl::Interpreter& interp, const KerasCase& k) {
-  std::vector<formats::NpyArray> in, want;
-  for (const auto& f : k.c.inputs) in.push_back(formats::read_npy(f));
-  for (const auto& f : k.c.outputs) want.push_back(formats::read_npy(f));
-  double worst = 0.0, squares = 0.0, ref = 0.0;
-  size_t n = 0;
-  for (size_t r = 0; r < static_cast<size_t>(in.at(0).shape.at(0)); ++r) {
-    for (size_t i = 0; i < in.size(); ++i) set_row(interp, i, in[i], r);
-    interp.invoke();
-    for (size_t o = 0; o < want.size(); ++o) {
-      const std::vector<float> y = output_row(interp, o);
-      for (size_t j = 0; j < y.size(); ++j) {
-        const double w = want[o].data.at(r * y.size() + j), d = y[j] - w;
-        worst = std::max(worst, std::fabs(d));
-        squares += d * d;
-        ref = std::max(ref, std::fabs(w));
-        ++n;
-      }
-    }
-  }
-  return {worst / ref, std::sqrt(squares / static_cast<double>(n)) / ref};
 }
 
 // Quantized, the own form stays within the bound the exact form meets on these fixtures (0.05 of
