@@ -185,6 +185,10 @@ TEST_F(QuantizeCli, StreamLowersOneStepPerCall) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("p50"), std::string::npos) << r.out;
 
+  r = run("quantize " + model + " --stream --calibration " + kModels + "/lstm_tiny/in0.npy -o " + temp("x.tkq"));
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--stream takes ticks [N, 10] or windows [N, T, 10]; this array's last axis is 128"),
+            std::string::npos) << r.err;
   r = run("quantize " + model + " --stream --reset-state --calibration " + temp("ticks.npy") + " -o " + temp("x.tkq"));
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("--reset-state would zero it every tick"), std::string::npos) << r.err;
@@ -195,7 +199,7 @@ TEST_F(QuantizeCli, StreamLowersOneStepPerCall) {
   const std::string tflite = std::string(::tickinfer::test::source_dir()) + "/tests/fixtures/tflite/gru_wide/float.tflite";
   r = run("quantize " + tflite + " --stream --calibration " + temp("ticks.npy") + " -o " + temp("x.tkq"));
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("a TFLite file's time length is fixed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("a .tflite or .tkq file's time length is fixed"), std::string::npos) << r.err;
 }
 
 TEST_F(QuantizeCli, UsageAndDataErrors) {

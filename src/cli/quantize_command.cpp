@@ -53,10 +53,16 @@ std::vector<quantizer::SampleSet> read_sets(const std::vector<std::string>& path
     const bool npy = paths[i].size() > 4 && paths[i].compare(paths[i].size() - 4, 4, ".npy") == 0;
     if (ticks && npy && shape.size() == 2 && shape[0] == 1) {
       formats::NpyArray a = formats::read_npy(paths[i]);
-      if (a.shape.size() == 3 && a.shape[2] == shape[1]) {
-        sets.push_back(formats::samples_from_array({a.shape[0] * a.shape[1], a.shape[2]}, std::move(a.data), shape, paths[i]));
-        continue;
+      std::vector<int64_t> rows = a.shape;
+      if (a.shape.size() == 3) {  // windows: their ticks in order
+        if (a.shape[2] != shape[1]) {
+          throw Error(paths[i] + ": --stream takes ticks [N, " + std::to_string(shape[1]) + "] or windows [N, T, " +
+                      std::to_string(shape[1]) + "]; this array's last axis is " + std::to_string(a.shape[2]));
+        }
+        rows = {a.shape[0] * a.shape[1], a.shape[2]};
       }
+      sets.push_back(formats::samples_from_array(rows, std::move(a.data), shape, paths[i]));
+      continue;
     }
     sets.push_back(formats::read_samples(paths[i], shape));
   }
@@ -146,11 +152,13 @@ void print_auto(const quantizer::QuantizeReport& r, double max_error) {
 
 // The written .tkq against the source model on tickinfer's fp32 plan (what `predict` and `bench`
 // run for it), both compiled here and timed alternately on the validation samples: the question a
-// user of --mode auto asks is whether the file is faster than the model they started from.
+// user of --mode auto asks is whether the file is faster than the model they started from. stream:
+// the file runs one step per call (--stream), so both plans run in stream mode, the samples as ticks.
 void compare_on_plans(const std::string& source, const std::string& tkq, const std::vector<quantizer::SampleSet>& data,
-                      int window, int runs) {
+                      int window, int runs, bool stream) {
   CompileOptions options;
   options.window_length = window;
+  if (stream) options.mode = RecurrentMode::Stream;
   Plan quantized = compile(Model::load(tkq), options), fp32 = compile(Model::load(source), options);
   for (Plan* p : {&quantized, &fp32}) {
     if (p->num_inputs() != data.size() || p->num_outputs() != fp32.num_outputs()) return;
@@ -166,10 +174,10 @@ void compare_on_plans(const std::string& source, const std::string& tkq, const s
   }
   std::vector<const float*> in(data.size());
   size_t next = 0;
-  const auto run_next = [&](Plan& plan) {  // the samples in turn, state reset as for each one
+  const auto run_next = [&](Plan& plan) {  // the samples in turn, state reset as for each window
     for (size_t i = 0; i < data.size(); ++i) in[i] = data[i].sample(next % data[i].count);
     ++next;
-    plan.reset_state();
+    if (!stream) plan.reset_state();
     plan.run(in.data(), out_ptr.data());
   };
   const kernels::PairTiming t =
@@ -275,7 +283,7 @@ int run_quantize(const ArgParser& args) {
   lower.window_length = static_cast<int>(args.integer("window", 0, 1 << 20));
   lower.one_step_per_call = req.one_step_per_call = args.flag_set("stream");
   if (lower.one_step_per_call && any.program) {
-    throw UsageError("--stream lowers a Keras model one step per call; a TFLite file's time length is fixed");
+    throw UsageError("--stream lowers a Keras model one step per call; a .tflite or .tkq file's time length is fixed");
   }
   if (lower.one_step_per_call && !req.calibration.carry_state) {
     throw UsageError("--stream feeds the calibration ticks in order with the state carried; --reset-state would zero it every tick");
@@ -296,7 +304,7 @@ int run_quantize(const ArgParser& args) {
   if (req.mode == quantizer::QuantizeMode::Auto) print_auto(report, req.max_error);
   if (req.mode == quantizer::QuantizeMode::Auto && req.timing_runs > 0) {
     try {
-      compare_on_plans(model_path, out, validation, lower.window_length, req.timing_runs);
+      compare_on_plans(model_path, out, validation, lower.window_length, req.timing_runs, lower.one_step_per_call);
     } catch (const Error& e) {  // the file is written; the comparison is advice
       std::printf("auto: not compared with the source model's fp32 plan: %s\n", e.what());
     }

@@ -126,7 +126,7 @@ struct Node {
   bool keepdims = false;                          // global pooling, SliceRows
   int slice_begin = 0, slice_end = 0;             // SliceRows
   // Concatenate axis as Keras writes it: counting the batch axis (1 = first un-batched axis),
-  // negative from the end. infer_shapes rewrites it to a 0-based axis of the un-batched shape.
+  // negative from the end. infer_shapes rewrites a negative one to that positive form.
   int axis = -1;
   float epsilon = 1e-3f;                          // BatchNorm, LayerNorm
   Shape target_shape;                             // Reshape (may contain one -1)

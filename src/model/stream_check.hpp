@@ -8,7 +8,7 @@ namespace tickinfer {
 // tickinfer::Error naming the first layer that does (Conv1D, pooling, Flatten, Reshape or a
 // concatenation along the time axis applied to a sequence), or when the model has no sequence
 // input at all. Used by the graph plans' stream mode (engine/lowering/resolve_for_mode.cpp) and
-// by the quantizer's tick-by-tick lowering (quantizer/lower_graph.cpp, LowerOptions::steps_per_call).
+// by the quantizer's tick-by-tick lowering (quantizer/lower_graph.cpp, LowerOptions::one_step_per_call).
 void check_streamable(const Graph& graph);
 
 }  // namespace tickinfer

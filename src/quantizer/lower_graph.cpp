@@ -6,6 +6,7 @@
 #include <string>
 
 #include "model/stream_check.hpp"
+#include "quantizer/one_step_lowering.hpp"
 #include "tflite/program_builder.hpp"
 #include "tickinfer/error.hpp"
 
@@ -558,10 +559,9 @@ class Lowerer {
 
 Program lower_graph(const Graph& graph, const LowerOptions& options) {
   Graph g = graph;
-  if (options.one_step_per_call) check_streamable(g);
+  if (options.one_step_per_call) one_step_inputs(g);
   for (int i : g.inputs) {
     Node& input = g.nodes.at(static_cast<size_t>(i));
-    if (options.one_step_per_call && input.shape.size() == 2) input.shape[0] = 1;  // [T, F] -> [1, F]
     for (int& d : input.shape) {
       if (d >= 1) continue;
       if (options.window_length < 1) {
@@ -572,6 +572,7 @@ Program lower_graph(const Graph& graph, const LowerOptions& options) {
     }
   }
   infer_shapes(g);  // graphs straight from a file carry no inferred shapes yet
+  if (options.one_step_per_call) check_streamable(g);  // again, inferred: a concatenation's axis -2 is now 1, time
   Program p;
   p.name = g.name;
   p.source_format = g.source_format;

@@ -15,11 +15,12 @@ namespace tickinfer::quantizer {
 namespace {
 
 // One invoke per call on the samples in turn (float inputs copied in, integer inputs left as they
-// are: the time does not depend on their values), state reset as for each validation sample.
+// are: the time does not depend on their values), state reset as for each validation sample, or
+// carried (ticks: a recurrent product of a zero state is skipped, so a reset would time less work).
 class TimedProgram {
  public:
-  TimedProgram(const Program& p, const std::vector<SampleSet>& samples)
-      : interp_(std::make_shared<const Program>(p)), samples_(samples) {}
+  TimedProgram(const Program& p, const std::vector<SampleSet>& samples, bool carry_state)
+      : interp_(std::make_shared<const Program>(p), options(carry_state)), samples_(samples), carry_state_(carry_state) {}
   void operator()() {
     for (size_t i = 0; i < samples_.size() && i < interp_.num_inputs(); ++i) {
       if (interp_.input_tensor(i).type == DType::F32) {
@@ -28,21 +29,27 @@ class TimedProgram {
       }
     }
     ++next_;
-    interp_.reset_state();
+    if (!carry_state_) interp_.reset_state();
     interp_.invoke();
   }
 
  private:
+  static tfl::InterpreterOptions options(bool carry_state) {
+    tfl::InterpreterOptions o;
+    o.reset_variables_each_invoke = !carry_state;
+    return o;
+  }
   tfl::Interpreter interp_;
   const std::vector<SampleSet>& samples_;
+  bool carry_state_;
   size_t next_ = 0;
 };
 
 // Median ns per invoke of programs a and b, timed alternately (kernels::time_interleaved).
 std::pair<double, double> time_pair(const Program& a, const Program& b, const std::vector<SampleSet>& samples,
-                                    int rounds) {
-  TimedProgram ta(a, samples), tb(b, samples);
-  const kernels::PairTiming t = kernels::time_interleaved([&] { ta(); }, [&] { tb(); }, rounds);
+                                    const MeasureOptions& options) {
+  TimedProgram ta(a, samples, options.carry_state), tb(b, samples, options.carry_state);
+  const kernels::PairTiming t = kernels::time_interleaved([&] { ta(); }, [&] { tb(); }, options.runs);
   return {t.a_ns, t.b_ns};
 }
 
@@ -71,7 +78,7 @@ MeasuredChoice keep_fp32_where_faster(const Program& float_program, const std::v
     MeasuredStep step;
     step.layer = l;
     step.from = r.precisions[l];
-    std::tie(step.ns_quantized, step.ns_fp32) = time_pair(chosen.program, candidate.program, samples, options.runs);
+    std::tie(step.ns_quantized, step.ns_fp32) = time_pair(chosen.program, candidate.program, samples, options);
     step.error_fp32 = evaluator.evaluate(candidate).output.max_rel();
     step.kept_fp32 = step.ns_fp32 < step.ns_quantized * (1.0 - options.margin) && step.error_fp32 <= max_error;
     if (step.kept_fp32) {
@@ -80,7 +87,7 @@ MeasuredChoice keep_fp32_where_faster(const Program& float_program, const std::v
     }
     r.steps.push_back(step);
   }
-  std::tie(r.ns_chosen, r.ns_float) = time_pair(chosen.program, float_program, samples, options.runs);
+  std::tie(r.ns_chosen, r.ns_float) = time_pair(chosen.program, float_program, samples, options);
   return r;
 }
 

@@ -38,6 +38,9 @@ struct MeasureOptions {
   int runs = 200;        // interleaved rounds (of at least one invoke) per program per comparison
   double margin = 0.03;  // fp32 must be this much faster (a fraction of the quantized time): above
                          // the spread of medians of the same program on a shared core
+  // The samples are ticks of a stream (a program lowered one step per call): the state runs on
+  // from call to call, as in use; false: reset before each call, as for each window.
+  bool carry_state = false;
 };
 
 MeasuredChoice keep_fp32_where_faster(const Program& float_program, const std::vector<Layer>& layers,

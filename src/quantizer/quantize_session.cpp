@@ -16,8 +16,10 @@ namespace {
 // (invoke_range) over `runs` invokes, ops attributed to layers by label (inserted QUANTIZE /
 // DEQUANTIZE ops carry the label of the layer that needs them).
 std::vector<double> measure_shares(const QuantizedProgram& q, const std::vector<Layer>& layers,
-                                   const std::vector<SampleSet>& samples, int runs) {
-  Interpreter interp(std::make_shared<const Program>(q.program));
+                                   const std::vector<SampleSet>& samples, int runs, bool carry_state) {
+  InterpreterOptions io;
+  io.reset_variables_each_invoke = !carry_state;
+  Interpreter interp(std::make_shared<const Program>(q.program), io);
   const Program& p = interp.program();
   std::vector<double> ns(interp.num_ops(), 0.0);
   for (int r = 0; r < runs; ++r) {
@@ -27,7 +29,7 @@ std::vector<double> measure_shares(const QuantizedProgram& q, const std::vector<
         std::memcpy(interp.input_data(i), samples[i].sample(s), samples[i].per_sample * sizeof(float));
       }
     }
-    interp.reset_state();
+    if (!carry_state) interp.reset_state();  // ticks carry it, as they run
     for (size_t op = 0; op < interp.num_ops(); ++op) {
       const auto t0 = std::chrono::steady_clock::now();
       interp.invoke_range(op, op + 1);
@@ -95,7 +97,7 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
       if (request.timing_runs > 0) {
         MeasuredChoice m = keep_fp32_where_faster(float_program, r.layers, r.ranges, evaluator, std::move(r.precisions),
                                                   request.max_error, options, validation,
-                                                  {request.timing_runs, request.fp32_margin});
+                                                  {request.timing_runs, request.fp32_margin, request.one_step_per_call});
         r.precisions = std::move(m.precisions);
         r.measured = std::move(m.steps);
         r.choice_measured = true;
@@ -109,7 +111,7 @@ QuantizeReport quantize_model(const Program& float_program, const std::vector<Sa
   r.evaluation = evaluator.evaluate(r.result);
   r.coverage = evaluator.coverage(calibration, r.ranges, request.coverage_threshold);
   if (request.timing_runs > 0) {
-    r.latency_share = measure_shares(r.result, r.layers, validation, request.timing_runs);
+    r.latency_share = measure_shares(r.result, r.layers, validation, request.timing_runs, request.one_step_per_call);
     r.latency_measured = true;
   } else {
     r.latency_share = mac_shares(r.layers);
