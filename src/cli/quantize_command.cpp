@@ -242,10 +242,12 @@ ArgParser quantize_parser() {
   p.option("window", "T", "steps for inputs with an unknown sequence length", "0");
   p.option("gru-arithmetic", "A",
            "GRU layers: exact (the TFLite converter's loop, bit for bit as its dynamic-range file runs) or own "
-           "(tickinfer's vector gates, several times faster); default: exact in dynamic mode, own in the others",
+           "(tickinfer's vector gates; faster where the recurrent weights outgrow L1: gru_window 2.1-2.5x); default: "
+           "exact in dynamic mode, own in the others",
            "");
   p.flag("stream",
-         "one time step per call (bench/run/serve --mode stream), the recurrent state carried between calls; "
+         "one time step per call (predict/bench --mode stream, a run model's mode = \"stream\"), the recurrent state "
+         "carried between calls; "
          "calibration and validation rows are then ticks in order: [N, features], or windows [N, T, features] "
          "taken as their N * T ticks");
   p.flag("integer-io", "int8 model inputs and outputs (no QUANTIZE/DEQUANTIZE at the edges)");

@@ -20,7 +20,7 @@ namespace {
 class TimedProgram {
  public:
   TimedProgram(const Program& p, const std::vector<SampleSet>& samples, bool carry_state)
-      : interp_(std::make_shared<const Program>(p), options(carry_state)), samples_(samples), carry_state_(carry_state) {}
+      : interp_(std::make_shared<const Program>(p), options(carry_state)), samples_(samples) {}
   void operator()() {
     for (size_t i = 0; i < samples_.size() && i < interp_.num_inputs(); ++i) {
       if (interp_.input_tensor(i).type == DType::F32) {
@@ -29,8 +29,7 @@ class TimedProgram {
       }
     }
     ++next_;
-    if (!carry_state_) interp_.reset_state();
-    interp_.invoke();
+    interp_.invoke();  // resets the state first unless it carries (options)
   }
 
  private:
@@ -41,7 +40,6 @@ class TimedProgram {
   }
   tfl::Interpreter interp_;
   const std::vector<SampleSet>& samples_;
-  bool carry_state_;
   size_t next_ = 0;
 };
 

@@ -17,9 +17,7 @@ namespace {
 // DEQUANTIZE ops carry the label of the layer that needs them).
 std::vector<double> measure_shares(const QuantizedProgram& q, const std::vector<Layer>& layers,
                                    const std::vector<SampleSet>& samples, int runs, bool carry_state) {
-  InterpreterOptions io;
-  io.reset_variables_each_invoke = !carry_state;
-  Interpreter interp(std::make_shared<const Program>(q.program), io);
+  Interpreter interp(std::make_shared<const Program>(q.program));
   const Program& p = interp.program();
   std::vector<double> ns(interp.num_ops(), 0.0);
   for (int r = 0; r < runs; ++r) {
@@ -29,7 +27,7 @@ std::vector<double> measure_shares(const QuantizedProgram& q, const std::vector<
         std::memcpy(interp.input_data(i), samples[i].sample(s), samples[i].per_sample * sizeof(float));
       }
     }
-    if (!carry_state) interp.reset_state();  // ticks carry it, as they run
+    if (!carry_state) interp.reset_state();  // invoke_range never resets; ticks carry the state, as they run
     for (size_t op = 0; op < interp.num_ops(); ++op) {
       const auto t0 = std::chrono::steady_clock::now();
       interp.invoke_range(op, op + 1);

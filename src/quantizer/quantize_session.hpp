@@ -30,7 +30,7 @@ struct QuantizeRequest {
                                       // this fraction outside the calibrated range
   // GRU layers' arithmetic (QuantizeOptions::gru_own_arithmetic): ByMode is the converter's exact
   // arithmetic in Dynamic mode (what its dynamic-range file computes, bit for bit) and tickinfer's
-  // own in the others (no converter file to equal; several times faster).
+  // own in the others (no converter file to equal; faster where U outgrows L1: docs/performance.md).
   enum class GruArithmetic { ByMode, Exact, Own } gru_arithmetic = GruArithmetic::ByMode;
   // The float program was lowered one step per call (LowerOptions::one_step_per_call): the
   // validation samples are ticks in order and the error table carries the state across them.

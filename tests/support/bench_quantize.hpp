@@ -5,6 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+
+#include <unistd.h>
+
 #include "source_paths.hpp"
 
 namespace tickinfer::test {
@@ -12,15 +15,18 @@ namespace tickinfer::test {
 inline std::string cli_path() { return std::string(::tickinfer::test::binary_dir()) + "/tickinfer"; }
 inline bool cli_built() { return std::filesystem::exists(cli_path()); }
 
-// The .tkq's path (named after `tag`, which keeps parallel tests apart), or "" when the CLI is
-// not built or quantize failed. The caller removes the file.
+// The .tkq's path (named after `tag` and this process, so tests running in parallel, even two of
+// one binary that quantize the same model, never read or remove each other's file), or "" when the
+// CLI is not built or quantize failed. The caller removes the file.
 // stream: `quantize --stream` (one step per call, the windows of in0.npy taken as ticks).
 inline std::string quantize_bench_model(const std::string& model, const std::string& mode, const std::string& tag,
                                         bool stream = false) {
   if (!cli_built()) return "";
   const std::string src = std::string(::tickinfer::test::source_dir()) + "/bench/models/" + model;
   const std::string tkq =
-      (std::filesystem::temp_directory_path() / (tag + "_" + model + "_" + mode + (stream ? "_stream" : "") + ".tkq")).string();
+      (std::filesystem::temp_directory_path() / (tag + "_" + std::to_string(getpid()) + "_" + model + "_" + mode +
+                                                 (stream ? "_stream" : "") + ".tkq"))
+          .string();
   const std::string cmd = cli_path() + " quantize " + src + "/model.keras --calibration " + src + "/in0.npy --mode " +
                           mode + (stream ? " --stream" : "") + " -o " + tkq + " >/dev/null 2>&1";
   return std::system(cmd.c_str()) == 0 ? tkq : "";

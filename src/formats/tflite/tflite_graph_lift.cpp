@@ -8,6 +8,7 @@
 
 #include "formats/attention_fusion.hpp"
 #include "formats/tflite/tflite_lift_context.hpp"
+#include "tflite/fused_activation_spec.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::formats {
@@ -136,13 +137,9 @@ std::vector<float> Lifter::constant_f32(int t, const char* what) const {
 
 ActivationSpec Lifter::fused(tfl::FusedActivation a) const {
   ActivationSpec s;
-  switch (a) {
-    case tfl::FusedActivation::None: break;
-    case tfl::FusedActivation::Relu: s.kind = ActKind::Relu; break;
-    case tfl::FusedActivation::Relu6: s.kind = ActKind::Relu, s.max_value = 6.0f; break;
-    case tfl::FusedActivation::Tanh: s.kind = ActKind::Tanh; break;
-    case tfl::FusedActivation::ReluN1To1: refuse("fused activation RELU_N1_TO_1 has no graph activation");
-    case tfl::FusedActivation::SignBit: refuse("fused activation SIGN_BIT has no graph activation");
+  if (!tfl::graph_activation(a, &s)) {
+    refuse(std::string("fused activation ") +
+           (a == tfl::FusedActivation::ReluN1To1 ? "RELU_N1_TO_1" : "SIGN_BIT") + " has no graph activation");
   }
   return s;
 }

@@ -1,7 +1,7 @@
 #pragma once
-// The matrices of SEQUENCE_GRU (ops/sequence_gru.cpp): GRU gate rows multiplied as the converter's
-// FULLY_CONNECTED multiplies them (GateMatrix), and the int8 recurrent product of the op's own
-// arithmetic (ops/sequence_gru_own.cpp), with the factory that form is made by.
+// What SEQUENCE_GRU's two forms share (ops/sequence_gru.cpp, the converter's arithmetic;
+// ops/sequence_gru_own.cpp, its own): GRU gate rows multiplied as the converter's FULLY_CONNECTED
+// multiplies them (GateMatrix), the bias operands, and the factory of the own form.
 #include <memory>
 #include <optional>
 #include <string>

@@ -24,6 +24,7 @@
 
 #include "kernels/activation_spec.hpp"
 #include "kernels/kernel_set.hpp"
+#include "tflite/fused_activation_spec.hpp"
 #include "tflite/kernels/quantize_rows.hpp"
 #include "tflite/ops/sequence_gru_matrices.hpp"
 
@@ -129,17 +130,10 @@ class Recurrence {
   ::tickinfer::kernels::AlignedVector<float> packed_;
 };
 
+// The candidate's activation as the GRU cell takes it (prepare admits TANH, RELU, RELU6, NONE).
 ::tickinfer::ActivationSpec candidate_spec(FusedActivation a) {
   ::tickinfer::ActivationSpec s;
-  switch (a) {
-    case FusedActivation::Tanh: s.kind = ::tickinfer::ActKind::Tanh; break;
-    case FusedActivation::Relu: s.kind = ::tickinfer::ActKind::Relu; break;
-    case FusedActivation::Relu6:
-      s.kind = ::tickinfer::ActKind::Relu;
-      s.max_value = 6.0f;
-      break;
-    default: s.kind = ::tickinfer::ActKind::Linear; break;  // prepare admits NONE only besides these
-  }
+  graph_activation(a, &s);
   return s;
 }
 
@@ -163,7 +157,6 @@ class OwnArithmeticGru final : public PreparedOp {
     xs_.assign(static_cast<size_t>(T) * 3 * H, 0.0f);
     rs_.assign(static_cast<size_t>(3) * H, 0.0f);
     rh_.assign(static_cast<size_t>(H), 0.0f);
-    zeros_.assign(static_cast<size_t>(2) * H, 0.0f);
   }
 
   void eval(const TensorMemory& mem) noexcept override {
@@ -200,11 +193,11 @@ class OwnArithmeticGru final : public PreparedOp {
     const int H = H_;
     float* z = xs;
     float* hh = xs + 2 * H;
-    uh_->product(h, zeros_.data(), rs_.data());
+    uh_->product(h, b_rec_.data(), rs_.data());  // zeros: reset_before has no recurrent bias
     ks_.add(z, rs_.data(), z, 2 * H);
     ks_.activation(rec_, z, z, 2 * H);
     ks_.mul(z + H, h, rh_.data(), H);
-    uc_->product(rh_.data(), zeros_.data(), rs_.data());
+    uc_->product(rh_.data(), b_rec_.data(), rs_.data());
     ks_.add(hh, rs_.data(), hh, H);
     ks_.activation(act_, hh, hh, H);
     for (int k = 0; k < H; ++k) h[k] = z[k] * h[k] + (1.0f - z[k]) * hh[k];
@@ -217,8 +210,7 @@ class OwnArithmeticGru final : public PreparedOp {
   ::tickinfer::ActivationSpec rec_, act_;
   ::tickinfer::kernels::AlignedVector<float> wx_;  // W's values, packed [F x 3H]
   std::optional<Recurrence> uh_, uc_;  // U (reset_before: U_zr); U_h (reset_before only)
-  std::vector<float> b_in_, b_rec_;    // [3H], zeros where left out
-  std::vector<float> zeros_;           // [2H]: reset_before's recurrent products have no bias
+  std::vector<float> b_in_, b_rec_;    // [3H], zeros where left out (b_rec_ always, reset_before)
   // Scratch, sized at prepare: every step's input product [T, 3H], the recurrent product, r * h.
   std::vector<float> xs_, rs_, rh_;
 };
