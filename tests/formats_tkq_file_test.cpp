@@ -88,6 +88,7 @@ tfl::Program sample_program() {
 void expect_same(const tfl::Program& a, const tfl::Program& b) {
   EXPECT_EQ(a.name, b.name);
   EXPECT_EQ(a.source_format, b.source_format);
+  EXPECT_EQ(a.stream_only, b.stream_only);
   ASSERT_EQ(a.tensors.size(), b.tensors.size());
   for (size_t i = 0; i < a.tensors.size(); ++i) {
     SCOPED_TRACE("tensor " + std::to_string(i));
@@ -193,7 +194,8 @@ TEST(TkqFile, LayoutMatchesTheDocument) {
   const auto f = serialize_tkq(sample_program());
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(f.data()), 8), std::string("TICKTKQ\0", 8));
   EXPECT_EQ(read_le<uint16_t>(f, 8), 1);
-  EXPECT_EQ(read_le<uint16_t>(f, 10), 2);  // 1.1: op codes up to SEQUENCE_GRU; 1.2: the GRU flags byte
+  EXPECT_EQ(read_le<uint16_t>(f, 10), 3);  // 1.1: op codes up to SEQUENCE_GRU; 1.2: the GRU flags byte; 1.3: program flags
+  EXPECT_EQ(f[40], 0);                       // program flags: none (a 1.2 reader reads the file)
   EXPECT_EQ(read_le<uint32_t>(f, 12), 64u);
   EXPECT_EQ(read_le<uint64_t>(f, 16), f.size());
   EXPECT_EQ(read_le<uint64_t>(f, 24), 64u);
@@ -266,6 +268,30 @@ TEST(TkqFile, GruFlagsByteHoldsResetBeforeAndOwnArithmetic) {
   }
 }
 
+// Header byte 40 holds the program flags (1.3): bit 0 stream only (`quantize --stream`), which
+// survives the round trip; a file without it reads as before, and any other bit is refused by
+// name (as a 1.2 reader refuses bit 0: "reserved header byte 40 is not zero").
+TEST(TkqFile, ProgramFlagsByteHoldsStreamOnly) {
+  tfl::Program p = one_relu();
+  for (const bool stream_only : {false, true}) {
+    p.stream_only = stream_only;
+    const auto f = serialize_tkq(p);
+    EXPECT_EQ(f[40], stream_only ? 1 : 0);
+    EXPECT_EQ(load_tkq(f.data(), f.size()).stream_only, stream_only);
+  }
+  const auto f = serialize_tkq(p);
+  for (const uint8_t bad : {2, 3, 128}) {
+    auto g = f;
+    g[40] = bad;
+    reseal(g);
+    expect_error(g, "program flags byte " + std::to_string(bad) + " sets a bit this reader does not know");
+  }
+  auto g = f;
+  g[41] = 1;
+  reseal(g);
+  expect_error(g, "reserved header byte 41 is not zero");
+}
+
 // Options equal to the defaults are not stored; a block may stop anywhere, even mid-field, and
 // the rest reads as the defaults.
 TEST(TkqFile, OptionsBlocksStoreOnlyWhatDiffersFromTheDefaults) {
@@ -329,7 +355,7 @@ TEST(TkqFile, BadMagicAndVersion) {
   g = f;
   write_le<uint16_t>(g, 8, 2);
   reseal(g);
-  expect_error(g, "format version 2.2 is not supported");
+  expect_error(g, "format version 2.3 is not supported");
   std::vector<uint8_t> tiny(10, 0);
   expect_error(tiny, "shorter than the header");
 }

@@ -163,7 +163,9 @@ TEST_F(QuantizeCli, GruModelInEveryModeAndArithmetic) {
 
 // --stream: the GRU model lowered one step per call, calibrated on ticks in order, its file [1, 10]
 // in, running in `bench --mode stream`; a model with no sequence input, a TFLite file and
-// --reset-state are refused by name. (Tick-by-tick outputs against Keras: quant_gru_own_arithmetic_test.)
+// --reset-state are refused by name. The file says it is stream only (inspect), compiles in stream
+// mode where --mode is not given, and refuses --mode window by name. (Tick-by-tick outputs against
+// Keras: quant_gru_own_arithmetic_test, quant_stream_file_test.)
 TEST_F(QuantizeCli, StreamLowersOneStepPerCall) {
   const auto windows = tickinfer::formats::read_npy(kModels + "/gru_window/in0.npy");  // [8, 32, 10]
   ASSERT_EQ(windows.shape.size(), 3u);
@@ -176,6 +178,10 @@ TEST_F(QuantizeCli, StreamLowersOneStepPerCall) {
   r = run("inspect " + temp("s.tkq"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("inputs   input_layer [1, 10]"), std::string::npos) << r.out;
+  // The file says it was made for stream mode, and compiles in it where --mode is not given.
+  EXPECT_NE(r.out.find("calls    one tick each, the state carried (quantized with --stream): stream mode only"),
+            std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("mode stream"), std::string::npos) << r.out;
   // The windows themselves, [8, 32, 10], are the same 256 ticks.
   r = run("quantize " + model + " --stream --calibration " + kModels + "/gru_window/in0.npy -o " + temp("w.tkq"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -184,6 +190,14 @@ TEST_F(QuantizeCli, StreamLowersOneStepPerCall) {
   r = run("bench " + temp("s.tkq") + " --mode stream --seconds 0.2 --warmup-seconds 0.05");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("p50"), std::string::npos) << r.out;
+  r = run("bench " + temp("s.tkq") + " --seconds 0.2 --warmup-seconds 0.05");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("plan     mode stream"), std::string::npos) << r.out;
+  // Window mode asked for by name: every call would start from a zero state.
+  r = run("bench " + temp("s.tkq") + " --mode window --seconds 0.2 --warmup-seconds 0.05");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("quantized one tick per call for stream mode (`tickinfer quantize --stream`)"), std::string::npos)
+      << r.err;
 
   r = run("quantize " + model + " --stream --calibration " + kModels + "/lstm_tiny/in0.npy -o " + temp("x.tkq"));
   EXPECT_EQ(r.exit_code, 1);

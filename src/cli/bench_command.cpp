@@ -167,7 +167,7 @@ void print_profile(Plan& plan, const PreparedInputs& inputs, int runs) {
 
 int run_bench(const ArgParser& args) {
   const std::string& path = args.positional_value("MODEL");
-  const CompileOptions options = plan_options(args);
+  CompileOptions options = plan_options(args);
   TimedLoop cfg;
   cfg.seconds = args.number("seconds", 1e-3, 86400.0);
   cfg.warmup_seconds = args.number("warmup-seconds", 0.0, 86400.0);
@@ -185,6 +185,7 @@ int run_bench(const ArgParser& args) {
   }
 
   const Model model = Model::load(path, load_options(args));
+  default_mode_for(model, args, options);
   print_load_warnings(model, path);
   Plan plan = compile(model, options);
   if (cfg.rows > 1) plan.reserve_rows(cfg.rows);  // an Error names the layer that is not row-wise

@@ -13,6 +13,7 @@
 #include "cli/plan_options.hpp"
 #include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
+#include "tflite/program.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
@@ -117,7 +118,7 @@ std::string zero_share(int64_t zeros, int64_t params) {
 
 int run_inspect(const ArgParser& args) {
   const std::string& path = args.positional_value("MODEL");
-  const CompileOptions options = plan_options(args);
+  CompileOptions options = plan_options(args);
   const LoadOptions load = load_options(args);
   const Model model = Model::load(path, load);
   print_load_warnings(model, path);
@@ -126,6 +127,8 @@ int run_inspect(const ArgParser& args) {
   const auto outputs = model.outputs();
   const auto origins = lowered_from(model.graph());
   const EngineInfo engine = engine_info(model, load);
+  const bool stream_only = model.program() && model.program()->stream_only;
+  default_mode_for(model, args, options);
 
   // A model that loads but cannot be compiled (e.g. stream mode over a Conv1D) is still worth
   // describing; the compile error is reported after the description, with exit code 1.
@@ -143,6 +146,7 @@ int run_inspect(const ArgParser& args) {
     j["name"] = model.graph().name;
     j["format"] = model.graph().source_format;
     j["engine"] = engine.name;
+    j["stream_only"] = stream_only;
     if (!engine.note.empty()) j["engine_note"] = engine.note;
     j["inputs"] = tensors_json(inputs);
     j["outputs"] = tensors_json(outputs);
@@ -176,6 +180,7 @@ int run_inspect(const ArgParser& args) {
     std::printf("name     %s (%s)\n", model.graph().name.c_str(), model.graph().source_format.c_str());
     std::printf("engine   %s%s%s\n", engine.name == "graph" ? "graph compiler" : "tensor-program interpreter",
                 engine.note.empty() ? "" : ", ", engine.note.c_str());
+    if (stream_only) std::printf("calls    one tick each, the state carried (quantized with --stream): stream mode only\n");
     std::printf("inputs   %s\n", tensors_text(inputs).c_str());
     std::printf("outputs  %s\n\n", tensors_text(outputs).c_str());
     std::vector<std::vector<std::string>> rows = {

@@ -1,6 +1,7 @@
 #include "cli/plan_options.hpp"
 
 #include "engine/device_options.hpp"
+#include "tflite/program.hpp"
 #include "tickinfer/error.hpp"
 
 namespace tickinfer::cli {
@@ -60,6 +61,10 @@ LoadOptions load_options(const ArgParser& args) {
     throw UsageError(std::string("option '--tflite-engine': ") + e.what());
   }
   return options;
+}
+
+void default_mode_for(const Model& model, const ArgParser& args, CompileOptions& options) {
+  if (!args.given("mode") && model.program() != nullptr && model.program()->stream_only) options.mode = RecurrentMode::Stream;
 }
 
 CompileOptions plan_options(const ArgParser& args) {

@@ -13,6 +13,10 @@ namespace tickinfer::cli {
 // --rounding (default tflite), --window.
 void declare_plan_options(ArgParser& parser);
 CompileOptions plan_options(const ArgParser& args);
+// A file quantized one tick per call (`tickinfer quantize --stream`, tfl::Program::stream_only)
+// means its model only in stream mode: where --mode is not given, its plan compiles in stream mode.
+// An explicit --mode window is left to compile(), which refuses it by name.
+void default_mode_for(const Model& model, const ArgParser& args, CompileOptions& options);
 const char* mode_name(RecurrentMode mode);  // "window" or "stream"
 
 // --tflite-engine auto|interpreter|graph, for every command that loads a model file; a bad

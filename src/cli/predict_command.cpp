@@ -155,9 +155,10 @@ int run_predict(const ArgParser& args) {
   if (output_paths.empty()) throw UsageError("'predict' needs --output");
   for (const auto& p : input_paths) array_file_kind(p);  // fail on a bad extension before any work
   for (const auto& p : output_paths) array_file_kind(p);
-  const CompileOptions options = plan_options(args);
+  CompileOptions options = plan_options(args);
 
   const Model model = Model::load(model_path, load_options(args));
+  default_mode_for(model, args, options);
   print_load_warnings(model, model_path);
   Plan plan = compile(model, options);
   const auto input_info = model.inputs();

@@ -123,8 +123,13 @@ ProgramPlan::ProgramPlan(std::shared_ptr<const tfl::Program> program, const Comp
     io.tflite_mixed_rounding = false;
     io.rounding = options.rounding == RoundingMode::Double ? tfl::Rounding::Double : tfl::Rounding::Single;
   }
-  interp_ = std::make_unique<tfl::Interpreter>(program_, io);
   const bool stream = options.mode == RecurrentMode::Stream;
+  if (program_->stream_only && !stream) {
+    throw Error("this model was quantized one tick per call for stream mode (`tickinfer quantize --stream`): each call "
+                "is the next tick and the recurrent state carries over, so a window-mode run would start every call "
+                "from a zero state; compile it in stream mode (--mode stream, mode = \"stream\")");
+  }
+  interp_ = std::make_unique<tfl::Interpreter>(program_, io);
   bool has_state = false;
   // The interpreter's program: a stateful TFLite model's resource variables are variable tensors there.
   for (const tfl::Tensor& t : interp_->program().tensors) has_state = has_state || t.is_variable;

@@ -576,6 +576,7 @@ Program lower_graph(const Graph& graph, const LowerOptions& options) {
   Program p;
   p.name = g.name;
   p.source_format = g.source_format;
+  p.stream_only = options.one_step_per_call;
   Lowerer(g, p).run();
   return p;
 }

@@ -30,6 +30,7 @@ class Transform {
         producer_(f.tensors.size(), -1) {
     out_.program.name = f.name;
     out_.program.source_format = "tickinfer";
+    out_.program.stream_only = f.stream_only;
     op_layer_.assign(f.ops.size(), 0);
     for (size_t l = 0; l < layers.size(); ++l) {
       if (!layer_allows(layers[l], precisions.at(l))) {

@@ -204,6 +204,11 @@ struct Program {
   std::vector<Tensor> tensors;
   std::vector<Op> ops;        // execution order (the main graph, TFLite subgraph 0)
   std::vector<int> inputs, outputs;  // tensor indices
+  // Lowered one tick per call (`tickinfer quantize --stream`): each sequence input is one time
+  // step and the state tensors carry the recurrence from call to call, so the program means what
+  // its source model means only in stream mode; a window-mode plan refuses it (a window of one
+  // tick from a zero state would answer something else without a word). TFLite files: false.
+  bool stream_only = false;
   // TFLite subgraphs 1.. (subgraphs[k - 1] is the file's subgraph k); empty for a single graph.
   std::vector<Subgraph> subgraphs;
   // The subgraph a WHILE / CALL_ONCE names (k >= 1), or nullptr when there is none.

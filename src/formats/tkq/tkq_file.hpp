@@ -21,7 +21,7 @@ namespace tickinfer::formats {
 // The first 8 bytes of every .tkq file.
 inline constexpr char kTkqMagic[8] = {'T', 'I', 'C', 'K', 'T', 'K', 'Q', '\0'};
 inline constexpr uint16_t kTkqVersionMajor = 1;  // readers refuse other majors
-inline constexpr uint16_t kTkqVersionMinor = 2;  // readers accept any minor of their major; 1 added op codes 59 and 60, 2 the GRU's own-arithmetic bit
+inline constexpr uint16_t kTkqVersionMinor = 3;  // readers accept any minor of their major; 1 added op codes 59 and 60, 2 the GRU's own-arithmetic bit, 3 the program flags byte (stream only)
 
 bool is_tkq(const void* data, size_t size);
 

@@ -225,7 +225,11 @@ tfl::Program load_tkq(const void* data, size_t size, std::string_view source_vie
   if (file_size != size) {
     fail("header says " + std::to_string(file_size) + " bytes but the file has " + std::to_string(size) + " (truncated or padded)");
   }
-  for (size_t i = 40; i < tkq::kHeaderCrcOffset; ++i) {
+  const uint8_t program_flags = b[tkq::kProgramFlagsOffset];
+  if ((program_flags & ~tkq::kProgramStreamOnly) != 0) {
+    fail("program flags byte " + std::to_string(program_flags) + " sets a bit this reader does not know (1: stream only)");
+  }
+  for (size_t i = tkq::kProgramFlagsOffset + 1; i < tkq::kHeaderCrcOffset; ++i) {
     if (b[i] != 0) fail("reserved header byte " + std::to_string(i) + " is not zero");
   }
   if (load_at<uint32_t>(b + 36) != stats::crc32(b + tkq::kHeaderSize, size - tkq::kHeaderSize)) {
@@ -261,6 +265,7 @@ tfl::Program load_tkq(const void* data, size_t size, std::string_view source_vie
   tfl::Program p;
   p.name = r.string("program name");
   p.source_format = r.string("source format");
+  p.stream_only = (program_flags & tkq::kProgramStreamOnly) != 0;
   // A tensor record takes at least 44 bytes, an op at least 20 + the options block.
   const uint32_t n_tensors = r.count(44, "tensor count");
   p.tensors.resize(n_tensors);

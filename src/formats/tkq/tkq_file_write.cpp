@@ -149,6 +149,7 @@ std::vector<uint8_t> serialize_tkq(const tfl::Program& program) {
   out.patch<uint64_t>(16, file_size);
   out.patch<uint64_t>(24, table_at);
   out.patch<uint32_t>(32, 2);
+  out.patch<uint8_t>(tkq::kProgramFlagsOffset, program.stream_only ? tkq::kProgramStreamOnly : uint8_t{0});
   const auto put_section = [&](size_t entry, uint32_t kind, size_t at, size_t size) {
     const size_t e = table_at + entry * tkq::kSectionEntrySize;
     out.patch<uint32_t>(e, kind);

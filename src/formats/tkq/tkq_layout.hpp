@@ -18,6 +18,11 @@ inline constexpr size_t kHeaderCrcOffset = 60;  // CRC-32 of header bytes [0, 60
 
 enum SectionKind : uint32_t { kSectionProgram = 1, kSectionData = 2 };
 
+// Header byte 40, the program flags (1.3; reserved and zero before, so a 1.2 reader refuses a
+// file that sets one by name).
+inline constexpr size_t kProgramFlagsOffset = 40;
+inline constexpr uint8_t kProgramStreamOnly = 1;  // tfl::Program::stream_only
+
 // Tensor flags byte.
 inline constexpr uint8_t kFlagVariable = 1;
 inline constexpr uint8_t kFlagHasData = 2;
