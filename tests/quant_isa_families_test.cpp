@@ -160,6 +160,7 @@ TEST_P(IsaFamilies, HybridEpilogueInputAndRowQuantization) {
   }
   if (expected(isa(), {Isa::Scalar, Isa::Avx2, Isa::Avx512}) == Isa::Avx512) {
     conv_epilogue = tk::hybrid_conv_epilogue_avx512;
+    input = tk::quantize_f32_to_s8_avx512;
     row = tk::quantize_row_body_avx512;
     min_max = tk::min_max_avx512;
   }

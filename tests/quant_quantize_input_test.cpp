@@ -1,6 +1,7 @@
 // Model-input quantization (tflite/kernels/quantize_input.hpp): the scalar loop against values
 // worked out by hand from TFLite's Quantize (round half away from zero of x / scale, + zero
-// point, clamped), and the AVX2 variant against the scalar one bit for bit, specials included.
+// point, clamped), and the AVX2 and AVX-512 variants against the scalar one bit for bit, specials
+// included.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -29,9 +30,8 @@ TEST(QuantQuantizeInput, ScalarMatchesHandValues) {
   EXPECT_EQ(got, want);
 }
 
-TEST(QuantQuantizeInput, Avx2MatchesScalar) {
-#if defined(__x86_64__)
-  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
+// Random lengths 0..40 (every tail of both vector widths), any bit pattern, exact halves.
+void expect_matches_scalar(QuantizeF32S8Fn fn) {
   const uint32_t seed = 20261130;
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 3.0f);
@@ -53,11 +53,26 @@ TEST(QuantQuantizeInput, Avx2MatchesScalar) {
       }
     }
     const int32_t z = zp(rng);
-    std::vector<int8_t> want(n + 3, 0x5A), got(n + 3, 0x5A);
+    std::vector<int8_t> want(n + 3, 0x5A), got(n + 3, 0x5A);  // the bytes past n stay untouched
     quantize_f32_to_s8_scalar(x.data(), want.data(), n, scale, z);
-    quantize_f32_to_s8_avx2(x.data(), got.data(), n, scale, z);
+    fn(x.data(), got.data(), n, scale, z);
     ASSERT_EQ(got, want) << "seed " << seed << " trial " << trial;
   }
+}
+
+TEST(QuantQuantizeInput, Avx2MatchesScalar) {
+#if defined(__x86_64__)
+  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "no AVX2";
+  expect_matches_scalar(quantize_f32_to_s8_avx2);
+#else
+  GTEST_SKIP() << "not x86";
+#endif
+}
+
+TEST(QuantQuantizeInput, Avx512MatchesScalar) {
+#if defined(__x86_64__)
+  if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  expect_matches_scalar(quantize_f32_to_s8_avx512);
 #else
   GTEST_SKIP() << "not x86";
 #endif

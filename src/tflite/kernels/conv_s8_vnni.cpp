@@ -34,8 +34,10 @@ template <int P, int G>
 inline void tile(const ConvVnniCall& c, const uint8_t* const* xp, int g0, __m512i (&acc)[P][G]) {
   const size_t group_bytes = static_cast<size_t>(c.quads) * 4 * kConvVnniLanes;
   const int8_t* w = c.packed + static_cast<size_t>(g0) * group_bytes;
+#pragma GCC unroll 16
   for (int g = 0; g < G; ++g) {
     const __m512i start = _mm512_loadu_si512(c.init + kConvVnniLanes * (g0 + g));
+#pragma GCC unroll 16
     for (int p = 0; p < P; ++p) acc[p][g] = start;
   }
   const int per_tap = c.taps.quads_per_tap;
@@ -52,6 +54,11 @@ inline void tile(const ConvVnniCall& c, const uint8_t* const* xp, int g0, __m512
       }
     }
   }
+}
+
+// Position p's requantized channels [r0, r0 + 16) (lanes k), zero point added, clamped, narrowed.
+inline void store(int8_t* out, int p, int rows, int r0, __mmask16 k, __m512i q, __m512i zp, __m512i lo, __m512i hi) {
+  _mm_mask_storeu_epi8(out + static_cast<size_t>(p) * rows + r0, k, avx512_lanes::narrow16(q, zp, lo, hi));
 }
 
 template <Rounding R>
@@ -71,18 +78,30 @@ struct RequantOut {
     int8_t* const out = y + static_cast<size_t>(first) * rows;
     const int32_t* const mult = q.multiplier;
     const int32_t* const shift = q.shift;
+#pragma GCC unroll 16
     for (int g = 0; g < G; ++g) {
       const int r0 = kConvVnniLanes * (g0 + g);
       const __mmask16 k = lanes_of(rows, r0);
-      const __m512i m = _mm512_maskz_loadu_epi32(k, mult + r0);
-      const __m512i s = _mm512_maskz_loadu_epi32(k, shift + r0);
       if constexpr (R == Rounding::Double) {
-        const avx512_lanes::DoubleRounding16 rounding(m, s);  // the group's constants, once
-        for (int p = 0; p < P; ++p) {
-          const __m128i v = avx512_lanes::narrow16(rounding.apply(acc[p][g]), zp, lo, hi);
-          _mm_mask_storeu_epi8(out + static_cast<size_t>(p) * rows + r0, k, v);
+        if (c.rounding != nullptr) {  // made at prepare
+          const auto rounding = avx512_lanes::DoubleRounding16::load(c.rounding + static_cast<size_t>(g0 + g) * kConvVnniRoundingBytes);
+          if (c.shifts_left) {
+#pragma GCC unroll 16
+            for (int p = 0; p < P; ++p) store(out, p, rows, r0, k, rounding.apply(acc[p][g]), zp, lo, hi);
+          } else {
+#pragma GCC unroll 16
+            for (int p = 0; p < P; ++p) store(out, p, rows, r0, k, rounding.apply_right_only(acc[p][g]), zp, lo, hi);
+          }
+        } else {
+          const avx512_lanes::DoubleRounding16 rounding(_mm512_maskz_loadu_epi32(k, mult + r0),
+                                                        _mm512_maskz_loadu_epi32(k, shift + r0));  // once per group
+#pragma GCC unroll 16
+          for (int p = 0; p < P; ++p) store(out, p, rows, r0, k, rounding.apply(acc[p][g]), zp, lo, hi);
         }
       } else {
+        const __m512i m = _mm512_maskz_loadu_epi32(k, mult + r0);
+        const __m512i s = _mm512_maskz_loadu_epi32(k, shift + r0);
+#pragma GCC unroll 16
         for (int p = 0; p < P; ++p) {
           const __m128i v = avx512_lanes::requant16<R>(acc[p][g], m, s, zp, lo, hi);
           _mm_mask_storeu_epi8(out + static_cast<size_t>(p) * rows + r0, k, v);
@@ -100,7 +119,9 @@ struct S32Out {
   void operator()(const uint8_t* const* xp, int first, int g0) const {
     __m512i acc[P][G];
     tile<P, G>(c, xp, g0, acc);
+#pragma GCC unroll 16
     for (int p = 0; p < P; ++p) {
+#pragma GCC unroll 16
       for (int g = 0; g < G; ++g) {
         _mm512_storeu_si512(acc_out + static_cast<size_t>(first + p) * acc_step + kConvVnniLanes * (g0 + g), acc[p][g]);
       }
@@ -134,6 +155,15 @@ void run(const ConvVnniCall& c, const Out& out) {
 }
 
 }  // namespace
+
+void conv_vnni_rounding_constants(const int32_t* multiplier, const int32_t* shift, int rows, int8_t* out) noexcept {
+  static_assert(sizeof(avx512_lanes::DoubleRounding16) == kConvVnniRoundingBytes);
+  for (int r0 = 0; r0 < rows; r0 += kConvVnniLanes) {
+    const __mmask16 k = lanes_of(rows, r0);
+    const avx512_lanes::DoubleRounding16 r(_mm512_maskz_loadu_epi32(k, multiplier + r0), _mm512_maskz_loadu_epi32(k, shift + r0));
+    std::memcpy(out + static_cast<size_t>(r0 / kConvVnniLanes) * kConvVnniRoundingBytes, &r, sizeof r);
+  }
+}
 
 template <Rounding R>
 void conv_u8s8_requant_vnni(const ConvVnniCall& c, const RequantParams& p, int8_t* y) noexcept {

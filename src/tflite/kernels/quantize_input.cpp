@@ -27,6 +27,7 @@ QuantizeF32S8Fn quantize_f32_to_s8(::tickinfer::kernels::Isa isa) noexcept {
   table.scalar = quantize_f32_to_s8_scalar;
 #if defined(TICKINFER_HAVE_X86)
   table.avx2 = quantize_f32_to_s8_avx2;
+  table.avx512 = quantize_f32_to_s8_avx512;
 #endif
   return table.pick(isa);
 }

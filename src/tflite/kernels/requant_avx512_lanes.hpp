@@ -53,8 +53,27 @@ struct DoubleRounding16 {
     half_constants(shr64(r, 32), add_odd, below_odd, shift_odd);
   }
 
-  __m512i apply(__m512i x) const {
-    const __m512i a = shl32v(x, left);
+  // Constants made earlier and stored (sizeof(DoubleRounding16) bytes at p), loaded member by
+  // member: a memcpy into a local goes through the stack.
+  static DoubleRounding16 load(const void* p) {
+    const __m512i* v = static_cast<const __m512i*>(p);
+    DoubleRounding16 r;
+    r.m = _mm512_loadu_si512(v + 0);
+    r.m_odd = _mm512_loadu_si512(v + 1);
+    r.left = _mm512_loadu_si512(v + 2);
+    r.add_even = _mm512_loadu_si512(v + 3);
+    r.add_odd = _mm512_loadu_si512(v + 4);
+    r.below_even = _mm512_loadu_si512(v + 5);
+    r.below_odd = _mm512_loadu_si512(v + 6);
+    r.shift_even = _mm512_loadu_si512(v + 7);
+    r.shift_odd = _mm512_loadu_si512(v + 8);
+    return r;
+  }
+
+  __m512i apply(__m512i x) const { return apply_right_only(shl32v(x, left)); }
+  // apply() where no lane's shift is positive (left = 0: a multiplier below 1, the usual case),
+  // one operation fewer; a caller knows this from the shifts it prepared the constants from.
+  __m512i apply_right_only(__m512i a) const {
     const __m512i qe = half(mul_even(a, m), add_even, below_even, shift_even);
     const __m512i qo = half(mul_even(shr64(a, 32), m_odd), add_odd, below_odd, shift_odd);
     // The odd results' low halves into the odd int32 lanes (one masked in-lane shuffle).

@@ -139,6 +139,11 @@ class Int8ConvImplicitGemm final : public PreparedOp {
     params_.output_zero_point = q_.output_zero_point;
     params_.act_min = q_.act_min;
     params_.act_max = q_.act_max;
+    if constexpr (R == Rounding::Double) {  // the tiles' rounding constants, made here once
+      rounding_.resize(kernels::conv_vnni_rounding_bytes(w_rows()));
+      kernels::conv_vnni_rounding_constants(q_.multiplier.data(), q_.shift.data(), w_rows(), rounding_.data());
+      shifts_left_ = std::any_of(q_.shift.begin(), q_.shift.begin() + w_rows(), [](int32_t s) { return s > 0; });
+    }
   }
   void eval(const TensorMemory& mem) noexcept override {
     const Window& w = s_.w;
@@ -148,7 +153,11 @@ class Int8ConvImplicitGemm final : public PreparedOp {
     for (int b = 0; b < w.batch; ++b) {
       for (int i = 0; i < pixels; i += kConvVnniPositions) {
         const int n = std::min(kConvVnniPositions, pixels - i);
-        const ConvVnniCall c = g_.call(b, i, n, fill_, init_.data());
+        ConvVnniCall c = g_.call(b, i, n, fill_, init_.data());
+        if (!rounding_.empty()) {
+          c.rounding = rounding_.data();
+          c.shifts_left = shifts_left_;
+        }
         kernels::conv_u8s8_requant_vnni<R>(c, params_, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
       }
     }
@@ -162,9 +171,13 @@ class Int8ConvImplicitGemm final : public PreparedOp {
   ConvShape s_;
   ImplicitGemm g_;
   Int8ConvQuant q_;
+  int w_rows() const { return s_.w.out_c; }
+
   uint8_t fill_;
   std::vector<int32_t> init_;
   kernels::RequantParams params_;
+  tickinfer::kernels::AlignedVector<int8_t> rounding_;  // Double rounding: conv_vnni_rounding_constants
+  bool shifts_left_ = true;
 };
 
 class HybridConvImplicitGemm final : public PreparedOp {

@@ -28,9 +28,7 @@ inline const __m512i* weights(const int8_t* packed, int g, int quads) {
   return reinterpret_cast<const __m512i*>(packed + static_cast<size_t>(g) * static_cast<size_t>(quads) * 64);
 }
 inline DoubleRounding16 rounding_of(const int8_t* rounding, int g) {
-  DoubleRounding16 r;
-  std::memcpy(&r, rounding + static_cast<size_t>(g) * kVnniRoundingBytes, sizeof r);
-  return r;
+  return DoubleRounding16::load(rounding + static_cast<size_t>(g) * kVnniRoundingBytes);
 }
 inline void store_sat16(int16_t* p, __m512i v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtsepi32_epi16(v));
