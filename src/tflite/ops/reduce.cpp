@@ -11,6 +11,7 @@
 #include <cstring>
 #include <vector>
 
+#include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/sum_rows_s8.hpp"
 #include "tflite/ops/ops.hpp"
 #include "tflite/ops/op_support.hpp"
@@ -131,9 +132,20 @@ template <Rounding R>
 class Int8Reduce final : public PreparedOp {
  public:
   Int8Reduce(int in, int out, ReduceGeometry g, int32_t in_zp, int32_t out_zp, QuantizedMultiplier m, bool mean,
-             kernels::SumRowsS8Fn sum_rows)
+             kernels::SumRowsS8Fn sum_rows, kernels::RequantS8Fn requant)
       : in_(in), out_(out), g_(std::move(g)), offset_(static_cast<int32_t>(in_zp * g_.reduced)), out_zp_(out_zp),
-        m_(m), mean_(mean), sum_rows_(sum_rows), sum_(static_cast<size_t>(g_.out_count)) {}
+        m_(m), mean_(mean), sum_rows_(sum_rows), requant_(requant), sum_(static_cast<size_t>(g_.out_count)) {
+    // The kernel set's vector requantization reads a multiplier, shift and bias per lane: here the
+    // same in every lane (the tensor's scale; the input zero point's share of each sum as bias).
+    const size_t n = static_cast<size_t>(g_.out_count);
+    lane_multiplier_.assign(n, m_.multiplier);
+    lane_shift_.assign(n, m_.shift);
+    lane_bias_.assign(n, static_cast<int32_t>(0u - static_cast<uint32_t>(offset_)));
+    params_.bias = lane_bias_.data();
+    params_.multiplier = lane_multiplier_.data();
+    params_.shift = lane_shift_.data();
+    params_.output_zero_point = out_zp_;
+  }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
@@ -145,10 +157,7 @@ class Int8Reduce final : public PreparedOp {
     } else {
       for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
     }
-    for (int64_t o = 0; o < g_.out_count; ++o) {
-      const int32_t v = multiply_by_quantized_multiplier<R>(sum_[static_cast<size_t>(o)] - offset_, m_.multiplier, m_.shift) + out_zp_;
-      y[o] = static_cast<int8_t>(std::min(std::max(v, -128), 127));
-    }
+    requant_(sum_.data(), static_cast<int>(g_.out_count), params_, y);
   }
   std::string describe() const override { return mean_ ? "int8 mean" : "int8 sum"; }
   bool integer_form(std::vector<IntegerForm>* forms) const override {
@@ -173,7 +182,9 @@ class Int8Reduce final : public PreparedOp {
   QuantizedMultiplier m_;
   bool mean_;
   kernels::SumRowsS8Fn sum_rows_;
-  std::vector<int32_t> sum_;
+  kernels::RequantS8Fn requant_;
+  std::vector<int32_t> sum_, lane_multiplier_, lane_shift_, lane_bias_;
+  kernels::RequantParams params_;
 };
 
 // reference_ops::QuantizedMeanOrSum folds 1/count into the multiplier this way for MEAN.
@@ -206,12 +217,13 @@ std::unique_ptr<PreparedOp> prepare_reduce(const PrepareContext& ctx) {
   if (m.shift < -31 || m.shift > 30) ctx.fail("input/output scale ratio is out of the supported range");
   if (mean) m = fold_count(m, g.reduced);
   if (m.shift < -31) ctx.fail("input/output scale ratio is out of the supported range");
+  const kernels::S8Kernels& requant = kernels::s8_kernels(ctx.isa, false);
   if (rounding(ctx) == Rounding::Double) {
     return std::make_unique<Int8Reduce<Rounding::Double>>(i, o, std::move(g), ip.zero_point, op.zero_point, m, mean,
-                                                          kernels::sum_rows_s8(ctx.isa));
+                                                          kernels::sum_rows_s8(ctx.isa), requant.requant_double);
   }
   return std::make_unique<Int8Reduce<Rounding::Single>>(i, o, std::move(g), ip.zero_point, op.zero_point, m, mean,
-                                                        kernels::sum_rows_s8(ctx.isa));
+                                                        kernels::sum_rows_s8(ctx.isa), requant.requant_single);
 }
 
 }  // namespace tickinfer::tfl::ops
