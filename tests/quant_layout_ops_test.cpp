@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <random>
+#include <string>
 #include <vector>
 
+#include "kernels/kernel_set.hpp"
 #include "support/quant_program_builder.hpp"
 #include "tickinfer/error.hpp"
 
@@ -360,6 +363,39 @@ TEST(QuantReduce, AdjacentAndSeparateAxes) {
   std::vector<std::vector<int8_t>> xs{{1, -4, 2, -4, 3, -4, 5, -5}}, ys{std::vector<int8_t>(2)};
   run(m, {mx}, xs, {my}, ys);
   EXPECT_EQ(ys[0], (std::vector<int8_t>{3, -4}));
+}
+
+// The int8 MEAN/SUM requantize their sums with the kernel set's vector requantization (the
+// tensor's multiplier, shift and the input zero point's share of each sum in every lane): every
+// set equals the scalar one bit for bit, with zero points off zero, many outputs (whole vectors and
+// tails) and both roundings. (The scalar set against TFLite's outputs: the tcn fixtures' MEAN.)
+TEST(QuantReduce, Int8MeanAndSumEqualTheScalarSetOnEveryKernelSet) {
+  std::mt19937 rng(20261207);
+  std::uniform_int_distribution<int> byte(-128, 127), zp(-60, 60);
+  std::uniform_real_distribution<float> scale(0.004f, 0.2f);
+  int compared = 0;
+  for (const char* isa : {"avx2", "avx512"}) {
+    if (!tickinfer::kernels::isa_supported(tickinfer::kernels::parse_isa(isa))) continue;
+    for (int trial = 0; trial < 40; ++trial) {
+      const int rows = 1 + trial % 13, channels = 1 + (trial * 7) % 45;
+      const OpCode code = trial % 3 == 0 ? OpCode::Sum : OpCode::Mean;
+      const Rounding r = trial % 2 ? Rounding::Single : Rounding::Double;
+      const float in_scale = scale(rng), out_scale = code == OpCode::Sum ? in_scale * rows : scale(rng);
+      ProgramBuilder b;
+      const int x = b.tensor("x", DType::I8, {1, rows, channels}, {in_scale}, {zp(rng)});
+      const int axes = b.constant("axes", DType::I32, {1}, std::vector<int32_t>{1});
+      const int y = b.tensor("y", DType::I8, {1, channels}, {out_scale}, {zp(rng)});
+      b.op(code, {x, axes}, {y});
+      std::vector<std::vector<int8_t>> xs{std::vector<int8_t>(static_cast<size_t>(rows) * channels)};
+      for (int8_t& v : xs[0]) v = static_cast<int8_t>(byte(rng));
+      std::vector<std::vector<int8_t>> want{std::vector<int8_t>(static_cast<size_t>(channels))}, got = want;
+      run(b, {x}, xs, {y}, want, "scalar", r);
+      run(b, {x}, xs, {y}, got, isa, r);
+      ASSERT_EQ(got[0], want[0]) << isa << " trial " << trial;
+      ++compared;
+    }
+  }
+  if (compared == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512";
 }
 
 TEST(QuantElementwise, RefusesShapesThatDoNotBroadcast) {

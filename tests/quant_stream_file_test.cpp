@@ -2,8 +2,10 @@
 // program flags): through the whole path a user takes (lower one step per call, quantize, write
 // the .tkq, load it, compile), each LSTM fixture with a stream file runs tick by tick as Keras'
 // stateful model does (tests/fixtures/<case>/stream_out.npy, each sequence from a zero state):
-// float to the stream fixture's tolerance, int8-dynamic and full int8 within 0.1 of the largest
-// Keras output (the bound the quantized modes are held to). Compiled in window mode, the same
+// float to the stream fixture's tolerance, int8-dynamic within 0.1 of the largest Keras output
+// and full int8 within 0.2, calibrated on other data (the window
+// fixture's inputs as ticks, as `quantize --stream --calibration in0.npy` takes them). Compiled in
+// window mode, the same
 // file is refused by name: every call would start from a zero state and answer something else.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -56,10 +58,14 @@ TEST(StreamFile, LstmFixturesStreamAsKerasDoesThroughTheFile) {
     ASSERT_EQ(in.shape.size(), 3u);
     const size_t sequences = static_cast<size_t>(in.shape[0]), ticks = static_cast<size_t>(in.shape[1]);
     const size_t features = static_cast<size_t>(in.shape[2]), outs = want.data.size() / (sequences * ticks);
-    quantizer::SampleSet data;  // every tick in order: the calibration `quantize --stream` runs
-    data.count = sequences * ticks;
+    // Calibrated as `quantize --stream --calibration in0.npy` is: the window fixture's inputs
+    // [N, T, features] taken as their N x T ticks in order, not the stream the file is scored on.
+    const formats::NpyArray windows = formats::read_npy(c.inputs.at(0));
+    ASSERT_EQ(windows.data.size() % features, 0u);
+    quantizer::SampleSet data;
+    data.count = windows.data.size() / features;
     data.per_sample = features;
-    data.values = in.data;
+    data.values = windows.data;
     const std::vector<quantizer::Layer> layers = quantizer::find_layers(f);
     const auto ranges = quantizer::calibrate(f, {data});
     double ref = 0.0;
@@ -110,7 +116,10 @@ TEST(StreamFile, LstmFixturesStreamAsKerasDoesThroughTheFile) {
       if (precision == tfl::Precision::F32) {
         EXPECT_EQ(outside, 0u) << "worst |ours - Keras| " << worst << " (atol " << c.stream_atol << ")";
       } else {
-        EXPECT_LT(worst / ref, 0.1) << "worst |ours - Keras| " << worst << " of " << ref;
+        // Full int8 also quantizes every activation and the carried state, calibrated on the 8
+        // windows of an 8-unit model: measured 0.07-0.14 (int8-dynamic 0.01-0.08). A state not
+        // carried, or a wrong scale, is off by most of the output.
+        EXPECT_LT(worst / ref, precision == tfl::Precision::Int8 ? 0.2 : 0.1) << "worst |ours - Keras| " << worst << " of " << ref;
         RecordProperty(c.name + "_stream_" + (precision == tfl::Precision::Int8 ? "int8" : "int8_dynamic"),
                        std::to_string(worst / ref));
       }

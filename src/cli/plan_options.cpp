@@ -9,7 +9,8 @@ namespace tickinfer::cli {
 void declare_plan_options(ArgParser& parser) {
   parser.option("mode", "window|stream",
                 "window: each run takes a whole [T, features] window; stream: one tick per run, "
-                "recurrent state carried over",
+                "recurrent state carried over (the default for a .tkq made by quantize --stream, "
+                "which runs in no other mode)",
                 "window");
   parser.flag("incremental",
               "window mode: when a window is the previous one moved by one row, convolutions and per-row layers "

@@ -54,7 +54,10 @@ struct DoubleRounding16 {
   }
 
   // Constants made earlier and stored (sizeof(DoubleRounding16) bytes at p), loaded member by
-  // member: a memcpy into a local goes through the stack.
+  // member. Measured against a memcpy of the whole into a local: tcn's VNNI convolutions 1.46 us
+  // each with these loads, 1.55 with the memcpy (the compiler copied it through the stack first).
+  // Beside a conv tile's 16 sums the registers still run out, and the compiler keeps some of
+  // these on the stack as memory operands.
   static DoubleRounding16 load(const void* p) {
     const __m512i* v = static_cast<const __m512i*>(p);
     DoubleRounding16 r;
