@@ -47,3 +47,22 @@ def test_tkq_file_runs_and_reports_its_shapes(tickinfer, name):
     y = plan.run(np.zeros(plan.input_shapes[0], np.float32))
     assert y.shape == tuple(plan.output_shapes[0])
     assert np.all(np.isfinite(y))
+
+
+def test_stream_only_tkq_refuses_window_mode_and_streams_as_keras(tickinfer):
+    # Made by `tickinfer quantize --stream` (tests/fixtures/tkq/README.md): one tick per call, the
+    # state carried. Keras' stateful outputs for the same ticks: tests/fixtures/lstm_last_k3.
+    model = tickinfer.load(str(ROOT / "tests" / "fixtures" / "tkq" / "lstm_last_stream_int8.tkq"))
+    with pytest.raises(Exception, match="quantized one tick per call for stream mode"):
+        model.compile()
+    plan = model.compile(mode="stream")
+    fixture = ROOT / "tests" / "fixtures" / "lstm_last_k3"
+    ticks, want = np.load(fixture / "stream_in.npy"), np.load(fixture / "stream_out.npy")
+    worst = 0.0
+    for s in range(ticks.shape[0]):
+        plan.reset_state()
+        for t in range(ticks.shape[1]):
+            y = plan.run(ticks[s, t])
+            worst = max(worst, float(np.max(np.abs(y - want[s, t]))))
+    # Full int8 on an 8-unit model calibrated on 8 windows (quant_stream_file_test: 0.07 here).
+    assert worst <= 0.2 * float(np.max(np.abs(want)))
