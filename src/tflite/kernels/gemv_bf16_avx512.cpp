@@ -38,12 +38,17 @@ void panels(const float* x, int K, const uint16_t* packed, int p0, int N, const 
   const size_t pstride = static_cast<size_t>(K) * kPanel;
   const uint16_t* w = packed + static_cast<size_t>(p0) * pstride;
   const __m512i zero = _mm512_setzero_si512();
+  // Every loop over the accumulators unrolled, so they stay in registers (a loop left rolled
+  // indexes the array, which then lives on the stack).
   __m512 acc[S][V];
+#pragma GCC unroll 8
   for (int s = 0; s < S; ++s)
+#pragma GCC unroll 8
     for (int v = 0; v < V; ++v) acc[s][v] = _mm512_setzero_ps();
   // rows k and k + 1 of every panel (a: the set's accumulators); `last`: row k alone, its
   // neighbour's half of the load zeroed (the panel's rows end at K).
   auto fma_pair = [&](__m512 (&a)[V], __m512 xv, const uint16_t* row, bool last) {
+#pragma GCC unroll 8
     for (int p = 0; p < P; ++p) {
       const uint16_t* r = row + p * pstride;
       const __m512i wv = last ? _mm512_maskz_loadu_epi64(0x0F, r) : _mm512_loadu_si512(r);
@@ -53,6 +58,7 @@ void panels(const float* x, int K, const uint16_t* packed, int p0, int N, const 
   };
   int k = 0;
   for (; k + 2 * S <= K; k += 2 * S) {
+#pragma GCC unroll 8
     for (int s = 0; s < S; ++s) {
       fma_pair(acc[s], pair_of(x, k + 2 * s, true), w + static_cast<size_t>(k + 2 * s) * kPanel, false);
     }
@@ -60,8 +66,10 @@ void panels(const float* x, int K, const uint16_t* packed, int p0, int N, const 
   for (; k + 2 <= K; k += 2) fma_pair(acc[0], pair_of(x, k, true), w + static_cast<size_t>(k) * kPanel, false);
   if (k < K) fma_pair(acc[0], pair_of(x, k, false), w + static_cast<size_t>(k) * kPanel, true);
   const int n0 = p0 * kPanel;
+#pragma GCC unroll 8
   for (int p = 0; p < P; ++p) {
     __m512 a = acc[0][2 * p], b = acc[0][2 * p + 1];
+#pragma GCC unroll 8
     for (int s = 1; s < S; ++s) {
       a = _mm512_add_ps(a, acc[s][2 * p]);
       b = _mm512_add_ps(b, acc[s][2 * p + 1]);
