@@ -3,7 +3,7 @@
 // wrap-around) requantized by TFLite's MultiplyByQuantizedMultiplier (tflite/fixed_point.hpp,
 // checked against TFLite's outputs by the fidelity suites), plus the zero point, clamped. Every
 // way the tile gets its rounding constants: made per tile from the RequantParams, made once
-// (conv_vnni_rounding_constants) with a channel shifting left, and made once with every shift at
+// (double_rounding_constants16) with a channel shifting left, and made once with every shift at
 // most 0 (the form without the left shift), single rounding too. Seeded random data (the seed is
 // in the failure message): 1 to 40 channels (every lane mask), 1 to 8 positions (every tile
 // size), patches read tap by tap, each channel's shift (-31 to 8) bringing its sums near the int8
@@ -116,7 +116,7 @@ std::vector<int8_t> tile(const Case& c, Constants constants) {
   std::vector<int8_t> rounding;
   if (constants == Constants::Prepared) {
     rounding.resize(conv_vnni_rounding_bytes(c.rows));
-    conv_vnni_rounding_constants(c.multiplier.data(), c.shift.data(), c.rows, rounding.data());
+    double_rounding_constants16(c.multiplier.data(), c.shift.data(), c.rows, rounding.data());
     call.rounding = rounding.data();
     call.shifts_left = std::any_of(c.shift.begin(), c.shift.end(), [](int32_t s) { return s > 0; });
   }

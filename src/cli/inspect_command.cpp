@@ -13,7 +13,6 @@
 #include "cli/plan_options.hpp"
 #include "formats/tflite/tflite_graph_lift.hpp"
 #include "model/graph.hpp"
-#include "tflite/program.hpp"
 #include "tickinfer/tickinfer.hpp"
 
 namespace tickinfer::cli {
@@ -127,7 +126,7 @@ int run_inspect(const ArgParser& args) {
   const auto outputs = model.outputs();
   const auto origins = lowered_from(model.graph());
   const EngineInfo engine = engine_info(model, load);
-  const bool stream_only = model.program() && model.program()->stream_only;
+  const bool stream_only = is_stream_only(model);
   default_mode_for(model, args, options);
 
   // A model that loads but cannot be compiled (e.g. stream mode over a Conv1D) is still worth

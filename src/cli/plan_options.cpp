@@ -64,8 +64,10 @@ LoadOptions load_options(const ArgParser& args) {
   return options;
 }
 
+bool is_stream_only(const Model& model) { return model.program() != nullptr && model.program()->stream_only; }
+
 void default_mode_for(const Model& model, const ArgParser& args, CompileOptions& options) {
-  if (!args.given("mode") && model.program() != nullptr && model.program()->stream_only) options.mode = RecurrentMode::Stream;
+  if (!args.given("mode") && is_stream_only(model)) options.mode = RecurrentMode::Stream;
 }
 
 CompileOptions plan_options(const ArgParser& args) {

@@ -17,6 +17,7 @@ CompileOptions plan_options(const ArgParser& args);
 // means its model only in stream mode: where --mode is not given, its plan compiles in stream mode.
 // An explicit --mode window is left to compile(), which refuses it by name.
 void default_mode_for(const Model& model, const ArgParser& args, CompileOptions& options);
+bool is_stream_only(const Model& model);  // a .tkq made by quantize --stream
 const char* mode_name(RecurrentMode mode);  // "window" or "stream"
 
 // --tflite-engine auto|interpreter|graph, for every command that loads a model file; a bad

@@ -84,7 +84,7 @@ struct RequantOut {
       const __mmask16 k = lanes_of(rows, r0);
       if constexpr (R == Rounding::Double) {
         if (c.rounding != nullptr) {  // made at prepare
-          const auto rounding = avx512_lanes::DoubleRounding16::load(c.rounding + static_cast<size_t>(g0 + g) * kConvVnniRoundingBytes);
+          const auto rounding = avx512_lanes::DoubleRounding16::load(c.rounding + static_cast<size_t>(g0 + g) * kDoubleRounding16Bytes);
           if (c.shifts_left) {
 #pragma GCC unroll 16
             for (int p = 0; p < P; ++p) store(out, p, rows, r0, k, rounding.apply(acc[p][g]), zp, lo, hi);
@@ -155,15 +155,6 @@ void run(const ConvVnniCall& c, const Out& out) {
 }
 
 }  // namespace
-
-void conv_vnni_rounding_constants(const int32_t* multiplier, const int32_t* shift, int rows, int8_t* out) noexcept {
-  static_assert(sizeof(avx512_lanes::DoubleRounding16) == kConvVnniRoundingBytes);
-  for (int r0 = 0; r0 < rows; r0 += kConvVnniLanes) {
-    const __mmask16 k = lanes_of(rows, r0);
-    const avx512_lanes::DoubleRounding16 r(_mm512_maskz_loadu_epi32(k, multiplier + r0), _mm512_maskz_loadu_epi32(k, shift + r0));
-    std::memcpy(out + static_cast<size_t>(r0 / kConvVnniLanes) * kConvVnniRoundingBytes, &r, sizeof r);
-  }
-}
 
 template <Rounding R>
 void conv_u8s8_requant_vnni(const ConvVnniCall& c, const RequantParams& p, int8_t* y) noexcept {

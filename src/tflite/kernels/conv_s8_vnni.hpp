@@ -43,7 +43,7 @@ struct ConvVnniTaps {
 // entries).
 struct ConvVnniCall {
   const int8_t* packed = nullptr;
-  // Double rounding's per-channel constants made once (conv_vnni_rounding_constants), or nullptr:
+  // Double rounding's per-channel constants made once (double_rounding_constants16), or nullptr:
   // each tile makes them from the RequantParams (single rounding always does).
   const int8_t* rounding = nullptr;
   bool shifts_left = true;  // some channel's shift is positive (false only with `rounding`)
@@ -55,10 +55,9 @@ struct ConvVnniCall {
   const int32_t* init = nullptr;
 };
 
-// Bytes of one group of 16 channels' double-rounding constants (avx512_lanes::DoubleRounding16).
-inline constexpr size_t kConvVnniRoundingBytes = 9 * 64;
+// Bytes of ConvVnniCall::rounding for rows channels (one block per group of 16).
 inline size_t conv_vnni_rounding_bytes(int rows) {
-  return static_cast<size_t>(conv_vnni_padded_rows(rows)) / kConvVnniLanes * kConvVnniRoundingBytes;
+  return static_cast<size_t>(conv_vnni_padded_rows(rows)) / kConvVnniLanes * kDoubleRounding16Bytes;
 }
 
 // Row-major w [rows x cols] -> the layout above (conv_vnni_packed_bytes). Any ISA.
@@ -68,9 +67,6 @@ void pack_conv_s8_vnni(const int8_t* w, int rows, int cols, int8_t* packed) noex
 // p.bias is not read (fold it into init).
 template <Rounding R>
 void conv_u8s8_requant_vnni(const ConvVnniCall& c, const RequantParams& p, int8_t* y) noexcept;
-// The constants of ConvVnniCall::rounding for rows channels' multipliers and shifts
-// (conv_vnni_rounding_bytes(rows) bytes; channels past rows padded with multiplier 0).
-void conv_vnni_rounding_constants(const int32_t* multiplier, const int32_t* shift, int rows, int8_t* out) noexcept;
 // acc[p * acc_step + r] = sum, for every r < conv_vnni_padded_rows(rows); acc_step is a multiple
 // of 16 at least that.
 void conv_u8s8_s32_vnni(const ConvVnniCall& c, int32_t* acc, int acc_step) noexcept;

@@ -157,12 +157,18 @@ inline RequantParams requant_rows_from(const RequantParams& p, int r) {
 }
 template <Rounding R>
 void requantize_s32_to_s8_scalar(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
+// Bytes of one group of 16 rows' double-rounding constants (double_rounding_constants16).
+inline constexpr size_t kDoubleRounding16Bytes = 9 * 64;
 #if defined(__x86_64__)
 template <Rounding R>
 void requantize_s32_to_s8_avx2(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 // 16 lanes (AVX-512F/BW): the VNNI set's. Only call where the CPU has AVX-512F and BW.
 template <Rounding R>
 void requantize_s32_to_s8_avx512(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
+// Double rounding's per-lane constants (avx512_lanes::DoubleRounding16, kDoubleRounding16Bytes per
+// group of 16 rows) made once, for the kernels that apply them to many vectors (the VNNI conv
+// tile, the VNNI LSTM gates). Rows past `rows` in the last group get multiplier 0. AVX-512F/BW.
+void double_rounding_constants16(const int32_t* multiplier, const int32_t* shift, int rows, int8_t* out) noexcept;
 #endif
 using RequantS8Fn = void (*)(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept;
 

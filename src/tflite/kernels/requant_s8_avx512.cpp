@@ -5,12 +5,23 @@
 // (quant_int8_kernels_test); rows % 16 go to the AVX2 version.
 #include <immintrin.h>
 
+#include <cstring>
+
 #include "tflite/kernels/gemv_s8.hpp"
 #include "tflite/kernels/requant_avx512_lanes.hpp"
 
 namespace tickinfer::tfl::kernels {
 
 using namespace avx512_lanes;  // NOLINT: this file is the lanes' own user
+
+void double_rounding_constants16(const int32_t* multiplier, const int32_t* shift, int rows, int8_t* out) noexcept {
+  static_assert(sizeof(DoubleRounding16) == kDoubleRounding16Bytes);
+  for (int r0 = 0; r0 < rows; r0 += 16) {
+    const __mmask16 k = static_cast<__mmask16>(rows - r0 >= 16 ? 0xFFFFu : (1u << (rows - r0)) - 1u);
+    const DoubleRounding16 r(_mm512_maskz_loadu_epi32(k, multiplier + r0), _mm512_maskz_loadu_epi32(k, shift + r0));
+    std::memcpy(out + static_cast<size_t>(r0 / 16) * kDoubleRounding16Bytes, &r, sizeof r);
+  }
+}
 
 template <Rounding R>
 void requantize_s32_to_s8_avx512(const int32_t* acc, int rows, const RequantParams& p, int8_t* y) noexcept {

@@ -141,7 +141,7 @@ class Int8ConvImplicitGemm final : public PreparedOp {
     params_.act_max = q_.act_max;
     if constexpr (R == Rounding::Double) {  // the tiles' rounding constants, made here once
       rounding_.resize(kernels::conv_vnni_rounding_bytes(w_rows()));
-      kernels::conv_vnni_rounding_constants(q_.multiplier.data(), q_.shift.data(), w_rows(), rounding_.data());
+      kernels::double_rounding_constants16(q_.multiplier.data(), q_.shift.data(), w_rows(), rounding_.data());
       shifts_left_ = std::any_of(q_.shift.begin(), q_.shift.begin() + w_rows(), [](int32_t s) { return s > 0; });
     }
   }
@@ -176,7 +176,7 @@ class Int8ConvImplicitGemm final : public PreparedOp {
   uint8_t fill_;
   std::vector<int32_t> init_;
   kernels::RequantParams params_;
-  tickinfer::kernels::AlignedVector<int8_t> rounding_;  // Double rounding: conv_vnni_rounding_constants
+  tickinfer::kernels::AlignedVector<int8_t> rounding_;  // Double rounding: double_rounding_constants16
   bool shifts_left_ = true;
 };
 

@@ -134,22 +134,18 @@ class Int8Reduce final : public PreparedOp {
   Int8Reduce(int in, int out, ReduceGeometry g, int32_t in_zp, int32_t out_zp, QuantizedMultiplier m, bool mean,
              kernels::SumRowsS8Fn sum_rows, kernels::RequantS8Fn requant)
       : in_(in), out_(out), g_(std::move(g)), offset_(static_cast<int32_t>(in_zp * g_.reduced)), out_zp_(out_zp),
-        m_(m), mean_(mean), sum_rows_(sum_rows), requant_(requant), sum_(static_cast<size_t>(g_.out_count)) {
-    // The kernel set's vector requantization reads a multiplier, shift and bias per lane: here the
-    // same in every lane (the tensor's scale; the input zero point's share of each sum as bias).
-    const size_t n = static_cast<size_t>(g_.out_count);
-    lane_multiplier_.assign(n, m_.multiplier);
-    lane_shift_.assign(n, m_.shift);
-    lane_bias_.assign(n, static_cast<int32_t>(0u - static_cast<uint32_t>(offset_)));
-    params_.bias = lane_bias_.data();
-    params_.multiplier = lane_multiplier_.data();
-    params_.shift = lane_shift_.data();
-    params_.output_zero_point = out_zp_;
+        m_(m), mean_(mean), sum_rows_(sum_rows), requant_(requant), sum_(static_cast<size_t>(g_.out_count)),
+        scale_(static_cast<int>(g_.out_count)) {
+    // The kernel set's vector requantization reads a scale per lane: the tensor's in every lane.
+    scale_.set_scale(m_.multiplier, m_.shift);
+    scale_.set_output(out_zp_, -128, 127);
   }
   void eval(const TensorMemory& mem) noexcept override {
     const int8_t* x = mem.at<int8_t>(in_);
     int8_t* y = mem.at<int8_t>(out_);
-    std::fill(sum_.begin(), sum_.end(), 0);
+    // Each sum starts at minus the input zero point's share (int32 wrap-around, as the reference's
+    // sum - zp * count), so the requantization takes the sums as they are.
+    std::fill(sum_.begin(), sum_.end(), static_cast<int32_t>(0u - static_cast<uint32_t>(offset_)));
     if (g_.inner > 0) {  // block o's rows into outputs [o * inner, (o + 1) * inner)
       for (int64_t o = 0; o < g_.outer; ++o) {
         sum_rows_(x + o * g_.reduced * g_.inner, g_.reduced, g_.inner, sum_.data() + o * g_.inner);
@@ -157,7 +153,7 @@ class Int8Reduce final : public PreparedOp {
     } else {
       for (int64_t i = 0; i < g_.in_count; ++i) sum_[static_cast<size_t>(g_.out_index[static_cast<size_t>(i)])] += x[i];
     }
-    requant_(sum_.data(), static_cast<int>(g_.out_count), params_, y);
+    requant_(sum_.data(), static_cast<int>(g_.out_count), scale_.params(), y);
   }
   std::string describe() const override { return mean_ ? "int8 mean" : "int8 sum"; }
   bool integer_form(std::vector<IntegerForm>* forms) const override {
@@ -183,8 +179,8 @@ class Int8Reduce final : public PreparedOp {
   bool mean_;
   kernels::SumRowsS8Fn sum_rows_;
   kernels::RequantS8Fn requant_;
-  std::vector<int32_t> sum_, lane_multiplier_, lane_shift_, lane_bias_;
-  kernels::RequantParams params_;
+  std::vector<int32_t> sum_;
+  kernels::UniformRequant scale_;
 };
 
 // reference_ops::QuantizedMeanOrSum folds 1/count into the multiplier this way for MEAN.

@@ -36,14 +36,6 @@ inline void store_sat16(int16_t* p, __m512i v) {
 
 }  // namespace
 
-void lstm_vnni_rounding_constants(const int32_t* multiplier, const int32_t* shift, int groups, int8_t* rounding) noexcept {
-  for (int g = 0; g < groups; ++g) {
-    const DoubleRounding16 r(load_rows(multiplier + static_cast<size_t>(g) * kRows),
-                             load_rows(shift + static_cast<size_t>(g) * kRows));
-    std::memcpy(rounding + static_cast<size_t>(g) * kVnniRoundingBytes, &r, sizeof r);
-  }
-}
-
 namespace {
 
 // One vector (h, or a lone input) times kGroups groups side by side, each on two chains (even and

@@ -33,7 +33,7 @@ void VnniGates::init(const int8_t* w, int rows, int cols, const int32_t* bias, c
     s[k] = shift[k];
   }
 #if defined(TICKINFER_HAVE_X86)
-  lstm_vnni_rounding_constants(m.data(), s.data(), groups_, base + packed_bytes_);
+  kernels::double_rounding_constants16(m.data(), s.data(), groups_ * kGroupRows, base + packed_bytes_);
 #endif
 }
 

@@ -15,10 +15,12 @@
 #include <cstdint>
 #include <vector>
 
+#include "tflite/kernels/gemv_s8.hpp"
+
 namespace tickinfer::tfl::ops::lstm {
 
 // Bytes of one row group's requantization constants (kernels::avx512_lanes::DoubleRounding16).
-inline constexpr size_t kVnniRoundingBytes = 9 * 64;
+inline constexpr size_t kVnniRoundingBytes = kernels::kDoubleRounding16Bytes;
 
 class VnniGates {
  public:
@@ -66,8 +68,6 @@ class VnniGates {
 
 #if defined(TICKINFER_HAVE_X86)
 // The kernels (lstm_gate_kernels_vnni.cpp); only where kernels::s8_vnni_supported().
-// rounding: groups * kVnniRoundingBytes, from the per-row multipliers and shifts.
-void lstm_vnni_rounding_constants(const int32_t* multiplier, const int32_t* shift, int groups, int8_t* rounding) noexcept;
 void lstm_input_terms_vnni(const int8_t* packed, int groups, int quads, const int32_t* bias, const int8_t* rounding,
                            const uint8_t* xu8, size_t x_stride, int len, int16_t* gx, size_t gx_stride) noexcept;
 void lstm_recurrent_gates_vnni(const int8_t* packed, int groups, int quads, const int32_t* bias, const int8_t* rounding,
