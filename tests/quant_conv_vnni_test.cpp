@@ -109,7 +109,7 @@ std::vector<int8_t> tile(const Case& c, Constants constants) {
   call.packed = packed.data();
   call.rows = c.rows;
   call.quads = conv_vnni_quads(c.cols);
-  call.taps = ConvVnniTaps{c.taps, c.cols / c.taps / 4, offsets.data()};
+  call.taps = ConvTaps{c.taps, c.cols / c.taps / 4, offsets.data()};
   call.xp = xp.data();
   call.n = c.n;
   call.init = init.data();

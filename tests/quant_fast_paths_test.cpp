@@ -157,7 +157,8 @@ std::vector<float> run_conv(bool hybrid, unsigned seed, int h, int w, int ic, in
     // The 4-pixel sequential kernel serves float convs of more than 4 channels (a last, partial
     // group of pixels padded); 4 or fewer run the reference loop, so every float conv sums as it.
     const bool blocks = !hybrid && oc > 4;
-    EXPECT_NE(op->describe().find(hybrid ? "quad blocks" : blocks ? "4-pixel avx2" : "reference"), std::string::npos) << op->describe();
+    EXPECT_NE(op->describe().find(hybrid ? "implicit gemm avx2" : blocks ? "4-pixel avx2" : "reference"), std::string::npos)
+        << op->describe();
   }
   std::vector<float> x = random_floats(rng, static_cast<size_t>(h) * w * ic, 2.0f);
   std::vector<float> y(static_cast<size_t>(oh) * ow * oc);

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tflite/kernels/conv_taps.hpp"
 #include "tflite/kernels/gemv_s8.hpp"
 
 namespace tickinfer::tfl::kernels {
@@ -30,13 +31,6 @@ inline size_t conv_vnni_packed_bytes(int rows, int cols) {
   return static_cast<size_t>(conv_vnni_padded_rows(rows)) * 4 * static_cast<size_t>(conv_vnni_quads(cols));
 }
 
-// Where position p's quad q lies: xp[p] + offset[q / quads_per_tap] + 4 * (q % quads_per_tap).
-// A gathered patch is one tap of all its quads at offset 0.
-struct ConvVnniTaps {
-  int taps = 1;
-  int quads_per_tap = 0;
-  const int32_t* offset = nullptr;  // [taps], bytes
-};
 
 // One call: n (1..kConvVnniPositions) positions' u8 patches (readable for every quad the taps
 // name) times the packed filter, each channel's sum started at init[r] (conv_vnni_padded_rows
@@ -49,7 +43,7 @@ struct ConvVnniCall {
   bool shifts_left = true;  // some channel's shift is positive (false only with `rounding`)
   int rows = 0;   // output channels
   int quads = 0;  // conv_vnni_quads(cols) = taps * quads_per_tap
-  ConvVnniTaps taps;
+  ConvTaps taps;
   const uint8_t* const* xp = nullptr;  // [n] position origins
   int n = 0;
   const int32_t* init = nullptr;

@@ -9,11 +9,12 @@
 // Taps outside the input contribute nothing. The fast float kernel gathers each output pixel's
 // patch (outside taps as 0.0f, which adds exactly nothing) and runs the engine's float gemv over
 // the filter packed once as a [patch x out_c] matrix, bias as the gemv's init; it differs from
-// the reference loop only in fp32 summation order. The fast int8/hybrid kernels gather the patches
-// of 4 output pixels at a time (outside taps filled with the input zero point, so they add exactly
-// 0 after the offset) and multiply them by FULLY_CONNECTED's packed s8 filter in one gemm call,
-// which loads each weight once for several pixels; all integer sums are exact, so they agree with
-// the plain loops bit for bit.
+// the reference loop only in fp32 summation order. On x86 the int8/hybrid kernels are implicit
+// GEMMs (conv2d_implicit_gemm.hpp: AVX-512 VNNI, or AVX2), which read the patches where they lie;
+// elsewhere (the portable set) they gather the patches of 4 output pixels at a time (outside taps
+// filled with the input zero point, so they add exactly 0 after the offset) and multiply them by
+// FULLY_CONNECTED's packed s8 filter in one gemm call, which loads each weight once for several
+// pixels. All integer sums are exact, so every form agrees with the plain loops bit for bit.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -422,7 +423,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       wscale[static_cast<size_t>(oc)] = conv_channel_scale(f, oc);
       differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
     }
-    if (conv_implicit_gemm_available(ctx.isa)) {
+    const bool vnni = conv_implicit_gemm_available(ctx.isa);
+    if (vnni || conv_implicit_gemm_avx2_available(ctx.isa)) {
       HybridConvQuant q;
       q.bias = b;
       q.filter_scale = std::move(wscale);
@@ -431,7 +433,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       q.hi = hi;
       q.row_quant = &kernels::quantize_row_kernels(ctx.isa);
       q.epilogue = kernels::hybrid_conv_epilogue(ctx.isa);
-      return make_hybrid_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q));
+      return vnni ? make_hybrid_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q))
+                  : make_hybrid_conv_implicit_gemm_avx2(s, const_data<int8_t>(f), std::move(q));
     }
     const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(f));
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
@@ -458,7 +461,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     return std::make_unique<Int8ConvReference<Rounding::Single>>(s, const_data<int8_t>(f), b, std::move(mult),
                                                                  std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
   }
-  if (conv_implicit_gemm_available(ctx.isa)) {
+  const bool vnni = conv_implicit_gemm_available(ctx.isa);
+  if (vnni || conv_implicit_gemm_avx2_available(ctx.isa)) {
     Int8ConvQuant q;
     q.bias = b;
     q.multiplier = std::move(mult);
@@ -468,7 +472,8 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     q.act_min = lo;
     q.act_max = hi;
     q.rounding = rounding(ctx);
-    return make_int8_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q));
+    return vnni ? make_int8_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q))
+                : make_int8_conv_implicit_gemm_avx2(s, const_data<int8_t>(f), std::move(q));
   }
   return std::make_unique<Int8ConvGemv>(s, const_data<int8_t>(f), b, std::move(mult), std::move(shift), ip.zero_point,
                                         op.zero_point, lo, hi, kernels::s8_kernels(ctx.isa, reaches_minus_128(f)),

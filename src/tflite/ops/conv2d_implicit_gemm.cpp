@@ -1,7 +1,9 @@
-// int8 and hybrid CONV_2D on the VNNI implicit GEMM (conv2d_implicit_gemm.hpp).
+// int8 and hybrid CONV_2D on the implicit GEMMs (conv2d_implicit_gemm.hpp): AVX-512 VNNI, and
+// int8 on AVX2.
 //
-// Each call offsets the whole input to u8 once (x ^ 0x80, a pass over a few KB); then, per chunk
-// of kConvVnniPositions output positions, the kernel reads each position's patch where it lies:
+// Each call copies the whole input once into a buffer with a spare tail (a pass over a few KB),
+// offset to u8 for VNNI (x ^ 0x80) or widened to int16 for AVX2; then, per chunk of kConvVnniPositions output
+// positions, the kernel reads each position's patch where it lies:
 //  - one run of bytes when the taps are adjacent (one filter row, width dilation 1): the patch
 //    is a contiguous slice, its last quad reading up to 3 bytes of the next pixel (which meet
 //    zero weights; the buffer has a spare tail);
@@ -12,87 +14,115 @@
 #include "tflite/ops/conv2d_implicit_gemm.hpp"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/aligned_allocator.hpp"
+#include "tflite/kernels/conv_s8_avx2.hpp"
 #include "tflite/kernels/conv_s8_vnni.hpp"
 
 namespace tickinfer::tfl::ops {
 #if defined(TICKINFER_HAVE_X86)
 namespace {
 
+using kernels::ConvAvx2Call;
+using kernels::ConvTaps;
 using kernels::ConvVnniCall;
-using kernels::ConvVnniTaps;
 using kernels::kConvVnniPositions;
 
-constexpr size_t kSpareTail = 64;  // bytes after the offset input: a last quad may read past it
+static_assert(kConvVnniPositions == kernels::kConvAvx2MaxPositions, "one chunk size for both kernels");
 
-// The packed filter, the two ways a chunk's patches are addressed, and the buffers they use.
+constexpr size_t kSpareTail = 64;  // elements after the copied input: a last quad may read past it
+
+// The packed filter, the two ways a chunk's patches are addressed, and the buffers they use. T is
+// the kernel's input element: uint8_t for VNNI (x + 128, 16-channel groups) or int16_t for AVX2
+// (x widened, 8-channel blocks of int16 pairs). Offsets and origins count T elements.
+template <class T>
 class ImplicitGemm {
  public:
+  static constexpr bool kVnni = std::is_same_v<T, uint8_t>;
+  using Packed = std::conditional_t<kVnni, int8_t, int16_t>;
+  // A chunk's patches: the taps and each position's origin.
+  struct Chunk {
+    ConvTaps taps;
+    const T* const* xp = nullptr;
+  };
+
   ImplicitGemm(const ConvShape& s, const int8_t* filter) : s_(s) {
     const Window& w = s.w;
     rows_ = w.out_c;
     quads_ = kernels::conv_vnni_quads(s.patch);
-    packed_.resize(kernels::conv_vnni_packed_bytes(rows_, s.patch));
-    kernels::pack_conv_s8_vnni(filter, rows_, s.patch, packed_.data());
-    row_sums_.assign(static_cast<size_t>(kernels::conv_vnni_padded_rows(rows_)), 0);
+    if constexpr (kVnni) {
+      packed_.resize(kernels::conv_vnni_packed_bytes(rows_, s.patch));
+      kernels::pack_conv_s8_vnni(filter, rows_, s.patch, packed_.data());
+    } else {
+      packed_.resize(kernels::conv_avx2_packed_elements(rows_, s.patch));
+      kernels::pack_conv_s16_avx2(filter, rows_, s.patch, packed_.data());
+    }
+    row_sums_.assign(static_cast<size_t>(padded_rows()), 0);
     kernels::row_sums_s8(filter, rows_, s.patch, row_sums_.data());
-    in_bytes_ = static_cast<size_t>(w.batch) * w.in_h * w.in_w * w.in_c;
-    xu8_.assign(in_bytes_ + kSpareTail, 0);
+    in_elements_ = static_cast<size_t>(w.batch) * w.in_h * w.in_w * w.in_c;
+    x_.assign(in_elements_ + kSpareTail, 0);
     const int stride = quads_ * 4;
     patches_.assign(static_cast<size_t>(stride) * kConvVnniPositions, 0);
     gathered_offset_ = {0};
-    gathered_ = ConvVnniTaps{1, quads_, gathered_offset_.data()};
+    gathered_ = ConvTaps{1, quads_, gathered_offset_.data()};
     if (w.dil_w == 1 && w.filter_h == 1) {
       direct_offset_ = {0};
-      direct_ = ConvVnniTaps{1, quads_, direct_offset_.data()};
+      direct_ = ConvTaps{1, quads_, direct_offset_.data()};
     } else if (w.in_c % 4 == 0) {
       for (int ky = 0; ky < w.filter_h; ++ky)
         for (int kx = 0; kx < w.filter_w; ++kx) direct_offset_.push_back((ky * w.dil_h * w.in_w + kx * w.dil_w) * w.in_c);
-      direct_ = ConvVnniTaps{w.filter_h * w.filter_w, w.in_c / 4, direct_offset_.data()};
+      direct_ = ConvTaps{w.filter_h * w.filter_w, w.in_c / 4, direct_offset_.data()};
     }
     for (int p = 0; p < kConvVnniPositions; ++p) patch_ptr_[p] = patches_.data() + static_cast<size_t>(p) * stride;
-    batch_bytes_ = static_cast<size_t>(w.in_h) * w.in_w * w.in_c;
+    batch_elements_ = static_cast<size_t>(w.in_h) * w.in_w * w.in_c;
     plan_positions();
   }
 
   const std::vector<int32_t>& row_sums() const { return row_sums_; }
-  int padded_rows() const { return kernels::conv_vnni_padded_rows(rows_); }
+  const Packed* packed() const { return packed_.data(); }
+  int rows() const { return rows_; }
+  int quads() const { return quads_; }
+  int padded_rows() const {
+    if constexpr (kVnni) return kernels::conv_vnni_padded_rows(rows_);
+    return kernels::conv_avx2_padded_rows(rows_);
+  }
   bool direct() const { return !direct_offset_.empty(); }
-  // Each channel's starting sum, bias - (in_zp + 128) * rowsum: the input's zero point and the
-  // u8 offset folded in (int32 wrap-around, as the reference's accumulator); padding rows 0.
+  // The input's zero point as the kernel's input holds it (+ 128 in VNNI's u8).
+  static int32_t held_zero_point(int32_t input_zero_point) { return kVnni ? input_zero_point + 128 : input_zero_point; }
+  // What a gathered patch's outside taps hold.
+  static T fill(int32_t input_zero_point) { return static_cast<T>(held_zero_point(input_zero_point)); }
+  // Each channel's starting sum, bias - held zero point * rowsum: the input's zero point (and
+  // VNNI's u8 offset) folded in (int32 wrap-around, as the reference's accumulator); padding rows 0.
   std::vector<int32_t> starting_sums(const int32_t* bias, int32_t input_zero_point) const {
+    const uint32_t zp = static_cast<uint32_t>(held_zero_point(input_zero_point));
     std::vector<int32_t> start(static_cast<size_t>(padded_rows()), 0);
     for (int o = 0; o < rows_; ++o) {
       const uint32_t b = bias ? static_cast<uint32_t>(bias[o]) : 0u;
-      start[static_cast<size_t>(o)] = static_cast<int32_t>(
-          b - static_cast<uint32_t>(input_zero_point + 128) * static_cast<uint32_t>(row_sums_[static_cast<size_t>(o)]));
+      start[static_cast<size_t>(o)] = static_cast<int32_t>(b - zp * static_cast<uint32_t>(row_sums_[static_cast<size_t>(o)]));
     }
     return start;
   }
 
-  void offset_input(const int8_t* x) noexcept { kernels::offset_s8_to_u8(x, in_bytes_, xu8_.data()); }
-
-  // The call for output positions [first, first + n) of batch b (n <= kConvVnniPositions;
-  // first a multiple of it).
-  ConvVnniCall call(int b, int first, int n, uint8_t fill, const int32_t* init) noexcept {
-    ConvVnniCall c;
-    c.packed = packed_.data();
-    c.rows = rows_;
-    c.quads = quads_;
-    c.n = n;
-    c.init = init;
-    if (chunk_inside_[static_cast<size_t>(first / kConvVnniPositions)]) {
-      const uint8_t* batch = xu8_.data() + static_cast<size_t>(b) * batch_bytes_;
-      for (int j = 0; j < n; ++j) direct_ptr_[j] = batch + origin_[static_cast<size_t>(first + j)];
-      c.taps = direct_;
-      c.xp = direct_ptr_;
-      return c;
+  // The int8 input in the kernel's form.
+  void copy_input(const int8_t* x) noexcept {
+    if constexpr (kVnni) {
+      kernels::offset_s8_to_u8(x, in_elements_, x_.data());
+    } else {
+      kernels::widen_s8_to_s16(x, in_elements_, x_.data());
     }
-    gather_patches(s_.w, xu8_.data(), b, first, n, fill, quads_ * 4, patches_.data());
-    c.taps = gathered_;
-    c.xp = patch_ptr_;
-    return c;
+  }
+
+  // The patches of output positions [first, first + n) of batch b (n <= kConvVnniPositions;
+  // first a multiple of it).
+  Chunk chunk(int b, int first, int n, T fill) noexcept {
+    if (chunk_inside_[static_cast<size_t>(first / kConvVnniPositions)]) {
+      const T* batch = x_.data() + static_cast<size_t>(b) * batch_elements_;
+      for (int j = 0; j < n; ++j) direct_ptr_[j] = batch + origin_[static_cast<size_t>(first + j)];
+      return {direct_, direct_ptr_};
+    }
+    gather_patches(s_.w, x_.data(), b, first, n, fill, quads_ * 4, patches_.data());
+    return {gathered_, patch_ptr_};
   }
 
  private:
@@ -116,23 +146,54 @@ class ImplicitGemm {
 
   ConvShape s_;
   int rows_ = 0, quads_ = 0;
-  size_t in_bytes_ = 0, batch_bytes_ = 0;
-  std::vector<int64_t> origin_;       // per output position, bytes into its batch
+  size_t in_elements_ = 0, batch_elements_ = 0;
+  std::vector<int64_t> origin_;       // per output position, elements into its batch
   std::vector<uint8_t> chunk_inside_;  // per chunk: read in place
-  tickinfer::kernels::AlignedVector<int8_t> packed_;
-  std::vector<int32_t> row_sums_;  // padded: conv_vnni_padded_rows entries
-  std::vector<uint8_t> xu8_, patches_;
+  tickinfer::kernels::AlignedVector<Packed> packed_;
+  std::vector<int32_t> row_sums_;  // padded: padded_rows() entries
+  std::vector<T> x_, patches_;
   std::vector<int32_t> direct_offset_, gathered_offset_;
-  ConvVnniTaps direct_, gathered_;
-  const uint8_t* direct_ptr_[kConvVnniPositions] = {};
-  const uint8_t* patch_ptr_[kConvVnniPositions] = {};
+  ConvTaps direct_, gathered_;
+  const T* direct_ptr_[kConvVnniPositions] = {};
+  const T* patch_ptr_[kConvVnniPositions] = {};
 };
+
+using VnniGemm = ImplicitGemm<uint8_t>;
+using Avx2Gemm = ImplicitGemm<int16_t>;
+
+// VNNI's call for a chunk of positions.
+ConvVnniCall vnni_call(VnniGemm& g, int b, int first, int n, uint8_t fill, const int32_t* init) noexcept {
+  const VnniGemm::Chunk patches = g.chunk(b, first, n, fill);
+  ConvVnniCall c;
+  c.packed = g.packed();
+  c.rows = g.rows();
+  c.quads = g.quads();
+  c.n = n;
+  c.init = init;
+  c.taps = patches.taps;
+  c.xp = patches.xp;
+  return c;
+}
+
+// AVX2's call for a chunk of positions (without the requantization's constants).
+ConvAvx2Call avx2_call(Avx2Gemm& g, int b, int first, int n, int16_t fill, const int32_t* init) noexcept {
+  const Avx2Gemm::Chunk patches = g.chunk(b, first, n, fill);
+  ConvAvx2Call c;
+  c.packed = g.packed();
+  c.rows = g.rows();
+  c.quads = g.quads();
+  c.n = n;
+  c.init = init;
+  c.taps = patches.taps;
+  c.xp = patches.xp;
+  return c;
+}
 
 template <Rounding R>
 class Int8ConvImplicitGemm final : public PreparedOp {
  public:
   Int8ConvImplicitGemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q)
-      : s_(s), g_(s, filter), q_(std::move(q)), fill_(static_cast<uint8_t>(static_cast<uint8_t>(q_.input_zero_point) ^ 0x80u)) {
+      : s_(s), g_(s, filter), q_(std::move(q)), fill_(VnniGemm::fill(q_.input_zero_point)) {
     init_ = g_.starting_sums(q_.bias, q_.input_zero_point);
     params_.multiplier = q_.multiplier.data();
     params_.shift = q_.shift.data();
@@ -148,12 +209,12 @@ class Int8ConvImplicitGemm final : public PreparedOp {
   void eval(const TensorMemory& mem) noexcept override {
     const Window& w = s_.w;
     int8_t* y = mem.at<int8_t>(s_.output);
-    g_.offset_input(mem.at<int8_t>(s_.input));
+    g_.copy_input(mem.at<int8_t>(s_.input));
     const int pixels = w.out_h * w.out_w;
     for (int b = 0; b < w.batch; ++b) {
       for (int i = 0; i < pixels; i += kConvVnniPositions) {
         const int n = std::min(kConvVnniPositions, pixels - i);
-        ConvVnniCall c = g_.call(b, i, n, fill_, init_.data());
+        ConvVnniCall c = vnni_call(g_, b, i, n, fill_, init_.data());
         if (!rounding_.empty()) {
           c.rounding = rounding_.data();
           c.shifts_left = shifts_left_;
@@ -169,7 +230,7 @@ class Int8ConvImplicitGemm final : public PreparedOp {
 
  private:
   ConvShape s_;
-  ImplicitGemm g_;
+  VnniGemm g_;
   Int8ConvQuant q_;
   int w_rows() const { return s_.w.out_c; }
 
@@ -180,6 +241,60 @@ class Int8ConvImplicitGemm final : public PreparedOp {
   bool shifts_left_ = true;
 };
 
+// int8 CONV_2D on the AVX2 implicit GEMM: the same chunks, the input copied as int8.
+template <Rounding R>
+class Int8ConvImplicitGemmAvx2 final : public PreparedOp {
+ public:
+  Int8ConvImplicitGemmAvx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q)
+      : s_(s), g_(s, filter), q_(std::move(q)), fill_(Avx2Gemm::fill(q_.input_zero_point)) {
+    init_ = g_.starting_sums(q_.bias, q_.input_zero_point);
+    // The constants are made for whole blocks of 8 channels; the padding's lanes are not stored.
+    const size_t padded = static_cast<size_t>(g_.padded_rows());
+    multiplier_ = q_.multiplier;
+    multiplier_.resize(padded, 0);
+    shift_ = q_.shift;
+    shift_.resize(padded, 0);
+    requant_.resize(kernels::conv_avx2_requant_bytes(g_.rows()));
+    kernels::conv_avx2_prepare_requant<R>(multiplier_.data(), shift_.data(), g_.rows(), requant_.data());
+    shifts_left_ = std::any_of(q_.shift.begin(), q_.shift.end(), [](int32_t s) { return s > 0; });
+    params_.output_zero_point = q_.output_zero_point;
+    params_.act_min = q_.act_min;
+    params_.act_max = q_.act_max;
+  }
+  void eval(const TensorMemory& mem) noexcept override {
+    const Window& w = s_.w;
+    int8_t* y = mem.at<int8_t>(s_.output);
+    g_.copy_input(mem.at<int8_t>(s_.input));
+    const int pixels = w.out_h * w.out_w;
+    for (int b = 0; b < w.batch; ++b) {
+      for (int i = 0; i < pixels; i += kConvVnniPositions) {
+        const int n = std::min(kConvVnniPositions, pixels - i);
+        ConvAvx2Call c = avx2_call(g_, b, i, n, fill_, init_.data());
+        c.requant = requant_.data();
+        c.shifts_left = shifts_left_;
+        kernels::conv_s16_requant_avx2<R>(c, params_, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
+      }
+    }
+  }
+  std::string describe() const override {
+    return std::string("int8 conv2d implicit gemm avx2 (") + (g_.direct() ? "patches in place" : "patches gathered") + ")";
+  }
+  int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
+
+ private:
+  ConvShape s_;
+  Avx2Gemm g_;
+  Int8ConvQuant q_;
+  int16_t fill_;
+  std::vector<int32_t> init_, multiplier_, shift_;  // padded to whole blocks of 8 channels
+  tickinfer::kernels::AlignedVector<int8_t> requant_;  // conv_avx2_prepare_requant
+  bool shifts_left_ = true;
+  kernels::RequantParams params_;  // the zero point and the clamp
+};
+
+// Hybrid CONV_2D (float in and out, int8 filter) on either implicit GEMM: the input quantized per
+// batch, then the integer sums stored per chunk and finished by the set's float epilogue.
+template <class Gemm>
 class HybridConvImplicitGemm final : public PreparedOp {
  public:
   HybridConvImplicitGemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q)
@@ -215,27 +330,31 @@ class HybridConvImplicitGemm final : public PreparedOp {
         o.input_scale = kernels::quantize_row_symmetric(*q_.row_quant, x + off, batch_size_, xq_.data() + off) * q_.filter_scale[0];
       }
     }
-    g_.offset_input(xq_.data());
+    g_.copy_input(xq_.data());
     const int pixels = w.out_h * w.out_w;
     for (int b = 0; b < w.batch; ++b) {
       const kernels::HybridConvOut& o = out_[static_cast<size_t>(b)];
-      const uint8_t fill = static_cast<uint8_t>(static_cast<uint8_t>(o.zero_point) ^ 0x80u);
+      const auto fill = Gemm::fill(o.zero_point);
       for (int i = 0; i < pixels; i += kConvVnniPositions) {
         const int n = std::min(kConvVnniPositions, pixels - i);
-        kernels::conv_u8s8_s32_vnni(g_.call(b, i, n, fill, init_.data()), acc_.data(), acc_step_);
+        if constexpr (Gemm::kVnni) {
+          kernels::conv_u8s8_s32_vnni(vnni_call(g_, b, i, n, fill, init_.data()), acc_.data(), acc_step_);
+        } else {
+          kernels::conv_s16_s32_avx2(avx2_call(g_, b, i, n, fill, init_.data()), acc_.data(), acc_step_);
+        }
         q_.epilogue(acc_.data(), w.out_c, n, acc_step_, o, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
       }
     }
   }
   std::string describe() const override {
     return std::string("hybrid conv2d ") + (q_.per_channel ? "per-channel asymmetric " : "symmetric ") +
-           "implicit gemm avx512vnni (" + (g_.direct() ? "patches in place" : "patches gathered") + ")" + fused_note(s_);
+           "implicit gemm " + (Gemm::kVnni ? "avx512vnni" : "avx2") + " (" + (g_.direct() ? "patches in place" : "patches gathered") + ")" + fused_note(s_);
   }
   int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
 
  private:
   ConvShape s_;
-  ImplicitGemm g_;
+  Gemm g_;
   HybridConvQuant q_;
   int batch_size_ = 0, acc_step_ = 0;
   std::vector<int32_t> init_;
@@ -266,9 +385,38 @@ std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(const ConvShape& s, con
 #endif
 }
 
+bool conv_implicit_gemm_avx2_available(::tickinfer::kernels::Isa isa) {
+#if defined(TICKINFER_HAVE_X86)
+  // The int8 family's rule (s8_kernels): the avx512 set without VNNI runs the AVX2 kernels.
+  return isa == ::tickinfer::kernels::Isa::Avx2 || (isa == ::tickinfer::kernels::Isa::Avx512 && !kernels::s8_vnni_supported());
+#else
+  (void)isa;
+  return false;
+#endif
+}
+
+std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q) {
+#if defined(TICKINFER_HAVE_X86)
+  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemmAvx2<Rounding::Double>>(s, filter, std::move(q));
+  return std::make_unique<Int8ConvImplicitGemmAvx2<Rounding::Single>>(s, filter, std::move(q));
+#else
+  (void)s, (void)filter, (void)q;
+  return nullptr;
+#endif
+}
+
 std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q) {
 #if defined(TICKINFER_HAVE_X86)
-  return std::make_unique<HybridConvImplicitGemm>(s, filter, std::move(q));
+  return std::make_unique<HybridConvImplicitGemm<VnniGemm>>(s, filter, std::move(q));
+#else
+  (void)s, (void)filter, (void)q;
+  return nullptr;
+#endif
+}
+
+std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, HybridConvQuant q) {
+#if defined(TICKINFER_HAVE_X86)
+  return std::make_unique<HybridConvImplicitGemm<Avx2Gemm>>(s, filter, std::move(q));
 #else
   (void)s, (void)filter, (void)q;
   return nullptr;

@@ -1,8 +1,10 @@
 #pragma once
 // int8 and hybrid CONV_2D on the AVX-512 VNNI implicit GEMM (tflite/kernels/conv_s8_vnni.hpp):
 // the patches read in place from the input, 8 positions and 32 channels per tile, the int8
-// requantization in registers. Same arithmetic as the patch-gemm kernels of conv2d.cpp (integer
-// sums are exact; the requantization and the hybrid float epilogue are theirs), so bit for bit.
+// requantization in registers; and int8 and hybrid CONV_2D on the AVX2 one
+// (tflite/kernels/conv_s8_avx2.hpp: 2 positions and 32 channels per tile). Same arithmetic as the patch-gemm kernels of conv2d.cpp
+// (integer sums are exact; the requantization and the hybrid float epilogue are theirs), so bit
+// for bit.
 #include <memory>
 #include <vector>
 
@@ -32,6 +34,12 @@ struct HybridConvQuant {
   const kernels::QuantizeRowKernels* row_quant = nullptr;
   kernels::HybridConvEpilogueFn epilogue = nullptr;
 };
+// Whether the AVX2 kernel runs here: the int8 family's AVX2 kernels (the avx2 set, or avx512
+// without VNNI) on x86.
+bool conv_implicit_gemm_avx2_available(::tickinfer::kernels::Isa isa);
+std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q);
+
 std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q);
+std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, HybridConvQuant q);
 
 }  // namespace tickinfer::tfl::ops
