@@ -10,6 +10,7 @@
 #include <cstring>
 #include <algorithm>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernel_set.hpp"
@@ -45,25 +46,36 @@ uint32_t bits(float v) {
 // LEAKY_RELU: every variant equals x > 0 ? x : x * alpha written out, bit for bit, on signed
 // zeros, infinities, NaN, subnormals and ordinary values, at lengths around the 8- and 16-lane
 // steps and in place.
-// The int8 table applied 64 bytes at a time (AVX-512 VBMI) against the one-load-per-byte loop:
-// a random table, every byte value, every tail length around the vector, in place and not.
-TEST(Int8Tables, VbmiFormEqualsTheLoop) {
+// The int8 table applied 64 bytes at a time (AVX-512 VBMI) and 32 at a time (AVX2) against the
+// one-load-per-byte loop: a random table, every byte value, every tail length around the vectors,
+// in place and not.
+TEST(Int8Tables, VectorFormsEqualTheLoop) {
 #if defined(__x86_64__)
-  if (!tfl::kernels::lut_s8_vbmi_supported()) GTEST_SKIP() << "no AVX-512 VBMI on this CPU";
+  std::vector<std::pair<const char*, tfl::kernels::ApplyLutS8Fn>> forms;
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx2)) {
+    EXPECT_EQ(tfl::kernels::apply_lut_s8_fn(::tickinfer::kernels::Isa::Avx2), &tfl::kernels::apply_lut_s8_avx2);
+    forms.emplace_back("avx2", tfl::kernels::apply_lut_s8_avx2);
+  }
+  if (tfl::kernels::lut_s8_vbmi_supported()) {
+    EXPECT_EQ(tfl::kernels::apply_lut_s8_fn(::tickinfer::kernels::Isa::Avx512), &tfl::kernels::apply_lut_s8_vbmi);
+    forms.emplace_back("vbmi", tfl::kernels::apply_lut_s8_vbmi);
+  }
+  if (forms.empty()) GTEST_SKIP() << "neither AVX2 nor AVX-512 VBMI on this CPU";
   tfl::kernels::LutS8 lut;
   uint32_t state = 12345;
   for (auto& v : lut.table) v = static_cast<int8_t>((state = state * 1664525u + 1013904223u) >> 24);
-  EXPECT_EQ(tfl::kernels::apply_lut_s8_fn(::tickinfer::kernels::Isa::Avx512), &tfl::kernels::apply_lut_s8_vbmi);
-  for (int n : {1, 63, 64, 65, 127, 128, 200, 256, 1000}) {
-    std::vector<int8_t> x(static_cast<size_t>(n));
-    for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<int8_t>(i * 37 + n);
-    std::vector<int8_t> want(x.size() + 8, 5), got(x.size() + 8, 5);
-    tfl::kernels::apply_lut_s8(lut, x.data(), want.data(), n);
-    tfl::kernels::apply_lut_s8_vbmi(lut, x.data(), got.data(), n);
-    ASSERT_EQ(got, want) << "n " << n << " (the 8 bytes after the row stay untouched)";
-    std::vector<int8_t> in_place = x;
-    tfl::kernels::apply_lut_s8_vbmi(lut, in_place.data(), in_place.data(), n);
-    ASSERT_TRUE(std::equal(in_place.begin(), in_place.end(), want.begin())) << "in place, n " << n;
+  for (const auto& [name, apply] : forms) {
+    for (int n : {1, 31, 32, 33, 63, 64, 65, 127, 128, 200, 256, 1000}) {
+      std::vector<int8_t> x(static_cast<size_t>(n));
+      for (int i = 0; i < n; ++i) x[static_cast<size_t>(i)] = static_cast<int8_t>(i * 37 + n);
+      std::vector<int8_t> want(x.size() + 8, 5), got(x.size() + 8, 5);
+      tfl::kernels::apply_lut_s8(lut, x.data(), want.data(), n);
+      apply(lut, x.data(), got.data(), n);
+      ASSERT_EQ(got, want) << name << ", n " << n << " (the 8 bytes after the row stay untouched)";
+      std::vector<int8_t> in_place = x;
+      apply(lut, in_place.data(), in_place.data(), n);
+      ASSERT_TRUE(std::equal(in_place.begin(), in_place.end(), want.begin())) << name << ", in place, n " << n;
+    }
   }
 #else
   GTEST_SKIP() << "not x86-64";

@@ -41,6 +41,7 @@ ApplyLutS8Fn apply_lut_s8_fn(::tickinfer::kernels::Isa isa) noexcept {
   ::tickinfer::kernels::IsaVariants<ApplyLutS8Fn> table;
   table.scalar = apply_lut_s8_loop;
 #if defined(TICKINFER_HAVE_X86)
+  table.avx2 = apply_lut_s8_avx2;
   if (lut_s8_vbmi_supported()) table.avx512 = apply_lut_s8_vbmi;  // VBMI is beyond the avx512 ISA's own check
 #endif
   return table.pick(isa);

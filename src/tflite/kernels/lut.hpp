@@ -27,13 +27,16 @@ inline void apply_lut_s8(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n
 
 // The same 64 bytes at a time with AVX-512 VBMI byte permutes (lut_avx512.cpp): the same bytes.
 // x and y may alias. Only call where lut_s8_vbmi_supported().
+// And 32 bytes at a time on AVX2 (lut_avx2.cpp): 16 byte shuffles, one per row of 16 entries.
 #if defined(__x86_64__)
 void apply_lut_s8_vbmi(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept;
+void apply_lut_s8_avx2(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept;
 #endif
 bool lut_s8_vbmi_supported() noexcept;  // compiled in, and the CPU has AVX-512 F/BW and VBMI
 
-// The family for an op: the VBMI form where `isa` resolves to avx512 and the CPU has VBMI, else
-// the loop above. Prepare time only.
+// The family for an op: the VBMI form where `isa` resolves to avx512 and the CPU has VBMI, the
+// AVX2 form where it resolves to avx2 (or to avx512 without VBMI), else the loop above. Prepare
+// time only.
 using ApplyLutS8Fn = void (*)(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept;
 ApplyLutS8Fn apply_lut_s8_fn(::tickinfer::kernels::Isa isa) noexcept;
 
