@@ -8,7 +8,7 @@
 // followed by a partial one), 1 to 8 positions (both tile sizes), patches read tap by tap from
 // the widened input, weights and inputs over the whole int8 range, -128 included, each
 // channel's shift (-31 to 8) bringing its sums near the int8 range, so that a wrong rounding
-// shows in the outputs rather than in a clamp.
+// shows in the outputs rather than in a clamp; and cases whose sums reach the ends of int32.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -51,7 +51,10 @@ int32_t raw_sum(const Case& c, int p, int r) {
 // small: data whose sums are tens, so the shifts that bring them near the int8 range are positive
 // (a multiplier above 1, as where the output scale is finer than input times weight scale).
 // right_only: every shift at most 0 (the kernel's form without the left shift).
-Case random_case(std::mt19937& rng, bool small, bool right_only) {
+// extreme: starting sums anywhere in int32 (its ends, around +-32768 and +-2^31 among them) and
+// multipliers near 1 with shift 0 or -1, so the requantized values reach every range the
+// narrowing meets, and the zero point's addition wraps where the reference's does.
+Case random_case(std::mt19937& rng, bool small, bool right_only, bool extreme = false) {
   std::uniform_int_distribution<int> byte(0, 255), rows(1, 72), npos(1, 8), taps(1, 3), quads(1, 6), jitter(-1, 1);
   Case c;
   c.rows = rows(rng);
@@ -70,9 +73,24 @@ Case random_case(std::mt19937& rng, bool small, bool right_only) {
     c.init.push_back(init(rng));
     c.multiplier.push_back(mult(rng));
   }
+  if (extreme) {
+    std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), near(-300, 300), top(1 << 20, 0);
+    const int32_t ends[] = {INT32_MIN, INT32_MAX, 32768, -32768, 65536, -65536, INT32_MIN + 128, INT32_MAX - 128};
+    for (int r = 0; r < c.rows; ++r) {
+      const int kind = byte(rng) % 3;
+      c.init[static_cast<size_t>(r)] =
+          kind == 0 ? any(rng) : static_cast<int32_t>(static_cast<uint32_t>(ends[byte(rng) % 8]) + static_cast<uint32_t>(near(rng)));
+      // Half the channels at the largest multiplier with shift 0: a sum at an end of int32 stays
+      // within a few units of it, where adding the zero point wraps.
+      const bool at_end = byte(rng) % 2 == 0;
+      c.multiplier[static_cast<size_t>(r)] = at_end ? INT32_MAX : INT32_MAX - byte(rng) * 4096;
+      c.shift.push_back(at_end ? 0 : -(byte(rng) % 2));
+    }
+    for (int8_t& v : c.x) v = static_cast<int8_t>(byte(rng) % 5 - 2);
+  }
   // Each channel's shift brings its largest sum to a few hundred: most outputs inside the range,
   // some clamped; a few channels far right (-31 to -13).
-  for (int r = 0; r < c.rows; ++r) {
+  for (int r = extreme ? c.rows : 0; r < c.rows; ++r) {
     double largest = 1.0;
     for (int p = 0; p < c.n; ++p) largest = std::max(largest, std::fabs(static_cast<double>(raw_sum(c, p, r))));
     int shift = static_cast<int>(std::floor(std::log2(300.0 / largest))) + jitter(rng);
@@ -92,11 +110,14 @@ std::vector<int8_t> reference(const Case& c) {
     for (int r = 0; r < c.rows; ++r) {
       const int32_t q = multiply_by_quantized_multiplier<R>(raw_sum(c, p, r), c.multiplier[static_cast<size_t>(r)],
                                                             c.shift[static_cast<size_t>(r)]);
-      y[static_cast<size_t>(p) * c.rows + r] = static_cast<int8_t>(std::clamp(q + c.zp, c.lo, c.hi));
+      // + zero point wraps, as TFLite's int32 arithmetic (and every kernel's vector add) does
+      const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(q) + static_cast<uint32_t>(c.zp));
+      y[static_cast<size_t>(p) * c.rows + r] = static_cast<int8_t>(std::clamp(v, c.lo, c.hi));
     }
   return y;
 }
 
+#if defined(__x86_64__)
 template <Rounding R>
 std::vector<int8_t> tile(const Case& c, bool shifts_left) {
   std::vector<int16_t> packed(conv_avx2_packed_elements(c.rows, c.cols));
@@ -141,12 +162,16 @@ std::vector<int8_t> tile(const Case& c, bool shifts_left) {
   y.resize(y.size() - 32);
   return y;
 }
+#endif
 
 TEST(ConvAvx2, EqualsTheReferenceEveryWayItRounds) {
+#if !defined(__x86_64__)
+  GTEST_SKIP() << "not x86-64";
+#else
   if (!tickinfer::kernels::isa_supported(tickinfer::kernels::Isa::Avx2)) GTEST_SKIP() << "this CPU (or build) has no AVX2";
   const uint32_t seed = 20261208;
   std::mt19937 rng(seed);
-  int right_only = 0, left = 0, inside = 0, outputs = 0, grouped = 0;
+  int right_only = 0, left = 0, inside = 0, outputs = 0, grouped = 0, extreme_outputs = 0;
   for (int trial = 0; trial < 600; ++trial) {
     const bool no_left = trial % 3 == 2;
     const Case c = random_case(rng, trial % 2 == 0, no_left);
@@ -164,11 +189,20 @@ TEST(ConvAvx2, EqualsTheReferenceEveryWayItRounds) {
       left += std::any_of(c.shift.begin(), c.shift.end(), [](int32_t s) { return s > 0; });
     }
     ASSERT_EQ(tile<Rounding::Single>(c, true), reference<Rounding::Single>(c));
+    if (trial % 2 == 1) {  // and one with extreme sums
+      const Case e = random_case(rng, false, false, true);
+      SCOPED_TRACE("extreme: " + std::to_string(e.rows) + " channels, " + std::to_string(e.n) + " positions");
+      ASSERT_EQ(tile<Rounding::Double>(e, false), reference<Rounding::Double>(e));
+      ASSERT_EQ(tile<Rounding::Single>(e, true), reference<Rounding::Single>(e));
+      extreme_outputs += static_cast<int>(e.init.size());
+    }
   }
+  EXPECT_GT(extreme_outputs, 3000);
   EXPECT_GT(inside, outputs / 4);  // many outputs are not clamped (a ReLU range clamps the negative ones)
   EXPECT_GT(left, 100);
   EXPECT_GT(right_only, 100);
   EXPECT_GT(grouped, 100);
+#endif
 }
 
 }  // namespace

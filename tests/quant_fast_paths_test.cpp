@@ -2,6 +2,8 @@
 // loops (isa "scalar"), through the ops, over seeded random data (seed in every message):
 //  * hybrid FC and hybrid conv: only the integer dot products differ (exact), so the outputs
 //    must be equal bit for bit;
+//  * int8 conv on the implicit GEMMs: exact integer sums and the same requantization, so equal
+//    to TFLite's reference loop bit for bit;
 //  * float conv with more than 4 output channels (the 4-pixel AVX2 blocks): same roundings as the
 //    reference loop, so equal bit for bit;
 //  * bf16-filter FC and float conv through the gemv: fp32 summation order differs, so
@@ -15,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/kernel_set.hpp"
 #include "support/quant_program_builder.hpp"
 
 using namespace tickinfer::tfl;
@@ -201,6 +204,82 @@ TEST(QuantFastPaths, HybridConvEqualsS8PathBitForBit) {
       const auto got = run_conv(true, seed, s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], pad, pc, "avx2");
       ASSERT_EQ(0, std::memcmp(got.data(), ref.data(), ref.size() * sizeof(float))) << "seed " << seed;
     }
+}
+
+// An int8 CONV_2D (per-channel filter scales, int32 bias, input and output zero points anywhere
+// in int8, ReLU or none) over seeded random data; the prepared op's describe() in *kind.
+std::vector<int8_t> run_int8_conv(unsigned seed, int batch, int h, int w, int ic, int oc, int kh, int kw, int stride,
+                                  int dil, PaddingMode pad, const char* isa, Rounding rounding, std::string* kind) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  auto out_dim = [&](int n, int k) {
+    const int eff = (k - 1) * dil + 1;
+    return pad == PaddingMode::Same ? (n + stride - 1) / stride : (n - eff) / stride + 1;
+  };
+  const int oh = out_dim(h, kh), ow = out_dim(w, kw);
+  ProgramBuilder b;
+  const int in = b.tensor("x", DType::I8, {batch, h, w, ic}, {0.05f}, {byte(rng)});
+  std::vector<int8_t> filter(static_cast<size_t>(oc) * kh * kw * ic);
+  for (int8_t& v : filter) v = static_cast<int8_t>(byte(rng));
+  std::vector<float> scales(static_cast<size_t>(oc));
+  for (float& v : scales) v = 0.001f + 0.01f * std::uniform_real_distribution<float>(0, 1)(rng);
+  const int f = b.constant("w", DType::I8, {oc, kh, kw, ic}, filter, scales, std::vector<int64_t>(scales.size(), 0), 0);
+  std::vector<int32_t> bias(static_cast<size_t>(oc));
+  for (int32_t& v : bias) v = std::uniform_int_distribution<int32_t>(-20000, 20000)(rng);
+  const int bi = b.constant("b", DType::I32, {oc}, bias);
+  const float out_scale = 0.02f * (1.0f + std::uniform_real_distribution<float>(0, 8)(rng));
+  const int out = b.tensor("y", DType::I8, {batch, oh, ow, oc}, {out_scale}, {byte(rng)});
+  Op& o = b.op(OpCode::Conv2D, {in, f, bi}, {out});
+  o.options.padding = pad;
+  o.options.stride_h = o.options.stride_w = stride;
+  o.options.dilation_h = o.options.dilation_w = dil;
+  o.options.activation = seed % 3 == 0 ? FusedActivation::Relu : FusedActivation::None;
+  auto op = b.prepare(0, isa, rounding);
+  *kind = op->describe();
+  std::vector<int8_t> x(static_cast<size_t>(batch) * h * w * ic);
+  for (int8_t& v : x) v = static_cast<int8_t>(byte(rng));
+  std::vector<int8_t> y(static_cast<size_t>(batch) * oh * ow * oc);
+  TensorMemory m = b.memory();
+  m.addr[in] = x.data();
+  m.addr[out] = y.data();
+  op->eval(m);
+  return y;
+}
+
+// The int8 implicit GEMMs (AVX2; VNNI where the CPU has it) against TFLite's reference loop
+// (isa "scalar", Int8ConvReference), both roundings: patches in place and gathered, channels
+// that are and are not a whole number of quads, 1 to 70 output channels, batches of 2.
+TEST(QuantFastPaths, Int8ConvEqualsTheReferenceLoopBitForBit) {
+  if (!have_avx2()) GTEST_SKIP() << "CPU lacks AVX2";
+  std::vector<const char*> isas{"avx2"};
+  if (::tickinfer::kernels::isa_supported(::tickinfer::kernels::Isa::Avx512)) isas.push_back("avx512");
+  std::mt19937 shapes(17);
+  int in_place = 0, gathered = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int batch = 1 + static_cast<int>(shapes() % 2), h = 1 + static_cast<int>(shapes() % 9);
+    const int w = 1 + static_cast<int>(shapes() % 9), oc = 1 + static_cast<int>(shapes() % 70);
+    const int ic = shapes() % 3 == 0 ? 4 * (1 + static_cast<int>(shapes() % 4)) : 1 + static_cast<int>(shapes() % 13);
+    int kh = 1 + static_cast<int>(shapes() % 3);
+    const int kw = 1 + static_cast<int>(shapes() % 3), stride = 1 + static_cast<int>(shapes() % 2);
+    int dil = 1 + static_cast<int>(shapes() % 2);
+    if (shapes() % 3 == 0) kh = 1, dil = 1;  // one filter row: the contiguous form
+    const PaddingMode pad = shapes() % 2 ? PaddingMode::Same : PaddingMode::Valid;
+    if (pad == PaddingMode::Valid && (h < (kh - 1) * dil + 1 || w < (kw - 1) * dil + 1)) continue;
+    for (Rounding r : {Rounding::Double, Rounding::Single}) {
+      const unsigned seed = 500 + static_cast<unsigned>(trial);
+      std::string ref_kind, kind;
+      const auto ref = run_int8_conv(seed, batch, h, w, ic, oc, kh, kw, stride, dil, pad, "scalar", r, &ref_kind);
+      ASSERT_NE(ref_kind.find("reference"), std::string::npos) << ref_kind;
+      for (const char* isa : isas) {
+        const auto got = run_int8_conv(seed, batch, h, w, ic, oc, kh, kw, stride, dil, pad, isa, r, &kind);
+        ASSERT_NE(kind.find("implicit gemm"), std::string::npos) << kind;
+        if (std::string(isa) == "avx2") ++(kind.find("gathered") != std::string::npos ? gathered : in_place);
+        ASSERT_EQ(got, ref) << isa << " trial " << trial << " " << kind;
+      }
+    }
+  }
+  EXPECT_GT(in_place, 100);
+  EXPECT_GT(gathered, 100);
 }
 
 }  // namespace

@@ -78,7 +78,7 @@ struct RequantOut {
   void operator()(int first, int b0) const {
     __m256i acc[P][G];
     tile<P, G>(c, c.xp + first, b0, acc);
-    const Requant8<R>* rq = static_cast<const Requant8<R>*>(c.requant) + b0;
+    const Requant8<R>* rq = std::launder(static_cast<const Requant8<R>*>(c.requant)) + b0;
     if constexpr (R == Rounding::Double) {
       if (!c.shifts_left) return store<false, P, G>(first, b0, rq, acc);
     }
@@ -94,13 +94,13 @@ struct RequantOut {
     const int r0 = kConvAvx2BlockRows * b0;
     if constexpr (G == 4) {
       if (r0 + 4 * kConvAvx2BlockRows <= rows) {  // 32 channels of a position in one store
-        const __m256i zp16 = _mm256_set1_epi16(static_cast<int16_t>(q.output_zero_point));
+        const __m256i zp = _mm256_set1_epi32(q.output_zero_point);
         const __m256i lo8 = _mm256_set1_epi8(static_cast<int8_t>(q.act_min));
         const __m256i hi8 = _mm256_set1_epi8(static_cast<int8_t>(q.act_max));
 #pragma GCC unroll 16
         for (int p = 0; p < P; ++p) {
           store32_s8(rq[0].template apply<kShiftLeft>(acc[p][0]), rq[1].template apply<kShiftLeft>(acc[p][1]),
-                     rq[2].template apply<kShiftLeft>(acc[p][2]), rq[3].template apply<kShiftLeft>(acc[p][3]), zp16, lo8,
+                     rq[2].template apply<kShiftLeft>(acc[p][2]), rq[3].template apply<kShiftLeft>(acc[p][3]), zp, lo8,
                      hi8, out + static_cast<size_t>(p) * rows + r0);
         }
         return;

@@ -31,7 +31,6 @@ inline size_t conv_vnni_packed_bytes(int rows, int cols) {
   return static_cast<size_t>(conv_vnni_padded_rows(rows)) * 4 * static_cast<size_t>(conv_vnni_quads(cols));
 }
 
-
 // One call: n (1..kConvVnniPositions) positions' u8 patches (readable for every quad the taps
 // name) times the packed filter, each channel's sum started at init[r] (conv_vnni_padded_rows
 // entries).

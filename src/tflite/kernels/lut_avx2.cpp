@@ -11,6 +11,7 @@
 namespace tickinfer::tfl::kernels {
 
 void apply_lut_s8_avx2(const LutS8& lut, const int8_t* x, int8_t* y, int64_t n) noexcept {
+  if (n < 32) return apply_lut_s8(lut, x, y, n);  // a classifier's few outputs: not worth the 16 rows' loads
   __m256i rows[16];
   for (int h = 0; h < 16; ++h) {
     rows[h] = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(lut.table + 16 * h)));

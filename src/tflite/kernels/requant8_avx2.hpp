@@ -10,6 +10,9 @@
 #include "tflite/fixed_point.hpp"
 
 namespace tickinfer::tfl::kernels::avx2_requant {
+// Internal linkage: this code is compiled with the AVX2 flags, and a copy kept from a translation
+// unit compiled with others (AVX-512) must not be the one every caller links to.
+namespace {
 
 // MultiplyByQuantizedMultiplier on 8 lanes, each with its own multiplier m >= 0 and shift; the
 // constants that depend only on them are made once (a conv's channels requantize several output
@@ -81,12 +84,13 @@ class Requant8 {
 inline __m256i load8(const int32_t* p) { return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)); }
 
 // 32 requantized values, the four vectors' lanes in order (+ zero point, clamped), stored as int8
-// at y. The narrowing saturates before the zero point is added and the clamp applied, which
-// gives the same bytes: each saturation is monotone and the clamp's range lies inside it.
-inline void store32_s8(__m256i q0, __m256i q1, __m256i q2, __m256i q3, __m256i zp16, __m256i lo8, __m256i hi8,
+// at y. The zero point is added in 32 bits (wrapping, as store8_s8 and the reference do); the two
+// narrowings saturate before the clamp, which gives the same bytes: each saturation is monotone
+// and the clamp's range lies inside it.
+inline void store32_s8(__m256i q0, __m256i q1, __m256i q2, __m256i q3, __m256i zp, __m256i lo8, __m256i hi8,
                        int8_t* y) {
-  const __m256i a = _mm256_adds_epi16(_mm256_packs_epi32(q0, q1), zp16);
-  const __m256i b = _mm256_adds_epi16(_mm256_packs_epi32(q2, q3), zp16);
+  const __m256i a = _mm256_packs_epi32(_mm256_add_epi32(q0, zp), _mm256_add_epi32(q1, zp));
+  const __m256i b = _mm256_packs_epi32(_mm256_add_epi32(q2, zp), _mm256_add_epi32(q3, zp));
   // The packs work within 128-bit halves: 4-byte groups q0[0:4] q1[0:4] q2[0:4] q3[0:4], then
   // the same of lanes 4 to 7; put back in order.
   const __m256i order = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);
@@ -101,4 +105,5 @@ inline void store8_s8(__m256i q, __m256i zp, __m256i lo, __m256i hi, int8_t* y) 
   _mm_storel_epi64(reinterpret_cast<__m128i*>(y), _mm_packs_epi16(p16, p16));
 }
 
+}  // namespace
 }  // namespace tickinfer::tfl::kernels::avx2_requant

@@ -1,16 +1,16 @@
 // int8 and hybrid CONV_2D on the implicit GEMMs (conv2d_implicit_gemm.hpp): AVX-512 VNNI, and
-// int8 on AVX2.
+// AVX2 (the avx2 set, or avx512 without VNNI).
 //
 // Each call copies the whole input once into a buffer with a spare tail (a pass over a few KB),
-// offset to u8 for VNNI (x ^ 0x80) or widened to int16 for AVX2; then, per chunk of kConvVnniPositions output
-// positions, the kernel reads each position's patch where it lies:
-//  - one run of bytes when the taps are adjacent (one filter row, width dilation 1): the patch
-//    is a contiguous slice, its last quad reading up to 3 bytes of the next pixel (which meet
-//    zero weights; the buffer has a spare tail);
+// offset to u8 for VNNI (x ^ 0x80) or widened to int16 for AVX2; then, per chunk of
+// kConvVnniPositions output positions, the kernel reads each position's patch where it lies:
+//  - one run of elements when the taps are adjacent (one filter row, width dilation 1): the
+//    patch is a contiguous slice, its last quad reading up to 3 elements of the next pixel (which
+//    meet zero weights; the buffer has a spare tail);
 //  - tap by tap when the channels are a whole number of quads;
-//  - gathered (as the patch-gemm kernels do, outside taps filled with the offset zero point)
-//    for a chunk holding a position whose receptive field leaves the input, or when neither
-//    form applies.
+//  - gathered (as the patch-gemm kernels do, outside taps filled with the zero point as the
+//    kernel's input holds it: + 128 for VNNI's u8) for a chunk holding a position whose receptive
+//    field leaves the input, or when neither form applies.
 #include "tflite/ops/conv2d_implicit_gemm.hpp"
 
 #include <algorithm>
@@ -50,7 +50,7 @@ class ImplicitGemm {
   ImplicitGemm(const ConvShape& s, const int8_t* filter) : s_(s) {
     const Window& w = s.w;
     rows_ = w.out_c;
-    quads_ = kernels::conv_vnni_quads(s.patch);
+    quads_ = (s.patch + 3) / 4;
     if constexpr (kVnni) {
       packed_.resize(kernels::conv_vnni_packed_bytes(rows_, s.patch));
       kernels::pack_conv_s8_vnni(filter, rows_, s.patch, packed_.data());
@@ -241,7 +241,7 @@ class Int8ConvImplicitGemm final : public PreparedOp {
   bool shifts_left_ = true;
 };
 
-// int8 CONV_2D on the AVX2 implicit GEMM: the same chunks, the input copied as int8.
+// int8 CONV_2D on the AVX2 implicit GEMM: the same chunks, the input widened to int16.
 template <Rounding R>
 class Int8ConvImplicitGemmAvx2 final : public PreparedOp {
  public:
