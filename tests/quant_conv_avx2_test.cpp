@@ -21,6 +21,7 @@
 #include "kernels/aligned_allocator.hpp"
 #include "kernels/kernel_set.hpp"
 #include "tflite/fixed_point.hpp"
+#include "support/conv_tile_cases.hpp"
 #include "tflite/kernels/conv_s8_avx2.hpp"
 
 namespace {
@@ -28,93 +29,18 @@ namespace {
 using namespace tickinfer::tfl;
 using namespace tickinfer::tfl::kernels;
 
-struct Case {
-  int rows = 0, cols = 0, n = 0, taps = 1;
-  std::vector<int8_t> w;  // [rows][cols]
-  std::vector<int8_t> x;  // each position's origin at p * stride; taps at tap * tap_elements
-  int stride = 0, tap_elements = 0;
-  std::vector<int32_t> init, multiplier, shift;
-  int32_t zp = 0, lo = -128, hi = 127;
-};
+using tickinfer::tfl::testing::conv_tile_reference;
+using tickinfer::tfl::testing::conv_tile_sum;
+using tickinfer::tfl::testing::ConvTileDraw;
+using Case = tickinfer::tfl::testing::ConvTileCase<int8_t>;
 
-// Each channel's sum before requantization (int32 wrap-around, as the accumulator's).
-int32_t raw_sum(const Case& c, int p, int r) {
-  const int per_tap = c.cols / c.taps;
-  uint32_t sum = static_cast<uint32_t>(c.init[static_cast<size_t>(r)]);
-  for (int i = 0; i < c.cols; ++i) {
-    const int8_t xv = c.x[static_cast<size_t>(p) * c.stride + static_cast<size_t>(i / per_tap) * c.tap_elements + i % per_tap];
-    sum += static_cast<uint32_t>(xv * c.w[static_cast<size_t>(r) * c.cols + i]);
-  }
-  return static_cast<int32_t>(sum);
-}
-
-// small: data whose sums are tens, so the shifts that bring them near the int8 range are positive
-// (a multiplier above 1, as where the output scale is finer than input times weight scale).
-// right_only: every shift at most 0 (the kernel's form without the left shift).
-// extreme: starting sums anywhere in int32 (its ends, around +-32768 and +-2^31 among them) and
-// multipliers near 1 with shift 0 or -1, so the requantized values reach every range the
-// narrowing meets, and the zero point's addition wraps where the reference's does.
 Case random_case(std::mt19937& rng, bool small, bool right_only, bool extreme = false) {
-  std::uniform_int_distribution<int> byte(0, 255), rows(1, 72), npos(1, 8), taps(1, 3), quads(1, 6), jitter(-1, 1);
-  Case c;
-  c.rows = rows(rng);
-  c.n = npos(rng);
-  c.taps = taps(rng);
-  const int per_tap = 4 * quads(rng);  // a tap is a whole number of quads when read tap by tap
-  c.cols = c.taps * per_tap;
-  c.tap_elements = per_tap + 4 * (byte(rng) % 3);  // taps apart in memory, as a dilated conv's are
-  c.stride = per_tap + byte(rng) % 9;
-  c.x.resize(static_cast<size_t>(c.stride) * c.n + static_cast<size_t>(c.tap_elements) * c.taps + 64);
-  for (int8_t& v : c.x) v = static_cast<int8_t>(small ? byte(rng) % 5 - 2 : byte(rng) - 128);
-  c.w.resize(static_cast<size_t>(c.rows) * c.cols);
-  for (int8_t& v : c.w) v = static_cast<int8_t>(small ? byte(rng) % 5 - 2 : byte(rng) - 128);
-  std::uniform_int_distribution<int32_t> init(small ? -20 : -5'000'000, small ? 20 : 5'000'000), mult(1 << 30, INT32_MAX);
-  for (int r = 0; r < c.rows; ++r) {
-    c.init.push_back(init(rng));
-    c.multiplier.push_back(mult(rng));
-  }
-  if (extreme) {
-    std::uniform_int_distribution<int32_t> any(INT32_MIN, INT32_MAX), near(-300, 300), top(1 << 20, 0);
-    const int32_t ends[] = {INT32_MIN, INT32_MAX, 32768, -32768, 65536, -65536, INT32_MIN + 128, INT32_MAX - 128};
-    for (int r = 0; r < c.rows; ++r) {
-      const int kind = byte(rng) % 3;
-      c.init[static_cast<size_t>(r)] =
-          kind == 0 ? any(rng) : static_cast<int32_t>(static_cast<uint32_t>(ends[byte(rng) % 8]) + static_cast<uint32_t>(near(rng)));
-      // Half the channels at the largest multiplier with shift 0: a sum at an end of int32 stays
-      // within a few units of it, where adding the zero point wraps.
-      const bool at_end = byte(rng) % 2 == 0;
-      c.multiplier[static_cast<size_t>(r)] = at_end ? INT32_MAX : INT32_MAX - byte(rng) * 4096;
-      c.shift.push_back(at_end ? 0 : -(byte(rng) % 2));
-    }
-    for (int8_t& v : c.x) v = static_cast<int8_t>(byte(rng) % 5 - 2);
-  }
-  // Each channel's shift brings its largest sum to a few hundred: most outputs inside the range,
-  // some clamped; a few channels far right (-31 to -13).
-  for (int r = extreme ? c.rows : 0; r < c.rows; ++r) {
-    double largest = 1.0;
-    for (int p = 0; p < c.n; ++p) largest = std::max(largest, std::fabs(static_cast<double>(raw_sum(c, p, r))));
-    int shift = static_cast<int>(std::floor(std::log2(300.0 / largest))) + jitter(rng);
-    if (byte(rng) % 8 == 0) shift = -13 - byte(rng) % 19;
-    c.shift.push_back(std::clamp(shift, -31, right_only ? 0 : 8));
-  }
-  c.zp = byte(rng) - 128;
-  c.lo = std::max(-128, c.zp - byte(rng) % 64);  // a fused ReLU's range starts at the zero point
-  c.hi = 127 - byte(rng) % 4;
-  return c;
+  return tickinfer::tfl::testing::random_conv_tile_case<int8_t>(rng, ConvTileDraw{72, small, right_only, extreme});
 }
 
 template <Rounding R>
 std::vector<int8_t> reference(const Case& c) {
-  std::vector<int8_t> y(static_cast<size_t>(c.n) * c.rows);
-  for (int p = 0; p < c.n; ++p)
-    for (int r = 0; r < c.rows; ++r) {
-      const int32_t q = multiply_by_quantized_multiplier<R>(raw_sum(c, p, r), c.multiplier[static_cast<size_t>(r)],
-                                                            c.shift[static_cast<size_t>(r)]);
-      // + zero point wraps, as TFLite's int32 arithmetic (and every kernel's vector add) does
-      const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(q) + static_cast<uint32_t>(c.zp));
-      y[static_cast<size_t>(p) * c.rows + r] = static_cast<int8_t>(std::clamp(v, c.lo, c.hi));
-    }
-  return y;
+  return conv_tile_reference<R>(c);
 }
 
 #if defined(__x86_64__)
@@ -150,7 +76,7 @@ std::vector<int8_t> tile(const Case& c, bool shifts_left) {
     std::vector<int32_t> acc(static_cast<size_t>(acc_step) * c.n, 0);
     conv_s16_s32_avx2(call, acc.data(), acc_step);
     for (int p = 0; p < c.n; ++p)
-      for (int r = 0; r < c.rows; ++r) EXPECT_EQ(acc[static_cast<size_t>(p) * acc_step + r], raw_sum(c, p, r)) << p << " " << r;
+      for (int r = 0; r < c.rows; ++r) EXPECT_EQ(acc[static_cast<size_t>(p) * acc_step + r], conv_tile_sum(c, p, r)) << p << " " << r;
   }
   RequantParams q;
   q.output_zero_point = c.zp;

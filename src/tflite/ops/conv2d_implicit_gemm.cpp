@@ -161,10 +161,12 @@ class ImplicitGemm {
 using VnniGemm = ImplicitGemm<uint8_t>;
 using Avx2Gemm = ImplicitGemm<int16_t>;
 
-// VNNI's call for a chunk of positions.
-ConvVnniCall vnni_call(VnniGemm& g, int b, int first, int n, uint8_t fill, const int32_t* init) noexcept {
-  const VnniGemm::Chunk patches = g.chunk(b, first, n, fill);
-  ConvVnniCall c;
+// A kernel's call (ConvVnniCall, ConvAvx2Call) for a chunk of positions, without the
+// requantization's constants.
+template <class Call, class Gemm>
+Call chunk_call(Gemm& g, int b, int first, int n, decltype(Gemm::fill(0)) fill, const int32_t* init) noexcept {
+  const typename Gemm::Chunk patches = g.chunk(b, first, n, fill);
+  Call c;
   c.packed = g.packed();
   c.rows = g.rows();
   c.quads = g.quads();
@@ -175,35 +177,35 @@ ConvVnniCall vnni_call(VnniGemm& g, int b, int first, int n, uint8_t fill, const
   return c;
 }
 
-// AVX2's call for a chunk of positions (without the requantization's constants).
-ConvAvx2Call avx2_call(Avx2Gemm& g, int b, int first, int n, int16_t fill, const int32_t* init) noexcept {
-  const Avx2Gemm::Chunk patches = g.chunk(b, first, n, fill);
-  ConvAvx2Call c;
-  c.packed = g.packed();
-  c.rows = g.rows();
-  c.quads = g.quads();
-  c.n = n;
-  c.init = init;
-  c.taps = patches.taps;
-  c.xp = patches.xp;
-  return c;
-}
-
-template <Rounding R>
+// int8 CONV_2D on either implicit GEMM, the requantization in the tile. Each kernel's rounding
+// constants are made here once: VNNI's double rounding as double_rounding_constants16 (single
+// rounding makes them per tile), AVX2's as one Requant8 per block of 8 channels.
+template <class Gemm, Rounding R>
 class Int8ConvImplicitGemm final : public PreparedOp {
  public:
   Int8ConvImplicitGemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q)
-      : s_(s), g_(s, filter), q_(std::move(q)), fill_(VnniGemm::fill(q_.input_zero_point)) {
+      : s_(s), g_(s, filter), q_(std::move(q)), fill_(Gemm::fill(q_.input_zero_point)) {
     init_ = g_.starting_sums(q_.bias, q_.input_zero_point);
-    params_.multiplier = q_.multiplier.data();
-    params_.shift = q_.shift.data();
     params_.output_zero_point = q_.output_zero_point;
     params_.act_min = q_.act_min;
     params_.act_max = q_.act_max;
-    if constexpr (R == Rounding::Double) {  // the tiles' rounding constants, made here once
-      rounding_.resize(kernels::conv_vnni_rounding_bytes(w_rows()));
-      kernels::double_rounding_constants16(q_.multiplier.data(), q_.shift.data(), w_rows(), rounding_.data());
-      shifts_left_ = std::any_of(q_.shift.begin(), q_.shift.begin() + w_rows(), [](int32_t s) { return s > 0; });
+    const bool shifts_left = std::any_of(q_.shift.begin(), q_.shift.end(), [](int32_t v) { return v > 0; });
+    if constexpr (Gemm::kVnni) {
+      params_.multiplier = q_.multiplier.data();
+      params_.shift = q_.shift.data();
+      if constexpr (R == Rounding::Double) {
+        rounding_.resize(kernels::conv_vnni_rounding_bytes(g_.rows()));
+        kernels::double_rounding_constants16(q_.multiplier.data(), q_.shift.data(), g_.rows(), rounding_.data());
+        shifts_left_ = shifts_left;
+      }
+    } else {
+      // Made for whole blocks of 8 channels; the padding's lanes are not stored.
+      std::vector<int32_t> multiplier = q_.multiplier, shift = q_.shift;
+      multiplier.resize(static_cast<size_t>(g_.padded_rows()), 0);
+      shift.resize(multiplier.size(), 0);
+      rounding_.resize(kernels::conv_avx2_requant_bytes(g_.rows()));
+      kernels::conv_avx2_prepare_requant<R>(multiplier.data(), shift.data(), g_.rows(), rounding_.data());
+      shifts_left_ = shifts_left;
     }
   }
   void eval(const TensorMemory& mem) noexcept override {
@@ -214,82 +216,38 @@ class Int8ConvImplicitGemm final : public PreparedOp {
     for (int b = 0; b < w.batch; ++b) {
       for (int i = 0; i < pixels; i += kConvVnniPositions) {
         const int n = std::min(kConvVnniPositions, pixels - i);
-        ConvVnniCall c = vnni_call(g_, b, i, n, fill_, init_.data());
-        if (!rounding_.empty()) {
-          c.rounding = rounding_.data();
+        int8_t* out = y + (static_cast<int64_t>(b) * pixels + i) * w.out_c;
+        if constexpr (Gemm::kVnni) {
+          ConvVnniCall c = chunk_call<ConvVnniCall>(g_, b, i, n, fill_, init_.data());
+          if (!rounding_.empty()) {
+            c.rounding = rounding_.data();
+            c.shifts_left = shifts_left_;
+          }
+          kernels::conv_u8s8_requant_vnni<R>(c, params_, out);
+        } else {
+          ConvAvx2Call c = chunk_call<ConvAvx2Call>(g_, b, i, n, fill_, init_.data());
+          c.requant = rounding_.data();
           c.shifts_left = shifts_left_;
+          kernels::conv_s16_requant_avx2<R>(c, params_, out);
         }
-        kernels::conv_u8s8_requant_vnni<R>(c, params_, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
       }
     }
   }
   std::string describe() const override {
-    return std::string("int8 conv2d implicit gemm avx512vnni (") + (g_.direct() ? "patches in place" : "patches gathered") + ")";
+    return std::string("int8 conv2d implicit gemm ") + (Gemm::kVnni ? "avx512vnni" : "avx2") + " (" +
+           (g_.direct() ? "patches in place" : "patches gathered") + ")";
   }
   int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
 
  private:
   ConvShape s_;
-  VnniGemm g_;
+  Gemm g_;
   Int8ConvQuant q_;
-  int w_rows() const { return s_.w.out_c; }
-
-  uint8_t fill_;
+  decltype(Gemm::fill(0)) fill_;
   std::vector<int32_t> init_;
-  kernels::RequantParams params_;
-  tickinfer::kernels::AlignedVector<int8_t> rounding_;  // Double rounding: double_rounding_constants16
+  kernels::RequantParams params_;  // AVX2: only the zero point and the clamp are read
+  tickinfer::kernels::AlignedVector<int8_t> rounding_;  // the prepared constants (above), or empty
   bool shifts_left_ = true;
-};
-
-// int8 CONV_2D on the AVX2 implicit GEMM: the same chunks, the input widened to int16.
-template <Rounding R>
-class Int8ConvImplicitGemmAvx2 final : public PreparedOp {
- public:
-  Int8ConvImplicitGemmAvx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q)
-      : s_(s), g_(s, filter), q_(std::move(q)), fill_(Avx2Gemm::fill(q_.input_zero_point)) {
-    init_ = g_.starting_sums(q_.bias, q_.input_zero_point);
-    // The constants are made for whole blocks of 8 channels; the padding's lanes are not stored.
-    const size_t padded = static_cast<size_t>(g_.padded_rows());
-    multiplier_ = q_.multiplier;
-    multiplier_.resize(padded, 0);
-    shift_ = q_.shift;
-    shift_.resize(padded, 0);
-    requant_.resize(kernels::conv_avx2_requant_bytes(g_.rows()));
-    kernels::conv_avx2_prepare_requant<R>(multiplier_.data(), shift_.data(), g_.rows(), requant_.data());
-    shifts_left_ = std::any_of(q_.shift.begin(), q_.shift.end(), [](int32_t s) { return s > 0; });
-    params_.output_zero_point = q_.output_zero_point;
-    params_.act_min = q_.act_min;
-    params_.act_max = q_.act_max;
-  }
-  void eval(const TensorMemory& mem) noexcept override {
-    const Window& w = s_.w;
-    int8_t* y = mem.at<int8_t>(s_.output);
-    g_.copy_input(mem.at<int8_t>(s_.input));
-    const int pixels = w.out_h * w.out_w;
-    for (int b = 0; b < w.batch; ++b) {
-      for (int i = 0; i < pixels; i += kConvVnniPositions) {
-        const int n = std::min(kConvVnniPositions, pixels - i);
-        ConvAvx2Call c = avx2_call(g_, b, i, n, fill_, init_.data());
-        c.requant = requant_.data();
-        c.shifts_left = shifts_left_;
-        kernels::conv_s16_requant_avx2<R>(c, params_, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
-      }
-    }
-  }
-  std::string describe() const override {
-    return std::string("int8 conv2d implicit gemm avx2 (") + (g_.direct() ? "patches in place" : "patches gathered") + ")";
-  }
-  int64_t macs() const override { return int64_t{s_.w.batch} * s_.w.out_h * s_.w.out_w * s_.w.out_c * s_.patch; }
-
- private:
-  ConvShape s_;
-  Avx2Gemm g_;
-  Int8ConvQuant q_;
-  int16_t fill_;
-  std::vector<int32_t> init_, multiplier_, shift_;  // padded to whole blocks of 8 channels
-  tickinfer::kernels::AlignedVector<int8_t> requant_;  // conv_avx2_prepare_requant
-  bool shifts_left_ = true;
-  kernels::RequantParams params_;  // the zero point and the clamp
 };
 
 // Hybrid CONV_2D (float in and out, int8 filter) on either implicit GEMM: the input quantized per
@@ -338,9 +296,9 @@ class HybridConvImplicitGemm final : public PreparedOp {
       for (int i = 0; i < pixels; i += kConvVnniPositions) {
         const int n = std::min(kConvVnniPositions, pixels - i);
         if constexpr (Gemm::kVnni) {
-          kernels::conv_u8s8_s32_vnni(vnni_call(g_, b, i, n, fill, init_.data()), acc_.data(), acc_step_);
+          kernels::conv_u8s8_s32_vnni(chunk_call<ConvVnniCall>(g_, b, i, n, fill, init_.data()), acc_.data(), acc_step_);
         } else {
-          kernels::conv_s16_s32_avx2(avx2_call(g_, b, i, n, fill, init_.data()), acc_.data(), acc_step_);
+          kernels::conv_s16_s32_avx2(chunk_call<ConvAvx2Call>(g_, b, i, n, fill, init_.data()), acc_.data(), acc_step_);
         }
         q_.epilogue(acc_.data(), w.out_c, n, acc_step_, o, y + (static_cast<int64_t>(b) * pixels + i) * w.out_c);
       }
@@ -377,8 +335,8 @@ bool conv_implicit_gemm_available(::tickinfer::kernels::Isa isa) {
 
 std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q) {
 #if defined(TICKINFER_HAVE_X86)
-  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemm<Rounding::Double>>(s, filter, std::move(q));
-  return std::make_unique<Int8ConvImplicitGemm<Rounding::Single>>(s, filter, std::move(q));
+  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemm<VnniGemm, Rounding::Double>>(s, filter, std::move(q));
+  return std::make_unique<Int8ConvImplicitGemm<VnniGemm, Rounding::Single>>(s, filter, std::move(q));
 #else
   (void)s, (void)filter, (void)q;
   return nullptr;
@@ -397,8 +355,8 @@ bool conv_implicit_gemm_avx2_available(::tickinfer::kernels::Isa isa) {
 
 std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q) {
 #if defined(TICKINFER_HAVE_X86)
-  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemmAvx2<Rounding::Double>>(s, filter, std::move(q));
-  return std::make_unique<Int8ConvImplicitGemmAvx2<Rounding::Single>>(s, filter, std::move(q));
+  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemm<Avx2Gemm, Rounding::Double>>(s, filter, std::move(q));
+  return std::make_unique<Int8ConvImplicitGemm<Avx2Gemm, Rounding::Single>>(s, filter, std::move(q));
 #else
   (void)s, (void)filter, (void)q;
   return nullptr;
