@@ -58,34 +58,60 @@ double median_ns(ResidentLstm& k, int requests) {
   return ns[ns.size() / 2];
 }
 
-// The probe request (state zeroed): the reply every shape must give, held by form_choice's
-// agrees() to the host's double-precision reference (an fp32 kernel differs from it in the last
-// bits, never by more), to be timed at all. Not to the first shape's reply: that one is a kernel
-// too, and a wrong first shape would refuse every right one and be kept.
-std::vector<float> host_reference(const LstmStack& stack, int steps) {
-  std::vector<float> x(size_t(steps) * stack.input_width()), y(stack.output_width());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = probe_input(i);
+// The probe requests: the replies every shape must give, held by form_choice's agrees() to the
+// host's double-precision reference (an fp32 kernel differs from it in the last bits, never by
+// more), to be timed at all. Not to the first shape's replies: that one is a kernel too, and a
+// wrong first shape would refuse every right one and be kept. Three requests with different
+// inputs; in stream mode (one step a request) the first from the zeroed state and the next two
+// carrying it on, so a shape that mishandles the carried h and c (the tagged form's pushes from
+// one step to the next) is refused too, not only one whose first step is wrong. A window
+// request starts from the zeroed state, as the engine's window plans run it.
+constexpr int kProbeRequests = 3;
+
+std::vector<float> probe_request(size_t floats, int r) {
+  std::vector<float> x(floats);
+  for (size_t i = 0; i < floats; ++i) x[i] = probe_input(i + size_t(r) * floats);
+  return x;
+}
+
+bool probe_resets(int steps, int r) { return r == 0 || steps > 1; }
+
+std::vector<std::vector<float>> host_reference(const LstmStack& stack, int steps) {
+  std::vector<std::vector<float>> out;
   LstmStackState state;
-  reset_state(stack, state);
-  reference_steps(stack, state, x.data(), steps, y.data());
-  return y;
+  for (int r = 0; r < kProbeRequests; ++r) {
+    if (probe_resets(steps, r)) reset_state(stack, state);
+    const std::vector<float> x = probe_request(size_t(steps) * stack.input_width(), r);
+    std::vector<float> y(stack.output_width());
+    reference_steps(stack, state, x.data(), steps, y.data());
+    out.push_back(std::move(y));
+  }
+  return out;
 }
 
-std::vector<float> probe_reply(ResidentLstm& k) {
-  std::vector<float> x(size_t(k.layout().steps) * k.input_width()), y(k.output_width());
-  for (size_t i = 0; i < x.size(); ++i) x[i] = probe_input(i);
-  if (!k.run(x.data(), true, y.data(), 1'000'000'000)) return {};
-  return y;
+// The kernel's replies to the same requests; empty where one went unanswered.
+std::vector<std::vector<float>> probe_replies(ResidentLstm& k) {
+  std::vector<std::vector<float>> out;
+  const int steps = k.layout().steps;
+  for (int r = 0; r < kProbeRequests; ++r) {
+    const std::vector<float> x = probe_request(size_t(steps) * k.input_width(), r);
+    std::vector<float> y(k.output_width());
+    if (!k.run(x.data(), probe_resets(steps, r), y.data(), 1'000'000'000)) return {};
+    out.push_back(std::move(y));
+  }
+  return out;
 }
 
-std::string disagreement(const std::vector<float>& got, const std::vector<float>& want) {
-  if (got.empty()) return "no reply to the probe request";
-  for (size_t o = 0; o < want.size(); ++o)
-    if (!agrees(got[o], want[o])) {
-      char b[160];
-      std::snprintf(b, sizeof b, "output %zu is %.9g where the host's reference gives %.9g", o, got[o], want[o]);
-      return b;
-    }
+std::string disagreement(const std::vector<std::vector<float>>& got, const std::vector<std::vector<float>>& want) {
+  if (got.size() != want.size()) return "no reply to the probe requests";
+  for (size_t r = 0; r < want.size(); ++r)
+    for (size_t o = 0; o < want[r].size(); ++o)
+      if (!agrees(got[r][o], want[r][o])) {
+        char b[200];
+        std::snprintf(b, sizeof b, "output %zu of probe request %zu is %.9g where the host's reference gives %.9g", o, r,
+                      got[r][o], want[r][o]);
+        return b;
+      }
   return {};
 }
 
@@ -95,7 +121,7 @@ TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options
   TunedResident t;
   std::string last_refusal = "no candidate shape";
   double best = 0;
-  const std::vector<float> reference = host_reference(stack, options.steps);
+  const std::vector<std::vector<float>> reference = host_reference(stack, options.steps);
   for (const ResidentOptions& o : candidates(options)) {
     const bool tagged = o.form == "tagged";
     if (tagged && options.form == "auto" && g_tagged_lost.load()) continue;
@@ -109,7 +135,7 @@ TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options
       continue;
     }
     TunedCandidate c{o, 0, {}};
-    const std::vector<float> reply = probe_reply(*k);
+    const std::vector<std::vector<float>> reply = probe_replies(*k);
     c.refused = disagreement(reply, reference);
     if (c.refused.empty()) {
       c.median_ns = median_ns(*k, requests_per_candidate);

@@ -1,7 +1,7 @@
 // The resident kernel's shape chosen by timing on this card: every form (registers, shared, and
 // with ResidentOptions::time_tagged the tagged form last), weights-per-lane and cluster size the
-// model fits is started, its reply to one probe request held to the host's double-precision
-// reference (lstm_stack.hpp), timed over a few hundred requests and stopped; the fastest (median
+// model fits is started, its replies to three probe requests (in stream mode the later two
+// carrying the first's state on) held to the host's double-precision reference (lstm_stack.hpp), timed over a few hundred requests and stopped; the fastest (median
 // host-to-host) is started for good. What the user pins in ResidentOptions (form, lanes, cluster,
 // threads) narrows the search. A tagged kernel that does not answer is not tried again in the
 // process (a lost kernel holds its multiprocessors until the process ends).
