@@ -41,8 +41,8 @@ struct ResidentOptions {
   // layer and step (resident_tagged_kernel.cu; not yet run on a GPU, so auto times it only with
   // time_tagged).
   std::string form = "auto";
-  // auto: time the tagged form too, last, kept only where its reply agrees with the other forms'
-  // (resident_tuning.hpp). Off until the tagged kernel has run on a GPU: a kernel that faults
+  // auto: time the tagged form too, last, kept only where its replies to the probe requests
+  // agree with the host's double-precision reference, as every form's must (resident_tuning.hpp). Off until the tagged kernel has run on a GPU: a kernel that faults
   // spoils the whole process's CUDA context, and the registers and shared forms are the measured
   // ones a plan must never lose to an untried kernel.
   bool time_tagged = false;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <stdexcept>
+#include <string>
 
 #include "cuda/form_choice.hpp"
 #include "cuda/lstm_stack.hpp"
@@ -36,8 +37,8 @@ std::vector<ResidentOptions> candidates(const ResidentOptions& base) {
   // a shorter chain of products per thread, which pays where the block is the whole model).
   for (int threads : {256, 1024})
     for (int cluster : {1, 2, 4, 8, 16}) add("shared", 0, cluster, threads);
-  // The tagged form last, where asked for: the registers and shared forms are the reference it
-  // must agree with.
+  // The tagged form last, where asked for: the measured forms are timed first, and a tagged
+  // kernel that never answers cannot hold the card before they have run.
   if (base.form == "tagged" || (base.time_tagged && !g_tagged_lost.load()))
     for (int lanes : {16, 32, 8})
       for (int cluster : {1, 2, 4, 8, 16}) add("tagged", lanes, cluster, 0);
@@ -118,6 +119,9 @@ std::string disagreement(const std::vector<std::vector<float>>& got, const std::
 }  // namespace
 
 TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options, int requests_per_candidate) {
+  // The host reference below indexes the stack and the steps before any kernel's start checks them.
+  if (options.steps < 1) throw std::runtime_error("steps must be at least 1, got " + std::to_string(options.steps));
+  if (const std::string e = stack.shape_error(); !e.empty()) throw std::runtime_error(e);
   TunedResident t;
   std::string last_refusal = "no candidate shape";
   double best = 0;
