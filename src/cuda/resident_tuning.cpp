@@ -128,7 +128,11 @@ TunedResident start_tuned(const LstmStack& stack, const ResidentOptions& options
   const std::vector<std::vector<float>> reference = host_reference(stack, options.steps);
   for (const ResidentOptions& o : candidates(options)) {
     const bool tagged = o.form == "tagged";
-    if (tagged && options.form == "auto" && g_tagged_lost.load()) continue;
+    // Asked for by name too: another lost kernel would hold more multiprocessors, 5 s each.
+    if (tagged && g_tagged_lost.load()) {
+      last_refusal = "the tagged form did not answer earlier in this process; it is not started again";
+      continue;
+    }
     std::unique_ptr<ResidentLstm> k;
     try {
       k = ResidentLstm::start(stack, o);
