@@ -173,6 +173,25 @@ TEST(OnnxLstmLoop, LiftsBothLayersOntoLstmNodes) {
   }
 }
 
+// A malformed file's activation with no input (or two) is refused by name, not read past its
+// inputs (the ONNX fuzzer's find: a Tanh without inputs).
+TEST(OnnxGruLoop, AnActivationWithoutItsInputIsRefusedByName) {
+  expect_refused([](onnx::ModelProto& m) { body_node(m, "Tanh").clear_input(); }, {"(Loop)", "Tanh", "has 0 inputs, not 1"});
+  expect_refused([](onnx::ModelProto& m) { body_node(m, "Sigmoid", 1).clear_input(); },
+                 {"(Loop)", "Sigmoid", "has 0 inputs, not 1"});
+  expect_refused(
+      [](onnx::ModelProto& m) {
+        onnx::NodeProto& t = body_node(m, "Tanh");
+        t.add_input(t.input(0));
+      },
+      {"(Loop)", "Tanh", "has 2 inputs, not 1"});
+}
+
+TEST(OnnxLstmLoop, AnActivationWithoutItsInputIsRefusedByName) {
+  expect_refused([](onnx::ModelProto& m) { body_node(m, "Tanh", 1).clear_input(); }, {"(Loop)", "Tanh", "has 0 inputs, not 1"},
+                 "lstm_loop_batch1_k3");
+}
+
 TEST(OnnxLstmLoop, AnotherCellCandidateActivationIsRefusedByName) {
   // The body's first Tanh is the candidate g (its second is Tanh(c')).
   expect_refused([](onnx::ModelProto& m) { body_node(m, "Tanh").set_op_type("Relu"); },

@@ -99,6 +99,7 @@ class CounterProgram {
       return v;
     }
     if (op == "Shape") {
+      if (n.input_size() < 1) throw NotCounter{"a Shape without input"};
       const std::string& x = n.input(0);
       if (b_.producer(x) || b_.input_index(x) >= 0) throw NotCounter{"the Shape of a body value"};
       Nums v;

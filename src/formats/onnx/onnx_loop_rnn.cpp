@@ -16,6 +16,7 @@
 // scan output is the layer's sequence, its carried h the last step, its carried c the final cell
 // state (read, or started from computed states: one return_state node, each output a SliceRows).
 #include <algorithm>
+#include <string>
 
 #include "formats/onnx/onnx_loop_cell.hpp"
 
@@ -26,6 +27,14 @@ namespace {
 struct Gate {
   Linear x, h;  // x: W and the bias; h: U (reset_after's candidate: and the recurrent bias)
 };
+
+// The input of an activation the match found: a malformed file's node may have none, or more.
+const std::string& only_input(const LoopBody& body, const onnx::NodeProto& n) {
+  if (n.input_size() != 1) {
+    body.refuse(n.op_type() + " '" + n.name() + "' has " + std::to_string(n.input_size()) + " inputs, not 1");
+  }
+  return n.input(0);
+}
 
 class CellMatch {
  public:
@@ -38,7 +47,7 @@ class CellMatch {
   Gate activated(const std::string& name, const char* act, const std::string& what) {
     const onnx::NodeProto* p = b_.made(name, act);
     if (!p) b_.refuse(what + "'s activation is " + r_.op_of(name) + ", not " + act + " (the only one the lift reads)");
-    return split(r_.linear(p->input(0)), what);
+    return split(r_.linear(only_input(b_, *p)), what);
   }
 
   Gate split(const Linear& l, const std::string& what) {
@@ -123,7 +132,7 @@ Matched match_gru(LoopBody& body, CellMatch& m, const std::string& h_new) {
   // The candidate: Tanh(x part + r * h part) or Tanh(x part + (r * h) U).
   const onnx::NodeProto* tanh = body.made(candidate, "Tanh");
   if (!tanh) body.refuse("the candidate's activation is " + r.op_of(candidate) + ", not Tanh (the only one the lift reads)");
-  const auto c_ops = r.operands(tanh->input(0), "Add", "the candidate");
+  const auto c_ops = r.operands(only_input(body, *tanh), "Add", "the candidate");
   Gate hh;
   std::string reset;
   bool reset_after = true;
@@ -184,7 +193,7 @@ Matched match_lstm(LoopBody& body, CellMatch& m, const std::string& h_new) {
   const int tk = body.made(prod[0], "Tanh") && !body.made(prod[1], "Tanh") ? 0 : 1;
   const onnx::NodeProto* tanh_c = body.made(prod[tk], "Tanh");
   if (!tanh_c) body.refuse("the new state is not o * Tanh(c)");
-  const std::string c_new = body.skip_identity(tanh_c->input(0)), o = prod[1 - tk];
+  const std::string c_new = body.skip_identity(only_input(body, *tanh_c)), o = prod[1 - tk];
   // c' = f * c + i * g: the product holding a carried state is f * c; of i * g, g is the Tanh.
   const auto sum = r.operands(c_new, "Add", "the new cell state");
   int fk = -1, ck = -1;
