@@ -120,7 +120,7 @@ TEST(ConvAvx2, EqualsTheReferenceEveryWayItRounds) {
       SCOPED_TRACE("extreme: " + std::to_string(e.rows) + " channels, " + std::to_string(e.n) + " positions");
       ASSERT_EQ(tile<Rounding::Double>(e, false), reference<Rounding::Double>(e));
       ASSERT_EQ(tile<Rounding::Single>(e, true), reference<Rounding::Single>(e));
-      extreme_outputs += static_cast<int>(e.init.size());
+      extreme_outputs += e.rows * e.n;
     }
   }
   EXPECT_GT(extreme_outputs, 3000);

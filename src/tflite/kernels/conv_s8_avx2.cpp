@@ -8,7 +8,6 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstring>
 #include <new>
 

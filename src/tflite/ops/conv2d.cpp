@@ -423,8 +423,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       wscale[static_cast<size_t>(oc)] = conv_channel_scale(f, oc);
       differ = differ || wscale[static_cast<size_t>(oc)] != wscale[0];
     }
-    const bool vnni = conv_implicit_gemm_available(ctx.isa);
-    if (vnni || conv_implicit_gemm_avx2_available(ctx.isa)) {
+    if (const ImplicitGemmKind kind = implicit_gemm_kind(ctx.isa); kind != ImplicitGemmKind::None) {
       HybridConvQuant q;
       q.bias = b;
       q.filter_scale = std::move(wscale);
@@ -433,8 +432,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
       q.hi = hi;
       q.row_quant = &kernels::quantize_row_kernels(ctx.isa);
       q.epilogue = kernels::hybrid_conv_epilogue(ctx.isa);
-      return vnni ? make_hybrid_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q))
-                  : make_hybrid_conv_implicit_gemm_avx2(s, const_data<int8_t>(f), std::move(q));
+      return make_hybrid_conv_implicit_gemm(kind, s, const_data<int8_t>(f), std::move(q));
     }
     const kernels::S8Kernels& k = kernels::s8_kernels(ctx.isa, reaches_minus_128(f));
     return std::make_unique<HybridConv>(s, const_data<int8_t>(f), b, std::move(wscale), f.quant.per_axis() && differ, lo,
@@ -461,8 +459,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     return std::make_unique<Int8ConvReference<Rounding::Single>>(s, const_data<int8_t>(f), b, std::move(mult),
                                                                  std::move(shift), -ip.zero_point, op.zero_point, lo, hi);
   }
-  const bool vnni = conv_implicit_gemm_available(ctx.isa);
-  if (vnni || conv_implicit_gemm_avx2_available(ctx.isa)) {
+  if (const ImplicitGemmKind kind = implicit_gemm_kind(ctx.isa); kind != ImplicitGemmKind::None) {
     Int8ConvQuant q;
     q.bias = b;
     q.multiplier = std::move(mult);
@@ -472,8 +469,7 @@ std::unique_ptr<PreparedOp> prepare_conv2d(const PrepareContext& ctx) {
     q.act_min = lo;
     q.act_max = hi;
     q.rounding = rounding(ctx);
-    return vnni ? make_int8_conv_implicit_gemm(s, const_data<int8_t>(f), std::move(q))
-                : make_int8_conv_implicit_gemm_avx2(s, const_data<int8_t>(f), std::move(q));
+    return make_int8_conv_implicit_gemm(kind, s, const_data<int8_t>(f), std::move(q));
   }
   return std::make_unique<Int8ConvGemv>(s, const_data<int8_t>(f), b, std::move(mult), std::move(shift), ip.zero_point,
                                         op.zero_point, lo, hi, kernels::s8_kernels(ctx.isa, reaches_minus_128(f)),

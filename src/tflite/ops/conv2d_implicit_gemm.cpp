@@ -189,14 +189,13 @@ class Int8ConvImplicitGemm final : public PreparedOp {
     params_.output_zero_point = q_.output_zero_point;
     params_.act_min = q_.act_min;
     params_.act_max = q_.act_max;
-    const bool shifts_left = std::any_of(q_.shift.begin(), q_.shift.end(), [](int32_t v) { return v > 0; });
+    shifts_left_ = std::any_of(q_.shift.begin(), q_.shift.end(), [](int32_t v) { return v > 0; });
     if constexpr (Gemm::kVnni) {
       params_.multiplier = q_.multiplier.data();
       params_.shift = q_.shift.data();
       if constexpr (R == Rounding::Double) {
         rounding_.resize(kernels::conv_vnni_rounding_bytes(g_.rows()));
         kernels::double_rounding_constants16(q_.multiplier.data(), q_.shift.data(), g_.rows(), rounding_.data());
-        shifts_left_ = shifts_left;
       }
     } else {
       // Made for whole blocks of 8 channels; the padding's lanes are not stored.
@@ -205,7 +204,6 @@ class Int8ConvImplicitGemm final : public PreparedOp {
       shift.resize(multiplier.size(), 0);
       rounding_.resize(kernels::conv_avx2_requant_bytes(g_.rows()));
       kernels::conv_avx2_prepare_requant<R>(multiplier.data(), shift.data(), g_.rows(), rounding_.data());
-      shifts_left_ = shifts_left;
     }
   }
   void eval(const TensorMemory& mem) noexcept override {
@@ -247,7 +245,7 @@ class Int8ConvImplicitGemm final : public PreparedOp {
   std::vector<int32_t> init_;
   kernels::RequantParams params_;  // AVX2: only the zero point and the clamp are read
   tickinfer::kernels::AlignedVector<int8_t> rounding_;  // the prepared constants (above), or empty
-  bool shifts_left_ = true;
+  bool shifts_left_ = true;  // some channel's shift is positive (read with double rounding only)
 };
 
 // Hybrid CONV_2D (float in and out, int8 filter) on either implicit GEMM: the input quantized per
@@ -324,59 +322,39 @@ class HybridConvImplicitGemm final : public PreparedOp {
 }  // namespace
 #endif
 
-bool conv_implicit_gemm_available(::tickinfer::kernels::Isa isa) {
+ImplicitGemmKind implicit_gemm_kind(::tickinfer::kernels::Isa isa) {
 #if defined(TICKINFER_HAVE_X86)
-  return isa == ::tickinfer::kernels::Isa::Avx512 && kernels::s8_vnni_supported();
+  if (isa == ::tickinfer::kernels::Isa::Avx512) return kernels::s8_vnni_supported() ? ImplicitGemmKind::Vnni : ImplicitGemmKind::Avx2;
+  if (isa == ::tickinfer::kernels::Isa::Avx2) return ImplicitGemmKind::Avx2;
 #else
   (void)isa;
-  return false;
 #endif
+  return ImplicitGemmKind::None;
 }
 
-std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q) {
+std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(ImplicitGemmKind kind, const ConvShape& s, const int8_t* filter,
+                                                         Int8ConvQuant q) {
 #if defined(TICKINFER_HAVE_X86)
-  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemm<VnniGemm, Rounding::Double>>(s, filter, std::move(q));
-  return std::make_unique<Int8ConvImplicitGemm<VnniGemm, Rounding::Single>>(s, filter, std::move(q));
-#else
-  (void)s, (void)filter, (void)q;
-  return nullptr;
-#endif
-}
-
-bool conv_implicit_gemm_avx2_available(::tickinfer::kernels::Isa isa) {
-#if defined(TICKINFER_HAVE_X86)
-  // The int8 family's rule (s8_kernels): the avx512 set without VNNI runs the AVX2 kernels.
-  return isa == ::tickinfer::kernels::Isa::Avx2 || (isa == ::tickinfer::kernels::Isa::Avx512 && !kernels::s8_vnni_supported());
-#else
-  (void)isa;
-  return false;
-#endif
-}
-
-std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q) {
-#if defined(TICKINFER_HAVE_X86)
-  if (q.rounding == Rounding::Double) return std::make_unique<Int8ConvImplicitGemm<Avx2Gemm, Rounding::Double>>(s, filter, std::move(q));
+  const bool d = q.rounding == Rounding::Double;
+  if (kind == ImplicitGemmKind::Vnni) {
+    if (d) return std::make_unique<Int8ConvImplicitGemm<VnniGemm, Rounding::Double>>(s, filter, std::move(q));
+    return std::make_unique<Int8ConvImplicitGemm<VnniGemm, Rounding::Single>>(s, filter, std::move(q));
+  }
+  if (d) return std::make_unique<Int8ConvImplicitGemm<Avx2Gemm, Rounding::Double>>(s, filter, std::move(q));
   return std::make_unique<Int8ConvImplicitGemm<Avx2Gemm, Rounding::Single>>(s, filter, std::move(q));
 #else
-  (void)s, (void)filter, (void)q;
+  (void)kind, (void)s, (void)filter, (void)q;
   return nullptr;
 #endif
 }
 
-std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q) {
+std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(ImplicitGemmKind kind, const ConvShape& s, const int8_t* filter,
+                                                           HybridConvQuant q) {
 #if defined(TICKINFER_HAVE_X86)
-  return std::make_unique<HybridConvImplicitGemm<VnniGemm>>(s, filter, std::move(q));
-#else
-  (void)s, (void)filter, (void)q;
-  return nullptr;
-#endif
-}
-
-std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, HybridConvQuant q) {
-#if defined(TICKINFER_HAVE_X86)
+  if (kind == ImplicitGemmKind::Vnni) return std::make_unique<HybridConvImplicitGemm<VnniGemm>>(s, filter, std::move(q));
   return std::make_unique<HybridConvImplicitGemm<Avx2Gemm>>(s, filter, std::move(q));
 #else
-  (void)s, (void)filter, (void)q;
+  (void)kind, (void)s, (void)filter, (void)q;
   return nullptr;
 #endif
 }

@@ -1,10 +1,9 @@
 #pragma once
 // int8 and hybrid CONV_2D on the AVX-512 VNNI implicit GEMM (tflite/kernels/conv_s8_vnni.hpp):
 // the patches read in place from the input, 8 positions and 32 channels per tile, the int8
-// requantization in registers; and int8 and hybrid CONV_2D on the AVX2 one
-// (tflite/kernels/conv_s8_avx2.hpp: 2 positions and 32 channels per tile). Same arithmetic as the patch-gemm kernels of conv2d.cpp
-// (integer sums are exact; the requantization and the hybrid float epilogue are theirs), so bit
-// for bit.
+// requantization in registers; and on the AVX2 one (tflite/kernels/conv_s8_avx2.hpp: 2 positions
+// and 32 channels per tile). Same arithmetic as the patch-gemm kernels of conv2d.cpp (integer sums
+// are exact; the requantization and the hybrid float epilogue are theirs), so bit for bit.
 #include <memory>
 #include <vector>
 
@@ -15,8 +14,11 @@
 
 namespace tickinfer::tfl::ops {
 
-// Whether the kernels run here: the avx512 kernel set asked for and VNNI on the CPU.
-bool conv_implicit_gemm_available(::tickinfer::kernels::Isa isa);
+// Which implicit GEMM runs for a kernel set: VNNI where the avx512 set is asked for and the CPU
+// has VNNI; AVX2 for the avx2 set and for avx512 without VNNI (the int8 family's rule,
+// s8_kernels); none for the portable and scalar sets and off x86.
+enum class ImplicitGemmKind { None, Vnni, Avx2 };
+ImplicitGemmKind implicit_gemm_kind(::tickinfer::kernels::Isa isa);
 
 struct Int8ConvQuant {
   const int32_t* bias = nullptr;  // [out_c] or nullptr
@@ -24,7 +26,9 @@ struct Int8ConvQuant {
   int32_t input_zero_point = 0, output_zero_point = 0, act_min = -128, act_max = 127;
   Rounding rounding = Rounding::Double;
 };
-std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, Int8ConvQuant q);
+// kind: not None.
+std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm(ImplicitGemmKind kind, const ConvShape& s, const int8_t* filter,
+                                                         Int8ConvQuant q);
 
 struct HybridConvQuant {
   const float* bias = nullptr;  // [out_c] or nullptr
@@ -34,12 +38,7 @@ struct HybridConvQuant {
   const kernels::QuantizeRowKernels* row_quant = nullptr;
   kernels::HybridConvEpilogueFn epilogue = nullptr;
 };
-// Whether the AVX2 kernel runs here: the int8 family's AVX2 kernels (the avx2 set, or avx512
-// without VNNI) on x86.
-bool conv_implicit_gemm_avx2_available(::tickinfer::kernels::Isa isa);
-std::unique_ptr<PreparedOp> make_int8_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, Int8ConvQuant q);
-
-std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(const ConvShape& s, const int8_t* filter, HybridConvQuant q);
-std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm_avx2(const ConvShape& s, const int8_t* filter, HybridConvQuant q);
+std::unique_ptr<PreparedOp> make_hybrid_conv_implicit_gemm(ImplicitGemmKind kind, const ConvShape& s, const int8_t* filter,
+                                                           HybridConvQuant q);
 
 }  // namespace tickinfer::tfl::ops
