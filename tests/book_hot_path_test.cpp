@@ -2,7 +2,8 @@
 // executions, cancels, deletes, replaces over hundreds of symbols, levels created and destroyed,
 // sides hundreds of levels deep, the side arena compacting) run with malloc/operator new and
 // pthread_mutex_lock counted; ITCH as the feed's protocol (decoder, books, emitted events) from
-// wire bytes likewise; and running out of capacity is counted, not fatal.
+// wire bytes likewise; the file path's look-ahead replay likewise; and running out of capacity is
+// counted, not fatal.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 
 #include "book/book_set.hpp"
 #include "book/itch_event_decoder.hpp"
+#include "book/itch_replay.hpp"
 #include "book_model.hpp"
 #include "feed/byte_order.hpp"
 
@@ -126,6 +128,36 @@ TEST(BookHotPath, TheItchFeedProtocolNeverAllocatesOrLocks) {
   EXPECT_GT(out.quotes, 100u);  // 5 of the 200 symbols are delivered
   EXPECT_GT(out.trades, 10u);
   EXPECT_EQ(decoder.books().totals().unknown_ref, 0u);
+}
+
+// The file path: ItchReplay with look-ahead (records decoded into its ring, prefetched, applied
+// later, flushed by a hole and at the end) allocates and locks nothing either.
+TEST(BookHotPath, TheLookaheadReplayNeverAllocatesOrLocks) {
+  const std::vector<itch::Message> stream = make_stream(300'000, 200, 13);
+  std::vector<std::vector<std::uint8_t>> wire;
+  for (std::uint16_t l = 1; l <= 200; ++l) {
+    char name[9];
+    std::snprintf(name, sizeof name, "S%u", unsigned{l});
+    wire.push_back(encode(directory(l, name)));
+  }
+  for (const auto& m : stream) wire.push_back(encode(m));
+  BookSet books(Capacity{1 << 16, 1 << 14, 512});
+  ItchReplay replay(books, nullptr, Lookahead::On);
+  g_allocs = 0;
+  g_locks = 0;
+  g_counting = true;
+  for (std::uint64_t i = 0; i < wire.size(); ++i) {
+    if (i == wire.size() / 2) replay.on_lost(i + 1, 1);  // flushes
+    replay.on_record(i + 1, wire[i].data(), static_cast<std::uint16_t>(wire[i].size()));
+  }
+  replay.on_end();
+  g_counting = false;
+  EXPECT_EQ(g_allocs.load(), 0);
+  EXPECT_EQ(g_locks.load(), 0);
+  EXPECT_EQ(replay.decode_counters().total_decoded, wire.size());
+  EXPECT_EQ(replay.held(), 0u);
+  EXPECT_EQ(books.totals().unknown_ref, 0u);
+  EXPECT_GT(books.live_orders(), 1000u);
 }
 
 #else

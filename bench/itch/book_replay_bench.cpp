@@ -3,8 +3,13 @@
 // (what any reader of the file must do). Rounds alternate floor and replay, each replay on a
 // fresh BookSet built before the clock starts, so machine drift hits both alike.
 //
-// A second pass times every message on its own (rdtsc around decode + apply) for the per-message
-// distribution; the cost of an empty timed region, measured the same way, is reported next to it.
+// The replay is the product's loop (book::ItchReplay) both ways it runs: with look-ahead, as files
+// are read (each message applied 32 later, its loads started meanwhile), and one message at a
+// time, as the live feed applies them; rounds alternate their order and check they end alike.
+//
+// A further pass times every message on its own (rdtsc around decode + apply, the live path) for
+// the per-message distribution; the cost of an empty timed region, measured the same way, is
+// reported next to it.
 //
 //   book_replay_bench DAYFILE [--rounds N] [--json FILE]      (DAYFILE raw or gzip)
 #include <x86intrin.h>
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "book/book_set.hpp"
+#include "book/itch_replay.hpp"
 #include "itch/day_file.hpp"
 #include "itch/itch_decoder.hpp"
 #include "stats/clock.hpp"
@@ -59,17 +65,28 @@ std::uint64_t walk_floor(const Day& day) {
   return acc;
 }
 
-std::uint64_t replay(const Day& day, book::BookSet& books) {
+// Counts the messages that changed a book, so the work cannot be optimized away.
+struct ChangedCount final : book::ReplayObserver {
+  std::uint64_t changed = 0;
+  void on_message(std::uint64_t, const itch::Message&, const book::Applied& a) noexcept override {
+    changed += a.changed;
+  }
+};
+
+// The product's loop (book::ItchReplay) over the records, as a day-file source feeds it.
+std::uint64_t replay(const Day& day, book::BookSet& books, book::Lookahead lookahead) {
   const std::uint8_t* p = day.bytes.data();
   const std::uint8_t* end = p + day.bytes.size();
-  std::uint64_t changed = 0;
-  itch::Message m;
+  ChangedCount count;
+  book::ItchReplay replay(books, &count, lookahead);
+  std::uint64_t seq = 0;
   while (p + 2 <= end) {
-    const std::size_t len = (std::size_t{p[0]} << 8) | p[1];
-    if (itch::decode(p + 2, len, m) == itch::DecodeStatus::Ok) changed += books.apply(m).changed;
+    const std::uint16_t len = static_cast<std::uint16_t>((p[0] << 8) | p[1]);
+    replay.on_record(++seq, p + 2, len);
     p += 2 + len;
   }
-  return changed;
+  replay.on_end();
+  return count.changed;
 }
 
 double tsc_ghz() {
@@ -144,23 +161,47 @@ int main(int argc, char** argv) {
   }
   const Day day = load_day(argv[1]);
   const double ghz = tsc_ghz();
-  std::vector<double> floor_ns, replay_ns;
+  std::vector<double> floor_ns, replay_ns, single_ns;
   std::uint64_t check = 0;
   book::Integrity integrity{};
   std::uint64_t live = 0, live_levels = 0;
   std::size_t memory = 0;
+  bool agree = true;
+  auto timed_replay = [&](book::Lookahead lookahead, std::vector<double>& ns, book::BookSet& books) {
+    const std::int64_t t0 = stats::monotonic_ns();
+    const std::uint64_t changed = replay(day, books, lookahead);
+    ns.push_back(static_cast<double>(stats::monotonic_ns() - t0) / static_cast<double>(day.messages));
+    return changed;
+  };
   for (int r = 0; r < rounds; ++r) {
-    std::int64_t t0 = stats::monotonic_ns();
+    const std::int64_t t0 = stats::monotonic_ns();
     check += walk_floor(day);
     floor_ns.push_back(static_cast<double>(stats::monotonic_ns() - t0) / static_cast<double>(day.messages));
-    auto books = std::make_unique<book::BookSet>(g_capacity);
-    t0 = stats::monotonic_ns();
-    check += replay(day, *books);
-    replay_ns.push_back(static_cast<double>(stats::monotonic_ns() - t0) / static_cast<double>(day.messages));
-    integrity = books->totals();
-    live = books->live_orders();
-    live_levels = books->live_levels();
-    memory = books->memory_bytes();
+    // Both of the product's paths, in alternating order: with look-ahead (files) and one message
+    // at a time (the live feed). They must end in the same books.
+    auto ahead = std::make_unique<book::BookSet>(g_capacity);
+    auto single = std::make_unique<book::BookSet>(g_capacity);
+    std::uint64_t changed_ahead, changed_single;
+    if (r % 2 == 0) {
+      changed_ahead = timed_replay(book::Lookahead::On, replay_ns, *ahead);
+      changed_single = timed_replay(book::Lookahead::Off, single_ns, *single);
+    } else {
+      changed_single = timed_replay(book::Lookahead::Off, single_ns, *single);
+      changed_ahead = timed_replay(book::Lookahead::On, replay_ns, *ahead);
+    }
+    check += changed_ahead;
+    const book::Integrity a = ahead->totals(), b = single->totals();
+    agree = agree && changed_ahead == changed_single && ahead->live_orders() == single->live_orders() &&
+            ahead->live_levels() == single->live_levels() && a.unknown_ref == b.unknown_ref &&
+            a.crossed == b.crossed && a.locked == b.locked && a.overfill == b.overfill;
+    integrity = a;
+    live = ahead->live_orders();
+    live_levels = ahead->live_levels();
+    memory = ahead->memory_bytes();
+  }
+  if (!agree) {
+    std::fprintf(stderr, "error: the look-ahead and one-at-a-time replays ended in different books\n");
+    return 1;
   }
   Distribution work, empty;
   timed_pass(day, work, empty);
@@ -173,7 +214,10 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(day.messages), static_cast<double>(day.bytes.size()) / 1e6, rounds,
               ghz, static_cast<double>(memory) / 1e6);
   std::printf("floor (walk lengths)      %7.2f ns/msg  (median of %d)\n", median(floor_ns), rounds);
-  std::printf("decode + book             %7.2f ns/msg  %.2f M msg/s\n", median(replay_ns), 1e3 / median(replay_ns));
+  std::printf("decode + book             %7.2f ns/msg  %.2f M msg/s  (look-ahead, as files are read)\n",
+              median(replay_ns), 1e3 / median(replay_ns));
+  std::printf("  one at a time           %7.2f ns/msg  %.2f M msg/s  (as the live feed applies)\n",
+              median(single_ns), 1e3 / median(single_ns));
   std::printf("per message (timed pass)  p50 %.1f  p99 %.1f  p99.9 %.1f  max %.0f ns; empty region p50 %.1f ns\n",
               work.quantile(0.5) * cyc, work.quantile(0.99) * cyc, work.quantile(0.999) * cyc, work.max * cyc,
               empty.quantile(0.5) * cyc);
@@ -188,6 +232,8 @@ int main(int argc, char** argv) {
                  "{\"messages\": %llu, \"floor_ns\": %.4f, \"replay_ns\": %.4f, \"replay_ns_rounds\": [",
                  (unsigned long long)day.messages, median(floor_ns), median(replay_ns));
     for (std::size_t i = 0; i < replay_ns.size(); ++i) std::fprintf(f, "%s%.4f", i ? ", " : "", replay_ns[i]);
+    std::fprintf(f, "], \"single_ns\": %.4f, \"single_ns_rounds\": [", median(single_ns));
+    for (std::size_t i = 0; i < single_ns.size(); ++i) std::fprintf(f, "%s%.4f", i ? ", " : "", single_ns[i]);
     std::fprintf(f, "], \"p50_ns\": %.2f, \"p99_ns\": %.2f, \"p999_ns\": %.2f, \"max_ns\": %.1f, \"empty_p50_ns\": %.2f, "
                  "\"unknown_ref\": %llu, \"crossed\": %llu, \"locked\": %llu, \"memory_bytes\": %zu, \"check\": %llu}\n",
                  work.quantile(0.5) * cyc, work.quantile(0.99) * cyc, work.quantile(0.999) * cyc, work.max * cyc,

@@ -319,7 +319,7 @@ class PyItchReader {
     kind_ = itch::check_source(path_);  // refuses what is not ITCH, naming why
     books_ = std::make_unique<book::BookSet>();
     observer_ = std::make_unique<TableObserver>(*books_, symbols_, levels_, tables_);
-    replay_ = std::make_unique<book::ItchReplay>(*books_, observer_.get());
+    replay_ = std::make_unique<book::ItchReplay>(*books_, observer_.get(), book::Lookahead::On);
     if (kind_ != itch::SourceKind::Capture) day_ = std::make_unique<itch::DayFileReader>(path_);
   }
 
@@ -331,6 +331,7 @@ class PyItchReader {
       if (day_) {
         const std::size_t n = day_->read([this](const itch::DayRecord& r) { replay_->on_record(r.seq, r.msg, r.len); },
                                          batch_);
+        replay_->flush();  // this batch's tables hold every message it read
         messages_ += n;
         if (n == 0 || day_->at_end()) done_ = true;
         if (done_ && !day_->error().empty()) error_ = day_->error();

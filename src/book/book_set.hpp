@@ -63,6 +63,15 @@ class BookSet {
   void clear(std::uint16_t locate) noexcept;
   bool is_synced(std::uint16_t locate) const noexcept;
 
+  // Look-ahead for a reader that holds messages before applying them (ItchReplay on a file): the
+  // loads apply() will take for m, started early as prefetches. The Order stage reads the line
+  // the Index stage requested, so a reader running Index for the newest message and Order for one
+  // halfway to being applied has several messages' misses in flight while it applies another
+  // (docs/book.md, "Look-ahead"). A hint only: it changes nothing and is safe whatever the books
+  // hold, since every index it follows is checked.
+  enum class LoadStage : std::uint8_t { Index, Order };
+  void prefetch(const itch::Message& m, LoadStage stage) const noexcept;
+
   std::size_t memory_bytes() const noexcept;  // what the constructor allocated
   std::uint64_t arena_compactions() const noexcept { return arena_.compactions(); }  // slow-path count
   const Capacity& capacity() const noexcept { return capacity_; }

@@ -6,6 +6,15 @@
 // A record that does not decode (unknown type, wrong length) is counted and skipped, never
 // applied. A hole a capture could not fill marks every book unsynced: which instruments the lost
 // messages touched is unknowable, so none may be trusted until rebuilt.
+//
+// Look-ahead (files): a message is decoded when it arrives and applied kLookahead messages later;
+// meanwhile BookSet::prefetch starts the loads its apply will take, in stages. The books' misses
+// (a delete is two dependent ones before it can start its level and neighbours) then overlap
+// across messages instead of running one after another. Everything still happens in sequence
+// order, to the observer too; only later. flush() applies what is held: on_end() and on_lost()
+// call it, and a reader that stops part-way through a source must call it before it looks at the
+// books. The live feed keeps it off: there a message must not wait for the next ones.
+#include <array>
 #include <cstdint>
 
 #include "book/book_set.hpp"
@@ -23,23 +32,47 @@ class ReplayObserver {
   virtual void on_message(std::uint64_t seq, const itch::Message& m, const Applied& applied) noexcept = 0;
 };
 
+enum class Lookahead : std::uint8_t { Off, On };
+
 class ItchReplay : public itch::ItchSink {
  public:
-  ItchReplay(BookSet& books, ReplayObserver* observer) : books_(books), observer_(observer) {}
+  static constexpr unsigned kLookahead = 32;  // messages held; a power of two
+  static constexpr unsigned kOrderStage = 16;  // the order's line is requested this many before apply
+
+  ItchReplay(BookSet& books, ReplayObserver* observer, Lookahead lookahead = Lookahead::Off)
+      : books_(books), observer_(observer), lookahead_(lookahead == Lookahead::On) {}
 
   void on_record(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len) noexcept override;
   void on_lost(std::uint64_t first, std::uint64_t count) noexcept override;
+  void on_end() noexcept override { flush(); }
+  void flush() noexcept;  // applies every message held by the look-ahead
 
   const itch::DecodeCounters& decode_counters() const noexcept { return counters_; }
   std::uint64_t lost() const noexcept { return lost_; }
   std::uint64_t last_seq() const noexcept { return last_seq_; }
+  unsigned held() const noexcept { return static_cast<unsigned>(head_ - tail_); }
 
  private:
+  struct Held {
+    std::uint64_t seq;
+    itch::Message m;
+  };
+  void apply(std::uint64_t seq, const itch::Message& m) noexcept {
+    if (observer_ != nullptr) observer_->before(m);
+    const Applied applied = books_.apply(m);
+    if (observer_ != nullptr) observer_->on_message(seq, m, applied);
+  }
+  Held& at(std::uint64_t i) noexcept { return ring_[i & (kLookahead - 1)]; }
+
   BookSet& books_;
   ReplayObserver* observer_;
+  bool lookahead_;
   itch::DecodeCounters counters_;
   std::uint64_t lost_ = 0;
   std::uint64_t last_seq_ = 0;
+  std::array<Held, kLookahead> ring_{};
+  std::uint64_t head_ = 0;  // messages taken into the ring
+  std::uint64_t tail_ = 0;  // messages applied from it
 };
 
 }  // namespace tickinfer::book

@@ -169,7 +169,7 @@ int run_book(const ArgParser& args) {
   }
   auto books = std::make_unique<book::BookSet>();
   BookObserver observer(*books, split_symbols(args), csv.get(), lobster.get());
-  book::ItchReplay replay(*books, &observer);
+  book::ItchReplay replay(*books, &observer, book::Lookahead::On);
   const std::int64_t t0 = stats::monotonic_ns();
   const itch::SourceStats src = itch::read_itch_source(source, opts, replay);
   const double seconds = static_cast<double>(stats::monotonic_ns() - t0) / 1e9;

@@ -115,6 +115,7 @@ SourceStats read_itch_source(const std::string& path, const SourceOptions& optio
   } else {
     read_day_file(path, sink, stats);
   }
+  sink.on_end();
   return stats;
 }
 

@@ -41,6 +41,9 @@ class ItchSink {
   virtual void on_record(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len) noexcept = 0;
   // [first, first + count) will never come (a capture's hole that never filled).
   virtual void on_lost(std::uint64_t first, std::uint64_t count) noexcept {}
+  // The source has nothing more (read_itch_source calls it last, also after an error): a sink
+  // that holds messages back hands them on.
+  virtual void on_end() noexcept {}
 };
 
 struct SourceStats {

@@ -162,7 +162,7 @@ inline ItchFileBookTicks::ItchFileBookTicks(std::string path, ItchBookTickConfig
 inline void ItchFileBookTicks::replay(const std::function<void(const features::BookTick&)>& on_tick) {
   book::BookSet books(config_.capacity);
   ItchBookTicks ticks(books, config_, on_tick);
-  book::ItchReplay replay(books, &ticks);
+  book::ItchReplay replay(books, &ticks, book::Lookahead::On);
   stats_ = itch::read_itch_source(path_, options_, replay);
   decode_ = replay.decode_counters();
   integrity_ = books.totals();

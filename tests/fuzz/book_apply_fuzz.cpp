@@ -69,6 +69,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         model.mark_synced(loc);
         continue;
     }
+    // The look-ahead's stages first: hints on whatever state this is, which must read nothing
+    // out of bounds and change nothing (the check below would see it).
+    set.prefetch(m, book::BookSet::LoadStage::Index);
+    set.prefetch(m, book::BookSet::LoadStage::Order);
     const book::Applied a = set.apply(m);
     model.apply(m);
     check(set, model, loc);
