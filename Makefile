@@ -192,7 +192,7 @@ $(ITCH_BENCH_DAY):
 	python3 tools/itch/make_itch_day.py --out $@ --messages 20000000 --symbols 1000 --seed 20191230
 itch-bench: build $(ITCH_BENCH_DAY)
 	bench/itch/setup_venv.sh
-	python3 bench/itch/run.py --build $(BUILD) --day $(ITCH_BENCH_DAY) --rounds 3 --pin 1 \
+	python3 bench/itch/run.py --build $(BUILD) --day $(ITCH_BENCH_DAY) --rounds 5 --pin 1 \
 	  --json $(BUILD)/itch_bench/result.json
 
 fidelity: build

@@ -37,7 +37,10 @@ def cpu_model():
 def run_pinned(cmd, pin):
     if pin is not None:
         cmd = ["taskset", "-c", str(pin)] + cmd
-    return subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:  # say why (the bench names a disagreement between its two paths)
+        sys.exit(f"{' '.join(cmd)} failed ({done.returncode}):\n{done.stderr}")
+    return done.stdout
 
 
 def main():
@@ -55,7 +58,7 @@ def main():
         for r in range(a.rounds):
             out = os.path.join(tmp, f"ours{r}.json")
             run_pinned([os.path.join(a.build, "bench", "book_replay_bench"), a.day, "--rounds", "1",
-                        "--json", out], a.pin)
+                        "--first", "single" if r % 2 else "ahead", "--json", out], a.pin)
             with open(out) as f:
                 ours.append(json.load(f))
             out = os.path.join(tmp, f"peer{r}.json")

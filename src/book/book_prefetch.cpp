@@ -61,7 +61,7 @@ void BookSet::prefetch(const itch::Message& m, LoadStage stage) const noexcept {
   if (stage == LoadStage::Index) {
     index_.prefetch(ref);  // the page entry (the page table is small and stays cached)
   } else {
-    const std::uint32_t oi = index_.find(ref);  // the entry requested at the Index stage
+    const std::uint32_t oi = index_.peek(ref);  // the entry the Index stage requested
     if (oi < orders_.capacity()) __builtin_prefetch(&orders_[oi]);
   }
 }

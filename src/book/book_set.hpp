@@ -67,8 +67,8 @@ class BookSet {
   // loads apply() will take for m, started early as prefetches. The Order stage reads the line
   // the Index stage requested, so a reader running Index for the newest message and Order for one
   // halfway to being applied has several messages' misses in flight while it applies another
-  // (docs/book.md, "Look-ahead"). A hint only: it changes nothing and is safe whatever the books
-  // hold, since every index it follows is checked.
+  // (docs/book.md, "Look-ahead for files"). A hint only: it changes nothing and is safe whatever
+  // the books hold, since every index it follows is checked.
   enum class LoadStage : std::uint8_t { Index, Order };
   void prefetch(const itch::Message& m, LoadStage stage) const noexcept;
 

@@ -19,8 +19,9 @@ void ItchReplay::on_record(std::uint64_t seq, const std::uint8_t* msg, std::uint
   counters_.count(len > 0 ? msg[0] : 0, status);
   if (status != itch::DecodeStatus::Ok) return;
   slot.seq = seq;
-  // Stages by distance from apply: the newest, kLookahead away, gets its index entry requested;
-  // the one kOrderStage from the tail its order (the entry came in meanwhile).
+  // Stages by place in the ring: the newest gets its index entry requested; the one kOrderStage
+  // from the tail (the oldest, applied below once the ring is full) its order, the entry having
+  // come in meanwhile.
   books_.prefetch(slot.m, BookSet::LoadStage::Index);
   ++head_;
   const std::uint64_t held = head_ - tail_;

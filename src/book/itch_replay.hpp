@@ -7,13 +7,16 @@
 // applied. A hole a capture could not fill marks every book unsynced: which instruments the lost
 // messages touched is unknowable, so none may be trusted until rebuilt.
 //
-// Look-ahead (files): a message is decoded when it arrives and applied kLookahead messages later;
-// meanwhile BookSet::prefetch starts the loads its apply will take, in stages. The books' misses
-// (a delete is two dependent ones before it can start its level and neighbours) then overlap
-// across messages instead of running one after another. Everything still happens in sequence
-// order, to the observer too; only later. flush() applies what is held: on_end() and on_lost()
-// call it, and a reader that stops part-way through a source must call it before it looks at the
-// books. The live feed keeps it off: there a message must not wait for the next ones.
+// Look-ahead (files): a message is decoded when it arrives and held in a ring of kLookahead; it is
+// applied when the ring is full, that is when kLookahead - 1 more have arrived (so up to
+// kLookahead - 1 are held between calls). Meanwhile BookSet::prefetch starts the loads its apply
+// will take, in stages. The books' misses (a delete is two dependent ones before it can start on
+// its level and neighbours) then overlap across messages instead of running one after another.
+// The books and the observer still see every message in sequence order, only later; the decode
+// counters and last_seq() count messages as they arrive, so they run ahead of the books by what
+// is held. flush() applies what is held: on_end() and on_lost() call it, and a reader that stops
+// part-way through a source must call it before it looks at the books. The live feed keeps it
+// off: there a message must not wait for the next ones.
 #include <array>
 #include <cstdint>
 
@@ -36,8 +39,8 @@ enum class Lookahead : std::uint8_t { Off, On };
 
 class ItchReplay : public itch::ItchSink {
  public:
-  static constexpr unsigned kLookahead = 32;  // messages held; a power of two
-  static constexpr unsigned kOrderStage = 16;  // the order's line is requested this many before apply
+  static constexpr unsigned kLookahead = 32;  // the ring's slots; a power of two
+  static constexpr unsigned kOrderStage = 16;  // a message's order is requested when it is this many from the tail
 
   ItchReplay(BookSet& books, ReplayObserver* observer, Lookahead lookahead = Lookahead::Off)
       : books_(books), observer_(observer), lookahead_(lookahead == Lookahead::On) {}

@@ -61,12 +61,19 @@ class OrderIndex {
     const std::size_t slot = probe(ref, found);
     return found ? order_at(slot) : kNone;
   }
-  // Look-ahead: where ref's entry lives, its line requested (direct pages only; the hash is
-  // rare). The page table is small and stays cached; the page entry is the miss worth hiding.
+  // Look-ahead (direct pages only: a hashed reference is rare, and probing its cold table would
+  // be the stall the look-ahead exists to avoid). prefetch requests ref's entry's line; the page
+  // table is small and stays cached, the page entry is the miss worth hiding. peek reads the
+  // entry: the order, or kNone where the page has none (not yet added, gone, or hashed).
   void prefetch(std::uint64_t ref) const noexcept {
     if (ref >= kDirectRefs) return;
     const std::uint32_t page = page_of_[ref >> kPageBits];
     if (page != kNone) __builtin_prefetch(&pages_[page_entry(page, ref)]);
+  }
+  std::uint32_t peek(std::uint64_t ref) const noexcept {
+    if (ref >= kDirectRefs) return kNone;
+    const std::uint32_t page = page_of_[ref >> kPageBits];
+    return page == kNone ? kNone : pages_[page_entry(page, ref)];
   }
   std::size_t bytes() const noexcept {
     return page_of_.bytes() + pages_.bytes() + page_live_.bytes() + slots_.bytes();

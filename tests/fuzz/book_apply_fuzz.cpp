@@ -37,10 +37,12 @@ void check(const book::BookSet& set, const Model& model, std::uint16_t loc) {
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   book::BookSet set(kCapacity);
   Model model(kCapacity);
+  itch::Message previous = msg(itch::Type::SystemEvent, 0);
   for (std::size_t at = 0; at + kOpBytes <= size; at += kOpBytes) {
     const Reader b{data + at};
     const std::uint16_t loc = b[1] % (kCapacity.instruments + 1);  // one past the end: overflow
-    const std::uint64_t ref = b[2] % 40;
+    // Now and then past the index's direct pages, so its hash holds orders too.
+    const std::uint64_t ref = b[2] < 224 ? b[2] % 40 : (std::uint64_t{1} << 30) + b[2] % 8;
     const std::uint32_t shares = b[3] % 9 * 10;                     // 0 now and then
     const std::uint32_t price = 1000 + b[4] % 12;
     const char side = b[5] < 8 ? static_cast<char>(b[5]) : (b[5] & 1 ? 'B' : 'S');
@@ -69,11 +71,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         model.mark_synced(loc);
         continue;
     }
-    // The look-ahead's stages first: hints on whatever state this is, which must read nothing
-    // out of bounds and change nothing (the check below would see it).
+    // The look-ahead's stages, as hints on whatever state this is: they must read nothing out of
+    // bounds (the sanitizers) and change nothing (the check below). The previous message's Order
+    // stage runs after its own apply changed the state it reads, as in a replay.
     set.prefetch(m, book::BookSet::LoadStage::Index);
     set.prefetch(m, book::BookSet::LoadStage::Order);
     const book::Applied a = set.apply(m);
+    set.prefetch(previous, book::BookSet::LoadStage::Order);
+    previous = m;
     model.apply(m);
     check(set, model, loc);
     if (a.locate != loc) check(set, model, a.locate);
