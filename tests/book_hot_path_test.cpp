@@ -98,14 +98,7 @@ struct CountingEmitter final : feed::EventEmitter {
 // ITCH as the feed's protocol: the decoder, the books and the events it emits, message by message
 // from wire bytes, allocate and lock nothing after construction.
 TEST(BookHotPath, TheItchFeedProtocolNeverAllocatesOrLocks) {
-  const std::vector<itch::Message> stream = make_stream(300'000, 200, 9);
-  std::vector<std::vector<std::uint8_t>> wire;
-  for (std::uint16_t l = 1; l <= 200; ++l) {
-    char name[9];
-    std::snprintf(name, sizeof name, "S%u", unsigned{l});
-    wire.push_back(encode(directory(l, name)));
-  }
-  for (const auto& m : stream) wire.push_back(encode(m));
+  const std::vector<std::vector<std::uint8_t>> wire = wire_day(make_stream(300'000, 200, 9), 200);
   ItchEventConfig cfg;
   cfg.symbols = {"S1", "S2", "S3", "S50", "S199"};
   cfg.date = itch::Date{2019, 12, 30};
@@ -133,14 +126,7 @@ TEST(BookHotPath, TheItchFeedProtocolNeverAllocatesOrLocks) {
 // The file path: ItchReplay with look-ahead (records decoded into its ring, prefetched, applied
 // later, flushed by a hole and at the end) allocates and locks nothing either.
 TEST(BookHotPath, TheLookaheadReplayNeverAllocatesOrLocks) {
-  const std::vector<itch::Message> stream = make_stream(300'000, 200, 13);
-  std::vector<std::vector<std::uint8_t>> wire;
-  for (std::uint16_t l = 1; l <= 200; ++l) {
-    char name[9];
-    std::snprintf(name, sizeof name, "S%u", unsigned{l});
-    wire.push_back(encode(directory(l, name)));
-  }
-  for (const auto& m : stream) wire.push_back(encode(m));
+  const std::vector<std::vector<std::uint8_t>> wire = wire_day(make_stream(300'000, 200, 13), 200);
   BookSet books(Capacity{1 << 16, 1 << 14, 512});
   ItchReplay replay(books, nullptr, Lookahead::On);
   g_allocs = 0;

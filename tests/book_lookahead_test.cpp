@@ -54,18 +54,10 @@ class Recorder final : public ReplayObserver {
   const BookSet& books_;
 };
 
-// Directory messages, then the stream; every 997th record cut short (undecodable).
-std::vector<std::vector<std::uint8_t>> wire_day(std::size_t n, std::uint16_t symbols, std::uint64_t seed) {
-  std::vector<std::vector<std::uint8_t>> wire;
-  for (std::uint16_t l = 1; l <= symbols; ++l) {
-    char name[9];
-    std::snprintf(name, sizeof name, "S%u", unsigned{l});
-    wire.push_back(encode(directory(l, name)));
-  }
-  for (const auto& m : make_stream(n, symbols, seed)) {
-    wire.push_back(encode(m));
-    if (wire.size() % 997 == 0) wire.back().pop_back();
-  }
+// A wire day (book_model.hpp) with every 997th record cut short (undecodable).
+std::vector<std::vector<std::uint8_t>> cut_wire_day(std::size_t n, std::uint16_t symbols, std::uint64_t seed) {
+  auto wire = wire_day(make_stream(n, symbols, seed), symbols);
+  for (std::size_t i = 996; i < wire.size(); i += 997) wire[i].pop_back();
   return wire;
 }
 
@@ -77,7 +69,7 @@ struct ReplayRun {
 };
 
 TEST(BookLookahead, SameMessagesSameOrderSameBooksAsOneAtATime) {
-  const auto wire = wire_day(200'000, 120, 11);
+  const auto wire = cut_wire_day(200'000, 120, 11);
   const std::uint64_t hole_at = 120'000;  // records [hole_at, hole_at + 50) never come
   ReplayRun ahead(Lookahead::On), single(Lookahead::Off);
   std::uint64_t decoded_before_hole = 0;
@@ -136,7 +128,7 @@ TEST(BookLookahead, SameMessagesSameOrderSameBooksAsOneAtATime) {
 // A flush in the middle (a reader stopping at a batch's end) applies what is held, and the replay
 // goes on with look-ahead after it.
 TEST(BookLookahead, FlushAppliesWhatIsHeldAndReadingGoesOn) {
-  const auto wire = wire_day(5'000, 20, 3);
+  const auto wire = cut_wire_day(5'000, 20, 3);
   ReplayRun ahead(Lookahead::On), single(Lookahead::Off);
   for (std::uint64_t i = 0; i < wire.size(); ++i) {
     for (ReplayRun* r : {&ahead, &single}) r->replay.on_record(i + 1, wire[i].data(), static_cast<std::uint16_t>(wire[i].size()));

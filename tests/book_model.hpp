@@ -5,6 +5,7 @@
 // every level, every queue, every integrity counter.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -189,6 +190,20 @@ inline std::vector<std::uint8_t> encode(const itch::Message& m) {
     default: break;
   }
   return b;
+}
+
+// A day on the wire: R for locates 1..symbols (named S1, S2, ...), then the stream, each message
+// encoded.
+inline std::vector<std::vector<std::uint8_t>> wire_day(const std::vector<itch::Message>& stream,
+                                                       std::uint16_t symbols) {
+  std::vector<std::vector<std::uint8_t>> wire;
+  for (std::uint16_t l = 1; l <= symbols; ++l) {
+    char name[9];
+    std::snprintf(name, sizeof name, "S%u", unsigned{l});
+    wire.push_back(encode(directory(l, name)));
+  }
+  for (const auto& m : stream) wire.push_back(encode(m));
+  return wire;
 }
 
 // The rules of docs/book.md, written for clarity, not speed.
