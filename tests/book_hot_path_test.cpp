@@ -133,9 +133,10 @@ TEST(BookHotPath, TheLookaheadReplayNeverAllocatesOrLocks) {
   g_locks = 0;
   g_counting = true;
   for (std::uint64_t i = 0; i < wire.size(); ++i) {
-    if (i == wire.size() / 2) {
+    if (i == wire.size() / 2) {  // this record never comes
       replay.on_lost(i + 1, 1);
       if (replay.held() != 0) break;  // on_lost flushes (checked below)
+      continue;
     }
     replay.on_record(i + 1, wire[i].data(), static_cast<std::uint16_t>(wire[i].size()));
   }
@@ -143,10 +144,10 @@ TEST(BookHotPath, TheLookaheadReplayNeverAllocatesOrLocks) {
   g_counting = false;
   EXPECT_EQ(g_allocs.load(), 0);
   EXPECT_EQ(g_locks.load(), 0);
-  EXPECT_EQ(replay.decode_counters().total_decoded, wire.size());  // no early break either
+  EXPECT_EQ(replay.decode_counters().total_decoded, wire.size() - 1);  // no early break either
   EXPECT_EQ(replay.held(), 0u);
   EXPECT_EQ(replay.lost(), 1u);
-  EXPECT_EQ(books.totals().unknown_ref, 0u);
+  EXPECT_LE(books.totals().unknown_ref, 3u);  // at most the messages naming the lost one's order
   EXPECT_GT(books.live_orders(), 1000u);
 }
 
