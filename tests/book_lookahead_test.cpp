@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "book/itch_replay.hpp"
+#include "book/order_index.hpp"
 #include "book_model.hpp"
 
 namespace tickinfer::book {
@@ -179,6 +180,32 @@ TEST(BookLookahead, PrefetchOnAnyStateLeavesTheBooksAsWithout) {
       for (std::size_t k = 0; k < plain.depth(l, s); ++k) ASSERT_TRUE(hinted.level(l, s, k) == plain.level(l, s, k));
     }
   }
+}
+
+// The Order stage's read of the index: the order of a reference in a direct page, kNone for one
+// never added, erased, or living in the hash (which find() still finds: peek never probes it).
+TEST(BookLookahead, PeekReadsTheDirectPagesOnly) {
+  OrderIndex index(64);
+  auto add = [&index](std::uint64_t ref, std::uint32_t order) {
+    bool found;
+    const std::size_t slot = index.probe(ref, found);
+    ASSERT_FALSE(found);
+    index.fill(slot, ref, order);
+  };
+  const std::uint64_t hashed = OrderIndex::kDirectRefs + 5;
+  add(7, 1);
+  add(9000, 2);  // another page
+  add(hashed, 3);
+  EXPECT_EQ(index.peek(7), 1u);
+  EXPECT_EQ(index.peek(9000), 2u);
+  EXPECT_EQ(index.peek(8), kNone);     // same page, never added
+  EXPECT_EQ(index.peek(20000), kNone);  // no page
+  EXPECT_EQ(index.find(hashed), 3u);
+  EXPECT_EQ(index.peek(hashed), kNone);
+  bool found;
+  index.erase(index.probe(7, found));
+  EXPECT_EQ(index.peek(7), kNone);
+  EXPECT_EQ(index.peek(9000), 2u);
 }
 
 }  // namespace

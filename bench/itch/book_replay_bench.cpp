@@ -66,6 +66,25 @@ std::uint64_t walk_floor(const Day& day) {
   return acc;
 }
 
+// FNV-1a over every book's top five levels on both sides (locate, price, shares, orders).
+std::uint64_t top_digest(const book::BookSet& books) {
+  std::uint64_t digest = 1469598103934665603ull;
+  auto mix = [&digest](std::uint64_t v) { digest = (digest ^ v) * 1099511628211ull; };
+  for (std::uint32_t l = 0; l < books.capacity().instruments; ++l) {
+    for (book::Side side : {book::Side::Bid, book::Side::Ask}) {
+      book::Level top[5];
+      const std::size_t n = books.top(static_cast<std::uint16_t>(l), side, top, 5);
+      for (std::size_t i = 0; i < n; ++i) {
+        mix(l);
+        mix(top[i].price);
+        mix(top[i].shares);
+        mix(top[i].orders);
+      }
+    }
+  }
+  return digest;
+}
+
 // Counts the messages that changed a book, so the work cannot be optimized away.
 struct ChangedCount final : book::ReplayObserver {
   std::uint64_t changed = 0;
@@ -166,14 +185,12 @@ int main(int argc, char** argv) {
   const double ghz = tsc_ghz();
   std::vector<double> floor_ns, replay_ns, single_ns;
   std::uint64_t check = 0;
-  book::Integrity integrity{};
-  std::uint64_t live = 0, live_levels = 0;
-  std::size_t memory = 0;
   // How a replay ended: what it changed, its counters, its live orders and levels, and a digest
   // of every book's top five levels, so the two paths can be compared after each is freed.
   struct Outcome {
-    std::uint64_t changed, live, levels, top_digest;
-    book::Integrity totals;
+    std::uint64_t changed = 0, live = 0, levels = 0, top_digest = 0;
+    std::size_t memory = 0;
+    book::Integrity totals{};
     bool operator==(const Outcome&) const = default;
   };
   auto timed_replay = [&](book::Lookahead lookahead, std::vector<double>& ns) {
@@ -181,24 +198,10 @@ int main(int argc, char** argv) {
     const std::int64_t t0 = stats::monotonic_ns();
     const std::uint64_t changed = replay(day, *books, lookahead);
     ns.push_back(static_cast<double>(stats::monotonic_ns() - t0) / static_cast<double>(day.messages));
-    std::uint64_t digest = 1469598103934665603ull;
-    for (std::uint32_t l = 0; l < g_capacity.instruments; ++l) {
-      for (book::Side side : {book::Side::Bid, book::Side::Ask}) {
-        book::Level top[5];
-        const std::size_t n = books->top(static_cast<std::uint16_t>(l), side, top, 5);
-        for (std::size_t i = 0; i < n; ++i) {
-          for (std::uint64_t v : {std::uint64_t{l}, std::uint64_t{top[i].price}, top[i].shares, std::uint64_t{top[i].orders}}) {
-            digest = (digest ^ v) * 1099511628211ull;
-          }
-        }
-      }
-    }
-    integrity = books->totals();
-    live = books->live_orders();
-    live_levels = books->live_levels();
-    memory = books->memory_bytes();
-    return Outcome{changed, live, live_levels, digest, integrity};
+    return Outcome{changed, books->live_orders(), books->live_levels(), top_digest(*books),
+                   books->memory_bytes(), books->totals()};
   };
+  Outcome last;
   for (int r = 0; r < rounds; ++r) {
     const std::int64_t t0 = stats::monotonic_ns();
     check += walk_floor(day);
@@ -215,6 +218,7 @@ int main(int argc, char** argv) {
       ahead = timed_replay(book::Lookahead::On, replay_ns);
     }
     check += ahead.changed;
+    last = ahead;
     if (!(ahead == single)) {
       std::fprintf(stderr, "error: round %d: the look-ahead and one-at-a-time replays ended in different books "
                    "(changed %llu / %llu, live orders %llu / %llu, top-level digest %llx / %llx)\n", r,
@@ -233,7 +237,7 @@ int main(int argc, char** argv) {
   const double cyc = 1.0 / ghz;
   std::printf("messages %llu, %.1f MB, %d rounds, TSC %.3f GHz, book memory %.1f MB\n",
               static_cast<unsigned long long>(day.messages), static_cast<double>(day.bytes.size()) / 1e6, rounds,
-              ghz, static_cast<double>(memory) / 1e6);
+              ghz, static_cast<double>(last.memory) / 1e6);
   std::printf("floor (walk lengths)      %7.2f ns/msg  (median of %d)\n", median(floor_ns), rounds);
   std::printf("decode + book             %7.2f ns/msg  %.2f M msg/s  (look-ahead, as files are read)\n",
               median(replay_ns), 1e3 / median(replay_ns));
@@ -243,9 +247,9 @@ int main(int argc, char** argv) {
               work.quantile(0.5) * cyc, work.quantile(0.99) * cyc, work.quantile(0.999) * cyc, work.max * cyc,
               empty.quantile(0.5) * cyc);
   std::printf("integrity: unknown_ref %llu overfill %llu duplicate_ref %llu crossed %llu locked %llu; live orders %llu, live levels %llu\n",
-              (unsigned long long)integrity.unknown_ref, (unsigned long long)integrity.overfill,
-              (unsigned long long)integrity.duplicate_ref, (unsigned long long)integrity.crossed,
-              (unsigned long long)integrity.locked, (unsigned long long)live, (unsigned long long)live_levels);
+              (unsigned long long)last.totals.unknown_ref, (unsigned long long)last.totals.overfill,
+              (unsigned long long)last.totals.duplicate_ref, (unsigned long long)last.totals.crossed,
+              (unsigned long long)last.totals.locked, (unsigned long long)last.live, (unsigned long long)last.levels);
   if (!json.empty()) {
     std::FILE* f = std::fopen(json.c_str(), "w");
     if (f == nullptr) return 1;
@@ -258,8 +262,8 @@ int main(int argc, char** argv) {
     std::fprintf(f, "], \"p50_ns\": %.2f, \"p99_ns\": %.2f, \"p999_ns\": %.2f, \"max_ns\": %.1f, \"empty_p50_ns\": %.2f, "
                  "\"unknown_ref\": %llu, \"crossed\": %llu, \"locked\": %llu, \"memory_bytes\": %zu, \"check\": %llu}\n",
                  work.quantile(0.5) * cyc, work.quantile(0.99) * cyc, work.quantile(0.999) * cyc, work.max * cyc,
-                 empty.quantile(0.5) * cyc, (unsigned long long)integrity.unknown_ref,
-                 (unsigned long long)integrity.crossed, (unsigned long long)integrity.locked, memory,
+                 empty.quantile(0.5) * cyc, (unsigned long long)last.totals.unknown_ref,
+                 (unsigned long long)last.totals.crossed, (unsigned long long)last.totals.locked, last.memory,
                  (unsigned long long)check);
     std::fclose(f);
   }

@@ -45,8 +45,8 @@ void BookSet::prefetch(const itch::Message& m, LoadStage stage) const noexcept {
   if (what == Touches::Add) {
     // An add writes its reference's index entry (a page the adds before it warmed) and searches
     // its side's array from the top: the header (small, cached) says where the top eight
-    // entries are. (Going on to the level the search finds measured no gain: the search costs
-    // what the miss saves.)
+    // entries are. (Going on to the level the search finds showed no gain outside this VM's
+    // noise, and the search costs its branches; docs/book.md.)
     const std::uint16_t locate = m.header.locate;
     if (locate >= capacity_.instruments) return;
     const SideArray& s = arena_.side(side_id(locate, m.add.side == 'B' ? 0 : 1));

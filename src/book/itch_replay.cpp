@@ -7,21 +7,18 @@ static_assert(ItchReplay::kOrderStage < ItchReplay::kLookahead);
 
 void ItchReplay::on_record(std::uint64_t seq, const std::uint8_t* msg, std::uint16_t len) noexcept {
   last_seq_ = seq;
-  if (!lookahead_) {
-    itch::Message m;
-    const itch::DecodeStatus status = itch::decode(msg, len, m);
-    counters_.count(len > 0 ? msg[0] : 0, status);
-    if (status == itch::DecodeStatus::Ok) apply(seq, m);
-    return;
-  }
-  Held& slot = at(head_);
+  Held& slot = at(head_);  // a free slot: at most kLookahead - 1 are held between calls
   const itch::DecodeStatus status = itch::decode(msg, len, slot.m);
   counters_.count(len > 0 ? msg[0] : 0, status);
   if (status != itch::DecodeStatus::Ok) return;
+  if (!lookahead_) {
+    apply(seq, slot.m);
+    return;
+  }
   slot.seq = seq;
   // Stages by place in the ring: the newest gets its index entry requested; the one kOrderStage
-  // from the tail (the oldest, applied below once the ring is full) its order, the entry having
-  // come in meanwhile.
+  // places after the oldest gets its order requested, its entry having come in meanwhile; the
+  // oldest is applied once the ring is full.
   books_.prefetch(slot.m, BookSet::LoadStage::Index);
   ++head_;
   const std::uint64_t held = head_ - tail_;

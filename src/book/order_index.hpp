@@ -66,14 +66,11 @@ class OrderIndex {
   // table is small and stays cached, the page entry is the miss worth hiding. peek reads the
   // entry: the order, or kNone where the page has none (not yet added, gone, or hashed).
   void prefetch(std::uint64_t ref) const noexcept {
-    if (ref >= kDirectRefs) return;
-    const std::uint32_t page = page_of_[ref >> kPageBits];
-    if (page != kNone) __builtin_prefetch(&pages_[page_entry(page, ref)]);
+    if (const std::uint32_t* e = direct_entry(ref)) __builtin_prefetch(e);
   }
   std::uint32_t peek(std::uint64_t ref) const noexcept {
-    if (ref >= kDirectRefs) return kNone;
-    const std::uint32_t page = page_of_[ref >> kPageBits];
-    return page == kNone ? kNone : pages_[page_entry(page, ref)];
+    const std::uint32_t* e = direct_entry(ref);
+    return e == nullptr ? kNone : *e;
   }
   std::size_t bytes() const noexcept {
     return page_of_.bytes() + pages_.bytes() + page_live_.bytes() + slots_.bytes();
@@ -89,6 +86,12 @@ class OrderIndex {
   };
   static std::size_t page_entry(std::uint32_t page, std::uint64_t ref) noexcept {
     return (std::size_t{page} << kPageBits) | (ref & (kPageRefs - 1));
+  }
+  // ref's place in its direct page, or nullptr where it has no page (or lies past them).
+  const std::uint32_t* direct_entry(std::uint64_t ref) const noexcept {
+    if (ref >= kDirectRefs) return nullptr;
+    const std::uint32_t page = page_of_[ref >> kPageBits];
+    return page == kNone ? nullptr : &pages_[page_entry(page, ref)];
   }
   std::size_t home(std::uint64_t ref) const noexcept {
     return static_cast<std::size_t>(ref ^ (ref >> shift1_) ^ (ref >> shift2_)) & mask_;
